@@ -117,22 +117,6 @@ struct KeyRange {
   dsl::Expr<dsl::u32> begin, end;
 };
 
-/// The keys rows q0 … q_hi − 1 (of q_len) see of `keys`: up to the last row's diagonal (causal),
-/// from the first row's window.
-template <std::uint32_t STEP>
-KeyRange key_range(const dsl::Expr<dsl::u32>& q0, const dsl::Expr<dsl::u32>& q_hi,
-                   const dsl::Expr<dsl::u32>& q_len, const dsl::Expr<dsl::u32>& keys,
-                   const Masks& masks) {
-  using namespace iron::dsl;
-  auto reach = q_hi + keys;  // one past the last row's diagonal, plus q_len
-  auto end = select(masks.causal == 0u, keys,
-                    select(reach > q_len, min(keys, reach - q_len), Expr<u32>(0u)));
-  auto low = q0 + keys + 1u;  // the first row's first key, plus q_len + window
-  auto begin = select(masks.window > 0u && low > q_len + masks.window,
-                      (low - q_len - masks.window) / STEP * STEP, Expr<u32>(0u));
-  return {begin, end};
-}
-
 /// The keys query row i (of q_len) sees of `keys`: j < keys; j ≤ i + keys − q_len when causal;
 /// j > i + keys − q_len − window when windowed. Empty (begin ≥ end) for a row that sees none.
 inline KeyRange key_bounds(const dsl::Expr<dsl::u32>& i, const dsl::Expr<dsl::u32>& q_len,
@@ -144,6 +128,17 @@ inline KeyRange key_bounds(const dsl::Expr<dsl::u32>& i, const dsl::Expr<dsl::u3
   auto begin = select(masks.window > 0u && reach > q_len + masks.window,
                       reach - q_len - masks.window, Expr<u32>(0u));
   return {begin, end};
+}
+
+/// The keys rows q0 … q_hi − 1 (of q_len, q_hi > q0) see of `keys`: from the first row's
+/// first (rounded down to a step of STEP keys) to the last row's last.
+template <std::uint32_t STEP>
+KeyRange key_range(const dsl::Expr<dsl::u32>& q0, const dsl::Expr<dsl::u32>& q_hi,
+                   const dsl::Expr<dsl::u32>& q_len, const dsl::Expr<dsl::u32>& keys,
+                   const Masks& masks) {
+  const KeyRange first = key_bounds(q0, q_len, keys, masks);
+  const KeyRange last = key_bounds(q_hi - 1u, q_len, keys, masks);
+  return {first.begin / STEP * STEP, last.end};
 }
 
 /// A step's scores s (keys p … p + N − 1 for the simdgroup's rows warp_row …) scaled by scale2

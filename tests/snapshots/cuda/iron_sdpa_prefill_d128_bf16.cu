@@ -536,3357 +536,3360 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d128_bf16(
     __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:84
     const unsigned int v297 = v25 + 128u;  // kernels/sdpa/flash_warpgroup.hpp:86
     const unsigned int v298 = min(v297, v18);
-    const unsigned int v299 = v298 + v37;  // kernels/sdpa/flash_tile.hpp:127
-    const unsigned int v301 = v299 - v18;  // kernels/sdpa/flash_tile.hpp:129
-    const unsigned int v302 = min(v37, v301);
-    const bool v303 = v299 > v18;
-    const unsigned int v304 = v303 ? v302 : v47;
-    const bool v306 = v6 == v47;  // kernels/sdpa/flash_tile.hpp:128
-    const unsigned int v307 = v306 ? v37 : v304;
-    const unsigned int v309 = v25 + v37;  // kernels/sdpa/flash_tile.hpp:130
-    const unsigned int v310 = v309 + 1u;
-    const unsigned int v314 = v310 - v18;  // kernels/sdpa/flash_tile.hpp:132
-    const unsigned int v315 = v314 - v7;
-    const unsigned int v316 = v315 >> 7u;
-    const unsigned int v317 = v316 << 7u;
-    const bool v319 = v7 > v47;  // kernels/sdpa/flash_tile.hpp:131
-    const unsigned int v320 = v18 + v7;
-    const bool v321 = v310 > v320;
-    const bool v322 = v319 && v321;
-    const unsigned int v323 = v322 ? v317 : v47;
-    const float v325 = v8 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:88
-    iron_frag<float, 2, 16, 8> v327;  // kernels/sdpa/flash_tile.hpp:189
-    iron_frag_fill(v327, __uint_as_float(0xff800000u));
-    iron_frag<float, 2, 16, 8> v329;
-    iron_frag_fill(v329, 0.0f);
-    iron_frag<float, 2, 16, 64> v331;  // /usr/include/c++/12/array:99
-    iron_frag_fill(v331, 0.0f);
-    iron_frag<float, 2, 16, 64> v333;
-    iron_frag_fill(v333, 0.0f);
-    const bool v8342 = v323 < v307;  // kernels/sdpa/flash_warpgroup.hpp:95
-    if (v8342) {
-      const unsigned int v8346 = v323 + v52;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v8347 = v8346 < v37;
-      const unsigned int v8348 = v8347 ? v8346 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v8349 = v31 + v8348;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v8350 = v8349 * v2;
-      const unsigned int v8351 = v8350 + v28;
-      const unsigned int v8352 = v8351 << 7u;
-      const unsigned int v8353 = v8352 + v56;  // kernels/sdpa/flash_tile.hpp:85
-      iron_copy_async<16>(shm1 + (v78 ^ (((v78 >> 6u) & 7u) << 3u)), k + v8353, v8347);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v8357 = v323 + v83;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v8358 = v8357 < v37;
-      const unsigned int v8359 = v8358 ? v8357 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v8360 = v31 + v8359;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v8361 = v8360 * v2;
-      const unsigned int v8362 = v8361 + v28;
-      const unsigned int v8363 = v8362 << 7u;
-      const unsigned int v8364 = v8363 + v87;  // kernels/sdpa/flash_tile.hpp:85
-      iron_copy_async<16>(shm1 + (v109 ^ (((v109 >> 6u) & 7u) << 3u)), k + v8364, v8358);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v8368 = v323 + v114;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v8369 = v8368 < v37;
-      const unsigned int v8370 = v8369 ? v8368 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v8371 = v31 + v8370;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v8372 = v8371 * v2;
-      const unsigned int v8373 = v8372 + v28;
-      const unsigned int v8374 = v8373 << 7u;
-      const unsigned int v8375 = v8374 + v118;  // kernels/sdpa/flash_tile.hpp:85
-      iron_copy_async<16>(shm1 + (v140 ^ (((v140 >> 6u) & 7u) << 3u)), k + v8375, v8369);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v8379 = v323 + v145;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v8380 = v8379 < v37;
-      const unsigned int v8381 = v8380 ? v8379 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v8382 = v31 + v8381;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v8383 = v8382 * v2;
-      const unsigned int v8384 = v8383 + v28;
-      const unsigned int v8385 = v8384 << 7u;
-      const unsigned int v8386 = v8385 + v149;  // kernels/sdpa/flash_tile.hpp:85
-      iron_copy_async<16>(shm1 + (v171 ^ (((v171 >> 6u) & 7u) << 3u)), k + v8386, v8380);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v8390 = v323 + v176;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v8391 = v8390 < v37;
-      const unsigned int v8392 = v8391 ? v8390 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v8393 = v31 + v8392;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v8394 = v8393 * v2;
-      const unsigned int v8395 = v8394 + v28;
-      const unsigned int v8396 = v8395 << 7u;
-      const unsigned int v8397 = v8396 + v180;  // kernels/sdpa/flash_tile.hpp:85
-      iron_copy_async<16>(shm1 + (v202 ^ (((v202 >> 6u) & 7u) << 3u)), k + v8397, v8391);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v8401 = v323 + v207;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v8402 = v8401 < v37;
-      const unsigned int v8403 = v8402 ? v8401 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v8404 = v31 + v8403;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v8405 = v8404 * v2;
-      const unsigned int v8406 = v8405 + v28;
-      const unsigned int v8407 = v8406 << 7u;
-      const unsigned int v8408 = v8407 + v211;  // kernels/sdpa/flash_tile.hpp:85
-      iron_copy_async<16>(shm1 + (v233 ^ (((v233 >> 6u) & 7u) << 3u)), k + v8408, v8402);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v8412 = v323 + v238;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v8413 = v8412 < v37;
-      const unsigned int v8414 = v8413 ? v8412 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v8415 = v31 + v8414;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v8416 = v8415 * v2;
-      const unsigned int v8417 = v8416 + v28;
-      const unsigned int v8418 = v8417 << 7u;
-      const unsigned int v8419 = v8418 + v242;  // kernels/sdpa/flash_tile.hpp:85
-      iron_copy_async<16>(shm1 + (v264 ^ (((v264 >> 6u) & 7u) << 3u)), k + v8419, v8413);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v8423 = v323 + v269;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v8424 = v8423 < v37;
-      const unsigned int v8425 = v8424 ? v8423 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v8426 = v31 + v8425;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v8427 = v8426 * v2;
-      const unsigned int v8428 = v8427 + v28;
-      const unsigned int v8429 = v8428 << 7u;
-      const unsigned int v8430 = v8429 + v273;  // kernels/sdpa/flash_tile.hpp:85
-      iron_copy_async<16>(shm1 + (v295 ^ (((v295 >> 6u) & 7u) << 3u)), k + v8430, v8424);  // kernels/sdpa/flash_tile.hpp:86
-      iron_copy_async<16>(shm2 + (v78 ^ (((v78 >> 6u) & 7u) << 3u)), v + v8353, v8347);
-      iron_copy_async<16>(shm2 + (v109 ^ (((v109 >> 6u) & 7u) << 3u)), v + v8364, v8358);
-      iron_copy_async<16>(shm2 + (v140 ^ (((v140 >> 6u) & 7u) << 3u)), v + v8375, v8369);
-      iron_copy_async<16>(shm2 + (v171 ^ (((v171 >> 6u) & 7u) << 3u)), v + v8386, v8380);
-      iron_copy_async<16>(shm2 + (v202 ^ (((v202 >> 6u) & 7u) << 3u)), v + v8397, v8391);
-      iron_copy_async<16>(shm2 + (v233 ^ (((v233 >> 6u) & 7u) << 3u)), v + v8408, v8402);
-      iron_copy_async<16>(shm2 + (v264 ^ (((v264 >> 6u) & 7u) << 3u)), v + v8419, v8413);
-      iron_copy_async<16>(shm2 + (v295 ^ (((v295 >> 6u) & 7u) << 3u)), v + v8430, v8424);
+    const unsigned int v300 = v25 + v37;  // kernels/sdpa/flash_tile.hpp:125
+    const unsigned int v301 = v300 + 1u;
+    const unsigned int v303 = v301 - v18;  // kernels/sdpa/flash_tile.hpp:127
+    const bool v308 = v6 == v47;  // kernels/sdpa/flash_tile.hpp:126
+    const unsigned int v312 = v303 - v7;  // kernels/sdpa/flash_tile.hpp:129
+    const bool v314 = v7 > v47;  // kernels/sdpa/flash_tile.hpp:128
+    const unsigned int v315 = v18 + v7;
+    const bool v316 = v301 > v315;
+    const bool v317 = v314 && v316;
+    const unsigned int v318 = v317 ? v312 : v47;
+    const unsigned int v320 = v298 - 1u;  // kernels/sdpa/flash_tile.hpp:140
+    const unsigned int v322 = v320 + v37;  // kernels/sdpa/flash_tile.hpp:125
+    const unsigned int v323 = v322 + 1u;
+    const unsigned int v325 = v323 - v18;  // kernels/sdpa/flash_tile.hpp:127
+    const unsigned int v326 = min(v37, v325);
+    const bool v327 = v323 > v18;
+    const unsigned int v328 = v327 ? v326 : v47;
+    const unsigned int v331 = v308 ? v37 : v328;  // kernels/sdpa/flash_tile.hpp:126
+    const unsigned int v343 = v318 >> 7u;  // kernels/sdpa/flash_tile.hpp:141
+    const unsigned int v344 = v343 << 7u;
+    const float v346 = v8 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:88
+    iron_frag<float, 2, 16, 8> v348;  // kernels/sdpa/flash_tile.hpp:184
+    iron_frag_fill(v348, __uint_as_float(0xff800000u));
+    iron_frag<float, 2, 16, 8> v350;
+    iron_frag_fill(v350, 0.0f);
+    iron_frag<float, 2, 16, 64> v352;  // /usr/include/c++/12/array:99
+    iron_frag_fill(v352, 0.0f);
+    iron_frag<float, 2, 16, 64> v354;
+    iron_frag_fill(v354, 0.0f);
+    const bool v8363 = v344 < v331;  // kernels/sdpa/flash_warpgroup.hpp:95
+    if (v8363) {
+      const unsigned int v8367 = v344 + v52;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v8368 = v8367 < v37;
+      const unsigned int v8369 = v8368 ? v8367 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v8370 = v31 + v8369;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v8371 = v8370 * v2;
+      const unsigned int v8372 = v8371 + v28;
+      const unsigned int v8373 = v8372 << 7u;
+      const unsigned int v8374 = v8373 + v56;  // kernels/sdpa/flash_tile.hpp:85
+      iron_copy_async<16>(shm1 + (v78 ^ (((v78 >> 6u) & 7u) << 3u)), k + v8374, v8368);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v8378 = v344 + v83;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v8379 = v8378 < v37;
+      const unsigned int v8380 = v8379 ? v8378 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v8381 = v31 + v8380;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v8382 = v8381 * v2;
+      const unsigned int v8383 = v8382 + v28;
+      const unsigned int v8384 = v8383 << 7u;
+      const unsigned int v8385 = v8384 + v87;  // kernels/sdpa/flash_tile.hpp:85
+      iron_copy_async<16>(shm1 + (v109 ^ (((v109 >> 6u) & 7u) << 3u)), k + v8385, v8379);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v8389 = v344 + v114;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v8390 = v8389 < v37;
+      const unsigned int v8391 = v8390 ? v8389 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v8392 = v31 + v8391;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v8393 = v8392 * v2;
+      const unsigned int v8394 = v8393 + v28;
+      const unsigned int v8395 = v8394 << 7u;
+      const unsigned int v8396 = v8395 + v118;  // kernels/sdpa/flash_tile.hpp:85
+      iron_copy_async<16>(shm1 + (v140 ^ (((v140 >> 6u) & 7u) << 3u)), k + v8396, v8390);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v8400 = v344 + v145;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v8401 = v8400 < v37;
+      const unsigned int v8402 = v8401 ? v8400 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v8403 = v31 + v8402;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v8404 = v8403 * v2;
+      const unsigned int v8405 = v8404 + v28;
+      const unsigned int v8406 = v8405 << 7u;
+      const unsigned int v8407 = v8406 + v149;  // kernels/sdpa/flash_tile.hpp:85
+      iron_copy_async<16>(shm1 + (v171 ^ (((v171 >> 6u) & 7u) << 3u)), k + v8407, v8401);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v8411 = v344 + v176;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v8412 = v8411 < v37;
+      const unsigned int v8413 = v8412 ? v8411 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v8414 = v31 + v8413;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v8415 = v8414 * v2;
+      const unsigned int v8416 = v8415 + v28;
+      const unsigned int v8417 = v8416 << 7u;
+      const unsigned int v8418 = v8417 + v180;  // kernels/sdpa/flash_tile.hpp:85
+      iron_copy_async<16>(shm1 + (v202 ^ (((v202 >> 6u) & 7u) << 3u)), k + v8418, v8412);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v8422 = v344 + v207;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v8423 = v8422 < v37;
+      const unsigned int v8424 = v8423 ? v8422 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v8425 = v31 + v8424;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v8426 = v8425 * v2;
+      const unsigned int v8427 = v8426 + v28;
+      const unsigned int v8428 = v8427 << 7u;
+      const unsigned int v8429 = v8428 + v211;  // kernels/sdpa/flash_tile.hpp:85
+      iron_copy_async<16>(shm1 + (v233 ^ (((v233 >> 6u) & 7u) << 3u)), k + v8429, v8423);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v8433 = v344 + v238;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v8434 = v8433 < v37;
+      const unsigned int v8435 = v8434 ? v8433 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v8436 = v31 + v8435;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v8437 = v8436 * v2;
+      const unsigned int v8438 = v8437 + v28;
+      const unsigned int v8439 = v8438 << 7u;
+      const unsigned int v8440 = v8439 + v242;  // kernels/sdpa/flash_tile.hpp:85
+      iron_copy_async<16>(shm1 + (v264 ^ (((v264 >> 6u) & 7u) << 3u)), k + v8440, v8434);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v8444 = v344 + v269;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v8445 = v8444 < v37;
+      const unsigned int v8446 = v8445 ? v8444 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v8447 = v31 + v8446;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v8448 = v8447 * v2;
+      const unsigned int v8449 = v8448 + v28;
+      const unsigned int v8450 = v8449 << 7u;
+      const unsigned int v8451 = v8450 + v273;  // kernels/sdpa/flash_tile.hpp:85
+      iron_copy_async<16>(shm1 + (v295 ^ (((v295 >> 6u) & 7u) << 3u)), k + v8451, v8445);  // kernels/sdpa/flash_tile.hpp:86
+      iron_copy_async<16>(shm2 + (v78 ^ (((v78 >> 6u) & 7u) << 3u)), v + v8374, v8368);
+      iron_copy_async<16>(shm2 + (v109 ^ (((v109 >> 6u) & 7u) << 3u)), v + v8385, v8379);
+      iron_copy_async<16>(shm2 + (v140 ^ (((v140 >> 6u) & 7u) << 3u)), v + v8396, v8390);
+      iron_copy_async<16>(shm2 + (v171 ^ (((v171 >> 6u) & 7u) << 3u)), v + v8407, v8401);
+      iron_copy_async<16>(shm2 + (v202 ^ (((v202 >> 6u) & 7u) << 3u)), v + v8418, v8412);
+      iron_copy_async<16>(shm2 + (v233 ^ (((v233 >> 6u) & 7u) << 3u)), v + v8429, v8423);
+      iron_copy_async<16>(shm2 + (v264 ^ (((v264 >> 6u) & 7u) << 3u)), v + v8440, v8434);
+      iron_copy_async<16>(shm2 + (v295 ^ (((v295 >> 6u) & 7u) << 3u)), v + v8451, v8445);
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:95
-    const unsigned int v5331 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:108
-    const unsigned int v5332 = v5331 << 6u;
-    const unsigned int v7604 = v41 & 3u;
-    const unsigned int v7606 = v7604 << 4u;
-    const unsigned int v7608 = v7606 << 6u;
-    const unsigned int v7610 = v5332 + v7608;
-    const unsigned int v7621 = v7610 + 16u;
-    const unsigned int v7630 = v7610 + 32u;
-    const unsigned int v7639 = v7610 + 48u;
-    const unsigned int v5346 = 8192u + v5332;
-    const unsigned int v7655 = v5346 + v7608;
-    const unsigned int v7666 = v7655 + 16u;
-    const unsigned int v7675 = v7655 + 32u;
-    const unsigned int v7684 = v7655 + 48u;
-    const bool v5362 = v7 == v47;  // kernels/sdpa/flash_tile.hpp:160
-    const unsigned int v7217 = static_cast<unsigned int>(v331.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:233
-    const unsigned int v7218 = static_cast<unsigned int>(v331.row(0, iron_linear_thread() & 31u));
-    const unsigned int v7222 = static_cast<unsigned int>(v331.col(1, iron_linear_thread() & 31u));
-    const unsigned int v7223 = static_cast<unsigned int>(v331.row(1, iron_linear_thread() & 31u));
-    const unsigned int v7227 = static_cast<unsigned int>(v331.col(2, iron_linear_thread() & 31u));
-    const unsigned int v7228 = static_cast<unsigned int>(v331.row(2, iron_linear_thread() & 31u));
-    const unsigned int v7232 = static_cast<unsigned int>(v331.col(3, iron_linear_thread() & 31u));
-    const unsigned int v7233 = static_cast<unsigned int>(v331.row(3, iron_linear_thread() & 31u));
-    const unsigned int v7237 = static_cast<unsigned int>(v331.col(4, iron_linear_thread() & 31u));
-    const unsigned int v7238 = static_cast<unsigned int>(v331.row(4, iron_linear_thread() & 31u));
-    const unsigned int v7242 = static_cast<unsigned int>(v331.col(5, iron_linear_thread() & 31u));
-    const unsigned int v7243 = static_cast<unsigned int>(v331.row(5, iron_linear_thread() & 31u));
-    const unsigned int v7247 = static_cast<unsigned int>(v331.col(6, iron_linear_thread() & 31u));
-    const unsigned int v7248 = static_cast<unsigned int>(v331.row(6, iron_linear_thread() & 31u));
-    const unsigned int v7252 = static_cast<unsigned int>(v331.col(7, iron_linear_thread() & 31u));
-    const unsigned int v7253 = static_cast<unsigned int>(v331.row(7, iron_linear_thread() & 31u));
-    const unsigned int v7257 = static_cast<unsigned int>(v331.col(8, iron_linear_thread() & 31u));
-    const unsigned int v7258 = static_cast<unsigned int>(v331.row(8, iron_linear_thread() & 31u));
-    const unsigned int v7262 = static_cast<unsigned int>(v331.col(9, iron_linear_thread() & 31u));
-    const unsigned int v7263 = static_cast<unsigned int>(v331.row(9, iron_linear_thread() & 31u));
-    const unsigned int v7267 = static_cast<unsigned int>(v331.col(10, iron_linear_thread() & 31u));
-    const unsigned int v7268 = static_cast<unsigned int>(v331.row(10, iron_linear_thread() & 31u));
-    const unsigned int v7272 = static_cast<unsigned int>(v331.col(11, iron_linear_thread() & 31u));
-    const unsigned int v7273 = static_cast<unsigned int>(v331.row(11, iron_linear_thread() & 31u));
-    const unsigned int v7277 = static_cast<unsigned int>(v331.col(12, iron_linear_thread() & 31u));
-    const unsigned int v7278 = static_cast<unsigned int>(v331.row(12, iron_linear_thread() & 31u));
-    const unsigned int v7282 = static_cast<unsigned int>(v331.col(13, iron_linear_thread() & 31u));
-    const unsigned int v7283 = static_cast<unsigned int>(v331.row(13, iron_linear_thread() & 31u));
-    const unsigned int v7287 = static_cast<unsigned int>(v331.col(14, iron_linear_thread() & 31u));
-    const unsigned int v7288 = static_cast<unsigned int>(v331.row(14, iron_linear_thread() & 31u));
-    const unsigned int v7292 = static_cast<unsigned int>(v331.col(15, iron_linear_thread() & 31u));
-    const unsigned int v7293 = static_cast<unsigned int>(v331.row(15, iron_linear_thread() & 31u));
-    const unsigned int v7297 = static_cast<unsigned int>(v331.col(16, iron_linear_thread() & 31u));
-    const unsigned int v7298 = static_cast<unsigned int>(v331.row(16, iron_linear_thread() & 31u));
-    const unsigned int v7302 = static_cast<unsigned int>(v331.col(17, iron_linear_thread() & 31u));
-    const unsigned int v7303 = static_cast<unsigned int>(v331.row(17, iron_linear_thread() & 31u));
-    const unsigned int v7307 = static_cast<unsigned int>(v331.col(18, iron_linear_thread() & 31u));
-    const unsigned int v7308 = static_cast<unsigned int>(v331.row(18, iron_linear_thread() & 31u));
-    const unsigned int v7312 = static_cast<unsigned int>(v331.col(19, iron_linear_thread() & 31u));
-    const unsigned int v7313 = static_cast<unsigned int>(v331.row(19, iron_linear_thread() & 31u));
-    const unsigned int v7317 = static_cast<unsigned int>(v331.col(20, iron_linear_thread() & 31u));
-    const unsigned int v7318 = static_cast<unsigned int>(v331.row(20, iron_linear_thread() & 31u));
-    const unsigned int v7322 = static_cast<unsigned int>(v331.col(21, iron_linear_thread() & 31u));
-    const unsigned int v7323 = static_cast<unsigned int>(v331.row(21, iron_linear_thread() & 31u));
-    const unsigned int v7327 = static_cast<unsigned int>(v331.col(22, iron_linear_thread() & 31u));
-    const unsigned int v7328 = static_cast<unsigned int>(v331.row(22, iron_linear_thread() & 31u));
-    const unsigned int v7332 = static_cast<unsigned int>(v331.col(23, iron_linear_thread() & 31u));
-    const unsigned int v7333 = static_cast<unsigned int>(v331.row(23, iron_linear_thread() & 31u));
-    const unsigned int v7337 = static_cast<unsigned int>(v331.col(24, iron_linear_thread() & 31u));
-    const unsigned int v7338 = static_cast<unsigned int>(v331.row(24, iron_linear_thread() & 31u));
-    const unsigned int v7342 = static_cast<unsigned int>(v331.col(25, iron_linear_thread() & 31u));
-    const unsigned int v7343 = static_cast<unsigned int>(v331.row(25, iron_linear_thread() & 31u));
-    const unsigned int v7347 = static_cast<unsigned int>(v331.col(26, iron_linear_thread() & 31u));
-    const unsigned int v7348 = static_cast<unsigned int>(v331.row(26, iron_linear_thread() & 31u));
-    const unsigned int v7352 = static_cast<unsigned int>(v331.col(27, iron_linear_thread() & 31u));
-    const unsigned int v7353 = static_cast<unsigned int>(v331.row(27, iron_linear_thread() & 31u));
-    const unsigned int v7357 = static_cast<unsigned int>(v331.col(28, iron_linear_thread() & 31u));
-    const unsigned int v7358 = static_cast<unsigned int>(v331.row(28, iron_linear_thread() & 31u));
-    const unsigned int v7362 = static_cast<unsigned int>(v331.col(29, iron_linear_thread() & 31u));
-    const unsigned int v7363 = static_cast<unsigned int>(v331.row(29, iron_linear_thread() & 31u));
-    const unsigned int v7367 = static_cast<unsigned int>(v331.col(30, iron_linear_thread() & 31u));
-    const unsigned int v7368 = static_cast<unsigned int>(v331.row(30, iron_linear_thread() & 31u));
-    const unsigned int v7372 = static_cast<unsigned int>(v331.col(31, iron_linear_thread() & 31u));
-    const unsigned int v7373 = static_cast<unsigned int>(v331.row(31, iron_linear_thread() & 31u));
-    const unsigned int v7377 = static_cast<unsigned int>(v333.col(0, iron_linear_thread() & 31u));
-    const unsigned int v7378 = static_cast<unsigned int>(v333.row(0, iron_linear_thread() & 31u));
-    const unsigned int v7382 = static_cast<unsigned int>(v333.col(1, iron_linear_thread() & 31u));
-    const unsigned int v7383 = static_cast<unsigned int>(v333.row(1, iron_linear_thread() & 31u));
-    const unsigned int v7387 = static_cast<unsigned int>(v333.col(2, iron_linear_thread() & 31u));
-    const unsigned int v7388 = static_cast<unsigned int>(v333.row(2, iron_linear_thread() & 31u));
-    const unsigned int v7392 = static_cast<unsigned int>(v333.col(3, iron_linear_thread() & 31u));
-    const unsigned int v7393 = static_cast<unsigned int>(v333.row(3, iron_linear_thread() & 31u));
-    const unsigned int v7397 = static_cast<unsigned int>(v333.col(4, iron_linear_thread() & 31u));
-    const unsigned int v7398 = static_cast<unsigned int>(v333.row(4, iron_linear_thread() & 31u));
-    const unsigned int v7402 = static_cast<unsigned int>(v333.col(5, iron_linear_thread() & 31u));
-    const unsigned int v7403 = static_cast<unsigned int>(v333.row(5, iron_linear_thread() & 31u));
-    const unsigned int v7407 = static_cast<unsigned int>(v333.col(6, iron_linear_thread() & 31u));
-    const unsigned int v7408 = static_cast<unsigned int>(v333.row(6, iron_linear_thread() & 31u));
-    const unsigned int v7412 = static_cast<unsigned int>(v333.col(7, iron_linear_thread() & 31u));
-    const unsigned int v7413 = static_cast<unsigned int>(v333.row(7, iron_linear_thread() & 31u));
-    const unsigned int v7417 = static_cast<unsigned int>(v333.col(8, iron_linear_thread() & 31u));
-    const unsigned int v7418 = static_cast<unsigned int>(v333.row(8, iron_linear_thread() & 31u));
-    const unsigned int v7422 = static_cast<unsigned int>(v333.col(9, iron_linear_thread() & 31u));
-    const unsigned int v7423 = static_cast<unsigned int>(v333.row(9, iron_linear_thread() & 31u));
-    const unsigned int v7427 = static_cast<unsigned int>(v333.col(10, iron_linear_thread() & 31u));
-    const unsigned int v7428 = static_cast<unsigned int>(v333.row(10, iron_linear_thread() & 31u));
-    const unsigned int v7432 = static_cast<unsigned int>(v333.col(11, iron_linear_thread() & 31u));
-    const unsigned int v7433 = static_cast<unsigned int>(v333.row(11, iron_linear_thread() & 31u));
-    const unsigned int v7437 = static_cast<unsigned int>(v333.col(12, iron_linear_thread() & 31u));
-    const unsigned int v7438 = static_cast<unsigned int>(v333.row(12, iron_linear_thread() & 31u));
-    const unsigned int v7442 = static_cast<unsigned int>(v333.col(13, iron_linear_thread() & 31u));
-    const unsigned int v7443 = static_cast<unsigned int>(v333.row(13, iron_linear_thread() & 31u));
-    const unsigned int v7447 = static_cast<unsigned int>(v333.col(14, iron_linear_thread() & 31u));
-    const unsigned int v7448 = static_cast<unsigned int>(v333.row(14, iron_linear_thread() & 31u));
-    const unsigned int v7452 = static_cast<unsigned int>(v333.col(15, iron_linear_thread() & 31u));
-    const unsigned int v7453 = static_cast<unsigned int>(v333.row(15, iron_linear_thread() & 31u));
-    const unsigned int v7457 = static_cast<unsigned int>(v333.col(16, iron_linear_thread() & 31u));
-    const unsigned int v7458 = static_cast<unsigned int>(v333.row(16, iron_linear_thread() & 31u));
-    const unsigned int v7462 = static_cast<unsigned int>(v333.col(17, iron_linear_thread() & 31u));
-    const unsigned int v7463 = static_cast<unsigned int>(v333.row(17, iron_linear_thread() & 31u));
-    const unsigned int v7467 = static_cast<unsigned int>(v333.col(18, iron_linear_thread() & 31u));
-    const unsigned int v7468 = static_cast<unsigned int>(v333.row(18, iron_linear_thread() & 31u));
-    const unsigned int v7472 = static_cast<unsigned int>(v333.col(19, iron_linear_thread() & 31u));
-    const unsigned int v7473 = static_cast<unsigned int>(v333.row(19, iron_linear_thread() & 31u));
-    const unsigned int v7477 = static_cast<unsigned int>(v333.col(20, iron_linear_thread() & 31u));
-    const unsigned int v7478 = static_cast<unsigned int>(v333.row(20, iron_linear_thread() & 31u));
-    const unsigned int v7482 = static_cast<unsigned int>(v333.col(21, iron_linear_thread() & 31u));
-    const unsigned int v7483 = static_cast<unsigned int>(v333.row(21, iron_linear_thread() & 31u));
-    const unsigned int v7487 = static_cast<unsigned int>(v333.col(22, iron_linear_thread() & 31u));
-    const unsigned int v7488 = static_cast<unsigned int>(v333.row(22, iron_linear_thread() & 31u));
-    const unsigned int v7492 = static_cast<unsigned int>(v333.col(23, iron_linear_thread() & 31u));
-    const unsigned int v7493 = static_cast<unsigned int>(v333.row(23, iron_linear_thread() & 31u));
-    const unsigned int v7497 = static_cast<unsigned int>(v333.col(24, iron_linear_thread() & 31u));
-    const unsigned int v7498 = static_cast<unsigned int>(v333.row(24, iron_linear_thread() & 31u));
-    const unsigned int v7502 = static_cast<unsigned int>(v333.col(25, iron_linear_thread() & 31u));
-    const unsigned int v7503 = static_cast<unsigned int>(v333.row(25, iron_linear_thread() & 31u));
-    const unsigned int v7507 = static_cast<unsigned int>(v333.col(26, iron_linear_thread() & 31u));
-    const unsigned int v7508 = static_cast<unsigned int>(v333.row(26, iron_linear_thread() & 31u));
-    const unsigned int v7512 = static_cast<unsigned int>(v333.col(27, iron_linear_thread() & 31u));
-    const unsigned int v7513 = static_cast<unsigned int>(v333.row(27, iron_linear_thread() & 31u));
-    const unsigned int v7517 = static_cast<unsigned int>(v333.col(28, iron_linear_thread() & 31u));
-    const unsigned int v7518 = static_cast<unsigned int>(v333.row(28, iron_linear_thread() & 31u));
-    const unsigned int v7522 = static_cast<unsigned int>(v333.col(29, iron_linear_thread() & 31u));
-    const unsigned int v7523 = static_cast<unsigned int>(v333.row(29, iron_linear_thread() & 31u));
-    const unsigned int v7527 = static_cast<unsigned int>(v333.col(30, iron_linear_thread() & 31u));
-    const unsigned int v7528 = static_cast<unsigned int>(v333.row(30, iron_linear_thread() & 31u));
-    const unsigned int v7532 = static_cast<unsigned int>(v333.col(31, iron_linear_thread() & 31u));
-    const unsigned int v7533 = static_cast<unsigned int>(v333.row(31, iron_linear_thread() & 31u));
-    const unsigned int v7545 = v45 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:125
-    const unsigned int v7558 = v5331 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:130
-    const unsigned int v7698 = v7606 << 7u;
-    const unsigned int v7700 = v7558 + v7698;
-    const unsigned int v7713 = v7700 + 16u;
-    const unsigned int v7724 = v7700 + 32u;
-    const unsigned int v7735 = v7700 + 48u;
-    const unsigned int v7573 = v7558 + 64u;
-    const unsigned int v7753 = v7573 + v7698;
-    const unsigned int v7766 = v7753 + 16u;
-    const unsigned int v7777 = v7753 + 32u;
-    const unsigned int v7788 = v7753 + 48u;
+    const unsigned int v5352 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:108
+    const unsigned int v5353 = v5352 << 6u;
+    const unsigned int v7625 = v41 & 3u;
+    const unsigned int v7627 = v7625 << 4u;
+    const unsigned int v7629 = v7627 << 6u;
+    const unsigned int v7631 = v5353 + v7629;
+    const unsigned int v7642 = v7631 + 16u;
+    const unsigned int v7651 = v7631 + 32u;
+    const unsigned int v7660 = v7631 + 48u;
+    const unsigned int v5367 = 8192u + v5353;
+    const unsigned int v7676 = v5367 + v7629;
+    const unsigned int v7687 = v7676 + 16u;
+    const unsigned int v7696 = v7676 + 32u;
+    const unsigned int v7705 = v7676 + 48u;
+    const bool v5383 = v7 == v47;  // kernels/sdpa/flash_tile.hpp:155
+    const unsigned int v5386 = v298 + v37;
+    const unsigned int v7238 = static_cast<unsigned int>(v352.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v7239 = static_cast<unsigned int>(v352.row(0, iron_linear_thread() & 31u));
+    const unsigned int v7243 = static_cast<unsigned int>(v352.col(1, iron_linear_thread() & 31u));
+    const unsigned int v7244 = static_cast<unsigned int>(v352.row(1, iron_linear_thread() & 31u));
+    const unsigned int v7248 = static_cast<unsigned int>(v352.col(2, iron_linear_thread() & 31u));
+    const unsigned int v7249 = static_cast<unsigned int>(v352.row(2, iron_linear_thread() & 31u));
+    const unsigned int v7253 = static_cast<unsigned int>(v352.col(3, iron_linear_thread() & 31u));
+    const unsigned int v7254 = static_cast<unsigned int>(v352.row(3, iron_linear_thread() & 31u));
+    const unsigned int v7258 = static_cast<unsigned int>(v352.col(4, iron_linear_thread() & 31u));
+    const unsigned int v7259 = static_cast<unsigned int>(v352.row(4, iron_linear_thread() & 31u));
+    const unsigned int v7263 = static_cast<unsigned int>(v352.col(5, iron_linear_thread() & 31u));
+    const unsigned int v7264 = static_cast<unsigned int>(v352.row(5, iron_linear_thread() & 31u));
+    const unsigned int v7268 = static_cast<unsigned int>(v352.col(6, iron_linear_thread() & 31u));
+    const unsigned int v7269 = static_cast<unsigned int>(v352.row(6, iron_linear_thread() & 31u));
+    const unsigned int v7273 = static_cast<unsigned int>(v352.col(7, iron_linear_thread() & 31u));
+    const unsigned int v7274 = static_cast<unsigned int>(v352.row(7, iron_linear_thread() & 31u));
+    const unsigned int v7278 = static_cast<unsigned int>(v352.col(8, iron_linear_thread() & 31u));
+    const unsigned int v7279 = static_cast<unsigned int>(v352.row(8, iron_linear_thread() & 31u));
+    const unsigned int v7283 = static_cast<unsigned int>(v352.col(9, iron_linear_thread() & 31u));
+    const unsigned int v7284 = static_cast<unsigned int>(v352.row(9, iron_linear_thread() & 31u));
+    const unsigned int v7288 = static_cast<unsigned int>(v352.col(10, iron_linear_thread() & 31u));
+    const unsigned int v7289 = static_cast<unsigned int>(v352.row(10, iron_linear_thread() & 31u));
+    const unsigned int v7293 = static_cast<unsigned int>(v352.col(11, iron_linear_thread() & 31u));
+    const unsigned int v7294 = static_cast<unsigned int>(v352.row(11, iron_linear_thread() & 31u));
+    const unsigned int v7298 = static_cast<unsigned int>(v352.col(12, iron_linear_thread() & 31u));
+    const unsigned int v7299 = static_cast<unsigned int>(v352.row(12, iron_linear_thread() & 31u));
+    const unsigned int v7303 = static_cast<unsigned int>(v352.col(13, iron_linear_thread() & 31u));
+    const unsigned int v7304 = static_cast<unsigned int>(v352.row(13, iron_linear_thread() & 31u));
+    const unsigned int v7308 = static_cast<unsigned int>(v352.col(14, iron_linear_thread() & 31u));
+    const unsigned int v7309 = static_cast<unsigned int>(v352.row(14, iron_linear_thread() & 31u));
+    const unsigned int v7313 = static_cast<unsigned int>(v352.col(15, iron_linear_thread() & 31u));
+    const unsigned int v7314 = static_cast<unsigned int>(v352.row(15, iron_linear_thread() & 31u));
+    const unsigned int v7318 = static_cast<unsigned int>(v352.col(16, iron_linear_thread() & 31u));
+    const unsigned int v7319 = static_cast<unsigned int>(v352.row(16, iron_linear_thread() & 31u));
+    const unsigned int v7323 = static_cast<unsigned int>(v352.col(17, iron_linear_thread() & 31u));
+    const unsigned int v7324 = static_cast<unsigned int>(v352.row(17, iron_linear_thread() & 31u));
+    const unsigned int v7328 = static_cast<unsigned int>(v352.col(18, iron_linear_thread() & 31u));
+    const unsigned int v7329 = static_cast<unsigned int>(v352.row(18, iron_linear_thread() & 31u));
+    const unsigned int v7333 = static_cast<unsigned int>(v352.col(19, iron_linear_thread() & 31u));
+    const unsigned int v7334 = static_cast<unsigned int>(v352.row(19, iron_linear_thread() & 31u));
+    const unsigned int v7338 = static_cast<unsigned int>(v352.col(20, iron_linear_thread() & 31u));
+    const unsigned int v7339 = static_cast<unsigned int>(v352.row(20, iron_linear_thread() & 31u));
+    const unsigned int v7343 = static_cast<unsigned int>(v352.col(21, iron_linear_thread() & 31u));
+    const unsigned int v7344 = static_cast<unsigned int>(v352.row(21, iron_linear_thread() & 31u));
+    const unsigned int v7348 = static_cast<unsigned int>(v352.col(22, iron_linear_thread() & 31u));
+    const unsigned int v7349 = static_cast<unsigned int>(v352.row(22, iron_linear_thread() & 31u));
+    const unsigned int v7353 = static_cast<unsigned int>(v352.col(23, iron_linear_thread() & 31u));
+    const unsigned int v7354 = static_cast<unsigned int>(v352.row(23, iron_linear_thread() & 31u));
+    const unsigned int v7358 = static_cast<unsigned int>(v352.col(24, iron_linear_thread() & 31u));
+    const unsigned int v7359 = static_cast<unsigned int>(v352.row(24, iron_linear_thread() & 31u));
+    const unsigned int v7363 = static_cast<unsigned int>(v352.col(25, iron_linear_thread() & 31u));
+    const unsigned int v7364 = static_cast<unsigned int>(v352.row(25, iron_linear_thread() & 31u));
+    const unsigned int v7368 = static_cast<unsigned int>(v352.col(26, iron_linear_thread() & 31u));
+    const unsigned int v7369 = static_cast<unsigned int>(v352.row(26, iron_linear_thread() & 31u));
+    const unsigned int v7373 = static_cast<unsigned int>(v352.col(27, iron_linear_thread() & 31u));
+    const unsigned int v7374 = static_cast<unsigned int>(v352.row(27, iron_linear_thread() & 31u));
+    const unsigned int v7378 = static_cast<unsigned int>(v352.col(28, iron_linear_thread() & 31u));
+    const unsigned int v7379 = static_cast<unsigned int>(v352.row(28, iron_linear_thread() & 31u));
+    const unsigned int v7383 = static_cast<unsigned int>(v352.col(29, iron_linear_thread() & 31u));
+    const unsigned int v7384 = static_cast<unsigned int>(v352.row(29, iron_linear_thread() & 31u));
+    const unsigned int v7388 = static_cast<unsigned int>(v352.col(30, iron_linear_thread() & 31u));
+    const unsigned int v7389 = static_cast<unsigned int>(v352.row(30, iron_linear_thread() & 31u));
+    const unsigned int v7393 = static_cast<unsigned int>(v352.col(31, iron_linear_thread() & 31u));
+    const unsigned int v7394 = static_cast<unsigned int>(v352.row(31, iron_linear_thread() & 31u));
+    const unsigned int v7398 = static_cast<unsigned int>(v354.col(0, iron_linear_thread() & 31u));
+    const unsigned int v7399 = static_cast<unsigned int>(v354.row(0, iron_linear_thread() & 31u));
+    const unsigned int v7403 = static_cast<unsigned int>(v354.col(1, iron_linear_thread() & 31u));
+    const unsigned int v7404 = static_cast<unsigned int>(v354.row(1, iron_linear_thread() & 31u));
+    const unsigned int v7408 = static_cast<unsigned int>(v354.col(2, iron_linear_thread() & 31u));
+    const unsigned int v7409 = static_cast<unsigned int>(v354.row(2, iron_linear_thread() & 31u));
+    const unsigned int v7413 = static_cast<unsigned int>(v354.col(3, iron_linear_thread() & 31u));
+    const unsigned int v7414 = static_cast<unsigned int>(v354.row(3, iron_linear_thread() & 31u));
+    const unsigned int v7418 = static_cast<unsigned int>(v354.col(4, iron_linear_thread() & 31u));
+    const unsigned int v7419 = static_cast<unsigned int>(v354.row(4, iron_linear_thread() & 31u));
+    const unsigned int v7423 = static_cast<unsigned int>(v354.col(5, iron_linear_thread() & 31u));
+    const unsigned int v7424 = static_cast<unsigned int>(v354.row(5, iron_linear_thread() & 31u));
+    const unsigned int v7428 = static_cast<unsigned int>(v354.col(6, iron_linear_thread() & 31u));
+    const unsigned int v7429 = static_cast<unsigned int>(v354.row(6, iron_linear_thread() & 31u));
+    const unsigned int v7433 = static_cast<unsigned int>(v354.col(7, iron_linear_thread() & 31u));
+    const unsigned int v7434 = static_cast<unsigned int>(v354.row(7, iron_linear_thread() & 31u));
+    const unsigned int v7438 = static_cast<unsigned int>(v354.col(8, iron_linear_thread() & 31u));
+    const unsigned int v7439 = static_cast<unsigned int>(v354.row(8, iron_linear_thread() & 31u));
+    const unsigned int v7443 = static_cast<unsigned int>(v354.col(9, iron_linear_thread() & 31u));
+    const unsigned int v7444 = static_cast<unsigned int>(v354.row(9, iron_linear_thread() & 31u));
+    const unsigned int v7448 = static_cast<unsigned int>(v354.col(10, iron_linear_thread() & 31u));
+    const unsigned int v7449 = static_cast<unsigned int>(v354.row(10, iron_linear_thread() & 31u));
+    const unsigned int v7453 = static_cast<unsigned int>(v354.col(11, iron_linear_thread() & 31u));
+    const unsigned int v7454 = static_cast<unsigned int>(v354.row(11, iron_linear_thread() & 31u));
+    const unsigned int v7458 = static_cast<unsigned int>(v354.col(12, iron_linear_thread() & 31u));
+    const unsigned int v7459 = static_cast<unsigned int>(v354.row(12, iron_linear_thread() & 31u));
+    const unsigned int v7463 = static_cast<unsigned int>(v354.col(13, iron_linear_thread() & 31u));
+    const unsigned int v7464 = static_cast<unsigned int>(v354.row(13, iron_linear_thread() & 31u));
+    const unsigned int v7468 = static_cast<unsigned int>(v354.col(14, iron_linear_thread() & 31u));
+    const unsigned int v7469 = static_cast<unsigned int>(v354.row(14, iron_linear_thread() & 31u));
+    const unsigned int v7473 = static_cast<unsigned int>(v354.col(15, iron_linear_thread() & 31u));
+    const unsigned int v7474 = static_cast<unsigned int>(v354.row(15, iron_linear_thread() & 31u));
+    const unsigned int v7478 = static_cast<unsigned int>(v354.col(16, iron_linear_thread() & 31u));
+    const unsigned int v7479 = static_cast<unsigned int>(v354.row(16, iron_linear_thread() & 31u));
+    const unsigned int v7483 = static_cast<unsigned int>(v354.col(17, iron_linear_thread() & 31u));
+    const unsigned int v7484 = static_cast<unsigned int>(v354.row(17, iron_linear_thread() & 31u));
+    const unsigned int v7488 = static_cast<unsigned int>(v354.col(18, iron_linear_thread() & 31u));
+    const unsigned int v7489 = static_cast<unsigned int>(v354.row(18, iron_linear_thread() & 31u));
+    const unsigned int v7493 = static_cast<unsigned int>(v354.col(19, iron_linear_thread() & 31u));
+    const unsigned int v7494 = static_cast<unsigned int>(v354.row(19, iron_linear_thread() & 31u));
+    const unsigned int v7498 = static_cast<unsigned int>(v354.col(20, iron_linear_thread() & 31u));
+    const unsigned int v7499 = static_cast<unsigned int>(v354.row(20, iron_linear_thread() & 31u));
+    const unsigned int v7503 = static_cast<unsigned int>(v354.col(21, iron_linear_thread() & 31u));
+    const unsigned int v7504 = static_cast<unsigned int>(v354.row(21, iron_linear_thread() & 31u));
+    const unsigned int v7508 = static_cast<unsigned int>(v354.col(22, iron_linear_thread() & 31u));
+    const unsigned int v7509 = static_cast<unsigned int>(v354.row(22, iron_linear_thread() & 31u));
+    const unsigned int v7513 = static_cast<unsigned int>(v354.col(23, iron_linear_thread() & 31u));
+    const unsigned int v7514 = static_cast<unsigned int>(v354.row(23, iron_linear_thread() & 31u));
+    const unsigned int v7518 = static_cast<unsigned int>(v354.col(24, iron_linear_thread() & 31u));
+    const unsigned int v7519 = static_cast<unsigned int>(v354.row(24, iron_linear_thread() & 31u));
+    const unsigned int v7523 = static_cast<unsigned int>(v354.col(25, iron_linear_thread() & 31u));
+    const unsigned int v7524 = static_cast<unsigned int>(v354.row(25, iron_linear_thread() & 31u));
+    const unsigned int v7528 = static_cast<unsigned int>(v354.col(26, iron_linear_thread() & 31u));
+    const unsigned int v7529 = static_cast<unsigned int>(v354.row(26, iron_linear_thread() & 31u));
+    const unsigned int v7533 = static_cast<unsigned int>(v354.col(27, iron_linear_thread() & 31u));
+    const unsigned int v7534 = static_cast<unsigned int>(v354.row(27, iron_linear_thread() & 31u));
+    const unsigned int v7538 = static_cast<unsigned int>(v354.col(28, iron_linear_thread() & 31u));
+    const unsigned int v7539 = static_cast<unsigned int>(v354.row(28, iron_linear_thread() & 31u));
+    const unsigned int v7543 = static_cast<unsigned int>(v354.col(29, iron_linear_thread() & 31u));
+    const unsigned int v7544 = static_cast<unsigned int>(v354.row(29, iron_linear_thread() & 31u));
+    const unsigned int v7548 = static_cast<unsigned int>(v354.col(30, iron_linear_thread() & 31u));
+    const unsigned int v7549 = static_cast<unsigned int>(v354.row(30, iron_linear_thread() & 31u));
+    const unsigned int v7553 = static_cast<unsigned int>(v354.col(31, iron_linear_thread() & 31u));
+    const unsigned int v7554 = static_cast<unsigned int>(v354.row(31, iron_linear_thread() & 31u));
+    const unsigned int v7566 = v45 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:125
+    const unsigned int v7579 = v5352 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:130
+    const unsigned int v7719 = v7627 << 7u;
+    const unsigned int v7721 = v7579 + v7719;
+    const unsigned int v7734 = v7721 + 16u;
+    const unsigned int v7745 = v7721 + 32u;
+    const unsigned int v7756 = v7721 + 48u;
+    const unsigned int v7594 = v7579 + 64u;
+    const unsigned int v7774 = v7594 + v7719;
+    const unsigned int v7787 = v7774 + 16u;
+    const unsigned int v7798 = v7774 + 32u;
+    const unsigned int v7809 = v7774 + 48u;
 
-    for (unsigned int v4809 = v323; v4809 < v307; v4809 += 128u) {  // kernels/sdpa/flash_warpgroup.hpp:95
-      const unsigned int v4810 = v4809 - v323;
-      const unsigned int v4811 = v4810 >> 7u;
-      const unsigned int v4813 = v4811 & 1u;
+    for (unsigned int v4830 = v344; v4830 < v331; v4830 += 128u) {  // kernels/sdpa/flash_warpgroup.hpp:95
+      const unsigned int v4831 = v4830 - v344;
+      const unsigned int v4832 = v4831 >> 7u;
+      const unsigned int v4834 = v4832 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      const unsigned int v4816 = v4809 + 128u;
-      const unsigned int v4818 = v4811 + 1u;
-      const unsigned int v4819 = v4818 & 1u;
-      const bool v4820 = v4816 < v307;
-      if (v4820) {
-        const unsigned int v4822 = v4819 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:99
-        const unsigned int v4832 = v4816 + v52;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v4833 = v4832 < v37;
-        const unsigned int v4836 = v4833 ? v4832 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v4838 = v31 + v4836;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v4839 = v4838 * v2;
-        const unsigned int v4840 = v4839 + v28;
-        const unsigned int v4841 = v4840 << 7u;
-        const unsigned int v4842 = v4841 + v56;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v4851 = v4822 + v75;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v4852 = v4851 + v71;
-        const unsigned int v4853 = v4852 + v69;
-        iron_copy_async<16>(shm1 + (v4853 ^ (((v4853 >> 6u) & 7u) << 3u)), k + v4842, v4833);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v4863 = v4816 + v83;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v4864 = v4863 < v37;
-        const unsigned int v4867 = v4864 ? v4863 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v4869 = v31 + v4867;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v4870 = v4869 * v2;
-        const unsigned int v4871 = v4870 + v28;
-        const unsigned int v4872 = v4871 << 7u;
-        const unsigned int v4873 = v4872 + v87;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v4882 = v4822 + v106;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v4883 = v4882 + v102;
-        const unsigned int v4884 = v4883 + v100;
-        iron_copy_async<16>(shm1 + (v4884 ^ (((v4884 >> 6u) & 7u) << 3u)), k + v4873, v4864);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v4894 = v4816 + v114;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v4895 = v4894 < v37;
-        const unsigned int v4898 = v4895 ? v4894 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v4900 = v31 + v4898;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v4901 = v4900 * v2;
-        const unsigned int v4902 = v4901 + v28;
-        const unsigned int v4903 = v4902 << 7u;
-        const unsigned int v4904 = v4903 + v118;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v4913 = v4822 + v137;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v4914 = v4913 + v133;
-        const unsigned int v4915 = v4914 + v131;
-        iron_copy_async<16>(shm1 + (v4915 ^ (((v4915 >> 6u) & 7u) << 3u)), k + v4904, v4895);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v4925 = v4816 + v145;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v4926 = v4925 < v37;
-        const unsigned int v4929 = v4926 ? v4925 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v4931 = v31 + v4929;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v4932 = v4931 * v2;
-        const unsigned int v4933 = v4932 + v28;
-        const unsigned int v4934 = v4933 << 7u;
-        const unsigned int v4935 = v4934 + v149;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v4944 = v4822 + v168;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v4945 = v4944 + v164;
-        const unsigned int v4946 = v4945 + v162;
-        iron_copy_async<16>(shm1 + (v4946 ^ (((v4946 >> 6u) & 7u) << 3u)), k + v4935, v4926);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v4956 = v4816 + v176;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v4957 = v4956 < v37;
-        const unsigned int v4960 = v4957 ? v4956 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v4962 = v31 + v4960;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v4963 = v4962 * v2;
-        const unsigned int v4964 = v4963 + v28;
-        const unsigned int v4965 = v4964 << 7u;
-        const unsigned int v4966 = v4965 + v180;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v4975 = v4822 + v199;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v4976 = v4975 + v195;
-        const unsigned int v4977 = v4976 + v193;
-        iron_copy_async<16>(shm1 + (v4977 ^ (((v4977 >> 6u) & 7u) << 3u)), k + v4966, v4957);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v4987 = v4816 + v207;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v4988 = v4987 < v37;
-        const unsigned int v4991 = v4988 ? v4987 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v4993 = v31 + v4991;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v4994 = v4993 * v2;
-        const unsigned int v4995 = v4994 + v28;
-        const unsigned int v4996 = v4995 << 7u;
-        const unsigned int v4997 = v4996 + v211;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5006 = v4822 + v230;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v5007 = v5006 + v226;
-        const unsigned int v5008 = v5007 + v224;
-        iron_copy_async<16>(shm1 + (v5008 ^ (((v5008 >> 6u) & 7u) << 3u)), k + v4997, v4988);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v5018 = v4816 + v238;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v5019 = v5018 < v37;
-        const unsigned int v5022 = v5019 ? v5018 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5024 = v31 + v5022;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5025 = v5024 * v2;
-        const unsigned int v5026 = v5025 + v28;
-        const unsigned int v5027 = v5026 << 7u;
-        const unsigned int v5028 = v5027 + v242;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5037 = v4822 + v261;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v5038 = v5037 + v257;
-        const unsigned int v5039 = v5038 + v255;
-        iron_copy_async<16>(shm1 + (v5039 ^ (((v5039 >> 6u) & 7u) << 3u)), k + v5028, v5019);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v5049 = v4816 + v269;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v5050 = v5049 < v37;
-        const unsigned int v5053 = v5050 ? v5049 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5055 = v31 + v5053;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5056 = v5055 * v2;
-        const unsigned int v5057 = v5056 + v28;
-        const unsigned int v5058 = v5057 << 7u;
-        const unsigned int v5059 = v5058 + v273;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5068 = v4822 + v292;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v5069 = v5068 + v288;
-        const unsigned int v5070 = v5069 + v286;
-        iron_copy_async<16>(shm1 + (v5070 ^ (((v5070 >> 6u) & 7u) << 3u)), k + v5059, v5050);  // kernels/sdpa/flash_tile.hpp:86
-        iron_copy_async<16>(shm2 + (v4853 ^ (((v4853 >> 6u) & 7u) << 3u)), v + v4842, v4833);
-        iron_copy_async<16>(shm2 + (v4884 ^ (((v4884 >> 6u) & 7u) << 3u)), v + v4873, v4864);
-        iron_copy_async<16>(shm2 + (v4915 ^ (((v4915 >> 6u) & 7u) << 3u)), v + v4904, v4895);
-        iron_copy_async<16>(shm2 + (v4946 ^ (((v4946 >> 6u) & 7u) << 3u)), v + v4935, v4926);
-        iron_copy_async<16>(shm2 + (v4977 ^ (((v4977 >> 6u) & 7u) << 3u)), v + v4966, v4957);
-        iron_copy_async<16>(shm2 + (v5008 ^ (((v5008 >> 6u) & 7u) << 3u)), v + v4997, v4988);
-        iron_copy_async<16>(shm2 + (v5039 ^ (((v5039 >> 6u) & 7u) << 3u)), v + v5028, v5019);
-        iron_copy_async<16>(shm2 + (v5070 ^ (((v5070 >> 6u) & 7u) << 3u)), v + v5059, v5050);
+      const unsigned int v4837 = v4830 + 128u;
+      const unsigned int v4839 = v4832 + 1u;
+      const unsigned int v4840 = v4839 & 1u;
+      const bool v4841 = v4837 < v331;
+      if (v4841) {
+        const unsigned int v4843 = v4840 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:99
+        const unsigned int v4853 = v4837 + v52;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v4854 = v4853 < v37;
+        const unsigned int v4857 = v4854 ? v4853 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v4859 = v31 + v4857;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v4860 = v4859 * v2;
+        const unsigned int v4861 = v4860 + v28;
+        const unsigned int v4862 = v4861 << 7u;
+        const unsigned int v4863 = v4862 + v56;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v4872 = v4843 + v75;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v4873 = v4872 + v71;
+        const unsigned int v4874 = v4873 + v69;
+        iron_copy_async<16>(shm1 + (v4874 ^ (((v4874 >> 6u) & 7u) << 3u)), k + v4863, v4854);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v4884 = v4837 + v83;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v4885 = v4884 < v37;
+        const unsigned int v4888 = v4885 ? v4884 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v4890 = v31 + v4888;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v4891 = v4890 * v2;
+        const unsigned int v4892 = v4891 + v28;
+        const unsigned int v4893 = v4892 << 7u;
+        const unsigned int v4894 = v4893 + v87;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v4903 = v4843 + v106;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v4904 = v4903 + v102;
+        const unsigned int v4905 = v4904 + v100;
+        iron_copy_async<16>(shm1 + (v4905 ^ (((v4905 >> 6u) & 7u) << 3u)), k + v4894, v4885);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v4915 = v4837 + v114;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v4916 = v4915 < v37;
+        const unsigned int v4919 = v4916 ? v4915 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v4921 = v31 + v4919;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v4922 = v4921 * v2;
+        const unsigned int v4923 = v4922 + v28;
+        const unsigned int v4924 = v4923 << 7u;
+        const unsigned int v4925 = v4924 + v118;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v4934 = v4843 + v137;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v4935 = v4934 + v133;
+        const unsigned int v4936 = v4935 + v131;
+        iron_copy_async<16>(shm1 + (v4936 ^ (((v4936 >> 6u) & 7u) << 3u)), k + v4925, v4916);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v4946 = v4837 + v145;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v4947 = v4946 < v37;
+        const unsigned int v4950 = v4947 ? v4946 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v4952 = v31 + v4950;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v4953 = v4952 * v2;
+        const unsigned int v4954 = v4953 + v28;
+        const unsigned int v4955 = v4954 << 7u;
+        const unsigned int v4956 = v4955 + v149;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v4965 = v4843 + v168;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v4966 = v4965 + v164;
+        const unsigned int v4967 = v4966 + v162;
+        iron_copy_async<16>(shm1 + (v4967 ^ (((v4967 >> 6u) & 7u) << 3u)), k + v4956, v4947);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v4977 = v4837 + v176;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v4978 = v4977 < v37;
+        const unsigned int v4981 = v4978 ? v4977 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v4983 = v31 + v4981;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v4984 = v4983 * v2;
+        const unsigned int v4985 = v4984 + v28;
+        const unsigned int v4986 = v4985 << 7u;
+        const unsigned int v4987 = v4986 + v180;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v4996 = v4843 + v199;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v4997 = v4996 + v195;
+        const unsigned int v4998 = v4997 + v193;
+        iron_copy_async<16>(shm1 + (v4998 ^ (((v4998 >> 6u) & 7u) << 3u)), k + v4987, v4978);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5008 = v4837 + v207;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5009 = v5008 < v37;
+        const unsigned int v5012 = v5009 ? v5008 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5014 = v31 + v5012;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v5015 = v5014 * v2;
+        const unsigned int v5016 = v5015 + v28;
+        const unsigned int v5017 = v5016 << 7u;
+        const unsigned int v5018 = v5017 + v211;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5027 = v4843 + v230;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v5028 = v5027 + v226;
+        const unsigned int v5029 = v5028 + v224;
+        iron_copy_async<16>(shm1 + (v5029 ^ (((v5029 >> 6u) & 7u) << 3u)), k + v5018, v5009);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5039 = v4837 + v238;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5040 = v5039 < v37;
+        const unsigned int v5043 = v5040 ? v5039 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5045 = v31 + v5043;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v5046 = v5045 * v2;
+        const unsigned int v5047 = v5046 + v28;
+        const unsigned int v5048 = v5047 << 7u;
+        const unsigned int v5049 = v5048 + v242;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5058 = v4843 + v261;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v5059 = v5058 + v257;
+        const unsigned int v5060 = v5059 + v255;
+        iron_copy_async<16>(shm1 + (v5060 ^ (((v5060 >> 6u) & 7u) << 3u)), k + v5049, v5040);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5070 = v4837 + v269;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5071 = v5070 < v37;
+        const unsigned int v5074 = v5071 ? v5070 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5076 = v31 + v5074;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v5077 = v5076 * v2;
+        const unsigned int v5078 = v5077 + v28;
+        const unsigned int v5079 = v5078 << 7u;
+        const unsigned int v5080 = v5079 + v273;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5089 = v4843 + v292;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v5090 = v5089 + v288;
+        const unsigned int v5091 = v5090 + v286;
+        iron_copy_async<16>(shm1 + (v5091 ^ (((v5091 >> 6u) & 7u) << 3u)), k + v5080, v5071);  // kernels/sdpa/flash_tile.hpp:86
+        iron_copy_async<16>(shm2 + (v4874 ^ (((v4874 >> 6u) & 7u) << 3u)), v + v4863, v4854);
+        iron_copy_async<16>(shm2 + (v4905 ^ (((v4905 >> 6u) & 7u) << 3u)), v + v4894, v4885);
+        iron_copy_async<16>(shm2 + (v4936 ^ (((v4936 >> 6u) & 7u) << 3u)), v + v4925, v4916);
+        iron_copy_async<16>(shm2 + (v4967 ^ (((v4967 >> 6u) & 7u) << 3u)), v + v4956, v4947);
+        iron_copy_async<16>(shm2 + (v4998 ^ (((v4998 >> 6u) & 7u) << 3u)), v + v4987, v4978);
+        iron_copy_async<16>(shm2 + (v5029 ^ (((v5029 >> 6u) & 7u) << 3u)), v + v5018, v5009);
+        iron_copy_async<16>(shm2 + (v5060 ^ (((v5060 >> 6u) & 7u) << 3u)), v + v5049, v5040);
+        iron_copy_async<16>(shm2 + (v5091 ^ (((v5091 >> 6u) & 7u) << 3u)), v + v5080, v5071);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:95
-      iron_frag<float, 2, 16, 128> v5322;  // kernels/sdpa/flash_warpgroup.hpp:106
-      iron_frag_fill(v5322, 0.0f);
-      const unsigned int v5326 = v4813 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:109
-      iron_frag<iron_bf16, 0, 16, 16> v7617;  // kernels/sdpa/flash_warpgroup.hpp:108
-      iron_frag_fill(v7617, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v7617, shm0, v7610, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v7619;
-      iron_frag_fill(v7619, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v7619, shm1, v5326, 64u);
-      iron_frag_mma_sync(v5322, v7617, v7619);
-      const unsigned int v7624 = v5326 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v7626;
-      iron_frag_fill(v7626, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v7626, shm0, v7621, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v7628;
-      iron_frag_fill(v7628, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v7628, shm1, v7624, 64u);
-      iron_frag_mma_sync(v5322, v7626, v7628);
-      const unsigned int v7633 = v5326 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v7635;
-      iron_frag_fill(v7635, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v7635, shm0, v7630, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v7637;
-      iron_frag_fill(v7637, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v7637, shm1, v7633, 64u);
-      iron_frag_mma_sync(v5322, v7635, v7637);
-      const unsigned int v7642 = v5326 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v7644;
-      iron_frag_fill(v7644, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v7644, shm0, v7639, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v7646;
-      iron_frag_fill(v7646, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v7646, shm1, v7642, 64u);
-      iron_frag_mma_sync(v5322, v7644, v7646);
-      const unsigned int v5339 = v5326 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:109
-      iron_frag<iron_bf16, 0, 16, 16> v7662;  // kernels/sdpa/flash_warpgroup.hpp:108
-      iron_frag_fill(v7662, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v7662, shm0, v7655, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v7664;
-      iron_frag_fill(v7664, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v7664, shm1, v5339, 64u);
-      iron_frag_mma_sync(v5322, v7662, v7664);
-      const unsigned int v7669 = v5339 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v7671;
-      iron_frag_fill(v7671, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v7671, shm0, v7666, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v7673;
-      iron_frag_fill(v7673, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v7673, shm1, v7669, 64u);
-      iron_frag_mma_sync(v5322, v7671, v7673);
-      const unsigned int v7678 = v5339 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v7680;
-      iron_frag_fill(v7680, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v7680, shm0, v7675, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v7682;
-      iron_frag_fill(v7682, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v7682, shm1, v7678, 64u);
-      iron_frag_mma_sync(v5322, v7680, v7682);
-      const unsigned int v7687 = v5339 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v7689;
-      iron_frag_fill(v7689, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v7689, shm0, v7684, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v7691;
-      iron_frag_fill(v7691, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v7691, shm1, v7687, 64u);
-      iron_frag_mma_sync(v5322, v7689, v7691);
-      const bool v5349 = v4816 <= v37;  // kernels/sdpa/flash_tile.hpp:159
-      const unsigned int v5357 = v4816 + v18;
-      const bool v5358 = v5357 <= v310;
-      const bool v5359 = v306 || v5358;
-      const bool v5360 = v5349 && v5359;
-      const unsigned int v5363 = v4809 + v7;  // kernels/sdpa/flash_tile.hpp:160
-      const unsigned int v5364 = v5363 + v18;
-      const bool v5366 = v299 <= v5364;
-      const bool v5367 = v5362 || v5366;
-      const bool v5368 = v5360 && v5367;  // kernels/sdpa/flash_tile.hpp:159
-      if (v5368) {  // kernels/sdpa/flash_tile.hpp:161
-        const float v5371 = v5322.x[0];  // kernels/sdpa/flash_tile.hpp:162
-        const float v5372 = v5371 * v325;
-        v5322.x[0] = v5372;
-        const float v5375 = v5322.x[1];
-        const float v5376 = v5375 * v325;
-        v5322.x[1] = v5376;
-        const float v5379 = v5322.x[2];
-        const float v5380 = v5379 * v325;
-        v5322.x[2] = v5380;
-        const float v5383 = v5322.x[3];
-        const float v5384 = v5383 * v325;
-        v5322.x[3] = v5384;
-        const float v5387 = v5322.x[4];
-        const float v5388 = v5387 * v325;
-        v5322.x[4] = v5388;
-        const float v5391 = v5322.x[5];
-        const float v5392 = v5391 * v325;
-        v5322.x[5] = v5392;
-        const float v5395 = v5322.x[6];
-        const float v5396 = v5395 * v325;
-        v5322.x[6] = v5396;
-        const float v5399 = v5322.x[7];
-        const float v5400 = v5399 * v325;
-        v5322.x[7] = v5400;
-        const float v5403 = v5322.x[8];
-        const float v5404 = v5403 * v325;
-        v5322.x[8] = v5404;
-        const float v5407 = v5322.x[9];
-        const float v5408 = v5407 * v325;
-        v5322.x[9] = v5408;
-        const float v5411 = v5322.x[10];
-        const float v5412 = v5411 * v325;
-        v5322.x[10] = v5412;
-        const float v5415 = v5322.x[11];
-        const float v5416 = v5415 * v325;
-        v5322.x[11] = v5416;
-        const float v5419 = v5322.x[12];
-        const float v5420 = v5419 * v325;
-        v5322.x[12] = v5420;
-        const float v5423 = v5322.x[13];
-        const float v5424 = v5423 * v325;
-        v5322.x[13] = v5424;
-        const float v5427 = v5322.x[14];
-        const float v5428 = v5427 * v325;
-        v5322.x[14] = v5428;
-        const float v5431 = v5322.x[15];
-        const float v5432 = v5431 * v325;
-        v5322.x[15] = v5432;
-        const float v5435 = v5322.x[16];
-        const float v5436 = v5435 * v325;
-        v5322.x[16] = v5436;
-        const float v5439 = v5322.x[17];
-        const float v5440 = v5439 * v325;
-        v5322.x[17] = v5440;
-        const float v5443 = v5322.x[18];
-        const float v5444 = v5443 * v325;
-        v5322.x[18] = v5444;
-        const float v5447 = v5322.x[19];
-        const float v5448 = v5447 * v325;
-        v5322.x[19] = v5448;
-        const float v5451 = v5322.x[20];
-        const float v5452 = v5451 * v325;
-        v5322.x[20] = v5452;
-        const float v5455 = v5322.x[21];
-        const float v5456 = v5455 * v325;
-        v5322.x[21] = v5456;
-        const float v5459 = v5322.x[22];
-        const float v5460 = v5459 * v325;
-        v5322.x[22] = v5460;
-        const float v5463 = v5322.x[23];
-        const float v5464 = v5463 * v325;
-        v5322.x[23] = v5464;
-        const float v5467 = v5322.x[24];
-        const float v5468 = v5467 * v325;
-        v5322.x[24] = v5468;
-        const float v5471 = v5322.x[25];
-        const float v5472 = v5471 * v325;
-        v5322.x[25] = v5472;
-        const float v5475 = v5322.x[26];
-        const float v5476 = v5475 * v325;
-        v5322.x[26] = v5476;
-        const float v5479 = v5322.x[27];
-        const float v5480 = v5479 * v325;
-        v5322.x[27] = v5480;
-        const float v5483 = v5322.x[28];
-        const float v5484 = v5483 * v325;
-        v5322.x[28] = v5484;
-        const float v5487 = v5322.x[29];
-        const float v5488 = v5487 * v325;
-        v5322.x[29] = v5488;
-        const float v5491 = v5322.x[30];
-        const float v5492 = v5491 * v325;
-        v5322.x[30] = v5492;
-        const float v5495 = v5322.x[31];
-        const float v5496 = v5495 * v325;
-        v5322.x[31] = v5496;
-        const float v5499 = v5322.x[32];
-        const float v5500 = v5499 * v325;
-        v5322.x[32] = v5500;
-        const float v5503 = v5322.x[33];
-        const float v5504 = v5503 * v325;
-        v5322.x[33] = v5504;
-        const float v5507 = v5322.x[34];
-        const float v5508 = v5507 * v325;
-        v5322.x[34] = v5508;
-        const float v5511 = v5322.x[35];
-        const float v5512 = v5511 * v325;
-        v5322.x[35] = v5512;
-        const float v5515 = v5322.x[36];
-        const float v5516 = v5515 * v325;
-        v5322.x[36] = v5516;
-        const float v5519 = v5322.x[37];
-        const float v5520 = v5519 * v325;
-        v5322.x[37] = v5520;
-        const float v5523 = v5322.x[38];
-        const float v5524 = v5523 * v325;
-        v5322.x[38] = v5524;
-        const float v5527 = v5322.x[39];
-        const float v5528 = v5527 * v325;
-        v5322.x[39] = v5528;
-        const float v5531 = v5322.x[40];
-        const float v5532 = v5531 * v325;
-        v5322.x[40] = v5532;
-        const float v5535 = v5322.x[41];
-        const float v5536 = v5535 * v325;
-        v5322.x[41] = v5536;
-        const float v5539 = v5322.x[42];
-        const float v5540 = v5539 * v325;
-        v5322.x[42] = v5540;
-        const float v5543 = v5322.x[43];
-        const float v5544 = v5543 * v325;
-        v5322.x[43] = v5544;
-        const float v5547 = v5322.x[44];
-        const float v5548 = v5547 * v325;
-        v5322.x[44] = v5548;
-        const float v5551 = v5322.x[45];
-        const float v5552 = v5551 * v325;
-        v5322.x[45] = v5552;
-        const float v5555 = v5322.x[46];
-        const float v5556 = v5555 * v325;
-        v5322.x[46] = v5556;
-        const float v5559 = v5322.x[47];
-        const float v5560 = v5559 * v325;
-        v5322.x[47] = v5560;
-        const float v5563 = v5322.x[48];
-        const float v5564 = v5563 * v325;
-        v5322.x[48] = v5564;
-        const float v5567 = v5322.x[49];
-        const float v5568 = v5567 * v325;
-        v5322.x[49] = v5568;
-        const float v5571 = v5322.x[50];
-        const float v5572 = v5571 * v325;
-        v5322.x[50] = v5572;
-        const float v5575 = v5322.x[51];
-        const float v5576 = v5575 * v325;
-        v5322.x[51] = v5576;
-        const float v5579 = v5322.x[52];
-        const float v5580 = v5579 * v325;
-        v5322.x[52] = v5580;
-        const float v5583 = v5322.x[53];
-        const float v5584 = v5583 * v325;
-        v5322.x[53] = v5584;
-        const float v5587 = v5322.x[54];
-        const float v5588 = v5587 * v325;
-        v5322.x[54] = v5588;
-        const float v5591 = v5322.x[55];
-        const float v5592 = v5591 * v325;
-        v5322.x[55] = v5592;
-        const float v5595 = v5322.x[56];
-        const float v5596 = v5595 * v325;
-        v5322.x[56] = v5596;
-        const float v5599 = v5322.x[57];
-        const float v5600 = v5599 * v325;
-        v5322.x[57] = v5600;
-        const float v5603 = v5322.x[58];
-        const float v5604 = v5603 * v325;
-        v5322.x[58] = v5604;
-        const float v5607 = v5322.x[59];
-        const float v5608 = v5607 * v325;
-        v5322.x[59] = v5608;
-        const float v5611 = v5322.x[60];
-        const float v5612 = v5611 * v325;
-        v5322.x[60] = v5612;
-        const float v5615 = v5322.x[61];
-        const float v5616 = v5615 * v325;
-        v5322.x[61] = v5616;
-        const float v5619 = v5322.x[62];
-        const float v5620 = v5619 * v325;
-        v5322.x[62] = v5620;
-        const float v5623 = v5322.x[63];
-        const float v5624 = v5623 * v325;
-        v5322.x[63] = v5624;
+      iron_frag<float, 2, 16, 128> v5343;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag_fill(v5343, 0.0f);
+      const unsigned int v5347 = v4834 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:109
+      iron_frag<iron_bf16, 0, 16, 16> v7638;  // kernels/sdpa/flash_warpgroup.hpp:108
+      iron_frag_fill(v7638, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7638, shm0, v7631, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v7640;
+      iron_frag_fill(v7640, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v7640, shm1, v5347, 64u);
+      iron_frag_mma_sync(v5343, v7638, v7640);
+      const unsigned int v7645 = v5347 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v7647;
+      iron_frag_fill(v7647, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7647, shm0, v7642, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v7649;
+      iron_frag_fill(v7649, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v7649, shm1, v7645, 64u);
+      iron_frag_mma_sync(v5343, v7647, v7649);
+      const unsigned int v7654 = v5347 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v7656;
+      iron_frag_fill(v7656, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7656, shm0, v7651, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v7658;
+      iron_frag_fill(v7658, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v7658, shm1, v7654, 64u);
+      iron_frag_mma_sync(v5343, v7656, v7658);
+      const unsigned int v7663 = v5347 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v7665;
+      iron_frag_fill(v7665, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7665, shm0, v7660, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v7667;
+      iron_frag_fill(v7667, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v7667, shm1, v7663, 64u);
+      iron_frag_mma_sync(v5343, v7665, v7667);
+      const unsigned int v5360 = v5347 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:109
+      iron_frag<iron_bf16, 0, 16, 16> v7683;  // kernels/sdpa/flash_warpgroup.hpp:108
+      iron_frag_fill(v7683, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7683, shm0, v7676, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v7685;
+      iron_frag_fill(v7685, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v7685, shm1, v5360, 64u);
+      iron_frag_mma_sync(v5343, v7683, v7685);
+      const unsigned int v7690 = v5360 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v7692;
+      iron_frag_fill(v7692, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7692, shm0, v7687, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v7694;
+      iron_frag_fill(v7694, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v7694, shm1, v7690, 64u);
+      iron_frag_mma_sync(v5343, v7692, v7694);
+      const unsigned int v7699 = v5360 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v7701;
+      iron_frag_fill(v7701, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7701, shm0, v7696, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v7703;
+      iron_frag_fill(v7703, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v7703, shm1, v7699, 64u);
+      iron_frag_mma_sync(v5343, v7701, v7703);
+      const unsigned int v7708 = v5360 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v7710;
+      iron_frag_fill(v7710, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7710, shm0, v7705, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v7712;
+      iron_frag_fill(v7712, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v7712, shm1, v7708, 64u);
+      iron_frag_mma_sync(v5343, v7710, v7712);
+      const bool v5370 = v4837 <= v37;  // kernels/sdpa/flash_tile.hpp:154
+      const unsigned int v5378 = v4837 + v18;
+      const bool v5379 = v5378 <= v301;
+      const bool v5380 = v308 || v5379;
+      const bool v5381 = v5370 && v5380;
+      const unsigned int v5384 = v4830 + v7;  // kernels/sdpa/flash_tile.hpp:155
+      const unsigned int v5385 = v5384 + v18;
+      const bool v5387 = v5386 <= v5385;
+      const bool v5388 = v5383 || v5387;
+      const bool v5389 = v5381 && v5388;  // kernels/sdpa/flash_tile.hpp:154
+      if (v5389) {  // kernels/sdpa/flash_tile.hpp:156
+        const float v5392 = v5343.x[0];  // kernels/sdpa/flash_tile.hpp:157
+        const float v5393 = v5392 * v346;
+        v5343.x[0] = v5393;
+        const float v5396 = v5343.x[1];
+        const float v5397 = v5396 * v346;
+        v5343.x[1] = v5397;
+        const float v5400 = v5343.x[2];
+        const float v5401 = v5400 * v346;
+        v5343.x[2] = v5401;
+        const float v5404 = v5343.x[3];
+        const float v5405 = v5404 * v346;
+        v5343.x[3] = v5405;
+        const float v5408 = v5343.x[4];
+        const float v5409 = v5408 * v346;
+        v5343.x[4] = v5409;
+        const float v5412 = v5343.x[5];
+        const float v5413 = v5412 * v346;
+        v5343.x[5] = v5413;
+        const float v5416 = v5343.x[6];
+        const float v5417 = v5416 * v346;
+        v5343.x[6] = v5417;
+        const float v5420 = v5343.x[7];
+        const float v5421 = v5420 * v346;
+        v5343.x[7] = v5421;
+        const float v5424 = v5343.x[8];
+        const float v5425 = v5424 * v346;
+        v5343.x[8] = v5425;
+        const float v5428 = v5343.x[9];
+        const float v5429 = v5428 * v346;
+        v5343.x[9] = v5429;
+        const float v5432 = v5343.x[10];
+        const float v5433 = v5432 * v346;
+        v5343.x[10] = v5433;
+        const float v5436 = v5343.x[11];
+        const float v5437 = v5436 * v346;
+        v5343.x[11] = v5437;
+        const float v5440 = v5343.x[12];
+        const float v5441 = v5440 * v346;
+        v5343.x[12] = v5441;
+        const float v5444 = v5343.x[13];
+        const float v5445 = v5444 * v346;
+        v5343.x[13] = v5445;
+        const float v5448 = v5343.x[14];
+        const float v5449 = v5448 * v346;
+        v5343.x[14] = v5449;
+        const float v5452 = v5343.x[15];
+        const float v5453 = v5452 * v346;
+        v5343.x[15] = v5453;
+        const float v5456 = v5343.x[16];
+        const float v5457 = v5456 * v346;
+        v5343.x[16] = v5457;
+        const float v5460 = v5343.x[17];
+        const float v5461 = v5460 * v346;
+        v5343.x[17] = v5461;
+        const float v5464 = v5343.x[18];
+        const float v5465 = v5464 * v346;
+        v5343.x[18] = v5465;
+        const float v5468 = v5343.x[19];
+        const float v5469 = v5468 * v346;
+        v5343.x[19] = v5469;
+        const float v5472 = v5343.x[20];
+        const float v5473 = v5472 * v346;
+        v5343.x[20] = v5473;
+        const float v5476 = v5343.x[21];
+        const float v5477 = v5476 * v346;
+        v5343.x[21] = v5477;
+        const float v5480 = v5343.x[22];
+        const float v5481 = v5480 * v346;
+        v5343.x[22] = v5481;
+        const float v5484 = v5343.x[23];
+        const float v5485 = v5484 * v346;
+        v5343.x[23] = v5485;
+        const float v5488 = v5343.x[24];
+        const float v5489 = v5488 * v346;
+        v5343.x[24] = v5489;
+        const float v5492 = v5343.x[25];
+        const float v5493 = v5492 * v346;
+        v5343.x[25] = v5493;
+        const float v5496 = v5343.x[26];
+        const float v5497 = v5496 * v346;
+        v5343.x[26] = v5497;
+        const float v5500 = v5343.x[27];
+        const float v5501 = v5500 * v346;
+        v5343.x[27] = v5501;
+        const float v5504 = v5343.x[28];
+        const float v5505 = v5504 * v346;
+        v5343.x[28] = v5505;
+        const float v5508 = v5343.x[29];
+        const float v5509 = v5508 * v346;
+        v5343.x[29] = v5509;
+        const float v5512 = v5343.x[30];
+        const float v5513 = v5512 * v346;
+        v5343.x[30] = v5513;
+        const float v5516 = v5343.x[31];
+        const float v5517 = v5516 * v346;
+        v5343.x[31] = v5517;
+        const float v5520 = v5343.x[32];
+        const float v5521 = v5520 * v346;
+        v5343.x[32] = v5521;
+        const float v5524 = v5343.x[33];
+        const float v5525 = v5524 * v346;
+        v5343.x[33] = v5525;
+        const float v5528 = v5343.x[34];
+        const float v5529 = v5528 * v346;
+        v5343.x[34] = v5529;
+        const float v5532 = v5343.x[35];
+        const float v5533 = v5532 * v346;
+        v5343.x[35] = v5533;
+        const float v5536 = v5343.x[36];
+        const float v5537 = v5536 * v346;
+        v5343.x[36] = v5537;
+        const float v5540 = v5343.x[37];
+        const float v5541 = v5540 * v346;
+        v5343.x[37] = v5541;
+        const float v5544 = v5343.x[38];
+        const float v5545 = v5544 * v346;
+        v5343.x[38] = v5545;
+        const float v5548 = v5343.x[39];
+        const float v5549 = v5548 * v346;
+        v5343.x[39] = v5549;
+        const float v5552 = v5343.x[40];
+        const float v5553 = v5552 * v346;
+        v5343.x[40] = v5553;
+        const float v5556 = v5343.x[41];
+        const float v5557 = v5556 * v346;
+        v5343.x[41] = v5557;
+        const float v5560 = v5343.x[42];
+        const float v5561 = v5560 * v346;
+        v5343.x[42] = v5561;
+        const float v5564 = v5343.x[43];
+        const float v5565 = v5564 * v346;
+        v5343.x[43] = v5565;
+        const float v5568 = v5343.x[44];
+        const float v5569 = v5568 * v346;
+        v5343.x[44] = v5569;
+        const float v5572 = v5343.x[45];
+        const float v5573 = v5572 * v346;
+        v5343.x[45] = v5573;
+        const float v5576 = v5343.x[46];
+        const float v5577 = v5576 * v346;
+        v5343.x[46] = v5577;
+        const float v5580 = v5343.x[47];
+        const float v5581 = v5580 * v346;
+        v5343.x[47] = v5581;
+        const float v5584 = v5343.x[48];
+        const float v5585 = v5584 * v346;
+        v5343.x[48] = v5585;
+        const float v5588 = v5343.x[49];
+        const float v5589 = v5588 * v346;
+        v5343.x[49] = v5589;
+        const float v5592 = v5343.x[50];
+        const float v5593 = v5592 * v346;
+        v5343.x[50] = v5593;
+        const float v5596 = v5343.x[51];
+        const float v5597 = v5596 * v346;
+        v5343.x[51] = v5597;
+        const float v5600 = v5343.x[52];
+        const float v5601 = v5600 * v346;
+        v5343.x[52] = v5601;
+        const float v5604 = v5343.x[53];
+        const float v5605 = v5604 * v346;
+        v5343.x[53] = v5605;
+        const float v5608 = v5343.x[54];
+        const float v5609 = v5608 * v346;
+        v5343.x[54] = v5609;
+        const float v5612 = v5343.x[55];
+        const float v5613 = v5612 * v346;
+        v5343.x[55] = v5613;
+        const float v5616 = v5343.x[56];
+        const float v5617 = v5616 * v346;
+        v5343.x[56] = v5617;
+        const float v5620 = v5343.x[57];
+        const float v5621 = v5620 * v346;
+        v5343.x[57] = v5621;
+        const float v5624 = v5343.x[58];
+        const float v5625 = v5624 * v346;
+        v5343.x[58] = v5625;
+        const float v5628 = v5343.x[59];
+        const float v5629 = v5628 * v346;
+        v5343.x[59] = v5629;
+        const float v5632 = v5343.x[60];
+        const float v5633 = v5632 * v346;
+        v5343.x[60] = v5633;
+        const float v5636 = v5343.x[61];
+        const float v5637 = v5636 * v346;
+        v5343.x[61] = v5637;
+        const float v5640 = v5343.x[62];
+        const float v5641 = v5640 * v346;
+        v5343.x[62] = v5641;
+        const float v5644 = v5343.x[63];
+        const float v5645 = v5644 * v346;
+        v5343.x[63] = v5645;
       } else {
-        iron_frag<float, 2, 16, 8> v5626;  // kernels/sdpa/flash_tile.hpp:168
-        iron_frag_fill(v5626, 0.0f);
-        iron_frag<float, 2, 16, 8> v5628;  // kernels/sdpa/flash_tile.hpp:169
-        iron_frag_fill(v5628, 0.0f);
-        const unsigned int v5630 = static_cast<unsigned int>(v5626.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
-        const unsigned int v5632 = v46 + v5630;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v5634 = v5632 + v37;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v5635 = v5634 + 1u;
-        const unsigned int v5637 = v5635 - v18;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v5646 = v5637 - v7;  // kernels/sdpa/flash_tile.hpp:145
-        const bool v5650 = v5635 > v320;  // kernels/sdpa/flash_tile.hpp:144
-        const bool v5651 = v319 && v5650;
-        const unsigned int v5652 = v5651 ? v5646 : v47;
-        const unsigned int v5655 = v5652 - v4809;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v5656 = min(v5655, 128u);
-        const bool v5657 = v5652 > v4809;
-        const unsigned int v5658 = v5657 ? v5656 : v47;
-        const float v5659 = __uint_as_float(v5658);
-        v5626.x[0] = v5659;  // kernels/sdpa/flash_tile.hpp:173
-        const unsigned int v5661 = static_cast<unsigned int>(v5626.row(1, iron_linear_thread() & 31u));
-        const unsigned int v5663 = v46 + v5661;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v5665 = v5663 + v37;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v5666 = v5665 + 1u;
-        const unsigned int v5668 = v5666 - v18;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v5677 = v5668 - v7;  // kernels/sdpa/flash_tile.hpp:145
-        const bool v5681 = v5666 > v320;  // kernels/sdpa/flash_tile.hpp:144
-        const bool v5682 = v319 && v5681;
-        const unsigned int v5683 = v5682 ? v5677 : v47;
-        const unsigned int v5686 = v5683 - v4809;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v5687 = min(v5686, 128u);
-        const bool v5688 = v5683 > v4809;
-        const unsigned int v5689 = v5688 ? v5687 : v47;
-        const float v5690 = __uint_as_float(v5689);
-        v5626.x[1] = v5690;  // kernels/sdpa/flash_tile.hpp:173
-        const unsigned int v5692 = static_cast<unsigned int>(v5626.row(2, iron_linear_thread() & 31u));
-        const unsigned int v5694 = v46 + v5692;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v5696 = v5694 + v37;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v5697 = v5696 + 1u;
-        const unsigned int v5699 = v5697 - v18;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v5708 = v5699 - v7;  // kernels/sdpa/flash_tile.hpp:145
-        const bool v5712 = v5697 > v320;  // kernels/sdpa/flash_tile.hpp:144
-        const bool v5713 = v319 && v5712;
-        const unsigned int v5714 = v5713 ? v5708 : v47;
-        const unsigned int v5717 = v5714 - v4809;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v5718 = min(v5717, 128u);
-        const bool v5719 = v5714 > v4809;
-        const unsigned int v5720 = v5719 ? v5718 : v47;
-        const float v5721 = __uint_as_float(v5720);
-        v5626.x[2] = v5721;  // kernels/sdpa/flash_tile.hpp:173
-        const unsigned int v5723 = static_cast<unsigned int>(v5626.row(3, iron_linear_thread() & 31u));
-        const unsigned int v5725 = v46 + v5723;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v5727 = v5725 + v37;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v5728 = v5727 + 1u;
-        const unsigned int v5730 = v5728 - v18;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v5739 = v5730 - v7;  // kernels/sdpa/flash_tile.hpp:145
-        const bool v5743 = v5728 > v320;  // kernels/sdpa/flash_tile.hpp:144
-        const bool v5744 = v319 && v5743;
-        const unsigned int v5745 = v5744 ? v5739 : v47;
-        const unsigned int v5748 = v5745 - v4809;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v5749 = min(v5748, 128u);
-        const bool v5750 = v5745 > v4809;
-        const unsigned int v5751 = v5750 ? v5749 : v47;
-        const float v5752 = __uint_as_float(v5751);
-        v5626.x[3] = v5752;  // kernels/sdpa/flash_tile.hpp:173
-        const unsigned int v5754 = static_cast<unsigned int>(v5628.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
-        const unsigned int v5756 = v46 + v5754;  // kernels/sdpa/flash_tile.hpp:177
-        const unsigned int v5758 = v5756 + v37;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v5759 = v5758 + 1u;
-        const unsigned int v5761 = v5759 - v18;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v5762 = min(v37, v5761);
-        const bool v5763 = v5759 > v18;
-        const unsigned int v5764 = v5763 ? v5762 : v47;
-        const unsigned int v5767 = v306 ? v37 : v5764;  // kernels/sdpa/flash_tile.hpp:142
-        const unsigned int v5779 = v5767 - v4809;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v5780 = min(v5779, 128u);
-        const bool v5781 = v5767 > v4809;
-        const unsigned int v5782 = v5781 ? v5780 : v47;
-        const float v5783 = __uint_as_float(v5782);
-        v5628.x[0] = v5783;  // kernels/sdpa/flash_tile.hpp:176
-        const unsigned int v5785 = static_cast<unsigned int>(v5628.row(1, iron_linear_thread() & 31u));
-        const unsigned int v5787 = v46 + v5785;  // kernels/sdpa/flash_tile.hpp:177
-        const unsigned int v5789 = v5787 + v37;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v5790 = v5789 + 1u;
-        const unsigned int v5792 = v5790 - v18;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v5793 = min(v37, v5792);
-        const bool v5794 = v5790 > v18;
-        const unsigned int v5795 = v5794 ? v5793 : v47;
-        const unsigned int v5798 = v306 ? v37 : v5795;  // kernels/sdpa/flash_tile.hpp:142
-        const unsigned int v5810 = v5798 - v4809;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v5811 = min(v5810, 128u);
-        const bool v5812 = v5798 > v4809;
-        const unsigned int v5813 = v5812 ? v5811 : v47;
-        const float v5814 = __uint_as_float(v5813);
-        v5628.x[1] = v5814;  // kernels/sdpa/flash_tile.hpp:176
-        const unsigned int v5816 = static_cast<unsigned int>(v5628.row(2, iron_linear_thread() & 31u));
-        const unsigned int v5818 = v46 + v5816;  // kernels/sdpa/flash_tile.hpp:177
-        const unsigned int v5820 = v5818 + v37;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v5821 = v5820 + 1u;
-        const unsigned int v5823 = v5821 - v18;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v5824 = min(v37, v5823);
-        const bool v5825 = v5821 > v18;
-        const unsigned int v5826 = v5825 ? v5824 : v47;
-        const unsigned int v5829 = v306 ? v37 : v5826;  // kernels/sdpa/flash_tile.hpp:142
-        const unsigned int v5841 = v5829 - v4809;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v5842 = min(v5841, 128u);
-        const bool v5843 = v5829 > v4809;
-        const unsigned int v5844 = v5843 ? v5842 : v47;
-        const float v5845 = __uint_as_float(v5844);
-        v5628.x[2] = v5845;  // kernels/sdpa/flash_tile.hpp:176
-        const unsigned int v5847 = static_cast<unsigned int>(v5628.row(3, iron_linear_thread() & 31u));
-        const unsigned int v5849 = v46 + v5847;  // kernels/sdpa/flash_tile.hpp:177
-        const unsigned int v5851 = v5849 + v37;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v5852 = v5851 + 1u;
-        const unsigned int v5854 = v5852 - v18;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v5855 = min(v37, v5854);
-        const bool v5856 = v5852 > v18;
-        const unsigned int v5857 = v5856 ? v5855 : v47;
-        const unsigned int v5860 = v306 ? v37 : v5857;  // kernels/sdpa/flash_tile.hpp:142
-        const unsigned int v5872 = v5860 - v4809;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v5873 = min(v5872, 128u);
-        const bool v5874 = v5860 > v4809;
-        const unsigned int v5875 = v5874 ? v5873 : v47;
-        const float v5876 = __uint_as_float(v5875);
-        v5628.x[3] = v5876;  // kernels/sdpa/flash_tile.hpp:176
-        const unsigned int v5877 = static_cast<unsigned int>(v5322.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:179
-        const float v5879 = v5322.x[0];
-        const float v5880 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v5881 = __float_as_uint(v5880);
-        const bool v5882 = v5877 >= v5881;
-        const float v5883 = v5628.x[0];
-        const unsigned int v5884 = __float_as_uint(v5883);
-        const bool v5885 = v5877 < v5884;
-        const bool v5886 = v5882 && v5885;
-        const float v5888 = v5879 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v5889 = v5886 ? v5888 : __uint_as_float(0xff800000u);
-        v5322.x[0] = v5889;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v5890 = static_cast<unsigned int>(v5322.col(1, iron_linear_thread() & 31u));
-        const float v5892 = v5322.x[1];
-        const float v5893 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v5894 = __float_as_uint(v5893);
-        const bool v5895 = v5890 >= v5894;
-        const float v5896 = v5628.x[0];
-        const unsigned int v5897 = __float_as_uint(v5896);
-        const bool v5898 = v5890 < v5897;
-        const bool v5899 = v5895 && v5898;
-        const float v5901 = v5892 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v5902 = v5899 ? v5901 : __uint_as_float(0xff800000u);
-        v5322.x[1] = v5902;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v5903 = static_cast<unsigned int>(v5322.col(2, iron_linear_thread() & 31u));
-        const float v5905 = v5322.x[2];
-        const float v5906 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v5907 = __float_as_uint(v5906);
-        const bool v5908 = v5903 >= v5907;
-        const float v5909 = v5628.x[2];
-        const unsigned int v5910 = __float_as_uint(v5909);
-        const bool v5911 = v5903 < v5910;
-        const bool v5912 = v5908 && v5911;
-        const float v5914 = v5905 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v5915 = v5912 ? v5914 : __uint_as_float(0xff800000u);
-        v5322.x[2] = v5915;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v5916 = static_cast<unsigned int>(v5322.col(3, iron_linear_thread() & 31u));
-        const float v5918 = v5322.x[3];
-        const float v5919 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v5920 = __float_as_uint(v5919);
-        const bool v5921 = v5916 >= v5920;
-        const float v5922 = v5628.x[2];
-        const unsigned int v5923 = __float_as_uint(v5922);
-        const bool v5924 = v5916 < v5923;
-        const bool v5925 = v5921 && v5924;
-        const float v5927 = v5918 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v5928 = v5925 ? v5927 : __uint_as_float(0xff800000u);
-        v5322.x[3] = v5928;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v5929 = static_cast<unsigned int>(v5322.col(4, iron_linear_thread() & 31u));
-        const float v5931 = v5322.x[4];
-        const float v5932 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v5933 = __float_as_uint(v5932);
-        const bool v5934 = v5929 >= v5933;
-        const float v5935 = v5628.x[0];
-        const unsigned int v5936 = __float_as_uint(v5935);
-        const bool v5937 = v5929 < v5936;
-        const bool v5938 = v5934 && v5937;
-        const float v5940 = v5931 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v5941 = v5938 ? v5940 : __uint_as_float(0xff800000u);
-        v5322.x[4] = v5941;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v5942 = static_cast<unsigned int>(v5322.col(5, iron_linear_thread() & 31u));
-        const float v5944 = v5322.x[5];
-        const float v5945 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v5946 = __float_as_uint(v5945);
-        const bool v5947 = v5942 >= v5946;
-        const float v5948 = v5628.x[0];
-        const unsigned int v5949 = __float_as_uint(v5948);
-        const bool v5950 = v5942 < v5949;
-        const bool v5951 = v5947 && v5950;
-        const float v5953 = v5944 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v5954 = v5951 ? v5953 : __uint_as_float(0xff800000u);
-        v5322.x[5] = v5954;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v5955 = static_cast<unsigned int>(v5322.col(6, iron_linear_thread() & 31u));
-        const float v5957 = v5322.x[6];
-        const float v5958 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v5959 = __float_as_uint(v5958);
-        const bool v5960 = v5955 >= v5959;
-        const float v5961 = v5628.x[2];
-        const unsigned int v5962 = __float_as_uint(v5961);
-        const bool v5963 = v5955 < v5962;
-        const bool v5964 = v5960 && v5963;
-        const float v5966 = v5957 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v5967 = v5964 ? v5966 : __uint_as_float(0xff800000u);
-        v5322.x[6] = v5967;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v5968 = static_cast<unsigned int>(v5322.col(7, iron_linear_thread() & 31u));
-        const float v5970 = v5322.x[7];
-        const float v5971 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v5972 = __float_as_uint(v5971);
-        const bool v5973 = v5968 >= v5972;
-        const float v5974 = v5628.x[2];
-        const unsigned int v5975 = __float_as_uint(v5974);
-        const bool v5976 = v5968 < v5975;
-        const bool v5977 = v5973 && v5976;
-        const float v5979 = v5970 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v5980 = v5977 ? v5979 : __uint_as_float(0xff800000u);
-        v5322.x[7] = v5980;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v5981 = static_cast<unsigned int>(v5322.col(8, iron_linear_thread() & 31u));
-        const float v5983 = v5322.x[8];
-        const float v5984 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v5985 = __float_as_uint(v5984);
-        const bool v5986 = v5981 >= v5985;
-        const float v5987 = v5628.x[0];
-        const unsigned int v5988 = __float_as_uint(v5987);
-        const bool v5989 = v5981 < v5988;
-        const bool v5990 = v5986 && v5989;
-        const float v5992 = v5983 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v5993 = v5990 ? v5992 : __uint_as_float(0xff800000u);
-        v5322.x[8] = v5993;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v5994 = static_cast<unsigned int>(v5322.col(9, iron_linear_thread() & 31u));
-        const float v5996 = v5322.x[9];
-        const float v5997 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v5998 = __float_as_uint(v5997);
-        const bool v5999 = v5994 >= v5998;
-        const float v6000 = v5628.x[0];
-        const unsigned int v6001 = __float_as_uint(v6000);
-        const bool v6002 = v5994 < v6001;
-        const bool v6003 = v5999 && v6002;
-        const float v6005 = v5996 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6006 = v6003 ? v6005 : __uint_as_float(0xff800000u);
-        v5322.x[9] = v6006;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6007 = static_cast<unsigned int>(v5322.col(10, iron_linear_thread() & 31u));
-        const float v6009 = v5322.x[10];
-        const float v6010 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6011 = __float_as_uint(v6010);
-        const bool v6012 = v6007 >= v6011;
-        const float v6013 = v5628.x[2];
-        const unsigned int v6014 = __float_as_uint(v6013);
-        const bool v6015 = v6007 < v6014;
-        const bool v6016 = v6012 && v6015;
-        const float v6018 = v6009 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6019 = v6016 ? v6018 : __uint_as_float(0xff800000u);
-        v5322.x[10] = v6019;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6020 = static_cast<unsigned int>(v5322.col(11, iron_linear_thread() & 31u));
-        const float v6022 = v5322.x[11];
-        const float v6023 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6024 = __float_as_uint(v6023);
-        const bool v6025 = v6020 >= v6024;
-        const float v6026 = v5628.x[2];
-        const unsigned int v6027 = __float_as_uint(v6026);
-        const bool v6028 = v6020 < v6027;
-        const bool v6029 = v6025 && v6028;
-        const float v6031 = v6022 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6032 = v6029 ? v6031 : __uint_as_float(0xff800000u);
-        v5322.x[11] = v6032;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6033 = static_cast<unsigned int>(v5322.col(12, iron_linear_thread() & 31u));
-        const float v6035 = v5322.x[12];
-        const float v6036 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6037 = __float_as_uint(v6036);
-        const bool v6038 = v6033 >= v6037;
-        const float v6039 = v5628.x[0];
-        const unsigned int v6040 = __float_as_uint(v6039);
-        const bool v6041 = v6033 < v6040;
-        const bool v6042 = v6038 && v6041;
-        const float v6044 = v6035 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6045 = v6042 ? v6044 : __uint_as_float(0xff800000u);
-        v5322.x[12] = v6045;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6046 = static_cast<unsigned int>(v5322.col(13, iron_linear_thread() & 31u));
-        const float v6048 = v5322.x[13];
-        const float v6049 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6050 = __float_as_uint(v6049);
-        const bool v6051 = v6046 >= v6050;
-        const float v6052 = v5628.x[0];
-        const unsigned int v6053 = __float_as_uint(v6052);
-        const bool v6054 = v6046 < v6053;
-        const bool v6055 = v6051 && v6054;
-        const float v6057 = v6048 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6058 = v6055 ? v6057 : __uint_as_float(0xff800000u);
-        v5322.x[13] = v6058;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6059 = static_cast<unsigned int>(v5322.col(14, iron_linear_thread() & 31u));
-        const float v6061 = v5322.x[14];
-        const float v6062 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6063 = __float_as_uint(v6062);
-        const bool v6064 = v6059 >= v6063;
-        const float v6065 = v5628.x[2];
-        const unsigned int v6066 = __float_as_uint(v6065);
-        const bool v6067 = v6059 < v6066;
-        const bool v6068 = v6064 && v6067;
-        const float v6070 = v6061 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6071 = v6068 ? v6070 : __uint_as_float(0xff800000u);
-        v5322.x[14] = v6071;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6072 = static_cast<unsigned int>(v5322.col(15, iron_linear_thread() & 31u));
-        const float v6074 = v5322.x[15];
-        const float v6075 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6076 = __float_as_uint(v6075);
-        const bool v6077 = v6072 >= v6076;
-        const float v6078 = v5628.x[2];
-        const unsigned int v6079 = __float_as_uint(v6078);
-        const bool v6080 = v6072 < v6079;
-        const bool v6081 = v6077 && v6080;
-        const float v6083 = v6074 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6084 = v6081 ? v6083 : __uint_as_float(0xff800000u);
-        v5322.x[15] = v6084;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6085 = static_cast<unsigned int>(v5322.col(16, iron_linear_thread() & 31u));
-        const float v6087 = v5322.x[16];
-        const float v6088 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6089 = __float_as_uint(v6088);
-        const bool v6090 = v6085 >= v6089;
-        const float v6091 = v5628.x[0];
-        const unsigned int v6092 = __float_as_uint(v6091);
-        const bool v6093 = v6085 < v6092;
-        const bool v6094 = v6090 && v6093;
-        const float v6096 = v6087 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6097 = v6094 ? v6096 : __uint_as_float(0xff800000u);
-        v5322.x[16] = v6097;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6098 = static_cast<unsigned int>(v5322.col(17, iron_linear_thread() & 31u));
-        const float v6100 = v5322.x[17];
-        const float v6101 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6102 = __float_as_uint(v6101);
-        const bool v6103 = v6098 >= v6102;
-        const float v6104 = v5628.x[0];
-        const unsigned int v6105 = __float_as_uint(v6104);
-        const bool v6106 = v6098 < v6105;
-        const bool v6107 = v6103 && v6106;
-        const float v6109 = v6100 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6110 = v6107 ? v6109 : __uint_as_float(0xff800000u);
-        v5322.x[17] = v6110;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6111 = static_cast<unsigned int>(v5322.col(18, iron_linear_thread() & 31u));
-        const float v6113 = v5322.x[18];
-        const float v6114 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6115 = __float_as_uint(v6114);
-        const bool v6116 = v6111 >= v6115;
-        const float v6117 = v5628.x[2];
-        const unsigned int v6118 = __float_as_uint(v6117);
-        const bool v6119 = v6111 < v6118;
-        const bool v6120 = v6116 && v6119;
-        const float v6122 = v6113 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6123 = v6120 ? v6122 : __uint_as_float(0xff800000u);
-        v5322.x[18] = v6123;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6124 = static_cast<unsigned int>(v5322.col(19, iron_linear_thread() & 31u));
-        const float v6126 = v5322.x[19];
-        const float v6127 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6128 = __float_as_uint(v6127);
-        const bool v6129 = v6124 >= v6128;
-        const float v6130 = v5628.x[2];
-        const unsigned int v6131 = __float_as_uint(v6130);
-        const bool v6132 = v6124 < v6131;
-        const bool v6133 = v6129 && v6132;
-        const float v6135 = v6126 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6136 = v6133 ? v6135 : __uint_as_float(0xff800000u);
-        v5322.x[19] = v6136;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6137 = static_cast<unsigned int>(v5322.col(20, iron_linear_thread() & 31u));
-        const float v6139 = v5322.x[20];
-        const float v6140 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6141 = __float_as_uint(v6140);
-        const bool v6142 = v6137 >= v6141;
-        const float v6143 = v5628.x[0];
-        const unsigned int v6144 = __float_as_uint(v6143);
-        const bool v6145 = v6137 < v6144;
-        const bool v6146 = v6142 && v6145;
-        const float v6148 = v6139 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6149 = v6146 ? v6148 : __uint_as_float(0xff800000u);
-        v5322.x[20] = v6149;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6150 = static_cast<unsigned int>(v5322.col(21, iron_linear_thread() & 31u));
-        const float v6152 = v5322.x[21];
-        const float v6153 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6154 = __float_as_uint(v6153);
-        const bool v6155 = v6150 >= v6154;
-        const float v6156 = v5628.x[0];
-        const unsigned int v6157 = __float_as_uint(v6156);
-        const bool v6158 = v6150 < v6157;
-        const bool v6159 = v6155 && v6158;
-        const float v6161 = v6152 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6162 = v6159 ? v6161 : __uint_as_float(0xff800000u);
-        v5322.x[21] = v6162;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6163 = static_cast<unsigned int>(v5322.col(22, iron_linear_thread() & 31u));
-        const float v6165 = v5322.x[22];
-        const float v6166 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6167 = __float_as_uint(v6166);
-        const bool v6168 = v6163 >= v6167;
-        const float v6169 = v5628.x[2];
-        const unsigned int v6170 = __float_as_uint(v6169);
-        const bool v6171 = v6163 < v6170;
-        const bool v6172 = v6168 && v6171;
-        const float v6174 = v6165 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6175 = v6172 ? v6174 : __uint_as_float(0xff800000u);
-        v5322.x[22] = v6175;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6176 = static_cast<unsigned int>(v5322.col(23, iron_linear_thread() & 31u));
-        const float v6178 = v5322.x[23];
-        const float v6179 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6180 = __float_as_uint(v6179);
-        const bool v6181 = v6176 >= v6180;
-        const float v6182 = v5628.x[2];
-        const unsigned int v6183 = __float_as_uint(v6182);
-        const bool v6184 = v6176 < v6183;
-        const bool v6185 = v6181 && v6184;
-        const float v6187 = v6178 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6188 = v6185 ? v6187 : __uint_as_float(0xff800000u);
-        v5322.x[23] = v6188;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6189 = static_cast<unsigned int>(v5322.col(24, iron_linear_thread() & 31u));
-        const float v6191 = v5322.x[24];
-        const float v6192 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6193 = __float_as_uint(v6192);
-        const bool v6194 = v6189 >= v6193;
-        const float v6195 = v5628.x[0];
-        const unsigned int v6196 = __float_as_uint(v6195);
-        const bool v6197 = v6189 < v6196;
-        const bool v6198 = v6194 && v6197;
-        const float v6200 = v6191 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6201 = v6198 ? v6200 : __uint_as_float(0xff800000u);
-        v5322.x[24] = v6201;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6202 = static_cast<unsigned int>(v5322.col(25, iron_linear_thread() & 31u));
-        const float v6204 = v5322.x[25];
-        const float v6205 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6206 = __float_as_uint(v6205);
-        const bool v6207 = v6202 >= v6206;
-        const float v6208 = v5628.x[0];
-        const unsigned int v6209 = __float_as_uint(v6208);
-        const bool v6210 = v6202 < v6209;
-        const bool v6211 = v6207 && v6210;
-        const float v6213 = v6204 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6214 = v6211 ? v6213 : __uint_as_float(0xff800000u);
-        v5322.x[25] = v6214;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6215 = static_cast<unsigned int>(v5322.col(26, iron_linear_thread() & 31u));
-        const float v6217 = v5322.x[26];
-        const float v6218 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6219 = __float_as_uint(v6218);
-        const bool v6220 = v6215 >= v6219;
-        const float v6221 = v5628.x[2];
-        const unsigned int v6222 = __float_as_uint(v6221);
-        const bool v6223 = v6215 < v6222;
-        const bool v6224 = v6220 && v6223;
-        const float v6226 = v6217 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6227 = v6224 ? v6226 : __uint_as_float(0xff800000u);
-        v5322.x[26] = v6227;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6228 = static_cast<unsigned int>(v5322.col(27, iron_linear_thread() & 31u));
-        const float v6230 = v5322.x[27];
-        const float v6231 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6232 = __float_as_uint(v6231);
-        const bool v6233 = v6228 >= v6232;
-        const float v6234 = v5628.x[2];
-        const unsigned int v6235 = __float_as_uint(v6234);
-        const bool v6236 = v6228 < v6235;
-        const bool v6237 = v6233 && v6236;
-        const float v6239 = v6230 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6240 = v6237 ? v6239 : __uint_as_float(0xff800000u);
-        v5322.x[27] = v6240;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6241 = static_cast<unsigned int>(v5322.col(28, iron_linear_thread() & 31u));
-        const float v6243 = v5322.x[28];
-        const float v6244 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6245 = __float_as_uint(v6244);
-        const bool v6246 = v6241 >= v6245;
-        const float v6247 = v5628.x[0];
-        const unsigned int v6248 = __float_as_uint(v6247);
-        const bool v6249 = v6241 < v6248;
-        const bool v6250 = v6246 && v6249;
-        const float v6252 = v6243 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6253 = v6250 ? v6252 : __uint_as_float(0xff800000u);
-        v5322.x[28] = v6253;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6254 = static_cast<unsigned int>(v5322.col(29, iron_linear_thread() & 31u));
-        const float v6256 = v5322.x[29];
-        const float v6257 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6258 = __float_as_uint(v6257);
-        const bool v6259 = v6254 >= v6258;
-        const float v6260 = v5628.x[0];
-        const unsigned int v6261 = __float_as_uint(v6260);
-        const bool v6262 = v6254 < v6261;
-        const bool v6263 = v6259 && v6262;
-        const float v6265 = v6256 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6266 = v6263 ? v6265 : __uint_as_float(0xff800000u);
-        v5322.x[29] = v6266;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6267 = static_cast<unsigned int>(v5322.col(30, iron_linear_thread() & 31u));
-        const float v6269 = v5322.x[30];
-        const float v6270 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6271 = __float_as_uint(v6270);
-        const bool v6272 = v6267 >= v6271;
-        const float v6273 = v5628.x[2];
-        const unsigned int v6274 = __float_as_uint(v6273);
-        const bool v6275 = v6267 < v6274;
-        const bool v6276 = v6272 && v6275;
-        const float v6278 = v6269 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6279 = v6276 ? v6278 : __uint_as_float(0xff800000u);
-        v5322.x[30] = v6279;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6280 = static_cast<unsigned int>(v5322.col(31, iron_linear_thread() & 31u));
-        const float v6282 = v5322.x[31];
-        const float v6283 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6284 = __float_as_uint(v6283);
-        const bool v6285 = v6280 >= v6284;
-        const float v6286 = v5628.x[2];
-        const unsigned int v6287 = __float_as_uint(v6286);
-        const bool v6288 = v6280 < v6287;
-        const bool v6289 = v6285 && v6288;
-        const float v6291 = v6282 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6292 = v6289 ? v6291 : __uint_as_float(0xff800000u);
-        v5322.x[31] = v6292;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6293 = static_cast<unsigned int>(v5322.col(32, iron_linear_thread() & 31u));
-        const float v6295 = v5322.x[32];
-        const float v6296 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6297 = __float_as_uint(v6296);
-        const bool v6298 = v6293 >= v6297;
-        const float v6299 = v5628.x[0];
-        const unsigned int v6300 = __float_as_uint(v6299);
-        const bool v6301 = v6293 < v6300;
-        const bool v6302 = v6298 && v6301;
-        const float v6304 = v6295 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6305 = v6302 ? v6304 : __uint_as_float(0xff800000u);
-        v5322.x[32] = v6305;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6306 = static_cast<unsigned int>(v5322.col(33, iron_linear_thread() & 31u));
-        const float v6308 = v5322.x[33];
-        const float v6309 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6310 = __float_as_uint(v6309);
-        const bool v6311 = v6306 >= v6310;
-        const float v6312 = v5628.x[0];
-        const unsigned int v6313 = __float_as_uint(v6312);
-        const bool v6314 = v6306 < v6313;
-        const bool v6315 = v6311 && v6314;
-        const float v6317 = v6308 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6318 = v6315 ? v6317 : __uint_as_float(0xff800000u);
-        v5322.x[33] = v6318;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6319 = static_cast<unsigned int>(v5322.col(34, iron_linear_thread() & 31u));
-        const float v6321 = v5322.x[34];
-        const float v6322 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6323 = __float_as_uint(v6322);
-        const bool v6324 = v6319 >= v6323;
-        const float v6325 = v5628.x[2];
-        const unsigned int v6326 = __float_as_uint(v6325);
-        const bool v6327 = v6319 < v6326;
-        const bool v6328 = v6324 && v6327;
-        const float v6330 = v6321 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6331 = v6328 ? v6330 : __uint_as_float(0xff800000u);
-        v5322.x[34] = v6331;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6332 = static_cast<unsigned int>(v5322.col(35, iron_linear_thread() & 31u));
-        const float v6334 = v5322.x[35];
-        const float v6335 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6336 = __float_as_uint(v6335);
-        const bool v6337 = v6332 >= v6336;
-        const float v6338 = v5628.x[2];
-        const unsigned int v6339 = __float_as_uint(v6338);
-        const bool v6340 = v6332 < v6339;
-        const bool v6341 = v6337 && v6340;
-        const float v6343 = v6334 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6344 = v6341 ? v6343 : __uint_as_float(0xff800000u);
-        v5322.x[35] = v6344;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6345 = static_cast<unsigned int>(v5322.col(36, iron_linear_thread() & 31u));
-        const float v6347 = v5322.x[36];
-        const float v6348 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6349 = __float_as_uint(v6348);
-        const bool v6350 = v6345 >= v6349;
-        const float v6351 = v5628.x[0];
-        const unsigned int v6352 = __float_as_uint(v6351);
-        const bool v6353 = v6345 < v6352;
-        const bool v6354 = v6350 && v6353;
-        const float v6356 = v6347 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6357 = v6354 ? v6356 : __uint_as_float(0xff800000u);
-        v5322.x[36] = v6357;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6358 = static_cast<unsigned int>(v5322.col(37, iron_linear_thread() & 31u));
-        const float v6360 = v5322.x[37];
-        const float v6361 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6362 = __float_as_uint(v6361);
-        const bool v6363 = v6358 >= v6362;
-        const float v6364 = v5628.x[0];
-        const unsigned int v6365 = __float_as_uint(v6364);
-        const bool v6366 = v6358 < v6365;
-        const bool v6367 = v6363 && v6366;
-        const float v6369 = v6360 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6370 = v6367 ? v6369 : __uint_as_float(0xff800000u);
-        v5322.x[37] = v6370;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6371 = static_cast<unsigned int>(v5322.col(38, iron_linear_thread() & 31u));
-        const float v6373 = v5322.x[38];
-        const float v6374 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6375 = __float_as_uint(v6374);
-        const bool v6376 = v6371 >= v6375;
-        const float v6377 = v5628.x[2];
-        const unsigned int v6378 = __float_as_uint(v6377);
-        const bool v6379 = v6371 < v6378;
-        const bool v6380 = v6376 && v6379;
-        const float v6382 = v6373 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6383 = v6380 ? v6382 : __uint_as_float(0xff800000u);
-        v5322.x[38] = v6383;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6384 = static_cast<unsigned int>(v5322.col(39, iron_linear_thread() & 31u));
-        const float v6386 = v5322.x[39];
-        const float v6387 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6388 = __float_as_uint(v6387);
-        const bool v6389 = v6384 >= v6388;
-        const float v6390 = v5628.x[2];
-        const unsigned int v6391 = __float_as_uint(v6390);
-        const bool v6392 = v6384 < v6391;
-        const bool v6393 = v6389 && v6392;
-        const float v6395 = v6386 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6396 = v6393 ? v6395 : __uint_as_float(0xff800000u);
-        v5322.x[39] = v6396;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6397 = static_cast<unsigned int>(v5322.col(40, iron_linear_thread() & 31u));
-        const float v6399 = v5322.x[40];
-        const float v6400 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6401 = __float_as_uint(v6400);
-        const bool v6402 = v6397 >= v6401;
-        const float v6403 = v5628.x[0];
-        const unsigned int v6404 = __float_as_uint(v6403);
-        const bool v6405 = v6397 < v6404;
-        const bool v6406 = v6402 && v6405;
-        const float v6408 = v6399 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6409 = v6406 ? v6408 : __uint_as_float(0xff800000u);
-        v5322.x[40] = v6409;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6410 = static_cast<unsigned int>(v5322.col(41, iron_linear_thread() & 31u));
-        const float v6412 = v5322.x[41];
-        const float v6413 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6414 = __float_as_uint(v6413);
-        const bool v6415 = v6410 >= v6414;
-        const float v6416 = v5628.x[0];
-        const unsigned int v6417 = __float_as_uint(v6416);
-        const bool v6418 = v6410 < v6417;
-        const bool v6419 = v6415 && v6418;
-        const float v6421 = v6412 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6422 = v6419 ? v6421 : __uint_as_float(0xff800000u);
-        v5322.x[41] = v6422;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6423 = static_cast<unsigned int>(v5322.col(42, iron_linear_thread() & 31u));
-        const float v6425 = v5322.x[42];
-        const float v6426 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6427 = __float_as_uint(v6426);
-        const bool v6428 = v6423 >= v6427;
-        const float v6429 = v5628.x[2];
-        const unsigned int v6430 = __float_as_uint(v6429);
-        const bool v6431 = v6423 < v6430;
-        const bool v6432 = v6428 && v6431;
-        const float v6434 = v6425 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6435 = v6432 ? v6434 : __uint_as_float(0xff800000u);
-        v5322.x[42] = v6435;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6436 = static_cast<unsigned int>(v5322.col(43, iron_linear_thread() & 31u));
-        const float v6438 = v5322.x[43];
-        const float v6439 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6440 = __float_as_uint(v6439);
-        const bool v6441 = v6436 >= v6440;
-        const float v6442 = v5628.x[2];
-        const unsigned int v6443 = __float_as_uint(v6442);
-        const bool v6444 = v6436 < v6443;
-        const bool v6445 = v6441 && v6444;
-        const float v6447 = v6438 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6448 = v6445 ? v6447 : __uint_as_float(0xff800000u);
-        v5322.x[43] = v6448;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6449 = static_cast<unsigned int>(v5322.col(44, iron_linear_thread() & 31u));
-        const float v6451 = v5322.x[44];
-        const float v6452 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6453 = __float_as_uint(v6452);
-        const bool v6454 = v6449 >= v6453;
-        const float v6455 = v5628.x[0];
-        const unsigned int v6456 = __float_as_uint(v6455);
-        const bool v6457 = v6449 < v6456;
-        const bool v6458 = v6454 && v6457;
-        const float v6460 = v6451 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6461 = v6458 ? v6460 : __uint_as_float(0xff800000u);
-        v5322.x[44] = v6461;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6462 = static_cast<unsigned int>(v5322.col(45, iron_linear_thread() & 31u));
-        const float v6464 = v5322.x[45];
-        const float v6465 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6466 = __float_as_uint(v6465);
-        const bool v6467 = v6462 >= v6466;
-        const float v6468 = v5628.x[0];
-        const unsigned int v6469 = __float_as_uint(v6468);
-        const bool v6470 = v6462 < v6469;
-        const bool v6471 = v6467 && v6470;
-        const float v6473 = v6464 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6474 = v6471 ? v6473 : __uint_as_float(0xff800000u);
-        v5322.x[45] = v6474;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6475 = static_cast<unsigned int>(v5322.col(46, iron_linear_thread() & 31u));
-        const float v6477 = v5322.x[46];
-        const float v6478 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6479 = __float_as_uint(v6478);
-        const bool v6480 = v6475 >= v6479;
-        const float v6481 = v5628.x[2];
-        const unsigned int v6482 = __float_as_uint(v6481);
-        const bool v6483 = v6475 < v6482;
-        const bool v6484 = v6480 && v6483;
-        const float v6486 = v6477 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6487 = v6484 ? v6486 : __uint_as_float(0xff800000u);
-        v5322.x[46] = v6487;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6488 = static_cast<unsigned int>(v5322.col(47, iron_linear_thread() & 31u));
-        const float v6490 = v5322.x[47];
-        const float v6491 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6492 = __float_as_uint(v6491);
-        const bool v6493 = v6488 >= v6492;
-        const float v6494 = v5628.x[2];
-        const unsigned int v6495 = __float_as_uint(v6494);
-        const bool v6496 = v6488 < v6495;
-        const bool v6497 = v6493 && v6496;
-        const float v6499 = v6490 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6500 = v6497 ? v6499 : __uint_as_float(0xff800000u);
-        v5322.x[47] = v6500;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6501 = static_cast<unsigned int>(v5322.col(48, iron_linear_thread() & 31u));
-        const float v6503 = v5322.x[48];
-        const float v6504 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6505 = __float_as_uint(v6504);
-        const bool v6506 = v6501 >= v6505;
-        const float v6507 = v5628.x[0];
-        const unsigned int v6508 = __float_as_uint(v6507);
-        const bool v6509 = v6501 < v6508;
-        const bool v6510 = v6506 && v6509;
-        const float v6512 = v6503 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6513 = v6510 ? v6512 : __uint_as_float(0xff800000u);
-        v5322.x[48] = v6513;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6514 = static_cast<unsigned int>(v5322.col(49, iron_linear_thread() & 31u));
-        const float v6516 = v5322.x[49];
-        const float v6517 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6518 = __float_as_uint(v6517);
-        const bool v6519 = v6514 >= v6518;
-        const float v6520 = v5628.x[0];
-        const unsigned int v6521 = __float_as_uint(v6520);
-        const bool v6522 = v6514 < v6521;
-        const bool v6523 = v6519 && v6522;
-        const float v6525 = v6516 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6526 = v6523 ? v6525 : __uint_as_float(0xff800000u);
-        v5322.x[49] = v6526;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6527 = static_cast<unsigned int>(v5322.col(50, iron_linear_thread() & 31u));
-        const float v6529 = v5322.x[50];
-        const float v6530 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6531 = __float_as_uint(v6530);
-        const bool v6532 = v6527 >= v6531;
-        const float v6533 = v5628.x[2];
-        const unsigned int v6534 = __float_as_uint(v6533);
-        const bool v6535 = v6527 < v6534;
-        const bool v6536 = v6532 && v6535;
-        const float v6538 = v6529 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6539 = v6536 ? v6538 : __uint_as_float(0xff800000u);
-        v5322.x[50] = v6539;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6540 = static_cast<unsigned int>(v5322.col(51, iron_linear_thread() & 31u));
-        const float v6542 = v5322.x[51];
-        const float v6543 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6544 = __float_as_uint(v6543);
-        const bool v6545 = v6540 >= v6544;
-        const float v6546 = v5628.x[2];
-        const unsigned int v6547 = __float_as_uint(v6546);
-        const bool v6548 = v6540 < v6547;
-        const bool v6549 = v6545 && v6548;
-        const float v6551 = v6542 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6552 = v6549 ? v6551 : __uint_as_float(0xff800000u);
-        v5322.x[51] = v6552;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6553 = static_cast<unsigned int>(v5322.col(52, iron_linear_thread() & 31u));
-        const float v6555 = v5322.x[52];
-        const float v6556 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6557 = __float_as_uint(v6556);
-        const bool v6558 = v6553 >= v6557;
-        const float v6559 = v5628.x[0];
-        const unsigned int v6560 = __float_as_uint(v6559);
-        const bool v6561 = v6553 < v6560;
-        const bool v6562 = v6558 && v6561;
-        const float v6564 = v6555 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6565 = v6562 ? v6564 : __uint_as_float(0xff800000u);
-        v5322.x[52] = v6565;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6566 = static_cast<unsigned int>(v5322.col(53, iron_linear_thread() & 31u));
-        const float v6568 = v5322.x[53];
-        const float v6569 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6570 = __float_as_uint(v6569);
-        const bool v6571 = v6566 >= v6570;
-        const float v6572 = v5628.x[0];
-        const unsigned int v6573 = __float_as_uint(v6572);
-        const bool v6574 = v6566 < v6573;
-        const bool v6575 = v6571 && v6574;
-        const float v6577 = v6568 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6578 = v6575 ? v6577 : __uint_as_float(0xff800000u);
-        v5322.x[53] = v6578;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6579 = static_cast<unsigned int>(v5322.col(54, iron_linear_thread() & 31u));
-        const float v6581 = v5322.x[54];
-        const float v6582 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6583 = __float_as_uint(v6582);
-        const bool v6584 = v6579 >= v6583;
-        const float v6585 = v5628.x[2];
-        const unsigned int v6586 = __float_as_uint(v6585);
-        const bool v6587 = v6579 < v6586;
-        const bool v6588 = v6584 && v6587;
-        const float v6590 = v6581 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6591 = v6588 ? v6590 : __uint_as_float(0xff800000u);
-        v5322.x[54] = v6591;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6592 = static_cast<unsigned int>(v5322.col(55, iron_linear_thread() & 31u));
-        const float v6594 = v5322.x[55];
-        const float v6595 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6596 = __float_as_uint(v6595);
-        const bool v6597 = v6592 >= v6596;
-        const float v6598 = v5628.x[2];
-        const unsigned int v6599 = __float_as_uint(v6598);
-        const bool v6600 = v6592 < v6599;
-        const bool v6601 = v6597 && v6600;
-        const float v6603 = v6594 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6604 = v6601 ? v6603 : __uint_as_float(0xff800000u);
-        v5322.x[55] = v6604;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6605 = static_cast<unsigned int>(v5322.col(56, iron_linear_thread() & 31u));
-        const float v6607 = v5322.x[56];
-        const float v6608 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6609 = __float_as_uint(v6608);
-        const bool v6610 = v6605 >= v6609;
-        const float v6611 = v5628.x[0];
-        const unsigned int v6612 = __float_as_uint(v6611);
-        const bool v6613 = v6605 < v6612;
-        const bool v6614 = v6610 && v6613;
-        const float v6616 = v6607 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6617 = v6614 ? v6616 : __uint_as_float(0xff800000u);
-        v5322.x[56] = v6617;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6618 = static_cast<unsigned int>(v5322.col(57, iron_linear_thread() & 31u));
-        const float v6620 = v5322.x[57];
-        const float v6621 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6622 = __float_as_uint(v6621);
-        const bool v6623 = v6618 >= v6622;
-        const float v6624 = v5628.x[0];
-        const unsigned int v6625 = __float_as_uint(v6624);
-        const bool v6626 = v6618 < v6625;
-        const bool v6627 = v6623 && v6626;
-        const float v6629 = v6620 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6630 = v6627 ? v6629 : __uint_as_float(0xff800000u);
-        v5322.x[57] = v6630;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6631 = static_cast<unsigned int>(v5322.col(58, iron_linear_thread() & 31u));
-        const float v6633 = v5322.x[58];
-        const float v6634 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6635 = __float_as_uint(v6634);
-        const bool v6636 = v6631 >= v6635;
-        const float v6637 = v5628.x[2];
-        const unsigned int v6638 = __float_as_uint(v6637);
-        const bool v6639 = v6631 < v6638;
-        const bool v6640 = v6636 && v6639;
-        const float v6642 = v6633 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6643 = v6640 ? v6642 : __uint_as_float(0xff800000u);
-        v5322.x[58] = v6643;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6644 = static_cast<unsigned int>(v5322.col(59, iron_linear_thread() & 31u));
-        const float v6646 = v5322.x[59];
-        const float v6647 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6648 = __float_as_uint(v6647);
-        const bool v6649 = v6644 >= v6648;
-        const float v6650 = v5628.x[2];
-        const unsigned int v6651 = __float_as_uint(v6650);
-        const bool v6652 = v6644 < v6651;
-        const bool v6653 = v6649 && v6652;
-        const float v6655 = v6646 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6656 = v6653 ? v6655 : __uint_as_float(0xff800000u);
-        v5322.x[59] = v6656;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6657 = static_cast<unsigned int>(v5322.col(60, iron_linear_thread() & 31u));
-        const float v6659 = v5322.x[60];
-        const float v6660 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6661 = __float_as_uint(v6660);
-        const bool v6662 = v6657 >= v6661;
-        const float v6663 = v5628.x[0];
-        const unsigned int v6664 = __float_as_uint(v6663);
-        const bool v6665 = v6657 < v6664;
-        const bool v6666 = v6662 && v6665;
-        const float v6668 = v6659 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6669 = v6666 ? v6668 : __uint_as_float(0xff800000u);
-        v5322.x[60] = v6669;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6670 = static_cast<unsigned int>(v5322.col(61, iron_linear_thread() & 31u));
-        const float v6672 = v5322.x[61];
-        const float v6673 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6674 = __float_as_uint(v6673);
-        const bool v6675 = v6670 >= v6674;
-        const float v6676 = v5628.x[0];
-        const unsigned int v6677 = __float_as_uint(v6676);
-        const bool v6678 = v6670 < v6677;
-        const bool v6679 = v6675 && v6678;
-        const float v6681 = v6672 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6682 = v6679 ? v6681 : __uint_as_float(0xff800000u);
-        v5322.x[61] = v6682;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6683 = static_cast<unsigned int>(v5322.col(62, iron_linear_thread() & 31u));
-        const float v6685 = v5322.x[62];
-        const float v6686 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6687 = __float_as_uint(v6686);
-        const bool v6688 = v6683 >= v6687;
-        const float v6689 = v5628.x[2];
-        const unsigned int v6690 = __float_as_uint(v6689);
-        const bool v6691 = v6683 < v6690;
-        const bool v6692 = v6688 && v6691;
-        const float v6694 = v6685 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6695 = v6692 ? v6694 : __uint_as_float(0xff800000u);
-        v5322.x[62] = v6695;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6696 = static_cast<unsigned int>(v5322.col(63, iron_linear_thread() & 31u));
-        const float v6698 = v5322.x[63];
-        const float v6699 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6700 = __float_as_uint(v6699);
-        const bool v6701 = v6696 >= v6700;
-        const float v6702 = v5628.x[2];
-        const unsigned int v6703 = __float_as_uint(v6702);
-        const bool v6704 = v6696 < v6703;
-        const bool v6705 = v6701 && v6704;
-        const float v6707 = v6698 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6708 = v6705 ? v6707 : __uint_as_float(0xff800000u);
-        v5322.x[63] = v6708;  // kernels/sdpa/flash_tile.hpp:179
+        iron_frag<float, 2, 16, 8> v5647;  // kernels/sdpa/flash_tile.hpp:163
+        iron_frag_fill(v5647, 0.0f);
+        iron_frag<float, 2, 16, 8> v5649;  // kernels/sdpa/flash_tile.hpp:164
+        iron_frag_fill(v5649, 0.0f);
+        const unsigned int v5651 = static_cast<unsigned int>(v5647.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:168
+        const unsigned int v5653 = v46 + v5651;  // kernels/sdpa/flash_tile.hpp:169
+        const unsigned int v5655 = v5653 + v37;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v5656 = v5655 + 1u;
+        const unsigned int v5658 = v5656 - v18;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v5667 = v5658 - v7;  // kernels/sdpa/flash_tile.hpp:129
+        const bool v5671 = v5656 > v315;  // kernels/sdpa/flash_tile.hpp:128
+        const bool v5672 = v314 && v5671;
+        const unsigned int v5673 = v5672 ? v5667 : v47;
+        const unsigned int v5676 = v5673 - v4830;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v5677 = min(v5676, 128u);
+        const bool v5678 = v5673 > v4830;
+        const unsigned int v5679 = v5678 ? v5677 : v47;
+        const float v5680 = __uint_as_float(v5679);
+        v5647.x[0] = v5680;  // kernels/sdpa/flash_tile.hpp:168
+        const unsigned int v5682 = static_cast<unsigned int>(v5647.row(1, iron_linear_thread() & 31u));
+        const unsigned int v5684 = v46 + v5682;  // kernels/sdpa/flash_tile.hpp:169
+        const unsigned int v5686 = v5684 + v37;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v5687 = v5686 + 1u;
+        const unsigned int v5689 = v5687 - v18;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v5698 = v5689 - v7;  // kernels/sdpa/flash_tile.hpp:129
+        const bool v5702 = v5687 > v315;  // kernels/sdpa/flash_tile.hpp:128
+        const bool v5703 = v314 && v5702;
+        const unsigned int v5704 = v5703 ? v5698 : v47;
+        const unsigned int v5707 = v5704 - v4830;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v5708 = min(v5707, 128u);
+        const bool v5709 = v5704 > v4830;
+        const unsigned int v5710 = v5709 ? v5708 : v47;
+        const float v5711 = __uint_as_float(v5710);
+        v5647.x[1] = v5711;  // kernels/sdpa/flash_tile.hpp:168
+        const unsigned int v5713 = static_cast<unsigned int>(v5647.row(2, iron_linear_thread() & 31u));
+        const unsigned int v5715 = v46 + v5713;  // kernels/sdpa/flash_tile.hpp:169
+        const unsigned int v5717 = v5715 + v37;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v5718 = v5717 + 1u;
+        const unsigned int v5720 = v5718 - v18;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v5729 = v5720 - v7;  // kernels/sdpa/flash_tile.hpp:129
+        const bool v5733 = v5718 > v315;  // kernels/sdpa/flash_tile.hpp:128
+        const bool v5734 = v314 && v5733;
+        const unsigned int v5735 = v5734 ? v5729 : v47;
+        const unsigned int v5738 = v5735 - v4830;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v5739 = min(v5738, 128u);
+        const bool v5740 = v5735 > v4830;
+        const unsigned int v5741 = v5740 ? v5739 : v47;
+        const float v5742 = __uint_as_float(v5741);
+        v5647.x[2] = v5742;  // kernels/sdpa/flash_tile.hpp:168
+        const unsigned int v5744 = static_cast<unsigned int>(v5647.row(3, iron_linear_thread() & 31u));
+        const unsigned int v5746 = v46 + v5744;  // kernels/sdpa/flash_tile.hpp:169
+        const unsigned int v5748 = v5746 + v37;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v5749 = v5748 + 1u;
+        const unsigned int v5751 = v5749 - v18;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v5760 = v5751 - v7;  // kernels/sdpa/flash_tile.hpp:129
+        const bool v5764 = v5749 > v315;  // kernels/sdpa/flash_tile.hpp:128
+        const bool v5765 = v314 && v5764;
+        const unsigned int v5766 = v5765 ? v5760 : v47;
+        const unsigned int v5769 = v5766 - v4830;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v5770 = min(v5769, 128u);
+        const bool v5771 = v5766 > v4830;
+        const unsigned int v5772 = v5771 ? v5770 : v47;
+        const float v5773 = __uint_as_float(v5772);
+        v5647.x[3] = v5773;  // kernels/sdpa/flash_tile.hpp:168
+        const unsigned int v5775 = static_cast<unsigned int>(v5649.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v5777 = v46 + v5775;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v5779 = v5777 + v37;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v5780 = v5779 + 1u;
+        const unsigned int v5782 = v5780 - v18;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v5783 = min(v37, v5782);
+        const bool v5784 = v5780 > v18;
+        const unsigned int v5785 = v5784 ? v5783 : v47;
+        const unsigned int v5788 = v308 ? v37 : v5785;  // kernels/sdpa/flash_tile.hpp:126
+        const unsigned int v5800 = v5788 - v4830;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v5801 = min(v5800, 128u);
+        const bool v5802 = v5788 > v4830;
+        const unsigned int v5803 = v5802 ? v5801 : v47;
+        const float v5804 = __uint_as_float(v5803);
+        v5649.x[0] = v5804;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v5806 = static_cast<unsigned int>(v5649.row(1, iron_linear_thread() & 31u));
+        const unsigned int v5808 = v46 + v5806;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v5810 = v5808 + v37;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v5811 = v5810 + 1u;
+        const unsigned int v5813 = v5811 - v18;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v5814 = min(v37, v5813);
+        const bool v5815 = v5811 > v18;
+        const unsigned int v5816 = v5815 ? v5814 : v47;
+        const unsigned int v5819 = v308 ? v37 : v5816;  // kernels/sdpa/flash_tile.hpp:126
+        const unsigned int v5831 = v5819 - v4830;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v5832 = min(v5831, 128u);
+        const bool v5833 = v5819 > v4830;
+        const unsigned int v5834 = v5833 ? v5832 : v47;
+        const float v5835 = __uint_as_float(v5834);
+        v5649.x[1] = v5835;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v5837 = static_cast<unsigned int>(v5649.row(2, iron_linear_thread() & 31u));
+        const unsigned int v5839 = v46 + v5837;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v5841 = v5839 + v37;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v5842 = v5841 + 1u;
+        const unsigned int v5844 = v5842 - v18;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v5845 = min(v37, v5844);
+        const bool v5846 = v5842 > v18;
+        const unsigned int v5847 = v5846 ? v5845 : v47;
+        const unsigned int v5850 = v308 ? v37 : v5847;  // kernels/sdpa/flash_tile.hpp:126
+        const unsigned int v5862 = v5850 - v4830;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v5863 = min(v5862, 128u);
+        const bool v5864 = v5850 > v4830;
+        const unsigned int v5865 = v5864 ? v5863 : v47;
+        const float v5866 = __uint_as_float(v5865);
+        v5649.x[2] = v5866;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v5868 = static_cast<unsigned int>(v5649.row(3, iron_linear_thread() & 31u));
+        const unsigned int v5870 = v46 + v5868;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v5872 = v5870 + v37;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v5873 = v5872 + 1u;
+        const unsigned int v5875 = v5873 - v18;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v5876 = min(v37, v5875);
+        const bool v5877 = v5873 > v18;
+        const unsigned int v5878 = v5877 ? v5876 : v47;
+        const unsigned int v5881 = v308 ? v37 : v5878;  // kernels/sdpa/flash_tile.hpp:126
+        const unsigned int v5893 = v5881 - v4830;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v5894 = min(v5893, 128u);
+        const bool v5895 = v5881 > v4830;
+        const unsigned int v5896 = v5895 ? v5894 : v47;
+        const float v5897 = __uint_as_float(v5896);
+        v5649.x[3] = v5897;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v5898 = static_cast<unsigned int>(v5343.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:174
+        const float v5900 = v5343.x[0];
+        const float v5901 = v5647.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v5902 = __float_as_uint(v5901);
+        const bool v5903 = v5898 >= v5902;
+        const float v5904 = v5649.x[0];
+        const unsigned int v5905 = __float_as_uint(v5904);
+        const bool v5906 = v5898 < v5905;
+        const bool v5907 = v5903 && v5906;
+        const float v5909 = v5900 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v5910 = v5907 ? v5909 : __uint_as_float(0xff800000u);
+        v5343.x[0] = v5910;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5911 = static_cast<unsigned int>(v5343.col(1, iron_linear_thread() & 31u));
+        const float v5913 = v5343.x[1];
+        const float v5914 = v5647.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v5915 = __float_as_uint(v5914);
+        const bool v5916 = v5911 >= v5915;
+        const float v5917 = v5649.x[0];
+        const unsigned int v5918 = __float_as_uint(v5917);
+        const bool v5919 = v5911 < v5918;
+        const bool v5920 = v5916 && v5919;
+        const float v5922 = v5913 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v5923 = v5920 ? v5922 : __uint_as_float(0xff800000u);
+        v5343.x[1] = v5923;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5924 = static_cast<unsigned int>(v5343.col(2, iron_linear_thread() & 31u));
+        const float v5926 = v5343.x[2];
+        const float v5927 = v5647.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v5928 = __float_as_uint(v5927);
+        const bool v5929 = v5924 >= v5928;
+        const float v5930 = v5649.x[2];
+        const unsigned int v5931 = __float_as_uint(v5930);
+        const bool v5932 = v5924 < v5931;
+        const bool v5933 = v5929 && v5932;
+        const float v5935 = v5926 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v5936 = v5933 ? v5935 : __uint_as_float(0xff800000u);
+        v5343.x[2] = v5936;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5937 = static_cast<unsigned int>(v5343.col(3, iron_linear_thread() & 31u));
+        const float v5939 = v5343.x[3];
+        const float v5940 = v5647.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v5941 = __float_as_uint(v5940);
+        const bool v5942 = v5937 >= v5941;
+        const float v5943 = v5649.x[2];
+        const unsigned int v5944 = __float_as_uint(v5943);
+        const bool v5945 = v5937 < v5944;
+        const bool v5946 = v5942 && v5945;
+        const float v5948 = v5939 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v5949 = v5946 ? v5948 : __uint_as_float(0xff800000u);
+        v5343.x[3] = v5949;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5950 = static_cast<unsigned int>(v5343.col(4, iron_linear_thread() & 31u));
+        const float v5952 = v5343.x[4];
+        const float v5953 = v5647.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v5954 = __float_as_uint(v5953);
+        const bool v5955 = v5950 >= v5954;
+        const float v5956 = v5649.x[0];
+        const unsigned int v5957 = __float_as_uint(v5956);
+        const bool v5958 = v5950 < v5957;
+        const bool v5959 = v5955 && v5958;
+        const float v5961 = v5952 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v5962 = v5959 ? v5961 : __uint_as_float(0xff800000u);
+        v5343.x[4] = v5962;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5963 = static_cast<unsigned int>(v5343.col(5, iron_linear_thread() & 31u));
+        const float v5965 = v5343.x[5];
+        const float v5966 = v5647.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v5967 = __float_as_uint(v5966);
+        const bool v5968 = v5963 >= v5967;
+        const float v5969 = v5649.x[0];
+        const unsigned int v5970 = __float_as_uint(v5969);
+        const bool v5971 = v5963 < v5970;
+        const bool v5972 = v5968 && v5971;
+        const float v5974 = v5965 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v5975 = v5972 ? v5974 : __uint_as_float(0xff800000u);
+        v5343.x[5] = v5975;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5976 = static_cast<unsigned int>(v5343.col(6, iron_linear_thread() & 31u));
+        const float v5978 = v5343.x[6];
+        const float v5979 = v5647.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v5980 = __float_as_uint(v5979);
+        const bool v5981 = v5976 >= v5980;
+        const float v5982 = v5649.x[2];
+        const unsigned int v5983 = __float_as_uint(v5982);
+        const bool v5984 = v5976 < v5983;
+        const bool v5985 = v5981 && v5984;
+        const float v5987 = v5978 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v5988 = v5985 ? v5987 : __uint_as_float(0xff800000u);
+        v5343.x[6] = v5988;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5989 = static_cast<unsigned int>(v5343.col(7, iron_linear_thread() & 31u));
+        const float v5991 = v5343.x[7];
+        const float v5992 = v5647.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v5993 = __float_as_uint(v5992);
+        const bool v5994 = v5989 >= v5993;
+        const float v5995 = v5649.x[2];
+        const unsigned int v5996 = __float_as_uint(v5995);
+        const bool v5997 = v5989 < v5996;
+        const bool v5998 = v5994 && v5997;
+        const float v6000 = v5991 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6001 = v5998 ? v6000 : __uint_as_float(0xff800000u);
+        v5343.x[7] = v6001;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6002 = static_cast<unsigned int>(v5343.col(8, iron_linear_thread() & 31u));
+        const float v6004 = v5343.x[8];
+        const float v6005 = v5647.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6006 = __float_as_uint(v6005);
+        const bool v6007 = v6002 >= v6006;
+        const float v6008 = v5649.x[0];
+        const unsigned int v6009 = __float_as_uint(v6008);
+        const bool v6010 = v6002 < v6009;
+        const bool v6011 = v6007 && v6010;
+        const float v6013 = v6004 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6014 = v6011 ? v6013 : __uint_as_float(0xff800000u);
+        v5343.x[8] = v6014;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6015 = static_cast<unsigned int>(v5343.col(9, iron_linear_thread() & 31u));
+        const float v6017 = v5343.x[9];
+        const float v6018 = v5647.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6019 = __float_as_uint(v6018);
+        const bool v6020 = v6015 >= v6019;
+        const float v6021 = v5649.x[0];
+        const unsigned int v6022 = __float_as_uint(v6021);
+        const bool v6023 = v6015 < v6022;
+        const bool v6024 = v6020 && v6023;
+        const float v6026 = v6017 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6027 = v6024 ? v6026 : __uint_as_float(0xff800000u);
+        v5343.x[9] = v6027;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6028 = static_cast<unsigned int>(v5343.col(10, iron_linear_thread() & 31u));
+        const float v6030 = v5343.x[10];
+        const float v6031 = v5647.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6032 = __float_as_uint(v6031);
+        const bool v6033 = v6028 >= v6032;
+        const float v6034 = v5649.x[2];
+        const unsigned int v6035 = __float_as_uint(v6034);
+        const bool v6036 = v6028 < v6035;
+        const bool v6037 = v6033 && v6036;
+        const float v6039 = v6030 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6040 = v6037 ? v6039 : __uint_as_float(0xff800000u);
+        v5343.x[10] = v6040;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6041 = static_cast<unsigned int>(v5343.col(11, iron_linear_thread() & 31u));
+        const float v6043 = v5343.x[11];
+        const float v6044 = v5647.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6045 = __float_as_uint(v6044);
+        const bool v6046 = v6041 >= v6045;
+        const float v6047 = v5649.x[2];
+        const unsigned int v6048 = __float_as_uint(v6047);
+        const bool v6049 = v6041 < v6048;
+        const bool v6050 = v6046 && v6049;
+        const float v6052 = v6043 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6053 = v6050 ? v6052 : __uint_as_float(0xff800000u);
+        v5343.x[11] = v6053;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6054 = static_cast<unsigned int>(v5343.col(12, iron_linear_thread() & 31u));
+        const float v6056 = v5343.x[12];
+        const float v6057 = v5647.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6058 = __float_as_uint(v6057);
+        const bool v6059 = v6054 >= v6058;
+        const float v6060 = v5649.x[0];
+        const unsigned int v6061 = __float_as_uint(v6060);
+        const bool v6062 = v6054 < v6061;
+        const bool v6063 = v6059 && v6062;
+        const float v6065 = v6056 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6066 = v6063 ? v6065 : __uint_as_float(0xff800000u);
+        v5343.x[12] = v6066;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6067 = static_cast<unsigned int>(v5343.col(13, iron_linear_thread() & 31u));
+        const float v6069 = v5343.x[13];
+        const float v6070 = v5647.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6071 = __float_as_uint(v6070);
+        const bool v6072 = v6067 >= v6071;
+        const float v6073 = v5649.x[0];
+        const unsigned int v6074 = __float_as_uint(v6073);
+        const bool v6075 = v6067 < v6074;
+        const bool v6076 = v6072 && v6075;
+        const float v6078 = v6069 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6079 = v6076 ? v6078 : __uint_as_float(0xff800000u);
+        v5343.x[13] = v6079;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6080 = static_cast<unsigned int>(v5343.col(14, iron_linear_thread() & 31u));
+        const float v6082 = v5343.x[14];
+        const float v6083 = v5647.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6084 = __float_as_uint(v6083);
+        const bool v6085 = v6080 >= v6084;
+        const float v6086 = v5649.x[2];
+        const unsigned int v6087 = __float_as_uint(v6086);
+        const bool v6088 = v6080 < v6087;
+        const bool v6089 = v6085 && v6088;
+        const float v6091 = v6082 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6092 = v6089 ? v6091 : __uint_as_float(0xff800000u);
+        v5343.x[14] = v6092;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6093 = static_cast<unsigned int>(v5343.col(15, iron_linear_thread() & 31u));
+        const float v6095 = v5343.x[15];
+        const float v6096 = v5647.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6097 = __float_as_uint(v6096);
+        const bool v6098 = v6093 >= v6097;
+        const float v6099 = v5649.x[2];
+        const unsigned int v6100 = __float_as_uint(v6099);
+        const bool v6101 = v6093 < v6100;
+        const bool v6102 = v6098 && v6101;
+        const float v6104 = v6095 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6105 = v6102 ? v6104 : __uint_as_float(0xff800000u);
+        v5343.x[15] = v6105;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6106 = static_cast<unsigned int>(v5343.col(16, iron_linear_thread() & 31u));
+        const float v6108 = v5343.x[16];
+        const float v6109 = v5647.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6110 = __float_as_uint(v6109);
+        const bool v6111 = v6106 >= v6110;
+        const float v6112 = v5649.x[0];
+        const unsigned int v6113 = __float_as_uint(v6112);
+        const bool v6114 = v6106 < v6113;
+        const bool v6115 = v6111 && v6114;
+        const float v6117 = v6108 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6118 = v6115 ? v6117 : __uint_as_float(0xff800000u);
+        v5343.x[16] = v6118;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6119 = static_cast<unsigned int>(v5343.col(17, iron_linear_thread() & 31u));
+        const float v6121 = v5343.x[17];
+        const float v6122 = v5647.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6123 = __float_as_uint(v6122);
+        const bool v6124 = v6119 >= v6123;
+        const float v6125 = v5649.x[0];
+        const unsigned int v6126 = __float_as_uint(v6125);
+        const bool v6127 = v6119 < v6126;
+        const bool v6128 = v6124 && v6127;
+        const float v6130 = v6121 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6131 = v6128 ? v6130 : __uint_as_float(0xff800000u);
+        v5343.x[17] = v6131;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6132 = static_cast<unsigned int>(v5343.col(18, iron_linear_thread() & 31u));
+        const float v6134 = v5343.x[18];
+        const float v6135 = v5647.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6136 = __float_as_uint(v6135);
+        const bool v6137 = v6132 >= v6136;
+        const float v6138 = v5649.x[2];
+        const unsigned int v6139 = __float_as_uint(v6138);
+        const bool v6140 = v6132 < v6139;
+        const bool v6141 = v6137 && v6140;
+        const float v6143 = v6134 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6144 = v6141 ? v6143 : __uint_as_float(0xff800000u);
+        v5343.x[18] = v6144;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6145 = static_cast<unsigned int>(v5343.col(19, iron_linear_thread() & 31u));
+        const float v6147 = v5343.x[19];
+        const float v6148 = v5647.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6149 = __float_as_uint(v6148);
+        const bool v6150 = v6145 >= v6149;
+        const float v6151 = v5649.x[2];
+        const unsigned int v6152 = __float_as_uint(v6151);
+        const bool v6153 = v6145 < v6152;
+        const bool v6154 = v6150 && v6153;
+        const float v6156 = v6147 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6157 = v6154 ? v6156 : __uint_as_float(0xff800000u);
+        v5343.x[19] = v6157;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6158 = static_cast<unsigned int>(v5343.col(20, iron_linear_thread() & 31u));
+        const float v6160 = v5343.x[20];
+        const float v6161 = v5647.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6162 = __float_as_uint(v6161);
+        const bool v6163 = v6158 >= v6162;
+        const float v6164 = v5649.x[0];
+        const unsigned int v6165 = __float_as_uint(v6164);
+        const bool v6166 = v6158 < v6165;
+        const bool v6167 = v6163 && v6166;
+        const float v6169 = v6160 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6170 = v6167 ? v6169 : __uint_as_float(0xff800000u);
+        v5343.x[20] = v6170;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6171 = static_cast<unsigned int>(v5343.col(21, iron_linear_thread() & 31u));
+        const float v6173 = v5343.x[21];
+        const float v6174 = v5647.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6175 = __float_as_uint(v6174);
+        const bool v6176 = v6171 >= v6175;
+        const float v6177 = v5649.x[0];
+        const unsigned int v6178 = __float_as_uint(v6177);
+        const bool v6179 = v6171 < v6178;
+        const bool v6180 = v6176 && v6179;
+        const float v6182 = v6173 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6183 = v6180 ? v6182 : __uint_as_float(0xff800000u);
+        v5343.x[21] = v6183;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6184 = static_cast<unsigned int>(v5343.col(22, iron_linear_thread() & 31u));
+        const float v6186 = v5343.x[22];
+        const float v6187 = v5647.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6188 = __float_as_uint(v6187);
+        const bool v6189 = v6184 >= v6188;
+        const float v6190 = v5649.x[2];
+        const unsigned int v6191 = __float_as_uint(v6190);
+        const bool v6192 = v6184 < v6191;
+        const bool v6193 = v6189 && v6192;
+        const float v6195 = v6186 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6196 = v6193 ? v6195 : __uint_as_float(0xff800000u);
+        v5343.x[22] = v6196;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6197 = static_cast<unsigned int>(v5343.col(23, iron_linear_thread() & 31u));
+        const float v6199 = v5343.x[23];
+        const float v6200 = v5647.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6201 = __float_as_uint(v6200);
+        const bool v6202 = v6197 >= v6201;
+        const float v6203 = v5649.x[2];
+        const unsigned int v6204 = __float_as_uint(v6203);
+        const bool v6205 = v6197 < v6204;
+        const bool v6206 = v6202 && v6205;
+        const float v6208 = v6199 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6209 = v6206 ? v6208 : __uint_as_float(0xff800000u);
+        v5343.x[23] = v6209;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6210 = static_cast<unsigned int>(v5343.col(24, iron_linear_thread() & 31u));
+        const float v6212 = v5343.x[24];
+        const float v6213 = v5647.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6214 = __float_as_uint(v6213);
+        const bool v6215 = v6210 >= v6214;
+        const float v6216 = v5649.x[0];
+        const unsigned int v6217 = __float_as_uint(v6216);
+        const bool v6218 = v6210 < v6217;
+        const bool v6219 = v6215 && v6218;
+        const float v6221 = v6212 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6222 = v6219 ? v6221 : __uint_as_float(0xff800000u);
+        v5343.x[24] = v6222;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6223 = static_cast<unsigned int>(v5343.col(25, iron_linear_thread() & 31u));
+        const float v6225 = v5343.x[25];
+        const float v6226 = v5647.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6227 = __float_as_uint(v6226);
+        const bool v6228 = v6223 >= v6227;
+        const float v6229 = v5649.x[0];
+        const unsigned int v6230 = __float_as_uint(v6229);
+        const bool v6231 = v6223 < v6230;
+        const bool v6232 = v6228 && v6231;
+        const float v6234 = v6225 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6235 = v6232 ? v6234 : __uint_as_float(0xff800000u);
+        v5343.x[25] = v6235;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6236 = static_cast<unsigned int>(v5343.col(26, iron_linear_thread() & 31u));
+        const float v6238 = v5343.x[26];
+        const float v6239 = v5647.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6240 = __float_as_uint(v6239);
+        const bool v6241 = v6236 >= v6240;
+        const float v6242 = v5649.x[2];
+        const unsigned int v6243 = __float_as_uint(v6242);
+        const bool v6244 = v6236 < v6243;
+        const bool v6245 = v6241 && v6244;
+        const float v6247 = v6238 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6248 = v6245 ? v6247 : __uint_as_float(0xff800000u);
+        v5343.x[26] = v6248;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6249 = static_cast<unsigned int>(v5343.col(27, iron_linear_thread() & 31u));
+        const float v6251 = v5343.x[27];
+        const float v6252 = v5647.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6253 = __float_as_uint(v6252);
+        const bool v6254 = v6249 >= v6253;
+        const float v6255 = v5649.x[2];
+        const unsigned int v6256 = __float_as_uint(v6255);
+        const bool v6257 = v6249 < v6256;
+        const bool v6258 = v6254 && v6257;
+        const float v6260 = v6251 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6261 = v6258 ? v6260 : __uint_as_float(0xff800000u);
+        v5343.x[27] = v6261;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6262 = static_cast<unsigned int>(v5343.col(28, iron_linear_thread() & 31u));
+        const float v6264 = v5343.x[28];
+        const float v6265 = v5647.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6266 = __float_as_uint(v6265);
+        const bool v6267 = v6262 >= v6266;
+        const float v6268 = v5649.x[0];
+        const unsigned int v6269 = __float_as_uint(v6268);
+        const bool v6270 = v6262 < v6269;
+        const bool v6271 = v6267 && v6270;
+        const float v6273 = v6264 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6274 = v6271 ? v6273 : __uint_as_float(0xff800000u);
+        v5343.x[28] = v6274;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6275 = static_cast<unsigned int>(v5343.col(29, iron_linear_thread() & 31u));
+        const float v6277 = v5343.x[29];
+        const float v6278 = v5647.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6279 = __float_as_uint(v6278);
+        const bool v6280 = v6275 >= v6279;
+        const float v6281 = v5649.x[0];
+        const unsigned int v6282 = __float_as_uint(v6281);
+        const bool v6283 = v6275 < v6282;
+        const bool v6284 = v6280 && v6283;
+        const float v6286 = v6277 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6287 = v6284 ? v6286 : __uint_as_float(0xff800000u);
+        v5343.x[29] = v6287;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6288 = static_cast<unsigned int>(v5343.col(30, iron_linear_thread() & 31u));
+        const float v6290 = v5343.x[30];
+        const float v6291 = v5647.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6292 = __float_as_uint(v6291);
+        const bool v6293 = v6288 >= v6292;
+        const float v6294 = v5649.x[2];
+        const unsigned int v6295 = __float_as_uint(v6294);
+        const bool v6296 = v6288 < v6295;
+        const bool v6297 = v6293 && v6296;
+        const float v6299 = v6290 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6300 = v6297 ? v6299 : __uint_as_float(0xff800000u);
+        v5343.x[30] = v6300;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6301 = static_cast<unsigned int>(v5343.col(31, iron_linear_thread() & 31u));
+        const float v6303 = v5343.x[31];
+        const float v6304 = v5647.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6305 = __float_as_uint(v6304);
+        const bool v6306 = v6301 >= v6305;
+        const float v6307 = v5649.x[2];
+        const unsigned int v6308 = __float_as_uint(v6307);
+        const bool v6309 = v6301 < v6308;
+        const bool v6310 = v6306 && v6309;
+        const float v6312 = v6303 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6313 = v6310 ? v6312 : __uint_as_float(0xff800000u);
+        v5343.x[31] = v6313;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6314 = static_cast<unsigned int>(v5343.col(32, iron_linear_thread() & 31u));
+        const float v6316 = v5343.x[32];
+        const float v6317 = v5647.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6318 = __float_as_uint(v6317);
+        const bool v6319 = v6314 >= v6318;
+        const float v6320 = v5649.x[0];
+        const unsigned int v6321 = __float_as_uint(v6320);
+        const bool v6322 = v6314 < v6321;
+        const bool v6323 = v6319 && v6322;
+        const float v6325 = v6316 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6326 = v6323 ? v6325 : __uint_as_float(0xff800000u);
+        v5343.x[32] = v6326;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6327 = static_cast<unsigned int>(v5343.col(33, iron_linear_thread() & 31u));
+        const float v6329 = v5343.x[33];
+        const float v6330 = v5647.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6331 = __float_as_uint(v6330);
+        const bool v6332 = v6327 >= v6331;
+        const float v6333 = v5649.x[0];
+        const unsigned int v6334 = __float_as_uint(v6333);
+        const bool v6335 = v6327 < v6334;
+        const bool v6336 = v6332 && v6335;
+        const float v6338 = v6329 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6339 = v6336 ? v6338 : __uint_as_float(0xff800000u);
+        v5343.x[33] = v6339;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6340 = static_cast<unsigned int>(v5343.col(34, iron_linear_thread() & 31u));
+        const float v6342 = v5343.x[34];
+        const float v6343 = v5647.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6344 = __float_as_uint(v6343);
+        const bool v6345 = v6340 >= v6344;
+        const float v6346 = v5649.x[2];
+        const unsigned int v6347 = __float_as_uint(v6346);
+        const bool v6348 = v6340 < v6347;
+        const bool v6349 = v6345 && v6348;
+        const float v6351 = v6342 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6352 = v6349 ? v6351 : __uint_as_float(0xff800000u);
+        v5343.x[34] = v6352;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6353 = static_cast<unsigned int>(v5343.col(35, iron_linear_thread() & 31u));
+        const float v6355 = v5343.x[35];
+        const float v6356 = v5647.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6357 = __float_as_uint(v6356);
+        const bool v6358 = v6353 >= v6357;
+        const float v6359 = v5649.x[2];
+        const unsigned int v6360 = __float_as_uint(v6359);
+        const bool v6361 = v6353 < v6360;
+        const bool v6362 = v6358 && v6361;
+        const float v6364 = v6355 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6365 = v6362 ? v6364 : __uint_as_float(0xff800000u);
+        v5343.x[35] = v6365;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6366 = static_cast<unsigned int>(v5343.col(36, iron_linear_thread() & 31u));
+        const float v6368 = v5343.x[36];
+        const float v6369 = v5647.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6370 = __float_as_uint(v6369);
+        const bool v6371 = v6366 >= v6370;
+        const float v6372 = v5649.x[0];
+        const unsigned int v6373 = __float_as_uint(v6372);
+        const bool v6374 = v6366 < v6373;
+        const bool v6375 = v6371 && v6374;
+        const float v6377 = v6368 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6378 = v6375 ? v6377 : __uint_as_float(0xff800000u);
+        v5343.x[36] = v6378;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6379 = static_cast<unsigned int>(v5343.col(37, iron_linear_thread() & 31u));
+        const float v6381 = v5343.x[37];
+        const float v6382 = v5647.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6383 = __float_as_uint(v6382);
+        const bool v6384 = v6379 >= v6383;
+        const float v6385 = v5649.x[0];
+        const unsigned int v6386 = __float_as_uint(v6385);
+        const bool v6387 = v6379 < v6386;
+        const bool v6388 = v6384 && v6387;
+        const float v6390 = v6381 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6391 = v6388 ? v6390 : __uint_as_float(0xff800000u);
+        v5343.x[37] = v6391;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6392 = static_cast<unsigned int>(v5343.col(38, iron_linear_thread() & 31u));
+        const float v6394 = v5343.x[38];
+        const float v6395 = v5647.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6396 = __float_as_uint(v6395);
+        const bool v6397 = v6392 >= v6396;
+        const float v6398 = v5649.x[2];
+        const unsigned int v6399 = __float_as_uint(v6398);
+        const bool v6400 = v6392 < v6399;
+        const bool v6401 = v6397 && v6400;
+        const float v6403 = v6394 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6404 = v6401 ? v6403 : __uint_as_float(0xff800000u);
+        v5343.x[38] = v6404;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6405 = static_cast<unsigned int>(v5343.col(39, iron_linear_thread() & 31u));
+        const float v6407 = v5343.x[39];
+        const float v6408 = v5647.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6409 = __float_as_uint(v6408);
+        const bool v6410 = v6405 >= v6409;
+        const float v6411 = v5649.x[2];
+        const unsigned int v6412 = __float_as_uint(v6411);
+        const bool v6413 = v6405 < v6412;
+        const bool v6414 = v6410 && v6413;
+        const float v6416 = v6407 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6417 = v6414 ? v6416 : __uint_as_float(0xff800000u);
+        v5343.x[39] = v6417;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6418 = static_cast<unsigned int>(v5343.col(40, iron_linear_thread() & 31u));
+        const float v6420 = v5343.x[40];
+        const float v6421 = v5647.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6422 = __float_as_uint(v6421);
+        const bool v6423 = v6418 >= v6422;
+        const float v6424 = v5649.x[0];
+        const unsigned int v6425 = __float_as_uint(v6424);
+        const bool v6426 = v6418 < v6425;
+        const bool v6427 = v6423 && v6426;
+        const float v6429 = v6420 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6430 = v6427 ? v6429 : __uint_as_float(0xff800000u);
+        v5343.x[40] = v6430;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6431 = static_cast<unsigned int>(v5343.col(41, iron_linear_thread() & 31u));
+        const float v6433 = v5343.x[41];
+        const float v6434 = v5647.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6435 = __float_as_uint(v6434);
+        const bool v6436 = v6431 >= v6435;
+        const float v6437 = v5649.x[0];
+        const unsigned int v6438 = __float_as_uint(v6437);
+        const bool v6439 = v6431 < v6438;
+        const bool v6440 = v6436 && v6439;
+        const float v6442 = v6433 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6443 = v6440 ? v6442 : __uint_as_float(0xff800000u);
+        v5343.x[41] = v6443;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6444 = static_cast<unsigned int>(v5343.col(42, iron_linear_thread() & 31u));
+        const float v6446 = v5343.x[42];
+        const float v6447 = v5647.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6448 = __float_as_uint(v6447);
+        const bool v6449 = v6444 >= v6448;
+        const float v6450 = v5649.x[2];
+        const unsigned int v6451 = __float_as_uint(v6450);
+        const bool v6452 = v6444 < v6451;
+        const bool v6453 = v6449 && v6452;
+        const float v6455 = v6446 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6456 = v6453 ? v6455 : __uint_as_float(0xff800000u);
+        v5343.x[42] = v6456;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6457 = static_cast<unsigned int>(v5343.col(43, iron_linear_thread() & 31u));
+        const float v6459 = v5343.x[43];
+        const float v6460 = v5647.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6461 = __float_as_uint(v6460);
+        const bool v6462 = v6457 >= v6461;
+        const float v6463 = v5649.x[2];
+        const unsigned int v6464 = __float_as_uint(v6463);
+        const bool v6465 = v6457 < v6464;
+        const bool v6466 = v6462 && v6465;
+        const float v6468 = v6459 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6469 = v6466 ? v6468 : __uint_as_float(0xff800000u);
+        v5343.x[43] = v6469;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6470 = static_cast<unsigned int>(v5343.col(44, iron_linear_thread() & 31u));
+        const float v6472 = v5343.x[44];
+        const float v6473 = v5647.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6474 = __float_as_uint(v6473);
+        const bool v6475 = v6470 >= v6474;
+        const float v6476 = v5649.x[0];
+        const unsigned int v6477 = __float_as_uint(v6476);
+        const bool v6478 = v6470 < v6477;
+        const bool v6479 = v6475 && v6478;
+        const float v6481 = v6472 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6482 = v6479 ? v6481 : __uint_as_float(0xff800000u);
+        v5343.x[44] = v6482;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6483 = static_cast<unsigned int>(v5343.col(45, iron_linear_thread() & 31u));
+        const float v6485 = v5343.x[45];
+        const float v6486 = v5647.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6487 = __float_as_uint(v6486);
+        const bool v6488 = v6483 >= v6487;
+        const float v6489 = v5649.x[0];
+        const unsigned int v6490 = __float_as_uint(v6489);
+        const bool v6491 = v6483 < v6490;
+        const bool v6492 = v6488 && v6491;
+        const float v6494 = v6485 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6495 = v6492 ? v6494 : __uint_as_float(0xff800000u);
+        v5343.x[45] = v6495;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6496 = static_cast<unsigned int>(v5343.col(46, iron_linear_thread() & 31u));
+        const float v6498 = v5343.x[46];
+        const float v6499 = v5647.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6500 = __float_as_uint(v6499);
+        const bool v6501 = v6496 >= v6500;
+        const float v6502 = v5649.x[2];
+        const unsigned int v6503 = __float_as_uint(v6502);
+        const bool v6504 = v6496 < v6503;
+        const bool v6505 = v6501 && v6504;
+        const float v6507 = v6498 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6508 = v6505 ? v6507 : __uint_as_float(0xff800000u);
+        v5343.x[46] = v6508;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6509 = static_cast<unsigned int>(v5343.col(47, iron_linear_thread() & 31u));
+        const float v6511 = v5343.x[47];
+        const float v6512 = v5647.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6513 = __float_as_uint(v6512);
+        const bool v6514 = v6509 >= v6513;
+        const float v6515 = v5649.x[2];
+        const unsigned int v6516 = __float_as_uint(v6515);
+        const bool v6517 = v6509 < v6516;
+        const bool v6518 = v6514 && v6517;
+        const float v6520 = v6511 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6521 = v6518 ? v6520 : __uint_as_float(0xff800000u);
+        v5343.x[47] = v6521;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6522 = static_cast<unsigned int>(v5343.col(48, iron_linear_thread() & 31u));
+        const float v6524 = v5343.x[48];
+        const float v6525 = v5647.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6526 = __float_as_uint(v6525);
+        const bool v6527 = v6522 >= v6526;
+        const float v6528 = v5649.x[0];
+        const unsigned int v6529 = __float_as_uint(v6528);
+        const bool v6530 = v6522 < v6529;
+        const bool v6531 = v6527 && v6530;
+        const float v6533 = v6524 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6534 = v6531 ? v6533 : __uint_as_float(0xff800000u);
+        v5343.x[48] = v6534;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6535 = static_cast<unsigned int>(v5343.col(49, iron_linear_thread() & 31u));
+        const float v6537 = v5343.x[49];
+        const float v6538 = v5647.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6539 = __float_as_uint(v6538);
+        const bool v6540 = v6535 >= v6539;
+        const float v6541 = v5649.x[0];
+        const unsigned int v6542 = __float_as_uint(v6541);
+        const bool v6543 = v6535 < v6542;
+        const bool v6544 = v6540 && v6543;
+        const float v6546 = v6537 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6547 = v6544 ? v6546 : __uint_as_float(0xff800000u);
+        v5343.x[49] = v6547;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6548 = static_cast<unsigned int>(v5343.col(50, iron_linear_thread() & 31u));
+        const float v6550 = v5343.x[50];
+        const float v6551 = v5647.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6552 = __float_as_uint(v6551);
+        const bool v6553 = v6548 >= v6552;
+        const float v6554 = v5649.x[2];
+        const unsigned int v6555 = __float_as_uint(v6554);
+        const bool v6556 = v6548 < v6555;
+        const bool v6557 = v6553 && v6556;
+        const float v6559 = v6550 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6560 = v6557 ? v6559 : __uint_as_float(0xff800000u);
+        v5343.x[50] = v6560;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6561 = static_cast<unsigned int>(v5343.col(51, iron_linear_thread() & 31u));
+        const float v6563 = v5343.x[51];
+        const float v6564 = v5647.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6565 = __float_as_uint(v6564);
+        const bool v6566 = v6561 >= v6565;
+        const float v6567 = v5649.x[2];
+        const unsigned int v6568 = __float_as_uint(v6567);
+        const bool v6569 = v6561 < v6568;
+        const bool v6570 = v6566 && v6569;
+        const float v6572 = v6563 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6573 = v6570 ? v6572 : __uint_as_float(0xff800000u);
+        v5343.x[51] = v6573;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6574 = static_cast<unsigned int>(v5343.col(52, iron_linear_thread() & 31u));
+        const float v6576 = v5343.x[52];
+        const float v6577 = v5647.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6578 = __float_as_uint(v6577);
+        const bool v6579 = v6574 >= v6578;
+        const float v6580 = v5649.x[0];
+        const unsigned int v6581 = __float_as_uint(v6580);
+        const bool v6582 = v6574 < v6581;
+        const bool v6583 = v6579 && v6582;
+        const float v6585 = v6576 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6586 = v6583 ? v6585 : __uint_as_float(0xff800000u);
+        v5343.x[52] = v6586;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6587 = static_cast<unsigned int>(v5343.col(53, iron_linear_thread() & 31u));
+        const float v6589 = v5343.x[53];
+        const float v6590 = v5647.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6591 = __float_as_uint(v6590);
+        const bool v6592 = v6587 >= v6591;
+        const float v6593 = v5649.x[0];
+        const unsigned int v6594 = __float_as_uint(v6593);
+        const bool v6595 = v6587 < v6594;
+        const bool v6596 = v6592 && v6595;
+        const float v6598 = v6589 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6599 = v6596 ? v6598 : __uint_as_float(0xff800000u);
+        v5343.x[53] = v6599;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6600 = static_cast<unsigned int>(v5343.col(54, iron_linear_thread() & 31u));
+        const float v6602 = v5343.x[54];
+        const float v6603 = v5647.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6604 = __float_as_uint(v6603);
+        const bool v6605 = v6600 >= v6604;
+        const float v6606 = v5649.x[2];
+        const unsigned int v6607 = __float_as_uint(v6606);
+        const bool v6608 = v6600 < v6607;
+        const bool v6609 = v6605 && v6608;
+        const float v6611 = v6602 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6612 = v6609 ? v6611 : __uint_as_float(0xff800000u);
+        v5343.x[54] = v6612;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6613 = static_cast<unsigned int>(v5343.col(55, iron_linear_thread() & 31u));
+        const float v6615 = v5343.x[55];
+        const float v6616 = v5647.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6617 = __float_as_uint(v6616);
+        const bool v6618 = v6613 >= v6617;
+        const float v6619 = v5649.x[2];
+        const unsigned int v6620 = __float_as_uint(v6619);
+        const bool v6621 = v6613 < v6620;
+        const bool v6622 = v6618 && v6621;
+        const float v6624 = v6615 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6625 = v6622 ? v6624 : __uint_as_float(0xff800000u);
+        v5343.x[55] = v6625;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6626 = static_cast<unsigned int>(v5343.col(56, iron_linear_thread() & 31u));
+        const float v6628 = v5343.x[56];
+        const float v6629 = v5647.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6630 = __float_as_uint(v6629);
+        const bool v6631 = v6626 >= v6630;
+        const float v6632 = v5649.x[0];
+        const unsigned int v6633 = __float_as_uint(v6632);
+        const bool v6634 = v6626 < v6633;
+        const bool v6635 = v6631 && v6634;
+        const float v6637 = v6628 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6638 = v6635 ? v6637 : __uint_as_float(0xff800000u);
+        v5343.x[56] = v6638;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6639 = static_cast<unsigned int>(v5343.col(57, iron_linear_thread() & 31u));
+        const float v6641 = v5343.x[57];
+        const float v6642 = v5647.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6643 = __float_as_uint(v6642);
+        const bool v6644 = v6639 >= v6643;
+        const float v6645 = v5649.x[0];
+        const unsigned int v6646 = __float_as_uint(v6645);
+        const bool v6647 = v6639 < v6646;
+        const bool v6648 = v6644 && v6647;
+        const float v6650 = v6641 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6651 = v6648 ? v6650 : __uint_as_float(0xff800000u);
+        v5343.x[57] = v6651;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6652 = static_cast<unsigned int>(v5343.col(58, iron_linear_thread() & 31u));
+        const float v6654 = v5343.x[58];
+        const float v6655 = v5647.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6656 = __float_as_uint(v6655);
+        const bool v6657 = v6652 >= v6656;
+        const float v6658 = v5649.x[2];
+        const unsigned int v6659 = __float_as_uint(v6658);
+        const bool v6660 = v6652 < v6659;
+        const bool v6661 = v6657 && v6660;
+        const float v6663 = v6654 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6664 = v6661 ? v6663 : __uint_as_float(0xff800000u);
+        v5343.x[58] = v6664;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6665 = static_cast<unsigned int>(v5343.col(59, iron_linear_thread() & 31u));
+        const float v6667 = v5343.x[59];
+        const float v6668 = v5647.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6669 = __float_as_uint(v6668);
+        const bool v6670 = v6665 >= v6669;
+        const float v6671 = v5649.x[2];
+        const unsigned int v6672 = __float_as_uint(v6671);
+        const bool v6673 = v6665 < v6672;
+        const bool v6674 = v6670 && v6673;
+        const float v6676 = v6667 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6677 = v6674 ? v6676 : __uint_as_float(0xff800000u);
+        v5343.x[59] = v6677;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6678 = static_cast<unsigned int>(v5343.col(60, iron_linear_thread() & 31u));
+        const float v6680 = v5343.x[60];
+        const float v6681 = v5647.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6682 = __float_as_uint(v6681);
+        const bool v6683 = v6678 >= v6682;
+        const float v6684 = v5649.x[0];
+        const unsigned int v6685 = __float_as_uint(v6684);
+        const bool v6686 = v6678 < v6685;
+        const bool v6687 = v6683 && v6686;
+        const float v6689 = v6680 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6690 = v6687 ? v6689 : __uint_as_float(0xff800000u);
+        v5343.x[60] = v6690;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6691 = static_cast<unsigned int>(v5343.col(61, iron_linear_thread() & 31u));
+        const float v6693 = v5343.x[61];
+        const float v6694 = v5647.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6695 = __float_as_uint(v6694);
+        const bool v6696 = v6691 >= v6695;
+        const float v6697 = v5649.x[0];
+        const unsigned int v6698 = __float_as_uint(v6697);
+        const bool v6699 = v6691 < v6698;
+        const bool v6700 = v6696 && v6699;
+        const float v6702 = v6693 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6703 = v6700 ? v6702 : __uint_as_float(0xff800000u);
+        v5343.x[61] = v6703;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6704 = static_cast<unsigned int>(v5343.col(62, iron_linear_thread() & 31u));
+        const float v6706 = v5343.x[62];
+        const float v6707 = v5647.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6708 = __float_as_uint(v6707);
+        const bool v6709 = v6704 >= v6708;
+        const float v6710 = v5649.x[2];
+        const unsigned int v6711 = __float_as_uint(v6710);
+        const bool v6712 = v6704 < v6711;
+        const bool v6713 = v6709 && v6712;
+        const float v6715 = v6706 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6716 = v6713 ? v6715 : __uint_as_float(0xff800000u);
+        v5343.x[62] = v6716;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6717 = static_cast<unsigned int>(v5343.col(63, iron_linear_thread() & 31u));
+        const float v6719 = v5343.x[63];
+        const float v6720 = v5647.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6721 = __float_as_uint(v6720);
+        const bool v6722 = v6717 >= v6721;
+        const float v6723 = v5649.x[2];
+        const unsigned int v6724 = __float_as_uint(v6723);
+        const bool v6725 = v6717 < v6724;
+        const bool v6726 = v6722 && v6725;
+        const float v6728 = v6719 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6729 = v6726 ? v6728 : __uint_as_float(0xff800000u);
+        v5343.x[63] = v6729;  // kernels/sdpa/flash_tile.hpp:174
       }
-      iron_frag<float, 2, 16, 8> v6710;  // kernels/sdpa/flash_tile.hpp:197
-      iron_frag_fill(v6710, 0.0f);
-      iron_frag<float, 2, 16, 8> v6712;  // kernels/sdpa/flash_tile.hpp:207
-      iron_frag_fill(v6712, 0.0f);
-      iron_frag_row_reduce<false>(v6712, v5322);
-      iron_frag<float, 2, 16, 8> v6714;  // kernels/sdpa/flash_tile.hpp:209
-      iron_frag_fill(v6714, 0.0f);
-      const float v6718 = v6712.x[0];  // kernels/sdpa/flash_tile.hpp:211
-      const float v6719 = v327.x[0];
-      const float v6720 = fmaxf(v6719, v6718);
-      const bool v6723 = v6720 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v6724 = v6723 ? 0.0f : v6720;
-      v6714.x[0] = v6724;  // kernels/sdpa/flash_tile.hpp:210
-      const float v6728 = v6712.x[1];  // kernels/sdpa/flash_tile.hpp:211
-      const float v6729 = v327.x[1];
-      const float v6730 = fmaxf(v6729, v6728);
-      const bool v6733 = v6730 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v6734 = v6733 ? 0.0f : v6730;
-      v6714.x[1] = v6734;  // kernels/sdpa/flash_tile.hpp:210
-      const float v6738 = v6712.x[2];  // kernels/sdpa/flash_tile.hpp:211
-      const float v6739 = v327.x[2];
-      const float v6740 = fmaxf(v6739, v6738);
-      const bool v6743 = v6740 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v6744 = v6743 ? 0.0f : v6740;
-      v6714.x[2] = v6744;  // kernels/sdpa/flash_tile.hpp:210
-      const float v6748 = v6712.x[3];  // kernels/sdpa/flash_tile.hpp:211
-      const float v6749 = v327.x[3];
-      const float v6750 = fmaxf(v6749, v6748);
-      const bool v6753 = v6750 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v6754 = v6753 ? 0.0f : v6750;
-      v6714.x[3] = v6754;  // kernels/sdpa/flash_tile.hpp:210
-      const float v6758 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:214
-      const float v6760 = v6719 - v6758;
-      const float v6761 = iron_exp2_approx(v6760);
-      v6710.x[0] = v6761;  // kernels/sdpa/flash_tile.hpp:213
-      const float v6765 = v6714.x[1];  // kernels/sdpa/flash_tile.hpp:214
-      const float v6767 = v6729 - v6765;
-      const float v6768 = iron_exp2_approx(v6767);
-      v6710.x[1] = v6768;  // kernels/sdpa/flash_tile.hpp:213
-      const float v6772 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:214
-      const float v6774 = v6739 - v6772;
-      const float v6775 = iron_exp2_approx(v6774);
-      v6710.x[2] = v6775;  // kernels/sdpa/flash_tile.hpp:213
-      const float v6779 = v6714.x[3];  // kernels/sdpa/flash_tile.hpp:214
-      const float v6781 = v6749 - v6779;
+      iron_frag<float, 2, 16, 8> v6731;  // kernels/sdpa/flash_tile.hpp:192
+      iron_frag_fill(v6731, 0.0f);
+      iron_frag<float, 2, 16, 8> v6733;  // kernels/sdpa/flash_tile.hpp:202
+      iron_frag_fill(v6733, 0.0f);
+      iron_frag_row_reduce<false>(v6733, v5343);
+      iron_frag<float, 2, 16, 8> v6735;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v6735, 0.0f);
+      const float v6739 = v6733.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v6740 = v348.x[0];
+      const float v6741 = fmaxf(v6740, v6739);
+      const bool v6744 = v6741 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v6745 = v6744 ? 0.0f : v6741;
+      v6735.x[0] = v6745;  // kernels/sdpa/flash_tile.hpp:205
+      const float v6749 = v6733.x[1];  // kernels/sdpa/flash_tile.hpp:206
+      const float v6750 = v348.x[1];
+      const float v6751 = fmaxf(v6750, v6749);
+      const bool v6754 = v6751 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v6755 = v6754 ? 0.0f : v6751;
+      v6735.x[1] = v6755;  // kernels/sdpa/flash_tile.hpp:205
+      const float v6759 = v6733.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v6760 = v348.x[2];
+      const float v6761 = fmaxf(v6760, v6759);
+      const bool v6764 = v6761 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v6765 = v6764 ? 0.0f : v6761;
+      v6735.x[2] = v6765;  // kernels/sdpa/flash_tile.hpp:205
+      const float v6769 = v6733.x[3];  // kernels/sdpa/flash_tile.hpp:206
+      const float v6770 = v348.x[3];
+      const float v6771 = fmaxf(v6770, v6769);
+      const bool v6774 = v6771 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v6775 = v6774 ? 0.0f : v6771;
+      v6735.x[3] = v6775;  // kernels/sdpa/flash_tile.hpp:205
+      const float v6779 = v6735.x[0];  // kernels/sdpa/flash_tile.hpp:209
+      const float v6781 = v6740 - v6779;
       const float v6782 = iron_exp2_approx(v6781);
-      v6710.x[3] = v6782;  // kernels/sdpa/flash_tile.hpp:213
-      v327.x[0] = v6720;  // kernels/sdpa/flash_tile.hpp:216
-      const float v6790 = v327.x[1];
-      const float v6792 = fmaxf(v6790, v6728);  // kernels/sdpa/flash_tile.hpp:217
-      v327.x[1] = v6792;  // kernels/sdpa/flash_tile.hpp:216
-      const float v6795 = v327.x[2];
-      const float v6797 = fmaxf(v6795, v6738);  // kernels/sdpa/flash_tile.hpp:217
-      v327.x[2] = v6797;  // kernels/sdpa/flash_tile.hpp:216
-      const float v6800 = v327.x[3];
-      const float v6802 = fmaxf(v6800, v6748);  // kernels/sdpa/flash_tile.hpp:217
-      v327.x[3] = v6802;  // kernels/sdpa/flash_tile.hpp:216
-      const float v6805 = v5322.x[0];  // kernels/sdpa/flash_tile.hpp:219
-      const float v6806 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v6807 = v6805 - v6806;
-      const float v6808 = iron_exp2_approx(v6807);
-      v5322.x[0] = v6808;  // kernels/sdpa/flash_tile.hpp:219
-      const float v6811 = v5322.x[1];
-      const float v6812 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v6813 = v6811 - v6812;
-      const float v6814 = iron_exp2_approx(v6813);
-      v5322.x[1] = v6814;  // kernels/sdpa/flash_tile.hpp:219
-      const float v6817 = v5322.x[2];
-      const float v6818 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v6819 = v6817 - v6818;
-      const float v6820 = iron_exp2_approx(v6819);
-      v5322.x[2] = v6820;  // kernels/sdpa/flash_tile.hpp:219
-      const float v6823 = v5322.x[3];
-      const float v6824 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v6825 = v6823 - v6824;
-      const float v6826 = iron_exp2_approx(v6825);
-      v5322.x[3] = v6826;  // kernels/sdpa/flash_tile.hpp:219
-      const float v6829 = v5322.x[4];
-      const float v6830 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v6831 = v6829 - v6830;
-      const float v6832 = iron_exp2_approx(v6831);
-      v5322.x[4] = v6832;  // kernels/sdpa/flash_tile.hpp:219
-      const float v6835 = v5322.x[5];
-      const float v6836 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v6837 = v6835 - v6836;
-      const float v6838 = iron_exp2_approx(v6837);
-      v5322.x[5] = v6838;  // kernels/sdpa/flash_tile.hpp:219
-      const float v6841 = v5322.x[6];
-      const float v6842 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v6843 = v6841 - v6842;
-      const float v6844 = iron_exp2_approx(v6843);
-      v5322.x[6] = v6844;  // kernels/sdpa/flash_tile.hpp:219
-      const float v6847 = v5322.x[7];
-      const float v6848 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v6849 = v6847 - v6848;
-      const float v6850 = iron_exp2_approx(v6849);
-      v5322.x[7] = v6850;  // kernels/sdpa/flash_tile.hpp:219
-      const float v6853 = v5322.x[8];
-      const float v6854 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v6855 = v6853 - v6854;
-      const float v6856 = iron_exp2_approx(v6855);
-      v5322.x[8] = v6856;  // kernels/sdpa/flash_tile.hpp:219
-      const float v6859 = v5322.x[9];
-      const float v6860 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v6861 = v6859 - v6860;
-      const float v6862 = iron_exp2_approx(v6861);
-      v5322.x[9] = v6862;  // kernels/sdpa/flash_tile.hpp:219
-      const float v6865 = v5322.x[10];
-      const float v6866 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v6867 = v6865 - v6866;
-      const float v6868 = iron_exp2_approx(v6867);
-      v5322.x[10] = v6868;  // kernels/sdpa/flash_tile.hpp:219
-      const float v6871 = v5322.x[11];
-      const float v6872 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v6873 = v6871 - v6872;
-      const float v6874 = iron_exp2_approx(v6873);
-      v5322.x[11] = v6874;  // kernels/sdpa/flash_tile.hpp:219
-      const float v6877 = v5322.x[12];
-      const float v6878 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v6879 = v6877 - v6878;
-      const float v6880 = iron_exp2_approx(v6879);
-      v5322.x[12] = v6880;  // kernels/sdpa/flash_tile.hpp:219
-      const float v6883 = v5322.x[13];
-      const float v6884 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v6885 = v6883 - v6884;
-      const float v6886 = iron_exp2_approx(v6885);
-      v5322.x[13] = v6886;  // kernels/sdpa/flash_tile.hpp:219
-      const float v6889 = v5322.x[14];
-      const float v6890 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v6891 = v6889 - v6890;
-      const float v6892 = iron_exp2_approx(v6891);
-      v5322.x[14] = v6892;  // kernels/sdpa/flash_tile.hpp:219
-      const float v6895 = v5322.x[15];
-      const float v6896 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v6897 = v6895 - v6896;
-      const float v6898 = iron_exp2_approx(v6897);
-      v5322.x[15] = v6898;  // kernels/sdpa/flash_tile.hpp:219
-      const float v6901 = v5322.x[16];
-      const float v6902 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v6903 = v6901 - v6902;
-      const float v6904 = iron_exp2_approx(v6903);
-      v5322.x[16] = v6904;  // kernels/sdpa/flash_tile.hpp:219
-      const float v6907 = v5322.x[17];
-      const float v6908 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v6909 = v6907 - v6908;
-      const float v6910 = iron_exp2_approx(v6909);
-      v5322.x[17] = v6910;  // kernels/sdpa/flash_tile.hpp:219
-      const float v6913 = v5322.x[18];
-      const float v6914 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v6915 = v6913 - v6914;
-      const float v6916 = iron_exp2_approx(v6915);
-      v5322.x[18] = v6916;  // kernels/sdpa/flash_tile.hpp:219
-      const float v6919 = v5322.x[19];
-      const float v6920 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v6921 = v6919 - v6920;
-      const float v6922 = iron_exp2_approx(v6921);
-      v5322.x[19] = v6922;  // kernels/sdpa/flash_tile.hpp:219
-      const float v6925 = v5322.x[20];
-      const float v6926 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v6927 = v6925 - v6926;
-      const float v6928 = iron_exp2_approx(v6927);
-      v5322.x[20] = v6928;  // kernels/sdpa/flash_tile.hpp:219
-      const float v6931 = v5322.x[21];
-      const float v6932 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v6933 = v6931 - v6932;
-      const float v6934 = iron_exp2_approx(v6933);
-      v5322.x[21] = v6934;  // kernels/sdpa/flash_tile.hpp:219
-      const float v6937 = v5322.x[22];
-      const float v6938 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v6939 = v6937 - v6938;
-      const float v6940 = iron_exp2_approx(v6939);
-      v5322.x[22] = v6940;  // kernels/sdpa/flash_tile.hpp:219
-      const float v6943 = v5322.x[23];
-      const float v6944 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v6945 = v6943 - v6944;
-      const float v6946 = iron_exp2_approx(v6945);
-      v5322.x[23] = v6946;  // kernels/sdpa/flash_tile.hpp:219
-      const float v6949 = v5322.x[24];
-      const float v6950 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v6951 = v6949 - v6950;
-      const float v6952 = iron_exp2_approx(v6951);
-      v5322.x[24] = v6952;  // kernels/sdpa/flash_tile.hpp:219
-      const float v6955 = v5322.x[25];
-      const float v6956 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v6957 = v6955 - v6956;
-      const float v6958 = iron_exp2_approx(v6957);
-      v5322.x[25] = v6958;  // kernels/sdpa/flash_tile.hpp:219
-      const float v6961 = v5322.x[26];
-      const float v6962 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v6963 = v6961 - v6962;
-      const float v6964 = iron_exp2_approx(v6963);
-      v5322.x[26] = v6964;  // kernels/sdpa/flash_tile.hpp:219
-      const float v6967 = v5322.x[27];
-      const float v6968 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v6969 = v6967 - v6968;
-      const float v6970 = iron_exp2_approx(v6969);
-      v5322.x[27] = v6970;  // kernels/sdpa/flash_tile.hpp:219
-      const float v6973 = v5322.x[28];
-      const float v6974 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v6975 = v6973 - v6974;
-      const float v6976 = iron_exp2_approx(v6975);
-      v5322.x[28] = v6976;  // kernels/sdpa/flash_tile.hpp:219
-      const float v6979 = v5322.x[29];
-      const float v6980 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v6981 = v6979 - v6980;
-      const float v6982 = iron_exp2_approx(v6981);
-      v5322.x[29] = v6982;  // kernels/sdpa/flash_tile.hpp:219
-      const float v6985 = v5322.x[30];
-      const float v6986 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v6987 = v6985 - v6986;
-      const float v6988 = iron_exp2_approx(v6987);
-      v5322.x[30] = v6988;  // kernels/sdpa/flash_tile.hpp:219
-      const float v6991 = v5322.x[31];
-      const float v6992 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v6993 = v6991 - v6992;
-      const float v6994 = iron_exp2_approx(v6993);
-      v5322.x[31] = v6994;  // kernels/sdpa/flash_tile.hpp:219
-      const float v6997 = v5322.x[32];
-      const float v6998 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v6999 = v6997 - v6998;
-      const float v7000 = iron_exp2_approx(v6999);
-      v5322.x[32] = v7000;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7003 = v5322.x[33];
-      const float v7004 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7005 = v7003 - v7004;
-      const float v7006 = iron_exp2_approx(v7005);
-      v5322.x[33] = v7006;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7009 = v5322.x[34];
-      const float v7010 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7011 = v7009 - v7010;
-      const float v7012 = iron_exp2_approx(v7011);
-      v5322.x[34] = v7012;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7015 = v5322.x[35];
-      const float v7016 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7017 = v7015 - v7016;
-      const float v7018 = iron_exp2_approx(v7017);
-      v5322.x[35] = v7018;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7021 = v5322.x[36];
-      const float v7022 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7023 = v7021 - v7022;
-      const float v7024 = iron_exp2_approx(v7023);
-      v5322.x[36] = v7024;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7027 = v5322.x[37];
-      const float v7028 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7029 = v7027 - v7028;
-      const float v7030 = iron_exp2_approx(v7029);
-      v5322.x[37] = v7030;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7033 = v5322.x[38];
-      const float v7034 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7035 = v7033 - v7034;
-      const float v7036 = iron_exp2_approx(v7035);
-      v5322.x[38] = v7036;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7039 = v5322.x[39];
-      const float v7040 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7041 = v7039 - v7040;
-      const float v7042 = iron_exp2_approx(v7041);
-      v5322.x[39] = v7042;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7045 = v5322.x[40];
-      const float v7046 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7047 = v7045 - v7046;
-      const float v7048 = iron_exp2_approx(v7047);
-      v5322.x[40] = v7048;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7051 = v5322.x[41];
-      const float v7052 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7053 = v7051 - v7052;
-      const float v7054 = iron_exp2_approx(v7053);
-      v5322.x[41] = v7054;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7057 = v5322.x[42];
-      const float v7058 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7059 = v7057 - v7058;
-      const float v7060 = iron_exp2_approx(v7059);
-      v5322.x[42] = v7060;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7063 = v5322.x[43];
-      const float v7064 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7065 = v7063 - v7064;
-      const float v7066 = iron_exp2_approx(v7065);
-      v5322.x[43] = v7066;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7069 = v5322.x[44];
-      const float v7070 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7071 = v7069 - v7070;
-      const float v7072 = iron_exp2_approx(v7071);
-      v5322.x[44] = v7072;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7075 = v5322.x[45];
-      const float v7076 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7077 = v7075 - v7076;
-      const float v7078 = iron_exp2_approx(v7077);
-      v5322.x[45] = v7078;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7081 = v5322.x[46];
-      const float v7082 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7083 = v7081 - v7082;
-      const float v7084 = iron_exp2_approx(v7083);
-      v5322.x[46] = v7084;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7087 = v5322.x[47];
-      const float v7088 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7089 = v7087 - v7088;
-      const float v7090 = iron_exp2_approx(v7089);
-      v5322.x[47] = v7090;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7093 = v5322.x[48];
-      const float v7094 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7095 = v7093 - v7094;
-      const float v7096 = iron_exp2_approx(v7095);
-      v5322.x[48] = v7096;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7099 = v5322.x[49];
-      const float v7100 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7101 = v7099 - v7100;
-      const float v7102 = iron_exp2_approx(v7101);
-      v5322.x[49] = v7102;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7105 = v5322.x[50];
-      const float v7106 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7107 = v7105 - v7106;
-      const float v7108 = iron_exp2_approx(v7107);
-      v5322.x[50] = v7108;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7111 = v5322.x[51];
-      const float v7112 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7113 = v7111 - v7112;
-      const float v7114 = iron_exp2_approx(v7113);
-      v5322.x[51] = v7114;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7117 = v5322.x[52];
-      const float v7118 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7119 = v7117 - v7118;
-      const float v7120 = iron_exp2_approx(v7119);
-      v5322.x[52] = v7120;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7123 = v5322.x[53];
-      const float v7124 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7125 = v7123 - v7124;
-      const float v7126 = iron_exp2_approx(v7125);
-      v5322.x[53] = v7126;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7129 = v5322.x[54];
-      const float v7130 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7131 = v7129 - v7130;
-      const float v7132 = iron_exp2_approx(v7131);
-      v5322.x[54] = v7132;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7135 = v5322.x[55];
-      const float v7136 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7137 = v7135 - v7136;
-      const float v7138 = iron_exp2_approx(v7137);
-      v5322.x[55] = v7138;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7141 = v5322.x[56];
-      const float v7142 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7143 = v7141 - v7142;
-      const float v7144 = iron_exp2_approx(v7143);
-      v5322.x[56] = v7144;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7147 = v5322.x[57];
-      const float v7148 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7149 = v7147 - v7148;
-      const float v7150 = iron_exp2_approx(v7149);
-      v5322.x[57] = v7150;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7153 = v5322.x[58];
-      const float v7154 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7155 = v7153 - v7154;
-      const float v7156 = iron_exp2_approx(v7155);
-      v5322.x[58] = v7156;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7159 = v5322.x[59];
-      const float v7160 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7161 = v7159 - v7160;
-      const float v7162 = iron_exp2_approx(v7161);
-      v5322.x[59] = v7162;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7165 = v5322.x[60];
-      const float v7166 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7167 = v7165 - v7166;
-      const float v7168 = iron_exp2_approx(v7167);
-      v5322.x[60] = v7168;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7171 = v5322.x[61];
-      const float v7172 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7173 = v7171 - v7172;
-      const float v7174 = iron_exp2_approx(v7173);
-      v5322.x[61] = v7174;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7177 = v5322.x[62];
-      const float v7178 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7179 = v7177 - v7178;
-      const float v7180 = iron_exp2_approx(v7179);
-      v5322.x[62] = v7180;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7183 = v5322.x[63];
-      const float v7184 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7185 = v7183 - v7184;
-      const float v7186 = iron_exp2_approx(v7185);
-      v5322.x[63] = v7186;  // kernels/sdpa/flash_tile.hpp:219
-      iron_frag<float, 2, 16, 8> v7188;  // kernels/sdpa/flash_tile.hpp:222
-      iron_frag_fill(v7188, 0.0f);
-      iron_frag_row_reduce<true>(v7188, v5322);
-      const float v7191 = v329.x[0];  // kernels/sdpa/flash_tile.hpp:223
-      const float v7192 = v7188.x[0];  // kernels/sdpa/flash_tile.hpp:224
-      const float v7193 = v6710.x[0];
-      const float v7194 = v7191 * v7193;
-      const float v7195 = v7194 + v7192;
-      v329.x[0] = v7195;  // kernels/sdpa/flash_tile.hpp:223
-      const float v7198 = v329.x[1];
-      const float v7199 = v7188.x[1];  // kernels/sdpa/flash_tile.hpp:224
-      const float v7200 = v6710.x[1];
-      const float v7201 = v7198 * v7200;
-      const float v7202 = v7201 + v7199;
-      v329.x[1] = v7202;  // kernels/sdpa/flash_tile.hpp:223
-      const float v7205 = v329.x[2];
-      const float v7206 = v7188.x[2];  // kernels/sdpa/flash_tile.hpp:224
-      const float v7207 = v6710.x[2];
-      const float v7208 = v7205 * v7207;
-      const float v7209 = v7208 + v7206;
-      v329.x[2] = v7209;  // kernels/sdpa/flash_tile.hpp:223
-      const float v7212 = v329.x[3];
-      const float v7213 = v7188.x[3];  // kernels/sdpa/flash_tile.hpp:224
-      const float v7214 = v6710.x[3];
+      v6731.x[0] = v6782;  // kernels/sdpa/flash_tile.hpp:208
+      const float v6786 = v6735.x[1];  // kernels/sdpa/flash_tile.hpp:209
+      const float v6788 = v6750 - v6786;
+      const float v6789 = iron_exp2_approx(v6788);
+      v6731.x[1] = v6789;  // kernels/sdpa/flash_tile.hpp:208
+      const float v6793 = v6735.x[2];  // kernels/sdpa/flash_tile.hpp:209
+      const float v6795 = v6760 - v6793;
+      const float v6796 = iron_exp2_approx(v6795);
+      v6731.x[2] = v6796;  // kernels/sdpa/flash_tile.hpp:208
+      const float v6800 = v6735.x[3];  // kernels/sdpa/flash_tile.hpp:209
+      const float v6802 = v6770 - v6800;
+      const float v6803 = iron_exp2_approx(v6802);
+      v6731.x[3] = v6803;  // kernels/sdpa/flash_tile.hpp:208
+      v348.x[0] = v6741;  // kernels/sdpa/flash_tile.hpp:211
+      const float v6811 = v348.x[1];
+      const float v6813 = fmaxf(v6811, v6749);  // kernels/sdpa/flash_tile.hpp:212
+      v348.x[1] = v6813;  // kernels/sdpa/flash_tile.hpp:211
+      const float v6816 = v348.x[2];
+      const float v6818 = fmaxf(v6816, v6759);  // kernels/sdpa/flash_tile.hpp:212
+      v348.x[2] = v6818;  // kernels/sdpa/flash_tile.hpp:211
+      const float v6821 = v348.x[3];
+      const float v6823 = fmaxf(v6821, v6769);  // kernels/sdpa/flash_tile.hpp:212
+      v348.x[3] = v6823;  // kernels/sdpa/flash_tile.hpp:211
+      const float v6826 = v5343.x[0];  // kernels/sdpa/flash_tile.hpp:214
+      const float v6827 = v6735.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v6828 = v6826 - v6827;
+      const float v6829 = iron_exp2_approx(v6828);
+      v5343.x[0] = v6829;  // kernels/sdpa/flash_tile.hpp:214
+      const float v6832 = v5343.x[1];
+      const float v6833 = v6735.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v6834 = v6832 - v6833;
+      const float v6835 = iron_exp2_approx(v6834);
+      v5343.x[1] = v6835;  // kernels/sdpa/flash_tile.hpp:214
+      const float v6838 = v5343.x[2];
+      const float v6839 = v6735.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v6840 = v6838 - v6839;
+      const float v6841 = iron_exp2_approx(v6840);
+      v5343.x[2] = v6841;  // kernels/sdpa/flash_tile.hpp:214
+      const float v6844 = v5343.x[3];
+      const float v6845 = v6735.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v6846 = v6844 - v6845;
+      const float v6847 = iron_exp2_approx(v6846);
+      v5343.x[3] = v6847;  // kernels/sdpa/flash_tile.hpp:214
+      const float v6850 = v5343.x[4];
+      const float v6851 = v6735.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v6852 = v6850 - v6851;
+      const float v6853 = iron_exp2_approx(v6852);
+      v5343.x[4] = v6853;  // kernels/sdpa/flash_tile.hpp:214
+      const float v6856 = v5343.x[5];
+      const float v6857 = v6735.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v6858 = v6856 - v6857;
+      const float v6859 = iron_exp2_approx(v6858);
+      v5343.x[5] = v6859;  // kernels/sdpa/flash_tile.hpp:214
+      const float v6862 = v5343.x[6];
+      const float v6863 = v6735.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v6864 = v6862 - v6863;
+      const float v6865 = iron_exp2_approx(v6864);
+      v5343.x[6] = v6865;  // kernels/sdpa/flash_tile.hpp:214
+      const float v6868 = v5343.x[7];
+      const float v6869 = v6735.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v6870 = v6868 - v6869;
+      const float v6871 = iron_exp2_approx(v6870);
+      v5343.x[7] = v6871;  // kernels/sdpa/flash_tile.hpp:214
+      const float v6874 = v5343.x[8];
+      const float v6875 = v6735.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v6876 = v6874 - v6875;
+      const float v6877 = iron_exp2_approx(v6876);
+      v5343.x[8] = v6877;  // kernels/sdpa/flash_tile.hpp:214
+      const float v6880 = v5343.x[9];
+      const float v6881 = v6735.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v6882 = v6880 - v6881;
+      const float v6883 = iron_exp2_approx(v6882);
+      v5343.x[9] = v6883;  // kernels/sdpa/flash_tile.hpp:214
+      const float v6886 = v5343.x[10];
+      const float v6887 = v6735.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v6888 = v6886 - v6887;
+      const float v6889 = iron_exp2_approx(v6888);
+      v5343.x[10] = v6889;  // kernels/sdpa/flash_tile.hpp:214
+      const float v6892 = v5343.x[11];
+      const float v6893 = v6735.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v6894 = v6892 - v6893;
+      const float v6895 = iron_exp2_approx(v6894);
+      v5343.x[11] = v6895;  // kernels/sdpa/flash_tile.hpp:214
+      const float v6898 = v5343.x[12];
+      const float v6899 = v6735.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v6900 = v6898 - v6899;
+      const float v6901 = iron_exp2_approx(v6900);
+      v5343.x[12] = v6901;  // kernels/sdpa/flash_tile.hpp:214
+      const float v6904 = v5343.x[13];
+      const float v6905 = v6735.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v6906 = v6904 - v6905;
+      const float v6907 = iron_exp2_approx(v6906);
+      v5343.x[13] = v6907;  // kernels/sdpa/flash_tile.hpp:214
+      const float v6910 = v5343.x[14];
+      const float v6911 = v6735.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v6912 = v6910 - v6911;
+      const float v6913 = iron_exp2_approx(v6912);
+      v5343.x[14] = v6913;  // kernels/sdpa/flash_tile.hpp:214
+      const float v6916 = v5343.x[15];
+      const float v6917 = v6735.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v6918 = v6916 - v6917;
+      const float v6919 = iron_exp2_approx(v6918);
+      v5343.x[15] = v6919;  // kernels/sdpa/flash_tile.hpp:214
+      const float v6922 = v5343.x[16];
+      const float v6923 = v6735.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v6924 = v6922 - v6923;
+      const float v6925 = iron_exp2_approx(v6924);
+      v5343.x[16] = v6925;  // kernels/sdpa/flash_tile.hpp:214
+      const float v6928 = v5343.x[17];
+      const float v6929 = v6735.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v6930 = v6928 - v6929;
+      const float v6931 = iron_exp2_approx(v6930);
+      v5343.x[17] = v6931;  // kernels/sdpa/flash_tile.hpp:214
+      const float v6934 = v5343.x[18];
+      const float v6935 = v6735.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v6936 = v6934 - v6935;
+      const float v6937 = iron_exp2_approx(v6936);
+      v5343.x[18] = v6937;  // kernels/sdpa/flash_tile.hpp:214
+      const float v6940 = v5343.x[19];
+      const float v6941 = v6735.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v6942 = v6940 - v6941;
+      const float v6943 = iron_exp2_approx(v6942);
+      v5343.x[19] = v6943;  // kernels/sdpa/flash_tile.hpp:214
+      const float v6946 = v5343.x[20];
+      const float v6947 = v6735.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v6948 = v6946 - v6947;
+      const float v6949 = iron_exp2_approx(v6948);
+      v5343.x[20] = v6949;  // kernels/sdpa/flash_tile.hpp:214
+      const float v6952 = v5343.x[21];
+      const float v6953 = v6735.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v6954 = v6952 - v6953;
+      const float v6955 = iron_exp2_approx(v6954);
+      v5343.x[21] = v6955;  // kernels/sdpa/flash_tile.hpp:214
+      const float v6958 = v5343.x[22];
+      const float v6959 = v6735.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v6960 = v6958 - v6959;
+      const float v6961 = iron_exp2_approx(v6960);
+      v5343.x[22] = v6961;  // kernels/sdpa/flash_tile.hpp:214
+      const float v6964 = v5343.x[23];
+      const float v6965 = v6735.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v6966 = v6964 - v6965;
+      const float v6967 = iron_exp2_approx(v6966);
+      v5343.x[23] = v6967;  // kernels/sdpa/flash_tile.hpp:214
+      const float v6970 = v5343.x[24];
+      const float v6971 = v6735.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v6972 = v6970 - v6971;
+      const float v6973 = iron_exp2_approx(v6972);
+      v5343.x[24] = v6973;  // kernels/sdpa/flash_tile.hpp:214
+      const float v6976 = v5343.x[25];
+      const float v6977 = v6735.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v6978 = v6976 - v6977;
+      const float v6979 = iron_exp2_approx(v6978);
+      v5343.x[25] = v6979;  // kernels/sdpa/flash_tile.hpp:214
+      const float v6982 = v5343.x[26];
+      const float v6983 = v6735.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v6984 = v6982 - v6983;
+      const float v6985 = iron_exp2_approx(v6984);
+      v5343.x[26] = v6985;  // kernels/sdpa/flash_tile.hpp:214
+      const float v6988 = v5343.x[27];
+      const float v6989 = v6735.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v6990 = v6988 - v6989;
+      const float v6991 = iron_exp2_approx(v6990);
+      v5343.x[27] = v6991;  // kernels/sdpa/flash_tile.hpp:214
+      const float v6994 = v5343.x[28];
+      const float v6995 = v6735.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v6996 = v6994 - v6995;
+      const float v6997 = iron_exp2_approx(v6996);
+      v5343.x[28] = v6997;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7000 = v5343.x[29];
+      const float v7001 = v6735.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7002 = v7000 - v7001;
+      const float v7003 = iron_exp2_approx(v7002);
+      v5343.x[29] = v7003;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7006 = v5343.x[30];
+      const float v7007 = v6735.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7008 = v7006 - v7007;
+      const float v7009 = iron_exp2_approx(v7008);
+      v5343.x[30] = v7009;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7012 = v5343.x[31];
+      const float v7013 = v6735.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7014 = v7012 - v7013;
+      const float v7015 = iron_exp2_approx(v7014);
+      v5343.x[31] = v7015;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7018 = v5343.x[32];
+      const float v7019 = v6735.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7020 = v7018 - v7019;
+      const float v7021 = iron_exp2_approx(v7020);
+      v5343.x[32] = v7021;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7024 = v5343.x[33];
+      const float v7025 = v6735.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7026 = v7024 - v7025;
+      const float v7027 = iron_exp2_approx(v7026);
+      v5343.x[33] = v7027;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7030 = v5343.x[34];
+      const float v7031 = v6735.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7032 = v7030 - v7031;
+      const float v7033 = iron_exp2_approx(v7032);
+      v5343.x[34] = v7033;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7036 = v5343.x[35];
+      const float v7037 = v6735.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7038 = v7036 - v7037;
+      const float v7039 = iron_exp2_approx(v7038);
+      v5343.x[35] = v7039;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7042 = v5343.x[36];
+      const float v7043 = v6735.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7044 = v7042 - v7043;
+      const float v7045 = iron_exp2_approx(v7044);
+      v5343.x[36] = v7045;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7048 = v5343.x[37];
+      const float v7049 = v6735.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7050 = v7048 - v7049;
+      const float v7051 = iron_exp2_approx(v7050);
+      v5343.x[37] = v7051;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7054 = v5343.x[38];
+      const float v7055 = v6735.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7056 = v7054 - v7055;
+      const float v7057 = iron_exp2_approx(v7056);
+      v5343.x[38] = v7057;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7060 = v5343.x[39];
+      const float v7061 = v6735.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7062 = v7060 - v7061;
+      const float v7063 = iron_exp2_approx(v7062);
+      v5343.x[39] = v7063;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7066 = v5343.x[40];
+      const float v7067 = v6735.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7068 = v7066 - v7067;
+      const float v7069 = iron_exp2_approx(v7068);
+      v5343.x[40] = v7069;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7072 = v5343.x[41];
+      const float v7073 = v6735.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7074 = v7072 - v7073;
+      const float v7075 = iron_exp2_approx(v7074);
+      v5343.x[41] = v7075;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7078 = v5343.x[42];
+      const float v7079 = v6735.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7080 = v7078 - v7079;
+      const float v7081 = iron_exp2_approx(v7080);
+      v5343.x[42] = v7081;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7084 = v5343.x[43];
+      const float v7085 = v6735.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7086 = v7084 - v7085;
+      const float v7087 = iron_exp2_approx(v7086);
+      v5343.x[43] = v7087;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7090 = v5343.x[44];
+      const float v7091 = v6735.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7092 = v7090 - v7091;
+      const float v7093 = iron_exp2_approx(v7092);
+      v5343.x[44] = v7093;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7096 = v5343.x[45];
+      const float v7097 = v6735.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7098 = v7096 - v7097;
+      const float v7099 = iron_exp2_approx(v7098);
+      v5343.x[45] = v7099;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7102 = v5343.x[46];
+      const float v7103 = v6735.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7104 = v7102 - v7103;
+      const float v7105 = iron_exp2_approx(v7104);
+      v5343.x[46] = v7105;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7108 = v5343.x[47];
+      const float v7109 = v6735.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7110 = v7108 - v7109;
+      const float v7111 = iron_exp2_approx(v7110);
+      v5343.x[47] = v7111;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7114 = v5343.x[48];
+      const float v7115 = v6735.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7116 = v7114 - v7115;
+      const float v7117 = iron_exp2_approx(v7116);
+      v5343.x[48] = v7117;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7120 = v5343.x[49];
+      const float v7121 = v6735.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7122 = v7120 - v7121;
+      const float v7123 = iron_exp2_approx(v7122);
+      v5343.x[49] = v7123;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7126 = v5343.x[50];
+      const float v7127 = v6735.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7128 = v7126 - v7127;
+      const float v7129 = iron_exp2_approx(v7128);
+      v5343.x[50] = v7129;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7132 = v5343.x[51];
+      const float v7133 = v6735.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7134 = v7132 - v7133;
+      const float v7135 = iron_exp2_approx(v7134);
+      v5343.x[51] = v7135;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7138 = v5343.x[52];
+      const float v7139 = v6735.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7140 = v7138 - v7139;
+      const float v7141 = iron_exp2_approx(v7140);
+      v5343.x[52] = v7141;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7144 = v5343.x[53];
+      const float v7145 = v6735.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7146 = v7144 - v7145;
+      const float v7147 = iron_exp2_approx(v7146);
+      v5343.x[53] = v7147;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7150 = v5343.x[54];
+      const float v7151 = v6735.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7152 = v7150 - v7151;
+      const float v7153 = iron_exp2_approx(v7152);
+      v5343.x[54] = v7153;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7156 = v5343.x[55];
+      const float v7157 = v6735.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7158 = v7156 - v7157;
+      const float v7159 = iron_exp2_approx(v7158);
+      v5343.x[55] = v7159;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7162 = v5343.x[56];
+      const float v7163 = v6735.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7164 = v7162 - v7163;
+      const float v7165 = iron_exp2_approx(v7164);
+      v5343.x[56] = v7165;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7168 = v5343.x[57];
+      const float v7169 = v6735.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7170 = v7168 - v7169;
+      const float v7171 = iron_exp2_approx(v7170);
+      v5343.x[57] = v7171;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7174 = v5343.x[58];
+      const float v7175 = v6735.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7176 = v7174 - v7175;
+      const float v7177 = iron_exp2_approx(v7176);
+      v5343.x[58] = v7177;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7180 = v5343.x[59];
+      const float v7181 = v6735.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7182 = v7180 - v7181;
+      const float v7183 = iron_exp2_approx(v7182);
+      v5343.x[59] = v7183;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7186 = v5343.x[60];
+      const float v7187 = v6735.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7188 = v7186 - v7187;
+      const float v7189 = iron_exp2_approx(v7188);
+      v5343.x[60] = v7189;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7192 = v5343.x[61];
+      const float v7193 = v6735.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7194 = v7192 - v7193;
+      const float v7195 = iron_exp2_approx(v7194);
+      v5343.x[61] = v7195;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7198 = v5343.x[62];
+      const float v7199 = v6735.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7200 = v7198 - v7199;
+      const float v7201 = iron_exp2_approx(v7200);
+      v5343.x[62] = v7201;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7204 = v5343.x[63];
+      const float v7205 = v6735.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7206 = v7204 - v7205;
+      const float v7207 = iron_exp2_approx(v7206);
+      v5343.x[63] = v7207;  // kernels/sdpa/flash_tile.hpp:214
+      iron_frag<float, 2, 16, 8> v7209;  // kernels/sdpa/flash_tile.hpp:217
+      iron_frag_fill(v7209, 0.0f);
+      iron_frag_row_reduce<true>(v7209, v5343);
+      const float v7212 = v350.x[0];  // kernels/sdpa/flash_tile.hpp:218
+      const float v7213 = v7209.x[0];  // kernels/sdpa/flash_tile.hpp:219
+      const float v7214 = v6731.x[0];
       const float v7215 = v7212 * v7214;
       const float v7216 = v7215 + v7213;
-      v329.x[3] = v7216;  // kernels/sdpa/flash_tile.hpp:223
-      const float v7219 = v331.x[0];  // kernels/sdpa/flash_tile.hpp:233
-      const float v7220 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7221 = v7219 * v7220;
-      v331.x[0] = v7221;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7224 = v331.x[1];
-      const float v7225 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7226 = v7224 * v7225;
-      v331.x[1] = v7226;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7229 = v331.x[2];
-      const float v7230 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7231 = v7229 * v7230;
-      v331.x[2] = v7231;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7234 = v331.x[3];
-      const float v7235 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7236 = v7234 * v7235;
-      v331.x[3] = v7236;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7239 = v331.x[4];
-      const float v7240 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7241 = v7239 * v7240;
-      v331.x[4] = v7241;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7244 = v331.x[5];
-      const float v7245 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7246 = v7244 * v7245;
-      v331.x[5] = v7246;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7249 = v331.x[6];
-      const float v7250 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7251 = v7249 * v7250;
-      v331.x[6] = v7251;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7254 = v331.x[7];
-      const float v7255 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7256 = v7254 * v7255;
-      v331.x[7] = v7256;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7259 = v331.x[8];
-      const float v7260 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7261 = v7259 * v7260;
-      v331.x[8] = v7261;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7264 = v331.x[9];
-      const float v7265 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7266 = v7264 * v7265;
-      v331.x[9] = v7266;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7269 = v331.x[10];
-      const float v7270 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7271 = v7269 * v7270;
-      v331.x[10] = v7271;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7274 = v331.x[11];
-      const float v7275 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7276 = v7274 * v7275;
-      v331.x[11] = v7276;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7279 = v331.x[12];
-      const float v7280 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7281 = v7279 * v7280;
-      v331.x[12] = v7281;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7284 = v331.x[13];
-      const float v7285 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7286 = v7284 * v7285;
-      v331.x[13] = v7286;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7289 = v331.x[14];
-      const float v7290 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7291 = v7289 * v7290;
-      v331.x[14] = v7291;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7294 = v331.x[15];
-      const float v7295 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7296 = v7294 * v7295;
-      v331.x[15] = v7296;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7299 = v331.x[16];
-      const float v7300 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7301 = v7299 * v7300;
-      v331.x[16] = v7301;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7304 = v331.x[17];
-      const float v7305 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7306 = v7304 * v7305;
-      v331.x[17] = v7306;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7309 = v331.x[18];
-      const float v7310 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7311 = v7309 * v7310;
-      v331.x[18] = v7311;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7314 = v331.x[19];
-      const float v7315 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7316 = v7314 * v7315;
-      v331.x[19] = v7316;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7319 = v331.x[20];
-      const float v7320 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7321 = v7319 * v7320;
-      v331.x[20] = v7321;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7324 = v331.x[21];
-      const float v7325 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7326 = v7324 * v7325;
-      v331.x[21] = v7326;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7329 = v331.x[22];
-      const float v7330 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7331 = v7329 * v7330;
-      v331.x[22] = v7331;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7334 = v331.x[23];
-      const float v7335 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7336 = v7334 * v7335;
-      v331.x[23] = v7336;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7339 = v331.x[24];
-      const float v7340 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7341 = v7339 * v7340;
-      v331.x[24] = v7341;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7344 = v331.x[25];
-      const float v7345 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7346 = v7344 * v7345;
-      v331.x[25] = v7346;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7349 = v331.x[26];
-      const float v7350 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7351 = v7349 * v7350;
-      v331.x[26] = v7351;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7354 = v331.x[27];
-      const float v7355 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7356 = v7354 * v7355;
-      v331.x[27] = v7356;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7359 = v331.x[28];
-      const float v7360 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7361 = v7359 * v7360;
-      v331.x[28] = v7361;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7364 = v331.x[29];
-      const float v7365 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7366 = v7364 * v7365;
-      v331.x[29] = v7366;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7369 = v331.x[30];
-      const float v7370 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7371 = v7369 * v7370;
-      v331.x[30] = v7371;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7374 = v331.x[31];
-      const float v7375 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7376 = v7374 * v7375;
-      v331.x[31] = v7376;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7379 = v333.x[0];
-      const float v7380 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7381 = v7379 * v7380;
-      v333.x[0] = v7381;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7384 = v333.x[1];
-      const float v7385 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7386 = v7384 * v7385;
-      v333.x[1] = v7386;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7389 = v333.x[2];
-      const float v7390 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7391 = v7389 * v7390;
-      v333.x[2] = v7391;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7394 = v333.x[3];
-      const float v7395 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7396 = v7394 * v7395;
-      v333.x[3] = v7396;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7399 = v333.x[4];
-      const float v7400 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7401 = v7399 * v7400;
-      v333.x[4] = v7401;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7404 = v333.x[5];
-      const float v7405 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7406 = v7404 * v7405;
-      v333.x[5] = v7406;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7409 = v333.x[6];
-      const float v7410 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7411 = v7409 * v7410;
-      v333.x[6] = v7411;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7414 = v333.x[7];
-      const float v7415 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7416 = v7414 * v7415;
-      v333.x[7] = v7416;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7419 = v333.x[8];
-      const float v7420 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7421 = v7419 * v7420;
-      v333.x[8] = v7421;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7424 = v333.x[9];
-      const float v7425 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7426 = v7424 * v7425;
-      v333.x[9] = v7426;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7429 = v333.x[10];
-      const float v7430 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7431 = v7429 * v7430;
-      v333.x[10] = v7431;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7434 = v333.x[11];
-      const float v7435 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7436 = v7434 * v7435;
-      v333.x[11] = v7436;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7439 = v333.x[12];
-      const float v7440 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7441 = v7439 * v7440;
-      v333.x[12] = v7441;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7444 = v333.x[13];
-      const float v7445 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7446 = v7444 * v7445;
-      v333.x[13] = v7446;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7449 = v333.x[14];
-      const float v7450 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7451 = v7449 * v7450;
-      v333.x[14] = v7451;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7454 = v333.x[15];
-      const float v7455 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7456 = v7454 * v7455;
-      v333.x[15] = v7456;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7459 = v333.x[16];
-      const float v7460 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7461 = v7459 * v7460;
-      v333.x[16] = v7461;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7464 = v333.x[17];
-      const float v7465 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7466 = v7464 * v7465;
-      v333.x[17] = v7466;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7469 = v333.x[18];
-      const float v7470 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7471 = v7469 * v7470;
-      v333.x[18] = v7471;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7474 = v333.x[19];
-      const float v7475 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7476 = v7474 * v7475;
-      v333.x[19] = v7476;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7479 = v333.x[20];
-      const float v7480 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7481 = v7479 * v7480;
-      v333.x[20] = v7481;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7484 = v333.x[21];
-      const float v7485 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7486 = v7484 * v7485;
-      v333.x[21] = v7486;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7489 = v333.x[22];
-      const float v7490 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7491 = v7489 * v7490;
-      v333.x[22] = v7491;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7494 = v333.x[23];
-      const float v7495 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7496 = v7494 * v7495;
-      v333.x[23] = v7496;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7499 = v333.x[24];
-      const float v7500 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7501 = v7499 * v7500;
-      v333.x[24] = v7501;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7504 = v333.x[25];
-      const float v7505 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7506 = v7504 * v7505;
-      v333.x[25] = v7506;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7509 = v333.x[26];
-      const float v7510 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7511 = v7509 * v7510;
-      v333.x[26] = v7511;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7514 = v333.x[27];
-      const float v7515 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7516 = v7514 * v7515;
-      v333.x[27] = v7516;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7519 = v333.x[28];
-      const float v7520 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7521 = v7519 * v7520;
-      v333.x[28] = v7521;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7524 = v333.x[29];
-      const float v7525 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7526 = v7524 * v7525;
-      v333.x[29] = v7526;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7529 = v333.x[30];
-      const float v7530 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7531 = v7529 * v7530;
-      v333.x[30] = v7531;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7534 = v333.x[31];
-      const float v7535 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7536 = v7534 * v7535;
-      v333.x[31] = v7536;  // kernels/sdpa/flash_tile.hpp:233
-      iron_frag<iron_bf16, 0, 16, 128> v7538;  // kernels/sdpa/flash_warpgroup.hpp:118
-      iron_frag_fill(v7538, iron_f32_to_bf16(0.0f));
-      iron_frag_convert(v7538, v5322);
-      iron_frag_store<false>(v7538, shm3, v7545, 128u);  // kernels/sdpa/flash_warpgroup.hpp:125
+      v350.x[0] = v7216;  // kernels/sdpa/flash_tile.hpp:218
+      const float v7219 = v350.x[1];
+      const float v7220 = v7209.x[1];  // kernels/sdpa/flash_tile.hpp:219
+      const float v7221 = v6731.x[1];
+      const float v7222 = v7219 * v7221;
+      const float v7223 = v7222 + v7220;
+      v350.x[1] = v7223;  // kernels/sdpa/flash_tile.hpp:218
+      const float v7226 = v350.x[2];
+      const float v7227 = v7209.x[2];  // kernels/sdpa/flash_tile.hpp:219
+      const float v7228 = v6731.x[2];
+      const float v7229 = v7226 * v7228;
+      const float v7230 = v7229 + v7227;
+      v350.x[2] = v7230;  // kernels/sdpa/flash_tile.hpp:218
+      const float v7233 = v350.x[3];
+      const float v7234 = v7209.x[3];  // kernels/sdpa/flash_tile.hpp:219
+      const float v7235 = v6731.x[3];
+      const float v7236 = v7233 * v7235;
+      const float v7237 = v7236 + v7234;
+      v350.x[3] = v7237;  // kernels/sdpa/flash_tile.hpp:218
+      const float v7240 = v352.x[0];  // kernels/sdpa/flash_tile.hpp:228
+      const float v7241 = v6731.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7242 = v7240 * v7241;
+      v352.x[0] = v7242;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7245 = v352.x[1];
+      const float v7246 = v6731.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7247 = v7245 * v7246;
+      v352.x[1] = v7247;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7250 = v352.x[2];
+      const float v7251 = v6731.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7252 = v7250 * v7251;
+      v352.x[2] = v7252;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7255 = v352.x[3];
+      const float v7256 = v6731.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7257 = v7255 * v7256;
+      v352.x[3] = v7257;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7260 = v352.x[4];
+      const float v7261 = v6731.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7262 = v7260 * v7261;
+      v352.x[4] = v7262;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7265 = v352.x[5];
+      const float v7266 = v6731.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7267 = v7265 * v7266;
+      v352.x[5] = v7267;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7270 = v352.x[6];
+      const float v7271 = v6731.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7272 = v7270 * v7271;
+      v352.x[6] = v7272;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7275 = v352.x[7];
+      const float v7276 = v6731.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7277 = v7275 * v7276;
+      v352.x[7] = v7277;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7280 = v352.x[8];
+      const float v7281 = v6731.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7282 = v7280 * v7281;
+      v352.x[8] = v7282;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7285 = v352.x[9];
+      const float v7286 = v6731.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7287 = v7285 * v7286;
+      v352.x[9] = v7287;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7290 = v352.x[10];
+      const float v7291 = v6731.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7292 = v7290 * v7291;
+      v352.x[10] = v7292;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7295 = v352.x[11];
+      const float v7296 = v6731.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7297 = v7295 * v7296;
+      v352.x[11] = v7297;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7300 = v352.x[12];
+      const float v7301 = v6731.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7302 = v7300 * v7301;
+      v352.x[12] = v7302;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7305 = v352.x[13];
+      const float v7306 = v6731.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7307 = v7305 * v7306;
+      v352.x[13] = v7307;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7310 = v352.x[14];
+      const float v7311 = v6731.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7312 = v7310 * v7311;
+      v352.x[14] = v7312;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7315 = v352.x[15];
+      const float v7316 = v6731.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7317 = v7315 * v7316;
+      v352.x[15] = v7317;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7320 = v352.x[16];
+      const float v7321 = v6731.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7322 = v7320 * v7321;
+      v352.x[16] = v7322;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7325 = v352.x[17];
+      const float v7326 = v6731.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7327 = v7325 * v7326;
+      v352.x[17] = v7327;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7330 = v352.x[18];
+      const float v7331 = v6731.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7332 = v7330 * v7331;
+      v352.x[18] = v7332;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7335 = v352.x[19];
+      const float v7336 = v6731.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7337 = v7335 * v7336;
+      v352.x[19] = v7337;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7340 = v352.x[20];
+      const float v7341 = v6731.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7342 = v7340 * v7341;
+      v352.x[20] = v7342;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7345 = v352.x[21];
+      const float v7346 = v6731.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7347 = v7345 * v7346;
+      v352.x[21] = v7347;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7350 = v352.x[22];
+      const float v7351 = v6731.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7352 = v7350 * v7351;
+      v352.x[22] = v7352;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7355 = v352.x[23];
+      const float v7356 = v6731.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7357 = v7355 * v7356;
+      v352.x[23] = v7357;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7360 = v352.x[24];
+      const float v7361 = v6731.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7362 = v7360 * v7361;
+      v352.x[24] = v7362;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7365 = v352.x[25];
+      const float v7366 = v6731.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7367 = v7365 * v7366;
+      v352.x[25] = v7367;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7370 = v352.x[26];
+      const float v7371 = v6731.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7372 = v7370 * v7371;
+      v352.x[26] = v7372;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7375 = v352.x[27];
+      const float v7376 = v6731.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7377 = v7375 * v7376;
+      v352.x[27] = v7377;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7380 = v352.x[28];
+      const float v7381 = v6731.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7382 = v7380 * v7381;
+      v352.x[28] = v7382;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7385 = v352.x[29];
+      const float v7386 = v6731.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7387 = v7385 * v7386;
+      v352.x[29] = v7387;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7390 = v352.x[30];
+      const float v7391 = v6731.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7392 = v7390 * v7391;
+      v352.x[30] = v7392;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7395 = v352.x[31];
+      const float v7396 = v6731.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7397 = v7395 * v7396;
+      v352.x[31] = v7397;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7400 = v354.x[0];
+      const float v7401 = v6731.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7402 = v7400 * v7401;
+      v354.x[0] = v7402;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7405 = v354.x[1];
+      const float v7406 = v6731.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7407 = v7405 * v7406;
+      v354.x[1] = v7407;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7410 = v354.x[2];
+      const float v7411 = v6731.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7412 = v7410 * v7411;
+      v354.x[2] = v7412;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7415 = v354.x[3];
+      const float v7416 = v6731.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7417 = v7415 * v7416;
+      v354.x[3] = v7417;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7420 = v354.x[4];
+      const float v7421 = v6731.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7422 = v7420 * v7421;
+      v354.x[4] = v7422;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7425 = v354.x[5];
+      const float v7426 = v6731.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7427 = v7425 * v7426;
+      v354.x[5] = v7427;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7430 = v354.x[6];
+      const float v7431 = v6731.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7432 = v7430 * v7431;
+      v354.x[6] = v7432;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7435 = v354.x[7];
+      const float v7436 = v6731.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7437 = v7435 * v7436;
+      v354.x[7] = v7437;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7440 = v354.x[8];
+      const float v7441 = v6731.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7442 = v7440 * v7441;
+      v354.x[8] = v7442;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7445 = v354.x[9];
+      const float v7446 = v6731.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7447 = v7445 * v7446;
+      v354.x[9] = v7447;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7450 = v354.x[10];
+      const float v7451 = v6731.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7452 = v7450 * v7451;
+      v354.x[10] = v7452;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7455 = v354.x[11];
+      const float v7456 = v6731.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7457 = v7455 * v7456;
+      v354.x[11] = v7457;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7460 = v354.x[12];
+      const float v7461 = v6731.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7462 = v7460 * v7461;
+      v354.x[12] = v7462;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7465 = v354.x[13];
+      const float v7466 = v6731.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7467 = v7465 * v7466;
+      v354.x[13] = v7467;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7470 = v354.x[14];
+      const float v7471 = v6731.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7472 = v7470 * v7471;
+      v354.x[14] = v7472;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7475 = v354.x[15];
+      const float v7476 = v6731.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7477 = v7475 * v7476;
+      v354.x[15] = v7477;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7480 = v354.x[16];
+      const float v7481 = v6731.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7482 = v7480 * v7481;
+      v354.x[16] = v7482;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7485 = v354.x[17];
+      const float v7486 = v6731.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7487 = v7485 * v7486;
+      v354.x[17] = v7487;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7490 = v354.x[18];
+      const float v7491 = v6731.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7492 = v7490 * v7491;
+      v354.x[18] = v7492;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7495 = v354.x[19];
+      const float v7496 = v6731.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7497 = v7495 * v7496;
+      v354.x[19] = v7497;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7500 = v354.x[20];
+      const float v7501 = v6731.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7502 = v7500 * v7501;
+      v354.x[20] = v7502;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7505 = v354.x[21];
+      const float v7506 = v6731.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7507 = v7505 * v7506;
+      v354.x[21] = v7507;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7510 = v354.x[22];
+      const float v7511 = v6731.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7512 = v7510 * v7511;
+      v354.x[22] = v7512;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7515 = v354.x[23];
+      const float v7516 = v6731.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7517 = v7515 * v7516;
+      v354.x[23] = v7517;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7520 = v354.x[24];
+      const float v7521 = v6731.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7522 = v7520 * v7521;
+      v354.x[24] = v7522;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7525 = v354.x[25];
+      const float v7526 = v6731.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7527 = v7525 * v7526;
+      v354.x[25] = v7527;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7530 = v354.x[26];
+      const float v7531 = v6731.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7532 = v7530 * v7531;
+      v354.x[26] = v7532;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7535 = v354.x[27];
+      const float v7536 = v6731.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7537 = v7535 * v7536;
+      v354.x[27] = v7537;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7540 = v354.x[28];
+      const float v7541 = v6731.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7542 = v7540 * v7541;
+      v354.x[28] = v7542;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7545 = v354.x[29];
+      const float v7546 = v6731.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7547 = v7545 * v7546;
+      v354.x[29] = v7547;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7550 = v354.x[30];
+      const float v7551 = v6731.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7552 = v7550 * v7551;
+      v354.x[30] = v7552;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7555 = v354.x[31];
+      const float v7556 = v6731.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7557 = v7555 * v7556;
+      v354.x[31] = v7557;  // kernels/sdpa/flash_tile.hpp:228
+      iron_frag<iron_bf16, 0, 16, 128> v7559;  // kernels/sdpa/flash_warpgroup.hpp:118
+      iron_frag_fill(v7559, iron_f32_to_bf16(0.0f));
+      iron_frag_convert(v7559, v5343);
+      iron_frag_store<false>(v7559, shm3, v7566, 128u);  // kernels/sdpa/flash_warpgroup.hpp:125
       __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:127
-      iron_frag<iron_bf16, 0, 16, 16> v7709;  // kernels/sdpa/flash_warpgroup.hpp:130
-      iron_frag_fill(v7709, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v7709, shm3, v7700, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v7711;
-      iron_frag_fill(v7711, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v7711, shm2, v5326, 64u);
-      iron_frag_mma_sync(v331, v7709, v7711);
-      const unsigned int v7718 = v5326 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v7720;
-      iron_frag_fill(v7720, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v7720, shm3, v7713, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v7722;
-      iron_frag_fill(v7722, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v7722, shm2, v7718, 64u);
-      iron_frag_mma_sync(v331, v7720, v7722);
-      const unsigned int v7729 = v5326 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v7731;
-      iron_frag_fill(v7731, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v7731, shm3, v7724, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v7733;
-      iron_frag_fill(v7733, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v7733, shm2, v7729, 64u);
-      iron_frag_mma_sync(v331, v7731, v7733);
-      const unsigned int v7740 = v5326 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v7742;
-      iron_frag_fill(v7742, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v7742, shm3, v7735, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v7744;
-      iron_frag_fill(v7744, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v7744, shm2, v7740, 64u);
-      iron_frag_mma_sync(v331, v7742, v7744);
-      const unsigned int v7566 = v5326 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:131
-      iron_frag<iron_bf16, 0, 16, 16> v7762;  // kernels/sdpa/flash_warpgroup.hpp:130
-      iron_frag_fill(v7762, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v7762, shm3, v7753, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v7764;
-      iron_frag_fill(v7764, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v7764, shm2, v7566, 64u);
-      iron_frag_mma_sync(v331, v7762, v7764);
-      const unsigned int v7771 = v7566 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v7773;
-      iron_frag_fill(v7773, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v7773, shm3, v7766, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v7775;
-      iron_frag_fill(v7775, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v7775, shm2, v7771, 64u);
-      iron_frag_mma_sync(v331, v7773, v7775);
-      const unsigned int v7782 = v7566 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v7784;
-      iron_frag_fill(v7784, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v7784, shm3, v7777, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v7786;
-      iron_frag_fill(v7786, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v7786, shm2, v7782, 64u);
-      iron_frag_mma_sync(v331, v7784, v7786);
-      const unsigned int v7793 = v7566 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v7795;
-      iron_frag_fill(v7795, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v7795, shm3, v7788, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v7797;
-      iron_frag_fill(v7797, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v7797, shm2, v7793, 64u);
-      iron_frag_mma_sync(v331, v7795, v7797);
-      iron_frag<iron_bf16, 0, 16, 16> v7815;
-      iron_frag_fill(v7815, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v7815, shm3, v7700, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v7817;
-      iron_frag_fill(v7817, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v7817, shm2, v5339, 64u);
-      iron_frag_mma_sync(v333, v7815, v7817);
-      const unsigned int v7824 = v5339 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v7826;
-      iron_frag_fill(v7826, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v7826, shm3, v7713, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v7828;
-      iron_frag_fill(v7828, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v7828, shm2, v7824, 64u);
-      iron_frag_mma_sync(v333, v7826, v7828);
-      const unsigned int v7835 = v5339 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v7837;
-      iron_frag_fill(v7837, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v7837, shm3, v7724, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v7839;
-      iron_frag_fill(v7839, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v7839, shm2, v7835, 64u);
-      iron_frag_mma_sync(v333, v7837, v7839);
-      const unsigned int v7846 = v5339 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v7848;
-      iron_frag_fill(v7848, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v7848, shm3, v7735, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v7850;
-      iron_frag_fill(v7850, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v7850, shm2, v7846, 64u);
-      iron_frag_mma_sync(v333, v7848, v7850);
-      const unsigned int v7594 = v5339 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:131
-      iron_frag<iron_bf16, 0, 16, 16> v7868;  // kernels/sdpa/flash_warpgroup.hpp:130
-      iron_frag_fill(v7868, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v7868, shm3, v7753, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v7870;
-      iron_frag_fill(v7870, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v7870, shm2, v7594, 64u);
-      iron_frag_mma_sync(v333, v7868, v7870);
-      const unsigned int v7877 = v7594 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v7879;
-      iron_frag_fill(v7879, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v7879, shm3, v7766, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v7881;
-      iron_frag_fill(v7881, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v7881, shm2, v7877, 64u);
-      iron_frag_mma_sync(v333, v7879, v7881);
-      const unsigned int v7888 = v7594 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v7890;
-      iron_frag_fill(v7890, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v7890, shm3, v7777, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v7892;
-      iron_frag_fill(v7892, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v7892, shm2, v7888, 64u);
-      iron_frag_mma_sync(v333, v7890, v7892);
-      const unsigned int v7899 = v7594 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v7901;
-      iron_frag_fill(v7901, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v7901, shm3, v7788, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v7903;
-      iron_frag_fill(v7903, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v7903, shm2, v7899, 64u);
-      iron_frag_mma_sync(v333, v7901, v7903);
+      iron_frag<iron_bf16, 0, 16, 16> v7730;  // kernels/sdpa/flash_warpgroup.hpp:130
+      iron_frag_fill(v7730, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7730, shm3, v7721, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7732;
+      iron_frag_fill(v7732, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7732, shm2, v5347, 64u);
+      iron_frag_mma_sync(v352, v7730, v7732);
+      const unsigned int v7739 = v5347 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v7741;
+      iron_frag_fill(v7741, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7741, shm3, v7734, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7743;
+      iron_frag_fill(v7743, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7743, shm2, v7739, 64u);
+      iron_frag_mma_sync(v352, v7741, v7743);
+      const unsigned int v7750 = v5347 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v7752;
+      iron_frag_fill(v7752, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7752, shm3, v7745, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7754;
+      iron_frag_fill(v7754, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7754, shm2, v7750, 64u);
+      iron_frag_mma_sync(v352, v7752, v7754);
+      const unsigned int v7761 = v5347 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v7763;
+      iron_frag_fill(v7763, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7763, shm3, v7756, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7765;
+      iron_frag_fill(v7765, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7765, shm2, v7761, 64u);
+      iron_frag_mma_sync(v352, v7763, v7765);
+      const unsigned int v7587 = v5347 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:131
+      iron_frag<iron_bf16, 0, 16, 16> v7783;  // kernels/sdpa/flash_warpgroup.hpp:130
+      iron_frag_fill(v7783, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7783, shm3, v7774, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7785;
+      iron_frag_fill(v7785, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7785, shm2, v7587, 64u);
+      iron_frag_mma_sync(v352, v7783, v7785);
+      const unsigned int v7792 = v7587 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v7794;
+      iron_frag_fill(v7794, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7794, shm3, v7787, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7796;
+      iron_frag_fill(v7796, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7796, shm2, v7792, 64u);
+      iron_frag_mma_sync(v352, v7794, v7796);
+      const unsigned int v7803 = v7587 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v7805;
+      iron_frag_fill(v7805, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7805, shm3, v7798, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7807;
+      iron_frag_fill(v7807, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7807, shm2, v7803, 64u);
+      iron_frag_mma_sync(v352, v7805, v7807);
+      const unsigned int v7814 = v7587 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v7816;
+      iron_frag_fill(v7816, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7816, shm3, v7809, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7818;
+      iron_frag_fill(v7818, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7818, shm2, v7814, 64u);
+      iron_frag_mma_sync(v352, v7816, v7818);
+      iron_frag<iron_bf16, 0, 16, 16> v7836;
+      iron_frag_fill(v7836, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7836, shm3, v7721, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7838;
+      iron_frag_fill(v7838, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7838, shm2, v5360, 64u);
+      iron_frag_mma_sync(v354, v7836, v7838);
+      const unsigned int v7845 = v5360 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v7847;
+      iron_frag_fill(v7847, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7847, shm3, v7734, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7849;
+      iron_frag_fill(v7849, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7849, shm2, v7845, 64u);
+      iron_frag_mma_sync(v354, v7847, v7849);
+      const unsigned int v7856 = v5360 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v7858;
+      iron_frag_fill(v7858, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7858, shm3, v7745, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7860;
+      iron_frag_fill(v7860, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7860, shm2, v7856, 64u);
+      iron_frag_mma_sync(v354, v7858, v7860);
+      const unsigned int v7867 = v5360 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v7869;
+      iron_frag_fill(v7869, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7869, shm3, v7756, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7871;
+      iron_frag_fill(v7871, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7871, shm2, v7867, 64u);
+      iron_frag_mma_sync(v354, v7869, v7871);
+      const unsigned int v7615 = v5360 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:131
+      iron_frag<iron_bf16, 0, 16, 16> v7889;  // kernels/sdpa/flash_warpgroup.hpp:130
+      iron_frag_fill(v7889, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7889, shm3, v7774, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7891;
+      iron_frag_fill(v7891, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7891, shm2, v7615, 64u);
+      iron_frag_mma_sync(v354, v7889, v7891);
+      const unsigned int v7898 = v7615 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v7900;
+      iron_frag_fill(v7900, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7900, shm3, v7787, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7902;
+      iron_frag_fill(v7902, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7902, shm2, v7898, 64u);
+      iron_frag_mma_sync(v354, v7900, v7902);
+      const unsigned int v7909 = v7615 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v7911;
+      iron_frag_fill(v7911, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7911, shm3, v7798, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7913;
+      iron_frag_fill(v7913, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7913, shm2, v7909, 64u);
+      iron_frag_mma_sync(v354, v7911, v7913);
+      const unsigned int v7920 = v7615 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v7922;
+      iron_frag_fill(v7922, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7922, shm3, v7809, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7924;
+      iron_frag_fill(v7924, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7924, shm2, v7920, 64u);
+      iron_frag_mma_sync(v354, v7922, v7924);
     }
     __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:95
-    const float v3131 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:247
-    iron_frag<float, 2, 16, 8> v3133;  // kernels/sdpa/flash_tile.hpp:248
-    iron_frag_fill(v3133, 0.0f);
-    const float v3137 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:250
-    const float v3138 = fmaxf(v3137, v3131);
-    const bool v3141 = v3138 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v3142 = v3141 ? 0.0f : v3138;
-    v3133.x[0] = v3142;  // kernels/sdpa/flash_tile.hpp:249
-    const float v3146 = v327.x[1];  // kernels/sdpa/flash_tile.hpp:250
-    const float v3147 = fmaxf(v3146, v3131);
-    const bool v3150 = v3147 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v3151 = v3150 ? 0.0f : v3147;
-    v3133.x[1] = v3151;  // kernels/sdpa/flash_tile.hpp:249
-    const float v3155 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:250
-    const float v3156 = fmaxf(v3155, v3131);
-    const bool v3159 = v3156 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v3160 = v3159 ? 0.0f : v3156;
-    v3133.x[2] = v3160;  // kernels/sdpa/flash_tile.hpp:249
-    const float v3164 = v327.x[3];  // kernels/sdpa/flash_tile.hpp:250
-    const float v3165 = fmaxf(v3164, v3131);
-    const bool v3168 = v3165 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v3169 = v3168 ? 0.0f : v3165;
-    v3133.x[3] = v3169;  // kernels/sdpa/flash_tile.hpp:249
-    iron_frag<float, 2, 16, 8> v3171;  // kernels/sdpa/flash_tile.hpp:252
-    iron_frag_fill(v3171, 0.0f);
-    const float v3175 = v3133.x[0];  // kernels/sdpa/flash_tile.hpp:254
-    const float v3176 = v3131 - v3175;
-    const float v3177 = exp2f(v3176);
-    const float v3180 = v3137 - v3175;
-    const float v3181 = exp2f(v3180);
-    const float v3182 = v329.x[0];
-    const float v3183 = v3182 * v3181;
-    const float v3184 = v3183 + v3177;
-    v3171.x[0] = v3184;  // kernels/sdpa/flash_tile.hpp:253
-    const float v3188 = v3133.x[1];  // kernels/sdpa/flash_tile.hpp:254
-    const float v3189 = v3131 - v3188;
-    const float v3190 = exp2f(v3189);
-    const float v3193 = v3146 - v3188;
-    const float v3194 = exp2f(v3193);
-    const float v3195 = v329.x[1];
-    const float v3196 = v3195 * v3194;
-    const float v3197 = v3196 + v3190;
-    v3171.x[1] = v3197;  // kernels/sdpa/flash_tile.hpp:253
-    const float v3201 = v3133.x[2];  // kernels/sdpa/flash_tile.hpp:254
-    const float v3202 = v3131 - v3201;
-    const float v3203 = exp2f(v3202);
-    const float v3206 = v3155 - v3201;
-    const float v3207 = exp2f(v3206);
-    const float v3208 = v329.x[2];
-    const float v3209 = v3208 * v3207;
-    const float v3210 = v3209 + v3203;
-    v3171.x[2] = v3210;  // kernels/sdpa/flash_tile.hpp:253
-    const float v3214 = v3133.x[3];  // kernels/sdpa/flash_tile.hpp:254
-    const float v3215 = v3131 - v3214;
-    const float v3216 = exp2f(v3215);
-    const float v3219 = v3164 - v3214;
-    const float v3220 = exp2f(v3219);
-    const float v3221 = v329.x[3];
-    const float v3222 = v3221 * v3220;
-    const float v3223 = v3222 + v3216;
-    v3171.x[3] = v3223;  // kernels/sdpa/flash_tile.hpp:253
-    iron_frag<float, 2, 16, 8> v3225;  // kernels/sdpa/flash_tile.hpp:256
-    iron_frag_fill(v3225, 0.0f);
-    const float v3229 = v3171.x[0];  // kernels/sdpa/flash_tile.hpp:258
-    const float v3235 = v3181 / v3229;  // kernels/sdpa/flash_tile.hpp:259
-    const bool v3237 = v3229 > 0.0f;
-    const float v3238 = v3237 ? v3235 : 0.0f;
-    v3225.x[0] = v3238;  // kernels/sdpa/flash_tile.hpp:257
-    const float v3242 = v3171.x[1];  // kernels/sdpa/flash_tile.hpp:258
-    const float v3248 = v3194 / v3242;  // kernels/sdpa/flash_tile.hpp:259
-    const bool v3250 = v3242 > 0.0f;
-    const float v3251 = v3250 ? v3248 : 0.0f;
-    v3225.x[1] = v3251;  // kernels/sdpa/flash_tile.hpp:257
-    const float v3255 = v3171.x[2];  // kernels/sdpa/flash_tile.hpp:258
-    const float v3261 = v3207 / v3255;  // kernels/sdpa/flash_tile.hpp:259
-    const bool v3263 = v3255 > 0.0f;
-    const float v3264 = v3263 ? v3261 : 0.0f;
-    v3225.x[2] = v3264;  // kernels/sdpa/flash_tile.hpp:257
-    const float v3268 = v3171.x[3];  // kernels/sdpa/flash_tile.hpp:258
-    const float v3274 = v3220 / v3268;  // kernels/sdpa/flash_tile.hpp:259
-    const bool v3276 = v3268 > 0.0f;
-    const float v3277 = v3276 ? v3274 : 0.0f;
-    v3225.x[3] = v3277;  // kernels/sdpa/flash_tile.hpp:257
-    const unsigned int v3279 = v46 + v7218;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3280 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3281 = v331.x[0];
-    const float v3282 = v3281 * v3280;
-    const bool v3283 = v3279 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3283) {
-      const iron_bf16 v3287 = iron_f32_to_bf16(v3282);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3289 = v11 + v3279;
-      const unsigned int v3290 = v3289 * v1;
-      const unsigned int v3291 = v3290 + v26;
-      const unsigned int v3292 = v3291 << 7u;
-      const unsigned int v3293 = v3292 + v7217;
-      out[v3293] = v3287;
+    const float v3152 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:242
+    iron_frag<float, 2, 16, 8> v3154;  // kernels/sdpa/flash_tile.hpp:243
+    iron_frag_fill(v3154, 0.0f);
+    const float v3158 = v348.x[0];  // kernels/sdpa/flash_tile.hpp:245
+    const float v3159 = fmaxf(v3158, v3152);
+    const bool v3162 = v3159 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3163 = v3162 ? 0.0f : v3159;
+    v3154.x[0] = v3163;  // kernels/sdpa/flash_tile.hpp:244
+    const float v3167 = v348.x[1];  // kernels/sdpa/flash_tile.hpp:245
+    const float v3168 = fmaxf(v3167, v3152);
+    const bool v3171 = v3168 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3172 = v3171 ? 0.0f : v3168;
+    v3154.x[1] = v3172;  // kernels/sdpa/flash_tile.hpp:244
+    const float v3176 = v348.x[2];  // kernels/sdpa/flash_tile.hpp:245
+    const float v3177 = fmaxf(v3176, v3152);
+    const bool v3180 = v3177 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3181 = v3180 ? 0.0f : v3177;
+    v3154.x[2] = v3181;  // kernels/sdpa/flash_tile.hpp:244
+    const float v3185 = v348.x[3];  // kernels/sdpa/flash_tile.hpp:245
+    const float v3186 = fmaxf(v3185, v3152);
+    const bool v3189 = v3186 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3190 = v3189 ? 0.0f : v3186;
+    v3154.x[3] = v3190;  // kernels/sdpa/flash_tile.hpp:244
+    iron_frag<float, 2, 16, 8> v3192;  // kernels/sdpa/flash_tile.hpp:247
+    iron_frag_fill(v3192, 0.0f);
+    const float v3196 = v3154.x[0];  // kernels/sdpa/flash_tile.hpp:249
+    const float v3197 = v3152 - v3196;
+    const float v3198 = exp2f(v3197);
+    const float v3201 = v3158 - v3196;
+    const float v3202 = exp2f(v3201);
+    const float v3203 = v350.x[0];
+    const float v3204 = v3203 * v3202;
+    const float v3205 = v3204 + v3198;
+    v3192.x[0] = v3205;  // kernels/sdpa/flash_tile.hpp:248
+    const float v3209 = v3154.x[1];  // kernels/sdpa/flash_tile.hpp:249
+    const float v3210 = v3152 - v3209;
+    const float v3211 = exp2f(v3210);
+    const float v3214 = v3167 - v3209;
+    const float v3215 = exp2f(v3214);
+    const float v3216 = v350.x[1];
+    const float v3217 = v3216 * v3215;
+    const float v3218 = v3217 + v3211;
+    v3192.x[1] = v3218;  // kernels/sdpa/flash_tile.hpp:248
+    const float v3222 = v3154.x[2];  // kernels/sdpa/flash_tile.hpp:249
+    const float v3223 = v3152 - v3222;
+    const float v3224 = exp2f(v3223);
+    const float v3227 = v3176 - v3222;
+    const float v3228 = exp2f(v3227);
+    const float v3229 = v350.x[2];
+    const float v3230 = v3229 * v3228;
+    const float v3231 = v3230 + v3224;
+    v3192.x[2] = v3231;  // kernels/sdpa/flash_tile.hpp:248
+    const float v3235 = v3154.x[3];  // kernels/sdpa/flash_tile.hpp:249
+    const float v3236 = v3152 - v3235;
+    const float v3237 = exp2f(v3236);
+    const float v3240 = v3185 - v3235;
+    const float v3241 = exp2f(v3240);
+    const float v3242 = v350.x[3];
+    const float v3243 = v3242 * v3241;
+    const float v3244 = v3243 + v3237;
+    v3192.x[3] = v3244;  // kernels/sdpa/flash_tile.hpp:248
+    iron_frag<float, 2, 16, 8> v3246;  // kernels/sdpa/flash_tile.hpp:251
+    iron_frag_fill(v3246, 0.0f);
+    const float v3250 = v3192.x[0];  // kernels/sdpa/flash_tile.hpp:253
+    const float v3256 = v3202 / v3250;  // kernels/sdpa/flash_tile.hpp:254
+    const bool v3258 = v3250 > 0.0f;
+    const float v3259 = v3258 ? v3256 : 0.0f;
+    v3246.x[0] = v3259;  // kernels/sdpa/flash_tile.hpp:252
+    const float v3263 = v3192.x[1];  // kernels/sdpa/flash_tile.hpp:253
+    const float v3269 = v3215 / v3263;  // kernels/sdpa/flash_tile.hpp:254
+    const bool v3271 = v3263 > 0.0f;
+    const float v3272 = v3271 ? v3269 : 0.0f;
+    v3246.x[1] = v3272;  // kernels/sdpa/flash_tile.hpp:252
+    const float v3276 = v3192.x[2];  // kernels/sdpa/flash_tile.hpp:253
+    const float v3282 = v3228 / v3276;  // kernels/sdpa/flash_tile.hpp:254
+    const bool v3284 = v3276 > 0.0f;
+    const float v3285 = v3284 ? v3282 : 0.0f;
+    v3246.x[2] = v3285;  // kernels/sdpa/flash_tile.hpp:252
+    const float v3289 = v3192.x[3];  // kernels/sdpa/flash_tile.hpp:253
+    const float v3295 = v3241 / v3289;  // kernels/sdpa/flash_tile.hpp:254
+    const bool v3297 = v3289 > 0.0f;
+    const float v3298 = v3297 ? v3295 : 0.0f;
+    v3246.x[3] = v3298;  // kernels/sdpa/flash_tile.hpp:252
+    const unsigned int v3300 = v46 + v7239;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3301 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3302 = v352.x[0];
+    const float v3303 = v3302 * v3301;
+    const bool v3304 = v3300 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3304) {
+      const iron_bf16 v3308 = iron_f32_to_bf16(v3303);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3310 = v11 + v3300;
+      const unsigned int v3311 = v3310 * v1;
+      const unsigned int v3312 = v3311 + v26;
+      const unsigned int v3313 = v3312 << 7u;
+      const unsigned int v3314 = v3313 + v7238;
+      out[v3314] = v3308;
     }
-    const unsigned int v3295 = v46 + v7223;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3296 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3297 = v331.x[1];
-    const float v3298 = v3297 * v3296;
-    const bool v3299 = v3295 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3299) {
-      const iron_bf16 v3303 = iron_f32_to_bf16(v3298);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3305 = v11 + v3295;
-      const unsigned int v3306 = v3305 * v1;
-      const unsigned int v3307 = v3306 + v26;
-      const unsigned int v3308 = v3307 << 7u;
-      const unsigned int v3309 = v3308 + v7222;
-      out[v3309] = v3303;
+    const unsigned int v3316 = v46 + v7244;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3317 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3318 = v352.x[1];
+    const float v3319 = v3318 * v3317;
+    const bool v3320 = v3316 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3320) {
+      const iron_bf16 v3324 = iron_f32_to_bf16(v3319);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3326 = v11 + v3316;
+      const unsigned int v3327 = v3326 * v1;
+      const unsigned int v3328 = v3327 + v26;
+      const unsigned int v3329 = v3328 << 7u;
+      const unsigned int v3330 = v3329 + v7243;
+      out[v3330] = v3324;
     }
-    const unsigned int v3311 = v46 + v7228;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3312 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3313 = v331.x[2];
-    const float v3314 = v3313 * v3312;
-    const bool v3315 = v3311 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3315) {
-      const iron_bf16 v3319 = iron_f32_to_bf16(v3314);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3321 = v11 + v3311;
-      const unsigned int v3322 = v3321 * v1;
-      const unsigned int v3323 = v3322 + v26;
-      const unsigned int v3324 = v3323 << 7u;
-      const unsigned int v3325 = v3324 + v7227;
-      out[v3325] = v3319;
+    const unsigned int v3332 = v46 + v7249;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3333 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3334 = v352.x[2];
+    const float v3335 = v3334 * v3333;
+    const bool v3336 = v3332 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3336) {
+      const iron_bf16 v3340 = iron_f32_to_bf16(v3335);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3342 = v11 + v3332;
+      const unsigned int v3343 = v3342 * v1;
+      const unsigned int v3344 = v3343 + v26;
+      const unsigned int v3345 = v3344 << 7u;
+      const unsigned int v3346 = v3345 + v7248;
+      out[v3346] = v3340;
     }
-    const unsigned int v3327 = v46 + v7233;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3328 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3329 = v331.x[3];
-    const float v3330 = v3329 * v3328;
-    const bool v3331 = v3327 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3331) {
-      const iron_bf16 v3335 = iron_f32_to_bf16(v3330);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3337 = v11 + v3327;
-      const unsigned int v3338 = v3337 * v1;
-      const unsigned int v3339 = v3338 + v26;
-      const unsigned int v3340 = v3339 << 7u;
-      const unsigned int v3341 = v3340 + v7232;
-      out[v3341] = v3335;
+    const unsigned int v3348 = v46 + v7254;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3349 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3350 = v352.x[3];
+    const float v3351 = v3350 * v3349;
+    const bool v3352 = v3348 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3352) {
+      const iron_bf16 v3356 = iron_f32_to_bf16(v3351);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3358 = v11 + v3348;
+      const unsigned int v3359 = v3358 * v1;
+      const unsigned int v3360 = v3359 + v26;
+      const unsigned int v3361 = v3360 << 7u;
+      const unsigned int v3362 = v3361 + v7253;
+      out[v3362] = v3356;
     }
-    const unsigned int v3343 = v46 + v7238;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3344 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3345 = v331.x[4];
-    const float v3346 = v3345 * v3344;
-    const bool v3347 = v3343 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3347) {
-      const iron_bf16 v3351 = iron_f32_to_bf16(v3346);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3353 = v11 + v3343;
-      const unsigned int v3354 = v3353 * v1;
-      const unsigned int v3355 = v3354 + v26;
-      const unsigned int v3356 = v3355 << 7u;
-      const unsigned int v3357 = v3356 + v7237;
-      out[v3357] = v3351;
+    const unsigned int v3364 = v46 + v7259;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3365 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3366 = v352.x[4];
+    const float v3367 = v3366 * v3365;
+    const bool v3368 = v3364 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3368) {
+      const iron_bf16 v3372 = iron_f32_to_bf16(v3367);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3374 = v11 + v3364;
+      const unsigned int v3375 = v3374 * v1;
+      const unsigned int v3376 = v3375 + v26;
+      const unsigned int v3377 = v3376 << 7u;
+      const unsigned int v3378 = v3377 + v7258;
+      out[v3378] = v3372;
     }
-    const unsigned int v3359 = v46 + v7243;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3360 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3361 = v331.x[5];
-    const float v3362 = v3361 * v3360;
-    const bool v3363 = v3359 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3363) {
-      const iron_bf16 v3367 = iron_f32_to_bf16(v3362);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3369 = v11 + v3359;
-      const unsigned int v3370 = v3369 * v1;
-      const unsigned int v3371 = v3370 + v26;
-      const unsigned int v3372 = v3371 << 7u;
-      const unsigned int v3373 = v3372 + v7242;
-      out[v3373] = v3367;
+    const unsigned int v3380 = v46 + v7264;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3381 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3382 = v352.x[5];
+    const float v3383 = v3382 * v3381;
+    const bool v3384 = v3380 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3384) {
+      const iron_bf16 v3388 = iron_f32_to_bf16(v3383);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3390 = v11 + v3380;
+      const unsigned int v3391 = v3390 * v1;
+      const unsigned int v3392 = v3391 + v26;
+      const unsigned int v3393 = v3392 << 7u;
+      const unsigned int v3394 = v3393 + v7263;
+      out[v3394] = v3388;
     }
-    const unsigned int v3375 = v46 + v7248;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3376 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3377 = v331.x[6];
-    const float v3378 = v3377 * v3376;
-    const bool v3379 = v3375 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3379) {
-      const iron_bf16 v3383 = iron_f32_to_bf16(v3378);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3385 = v11 + v3375;
-      const unsigned int v3386 = v3385 * v1;
-      const unsigned int v3387 = v3386 + v26;
-      const unsigned int v3388 = v3387 << 7u;
-      const unsigned int v3389 = v3388 + v7247;
-      out[v3389] = v3383;
+    const unsigned int v3396 = v46 + v7269;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3397 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3398 = v352.x[6];
+    const float v3399 = v3398 * v3397;
+    const bool v3400 = v3396 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3400) {
+      const iron_bf16 v3404 = iron_f32_to_bf16(v3399);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3406 = v11 + v3396;
+      const unsigned int v3407 = v3406 * v1;
+      const unsigned int v3408 = v3407 + v26;
+      const unsigned int v3409 = v3408 << 7u;
+      const unsigned int v3410 = v3409 + v7268;
+      out[v3410] = v3404;
     }
-    const unsigned int v3391 = v46 + v7253;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3392 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3393 = v331.x[7];
-    const float v3394 = v3393 * v3392;
-    const bool v3395 = v3391 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3395) {
-      const iron_bf16 v3399 = iron_f32_to_bf16(v3394);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3401 = v11 + v3391;
-      const unsigned int v3402 = v3401 * v1;
-      const unsigned int v3403 = v3402 + v26;
-      const unsigned int v3404 = v3403 << 7u;
-      const unsigned int v3405 = v3404 + v7252;
-      out[v3405] = v3399;
+    const unsigned int v3412 = v46 + v7274;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3413 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3414 = v352.x[7];
+    const float v3415 = v3414 * v3413;
+    const bool v3416 = v3412 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3416) {
+      const iron_bf16 v3420 = iron_f32_to_bf16(v3415);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3422 = v11 + v3412;
+      const unsigned int v3423 = v3422 * v1;
+      const unsigned int v3424 = v3423 + v26;
+      const unsigned int v3425 = v3424 << 7u;
+      const unsigned int v3426 = v3425 + v7273;
+      out[v3426] = v3420;
     }
-    const unsigned int v3407 = v46 + v7258;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3408 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3409 = v331.x[8];
-    const float v3410 = v3409 * v3408;
-    const bool v3411 = v3407 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3411) {
-      const iron_bf16 v3415 = iron_f32_to_bf16(v3410);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3417 = v11 + v3407;
-      const unsigned int v3418 = v3417 * v1;
-      const unsigned int v3419 = v3418 + v26;
-      const unsigned int v3420 = v3419 << 7u;
-      const unsigned int v3421 = v3420 + v7257;
-      out[v3421] = v3415;
+    const unsigned int v3428 = v46 + v7279;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3429 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3430 = v352.x[8];
+    const float v3431 = v3430 * v3429;
+    const bool v3432 = v3428 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3432) {
+      const iron_bf16 v3436 = iron_f32_to_bf16(v3431);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3438 = v11 + v3428;
+      const unsigned int v3439 = v3438 * v1;
+      const unsigned int v3440 = v3439 + v26;
+      const unsigned int v3441 = v3440 << 7u;
+      const unsigned int v3442 = v3441 + v7278;
+      out[v3442] = v3436;
     }
-    const unsigned int v3423 = v46 + v7263;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3424 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3425 = v331.x[9];
-    const float v3426 = v3425 * v3424;
-    const bool v3427 = v3423 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3427) {
-      const iron_bf16 v3431 = iron_f32_to_bf16(v3426);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3433 = v11 + v3423;
-      const unsigned int v3434 = v3433 * v1;
-      const unsigned int v3435 = v3434 + v26;
-      const unsigned int v3436 = v3435 << 7u;
-      const unsigned int v3437 = v3436 + v7262;
-      out[v3437] = v3431;
+    const unsigned int v3444 = v46 + v7284;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3445 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3446 = v352.x[9];
+    const float v3447 = v3446 * v3445;
+    const bool v3448 = v3444 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3448) {
+      const iron_bf16 v3452 = iron_f32_to_bf16(v3447);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3454 = v11 + v3444;
+      const unsigned int v3455 = v3454 * v1;
+      const unsigned int v3456 = v3455 + v26;
+      const unsigned int v3457 = v3456 << 7u;
+      const unsigned int v3458 = v3457 + v7283;
+      out[v3458] = v3452;
     }
-    const unsigned int v3439 = v46 + v7268;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3440 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3441 = v331.x[10];
-    const float v3442 = v3441 * v3440;
-    const bool v3443 = v3439 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3443) {
-      const iron_bf16 v3447 = iron_f32_to_bf16(v3442);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3449 = v11 + v3439;
-      const unsigned int v3450 = v3449 * v1;
-      const unsigned int v3451 = v3450 + v26;
-      const unsigned int v3452 = v3451 << 7u;
-      const unsigned int v3453 = v3452 + v7267;
-      out[v3453] = v3447;
+    const unsigned int v3460 = v46 + v7289;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3461 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3462 = v352.x[10];
+    const float v3463 = v3462 * v3461;
+    const bool v3464 = v3460 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3464) {
+      const iron_bf16 v3468 = iron_f32_to_bf16(v3463);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3470 = v11 + v3460;
+      const unsigned int v3471 = v3470 * v1;
+      const unsigned int v3472 = v3471 + v26;
+      const unsigned int v3473 = v3472 << 7u;
+      const unsigned int v3474 = v3473 + v7288;
+      out[v3474] = v3468;
     }
-    const unsigned int v3455 = v46 + v7273;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3456 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3457 = v331.x[11];
-    const float v3458 = v3457 * v3456;
-    const bool v3459 = v3455 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3459) {
-      const iron_bf16 v3463 = iron_f32_to_bf16(v3458);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3465 = v11 + v3455;
-      const unsigned int v3466 = v3465 * v1;
-      const unsigned int v3467 = v3466 + v26;
-      const unsigned int v3468 = v3467 << 7u;
-      const unsigned int v3469 = v3468 + v7272;
-      out[v3469] = v3463;
+    const unsigned int v3476 = v46 + v7294;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3477 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3478 = v352.x[11];
+    const float v3479 = v3478 * v3477;
+    const bool v3480 = v3476 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3480) {
+      const iron_bf16 v3484 = iron_f32_to_bf16(v3479);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3486 = v11 + v3476;
+      const unsigned int v3487 = v3486 * v1;
+      const unsigned int v3488 = v3487 + v26;
+      const unsigned int v3489 = v3488 << 7u;
+      const unsigned int v3490 = v3489 + v7293;
+      out[v3490] = v3484;
     }
-    const unsigned int v3471 = v46 + v7278;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3472 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3473 = v331.x[12];
-    const float v3474 = v3473 * v3472;
-    const bool v3475 = v3471 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3475) {
-      const iron_bf16 v3479 = iron_f32_to_bf16(v3474);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3481 = v11 + v3471;
-      const unsigned int v3482 = v3481 * v1;
-      const unsigned int v3483 = v3482 + v26;
-      const unsigned int v3484 = v3483 << 7u;
-      const unsigned int v3485 = v3484 + v7277;
-      out[v3485] = v3479;
+    const unsigned int v3492 = v46 + v7299;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3493 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3494 = v352.x[12];
+    const float v3495 = v3494 * v3493;
+    const bool v3496 = v3492 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3496) {
+      const iron_bf16 v3500 = iron_f32_to_bf16(v3495);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3502 = v11 + v3492;
+      const unsigned int v3503 = v3502 * v1;
+      const unsigned int v3504 = v3503 + v26;
+      const unsigned int v3505 = v3504 << 7u;
+      const unsigned int v3506 = v3505 + v7298;
+      out[v3506] = v3500;
     }
-    const unsigned int v3487 = v46 + v7283;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3488 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3489 = v331.x[13];
-    const float v3490 = v3489 * v3488;
-    const bool v3491 = v3487 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3491) {
-      const iron_bf16 v3495 = iron_f32_to_bf16(v3490);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3497 = v11 + v3487;
-      const unsigned int v3498 = v3497 * v1;
-      const unsigned int v3499 = v3498 + v26;
-      const unsigned int v3500 = v3499 << 7u;
-      const unsigned int v3501 = v3500 + v7282;
-      out[v3501] = v3495;
+    const unsigned int v3508 = v46 + v7304;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3509 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3510 = v352.x[13];
+    const float v3511 = v3510 * v3509;
+    const bool v3512 = v3508 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3512) {
+      const iron_bf16 v3516 = iron_f32_to_bf16(v3511);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3518 = v11 + v3508;
+      const unsigned int v3519 = v3518 * v1;
+      const unsigned int v3520 = v3519 + v26;
+      const unsigned int v3521 = v3520 << 7u;
+      const unsigned int v3522 = v3521 + v7303;
+      out[v3522] = v3516;
     }
-    const unsigned int v3503 = v46 + v7288;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3504 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3505 = v331.x[14];
-    const float v3506 = v3505 * v3504;
-    const bool v3507 = v3503 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3507) {
-      const iron_bf16 v3511 = iron_f32_to_bf16(v3506);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3513 = v11 + v3503;
-      const unsigned int v3514 = v3513 * v1;
-      const unsigned int v3515 = v3514 + v26;
-      const unsigned int v3516 = v3515 << 7u;
-      const unsigned int v3517 = v3516 + v7287;
-      out[v3517] = v3511;
+    const unsigned int v3524 = v46 + v7309;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3525 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3526 = v352.x[14];
+    const float v3527 = v3526 * v3525;
+    const bool v3528 = v3524 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3528) {
+      const iron_bf16 v3532 = iron_f32_to_bf16(v3527);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3534 = v11 + v3524;
+      const unsigned int v3535 = v3534 * v1;
+      const unsigned int v3536 = v3535 + v26;
+      const unsigned int v3537 = v3536 << 7u;
+      const unsigned int v3538 = v3537 + v7308;
+      out[v3538] = v3532;
     }
-    const unsigned int v3519 = v46 + v7293;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3520 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3521 = v331.x[15];
-    const float v3522 = v3521 * v3520;
-    const bool v3523 = v3519 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3523) {
-      const iron_bf16 v3527 = iron_f32_to_bf16(v3522);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3529 = v11 + v3519;
-      const unsigned int v3530 = v3529 * v1;
-      const unsigned int v3531 = v3530 + v26;
-      const unsigned int v3532 = v3531 << 7u;
-      const unsigned int v3533 = v3532 + v7292;
-      out[v3533] = v3527;
+    const unsigned int v3540 = v46 + v7314;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3541 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3542 = v352.x[15];
+    const float v3543 = v3542 * v3541;
+    const bool v3544 = v3540 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3544) {
+      const iron_bf16 v3548 = iron_f32_to_bf16(v3543);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3550 = v11 + v3540;
+      const unsigned int v3551 = v3550 * v1;
+      const unsigned int v3552 = v3551 + v26;
+      const unsigned int v3553 = v3552 << 7u;
+      const unsigned int v3554 = v3553 + v7313;
+      out[v3554] = v3548;
     }
-    const unsigned int v3535 = v46 + v7298;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3536 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3537 = v331.x[16];
-    const float v3538 = v3537 * v3536;
-    const bool v3539 = v3535 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3539) {
-      const iron_bf16 v3543 = iron_f32_to_bf16(v3538);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3545 = v11 + v3535;
-      const unsigned int v3546 = v3545 * v1;
-      const unsigned int v3547 = v3546 + v26;
-      const unsigned int v3548 = v3547 << 7u;
-      const unsigned int v3549 = v3548 + v7297;
-      out[v3549] = v3543;
+    const unsigned int v3556 = v46 + v7319;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3557 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3558 = v352.x[16];
+    const float v3559 = v3558 * v3557;
+    const bool v3560 = v3556 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3560) {
+      const iron_bf16 v3564 = iron_f32_to_bf16(v3559);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3566 = v11 + v3556;
+      const unsigned int v3567 = v3566 * v1;
+      const unsigned int v3568 = v3567 + v26;
+      const unsigned int v3569 = v3568 << 7u;
+      const unsigned int v3570 = v3569 + v7318;
+      out[v3570] = v3564;
     }
-    const unsigned int v3551 = v46 + v7303;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3552 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3553 = v331.x[17];
-    const float v3554 = v3553 * v3552;
-    const bool v3555 = v3551 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3555) {
-      const iron_bf16 v3559 = iron_f32_to_bf16(v3554);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3561 = v11 + v3551;
-      const unsigned int v3562 = v3561 * v1;
-      const unsigned int v3563 = v3562 + v26;
-      const unsigned int v3564 = v3563 << 7u;
-      const unsigned int v3565 = v3564 + v7302;
-      out[v3565] = v3559;
+    const unsigned int v3572 = v46 + v7324;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3573 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3574 = v352.x[17];
+    const float v3575 = v3574 * v3573;
+    const bool v3576 = v3572 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3576) {
+      const iron_bf16 v3580 = iron_f32_to_bf16(v3575);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3582 = v11 + v3572;
+      const unsigned int v3583 = v3582 * v1;
+      const unsigned int v3584 = v3583 + v26;
+      const unsigned int v3585 = v3584 << 7u;
+      const unsigned int v3586 = v3585 + v7323;
+      out[v3586] = v3580;
     }
-    const unsigned int v3567 = v46 + v7308;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3568 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3569 = v331.x[18];
-    const float v3570 = v3569 * v3568;
-    const bool v3571 = v3567 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3571) {
-      const iron_bf16 v3575 = iron_f32_to_bf16(v3570);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3577 = v11 + v3567;
-      const unsigned int v3578 = v3577 * v1;
-      const unsigned int v3579 = v3578 + v26;
-      const unsigned int v3580 = v3579 << 7u;
-      const unsigned int v3581 = v3580 + v7307;
-      out[v3581] = v3575;
+    const unsigned int v3588 = v46 + v7329;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3589 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3590 = v352.x[18];
+    const float v3591 = v3590 * v3589;
+    const bool v3592 = v3588 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3592) {
+      const iron_bf16 v3596 = iron_f32_to_bf16(v3591);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3598 = v11 + v3588;
+      const unsigned int v3599 = v3598 * v1;
+      const unsigned int v3600 = v3599 + v26;
+      const unsigned int v3601 = v3600 << 7u;
+      const unsigned int v3602 = v3601 + v7328;
+      out[v3602] = v3596;
     }
-    const unsigned int v3583 = v46 + v7313;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3584 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3585 = v331.x[19];
-    const float v3586 = v3585 * v3584;
-    const bool v3587 = v3583 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3587) {
-      const iron_bf16 v3591 = iron_f32_to_bf16(v3586);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3593 = v11 + v3583;
-      const unsigned int v3594 = v3593 * v1;
-      const unsigned int v3595 = v3594 + v26;
-      const unsigned int v3596 = v3595 << 7u;
-      const unsigned int v3597 = v3596 + v7312;
-      out[v3597] = v3591;
+    const unsigned int v3604 = v46 + v7334;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3605 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3606 = v352.x[19];
+    const float v3607 = v3606 * v3605;
+    const bool v3608 = v3604 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3608) {
+      const iron_bf16 v3612 = iron_f32_to_bf16(v3607);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3614 = v11 + v3604;
+      const unsigned int v3615 = v3614 * v1;
+      const unsigned int v3616 = v3615 + v26;
+      const unsigned int v3617 = v3616 << 7u;
+      const unsigned int v3618 = v3617 + v7333;
+      out[v3618] = v3612;
     }
-    const unsigned int v3599 = v46 + v7318;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3600 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3601 = v331.x[20];
-    const float v3602 = v3601 * v3600;
-    const bool v3603 = v3599 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3603) {
-      const iron_bf16 v3607 = iron_f32_to_bf16(v3602);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3609 = v11 + v3599;
-      const unsigned int v3610 = v3609 * v1;
-      const unsigned int v3611 = v3610 + v26;
-      const unsigned int v3612 = v3611 << 7u;
-      const unsigned int v3613 = v3612 + v7317;
-      out[v3613] = v3607;
+    const unsigned int v3620 = v46 + v7339;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3621 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3622 = v352.x[20];
+    const float v3623 = v3622 * v3621;
+    const bool v3624 = v3620 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3624) {
+      const iron_bf16 v3628 = iron_f32_to_bf16(v3623);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3630 = v11 + v3620;
+      const unsigned int v3631 = v3630 * v1;
+      const unsigned int v3632 = v3631 + v26;
+      const unsigned int v3633 = v3632 << 7u;
+      const unsigned int v3634 = v3633 + v7338;
+      out[v3634] = v3628;
     }
-    const unsigned int v3615 = v46 + v7323;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3616 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3617 = v331.x[21];
-    const float v3618 = v3617 * v3616;
-    const bool v3619 = v3615 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3619) {
-      const iron_bf16 v3623 = iron_f32_to_bf16(v3618);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3625 = v11 + v3615;
-      const unsigned int v3626 = v3625 * v1;
-      const unsigned int v3627 = v3626 + v26;
-      const unsigned int v3628 = v3627 << 7u;
-      const unsigned int v3629 = v3628 + v7322;
-      out[v3629] = v3623;
+    const unsigned int v3636 = v46 + v7344;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3637 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3638 = v352.x[21];
+    const float v3639 = v3638 * v3637;
+    const bool v3640 = v3636 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3640) {
+      const iron_bf16 v3644 = iron_f32_to_bf16(v3639);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3646 = v11 + v3636;
+      const unsigned int v3647 = v3646 * v1;
+      const unsigned int v3648 = v3647 + v26;
+      const unsigned int v3649 = v3648 << 7u;
+      const unsigned int v3650 = v3649 + v7343;
+      out[v3650] = v3644;
     }
-    const unsigned int v3631 = v46 + v7328;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3632 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3633 = v331.x[22];
-    const float v3634 = v3633 * v3632;
-    const bool v3635 = v3631 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3635) {
-      const iron_bf16 v3639 = iron_f32_to_bf16(v3634);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3641 = v11 + v3631;
-      const unsigned int v3642 = v3641 * v1;
-      const unsigned int v3643 = v3642 + v26;
-      const unsigned int v3644 = v3643 << 7u;
-      const unsigned int v3645 = v3644 + v7327;
-      out[v3645] = v3639;
+    const unsigned int v3652 = v46 + v7349;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3653 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3654 = v352.x[22];
+    const float v3655 = v3654 * v3653;
+    const bool v3656 = v3652 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3656) {
+      const iron_bf16 v3660 = iron_f32_to_bf16(v3655);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3662 = v11 + v3652;
+      const unsigned int v3663 = v3662 * v1;
+      const unsigned int v3664 = v3663 + v26;
+      const unsigned int v3665 = v3664 << 7u;
+      const unsigned int v3666 = v3665 + v7348;
+      out[v3666] = v3660;
     }
-    const unsigned int v3647 = v46 + v7333;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3648 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3649 = v331.x[23];
-    const float v3650 = v3649 * v3648;
-    const bool v3651 = v3647 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3651) {
-      const iron_bf16 v3655 = iron_f32_to_bf16(v3650);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3657 = v11 + v3647;
-      const unsigned int v3658 = v3657 * v1;
-      const unsigned int v3659 = v3658 + v26;
-      const unsigned int v3660 = v3659 << 7u;
-      const unsigned int v3661 = v3660 + v7332;
-      out[v3661] = v3655;
+    const unsigned int v3668 = v46 + v7354;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3669 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3670 = v352.x[23];
+    const float v3671 = v3670 * v3669;
+    const bool v3672 = v3668 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3672) {
+      const iron_bf16 v3676 = iron_f32_to_bf16(v3671);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3678 = v11 + v3668;
+      const unsigned int v3679 = v3678 * v1;
+      const unsigned int v3680 = v3679 + v26;
+      const unsigned int v3681 = v3680 << 7u;
+      const unsigned int v3682 = v3681 + v7353;
+      out[v3682] = v3676;
     }
-    const unsigned int v3663 = v46 + v7338;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3664 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3665 = v331.x[24];
-    const float v3666 = v3665 * v3664;
-    const bool v3667 = v3663 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3667) {
-      const iron_bf16 v3671 = iron_f32_to_bf16(v3666);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3673 = v11 + v3663;
-      const unsigned int v3674 = v3673 * v1;
-      const unsigned int v3675 = v3674 + v26;
-      const unsigned int v3676 = v3675 << 7u;
-      const unsigned int v3677 = v3676 + v7337;
-      out[v3677] = v3671;
+    const unsigned int v3684 = v46 + v7359;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3685 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3686 = v352.x[24];
+    const float v3687 = v3686 * v3685;
+    const bool v3688 = v3684 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3688) {
+      const iron_bf16 v3692 = iron_f32_to_bf16(v3687);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3694 = v11 + v3684;
+      const unsigned int v3695 = v3694 * v1;
+      const unsigned int v3696 = v3695 + v26;
+      const unsigned int v3697 = v3696 << 7u;
+      const unsigned int v3698 = v3697 + v7358;
+      out[v3698] = v3692;
     }
-    const unsigned int v3679 = v46 + v7343;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3680 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3681 = v331.x[25];
-    const float v3682 = v3681 * v3680;
-    const bool v3683 = v3679 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3683) {
-      const iron_bf16 v3687 = iron_f32_to_bf16(v3682);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3689 = v11 + v3679;
-      const unsigned int v3690 = v3689 * v1;
-      const unsigned int v3691 = v3690 + v26;
-      const unsigned int v3692 = v3691 << 7u;
-      const unsigned int v3693 = v3692 + v7342;
-      out[v3693] = v3687;
+    const unsigned int v3700 = v46 + v7364;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3701 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3702 = v352.x[25];
+    const float v3703 = v3702 * v3701;
+    const bool v3704 = v3700 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3704) {
+      const iron_bf16 v3708 = iron_f32_to_bf16(v3703);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3710 = v11 + v3700;
+      const unsigned int v3711 = v3710 * v1;
+      const unsigned int v3712 = v3711 + v26;
+      const unsigned int v3713 = v3712 << 7u;
+      const unsigned int v3714 = v3713 + v7363;
+      out[v3714] = v3708;
     }
-    const unsigned int v3695 = v46 + v7348;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3696 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3697 = v331.x[26];
-    const float v3698 = v3697 * v3696;
-    const bool v3699 = v3695 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3699) {
-      const iron_bf16 v3703 = iron_f32_to_bf16(v3698);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3705 = v11 + v3695;
-      const unsigned int v3706 = v3705 * v1;
-      const unsigned int v3707 = v3706 + v26;
-      const unsigned int v3708 = v3707 << 7u;
-      const unsigned int v3709 = v3708 + v7347;
-      out[v3709] = v3703;
+    const unsigned int v3716 = v46 + v7369;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3717 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3718 = v352.x[26];
+    const float v3719 = v3718 * v3717;
+    const bool v3720 = v3716 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3720) {
+      const iron_bf16 v3724 = iron_f32_to_bf16(v3719);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3726 = v11 + v3716;
+      const unsigned int v3727 = v3726 * v1;
+      const unsigned int v3728 = v3727 + v26;
+      const unsigned int v3729 = v3728 << 7u;
+      const unsigned int v3730 = v3729 + v7368;
+      out[v3730] = v3724;
     }
-    const unsigned int v3711 = v46 + v7353;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3712 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3713 = v331.x[27];
-    const float v3714 = v3713 * v3712;
-    const bool v3715 = v3711 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3715) {
-      const iron_bf16 v3719 = iron_f32_to_bf16(v3714);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3721 = v11 + v3711;
-      const unsigned int v3722 = v3721 * v1;
-      const unsigned int v3723 = v3722 + v26;
-      const unsigned int v3724 = v3723 << 7u;
-      const unsigned int v3725 = v3724 + v7352;
-      out[v3725] = v3719;
+    const unsigned int v3732 = v46 + v7374;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3733 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3734 = v352.x[27];
+    const float v3735 = v3734 * v3733;
+    const bool v3736 = v3732 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3736) {
+      const iron_bf16 v3740 = iron_f32_to_bf16(v3735);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3742 = v11 + v3732;
+      const unsigned int v3743 = v3742 * v1;
+      const unsigned int v3744 = v3743 + v26;
+      const unsigned int v3745 = v3744 << 7u;
+      const unsigned int v3746 = v3745 + v7373;
+      out[v3746] = v3740;
     }
-    const unsigned int v3727 = v46 + v7358;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3728 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3729 = v331.x[28];
-    const float v3730 = v3729 * v3728;
-    const bool v3731 = v3727 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3731) {
-      const iron_bf16 v3735 = iron_f32_to_bf16(v3730);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3737 = v11 + v3727;
-      const unsigned int v3738 = v3737 * v1;
-      const unsigned int v3739 = v3738 + v26;
-      const unsigned int v3740 = v3739 << 7u;
-      const unsigned int v3741 = v3740 + v7357;
-      out[v3741] = v3735;
+    const unsigned int v3748 = v46 + v7379;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3749 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3750 = v352.x[28];
+    const float v3751 = v3750 * v3749;
+    const bool v3752 = v3748 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3752) {
+      const iron_bf16 v3756 = iron_f32_to_bf16(v3751);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3758 = v11 + v3748;
+      const unsigned int v3759 = v3758 * v1;
+      const unsigned int v3760 = v3759 + v26;
+      const unsigned int v3761 = v3760 << 7u;
+      const unsigned int v3762 = v3761 + v7378;
+      out[v3762] = v3756;
     }
-    const unsigned int v3743 = v46 + v7363;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3744 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3745 = v331.x[29];
-    const float v3746 = v3745 * v3744;
-    const bool v3747 = v3743 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3747) {
-      const iron_bf16 v3751 = iron_f32_to_bf16(v3746);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3753 = v11 + v3743;
-      const unsigned int v3754 = v3753 * v1;
-      const unsigned int v3755 = v3754 + v26;
-      const unsigned int v3756 = v3755 << 7u;
-      const unsigned int v3757 = v3756 + v7362;
-      out[v3757] = v3751;
+    const unsigned int v3764 = v46 + v7384;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3765 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3766 = v352.x[29];
+    const float v3767 = v3766 * v3765;
+    const bool v3768 = v3764 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3768) {
+      const iron_bf16 v3772 = iron_f32_to_bf16(v3767);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3774 = v11 + v3764;
+      const unsigned int v3775 = v3774 * v1;
+      const unsigned int v3776 = v3775 + v26;
+      const unsigned int v3777 = v3776 << 7u;
+      const unsigned int v3778 = v3777 + v7383;
+      out[v3778] = v3772;
     }
-    const unsigned int v3759 = v46 + v7368;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3760 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3761 = v331.x[30];
-    const float v3762 = v3761 * v3760;
-    const bool v3763 = v3759 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3763) {
-      const iron_bf16 v3767 = iron_f32_to_bf16(v3762);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3769 = v11 + v3759;
-      const unsigned int v3770 = v3769 * v1;
-      const unsigned int v3771 = v3770 + v26;
-      const unsigned int v3772 = v3771 << 7u;
-      const unsigned int v3773 = v3772 + v7367;
-      out[v3773] = v3767;
+    const unsigned int v3780 = v46 + v7389;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3781 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3782 = v352.x[30];
+    const float v3783 = v3782 * v3781;
+    const bool v3784 = v3780 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3784) {
+      const iron_bf16 v3788 = iron_f32_to_bf16(v3783);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3790 = v11 + v3780;
+      const unsigned int v3791 = v3790 * v1;
+      const unsigned int v3792 = v3791 + v26;
+      const unsigned int v3793 = v3792 << 7u;
+      const unsigned int v3794 = v3793 + v7388;
+      out[v3794] = v3788;
     }
-    const unsigned int v3775 = v46 + v7373;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3776 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3777 = v331.x[31];
-    const float v3778 = v3777 * v3776;
-    const bool v3779 = v3775 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3779) {
-      const iron_bf16 v3783 = iron_f32_to_bf16(v3778);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3785 = v11 + v3775;
-      const unsigned int v3786 = v3785 * v1;
-      const unsigned int v3787 = v3786 + v26;
-      const unsigned int v3788 = v3787 << 7u;
-      const unsigned int v3789 = v3788 + v7372;
-      out[v3789] = v3783;
+    const unsigned int v3796 = v46 + v7394;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3797 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3798 = v352.x[31];
+    const float v3799 = v3798 * v3797;
+    const bool v3800 = v3796 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3800) {
+      const iron_bf16 v3804 = iron_f32_to_bf16(v3799);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3806 = v11 + v3796;
+      const unsigned int v3807 = v3806 * v1;
+      const unsigned int v3808 = v3807 + v26;
+      const unsigned int v3809 = v3808 << 7u;
+      const unsigned int v3810 = v3809 + v7393;
+      out[v3810] = v3804;
     }
-    const unsigned int v3791 = v46 + v7378;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3792 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3793 = v333.x[0];
-    const float v3794 = v3793 * v3792;
-    const bool v3795 = v3791 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3795) {
-      const unsigned int v3798 = 64u + v7377;
-      const iron_bf16 v3799 = iron_f32_to_bf16(v3794);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3801 = v11 + v3791;
-      const unsigned int v3802 = v3801 * v1;
-      const unsigned int v3803 = v3802 + v26;
-      const unsigned int v3804 = v3803 << 7u;
-      const unsigned int v3805 = v3804 + v3798;
-      out[v3805] = v3799;
+    const unsigned int v3812 = v46 + v7399;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3813 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3814 = v354.x[0];
+    const float v3815 = v3814 * v3813;
+    const bool v3816 = v3812 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3816) {
+      const unsigned int v3819 = 64u + v7398;
+      const iron_bf16 v3820 = iron_f32_to_bf16(v3815);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3822 = v11 + v3812;
+      const unsigned int v3823 = v3822 * v1;
+      const unsigned int v3824 = v3823 + v26;
+      const unsigned int v3825 = v3824 << 7u;
+      const unsigned int v3826 = v3825 + v3819;
+      out[v3826] = v3820;
     }
-    const unsigned int v3807 = v46 + v7383;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3808 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3809 = v333.x[1];
-    const float v3810 = v3809 * v3808;
-    const bool v3811 = v3807 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3811) {
-      const unsigned int v3814 = 64u + v7382;
-      const iron_bf16 v3815 = iron_f32_to_bf16(v3810);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3817 = v11 + v3807;
-      const unsigned int v3818 = v3817 * v1;
-      const unsigned int v3819 = v3818 + v26;
-      const unsigned int v3820 = v3819 << 7u;
-      const unsigned int v3821 = v3820 + v3814;
-      out[v3821] = v3815;
+    const unsigned int v3828 = v46 + v7404;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3829 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3830 = v354.x[1];
+    const float v3831 = v3830 * v3829;
+    const bool v3832 = v3828 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3832) {
+      const unsigned int v3835 = 64u + v7403;
+      const iron_bf16 v3836 = iron_f32_to_bf16(v3831);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3838 = v11 + v3828;
+      const unsigned int v3839 = v3838 * v1;
+      const unsigned int v3840 = v3839 + v26;
+      const unsigned int v3841 = v3840 << 7u;
+      const unsigned int v3842 = v3841 + v3835;
+      out[v3842] = v3836;
     }
-    const unsigned int v3823 = v46 + v7388;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3824 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3825 = v333.x[2];
-    const float v3826 = v3825 * v3824;
-    const bool v3827 = v3823 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3827) {
-      const unsigned int v3830 = 64u + v7387;
-      const iron_bf16 v3831 = iron_f32_to_bf16(v3826);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3833 = v11 + v3823;
-      const unsigned int v3834 = v3833 * v1;
-      const unsigned int v3835 = v3834 + v26;
-      const unsigned int v3836 = v3835 << 7u;
-      const unsigned int v3837 = v3836 + v3830;
-      out[v3837] = v3831;
+    const unsigned int v3844 = v46 + v7409;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3845 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3846 = v354.x[2];
+    const float v3847 = v3846 * v3845;
+    const bool v3848 = v3844 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3848) {
+      const unsigned int v3851 = 64u + v7408;
+      const iron_bf16 v3852 = iron_f32_to_bf16(v3847);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3854 = v11 + v3844;
+      const unsigned int v3855 = v3854 * v1;
+      const unsigned int v3856 = v3855 + v26;
+      const unsigned int v3857 = v3856 << 7u;
+      const unsigned int v3858 = v3857 + v3851;
+      out[v3858] = v3852;
     }
-    const unsigned int v3839 = v46 + v7393;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3840 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3841 = v333.x[3];
-    const float v3842 = v3841 * v3840;
-    const bool v3843 = v3839 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3843) {
-      const unsigned int v3846 = 64u + v7392;
-      const iron_bf16 v3847 = iron_f32_to_bf16(v3842);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3849 = v11 + v3839;
-      const unsigned int v3850 = v3849 * v1;
-      const unsigned int v3851 = v3850 + v26;
-      const unsigned int v3852 = v3851 << 7u;
-      const unsigned int v3853 = v3852 + v3846;
-      out[v3853] = v3847;
+    const unsigned int v3860 = v46 + v7414;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3861 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3862 = v354.x[3];
+    const float v3863 = v3862 * v3861;
+    const bool v3864 = v3860 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3864) {
+      const unsigned int v3867 = 64u + v7413;
+      const iron_bf16 v3868 = iron_f32_to_bf16(v3863);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3870 = v11 + v3860;
+      const unsigned int v3871 = v3870 * v1;
+      const unsigned int v3872 = v3871 + v26;
+      const unsigned int v3873 = v3872 << 7u;
+      const unsigned int v3874 = v3873 + v3867;
+      out[v3874] = v3868;
     }
-    const unsigned int v3855 = v46 + v7398;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3856 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3857 = v333.x[4];
-    const float v3858 = v3857 * v3856;
-    const bool v3859 = v3855 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3859) {
-      const unsigned int v3862 = 64u + v7397;
-      const iron_bf16 v3863 = iron_f32_to_bf16(v3858);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3865 = v11 + v3855;
-      const unsigned int v3866 = v3865 * v1;
-      const unsigned int v3867 = v3866 + v26;
-      const unsigned int v3868 = v3867 << 7u;
-      const unsigned int v3869 = v3868 + v3862;
-      out[v3869] = v3863;
+    const unsigned int v3876 = v46 + v7419;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3877 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3878 = v354.x[4];
+    const float v3879 = v3878 * v3877;
+    const bool v3880 = v3876 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3880) {
+      const unsigned int v3883 = 64u + v7418;
+      const iron_bf16 v3884 = iron_f32_to_bf16(v3879);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3886 = v11 + v3876;
+      const unsigned int v3887 = v3886 * v1;
+      const unsigned int v3888 = v3887 + v26;
+      const unsigned int v3889 = v3888 << 7u;
+      const unsigned int v3890 = v3889 + v3883;
+      out[v3890] = v3884;
     }
-    const unsigned int v3871 = v46 + v7403;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3872 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3873 = v333.x[5];
-    const float v3874 = v3873 * v3872;
-    const bool v3875 = v3871 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3875) {
-      const unsigned int v3878 = 64u + v7402;
-      const iron_bf16 v3879 = iron_f32_to_bf16(v3874);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3881 = v11 + v3871;
-      const unsigned int v3882 = v3881 * v1;
-      const unsigned int v3883 = v3882 + v26;
-      const unsigned int v3884 = v3883 << 7u;
-      const unsigned int v3885 = v3884 + v3878;
-      out[v3885] = v3879;
+    const unsigned int v3892 = v46 + v7424;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3893 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3894 = v354.x[5];
+    const float v3895 = v3894 * v3893;
+    const bool v3896 = v3892 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3896) {
+      const unsigned int v3899 = 64u + v7423;
+      const iron_bf16 v3900 = iron_f32_to_bf16(v3895);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3902 = v11 + v3892;
+      const unsigned int v3903 = v3902 * v1;
+      const unsigned int v3904 = v3903 + v26;
+      const unsigned int v3905 = v3904 << 7u;
+      const unsigned int v3906 = v3905 + v3899;
+      out[v3906] = v3900;
     }
-    const unsigned int v3887 = v46 + v7408;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3888 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3889 = v333.x[6];
-    const float v3890 = v3889 * v3888;
-    const bool v3891 = v3887 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3891) {
-      const unsigned int v3894 = 64u + v7407;
-      const iron_bf16 v3895 = iron_f32_to_bf16(v3890);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3897 = v11 + v3887;
-      const unsigned int v3898 = v3897 * v1;
-      const unsigned int v3899 = v3898 + v26;
-      const unsigned int v3900 = v3899 << 7u;
-      const unsigned int v3901 = v3900 + v3894;
-      out[v3901] = v3895;
+    const unsigned int v3908 = v46 + v7429;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3909 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3910 = v354.x[6];
+    const float v3911 = v3910 * v3909;
+    const bool v3912 = v3908 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3912) {
+      const unsigned int v3915 = 64u + v7428;
+      const iron_bf16 v3916 = iron_f32_to_bf16(v3911);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3918 = v11 + v3908;
+      const unsigned int v3919 = v3918 * v1;
+      const unsigned int v3920 = v3919 + v26;
+      const unsigned int v3921 = v3920 << 7u;
+      const unsigned int v3922 = v3921 + v3915;
+      out[v3922] = v3916;
     }
-    const unsigned int v3903 = v46 + v7413;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3904 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3905 = v333.x[7];
-    const float v3906 = v3905 * v3904;
-    const bool v3907 = v3903 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3907) {
-      const unsigned int v3910 = 64u + v7412;
-      const iron_bf16 v3911 = iron_f32_to_bf16(v3906);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3913 = v11 + v3903;
-      const unsigned int v3914 = v3913 * v1;
-      const unsigned int v3915 = v3914 + v26;
-      const unsigned int v3916 = v3915 << 7u;
-      const unsigned int v3917 = v3916 + v3910;
-      out[v3917] = v3911;
+    const unsigned int v3924 = v46 + v7434;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3925 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3926 = v354.x[7];
+    const float v3927 = v3926 * v3925;
+    const bool v3928 = v3924 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3928) {
+      const unsigned int v3931 = 64u + v7433;
+      const iron_bf16 v3932 = iron_f32_to_bf16(v3927);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3934 = v11 + v3924;
+      const unsigned int v3935 = v3934 * v1;
+      const unsigned int v3936 = v3935 + v26;
+      const unsigned int v3937 = v3936 << 7u;
+      const unsigned int v3938 = v3937 + v3931;
+      out[v3938] = v3932;
     }
-    const unsigned int v3919 = v46 + v7418;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3920 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3921 = v333.x[8];
-    const float v3922 = v3921 * v3920;
-    const bool v3923 = v3919 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3923) {
-      const unsigned int v3926 = 64u + v7417;
-      const iron_bf16 v3927 = iron_f32_to_bf16(v3922);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3929 = v11 + v3919;
-      const unsigned int v3930 = v3929 * v1;
-      const unsigned int v3931 = v3930 + v26;
-      const unsigned int v3932 = v3931 << 7u;
-      const unsigned int v3933 = v3932 + v3926;
-      out[v3933] = v3927;
+    const unsigned int v3940 = v46 + v7439;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3941 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3942 = v354.x[8];
+    const float v3943 = v3942 * v3941;
+    const bool v3944 = v3940 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3944) {
+      const unsigned int v3947 = 64u + v7438;
+      const iron_bf16 v3948 = iron_f32_to_bf16(v3943);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3950 = v11 + v3940;
+      const unsigned int v3951 = v3950 * v1;
+      const unsigned int v3952 = v3951 + v26;
+      const unsigned int v3953 = v3952 << 7u;
+      const unsigned int v3954 = v3953 + v3947;
+      out[v3954] = v3948;
     }
-    const unsigned int v3935 = v46 + v7423;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3936 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3937 = v333.x[9];
-    const float v3938 = v3937 * v3936;
-    const bool v3939 = v3935 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3939) {
-      const unsigned int v3942 = 64u + v7422;
-      const iron_bf16 v3943 = iron_f32_to_bf16(v3938);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3945 = v11 + v3935;
-      const unsigned int v3946 = v3945 * v1;
-      const unsigned int v3947 = v3946 + v26;
-      const unsigned int v3948 = v3947 << 7u;
-      const unsigned int v3949 = v3948 + v3942;
-      out[v3949] = v3943;
+    const unsigned int v3956 = v46 + v7444;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3957 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3958 = v354.x[9];
+    const float v3959 = v3958 * v3957;
+    const bool v3960 = v3956 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3960) {
+      const unsigned int v3963 = 64u + v7443;
+      const iron_bf16 v3964 = iron_f32_to_bf16(v3959);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3966 = v11 + v3956;
+      const unsigned int v3967 = v3966 * v1;
+      const unsigned int v3968 = v3967 + v26;
+      const unsigned int v3969 = v3968 << 7u;
+      const unsigned int v3970 = v3969 + v3963;
+      out[v3970] = v3964;
     }
-    const unsigned int v3951 = v46 + v7428;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3952 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3953 = v333.x[10];
-    const float v3954 = v3953 * v3952;
-    const bool v3955 = v3951 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3955) {
-      const unsigned int v3958 = 64u + v7427;
-      const iron_bf16 v3959 = iron_f32_to_bf16(v3954);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3961 = v11 + v3951;
-      const unsigned int v3962 = v3961 * v1;
-      const unsigned int v3963 = v3962 + v26;
-      const unsigned int v3964 = v3963 << 7u;
-      const unsigned int v3965 = v3964 + v3958;
-      out[v3965] = v3959;
+    const unsigned int v3972 = v46 + v7449;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3973 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3974 = v354.x[10];
+    const float v3975 = v3974 * v3973;
+    const bool v3976 = v3972 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3976) {
+      const unsigned int v3979 = 64u + v7448;
+      const iron_bf16 v3980 = iron_f32_to_bf16(v3975);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3982 = v11 + v3972;
+      const unsigned int v3983 = v3982 * v1;
+      const unsigned int v3984 = v3983 + v26;
+      const unsigned int v3985 = v3984 << 7u;
+      const unsigned int v3986 = v3985 + v3979;
+      out[v3986] = v3980;
     }
-    const unsigned int v3967 = v46 + v7433;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3968 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3969 = v333.x[11];
-    const float v3970 = v3969 * v3968;
-    const bool v3971 = v3967 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3971) {
-      const unsigned int v3974 = 64u + v7432;
-      const iron_bf16 v3975 = iron_f32_to_bf16(v3970);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3977 = v11 + v3967;
-      const unsigned int v3978 = v3977 * v1;
-      const unsigned int v3979 = v3978 + v26;
-      const unsigned int v3980 = v3979 << 7u;
-      const unsigned int v3981 = v3980 + v3974;
-      out[v3981] = v3975;
+    const unsigned int v3988 = v46 + v7454;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3989 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3990 = v354.x[11];
+    const float v3991 = v3990 * v3989;
+    const bool v3992 = v3988 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3992) {
+      const unsigned int v3995 = 64u + v7453;
+      const iron_bf16 v3996 = iron_f32_to_bf16(v3991);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3998 = v11 + v3988;
+      const unsigned int v3999 = v3998 * v1;
+      const unsigned int v4000 = v3999 + v26;
+      const unsigned int v4001 = v4000 << 7u;
+      const unsigned int v4002 = v4001 + v3995;
+      out[v4002] = v3996;
     }
-    const unsigned int v3983 = v46 + v7438;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3984 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3985 = v333.x[12];
-    const float v3986 = v3985 * v3984;
-    const bool v3987 = v3983 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3987) {
-      const unsigned int v3990 = 64u + v7437;
-      const iron_bf16 v3991 = iron_f32_to_bf16(v3986);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3993 = v11 + v3983;
-      const unsigned int v3994 = v3993 * v1;
-      const unsigned int v3995 = v3994 + v26;
-      const unsigned int v3996 = v3995 << 7u;
-      const unsigned int v3997 = v3996 + v3990;
-      out[v3997] = v3991;
+    const unsigned int v4004 = v46 + v7459;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4005 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4006 = v354.x[12];
+    const float v4007 = v4006 * v4005;
+    const bool v4008 = v4004 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4008) {
+      const unsigned int v4011 = 64u + v7458;
+      const iron_bf16 v4012 = iron_f32_to_bf16(v4007);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4014 = v11 + v4004;
+      const unsigned int v4015 = v4014 * v1;
+      const unsigned int v4016 = v4015 + v26;
+      const unsigned int v4017 = v4016 << 7u;
+      const unsigned int v4018 = v4017 + v4011;
+      out[v4018] = v4012;
     }
-    const unsigned int v3999 = v46 + v7443;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4000 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4001 = v333.x[13];
-    const float v4002 = v4001 * v4000;
-    const bool v4003 = v3999 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4003) {
-      const unsigned int v4006 = 64u + v7442;
-      const iron_bf16 v4007 = iron_f32_to_bf16(v4002);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4009 = v11 + v3999;
-      const unsigned int v4010 = v4009 * v1;
-      const unsigned int v4011 = v4010 + v26;
-      const unsigned int v4012 = v4011 << 7u;
-      const unsigned int v4013 = v4012 + v4006;
-      out[v4013] = v4007;
+    const unsigned int v4020 = v46 + v7464;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4021 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4022 = v354.x[13];
+    const float v4023 = v4022 * v4021;
+    const bool v4024 = v4020 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4024) {
+      const unsigned int v4027 = 64u + v7463;
+      const iron_bf16 v4028 = iron_f32_to_bf16(v4023);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4030 = v11 + v4020;
+      const unsigned int v4031 = v4030 * v1;
+      const unsigned int v4032 = v4031 + v26;
+      const unsigned int v4033 = v4032 << 7u;
+      const unsigned int v4034 = v4033 + v4027;
+      out[v4034] = v4028;
     }
-    const unsigned int v4015 = v46 + v7448;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4016 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4017 = v333.x[14];
-    const float v4018 = v4017 * v4016;
-    const bool v4019 = v4015 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4019) {
-      const unsigned int v4022 = 64u + v7447;
-      const iron_bf16 v4023 = iron_f32_to_bf16(v4018);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4025 = v11 + v4015;
-      const unsigned int v4026 = v4025 * v1;
-      const unsigned int v4027 = v4026 + v26;
-      const unsigned int v4028 = v4027 << 7u;
-      const unsigned int v4029 = v4028 + v4022;
-      out[v4029] = v4023;
+    const unsigned int v4036 = v46 + v7469;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4037 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4038 = v354.x[14];
+    const float v4039 = v4038 * v4037;
+    const bool v4040 = v4036 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4040) {
+      const unsigned int v4043 = 64u + v7468;
+      const iron_bf16 v4044 = iron_f32_to_bf16(v4039);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4046 = v11 + v4036;
+      const unsigned int v4047 = v4046 * v1;
+      const unsigned int v4048 = v4047 + v26;
+      const unsigned int v4049 = v4048 << 7u;
+      const unsigned int v4050 = v4049 + v4043;
+      out[v4050] = v4044;
     }
-    const unsigned int v4031 = v46 + v7453;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4032 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4033 = v333.x[15];
-    const float v4034 = v4033 * v4032;
-    const bool v4035 = v4031 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4035) {
-      const unsigned int v4038 = 64u + v7452;
-      const iron_bf16 v4039 = iron_f32_to_bf16(v4034);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4041 = v11 + v4031;
-      const unsigned int v4042 = v4041 * v1;
-      const unsigned int v4043 = v4042 + v26;
-      const unsigned int v4044 = v4043 << 7u;
-      const unsigned int v4045 = v4044 + v4038;
-      out[v4045] = v4039;
+    const unsigned int v4052 = v46 + v7474;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4053 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4054 = v354.x[15];
+    const float v4055 = v4054 * v4053;
+    const bool v4056 = v4052 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4056) {
+      const unsigned int v4059 = 64u + v7473;
+      const iron_bf16 v4060 = iron_f32_to_bf16(v4055);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4062 = v11 + v4052;
+      const unsigned int v4063 = v4062 * v1;
+      const unsigned int v4064 = v4063 + v26;
+      const unsigned int v4065 = v4064 << 7u;
+      const unsigned int v4066 = v4065 + v4059;
+      out[v4066] = v4060;
     }
-    const unsigned int v4047 = v46 + v7458;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4048 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4049 = v333.x[16];
-    const float v4050 = v4049 * v4048;
-    const bool v4051 = v4047 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4051) {
-      const unsigned int v4054 = 64u + v7457;
-      const iron_bf16 v4055 = iron_f32_to_bf16(v4050);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4057 = v11 + v4047;
-      const unsigned int v4058 = v4057 * v1;
-      const unsigned int v4059 = v4058 + v26;
-      const unsigned int v4060 = v4059 << 7u;
-      const unsigned int v4061 = v4060 + v4054;
-      out[v4061] = v4055;
+    const unsigned int v4068 = v46 + v7479;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4069 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4070 = v354.x[16];
+    const float v4071 = v4070 * v4069;
+    const bool v4072 = v4068 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4072) {
+      const unsigned int v4075 = 64u + v7478;
+      const iron_bf16 v4076 = iron_f32_to_bf16(v4071);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4078 = v11 + v4068;
+      const unsigned int v4079 = v4078 * v1;
+      const unsigned int v4080 = v4079 + v26;
+      const unsigned int v4081 = v4080 << 7u;
+      const unsigned int v4082 = v4081 + v4075;
+      out[v4082] = v4076;
     }
-    const unsigned int v4063 = v46 + v7463;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4064 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4065 = v333.x[17];
-    const float v4066 = v4065 * v4064;
-    const bool v4067 = v4063 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4067) {
-      const unsigned int v4070 = 64u + v7462;
-      const iron_bf16 v4071 = iron_f32_to_bf16(v4066);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4073 = v11 + v4063;
-      const unsigned int v4074 = v4073 * v1;
-      const unsigned int v4075 = v4074 + v26;
-      const unsigned int v4076 = v4075 << 7u;
-      const unsigned int v4077 = v4076 + v4070;
-      out[v4077] = v4071;
+    const unsigned int v4084 = v46 + v7484;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4085 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4086 = v354.x[17];
+    const float v4087 = v4086 * v4085;
+    const bool v4088 = v4084 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4088) {
+      const unsigned int v4091 = 64u + v7483;
+      const iron_bf16 v4092 = iron_f32_to_bf16(v4087);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4094 = v11 + v4084;
+      const unsigned int v4095 = v4094 * v1;
+      const unsigned int v4096 = v4095 + v26;
+      const unsigned int v4097 = v4096 << 7u;
+      const unsigned int v4098 = v4097 + v4091;
+      out[v4098] = v4092;
     }
-    const unsigned int v4079 = v46 + v7468;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4080 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4081 = v333.x[18];
-    const float v4082 = v4081 * v4080;
-    const bool v4083 = v4079 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4083) {
-      const unsigned int v4086 = 64u + v7467;
-      const iron_bf16 v4087 = iron_f32_to_bf16(v4082);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4089 = v11 + v4079;
-      const unsigned int v4090 = v4089 * v1;
-      const unsigned int v4091 = v4090 + v26;
-      const unsigned int v4092 = v4091 << 7u;
-      const unsigned int v4093 = v4092 + v4086;
-      out[v4093] = v4087;
+    const unsigned int v4100 = v46 + v7489;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4101 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4102 = v354.x[18];
+    const float v4103 = v4102 * v4101;
+    const bool v4104 = v4100 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4104) {
+      const unsigned int v4107 = 64u + v7488;
+      const iron_bf16 v4108 = iron_f32_to_bf16(v4103);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4110 = v11 + v4100;
+      const unsigned int v4111 = v4110 * v1;
+      const unsigned int v4112 = v4111 + v26;
+      const unsigned int v4113 = v4112 << 7u;
+      const unsigned int v4114 = v4113 + v4107;
+      out[v4114] = v4108;
     }
-    const unsigned int v4095 = v46 + v7473;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4096 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4097 = v333.x[19];
-    const float v4098 = v4097 * v4096;
-    const bool v4099 = v4095 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4099) {
-      const unsigned int v4102 = 64u + v7472;
-      const iron_bf16 v4103 = iron_f32_to_bf16(v4098);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4105 = v11 + v4095;
-      const unsigned int v4106 = v4105 * v1;
-      const unsigned int v4107 = v4106 + v26;
-      const unsigned int v4108 = v4107 << 7u;
-      const unsigned int v4109 = v4108 + v4102;
-      out[v4109] = v4103;
+    const unsigned int v4116 = v46 + v7494;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4117 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4118 = v354.x[19];
+    const float v4119 = v4118 * v4117;
+    const bool v4120 = v4116 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4120) {
+      const unsigned int v4123 = 64u + v7493;
+      const iron_bf16 v4124 = iron_f32_to_bf16(v4119);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4126 = v11 + v4116;
+      const unsigned int v4127 = v4126 * v1;
+      const unsigned int v4128 = v4127 + v26;
+      const unsigned int v4129 = v4128 << 7u;
+      const unsigned int v4130 = v4129 + v4123;
+      out[v4130] = v4124;
     }
-    const unsigned int v4111 = v46 + v7478;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4112 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4113 = v333.x[20];
-    const float v4114 = v4113 * v4112;
-    const bool v4115 = v4111 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4115) {
-      const unsigned int v4118 = 64u + v7477;
-      const iron_bf16 v4119 = iron_f32_to_bf16(v4114);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4121 = v11 + v4111;
-      const unsigned int v4122 = v4121 * v1;
-      const unsigned int v4123 = v4122 + v26;
-      const unsigned int v4124 = v4123 << 7u;
-      const unsigned int v4125 = v4124 + v4118;
-      out[v4125] = v4119;
+    const unsigned int v4132 = v46 + v7499;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4133 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4134 = v354.x[20];
+    const float v4135 = v4134 * v4133;
+    const bool v4136 = v4132 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4136) {
+      const unsigned int v4139 = 64u + v7498;
+      const iron_bf16 v4140 = iron_f32_to_bf16(v4135);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4142 = v11 + v4132;
+      const unsigned int v4143 = v4142 * v1;
+      const unsigned int v4144 = v4143 + v26;
+      const unsigned int v4145 = v4144 << 7u;
+      const unsigned int v4146 = v4145 + v4139;
+      out[v4146] = v4140;
     }
-    const unsigned int v4127 = v46 + v7483;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4128 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4129 = v333.x[21];
-    const float v4130 = v4129 * v4128;
-    const bool v4131 = v4127 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4131) {
-      const unsigned int v4134 = 64u + v7482;
-      const iron_bf16 v4135 = iron_f32_to_bf16(v4130);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4137 = v11 + v4127;
-      const unsigned int v4138 = v4137 * v1;
-      const unsigned int v4139 = v4138 + v26;
-      const unsigned int v4140 = v4139 << 7u;
-      const unsigned int v4141 = v4140 + v4134;
-      out[v4141] = v4135;
+    const unsigned int v4148 = v46 + v7504;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4149 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4150 = v354.x[21];
+    const float v4151 = v4150 * v4149;
+    const bool v4152 = v4148 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4152) {
+      const unsigned int v4155 = 64u + v7503;
+      const iron_bf16 v4156 = iron_f32_to_bf16(v4151);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4158 = v11 + v4148;
+      const unsigned int v4159 = v4158 * v1;
+      const unsigned int v4160 = v4159 + v26;
+      const unsigned int v4161 = v4160 << 7u;
+      const unsigned int v4162 = v4161 + v4155;
+      out[v4162] = v4156;
     }
-    const unsigned int v4143 = v46 + v7488;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4144 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4145 = v333.x[22];
-    const float v4146 = v4145 * v4144;
-    const bool v4147 = v4143 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4147) {
-      const unsigned int v4150 = 64u + v7487;
-      const iron_bf16 v4151 = iron_f32_to_bf16(v4146);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4153 = v11 + v4143;
-      const unsigned int v4154 = v4153 * v1;
-      const unsigned int v4155 = v4154 + v26;
-      const unsigned int v4156 = v4155 << 7u;
-      const unsigned int v4157 = v4156 + v4150;
-      out[v4157] = v4151;
+    const unsigned int v4164 = v46 + v7509;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4165 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4166 = v354.x[22];
+    const float v4167 = v4166 * v4165;
+    const bool v4168 = v4164 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4168) {
+      const unsigned int v4171 = 64u + v7508;
+      const iron_bf16 v4172 = iron_f32_to_bf16(v4167);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4174 = v11 + v4164;
+      const unsigned int v4175 = v4174 * v1;
+      const unsigned int v4176 = v4175 + v26;
+      const unsigned int v4177 = v4176 << 7u;
+      const unsigned int v4178 = v4177 + v4171;
+      out[v4178] = v4172;
     }
-    const unsigned int v4159 = v46 + v7493;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4160 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4161 = v333.x[23];
-    const float v4162 = v4161 * v4160;
-    const bool v4163 = v4159 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4163) {
-      const unsigned int v4166 = 64u + v7492;
-      const iron_bf16 v4167 = iron_f32_to_bf16(v4162);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4169 = v11 + v4159;
-      const unsigned int v4170 = v4169 * v1;
-      const unsigned int v4171 = v4170 + v26;
-      const unsigned int v4172 = v4171 << 7u;
-      const unsigned int v4173 = v4172 + v4166;
-      out[v4173] = v4167;
+    const unsigned int v4180 = v46 + v7514;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4181 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4182 = v354.x[23];
+    const float v4183 = v4182 * v4181;
+    const bool v4184 = v4180 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4184) {
+      const unsigned int v4187 = 64u + v7513;
+      const iron_bf16 v4188 = iron_f32_to_bf16(v4183);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4190 = v11 + v4180;
+      const unsigned int v4191 = v4190 * v1;
+      const unsigned int v4192 = v4191 + v26;
+      const unsigned int v4193 = v4192 << 7u;
+      const unsigned int v4194 = v4193 + v4187;
+      out[v4194] = v4188;
     }
-    const unsigned int v4175 = v46 + v7498;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4176 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4177 = v333.x[24];
-    const float v4178 = v4177 * v4176;
-    const bool v4179 = v4175 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4179) {
-      const unsigned int v4182 = 64u + v7497;
-      const iron_bf16 v4183 = iron_f32_to_bf16(v4178);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4185 = v11 + v4175;
-      const unsigned int v4186 = v4185 * v1;
-      const unsigned int v4187 = v4186 + v26;
-      const unsigned int v4188 = v4187 << 7u;
-      const unsigned int v4189 = v4188 + v4182;
-      out[v4189] = v4183;
+    const unsigned int v4196 = v46 + v7519;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4197 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4198 = v354.x[24];
+    const float v4199 = v4198 * v4197;
+    const bool v4200 = v4196 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4200) {
+      const unsigned int v4203 = 64u + v7518;
+      const iron_bf16 v4204 = iron_f32_to_bf16(v4199);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4206 = v11 + v4196;
+      const unsigned int v4207 = v4206 * v1;
+      const unsigned int v4208 = v4207 + v26;
+      const unsigned int v4209 = v4208 << 7u;
+      const unsigned int v4210 = v4209 + v4203;
+      out[v4210] = v4204;
     }
-    const unsigned int v4191 = v46 + v7503;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4192 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4193 = v333.x[25];
-    const float v4194 = v4193 * v4192;
-    const bool v4195 = v4191 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4195) {
-      const unsigned int v4198 = 64u + v7502;
-      const iron_bf16 v4199 = iron_f32_to_bf16(v4194);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4201 = v11 + v4191;
-      const unsigned int v4202 = v4201 * v1;
-      const unsigned int v4203 = v4202 + v26;
-      const unsigned int v4204 = v4203 << 7u;
-      const unsigned int v4205 = v4204 + v4198;
-      out[v4205] = v4199;
+    const unsigned int v4212 = v46 + v7524;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4213 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4214 = v354.x[25];
+    const float v4215 = v4214 * v4213;
+    const bool v4216 = v4212 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4216) {
+      const unsigned int v4219 = 64u + v7523;
+      const iron_bf16 v4220 = iron_f32_to_bf16(v4215);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4222 = v11 + v4212;
+      const unsigned int v4223 = v4222 * v1;
+      const unsigned int v4224 = v4223 + v26;
+      const unsigned int v4225 = v4224 << 7u;
+      const unsigned int v4226 = v4225 + v4219;
+      out[v4226] = v4220;
     }
-    const unsigned int v4207 = v46 + v7508;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4208 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4209 = v333.x[26];
-    const float v4210 = v4209 * v4208;
-    const bool v4211 = v4207 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4211) {
-      const unsigned int v4214 = 64u + v7507;
-      const iron_bf16 v4215 = iron_f32_to_bf16(v4210);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4217 = v11 + v4207;
-      const unsigned int v4218 = v4217 * v1;
-      const unsigned int v4219 = v4218 + v26;
-      const unsigned int v4220 = v4219 << 7u;
-      const unsigned int v4221 = v4220 + v4214;
-      out[v4221] = v4215;
+    const unsigned int v4228 = v46 + v7529;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4229 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4230 = v354.x[26];
+    const float v4231 = v4230 * v4229;
+    const bool v4232 = v4228 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4232) {
+      const unsigned int v4235 = 64u + v7528;
+      const iron_bf16 v4236 = iron_f32_to_bf16(v4231);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4238 = v11 + v4228;
+      const unsigned int v4239 = v4238 * v1;
+      const unsigned int v4240 = v4239 + v26;
+      const unsigned int v4241 = v4240 << 7u;
+      const unsigned int v4242 = v4241 + v4235;
+      out[v4242] = v4236;
     }
-    const unsigned int v4223 = v46 + v7513;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4224 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4225 = v333.x[27];
-    const float v4226 = v4225 * v4224;
-    const bool v4227 = v4223 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4227) {
-      const unsigned int v4230 = 64u + v7512;
-      const iron_bf16 v4231 = iron_f32_to_bf16(v4226);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4233 = v11 + v4223;
-      const unsigned int v4234 = v4233 * v1;
-      const unsigned int v4235 = v4234 + v26;
-      const unsigned int v4236 = v4235 << 7u;
-      const unsigned int v4237 = v4236 + v4230;
-      out[v4237] = v4231;
+    const unsigned int v4244 = v46 + v7534;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4245 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4246 = v354.x[27];
+    const float v4247 = v4246 * v4245;
+    const bool v4248 = v4244 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4248) {
+      const unsigned int v4251 = 64u + v7533;
+      const iron_bf16 v4252 = iron_f32_to_bf16(v4247);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4254 = v11 + v4244;
+      const unsigned int v4255 = v4254 * v1;
+      const unsigned int v4256 = v4255 + v26;
+      const unsigned int v4257 = v4256 << 7u;
+      const unsigned int v4258 = v4257 + v4251;
+      out[v4258] = v4252;
     }
-    const unsigned int v4239 = v46 + v7518;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4240 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4241 = v333.x[28];
-    const float v4242 = v4241 * v4240;
-    const bool v4243 = v4239 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4243) {
-      const unsigned int v4246 = 64u + v7517;
-      const iron_bf16 v4247 = iron_f32_to_bf16(v4242);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4249 = v11 + v4239;
-      const unsigned int v4250 = v4249 * v1;
-      const unsigned int v4251 = v4250 + v26;
-      const unsigned int v4252 = v4251 << 7u;
-      const unsigned int v4253 = v4252 + v4246;
-      out[v4253] = v4247;
+    const unsigned int v4260 = v46 + v7539;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4261 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4262 = v354.x[28];
+    const float v4263 = v4262 * v4261;
+    const bool v4264 = v4260 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4264) {
+      const unsigned int v4267 = 64u + v7538;
+      const iron_bf16 v4268 = iron_f32_to_bf16(v4263);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4270 = v11 + v4260;
+      const unsigned int v4271 = v4270 * v1;
+      const unsigned int v4272 = v4271 + v26;
+      const unsigned int v4273 = v4272 << 7u;
+      const unsigned int v4274 = v4273 + v4267;
+      out[v4274] = v4268;
     }
-    const unsigned int v4255 = v46 + v7523;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4256 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4257 = v333.x[29];
-    const float v4258 = v4257 * v4256;
-    const bool v4259 = v4255 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4259) {
-      const unsigned int v4262 = 64u + v7522;
-      const iron_bf16 v4263 = iron_f32_to_bf16(v4258);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4265 = v11 + v4255;
-      const unsigned int v4266 = v4265 * v1;
-      const unsigned int v4267 = v4266 + v26;
-      const unsigned int v4268 = v4267 << 7u;
-      const unsigned int v4269 = v4268 + v4262;
-      out[v4269] = v4263;
+    const unsigned int v4276 = v46 + v7544;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4277 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4278 = v354.x[29];
+    const float v4279 = v4278 * v4277;
+    const bool v4280 = v4276 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4280) {
+      const unsigned int v4283 = 64u + v7543;
+      const iron_bf16 v4284 = iron_f32_to_bf16(v4279);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4286 = v11 + v4276;
+      const unsigned int v4287 = v4286 * v1;
+      const unsigned int v4288 = v4287 + v26;
+      const unsigned int v4289 = v4288 << 7u;
+      const unsigned int v4290 = v4289 + v4283;
+      out[v4290] = v4284;
     }
-    const unsigned int v4271 = v46 + v7528;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4272 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4273 = v333.x[30];
-    const float v4274 = v4273 * v4272;
-    const bool v4275 = v4271 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4275) {
-      const unsigned int v4278 = 64u + v7527;
-      const iron_bf16 v4279 = iron_f32_to_bf16(v4274);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4281 = v11 + v4271;
-      const unsigned int v4282 = v4281 * v1;
-      const unsigned int v4283 = v4282 + v26;
-      const unsigned int v4284 = v4283 << 7u;
-      const unsigned int v4285 = v4284 + v4278;
-      out[v4285] = v4279;
+    const unsigned int v4292 = v46 + v7549;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4293 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4294 = v354.x[30];
+    const float v4295 = v4294 * v4293;
+    const bool v4296 = v4292 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4296) {
+      const unsigned int v4299 = 64u + v7548;
+      const iron_bf16 v4300 = iron_f32_to_bf16(v4295);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4302 = v11 + v4292;
+      const unsigned int v4303 = v4302 * v1;
+      const unsigned int v4304 = v4303 + v26;
+      const unsigned int v4305 = v4304 << 7u;
+      const unsigned int v4306 = v4305 + v4299;
+      out[v4306] = v4300;
     }
-    const unsigned int v4287 = v46 + v7533;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4288 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4289 = v333.x[31];
-    const float v4290 = v4289 * v4288;
-    const bool v4291 = v4287 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4291) {
-      const unsigned int v4294 = 64u + v7532;
-      const iron_bf16 v4295 = iron_f32_to_bf16(v4290);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4297 = v11 + v4287;
-      const unsigned int v4298 = v4297 * v1;
-      const unsigned int v4299 = v4298 + v26;
-      const unsigned int v4300 = v4299 << 7u;
-      const unsigned int v4301 = v4300 + v4294;
-      out[v4301] = v4295;
+    const unsigned int v4308 = v46 + v7554;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4309 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4310 = v354.x[31];
+    const float v4311 = v4310 * v4309;
+    const bool v4312 = v4308 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4312) {
+      const unsigned int v4315 = 64u + v7553;
+      const iron_bf16 v4316 = iron_f32_to_bf16(v4311);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4318 = v11 + v4308;
+      const unsigned int v4319 = v4318 * v1;
+      const unsigned int v4320 = v4319 + v26;
+      const unsigned int v4321 = v4320 << 7u;
+      const unsigned int v4322 = v4321 + v4315;
+      out[v4322] = v4316;
     }
   }
 }

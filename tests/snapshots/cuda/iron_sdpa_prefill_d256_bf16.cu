@@ -688,4158 +688,4161 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d256_bf16(
     __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:84
     const unsigned int v545 = v25 + 128u;  // kernels/sdpa/flash_warpgroup.hpp:86
     const unsigned int v546 = min(v545, v18);
-    const unsigned int v547 = v546 + v37;  // kernels/sdpa/flash_tile.hpp:127
-    const unsigned int v549 = v547 - v18;  // kernels/sdpa/flash_tile.hpp:129
-    const unsigned int v550 = min(v37, v549);
-    const bool v551 = v547 > v18;
-    const unsigned int v552 = v551 ? v550 : v47;
-    const bool v554 = v6 == v47;  // kernels/sdpa/flash_tile.hpp:128
-    const unsigned int v555 = v554 ? v37 : v552;
-    const unsigned int v557 = v25 + v37;  // kernels/sdpa/flash_tile.hpp:130
-    const unsigned int v558 = v557 + 1u;
-    const unsigned int v562 = v558 - v18;  // kernels/sdpa/flash_tile.hpp:132
-    const unsigned int v563 = v562 - v7;
-    const unsigned int v564 = v563 >> 6u;
-    const unsigned int v565 = v564 << 6u;
-    const bool v567 = v7 > v47;  // kernels/sdpa/flash_tile.hpp:131
-    const unsigned int v568 = v18 + v7;
-    const bool v569 = v558 > v568;
-    const bool v570 = v567 && v569;
-    const unsigned int v571 = v570 ? v565 : v47;
-    const float v573 = v8 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:88
-    iron_frag<float, 2, 16, 8> v575;  // kernels/sdpa/flash_tile.hpp:189
-    iron_frag_fill(v575, __uint_as_float(0xff800000u));
-    iron_frag<float, 2, 16, 8> v577;
-    iron_frag_fill(v577, 0.0f);
-    iron_frag<float, 2, 16, 64> v579;  // /usr/include/c++/12/array:99
-    iron_frag_fill(v579, 0.0f);
-    iron_frag<float, 2, 16, 64> v581;
-    iron_frag_fill(v581, 0.0f);
-    iron_frag<float, 2, 16, 64> v583;
-    iron_frag_fill(v583, 0.0f);
-    iron_frag<float, 2, 16, 64> v585;
-    iron_frag_fill(v585, 0.0f);
-    const bool v9074 = v571 < v555;  // kernels/sdpa/flash_warpgroup.hpp:95
-    if (v9074) {
-      const unsigned int v9078 = v571 + v52;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v9079 = v9078 < v37;
-      const unsigned int v9080 = v9079 ? v9078 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9081 = v31 + v9080;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9082 = v9081 * v2;
-      const unsigned int v9083 = v9082 + v28;
-      const unsigned int v9084 = v9083 << 8u;
-      const unsigned int v9085 = v9084 + v56;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9088 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-      const unsigned int v9090 = v9088 + v71;
-      const unsigned int v9091 = v9090 + v69;
-      iron_copy_async<16>(shm1 + (v9091 ^ (((v9091 >> 6u) & 7u) << 3u)), k + v9085, v9079);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v9092 = v571 + v83;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v9093 = v9092 < v37;
-      const unsigned int v9094 = v9093 ? v9092 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9095 = v31 + v9094;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9096 = v9095 * v2;
-      const unsigned int v9097 = v9096 + v28;
-      const unsigned int v9098 = v9097 << 8u;
-      const unsigned int v9099 = v9098 + v87;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9100 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-      const unsigned int v9102 = v9100 + v102;
-      const unsigned int v9103 = v9102 + v100;
-      iron_copy_async<16>(shm1 + (v9103 ^ (((v9103 >> 6u) & 7u) << 3u)), k + v9099, v9093);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v9104 = v571 + v114;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v9105 = v9104 < v37;
-      const unsigned int v9106 = v9105 ? v9104 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9107 = v31 + v9106;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9108 = v9107 * v2;
-      const unsigned int v9109 = v9108 + v28;
-      const unsigned int v9110 = v9109 << 8u;
-      const unsigned int v9111 = v9110 + v118;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9112 = v136 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-      const unsigned int v9114 = v9112 + v133;
-      const unsigned int v9115 = v9114 + v131;
-      iron_copy_async<16>(shm1 + (v9115 ^ (((v9115 >> 6u) & 7u) << 3u)), k + v9111, v9105);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v9116 = v571 + v145;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v9117 = v9116 < v37;
-      const unsigned int v9118 = v9117 ? v9116 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9119 = v31 + v9118;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9120 = v9119 * v2;
-      const unsigned int v9121 = v9120 + v28;
-      const unsigned int v9122 = v9121 << 8u;
-      const unsigned int v9123 = v9122 + v149;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9124 = v167 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-      const unsigned int v9126 = v9124 + v164;
-      const unsigned int v9127 = v9126 + v162;
-      iron_copy_async<16>(shm1 + (v9127 ^ (((v9127 >> 6u) & 7u) << 3u)), k + v9123, v9117);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v9128 = v571 + v176;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v9129 = v9128 < v37;
-      const unsigned int v9130 = v9129 ? v9128 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9131 = v31 + v9130;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9132 = v9131 * v2;
-      const unsigned int v9133 = v9132 + v28;
-      const unsigned int v9134 = v9133 << 8u;
-      const unsigned int v9135 = v9134 + v180;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9136 = v198 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-      const unsigned int v9138 = v9136 + v195;
-      const unsigned int v9139 = v9138 + v193;
-      iron_copy_async<16>(shm1 + (v9139 ^ (((v9139 >> 6u) & 7u) << 3u)), k + v9135, v9129);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v9140 = v571 + v207;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v9141 = v9140 < v37;
-      const unsigned int v9142 = v9141 ? v9140 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9143 = v31 + v9142;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9144 = v9143 * v2;
-      const unsigned int v9145 = v9144 + v28;
-      const unsigned int v9146 = v9145 << 8u;
-      const unsigned int v9147 = v9146 + v211;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9148 = v229 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-      const unsigned int v9150 = v9148 + v226;
-      const unsigned int v9151 = v9150 + v224;
-      iron_copy_async<16>(shm1 + (v9151 ^ (((v9151 >> 6u) & 7u) << 3u)), k + v9147, v9141);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v9152 = v571 + v238;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v9153 = v9152 < v37;
-      const unsigned int v9154 = v9153 ? v9152 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9155 = v31 + v9154;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9156 = v9155 * v2;
-      const unsigned int v9157 = v9156 + v28;
-      const unsigned int v9158 = v9157 << 8u;
-      const unsigned int v9159 = v9158 + v242;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9160 = v260 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-      const unsigned int v9162 = v9160 + v257;
-      const unsigned int v9163 = v9162 + v255;
-      iron_copy_async<16>(shm1 + (v9163 ^ (((v9163 >> 6u) & 7u) << 3u)), k + v9159, v9153);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v9164 = v571 + v269;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v9165 = v9164 < v37;
-      const unsigned int v9166 = v9165 ? v9164 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9167 = v31 + v9166;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9168 = v9167 * v2;
-      const unsigned int v9169 = v9168 + v28;
-      const unsigned int v9170 = v9169 << 8u;
-      const unsigned int v9171 = v9170 + v273;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9172 = v291 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-      const unsigned int v9174 = v9172 + v288;
-      const unsigned int v9175 = v9174 + v286;
-      iron_copy_async<16>(shm1 + (v9175 ^ (((v9175 >> 6u) & 7u) << 3u)), k + v9171, v9165);  // kernels/sdpa/flash_tile.hpp:86
-      iron_copy_async<16>(shm2 + (v9091 ^ (((v9091 >> 6u) & 7u) << 3u)), v + v9085, v9079);
-      iron_copy_async<16>(shm2 + (v9103 ^ (((v9103 >> 6u) & 7u) << 3u)), v + v9099, v9093);
-      iron_copy_async<16>(shm2 + (v9115 ^ (((v9115 >> 6u) & 7u) << 3u)), v + v9111, v9105);
-      iron_copy_async<16>(shm2 + (v9127 ^ (((v9127 >> 6u) & 7u) << 3u)), v + v9123, v9117);
-      iron_copy_async<16>(shm2 + (v9139 ^ (((v9139 >> 6u) & 7u) << 3u)), v + v9135, v9129);
-      iron_copy_async<16>(shm2 + (v9151 ^ (((v9151 >> 6u) & 7u) << 3u)), v + v9147, v9141);
-      iron_copy_async<16>(shm2 + (v9163 ^ (((v9163 >> 6u) & 7u) << 3u)), v + v9159, v9153);
-      iron_copy_async<16>(shm2 + (v9175 ^ (((v9175 >> 6u) & 7u) << 3u)), v + v9171, v9165);
+    const unsigned int v548 = v25 + v37;  // kernels/sdpa/flash_tile.hpp:125
+    const unsigned int v549 = v548 + 1u;
+    const unsigned int v551 = v549 - v18;  // kernels/sdpa/flash_tile.hpp:127
+    const bool v556 = v6 == v47;  // kernels/sdpa/flash_tile.hpp:126
+    const unsigned int v560 = v551 - v7;  // kernels/sdpa/flash_tile.hpp:129
+    const bool v562 = v7 > v47;  // kernels/sdpa/flash_tile.hpp:128
+    const unsigned int v563 = v18 + v7;
+    const bool v564 = v549 > v563;
+    const bool v565 = v562 && v564;
+    const unsigned int v566 = v565 ? v560 : v47;
+    const unsigned int v568 = v546 - 1u;  // kernels/sdpa/flash_tile.hpp:140
+    const unsigned int v570 = v568 + v37;  // kernels/sdpa/flash_tile.hpp:125
+    const unsigned int v571 = v570 + 1u;
+    const unsigned int v573 = v571 - v18;  // kernels/sdpa/flash_tile.hpp:127
+    const unsigned int v574 = min(v37, v573);
+    const bool v575 = v571 > v18;
+    const unsigned int v576 = v575 ? v574 : v47;
+    const unsigned int v579 = v556 ? v37 : v576;  // kernels/sdpa/flash_tile.hpp:126
+    const unsigned int v591 = v566 >> 6u;  // kernels/sdpa/flash_tile.hpp:141
+    const unsigned int v592 = v591 << 6u;
+    const float v594 = v8 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:88
+    iron_frag<float, 2, 16, 8> v596;  // kernels/sdpa/flash_tile.hpp:184
+    iron_frag_fill(v596, __uint_as_float(0xff800000u));
+    iron_frag<float, 2, 16, 8> v598;
+    iron_frag_fill(v598, 0.0f);
+    iron_frag<float, 2, 16, 64> v600;  // /usr/include/c++/12/array:99
+    iron_frag_fill(v600, 0.0f);
+    iron_frag<float, 2, 16, 64> v602;
+    iron_frag_fill(v602, 0.0f);
+    iron_frag<float, 2, 16, 64> v604;
+    iron_frag_fill(v604, 0.0f);
+    iron_frag<float, 2, 16, 64> v606;
+    iron_frag_fill(v606, 0.0f);
+    const bool v9095 = v592 < v579;  // kernels/sdpa/flash_warpgroup.hpp:95
+    if (v9095) {
+      const unsigned int v9099 = v592 + v52;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v9100 = v9099 < v37;
+      const unsigned int v9101 = v9100 ? v9099 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9102 = v31 + v9101;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v9103 = v9102 * v2;
+      const unsigned int v9104 = v9103 + v28;
+      const unsigned int v9105 = v9104 << 8u;
+      const unsigned int v9106 = v9105 + v56;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9109 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+      const unsigned int v9111 = v9109 + v71;
+      const unsigned int v9112 = v9111 + v69;
+      iron_copy_async<16>(shm1 + (v9112 ^ (((v9112 >> 6u) & 7u) << 3u)), k + v9106, v9100);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v9113 = v592 + v83;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v9114 = v9113 < v37;
+      const unsigned int v9115 = v9114 ? v9113 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9116 = v31 + v9115;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v9117 = v9116 * v2;
+      const unsigned int v9118 = v9117 + v28;
+      const unsigned int v9119 = v9118 << 8u;
+      const unsigned int v9120 = v9119 + v87;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9121 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+      const unsigned int v9123 = v9121 + v102;
+      const unsigned int v9124 = v9123 + v100;
+      iron_copy_async<16>(shm1 + (v9124 ^ (((v9124 >> 6u) & 7u) << 3u)), k + v9120, v9114);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v9125 = v592 + v114;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v9126 = v9125 < v37;
+      const unsigned int v9127 = v9126 ? v9125 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9128 = v31 + v9127;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v9129 = v9128 * v2;
+      const unsigned int v9130 = v9129 + v28;
+      const unsigned int v9131 = v9130 << 8u;
+      const unsigned int v9132 = v9131 + v118;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9133 = v136 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+      const unsigned int v9135 = v9133 + v133;
+      const unsigned int v9136 = v9135 + v131;
+      iron_copy_async<16>(shm1 + (v9136 ^ (((v9136 >> 6u) & 7u) << 3u)), k + v9132, v9126);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v9137 = v592 + v145;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v9138 = v9137 < v37;
+      const unsigned int v9139 = v9138 ? v9137 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9140 = v31 + v9139;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v9141 = v9140 * v2;
+      const unsigned int v9142 = v9141 + v28;
+      const unsigned int v9143 = v9142 << 8u;
+      const unsigned int v9144 = v9143 + v149;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9145 = v167 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+      const unsigned int v9147 = v9145 + v164;
+      const unsigned int v9148 = v9147 + v162;
+      iron_copy_async<16>(shm1 + (v9148 ^ (((v9148 >> 6u) & 7u) << 3u)), k + v9144, v9138);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v9149 = v592 + v176;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v9150 = v9149 < v37;
+      const unsigned int v9151 = v9150 ? v9149 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9152 = v31 + v9151;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v9153 = v9152 * v2;
+      const unsigned int v9154 = v9153 + v28;
+      const unsigned int v9155 = v9154 << 8u;
+      const unsigned int v9156 = v9155 + v180;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9157 = v198 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+      const unsigned int v9159 = v9157 + v195;
+      const unsigned int v9160 = v9159 + v193;
+      iron_copy_async<16>(shm1 + (v9160 ^ (((v9160 >> 6u) & 7u) << 3u)), k + v9156, v9150);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v9161 = v592 + v207;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v9162 = v9161 < v37;
+      const unsigned int v9163 = v9162 ? v9161 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9164 = v31 + v9163;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v9165 = v9164 * v2;
+      const unsigned int v9166 = v9165 + v28;
+      const unsigned int v9167 = v9166 << 8u;
+      const unsigned int v9168 = v9167 + v211;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9169 = v229 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+      const unsigned int v9171 = v9169 + v226;
+      const unsigned int v9172 = v9171 + v224;
+      iron_copy_async<16>(shm1 + (v9172 ^ (((v9172 >> 6u) & 7u) << 3u)), k + v9168, v9162);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v9173 = v592 + v238;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v9174 = v9173 < v37;
+      const unsigned int v9175 = v9174 ? v9173 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9176 = v31 + v9175;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v9177 = v9176 * v2;
+      const unsigned int v9178 = v9177 + v28;
+      const unsigned int v9179 = v9178 << 8u;
+      const unsigned int v9180 = v9179 + v242;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9181 = v260 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+      const unsigned int v9183 = v9181 + v257;
+      const unsigned int v9184 = v9183 + v255;
+      iron_copy_async<16>(shm1 + (v9184 ^ (((v9184 >> 6u) & 7u) << 3u)), k + v9180, v9174);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v9185 = v592 + v269;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v9186 = v9185 < v37;
+      const unsigned int v9187 = v9186 ? v9185 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9188 = v31 + v9187;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v9189 = v9188 * v2;
+      const unsigned int v9190 = v9189 + v28;
+      const unsigned int v9191 = v9190 << 8u;
+      const unsigned int v9192 = v9191 + v273;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9193 = v291 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+      const unsigned int v9195 = v9193 + v288;
+      const unsigned int v9196 = v9195 + v286;
+      iron_copy_async<16>(shm1 + (v9196 ^ (((v9196 >> 6u) & 7u) << 3u)), k + v9192, v9186);  // kernels/sdpa/flash_tile.hpp:86
+      iron_copy_async<16>(shm2 + (v9112 ^ (((v9112 >> 6u) & 7u) << 3u)), v + v9106, v9100);
+      iron_copy_async<16>(shm2 + (v9124 ^ (((v9124 >> 6u) & 7u) << 3u)), v + v9120, v9114);
+      iron_copy_async<16>(shm2 + (v9136 ^ (((v9136 >> 6u) & 7u) << 3u)), v + v9132, v9126);
+      iron_copy_async<16>(shm2 + (v9148 ^ (((v9148 >> 6u) & 7u) << 3u)), v + v9144, v9138);
+      iron_copy_async<16>(shm2 + (v9160 ^ (((v9160 >> 6u) & 7u) << 3u)), v + v9156, v9150);
+      iron_copy_async<16>(shm2 + (v9172 ^ (((v9172 >> 6u) & 7u) << 3u)), v + v9168, v9162);
+      iron_copy_async<16>(shm2 + (v9184 ^ (((v9184 >> 6u) & 7u) << 3u)), v + v9180, v9174);
+      iron_copy_async<16>(shm2 + (v9196 ^ (((v9196 >> 6u) & 7u) << 3u)), v + v9192, v9186);
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:95
-    const unsigned int v6225 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:108
-    const unsigned int v6226 = v6225 << 6u;
-    const unsigned int v8106 = v41 & 3u;
-    const unsigned int v8108 = v8106 << 4u;
-    const unsigned int v8110 = v8108 << 6u;
-    const unsigned int v8112 = v6226 + v8110;
-    const unsigned int v8123 = v8112 + 16u;
-    const unsigned int v8132 = v8112 + 32u;
-    const unsigned int v8141 = v8112 + 48u;
-    const unsigned int v6240 = 8192u + v6226;
-    const unsigned int v8157 = v6240 + v8110;
-    const unsigned int v8168 = v8157 + 16u;
-    const unsigned int v8177 = v8157 + 32u;
-    const unsigned int v8186 = v8157 + 48u;
-    const unsigned int v6252 = 16384u + v6226;
-    const unsigned int v8202 = v6252 + v8110;
-    const unsigned int v8213 = v8202 + 16u;
-    const unsigned int v8222 = v8202 + 32u;
-    const unsigned int v8231 = v8202 + 48u;
-    const unsigned int v6264 = 24576u + v6226;
-    const unsigned int v8247 = v6264 + v8110;
-    const unsigned int v8258 = v8247 + 16u;
-    const unsigned int v8267 = v8247 + 32u;
-    const unsigned int v8276 = v8247 + 48u;
-    const bool v6280 = v7 == v47;  // kernels/sdpa/flash_tile.hpp:160
-    const unsigned int v7399 = static_cast<unsigned int>(v579.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:233
-    const unsigned int v7400 = static_cast<unsigned int>(v579.row(0, iron_linear_thread() & 31u));
-    const unsigned int v7404 = static_cast<unsigned int>(v579.col(1, iron_linear_thread() & 31u));
-    const unsigned int v7405 = static_cast<unsigned int>(v579.row(1, iron_linear_thread() & 31u));
-    const unsigned int v7409 = static_cast<unsigned int>(v579.col(2, iron_linear_thread() & 31u));
-    const unsigned int v7410 = static_cast<unsigned int>(v579.row(2, iron_linear_thread() & 31u));
-    const unsigned int v7414 = static_cast<unsigned int>(v579.col(3, iron_linear_thread() & 31u));
-    const unsigned int v7415 = static_cast<unsigned int>(v579.row(3, iron_linear_thread() & 31u));
-    const unsigned int v7419 = static_cast<unsigned int>(v579.col(4, iron_linear_thread() & 31u));
-    const unsigned int v7420 = static_cast<unsigned int>(v579.row(4, iron_linear_thread() & 31u));
-    const unsigned int v7424 = static_cast<unsigned int>(v579.col(5, iron_linear_thread() & 31u));
-    const unsigned int v7425 = static_cast<unsigned int>(v579.row(5, iron_linear_thread() & 31u));
-    const unsigned int v7429 = static_cast<unsigned int>(v579.col(6, iron_linear_thread() & 31u));
-    const unsigned int v7430 = static_cast<unsigned int>(v579.row(6, iron_linear_thread() & 31u));
-    const unsigned int v7434 = static_cast<unsigned int>(v579.col(7, iron_linear_thread() & 31u));
-    const unsigned int v7435 = static_cast<unsigned int>(v579.row(7, iron_linear_thread() & 31u));
-    const unsigned int v7439 = static_cast<unsigned int>(v579.col(8, iron_linear_thread() & 31u));
-    const unsigned int v7440 = static_cast<unsigned int>(v579.row(8, iron_linear_thread() & 31u));
-    const unsigned int v7444 = static_cast<unsigned int>(v579.col(9, iron_linear_thread() & 31u));
-    const unsigned int v7445 = static_cast<unsigned int>(v579.row(9, iron_linear_thread() & 31u));
-    const unsigned int v7449 = static_cast<unsigned int>(v579.col(10, iron_linear_thread() & 31u));
-    const unsigned int v7450 = static_cast<unsigned int>(v579.row(10, iron_linear_thread() & 31u));
-    const unsigned int v7454 = static_cast<unsigned int>(v579.col(11, iron_linear_thread() & 31u));
-    const unsigned int v7455 = static_cast<unsigned int>(v579.row(11, iron_linear_thread() & 31u));
-    const unsigned int v7459 = static_cast<unsigned int>(v579.col(12, iron_linear_thread() & 31u));
-    const unsigned int v7460 = static_cast<unsigned int>(v579.row(12, iron_linear_thread() & 31u));
-    const unsigned int v7464 = static_cast<unsigned int>(v579.col(13, iron_linear_thread() & 31u));
-    const unsigned int v7465 = static_cast<unsigned int>(v579.row(13, iron_linear_thread() & 31u));
-    const unsigned int v7469 = static_cast<unsigned int>(v579.col(14, iron_linear_thread() & 31u));
-    const unsigned int v7470 = static_cast<unsigned int>(v579.row(14, iron_linear_thread() & 31u));
-    const unsigned int v7474 = static_cast<unsigned int>(v579.col(15, iron_linear_thread() & 31u));
-    const unsigned int v7475 = static_cast<unsigned int>(v579.row(15, iron_linear_thread() & 31u));
-    const unsigned int v7479 = static_cast<unsigned int>(v579.col(16, iron_linear_thread() & 31u));
-    const unsigned int v7480 = static_cast<unsigned int>(v579.row(16, iron_linear_thread() & 31u));
-    const unsigned int v7484 = static_cast<unsigned int>(v579.col(17, iron_linear_thread() & 31u));
-    const unsigned int v7485 = static_cast<unsigned int>(v579.row(17, iron_linear_thread() & 31u));
-    const unsigned int v7489 = static_cast<unsigned int>(v579.col(18, iron_linear_thread() & 31u));
-    const unsigned int v7490 = static_cast<unsigned int>(v579.row(18, iron_linear_thread() & 31u));
-    const unsigned int v7494 = static_cast<unsigned int>(v579.col(19, iron_linear_thread() & 31u));
-    const unsigned int v7495 = static_cast<unsigned int>(v579.row(19, iron_linear_thread() & 31u));
-    const unsigned int v7499 = static_cast<unsigned int>(v579.col(20, iron_linear_thread() & 31u));
-    const unsigned int v7500 = static_cast<unsigned int>(v579.row(20, iron_linear_thread() & 31u));
-    const unsigned int v7504 = static_cast<unsigned int>(v579.col(21, iron_linear_thread() & 31u));
-    const unsigned int v7505 = static_cast<unsigned int>(v579.row(21, iron_linear_thread() & 31u));
-    const unsigned int v7509 = static_cast<unsigned int>(v579.col(22, iron_linear_thread() & 31u));
-    const unsigned int v7510 = static_cast<unsigned int>(v579.row(22, iron_linear_thread() & 31u));
-    const unsigned int v7514 = static_cast<unsigned int>(v579.col(23, iron_linear_thread() & 31u));
-    const unsigned int v7515 = static_cast<unsigned int>(v579.row(23, iron_linear_thread() & 31u));
-    const unsigned int v7519 = static_cast<unsigned int>(v579.col(24, iron_linear_thread() & 31u));
-    const unsigned int v7520 = static_cast<unsigned int>(v579.row(24, iron_linear_thread() & 31u));
-    const unsigned int v7524 = static_cast<unsigned int>(v579.col(25, iron_linear_thread() & 31u));
-    const unsigned int v7525 = static_cast<unsigned int>(v579.row(25, iron_linear_thread() & 31u));
-    const unsigned int v7529 = static_cast<unsigned int>(v579.col(26, iron_linear_thread() & 31u));
-    const unsigned int v7530 = static_cast<unsigned int>(v579.row(26, iron_linear_thread() & 31u));
-    const unsigned int v7534 = static_cast<unsigned int>(v579.col(27, iron_linear_thread() & 31u));
-    const unsigned int v7535 = static_cast<unsigned int>(v579.row(27, iron_linear_thread() & 31u));
-    const unsigned int v7539 = static_cast<unsigned int>(v579.col(28, iron_linear_thread() & 31u));
-    const unsigned int v7540 = static_cast<unsigned int>(v579.row(28, iron_linear_thread() & 31u));
-    const unsigned int v7544 = static_cast<unsigned int>(v579.col(29, iron_linear_thread() & 31u));
-    const unsigned int v7545 = static_cast<unsigned int>(v579.row(29, iron_linear_thread() & 31u));
-    const unsigned int v7549 = static_cast<unsigned int>(v579.col(30, iron_linear_thread() & 31u));
-    const unsigned int v7550 = static_cast<unsigned int>(v579.row(30, iron_linear_thread() & 31u));
-    const unsigned int v7554 = static_cast<unsigned int>(v579.col(31, iron_linear_thread() & 31u));
-    const unsigned int v7555 = static_cast<unsigned int>(v579.row(31, iron_linear_thread() & 31u));
-    const unsigned int v7559 = static_cast<unsigned int>(v581.col(0, iron_linear_thread() & 31u));
-    const unsigned int v7560 = static_cast<unsigned int>(v581.row(0, iron_linear_thread() & 31u));
-    const unsigned int v7564 = static_cast<unsigned int>(v581.col(1, iron_linear_thread() & 31u));
-    const unsigned int v7565 = static_cast<unsigned int>(v581.row(1, iron_linear_thread() & 31u));
-    const unsigned int v7569 = static_cast<unsigned int>(v581.col(2, iron_linear_thread() & 31u));
-    const unsigned int v7570 = static_cast<unsigned int>(v581.row(2, iron_linear_thread() & 31u));
-    const unsigned int v7574 = static_cast<unsigned int>(v581.col(3, iron_linear_thread() & 31u));
-    const unsigned int v7575 = static_cast<unsigned int>(v581.row(3, iron_linear_thread() & 31u));
-    const unsigned int v7579 = static_cast<unsigned int>(v581.col(4, iron_linear_thread() & 31u));
-    const unsigned int v7580 = static_cast<unsigned int>(v581.row(4, iron_linear_thread() & 31u));
-    const unsigned int v7584 = static_cast<unsigned int>(v581.col(5, iron_linear_thread() & 31u));
-    const unsigned int v7585 = static_cast<unsigned int>(v581.row(5, iron_linear_thread() & 31u));
-    const unsigned int v7589 = static_cast<unsigned int>(v581.col(6, iron_linear_thread() & 31u));
-    const unsigned int v7590 = static_cast<unsigned int>(v581.row(6, iron_linear_thread() & 31u));
-    const unsigned int v7594 = static_cast<unsigned int>(v581.col(7, iron_linear_thread() & 31u));
-    const unsigned int v7595 = static_cast<unsigned int>(v581.row(7, iron_linear_thread() & 31u));
-    const unsigned int v7599 = static_cast<unsigned int>(v581.col(8, iron_linear_thread() & 31u));
-    const unsigned int v7600 = static_cast<unsigned int>(v581.row(8, iron_linear_thread() & 31u));
-    const unsigned int v7604 = static_cast<unsigned int>(v581.col(9, iron_linear_thread() & 31u));
-    const unsigned int v7605 = static_cast<unsigned int>(v581.row(9, iron_linear_thread() & 31u));
-    const unsigned int v7609 = static_cast<unsigned int>(v581.col(10, iron_linear_thread() & 31u));
-    const unsigned int v7610 = static_cast<unsigned int>(v581.row(10, iron_linear_thread() & 31u));
-    const unsigned int v7614 = static_cast<unsigned int>(v581.col(11, iron_linear_thread() & 31u));
-    const unsigned int v7615 = static_cast<unsigned int>(v581.row(11, iron_linear_thread() & 31u));
-    const unsigned int v7619 = static_cast<unsigned int>(v581.col(12, iron_linear_thread() & 31u));
-    const unsigned int v7620 = static_cast<unsigned int>(v581.row(12, iron_linear_thread() & 31u));
-    const unsigned int v7624 = static_cast<unsigned int>(v581.col(13, iron_linear_thread() & 31u));
-    const unsigned int v7625 = static_cast<unsigned int>(v581.row(13, iron_linear_thread() & 31u));
-    const unsigned int v7629 = static_cast<unsigned int>(v581.col(14, iron_linear_thread() & 31u));
-    const unsigned int v7630 = static_cast<unsigned int>(v581.row(14, iron_linear_thread() & 31u));
-    const unsigned int v7634 = static_cast<unsigned int>(v581.col(15, iron_linear_thread() & 31u));
-    const unsigned int v7635 = static_cast<unsigned int>(v581.row(15, iron_linear_thread() & 31u));
-    const unsigned int v7639 = static_cast<unsigned int>(v581.col(16, iron_linear_thread() & 31u));
-    const unsigned int v7640 = static_cast<unsigned int>(v581.row(16, iron_linear_thread() & 31u));
-    const unsigned int v7644 = static_cast<unsigned int>(v581.col(17, iron_linear_thread() & 31u));
-    const unsigned int v7645 = static_cast<unsigned int>(v581.row(17, iron_linear_thread() & 31u));
-    const unsigned int v7649 = static_cast<unsigned int>(v581.col(18, iron_linear_thread() & 31u));
-    const unsigned int v7650 = static_cast<unsigned int>(v581.row(18, iron_linear_thread() & 31u));
-    const unsigned int v7654 = static_cast<unsigned int>(v581.col(19, iron_linear_thread() & 31u));
-    const unsigned int v7655 = static_cast<unsigned int>(v581.row(19, iron_linear_thread() & 31u));
-    const unsigned int v7659 = static_cast<unsigned int>(v581.col(20, iron_linear_thread() & 31u));
-    const unsigned int v7660 = static_cast<unsigned int>(v581.row(20, iron_linear_thread() & 31u));
-    const unsigned int v7664 = static_cast<unsigned int>(v581.col(21, iron_linear_thread() & 31u));
-    const unsigned int v7665 = static_cast<unsigned int>(v581.row(21, iron_linear_thread() & 31u));
-    const unsigned int v7669 = static_cast<unsigned int>(v581.col(22, iron_linear_thread() & 31u));
-    const unsigned int v7670 = static_cast<unsigned int>(v581.row(22, iron_linear_thread() & 31u));
-    const unsigned int v7674 = static_cast<unsigned int>(v581.col(23, iron_linear_thread() & 31u));
-    const unsigned int v7675 = static_cast<unsigned int>(v581.row(23, iron_linear_thread() & 31u));
-    const unsigned int v7679 = static_cast<unsigned int>(v581.col(24, iron_linear_thread() & 31u));
-    const unsigned int v7680 = static_cast<unsigned int>(v581.row(24, iron_linear_thread() & 31u));
-    const unsigned int v7684 = static_cast<unsigned int>(v581.col(25, iron_linear_thread() & 31u));
-    const unsigned int v7685 = static_cast<unsigned int>(v581.row(25, iron_linear_thread() & 31u));
-    const unsigned int v7689 = static_cast<unsigned int>(v581.col(26, iron_linear_thread() & 31u));
-    const unsigned int v7690 = static_cast<unsigned int>(v581.row(26, iron_linear_thread() & 31u));
-    const unsigned int v7694 = static_cast<unsigned int>(v581.col(27, iron_linear_thread() & 31u));
-    const unsigned int v7695 = static_cast<unsigned int>(v581.row(27, iron_linear_thread() & 31u));
-    const unsigned int v7699 = static_cast<unsigned int>(v581.col(28, iron_linear_thread() & 31u));
-    const unsigned int v7700 = static_cast<unsigned int>(v581.row(28, iron_linear_thread() & 31u));
-    const unsigned int v7704 = static_cast<unsigned int>(v581.col(29, iron_linear_thread() & 31u));
-    const unsigned int v7705 = static_cast<unsigned int>(v581.row(29, iron_linear_thread() & 31u));
-    const unsigned int v7709 = static_cast<unsigned int>(v581.col(30, iron_linear_thread() & 31u));
-    const unsigned int v7710 = static_cast<unsigned int>(v581.row(30, iron_linear_thread() & 31u));
-    const unsigned int v7714 = static_cast<unsigned int>(v581.col(31, iron_linear_thread() & 31u));
-    const unsigned int v7715 = static_cast<unsigned int>(v581.row(31, iron_linear_thread() & 31u));
-    const unsigned int v7719 = static_cast<unsigned int>(v583.col(0, iron_linear_thread() & 31u));
-    const unsigned int v7720 = static_cast<unsigned int>(v583.row(0, iron_linear_thread() & 31u));
-    const unsigned int v7724 = static_cast<unsigned int>(v583.col(1, iron_linear_thread() & 31u));
-    const unsigned int v7725 = static_cast<unsigned int>(v583.row(1, iron_linear_thread() & 31u));
-    const unsigned int v7729 = static_cast<unsigned int>(v583.col(2, iron_linear_thread() & 31u));
-    const unsigned int v7730 = static_cast<unsigned int>(v583.row(2, iron_linear_thread() & 31u));
-    const unsigned int v7734 = static_cast<unsigned int>(v583.col(3, iron_linear_thread() & 31u));
-    const unsigned int v7735 = static_cast<unsigned int>(v583.row(3, iron_linear_thread() & 31u));
-    const unsigned int v7739 = static_cast<unsigned int>(v583.col(4, iron_linear_thread() & 31u));
-    const unsigned int v7740 = static_cast<unsigned int>(v583.row(4, iron_linear_thread() & 31u));
-    const unsigned int v7744 = static_cast<unsigned int>(v583.col(5, iron_linear_thread() & 31u));
-    const unsigned int v7745 = static_cast<unsigned int>(v583.row(5, iron_linear_thread() & 31u));
-    const unsigned int v7749 = static_cast<unsigned int>(v583.col(6, iron_linear_thread() & 31u));
-    const unsigned int v7750 = static_cast<unsigned int>(v583.row(6, iron_linear_thread() & 31u));
-    const unsigned int v7754 = static_cast<unsigned int>(v583.col(7, iron_linear_thread() & 31u));
-    const unsigned int v7755 = static_cast<unsigned int>(v583.row(7, iron_linear_thread() & 31u));
-    const unsigned int v7759 = static_cast<unsigned int>(v583.col(8, iron_linear_thread() & 31u));
-    const unsigned int v7760 = static_cast<unsigned int>(v583.row(8, iron_linear_thread() & 31u));
-    const unsigned int v7764 = static_cast<unsigned int>(v583.col(9, iron_linear_thread() & 31u));
-    const unsigned int v7765 = static_cast<unsigned int>(v583.row(9, iron_linear_thread() & 31u));
-    const unsigned int v7769 = static_cast<unsigned int>(v583.col(10, iron_linear_thread() & 31u));
-    const unsigned int v7770 = static_cast<unsigned int>(v583.row(10, iron_linear_thread() & 31u));
-    const unsigned int v7774 = static_cast<unsigned int>(v583.col(11, iron_linear_thread() & 31u));
-    const unsigned int v7775 = static_cast<unsigned int>(v583.row(11, iron_linear_thread() & 31u));
-    const unsigned int v7779 = static_cast<unsigned int>(v583.col(12, iron_linear_thread() & 31u));
-    const unsigned int v7780 = static_cast<unsigned int>(v583.row(12, iron_linear_thread() & 31u));
-    const unsigned int v7784 = static_cast<unsigned int>(v583.col(13, iron_linear_thread() & 31u));
-    const unsigned int v7785 = static_cast<unsigned int>(v583.row(13, iron_linear_thread() & 31u));
-    const unsigned int v7789 = static_cast<unsigned int>(v583.col(14, iron_linear_thread() & 31u));
-    const unsigned int v7790 = static_cast<unsigned int>(v583.row(14, iron_linear_thread() & 31u));
-    const unsigned int v7794 = static_cast<unsigned int>(v583.col(15, iron_linear_thread() & 31u));
-    const unsigned int v7795 = static_cast<unsigned int>(v583.row(15, iron_linear_thread() & 31u));
-    const unsigned int v7799 = static_cast<unsigned int>(v583.col(16, iron_linear_thread() & 31u));
-    const unsigned int v7800 = static_cast<unsigned int>(v583.row(16, iron_linear_thread() & 31u));
-    const unsigned int v7804 = static_cast<unsigned int>(v583.col(17, iron_linear_thread() & 31u));
-    const unsigned int v7805 = static_cast<unsigned int>(v583.row(17, iron_linear_thread() & 31u));
-    const unsigned int v7809 = static_cast<unsigned int>(v583.col(18, iron_linear_thread() & 31u));
-    const unsigned int v7810 = static_cast<unsigned int>(v583.row(18, iron_linear_thread() & 31u));
-    const unsigned int v7814 = static_cast<unsigned int>(v583.col(19, iron_linear_thread() & 31u));
-    const unsigned int v7815 = static_cast<unsigned int>(v583.row(19, iron_linear_thread() & 31u));
-    const unsigned int v7819 = static_cast<unsigned int>(v583.col(20, iron_linear_thread() & 31u));
-    const unsigned int v7820 = static_cast<unsigned int>(v583.row(20, iron_linear_thread() & 31u));
-    const unsigned int v7824 = static_cast<unsigned int>(v583.col(21, iron_linear_thread() & 31u));
-    const unsigned int v7825 = static_cast<unsigned int>(v583.row(21, iron_linear_thread() & 31u));
-    const unsigned int v7829 = static_cast<unsigned int>(v583.col(22, iron_linear_thread() & 31u));
-    const unsigned int v7830 = static_cast<unsigned int>(v583.row(22, iron_linear_thread() & 31u));
-    const unsigned int v7834 = static_cast<unsigned int>(v583.col(23, iron_linear_thread() & 31u));
-    const unsigned int v7835 = static_cast<unsigned int>(v583.row(23, iron_linear_thread() & 31u));
-    const unsigned int v7839 = static_cast<unsigned int>(v583.col(24, iron_linear_thread() & 31u));
-    const unsigned int v7840 = static_cast<unsigned int>(v583.row(24, iron_linear_thread() & 31u));
-    const unsigned int v7844 = static_cast<unsigned int>(v583.col(25, iron_linear_thread() & 31u));
-    const unsigned int v7845 = static_cast<unsigned int>(v583.row(25, iron_linear_thread() & 31u));
-    const unsigned int v7849 = static_cast<unsigned int>(v583.col(26, iron_linear_thread() & 31u));
-    const unsigned int v7850 = static_cast<unsigned int>(v583.row(26, iron_linear_thread() & 31u));
-    const unsigned int v7854 = static_cast<unsigned int>(v583.col(27, iron_linear_thread() & 31u));
-    const unsigned int v7855 = static_cast<unsigned int>(v583.row(27, iron_linear_thread() & 31u));
-    const unsigned int v7859 = static_cast<unsigned int>(v583.col(28, iron_linear_thread() & 31u));
-    const unsigned int v7860 = static_cast<unsigned int>(v583.row(28, iron_linear_thread() & 31u));
-    const unsigned int v7864 = static_cast<unsigned int>(v583.col(29, iron_linear_thread() & 31u));
-    const unsigned int v7865 = static_cast<unsigned int>(v583.row(29, iron_linear_thread() & 31u));
-    const unsigned int v7869 = static_cast<unsigned int>(v583.col(30, iron_linear_thread() & 31u));
-    const unsigned int v7870 = static_cast<unsigned int>(v583.row(30, iron_linear_thread() & 31u));
-    const unsigned int v7874 = static_cast<unsigned int>(v583.col(31, iron_linear_thread() & 31u));
-    const unsigned int v7875 = static_cast<unsigned int>(v583.row(31, iron_linear_thread() & 31u));
-    const unsigned int v7879 = static_cast<unsigned int>(v585.col(0, iron_linear_thread() & 31u));
-    const unsigned int v7880 = static_cast<unsigned int>(v585.row(0, iron_linear_thread() & 31u));
-    const unsigned int v7884 = static_cast<unsigned int>(v585.col(1, iron_linear_thread() & 31u));
-    const unsigned int v7885 = static_cast<unsigned int>(v585.row(1, iron_linear_thread() & 31u));
-    const unsigned int v7889 = static_cast<unsigned int>(v585.col(2, iron_linear_thread() & 31u));
-    const unsigned int v7890 = static_cast<unsigned int>(v585.row(2, iron_linear_thread() & 31u));
-    const unsigned int v7894 = static_cast<unsigned int>(v585.col(3, iron_linear_thread() & 31u));
-    const unsigned int v7895 = static_cast<unsigned int>(v585.row(3, iron_linear_thread() & 31u));
-    const unsigned int v7899 = static_cast<unsigned int>(v585.col(4, iron_linear_thread() & 31u));
-    const unsigned int v7900 = static_cast<unsigned int>(v585.row(4, iron_linear_thread() & 31u));
-    const unsigned int v7904 = static_cast<unsigned int>(v585.col(5, iron_linear_thread() & 31u));
-    const unsigned int v7905 = static_cast<unsigned int>(v585.row(5, iron_linear_thread() & 31u));
-    const unsigned int v7909 = static_cast<unsigned int>(v585.col(6, iron_linear_thread() & 31u));
-    const unsigned int v7910 = static_cast<unsigned int>(v585.row(6, iron_linear_thread() & 31u));
-    const unsigned int v7914 = static_cast<unsigned int>(v585.col(7, iron_linear_thread() & 31u));
-    const unsigned int v7915 = static_cast<unsigned int>(v585.row(7, iron_linear_thread() & 31u));
-    const unsigned int v7919 = static_cast<unsigned int>(v585.col(8, iron_linear_thread() & 31u));
-    const unsigned int v7920 = static_cast<unsigned int>(v585.row(8, iron_linear_thread() & 31u));
-    const unsigned int v7924 = static_cast<unsigned int>(v585.col(9, iron_linear_thread() & 31u));
-    const unsigned int v7925 = static_cast<unsigned int>(v585.row(9, iron_linear_thread() & 31u));
-    const unsigned int v7929 = static_cast<unsigned int>(v585.col(10, iron_linear_thread() & 31u));
-    const unsigned int v7930 = static_cast<unsigned int>(v585.row(10, iron_linear_thread() & 31u));
-    const unsigned int v7934 = static_cast<unsigned int>(v585.col(11, iron_linear_thread() & 31u));
-    const unsigned int v7935 = static_cast<unsigned int>(v585.row(11, iron_linear_thread() & 31u));
-    const unsigned int v7939 = static_cast<unsigned int>(v585.col(12, iron_linear_thread() & 31u));
-    const unsigned int v7940 = static_cast<unsigned int>(v585.row(12, iron_linear_thread() & 31u));
-    const unsigned int v7944 = static_cast<unsigned int>(v585.col(13, iron_linear_thread() & 31u));
-    const unsigned int v7945 = static_cast<unsigned int>(v585.row(13, iron_linear_thread() & 31u));
-    const unsigned int v7949 = static_cast<unsigned int>(v585.col(14, iron_linear_thread() & 31u));
-    const unsigned int v7950 = static_cast<unsigned int>(v585.row(14, iron_linear_thread() & 31u));
-    const unsigned int v7954 = static_cast<unsigned int>(v585.col(15, iron_linear_thread() & 31u));
-    const unsigned int v7955 = static_cast<unsigned int>(v585.row(15, iron_linear_thread() & 31u));
-    const unsigned int v7959 = static_cast<unsigned int>(v585.col(16, iron_linear_thread() & 31u));
-    const unsigned int v7960 = static_cast<unsigned int>(v585.row(16, iron_linear_thread() & 31u));
-    const unsigned int v7964 = static_cast<unsigned int>(v585.col(17, iron_linear_thread() & 31u));
-    const unsigned int v7965 = static_cast<unsigned int>(v585.row(17, iron_linear_thread() & 31u));
-    const unsigned int v7969 = static_cast<unsigned int>(v585.col(18, iron_linear_thread() & 31u));
-    const unsigned int v7970 = static_cast<unsigned int>(v585.row(18, iron_linear_thread() & 31u));
-    const unsigned int v7974 = static_cast<unsigned int>(v585.col(19, iron_linear_thread() & 31u));
-    const unsigned int v7975 = static_cast<unsigned int>(v585.row(19, iron_linear_thread() & 31u));
-    const unsigned int v7979 = static_cast<unsigned int>(v585.col(20, iron_linear_thread() & 31u));
-    const unsigned int v7980 = static_cast<unsigned int>(v585.row(20, iron_linear_thread() & 31u));
-    const unsigned int v7984 = static_cast<unsigned int>(v585.col(21, iron_linear_thread() & 31u));
-    const unsigned int v7985 = static_cast<unsigned int>(v585.row(21, iron_linear_thread() & 31u));
-    const unsigned int v7989 = static_cast<unsigned int>(v585.col(22, iron_linear_thread() & 31u));
-    const unsigned int v7990 = static_cast<unsigned int>(v585.row(22, iron_linear_thread() & 31u));
-    const unsigned int v7994 = static_cast<unsigned int>(v585.col(23, iron_linear_thread() & 31u));
-    const unsigned int v7995 = static_cast<unsigned int>(v585.row(23, iron_linear_thread() & 31u));
-    const unsigned int v7999 = static_cast<unsigned int>(v585.col(24, iron_linear_thread() & 31u));
-    const unsigned int v8000 = static_cast<unsigned int>(v585.row(24, iron_linear_thread() & 31u));
-    const unsigned int v8004 = static_cast<unsigned int>(v585.col(25, iron_linear_thread() & 31u));
-    const unsigned int v8005 = static_cast<unsigned int>(v585.row(25, iron_linear_thread() & 31u));
-    const unsigned int v8009 = static_cast<unsigned int>(v585.col(26, iron_linear_thread() & 31u));
-    const unsigned int v8010 = static_cast<unsigned int>(v585.row(26, iron_linear_thread() & 31u));
-    const unsigned int v8014 = static_cast<unsigned int>(v585.col(27, iron_linear_thread() & 31u));
-    const unsigned int v8015 = static_cast<unsigned int>(v585.row(27, iron_linear_thread() & 31u));
-    const unsigned int v8019 = static_cast<unsigned int>(v585.col(28, iron_linear_thread() & 31u));
-    const unsigned int v8020 = static_cast<unsigned int>(v585.row(28, iron_linear_thread() & 31u));
-    const unsigned int v8024 = static_cast<unsigned int>(v585.col(29, iron_linear_thread() & 31u));
-    const unsigned int v8025 = static_cast<unsigned int>(v585.row(29, iron_linear_thread() & 31u));
-    const unsigned int v8029 = static_cast<unsigned int>(v585.col(30, iron_linear_thread() & 31u));
-    const unsigned int v8030 = static_cast<unsigned int>(v585.row(30, iron_linear_thread() & 31u));
-    const unsigned int v8034 = static_cast<unsigned int>(v585.col(31, iron_linear_thread() & 31u));
-    const unsigned int v8035 = static_cast<unsigned int>(v585.row(31, iron_linear_thread() & 31u));
-    const unsigned int v8047 = v45 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:125
+    const unsigned int v6246 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:108
+    const unsigned int v6247 = v6246 << 6u;
+    const unsigned int v8127 = v41 & 3u;
+    const unsigned int v8129 = v8127 << 4u;
+    const unsigned int v8131 = v8129 << 6u;
+    const unsigned int v8133 = v6247 + v8131;
+    const unsigned int v8144 = v8133 + 16u;
+    const unsigned int v8153 = v8133 + 32u;
+    const unsigned int v8162 = v8133 + 48u;
+    const unsigned int v6261 = 8192u + v6247;
+    const unsigned int v8178 = v6261 + v8131;
+    const unsigned int v8189 = v8178 + 16u;
+    const unsigned int v8198 = v8178 + 32u;
+    const unsigned int v8207 = v8178 + 48u;
+    const unsigned int v6273 = 16384u + v6247;
+    const unsigned int v8223 = v6273 + v8131;
+    const unsigned int v8234 = v8223 + 16u;
+    const unsigned int v8243 = v8223 + 32u;
+    const unsigned int v8252 = v8223 + 48u;
+    const unsigned int v6285 = 24576u + v6247;
+    const unsigned int v8268 = v6285 + v8131;
+    const unsigned int v8279 = v8268 + 16u;
+    const unsigned int v8288 = v8268 + 32u;
+    const unsigned int v8297 = v8268 + 48u;
+    const bool v6301 = v7 == v47;  // kernels/sdpa/flash_tile.hpp:155
+    const unsigned int v6304 = v546 + v37;
+    const unsigned int v7420 = static_cast<unsigned int>(v600.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v7421 = static_cast<unsigned int>(v600.row(0, iron_linear_thread() & 31u));
+    const unsigned int v7425 = static_cast<unsigned int>(v600.col(1, iron_linear_thread() & 31u));
+    const unsigned int v7426 = static_cast<unsigned int>(v600.row(1, iron_linear_thread() & 31u));
+    const unsigned int v7430 = static_cast<unsigned int>(v600.col(2, iron_linear_thread() & 31u));
+    const unsigned int v7431 = static_cast<unsigned int>(v600.row(2, iron_linear_thread() & 31u));
+    const unsigned int v7435 = static_cast<unsigned int>(v600.col(3, iron_linear_thread() & 31u));
+    const unsigned int v7436 = static_cast<unsigned int>(v600.row(3, iron_linear_thread() & 31u));
+    const unsigned int v7440 = static_cast<unsigned int>(v600.col(4, iron_linear_thread() & 31u));
+    const unsigned int v7441 = static_cast<unsigned int>(v600.row(4, iron_linear_thread() & 31u));
+    const unsigned int v7445 = static_cast<unsigned int>(v600.col(5, iron_linear_thread() & 31u));
+    const unsigned int v7446 = static_cast<unsigned int>(v600.row(5, iron_linear_thread() & 31u));
+    const unsigned int v7450 = static_cast<unsigned int>(v600.col(6, iron_linear_thread() & 31u));
+    const unsigned int v7451 = static_cast<unsigned int>(v600.row(6, iron_linear_thread() & 31u));
+    const unsigned int v7455 = static_cast<unsigned int>(v600.col(7, iron_linear_thread() & 31u));
+    const unsigned int v7456 = static_cast<unsigned int>(v600.row(7, iron_linear_thread() & 31u));
+    const unsigned int v7460 = static_cast<unsigned int>(v600.col(8, iron_linear_thread() & 31u));
+    const unsigned int v7461 = static_cast<unsigned int>(v600.row(8, iron_linear_thread() & 31u));
+    const unsigned int v7465 = static_cast<unsigned int>(v600.col(9, iron_linear_thread() & 31u));
+    const unsigned int v7466 = static_cast<unsigned int>(v600.row(9, iron_linear_thread() & 31u));
+    const unsigned int v7470 = static_cast<unsigned int>(v600.col(10, iron_linear_thread() & 31u));
+    const unsigned int v7471 = static_cast<unsigned int>(v600.row(10, iron_linear_thread() & 31u));
+    const unsigned int v7475 = static_cast<unsigned int>(v600.col(11, iron_linear_thread() & 31u));
+    const unsigned int v7476 = static_cast<unsigned int>(v600.row(11, iron_linear_thread() & 31u));
+    const unsigned int v7480 = static_cast<unsigned int>(v600.col(12, iron_linear_thread() & 31u));
+    const unsigned int v7481 = static_cast<unsigned int>(v600.row(12, iron_linear_thread() & 31u));
+    const unsigned int v7485 = static_cast<unsigned int>(v600.col(13, iron_linear_thread() & 31u));
+    const unsigned int v7486 = static_cast<unsigned int>(v600.row(13, iron_linear_thread() & 31u));
+    const unsigned int v7490 = static_cast<unsigned int>(v600.col(14, iron_linear_thread() & 31u));
+    const unsigned int v7491 = static_cast<unsigned int>(v600.row(14, iron_linear_thread() & 31u));
+    const unsigned int v7495 = static_cast<unsigned int>(v600.col(15, iron_linear_thread() & 31u));
+    const unsigned int v7496 = static_cast<unsigned int>(v600.row(15, iron_linear_thread() & 31u));
+    const unsigned int v7500 = static_cast<unsigned int>(v600.col(16, iron_linear_thread() & 31u));
+    const unsigned int v7501 = static_cast<unsigned int>(v600.row(16, iron_linear_thread() & 31u));
+    const unsigned int v7505 = static_cast<unsigned int>(v600.col(17, iron_linear_thread() & 31u));
+    const unsigned int v7506 = static_cast<unsigned int>(v600.row(17, iron_linear_thread() & 31u));
+    const unsigned int v7510 = static_cast<unsigned int>(v600.col(18, iron_linear_thread() & 31u));
+    const unsigned int v7511 = static_cast<unsigned int>(v600.row(18, iron_linear_thread() & 31u));
+    const unsigned int v7515 = static_cast<unsigned int>(v600.col(19, iron_linear_thread() & 31u));
+    const unsigned int v7516 = static_cast<unsigned int>(v600.row(19, iron_linear_thread() & 31u));
+    const unsigned int v7520 = static_cast<unsigned int>(v600.col(20, iron_linear_thread() & 31u));
+    const unsigned int v7521 = static_cast<unsigned int>(v600.row(20, iron_linear_thread() & 31u));
+    const unsigned int v7525 = static_cast<unsigned int>(v600.col(21, iron_linear_thread() & 31u));
+    const unsigned int v7526 = static_cast<unsigned int>(v600.row(21, iron_linear_thread() & 31u));
+    const unsigned int v7530 = static_cast<unsigned int>(v600.col(22, iron_linear_thread() & 31u));
+    const unsigned int v7531 = static_cast<unsigned int>(v600.row(22, iron_linear_thread() & 31u));
+    const unsigned int v7535 = static_cast<unsigned int>(v600.col(23, iron_linear_thread() & 31u));
+    const unsigned int v7536 = static_cast<unsigned int>(v600.row(23, iron_linear_thread() & 31u));
+    const unsigned int v7540 = static_cast<unsigned int>(v600.col(24, iron_linear_thread() & 31u));
+    const unsigned int v7541 = static_cast<unsigned int>(v600.row(24, iron_linear_thread() & 31u));
+    const unsigned int v7545 = static_cast<unsigned int>(v600.col(25, iron_linear_thread() & 31u));
+    const unsigned int v7546 = static_cast<unsigned int>(v600.row(25, iron_linear_thread() & 31u));
+    const unsigned int v7550 = static_cast<unsigned int>(v600.col(26, iron_linear_thread() & 31u));
+    const unsigned int v7551 = static_cast<unsigned int>(v600.row(26, iron_linear_thread() & 31u));
+    const unsigned int v7555 = static_cast<unsigned int>(v600.col(27, iron_linear_thread() & 31u));
+    const unsigned int v7556 = static_cast<unsigned int>(v600.row(27, iron_linear_thread() & 31u));
+    const unsigned int v7560 = static_cast<unsigned int>(v600.col(28, iron_linear_thread() & 31u));
+    const unsigned int v7561 = static_cast<unsigned int>(v600.row(28, iron_linear_thread() & 31u));
+    const unsigned int v7565 = static_cast<unsigned int>(v600.col(29, iron_linear_thread() & 31u));
+    const unsigned int v7566 = static_cast<unsigned int>(v600.row(29, iron_linear_thread() & 31u));
+    const unsigned int v7570 = static_cast<unsigned int>(v600.col(30, iron_linear_thread() & 31u));
+    const unsigned int v7571 = static_cast<unsigned int>(v600.row(30, iron_linear_thread() & 31u));
+    const unsigned int v7575 = static_cast<unsigned int>(v600.col(31, iron_linear_thread() & 31u));
+    const unsigned int v7576 = static_cast<unsigned int>(v600.row(31, iron_linear_thread() & 31u));
+    const unsigned int v7580 = static_cast<unsigned int>(v602.col(0, iron_linear_thread() & 31u));
+    const unsigned int v7581 = static_cast<unsigned int>(v602.row(0, iron_linear_thread() & 31u));
+    const unsigned int v7585 = static_cast<unsigned int>(v602.col(1, iron_linear_thread() & 31u));
+    const unsigned int v7586 = static_cast<unsigned int>(v602.row(1, iron_linear_thread() & 31u));
+    const unsigned int v7590 = static_cast<unsigned int>(v602.col(2, iron_linear_thread() & 31u));
+    const unsigned int v7591 = static_cast<unsigned int>(v602.row(2, iron_linear_thread() & 31u));
+    const unsigned int v7595 = static_cast<unsigned int>(v602.col(3, iron_linear_thread() & 31u));
+    const unsigned int v7596 = static_cast<unsigned int>(v602.row(3, iron_linear_thread() & 31u));
+    const unsigned int v7600 = static_cast<unsigned int>(v602.col(4, iron_linear_thread() & 31u));
+    const unsigned int v7601 = static_cast<unsigned int>(v602.row(4, iron_linear_thread() & 31u));
+    const unsigned int v7605 = static_cast<unsigned int>(v602.col(5, iron_linear_thread() & 31u));
+    const unsigned int v7606 = static_cast<unsigned int>(v602.row(5, iron_linear_thread() & 31u));
+    const unsigned int v7610 = static_cast<unsigned int>(v602.col(6, iron_linear_thread() & 31u));
+    const unsigned int v7611 = static_cast<unsigned int>(v602.row(6, iron_linear_thread() & 31u));
+    const unsigned int v7615 = static_cast<unsigned int>(v602.col(7, iron_linear_thread() & 31u));
+    const unsigned int v7616 = static_cast<unsigned int>(v602.row(7, iron_linear_thread() & 31u));
+    const unsigned int v7620 = static_cast<unsigned int>(v602.col(8, iron_linear_thread() & 31u));
+    const unsigned int v7621 = static_cast<unsigned int>(v602.row(8, iron_linear_thread() & 31u));
+    const unsigned int v7625 = static_cast<unsigned int>(v602.col(9, iron_linear_thread() & 31u));
+    const unsigned int v7626 = static_cast<unsigned int>(v602.row(9, iron_linear_thread() & 31u));
+    const unsigned int v7630 = static_cast<unsigned int>(v602.col(10, iron_linear_thread() & 31u));
+    const unsigned int v7631 = static_cast<unsigned int>(v602.row(10, iron_linear_thread() & 31u));
+    const unsigned int v7635 = static_cast<unsigned int>(v602.col(11, iron_linear_thread() & 31u));
+    const unsigned int v7636 = static_cast<unsigned int>(v602.row(11, iron_linear_thread() & 31u));
+    const unsigned int v7640 = static_cast<unsigned int>(v602.col(12, iron_linear_thread() & 31u));
+    const unsigned int v7641 = static_cast<unsigned int>(v602.row(12, iron_linear_thread() & 31u));
+    const unsigned int v7645 = static_cast<unsigned int>(v602.col(13, iron_linear_thread() & 31u));
+    const unsigned int v7646 = static_cast<unsigned int>(v602.row(13, iron_linear_thread() & 31u));
+    const unsigned int v7650 = static_cast<unsigned int>(v602.col(14, iron_linear_thread() & 31u));
+    const unsigned int v7651 = static_cast<unsigned int>(v602.row(14, iron_linear_thread() & 31u));
+    const unsigned int v7655 = static_cast<unsigned int>(v602.col(15, iron_linear_thread() & 31u));
+    const unsigned int v7656 = static_cast<unsigned int>(v602.row(15, iron_linear_thread() & 31u));
+    const unsigned int v7660 = static_cast<unsigned int>(v602.col(16, iron_linear_thread() & 31u));
+    const unsigned int v7661 = static_cast<unsigned int>(v602.row(16, iron_linear_thread() & 31u));
+    const unsigned int v7665 = static_cast<unsigned int>(v602.col(17, iron_linear_thread() & 31u));
+    const unsigned int v7666 = static_cast<unsigned int>(v602.row(17, iron_linear_thread() & 31u));
+    const unsigned int v7670 = static_cast<unsigned int>(v602.col(18, iron_linear_thread() & 31u));
+    const unsigned int v7671 = static_cast<unsigned int>(v602.row(18, iron_linear_thread() & 31u));
+    const unsigned int v7675 = static_cast<unsigned int>(v602.col(19, iron_linear_thread() & 31u));
+    const unsigned int v7676 = static_cast<unsigned int>(v602.row(19, iron_linear_thread() & 31u));
+    const unsigned int v7680 = static_cast<unsigned int>(v602.col(20, iron_linear_thread() & 31u));
+    const unsigned int v7681 = static_cast<unsigned int>(v602.row(20, iron_linear_thread() & 31u));
+    const unsigned int v7685 = static_cast<unsigned int>(v602.col(21, iron_linear_thread() & 31u));
+    const unsigned int v7686 = static_cast<unsigned int>(v602.row(21, iron_linear_thread() & 31u));
+    const unsigned int v7690 = static_cast<unsigned int>(v602.col(22, iron_linear_thread() & 31u));
+    const unsigned int v7691 = static_cast<unsigned int>(v602.row(22, iron_linear_thread() & 31u));
+    const unsigned int v7695 = static_cast<unsigned int>(v602.col(23, iron_linear_thread() & 31u));
+    const unsigned int v7696 = static_cast<unsigned int>(v602.row(23, iron_linear_thread() & 31u));
+    const unsigned int v7700 = static_cast<unsigned int>(v602.col(24, iron_linear_thread() & 31u));
+    const unsigned int v7701 = static_cast<unsigned int>(v602.row(24, iron_linear_thread() & 31u));
+    const unsigned int v7705 = static_cast<unsigned int>(v602.col(25, iron_linear_thread() & 31u));
+    const unsigned int v7706 = static_cast<unsigned int>(v602.row(25, iron_linear_thread() & 31u));
+    const unsigned int v7710 = static_cast<unsigned int>(v602.col(26, iron_linear_thread() & 31u));
+    const unsigned int v7711 = static_cast<unsigned int>(v602.row(26, iron_linear_thread() & 31u));
+    const unsigned int v7715 = static_cast<unsigned int>(v602.col(27, iron_linear_thread() & 31u));
+    const unsigned int v7716 = static_cast<unsigned int>(v602.row(27, iron_linear_thread() & 31u));
+    const unsigned int v7720 = static_cast<unsigned int>(v602.col(28, iron_linear_thread() & 31u));
+    const unsigned int v7721 = static_cast<unsigned int>(v602.row(28, iron_linear_thread() & 31u));
+    const unsigned int v7725 = static_cast<unsigned int>(v602.col(29, iron_linear_thread() & 31u));
+    const unsigned int v7726 = static_cast<unsigned int>(v602.row(29, iron_linear_thread() & 31u));
+    const unsigned int v7730 = static_cast<unsigned int>(v602.col(30, iron_linear_thread() & 31u));
+    const unsigned int v7731 = static_cast<unsigned int>(v602.row(30, iron_linear_thread() & 31u));
+    const unsigned int v7735 = static_cast<unsigned int>(v602.col(31, iron_linear_thread() & 31u));
+    const unsigned int v7736 = static_cast<unsigned int>(v602.row(31, iron_linear_thread() & 31u));
+    const unsigned int v7740 = static_cast<unsigned int>(v604.col(0, iron_linear_thread() & 31u));
+    const unsigned int v7741 = static_cast<unsigned int>(v604.row(0, iron_linear_thread() & 31u));
+    const unsigned int v7745 = static_cast<unsigned int>(v604.col(1, iron_linear_thread() & 31u));
+    const unsigned int v7746 = static_cast<unsigned int>(v604.row(1, iron_linear_thread() & 31u));
+    const unsigned int v7750 = static_cast<unsigned int>(v604.col(2, iron_linear_thread() & 31u));
+    const unsigned int v7751 = static_cast<unsigned int>(v604.row(2, iron_linear_thread() & 31u));
+    const unsigned int v7755 = static_cast<unsigned int>(v604.col(3, iron_linear_thread() & 31u));
+    const unsigned int v7756 = static_cast<unsigned int>(v604.row(3, iron_linear_thread() & 31u));
+    const unsigned int v7760 = static_cast<unsigned int>(v604.col(4, iron_linear_thread() & 31u));
+    const unsigned int v7761 = static_cast<unsigned int>(v604.row(4, iron_linear_thread() & 31u));
+    const unsigned int v7765 = static_cast<unsigned int>(v604.col(5, iron_linear_thread() & 31u));
+    const unsigned int v7766 = static_cast<unsigned int>(v604.row(5, iron_linear_thread() & 31u));
+    const unsigned int v7770 = static_cast<unsigned int>(v604.col(6, iron_linear_thread() & 31u));
+    const unsigned int v7771 = static_cast<unsigned int>(v604.row(6, iron_linear_thread() & 31u));
+    const unsigned int v7775 = static_cast<unsigned int>(v604.col(7, iron_linear_thread() & 31u));
+    const unsigned int v7776 = static_cast<unsigned int>(v604.row(7, iron_linear_thread() & 31u));
+    const unsigned int v7780 = static_cast<unsigned int>(v604.col(8, iron_linear_thread() & 31u));
+    const unsigned int v7781 = static_cast<unsigned int>(v604.row(8, iron_linear_thread() & 31u));
+    const unsigned int v7785 = static_cast<unsigned int>(v604.col(9, iron_linear_thread() & 31u));
+    const unsigned int v7786 = static_cast<unsigned int>(v604.row(9, iron_linear_thread() & 31u));
+    const unsigned int v7790 = static_cast<unsigned int>(v604.col(10, iron_linear_thread() & 31u));
+    const unsigned int v7791 = static_cast<unsigned int>(v604.row(10, iron_linear_thread() & 31u));
+    const unsigned int v7795 = static_cast<unsigned int>(v604.col(11, iron_linear_thread() & 31u));
+    const unsigned int v7796 = static_cast<unsigned int>(v604.row(11, iron_linear_thread() & 31u));
+    const unsigned int v7800 = static_cast<unsigned int>(v604.col(12, iron_linear_thread() & 31u));
+    const unsigned int v7801 = static_cast<unsigned int>(v604.row(12, iron_linear_thread() & 31u));
+    const unsigned int v7805 = static_cast<unsigned int>(v604.col(13, iron_linear_thread() & 31u));
+    const unsigned int v7806 = static_cast<unsigned int>(v604.row(13, iron_linear_thread() & 31u));
+    const unsigned int v7810 = static_cast<unsigned int>(v604.col(14, iron_linear_thread() & 31u));
+    const unsigned int v7811 = static_cast<unsigned int>(v604.row(14, iron_linear_thread() & 31u));
+    const unsigned int v7815 = static_cast<unsigned int>(v604.col(15, iron_linear_thread() & 31u));
+    const unsigned int v7816 = static_cast<unsigned int>(v604.row(15, iron_linear_thread() & 31u));
+    const unsigned int v7820 = static_cast<unsigned int>(v604.col(16, iron_linear_thread() & 31u));
+    const unsigned int v7821 = static_cast<unsigned int>(v604.row(16, iron_linear_thread() & 31u));
+    const unsigned int v7825 = static_cast<unsigned int>(v604.col(17, iron_linear_thread() & 31u));
+    const unsigned int v7826 = static_cast<unsigned int>(v604.row(17, iron_linear_thread() & 31u));
+    const unsigned int v7830 = static_cast<unsigned int>(v604.col(18, iron_linear_thread() & 31u));
+    const unsigned int v7831 = static_cast<unsigned int>(v604.row(18, iron_linear_thread() & 31u));
+    const unsigned int v7835 = static_cast<unsigned int>(v604.col(19, iron_linear_thread() & 31u));
+    const unsigned int v7836 = static_cast<unsigned int>(v604.row(19, iron_linear_thread() & 31u));
+    const unsigned int v7840 = static_cast<unsigned int>(v604.col(20, iron_linear_thread() & 31u));
+    const unsigned int v7841 = static_cast<unsigned int>(v604.row(20, iron_linear_thread() & 31u));
+    const unsigned int v7845 = static_cast<unsigned int>(v604.col(21, iron_linear_thread() & 31u));
+    const unsigned int v7846 = static_cast<unsigned int>(v604.row(21, iron_linear_thread() & 31u));
+    const unsigned int v7850 = static_cast<unsigned int>(v604.col(22, iron_linear_thread() & 31u));
+    const unsigned int v7851 = static_cast<unsigned int>(v604.row(22, iron_linear_thread() & 31u));
+    const unsigned int v7855 = static_cast<unsigned int>(v604.col(23, iron_linear_thread() & 31u));
+    const unsigned int v7856 = static_cast<unsigned int>(v604.row(23, iron_linear_thread() & 31u));
+    const unsigned int v7860 = static_cast<unsigned int>(v604.col(24, iron_linear_thread() & 31u));
+    const unsigned int v7861 = static_cast<unsigned int>(v604.row(24, iron_linear_thread() & 31u));
+    const unsigned int v7865 = static_cast<unsigned int>(v604.col(25, iron_linear_thread() & 31u));
+    const unsigned int v7866 = static_cast<unsigned int>(v604.row(25, iron_linear_thread() & 31u));
+    const unsigned int v7870 = static_cast<unsigned int>(v604.col(26, iron_linear_thread() & 31u));
+    const unsigned int v7871 = static_cast<unsigned int>(v604.row(26, iron_linear_thread() & 31u));
+    const unsigned int v7875 = static_cast<unsigned int>(v604.col(27, iron_linear_thread() & 31u));
+    const unsigned int v7876 = static_cast<unsigned int>(v604.row(27, iron_linear_thread() & 31u));
+    const unsigned int v7880 = static_cast<unsigned int>(v604.col(28, iron_linear_thread() & 31u));
+    const unsigned int v7881 = static_cast<unsigned int>(v604.row(28, iron_linear_thread() & 31u));
+    const unsigned int v7885 = static_cast<unsigned int>(v604.col(29, iron_linear_thread() & 31u));
+    const unsigned int v7886 = static_cast<unsigned int>(v604.row(29, iron_linear_thread() & 31u));
+    const unsigned int v7890 = static_cast<unsigned int>(v604.col(30, iron_linear_thread() & 31u));
+    const unsigned int v7891 = static_cast<unsigned int>(v604.row(30, iron_linear_thread() & 31u));
+    const unsigned int v7895 = static_cast<unsigned int>(v604.col(31, iron_linear_thread() & 31u));
+    const unsigned int v7896 = static_cast<unsigned int>(v604.row(31, iron_linear_thread() & 31u));
+    const unsigned int v7900 = static_cast<unsigned int>(v606.col(0, iron_linear_thread() & 31u));
+    const unsigned int v7901 = static_cast<unsigned int>(v606.row(0, iron_linear_thread() & 31u));
+    const unsigned int v7905 = static_cast<unsigned int>(v606.col(1, iron_linear_thread() & 31u));
+    const unsigned int v7906 = static_cast<unsigned int>(v606.row(1, iron_linear_thread() & 31u));
+    const unsigned int v7910 = static_cast<unsigned int>(v606.col(2, iron_linear_thread() & 31u));
+    const unsigned int v7911 = static_cast<unsigned int>(v606.row(2, iron_linear_thread() & 31u));
+    const unsigned int v7915 = static_cast<unsigned int>(v606.col(3, iron_linear_thread() & 31u));
+    const unsigned int v7916 = static_cast<unsigned int>(v606.row(3, iron_linear_thread() & 31u));
+    const unsigned int v7920 = static_cast<unsigned int>(v606.col(4, iron_linear_thread() & 31u));
+    const unsigned int v7921 = static_cast<unsigned int>(v606.row(4, iron_linear_thread() & 31u));
+    const unsigned int v7925 = static_cast<unsigned int>(v606.col(5, iron_linear_thread() & 31u));
+    const unsigned int v7926 = static_cast<unsigned int>(v606.row(5, iron_linear_thread() & 31u));
+    const unsigned int v7930 = static_cast<unsigned int>(v606.col(6, iron_linear_thread() & 31u));
+    const unsigned int v7931 = static_cast<unsigned int>(v606.row(6, iron_linear_thread() & 31u));
+    const unsigned int v7935 = static_cast<unsigned int>(v606.col(7, iron_linear_thread() & 31u));
+    const unsigned int v7936 = static_cast<unsigned int>(v606.row(7, iron_linear_thread() & 31u));
+    const unsigned int v7940 = static_cast<unsigned int>(v606.col(8, iron_linear_thread() & 31u));
+    const unsigned int v7941 = static_cast<unsigned int>(v606.row(8, iron_linear_thread() & 31u));
+    const unsigned int v7945 = static_cast<unsigned int>(v606.col(9, iron_linear_thread() & 31u));
+    const unsigned int v7946 = static_cast<unsigned int>(v606.row(9, iron_linear_thread() & 31u));
+    const unsigned int v7950 = static_cast<unsigned int>(v606.col(10, iron_linear_thread() & 31u));
+    const unsigned int v7951 = static_cast<unsigned int>(v606.row(10, iron_linear_thread() & 31u));
+    const unsigned int v7955 = static_cast<unsigned int>(v606.col(11, iron_linear_thread() & 31u));
+    const unsigned int v7956 = static_cast<unsigned int>(v606.row(11, iron_linear_thread() & 31u));
+    const unsigned int v7960 = static_cast<unsigned int>(v606.col(12, iron_linear_thread() & 31u));
+    const unsigned int v7961 = static_cast<unsigned int>(v606.row(12, iron_linear_thread() & 31u));
+    const unsigned int v7965 = static_cast<unsigned int>(v606.col(13, iron_linear_thread() & 31u));
+    const unsigned int v7966 = static_cast<unsigned int>(v606.row(13, iron_linear_thread() & 31u));
+    const unsigned int v7970 = static_cast<unsigned int>(v606.col(14, iron_linear_thread() & 31u));
+    const unsigned int v7971 = static_cast<unsigned int>(v606.row(14, iron_linear_thread() & 31u));
+    const unsigned int v7975 = static_cast<unsigned int>(v606.col(15, iron_linear_thread() & 31u));
+    const unsigned int v7976 = static_cast<unsigned int>(v606.row(15, iron_linear_thread() & 31u));
+    const unsigned int v7980 = static_cast<unsigned int>(v606.col(16, iron_linear_thread() & 31u));
+    const unsigned int v7981 = static_cast<unsigned int>(v606.row(16, iron_linear_thread() & 31u));
+    const unsigned int v7985 = static_cast<unsigned int>(v606.col(17, iron_linear_thread() & 31u));
+    const unsigned int v7986 = static_cast<unsigned int>(v606.row(17, iron_linear_thread() & 31u));
+    const unsigned int v7990 = static_cast<unsigned int>(v606.col(18, iron_linear_thread() & 31u));
+    const unsigned int v7991 = static_cast<unsigned int>(v606.row(18, iron_linear_thread() & 31u));
+    const unsigned int v7995 = static_cast<unsigned int>(v606.col(19, iron_linear_thread() & 31u));
+    const unsigned int v7996 = static_cast<unsigned int>(v606.row(19, iron_linear_thread() & 31u));
+    const unsigned int v8000 = static_cast<unsigned int>(v606.col(20, iron_linear_thread() & 31u));
+    const unsigned int v8001 = static_cast<unsigned int>(v606.row(20, iron_linear_thread() & 31u));
+    const unsigned int v8005 = static_cast<unsigned int>(v606.col(21, iron_linear_thread() & 31u));
+    const unsigned int v8006 = static_cast<unsigned int>(v606.row(21, iron_linear_thread() & 31u));
+    const unsigned int v8010 = static_cast<unsigned int>(v606.col(22, iron_linear_thread() & 31u));
+    const unsigned int v8011 = static_cast<unsigned int>(v606.row(22, iron_linear_thread() & 31u));
+    const unsigned int v8015 = static_cast<unsigned int>(v606.col(23, iron_linear_thread() & 31u));
+    const unsigned int v8016 = static_cast<unsigned int>(v606.row(23, iron_linear_thread() & 31u));
+    const unsigned int v8020 = static_cast<unsigned int>(v606.col(24, iron_linear_thread() & 31u));
+    const unsigned int v8021 = static_cast<unsigned int>(v606.row(24, iron_linear_thread() & 31u));
+    const unsigned int v8025 = static_cast<unsigned int>(v606.col(25, iron_linear_thread() & 31u));
+    const unsigned int v8026 = static_cast<unsigned int>(v606.row(25, iron_linear_thread() & 31u));
+    const unsigned int v8030 = static_cast<unsigned int>(v606.col(26, iron_linear_thread() & 31u));
+    const unsigned int v8031 = static_cast<unsigned int>(v606.row(26, iron_linear_thread() & 31u));
+    const unsigned int v8035 = static_cast<unsigned int>(v606.col(27, iron_linear_thread() & 31u));
+    const unsigned int v8036 = static_cast<unsigned int>(v606.row(27, iron_linear_thread() & 31u));
+    const unsigned int v8040 = static_cast<unsigned int>(v606.col(28, iron_linear_thread() & 31u));
+    const unsigned int v8041 = static_cast<unsigned int>(v606.row(28, iron_linear_thread() & 31u));
+    const unsigned int v8045 = static_cast<unsigned int>(v606.col(29, iron_linear_thread() & 31u));
+    const unsigned int v8046 = static_cast<unsigned int>(v606.row(29, iron_linear_thread() & 31u));
+    const unsigned int v8050 = static_cast<unsigned int>(v606.col(30, iron_linear_thread() & 31u));
+    const unsigned int v8051 = static_cast<unsigned int>(v606.row(30, iron_linear_thread() & 31u));
+    const unsigned int v8055 = static_cast<unsigned int>(v606.col(31, iron_linear_thread() & 31u));
+    const unsigned int v8056 = static_cast<unsigned int>(v606.row(31, iron_linear_thread() & 31u));
+    const unsigned int v8068 = v45 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:125
 
-    for (unsigned int v5703 = v571; v5703 < v555; v5703 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:95
-      const unsigned int v5704 = v5703 - v571;
-      const unsigned int v5705 = v5704 >> 6u;
-      const unsigned int v5707 = v5705 & 1u;
+    for (unsigned int v5724 = v592; v5724 < v579; v5724 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:95
+      const unsigned int v5725 = v5724 - v592;
+      const unsigned int v5726 = v5725 >> 6u;
+      const unsigned int v5728 = v5726 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      const unsigned int v5710 = v5703 + 64u;
-      const unsigned int v5712 = v5705 + 1u;
-      const unsigned int v5713 = v5712 & 1u;
-      const bool v5714 = v5710 < v555;
-      if (v5714) {
-        const unsigned int v5716 = v5713 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:99
-        const unsigned int v5726 = v5710 + v52;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v5727 = v5726 < v37;
-        const unsigned int v5730 = v5727 ? v5726 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5732 = v31 + v5730;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5733 = v5732 * v2;
-        const unsigned int v5734 = v5733 + v28;
-        const unsigned int v5735 = v5734 << 8u;
-        const unsigned int v5736 = v5735 + v56;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5744 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v5745 = v5716 + v5744;
-        const unsigned int v5746 = v5745 + v71;
-        const unsigned int v5747 = v5746 + v69;
-        iron_copy_async<16>(shm1 + (v5747 ^ (((v5747 >> 6u) & 7u) << 3u)), k + v5736, v5727);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v5757 = v5710 + v83;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v5758 = v5757 < v37;
-        const unsigned int v5761 = v5758 ? v5757 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5763 = v31 + v5761;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5764 = v5763 * v2;
-        const unsigned int v5765 = v5764 + v28;
-        const unsigned int v5766 = v5765 << 8u;
-        const unsigned int v5767 = v5766 + v87;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5775 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v5776 = v5716 + v5775;
-        const unsigned int v5777 = v5776 + v102;
-        const unsigned int v5778 = v5777 + v100;
-        iron_copy_async<16>(shm1 + (v5778 ^ (((v5778 >> 6u) & 7u) << 3u)), k + v5767, v5758);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v5788 = v5710 + v114;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v5789 = v5788 < v37;
-        const unsigned int v5792 = v5789 ? v5788 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5794 = v31 + v5792;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5795 = v5794 * v2;
-        const unsigned int v5796 = v5795 + v28;
-        const unsigned int v5797 = v5796 << 8u;
-        const unsigned int v5798 = v5797 + v118;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5806 = v136 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v5807 = v5716 + v5806;
-        const unsigned int v5808 = v5807 + v133;
-        const unsigned int v5809 = v5808 + v131;
-        iron_copy_async<16>(shm1 + (v5809 ^ (((v5809 >> 6u) & 7u) << 3u)), k + v5798, v5789);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v5819 = v5710 + v145;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v5820 = v5819 < v37;
-        const unsigned int v5823 = v5820 ? v5819 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5825 = v31 + v5823;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5826 = v5825 * v2;
-        const unsigned int v5827 = v5826 + v28;
-        const unsigned int v5828 = v5827 << 8u;
-        const unsigned int v5829 = v5828 + v149;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5837 = v167 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v5838 = v5716 + v5837;
-        const unsigned int v5839 = v5838 + v164;
-        const unsigned int v5840 = v5839 + v162;
-        iron_copy_async<16>(shm1 + (v5840 ^ (((v5840 >> 6u) & 7u) << 3u)), k + v5829, v5820);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v5850 = v5710 + v176;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v5851 = v5850 < v37;
-        const unsigned int v5854 = v5851 ? v5850 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5856 = v31 + v5854;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5857 = v5856 * v2;
-        const unsigned int v5858 = v5857 + v28;
-        const unsigned int v5859 = v5858 << 8u;
-        const unsigned int v5860 = v5859 + v180;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5868 = v198 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v5869 = v5716 + v5868;
-        const unsigned int v5870 = v5869 + v195;
-        const unsigned int v5871 = v5870 + v193;
-        iron_copy_async<16>(shm1 + (v5871 ^ (((v5871 >> 6u) & 7u) << 3u)), k + v5860, v5851);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v5881 = v5710 + v207;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v5882 = v5881 < v37;
-        const unsigned int v5885 = v5882 ? v5881 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5887 = v31 + v5885;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5888 = v5887 * v2;
-        const unsigned int v5889 = v5888 + v28;
-        const unsigned int v5890 = v5889 << 8u;
-        const unsigned int v5891 = v5890 + v211;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5899 = v229 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v5900 = v5716 + v5899;
-        const unsigned int v5901 = v5900 + v226;
-        const unsigned int v5902 = v5901 + v224;
-        iron_copy_async<16>(shm1 + (v5902 ^ (((v5902 >> 6u) & 7u) << 3u)), k + v5891, v5882);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v5912 = v5710 + v238;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v5913 = v5912 < v37;
-        const unsigned int v5916 = v5913 ? v5912 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5918 = v31 + v5916;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5919 = v5918 * v2;
-        const unsigned int v5920 = v5919 + v28;
-        const unsigned int v5921 = v5920 << 8u;
-        const unsigned int v5922 = v5921 + v242;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5930 = v260 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v5931 = v5716 + v5930;
-        const unsigned int v5932 = v5931 + v257;
-        const unsigned int v5933 = v5932 + v255;
-        iron_copy_async<16>(shm1 + (v5933 ^ (((v5933 >> 6u) & 7u) << 3u)), k + v5922, v5913);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v5943 = v5710 + v269;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v5944 = v5943 < v37;
-        const unsigned int v5947 = v5944 ? v5943 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5949 = v31 + v5947;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5950 = v5949 * v2;
-        const unsigned int v5951 = v5950 + v28;
-        const unsigned int v5952 = v5951 << 8u;
-        const unsigned int v5953 = v5952 + v273;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5961 = v291 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v5962 = v5716 + v5961;
-        const unsigned int v5963 = v5962 + v288;
-        const unsigned int v5964 = v5963 + v286;
-        iron_copy_async<16>(shm1 + (v5964 ^ (((v5964 >> 6u) & 7u) << 3u)), k + v5953, v5944);  // kernels/sdpa/flash_tile.hpp:86
-        iron_copy_async<16>(shm2 + (v5747 ^ (((v5747 >> 6u) & 7u) << 3u)), v + v5736, v5727);
-        iron_copy_async<16>(shm2 + (v5778 ^ (((v5778 >> 6u) & 7u) << 3u)), v + v5767, v5758);
-        iron_copy_async<16>(shm2 + (v5809 ^ (((v5809 >> 6u) & 7u) << 3u)), v + v5798, v5789);
-        iron_copy_async<16>(shm2 + (v5840 ^ (((v5840 >> 6u) & 7u) << 3u)), v + v5829, v5820);
-        iron_copy_async<16>(shm2 + (v5871 ^ (((v5871 >> 6u) & 7u) << 3u)), v + v5860, v5851);
-        iron_copy_async<16>(shm2 + (v5902 ^ (((v5902 >> 6u) & 7u) << 3u)), v + v5891, v5882);
-        iron_copy_async<16>(shm2 + (v5933 ^ (((v5933 >> 6u) & 7u) << 3u)), v + v5922, v5913);
-        iron_copy_async<16>(shm2 + (v5964 ^ (((v5964 >> 6u) & 7u) << 3u)), v + v5953, v5944);
+      const unsigned int v5731 = v5724 + 64u;
+      const unsigned int v5733 = v5726 + 1u;
+      const unsigned int v5734 = v5733 & 1u;
+      const bool v5735 = v5731 < v579;
+      if (v5735) {
+        const unsigned int v5737 = v5734 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:99
+        const unsigned int v5747 = v5731 + v52;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5748 = v5747 < v37;
+        const unsigned int v5751 = v5748 ? v5747 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5753 = v31 + v5751;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v5754 = v5753 * v2;
+        const unsigned int v5755 = v5754 + v28;
+        const unsigned int v5756 = v5755 << 8u;
+        const unsigned int v5757 = v5756 + v56;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5765 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v5766 = v5737 + v5765;
+        const unsigned int v5767 = v5766 + v71;
+        const unsigned int v5768 = v5767 + v69;
+        iron_copy_async<16>(shm1 + (v5768 ^ (((v5768 >> 6u) & 7u) << 3u)), k + v5757, v5748);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5778 = v5731 + v83;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5779 = v5778 < v37;
+        const unsigned int v5782 = v5779 ? v5778 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5784 = v31 + v5782;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v5785 = v5784 * v2;
+        const unsigned int v5786 = v5785 + v28;
+        const unsigned int v5787 = v5786 << 8u;
+        const unsigned int v5788 = v5787 + v87;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5796 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v5797 = v5737 + v5796;
+        const unsigned int v5798 = v5797 + v102;
+        const unsigned int v5799 = v5798 + v100;
+        iron_copy_async<16>(shm1 + (v5799 ^ (((v5799 >> 6u) & 7u) << 3u)), k + v5788, v5779);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5809 = v5731 + v114;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5810 = v5809 < v37;
+        const unsigned int v5813 = v5810 ? v5809 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5815 = v31 + v5813;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v5816 = v5815 * v2;
+        const unsigned int v5817 = v5816 + v28;
+        const unsigned int v5818 = v5817 << 8u;
+        const unsigned int v5819 = v5818 + v118;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5827 = v136 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v5828 = v5737 + v5827;
+        const unsigned int v5829 = v5828 + v133;
+        const unsigned int v5830 = v5829 + v131;
+        iron_copy_async<16>(shm1 + (v5830 ^ (((v5830 >> 6u) & 7u) << 3u)), k + v5819, v5810);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5840 = v5731 + v145;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5841 = v5840 < v37;
+        const unsigned int v5844 = v5841 ? v5840 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5846 = v31 + v5844;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v5847 = v5846 * v2;
+        const unsigned int v5848 = v5847 + v28;
+        const unsigned int v5849 = v5848 << 8u;
+        const unsigned int v5850 = v5849 + v149;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5858 = v167 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v5859 = v5737 + v5858;
+        const unsigned int v5860 = v5859 + v164;
+        const unsigned int v5861 = v5860 + v162;
+        iron_copy_async<16>(shm1 + (v5861 ^ (((v5861 >> 6u) & 7u) << 3u)), k + v5850, v5841);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5871 = v5731 + v176;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5872 = v5871 < v37;
+        const unsigned int v5875 = v5872 ? v5871 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5877 = v31 + v5875;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v5878 = v5877 * v2;
+        const unsigned int v5879 = v5878 + v28;
+        const unsigned int v5880 = v5879 << 8u;
+        const unsigned int v5881 = v5880 + v180;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5889 = v198 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v5890 = v5737 + v5889;
+        const unsigned int v5891 = v5890 + v195;
+        const unsigned int v5892 = v5891 + v193;
+        iron_copy_async<16>(shm1 + (v5892 ^ (((v5892 >> 6u) & 7u) << 3u)), k + v5881, v5872);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5902 = v5731 + v207;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5903 = v5902 < v37;
+        const unsigned int v5906 = v5903 ? v5902 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5908 = v31 + v5906;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v5909 = v5908 * v2;
+        const unsigned int v5910 = v5909 + v28;
+        const unsigned int v5911 = v5910 << 8u;
+        const unsigned int v5912 = v5911 + v211;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5920 = v229 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v5921 = v5737 + v5920;
+        const unsigned int v5922 = v5921 + v226;
+        const unsigned int v5923 = v5922 + v224;
+        iron_copy_async<16>(shm1 + (v5923 ^ (((v5923 >> 6u) & 7u) << 3u)), k + v5912, v5903);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5933 = v5731 + v238;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5934 = v5933 < v37;
+        const unsigned int v5937 = v5934 ? v5933 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5939 = v31 + v5937;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v5940 = v5939 * v2;
+        const unsigned int v5941 = v5940 + v28;
+        const unsigned int v5942 = v5941 << 8u;
+        const unsigned int v5943 = v5942 + v242;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5951 = v260 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v5952 = v5737 + v5951;
+        const unsigned int v5953 = v5952 + v257;
+        const unsigned int v5954 = v5953 + v255;
+        iron_copy_async<16>(shm1 + (v5954 ^ (((v5954 >> 6u) & 7u) << 3u)), k + v5943, v5934);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5964 = v5731 + v269;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5965 = v5964 < v37;
+        const unsigned int v5968 = v5965 ? v5964 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5970 = v31 + v5968;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v5971 = v5970 * v2;
+        const unsigned int v5972 = v5971 + v28;
+        const unsigned int v5973 = v5972 << 8u;
+        const unsigned int v5974 = v5973 + v273;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5982 = v291 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v5983 = v5737 + v5982;
+        const unsigned int v5984 = v5983 + v288;
+        const unsigned int v5985 = v5984 + v286;
+        iron_copy_async<16>(shm1 + (v5985 ^ (((v5985 >> 6u) & 7u) << 3u)), k + v5974, v5965);  // kernels/sdpa/flash_tile.hpp:86
+        iron_copy_async<16>(shm2 + (v5768 ^ (((v5768 >> 6u) & 7u) << 3u)), v + v5757, v5748);
+        iron_copy_async<16>(shm2 + (v5799 ^ (((v5799 >> 6u) & 7u) << 3u)), v + v5788, v5779);
+        iron_copy_async<16>(shm2 + (v5830 ^ (((v5830 >> 6u) & 7u) << 3u)), v + v5819, v5810);
+        iron_copy_async<16>(shm2 + (v5861 ^ (((v5861 >> 6u) & 7u) << 3u)), v + v5850, v5841);
+        iron_copy_async<16>(shm2 + (v5892 ^ (((v5892 >> 6u) & 7u) << 3u)), v + v5881, v5872);
+        iron_copy_async<16>(shm2 + (v5923 ^ (((v5923 >> 6u) & 7u) << 3u)), v + v5912, v5903);
+        iron_copy_async<16>(shm2 + (v5954 ^ (((v5954 >> 6u) & 7u) << 3u)), v + v5943, v5934);
+        iron_copy_async<16>(shm2 + (v5985 ^ (((v5985 >> 6u) & 7u) << 3u)), v + v5974, v5965);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:95
-      iron_frag<float, 2, 16, 64> v6216;  // kernels/sdpa/flash_warpgroup.hpp:106
-      iron_frag_fill(v6216, 0.0f);
-      const unsigned int v6220 = v5707 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:109
-      iron_frag<iron_bf16, 0, 16, 16> v8119;  // kernels/sdpa/flash_warpgroup.hpp:108
-      iron_frag_fill(v8119, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8119, shm0, v8112, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8121;
-      iron_frag_fill(v8121, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8121, shm1, v6220, 64u);
-      iron_frag_mma_sync(v6216, v8119, v8121);
-      const unsigned int v8126 = v6220 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v8128;
-      iron_frag_fill(v8128, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8128, shm0, v8123, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8130;
-      iron_frag_fill(v8130, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8130, shm1, v8126, 64u);
-      iron_frag_mma_sync(v6216, v8128, v8130);
-      const unsigned int v8135 = v6220 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v8137;
-      iron_frag_fill(v8137, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8137, shm0, v8132, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8139;
-      iron_frag_fill(v8139, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8139, shm1, v8135, 64u);
-      iron_frag_mma_sync(v6216, v8137, v8139);
-      const unsigned int v8144 = v6220 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v8146;
-      iron_frag_fill(v8146, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8146, shm0, v8141, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8148;
-      iron_frag_fill(v8148, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8148, shm1, v8144, 64u);
-      iron_frag_mma_sync(v6216, v8146, v8148);
-      const unsigned int v6233 = v6220 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:109
-      iron_frag<iron_bf16, 0, 16, 16> v8164;  // kernels/sdpa/flash_warpgroup.hpp:108
-      iron_frag_fill(v8164, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8164, shm0, v8157, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8166;
-      iron_frag_fill(v8166, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8166, shm1, v6233, 64u);
-      iron_frag_mma_sync(v6216, v8164, v8166);
-      const unsigned int v8171 = v6233 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v8173;
-      iron_frag_fill(v8173, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8173, shm0, v8168, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8175;
-      iron_frag_fill(v8175, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8175, shm1, v8171, 64u);
-      iron_frag_mma_sync(v6216, v8173, v8175);
-      const unsigned int v8180 = v6233 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v8182;
-      iron_frag_fill(v8182, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8182, shm0, v8177, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8184;
-      iron_frag_fill(v8184, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8184, shm1, v8180, 64u);
-      iron_frag_mma_sync(v6216, v8182, v8184);
-      const unsigned int v8189 = v6233 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v8191;
-      iron_frag_fill(v8191, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8191, shm0, v8186, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8193;
-      iron_frag_fill(v8193, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8193, shm1, v8189, 64u);
-      iron_frag_mma_sync(v6216, v8191, v8193);
-      const unsigned int v6245 = v6220 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:109
-      iron_frag<iron_bf16, 0, 16, 16> v8209;  // kernels/sdpa/flash_warpgroup.hpp:108
-      iron_frag_fill(v8209, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8209, shm0, v8202, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8211;
-      iron_frag_fill(v8211, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8211, shm1, v6245, 64u);
-      iron_frag_mma_sync(v6216, v8209, v8211);
-      const unsigned int v8216 = v6245 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v8218;
-      iron_frag_fill(v8218, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8218, shm0, v8213, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8220;
-      iron_frag_fill(v8220, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8220, shm1, v8216, 64u);
-      iron_frag_mma_sync(v6216, v8218, v8220);
-      const unsigned int v8225 = v6245 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v8227;
-      iron_frag_fill(v8227, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8227, shm0, v8222, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8229;
-      iron_frag_fill(v8229, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8229, shm1, v8225, 64u);
-      iron_frag_mma_sync(v6216, v8227, v8229);
-      const unsigned int v8234 = v6245 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v8236;
-      iron_frag_fill(v8236, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8236, shm0, v8231, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8238;
-      iron_frag_fill(v8238, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8238, shm1, v8234, 64u);
-      iron_frag_mma_sync(v6216, v8236, v8238);
-      const unsigned int v6257 = v6220 + 12288u;  // kernels/sdpa/flash_warpgroup.hpp:109
-      iron_frag<iron_bf16, 0, 16, 16> v8254;  // kernels/sdpa/flash_warpgroup.hpp:108
-      iron_frag_fill(v8254, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8254, shm0, v8247, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8256;
-      iron_frag_fill(v8256, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8256, shm1, v6257, 64u);
-      iron_frag_mma_sync(v6216, v8254, v8256);
-      const unsigned int v8261 = v6257 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v8263;
-      iron_frag_fill(v8263, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8263, shm0, v8258, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8265;
-      iron_frag_fill(v8265, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8265, shm1, v8261, 64u);
-      iron_frag_mma_sync(v6216, v8263, v8265);
-      const unsigned int v8270 = v6257 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v8272;
-      iron_frag_fill(v8272, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8272, shm0, v8267, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8274;
-      iron_frag_fill(v8274, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8274, shm1, v8270, 64u);
-      iron_frag_mma_sync(v6216, v8272, v8274);
-      const unsigned int v8279 = v6257 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v8281;
-      iron_frag_fill(v8281, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8281, shm0, v8276, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8283;
-      iron_frag_fill(v8283, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8283, shm1, v8279, 64u);
-      iron_frag_mma_sync(v6216, v8281, v8283);
-      const bool v6267 = v5710 <= v37;  // kernels/sdpa/flash_tile.hpp:159
-      const unsigned int v6275 = v5710 + v18;
-      const bool v6276 = v6275 <= v558;
-      const bool v6277 = v554 || v6276;
-      const bool v6278 = v6267 && v6277;
-      const unsigned int v6281 = v5703 + v7;  // kernels/sdpa/flash_tile.hpp:160
-      const unsigned int v6282 = v6281 + v18;
-      const bool v6284 = v547 <= v6282;
-      const bool v6285 = v6280 || v6284;
-      const bool v6286 = v6278 && v6285;  // kernels/sdpa/flash_tile.hpp:159
-      if (v6286) {  // kernels/sdpa/flash_tile.hpp:161
-        const float v6289 = v6216.x[0];  // kernels/sdpa/flash_tile.hpp:162
-        const float v6290 = v6289 * v573;
-        v6216.x[0] = v6290;
-        const float v6293 = v6216.x[1];
-        const float v6294 = v6293 * v573;
-        v6216.x[1] = v6294;
-        const float v6297 = v6216.x[2];
-        const float v6298 = v6297 * v573;
-        v6216.x[2] = v6298;
-        const float v6301 = v6216.x[3];
-        const float v6302 = v6301 * v573;
-        v6216.x[3] = v6302;
-        const float v6305 = v6216.x[4];
-        const float v6306 = v6305 * v573;
-        v6216.x[4] = v6306;
-        const float v6309 = v6216.x[5];
-        const float v6310 = v6309 * v573;
-        v6216.x[5] = v6310;
-        const float v6313 = v6216.x[6];
-        const float v6314 = v6313 * v573;
-        v6216.x[6] = v6314;
-        const float v6317 = v6216.x[7];
-        const float v6318 = v6317 * v573;
-        v6216.x[7] = v6318;
-        const float v6321 = v6216.x[8];
-        const float v6322 = v6321 * v573;
-        v6216.x[8] = v6322;
-        const float v6325 = v6216.x[9];
-        const float v6326 = v6325 * v573;
-        v6216.x[9] = v6326;
-        const float v6329 = v6216.x[10];
-        const float v6330 = v6329 * v573;
-        v6216.x[10] = v6330;
-        const float v6333 = v6216.x[11];
-        const float v6334 = v6333 * v573;
-        v6216.x[11] = v6334;
-        const float v6337 = v6216.x[12];
-        const float v6338 = v6337 * v573;
-        v6216.x[12] = v6338;
-        const float v6341 = v6216.x[13];
-        const float v6342 = v6341 * v573;
-        v6216.x[13] = v6342;
-        const float v6345 = v6216.x[14];
-        const float v6346 = v6345 * v573;
-        v6216.x[14] = v6346;
-        const float v6349 = v6216.x[15];
-        const float v6350 = v6349 * v573;
-        v6216.x[15] = v6350;
-        const float v6353 = v6216.x[16];
-        const float v6354 = v6353 * v573;
-        v6216.x[16] = v6354;
-        const float v6357 = v6216.x[17];
-        const float v6358 = v6357 * v573;
-        v6216.x[17] = v6358;
-        const float v6361 = v6216.x[18];
-        const float v6362 = v6361 * v573;
-        v6216.x[18] = v6362;
-        const float v6365 = v6216.x[19];
-        const float v6366 = v6365 * v573;
-        v6216.x[19] = v6366;
-        const float v6369 = v6216.x[20];
-        const float v6370 = v6369 * v573;
-        v6216.x[20] = v6370;
-        const float v6373 = v6216.x[21];
-        const float v6374 = v6373 * v573;
-        v6216.x[21] = v6374;
-        const float v6377 = v6216.x[22];
-        const float v6378 = v6377 * v573;
-        v6216.x[22] = v6378;
-        const float v6381 = v6216.x[23];
-        const float v6382 = v6381 * v573;
-        v6216.x[23] = v6382;
-        const float v6385 = v6216.x[24];
-        const float v6386 = v6385 * v573;
-        v6216.x[24] = v6386;
-        const float v6389 = v6216.x[25];
-        const float v6390 = v6389 * v573;
-        v6216.x[25] = v6390;
-        const float v6393 = v6216.x[26];
-        const float v6394 = v6393 * v573;
-        v6216.x[26] = v6394;
-        const float v6397 = v6216.x[27];
-        const float v6398 = v6397 * v573;
-        v6216.x[27] = v6398;
-        const float v6401 = v6216.x[28];
-        const float v6402 = v6401 * v573;
-        v6216.x[28] = v6402;
-        const float v6405 = v6216.x[29];
-        const float v6406 = v6405 * v573;
-        v6216.x[29] = v6406;
-        const float v6409 = v6216.x[30];
-        const float v6410 = v6409 * v573;
-        v6216.x[30] = v6410;
-        const float v6413 = v6216.x[31];
-        const float v6414 = v6413 * v573;
-        v6216.x[31] = v6414;
+      iron_frag<float, 2, 16, 64> v6237;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag_fill(v6237, 0.0f);
+      const unsigned int v6241 = v5728 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:109
+      iron_frag<iron_bf16, 0, 16, 16> v8140;  // kernels/sdpa/flash_warpgroup.hpp:108
+      iron_frag_fill(v8140, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8140, shm0, v8133, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8142;
+      iron_frag_fill(v8142, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8142, shm1, v6241, 64u);
+      iron_frag_mma_sync(v6237, v8140, v8142);
+      const unsigned int v8147 = v6241 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v8149;
+      iron_frag_fill(v8149, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8149, shm0, v8144, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8151;
+      iron_frag_fill(v8151, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8151, shm1, v8147, 64u);
+      iron_frag_mma_sync(v6237, v8149, v8151);
+      const unsigned int v8156 = v6241 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v8158;
+      iron_frag_fill(v8158, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8158, shm0, v8153, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8160;
+      iron_frag_fill(v8160, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8160, shm1, v8156, 64u);
+      iron_frag_mma_sync(v6237, v8158, v8160);
+      const unsigned int v8165 = v6241 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v8167;
+      iron_frag_fill(v8167, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8167, shm0, v8162, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8169;
+      iron_frag_fill(v8169, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8169, shm1, v8165, 64u);
+      iron_frag_mma_sync(v6237, v8167, v8169);
+      const unsigned int v6254 = v6241 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:109
+      iron_frag<iron_bf16, 0, 16, 16> v8185;  // kernels/sdpa/flash_warpgroup.hpp:108
+      iron_frag_fill(v8185, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8185, shm0, v8178, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8187;
+      iron_frag_fill(v8187, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8187, shm1, v6254, 64u);
+      iron_frag_mma_sync(v6237, v8185, v8187);
+      const unsigned int v8192 = v6254 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v8194;
+      iron_frag_fill(v8194, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8194, shm0, v8189, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8196;
+      iron_frag_fill(v8196, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8196, shm1, v8192, 64u);
+      iron_frag_mma_sync(v6237, v8194, v8196);
+      const unsigned int v8201 = v6254 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v8203;
+      iron_frag_fill(v8203, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8203, shm0, v8198, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8205;
+      iron_frag_fill(v8205, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8205, shm1, v8201, 64u);
+      iron_frag_mma_sync(v6237, v8203, v8205);
+      const unsigned int v8210 = v6254 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v8212;
+      iron_frag_fill(v8212, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8212, shm0, v8207, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8214;
+      iron_frag_fill(v8214, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8214, shm1, v8210, 64u);
+      iron_frag_mma_sync(v6237, v8212, v8214);
+      const unsigned int v6266 = v6241 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:109
+      iron_frag<iron_bf16, 0, 16, 16> v8230;  // kernels/sdpa/flash_warpgroup.hpp:108
+      iron_frag_fill(v8230, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8230, shm0, v8223, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8232;
+      iron_frag_fill(v8232, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8232, shm1, v6266, 64u);
+      iron_frag_mma_sync(v6237, v8230, v8232);
+      const unsigned int v8237 = v6266 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v8239;
+      iron_frag_fill(v8239, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8239, shm0, v8234, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8241;
+      iron_frag_fill(v8241, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8241, shm1, v8237, 64u);
+      iron_frag_mma_sync(v6237, v8239, v8241);
+      const unsigned int v8246 = v6266 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v8248;
+      iron_frag_fill(v8248, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8248, shm0, v8243, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8250;
+      iron_frag_fill(v8250, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8250, shm1, v8246, 64u);
+      iron_frag_mma_sync(v6237, v8248, v8250);
+      const unsigned int v8255 = v6266 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v8257;
+      iron_frag_fill(v8257, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8257, shm0, v8252, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8259;
+      iron_frag_fill(v8259, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8259, shm1, v8255, 64u);
+      iron_frag_mma_sync(v6237, v8257, v8259);
+      const unsigned int v6278 = v6241 + 12288u;  // kernels/sdpa/flash_warpgroup.hpp:109
+      iron_frag<iron_bf16, 0, 16, 16> v8275;  // kernels/sdpa/flash_warpgroup.hpp:108
+      iron_frag_fill(v8275, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8275, shm0, v8268, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8277;
+      iron_frag_fill(v8277, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8277, shm1, v6278, 64u);
+      iron_frag_mma_sync(v6237, v8275, v8277);
+      const unsigned int v8282 = v6278 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v8284;
+      iron_frag_fill(v8284, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8284, shm0, v8279, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8286;
+      iron_frag_fill(v8286, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8286, shm1, v8282, 64u);
+      iron_frag_mma_sync(v6237, v8284, v8286);
+      const unsigned int v8291 = v6278 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v8293;
+      iron_frag_fill(v8293, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8293, shm0, v8288, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8295;
+      iron_frag_fill(v8295, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8295, shm1, v8291, 64u);
+      iron_frag_mma_sync(v6237, v8293, v8295);
+      const unsigned int v8300 = v6278 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v8302;
+      iron_frag_fill(v8302, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8302, shm0, v8297, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8304;
+      iron_frag_fill(v8304, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8304, shm1, v8300, 64u);
+      iron_frag_mma_sync(v6237, v8302, v8304);
+      const bool v6288 = v5731 <= v37;  // kernels/sdpa/flash_tile.hpp:154
+      const unsigned int v6296 = v5731 + v18;
+      const bool v6297 = v6296 <= v549;
+      const bool v6298 = v556 || v6297;
+      const bool v6299 = v6288 && v6298;
+      const unsigned int v6302 = v5724 + v7;  // kernels/sdpa/flash_tile.hpp:155
+      const unsigned int v6303 = v6302 + v18;
+      const bool v6305 = v6304 <= v6303;
+      const bool v6306 = v6301 || v6305;
+      const bool v6307 = v6299 && v6306;  // kernels/sdpa/flash_tile.hpp:154
+      if (v6307) {  // kernels/sdpa/flash_tile.hpp:156
+        const float v6310 = v6237.x[0];  // kernels/sdpa/flash_tile.hpp:157
+        const float v6311 = v6310 * v594;
+        v6237.x[0] = v6311;
+        const float v6314 = v6237.x[1];
+        const float v6315 = v6314 * v594;
+        v6237.x[1] = v6315;
+        const float v6318 = v6237.x[2];
+        const float v6319 = v6318 * v594;
+        v6237.x[2] = v6319;
+        const float v6322 = v6237.x[3];
+        const float v6323 = v6322 * v594;
+        v6237.x[3] = v6323;
+        const float v6326 = v6237.x[4];
+        const float v6327 = v6326 * v594;
+        v6237.x[4] = v6327;
+        const float v6330 = v6237.x[5];
+        const float v6331 = v6330 * v594;
+        v6237.x[5] = v6331;
+        const float v6334 = v6237.x[6];
+        const float v6335 = v6334 * v594;
+        v6237.x[6] = v6335;
+        const float v6338 = v6237.x[7];
+        const float v6339 = v6338 * v594;
+        v6237.x[7] = v6339;
+        const float v6342 = v6237.x[8];
+        const float v6343 = v6342 * v594;
+        v6237.x[8] = v6343;
+        const float v6346 = v6237.x[9];
+        const float v6347 = v6346 * v594;
+        v6237.x[9] = v6347;
+        const float v6350 = v6237.x[10];
+        const float v6351 = v6350 * v594;
+        v6237.x[10] = v6351;
+        const float v6354 = v6237.x[11];
+        const float v6355 = v6354 * v594;
+        v6237.x[11] = v6355;
+        const float v6358 = v6237.x[12];
+        const float v6359 = v6358 * v594;
+        v6237.x[12] = v6359;
+        const float v6362 = v6237.x[13];
+        const float v6363 = v6362 * v594;
+        v6237.x[13] = v6363;
+        const float v6366 = v6237.x[14];
+        const float v6367 = v6366 * v594;
+        v6237.x[14] = v6367;
+        const float v6370 = v6237.x[15];
+        const float v6371 = v6370 * v594;
+        v6237.x[15] = v6371;
+        const float v6374 = v6237.x[16];
+        const float v6375 = v6374 * v594;
+        v6237.x[16] = v6375;
+        const float v6378 = v6237.x[17];
+        const float v6379 = v6378 * v594;
+        v6237.x[17] = v6379;
+        const float v6382 = v6237.x[18];
+        const float v6383 = v6382 * v594;
+        v6237.x[18] = v6383;
+        const float v6386 = v6237.x[19];
+        const float v6387 = v6386 * v594;
+        v6237.x[19] = v6387;
+        const float v6390 = v6237.x[20];
+        const float v6391 = v6390 * v594;
+        v6237.x[20] = v6391;
+        const float v6394 = v6237.x[21];
+        const float v6395 = v6394 * v594;
+        v6237.x[21] = v6395;
+        const float v6398 = v6237.x[22];
+        const float v6399 = v6398 * v594;
+        v6237.x[22] = v6399;
+        const float v6402 = v6237.x[23];
+        const float v6403 = v6402 * v594;
+        v6237.x[23] = v6403;
+        const float v6406 = v6237.x[24];
+        const float v6407 = v6406 * v594;
+        v6237.x[24] = v6407;
+        const float v6410 = v6237.x[25];
+        const float v6411 = v6410 * v594;
+        v6237.x[25] = v6411;
+        const float v6414 = v6237.x[26];
+        const float v6415 = v6414 * v594;
+        v6237.x[26] = v6415;
+        const float v6418 = v6237.x[27];
+        const float v6419 = v6418 * v594;
+        v6237.x[27] = v6419;
+        const float v6422 = v6237.x[28];
+        const float v6423 = v6422 * v594;
+        v6237.x[28] = v6423;
+        const float v6426 = v6237.x[29];
+        const float v6427 = v6426 * v594;
+        v6237.x[29] = v6427;
+        const float v6430 = v6237.x[30];
+        const float v6431 = v6430 * v594;
+        v6237.x[30] = v6431;
+        const float v6434 = v6237.x[31];
+        const float v6435 = v6434 * v594;
+        v6237.x[31] = v6435;
       } else {
-        iron_frag<float, 2, 16, 8> v6416;  // kernels/sdpa/flash_tile.hpp:168
-        iron_frag_fill(v6416, 0.0f);
-        iron_frag<float, 2, 16, 8> v6418;  // kernels/sdpa/flash_tile.hpp:169
-        iron_frag_fill(v6418, 0.0f);
-        const unsigned int v6420 = static_cast<unsigned int>(v6416.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
-        const unsigned int v6422 = v46 + v6420;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v6424 = v6422 + v37;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v6425 = v6424 + 1u;
-        const unsigned int v6427 = v6425 - v18;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v6436 = v6427 - v7;  // kernels/sdpa/flash_tile.hpp:145
-        const bool v6440 = v6425 > v568;  // kernels/sdpa/flash_tile.hpp:144
-        const bool v6441 = v567 && v6440;
-        const unsigned int v6442 = v6441 ? v6436 : v47;
-        const unsigned int v6445 = v6442 - v5703;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v6446 = min(v6445, 64u);
-        const bool v6447 = v6442 > v5703;
-        const unsigned int v6448 = v6447 ? v6446 : v47;
-        const float v6449 = __uint_as_float(v6448);
-        v6416.x[0] = v6449;  // kernels/sdpa/flash_tile.hpp:173
-        const unsigned int v6451 = static_cast<unsigned int>(v6416.row(1, iron_linear_thread() & 31u));
-        const unsigned int v6453 = v46 + v6451;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v6455 = v6453 + v37;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v6456 = v6455 + 1u;
-        const unsigned int v6458 = v6456 - v18;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v6467 = v6458 - v7;  // kernels/sdpa/flash_tile.hpp:145
-        const bool v6471 = v6456 > v568;  // kernels/sdpa/flash_tile.hpp:144
-        const bool v6472 = v567 && v6471;
-        const unsigned int v6473 = v6472 ? v6467 : v47;
-        const unsigned int v6476 = v6473 - v5703;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v6477 = min(v6476, 64u);
-        const bool v6478 = v6473 > v5703;
-        const unsigned int v6479 = v6478 ? v6477 : v47;
-        const float v6480 = __uint_as_float(v6479);
-        v6416.x[1] = v6480;  // kernels/sdpa/flash_tile.hpp:173
-        const unsigned int v6482 = static_cast<unsigned int>(v6416.row(2, iron_linear_thread() & 31u));
-        const unsigned int v6484 = v46 + v6482;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v6486 = v6484 + v37;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v6487 = v6486 + 1u;
-        const unsigned int v6489 = v6487 - v18;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v6498 = v6489 - v7;  // kernels/sdpa/flash_tile.hpp:145
-        const bool v6502 = v6487 > v568;  // kernels/sdpa/flash_tile.hpp:144
-        const bool v6503 = v567 && v6502;
-        const unsigned int v6504 = v6503 ? v6498 : v47;
-        const unsigned int v6507 = v6504 - v5703;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v6508 = min(v6507, 64u);
-        const bool v6509 = v6504 > v5703;
-        const unsigned int v6510 = v6509 ? v6508 : v47;
-        const float v6511 = __uint_as_float(v6510);
-        v6416.x[2] = v6511;  // kernels/sdpa/flash_tile.hpp:173
-        const unsigned int v6513 = static_cast<unsigned int>(v6416.row(3, iron_linear_thread() & 31u));
-        const unsigned int v6515 = v46 + v6513;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v6517 = v6515 + v37;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v6518 = v6517 + 1u;
-        const unsigned int v6520 = v6518 - v18;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v6529 = v6520 - v7;  // kernels/sdpa/flash_tile.hpp:145
-        const bool v6533 = v6518 > v568;  // kernels/sdpa/flash_tile.hpp:144
-        const bool v6534 = v567 && v6533;
-        const unsigned int v6535 = v6534 ? v6529 : v47;
-        const unsigned int v6538 = v6535 - v5703;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v6539 = min(v6538, 64u);
-        const bool v6540 = v6535 > v5703;
-        const unsigned int v6541 = v6540 ? v6539 : v47;
-        const float v6542 = __uint_as_float(v6541);
-        v6416.x[3] = v6542;  // kernels/sdpa/flash_tile.hpp:173
-        const unsigned int v6544 = static_cast<unsigned int>(v6418.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
-        const unsigned int v6546 = v46 + v6544;  // kernels/sdpa/flash_tile.hpp:177
-        const unsigned int v6548 = v6546 + v37;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v6549 = v6548 + 1u;
-        const unsigned int v6551 = v6549 - v18;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v6552 = min(v37, v6551);
-        const bool v6553 = v6549 > v18;
-        const unsigned int v6554 = v6553 ? v6552 : v47;
-        const unsigned int v6557 = v554 ? v37 : v6554;  // kernels/sdpa/flash_tile.hpp:142
-        const unsigned int v6569 = v6557 - v5703;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v6570 = min(v6569, 64u);
-        const bool v6571 = v6557 > v5703;
-        const unsigned int v6572 = v6571 ? v6570 : v47;
-        const float v6573 = __uint_as_float(v6572);
-        v6418.x[0] = v6573;  // kernels/sdpa/flash_tile.hpp:176
-        const unsigned int v6575 = static_cast<unsigned int>(v6418.row(1, iron_linear_thread() & 31u));
-        const unsigned int v6577 = v46 + v6575;  // kernels/sdpa/flash_tile.hpp:177
-        const unsigned int v6579 = v6577 + v37;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v6580 = v6579 + 1u;
-        const unsigned int v6582 = v6580 - v18;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v6583 = min(v37, v6582);
-        const bool v6584 = v6580 > v18;
-        const unsigned int v6585 = v6584 ? v6583 : v47;
-        const unsigned int v6588 = v554 ? v37 : v6585;  // kernels/sdpa/flash_tile.hpp:142
-        const unsigned int v6600 = v6588 - v5703;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v6601 = min(v6600, 64u);
-        const bool v6602 = v6588 > v5703;
-        const unsigned int v6603 = v6602 ? v6601 : v47;
-        const float v6604 = __uint_as_float(v6603);
-        v6418.x[1] = v6604;  // kernels/sdpa/flash_tile.hpp:176
-        const unsigned int v6606 = static_cast<unsigned int>(v6418.row(2, iron_linear_thread() & 31u));
-        const unsigned int v6608 = v46 + v6606;  // kernels/sdpa/flash_tile.hpp:177
-        const unsigned int v6610 = v6608 + v37;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v6611 = v6610 + 1u;
-        const unsigned int v6613 = v6611 - v18;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v6614 = min(v37, v6613);
-        const bool v6615 = v6611 > v18;
-        const unsigned int v6616 = v6615 ? v6614 : v47;
-        const unsigned int v6619 = v554 ? v37 : v6616;  // kernels/sdpa/flash_tile.hpp:142
-        const unsigned int v6631 = v6619 - v5703;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v6632 = min(v6631, 64u);
-        const bool v6633 = v6619 > v5703;
-        const unsigned int v6634 = v6633 ? v6632 : v47;
-        const float v6635 = __uint_as_float(v6634);
-        v6418.x[2] = v6635;  // kernels/sdpa/flash_tile.hpp:176
-        const unsigned int v6637 = static_cast<unsigned int>(v6418.row(3, iron_linear_thread() & 31u));
-        const unsigned int v6639 = v46 + v6637;  // kernels/sdpa/flash_tile.hpp:177
-        const unsigned int v6641 = v6639 + v37;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v6642 = v6641 + 1u;
-        const unsigned int v6644 = v6642 - v18;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v6645 = min(v37, v6644);
-        const bool v6646 = v6642 > v18;
-        const unsigned int v6647 = v6646 ? v6645 : v47;
-        const unsigned int v6650 = v554 ? v37 : v6647;  // kernels/sdpa/flash_tile.hpp:142
-        const unsigned int v6662 = v6650 - v5703;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v6663 = min(v6662, 64u);
-        const bool v6664 = v6650 > v5703;
-        const unsigned int v6665 = v6664 ? v6663 : v47;
-        const float v6666 = __uint_as_float(v6665);
-        v6418.x[3] = v6666;  // kernels/sdpa/flash_tile.hpp:176
-        const unsigned int v6667 = static_cast<unsigned int>(v6216.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:179
-        const float v6669 = v6216.x[0];
-        const float v6670 = v6416.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6671 = __float_as_uint(v6670);
-        const bool v6672 = v6667 >= v6671;
-        const float v6673 = v6418.x[0];
-        const unsigned int v6674 = __float_as_uint(v6673);
-        const bool v6675 = v6667 < v6674;
-        const bool v6676 = v6672 && v6675;
-        const float v6678 = v6669 * v573;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6679 = v6676 ? v6678 : __uint_as_float(0xff800000u);
-        v6216.x[0] = v6679;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6680 = static_cast<unsigned int>(v6216.col(1, iron_linear_thread() & 31u));
-        const float v6682 = v6216.x[1];
-        const float v6683 = v6416.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6684 = __float_as_uint(v6683);
-        const bool v6685 = v6680 >= v6684;
-        const float v6686 = v6418.x[0];
-        const unsigned int v6687 = __float_as_uint(v6686);
-        const bool v6688 = v6680 < v6687;
-        const bool v6689 = v6685 && v6688;
-        const float v6691 = v6682 * v573;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6692 = v6689 ? v6691 : __uint_as_float(0xff800000u);
-        v6216.x[1] = v6692;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6693 = static_cast<unsigned int>(v6216.col(2, iron_linear_thread() & 31u));
-        const float v6695 = v6216.x[2];
-        const float v6696 = v6416.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6697 = __float_as_uint(v6696);
-        const bool v6698 = v6693 >= v6697;
-        const float v6699 = v6418.x[2];
-        const unsigned int v6700 = __float_as_uint(v6699);
-        const bool v6701 = v6693 < v6700;
-        const bool v6702 = v6698 && v6701;
-        const float v6704 = v6695 * v573;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6705 = v6702 ? v6704 : __uint_as_float(0xff800000u);
-        v6216.x[2] = v6705;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6706 = static_cast<unsigned int>(v6216.col(3, iron_linear_thread() & 31u));
-        const float v6708 = v6216.x[3];
-        const float v6709 = v6416.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6710 = __float_as_uint(v6709);
-        const bool v6711 = v6706 >= v6710;
-        const float v6712 = v6418.x[2];
-        const unsigned int v6713 = __float_as_uint(v6712);
-        const bool v6714 = v6706 < v6713;
-        const bool v6715 = v6711 && v6714;
-        const float v6717 = v6708 * v573;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6718 = v6715 ? v6717 : __uint_as_float(0xff800000u);
-        v6216.x[3] = v6718;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6719 = static_cast<unsigned int>(v6216.col(4, iron_linear_thread() & 31u));
-        const float v6721 = v6216.x[4];
-        const float v6722 = v6416.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6723 = __float_as_uint(v6722);
-        const bool v6724 = v6719 >= v6723;
-        const float v6725 = v6418.x[0];
-        const unsigned int v6726 = __float_as_uint(v6725);
-        const bool v6727 = v6719 < v6726;
-        const bool v6728 = v6724 && v6727;
-        const float v6730 = v6721 * v573;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6731 = v6728 ? v6730 : __uint_as_float(0xff800000u);
-        v6216.x[4] = v6731;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6732 = static_cast<unsigned int>(v6216.col(5, iron_linear_thread() & 31u));
-        const float v6734 = v6216.x[5];
-        const float v6735 = v6416.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6736 = __float_as_uint(v6735);
-        const bool v6737 = v6732 >= v6736;
-        const float v6738 = v6418.x[0];
-        const unsigned int v6739 = __float_as_uint(v6738);
-        const bool v6740 = v6732 < v6739;
-        const bool v6741 = v6737 && v6740;
-        const float v6743 = v6734 * v573;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6744 = v6741 ? v6743 : __uint_as_float(0xff800000u);
-        v6216.x[5] = v6744;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6745 = static_cast<unsigned int>(v6216.col(6, iron_linear_thread() & 31u));
-        const float v6747 = v6216.x[6];
-        const float v6748 = v6416.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6749 = __float_as_uint(v6748);
-        const bool v6750 = v6745 >= v6749;
-        const float v6751 = v6418.x[2];
-        const unsigned int v6752 = __float_as_uint(v6751);
-        const bool v6753 = v6745 < v6752;
-        const bool v6754 = v6750 && v6753;
-        const float v6756 = v6747 * v573;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6757 = v6754 ? v6756 : __uint_as_float(0xff800000u);
-        v6216.x[6] = v6757;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6758 = static_cast<unsigned int>(v6216.col(7, iron_linear_thread() & 31u));
-        const float v6760 = v6216.x[7];
-        const float v6761 = v6416.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6762 = __float_as_uint(v6761);
-        const bool v6763 = v6758 >= v6762;
-        const float v6764 = v6418.x[2];
-        const unsigned int v6765 = __float_as_uint(v6764);
-        const bool v6766 = v6758 < v6765;
-        const bool v6767 = v6763 && v6766;
-        const float v6769 = v6760 * v573;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6770 = v6767 ? v6769 : __uint_as_float(0xff800000u);
-        v6216.x[7] = v6770;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6771 = static_cast<unsigned int>(v6216.col(8, iron_linear_thread() & 31u));
-        const float v6773 = v6216.x[8];
-        const float v6774 = v6416.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6775 = __float_as_uint(v6774);
-        const bool v6776 = v6771 >= v6775;
-        const float v6777 = v6418.x[0];
-        const unsigned int v6778 = __float_as_uint(v6777);
-        const bool v6779 = v6771 < v6778;
-        const bool v6780 = v6776 && v6779;
-        const float v6782 = v6773 * v573;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6783 = v6780 ? v6782 : __uint_as_float(0xff800000u);
-        v6216.x[8] = v6783;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6784 = static_cast<unsigned int>(v6216.col(9, iron_linear_thread() & 31u));
-        const float v6786 = v6216.x[9];
-        const float v6787 = v6416.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6788 = __float_as_uint(v6787);
-        const bool v6789 = v6784 >= v6788;
-        const float v6790 = v6418.x[0];
-        const unsigned int v6791 = __float_as_uint(v6790);
-        const bool v6792 = v6784 < v6791;
-        const bool v6793 = v6789 && v6792;
-        const float v6795 = v6786 * v573;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6796 = v6793 ? v6795 : __uint_as_float(0xff800000u);
-        v6216.x[9] = v6796;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6797 = static_cast<unsigned int>(v6216.col(10, iron_linear_thread() & 31u));
-        const float v6799 = v6216.x[10];
-        const float v6800 = v6416.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6801 = __float_as_uint(v6800);
-        const bool v6802 = v6797 >= v6801;
-        const float v6803 = v6418.x[2];
-        const unsigned int v6804 = __float_as_uint(v6803);
-        const bool v6805 = v6797 < v6804;
-        const bool v6806 = v6802 && v6805;
-        const float v6808 = v6799 * v573;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6809 = v6806 ? v6808 : __uint_as_float(0xff800000u);
-        v6216.x[10] = v6809;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6810 = static_cast<unsigned int>(v6216.col(11, iron_linear_thread() & 31u));
-        const float v6812 = v6216.x[11];
-        const float v6813 = v6416.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6814 = __float_as_uint(v6813);
-        const bool v6815 = v6810 >= v6814;
-        const float v6816 = v6418.x[2];
-        const unsigned int v6817 = __float_as_uint(v6816);
-        const bool v6818 = v6810 < v6817;
-        const bool v6819 = v6815 && v6818;
-        const float v6821 = v6812 * v573;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6822 = v6819 ? v6821 : __uint_as_float(0xff800000u);
-        v6216.x[11] = v6822;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6823 = static_cast<unsigned int>(v6216.col(12, iron_linear_thread() & 31u));
-        const float v6825 = v6216.x[12];
-        const float v6826 = v6416.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6827 = __float_as_uint(v6826);
-        const bool v6828 = v6823 >= v6827;
-        const float v6829 = v6418.x[0];
-        const unsigned int v6830 = __float_as_uint(v6829);
-        const bool v6831 = v6823 < v6830;
-        const bool v6832 = v6828 && v6831;
-        const float v6834 = v6825 * v573;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6835 = v6832 ? v6834 : __uint_as_float(0xff800000u);
-        v6216.x[12] = v6835;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6836 = static_cast<unsigned int>(v6216.col(13, iron_linear_thread() & 31u));
-        const float v6838 = v6216.x[13];
-        const float v6839 = v6416.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6840 = __float_as_uint(v6839);
-        const bool v6841 = v6836 >= v6840;
-        const float v6842 = v6418.x[0];
-        const unsigned int v6843 = __float_as_uint(v6842);
-        const bool v6844 = v6836 < v6843;
-        const bool v6845 = v6841 && v6844;
-        const float v6847 = v6838 * v573;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6848 = v6845 ? v6847 : __uint_as_float(0xff800000u);
-        v6216.x[13] = v6848;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6849 = static_cast<unsigned int>(v6216.col(14, iron_linear_thread() & 31u));
-        const float v6851 = v6216.x[14];
-        const float v6852 = v6416.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6853 = __float_as_uint(v6852);
-        const bool v6854 = v6849 >= v6853;
-        const float v6855 = v6418.x[2];
-        const unsigned int v6856 = __float_as_uint(v6855);
-        const bool v6857 = v6849 < v6856;
-        const bool v6858 = v6854 && v6857;
-        const float v6860 = v6851 * v573;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6861 = v6858 ? v6860 : __uint_as_float(0xff800000u);
-        v6216.x[14] = v6861;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6862 = static_cast<unsigned int>(v6216.col(15, iron_linear_thread() & 31u));
-        const float v6864 = v6216.x[15];
-        const float v6865 = v6416.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6866 = __float_as_uint(v6865);
-        const bool v6867 = v6862 >= v6866;
-        const float v6868 = v6418.x[2];
-        const unsigned int v6869 = __float_as_uint(v6868);
-        const bool v6870 = v6862 < v6869;
-        const bool v6871 = v6867 && v6870;
-        const float v6873 = v6864 * v573;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6874 = v6871 ? v6873 : __uint_as_float(0xff800000u);
-        v6216.x[15] = v6874;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6875 = static_cast<unsigned int>(v6216.col(16, iron_linear_thread() & 31u));
-        const float v6877 = v6216.x[16];
-        const float v6878 = v6416.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6879 = __float_as_uint(v6878);
-        const bool v6880 = v6875 >= v6879;
-        const float v6881 = v6418.x[0];
-        const unsigned int v6882 = __float_as_uint(v6881);
-        const bool v6883 = v6875 < v6882;
-        const bool v6884 = v6880 && v6883;
-        const float v6886 = v6877 * v573;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6887 = v6884 ? v6886 : __uint_as_float(0xff800000u);
-        v6216.x[16] = v6887;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6888 = static_cast<unsigned int>(v6216.col(17, iron_linear_thread() & 31u));
-        const float v6890 = v6216.x[17];
-        const float v6891 = v6416.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6892 = __float_as_uint(v6891);
-        const bool v6893 = v6888 >= v6892;
-        const float v6894 = v6418.x[0];
-        const unsigned int v6895 = __float_as_uint(v6894);
-        const bool v6896 = v6888 < v6895;
-        const bool v6897 = v6893 && v6896;
-        const float v6899 = v6890 * v573;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6900 = v6897 ? v6899 : __uint_as_float(0xff800000u);
-        v6216.x[17] = v6900;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6901 = static_cast<unsigned int>(v6216.col(18, iron_linear_thread() & 31u));
-        const float v6903 = v6216.x[18];
-        const float v6904 = v6416.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6905 = __float_as_uint(v6904);
-        const bool v6906 = v6901 >= v6905;
-        const float v6907 = v6418.x[2];
-        const unsigned int v6908 = __float_as_uint(v6907);
-        const bool v6909 = v6901 < v6908;
-        const bool v6910 = v6906 && v6909;
-        const float v6912 = v6903 * v573;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6913 = v6910 ? v6912 : __uint_as_float(0xff800000u);
-        v6216.x[18] = v6913;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6914 = static_cast<unsigned int>(v6216.col(19, iron_linear_thread() & 31u));
-        const float v6916 = v6216.x[19];
-        const float v6917 = v6416.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6918 = __float_as_uint(v6917);
-        const bool v6919 = v6914 >= v6918;
-        const float v6920 = v6418.x[2];
-        const unsigned int v6921 = __float_as_uint(v6920);
-        const bool v6922 = v6914 < v6921;
-        const bool v6923 = v6919 && v6922;
-        const float v6925 = v6916 * v573;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6926 = v6923 ? v6925 : __uint_as_float(0xff800000u);
-        v6216.x[19] = v6926;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6927 = static_cast<unsigned int>(v6216.col(20, iron_linear_thread() & 31u));
-        const float v6929 = v6216.x[20];
-        const float v6930 = v6416.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6931 = __float_as_uint(v6930);
-        const bool v6932 = v6927 >= v6931;
-        const float v6933 = v6418.x[0];
-        const unsigned int v6934 = __float_as_uint(v6933);
-        const bool v6935 = v6927 < v6934;
-        const bool v6936 = v6932 && v6935;
-        const float v6938 = v6929 * v573;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6939 = v6936 ? v6938 : __uint_as_float(0xff800000u);
-        v6216.x[20] = v6939;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6940 = static_cast<unsigned int>(v6216.col(21, iron_linear_thread() & 31u));
-        const float v6942 = v6216.x[21];
-        const float v6943 = v6416.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6944 = __float_as_uint(v6943);
-        const bool v6945 = v6940 >= v6944;
-        const float v6946 = v6418.x[0];
-        const unsigned int v6947 = __float_as_uint(v6946);
-        const bool v6948 = v6940 < v6947;
-        const bool v6949 = v6945 && v6948;
-        const float v6951 = v6942 * v573;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6952 = v6949 ? v6951 : __uint_as_float(0xff800000u);
-        v6216.x[21] = v6952;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6953 = static_cast<unsigned int>(v6216.col(22, iron_linear_thread() & 31u));
-        const float v6955 = v6216.x[22];
-        const float v6956 = v6416.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6957 = __float_as_uint(v6956);
-        const bool v6958 = v6953 >= v6957;
-        const float v6959 = v6418.x[2];
-        const unsigned int v6960 = __float_as_uint(v6959);
-        const bool v6961 = v6953 < v6960;
-        const bool v6962 = v6958 && v6961;
-        const float v6964 = v6955 * v573;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6965 = v6962 ? v6964 : __uint_as_float(0xff800000u);
-        v6216.x[22] = v6965;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6966 = static_cast<unsigned int>(v6216.col(23, iron_linear_thread() & 31u));
-        const float v6968 = v6216.x[23];
-        const float v6969 = v6416.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6970 = __float_as_uint(v6969);
-        const bool v6971 = v6966 >= v6970;
-        const float v6972 = v6418.x[2];
-        const unsigned int v6973 = __float_as_uint(v6972);
-        const bool v6974 = v6966 < v6973;
-        const bool v6975 = v6971 && v6974;
-        const float v6977 = v6968 * v573;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6978 = v6975 ? v6977 : __uint_as_float(0xff800000u);
-        v6216.x[23] = v6978;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6979 = static_cast<unsigned int>(v6216.col(24, iron_linear_thread() & 31u));
-        const float v6981 = v6216.x[24];
-        const float v6982 = v6416.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6983 = __float_as_uint(v6982);
-        const bool v6984 = v6979 >= v6983;
-        const float v6985 = v6418.x[0];
-        const unsigned int v6986 = __float_as_uint(v6985);
-        const bool v6987 = v6979 < v6986;
-        const bool v6988 = v6984 && v6987;
-        const float v6990 = v6981 * v573;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6991 = v6988 ? v6990 : __uint_as_float(0xff800000u);
-        v6216.x[24] = v6991;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6992 = static_cast<unsigned int>(v6216.col(25, iron_linear_thread() & 31u));
-        const float v6994 = v6216.x[25];
-        const float v6995 = v6416.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6996 = __float_as_uint(v6995);
-        const bool v6997 = v6992 >= v6996;
-        const float v6998 = v6418.x[0];
-        const unsigned int v6999 = __float_as_uint(v6998);
-        const bool v7000 = v6992 < v6999;
-        const bool v7001 = v6997 && v7000;
-        const float v7003 = v6994 * v573;  // kernels/sdpa/flash_tile.hpp:181
-        const float v7004 = v7001 ? v7003 : __uint_as_float(0xff800000u);
-        v6216.x[25] = v7004;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v7005 = static_cast<unsigned int>(v6216.col(26, iron_linear_thread() & 31u));
-        const float v7007 = v6216.x[26];
-        const float v7008 = v6416.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v7009 = __float_as_uint(v7008);
-        const bool v7010 = v7005 >= v7009;
-        const float v7011 = v6418.x[2];
-        const unsigned int v7012 = __float_as_uint(v7011);
-        const bool v7013 = v7005 < v7012;
-        const bool v7014 = v7010 && v7013;
-        const float v7016 = v7007 * v573;  // kernels/sdpa/flash_tile.hpp:181
-        const float v7017 = v7014 ? v7016 : __uint_as_float(0xff800000u);
-        v6216.x[26] = v7017;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v7018 = static_cast<unsigned int>(v6216.col(27, iron_linear_thread() & 31u));
-        const float v7020 = v6216.x[27];
-        const float v7021 = v6416.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v7022 = __float_as_uint(v7021);
-        const bool v7023 = v7018 >= v7022;
-        const float v7024 = v6418.x[2];
-        const unsigned int v7025 = __float_as_uint(v7024);
-        const bool v7026 = v7018 < v7025;
-        const bool v7027 = v7023 && v7026;
-        const float v7029 = v7020 * v573;  // kernels/sdpa/flash_tile.hpp:181
-        const float v7030 = v7027 ? v7029 : __uint_as_float(0xff800000u);
-        v6216.x[27] = v7030;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v7031 = static_cast<unsigned int>(v6216.col(28, iron_linear_thread() & 31u));
-        const float v7033 = v6216.x[28];
-        const float v7034 = v6416.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v7035 = __float_as_uint(v7034);
-        const bool v7036 = v7031 >= v7035;
-        const float v7037 = v6418.x[0];
-        const unsigned int v7038 = __float_as_uint(v7037);
-        const bool v7039 = v7031 < v7038;
-        const bool v7040 = v7036 && v7039;
-        const float v7042 = v7033 * v573;  // kernels/sdpa/flash_tile.hpp:181
-        const float v7043 = v7040 ? v7042 : __uint_as_float(0xff800000u);
-        v6216.x[28] = v7043;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v7044 = static_cast<unsigned int>(v6216.col(29, iron_linear_thread() & 31u));
-        const float v7046 = v6216.x[29];
-        const float v7047 = v6416.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v7048 = __float_as_uint(v7047);
-        const bool v7049 = v7044 >= v7048;
-        const float v7050 = v6418.x[0];
-        const unsigned int v7051 = __float_as_uint(v7050);
-        const bool v7052 = v7044 < v7051;
-        const bool v7053 = v7049 && v7052;
-        const float v7055 = v7046 * v573;  // kernels/sdpa/flash_tile.hpp:181
-        const float v7056 = v7053 ? v7055 : __uint_as_float(0xff800000u);
-        v6216.x[29] = v7056;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v7057 = static_cast<unsigned int>(v6216.col(30, iron_linear_thread() & 31u));
-        const float v7059 = v6216.x[30];
-        const float v7060 = v6416.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v7061 = __float_as_uint(v7060);
-        const bool v7062 = v7057 >= v7061;
-        const float v7063 = v6418.x[2];
-        const unsigned int v7064 = __float_as_uint(v7063);
-        const bool v7065 = v7057 < v7064;
-        const bool v7066 = v7062 && v7065;
-        const float v7068 = v7059 * v573;  // kernels/sdpa/flash_tile.hpp:181
-        const float v7069 = v7066 ? v7068 : __uint_as_float(0xff800000u);
-        v6216.x[30] = v7069;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v7070 = static_cast<unsigned int>(v6216.col(31, iron_linear_thread() & 31u));
-        const float v7072 = v6216.x[31];
-        const float v7073 = v6416.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v7074 = __float_as_uint(v7073);
-        const bool v7075 = v7070 >= v7074;
-        const float v7076 = v6418.x[2];
-        const unsigned int v7077 = __float_as_uint(v7076);
-        const bool v7078 = v7070 < v7077;
-        const bool v7079 = v7075 && v7078;
-        const float v7081 = v7072 * v573;  // kernels/sdpa/flash_tile.hpp:181
-        const float v7082 = v7079 ? v7081 : __uint_as_float(0xff800000u);
-        v6216.x[31] = v7082;  // kernels/sdpa/flash_tile.hpp:179
+        iron_frag<float, 2, 16, 8> v6437;  // kernels/sdpa/flash_tile.hpp:163
+        iron_frag_fill(v6437, 0.0f);
+        iron_frag<float, 2, 16, 8> v6439;  // kernels/sdpa/flash_tile.hpp:164
+        iron_frag_fill(v6439, 0.0f);
+        const unsigned int v6441 = static_cast<unsigned int>(v6437.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:168
+        const unsigned int v6443 = v46 + v6441;  // kernels/sdpa/flash_tile.hpp:169
+        const unsigned int v6445 = v6443 + v37;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v6446 = v6445 + 1u;
+        const unsigned int v6448 = v6446 - v18;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v6457 = v6448 - v7;  // kernels/sdpa/flash_tile.hpp:129
+        const bool v6461 = v6446 > v563;  // kernels/sdpa/flash_tile.hpp:128
+        const bool v6462 = v562 && v6461;
+        const unsigned int v6463 = v6462 ? v6457 : v47;
+        const unsigned int v6466 = v6463 - v5724;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v6467 = min(v6466, 64u);
+        const bool v6468 = v6463 > v5724;
+        const unsigned int v6469 = v6468 ? v6467 : v47;
+        const float v6470 = __uint_as_float(v6469);
+        v6437.x[0] = v6470;  // kernels/sdpa/flash_tile.hpp:168
+        const unsigned int v6472 = static_cast<unsigned int>(v6437.row(1, iron_linear_thread() & 31u));
+        const unsigned int v6474 = v46 + v6472;  // kernels/sdpa/flash_tile.hpp:169
+        const unsigned int v6476 = v6474 + v37;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v6477 = v6476 + 1u;
+        const unsigned int v6479 = v6477 - v18;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v6488 = v6479 - v7;  // kernels/sdpa/flash_tile.hpp:129
+        const bool v6492 = v6477 > v563;  // kernels/sdpa/flash_tile.hpp:128
+        const bool v6493 = v562 && v6492;
+        const unsigned int v6494 = v6493 ? v6488 : v47;
+        const unsigned int v6497 = v6494 - v5724;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v6498 = min(v6497, 64u);
+        const bool v6499 = v6494 > v5724;
+        const unsigned int v6500 = v6499 ? v6498 : v47;
+        const float v6501 = __uint_as_float(v6500);
+        v6437.x[1] = v6501;  // kernels/sdpa/flash_tile.hpp:168
+        const unsigned int v6503 = static_cast<unsigned int>(v6437.row(2, iron_linear_thread() & 31u));
+        const unsigned int v6505 = v46 + v6503;  // kernels/sdpa/flash_tile.hpp:169
+        const unsigned int v6507 = v6505 + v37;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v6508 = v6507 + 1u;
+        const unsigned int v6510 = v6508 - v18;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v6519 = v6510 - v7;  // kernels/sdpa/flash_tile.hpp:129
+        const bool v6523 = v6508 > v563;  // kernels/sdpa/flash_tile.hpp:128
+        const bool v6524 = v562 && v6523;
+        const unsigned int v6525 = v6524 ? v6519 : v47;
+        const unsigned int v6528 = v6525 - v5724;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v6529 = min(v6528, 64u);
+        const bool v6530 = v6525 > v5724;
+        const unsigned int v6531 = v6530 ? v6529 : v47;
+        const float v6532 = __uint_as_float(v6531);
+        v6437.x[2] = v6532;  // kernels/sdpa/flash_tile.hpp:168
+        const unsigned int v6534 = static_cast<unsigned int>(v6437.row(3, iron_linear_thread() & 31u));
+        const unsigned int v6536 = v46 + v6534;  // kernels/sdpa/flash_tile.hpp:169
+        const unsigned int v6538 = v6536 + v37;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v6539 = v6538 + 1u;
+        const unsigned int v6541 = v6539 - v18;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v6550 = v6541 - v7;  // kernels/sdpa/flash_tile.hpp:129
+        const bool v6554 = v6539 > v563;  // kernels/sdpa/flash_tile.hpp:128
+        const bool v6555 = v562 && v6554;
+        const unsigned int v6556 = v6555 ? v6550 : v47;
+        const unsigned int v6559 = v6556 - v5724;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v6560 = min(v6559, 64u);
+        const bool v6561 = v6556 > v5724;
+        const unsigned int v6562 = v6561 ? v6560 : v47;
+        const float v6563 = __uint_as_float(v6562);
+        v6437.x[3] = v6563;  // kernels/sdpa/flash_tile.hpp:168
+        const unsigned int v6565 = static_cast<unsigned int>(v6439.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v6567 = v46 + v6565;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v6569 = v6567 + v37;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v6570 = v6569 + 1u;
+        const unsigned int v6572 = v6570 - v18;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v6573 = min(v37, v6572);
+        const bool v6574 = v6570 > v18;
+        const unsigned int v6575 = v6574 ? v6573 : v47;
+        const unsigned int v6578 = v556 ? v37 : v6575;  // kernels/sdpa/flash_tile.hpp:126
+        const unsigned int v6590 = v6578 - v5724;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v6591 = min(v6590, 64u);
+        const bool v6592 = v6578 > v5724;
+        const unsigned int v6593 = v6592 ? v6591 : v47;
+        const float v6594 = __uint_as_float(v6593);
+        v6439.x[0] = v6594;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v6596 = static_cast<unsigned int>(v6439.row(1, iron_linear_thread() & 31u));
+        const unsigned int v6598 = v46 + v6596;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v6600 = v6598 + v37;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v6601 = v6600 + 1u;
+        const unsigned int v6603 = v6601 - v18;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v6604 = min(v37, v6603);
+        const bool v6605 = v6601 > v18;
+        const unsigned int v6606 = v6605 ? v6604 : v47;
+        const unsigned int v6609 = v556 ? v37 : v6606;  // kernels/sdpa/flash_tile.hpp:126
+        const unsigned int v6621 = v6609 - v5724;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v6622 = min(v6621, 64u);
+        const bool v6623 = v6609 > v5724;
+        const unsigned int v6624 = v6623 ? v6622 : v47;
+        const float v6625 = __uint_as_float(v6624);
+        v6439.x[1] = v6625;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v6627 = static_cast<unsigned int>(v6439.row(2, iron_linear_thread() & 31u));
+        const unsigned int v6629 = v46 + v6627;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v6631 = v6629 + v37;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v6632 = v6631 + 1u;
+        const unsigned int v6634 = v6632 - v18;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v6635 = min(v37, v6634);
+        const bool v6636 = v6632 > v18;
+        const unsigned int v6637 = v6636 ? v6635 : v47;
+        const unsigned int v6640 = v556 ? v37 : v6637;  // kernels/sdpa/flash_tile.hpp:126
+        const unsigned int v6652 = v6640 - v5724;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v6653 = min(v6652, 64u);
+        const bool v6654 = v6640 > v5724;
+        const unsigned int v6655 = v6654 ? v6653 : v47;
+        const float v6656 = __uint_as_float(v6655);
+        v6439.x[2] = v6656;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v6658 = static_cast<unsigned int>(v6439.row(3, iron_linear_thread() & 31u));
+        const unsigned int v6660 = v46 + v6658;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v6662 = v6660 + v37;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v6663 = v6662 + 1u;
+        const unsigned int v6665 = v6663 - v18;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v6666 = min(v37, v6665);
+        const bool v6667 = v6663 > v18;
+        const unsigned int v6668 = v6667 ? v6666 : v47;
+        const unsigned int v6671 = v556 ? v37 : v6668;  // kernels/sdpa/flash_tile.hpp:126
+        const unsigned int v6683 = v6671 - v5724;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v6684 = min(v6683, 64u);
+        const bool v6685 = v6671 > v5724;
+        const unsigned int v6686 = v6685 ? v6684 : v47;
+        const float v6687 = __uint_as_float(v6686);
+        v6439.x[3] = v6687;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v6688 = static_cast<unsigned int>(v6237.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:174
+        const float v6690 = v6237.x[0];
+        const float v6691 = v6437.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6692 = __float_as_uint(v6691);
+        const bool v6693 = v6688 >= v6692;
+        const float v6694 = v6439.x[0];
+        const unsigned int v6695 = __float_as_uint(v6694);
+        const bool v6696 = v6688 < v6695;
+        const bool v6697 = v6693 && v6696;
+        const float v6699 = v6690 * v594;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6700 = v6697 ? v6699 : __uint_as_float(0xff800000u);
+        v6237.x[0] = v6700;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6701 = static_cast<unsigned int>(v6237.col(1, iron_linear_thread() & 31u));
+        const float v6703 = v6237.x[1];
+        const float v6704 = v6437.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6705 = __float_as_uint(v6704);
+        const bool v6706 = v6701 >= v6705;
+        const float v6707 = v6439.x[0];
+        const unsigned int v6708 = __float_as_uint(v6707);
+        const bool v6709 = v6701 < v6708;
+        const bool v6710 = v6706 && v6709;
+        const float v6712 = v6703 * v594;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6713 = v6710 ? v6712 : __uint_as_float(0xff800000u);
+        v6237.x[1] = v6713;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6714 = static_cast<unsigned int>(v6237.col(2, iron_linear_thread() & 31u));
+        const float v6716 = v6237.x[2];
+        const float v6717 = v6437.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6718 = __float_as_uint(v6717);
+        const bool v6719 = v6714 >= v6718;
+        const float v6720 = v6439.x[2];
+        const unsigned int v6721 = __float_as_uint(v6720);
+        const bool v6722 = v6714 < v6721;
+        const bool v6723 = v6719 && v6722;
+        const float v6725 = v6716 * v594;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6726 = v6723 ? v6725 : __uint_as_float(0xff800000u);
+        v6237.x[2] = v6726;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6727 = static_cast<unsigned int>(v6237.col(3, iron_linear_thread() & 31u));
+        const float v6729 = v6237.x[3];
+        const float v6730 = v6437.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6731 = __float_as_uint(v6730);
+        const bool v6732 = v6727 >= v6731;
+        const float v6733 = v6439.x[2];
+        const unsigned int v6734 = __float_as_uint(v6733);
+        const bool v6735 = v6727 < v6734;
+        const bool v6736 = v6732 && v6735;
+        const float v6738 = v6729 * v594;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6739 = v6736 ? v6738 : __uint_as_float(0xff800000u);
+        v6237.x[3] = v6739;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6740 = static_cast<unsigned int>(v6237.col(4, iron_linear_thread() & 31u));
+        const float v6742 = v6237.x[4];
+        const float v6743 = v6437.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6744 = __float_as_uint(v6743);
+        const bool v6745 = v6740 >= v6744;
+        const float v6746 = v6439.x[0];
+        const unsigned int v6747 = __float_as_uint(v6746);
+        const bool v6748 = v6740 < v6747;
+        const bool v6749 = v6745 && v6748;
+        const float v6751 = v6742 * v594;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6752 = v6749 ? v6751 : __uint_as_float(0xff800000u);
+        v6237.x[4] = v6752;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6753 = static_cast<unsigned int>(v6237.col(5, iron_linear_thread() & 31u));
+        const float v6755 = v6237.x[5];
+        const float v6756 = v6437.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6757 = __float_as_uint(v6756);
+        const bool v6758 = v6753 >= v6757;
+        const float v6759 = v6439.x[0];
+        const unsigned int v6760 = __float_as_uint(v6759);
+        const bool v6761 = v6753 < v6760;
+        const bool v6762 = v6758 && v6761;
+        const float v6764 = v6755 * v594;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6765 = v6762 ? v6764 : __uint_as_float(0xff800000u);
+        v6237.x[5] = v6765;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6766 = static_cast<unsigned int>(v6237.col(6, iron_linear_thread() & 31u));
+        const float v6768 = v6237.x[6];
+        const float v6769 = v6437.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6770 = __float_as_uint(v6769);
+        const bool v6771 = v6766 >= v6770;
+        const float v6772 = v6439.x[2];
+        const unsigned int v6773 = __float_as_uint(v6772);
+        const bool v6774 = v6766 < v6773;
+        const bool v6775 = v6771 && v6774;
+        const float v6777 = v6768 * v594;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6778 = v6775 ? v6777 : __uint_as_float(0xff800000u);
+        v6237.x[6] = v6778;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6779 = static_cast<unsigned int>(v6237.col(7, iron_linear_thread() & 31u));
+        const float v6781 = v6237.x[7];
+        const float v6782 = v6437.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6783 = __float_as_uint(v6782);
+        const bool v6784 = v6779 >= v6783;
+        const float v6785 = v6439.x[2];
+        const unsigned int v6786 = __float_as_uint(v6785);
+        const bool v6787 = v6779 < v6786;
+        const bool v6788 = v6784 && v6787;
+        const float v6790 = v6781 * v594;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6791 = v6788 ? v6790 : __uint_as_float(0xff800000u);
+        v6237.x[7] = v6791;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6792 = static_cast<unsigned int>(v6237.col(8, iron_linear_thread() & 31u));
+        const float v6794 = v6237.x[8];
+        const float v6795 = v6437.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6796 = __float_as_uint(v6795);
+        const bool v6797 = v6792 >= v6796;
+        const float v6798 = v6439.x[0];
+        const unsigned int v6799 = __float_as_uint(v6798);
+        const bool v6800 = v6792 < v6799;
+        const bool v6801 = v6797 && v6800;
+        const float v6803 = v6794 * v594;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6804 = v6801 ? v6803 : __uint_as_float(0xff800000u);
+        v6237.x[8] = v6804;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6805 = static_cast<unsigned int>(v6237.col(9, iron_linear_thread() & 31u));
+        const float v6807 = v6237.x[9];
+        const float v6808 = v6437.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6809 = __float_as_uint(v6808);
+        const bool v6810 = v6805 >= v6809;
+        const float v6811 = v6439.x[0];
+        const unsigned int v6812 = __float_as_uint(v6811);
+        const bool v6813 = v6805 < v6812;
+        const bool v6814 = v6810 && v6813;
+        const float v6816 = v6807 * v594;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6817 = v6814 ? v6816 : __uint_as_float(0xff800000u);
+        v6237.x[9] = v6817;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6818 = static_cast<unsigned int>(v6237.col(10, iron_linear_thread() & 31u));
+        const float v6820 = v6237.x[10];
+        const float v6821 = v6437.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6822 = __float_as_uint(v6821);
+        const bool v6823 = v6818 >= v6822;
+        const float v6824 = v6439.x[2];
+        const unsigned int v6825 = __float_as_uint(v6824);
+        const bool v6826 = v6818 < v6825;
+        const bool v6827 = v6823 && v6826;
+        const float v6829 = v6820 * v594;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6830 = v6827 ? v6829 : __uint_as_float(0xff800000u);
+        v6237.x[10] = v6830;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6831 = static_cast<unsigned int>(v6237.col(11, iron_linear_thread() & 31u));
+        const float v6833 = v6237.x[11];
+        const float v6834 = v6437.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6835 = __float_as_uint(v6834);
+        const bool v6836 = v6831 >= v6835;
+        const float v6837 = v6439.x[2];
+        const unsigned int v6838 = __float_as_uint(v6837);
+        const bool v6839 = v6831 < v6838;
+        const bool v6840 = v6836 && v6839;
+        const float v6842 = v6833 * v594;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6843 = v6840 ? v6842 : __uint_as_float(0xff800000u);
+        v6237.x[11] = v6843;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6844 = static_cast<unsigned int>(v6237.col(12, iron_linear_thread() & 31u));
+        const float v6846 = v6237.x[12];
+        const float v6847 = v6437.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6848 = __float_as_uint(v6847);
+        const bool v6849 = v6844 >= v6848;
+        const float v6850 = v6439.x[0];
+        const unsigned int v6851 = __float_as_uint(v6850);
+        const bool v6852 = v6844 < v6851;
+        const bool v6853 = v6849 && v6852;
+        const float v6855 = v6846 * v594;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6856 = v6853 ? v6855 : __uint_as_float(0xff800000u);
+        v6237.x[12] = v6856;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6857 = static_cast<unsigned int>(v6237.col(13, iron_linear_thread() & 31u));
+        const float v6859 = v6237.x[13];
+        const float v6860 = v6437.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6861 = __float_as_uint(v6860);
+        const bool v6862 = v6857 >= v6861;
+        const float v6863 = v6439.x[0];
+        const unsigned int v6864 = __float_as_uint(v6863);
+        const bool v6865 = v6857 < v6864;
+        const bool v6866 = v6862 && v6865;
+        const float v6868 = v6859 * v594;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6869 = v6866 ? v6868 : __uint_as_float(0xff800000u);
+        v6237.x[13] = v6869;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6870 = static_cast<unsigned int>(v6237.col(14, iron_linear_thread() & 31u));
+        const float v6872 = v6237.x[14];
+        const float v6873 = v6437.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6874 = __float_as_uint(v6873);
+        const bool v6875 = v6870 >= v6874;
+        const float v6876 = v6439.x[2];
+        const unsigned int v6877 = __float_as_uint(v6876);
+        const bool v6878 = v6870 < v6877;
+        const bool v6879 = v6875 && v6878;
+        const float v6881 = v6872 * v594;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6882 = v6879 ? v6881 : __uint_as_float(0xff800000u);
+        v6237.x[14] = v6882;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6883 = static_cast<unsigned int>(v6237.col(15, iron_linear_thread() & 31u));
+        const float v6885 = v6237.x[15];
+        const float v6886 = v6437.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6887 = __float_as_uint(v6886);
+        const bool v6888 = v6883 >= v6887;
+        const float v6889 = v6439.x[2];
+        const unsigned int v6890 = __float_as_uint(v6889);
+        const bool v6891 = v6883 < v6890;
+        const bool v6892 = v6888 && v6891;
+        const float v6894 = v6885 * v594;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6895 = v6892 ? v6894 : __uint_as_float(0xff800000u);
+        v6237.x[15] = v6895;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6896 = static_cast<unsigned int>(v6237.col(16, iron_linear_thread() & 31u));
+        const float v6898 = v6237.x[16];
+        const float v6899 = v6437.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6900 = __float_as_uint(v6899);
+        const bool v6901 = v6896 >= v6900;
+        const float v6902 = v6439.x[0];
+        const unsigned int v6903 = __float_as_uint(v6902);
+        const bool v6904 = v6896 < v6903;
+        const bool v6905 = v6901 && v6904;
+        const float v6907 = v6898 * v594;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6908 = v6905 ? v6907 : __uint_as_float(0xff800000u);
+        v6237.x[16] = v6908;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6909 = static_cast<unsigned int>(v6237.col(17, iron_linear_thread() & 31u));
+        const float v6911 = v6237.x[17];
+        const float v6912 = v6437.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6913 = __float_as_uint(v6912);
+        const bool v6914 = v6909 >= v6913;
+        const float v6915 = v6439.x[0];
+        const unsigned int v6916 = __float_as_uint(v6915);
+        const bool v6917 = v6909 < v6916;
+        const bool v6918 = v6914 && v6917;
+        const float v6920 = v6911 * v594;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6921 = v6918 ? v6920 : __uint_as_float(0xff800000u);
+        v6237.x[17] = v6921;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6922 = static_cast<unsigned int>(v6237.col(18, iron_linear_thread() & 31u));
+        const float v6924 = v6237.x[18];
+        const float v6925 = v6437.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6926 = __float_as_uint(v6925);
+        const bool v6927 = v6922 >= v6926;
+        const float v6928 = v6439.x[2];
+        const unsigned int v6929 = __float_as_uint(v6928);
+        const bool v6930 = v6922 < v6929;
+        const bool v6931 = v6927 && v6930;
+        const float v6933 = v6924 * v594;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6934 = v6931 ? v6933 : __uint_as_float(0xff800000u);
+        v6237.x[18] = v6934;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6935 = static_cast<unsigned int>(v6237.col(19, iron_linear_thread() & 31u));
+        const float v6937 = v6237.x[19];
+        const float v6938 = v6437.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6939 = __float_as_uint(v6938);
+        const bool v6940 = v6935 >= v6939;
+        const float v6941 = v6439.x[2];
+        const unsigned int v6942 = __float_as_uint(v6941);
+        const bool v6943 = v6935 < v6942;
+        const bool v6944 = v6940 && v6943;
+        const float v6946 = v6937 * v594;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6947 = v6944 ? v6946 : __uint_as_float(0xff800000u);
+        v6237.x[19] = v6947;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6948 = static_cast<unsigned int>(v6237.col(20, iron_linear_thread() & 31u));
+        const float v6950 = v6237.x[20];
+        const float v6951 = v6437.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6952 = __float_as_uint(v6951);
+        const bool v6953 = v6948 >= v6952;
+        const float v6954 = v6439.x[0];
+        const unsigned int v6955 = __float_as_uint(v6954);
+        const bool v6956 = v6948 < v6955;
+        const bool v6957 = v6953 && v6956;
+        const float v6959 = v6950 * v594;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6960 = v6957 ? v6959 : __uint_as_float(0xff800000u);
+        v6237.x[20] = v6960;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6961 = static_cast<unsigned int>(v6237.col(21, iron_linear_thread() & 31u));
+        const float v6963 = v6237.x[21];
+        const float v6964 = v6437.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6965 = __float_as_uint(v6964);
+        const bool v6966 = v6961 >= v6965;
+        const float v6967 = v6439.x[0];
+        const unsigned int v6968 = __float_as_uint(v6967);
+        const bool v6969 = v6961 < v6968;
+        const bool v6970 = v6966 && v6969;
+        const float v6972 = v6963 * v594;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6973 = v6970 ? v6972 : __uint_as_float(0xff800000u);
+        v6237.x[21] = v6973;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6974 = static_cast<unsigned int>(v6237.col(22, iron_linear_thread() & 31u));
+        const float v6976 = v6237.x[22];
+        const float v6977 = v6437.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6978 = __float_as_uint(v6977);
+        const bool v6979 = v6974 >= v6978;
+        const float v6980 = v6439.x[2];
+        const unsigned int v6981 = __float_as_uint(v6980);
+        const bool v6982 = v6974 < v6981;
+        const bool v6983 = v6979 && v6982;
+        const float v6985 = v6976 * v594;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6986 = v6983 ? v6985 : __uint_as_float(0xff800000u);
+        v6237.x[22] = v6986;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6987 = static_cast<unsigned int>(v6237.col(23, iron_linear_thread() & 31u));
+        const float v6989 = v6237.x[23];
+        const float v6990 = v6437.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6991 = __float_as_uint(v6990);
+        const bool v6992 = v6987 >= v6991;
+        const float v6993 = v6439.x[2];
+        const unsigned int v6994 = __float_as_uint(v6993);
+        const bool v6995 = v6987 < v6994;
+        const bool v6996 = v6992 && v6995;
+        const float v6998 = v6989 * v594;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6999 = v6996 ? v6998 : __uint_as_float(0xff800000u);
+        v6237.x[23] = v6999;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7000 = static_cast<unsigned int>(v6237.col(24, iron_linear_thread() & 31u));
+        const float v7002 = v6237.x[24];
+        const float v7003 = v6437.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7004 = __float_as_uint(v7003);
+        const bool v7005 = v7000 >= v7004;
+        const float v7006 = v6439.x[0];
+        const unsigned int v7007 = __float_as_uint(v7006);
+        const bool v7008 = v7000 < v7007;
+        const bool v7009 = v7005 && v7008;
+        const float v7011 = v7002 * v594;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7012 = v7009 ? v7011 : __uint_as_float(0xff800000u);
+        v6237.x[24] = v7012;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7013 = static_cast<unsigned int>(v6237.col(25, iron_linear_thread() & 31u));
+        const float v7015 = v6237.x[25];
+        const float v7016 = v6437.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7017 = __float_as_uint(v7016);
+        const bool v7018 = v7013 >= v7017;
+        const float v7019 = v6439.x[0];
+        const unsigned int v7020 = __float_as_uint(v7019);
+        const bool v7021 = v7013 < v7020;
+        const bool v7022 = v7018 && v7021;
+        const float v7024 = v7015 * v594;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7025 = v7022 ? v7024 : __uint_as_float(0xff800000u);
+        v6237.x[25] = v7025;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7026 = static_cast<unsigned int>(v6237.col(26, iron_linear_thread() & 31u));
+        const float v7028 = v6237.x[26];
+        const float v7029 = v6437.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7030 = __float_as_uint(v7029);
+        const bool v7031 = v7026 >= v7030;
+        const float v7032 = v6439.x[2];
+        const unsigned int v7033 = __float_as_uint(v7032);
+        const bool v7034 = v7026 < v7033;
+        const bool v7035 = v7031 && v7034;
+        const float v7037 = v7028 * v594;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7038 = v7035 ? v7037 : __uint_as_float(0xff800000u);
+        v6237.x[26] = v7038;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7039 = static_cast<unsigned int>(v6237.col(27, iron_linear_thread() & 31u));
+        const float v7041 = v6237.x[27];
+        const float v7042 = v6437.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7043 = __float_as_uint(v7042);
+        const bool v7044 = v7039 >= v7043;
+        const float v7045 = v6439.x[2];
+        const unsigned int v7046 = __float_as_uint(v7045);
+        const bool v7047 = v7039 < v7046;
+        const bool v7048 = v7044 && v7047;
+        const float v7050 = v7041 * v594;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7051 = v7048 ? v7050 : __uint_as_float(0xff800000u);
+        v6237.x[27] = v7051;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7052 = static_cast<unsigned int>(v6237.col(28, iron_linear_thread() & 31u));
+        const float v7054 = v6237.x[28];
+        const float v7055 = v6437.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7056 = __float_as_uint(v7055);
+        const bool v7057 = v7052 >= v7056;
+        const float v7058 = v6439.x[0];
+        const unsigned int v7059 = __float_as_uint(v7058);
+        const bool v7060 = v7052 < v7059;
+        const bool v7061 = v7057 && v7060;
+        const float v7063 = v7054 * v594;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7064 = v7061 ? v7063 : __uint_as_float(0xff800000u);
+        v6237.x[28] = v7064;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7065 = static_cast<unsigned int>(v6237.col(29, iron_linear_thread() & 31u));
+        const float v7067 = v6237.x[29];
+        const float v7068 = v6437.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7069 = __float_as_uint(v7068);
+        const bool v7070 = v7065 >= v7069;
+        const float v7071 = v6439.x[0];
+        const unsigned int v7072 = __float_as_uint(v7071);
+        const bool v7073 = v7065 < v7072;
+        const bool v7074 = v7070 && v7073;
+        const float v7076 = v7067 * v594;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7077 = v7074 ? v7076 : __uint_as_float(0xff800000u);
+        v6237.x[29] = v7077;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7078 = static_cast<unsigned int>(v6237.col(30, iron_linear_thread() & 31u));
+        const float v7080 = v6237.x[30];
+        const float v7081 = v6437.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7082 = __float_as_uint(v7081);
+        const bool v7083 = v7078 >= v7082;
+        const float v7084 = v6439.x[2];
+        const unsigned int v7085 = __float_as_uint(v7084);
+        const bool v7086 = v7078 < v7085;
+        const bool v7087 = v7083 && v7086;
+        const float v7089 = v7080 * v594;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7090 = v7087 ? v7089 : __uint_as_float(0xff800000u);
+        v6237.x[30] = v7090;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7091 = static_cast<unsigned int>(v6237.col(31, iron_linear_thread() & 31u));
+        const float v7093 = v6237.x[31];
+        const float v7094 = v6437.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7095 = __float_as_uint(v7094);
+        const bool v7096 = v7091 >= v7095;
+        const float v7097 = v6439.x[2];
+        const unsigned int v7098 = __float_as_uint(v7097);
+        const bool v7099 = v7091 < v7098;
+        const bool v7100 = v7096 && v7099;
+        const float v7102 = v7093 * v594;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7103 = v7100 ? v7102 : __uint_as_float(0xff800000u);
+        v6237.x[31] = v7103;  // kernels/sdpa/flash_tile.hpp:174
       }
-      iron_frag<float, 2, 16, 8> v7084;  // kernels/sdpa/flash_tile.hpp:197
-      iron_frag_fill(v7084, 0.0f);
-      iron_frag<float, 2, 16, 8> v7086;  // kernels/sdpa/flash_tile.hpp:207
-      iron_frag_fill(v7086, 0.0f);
-      iron_frag_row_reduce<false>(v7086, v6216);
-      iron_frag<float, 2, 16, 8> v7088;  // kernels/sdpa/flash_tile.hpp:209
-      iron_frag_fill(v7088, 0.0f);
-      const float v7092 = v7086.x[0];  // kernels/sdpa/flash_tile.hpp:211
-      const float v7093 = v575.x[0];
-      const float v7094 = fmaxf(v7093, v7092);
-      const bool v7097 = v7094 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7098 = v7097 ? 0.0f : v7094;
-      v7088.x[0] = v7098;  // kernels/sdpa/flash_tile.hpp:210
-      const float v7102 = v7086.x[1];  // kernels/sdpa/flash_tile.hpp:211
-      const float v7103 = v575.x[1];
-      const float v7104 = fmaxf(v7103, v7102);
-      const bool v7107 = v7104 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7108 = v7107 ? 0.0f : v7104;
-      v7088.x[1] = v7108;  // kernels/sdpa/flash_tile.hpp:210
-      const float v7112 = v7086.x[2];  // kernels/sdpa/flash_tile.hpp:211
-      const float v7113 = v575.x[2];
-      const float v7114 = fmaxf(v7113, v7112);
-      const bool v7117 = v7114 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7118 = v7117 ? 0.0f : v7114;
-      v7088.x[2] = v7118;  // kernels/sdpa/flash_tile.hpp:210
-      const float v7122 = v7086.x[3];  // kernels/sdpa/flash_tile.hpp:211
-      const float v7123 = v575.x[3];
-      const float v7124 = fmaxf(v7123, v7122);
-      const bool v7127 = v7124 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7128 = v7127 ? 0.0f : v7124;
-      v7088.x[3] = v7128;  // kernels/sdpa/flash_tile.hpp:210
-      const float v7132 = v7088.x[0];  // kernels/sdpa/flash_tile.hpp:214
-      const float v7134 = v7093 - v7132;
-      const float v7135 = iron_exp2_approx(v7134);
-      v7084.x[0] = v7135;  // kernels/sdpa/flash_tile.hpp:213
-      const float v7139 = v7088.x[1];  // kernels/sdpa/flash_tile.hpp:214
-      const float v7141 = v7103 - v7139;
-      const float v7142 = iron_exp2_approx(v7141);
-      v7084.x[1] = v7142;  // kernels/sdpa/flash_tile.hpp:213
-      const float v7146 = v7088.x[2];  // kernels/sdpa/flash_tile.hpp:214
-      const float v7148 = v7113 - v7146;
-      const float v7149 = iron_exp2_approx(v7148);
-      v7084.x[2] = v7149;  // kernels/sdpa/flash_tile.hpp:213
-      const float v7153 = v7088.x[3];  // kernels/sdpa/flash_tile.hpp:214
-      const float v7155 = v7123 - v7153;
+      iron_frag<float, 2, 16, 8> v7105;  // kernels/sdpa/flash_tile.hpp:192
+      iron_frag_fill(v7105, 0.0f);
+      iron_frag<float, 2, 16, 8> v7107;  // kernels/sdpa/flash_tile.hpp:202
+      iron_frag_fill(v7107, 0.0f);
+      iron_frag_row_reduce<false>(v7107, v6237);
+      iron_frag<float, 2, 16, 8> v7109;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v7109, 0.0f);
+      const float v7113 = v7107.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7114 = v596.x[0];
+      const float v7115 = fmaxf(v7114, v7113);
+      const bool v7118 = v7115 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7119 = v7118 ? 0.0f : v7115;
+      v7109.x[0] = v7119;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7123 = v7107.x[1];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7124 = v596.x[1];
+      const float v7125 = fmaxf(v7124, v7123);
+      const bool v7128 = v7125 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7129 = v7128 ? 0.0f : v7125;
+      v7109.x[1] = v7129;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7133 = v7107.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7134 = v596.x[2];
+      const float v7135 = fmaxf(v7134, v7133);
+      const bool v7138 = v7135 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7139 = v7138 ? 0.0f : v7135;
+      v7109.x[2] = v7139;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7143 = v7107.x[3];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7144 = v596.x[3];
+      const float v7145 = fmaxf(v7144, v7143);
+      const bool v7148 = v7145 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7149 = v7148 ? 0.0f : v7145;
+      v7109.x[3] = v7149;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7153 = v7109.x[0];  // kernels/sdpa/flash_tile.hpp:209
+      const float v7155 = v7114 - v7153;
       const float v7156 = iron_exp2_approx(v7155);
-      v7084.x[3] = v7156;  // kernels/sdpa/flash_tile.hpp:213
-      v575.x[0] = v7094;  // kernels/sdpa/flash_tile.hpp:216
-      const float v7164 = v575.x[1];
-      const float v7166 = fmaxf(v7164, v7102);  // kernels/sdpa/flash_tile.hpp:217
-      v575.x[1] = v7166;  // kernels/sdpa/flash_tile.hpp:216
-      const float v7169 = v575.x[2];
-      const float v7171 = fmaxf(v7169, v7112);  // kernels/sdpa/flash_tile.hpp:217
-      v575.x[2] = v7171;  // kernels/sdpa/flash_tile.hpp:216
-      const float v7174 = v575.x[3];
-      const float v7176 = fmaxf(v7174, v7122);  // kernels/sdpa/flash_tile.hpp:217
-      v575.x[3] = v7176;  // kernels/sdpa/flash_tile.hpp:216
-      const float v7179 = v6216.x[0];  // kernels/sdpa/flash_tile.hpp:219
-      const float v7180 = v7088.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7181 = v7179 - v7180;
-      const float v7182 = iron_exp2_approx(v7181);
-      v6216.x[0] = v7182;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7185 = v6216.x[1];
-      const float v7186 = v7088.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7187 = v7185 - v7186;
-      const float v7188 = iron_exp2_approx(v7187);
-      v6216.x[1] = v7188;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7191 = v6216.x[2];
-      const float v7192 = v7088.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7193 = v7191 - v7192;
-      const float v7194 = iron_exp2_approx(v7193);
-      v6216.x[2] = v7194;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7197 = v6216.x[3];
-      const float v7198 = v7088.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7199 = v7197 - v7198;
-      const float v7200 = iron_exp2_approx(v7199);
-      v6216.x[3] = v7200;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7203 = v6216.x[4];
-      const float v7204 = v7088.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7205 = v7203 - v7204;
-      const float v7206 = iron_exp2_approx(v7205);
-      v6216.x[4] = v7206;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7209 = v6216.x[5];
-      const float v7210 = v7088.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7211 = v7209 - v7210;
-      const float v7212 = iron_exp2_approx(v7211);
-      v6216.x[5] = v7212;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7215 = v6216.x[6];
-      const float v7216 = v7088.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7217 = v7215 - v7216;
-      const float v7218 = iron_exp2_approx(v7217);
-      v6216.x[6] = v7218;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7221 = v6216.x[7];
-      const float v7222 = v7088.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7223 = v7221 - v7222;
-      const float v7224 = iron_exp2_approx(v7223);
-      v6216.x[7] = v7224;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7227 = v6216.x[8];
-      const float v7228 = v7088.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7229 = v7227 - v7228;
-      const float v7230 = iron_exp2_approx(v7229);
-      v6216.x[8] = v7230;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7233 = v6216.x[9];
-      const float v7234 = v7088.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7235 = v7233 - v7234;
-      const float v7236 = iron_exp2_approx(v7235);
-      v6216.x[9] = v7236;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7239 = v6216.x[10];
-      const float v7240 = v7088.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7241 = v7239 - v7240;
-      const float v7242 = iron_exp2_approx(v7241);
-      v6216.x[10] = v7242;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7245 = v6216.x[11];
-      const float v7246 = v7088.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7247 = v7245 - v7246;
-      const float v7248 = iron_exp2_approx(v7247);
-      v6216.x[11] = v7248;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7251 = v6216.x[12];
-      const float v7252 = v7088.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7253 = v7251 - v7252;
-      const float v7254 = iron_exp2_approx(v7253);
-      v6216.x[12] = v7254;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7257 = v6216.x[13];
-      const float v7258 = v7088.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7259 = v7257 - v7258;
-      const float v7260 = iron_exp2_approx(v7259);
-      v6216.x[13] = v7260;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7263 = v6216.x[14];
-      const float v7264 = v7088.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7265 = v7263 - v7264;
-      const float v7266 = iron_exp2_approx(v7265);
-      v6216.x[14] = v7266;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7269 = v6216.x[15];
-      const float v7270 = v7088.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7271 = v7269 - v7270;
-      const float v7272 = iron_exp2_approx(v7271);
-      v6216.x[15] = v7272;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7275 = v6216.x[16];
-      const float v7276 = v7088.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7277 = v7275 - v7276;
-      const float v7278 = iron_exp2_approx(v7277);
-      v6216.x[16] = v7278;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7281 = v6216.x[17];
-      const float v7282 = v7088.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7283 = v7281 - v7282;
-      const float v7284 = iron_exp2_approx(v7283);
-      v6216.x[17] = v7284;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7287 = v6216.x[18];
-      const float v7288 = v7088.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7289 = v7287 - v7288;
-      const float v7290 = iron_exp2_approx(v7289);
-      v6216.x[18] = v7290;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7293 = v6216.x[19];
-      const float v7294 = v7088.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7295 = v7293 - v7294;
-      const float v7296 = iron_exp2_approx(v7295);
-      v6216.x[19] = v7296;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7299 = v6216.x[20];
-      const float v7300 = v7088.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7301 = v7299 - v7300;
-      const float v7302 = iron_exp2_approx(v7301);
-      v6216.x[20] = v7302;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7305 = v6216.x[21];
-      const float v7306 = v7088.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7307 = v7305 - v7306;
-      const float v7308 = iron_exp2_approx(v7307);
-      v6216.x[21] = v7308;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7311 = v6216.x[22];
-      const float v7312 = v7088.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7313 = v7311 - v7312;
-      const float v7314 = iron_exp2_approx(v7313);
-      v6216.x[22] = v7314;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7317 = v6216.x[23];
-      const float v7318 = v7088.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7319 = v7317 - v7318;
-      const float v7320 = iron_exp2_approx(v7319);
-      v6216.x[23] = v7320;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7323 = v6216.x[24];
-      const float v7324 = v7088.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7325 = v7323 - v7324;
-      const float v7326 = iron_exp2_approx(v7325);
-      v6216.x[24] = v7326;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7329 = v6216.x[25];
-      const float v7330 = v7088.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7331 = v7329 - v7330;
-      const float v7332 = iron_exp2_approx(v7331);
-      v6216.x[25] = v7332;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7335 = v6216.x[26];
-      const float v7336 = v7088.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7337 = v7335 - v7336;
-      const float v7338 = iron_exp2_approx(v7337);
-      v6216.x[26] = v7338;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7341 = v6216.x[27];
-      const float v7342 = v7088.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7343 = v7341 - v7342;
-      const float v7344 = iron_exp2_approx(v7343);
-      v6216.x[27] = v7344;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7347 = v6216.x[28];
-      const float v7348 = v7088.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7349 = v7347 - v7348;
-      const float v7350 = iron_exp2_approx(v7349);
-      v6216.x[28] = v7350;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7353 = v6216.x[29];
-      const float v7354 = v7088.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7355 = v7353 - v7354;
-      const float v7356 = iron_exp2_approx(v7355);
-      v6216.x[29] = v7356;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7359 = v6216.x[30];
-      const float v7360 = v7088.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7361 = v7359 - v7360;
-      const float v7362 = iron_exp2_approx(v7361);
-      v6216.x[30] = v7362;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7365 = v6216.x[31];
-      const float v7366 = v7088.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7367 = v7365 - v7366;
-      const float v7368 = iron_exp2_approx(v7367);
-      v6216.x[31] = v7368;  // kernels/sdpa/flash_tile.hpp:219
-      iron_frag<float, 2, 16, 8> v7370;  // kernels/sdpa/flash_tile.hpp:222
-      iron_frag_fill(v7370, 0.0f);
-      iron_frag_row_reduce<true>(v7370, v6216);
-      const float v7373 = v577.x[0];  // kernels/sdpa/flash_tile.hpp:223
-      const float v7374 = v7370.x[0];  // kernels/sdpa/flash_tile.hpp:224
-      const float v7375 = v7084.x[0];
-      const float v7376 = v7373 * v7375;
-      const float v7377 = v7376 + v7374;
-      v577.x[0] = v7377;  // kernels/sdpa/flash_tile.hpp:223
-      const float v7380 = v577.x[1];
-      const float v7381 = v7370.x[1];  // kernels/sdpa/flash_tile.hpp:224
-      const float v7382 = v7084.x[1];
-      const float v7383 = v7380 * v7382;
-      const float v7384 = v7383 + v7381;
-      v577.x[1] = v7384;  // kernels/sdpa/flash_tile.hpp:223
-      const float v7387 = v577.x[2];
-      const float v7388 = v7370.x[2];  // kernels/sdpa/flash_tile.hpp:224
-      const float v7389 = v7084.x[2];
-      const float v7390 = v7387 * v7389;
-      const float v7391 = v7390 + v7388;
-      v577.x[2] = v7391;  // kernels/sdpa/flash_tile.hpp:223
-      const float v7394 = v577.x[3];
-      const float v7395 = v7370.x[3];  // kernels/sdpa/flash_tile.hpp:224
-      const float v7396 = v7084.x[3];
+      v7105.x[0] = v7156;  // kernels/sdpa/flash_tile.hpp:208
+      const float v7160 = v7109.x[1];  // kernels/sdpa/flash_tile.hpp:209
+      const float v7162 = v7124 - v7160;
+      const float v7163 = iron_exp2_approx(v7162);
+      v7105.x[1] = v7163;  // kernels/sdpa/flash_tile.hpp:208
+      const float v7167 = v7109.x[2];  // kernels/sdpa/flash_tile.hpp:209
+      const float v7169 = v7134 - v7167;
+      const float v7170 = iron_exp2_approx(v7169);
+      v7105.x[2] = v7170;  // kernels/sdpa/flash_tile.hpp:208
+      const float v7174 = v7109.x[3];  // kernels/sdpa/flash_tile.hpp:209
+      const float v7176 = v7144 - v7174;
+      const float v7177 = iron_exp2_approx(v7176);
+      v7105.x[3] = v7177;  // kernels/sdpa/flash_tile.hpp:208
+      v596.x[0] = v7115;  // kernels/sdpa/flash_tile.hpp:211
+      const float v7185 = v596.x[1];
+      const float v7187 = fmaxf(v7185, v7123);  // kernels/sdpa/flash_tile.hpp:212
+      v596.x[1] = v7187;  // kernels/sdpa/flash_tile.hpp:211
+      const float v7190 = v596.x[2];
+      const float v7192 = fmaxf(v7190, v7133);  // kernels/sdpa/flash_tile.hpp:212
+      v596.x[2] = v7192;  // kernels/sdpa/flash_tile.hpp:211
+      const float v7195 = v596.x[3];
+      const float v7197 = fmaxf(v7195, v7143);  // kernels/sdpa/flash_tile.hpp:212
+      v596.x[3] = v7197;  // kernels/sdpa/flash_tile.hpp:211
+      const float v7200 = v6237.x[0];  // kernels/sdpa/flash_tile.hpp:214
+      const float v7201 = v7109.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7202 = v7200 - v7201;
+      const float v7203 = iron_exp2_approx(v7202);
+      v6237.x[0] = v7203;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7206 = v6237.x[1];
+      const float v7207 = v7109.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7208 = v7206 - v7207;
+      const float v7209 = iron_exp2_approx(v7208);
+      v6237.x[1] = v7209;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7212 = v6237.x[2];
+      const float v7213 = v7109.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7214 = v7212 - v7213;
+      const float v7215 = iron_exp2_approx(v7214);
+      v6237.x[2] = v7215;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7218 = v6237.x[3];
+      const float v7219 = v7109.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7220 = v7218 - v7219;
+      const float v7221 = iron_exp2_approx(v7220);
+      v6237.x[3] = v7221;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7224 = v6237.x[4];
+      const float v7225 = v7109.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7226 = v7224 - v7225;
+      const float v7227 = iron_exp2_approx(v7226);
+      v6237.x[4] = v7227;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7230 = v6237.x[5];
+      const float v7231 = v7109.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7232 = v7230 - v7231;
+      const float v7233 = iron_exp2_approx(v7232);
+      v6237.x[5] = v7233;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7236 = v6237.x[6];
+      const float v7237 = v7109.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7238 = v7236 - v7237;
+      const float v7239 = iron_exp2_approx(v7238);
+      v6237.x[6] = v7239;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7242 = v6237.x[7];
+      const float v7243 = v7109.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7244 = v7242 - v7243;
+      const float v7245 = iron_exp2_approx(v7244);
+      v6237.x[7] = v7245;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7248 = v6237.x[8];
+      const float v7249 = v7109.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7250 = v7248 - v7249;
+      const float v7251 = iron_exp2_approx(v7250);
+      v6237.x[8] = v7251;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7254 = v6237.x[9];
+      const float v7255 = v7109.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7256 = v7254 - v7255;
+      const float v7257 = iron_exp2_approx(v7256);
+      v6237.x[9] = v7257;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7260 = v6237.x[10];
+      const float v7261 = v7109.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7262 = v7260 - v7261;
+      const float v7263 = iron_exp2_approx(v7262);
+      v6237.x[10] = v7263;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7266 = v6237.x[11];
+      const float v7267 = v7109.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7268 = v7266 - v7267;
+      const float v7269 = iron_exp2_approx(v7268);
+      v6237.x[11] = v7269;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7272 = v6237.x[12];
+      const float v7273 = v7109.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7274 = v7272 - v7273;
+      const float v7275 = iron_exp2_approx(v7274);
+      v6237.x[12] = v7275;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7278 = v6237.x[13];
+      const float v7279 = v7109.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7280 = v7278 - v7279;
+      const float v7281 = iron_exp2_approx(v7280);
+      v6237.x[13] = v7281;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7284 = v6237.x[14];
+      const float v7285 = v7109.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7286 = v7284 - v7285;
+      const float v7287 = iron_exp2_approx(v7286);
+      v6237.x[14] = v7287;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7290 = v6237.x[15];
+      const float v7291 = v7109.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7292 = v7290 - v7291;
+      const float v7293 = iron_exp2_approx(v7292);
+      v6237.x[15] = v7293;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7296 = v6237.x[16];
+      const float v7297 = v7109.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7298 = v7296 - v7297;
+      const float v7299 = iron_exp2_approx(v7298);
+      v6237.x[16] = v7299;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7302 = v6237.x[17];
+      const float v7303 = v7109.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7304 = v7302 - v7303;
+      const float v7305 = iron_exp2_approx(v7304);
+      v6237.x[17] = v7305;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7308 = v6237.x[18];
+      const float v7309 = v7109.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7310 = v7308 - v7309;
+      const float v7311 = iron_exp2_approx(v7310);
+      v6237.x[18] = v7311;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7314 = v6237.x[19];
+      const float v7315 = v7109.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7316 = v7314 - v7315;
+      const float v7317 = iron_exp2_approx(v7316);
+      v6237.x[19] = v7317;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7320 = v6237.x[20];
+      const float v7321 = v7109.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7322 = v7320 - v7321;
+      const float v7323 = iron_exp2_approx(v7322);
+      v6237.x[20] = v7323;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7326 = v6237.x[21];
+      const float v7327 = v7109.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7328 = v7326 - v7327;
+      const float v7329 = iron_exp2_approx(v7328);
+      v6237.x[21] = v7329;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7332 = v6237.x[22];
+      const float v7333 = v7109.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7334 = v7332 - v7333;
+      const float v7335 = iron_exp2_approx(v7334);
+      v6237.x[22] = v7335;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7338 = v6237.x[23];
+      const float v7339 = v7109.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7340 = v7338 - v7339;
+      const float v7341 = iron_exp2_approx(v7340);
+      v6237.x[23] = v7341;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7344 = v6237.x[24];
+      const float v7345 = v7109.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7346 = v7344 - v7345;
+      const float v7347 = iron_exp2_approx(v7346);
+      v6237.x[24] = v7347;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7350 = v6237.x[25];
+      const float v7351 = v7109.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7352 = v7350 - v7351;
+      const float v7353 = iron_exp2_approx(v7352);
+      v6237.x[25] = v7353;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7356 = v6237.x[26];
+      const float v7357 = v7109.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7358 = v7356 - v7357;
+      const float v7359 = iron_exp2_approx(v7358);
+      v6237.x[26] = v7359;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7362 = v6237.x[27];
+      const float v7363 = v7109.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7364 = v7362 - v7363;
+      const float v7365 = iron_exp2_approx(v7364);
+      v6237.x[27] = v7365;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7368 = v6237.x[28];
+      const float v7369 = v7109.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7370 = v7368 - v7369;
+      const float v7371 = iron_exp2_approx(v7370);
+      v6237.x[28] = v7371;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7374 = v6237.x[29];
+      const float v7375 = v7109.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7376 = v7374 - v7375;
+      const float v7377 = iron_exp2_approx(v7376);
+      v6237.x[29] = v7377;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7380 = v6237.x[30];
+      const float v7381 = v7109.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7382 = v7380 - v7381;
+      const float v7383 = iron_exp2_approx(v7382);
+      v6237.x[30] = v7383;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7386 = v6237.x[31];
+      const float v7387 = v7109.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7388 = v7386 - v7387;
+      const float v7389 = iron_exp2_approx(v7388);
+      v6237.x[31] = v7389;  // kernels/sdpa/flash_tile.hpp:214
+      iron_frag<float, 2, 16, 8> v7391;  // kernels/sdpa/flash_tile.hpp:217
+      iron_frag_fill(v7391, 0.0f);
+      iron_frag_row_reduce<true>(v7391, v6237);
+      const float v7394 = v598.x[0];  // kernels/sdpa/flash_tile.hpp:218
+      const float v7395 = v7391.x[0];  // kernels/sdpa/flash_tile.hpp:219
+      const float v7396 = v7105.x[0];
       const float v7397 = v7394 * v7396;
       const float v7398 = v7397 + v7395;
-      v577.x[3] = v7398;  // kernels/sdpa/flash_tile.hpp:223
-      const float v7401 = v579.x[0];  // kernels/sdpa/flash_tile.hpp:233
-      const float v7402 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7403 = v7401 * v7402;
-      v579.x[0] = v7403;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7406 = v579.x[1];
-      const float v7407 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7408 = v7406 * v7407;
-      v579.x[1] = v7408;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7411 = v579.x[2];
-      const float v7412 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7413 = v7411 * v7412;
-      v579.x[2] = v7413;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7416 = v579.x[3];
-      const float v7417 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7418 = v7416 * v7417;
-      v579.x[3] = v7418;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7421 = v579.x[4];
-      const float v7422 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7423 = v7421 * v7422;
-      v579.x[4] = v7423;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7426 = v579.x[5];
-      const float v7427 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7428 = v7426 * v7427;
-      v579.x[5] = v7428;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7431 = v579.x[6];
-      const float v7432 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7433 = v7431 * v7432;
-      v579.x[6] = v7433;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7436 = v579.x[7];
-      const float v7437 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7438 = v7436 * v7437;
-      v579.x[7] = v7438;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7441 = v579.x[8];
-      const float v7442 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7443 = v7441 * v7442;
-      v579.x[8] = v7443;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7446 = v579.x[9];
-      const float v7447 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7448 = v7446 * v7447;
-      v579.x[9] = v7448;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7451 = v579.x[10];
-      const float v7452 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7453 = v7451 * v7452;
-      v579.x[10] = v7453;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7456 = v579.x[11];
-      const float v7457 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7458 = v7456 * v7457;
-      v579.x[11] = v7458;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7461 = v579.x[12];
-      const float v7462 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7463 = v7461 * v7462;
-      v579.x[12] = v7463;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7466 = v579.x[13];
-      const float v7467 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7468 = v7466 * v7467;
-      v579.x[13] = v7468;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7471 = v579.x[14];
-      const float v7472 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7473 = v7471 * v7472;
-      v579.x[14] = v7473;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7476 = v579.x[15];
-      const float v7477 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7478 = v7476 * v7477;
-      v579.x[15] = v7478;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7481 = v579.x[16];
-      const float v7482 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7483 = v7481 * v7482;
-      v579.x[16] = v7483;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7486 = v579.x[17];
-      const float v7487 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7488 = v7486 * v7487;
-      v579.x[17] = v7488;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7491 = v579.x[18];
-      const float v7492 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7493 = v7491 * v7492;
-      v579.x[18] = v7493;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7496 = v579.x[19];
-      const float v7497 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7498 = v7496 * v7497;
-      v579.x[19] = v7498;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7501 = v579.x[20];
-      const float v7502 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7503 = v7501 * v7502;
-      v579.x[20] = v7503;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7506 = v579.x[21];
-      const float v7507 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7508 = v7506 * v7507;
-      v579.x[21] = v7508;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7511 = v579.x[22];
-      const float v7512 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7513 = v7511 * v7512;
-      v579.x[22] = v7513;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7516 = v579.x[23];
-      const float v7517 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7518 = v7516 * v7517;
-      v579.x[23] = v7518;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7521 = v579.x[24];
-      const float v7522 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7523 = v7521 * v7522;
-      v579.x[24] = v7523;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7526 = v579.x[25];
-      const float v7527 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7528 = v7526 * v7527;
-      v579.x[25] = v7528;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7531 = v579.x[26];
-      const float v7532 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7533 = v7531 * v7532;
-      v579.x[26] = v7533;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7536 = v579.x[27];
-      const float v7537 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7538 = v7536 * v7537;
-      v579.x[27] = v7538;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7541 = v579.x[28];
-      const float v7542 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7543 = v7541 * v7542;
-      v579.x[28] = v7543;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7546 = v579.x[29];
-      const float v7547 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7548 = v7546 * v7547;
-      v579.x[29] = v7548;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7551 = v579.x[30];
-      const float v7552 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7553 = v7551 * v7552;
-      v579.x[30] = v7553;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7556 = v579.x[31];
-      const float v7557 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7558 = v7556 * v7557;
-      v579.x[31] = v7558;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7561 = v581.x[0];
-      const float v7562 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7563 = v7561 * v7562;
-      v581.x[0] = v7563;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7566 = v581.x[1];
-      const float v7567 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7568 = v7566 * v7567;
-      v581.x[1] = v7568;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7571 = v581.x[2];
-      const float v7572 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7573 = v7571 * v7572;
-      v581.x[2] = v7573;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7576 = v581.x[3];
-      const float v7577 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7578 = v7576 * v7577;
-      v581.x[3] = v7578;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7581 = v581.x[4];
-      const float v7582 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7583 = v7581 * v7582;
-      v581.x[4] = v7583;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7586 = v581.x[5];
-      const float v7587 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7588 = v7586 * v7587;
-      v581.x[5] = v7588;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7591 = v581.x[6];
-      const float v7592 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7593 = v7591 * v7592;
-      v581.x[6] = v7593;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7596 = v581.x[7];
-      const float v7597 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7598 = v7596 * v7597;
-      v581.x[7] = v7598;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7601 = v581.x[8];
-      const float v7602 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7603 = v7601 * v7602;
-      v581.x[8] = v7603;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7606 = v581.x[9];
-      const float v7607 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7608 = v7606 * v7607;
-      v581.x[9] = v7608;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7611 = v581.x[10];
-      const float v7612 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7613 = v7611 * v7612;
-      v581.x[10] = v7613;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7616 = v581.x[11];
-      const float v7617 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7618 = v7616 * v7617;
-      v581.x[11] = v7618;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7621 = v581.x[12];
-      const float v7622 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7623 = v7621 * v7622;
-      v581.x[12] = v7623;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7626 = v581.x[13];
-      const float v7627 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7628 = v7626 * v7627;
-      v581.x[13] = v7628;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7631 = v581.x[14];
-      const float v7632 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7633 = v7631 * v7632;
-      v581.x[14] = v7633;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7636 = v581.x[15];
-      const float v7637 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7638 = v7636 * v7637;
-      v581.x[15] = v7638;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7641 = v581.x[16];
-      const float v7642 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7643 = v7641 * v7642;
-      v581.x[16] = v7643;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7646 = v581.x[17];
-      const float v7647 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7648 = v7646 * v7647;
-      v581.x[17] = v7648;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7651 = v581.x[18];
-      const float v7652 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7653 = v7651 * v7652;
-      v581.x[18] = v7653;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7656 = v581.x[19];
-      const float v7657 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7658 = v7656 * v7657;
-      v581.x[19] = v7658;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7661 = v581.x[20];
-      const float v7662 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7663 = v7661 * v7662;
-      v581.x[20] = v7663;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7666 = v581.x[21];
-      const float v7667 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7668 = v7666 * v7667;
-      v581.x[21] = v7668;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7671 = v581.x[22];
-      const float v7672 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7673 = v7671 * v7672;
-      v581.x[22] = v7673;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7676 = v581.x[23];
-      const float v7677 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7678 = v7676 * v7677;
-      v581.x[23] = v7678;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7681 = v581.x[24];
-      const float v7682 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7683 = v7681 * v7682;
-      v581.x[24] = v7683;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7686 = v581.x[25];
-      const float v7687 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7688 = v7686 * v7687;
-      v581.x[25] = v7688;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7691 = v581.x[26];
-      const float v7692 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7693 = v7691 * v7692;
-      v581.x[26] = v7693;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7696 = v581.x[27];
-      const float v7697 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7698 = v7696 * v7697;
-      v581.x[27] = v7698;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7701 = v581.x[28];
-      const float v7702 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7703 = v7701 * v7702;
-      v581.x[28] = v7703;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7706 = v581.x[29];
-      const float v7707 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7708 = v7706 * v7707;
-      v581.x[29] = v7708;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7711 = v581.x[30];
-      const float v7712 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7713 = v7711 * v7712;
-      v581.x[30] = v7713;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7716 = v581.x[31];
-      const float v7717 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7718 = v7716 * v7717;
-      v581.x[31] = v7718;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7721 = v583.x[0];
-      const float v7722 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7723 = v7721 * v7722;
-      v583.x[0] = v7723;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7726 = v583.x[1];
-      const float v7727 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7728 = v7726 * v7727;
-      v583.x[1] = v7728;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7731 = v583.x[2];
-      const float v7732 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7733 = v7731 * v7732;
-      v583.x[2] = v7733;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7736 = v583.x[3];
-      const float v7737 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7738 = v7736 * v7737;
-      v583.x[3] = v7738;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7741 = v583.x[4];
-      const float v7742 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7743 = v7741 * v7742;
-      v583.x[4] = v7743;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7746 = v583.x[5];
-      const float v7747 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7748 = v7746 * v7747;
-      v583.x[5] = v7748;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7751 = v583.x[6];
-      const float v7752 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7753 = v7751 * v7752;
-      v583.x[6] = v7753;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7756 = v583.x[7];
-      const float v7757 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7758 = v7756 * v7757;
-      v583.x[7] = v7758;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7761 = v583.x[8];
-      const float v7762 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7763 = v7761 * v7762;
-      v583.x[8] = v7763;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7766 = v583.x[9];
-      const float v7767 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7768 = v7766 * v7767;
-      v583.x[9] = v7768;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7771 = v583.x[10];
-      const float v7772 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7773 = v7771 * v7772;
-      v583.x[10] = v7773;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7776 = v583.x[11];
-      const float v7777 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7778 = v7776 * v7777;
-      v583.x[11] = v7778;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7781 = v583.x[12];
-      const float v7782 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7783 = v7781 * v7782;
-      v583.x[12] = v7783;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7786 = v583.x[13];
-      const float v7787 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7788 = v7786 * v7787;
-      v583.x[13] = v7788;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7791 = v583.x[14];
-      const float v7792 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7793 = v7791 * v7792;
-      v583.x[14] = v7793;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7796 = v583.x[15];
-      const float v7797 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7798 = v7796 * v7797;
-      v583.x[15] = v7798;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7801 = v583.x[16];
-      const float v7802 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7803 = v7801 * v7802;
-      v583.x[16] = v7803;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7806 = v583.x[17];
-      const float v7807 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7808 = v7806 * v7807;
-      v583.x[17] = v7808;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7811 = v583.x[18];
-      const float v7812 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7813 = v7811 * v7812;
-      v583.x[18] = v7813;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7816 = v583.x[19];
-      const float v7817 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7818 = v7816 * v7817;
-      v583.x[19] = v7818;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7821 = v583.x[20];
-      const float v7822 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7823 = v7821 * v7822;
-      v583.x[20] = v7823;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7826 = v583.x[21];
-      const float v7827 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7828 = v7826 * v7827;
-      v583.x[21] = v7828;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7831 = v583.x[22];
-      const float v7832 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7833 = v7831 * v7832;
-      v583.x[22] = v7833;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7836 = v583.x[23];
-      const float v7837 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7838 = v7836 * v7837;
-      v583.x[23] = v7838;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7841 = v583.x[24];
-      const float v7842 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7843 = v7841 * v7842;
-      v583.x[24] = v7843;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7846 = v583.x[25];
-      const float v7847 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7848 = v7846 * v7847;
-      v583.x[25] = v7848;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7851 = v583.x[26];
-      const float v7852 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7853 = v7851 * v7852;
-      v583.x[26] = v7853;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7856 = v583.x[27];
-      const float v7857 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7858 = v7856 * v7857;
-      v583.x[27] = v7858;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7861 = v583.x[28];
-      const float v7862 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7863 = v7861 * v7862;
-      v583.x[28] = v7863;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7866 = v583.x[29];
-      const float v7867 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7868 = v7866 * v7867;
-      v583.x[29] = v7868;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7871 = v583.x[30];
-      const float v7872 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7873 = v7871 * v7872;
-      v583.x[30] = v7873;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7876 = v583.x[31];
-      const float v7877 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7878 = v7876 * v7877;
-      v583.x[31] = v7878;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7881 = v585.x[0];
-      const float v7882 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7883 = v7881 * v7882;
-      v585.x[0] = v7883;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7886 = v585.x[1];
-      const float v7887 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7888 = v7886 * v7887;
-      v585.x[1] = v7888;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7891 = v585.x[2];
-      const float v7892 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7893 = v7891 * v7892;
-      v585.x[2] = v7893;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7896 = v585.x[3];
-      const float v7897 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7898 = v7896 * v7897;
-      v585.x[3] = v7898;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7901 = v585.x[4];
-      const float v7902 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7903 = v7901 * v7902;
-      v585.x[4] = v7903;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7906 = v585.x[5];
-      const float v7907 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7908 = v7906 * v7907;
-      v585.x[5] = v7908;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7911 = v585.x[6];
-      const float v7912 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7913 = v7911 * v7912;
-      v585.x[6] = v7913;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7916 = v585.x[7];
-      const float v7917 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7918 = v7916 * v7917;
-      v585.x[7] = v7918;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7921 = v585.x[8];
-      const float v7922 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7923 = v7921 * v7922;
-      v585.x[8] = v7923;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7926 = v585.x[9];
-      const float v7927 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7928 = v7926 * v7927;
-      v585.x[9] = v7928;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7931 = v585.x[10];
-      const float v7932 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7933 = v7931 * v7932;
-      v585.x[10] = v7933;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7936 = v585.x[11];
-      const float v7937 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7938 = v7936 * v7937;
-      v585.x[11] = v7938;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7941 = v585.x[12];
-      const float v7942 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7943 = v7941 * v7942;
-      v585.x[12] = v7943;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7946 = v585.x[13];
-      const float v7947 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7948 = v7946 * v7947;
-      v585.x[13] = v7948;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7951 = v585.x[14];
-      const float v7952 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7953 = v7951 * v7952;
-      v585.x[14] = v7953;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7956 = v585.x[15];
-      const float v7957 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7958 = v7956 * v7957;
-      v585.x[15] = v7958;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7961 = v585.x[16];
-      const float v7962 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7963 = v7961 * v7962;
-      v585.x[16] = v7963;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7966 = v585.x[17];
-      const float v7967 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7968 = v7966 * v7967;
-      v585.x[17] = v7968;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7971 = v585.x[18];
-      const float v7972 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7973 = v7971 * v7972;
-      v585.x[18] = v7973;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7976 = v585.x[19];
-      const float v7977 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7978 = v7976 * v7977;
-      v585.x[19] = v7978;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7981 = v585.x[20];
-      const float v7982 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7983 = v7981 * v7982;
-      v585.x[20] = v7983;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7986 = v585.x[21];
-      const float v7987 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7988 = v7986 * v7987;
-      v585.x[21] = v7988;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7991 = v585.x[22];
-      const float v7992 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7993 = v7991 * v7992;
-      v585.x[22] = v7993;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7996 = v585.x[23];
-      const float v7997 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7998 = v7996 * v7997;
-      v585.x[23] = v7998;  // kernels/sdpa/flash_tile.hpp:233
-      const float v8001 = v585.x[24];
-      const float v8002 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v8003 = v8001 * v8002;
-      v585.x[24] = v8003;  // kernels/sdpa/flash_tile.hpp:233
-      const float v8006 = v585.x[25];
-      const float v8007 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v8008 = v8006 * v8007;
-      v585.x[25] = v8008;  // kernels/sdpa/flash_tile.hpp:233
-      const float v8011 = v585.x[26];
-      const float v8012 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v8013 = v8011 * v8012;
-      v585.x[26] = v8013;  // kernels/sdpa/flash_tile.hpp:233
-      const float v8016 = v585.x[27];
-      const float v8017 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v8018 = v8016 * v8017;
-      v585.x[27] = v8018;  // kernels/sdpa/flash_tile.hpp:233
-      const float v8021 = v585.x[28];
-      const float v8022 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v8023 = v8021 * v8022;
-      v585.x[28] = v8023;  // kernels/sdpa/flash_tile.hpp:233
-      const float v8026 = v585.x[29];
-      const float v8027 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v8028 = v8026 * v8027;
-      v585.x[29] = v8028;  // kernels/sdpa/flash_tile.hpp:233
-      const float v8031 = v585.x[30];
-      const float v8032 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v8033 = v8031 * v8032;
-      v585.x[30] = v8033;  // kernels/sdpa/flash_tile.hpp:233
-      const float v8036 = v585.x[31];
-      const float v8037 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v8038 = v8036 * v8037;
-      v585.x[31] = v8038;  // kernels/sdpa/flash_tile.hpp:233
-      iron_frag<iron_bf16, 0, 16, 64> v8040;  // kernels/sdpa/flash_warpgroup.hpp:118
-      iron_frag_fill(v8040, iron_f32_to_bf16(0.0f));
-      iron_frag_convert(v8040, v6216);
-      iron_frag_store<false>(v8040, shm3, v8047, 64u);  // kernels/sdpa/flash_warpgroup.hpp:125
+      v598.x[0] = v7398;  // kernels/sdpa/flash_tile.hpp:218
+      const float v7401 = v598.x[1];
+      const float v7402 = v7391.x[1];  // kernels/sdpa/flash_tile.hpp:219
+      const float v7403 = v7105.x[1];
+      const float v7404 = v7401 * v7403;
+      const float v7405 = v7404 + v7402;
+      v598.x[1] = v7405;  // kernels/sdpa/flash_tile.hpp:218
+      const float v7408 = v598.x[2];
+      const float v7409 = v7391.x[2];  // kernels/sdpa/flash_tile.hpp:219
+      const float v7410 = v7105.x[2];
+      const float v7411 = v7408 * v7410;
+      const float v7412 = v7411 + v7409;
+      v598.x[2] = v7412;  // kernels/sdpa/flash_tile.hpp:218
+      const float v7415 = v598.x[3];
+      const float v7416 = v7391.x[3];  // kernels/sdpa/flash_tile.hpp:219
+      const float v7417 = v7105.x[3];
+      const float v7418 = v7415 * v7417;
+      const float v7419 = v7418 + v7416;
+      v598.x[3] = v7419;  // kernels/sdpa/flash_tile.hpp:218
+      const float v7422 = v600.x[0];  // kernels/sdpa/flash_tile.hpp:228
+      const float v7423 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7424 = v7422 * v7423;
+      v600.x[0] = v7424;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7427 = v600.x[1];
+      const float v7428 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7429 = v7427 * v7428;
+      v600.x[1] = v7429;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7432 = v600.x[2];
+      const float v7433 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7434 = v7432 * v7433;
+      v600.x[2] = v7434;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7437 = v600.x[3];
+      const float v7438 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7439 = v7437 * v7438;
+      v600.x[3] = v7439;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7442 = v600.x[4];
+      const float v7443 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7444 = v7442 * v7443;
+      v600.x[4] = v7444;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7447 = v600.x[5];
+      const float v7448 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7449 = v7447 * v7448;
+      v600.x[5] = v7449;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7452 = v600.x[6];
+      const float v7453 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7454 = v7452 * v7453;
+      v600.x[6] = v7454;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7457 = v600.x[7];
+      const float v7458 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7459 = v7457 * v7458;
+      v600.x[7] = v7459;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7462 = v600.x[8];
+      const float v7463 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7464 = v7462 * v7463;
+      v600.x[8] = v7464;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7467 = v600.x[9];
+      const float v7468 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7469 = v7467 * v7468;
+      v600.x[9] = v7469;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7472 = v600.x[10];
+      const float v7473 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7474 = v7472 * v7473;
+      v600.x[10] = v7474;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7477 = v600.x[11];
+      const float v7478 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7479 = v7477 * v7478;
+      v600.x[11] = v7479;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7482 = v600.x[12];
+      const float v7483 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7484 = v7482 * v7483;
+      v600.x[12] = v7484;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7487 = v600.x[13];
+      const float v7488 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7489 = v7487 * v7488;
+      v600.x[13] = v7489;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7492 = v600.x[14];
+      const float v7493 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7494 = v7492 * v7493;
+      v600.x[14] = v7494;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7497 = v600.x[15];
+      const float v7498 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7499 = v7497 * v7498;
+      v600.x[15] = v7499;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7502 = v600.x[16];
+      const float v7503 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7504 = v7502 * v7503;
+      v600.x[16] = v7504;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7507 = v600.x[17];
+      const float v7508 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7509 = v7507 * v7508;
+      v600.x[17] = v7509;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7512 = v600.x[18];
+      const float v7513 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7514 = v7512 * v7513;
+      v600.x[18] = v7514;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7517 = v600.x[19];
+      const float v7518 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7519 = v7517 * v7518;
+      v600.x[19] = v7519;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7522 = v600.x[20];
+      const float v7523 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7524 = v7522 * v7523;
+      v600.x[20] = v7524;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7527 = v600.x[21];
+      const float v7528 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7529 = v7527 * v7528;
+      v600.x[21] = v7529;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7532 = v600.x[22];
+      const float v7533 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7534 = v7532 * v7533;
+      v600.x[22] = v7534;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7537 = v600.x[23];
+      const float v7538 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7539 = v7537 * v7538;
+      v600.x[23] = v7539;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7542 = v600.x[24];
+      const float v7543 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7544 = v7542 * v7543;
+      v600.x[24] = v7544;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7547 = v600.x[25];
+      const float v7548 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7549 = v7547 * v7548;
+      v600.x[25] = v7549;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7552 = v600.x[26];
+      const float v7553 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7554 = v7552 * v7553;
+      v600.x[26] = v7554;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7557 = v600.x[27];
+      const float v7558 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7559 = v7557 * v7558;
+      v600.x[27] = v7559;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7562 = v600.x[28];
+      const float v7563 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7564 = v7562 * v7563;
+      v600.x[28] = v7564;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7567 = v600.x[29];
+      const float v7568 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7569 = v7567 * v7568;
+      v600.x[29] = v7569;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7572 = v600.x[30];
+      const float v7573 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7574 = v7572 * v7573;
+      v600.x[30] = v7574;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7577 = v600.x[31];
+      const float v7578 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7579 = v7577 * v7578;
+      v600.x[31] = v7579;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7582 = v602.x[0];
+      const float v7583 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7584 = v7582 * v7583;
+      v602.x[0] = v7584;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7587 = v602.x[1];
+      const float v7588 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7589 = v7587 * v7588;
+      v602.x[1] = v7589;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7592 = v602.x[2];
+      const float v7593 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7594 = v7592 * v7593;
+      v602.x[2] = v7594;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7597 = v602.x[3];
+      const float v7598 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7599 = v7597 * v7598;
+      v602.x[3] = v7599;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7602 = v602.x[4];
+      const float v7603 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7604 = v7602 * v7603;
+      v602.x[4] = v7604;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7607 = v602.x[5];
+      const float v7608 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7609 = v7607 * v7608;
+      v602.x[5] = v7609;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7612 = v602.x[6];
+      const float v7613 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7614 = v7612 * v7613;
+      v602.x[6] = v7614;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7617 = v602.x[7];
+      const float v7618 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7619 = v7617 * v7618;
+      v602.x[7] = v7619;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7622 = v602.x[8];
+      const float v7623 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7624 = v7622 * v7623;
+      v602.x[8] = v7624;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7627 = v602.x[9];
+      const float v7628 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7629 = v7627 * v7628;
+      v602.x[9] = v7629;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7632 = v602.x[10];
+      const float v7633 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7634 = v7632 * v7633;
+      v602.x[10] = v7634;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7637 = v602.x[11];
+      const float v7638 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7639 = v7637 * v7638;
+      v602.x[11] = v7639;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7642 = v602.x[12];
+      const float v7643 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7644 = v7642 * v7643;
+      v602.x[12] = v7644;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7647 = v602.x[13];
+      const float v7648 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7649 = v7647 * v7648;
+      v602.x[13] = v7649;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7652 = v602.x[14];
+      const float v7653 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7654 = v7652 * v7653;
+      v602.x[14] = v7654;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7657 = v602.x[15];
+      const float v7658 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7659 = v7657 * v7658;
+      v602.x[15] = v7659;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7662 = v602.x[16];
+      const float v7663 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7664 = v7662 * v7663;
+      v602.x[16] = v7664;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7667 = v602.x[17];
+      const float v7668 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7669 = v7667 * v7668;
+      v602.x[17] = v7669;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7672 = v602.x[18];
+      const float v7673 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7674 = v7672 * v7673;
+      v602.x[18] = v7674;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7677 = v602.x[19];
+      const float v7678 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7679 = v7677 * v7678;
+      v602.x[19] = v7679;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7682 = v602.x[20];
+      const float v7683 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7684 = v7682 * v7683;
+      v602.x[20] = v7684;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7687 = v602.x[21];
+      const float v7688 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7689 = v7687 * v7688;
+      v602.x[21] = v7689;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7692 = v602.x[22];
+      const float v7693 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7694 = v7692 * v7693;
+      v602.x[22] = v7694;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7697 = v602.x[23];
+      const float v7698 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7699 = v7697 * v7698;
+      v602.x[23] = v7699;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7702 = v602.x[24];
+      const float v7703 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7704 = v7702 * v7703;
+      v602.x[24] = v7704;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7707 = v602.x[25];
+      const float v7708 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7709 = v7707 * v7708;
+      v602.x[25] = v7709;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7712 = v602.x[26];
+      const float v7713 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7714 = v7712 * v7713;
+      v602.x[26] = v7714;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7717 = v602.x[27];
+      const float v7718 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7719 = v7717 * v7718;
+      v602.x[27] = v7719;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7722 = v602.x[28];
+      const float v7723 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7724 = v7722 * v7723;
+      v602.x[28] = v7724;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7727 = v602.x[29];
+      const float v7728 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7729 = v7727 * v7728;
+      v602.x[29] = v7729;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7732 = v602.x[30];
+      const float v7733 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7734 = v7732 * v7733;
+      v602.x[30] = v7734;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7737 = v602.x[31];
+      const float v7738 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7739 = v7737 * v7738;
+      v602.x[31] = v7739;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7742 = v604.x[0];
+      const float v7743 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7744 = v7742 * v7743;
+      v604.x[0] = v7744;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7747 = v604.x[1];
+      const float v7748 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7749 = v7747 * v7748;
+      v604.x[1] = v7749;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7752 = v604.x[2];
+      const float v7753 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7754 = v7752 * v7753;
+      v604.x[2] = v7754;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7757 = v604.x[3];
+      const float v7758 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7759 = v7757 * v7758;
+      v604.x[3] = v7759;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7762 = v604.x[4];
+      const float v7763 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7764 = v7762 * v7763;
+      v604.x[4] = v7764;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7767 = v604.x[5];
+      const float v7768 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7769 = v7767 * v7768;
+      v604.x[5] = v7769;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7772 = v604.x[6];
+      const float v7773 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7774 = v7772 * v7773;
+      v604.x[6] = v7774;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7777 = v604.x[7];
+      const float v7778 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7779 = v7777 * v7778;
+      v604.x[7] = v7779;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7782 = v604.x[8];
+      const float v7783 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7784 = v7782 * v7783;
+      v604.x[8] = v7784;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7787 = v604.x[9];
+      const float v7788 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7789 = v7787 * v7788;
+      v604.x[9] = v7789;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7792 = v604.x[10];
+      const float v7793 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7794 = v7792 * v7793;
+      v604.x[10] = v7794;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7797 = v604.x[11];
+      const float v7798 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7799 = v7797 * v7798;
+      v604.x[11] = v7799;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7802 = v604.x[12];
+      const float v7803 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7804 = v7802 * v7803;
+      v604.x[12] = v7804;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7807 = v604.x[13];
+      const float v7808 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7809 = v7807 * v7808;
+      v604.x[13] = v7809;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7812 = v604.x[14];
+      const float v7813 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7814 = v7812 * v7813;
+      v604.x[14] = v7814;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7817 = v604.x[15];
+      const float v7818 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7819 = v7817 * v7818;
+      v604.x[15] = v7819;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7822 = v604.x[16];
+      const float v7823 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7824 = v7822 * v7823;
+      v604.x[16] = v7824;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7827 = v604.x[17];
+      const float v7828 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7829 = v7827 * v7828;
+      v604.x[17] = v7829;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7832 = v604.x[18];
+      const float v7833 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7834 = v7832 * v7833;
+      v604.x[18] = v7834;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7837 = v604.x[19];
+      const float v7838 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7839 = v7837 * v7838;
+      v604.x[19] = v7839;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7842 = v604.x[20];
+      const float v7843 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7844 = v7842 * v7843;
+      v604.x[20] = v7844;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7847 = v604.x[21];
+      const float v7848 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7849 = v7847 * v7848;
+      v604.x[21] = v7849;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7852 = v604.x[22];
+      const float v7853 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7854 = v7852 * v7853;
+      v604.x[22] = v7854;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7857 = v604.x[23];
+      const float v7858 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7859 = v7857 * v7858;
+      v604.x[23] = v7859;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7862 = v604.x[24];
+      const float v7863 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7864 = v7862 * v7863;
+      v604.x[24] = v7864;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7867 = v604.x[25];
+      const float v7868 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7869 = v7867 * v7868;
+      v604.x[25] = v7869;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7872 = v604.x[26];
+      const float v7873 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7874 = v7872 * v7873;
+      v604.x[26] = v7874;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7877 = v604.x[27];
+      const float v7878 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7879 = v7877 * v7878;
+      v604.x[27] = v7879;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7882 = v604.x[28];
+      const float v7883 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7884 = v7882 * v7883;
+      v604.x[28] = v7884;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7887 = v604.x[29];
+      const float v7888 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7889 = v7887 * v7888;
+      v604.x[29] = v7889;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7892 = v604.x[30];
+      const float v7893 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7894 = v7892 * v7893;
+      v604.x[30] = v7894;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7897 = v604.x[31];
+      const float v7898 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7899 = v7897 * v7898;
+      v604.x[31] = v7899;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7902 = v606.x[0];
+      const float v7903 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7904 = v7902 * v7903;
+      v606.x[0] = v7904;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7907 = v606.x[1];
+      const float v7908 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7909 = v7907 * v7908;
+      v606.x[1] = v7909;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7912 = v606.x[2];
+      const float v7913 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7914 = v7912 * v7913;
+      v606.x[2] = v7914;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7917 = v606.x[3];
+      const float v7918 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7919 = v7917 * v7918;
+      v606.x[3] = v7919;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7922 = v606.x[4];
+      const float v7923 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7924 = v7922 * v7923;
+      v606.x[4] = v7924;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7927 = v606.x[5];
+      const float v7928 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7929 = v7927 * v7928;
+      v606.x[5] = v7929;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7932 = v606.x[6];
+      const float v7933 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7934 = v7932 * v7933;
+      v606.x[6] = v7934;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7937 = v606.x[7];
+      const float v7938 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7939 = v7937 * v7938;
+      v606.x[7] = v7939;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7942 = v606.x[8];
+      const float v7943 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7944 = v7942 * v7943;
+      v606.x[8] = v7944;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7947 = v606.x[9];
+      const float v7948 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7949 = v7947 * v7948;
+      v606.x[9] = v7949;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7952 = v606.x[10];
+      const float v7953 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7954 = v7952 * v7953;
+      v606.x[10] = v7954;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7957 = v606.x[11];
+      const float v7958 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7959 = v7957 * v7958;
+      v606.x[11] = v7959;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7962 = v606.x[12];
+      const float v7963 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7964 = v7962 * v7963;
+      v606.x[12] = v7964;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7967 = v606.x[13];
+      const float v7968 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7969 = v7967 * v7968;
+      v606.x[13] = v7969;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7972 = v606.x[14];
+      const float v7973 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7974 = v7972 * v7973;
+      v606.x[14] = v7974;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7977 = v606.x[15];
+      const float v7978 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7979 = v7977 * v7978;
+      v606.x[15] = v7979;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7982 = v606.x[16];
+      const float v7983 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7984 = v7982 * v7983;
+      v606.x[16] = v7984;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7987 = v606.x[17];
+      const float v7988 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7989 = v7987 * v7988;
+      v606.x[17] = v7989;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7992 = v606.x[18];
+      const float v7993 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7994 = v7992 * v7993;
+      v606.x[18] = v7994;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7997 = v606.x[19];
+      const float v7998 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7999 = v7997 * v7998;
+      v606.x[19] = v7999;  // kernels/sdpa/flash_tile.hpp:228
+      const float v8002 = v606.x[20];
+      const float v8003 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v8004 = v8002 * v8003;
+      v606.x[20] = v8004;  // kernels/sdpa/flash_tile.hpp:228
+      const float v8007 = v606.x[21];
+      const float v8008 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v8009 = v8007 * v8008;
+      v606.x[21] = v8009;  // kernels/sdpa/flash_tile.hpp:228
+      const float v8012 = v606.x[22];
+      const float v8013 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v8014 = v8012 * v8013;
+      v606.x[22] = v8014;  // kernels/sdpa/flash_tile.hpp:228
+      const float v8017 = v606.x[23];
+      const float v8018 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v8019 = v8017 * v8018;
+      v606.x[23] = v8019;  // kernels/sdpa/flash_tile.hpp:228
+      const float v8022 = v606.x[24];
+      const float v8023 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v8024 = v8022 * v8023;
+      v606.x[24] = v8024;  // kernels/sdpa/flash_tile.hpp:228
+      const float v8027 = v606.x[25];
+      const float v8028 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v8029 = v8027 * v8028;
+      v606.x[25] = v8029;  // kernels/sdpa/flash_tile.hpp:228
+      const float v8032 = v606.x[26];
+      const float v8033 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v8034 = v8032 * v8033;
+      v606.x[26] = v8034;  // kernels/sdpa/flash_tile.hpp:228
+      const float v8037 = v606.x[27];
+      const float v8038 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v8039 = v8037 * v8038;
+      v606.x[27] = v8039;  // kernels/sdpa/flash_tile.hpp:228
+      const float v8042 = v606.x[28];
+      const float v8043 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v8044 = v8042 * v8043;
+      v606.x[28] = v8044;  // kernels/sdpa/flash_tile.hpp:228
+      const float v8047 = v606.x[29];
+      const float v8048 = v7105.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v8049 = v8047 * v8048;
+      v606.x[29] = v8049;  // kernels/sdpa/flash_tile.hpp:228
+      const float v8052 = v606.x[30];
+      const float v8053 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v8054 = v8052 * v8053;
+      v606.x[30] = v8054;  // kernels/sdpa/flash_tile.hpp:228
+      const float v8057 = v606.x[31];
+      const float v8058 = v7105.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v8059 = v8057 * v8058;
+      v606.x[31] = v8059;  // kernels/sdpa/flash_tile.hpp:228
+      iron_frag<iron_bf16, 0, 16, 64> v8061;  // kernels/sdpa/flash_warpgroup.hpp:118
+      iron_frag_fill(v8061, iron_f32_to_bf16(0.0f));
+      iron_frag_convert(v8061, v6237);
+      iron_frag_store<false>(v8061, shm3, v8068, 64u);  // kernels/sdpa/flash_warpgroup.hpp:125
       __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:127
-      iron_frag<iron_bf16, 0, 16, 16> v8301;  // kernels/sdpa/flash_warpgroup.hpp:130
-      iron_frag_fill(v8301, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8301, shm3, v8112, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8303;
-      iron_frag_fill(v8303, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8303, shm2, v6220, 64u);
-      iron_frag_mma_sync(v579, v8301, v8303);
-      const unsigned int v8310 = v6220 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v8312;
-      iron_frag_fill(v8312, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8312, shm3, v8123, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8314;
-      iron_frag_fill(v8314, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8314, shm2, v8310, 64u);
-      iron_frag_mma_sync(v579, v8312, v8314);
-      const unsigned int v8321 = v6220 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v8323;
-      iron_frag_fill(v8323, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8323, shm3, v8132, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8325;
-      iron_frag_fill(v8325, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8325, shm2, v8321, 64u);
-      iron_frag_mma_sync(v579, v8323, v8325);
-      const unsigned int v8332 = v6220 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v8334;
-      iron_frag_fill(v8334, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8334, shm3, v8141, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8336;
-      iron_frag_fill(v8336, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8336, shm2, v8332, 64u);
-      iron_frag_mma_sync(v579, v8334, v8336);
-      iron_frag<iron_bf16, 0, 16, 16> v8354;
-      iron_frag_fill(v8354, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8354, shm3, v8112, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8356;
-      iron_frag_fill(v8356, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8356, shm2, v6233, 64u);
-      iron_frag_mma_sync(v581, v8354, v8356);
-      const unsigned int v8363 = v6233 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v8365;
-      iron_frag_fill(v8365, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8365, shm3, v8123, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8367;
-      iron_frag_fill(v8367, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8367, shm2, v8363, 64u);
-      iron_frag_mma_sync(v581, v8365, v8367);
-      const unsigned int v8374 = v6233 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v8376;
-      iron_frag_fill(v8376, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8376, shm3, v8132, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8378;
-      iron_frag_fill(v8378, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8378, shm2, v8374, 64u);
-      iron_frag_mma_sync(v581, v8376, v8378);
-      const unsigned int v8385 = v6233 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v8387;
-      iron_frag_fill(v8387, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8387, shm3, v8141, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8389;
-      iron_frag_fill(v8389, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8389, shm2, v8385, 64u);
-      iron_frag_mma_sync(v581, v8387, v8389);
-      iron_frag<iron_bf16, 0, 16, 16> v8407;
-      iron_frag_fill(v8407, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8407, shm3, v8112, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8409;
-      iron_frag_fill(v8409, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8409, shm2, v6245, 64u);
-      iron_frag_mma_sync(v583, v8407, v8409);
-      const unsigned int v8416 = v6245 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v8418;
-      iron_frag_fill(v8418, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8418, shm3, v8123, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8420;
-      iron_frag_fill(v8420, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8420, shm2, v8416, 64u);
-      iron_frag_mma_sync(v583, v8418, v8420);
-      const unsigned int v8427 = v6245 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v8429;
-      iron_frag_fill(v8429, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8429, shm3, v8132, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8431;
-      iron_frag_fill(v8431, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8431, shm2, v8427, 64u);
-      iron_frag_mma_sync(v583, v8429, v8431);
-      const unsigned int v8438 = v6245 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v8440;
-      iron_frag_fill(v8440, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8440, shm3, v8141, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8442;
-      iron_frag_fill(v8442, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8442, shm2, v8438, 64u);
-      iron_frag_mma_sync(v583, v8440, v8442);
-      iron_frag<iron_bf16, 0, 16, 16> v8460;
-      iron_frag_fill(v8460, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8460, shm3, v8112, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8462;
-      iron_frag_fill(v8462, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8462, shm2, v6257, 64u);
-      iron_frag_mma_sync(v585, v8460, v8462);
-      const unsigned int v8469 = v6257 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v8471;
-      iron_frag_fill(v8471, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8471, shm3, v8123, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8473;
-      iron_frag_fill(v8473, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8473, shm2, v8469, 64u);
-      iron_frag_mma_sync(v585, v8471, v8473);
-      const unsigned int v8480 = v6257 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v8482;
-      iron_frag_fill(v8482, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8482, shm3, v8132, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8484;
-      iron_frag_fill(v8484, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8484, shm2, v8480, 64u);
-      iron_frag_mma_sync(v585, v8482, v8484);
-      const unsigned int v8491 = v6257 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v8493;
-      iron_frag_fill(v8493, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8493, shm3, v8141, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8495;
-      iron_frag_fill(v8495, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8495, shm2, v8491, 64u);
-      iron_frag_mma_sync(v585, v8493, v8495);
+      iron_frag<iron_bf16, 0, 16, 16> v8322;  // kernels/sdpa/flash_warpgroup.hpp:130
+      iron_frag_fill(v8322, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8322, shm3, v8133, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8324;
+      iron_frag_fill(v8324, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8324, shm2, v6241, 64u);
+      iron_frag_mma_sync(v600, v8322, v8324);
+      const unsigned int v8331 = v6241 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v8333;
+      iron_frag_fill(v8333, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8333, shm3, v8144, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8335;
+      iron_frag_fill(v8335, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8335, shm2, v8331, 64u);
+      iron_frag_mma_sync(v600, v8333, v8335);
+      const unsigned int v8342 = v6241 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v8344;
+      iron_frag_fill(v8344, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8344, shm3, v8153, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8346;
+      iron_frag_fill(v8346, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8346, shm2, v8342, 64u);
+      iron_frag_mma_sync(v600, v8344, v8346);
+      const unsigned int v8353 = v6241 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v8355;
+      iron_frag_fill(v8355, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8355, shm3, v8162, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8357;
+      iron_frag_fill(v8357, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8357, shm2, v8353, 64u);
+      iron_frag_mma_sync(v600, v8355, v8357);
+      iron_frag<iron_bf16, 0, 16, 16> v8375;
+      iron_frag_fill(v8375, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8375, shm3, v8133, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8377;
+      iron_frag_fill(v8377, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8377, shm2, v6254, 64u);
+      iron_frag_mma_sync(v602, v8375, v8377);
+      const unsigned int v8384 = v6254 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v8386;
+      iron_frag_fill(v8386, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8386, shm3, v8144, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8388;
+      iron_frag_fill(v8388, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8388, shm2, v8384, 64u);
+      iron_frag_mma_sync(v602, v8386, v8388);
+      const unsigned int v8395 = v6254 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v8397;
+      iron_frag_fill(v8397, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8397, shm3, v8153, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8399;
+      iron_frag_fill(v8399, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8399, shm2, v8395, 64u);
+      iron_frag_mma_sync(v602, v8397, v8399);
+      const unsigned int v8406 = v6254 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v8408;
+      iron_frag_fill(v8408, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8408, shm3, v8162, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8410;
+      iron_frag_fill(v8410, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8410, shm2, v8406, 64u);
+      iron_frag_mma_sync(v602, v8408, v8410);
+      iron_frag<iron_bf16, 0, 16, 16> v8428;
+      iron_frag_fill(v8428, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8428, shm3, v8133, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8430;
+      iron_frag_fill(v8430, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8430, shm2, v6266, 64u);
+      iron_frag_mma_sync(v604, v8428, v8430);
+      const unsigned int v8437 = v6266 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v8439;
+      iron_frag_fill(v8439, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8439, shm3, v8144, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8441;
+      iron_frag_fill(v8441, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8441, shm2, v8437, 64u);
+      iron_frag_mma_sync(v604, v8439, v8441);
+      const unsigned int v8448 = v6266 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v8450;
+      iron_frag_fill(v8450, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8450, shm3, v8153, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8452;
+      iron_frag_fill(v8452, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8452, shm2, v8448, 64u);
+      iron_frag_mma_sync(v604, v8450, v8452);
+      const unsigned int v8459 = v6266 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v8461;
+      iron_frag_fill(v8461, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8461, shm3, v8162, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8463;
+      iron_frag_fill(v8463, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8463, shm2, v8459, 64u);
+      iron_frag_mma_sync(v604, v8461, v8463);
+      iron_frag<iron_bf16, 0, 16, 16> v8481;
+      iron_frag_fill(v8481, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8481, shm3, v8133, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8483;
+      iron_frag_fill(v8483, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8483, shm2, v6278, 64u);
+      iron_frag_mma_sync(v606, v8481, v8483);
+      const unsigned int v8490 = v6278 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v8492;
+      iron_frag_fill(v8492, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8492, shm3, v8144, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8494;
+      iron_frag_fill(v8494, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8494, shm2, v8490, 64u);
+      iron_frag_mma_sync(v606, v8492, v8494);
+      const unsigned int v8501 = v6278 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v8503;
+      iron_frag_fill(v8503, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8503, shm3, v8153, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8505;
+      iron_frag_fill(v8505, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8505, shm2, v8501, 64u);
+      iron_frag_mma_sync(v606, v8503, v8505);
+      const unsigned int v8512 = v6278 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v8514;
+      iron_frag_fill(v8514, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8514, shm3, v8162, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8516;
+      iron_frag_fill(v8516, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8516, shm2, v8512, 64u);
+      iron_frag_mma_sync(v606, v8514, v8516);
     }
     __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:95
-    const float v3001 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:247
-    iron_frag<float, 2, 16, 8> v3003;  // kernels/sdpa/flash_tile.hpp:248
-    iron_frag_fill(v3003, 0.0f);
-    const float v3007 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:250
-    const float v3008 = fmaxf(v3007, v3001);
-    const bool v3011 = v3008 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v3012 = v3011 ? 0.0f : v3008;
-    v3003.x[0] = v3012;  // kernels/sdpa/flash_tile.hpp:249
-    const float v3016 = v575.x[1];  // kernels/sdpa/flash_tile.hpp:250
-    const float v3017 = fmaxf(v3016, v3001);
-    const bool v3020 = v3017 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v3021 = v3020 ? 0.0f : v3017;
-    v3003.x[1] = v3021;  // kernels/sdpa/flash_tile.hpp:249
-    const float v3025 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:250
-    const float v3026 = fmaxf(v3025, v3001);
-    const bool v3029 = v3026 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v3030 = v3029 ? 0.0f : v3026;
-    v3003.x[2] = v3030;  // kernels/sdpa/flash_tile.hpp:249
-    const float v3034 = v575.x[3];  // kernels/sdpa/flash_tile.hpp:250
-    const float v3035 = fmaxf(v3034, v3001);
-    const bool v3038 = v3035 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v3039 = v3038 ? 0.0f : v3035;
-    v3003.x[3] = v3039;  // kernels/sdpa/flash_tile.hpp:249
-    iron_frag<float, 2, 16, 8> v3041;  // kernels/sdpa/flash_tile.hpp:252
-    iron_frag_fill(v3041, 0.0f);
-    const float v3045 = v3003.x[0];  // kernels/sdpa/flash_tile.hpp:254
-    const float v3046 = v3001 - v3045;
-    const float v3047 = exp2f(v3046);
-    const float v3050 = v3007 - v3045;
-    const float v3051 = exp2f(v3050);
-    const float v3052 = v577.x[0];
-    const float v3053 = v3052 * v3051;
-    const float v3054 = v3053 + v3047;
-    v3041.x[0] = v3054;  // kernels/sdpa/flash_tile.hpp:253
-    const float v3058 = v3003.x[1];  // kernels/sdpa/flash_tile.hpp:254
-    const float v3059 = v3001 - v3058;
-    const float v3060 = exp2f(v3059);
-    const float v3063 = v3016 - v3058;
-    const float v3064 = exp2f(v3063);
-    const float v3065 = v577.x[1];
-    const float v3066 = v3065 * v3064;
-    const float v3067 = v3066 + v3060;
-    v3041.x[1] = v3067;  // kernels/sdpa/flash_tile.hpp:253
-    const float v3071 = v3003.x[2];  // kernels/sdpa/flash_tile.hpp:254
-    const float v3072 = v3001 - v3071;
-    const float v3073 = exp2f(v3072);
-    const float v3076 = v3025 - v3071;
-    const float v3077 = exp2f(v3076);
-    const float v3078 = v577.x[2];
-    const float v3079 = v3078 * v3077;
-    const float v3080 = v3079 + v3073;
-    v3041.x[2] = v3080;  // kernels/sdpa/flash_tile.hpp:253
-    const float v3084 = v3003.x[3];  // kernels/sdpa/flash_tile.hpp:254
-    const float v3085 = v3001 - v3084;
-    const float v3086 = exp2f(v3085);
-    const float v3089 = v3034 - v3084;
-    const float v3090 = exp2f(v3089);
-    const float v3091 = v577.x[3];
-    const float v3092 = v3091 * v3090;
-    const float v3093 = v3092 + v3086;
-    v3041.x[3] = v3093;  // kernels/sdpa/flash_tile.hpp:253
-    iron_frag<float, 2, 16, 8> v3095;  // kernels/sdpa/flash_tile.hpp:256
-    iron_frag_fill(v3095, 0.0f);
-    const float v3099 = v3041.x[0];  // kernels/sdpa/flash_tile.hpp:258
-    const float v3105 = v3051 / v3099;  // kernels/sdpa/flash_tile.hpp:259
-    const bool v3107 = v3099 > 0.0f;
-    const float v3108 = v3107 ? v3105 : 0.0f;
-    v3095.x[0] = v3108;  // kernels/sdpa/flash_tile.hpp:257
-    const float v3112 = v3041.x[1];  // kernels/sdpa/flash_tile.hpp:258
-    const float v3118 = v3064 / v3112;  // kernels/sdpa/flash_tile.hpp:259
-    const bool v3120 = v3112 > 0.0f;
-    const float v3121 = v3120 ? v3118 : 0.0f;
-    v3095.x[1] = v3121;  // kernels/sdpa/flash_tile.hpp:257
-    const float v3125 = v3041.x[2];  // kernels/sdpa/flash_tile.hpp:258
-    const float v3131 = v3077 / v3125;  // kernels/sdpa/flash_tile.hpp:259
-    const bool v3133 = v3125 > 0.0f;
-    const float v3134 = v3133 ? v3131 : 0.0f;
-    v3095.x[2] = v3134;  // kernels/sdpa/flash_tile.hpp:257
-    const float v3138 = v3041.x[3];  // kernels/sdpa/flash_tile.hpp:258
-    const float v3144 = v3090 / v3138;  // kernels/sdpa/flash_tile.hpp:259
-    const bool v3146 = v3138 > 0.0f;
-    const float v3147 = v3146 ? v3144 : 0.0f;
-    v3095.x[3] = v3147;  // kernels/sdpa/flash_tile.hpp:257
-    const unsigned int v3149 = v46 + v7400;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3150 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3151 = v579.x[0];
-    const float v3152 = v3151 * v3150;
-    const bool v3153 = v3149 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3153) {
-      const iron_bf16 v3157 = iron_f32_to_bf16(v3152);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3159 = v11 + v3149;
-      const unsigned int v3160 = v3159 * v1;
-      const unsigned int v3161 = v3160 + v26;
-      const unsigned int v3162 = v3161 << 8u;
-      const unsigned int v3163 = v3162 + v7399;
-      out[v3163] = v3157;
-    }
-    const unsigned int v3165 = v46 + v7405;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3166 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3167 = v579.x[1];
-    const float v3168 = v3167 * v3166;
-    const bool v3169 = v3165 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3169) {
-      const iron_bf16 v3173 = iron_f32_to_bf16(v3168);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3175 = v11 + v3165;
-      const unsigned int v3176 = v3175 * v1;
-      const unsigned int v3177 = v3176 + v26;
-      const unsigned int v3178 = v3177 << 8u;
-      const unsigned int v3179 = v3178 + v7404;
-      out[v3179] = v3173;
-    }
-    const unsigned int v3181 = v46 + v7410;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3182 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3183 = v579.x[2];
-    const float v3184 = v3183 * v3182;
-    const bool v3185 = v3181 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3185) {
-      const iron_bf16 v3189 = iron_f32_to_bf16(v3184);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3191 = v11 + v3181;
-      const unsigned int v3192 = v3191 * v1;
-      const unsigned int v3193 = v3192 + v26;
-      const unsigned int v3194 = v3193 << 8u;
-      const unsigned int v3195 = v3194 + v7409;
-      out[v3195] = v3189;
-    }
-    const unsigned int v3197 = v46 + v7415;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3198 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3199 = v579.x[3];
-    const float v3200 = v3199 * v3198;
-    const bool v3201 = v3197 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3201) {
-      const iron_bf16 v3205 = iron_f32_to_bf16(v3200);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3207 = v11 + v3197;
-      const unsigned int v3208 = v3207 * v1;
-      const unsigned int v3209 = v3208 + v26;
-      const unsigned int v3210 = v3209 << 8u;
-      const unsigned int v3211 = v3210 + v7414;
-      out[v3211] = v3205;
-    }
-    const unsigned int v3213 = v46 + v7420;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3214 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3215 = v579.x[4];
-    const float v3216 = v3215 * v3214;
-    const bool v3217 = v3213 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3217) {
-      const iron_bf16 v3221 = iron_f32_to_bf16(v3216);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3223 = v11 + v3213;
-      const unsigned int v3224 = v3223 * v1;
-      const unsigned int v3225 = v3224 + v26;
-      const unsigned int v3226 = v3225 << 8u;
-      const unsigned int v3227 = v3226 + v7419;
-      out[v3227] = v3221;
-    }
-    const unsigned int v3229 = v46 + v7425;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3230 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3231 = v579.x[5];
-    const float v3232 = v3231 * v3230;
-    const bool v3233 = v3229 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3233) {
-      const iron_bf16 v3237 = iron_f32_to_bf16(v3232);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3239 = v11 + v3229;
-      const unsigned int v3240 = v3239 * v1;
-      const unsigned int v3241 = v3240 + v26;
-      const unsigned int v3242 = v3241 << 8u;
-      const unsigned int v3243 = v3242 + v7424;
-      out[v3243] = v3237;
-    }
-    const unsigned int v3245 = v46 + v7430;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3246 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3247 = v579.x[6];
-    const float v3248 = v3247 * v3246;
-    const bool v3249 = v3245 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3249) {
-      const iron_bf16 v3253 = iron_f32_to_bf16(v3248);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3255 = v11 + v3245;
-      const unsigned int v3256 = v3255 * v1;
-      const unsigned int v3257 = v3256 + v26;
-      const unsigned int v3258 = v3257 << 8u;
-      const unsigned int v3259 = v3258 + v7429;
-      out[v3259] = v3253;
-    }
-    const unsigned int v3261 = v46 + v7435;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3262 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3263 = v579.x[7];
-    const float v3264 = v3263 * v3262;
-    const bool v3265 = v3261 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3265) {
-      const iron_bf16 v3269 = iron_f32_to_bf16(v3264);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3271 = v11 + v3261;
-      const unsigned int v3272 = v3271 * v1;
-      const unsigned int v3273 = v3272 + v26;
-      const unsigned int v3274 = v3273 << 8u;
-      const unsigned int v3275 = v3274 + v7434;
-      out[v3275] = v3269;
-    }
-    const unsigned int v3277 = v46 + v7440;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3278 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3279 = v579.x[8];
-    const float v3280 = v3279 * v3278;
-    const bool v3281 = v3277 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3281) {
-      const iron_bf16 v3285 = iron_f32_to_bf16(v3280);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3287 = v11 + v3277;
-      const unsigned int v3288 = v3287 * v1;
-      const unsigned int v3289 = v3288 + v26;
-      const unsigned int v3290 = v3289 << 8u;
-      const unsigned int v3291 = v3290 + v7439;
-      out[v3291] = v3285;
-    }
-    const unsigned int v3293 = v46 + v7445;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3294 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3295 = v579.x[9];
-    const float v3296 = v3295 * v3294;
-    const bool v3297 = v3293 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3297) {
-      const iron_bf16 v3301 = iron_f32_to_bf16(v3296);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3303 = v11 + v3293;
-      const unsigned int v3304 = v3303 * v1;
-      const unsigned int v3305 = v3304 + v26;
-      const unsigned int v3306 = v3305 << 8u;
-      const unsigned int v3307 = v3306 + v7444;
-      out[v3307] = v3301;
-    }
-    const unsigned int v3309 = v46 + v7450;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3310 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3311 = v579.x[10];
-    const float v3312 = v3311 * v3310;
-    const bool v3313 = v3309 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3313) {
-      const iron_bf16 v3317 = iron_f32_to_bf16(v3312);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3319 = v11 + v3309;
-      const unsigned int v3320 = v3319 * v1;
-      const unsigned int v3321 = v3320 + v26;
-      const unsigned int v3322 = v3321 << 8u;
-      const unsigned int v3323 = v3322 + v7449;
-      out[v3323] = v3317;
-    }
-    const unsigned int v3325 = v46 + v7455;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3326 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3327 = v579.x[11];
-    const float v3328 = v3327 * v3326;
-    const bool v3329 = v3325 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3329) {
-      const iron_bf16 v3333 = iron_f32_to_bf16(v3328);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3335 = v11 + v3325;
-      const unsigned int v3336 = v3335 * v1;
-      const unsigned int v3337 = v3336 + v26;
-      const unsigned int v3338 = v3337 << 8u;
-      const unsigned int v3339 = v3338 + v7454;
-      out[v3339] = v3333;
-    }
-    const unsigned int v3341 = v46 + v7460;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3342 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3343 = v579.x[12];
-    const float v3344 = v3343 * v3342;
-    const bool v3345 = v3341 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3345) {
-      const iron_bf16 v3349 = iron_f32_to_bf16(v3344);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3351 = v11 + v3341;
-      const unsigned int v3352 = v3351 * v1;
-      const unsigned int v3353 = v3352 + v26;
-      const unsigned int v3354 = v3353 << 8u;
-      const unsigned int v3355 = v3354 + v7459;
-      out[v3355] = v3349;
-    }
-    const unsigned int v3357 = v46 + v7465;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3358 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3359 = v579.x[13];
-    const float v3360 = v3359 * v3358;
-    const bool v3361 = v3357 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3361) {
-      const iron_bf16 v3365 = iron_f32_to_bf16(v3360);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3367 = v11 + v3357;
-      const unsigned int v3368 = v3367 * v1;
-      const unsigned int v3369 = v3368 + v26;
-      const unsigned int v3370 = v3369 << 8u;
-      const unsigned int v3371 = v3370 + v7464;
-      out[v3371] = v3365;
-    }
-    const unsigned int v3373 = v46 + v7470;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3374 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3375 = v579.x[14];
-    const float v3376 = v3375 * v3374;
-    const bool v3377 = v3373 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3377) {
-      const iron_bf16 v3381 = iron_f32_to_bf16(v3376);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3383 = v11 + v3373;
-      const unsigned int v3384 = v3383 * v1;
-      const unsigned int v3385 = v3384 + v26;
-      const unsigned int v3386 = v3385 << 8u;
-      const unsigned int v3387 = v3386 + v7469;
-      out[v3387] = v3381;
-    }
-    const unsigned int v3389 = v46 + v7475;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3390 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3391 = v579.x[15];
-    const float v3392 = v3391 * v3390;
-    const bool v3393 = v3389 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3393) {
-      const iron_bf16 v3397 = iron_f32_to_bf16(v3392);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3399 = v11 + v3389;
-      const unsigned int v3400 = v3399 * v1;
-      const unsigned int v3401 = v3400 + v26;
-      const unsigned int v3402 = v3401 << 8u;
-      const unsigned int v3403 = v3402 + v7474;
-      out[v3403] = v3397;
-    }
-    const unsigned int v3405 = v46 + v7480;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3406 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3407 = v579.x[16];
-    const float v3408 = v3407 * v3406;
-    const bool v3409 = v3405 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3409) {
-      const iron_bf16 v3413 = iron_f32_to_bf16(v3408);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3415 = v11 + v3405;
-      const unsigned int v3416 = v3415 * v1;
-      const unsigned int v3417 = v3416 + v26;
-      const unsigned int v3418 = v3417 << 8u;
-      const unsigned int v3419 = v3418 + v7479;
-      out[v3419] = v3413;
-    }
-    const unsigned int v3421 = v46 + v7485;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3422 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3423 = v579.x[17];
-    const float v3424 = v3423 * v3422;
-    const bool v3425 = v3421 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3425) {
-      const iron_bf16 v3429 = iron_f32_to_bf16(v3424);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3431 = v11 + v3421;
-      const unsigned int v3432 = v3431 * v1;
-      const unsigned int v3433 = v3432 + v26;
-      const unsigned int v3434 = v3433 << 8u;
-      const unsigned int v3435 = v3434 + v7484;
-      out[v3435] = v3429;
-    }
-    const unsigned int v3437 = v46 + v7490;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3438 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3439 = v579.x[18];
-    const float v3440 = v3439 * v3438;
-    const bool v3441 = v3437 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3441) {
-      const iron_bf16 v3445 = iron_f32_to_bf16(v3440);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3447 = v11 + v3437;
-      const unsigned int v3448 = v3447 * v1;
-      const unsigned int v3449 = v3448 + v26;
-      const unsigned int v3450 = v3449 << 8u;
-      const unsigned int v3451 = v3450 + v7489;
-      out[v3451] = v3445;
-    }
-    const unsigned int v3453 = v46 + v7495;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3454 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3455 = v579.x[19];
-    const float v3456 = v3455 * v3454;
-    const bool v3457 = v3453 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3457) {
-      const iron_bf16 v3461 = iron_f32_to_bf16(v3456);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3463 = v11 + v3453;
-      const unsigned int v3464 = v3463 * v1;
-      const unsigned int v3465 = v3464 + v26;
-      const unsigned int v3466 = v3465 << 8u;
-      const unsigned int v3467 = v3466 + v7494;
-      out[v3467] = v3461;
-    }
-    const unsigned int v3469 = v46 + v7500;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3470 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3471 = v579.x[20];
-    const float v3472 = v3471 * v3470;
-    const bool v3473 = v3469 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3473) {
-      const iron_bf16 v3477 = iron_f32_to_bf16(v3472);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3479 = v11 + v3469;
-      const unsigned int v3480 = v3479 * v1;
-      const unsigned int v3481 = v3480 + v26;
-      const unsigned int v3482 = v3481 << 8u;
-      const unsigned int v3483 = v3482 + v7499;
-      out[v3483] = v3477;
-    }
-    const unsigned int v3485 = v46 + v7505;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3486 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3487 = v579.x[21];
-    const float v3488 = v3487 * v3486;
-    const bool v3489 = v3485 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3489) {
-      const iron_bf16 v3493 = iron_f32_to_bf16(v3488);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3495 = v11 + v3485;
-      const unsigned int v3496 = v3495 * v1;
-      const unsigned int v3497 = v3496 + v26;
-      const unsigned int v3498 = v3497 << 8u;
-      const unsigned int v3499 = v3498 + v7504;
-      out[v3499] = v3493;
-    }
-    const unsigned int v3501 = v46 + v7510;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3502 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3503 = v579.x[22];
-    const float v3504 = v3503 * v3502;
-    const bool v3505 = v3501 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3505) {
-      const iron_bf16 v3509 = iron_f32_to_bf16(v3504);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3511 = v11 + v3501;
-      const unsigned int v3512 = v3511 * v1;
-      const unsigned int v3513 = v3512 + v26;
-      const unsigned int v3514 = v3513 << 8u;
-      const unsigned int v3515 = v3514 + v7509;
-      out[v3515] = v3509;
-    }
-    const unsigned int v3517 = v46 + v7515;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3518 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3519 = v579.x[23];
-    const float v3520 = v3519 * v3518;
-    const bool v3521 = v3517 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3521) {
-      const iron_bf16 v3525 = iron_f32_to_bf16(v3520);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3527 = v11 + v3517;
-      const unsigned int v3528 = v3527 * v1;
-      const unsigned int v3529 = v3528 + v26;
-      const unsigned int v3530 = v3529 << 8u;
-      const unsigned int v3531 = v3530 + v7514;
-      out[v3531] = v3525;
-    }
-    const unsigned int v3533 = v46 + v7520;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3534 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3535 = v579.x[24];
-    const float v3536 = v3535 * v3534;
-    const bool v3537 = v3533 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3537) {
-      const iron_bf16 v3541 = iron_f32_to_bf16(v3536);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3543 = v11 + v3533;
-      const unsigned int v3544 = v3543 * v1;
-      const unsigned int v3545 = v3544 + v26;
-      const unsigned int v3546 = v3545 << 8u;
-      const unsigned int v3547 = v3546 + v7519;
-      out[v3547] = v3541;
-    }
-    const unsigned int v3549 = v46 + v7525;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3550 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3551 = v579.x[25];
-    const float v3552 = v3551 * v3550;
-    const bool v3553 = v3549 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3553) {
-      const iron_bf16 v3557 = iron_f32_to_bf16(v3552);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3559 = v11 + v3549;
-      const unsigned int v3560 = v3559 * v1;
-      const unsigned int v3561 = v3560 + v26;
-      const unsigned int v3562 = v3561 << 8u;
-      const unsigned int v3563 = v3562 + v7524;
-      out[v3563] = v3557;
-    }
-    const unsigned int v3565 = v46 + v7530;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3566 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3567 = v579.x[26];
-    const float v3568 = v3567 * v3566;
-    const bool v3569 = v3565 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3569) {
-      const iron_bf16 v3573 = iron_f32_to_bf16(v3568);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3575 = v11 + v3565;
-      const unsigned int v3576 = v3575 * v1;
-      const unsigned int v3577 = v3576 + v26;
-      const unsigned int v3578 = v3577 << 8u;
-      const unsigned int v3579 = v3578 + v7529;
-      out[v3579] = v3573;
-    }
-    const unsigned int v3581 = v46 + v7535;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3582 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3583 = v579.x[27];
-    const float v3584 = v3583 * v3582;
-    const bool v3585 = v3581 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3585) {
-      const iron_bf16 v3589 = iron_f32_to_bf16(v3584);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3591 = v11 + v3581;
-      const unsigned int v3592 = v3591 * v1;
-      const unsigned int v3593 = v3592 + v26;
-      const unsigned int v3594 = v3593 << 8u;
-      const unsigned int v3595 = v3594 + v7534;
-      out[v3595] = v3589;
-    }
-    const unsigned int v3597 = v46 + v7540;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3598 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3599 = v579.x[28];
-    const float v3600 = v3599 * v3598;
-    const bool v3601 = v3597 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3601) {
-      const iron_bf16 v3605 = iron_f32_to_bf16(v3600);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3607 = v11 + v3597;
-      const unsigned int v3608 = v3607 * v1;
-      const unsigned int v3609 = v3608 + v26;
-      const unsigned int v3610 = v3609 << 8u;
-      const unsigned int v3611 = v3610 + v7539;
-      out[v3611] = v3605;
-    }
-    const unsigned int v3613 = v46 + v7545;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3614 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3615 = v579.x[29];
-    const float v3616 = v3615 * v3614;
-    const bool v3617 = v3613 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3617) {
-      const iron_bf16 v3621 = iron_f32_to_bf16(v3616);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3623 = v11 + v3613;
-      const unsigned int v3624 = v3623 * v1;
-      const unsigned int v3625 = v3624 + v26;
-      const unsigned int v3626 = v3625 << 8u;
-      const unsigned int v3627 = v3626 + v7544;
-      out[v3627] = v3621;
-    }
-    const unsigned int v3629 = v46 + v7550;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3630 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3631 = v579.x[30];
-    const float v3632 = v3631 * v3630;
-    const bool v3633 = v3629 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3633) {
-      const iron_bf16 v3637 = iron_f32_to_bf16(v3632);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3639 = v11 + v3629;
-      const unsigned int v3640 = v3639 * v1;
-      const unsigned int v3641 = v3640 + v26;
-      const unsigned int v3642 = v3641 << 8u;
-      const unsigned int v3643 = v3642 + v7549;
-      out[v3643] = v3637;
-    }
-    const unsigned int v3645 = v46 + v7555;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3646 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3647 = v579.x[31];
-    const float v3648 = v3647 * v3646;
-    const bool v3649 = v3645 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3649) {
-      const iron_bf16 v3653 = iron_f32_to_bf16(v3648);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3655 = v11 + v3645;
-      const unsigned int v3656 = v3655 * v1;
-      const unsigned int v3657 = v3656 + v26;
-      const unsigned int v3658 = v3657 << 8u;
-      const unsigned int v3659 = v3658 + v7554;
-      out[v3659] = v3653;
-    }
-    const unsigned int v3661 = v46 + v7560;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3662 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3663 = v581.x[0];
-    const float v3664 = v3663 * v3662;
-    const bool v3665 = v3661 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3665) {
-      const unsigned int v3668 = 64u + v7559;
-      const iron_bf16 v3669 = iron_f32_to_bf16(v3664);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3671 = v11 + v3661;
-      const unsigned int v3672 = v3671 * v1;
-      const unsigned int v3673 = v3672 + v26;
-      const unsigned int v3674 = v3673 << 8u;
-      const unsigned int v3675 = v3674 + v3668;
-      out[v3675] = v3669;
-    }
-    const unsigned int v3677 = v46 + v7565;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3678 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3679 = v581.x[1];
-    const float v3680 = v3679 * v3678;
-    const bool v3681 = v3677 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3681) {
-      const unsigned int v3684 = 64u + v7564;
-      const iron_bf16 v3685 = iron_f32_to_bf16(v3680);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3687 = v11 + v3677;
-      const unsigned int v3688 = v3687 * v1;
-      const unsigned int v3689 = v3688 + v26;
-      const unsigned int v3690 = v3689 << 8u;
-      const unsigned int v3691 = v3690 + v3684;
-      out[v3691] = v3685;
-    }
-    const unsigned int v3693 = v46 + v7570;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3694 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3695 = v581.x[2];
-    const float v3696 = v3695 * v3694;
-    const bool v3697 = v3693 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3697) {
-      const unsigned int v3700 = 64u + v7569;
-      const iron_bf16 v3701 = iron_f32_to_bf16(v3696);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3703 = v11 + v3693;
-      const unsigned int v3704 = v3703 * v1;
-      const unsigned int v3705 = v3704 + v26;
-      const unsigned int v3706 = v3705 << 8u;
-      const unsigned int v3707 = v3706 + v3700;
-      out[v3707] = v3701;
-    }
-    const unsigned int v3709 = v46 + v7575;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3710 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3711 = v581.x[3];
-    const float v3712 = v3711 * v3710;
-    const bool v3713 = v3709 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3713) {
-      const unsigned int v3716 = 64u + v7574;
-      const iron_bf16 v3717 = iron_f32_to_bf16(v3712);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3719 = v11 + v3709;
-      const unsigned int v3720 = v3719 * v1;
-      const unsigned int v3721 = v3720 + v26;
-      const unsigned int v3722 = v3721 << 8u;
-      const unsigned int v3723 = v3722 + v3716;
-      out[v3723] = v3717;
-    }
-    const unsigned int v3725 = v46 + v7580;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3726 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3727 = v581.x[4];
-    const float v3728 = v3727 * v3726;
-    const bool v3729 = v3725 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3729) {
-      const unsigned int v3732 = 64u + v7579;
-      const iron_bf16 v3733 = iron_f32_to_bf16(v3728);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3735 = v11 + v3725;
-      const unsigned int v3736 = v3735 * v1;
-      const unsigned int v3737 = v3736 + v26;
-      const unsigned int v3738 = v3737 << 8u;
-      const unsigned int v3739 = v3738 + v3732;
-      out[v3739] = v3733;
-    }
-    const unsigned int v3741 = v46 + v7585;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3742 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3743 = v581.x[5];
-    const float v3744 = v3743 * v3742;
-    const bool v3745 = v3741 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3745) {
-      const unsigned int v3748 = 64u + v7584;
-      const iron_bf16 v3749 = iron_f32_to_bf16(v3744);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3751 = v11 + v3741;
-      const unsigned int v3752 = v3751 * v1;
-      const unsigned int v3753 = v3752 + v26;
-      const unsigned int v3754 = v3753 << 8u;
-      const unsigned int v3755 = v3754 + v3748;
-      out[v3755] = v3749;
-    }
-    const unsigned int v3757 = v46 + v7590;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3758 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3759 = v581.x[6];
-    const float v3760 = v3759 * v3758;
-    const bool v3761 = v3757 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3761) {
-      const unsigned int v3764 = 64u + v7589;
-      const iron_bf16 v3765 = iron_f32_to_bf16(v3760);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3767 = v11 + v3757;
-      const unsigned int v3768 = v3767 * v1;
-      const unsigned int v3769 = v3768 + v26;
-      const unsigned int v3770 = v3769 << 8u;
-      const unsigned int v3771 = v3770 + v3764;
-      out[v3771] = v3765;
-    }
-    const unsigned int v3773 = v46 + v7595;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3774 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3775 = v581.x[7];
-    const float v3776 = v3775 * v3774;
-    const bool v3777 = v3773 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3777) {
-      const unsigned int v3780 = 64u + v7594;
-      const iron_bf16 v3781 = iron_f32_to_bf16(v3776);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3783 = v11 + v3773;
-      const unsigned int v3784 = v3783 * v1;
-      const unsigned int v3785 = v3784 + v26;
-      const unsigned int v3786 = v3785 << 8u;
-      const unsigned int v3787 = v3786 + v3780;
-      out[v3787] = v3781;
-    }
-    const unsigned int v3789 = v46 + v7600;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3790 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3791 = v581.x[8];
-    const float v3792 = v3791 * v3790;
-    const bool v3793 = v3789 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3793) {
-      const unsigned int v3796 = 64u + v7599;
-      const iron_bf16 v3797 = iron_f32_to_bf16(v3792);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3799 = v11 + v3789;
-      const unsigned int v3800 = v3799 * v1;
-      const unsigned int v3801 = v3800 + v26;
-      const unsigned int v3802 = v3801 << 8u;
-      const unsigned int v3803 = v3802 + v3796;
-      out[v3803] = v3797;
-    }
-    const unsigned int v3805 = v46 + v7605;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3806 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3807 = v581.x[9];
-    const float v3808 = v3807 * v3806;
-    const bool v3809 = v3805 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3809) {
-      const unsigned int v3812 = 64u + v7604;
-      const iron_bf16 v3813 = iron_f32_to_bf16(v3808);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3815 = v11 + v3805;
-      const unsigned int v3816 = v3815 * v1;
-      const unsigned int v3817 = v3816 + v26;
-      const unsigned int v3818 = v3817 << 8u;
-      const unsigned int v3819 = v3818 + v3812;
-      out[v3819] = v3813;
-    }
-    const unsigned int v3821 = v46 + v7610;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3822 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3823 = v581.x[10];
-    const float v3824 = v3823 * v3822;
-    const bool v3825 = v3821 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3825) {
-      const unsigned int v3828 = 64u + v7609;
-      const iron_bf16 v3829 = iron_f32_to_bf16(v3824);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3831 = v11 + v3821;
-      const unsigned int v3832 = v3831 * v1;
-      const unsigned int v3833 = v3832 + v26;
-      const unsigned int v3834 = v3833 << 8u;
-      const unsigned int v3835 = v3834 + v3828;
-      out[v3835] = v3829;
-    }
-    const unsigned int v3837 = v46 + v7615;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3838 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3839 = v581.x[11];
-    const float v3840 = v3839 * v3838;
-    const bool v3841 = v3837 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3841) {
-      const unsigned int v3844 = 64u + v7614;
-      const iron_bf16 v3845 = iron_f32_to_bf16(v3840);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3847 = v11 + v3837;
-      const unsigned int v3848 = v3847 * v1;
-      const unsigned int v3849 = v3848 + v26;
-      const unsigned int v3850 = v3849 << 8u;
-      const unsigned int v3851 = v3850 + v3844;
-      out[v3851] = v3845;
-    }
-    const unsigned int v3853 = v46 + v7620;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3854 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3855 = v581.x[12];
-    const float v3856 = v3855 * v3854;
-    const bool v3857 = v3853 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3857) {
-      const unsigned int v3860 = 64u + v7619;
-      const iron_bf16 v3861 = iron_f32_to_bf16(v3856);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3863 = v11 + v3853;
-      const unsigned int v3864 = v3863 * v1;
-      const unsigned int v3865 = v3864 + v26;
-      const unsigned int v3866 = v3865 << 8u;
-      const unsigned int v3867 = v3866 + v3860;
-      out[v3867] = v3861;
-    }
-    const unsigned int v3869 = v46 + v7625;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3870 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3871 = v581.x[13];
-    const float v3872 = v3871 * v3870;
-    const bool v3873 = v3869 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3873) {
-      const unsigned int v3876 = 64u + v7624;
-      const iron_bf16 v3877 = iron_f32_to_bf16(v3872);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3879 = v11 + v3869;
-      const unsigned int v3880 = v3879 * v1;
-      const unsigned int v3881 = v3880 + v26;
-      const unsigned int v3882 = v3881 << 8u;
-      const unsigned int v3883 = v3882 + v3876;
-      out[v3883] = v3877;
-    }
-    const unsigned int v3885 = v46 + v7630;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3886 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3887 = v581.x[14];
-    const float v3888 = v3887 * v3886;
-    const bool v3889 = v3885 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3889) {
-      const unsigned int v3892 = 64u + v7629;
-      const iron_bf16 v3893 = iron_f32_to_bf16(v3888);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3895 = v11 + v3885;
-      const unsigned int v3896 = v3895 * v1;
-      const unsigned int v3897 = v3896 + v26;
-      const unsigned int v3898 = v3897 << 8u;
-      const unsigned int v3899 = v3898 + v3892;
-      out[v3899] = v3893;
-    }
-    const unsigned int v3901 = v46 + v7635;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3902 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3903 = v581.x[15];
-    const float v3904 = v3903 * v3902;
-    const bool v3905 = v3901 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3905) {
-      const unsigned int v3908 = 64u + v7634;
-      const iron_bf16 v3909 = iron_f32_to_bf16(v3904);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3911 = v11 + v3901;
-      const unsigned int v3912 = v3911 * v1;
-      const unsigned int v3913 = v3912 + v26;
-      const unsigned int v3914 = v3913 << 8u;
-      const unsigned int v3915 = v3914 + v3908;
-      out[v3915] = v3909;
-    }
-    const unsigned int v3917 = v46 + v7640;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3918 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3919 = v581.x[16];
-    const float v3920 = v3919 * v3918;
-    const bool v3921 = v3917 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3921) {
-      const unsigned int v3924 = 64u + v7639;
-      const iron_bf16 v3925 = iron_f32_to_bf16(v3920);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3927 = v11 + v3917;
-      const unsigned int v3928 = v3927 * v1;
-      const unsigned int v3929 = v3928 + v26;
-      const unsigned int v3930 = v3929 << 8u;
-      const unsigned int v3931 = v3930 + v3924;
-      out[v3931] = v3925;
-    }
-    const unsigned int v3933 = v46 + v7645;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3934 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3935 = v581.x[17];
-    const float v3936 = v3935 * v3934;
-    const bool v3937 = v3933 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3937) {
-      const unsigned int v3940 = 64u + v7644;
-      const iron_bf16 v3941 = iron_f32_to_bf16(v3936);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3943 = v11 + v3933;
-      const unsigned int v3944 = v3943 * v1;
-      const unsigned int v3945 = v3944 + v26;
-      const unsigned int v3946 = v3945 << 8u;
-      const unsigned int v3947 = v3946 + v3940;
-      out[v3947] = v3941;
-    }
-    const unsigned int v3949 = v46 + v7650;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3950 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3951 = v581.x[18];
-    const float v3952 = v3951 * v3950;
-    const bool v3953 = v3949 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3953) {
-      const unsigned int v3956 = 64u + v7649;
-      const iron_bf16 v3957 = iron_f32_to_bf16(v3952);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3959 = v11 + v3949;
-      const unsigned int v3960 = v3959 * v1;
-      const unsigned int v3961 = v3960 + v26;
-      const unsigned int v3962 = v3961 << 8u;
-      const unsigned int v3963 = v3962 + v3956;
-      out[v3963] = v3957;
-    }
-    const unsigned int v3965 = v46 + v7655;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3966 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3967 = v581.x[19];
-    const float v3968 = v3967 * v3966;
-    const bool v3969 = v3965 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3969) {
-      const unsigned int v3972 = 64u + v7654;
-      const iron_bf16 v3973 = iron_f32_to_bf16(v3968);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3975 = v11 + v3965;
-      const unsigned int v3976 = v3975 * v1;
-      const unsigned int v3977 = v3976 + v26;
-      const unsigned int v3978 = v3977 << 8u;
-      const unsigned int v3979 = v3978 + v3972;
-      out[v3979] = v3973;
-    }
-    const unsigned int v3981 = v46 + v7660;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3982 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3983 = v581.x[20];
-    const float v3984 = v3983 * v3982;
-    const bool v3985 = v3981 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3985) {
-      const unsigned int v3988 = 64u + v7659;
-      const iron_bf16 v3989 = iron_f32_to_bf16(v3984);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3991 = v11 + v3981;
-      const unsigned int v3992 = v3991 * v1;
-      const unsigned int v3993 = v3992 + v26;
-      const unsigned int v3994 = v3993 << 8u;
-      const unsigned int v3995 = v3994 + v3988;
-      out[v3995] = v3989;
-    }
-    const unsigned int v3997 = v46 + v7665;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3998 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3999 = v581.x[21];
-    const float v4000 = v3999 * v3998;
-    const bool v4001 = v3997 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4001) {
-      const unsigned int v4004 = 64u + v7664;
-      const iron_bf16 v4005 = iron_f32_to_bf16(v4000);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4007 = v11 + v3997;
-      const unsigned int v4008 = v4007 * v1;
-      const unsigned int v4009 = v4008 + v26;
-      const unsigned int v4010 = v4009 << 8u;
-      const unsigned int v4011 = v4010 + v4004;
-      out[v4011] = v4005;
-    }
-    const unsigned int v4013 = v46 + v7670;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4014 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4015 = v581.x[22];
-    const float v4016 = v4015 * v4014;
-    const bool v4017 = v4013 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4017) {
-      const unsigned int v4020 = 64u + v7669;
-      const iron_bf16 v4021 = iron_f32_to_bf16(v4016);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4023 = v11 + v4013;
-      const unsigned int v4024 = v4023 * v1;
-      const unsigned int v4025 = v4024 + v26;
-      const unsigned int v4026 = v4025 << 8u;
-      const unsigned int v4027 = v4026 + v4020;
-      out[v4027] = v4021;
-    }
-    const unsigned int v4029 = v46 + v7675;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4030 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4031 = v581.x[23];
-    const float v4032 = v4031 * v4030;
-    const bool v4033 = v4029 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4033) {
-      const unsigned int v4036 = 64u + v7674;
-      const iron_bf16 v4037 = iron_f32_to_bf16(v4032);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4039 = v11 + v4029;
-      const unsigned int v4040 = v4039 * v1;
-      const unsigned int v4041 = v4040 + v26;
-      const unsigned int v4042 = v4041 << 8u;
-      const unsigned int v4043 = v4042 + v4036;
-      out[v4043] = v4037;
-    }
-    const unsigned int v4045 = v46 + v7680;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4046 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4047 = v581.x[24];
-    const float v4048 = v4047 * v4046;
-    const bool v4049 = v4045 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4049) {
-      const unsigned int v4052 = 64u + v7679;
-      const iron_bf16 v4053 = iron_f32_to_bf16(v4048);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4055 = v11 + v4045;
-      const unsigned int v4056 = v4055 * v1;
-      const unsigned int v4057 = v4056 + v26;
-      const unsigned int v4058 = v4057 << 8u;
-      const unsigned int v4059 = v4058 + v4052;
-      out[v4059] = v4053;
-    }
-    const unsigned int v4061 = v46 + v7685;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4062 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4063 = v581.x[25];
-    const float v4064 = v4063 * v4062;
-    const bool v4065 = v4061 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4065) {
-      const unsigned int v4068 = 64u + v7684;
-      const iron_bf16 v4069 = iron_f32_to_bf16(v4064);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4071 = v11 + v4061;
-      const unsigned int v4072 = v4071 * v1;
-      const unsigned int v4073 = v4072 + v26;
-      const unsigned int v4074 = v4073 << 8u;
-      const unsigned int v4075 = v4074 + v4068;
-      out[v4075] = v4069;
-    }
-    const unsigned int v4077 = v46 + v7690;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4078 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4079 = v581.x[26];
-    const float v4080 = v4079 * v4078;
-    const bool v4081 = v4077 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4081) {
-      const unsigned int v4084 = 64u + v7689;
-      const iron_bf16 v4085 = iron_f32_to_bf16(v4080);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4087 = v11 + v4077;
-      const unsigned int v4088 = v4087 * v1;
-      const unsigned int v4089 = v4088 + v26;
-      const unsigned int v4090 = v4089 << 8u;
-      const unsigned int v4091 = v4090 + v4084;
-      out[v4091] = v4085;
-    }
-    const unsigned int v4093 = v46 + v7695;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4094 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4095 = v581.x[27];
-    const float v4096 = v4095 * v4094;
-    const bool v4097 = v4093 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4097) {
-      const unsigned int v4100 = 64u + v7694;
-      const iron_bf16 v4101 = iron_f32_to_bf16(v4096);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4103 = v11 + v4093;
-      const unsigned int v4104 = v4103 * v1;
-      const unsigned int v4105 = v4104 + v26;
-      const unsigned int v4106 = v4105 << 8u;
-      const unsigned int v4107 = v4106 + v4100;
-      out[v4107] = v4101;
-    }
-    const unsigned int v4109 = v46 + v7700;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4110 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4111 = v581.x[28];
-    const float v4112 = v4111 * v4110;
-    const bool v4113 = v4109 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4113) {
-      const unsigned int v4116 = 64u + v7699;
-      const iron_bf16 v4117 = iron_f32_to_bf16(v4112);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4119 = v11 + v4109;
-      const unsigned int v4120 = v4119 * v1;
-      const unsigned int v4121 = v4120 + v26;
-      const unsigned int v4122 = v4121 << 8u;
-      const unsigned int v4123 = v4122 + v4116;
-      out[v4123] = v4117;
-    }
-    const unsigned int v4125 = v46 + v7705;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4126 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4127 = v581.x[29];
-    const float v4128 = v4127 * v4126;
-    const bool v4129 = v4125 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4129) {
-      const unsigned int v4132 = 64u + v7704;
-      const iron_bf16 v4133 = iron_f32_to_bf16(v4128);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4135 = v11 + v4125;
-      const unsigned int v4136 = v4135 * v1;
-      const unsigned int v4137 = v4136 + v26;
-      const unsigned int v4138 = v4137 << 8u;
-      const unsigned int v4139 = v4138 + v4132;
-      out[v4139] = v4133;
-    }
-    const unsigned int v4141 = v46 + v7710;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4142 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4143 = v581.x[30];
-    const float v4144 = v4143 * v4142;
-    const bool v4145 = v4141 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4145) {
-      const unsigned int v4148 = 64u + v7709;
-      const iron_bf16 v4149 = iron_f32_to_bf16(v4144);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4151 = v11 + v4141;
-      const unsigned int v4152 = v4151 * v1;
-      const unsigned int v4153 = v4152 + v26;
-      const unsigned int v4154 = v4153 << 8u;
-      const unsigned int v4155 = v4154 + v4148;
-      out[v4155] = v4149;
-    }
-    const unsigned int v4157 = v46 + v7715;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4158 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4159 = v581.x[31];
-    const float v4160 = v4159 * v4158;
-    const bool v4161 = v4157 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4161) {
-      const unsigned int v4164 = 64u + v7714;
-      const iron_bf16 v4165 = iron_f32_to_bf16(v4160);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4167 = v11 + v4157;
-      const unsigned int v4168 = v4167 * v1;
-      const unsigned int v4169 = v4168 + v26;
-      const unsigned int v4170 = v4169 << 8u;
-      const unsigned int v4171 = v4170 + v4164;
-      out[v4171] = v4165;
-    }
-    const unsigned int v4173 = v46 + v7720;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4174 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4175 = v583.x[0];
-    const float v4176 = v4175 * v4174;
-    const bool v4177 = v4173 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4177) {
-      const unsigned int v4180 = 128u + v7719;
-      const iron_bf16 v4181 = iron_f32_to_bf16(v4176);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4183 = v11 + v4173;
-      const unsigned int v4184 = v4183 * v1;
-      const unsigned int v4185 = v4184 + v26;
-      const unsigned int v4186 = v4185 << 8u;
-      const unsigned int v4187 = v4186 + v4180;
-      out[v4187] = v4181;
-    }
-    const unsigned int v4189 = v46 + v7725;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4190 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4191 = v583.x[1];
-    const float v4192 = v4191 * v4190;
-    const bool v4193 = v4189 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4193) {
-      const unsigned int v4196 = 128u + v7724;
-      const iron_bf16 v4197 = iron_f32_to_bf16(v4192);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4199 = v11 + v4189;
-      const unsigned int v4200 = v4199 * v1;
-      const unsigned int v4201 = v4200 + v26;
-      const unsigned int v4202 = v4201 << 8u;
-      const unsigned int v4203 = v4202 + v4196;
-      out[v4203] = v4197;
-    }
-    const unsigned int v4205 = v46 + v7730;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4206 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4207 = v583.x[2];
-    const float v4208 = v4207 * v4206;
-    const bool v4209 = v4205 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4209) {
-      const unsigned int v4212 = 128u + v7729;
-      const iron_bf16 v4213 = iron_f32_to_bf16(v4208);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4215 = v11 + v4205;
-      const unsigned int v4216 = v4215 * v1;
-      const unsigned int v4217 = v4216 + v26;
-      const unsigned int v4218 = v4217 << 8u;
-      const unsigned int v4219 = v4218 + v4212;
-      out[v4219] = v4213;
-    }
-    const unsigned int v4221 = v46 + v7735;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4222 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4223 = v583.x[3];
-    const float v4224 = v4223 * v4222;
-    const bool v4225 = v4221 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4225) {
-      const unsigned int v4228 = 128u + v7734;
-      const iron_bf16 v4229 = iron_f32_to_bf16(v4224);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4231 = v11 + v4221;
-      const unsigned int v4232 = v4231 * v1;
-      const unsigned int v4233 = v4232 + v26;
-      const unsigned int v4234 = v4233 << 8u;
-      const unsigned int v4235 = v4234 + v4228;
-      out[v4235] = v4229;
-    }
-    const unsigned int v4237 = v46 + v7740;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4238 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4239 = v583.x[4];
-    const float v4240 = v4239 * v4238;
-    const bool v4241 = v4237 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4241) {
-      const unsigned int v4244 = 128u + v7739;
-      const iron_bf16 v4245 = iron_f32_to_bf16(v4240);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4247 = v11 + v4237;
-      const unsigned int v4248 = v4247 * v1;
-      const unsigned int v4249 = v4248 + v26;
-      const unsigned int v4250 = v4249 << 8u;
-      const unsigned int v4251 = v4250 + v4244;
-      out[v4251] = v4245;
-    }
-    const unsigned int v4253 = v46 + v7745;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4254 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4255 = v583.x[5];
-    const float v4256 = v4255 * v4254;
-    const bool v4257 = v4253 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4257) {
-      const unsigned int v4260 = 128u + v7744;
-      const iron_bf16 v4261 = iron_f32_to_bf16(v4256);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4263 = v11 + v4253;
-      const unsigned int v4264 = v4263 * v1;
-      const unsigned int v4265 = v4264 + v26;
-      const unsigned int v4266 = v4265 << 8u;
-      const unsigned int v4267 = v4266 + v4260;
-      out[v4267] = v4261;
-    }
-    const unsigned int v4269 = v46 + v7750;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4270 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4271 = v583.x[6];
-    const float v4272 = v4271 * v4270;
-    const bool v4273 = v4269 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4273) {
-      const unsigned int v4276 = 128u + v7749;
-      const iron_bf16 v4277 = iron_f32_to_bf16(v4272);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4279 = v11 + v4269;
-      const unsigned int v4280 = v4279 * v1;
-      const unsigned int v4281 = v4280 + v26;
-      const unsigned int v4282 = v4281 << 8u;
-      const unsigned int v4283 = v4282 + v4276;
-      out[v4283] = v4277;
-    }
-    const unsigned int v4285 = v46 + v7755;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4286 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4287 = v583.x[7];
-    const float v4288 = v4287 * v4286;
-    const bool v4289 = v4285 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4289) {
-      const unsigned int v4292 = 128u + v7754;
-      const iron_bf16 v4293 = iron_f32_to_bf16(v4288);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4295 = v11 + v4285;
-      const unsigned int v4296 = v4295 * v1;
-      const unsigned int v4297 = v4296 + v26;
-      const unsigned int v4298 = v4297 << 8u;
-      const unsigned int v4299 = v4298 + v4292;
-      out[v4299] = v4293;
-    }
-    const unsigned int v4301 = v46 + v7760;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4302 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4303 = v583.x[8];
-    const float v4304 = v4303 * v4302;
-    const bool v4305 = v4301 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4305) {
-      const unsigned int v4308 = 128u + v7759;
-      const iron_bf16 v4309 = iron_f32_to_bf16(v4304);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4311 = v11 + v4301;
-      const unsigned int v4312 = v4311 * v1;
-      const unsigned int v4313 = v4312 + v26;
-      const unsigned int v4314 = v4313 << 8u;
-      const unsigned int v4315 = v4314 + v4308;
-      out[v4315] = v4309;
-    }
-    const unsigned int v4317 = v46 + v7765;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4318 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4319 = v583.x[9];
-    const float v4320 = v4319 * v4318;
-    const bool v4321 = v4317 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4321) {
-      const unsigned int v4324 = 128u + v7764;
-      const iron_bf16 v4325 = iron_f32_to_bf16(v4320);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4327 = v11 + v4317;
-      const unsigned int v4328 = v4327 * v1;
-      const unsigned int v4329 = v4328 + v26;
-      const unsigned int v4330 = v4329 << 8u;
-      const unsigned int v4331 = v4330 + v4324;
-      out[v4331] = v4325;
-    }
-    const unsigned int v4333 = v46 + v7770;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4334 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4335 = v583.x[10];
-    const float v4336 = v4335 * v4334;
-    const bool v4337 = v4333 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4337) {
-      const unsigned int v4340 = 128u + v7769;
-      const iron_bf16 v4341 = iron_f32_to_bf16(v4336);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4343 = v11 + v4333;
-      const unsigned int v4344 = v4343 * v1;
-      const unsigned int v4345 = v4344 + v26;
-      const unsigned int v4346 = v4345 << 8u;
-      const unsigned int v4347 = v4346 + v4340;
-      out[v4347] = v4341;
-    }
-    const unsigned int v4349 = v46 + v7775;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4350 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4351 = v583.x[11];
-    const float v4352 = v4351 * v4350;
-    const bool v4353 = v4349 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4353) {
-      const unsigned int v4356 = 128u + v7774;
-      const iron_bf16 v4357 = iron_f32_to_bf16(v4352);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4359 = v11 + v4349;
-      const unsigned int v4360 = v4359 * v1;
-      const unsigned int v4361 = v4360 + v26;
-      const unsigned int v4362 = v4361 << 8u;
-      const unsigned int v4363 = v4362 + v4356;
-      out[v4363] = v4357;
-    }
-    const unsigned int v4365 = v46 + v7780;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4366 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4367 = v583.x[12];
-    const float v4368 = v4367 * v4366;
-    const bool v4369 = v4365 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4369) {
-      const unsigned int v4372 = 128u + v7779;
-      const iron_bf16 v4373 = iron_f32_to_bf16(v4368);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4375 = v11 + v4365;
-      const unsigned int v4376 = v4375 * v1;
-      const unsigned int v4377 = v4376 + v26;
-      const unsigned int v4378 = v4377 << 8u;
-      const unsigned int v4379 = v4378 + v4372;
-      out[v4379] = v4373;
-    }
-    const unsigned int v4381 = v46 + v7785;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4382 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4383 = v583.x[13];
-    const float v4384 = v4383 * v4382;
-    const bool v4385 = v4381 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4385) {
-      const unsigned int v4388 = 128u + v7784;
-      const iron_bf16 v4389 = iron_f32_to_bf16(v4384);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4391 = v11 + v4381;
-      const unsigned int v4392 = v4391 * v1;
-      const unsigned int v4393 = v4392 + v26;
-      const unsigned int v4394 = v4393 << 8u;
-      const unsigned int v4395 = v4394 + v4388;
-      out[v4395] = v4389;
-    }
-    const unsigned int v4397 = v46 + v7790;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4398 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4399 = v583.x[14];
-    const float v4400 = v4399 * v4398;
-    const bool v4401 = v4397 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4401) {
-      const unsigned int v4404 = 128u + v7789;
-      const iron_bf16 v4405 = iron_f32_to_bf16(v4400);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4407 = v11 + v4397;
-      const unsigned int v4408 = v4407 * v1;
-      const unsigned int v4409 = v4408 + v26;
-      const unsigned int v4410 = v4409 << 8u;
-      const unsigned int v4411 = v4410 + v4404;
-      out[v4411] = v4405;
-    }
-    const unsigned int v4413 = v46 + v7795;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4414 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4415 = v583.x[15];
-    const float v4416 = v4415 * v4414;
-    const bool v4417 = v4413 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4417) {
-      const unsigned int v4420 = 128u + v7794;
-      const iron_bf16 v4421 = iron_f32_to_bf16(v4416);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4423 = v11 + v4413;
-      const unsigned int v4424 = v4423 * v1;
-      const unsigned int v4425 = v4424 + v26;
-      const unsigned int v4426 = v4425 << 8u;
-      const unsigned int v4427 = v4426 + v4420;
-      out[v4427] = v4421;
-    }
-    const unsigned int v4429 = v46 + v7800;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4430 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4431 = v583.x[16];
-    const float v4432 = v4431 * v4430;
-    const bool v4433 = v4429 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4433) {
-      const unsigned int v4436 = 128u + v7799;
-      const iron_bf16 v4437 = iron_f32_to_bf16(v4432);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4439 = v11 + v4429;
-      const unsigned int v4440 = v4439 * v1;
-      const unsigned int v4441 = v4440 + v26;
-      const unsigned int v4442 = v4441 << 8u;
-      const unsigned int v4443 = v4442 + v4436;
-      out[v4443] = v4437;
-    }
-    const unsigned int v4445 = v46 + v7805;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4446 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4447 = v583.x[17];
-    const float v4448 = v4447 * v4446;
-    const bool v4449 = v4445 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4449) {
-      const unsigned int v4452 = 128u + v7804;
-      const iron_bf16 v4453 = iron_f32_to_bf16(v4448);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4455 = v11 + v4445;
-      const unsigned int v4456 = v4455 * v1;
-      const unsigned int v4457 = v4456 + v26;
-      const unsigned int v4458 = v4457 << 8u;
-      const unsigned int v4459 = v4458 + v4452;
-      out[v4459] = v4453;
-    }
-    const unsigned int v4461 = v46 + v7810;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4462 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4463 = v583.x[18];
-    const float v4464 = v4463 * v4462;
-    const bool v4465 = v4461 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4465) {
-      const unsigned int v4468 = 128u + v7809;
-      const iron_bf16 v4469 = iron_f32_to_bf16(v4464);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4471 = v11 + v4461;
-      const unsigned int v4472 = v4471 * v1;
-      const unsigned int v4473 = v4472 + v26;
-      const unsigned int v4474 = v4473 << 8u;
-      const unsigned int v4475 = v4474 + v4468;
-      out[v4475] = v4469;
-    }
-    const unsigned int v4477 = v46 + v7815;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4478 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4479 = v583.x[19];
-    const float v4480 = v4479 * v4478;
-    const bool v4481 = v4477 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4481) {
-      const unsigned int v4484 = 128u + v7814;
-      const iron_bf16 v4485 = iron_f32_to_bf16(v4480);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4487 = v11 + v4477;
-      const unsigned int v4488 = v4487 * v1;
-      const unsigned int v4489 = v4488 + v26;
-      const unsigned int v4490 = v4489 << 8u;
-      const unsigned int v4491 = v4490 + v4484;
-      out[v4491] = v4485;
-    }
-    const unsigned int v4493 = v46 + v7820;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4494 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4495 = v583.x[20];
-    const float v4496 = v4495 * v4494;
-    const bool v4497 = v4493 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4497) {
-      const unsigned int v4500 = 128u + v7819;
-      const iron_bf16 v4501 = iron_f32_to_bf16(v4496);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4503 = v11 + v4493;
-      const unsigned int v4504 = v4503 * v1;
-      const unsigned int v4505 = v4504 + v26;
-      const unsigned int v4506 = v4505 << 8u;
-      const unsigned int v4507 = v4506 + v4500;
-      out[v4507] = v4501;
-    }
-    const unsigned int v4509 = v46 + v7825;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4510 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4511 = v583.x[21];
-    const float v4512 = v4511 * v4510;
-    const bool v4513 = v4509 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4513) {
-      const unsigned int v4516 = 128u + v7824;
-      const iron_bf16 v4517 = iron_f32_to_bf16(v4512);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4519 = v11 + v4509;
-      const unsigned int v4520 = v4519 * v1;
-      const unsigned int v4521 = v4520 + v26;
-      const unsigned int v4522 = v4521 << 8u;
-      const unsigned int v4523 = v4522 + v4516;
-      out[v4523] = v4517;
-    }
-    const unsigned int v4525 = v46 + v7830;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4526 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4527 = v583.x[22];
-    const float v4528 = v4527 * v4526;
-    const bool v4529 = v4525 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4529) {
-      const unsigned int v4532 = 128u + v7829;
-      const iron_bf16 v4533 = iron_f32_to_bf16(v4528);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4535 = v11 + v4525;
-      const unsigned int v4536 = v4535 * v1;
-      const unsigned int v4537 = v4536 + v26;
-      const unsigned int v4538 = v4537 << 8u;
-      const unsigned int v4539 = v4538 + v4532;
-      out[v4539] = v4533;
-    }
-    const unsigned int v4541 = v46 + v7835;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4542 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4543 = v583.x[23];
-    const float v4544 = v4543 * v4542;
-    const bool v4545 = v4541 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4545) {
-      const unsigned int v4548 = 128u + v7834;
-      const iron_bf16 v4549 = iron_f32_to_bf16(v4544);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4551 = v11 + v4541;
-      const unsigned int v4552 = v4551 * v1;
-      const unsigned int v4553 = v4552 + v26;
-      const unsigned int v4554 = v4553 << 8u;
-      const unsigned int v4555 = v4554 + v4548;
-      out[v4555] = v4549;
-    }
-    const unsigned int v4557 = v46 + v7840;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4558 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4559 = v583.x[24];
-    const float v4560 = v4559 * v4558;
-    const bool v4561 = v4557 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4561) {
-      const unsigned int v4564 = 128u + v7839;
-      const iron_bf16 v4565 = iron_f32_to_bf16(v4560);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4567 = v11 + v4557;
-      const unsigned int v4568 = v4567 * v1;
-      const unsigned int v4569 = v4568 + v26;
-      const unsigned int v4570 = v4569 << 8u;
-      const unsigned int v4571 = v4570 + v4564;
-      out[v4571] = v4565;
-    }
-    const unsigned int v4573 = v46 + v7845;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4574 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4575 = v583.x[25];
-    const float v4576 = v4575 * v4574;
-    const bool v4577 = v4573 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4577) {
-      const unsigned int v4580 = 128u + v7844;
-      const iron_bf16 v4581 = iron_f32_to_bf16(v4576);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4583 = v11 + v4573;
-      const unsigned int v4584 = v4583 * v1;
-      const unsigned int v4585 = v4584 + v26;
-      const unsigned int v4586 = v4585 << 8u;
-      const unsigned int v4587 = v4586 + v4580;
-      out[v4587] = v4581;
-    }
-    const unsigned int v4589 = v46 + v7850;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4590 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4591 = v583.x[26];
-    const float v4592 = v4591 * v4590;
-    const bool v4593 = v4589 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4593) {
-      const unsigned int v4596 = 128u + v7849;
-      const iron_bf16 v4597 = iron_f32_to_bf16(v4592);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4599 = v11 + v4589;
-      const unsigned int v4600 = v4599 * v1;
-      const unsigned int v4601 = v4600 + v26;
-      const unsigned int v4602 = v4601 << 8u;
-      const unsigned int v4603 = v4602 + v4596;
-      out[v4603] = v4597;
-    }
-    const unsigned int v4605 = v46 + v7855;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4606 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4607 = v583.x[27];
-    const float v4608 = v4607 * v4606;
-    const bool v4609 = v4605 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4609) {
-      const unsigned int v4612 = 128u + v7854;
-      const iron_bf16 v4613 = iron_f32_to_bf16(v4608);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4615 = v11 + v4605;
-      const unsigned int v4616 = v4615 * v1;
-      const unsigned int v4617 = v4616 + v26;
-      const unsigned int v4618 = v4617 << 8u;
-      const unsigned int v4619 = v4618 + v4612;
-      out[v4619] = v4613;
-    }
-    const unsigned int v4621 = v46 + v7860;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4622 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4623 = v583.x[28];
-    const float v4624 = v4623 * v4622;
-    const bool v4625 = v4621 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4625) {
-      const unsigned int v4628 = 128u + v7859;
-      const iron_bf16 v4629 = iron_f32_to_bf16(v4624);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4631 = v11 + v4621;
-      const unsigned int v4632 = v4631 * v1;
-      const unsigned int v4633 = v4632 + v26;
-      const unsigned int v4634 = v4633 << 8u;
-      const unsigned int v4635 = v4634 + v4628;
-      out[v4635] = v4629;
-    }
-    const unsigned int v4637 = v46 + v7865;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4638 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4639 = v583.x[29];
-    const float v4640 = v4639 * v4638;
-    const bool v4641 = v4637 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4641) {
-      const unsigned int v4644 = 128u + v7864;
-      const iron_bf16 v4645 = iron_f32_to_bf16(v4640);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4647 = v11 + v4637;
-      const unsigned int v4648 = v4647 * v1;
-      const unsigned int v4649 = v4648 + v26;
-      const unsigned int v4650 = v4649 << 8u;
-      const unsigned int v4651 = v4650 + v4644;
-      out[v4651] = v4645;
-    }
-    const unsigned int v4653 = v46 + v7870;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4654 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4655 = v583.x[30];
-    const float v4656 = v4655 * v4654;
-    const bool v4657 = v4653 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4657) {
-      const unsigned int v4660 = 128u + v7869;
-      const iron_bf16 v4661 = iron_f32_to_bf16(v4656);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4663 = v11 + v4653;
-      const unsigned int v4664 = v4663 * v1;
-      const unsigned int v4665 = v4664 + v26;
-      const unsigned int v4666 = v4665 << 8u;
-      const unsigned int v4667 = v4666 + v4660;
-      out[v4667] = v4661;
-    }
-    const unsigned int v4669 = v46 + v7875;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4670 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4671 = v583.x[31];
-    const float v4672 = v4671 * v4670;
-    const bool v4673 = v4669 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4673) {
-      const unsigned int v4676 = 128u + v7874;
-      const iron_bf16 v4677 = iron_f32_to_bf16(v4672);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4679 = v11 + v4669;
-      const unsigned int v4680 = v4679 * v1;
-      const unsigned int v4681 = v4680 + v26;
-      const unsigned int v4682 = v4681 << 8u;
-      const unsigned int v4683 = v4682 + v4676;
-      out[v4683] = v4677;
-    }
-    const unsigned int v4685 = v46 + v7880;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4686 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4687 = v585.x[0];
-    const float v4688 = v4687 * v4686;
-    const bool v4689 = v4685 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4689) {
-      const unsigned int v4692 = 192u + v7879;
-      const iron_bf16 v4693 = iron_f32_to_bf16(v4688);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4695 = v11 + v4685;
-      const unsigned int v4696 = v4695 * v1;
-      const unsigned int v4697 = v4696 + v26;
-      const unsigned int v4698 = v4697 << 8u;
-      const unsigned int v4699 = v4698 + v4692;
-      out[v4699] = v4693;
-    }
-    const unsigned int v4701 = v46 + v7885;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4702 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4703 = v585.x[1];
-    const float v4704 = v4703 * v4702;
-    const bool v4705 = v4701 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4705) {
-      const unsigned int v4708 = 192u + v7884;
-      const iron_bf16 v4709 = iron_f32_to_bf16(v4704);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4711 = v11 + v4701;
-      const unsigned int v4712 = v4711 * v1;
-      const unsigned int v4713 = v4712 + v26;
-      const unsigned int v4714 = v4713 << 8u;
-      const unsigned int v4715 = v4714 + v4708;
-      out[v4715] = v4709;
-    }
-    const unsigned int v4717 = v46 + v7890;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4718 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4719 = v585.x[2];
-    const float v4720 = v4719 * v4718;
-    const bool v4721 = v4717 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4721) {
-      const unsigned int v4724 = 192u + v7889;
-      const iron_bf16 v4725 = iron_f32_to_bf16(v4720);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4727 = v11 + v4717;
-      const unsigned int v4728 = v4727 * v1;
-      const unsigned int v4729 = v4728 + v26;
-      const unsigned int v4730 = v4729 << 8u;
-      const unsigned int v4731 = v4730 + v4724;
-      out[v4731] = v4725;
-    }
-    const unsigned int v4733 = v46 + v7895;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4734 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4735 = v585.x[3];
-    const float v4736 = v4735 * v4734;
-    const bool v4737 = v4733 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4737) {
-      const unsigned int v4740 = 192u + v7894;
-      const iron_bf16 v4741 = iron_f32_to_bf16(v4736);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4743 = v11 + v4733;
-      const unsigned int v4744 = v4743 * v1;
-      const unsigned int v4745 = v4744 + v26;
-      const unsigned int v4746 = v4745 << 8u;
-      const unsigned int v4747 = v4746 + v4740;
-      out[v4747] = v4741;
-    }
-    const unsigned int v4749 = v46 + v7900;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4750 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4751 = v585.x[4];
-    const float v4752 = v4751 * v4750;
-    const bool v4753 = v4749 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4753) {
-      const unsigned int v4756 = 192u + v7899;
-      const iron_bf16 v4757 = iron_f32_to_bf16(v4752);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4759 = v11 + v4749;
-      const unsigned int v4760 = v4759 * v1;
-      const unsigned int v4761 = v4760 + v26;
-      const unsigned int v4762 = v4761 << 8u;
-      const unsigned int v4763 = v4762 + v4756;
-      out[v4763] = v4757;
-    }
-    const unsigned int v4765 = v46 + v7905;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4766 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4767 = v585.x[5];
-    const float v4768 = v4767 * v4766;
-    const bool v4769 = v4765 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4769) {
-      const unsigned int v4772 = 192u + v7904;
-      const iron_bf16 v4773 = iron_f32_to_bf16(v4768);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4775 = v11 + v4765;
-      const unsigned int v4776 = v4775 * v1;
-      const unsigned int v4777 = v4776 + v26;
-      const unsigned int v4778 = v4777 << 8u;
-      const unsigned int v4779 = v4778 + v4772;
-      out[v4779] = v4773;
-    }
-    const unsigned int v4781 = v46 + v7910;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4782 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4783 = v585.x[6];
-    const float v4784 = v4783 * v4782;
-    const bool v4785 = v4781 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4785) {
-      const unsigned int v4788 = 192u + v7909;
-      const iron_bf16 v4789 = iron_f32_to_bf16(v4784);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4791 = v11 + v4781;
-      const unsigned int v4792 = v4791 * v1;
-      const unsigned int v4793 = v4792 + v26;
-      const unsigned int v4794 = v4793 << 8u;
-      const unsigned int v4795 = v4794 + v4788;
-      out[v4795] = v4789;
-    }
-    const unsigned int v4797 = v46 + v7915;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4798 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4799 = v585.x[7];
-    const float v4800 = v4799 * v4798;
-    const bool v4801 = v4797 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4801) {
-      const unsigned int v4804 = 192u + v7914;
-      const iron_bf16 v4805 = iron_f32_to_bf16(v4800);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4807 = v11 + v4797;
-      const unsigned int v4808 = v4807 * v1;
-      const unsigned int v4809 = v4808 + v26;
-      const unsigned int v4810 = v4809 << 8u;
-      const unsigned int v4811 = v4810 + v4804;
-      out[v4811] = v4805;
-    }
-    const unsigned int v4813 = v46 + v7920;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4814 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4815 = v585.x[8];
-    const float v4816 = v4815 * v4814;
-    const bool v4817 = v4813 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4817) {
-      const unsigned int v4820 = 192u + v7919;
-      const iron_bf16 v4821 = iron_f32_to_bf16(v4816);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4823 = v11 + v4813;
-      const unsigned int v4824 = v4823 * v1;
-      const unsigned int v4825 = v4824 + v26;
-      const unsigned int v4826 = v4825 << 8u;
-      const unsigned int v4827 = v4826 + v4820;
-      out[v4827] = v4821;
-    }
-    const unsigned int v4829 = v46 + v7925;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4830 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4831 = v585.x[9];
-    const float v4832 = v4831 * v4830;
-    const bool v4833 = v4829 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4833) {
-      const unsigned int v4836 = 192u + v7924;
-      const iron_bf16 v4837 = iron_f32_to_bf16(v4832);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4839 = v11 + v4829;
-      const unsigned int v4840 = v4839 * v1;
-      const unsigned int v4841 = v4840 + v26;
-      const unsigned int v4842 = v4841 << 8u;
-      const unsigned int v4843 = v4842 + v4836;
-      out[v4843] = v4837;
-    }
-    const unsigned int v4845 = v46 + v7930;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4846 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4847 = v585.x[10];
-    const float v4848 = v4847 * v4846;
-    const bool v4849 = v4845 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4849) {
-      const unsigned int v4852 = 192u + v7929;
-      const iron_bf16 v4853 = iron_f32_to_bf16(v4848);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4855 = v11 + v4845;
-      const unsigned int v4856 = v4855 * v1;
-      const unsigned int v4857 = v4856 + v26;
-      const unsigned int v4858 = v4857 << 8u;
-      const unsigned int v4859 = v4858 + v4852;
-      out[v4859] = v4853;
-    }
-    const unsigned int v4861 = v46 + v7935;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4862 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4863 = v585.x[11];
-    const float v4864 = v4863 * v4862;
-    const bool v4865 = v4861 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4865) {
-      const unsigned int v4868 = 192u + v7934;
-      const iron_bf16 v4869 = iron_f32_to_bf16(v4864);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4871 = v11 + v4861;
-      const unsigned int v4872 = v4871 * v1;
-      const unsigned int v4873 = v4872 + v26;
-      const unsigned int v4874 = v4873 << 8u;
-      const unsigned int v4875 = v4874 + v4868;
-      out[v4875] = v4869;
-    }
-    const unsigned int v4877 = v46 + v7940;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4878 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4879 = v585.x[12];
-    const float v4880 = v4879 * v4878;
-    const bool v4881 = v4877 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4881) {
-      const unsigned int v4884 = 192u + v7939;
-      const iron_bf16 v4885 = iron_f32_to_bf16(v4880);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4887 = v11 + v4877;
-      const unsigned int v4888 = v4887 * v1;
-      const unsigned int v4889 = v4888 + v26;
-      const unsigned int v4890 = v4889 << 8u;
-      const unsigned int v4891 = v4890 + v4884;
-      out[v4891] = v4885;
-    }
-    const unsigned int v4893 = v46 + v7945;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4894 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4895 = v585.x[13];
-    const float v4896 = v4895 * v4894;
-    const bool v4897 = v4893 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4897) {
-      const unsigned int v4900 = 192u + v7944;
-      const iron_bf16 v4901 = iron_f32_to_bf16(v4896);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4903 = v11 + v4893;
-      const unsigned int v4904 = v4903 * v1;
-      const unsigned int v4905 = v4904 + v26;
-      const unsigned int v4906 = v4905 << 8u;
-      const unsigned int v4907 = v4906 + v4900;
-      out[v4907] = v4901;
-    }
-    const unsigned int v4909 = v46 + v7950;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4910 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4911 = v585.x[14];
-    const float v4912 = v4911 * v4910;
-    const bool v4913 = v4909 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4913) {
-      const unsigned int v4916 = 192u + v7949;
-      const iron_bf16 v4917 = iron_f32_to_bf16(v4912);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4919 = v11 + v4909;
-      const unsigned int v4920 = v4919 * v1;
-      const unsigned int v4921 = v4920 + v26;
-      const unsigned int v4922 = v4921 << 8u;
-      const unsigned int v4923 = v4922 + v4916;
-      out[v4923] = v4917;
-    }
-    const unsigned int v4925 = v46 + v7955;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4926 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4927 = v585.x[15];
-    const float v4928 = v4927 * v4926;
-    const bool v4929 = v4925 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4929) {
-      const unsigned int v4932 = 192u + v7954;
-      const iron_bf16 v4933 = iron_f32_to_bf16(v4928);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4935 = v11 + v4925;
-      const unsigned int v4936 = v4935 * v1;
-      const unsigned int v4937 = v4936 + v26;
-      const unsigned int v4938 = v4937 << 8u;
-      const unsigned int v4939 = v4938 + v4932;
-      out[v4939] = v4933;
-    }
-    const unsigned int v4941 = v46 + v7960;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4942 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4943 = v585.x[16];
-    const float v4944 = v4943 * v4942;
-    const bool v4945 = v4941 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4945) {
-      const unsigned int v4948 = 192u + v7959;
-      const iron_bf16 v4949 = iron_f32_to_bf16(v4944);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4951 = v11 + v4941;
-      const unsigned int v4952 = v4951 * v1;
-      const unsigned int v4953 = v4952 + v26;
-      const unsigned int v4954 = v4953 << 8u;
-      const unsigned int v4955 = v4954 + v4948;
-      out[v4955] = v4949;
-    }
-    const unsigned int v4957 = v46 + v7965;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4958 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4959 = v585.x[17];
-    const float v4960 = v4959 * v4958;
-    const bool v4961 = v4957 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4961) {
-      const unsigned int v4964 = 192u + v7964;
-      const iron_bf16 v4965 = iron_f32_to_bf16(v4960);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4967 = v11 + v4957;
-      const unsigned int v4968 = v4967 * v1;
-      const unsigned int v4969 = v4968 + v26;
-      const unsigned int v4970 = v4969 << 8u;
-      const unsigned int v4971 = v4970 + v4964;
-      out[v4971] = v4965;
-    }
-    const unsigned int v4973 = v46 + v7970;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4974 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4975 = v585.x[18];
-    const float v4976 = v4975 * v4974;
-    const bool v4977 = v4973 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4977) {
-      const unsigned int v4980 = 192u + v7969;
-      const iron_bf16 v4981 = iron_f32_to_bf16(v4976);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4983 = v11 + v4973;
-      const unsigned int v4984 = v4983 * v1;
-      const unsigned int v4985 = v4984 + v26;
-      const unsigned int v4986 = v4985 << 8u;
-      const unsigned int v4987 = v4986 + v4980;
-      out[v4987] = v4981;
-    }
-    const unsigned int v4989 = v46 + v7975;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4990 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4991 = v585.x[19];
-    const float v4992 = v4991 * v4990;
-    const bool v4993 = v4989 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4993) {
-      const unsigned int v4996 = 192u + v7974;
-      const iron_bf16 v4997 = iron_f32_to_bf16(v4992);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4999 = v11 + v4989;
-      const unsigned int v5000 = v4999 * v1;
-      const unsigned int v5001 = v5000 + v26;
-      const unsigned int v5002 = v5001 << 8u;
-      const unsigned int v5003 = v5002 + v4996;
-      out[v5003] = v4997;
-    }
-    const unsigned int v5005 = v46 + v7980;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5006 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5007 = v585.x[20];
-    const float v5008 = v5007 * v5006;
-    const bool v5009 = v5005 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5009) {
-      const unsigned int v5012 = 192u + v7979;
-      const iron_bf16 v5013 = iron_f32_to_bf16(v5008);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5015 = v11 + v5005;
-      const unsigned int v5016 = v5015 * v1;
-      const unsigned int v5017 = v5016 + v26;
-      const unsigned int v5018 = v5017 << 8u;
-      const unsigned int v5019 = v5018 + v5012;
-      out[v5019] = v5013;
-    }
-    const unsigned int v5021 = v46 + v7985;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5022 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5023 = v585.x[21];
-    const float v5024 = v5023 * v5022;
-    const bool v5025 = v5021 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5025) {
-      const unsigned int v5028 = 192u + v7984;
-      const iron_bf16 v5029 = iron_f32_to_bf16(v5024);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5031 = v11 + v5021;
-      const unsigned int v5032 = v5031 * v1;
-      const unsigned int v5033 = v5032 + v26;
-      const unsigned int v5034 = v5033 << 8u;
-      const unsigned int v5035 = v5034 + v5028;
-      out[v5035] = v5029;
-    }
-    const unsigned int v5037 = v46 + v7990;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5038 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5039 = v585.x[22];
-    const float v5040 = v5039 * v5038;
-    const bool v5041 = v5037 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5041) {
-      const unsigned int v5044 = 192u + v7989;
-      const iron_bf16 v5045 = iron_f32_to_bf16(v5040);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5047 = v11 + v5037;
-      const unsigned int v5048 = v5047 * v1;
-      const unsigned int v5049 = v5048 + v26;
-      const unsigned int v5050 = v5049 << 8u;
-      const unsigned int v5051 = v5050 + v5044;
-      out[v5051] = v5045;
-    }
-    const unsigned int v5053 = v46 + v7995;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5054 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5055 = v585.x[23];
-    const float v5056 = v5055 * v5054;
-    const bool v5057 = v5053 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5057) {
-      const unsigned int v5060 = 192u + v7994;
-      const iron_bf16 v5061 = iron_f32_to_bf16(v5056);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5063 = v11 + v5053;
-      const unsigned int v5064 = v5063 * v1;
-      const unsigned int v5065 = v5064 + v26;
-      const unsigned int v5066 = v5065 << 8u;
-      const unsigned int v5067 = v5066 + v5060;
-      out[v5067] = v5061;
-    }
-    const unsigned int v5069 = v46 + v8000;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5070 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5071 = v585.x[24];
-    const float v5072 = v5071 * v5070;
-    const bool v5073 = v5069 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5073) {
-      const unsigned int v5076 = 192u + v7999;
-      const iron_bf16 v5077 = iron_f32_to_bf16(v5072);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5079 = v11 + v5069;
-      const unsigned int v5080 = v5079 * v1;
-      const unsigned int v5081 = v5080 + v26;
-      const unsigned int v5082 = v5081 << 8u;
-      const unsigned int v5083 = v5082 + v5076;
-      out[v5083] = v5077;
-    }
-    const unsigned int v5085 = v46 + v8005;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5086 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5087 = v585.x[25];
-    const float v5088 = v5087 * v5086;
-    const bool v5089 = v5085 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5089) {
-      const unsigned int v5092 = 192u + v8004;
-      const iron_bf16 v5093 = iron_f32_to_bf16(v5088);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5095 = v11 + v5085;
-      const unsigned int v5096 = v5095 * v1;
-      const unsigned int v5097 = v5096 + v26;
-      const unsigned int v5098 = v5097 << 8u;
-      const unsigned int v5099 = v5098 + v5092;
-      out[v5099] = v5093;
-    }
-    const unsigned int v5101 = v46 + v8010;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5102 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5103 = v585.x[26];
-    const float v5104 = v5103 * v5102;
-    const bool v5105 = v5101 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5105) {
-      const unsigned int v5108 = 192u + v8009;
-      const iron_bf16 v5109 = iron_f32_to_bf16(v5104);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5111 = v11 + v5101;
-      const unsigned int v5112 = v5111 * v1;
-      const unsigned int v5113 = v5112 + v26;
-      const unsigned int v5114 = v5113 << 8u;
-      const unsigned int v5115 = v5114 + v5108;
-      out[v5115] = v5109;
-    }
-    const unsigned int v5117 = v46 + v8015;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5118 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5119 = v585.x[27];
-    const float v5120 = v5119 * v5118;
-    const bool v5121 = v5117 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5121) {
-      const unsigned int v5124 = 192u + v8014;
-      const iron_bf16 v5125 = iron_f32_to_bf16(v5120);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5127 = v11 + v5117;
-      const unsigned int v5128 = v5127 * v1;
-      const unsigned int v5129 = v5128 + v26;
-      const unsigned int v5130 = v5129 << 8u;
-      const unsigned int v5131 = v5130 + v5124;
-      out[v5131] = v5125;
-    }
-    const unsigned int v5133 = v46 + v8020;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5134 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5135 = v585.x[28];
-    const float v5136 = v5135 * v5134;
-    const bool v5137 = v5133 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5137) {
-      const unsigned int v5140 = 192u + v8019;
-      const iron_bf16 v5141 = iron_f32_to_bf16(v5136);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5143 = v11 + v5133;
-      const unsigned int v5144 = v5143 * v1;
-      const unsigned int v5145 = v5144 + v26;
-      const unsigned int v5146 = v5145 << 8u;
-      const unsigned int v5147 = v5146 + v5140;
-      out[v5147] = v5141;
-    }
-    const unsigned int v5149 = v46 + v8025;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5150 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5151 = v585.x[29];
-    const float v5152 = v5151 * v5150;
-    const bool v5153 = v5149 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5153) {
-      const unsigned int v5156 = 192u + v8024;
-      const iron_bf16 v5157 = iron_f32_to_bf16(v5152);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5159 = v11 + v5149;
-      const unsigned int v5160 = v5159 * v1;
-      const unsigned int v5161 = v5160 + v26;
-      const unsigned int v5162 = v5161 << 8u;
-      const unsigned int v5163 = v5162 + v5156;
-      out[v5163] = v5157;
-    }
-    const unsigned int v5165 = v46 + v8030;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5166 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5167 = v585.x[30];
-    const float v5168 = v5167 * v5166;
-    const bool v5169 = v5165 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5169) {
-      const unsigned int v5172 = 192u + v8029;
-      const iron_bf16 v5173 = iron_f32_to_bf16(v5168);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5175 = v11 + v5165;
-      const unsigned int v5176 = v5175 * v1;
-      const unsigned int v5177 = v5176 + v26;
-      const unsigned int v5178 = v5177 << 8u;
-      const unsigned int v5179 = v5178 + v5172;
-      out[v5179] = v5173;
-    }
-    const unsigned int v5181 = v46 + v8035;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5182 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5183 = v585.x[31];
-    const float v5184 = v5183 * v5182;
-    const bool v5185 = v5181 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5185) {
-      const unsigned int v5188 = 192u + v8034;
-      const iron_bf16 v5189 = iron_f32_to_bf16(v5184);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5191 = v11 + v5181;
-      const unsigned int v5192 = v5191 * v1;
-      const unsigned int v5193 = v5192 + v26;
-      const unsigned int v5194 = v5193 << 8u;
-      const unsigned int v5195 = v5194 + v5188;
-      out[v5195] = v5189;
+    const float v3022 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:242
+    iron_frag<float, 2, 16, 8> v3024;  // kernels/sdpa/flash_tile.hpp:243
+    iron_frag_fill(v3024, 0.0f);
+    const float v3028 = v596.x[0];  // kernels/sdpa/flash_tile.hpp:245
+    const float v3029 = fmaxf(v3028, v3022);
+    const bool v3032 = v3029 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3033 = v3032 ? 0.0f : v3029;
+    v3024.x[0] = v3033;  // kernels/sdpa/flash_tile.hpp:244
+    const float v3037 = v596.x[1];  // kernels/sdpa/flash_tile.hpp:245
+    const float v3038 = fmaxf(v3037, v3022);
+    const bool v3041 = v3038 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3042 = v3041 ? 0.0f : v3038;
+    v3024.x[1] = v3042;  // kernels/sdpa/flash_tile.hpp:244
+    const float v3046 = v596.x[2];  // kernels/sdpa/flash_tile.hpp:245
+    const float v3047 = fmaxf(v3046, v3022);
+    const bool v3050 = v3047 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3051 = v3050 ? 0.0f : v3047;
+    v3024.x[2] = v3051;  // kernels/sdpa/flash_tile.hpp:244
+    const float v3055 = v596.x[3];  // kernels/sdpa/flash_tile.hpp:245
+    const float v3056 = fmaxf(v3055, v3022);
+    const bool v3059 = v3056 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3060 = v3059 ? 0.0f : v3056;
+    v3024.x[3] = v3060;  // kernels/sdpa/flash_tile.hpp:244
+    iron_frag<float, 2, 16, 8> v3062;  // kernels/sdpa/flash_tile.hpp:247
+    iron_frag_fill(v3062, 0.0f);
+    const float v3066 = v3024.x[0];  // kernels/sdpa/flash_tile.hpp:249
+    const float v3067 = v3022 - v3066;
+    const float v3068 = exp2f(v3067);
+    const float v3071 = v3028 - v3066;
+    const float v3072 = exp2f(v3071);
+    const float v3073 = v598.x[0];
+    const float v3074 = v3073 * v3072;
+    const float v3075 = v3074 + v3068;
+    v3062.x[0] = v3075;  // kernels/sdpa/flash_tile.hpp:248
+    const float v3079 = v3024.x[1];  // kernels/sdpa/flash_tile.hpp:249
+    const float v3080 = v3022 - v3079;
+    const float v3081 = exp2f(v3080);
+    const float v3084 = v3037 - v3079;
+    const float v3085 = exp2f(v3084);
+    const float v3086 = v598.x[1];
+    const float v3087 = v3086 * v3085;
+    const float v3088 = v3087 + v3081;
+    v3062.x[1] = v3088;  // kernels/sdpa/flash_tile.hpp:248
+    const float v3092 = v3024.x[2];  // kernels/sdpa/flash_tile.hpp:249
+    const float v3093 = v3022 - v3092;
+    const float v3094 = exp2f(v3093);
+    const float v3097 = v3046 - v3092;
+    const float v3098 = exp2f(v3097);
+    const float v3099 = v598.x[2];
+    const float v3100 = v3099 * v3098;
+    const float v3101 = v3100 + v3094;
+    v3062.x[2] = v3101;  // kernels/sdpa/flash_tile.hpp:248
+    const float v3105 = v3024.x[3];  // kernels/sdpa/flash_tile.hpp:249
+    const float v3106 = v3022 - v3105;
+    const float v3107 = exp2f(v3106);
+    const float v3110 = v3055 - v3105;
+    const float v3111 = exp2f(v3110);
+    const float v3112 = v598.x[3];
+    const float v3113 = v3112 * v3111;
+    const float v3114 = v3113 + v3107;
+    v3062.x[3] = v3114;  // kernels/sdpa/flash_tile.hpp:248
+    iron_frag<float, 2, 16, 8> v3116;  // kernels/sdpa/flash_tile.hpp:251
+    iron_frag_fill(v3116, 0.0f);
+    const float v3120 = v3062.x[0];  // kernels/sdpa/flash_tile.hpp:253
+    const float v3126 = v3072 / v3120;  // kernels/sdpa/flash_tile.hpp:254
+    const bool v3128 = v3120 > 0.0f;
+    const float v3129 = v3128 ? v3126 : 0.0f;
+    v3116.x[0] = v3129;  // kernels/sdpa/flash_tile.hpp:252
+    const float v3133 = v3062.x[1];  // kernels/sdpa/flash_tile.hpp:253
+    const float v3139 = v3085 / v3133;  // kernels/sdpa/flash_tile.hpp:254
+    const bool v3141 = v3133 > 0.0f;
+    const float v3142 = v3141 ? v3139 : 0.0f;
+    v3116.x[1] = v3142;  // kernels/sdpa/flash_tile.hpp:252
+    const float v3146 = v3062.x[2];  // kernels/sdpa/flash_tile.hpp:253
+    const float v3152 = v3098 / v3146;  // kernels/sdpa/flash_tile.hpp:254
+    const bool v3154 = v3146 > 0.0f;
+    const float v3155 = v3154 ? v3152 : 0.0f;
+    v3116.x[2] = v3155;  // kernels/sdpa/flash_tile.hpp:252
+    const float v3159 = v3062.x[3];  // kernels/sdpa/flash_tile.hpp:253
+    const float v3165 = v3111 / v3159;  // kernels/sdpa/flash_tile.hpp:254
+    const bool v3167 = v3159 > 0.0f;
+    const float v3168 = v3167 ? v3165 : 0.0f;
+    v3116.x[3] = v3168;  // kernels/sdpa/flash_tile.hpp:252
+    const unsigned int v3170 = v46 + v7421;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3171 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3172 = v600.x[0];
+    const float v3173 = v3172 * v3171;
+    const bool v3174 = v3170 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3174) {
+      const iron_bf16 v3178 = iron_f32_to_bf16(v3173);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3180 = v11 + v3170;
+      const unsigned int v3181 = v3180 * v1;
+      const unsigned int v3182 = v3181 + v26;
+      const unsigned int v3183 = v3182 << 8u;
+      const unsigned int v3184 = v3183 + v7420;
+      out[v3184] = v3178;
+    }
+    const unsigned int v3186 = v46 + v7426;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3187 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3188 = v600.x[1];
+    const float v3189 = v3188 * v3187;
+    const bool v3190 = v3186 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3190) {
+      const iron_bf16 v3194 = iron_f32_to_bf16(v3189);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3196 = v11 + v3186;
+      const unsigned int v3197 = v3196 * v1;
+      const unsigned int v3198 = v3197 + v26;
+      const unsigned int v3199 = v3198 << 8u;
+      const unsigned int v3200 = v3199 + v7425;
+      out[v3200] = v3194;
+    }
+    const unsigned int v3202 = v46 + v7431;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3203 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3204 = v600.x[2];
+    const float v3205 = v3204 * v3203;
+    const bool v3206 = v3202 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3206) {
+      const iron_bf16 v3210 = iron_f32_to_bf16(v3205);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3212 = v11 + v3202;
+      const unsigned int v3213 = v3212 * v1;
+      const unsigned int v3214 = v3213 + v26;
+      const unsigned int v3215 = v3214 << 8u;
+      const unsigned int v3216 = v3215 + v7430;
+      out[v3216] = v3210;
+    }
+    const unsigned int v3218 = v46 + v7436;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3219 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3220 = v600.x[3];
+    const float v3221 = v3220 * v3219;
+    const bool v3222 = v3218 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3222) {
+      const iron_bf16 v3226 = iron_f32_to_bf16(v3221);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3228 = v11 + v3218;
+      const unsigned int v3229 = v3228 * v1;
+      const unsigned int v3230 = v3229 + v26;
+      const unsigned int v3231 = v3230 << 8u;
+      const unsigned int v3232 = v3231 + v7435;
+      out[v3232] = v3226;
+    }
+    const unsigned int v3234 = v46 + v7441;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3235 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3236 = v600.x[4];
+    const float v3237 = v3236 * v3235;
+    const bool v3238 = v3234 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3238) {
+      const iron_bf16 v3242 = iron_f32_to_bf16(v3237);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3244 = v11 + v3234;
+      const unsigned int v3245 = v3244 * v1;
+      const unsigned int v3246 = v3245 + v26;
+      const unsigned int v3247 = v3246 << 8u;
+      const unsigned int v3248 = v3247 + v7440;
+      out[v3248] = v3242;
+    }
+    const unsigned int v3250 = v46 + v7446;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3251 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3252 = v600.x[5];
+    const float v3253 = v3252 * v3251;
+    const bool v3254 = v3250 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3254) {
+      const iron_bf16 v3258 = iron_f32_to_bf16(v3253);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3260 = v11 + v3250;
+      const unsigned int v3261 = v3260 * v1;
+      const unsigned int v3262 = v3261 + v26;
+      const unsigned int v3263 = v3262 << 8u;
+      const unsigned int v3264 = v3263 + v7445;
+      out[v3264] = v3258;
+    }
+    const unsigned int v3266 = v46 + v7451;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3267 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3268 = v600.x[6];
+    const float v3269 = v3268 * v3267;
+    const bool v3270 = v3266 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3270) {
+      const iron_bf16 v3274 = iron_f32_to_bf16(v3269);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3276 = v11 + v3266;
+      const unsigned int v3277 = v3276 * v1;
+      const unsigned int v3278 = v3277 + v26;
+      const unsigned int v3279 = v3278 << 8u;
+      const unsigned int v3280 = v3279 + v7450;
+      out[v3280] = v3274;
+    }
+    const unsigned int v3282 = v46 + v7456;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3283 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3284 = v600.x[7];
+    const float v3285 = v3284 * v3283;
+    const bool v3286 = v3282 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3286) {
+      const iron_bf16 v3290 = iron_f32_to_bf16(v3285);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3292 = v11 + v3282;
+      const unsigned int v3293 = v3292 * v1;
+      const unsigned int v3294 = v3293 + v26;
+      const unsigned int v3295 = v3294 << 8u;
+      const unsigned int v3296 = v3295 + v7455;
+      out[v3296] = v3290;
+    }
+    const unsigned int v3298 = v46 + v7461;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3299 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3300 = v600.x[8];
+    const float v3301 = v3300 * v3299;
+    const bool v3302 = v3298 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3302) {
+      const iron_bf16 v3306 = iron_f32_to_bf16(v3301);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3308 = v11 + v3298;
+      const unsigned int v3309 = v3308 * v1;
+      const unsigned int v3310 = v3309 + v26;
+      const unsigned int v3311 = v3310 << 8u;
+      const unsigned int v3312 = v3311 + v7460;
+      out[v3312] = v3306;
+    }
+    const unsigned int v3314 = v46 + v7466;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3315 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3316 = v600.x[9];
+    const float v3317 = v3316 * v3315;
+    const bool v3318 = v3314 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3318) {
+      const iron_bf16 v3322 = iron_f32_to_bf16(v3317);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3324 = v11 + v3314;
+      const unsigned int v3325 = v3324 * v1;
+      const unsigned int v3326 = v3325 + v26;
+      const unsigned int v3327 = v3326 << 8u;
+      const unsigned int v3328 = v3327 + v7465;
+      out[v3328] = v3322;
+    }
+    const unsigned int v3330 = v46 + v7471;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3331 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3332 = v600.x[10];
+    const float v3333 = v3332 * v3331;
+    const bool v3334 = v3330 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3334) {
+      const iron_bf16 v3338 = iron_f32_to_bf16(v3333);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3340 = v11 + v3330;
+      const unsigned int v3341 = v3340 * v1;
+      const unsigned int v3342 = v3341 + v26;
+      const unsigned int v3343 = v3342 << 8u;
+      const unsigned int v3344 = v3343 + v7470;
+      out[v3344] = v3338;
+    }
+    const unsigned int v3346 = v46 + v7476;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3347 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3348 = v600.x[11];
+    const float v3349 = v3348 * v3347;
+    const bool v3350 = v3346 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3350) {
+      const iron_bf16 v3354 = iron_f32_to_bf16(v3349);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3356 = v11 + v3346;
+      const unsigned int v3357 = v3356 * v1;
+      const unsigned int v3358 = v3357 + v26;
+      const unsigned int v3359 = v3358 << 8u;
+      const unsigned int v3360 = v3359 + v7475;
+      out[v3360] = v3354;
+    }
+    const unsigned int v3362 = v46 + v7481;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3363 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3364 = v600.x[12];
+    const float v3365 = v3364 * v3363;
+    const bool v3366 = v3362 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3366) {
+      const iron_bf16 v3370 = iron_f32_to_bf16(v3365);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3372 = v11 + v3362;
+      const unsigned int v3373 = v3372 * v1;
+      const unsigned int v3374 = v3373 + v26;
+      const unsigned int v3375 = v3374 << 8u;
+      const unsigned int v3376 = v3375 + v7480;
+      out[v3376] = v3370;
+    }
+    const unsigned int v3378 = v46 + v7486;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3379 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3380 = v600.x[13];
+    const float v3381 = v3380 * v3379;
+    const bool v3382 = v3378 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3382) {
+      const iron_bf16 v3386 = iron_f32_to_bf16(v3381);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3388 = v11 + v3378;
+      const unsigned int v3389 = v3388 * v1;
+      const unsigned int v3390 = v3389 + v26;
+      const unsigned int v3391 = v3390 << 8u;
+      const unsigned int v3392 = v3391 + v7485;
+      out[v3392] = v3386;
+    }
+    const unsigned int v3394 = v46 + v7491;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3395 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3396 = v600.x[14];
+    const float v3397 = v3396 * v3395;
+    const bool v3398 = v3394 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3398) {
+      const iron_bf16 v3402 = iron_f32_to_bf16(v3397);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3404 = v11 + v3394;
+      const unsigned int v3405 = v3404 * v1;
+      const unsigned int v3406 = v3405 + v26;
+      const unsigned int v3407 = v3406 << 8u;
+      const unsigned int v3408 = v3407 + v7490;
+      out[v3408] = v3402;
+    }
+    const unsigned int v3410 = v46 + v7496;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3411 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3412 = v600.x[15];
+    const float v3413 = v3412 * v3411;
+    const bool v3414 = v3410 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3414) {
+      const iron_bf16 v3418 = iron_f32_to_bf16(v3413);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3420 = v11 + v3410;
+      const unsigned int v3421 = v3420 * v1;
+      const unsigned int v3422 = v3421 + v26;
+      const unsigned int v3423 = v3422 << 8u;
+      const unsigned int v3424 = v3423 + v7495;
+      out[v3424] = v3418;
+    }
+    const unsigned int v3426 = v46 + v7501;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3427 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3428 = v600.x[16];
+    const float v3429 = v3428 * v3427;
+    const bool v3430 = v3426 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3430) {
+      const iron_bf16 v3434 = iron_f32_to_bf16(v3429);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3436 = v11 + v3426;
+      const unsigned int v3437 = v3436 * v1;
+      const unsigned int v3438 = v3437 + v26;
+      const unsigned int v3439 = v3438 << 8u;
+      const unsigned int v3440 = v3439 + v7500;
+      out[v3440] = v3434;
+    }
+    const unsigned int v3442 = v46 + v7506;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3443 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3444 = v600.x[17];
+    const float v3445 = v3444 * v3443;
+    const bool v3446 = v3442 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3446) {
+      const iron_bf16 v3450 = iron_f32_to_bf16(v3445);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3452 = v11 + v3442;
+      const unsigned int v3453 = v3452 * v1;
+      const unsigned int v3454 = v3453 + v26;
+      const unsigned int v3455 = v3454 << 8u;
+      const unsigned int v3456 = v3455 + v7505;
+      out[v3456] = v3450;
+    }
+    const unsigned int v3458 = v46 + v7511;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3459 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3460 = v600.x[18];
+    const float v3461 = v3460 * v3459;
+    const bool v3462 = v3458 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3462) {
+      const iron_bf16 v3466 = iron_f32_to_bf16(v3461);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3468 = v11 + v3458;
+      const unsigned int v3469 = v3468 * v1;
+      const unsigned int v3470 = v3469 + v26;
+      const unsigned int v3471 = v3470 << 8u;
+      const unsigned int v3472 = v3471 + v7510;
+      out[v3472] = v3466;
+    }
+    const unsigned int v3474 = v46 + v7516;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3475 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3476 = v600.x[19];
+    const float v3477 = v3476 * v3475;
+    const bool v3478 = v3474 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3478) {
+      const iron_bf16 v3482 = iron_f32_to_bf16(v3477);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3484 = v11 + v3474;
+      const unsigned int v3485 = v3484 * v1;
+      const unsigned int v3486 = v3485 + v26;
+      const unsigned int v3487 = v3486 << 8u;
+      const unsigned int v3488 = v3487 + v7515;
+      out[v3488] = v3482;
+    }
+    const unsigned int v3490 = v46 + v7521;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3491 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3492 = v600.x[20];
+    const float v3493 = v3492 * v3491;
+    const bool v3494 = v3490 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3494) {
+      const iron_bf16 v3498 = iron_f32_to_bf16(v3493);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3500 = v11 + v3490;
+      const unsigned int v3501 = v3500 * v1;
+      const unsigned int v3502 = v3501 + v26;
+      const unsigned int v3503 = v3502 << 8u;
+      const unsigned int v3504 = v3503 + v7520;
+      out[v3504] = v3498;
+    }
+    const unsigned int v3506 = v46 + v7526;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3507 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3508 = v600.x[21];
+    const float v3509 = v3508 * v3507;
+    const bool v3510 = v3506 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3510) {
+      const iron_bf16 v3514 = iron_f32_to_bf16(v3509);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3516 = v11 + v3506;
+      const unsigned int v3517 = v3516 * v1;
+      const unsigned int v3518 = v3517 + v26;
+      const unsigned int v3519 = v3518 << 8u;
+      const unsigned int v3520 = v3519 + v7525;
+      out[v3520] = v3514;
+    }
+    const unsigned int v3522 = v46 + v7531;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3523 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3524 = v600.x[22];
+    const float v3525 = v3524 * v3523;
+    const bool v3526 = v3522 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3526) {
+      const iron_bf16 v3530 = iron_f32_to_bf16(v3525);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3532 = v11 + v3522;
+      const unsigned int v3533 = v3532 * v1;
+      const unsigned int v3534 = v3533 + v26;
+      const unsigned int v3535 = v3534 << 8u;
+      const unsigned int v3536 = v3535 + v7530;
+      out[v3536] = v3530;
+    }
+    const unsigned int v3538 = v46 + v7536;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3539 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3540 = v600.x[23];
+    const float v3541 = v3540 * v3539;
+    const bool v3542 = v3538 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3542) {
+      const iron_bf16 v3546 = iron_f32_to_bf16(v3541);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3548 = v11 + v3538;
+      const unsigned int v3549 = v3548 * v1;
+      const unsigned int v3550 = v3549 + v26;
+      const unsigned int v3551 = v3550 << 8u;
+      const unsigned int v3552 = v3551 + v7535;
+      out[v3552] = v3546;
+    }
+    const unsigned int v3554 = v46 + v7541;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3555 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3556 = v600.x[24];
+    const float v3557 = v3556 * v3555;
+    const bool v3558 = v3554 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3558) {
+      const iron_bf16 v3562 = iron_f32_to_bf16(v3557);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3564 = v11 + v3554;
+      const unsigned int v3565 = v3564 * v1;
+      const unsigned int v3566 = v3565 + v26;
+      const unsigned int v3567 = v3566 << 8u;
+      const unsigned int v3568 = v3567 + v7540;
+      out[v3568] = v3562;
+    }
+    const unsigned int v3570 = v46 + v7546;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3571 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3572 = v600.x[25];
+    const float v3573 = v3572 * v3571;
+    const bool v3574 = v3570 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3574) {
+      const iron_bf16 v3578 = iron_f32_to_bf16(v3573);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3580 = v11 + v3570;
+      const unsigned int v3581 = v3580 * v1;
+      const unsigned int v3582 = v3581 + v26;
+      const unsigned int v3583 = v3582 << 8u;
+      const unsigned int v3584 = v3583 + v7545;
+      out[v3584] = v3578;
+    }
+    const unsigned int v3586 = v46 + v7551;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3587 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3588 = v600.x[26];
+    const float v3589 = v3588 * v3587;
+    const bool v3590 = v3586 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3590) {
+      const iron_bf16 v3594 = iron_f32_to_bf16(v3589);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3596 = v11 + v3586;
+      const unsigned int v3597 = v3596 * v1;
+      const unsigned int v3598 = v3597 + v26;
+      const unsigned int v3599 = v3598 << 8u;
+      const unsigned int v3600 = v3599 + v7550;
+      out[v3600] = v3594;
+    }
+    const unsigned int v3602 = v46 + v7556;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3603 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3604 = v600.x[27];
+    const float v3605 = v3604 * v3603;
+    const bool v3606 = v3602 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3606) {
+      const iron_bf16 v3610 = iron_f32_to_bf16(v3605);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3612 = v11 + v3602;
+      const unsigned int v3613 = v3612 * v1;
+      const unsigned int v3614 = v3613 + v26;
+      const unsigned int v3615 = v3614 << 8u;
+      const unsigned int v3616 = v3615 + v7555;
+      out[v3616] = v3610;
+    }
+    const unsigned int v3618 = v46 + v7561;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3619 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3620 = v600.x[28];
+    const float v3621 = v3620 * v3619;
+    const bool v3622 = v3618 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3622) {
+      const iron_bf16 v3626 = iron_f32_to_bf16(v3621);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3628 = v11 + v3618;
+      const unsigned int v3629 = v3628 * v1;
+      const unsigned int v3630 = v3629 + v26;
+      const unsigned int v3631 = v3630 << 8u;
+      const unsigned int v3632 = v3631 + v7560;
+      out[v3632] = v3626;
+    }
+    const unsigned int v3634 = v46 + v7566;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3635 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3636 = v600.x[29];
+    const float v3637 = v3636 * v3635;
+    const bool v3638 = v3634 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3638) {
+      const iron_bf16 v3642 = iron_f32_to_bf16(v3637);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3644 = v11 + v3634;
+      const unsigned int v3645 = v3644 * v1;
+      const unsigned int v3646 = v3645 + v26;
+      const unsigned int v3647 = v3646 << 8u;
+      const unsigned int v3648 = v3647 + v7565;
+      out[v3648] = v3642;
+    }
+    const unsigned int v3650 = v46 + v7571;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3651 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3652 = v600.x[30];
+    const float v3653 = v3652 * v3651;
+    const bool v3654 = v3650 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3654) {
+      const iron_bf16 v3658 = iron_f32_to_bf16(v3653);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3660 = v11 + v3650;
+      const unsigned int v3661 = v3660 * v1;
+      const unsigned int v3662 = v3661 + v26;
+      const unsigned int v3663 = v3662 << 8u;
+      const unsigned int v3664 = v3663 + v7570;
+      out[v3664] = v3658;
+    }
+    const unsigned int v3666 = v46 + v7576;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3667 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3668 = v600.x[31];
+    const float v3669 = v3668 * v3667;
+    const bool v3670 = v3666 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3670) {
+      const iron_bf16 v3674 = iron_f32_to_bf16(v3669);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3676 = v11 + v3666;
+      const unsigned int v3677 = v3676 * v1;
+      const unsigned int v3678 = v3677 + v26;
+      const unsigned int v3679 = v3678 << 8u;
+      const unsigned int v3680 = v3679 + v7575;
+      out[v3680] = v3674;
+    }
+    const unsigned int v3682 = v46 + v7581;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3683 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3684 = v602.x[0];
+    const float v3685 = v3684 * v3683;
+    const bool v3686 = v3682 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3686) {
+      const unsigned int v3689 = 64u + v7580;
+      const iron_bf16 v3690 = iron_f32_to_bf16(v3685);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3692 = v11 + v3682;
+      const unsigned int v3693 = v3692 * v1;
+      const unsigned int v3694 = v3693 + v26;
+      const unsigned int v3695 = v3694 << 8u;
+      const unsigned int v3696 = v3695 + v3689;
+      out[v3696] = v3690;
+    }
+    const unsigned int v3698 = v46 + v7586;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3699 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3700 = v602.x[1];
+    const float v3701 = v3700 * v3699;
+    const bool v3702 = v3698 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3702) {
+      const unsigned int v3705 = 64u + v7585;
+      const iron_bf16 v3706 = iron_f32_to_bf16(v3701);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3708 = v11 + v3698;
+      const unsigned int v3709 = v3708 * v1;
+      const unsigned int v3710 = v3709 + v26;
+      const unsigned int v3711 = v3710 << 8u;
+      const unsigned int v3712 = v3711 + v3705;
+      out[v3712] = v3706;
+    }
+    const unsigned int v3714 = v46 + v7591;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3715 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3716 = v602.x[2];
+    const float v3717 = v3716 * v3715;
+    const bool v3718 = v3714 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3718) {
+      const unsigned int v3721 = 64u + v7590;
+      const iron_bf16 v3722 = iron_f32_to_bf16(v3717);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3724 = v11 + v3714;
+      const unsigned int v3725 = v3724 * v1;
+      const unsigned int v3726 = v3725 + v26;
+      const unsigned int v3727 = v3726 << 8u;
+      const unsigned int v3728 = v3727 + v3721;
+      out[v3728] = v3722;
+    }
+    const unsigned int v3730 = v46 + v7596;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3731 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3732 = v602.x[3];
+    const float v3733 = v3732 * v3731;
+    const bool v3734 = v3730 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3734) {
+      const unsigned int v3737 = 64u + v7595;
+      const iron_bf16 v3738 = iron_f32_to_bf16(v3733);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3740 = v11 + v3730;
+      const unsigned int v3741 = v3740 * v1;
+      const unsigned int v3742 = v3741 + v26;
+      const unsigned int v3743 = v3742 << 8u;
+      const unsigned int v3744 = v3743 + v3737;
+      out[v3744] = v3738;
+    }
+    const unsigned int v3746 = v46 + v7601;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3747 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3748 = v602.x[4];
+    const float v3749 = v3748 * v3747;
+    const bool v3750 = v3746 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3750) {
+      const unsigned int v3753 = 64u + v7600;
+      const iron_bf16 v3754 = iron_f32_to_bf16(v3749);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3756 = v11 + v3746;
+      const unsigned int v3757 = v3756 * v1;
+      const unsigned int v3758 = v3757 + v26;
+      const unsigned int v3759 = v3758 << 8u;
+      const unsigned int v3760 = v3759 + v3753;
+      out[v3760] = v3754;
+    }
+    const unsigned int v3762 = v46 + v7606;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3763 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3764 = v602.x[5];
+    const float v3765 = v3764 * v3763;
+    const bool v3766 = v3762 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3766) {
+      const unsigned int v3769 = 64u + v7605;
+      const iron_bf16 v3770 = iron_f32_to_bf16(v3765);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3772 = v11 + v3762;
+      const unsigned int v3773 = v3772 * v1;
+      const unsigned int v3774 = v3773 + v26;
+      const unsigned int v3775 = v3774 << 8u;
+      const unsigned int v3776 = v3775 + v3769;
+      out[v3776] = v3770;
+    }
+    const unsigned int v3778 = v46 + v7611;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3779 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3780 = v602.x[6];
+    const float v3781 = v3780 * v3779;
+    const bool v3782 = v3778 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3782) {
+      const unsigned int v3785 = 64u + v7610;
+      const iron_bf16 v3786 = iron_f32_to_bf16(v3781);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3788 = v11 + v3778;
+      const unsigned int v3789 = v3788 * v1;
+      const unsigned int v3790 = v3789 + v26;
+      const unsigned int v3791 = v3790 << 8u;
+      const unsigned int v3792 = v3791 + v3785;
+      out[v3792] = v3786;
+    }
+    const unsigned int v3794 = v46 + v7616;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3795 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3796 = v602.x[7];
+    const float v3797 = v3796 * v3795;
+    const bool v3798 = v3794 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3798) {
+      const unsigned int v3801 = 64u + v7615;
+      const iron_bf16 v3802 = iron_f32_to_bf16(v3797);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3804 = v11 + v3794;
+      const unsigned int v3805 = v3804 * v1;
+      const unsigned int v3806 = v3805 + v26;
+      const unsigned int v3807 = v3806 << 8u;
+      const unsigned int v3808 = v3807 + v3801;
+      out[v3808] = v3802;
+    }
+    const unsigned int v3810 = v46 + v7621;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3811 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3812 = v602.x[8];
+    const float v3813 = v3812 * v3811;
+    const bool v3814 = v3810 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3814) {
+      const unsigned int v3817 = 64u + v7620;
+      const iron_bf16 v3818 = iron_f32_to_bf16(v3813);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3820 = v11 + v3810;
+      const unsigned int v3821 = v3820 * v1;
+      const unsigned int v3822 = v3821 + v26;
+      const unsigned int v3823 = v3822 << 8u;
+      const unsigned int v3824 = v3823 + v3817;
+      out[v3824] = v3818;
+    }
+    const unsigned int v3826 = v46 + v7626;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3827 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3828 = v602.x[9];
+    const float v3829 = v3828 * v3827;
+    const bool v3830 = v3826 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3830) {
+      const unsigned int v3833 = 64u + v7625;
+      const iron_bf16 v3834 = iron_f32_to_bf16(v3829);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3836 = v11 + v3826;
+      const unsigned int v3837 = v3836 * v1;
+      const unsigned int v3838 = v3837 + v26;
+      const unsigned int v3839 = v3838 << 8u;
+      const unsigned int v3840 = v3839 + v3833;
+      out[v3840] = v3834;
+    }
+    const unsigned int v3842 = v46 + v7631;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3843 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3844 = v602.x[10];
+    const float v3845 = v3844 * v3843;
+    const bool v3846 = v3842 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3846) {
+      const unsigned int v3849 = 64u + v7630;
+      const iron_bf16 v3850 = iron_f32_to_bf16(v3845);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3852 = v11 + v3842;
+      const unsigned int v3853 = v3852 * v1;
+      const unsigned int v3854 = v3853 + v26;
+      const unsigned int v3855 = v3854 << 8u;
+      const unsigned int v3856 = v3855 + v3849;
+      out[v3856] = v3850;
+    }
+    const unsigned int v3858 = v46 + v7636;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3859 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3860 = v602.x[11];
+    const float v3861 = v3860 * v3859;
+    const bool v3862 = v3858 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3862) {
+      const unsigned int v3865 = 64u + v7635;
+      const iron_bf16 v3866 = iron_f32_to_bf16(v3861);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3868 = v11 + v3858;
+      const unsigned int v3869 = v3868 * v1;
+      const unsigned int v3870 = v3869 + v26;
+      const unsigned int v3871 = v3870 << 8u;
+      const unsigned int v3872 = v3871 + v3865;
+      out[v3872] = v3866;
+    }
+    const unsigned int v3874 = v46 + v7641;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3875 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3876 = v602.x[12];
+    const float v3877 = v3876 * v3875;
+    const bool v3878 = v3874 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3878) {
+      const unsigned int v3881 = 64u + v7640;
+      const iron_bf16 v3882 = iron_f32_to_bf16(v3877);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3884 = v11 + v3874;
+      const unsigned int v3885 = v3884 * v1;
+      const unsigned int v3886 = v3885 + v26;
+      const unsigned int v3887 = v3886 << 8u;
+      const unsigned int v3888 = v3887 + v3881;
+      out[v3888] = v3882;
+    }
+    const unsigned int v3890 = v46 + v7646;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3891 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3892 = v602.x[13];
+    const float v3893 = v3892 * v3891;
+    const bool v3894 = v3890 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3894) {
+      const unsigned int v3897 = 64u + v7645;
+      const iron_bf16 v3898 = iron_f32_to_bf16(v3893);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3900 = v11 + v3890;
+      const unsigned int v3901 = v3900 * v1;
+      const unsigned int v3902 = v3901 + v26;
+      const unsigned int v3903 = v3902 << 8u;
+      const unsigned int v3904 = v3903 + v3897;
+      out[v3904] = v3898;
+    }
+    const unsigned int v3906 = v46 + v7651;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3907 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3908 = v602.x[14];
+    const float v3909 = v3908 * v3907;
+    const bool v3910 = v3906 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3910) {
+      const unsigned int v3913 = 64u + v7650;
+      const iron_bf16 v3914 = iron_f32_to_bf16(v3909);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3916 = v11 + v3906;
+      const unsigned int v3917 = v3916 * v1;
+      const unsigned int v3918 = v3917 + v26;
+      const unsigned int v3919 = v3918 << 8u;
+      const unsigned int v3920 = v3919 + v3913;
+      out[v3920] = v3914;
+    }
+    const unsigned int v3922 = v46 + v7656;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3923 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3924 = v602.x[15];
+    const float v3925 = v3924 * v3923;
+    const bool v3926 = v3922 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3926) {
+      const unsigned int v3929 = 64u + v7655;
+      const iron_bf16 v3930 = iron_f32_to_bf16(v3925);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3932 = v11 + v3922;
+      const unsigned int v3933 = v3932 * v1;
+      const unsigned int v3934 = v3933 + v26;
+      const unsigned int v3935 = v3934 << 8u;
+      const unsigned int v3936 = v3935 + v3929;
+      out[v3936] = v3930;
+    }
+    const unsigned int v3938 = v46 + v7661;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3939 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3940 = v602.x[16];
+    const float v3941 = v3940 * v3939;
+    const bool v3942 = v3938 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3942) {
+      const unsigned int v3945 = 64u + v7660;
+      const iron_bf16 v3946 = iron_f32_to_bf16(v3941);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3948 = v11 + v3938;
+      const unsigned int v3949 = v3948 * v1;
+      const unsigned int v3950 = v3949 + v26;
+      const unsigned int v3951 = v3950 << 8u;
+      const unsigned int v3952 = v3951 + v3945;
+      out[v3952] = v3946;
+    }
+    const unsigned int v3954 = v46 + v7666;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3955 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3956 = v602.x[17];
+    const float v3957 = v3956 * v3955;
+    const bool v3958 = v3954 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3958) {
+      const unsigned int v3961 = 64u + v7665;
+      const iron_bf16 v3962 = iron_f32_to_bf16(v3957);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3964 = v11 + v3954;
+      const unsigned int v3965 = v3964 * v1;
+      const unsigned int v3966 = v3965 + v26;
+      const unsigned int v3967 = v3966 << 8u;
+      const unsigned int v3968 = v3967 + v3961;
+      out[v3968] = v3962;
+    }
+    const unsigned int v3970 = v46 + v7671;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3971 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3972 = v602.x[18];
+    const float v3973 = v3972 * v3971;
+    const bool v3974 = v3970 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3974) {
+      const unsigned int v3977 = 64u + v7670;
+      const iron_bf16 v3978 = iron_f32_to_bf16(v3973);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3980 = v11 + v3970;
+      const unsigned int v3981 = v3980 * v1;
+      const unsigned int v3982 = v3981 + v26;
+      const unsigned int v3983 = v3982 << 8u;
+      const unsigned int v3984 = v3983 + v3977;
+      out[v3984] = v3978;
+    }
+    const unsigned int v3986 = v46 + v7676;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3987 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3988 = v602.x[19];
+    const float v3989 = v3988 * v3987;
+    const bool v3990 = v3986 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3990) {
+      const unsigned int v3993 = 64u + v7675;
+      const iron_bf16 v3994 = iron_f32_to_bf16(v3989);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3996 = v11 + v3986;
+      const unsigned int v3997 = v3996 * v1;
+      const unsigned int v3998 = v3997 + v26;
+      const unsigned int v3999 = v3998 << 8u;
+      const unsigned int v4000 = v3999 + v3993;
+      out[v4000] = v3994;
+    }
+    const unsigned int v4002 = v46 + v7681;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4003 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4004 = v602.x[20];
+    const float v4005 = v4004 * v4003;
+    const bool v4006 = v4002 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4006) {
+      const unsigned int v4009 = 64u + v7680;
+      const iron_bf16 v4010 = iron_f32_to_bf16(v4005);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4012 = v11 + v4002;
+      const unsigned int v4013 = v4012 * v1;
+      const unsigned int v4014 = v4013 + v26;
+      const unsigned int v4015 = v4014 << 8u;
+      const unsigned int v4016 = v4015 + v4009;
+      out[v4016] = v4010;
+    }
+    const unsigned int v4018 = v46 + v7686;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4019 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4020 = v602.x[21];
+    const float v4021 = v4020 * v4019;
+    const bool v4022 = v4018 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4022) {
+      const unsigned int v4025 = 64u + v7685;
+      const iron_bf16 v4026 = iron_f32_to_bf16(v4021);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4028 = v11 + v4018;
+      const unsigned int v4029 = v4028 * v1;
+      const unsigned int v4030 = v4029 + v26;
+      const unsigned int v4031 = v4030 << 8u;
+      const unsigned int v4032 = v4031 + v4025;
+      out[v4032] = v4026;
+    }
+    const unsigned int v4034 = v46 + v7691;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4035 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4036 = v602.x[22];
+    const float v4037 = v4036 * v4035;
+    const bool v4038 = v4034 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4038) {
+      const unsigned int v4041 = 64u + v7690;
+      const iron_bf16 v4042 = iron_f32_to_bf16(v4037);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4044 = v11 + v4034;
+      const unsigned int v4045 = v4044 * v1;
+      const unsigned int v4046 = v4045 + v26;
+      const unsigned int v4047 = v4046 << 8u;
+      const unsigned int v4048 = v4047 + v4041;
+      out[v4048] = v4042;
+    }
+    const unsigned int v4050 = v46 + v7696;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4051 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4052 = v602.x[23];
+    const float v4053 = v4052 * v4051;
+    const bool v4054 = v4050 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4054) {
+      const unsigned int v4057 = 64u + v7695;
+      const iron_bf16 v4058 = iron_f32_to_bf16(v4053);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4060 = v11 + v4050;
+      const unsigned int v4061 = v4060 * v1;
+      const unsigned int v4062 = v4061 + v26;
+      const unsigned int v4063 = v4062 << 8u;
+      const unsigned int v4064 = v4063 + v4057;
+      out[v4064] = v4058;
+    }
+    const unsigned int v4066 = v46 + v7701;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4067 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4068 = v602.x[24];
+    const float v4069 = v4068 * v4067;
+    const bool v4070 = v4066 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4070) {
+      const unsigned int v4073 = 64u + v7700;
+      const iron_bf16 v4074 = iron_f32_to_bf16(v4069);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4076 = v11 + v4066;
+      const unsigned int v4077 = v4076 * v1;
+      const unsigned int v4078 = v4077 + v26;
+      const unsigned int v4079 = v4078 << 8u;
+      const unsigned int v4080 = v4079 + v4073;
+      out[v4080] = v4074;
+    }
+    const unsigned int v4082 = v46 + v7706;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4083 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4084 = v602.x[25];
+    const float v4085 = v4084 * v4083;
+    const bool v4086 = v4082 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4086) {
+      const unsigned int v4089 = 64u + v7705;
+      const iron_bf16 v4090 = iron_f32_to_bf16(v4085);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4092 = v11 + v4082;
+      const unsigned int v4093 = v4092 * v1;
+      const unsigned int v4094 = v4093 + v26;
+      const unsigned int v4095 = v4094 << 8u;
+      const unsigned int v4096 = v4095 + v4089;
+      out[v4096] = v4090;
+    }
+    const unsigned int v4098 = v46 + v7711;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4099 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4100 = v602.x[26];
+    const float v4101 = v4100 * v4099;
+    const bool v4102 = v4098 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4102) {
+      const unsigned int v4105 = 64u + v7710;
+      const iron_bf16 v4106 = iron_f32_to_bf16(v4101);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4108 = v11 + v4098;
+      const unsigned int v4109 = v4108 * v1;
+      const unsigned int v4110 = v4109 + v26;
+      const unsigned int v4111 = v4110 << 8u;
+      const unsigned int v4112 = v4111 + v4105;
+      out[v4112] = v4106;
+    }
+    const unsigned int v4114 = v46 + v7716;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4115 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4116 = v602.x[27];
+    const float v4117 = v4116 * v4115;
+    const bool v4118 = v4114 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4118) {
+      const unsigned int v4121 = 64u + v7715;
+      const iron_bf16 v4122 = iron_f32_to_bf16(v4117);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4124 = v11 + v4114;
+      const unsigned int v4125 = v4124 * v1;
+      const unsigned int v4126 = v4125 + v26;
+      const unsigned int v4127 = v4126 << 8u;
+      const unsigned int v4128 = v4127 + v4121;
+      out[v4128] = v4122;
+    }
+    const unsigned int v4130 = v46 + v7721;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4131 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4132 = v602.x[28];
+    const float v4133 = v4132 * v4131;
+    const bool v4134 = v4130 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4134) {
+      const unsigned int v4137 = 64u + v7720;
+      const iron_bf16 v4138 = iron_f32_to_bf16(v4133);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4140 = v11 + v4130;
+      const unsigned int v4141 = v4140 * v1;
+      const unsigned int v4142 = v4141 + v26;
+      const unsigned int v4143 = v4142 << 8u;
+      const unsigned int v4144 = v4143 + v4137;
+      out[v4144] = v4138;
+    }
+    const unsigned int v4146 = v46 + v7726;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4147 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4148 = v602.x[29];
+    const float v4149 = v4148 * v4147;
+    const bool v4150 = v4146 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4150) {
+      const unsigned int v4153 = 64u + v7725;
+      const iron_bf16 v4154 = iron_f32_to_bf16(v4149);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4156 = v11 + v4146;
+      const unsigned int v4157 = v4156 * v1;
+      const unsigned int v4158 = v4157 + v26;
+      const unsigned int v4159 = v4158 << 8u;
+      const unsigned int v4160 = v4159 + v4153;
+      out[v4160] = v4154;
+    }
+    const unsigned int v4162 = v46 + v7731;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4163 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4164 = v602.x[30];
+    const float v4165 = v4164 * v4163;
+    const bool v4166 = v4162 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4166) {
+      const unsigned int v4169 = 64u + v7730;
+      const iron_bf16 v4170 = iron_f32_to_bf16(v4165);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4172 = v11 + v4162;
+      const unsigned int v4173 = v4172 * v1;
+      const unsigned int v4174 = v4173 + v26;
+      const unsigned int v4175 = v4174 << 8u;
+      const unsigned int v4176 = v4175 + v4169;
+      out[v4176] = v4170;
+    }
+    const unsigned int v4178 = v46 + v7736;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4179 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4180 = v602.x[31];
+    const float v4181 = v4180 * v4179;
+    const bool v4182 = v4178 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4182) {
+      const unsigned int v4185 = 64u + v7735;
+      const iron_bf16 v4186 = iron_f32_to_bf16(v4181);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4188 = v11 + v4178;
+      const unsigned int v4189 = v4188 * v1;
+      const unsigned int v4190 = v4189 + v26;
+      const unsigned int v4191 = v4190 << 8u;
+      const unsigned int v4192 = v4191 + v4185;
+      out[v4192] = v4186;
+    }
+    const unsigned int v4194 = v46 + v7741;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4195 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4196 = v604.x[0];
+    const float v4197 = v4196 * v4195;
+    const bool v4198 = v4194 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4198) {
+      const unsigned int v4201 = 128u + v7740;
+      const iron_bf16 v4202 = iron_f32_to_bf16(v4197);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4204 = v11 + v4194;
+      const unsigned int v4205 = v4204 * v1;
+      const unsigned int v4206 = v4205 + v26;
+      const unsigned int v4207 = v4206 << 8u;
+      const unsigned int v4208 = v4207 + v4201;
+      out[v4208] = v4202;
+    }
+    const unsigned int v4210 = v46 + v7746;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4211 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4212 = v604.x[1];
+    const float v4213 = v4212 * v4211;
+    const bool v4214 = v4210 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4214) {
+      const unsigned int v4217 = 128u + v7745;
+      const iron_bf16 v4218 = iron_f32_to_bf16(v4213);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4220 = v11 + v4210;
+      const unsigned int v4221 = v4220 * v1;
+      const unsigned int v4222 = v4221 + v26;
+      const unsigned int v4223 = v4222 << 8u;
+      const unsigned int v4224 = v4223 + v4217;
+      out[v4224] = v4218;
+    }
+    const unsigned int v4226 = v46 + v7751;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4227 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4228 = v604.x[2];
+    const float v4229 = v4228 * v4227;
+    const bool v4230 = v4226 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4230) {
+      const unsigned int v4233 = 128u + v7750;
+      const iron_bf16 v4234 = iron_f32_to_bf16(v4229);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4236 = v11 + v4226;
+      const unsigned int v4237 = v4236 * v1;
+      const unsigned int v4238 = v4237 + v26;
+      const unsigned int v4239 = v4238 << 8u;
+      const unsigned int v4240 = v4239 + v4233;
+      out[v4240] = v4234;
+    }
+    const unsigned int v4242 = v46 + v7756;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4243 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4244 = v604.x[3];
+    const float v4245 = v4244 * v4243;
+    const bool v4246 = v4242 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4246) {
+      const unsigned int v4249 = 128u + v7755;
+      const iron_bf16 v4250 = iron_f32_to_bf16(v4245);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4252 = v11 + v4242;
+      const unsigned int v4253 = v4252 * v1;
+      const unsigned int v4254 = v4253 + v26;
+      const unsigned int v4255 = v4254 << 8u;
+      const unsigned int v4256 = v4255 + v4249;
+      out[v4256] = v4250;
+    }
+    const unsigned int v4258 = v46 + v7761;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4259 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4260 = v604.x[4];
+    const float v4261 = v4260 * v4259;
+    const bool v4262 = v4258 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4262) {
+      const unsigned int v4265 = 128u + v7760;
+      const iron_bf16 v4266 = iron_f32_to_bf16(v4261);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4268 = v11 + v4258;
+      const unsigned int v4269 = v4268 * v1;
+      const unsigned int v4270 = v4269 + v26;
+      const unsigned int v4271 = v4270 << 8u;
+      const unsigned int v4272 = v4271 + v4265;
+      out[v4272] = v4266;
+    }
+    const unsigned int v4274 = v46 + v7766;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4275 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4276 = v604.x[5];
+    const float v4277 = v4276 * v4275;
+    const bool v4278 = v4274 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4278) {
+      const unsigned int v4281 = 128u + v7765;
+      const iron_bf16 v4282 = iron_f32_to_bf16(v4277);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4284 = v11 + v4274;
+      const unsigned int v4285 = v4284 * v1;
+      const unsigned int v4286 = v4285 + v26;
+      const unsigned int v4287 = v4286 << 8u;
+      const unsigned int v4288 = v4287 + v4281;
+      out[v4288] = v4282;
+    }
+    const unsigned int v4290 = v46 + v7771;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4291 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4292 = v604.x[6];
+    const float v4293 = v4292 * v4291;
+    const bool v4294 = v4290 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4294) {
+      const unsigned int v4297 = 128u + v7770;
+      const iron_bf16 v4298 = iron_f32_to_bf16(v4293);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4300 = v11 + v4290;
+      const unsigned int v4301 = v4300 * v1;
+      const unsigned int v4302 = v4301 + v26;
+      const unsigned int v4303 = v4302 << 8u;
+      const unsigned int v4304 = v4303 + v4297;
+      out[v4304] = v4298;
+    }
+    const unsigned int v4306 = v46 + v7776;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4307 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4308 = v604.x[7];
+    const float v4309 = v4308 * v4307;
+    const bool v4310 = v4306 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4310) {
+      const unsigned int v4313 = 128u + v7775;
+      const iron_bf16 v4314 = iron_f32_to_bf16(v4309);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4316 = v11 + v4306;
+      const unsigned int v4317 = v4316 * v1;
+      const unsigned int v4318 = v4317 + v26;
+      const unsigned int v4319 = v4318 << 8u;
+      const unsigned int v4320 = v4319 + v4313;
+      out[v4320] = v4314;
+    }
+    const unsigned int v4322 = v46 + v7781;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4323 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4324 = v604.x[8];
+    const float v4325 = v4324 * v4323;
+    const bool v4326 = v4322 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4326) {
+      const unsigned int v4329 = 128u + v7780;
+      const iron_bf16 v4330 = iron_f32_to_bf16(v4325);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4332 = v11 + v4322;
+      const unsigned int v4333 = v4332 * v1;
+      const unsigned int v4334 = v4333 + v26;
+      const unsigned int v4335 = v4334 << 8u;
+      const unsigned int v4336 = v4335 + v4329;
+      out[v4336] = v4330;
+    }
+    const unsigned int v4338 = v46 + v7786;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4339 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4340 = v604.x[9];
+    const float v4341 = v4340 * v4339;
+    const bool v4342 = v4338 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4342) {
+      const unsigned int v4345 = 128u + v7785;
+      const iron_bf16 v4346 = iron_f32_to_bf16(v4341);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4348 = v11 + v4338;
+      const unsigned int v4349 = v4348 * v1;
+      const unsigned int v4350 = v4349 + v26;
+      const unsigned int v4351 = v4350 << 8u;
+      const unsigned int v4352 = v4351 + v4345;
+      out[v4352] = v4346;
+    }
+    const unsigned int v4354 = v46 + v7791;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4355 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4356 = v604.x[10];
+    const float v4357 = v4356 * v4355;
+    const bool v4358 = v4354 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4358) {
+      const unsigned int v4361 = 128u + v7790;
+      const iron_bf16 v4362 = iron_f32_to_bf16(v4357);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4364 = v11 + v4354;
+      const unsigned int v4365 = v4364 * v1;
+      const unsigned int v4366 = v4365 + v26;
+      const unsigned int v4367 = v4366 << 8u;
+      const unsigned int v4368 = v4367 + v4361;
+      out[v4368] = v4362;
+    }
+    const unsigned int v4370 = v46 + v7796;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4371 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4372 = v604.x[11];
+    const float v4373 = v4372 * v4371;
+    const bool v4374 = v4370 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4374) {
+      const unsigned int v4377 = 128u + v7795;
+      const iron_bf16 v4378 = iron_f32_to_bf16(v4373);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4380 = v11 + v4370;
+      const unsigned int v4381 = v4380 * v1;
+      const unsigned int v4382 = v4381 + v26;
+      const unsigned int v4383 = v4382 << 8u;
+      const unsigned int v4384 = v4383 + v4377;
+      out[v4384] = v4378;
+    }
+    const unsigned int v4386 = v46 + v7801;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4387 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4388 = v604.x[12];
+    const float v4389 = v4388 * v4387;
+    const bool v4390 = v4386 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4390) {
+      const unsigned int v4393 = 128u + v7800;
+      const iron_bf16 v4394 = iron_f32_to_bf16(v4389);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4396 = v11 + v4386;
+      const unsigned int v4397 = v4396 * v1;
+      const unsigned int v4398 = v4397 + v26;
+      const unsigned int v4399 = v4398 << 8u;
+      const unsigned int v4400 = v4399 + v4393;
+      out[v4400] = v4394;
+    }
+    const unsigned int v4402 = v46 + v7806;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4403 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4404 = v604.x[13];
+    const float v4405 = v4404 * v4403;
+    const bool v4406 = v4402 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4406) {
+      const unsigned int v4409 = 128u + v7805;
+      const iron_bf16 v4410 = iron_f32_to_bf16(v4405);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4412 = v11 + v4402;
+      const unsigned int v4413 = v4412 * v1;
+      const unsigned int v4414 = v4413 + v26;
+      const unsigned int v4415 = v4414 << 8u;
+      const unsigned int v4416 = v4415 + v4409;
+      out[v4416] = v4410;
+    }
+    const unsigned int v4418 = v46 + v7811;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4419 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4420 = v604.x[14];
+    const float v4421 = v4420 * v4419;
+    const bool v4422 = v4418 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4422) {
+      const unsigned int v4425 = 128u + v7810;
+      const iron_bf16 v4426 = iron_f32_to_bf16(v4421);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4428 = v11 + v4418;
+      const unsigned int v4429 = v4428 * v1;
+      const unsigned int v4430 = v4429 + v26;
+      const unsigned int v4431 = v4430 << 8u;
+      const unsigned int v4432 = v4431 + v4425;
+      out[v4432] = v4426;
+    }
+    const unsigned int v4434 = v46 + v7816;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4435 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4436 = v604.x[15];
+    const float v4437 = v4436 * v4435;
+    const bool v4438 = v4434 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4438) {
+      const unsigned int v4441 = 128u + v7815;
+      const iron_bf16 v4442 = iron_f32_to_bf16(v4437);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4444 = v11 + v4434;
+      const unsigned int v4445 = v4444 * v1;
+      const unsigned int v4446 = v4445 + v26;
+      const unsigned int v4447 = v4446 << 8u;
+      const unsigned int v4448 = v4447 + v4441;
+      out[v4448] = v4442;
+    }
+    const unsigned int v4450 = v46 + v7821;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4451 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4452 = v604.x[16];
+    const float v4453 = v4452 * v4451;
+    const bool v4454 = v4450 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4454) {
+      const unsigned int v4457 = 128u + v7820;
+      const iron_bf16 v4458 = iron_f32_to_bf16(v4453);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4460 = v11 + v4450;
+      const unsigned int v4461 = v4460 * v1;
+      const unsigned int v4462 = v4461 + v26;
+      const unsigned int v4463 = v4462 << 8u;
+      const unsigned int v4464 = v4463 + v4457;
+      out[v4464] = v4458;
+    }
+    const unsigned int v4466 = v46 + v7826;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4467 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4468 = v604.x[17];
+    const float v4469 = v4468 * v4467;
+    const bool v4470 = v4466 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4470) {
+      const unsigned int v4473 = 128u + v7825;
+      const iron_bf16 v4474 = iron_f32_to_bf16(v4469);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4476 = v11 + v4466;
+      const unsigned int v4477 = v4476 * v1;
+      const unsigned int v4478 = v4477 + v26;
+      const unsigned int v4479 = v4478 << 8u;
+      const unsigned int v4480 = v4479 + v4473;
+      out[v4480] = v4474;
+    }
+    const unsigned int v4482 = v46 + v7831;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4483 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4484 = v604.x[18];
+    const float v4485 = v4484 * v4483;
+    const bool v4486 = v4482 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4486) {
+      const unsigned int v4489 = 128u + v7830;
+      const iron_bf16 v4490 = iron_f32_to_bf16(v4485);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4492 = v11 + v4482;
+      const unsigned int v4493 = v4492 * v1;
+      const unsigned int v4494 = v4493 + v26;
+      const unsigned int v4495 = v4494 << 8u;
+      const unsigned int v4496 = v4495 + v4489;
+      out[v4496] = v4490;
+    }
+    const unsigned int v4498 = v46 + v7836;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4499 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4500 = v604.x[19];
+    const float v4501 = v4500 * v4499;
+    const bool v4502 = v4498 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4502) {
+      const unsigned int v4505 = 128u + v7835;
+      const iron_bf16 v4506 = iron_f32_to_bf16(v4501);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4508 = v11 + v4498;
+      const unsigned int v4509 = v4508 * v1;
+      const unsigned int v4510 = v4509 + v26;
+      const unsigned int v4511 = v4510 << 8u;
+      const unsigned int v4512 = v4511 + v4505;
+      out[v4512] = v4506;
+    }
+    const unsigned int v4514 = v46 + v7841;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4515 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4516 = v604.x[20];
+    const float v4517 = v4516 * v4515;
+    const bool v4518 = v4514 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4518) {
+      const unsigned int v4521 = 128u + v7840;
+      const iron_bf16 v4522 = iron_f32_to_bf16(v4517);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4524 = v11 + v4514;
+      const unsigned int v4525 = v4524 * v1;
+      const unsigned int v4526 = v4525 + v26;
+      const unsigned int v4527 = v4526 << 8u;
+      const unsigned int v4528 = v4527 + v4521;
+      out[v4528] = v4522;
+    }
+    const unsigned int v4530 = v46 + v7846;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4531 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4532 = v604.x[21];
+    const float v4533 = v4532 * v4531;
+    const bool v4534 = v4530 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4534) {
+      const unsigned int v4537 = 128u + v7845;
+      const iron_bf16 v4538 = iron_f32_to_bf16(v4533);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4540 = v11 + v4530;
+      const unsigned int v4541 = v4540 * v1;
+      const unsigned int v4542 = v4541 + v26;
+      const unsigned int v4543 = v4542 << 8u;
+      const unsigned int v4544 = v4543 + v4537;
+      out[v4544] = v4538;
+    }
+    const unsigned int v4546 = v46 + v7851;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4547 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4548 = v604.x[22];
+    const float v4549 = v4548 * v4547;
+    const bool v4550 = v4546 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4550) {
+      const unsigned int v4553 = 128u + v7850;
+      const iron_bf16 v4554 = iron_f32_to_bf16(v4549);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4556 = v11 + v4546;
+      const unsigned int v4557 = v4556 * v1;
+      const unsigned int v4558 = v4557 + v26;
+      const unsigned int v4559 = v4558 << 8u;
+      const unsigned int v4560 = v4559 + v4553;
+      out[v4560] = v4554;
+    }
+    const unsigned int v4562 = v46 + v7856;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4563 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4564 = v604.x[23];
+    const float v4565 = v4564 * v4563;
+    const bool v4566 = v4562 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4566) {
+      const unsigned int v4569 = 128u + v7855;
+      const iron_bf16 v4570 = iron_f32_to_bf16(v4565);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4572 = v11 + v4562;
+      const unsigned int v4573 = v4572 * v1;
+      const unsigned int v4574 = v4573 + v26;
+      const unsigned int v4575 = v4574 << 8u;
+      const unsigned int v4576 = v4575 + v4569;
+      out[v4576] = v4570;
+    }
+    const unsigned int v4578 = v46 + v7861;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4579 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4580 = v604.x[24];
+    const float v4581 = v4580 * v4579;
+    const bool v4582 = v4578 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4582) {
+      const unsigned int v4585 = 128u + v7860;
+      const iron_bf16 v4586 = iron_f32_to_bf16(v4581);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4588 = v11 + v4578;
+      const unsigned int v4589 = v4588 * v1;
+      const unsigned int v4590 = v4589 + v26;
+      const unsigned int v4591 = v4590 << 8u;
+      const unsigned int v4592 = v4591 + v4585;
+      out[v4592] = v4586;
+    }
+    const unsigned int v4594 = v46 + v7866;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4595 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4596 = v604.x[25];
+    const float v4597 = v4596 * v4595;
+    const bool v4598 = v4594 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4598) {
+      const unsigned int v4601 = 128u + v7865;
+      const iron_bf16 v4602 = iron_f32_to_bf16(v4597);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4604 = v11 + v4594;
+      const unsigned int v4605 = v4604 * v1;
+      const unsigned int v4606 = v4605 + v26;
+      const unsigned int v4607 = v4606 << 8u;
+      const unsigned int v4608 = v4607 + v4601;
+      out[v4608] = v4602;
+    }
+    const unsigned int v4610 = v46 + v7871;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4611 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4612 = v604.x[26];
+    const float v4613 = v4612 * v4611;
+    const bool v4614 = v4610 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4614) {
+      const unsigned int v4617 = 128u + v7870;
+      const iron_bf16 v4618 = iron_f32_to_bf16(v4613);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4620 = v11 + v4610;
+      const unsigned int v4621 = v4620 * v1;
+      const unsigned int v4622 = v4621 + v26;
+      const unsigned int v4623 = v4622 << 8u;
+      const unsigned int v4624 = v4623 + v4617;
+      out[v4624] = v4618;
+    }
+    const unsigned int v4626 = v46 + v7876;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4627 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4628 = v604.x[27];
+    const float v4629 = v4628 * v4627;
+    const bool v4630 = v4626 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4630) {
+      const unsigned int v4633 = 128u + v7875;
+      const iron_bf16 v4634 = iron_f32_to_bf16(v4629);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4636 = v11 + v4626;
+      const unsigned int v4637 = v4636 * v1;
+      const unsigned int v4638 = v4637 + v26;
+      const unsigned int v4639 = v4638 << 8u;
+      const unsigned int v4640 = v4639 + v4633;
+      out[v4640] = v4634;
+    }
+    const unsigned int v4642 = v46 + v7881;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4643 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4644 = v604.x[28];
+    const float v4645 = v4644 * v4643;
+    const bool v4646 = v4642 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4646) {
+      const unsigned int v4649 = 128u + v7880;
+      const iron_bf16 v4650 = iron_f32_to_bf16(v4645);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4652 = v11 + v4642;
+      const unsigned int v4653 = v4652 * v1;
+      const unsigned int v4654 = v4653 + v26;
+      const unsigned int v4655 = v4654 << 8u;
+      const unsigned int v4656 = v4655 + v4649;
+      out[v4656] = v4650;
+    }
+    const unsigned int v4658 = v46 + v7886;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4659 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4660 = v604.x[29];
+    const float v4661 = v4660 * v4659;
+    const bool v4662 = v4658 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4662) {
+      const unsigned int v4665 = 128u + v7885;
+      const iron_bf16 v4666 = iron_f32_to_bf16(v4661);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4668 = v11 + v4658;
+      const unsigned int v4669 = v4668 * v1;
+      const unsigned int v4670 = v4669 + v26;
+      const unsigned int v4671 = v4670 << 8u;
+      const unsigned int v4672 = v4671 + v4665;
+      out[v4672] = v4666;
+    }
+    const unsigned int v4674 = v46 + v7891;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4675 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4676 = v604.x[30];
+    const float v4677 = v4676 * v4675;
+    const bool v4678 = v4674 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4678) {
+      const unsigned int v4681 = 128u + v7890;
+      const iron_bf16 v4682 = iron_f32_to_bf16(v4677);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4684 = v11 + v4674;
+      const unsigned int v4685 = v4684 * v1;
+      const unsigned int v4686 = v4685 + v26;
+      const unsigned int v4687 = v4686 << 8u;
+      const unsigned int v4688 = v4687 + v4681;
+      out[v4688] = v4682;
+    }
+    const unsigned int v4690 = v46 + v7896;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4691 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4692 = v604.x[31];
+    const float v4693 = v4692 * v4691;
+    const bool v4694 = v4690 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4694) {
+      const unsigned int v4697 = 128u + v7895;
+      const iron_bf16 v4698 = iron_f32_to_bf16(v4693);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4700 = v11 + v4690;
+      const unsigned int v4701 = v4700 * v1;
+      const unsigned int v4702 = v4701 + v26;
+      const unsigned int v4703 = v4702 << 8u;
+      const unsigned int v4704 = v4703 + v4697;
+      out[v4704] = v4698;
+    }
+    const unsigned int v4706 = v46 + v7901;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4707 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4708 = v606.x[0];
+    const float v4709 = v4708 * v4707;
+    const bool v4710 = v4706 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4710) {
+      const unsigned int v4713 = 192u + v7900;
+      const iron_bf16 v4714 = iron_f32_to_bf16(v4709);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4716 = v11 + v4706;
+      const unsigned int v4717 = v4716 * v1;
+      const unsigned int v4718 = v4717 + v26;
+      const unsigned int v4719 = v4718 << 8u;
+      const unsigned int v4720 = v4719 + v4713;
+      out[v4720] = v4714;
+    }
+    const unsigned int v4722 = v46 + v7906;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4723 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4724 = v606.x[1];
+    const float v4725 = v4724 * v4723;
+    const bool v4726 = v4722 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4726) {
+      const unsigned int v4729 = 192u + v7905;
+      const iron_bf16 v4730 = iron_f32_to_bf16(v4725);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4732 = v11 + v4722;
+      const unsigned int v4733 = v4732 * v1;
+      const unsigned int v4734 = v4733 + v26;
+      const unsigned int v4735 = v4734 << 8u;
+      const unsigned int v4736 = v4735 + v4729;
+      out[v4736] = v4730;
+    }
+    const unsigned int v4738 = v46 + v7911;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4739 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4740 = v606.x[2];
+    const float v4741 = v4740 * v4739;
+    const bool v4742 = v4738 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4742) {
+      const unsigned int v4745 = 192u + v7910;
+      const iron_bf16 v4746 = iron_f32_to_bf16(v4741);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4748 = v11 + v4738;
+      const unsigned int v4749 = v4748 * v1;
+      const unsigned int v4750 = v4749 + v26;
+      const unsigned int v4751 = v4750 << 8u;
+      const unsigned int v4752 = v4751 + v4745;
+      out[v4752] = v4746;
+    }
+    const unsigned int v4754 = v46 + v7916;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4755 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4756 = v606.x[3];
+    const float v4757 = v4756 * v4755;
+    const bool v4758 = v4754 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4758) {
+      const unsigned int v4761 = 192u + v7915;
+      const iron_bf16 v4762 = iron_f32_to_bf16(v4757);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4764 = v11 + v4754;
+      const unsigned int v4765 = v4764 * v1;
+      const unsigned int v4766 = v4765 + v26;
+      const unsigned int v4767 = v4766 << 8u;
+      const unsigned int v4768 = v4767 + v4761;
+      out[v4768] = v4762;
+    }
+    const unsigned int v4770 = v46 + v7921;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4771 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4772 = v606.x[4];
+    const float v4773 = v4772 * v4771;
+    const bool v4774 = v4770 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4774) {
+      const unsigned int v4777 = 192u + v7920;
+      const iron_bf16 v4778 = iron_f32_to_bf16(v4773);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4780 = v11 + v4770;
+      const unsigned int v4781 = v4780 * v1;
+      const unsigned int v4782 = v4781 + v26;
+      const unsigned int v4783 = v4782 << 8u;
+      const unsigned int v4784 = v4783 + v4777;
+      out[v4784] = v4778;
+    }
+    const unsigned int v4786 = v46 + v7926;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4787 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4788 = v606.x[5];
+    const float v4789 = v4788 * v4787;
+    const bool v4790 = v4786 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4790) {
+      const unsigned int v4793 = 192u + v7925;
+      const iron_bf16 v4794 = iron_f32_to_bf16(v4789);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4796 = v11 + v4786;
+      const unsigned int v4797 = v4796 * v1;
+      const unsigned int v4798 = v4797 + v26;
+      const unsigned int v4799 = v4798 << 8u;
+      const unsigned int v4800 = v4799 + v4793;
+      out[v4800] = v4794;
+    }
+    const unsigned int v4802 = v46 + v7931;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4803 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4804 = v606.x[6];
+    const float v4805 = v4804 * v4803;
+    const bool v4806 = v4802 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4806) {
+      const unsigned int v4809 = 192u + v7930;
+      const iron_bf16 v4810 = iron_f32_to_bf16(v4805);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4812 = v11 + v4802;
+      const unsigned int v4813 = v4812 * v1;
+      const unsigned int v4814 = v4813 + v26;
+      const unsigned int v4815 = v4814 << 8u;
+      const unsigned int v4816 = v4815 + v4809;
+      out[v4816] = v4810;
+    }
+    const unsigned int v4818 = v46 + v7936;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4819 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4820 = v606.x[7];
+    const float v4821 = v4820 * v4819;
+    const bool v4822 = v4818 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4822) {
+      const unsigned int v4825 = 192u + v7935;
+      const iron_bf16 v4826 = iron_f32_to_bf16(v4821);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4828 = v11 + v4818;
+      const unsigned int v4829 = v4828 * v1;
+      const unsigned int v4830 = v4829 + v26;
+      const unsigned int v4831 = v4830 << 8u;
+      const unsigned int v4832 = v4831 + v4825;
+      out[v4832] = v4826;
+    }
+    const unsigned int v4834 = v46 + v7941;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4835 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4836 = v606.x[8];
+    const float v4837 = v4836 * v4835;
+    const bool v4838 = v4834 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4838) {
+      const unsigned int v4841 = 192u + v7940;
+      const iron_bf16 v4842 = iron_f32_to_bf16(v4837);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4844 = v11 + v4834;
+      const unsigned int v4845 = v4844 * v1;
+      const unsigned int v4846 = v4845 + v26;
+      const unsigned int v4847 = v4846 << 8u;
+      const unsigned int v4848 = v4847 + v4841;
+      out[v4848] = v4842;
+    }
+    const unsigned int v4850 = v46 + v7946;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4851 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4852 = v606.x[9];
+    const float v4853 = v4852 * v4851;
+    const bool v4854 = v4850 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4854) {
+      const unsigned int v4857 = 192u + v7945;
+      const iron_bf16 v4858 = iron_f32_to_bf16(v4853);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4860 = v11 + v4850;
+      const unsigned int v4861 = v4860 * v1;
+      const unsigned int v4862 = v4861 + v26;
+      const unsigned int v4863 = v4862 << 8u;
+      const unsigned int v4864 = v4863 + v4857;
+      out[v4864] = v4858;
+    }
+    const unsigned int v4866 = v46 + v7951;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4867 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4868 = v606.x[10];
+    const float v4869 = v4868 * v4867;
+    const bool v4870 = v4866 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4870) {
+      const unsigned int v4873 = 192u + v7950;
+      const iron_bf16 v4874 = iron_f32_to_bf16(v4869);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4876 = v11 + v4866;
+      const unsigned int v4877 = v4876 * v1;
+      const unsigned int v4878 = v4877 + v26;
+      const unsigned int v4879 = v4878 << 8u;
+      const unsigned int v4880 = v4879 + v4873;
+      out[v4880] = v4874;
+    }
+    const unsigned int v4882 = v46 + v7956;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4883 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4884 = v606.x[11];
+    const float v4885 = v4884 * v4883;
+    const bool v4886 = v4882 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4886) {
+      const unsigned int v4889 = 192u + v7955;
+      const iron_bf16 v4890 = iron_f32_to_bf16(v4885);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4892 = v11 + v4882;
+      const unsigned int v4893 = v4892 * v1;
+      const unsigned int v4894 = v4893 + v26;
+      const unsigned int v4895 = v4894 << 8u;
+      const unsigned int v4896 = v4895 + v4889;
+      out[v4896] = v4890;
+    }
+    const unsigned int v4898 = v46 + v7961;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4899 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4900 = v606.x[12];
+    const float v4901 = v4900 * v4899;
+    const bool v4902 = v4898 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4902) {
+      const unsigned int v4905 = 192u + v7960;
+      const iron_bf16 v4906 = iron_f32_to_bf16(v4901);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4908 = v11 + v4898;
+      const unsigned int v4909 = v4908 * v1;
+      const unsigned int v4910 = v4909 + v26;
+      const unsigned int v4911 = v4910 << 8u;
+      const unsigned int v4912 = v4911 + v4905;
+      out[v4912] = v4906;
+    }
+    const unsigned int v4914 = v46 + v7966;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4915 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4916 = v606.x[13];
+    const float v4917 = v4916 * v4915;
+    const bool v4918 = v4914 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4918) {
+      const unsigned int v4921 = 192u + v7965;
+      const iron_bf16 v4922 = iron_f32_to_bf16(v4917);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4924 = v11 + v4914;
+      const unsigned int v4925 = v4924 * v1;
+      const unsigned int v4926 = v4925 + v26;
+      const unsigned int v4927 = v4926 << 8u;
+      const unsigned int v4928 = v4927 + v4921;
+      out[v4928] = v4922;
+    }
+    const unsigned int v4930 = v46 + v7971;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4931 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4932 = v606.x[14];
+    const float v4933 = v4932 * v4931;
+    const bool v4934 = v4930 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4934) {
+      const unsigned int v4937 = 192u + v7970;
+      const iron_bf16 v4938 = iron_f32_to_bf16(v4933);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4940 = v11 + v4930;
+      const unsigned int v4941 = v4940 * v1;
+      const unsigned int v4942 = v4941 + v26;
+      const unsigned int v4943 = v4942 << 8u;
+      const unsigned int v4944 = v4943 + v4937;
+      out[v4944] = v4938;
+    }
+    const unsigned int v4946 = v46 + v7976;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4947 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4948 = v606.x[15];
+    const float v4949 = v4948 * v4947;
+    const bool v4950 = v4946 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4950) {
+      const unsigned int v4953 = 192u + v7975;
+      const iron_bf16 v4954 = iron_f32_to_bf16(v4949);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4956 = v11 + v4946;
+      const unsigned int v4957 = v4956 * v1;
+      const unsigned int v4958 = v4957 + v26;
+      const unsigned int v4959 = v4958 << 8u;
+      const unsigned int v4960 = v4959 + v4953;
+      out[v4960] = v4954;
+    }
+    const unsigned int v4962 = v46 + v7981;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4963 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4964 = v606.x[16];
+    const float v4965 = v4964 * v4963;
+    const bool v4966 = v4962 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4966) {
+      const unsigned int v4969 = 192u + v7980;
+      const iron_bf16 v4970 = iron_f32_to_bf16(v4965);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4972 = v11 + v4962;
+      const unsigned int v4973 = v4972 * v1;
+      const unsigned int v4974 = v4973 + v26;
+      const unsigned int v4975 = v4974 << 8u;
+      const unsigned int v4976 = v4975 + v4969;
+      out[v4976] = v4970;
+    }
+    const unsigned int v4978 = v46 + v7986;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4979 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4980 = v606.x[17];
+    const float v4981 = v4980 * v4979;
+    const bool v4982 = v4978 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4982) {
+      const unsigned int v4985 = 192u + v7985;
+      const iron_bf16 v4986 = iron_f32_to_bf16(v4981);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4988 = v11 + v4978;
+      const unsigned int v4989 = v4988 * v1;
+      const unsigned int v4990 = v4989 + v26;
+      const unsigned int v4991 = v4990 << 8u;
+      const unsigned int v4992 = v4991 + v4985;
+      out[v4992] = v4986;
+    }
+    const unsigned int v4994 = v46 + v7991;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4995 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4996 = v606.x[18];
+    const float v4997 = v4996 * v4995;
+    const bool v4998 = v4994 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4998) {
+      const unsigned int v5001 = 192u + v7990;
+      const iron_bf16 v5002 = iron_f32_to_bf16(v4997);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5004 = v11 + v4994;
+      const unsigned int v5005 = v5004 * v1;
+      const unsigned int v5006 = v5005 + v26;
+      const unsigned int v5007 = v5006 << 8u;
+      const unsigned int v5008 = v5007 + v5001;
+      out[v5008] = v5002;
+    }
+    const unsigned int v5010 = v46 + v7996;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5011 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5012 = v606.x[19];
+    const float v5013 = v5012 * v5011;
+    const bool v5014 = v5010 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5014) {
+      const unsigned int v5017 = 192u + v7995;
+      const iron_bf16 v5018 = iron_f32_to_bf16(v5013);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5020 = v11 + v5010;
+      const unsigned int v5021 = v5020 * v1;
+      const unsigned int v5022 = v5021 + v26;
+      const unsigned int v5023 = v5022 << 8u;
+      const unsigned int v5024 = v5023 + v5017;
+      out[v5024] = v5018;
+    }
+    const unsigned int v5026 = v46 + v8001;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5027 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5028 = v606.x[20];
+    const float v5029 = v5028 * v5027;
+    const bool v5030 = v5026 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5030) {
+      const unsigned int v5033 = 192u + v8000;
+      const iron_bf16 v5034 = iron_f32_to_bf16(v5029);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5036 = v11 + v5026;
+      const unsigned int v5037 = v5036 * v1;
+      const unsigned int v5038 = v5037 + v26;
+      const unsigned int v5039 = v5038 << 8u;
+      const unsigned int v5040 = v5039 + v5033;
+      out[v5040] = v5034;
+    }
+    const unsigned int v5042 = v46 + v8006;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5043 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5044 = v606.x[21];
+    const float v5045 = v5044 * v5043;
+    const bool v5046 = v5042 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5046) {
+      const unsigned int v5049 = 192u + v8005;
+      const iron_bf16 v5050 = iron_f32_to_bf16(v5045);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5052 = v11 + v5042;
+      const unsigned int v5053 = v5052 * v1;
+      const unsigned int v5054 = v5053 + v26;
+      const unsigned int v5055 = v5054 << 8u;
+      const unsigned int v5056 = v5055 + v5049;
+      out[v5056] = v5050;
+    }
+    const unsigned int v5058 = v46 + v8011;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5059 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5060 = v606.x[22];
+    const float v5061 = v5060 * v5059;
+    const bool v5062 = v5058 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5062) {
+      const unsigned int v5065 = 192u + v8010;
+      const iron_bf16 v5066 = iron_f32_to_bf16(v5061);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5068 = v11 + v5058;
+      const unsigned int v5069 = v5068 * v1;
+      const unsigned int v5070 = v5069 + v26;
+      const unsigned int v5071 = v5070 << 8u;
+      const unsigned int v5072 = v5071 + v5065;
+      out[v5072] = v5066;
+    }
+    const unsigned int v5074 = v46 + v8016;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5075 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5076 = v606.x[23];
+    const float v5077 = v5076 * v5075;
+    const bool v5078 = v5074 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5078) {
+      const unsigned int v5081 = 192u + v8015;
+      const iron_bf16 v5082 = iron_f32_to_bf16(v5077);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5084 = v11 + v5074;
+      const unsigned int v5085 = v5084 * v1;
+      const unsigned int v5086 = v5085 + v26;
+      const unsigned int v5087 = v5086 << 8u;
+      const unsigned int v5088 = v5087 + v5081;
+      out[v5088] = v5082;
+    }
+    const unsigned int v5090 = v46 + v8021;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5091 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5092 = v606.x[24];
+    const float v5093 = v5092 * v5091;
+    const bool v5094 = v5090 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5094) {
+      const unsigned int v5097 = 192u + v8020;
+      const iron_bf16 v5098 = iron_f32_to_bf16(v5093);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5100 = v11 + v5090;
+      const unsigned int v5101 = v5100 * v1;
+      const unsigned int v5102 = v5101 + v26;
+      const unsigned int v5103 = v5102 << 8u;
+      const unsigned int v5104 = v5103 + v5097;
+      out[v5104] = v5098;
+    }
+    const unsigned int v5106 = v46 + v8026;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5107 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5108 = v606.x[25];
+    const float v5109 = v5108 * v5107;
+    const bool v5110 = v5106 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5110) {
+      const unsigned int v5113 = 192u + v8025;
+      const iron_bf16 v5114 = iron_f32_to_bf16(v5109);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5116 = v11 + v5106;
+      const unsigned int v5117 = v5116 * v1;
+      const unsigned int v5118 = v5117 + v26;
+      const unsigned int v5119 = v5118 << 8u;
+      const unsigned int v5120 = v5119 + v5113;
+      out[v5120] = v5114;
+    }
+    const unsigned int v5122 = v46 + v8031;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5123 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5124 = v606.x[26];
+    const float v5125 = v5124 * v5123;
+    const bool v5126 = v5122 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5126) {
+      const unsigned int v5129 = 192u + v8030;
+      const iron_bf16 v5130 = iron_f32_to_bf16(v5125);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5132 = v11 + v5122;
+      const unsigned int v5133 = v5132 * v1;
+      const unsigned int v5134 = v5133 + v26;
+      const unsigned int v5135 = v5134 << 8u;
+      const unsigned int v5136 = v5135 + v5129;
+      out[v5136] = v5130;
+    }
+    const unsigned int v5138 = v46 + v8036;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5139 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5140 = v606.x[27];
+    const float v5141 = v5140 * v5139;
+    const bool v5142 = v5138 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5142) {
+      const unsigned int v5145 = 192u + v8035;
+      const iron_bf16 v5146 = iron_f32_to_bf16(v5141);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5148 = v11 + v5138;
+      const unsigned int v5149 = v5148 * v1;
+      const unsigned int v5150 = v5149 + v26;
+      const unsigned int v5151 = v5150 << 8u;
+      const unsigned int v5152 = v5151 + v5145;
+      out[v5152] = v5146;
+    }
+    const unsigned int v5154 = v46 + v8041;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5155 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5156 = v606.x[28];
+    const float v5157 = v5156 * v5155;
+    const bool v5158 = v5154 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5158) {
+      const unsigned int v5161 = 192u + v8040;
+      const iron_bf16 v5162 = iron_f32_to_bf16(v5157);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5164 = v11 + v5154;
+      const unsigned int v5165 = v5164 * v1;
+      const unsigned int v5166 = v5165 + v26;
+      const unsigned int v5167 = v5166 << 8u;
+      const unsigned int v5168 = v5167 + v5161;
+      out[v5168] = v5162;
+    }
+    const unsigned int v5170 = v46 + v8046;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5171 = v3116.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5172 = v606.x[29];
+    const float v5173 = v5172 * v5171;
+    const bool v5174 = v5170 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5174) {
+      const unsigned int v5177 = 192u + v8045;
+      const iron_bf16 v5178 = iron_f32_to_bf16(v5173);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5180 = v11 + v5170;
+      const unsigned int v5181 = v5180 * v1;
+      const unsigned int v5182 = v5181 + v26;
+      const unsigned int v5183 = v5182 << 8u;
+      const unsigned int v5184 = v5183 + v5177;
+      out[v5184] = v5178;
+    }
+    const unsigned int v5186 = v46 + v8051;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5187 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5188 = v606.x[30];
+    const float v5189 = v5188 * v5187;
+    const bool v5190 = v5186 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5190) {
+      const unsigned int v5193 = 192u + v8050;
+      const iron_bf16 v5194 = iron_f32_to_bf16(v5189);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5196 = v11 + v5186;
+      const unsigned int v5197 = v5196 * v1;
+      const unsigned int v5198 = v5197 + v26;
+      const unsigned int v5199 = v5198 << 8u;
+      const unsigned int v5200 = v5199 + v5193;
+      out[v5200] = v5194;
+    }
+    const unsigned int v5202 = v46 + v8056;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5203 = v3116.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5204 = v606.x[31];
+    const float v5205 = v5204 * v5203;
+    const bool v5206 = v5202 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5206) {
+      const unsigned int v5209 = 192u + v8055;
+      const iron_bf16 v5210 = iron_f32_to_bf16(v5205);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5212 = v11 + v5202;
+      const unsigned int v5213 = v5212 * v1;
+      const unsigned int v5214 = v5213 + v26;
+      const unsigned int v5215 = v5214 << 8u;
+      const unsigned int v5216 = v5215 + v5209;
+      out[v5216] = v5210;
     }
   }
 }

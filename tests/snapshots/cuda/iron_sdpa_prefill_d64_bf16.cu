@@ -460,1770 +460,1773 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d64_bf16(
     __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:84
     const unsigned int v173 = v25 + 128u;  // kernels/sdpa/flash_warpgroup.hpp:86
     const unsigned int v174 = min(v173, v18);
-    const unsigned int v175 = v174 + v37;  // kernels/sdpa/flash_tile.hpp:127
-    const unsigned int v177 = v175 - v18;  // kernels/sdpa/flash_tile.hpp:129
-    const unsigned int v178 = min(v37, v177);
-    const bool v179 = v175 > v18;
-    const unsigned int v180 = v179 ? v178 : v47;
-    const bool v182 = v6 == v47;  // kernels/sdpa/flash_tile.hpp:128
-    const unsigned int v183 = v182 ? v37 : v180;
-    const unsigned int v185 = v25 + v37;  // kernels/sdpa/flash_tile.hpp:130
-    const unsigned int v186 = v185 + 1u;
-    const unsigned int v190 = v186 - v18;  // kernels/sdpa/flash_tile.hpp:132
-    const unsigned int v191 = v190 - v7;
-    const unsigned int v192 = v191 >> 6u;
-    const unsigned int v193 = v192 << 6u;
-    const bool v195 = v7 > v47;  // kernels/sdpa/flash_tile.hpp:131
-    const unsigned int v196 = v18 + v7;
-    const bool v197 = v186 > v196;
-    const bool v198 = v195 && v197;
-    const unsigned int v199 = v198 ? v193 : v47;
-    const float v201 = v8 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:88
-    iron_frag<float, 2, 16, 8> v203;  // kernels/sdpa/flash_tile.hpp:189
-    iron_frag_fill(v203, __uint_as_float(0xff800000u));
-    iron_frag<float, 2, 16, 8> v205;
-    iron_frag_fill(v205, 0.0f);
-    iron_frag<float, 2, 16, 64> v207;  // /usr/include/c++/12/array:99
-    iron_frag_fill(v207, 0.0f);
-    const bool v4199 = v199 < v183;  // kernels/sdpa/flash_warpgroup.hpp:95
-    if (v4199) {
-      const unsigned int v4203 = v199 + v52;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v4204 = v4203 < v37;
-      const unsigned int v4205 = v4204 ? v4203 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v4206 = v31 + v4205;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v4207 = v4206 * v2;
-      const unsigned int v4208 = v4207 + v28;
-      const unsigned int v4209 = v4208 << 6u;
-      const unsigned int v4210 = v4209 + v56;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v4211 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-      const unsigned int v4213 = v4211 + v71;
-      const unsigned int v4214 = v4213 + v69;
-      iron_copy_async<16>(shm1 + (v4214 ^ (((v4214 >> 6u) & 7u) << 3u)), k + v4210, v4204);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v4215 = v199 + v83;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v4216 = v4215 < v37;
-      const unsigned int v4217 = v4216 ? v4215 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v4218 = v31 + v4217;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v4219 = v4218 * v2;
-      const unsigned int v4220 = v4219 + v28;
-      const unsigned int v4221 = v4220 << 6u;
-      const unsigned int v4222 = v4221 + v87;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v4223 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-      const unsigned int v4225 = v4223 + v102;
-      const unsigned int v4226 = v4225 + v100;
-      iron_copy_async<16>(shm1 + (v4226 ^ (((v4226 >> 6u) & 7u) << 3u)), k + v4222, v4216);  // kernels/sdpa/flash_tile.hpp:86
-      iron_copy_async<16>(shm2 + (v4214 ^ (((v4214 >> 6u) & 7u) << 3u)), v + v4210, v4204);
-      iron_copy_async<16>(shm2 + (v4226 ^ (((v4226 >> 6u) & 7u) << 3u)), v + v4222, v4216);
+    const unsigned int v176 = v25 + v37;  // kernels/sdpa/flash_tile.hpp:125
+    const unsigned int v177 = v176 + 1u;
+    const unsigned int v179 = v177 - v18;  // kernels/sdpa/flash_tile.hpp:127
+    const bool v184 = v6 == v47;  // kernels/sdpa/flash_tile.hpp:126
+    const unsigned int v188 = v179 - v7;  // kernels/sdpa/flash_tile.hpp:129
+    const bool v190 = v7 > v47;  // kernels/sdpa/flash_tile.hpp:128
+    const unsigned int v191 = v18 + v7;
+    const bool v192 = v177 > v191;
+    const bool v193 = v190 && v192;
+    const unsigned int v194 = v193 ? v188 : v47;
+    const unsigned int v196 = v174 - 1u;  // kernels/sdpa/flash_tile.hpp:140
+    const unsigned int v198 = v196 + v37;  // kernels/sdpa/flash_tile.hpp:125
+    const unsigned int v199 = v198 + 1u;
+    const unsigned int v201 = v199 - v18;  // kernels/sdpa/flash_tile.hpp:127
+    const unsigned int v202 = min(v37, v201);
+    const bool v203 = v199 > v18;
+    const unsigned int v204 = v203 ? v202 : v47;
+    const unsigned int v207 = v184 ? v37 : v204;  // kernels/sdpa/flash_tile.hpp:126
+    const unsigned int v219 = v194 >> 6u;  // kernels/sdpa/flash_tile.hpp:141
+    const unsigned int v220 = v219 << 6u;
+    const float v222 = v8 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:88
+    iron_frag<float, 2, 16, 8> v224;  // kernels/sdpa/flash_tile.hpp:184
+    iron_frag_fill(v224, __uint_as_float(0xff800000u));
+    iron_frag<float, 2, 16, 8> v226;
+    iron_frag_fill(v226, 0.0f);
+    iron_frag<float, 2, 16, 64> v228;  // /usr/include/c++/12/array:99
+    iron_frag_fill(v228, 0.0f);
+    const bool v4220 = v220 < v207;  // kernels/sdpa/flash_warpgroup.hpp:95
+    if (v4220) {
+      const unsigned int v4224 = v220 + v52;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v4225 = v4224 < v37;
+      const unsigned int v4226 = v4225 ? v4224 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v4227 = v31 + v4226;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v4228 = v4227 * v2;
+      const unsigned int v4229 = v4228 + v28;
+      const unsigned int v4230 = v4229 << 6u;
+      const unsigned int v4231 = v4230 + v56;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v4232 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+      const unsigned int v4234 = v4232 + v71;
+      const unsigned int v4235 = v4234 + v69;
+      iron_copy_async<16>(shm1 + (v4235 ^ (((v4235 >> 6u) & 7u) << 3u)), k + v4231, v4225);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v4236 = v220 + v83;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v4237 = v4236 < v37;
+      const unsigned int v4238 = v4237 ? v4236 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v4239 = v31 + v4238;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v4240 = v4239 * v2;
+      const unsigned int v4241 = v4240 + v28;
+      const unsigned int v4242 = v4241 << 6u;
+      const unsigned int v4243 = v4242 + v87;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v4244 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+      const unsigned int v4246 = v4244 + v102;
+      const unsigned int v4247 = v4246 + v100;
+      iron_copy_async<16>(shm1 + (v4247 ^ (((v4247 >> 6u) & 7u) << 3u)), k + v4243, v4237);  // kernels/sdpa/flash_tile.hpp:86
+      iron_copy_async<16>(shm2 + (v4235 ^ (((v4235 >> 6u) & 7u) << 3u)), v + v4231, v4225);
+      iron_copy_async<16>(shm2 + (v4247 ^ (((v4247 >> 6u) & 7u) << 3u)), v + v4243, v4237);
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:95
-    const unsigned int v2622 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:108
-    const unsigned int v2623 = v2622 << 6u;
-    const unsigned int v3945 = v41 & 3u;
-    const unsigned int v3947 = v3945 << 4u;
-    const unsigned int v3949 = v3947 << 6u;
-    const unsigned int v3951 = v2623 + v3949;
-    const unsigned int v3962 = v3951 + 16u;
-    const unsigned int v3971 = v3951 + 32u;
-    const unsigned int v3980 = v3951 + 48u;
-    const bool v2641 = v7 == v47;  // kernels/sdpa/flash_tile.hpp:160
-    const unsigned int v3760 = static_cast<unsigned int>(v207.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:233
-    const unsigned int v3761 = static_cast<unsigned int>(v207.row(0, iron_linear_thread() & 31u));
-    const unsigned int v3765 = static_cast<unsigned int>(v207.col(1, iron_linear_thread() & 31u));
-    const unsigned int v3766 = static_cast<unsigned int>(v207.row(1, iron_linear_thread() & 31u));
-    const unsigned int v3770 = static_cast<unsigned int>(v207.col(2, iron_linear_thread() & 31u));
-    const unsigned int v3771 = static_cast<unsigned int>(v207.row(2, iron_linear_thread() & 31u));
-    const unsigned int v3775 = static_cast<unsigned int>(v207.col(3, iron_linear_thread() & 31u));
-    const unsigned int v3776 = static_cast<unsigned int>(v207.row(3, iron_linear_thread() & 31u));
-    const unsigned int v3780 = static_cast<unsigned int>(v207.col(4, iron_linear_thread() & 31u));
-    const unsigned int v3781 = static_cast<unsigned int>(v207.row(4, iron_linear_thread() & 31u));
-    const unsigned int v3785 = static_cast<unsigned int>(v207.col(5, iron_linear_thread() & 31u));
-    const unsigned int v3786 = static_cast<unsigned int>(v207.row(5, iron_linear_thread() & 31u));
-    const unsigned int v3790 = static_cast<unsigned int>(v207.col(6, iron_linear_thread() & 31u));
-    const unsigned int v3791 = static_cast<unsigned int>(v207.row(6, iron_linear_thread() & 31u));
-    const unsigned int v3795 = static_cast<unsigned int>(v207.col(7, iron_linear_thread() & 31u));
-    const unsigned int v3796 = static_cast<unsigned int>(v207.row(7, iron_linear_thread() & 31u));
-    const unsigned int v3800 = static_cast<unsigned int>(v207.col(8, iron_linear_thread() & 31u));
-    const unsigned int v3801 = static_cast<unsigned int>(v207.row(8, iron_linear_thread() & 31u));
-    const unsigned int v3805 = static_cast<unsigned int>(v207.col(9, iron_linear_thread() & 31u));
-    const unsigned int v3806 = static_cast<unsigned int>(v207.row(9, iron_linear_thread() & 31u));
-    const unsigned int v3810 = static_cast<unsigned int>(v207.col(10, iron_linear_thread() & 31u));
-    const unsigned int v3811 = static_cast<unsigned int>(v207.row(10, iron_linear_thread() & 31u));
-    const unsigned int v3815 = static_cast<unsigned int>(v207.col(11, iron_linear_thread() & 31u));
-    const unsigned int v3816 = static_cast<unsigned int>(v207.row(11, iron_linear_thread() & 31u));
-    const unsigned int v3820 = static_cast<unsigned int>(v207.col(12, iron_linear_thread() & 31u));
-    const unsigned int v3821 = static_cast<unsigned int>(v207.row(12, iron_linear_thread() & 31u));
-    const unsigned int v3825 = static_cast<unsigned int>(v207.col(13, iron_linear_thread() & 31u));
-    const unsigned int v3826 = static_cast<unsigned int>(v207.row(13, iron_linear_thread() & 31u));
-    const unsigned int v3830 = static_cast<unsigned int>(v207.col(14, iron_linear_thread() & 31u));
-    const unsigned int v3831 = static_cast<unsigned int>(v207.row(14, iron_linear_thread() & 31u));
-    const unsigned int v3835 = static_cast<unsigned int>(v207.col(15, iron_linear_thread() & 31u));
-    const unsigned int v3836 = static_cast<unsigned int>(v207.row(15, iron_linear_thread() & 31u));
-    const unsigned int v3840 = static_cast<unsigned int>(v207.col(16, iron_linear_thread() & 31u));
-    const unsigned int v3841 = static_cast<unsigned int>(v207.row(16, iron_linear_thread() & 31u));
-    const unsigned int v3845 = static_cast<unsigned int>(v207.col(17, iron_linear_thread() & 31u));
-    const unsigned int v3846 = static_cast<unsigned int>(v207.row(17, iron_linear_thread() & 31u));
-    const unsigned int v3850 = static_cast<unsigned int>(v207.col(18, iron_linear_thread() & 31u));
-    const unsigned int v3851 = static_cast<unsigned int>(v207.row(18, iron_linear_thread() & 31u));
-    const unsigned int v3855 = static_cast<unsigned int>(v207.col(19, iron_linear_thread() & 31u));
-    const unsigned int v3856 = static_cast<unsigned int>(v207.row(19, iron_linear_thread() & 31u));
-    const unsigned int v3860 = static_cast<unsigned int>(v207.col(20, iron_linear_thread() & 31u));
-    const unsigned int v3861 = static_cast<unsigned int>(v207.row(20, iron_linear_thread() & 31u));
-    const unsigned int v3865 = static_cast<unsigned int>(v207.col(21, iron_linear_thread() & 31u));
-    const unsigned int v3866 = static_cast<unsigned int>(v207.row(21, iron_linear_thread() & 31u));
-    const unsigned int v3870 = static_cast<unsigned int>(v207.col(22, iron_linear_thread() & 31u));
-    const unsigned int v3871 = static_cast<unsigned int>(v207.row(22, iron_linear_thread() & 31u));
-    const unsigned int v3875 = static_cast<unsigned int>(v207.col(23, iron_linear_thread() & 31u));
-    const unsigned int v3876 = static_cast<unsigned int>(v207.row(23, iron_linear_thread() & 31u));
-    const unsigned int v3880 = static_cast<unsigned int>(v207.col(24, iron_linear_thread() & 31u));
-    const unsigned int v3881 = static_cast<unsigned int>(v207.row(24, iron_linear_thread() & 31u));
-    const unsigned int v3885 = static_cast<unsigned int>(v207.col(25, iron_linear_thread() & 31u));
-    const unsigned int v3886 = static_cast<unsigned int>(v207.row(25, iron_linear_thread() & 31u));
-    const unsigned int v3890 = static_cast<unsigned int>(v207.col(26, iron_linear_thread() & 31u));
-    const unsigned int v3891 = static_cast<unsigned int>(v207.row(26, iron_linear_thread() & 31u));
-    const unsigned int v3895 = static_cast<unsigned int>(v207.col(27, iron_linear_thread() & 31u));
-    const unsigned int v3896 = static_cast<unsigned int>(v207.row(27, iron_linear_thread() & 31u));
-    const unsigned int v3900 = static_cast<unsigned int>(v207.col(28, iron_linear_thread() & 31u));
-    const unsigned int v3901 = static_cast<unsigned int>(v207.row(28, iron_linear_thread() & 31u));
-    const unsigned int v3905 = static_cast<unsigned int>(v207.col(29, iron_linear_thread() & 31u));
-    const unsigned int v3906 = static_cast<unsigned int>(v207.row(29, iron_linear_thread() & 31u));
-    const unsigned int v3910 = static_cast<unsigned int>(v207.col(30, iron_linear_thread() & 31u));
-    const unsigned int v3911 = static_cast<unsigned int>(v207.row(30, iron_linear_thread() & 31u));
-    const unsigned int v3915 = static_cast<unsigned int>(v207.col(31, iron_linear_thread() & 31u));
-    const unsigned int v3916 = static_cast<unsigned int>(v207.row(31, iron_linear_thread() & 31u));
-    const unsigned int v3928 = v45 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:125
+    const unsigned int v2643 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:108
+    const unsigned int v2644 = v2643 << 6u;
+    const unsigned int v3966 = v41 & 3u;
+    const unsigned int v3968 = v3966 << 4u;
+    const unsigned int v3970 = v3968 << 6u;
+    const unsigned int v3972 = v2644 + v3970;
+    const unsigned int v3983 = v3972 + 16u;
+    const unsigned int v3992 = v3972 + 32u;
+    const unsigned int v4001 = v3972 + 48u;
+    const bool v2662 = v7 == v47;  // kernels/sdpa/flash_tile.hpp:155
+    const unsigned int v2665 = v174 + v37;
+    const unsigned int v3781 = static_cast<unsigned int>(v228.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v3782 = static_cast<unsigned int>(v228.row(0, iron_linear_thread() & 31u));
+    const unsigned int v3786 = static_cast<unsigned int>(v228.col(1, iron_linear_thread() & 31u));
+    const unsigned int v3787 = static_cast<unsigned int>(v228.row(1, iron_linear_thread() & 31u));
+    const unsigned int v3791 = static_cast<unsigned int>(v228.col(2, iron_linear_thread() & 31u));
+    const unsigned int v3792 = static_cast<unsigned int>(v228.row(2, iron_linear_thread() & 31u));
+    const unsigned int v3796 = static_cast<unsigned int>(v228.col(3, iron_linear_thread() & 31u));
+    const unsigned int v3797 = static_cast<unsigned int>(v228.row(3, iron_linear_thread() & 31u));
+    const unsigned int v3801 = static_cast<unsigned int>(v228.col(4, iron_linear_thread() & 31u));
+    const unsigned int v3802 = static_cast<unsigned int>(v228.row(4, iron_linear_thread() & 31u));
+    const unsigned int v3806 = static_cast<unsigned int>(v228.col(5, iron_linear_thread() & 31u));
+    const unsigned int v3807 = static_cast<unsigned int>(v228.row(5, iron_linear_thread() & 31u));
+    const unsigned int v3811 = static_cast<unsigned int>(v228.col(6, iron_linear_thread() & 31u));
+    const unsigned int v3812 = static_cast<unsigned int>(v228.row(6, iron_linear_thread() & 31u));
+    const unsigned int v3816 = static_cast<unsigned int>(v228.col(7, iron_linear_thread() & 31u));
+    const unsigned int v3817 = static_cast<unsigned int>(v228.row(7, iron_linear_thread() & 31u));
+    const unsigned int v3821 = static_cast<unsigned int>(v228.col(8, iron_linear_thread() & 31u));
+    const unsigned int v3822 = static_cast<unsigned int>(v228.row(8, iron_linear_thread() & 31u));
+    const unsigned int v3826 = static_cast<unsigned int>(v228.col(9, iron_linear_thread() & 31u));
+    const unsigned int v3827 = static_cast<unsigned int>(v228.row(9, iron_linear_thread() & 31u));
+    const unsigned int v3831 = static_cast<unsigned int>(v228.col(10, iron_linear_thread() & 31u));
+    const unsigned int v3832 = static_cast<unsigned int>(v228.row(10, iron_linear_thread() & 31u));
+    const unsigned int v3836 = static_cast<unsigned int>(v228.col(11, iron_linear_thread() & 31u));
+    const unsigned int v3837 = static_cast<unsigned int>(v228.row(11, iron_linear_thread() & 31u));
+    const unsigned int v3841 = static_cast<unsigned int>(v228.col(12, iron_linear_thread() & 31u));
+    const unsigned int v3842 = static_cast<unsigned int>(v228.row(12, iron_linear_thread() & 31u));
+    const unsigned int v3846 = static_cast<unsigned int>(v228.col(13, iron_linear_thread() & 31u));
+    const unsigned int v3847 = static_cast<unsigned int>(v228.row(13, iron_linear_thread() & 31u));
+    const unsigned int v3851 = static_cast<unsigned int>(v228.col(14, iron_linear_thread() & 31u));
+    const unsigned int v3852 = static_cast<unsigned int>(v228.row(14, iron_linear_thread() & 31u));
+    const unsigned int v3856 = static_cast<unsigned int>(v228.col(15, iron_linear_thread() & 31u));
+    const unsigned int v3857 = static_cast<unsigned int>(v228.row(15, iron_linear_thread() & 31u));
+    const unsigned int v3861 = static_cast<unsigned int>(v228.col(16, iron_linear_thread() & 31u));
+    const unsigned int v3862 = static_cast<unsigned int>(v228.row(16, iron_linear_thread() & 31u));
+    const unsigned int v3866 = static_cast<unsigned int>(v228.col(17, iron_linear_thread() & 31u));
+    const unsigned int v3867 = static_cast<unsigned int>(v228.row(17, iron_linear_thread() & 31u));
+    const unsigned int v3871 = static_cast<unsigned int>(v228.col(18, iron_linear_thread() & 31u));
+    const unsigned int v3872 = static_cast<unsigned int>(v228.row(18, iron_linear_thread() & 31u));
+    const unsigned int v3876 = static_cast<unsigned int>(v228.col(19, iron_linear_thread() & 31u));
+    const unsigned int v3877 = static_cast<unsigned int>(v228.row(19, iron_linear_thread() & 31u));
+    const unsigned int v3881 = static_cast<unsigned int>(v228.col(20, iron_linear_thread() & 31u));
+    const unsigned int v3882 = static_cast<unsigned int>(v228.row(20, iron_linear_thread() & 31u));
+    const unsigned int v3886 = static_cast<unsigned int>(v228.col(21, iron_linear_thread() & 31u));
+    const unsigned int v3887 = static_cast<unsigned int>(v228.row(21, iron_linear_thread() & 31u));
+    const unsigned int v3891 = static_cast<unsigned int>(v228.col(22, iron_linear_thread() & 31u));
+    const unsigned int v3892 = static_cast<unsigned int>(v228.row(22, iron_linear_thread() & 31u));
+    const unsigned int v3896 = static_cast<unsigned int>(v228.col(23, iron_linear_thread() & 31u));
+    const unsigned int v3897 = static_cast<unsigned int>(v228.row(23, iron_linear_thread() & 31u));
+    const unsigned int v3901 = static_cast<unsigned int>(v228.col(24, iron_linear_thread() & 31u));
+    const unsigned int v3902 = static_cast<unsigned int>(v228.row(24, iron_linear_thread() & 31u));
+    const unsigned int v3906 = static_cast<unsigned int>(v228.col(25, iron_linear_thread() & 31u));
+    const unsigned int v3907 = static_cast<unsigned int>(v228.row(25, iron_linear_thread() & 31u));
+    const unsigned int v3911 = static_cast<unsigned int>(v228.col(26, iron_linear_thread() & 31u));
+    const unsigned int v3912 = static_cast<unsigned int>(v228.row(26, iron_linear_thread() & 31u));
+    const unsigned int v3916 = static_cast<unsigned int>(v228.col(27, iron_linear_thread() & 31u));
+    const unsigned int v3917 = static_cast<unsigned int>(v228.row(27, iron_linear_thread() & 31u));
+    const unsigned int v3921 = static_cast<unsigned int>(v228.col(28, iron_linear_thread() & 31u));
+    const unsigned int v3922 = static_cast<unsigned int>(v228.row(28, iron_linear_thread() & 31u));
+    const unsigned int v3926 = static_cast<unsigned int>(v228.col(29, iron_linear_thread() & 31u));
+    const unsigned int v3927 = static_cast<unsigned int>(v228.row(29, iron_linear_thread() & 31u));
+    const unsigned int v3931 = static_cast<unsigned int>(v228.col(30, iron_linear_thread() & 31u));
+    const unsigned int v3932 = static_cast<unsigned int>(v228.row(30, iron_linear_thread() & 31u));
+    const unsigned int v3936 = static_cast<unsigned int>(v228.col(31, iron_linear_thread() & 31u));
+    const unsigned int v3937 = static_cast<unsigned int>(v228.row(31, iron_linear_thread() & 31u));
+    const unsigned int v3949 = v45 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:125
 
-    for (unsigned int v2472 = v199; v2472 < v183; v2472 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:95
-      const unsigned int v2473 = v2472 - v199;
-      const unsigned int v2474 = v2473 >> 6u;
-      const unsigned int v2476 = v2474 & 1u;
+    for (unsigned int v2493 = v220; v2493 < v207; v2493 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:95
+      const unsigned int v2494 = v2493 - v220;
+      const unsigned int v2495 = v2494 >> 6u;
+      const unsigned int v2497 = v2495 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      const unsigned int v2479 = v2472 + 64u;
-      const unsigned int v2481 = v2474 + 1u;
-      const unsigned int v2482 = v2481 & 1u;
-      const bool v2483 = v2479 < v183;
-      if (v2483) {
-        const unsigned int v2485 = v2482 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:99
-        const unsigned int v2495 = v2479 + v52;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v2496 = v2495 < v37;
-        const unsigned int v2499 = v2496 ? v2495 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v2501 = v31 + v2499;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v2502 = v2501 * v2;
-        const unsigned int v2503 = v2502 + v28;
-        const unsigned int v2504 = v2503 << 6u;
-        const unsigned int v2505 = v2504 + v56;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v2513 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v2514 = v2485 + v2513;
-        const unsigned int v2515 = v2514 + v71;
-        const unsigned int v2516 = v2515 + v69;
-        iron_copy_async<16>(shm1 + (v2516 ^ (((v2516 >> 6u) & 7u) << 3u)), k + v2505, v2496);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v2526 = v2479 + v83;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v2527 = v2526 < v37;
-        const unsigned int v2530 = v2527 ? v2526 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v2532 = v31 + v2530;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v2533 = v2532 * v2;
-        const unsigned int v2534 = v2533 + v28;
-        const unsigned int v2535 = v2534 << 6u;
-        const unsigned int v2536 = v2535 + v87;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v2544 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v2545 = v2485 + v2544;
-        const unsigned int v2546 = v2545 + v102;
-        const unsigned int v2547 = v2546 + v100;
-        iron_copy_async<16>(shm1 + (v2547 ^ (((v2547 >> 6u) & 7u) << 3u)), k + v2536, v2527);  // kernels/sdpa/flash_tile.hpp:86
-        iron_copy_async<16>(shm2 + (v2516 ^ (((v2516 >> 6u) & 7u) << 3u)), v + v2505, v2496);
-        iron_copy_async<16>(shm2 + (v2547 ^ (((v2547 >> 6u) & 7u) << 3u)), v + v2536, v2527);
+      const unsigned int v2500 = v2493 + 64u;
+      const unsigned int v2502 = v2495 + 1u;
+      const unsigned int v2503 = v2502 & 1u;
+      const bool v2504 = v2500 < v207;
+      if (v2504) {
+        const unsigned int v2506 = v2503 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:99
+        const unsigned int v2516 = v2500 + v52;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v2517 = v2516 < v37;
+        const unsigned int v2520 = v2517 ? v2516 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v2522 = v31 + v2520;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v2523 = v2522 * v2;
+        const unsigned int v2524 = v2523 + v28;
+        const unsigned int v2525 = v2524 << 6u;
+        const unsigned int v2526 = v2525 + v56;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v2534 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v2535 = v2506 + v2534;
+        const unsigned int v2536 = v2535 + v71;
+        const unsigned int v2537 = v2536 + v69;
+        iron_copy_async<16>(shm1 + (v2537 ^ (((v2537 >> 6u) & 7u) << 3u)), k + v2526, v2517);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v2547 = v2500 + v83;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v2548 = v2547 < v37;
+        const unsigned int v2551 = v2548 ? v2547 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v2553 = v31 + v2551;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v2554 = v2553 * v2;
+        const unsigned int v2555 = v2554 + v28;
+        const unsigned int v2556 = v2555 << 6u;
+        const unsigned int v2557 = v2556 + v87;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v2565 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v2566 = v2506 + v2565;
+        const unsigned int v2567 = v2566 + v102;
+        const unsigned int v2568 = v2567 + v100;
+        iron_copy_async<16>(shm1 + (v2568 ^ (((v2568 >> 6u) & 7u) << 3u)), k + v2557, v2548);  // kernels/sdpa/flash_tile.hpp:86
+        iron_copy_async<16>(shm2 + (v2537 ^ (((v2537 >> 6u) & 7u) << 3u)), v + v2526, v2517);
+        iron_copy_async<16>(shm2 + (v2568 ^ (((v2568 >> 6u) & 7u) << 3u)), v + v2557, v2548);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:95
-      iron_frag<float, 2, 16, 64> v2613;  // kernels/sdpa/flash_warpgroup.hpp:106
-      iron_frag_fill(v2613, 0.0f);
-      const unsigned int v2617 = v2476 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:109
-      iron_frag<iron_bf16, 0, 16, 16> v3958;  // kernels/sdpa/flash_warpgroup.hpp:108
-      iron_frag_fill(v3958, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v3958, shm0, v3951, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v3960;
-      iron_frag_fill(v3960, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v3960, shm1, v2617, 64u);
-      iron_frag_mma_sync(v2613, v3958, v3960);
-      const unsigned int v3965 = v2617 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v3967;
-      iron_frag_fill(v3967, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v3967, shm0, v3962, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v3969;
-      iron_frag_fill(v3969, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v3969, shm1, v3965, 64u);
-      iron_frag_mma_sync(v2613, v3967, v3969);
-      const unsigned int v3974 = v2617 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v3976;
-      iron_frag_fill(v3976, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v3976, shm0, v3971, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v3978;
-      iron_frag_fill(v3978, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v3978, shm1, v3974, 64u);
-      iron_frag_mma_sync(v2613, v3976, v3978);
-      const unsigned int v3983 = v2617 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v3985;
-      iron_frag_fill(v3985, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v3985, shm0, v3980, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v3987;
-      iron_frag_fill(v3987, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v3987, shm1, v3983, 64u);
-      iron_frag_mma_sync(v2613, v3985, v3987);
-      const bool v2628 = v2479 <= v37;  // kernels/sdpa/flash_tile.hpp:159
-      const unsigned int v2636 = v2479 + v18;
-      const bool v2637 = v2636 <= v186;
-      const bool v2638 = v182 || v2637;
-      const bool v2639 = v2628 && v2638;
-      const unsigned int v2642 = v2472 + v7;  // kernels/sdpa/flash_tile.hpp:160
-      const unsigned int v2643 = v2642 + v18;
-      const bool v2645 = v175 <= v2643;
-      const bool v2646 = v2641 || v2645;
-      const bool v2647 = v2639 && v2646;  // kernels/sdpa/flash_tile.hpp:159
-      if (v2647) {  // kernels/sdpa/flash_tile.hpp:161
-        const float v2650 = v2613.x[0];  // kernels/sdpa/flash_tile.hpp:162
-        const float v2651 = v2650 * v201;
-        v2613.x[0] = v2651;
-        const float v2654 = v2613.x[1];
-        const float v2655 = v2654 * v201;
-        v2613.x[1] = v2655;
-        const float v2658 = v2613.x[2];
-        const float v2659 = v2658 * v201;
-        v2613.x[2] = v2659;
-        const float v2662 = v2613.x[3];
-        const float v2663 = v2662 * v201;
-        v2613.x[3] = v2663;
-        const float v2666 = v2613.x[4];
-        const float v2667 = v2666 * v201;
-        v2613.x[4] = v2667;
-        const float v2670 = v2613.x[5];
-        const float v2671 = v2670 * v201;
-        v2613.x[5] = v2671;
-        const float v2674 = v2613.x[6];
-        const float v2675 = v2674 * v201;
-        v2613.x[6] = v2675;
-        const float v2678 = v2613.x[7];
-        const float v2679 = v2678 * v201;
-        v2613.x[7] = v2679;
-        const float v2682 = v2613.x[8];
-        const float v2683 = v2682 * v201;
-        v2613.x[8] = v2683;
-        const float v2686 = v2613.x[9];
-        const float v2687 = v2686 * v201;
-        v2613.x[9] = v2687;
-        const float v2690 = v2613.x[10];
-        const float v2691 = v2690 * v201;
-        v2613.x[10] = v2691;
-        const float v2694 = v2613.x[11];
-        const float v2695 = v2694 * v201;
-        v2613.x[11] = v2695;
-        const float v2698 = v2613.x[12];
-        const float v2699 = v2698 * v201;
-        v2613.x[12] = v2699;
-        const float v2702 = v2613.x[13];
-        const float v2703 = v2702 * v201;
-        v2613.x[13] = v2703;
-        const float v2706 = v2613.x[14];
-        const float v2707 = v2706 * v201;
-        v2613.x[14] = v2707;
-        const float v2710 = v2613.x[15];
-        const float v2711 = v2710 * v201;
-        v2613.x[15] = v2711;
-        const float v2714 = v2613.x[16];
-        const float v2715 = v2714 * v201;
-        v2613.x[16] = v2715;
-        const float v2718 = v2613.x[17];
-        const float v2719 = v2718 * v201;
-        v2613.x[17] = v2719;
-        const float v2722 = v2613.x[18];
-        const float v2723 = v2722 * v201;
-        v2613.x[18] = v2723;
-        const float v2726 = v2613.x[19];
-        const float v2727 = v2726 * v201;
-        v2613.x[19] = v2727;
-        const float v2730 = v2613.x[20];
-        const float v2731 = v2730 * v201;
-        v2613.x[20] = v2731;
-        const float v2734 = v2613.x[21];
-        const float v2735 = v2734 * v201;
-        v2613.x[21] = v2735;
-        const float v2738 = v2613.x[22];
-        const float v2739 = v2738 * v201;
-        v2613.x[22] = v2739;
-        const float v2742 = v2613.x[23];
-        const float v2743 = v2742 * v201;
-        v2613.x[23] = v2743;
-        const float v2746 = v2613.x[24];
-        const float v2747 = v2746 * v201;
-        v2613.x[24] = v2747;
-        const float v2750 = v2613.x[25];
-        const float v2751 = v2750 * v201;
-        v2613.x[25] = v2751;
-        const float v2754 = v2613.x[26];
-        const float v2755 = v2754 * v201;
-        v2613.x[26] = v2755;
-        const float v2758 = v2613.x[27];
-        const float v2759 = v2758 * v201;
-        v2613.x[27] = v2759;
-        const float v2762 = v2613.x[28];
-        const float v2763 = v2762 * v201;
-        v2613.x[28] = v2763;
-        const float v2766 = v2613.x[29];
-        const float v2767 = v2766 * v201;
-        v2613.x[29] = v2767;
-        const float v2770 = v2613.x[30];
-        const float v2771 = v2770 * v201;
-        v2613.x[30] = v2771;
-        const float v2774 = v2613.x[31];
-        const float v2775 = v2774 * v201;
-        v2613.x[31] = v2775;
+      iron_frag<float, 2, 16, 64> v2634;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag_fill(v2634, 0.0f);
+      const unsigned int v2638 = v2497 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:109
+      iron_frag<iron_bf16, 0, 16, 16> v3979;  // kernels/sdpa/flash_warpgroup.hpp:108
+      iron_frag_fill(v3979, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v3979, shm0, v3972, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v3981;
+      iron_frag_fill(v3981, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v3981, shm1, v2638, 64u);
+      iron_frag_mma_sync(v2634, v3979, v3981);
+      const unsigned int v3986 = v2638 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v3988;
+      iron_frag_fill(v3988, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v3988, shm0, v3983, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v3990;
+      iron_frag_fill(v3990, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v3990, shm1, v3986, 64u);
+      iron_frag_mma_sync(v2634, v3988, v3990);
+      const unsigned int v3995 = v2638 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v3997;
+      iron_frag_fill(v3997, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v3997, shm0, v3992, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v3999;
+      iron_frag_fill(v3999, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v3999, shm1, v3995, 64u);
+      iron_frag_mma_sync(v2634, v3997, v3999);
+      const unsigned int v4004 = v2638 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v4006;
+      iron_frag_fill(v4006, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4006, shm0, v4001, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4008;
+      iron_frag_fill(v4008, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v4008, shm1, v4004, 64u);
+      iron_frag_mma_sync(v2634, v4006, v4008);
+      const bool v2649 = v2500 <= v37;  // kernels/sdpa/flash_tile.hpp:154
+      const unsigned int v2657 = v2500 + v18;
+      const bool v2658 = v2657 <= v177;
+      const bool v2659 = v184 || v2658;
+      const bool v2660 = v2649 && v2659;
+      const unsigned int v2663 = v2493 + v7;  // kernels/sdpa/flash_tile.hpp:155
+      const unsigned int v2664 = v2663 + v18;
+      const bool v2666 = v2665 <= v2664;
+      const bool v2667 = v2662 || v2666;
+      const bool v2668 = v2660 && v2667;  // kernels/sdpa/flash_tile.hpp:154
+      if (v2668) {  // kernels/sdpa/flash_tile.hpp:156
+        const float v2671 = v2634.x[0];  // kernels/sdpa/flash_tile.hpp:157
+        const float v2672 = v2671 * v222;
+        v2634.x[0] = v2672;
+        const float v2675 = v2634.x[1];
+        const float v2676 = v2675 * v222;
+        v2634.x[1] = v2676;
+        const float v2679 = v2634.x[2];
+        const float v2680 = v2679 * v222;
+        v2634.x[2] = v2680;
+        const float v2683 = v2634.x[3];
+        const float v2684 = v2683 * v222;
+        v2634.x[3] = v2684;
+        const float v2687 = v2634.x[4];
+        const float v2688 = v2687 * v222;
+        v2634.x[4] = v2688;
+        const float v2691 = v2634.x[5];
+        const float v2692 = v2691 * v222;
+        v2634.x[5] = v2692;
+        const float v2695 = v2634.x[6];
+        const float v2696 = v2695 * v222;
+        v2634.x[6] = v2696;
+        const float v2699 = v2634.x[7];
+        const float v2700 = v2699 * v222;
+        v2634.x[7] = v2700;
+        const float v2703 = v2634.x[8];
+        const float v2704 = v2703 * v222;
+        v2634.x[8] = v2704;
+        const float v2707 = v2634.x[9];
+        const float v2708 = v2707 * v222;
+        v2634.x[9] = v2708;
+        const float v2711 = v2634.x[10];
+        const float v2712 = v2711 * v222;
+        v2634.x[10] = v2712;
+        const float v2715 = v2634.x[11];
+        const float v2716 = v2715 * v222;
+        v2634.x[11] = v2716;
+        const float v2719 = v2634.x[12];
+        const float v2720 = v2719 * v222;
+        v2634.x[12] = v2720;
+        const float v2723 = v2634.x[13];
+        const float v2724 = v2723 * v222;
+        v2634.x[13] = v2724;
+        const float v2727 = v2634.x[14];
+        const float v2728 = v2727 * v222;
+        v2634.x[14] = v2728;
+        const float v2731 = v2634.x[15];
+        const float v2732 = v2731 * v222;
+        v2634.x[15] = v2732;
+        const float v2735 = v2634.x[16];
+        const float v2736 = v2735 * v222;
+        v2634.x[16] = v2736;
+        const float v2739 = v2634.x[17];
+        const float v2740 = v2739 * v222;
+        v2634.x[17] = v2740;
+        const float v2743 = v2634.x[18];
+        const float v2744 = v2743 * v222;
+        v2634.x[18] = v2744;
+        const float v2747 = v2634.x[19];
+        const float v2748 = v2747 * v222;
+        v2634.x[19] = v2748;
+        const float v2751 = v2634.x[20];
+        const float v2752 = v2751 * v222;
+        v2634.x[20] = v2752;
+        const float v2755 = v2634.x[21];
+        const float v2756 = v2755 * v222;
+        v2634.x[21] = v2756;
+        const float v2759 = v2634.x[22];
+        const float v2760 = v2759 * v222;
+        v2634.x[22] = v2760;
+        const float v2763 = v2634.x[23];
+        const float v2764 = v2763 * v222;
+        v2634.x[23] = v2764;
+        const float v2767 = v2634.x[24];
+        const float v2768 = v2767 * v222;
+        v2634.x[24] = v2768;
+        const float v2771 = v2634.x[25];
+        const float v2772 = v2771 * v222;
+        v2634.x[25] = v2772;
+        const float v2775 = v2634.x[26];
+        const float v2776 = v2775 * v222;
+        v2634.x[26] = v2776;
+        const float v2779 = v2634.x[27];
+        const float v2780 = v2779 * v222;
+        v2634.x[27] = v2780;
+        const float v2783 = v2634.x[28];
+        const float v2784 = v2783 * v222;
+        v2634.x[28] = v2784;
+        const float v2787 = v2634.x[29];
+        const float v2788 = v2787 * v222;
+        v2634.x[29] = v2788;
+        const float v2791 = v2634.x[30];
+        const float v2792 = v2791 * v222;
+        v2634.x[30] = v2792;
+        const float v2795 = v2634.x[31];
+        const float v2796 = v2795 * v222;
+        v2634.x[31] = v2796;
       } else {
-        iron_frag<float, 2, 16, 8> v2777;  // kernels/sdpa/flash_tile.hpp:168
-        iron_frag_fill(v2777, 0.0f);
-        iron_frag<float, 2, 16, 8> v2779;  // kernels/sdpa/flash_tile.hpp:169
-        iron_frag_fill(v2779, 0.0f);
-        const unsigned int v2781 = static_cast<unsigned int>(v2777.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
-        const unsigned int v2783 = v46 + v2781;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v2785 = v2783 + v37;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v2786 = v2785 + 1u;
-        const unsigned int v2788 = v2786 - v18;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v2797 = v2788 - v7;  // kernels/sdpa/flash_tile.hpp:145
-        const bool v2801 = v2786 > v196;  // kernels/sdpa/flash_tile.hpp:144
-        const bool v2802 = v195 && v2801;
-        const unsigned int v2803 = v2802 ? v2797 : v47;
-        const unsigned int v2806 = v2803 - v2472;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v2807 = min(v2806, 64u);
-        const bool v2808 = v2803 > v2472;
-        const unsigned int v2809 = v2808 ? v2807 : v47;
-        const float v2810 = __uint_as_float(v2809);
-        v2777.x[0] = v2810;  // kernels/sdpa/flash_tile.hpp:173
-        const unsigned int v2812 = static_cast<unsigned int>(v2777.row(1, iron_linear_thread() & 31u));
-        const unsigned int v2814 = v46 + v2812;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v2816 = v2814 + v37;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v2817 = v2816 + 1u;
-        const unsigned int v2819 = v2817 - v18;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v2828 = v2819 - v7;  // kernels/sdpa/flash_tile.hpp:145
-        const bool v2832 = v2817 > v196;  // kernels/sdpa/flash_tile.hpp:144
-        const bool v2833 = v195 && v2832;
-        const unsigned int v2834 = v2833 ? v2828 : v47;
-        const unsigned int v2837 = v2834 - v2472;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v2838 = min(v2837, 64u);
-        const bool v2839 = v2834 > v2472;
-        const unsigned int v2840 = v2839 ? v2838 : v47;
-        const float v2841 = __uint_as_float(v2840);
-        v2777.x[1] = v2841;  // kernels/sdpa/flash_tile.hpp:173
-        const unsigned int v2843 = static_cast<unsigned int>(v2777.row(2, iron_linear_thread() & 31u));
-        const unsigned int v2845 = v46 + v2843;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v2847 = v2845 + v37;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v2848 = v2847 + 1u;
-        const unsigned int v2850 = v2848 - v18;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v2859 = v2850 - v7;  // kernels/sdpa/flash_tile.hpp:145
-        const bool v2863 = v2848 > v196;  // kernels/sdpa/flash_tile.hpp:144
-        const bool v2864 = v195 && v2863;
-        const unsigned int v2865 = v2864 ? v2859 : v47;
-        const unsigned int v2868 = v2865 - v2472;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v2869 = min(v2868, 64u);
-        const bool v2870 = v2865 > v2472;
-        const unsigned int v2871 = v2870 ? v2869 : v47;
-        const float v2872 = __uint_as_float(v2871);
-        v2777.x[2] = v2872;  // kernels/sdpa/flash_tile.hpp:173
-        const unsigned int v2874 = static_cast<unsigned int>(v2777.row(3, iron_linear_thread() & 31u));
-        const unsigned int v2876 = v46 + v2874;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v2878 = v2876 + v37;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v2879 = v2878 + 1u;
-        const unsigned int v2881 = v2879 - v18;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v2890 = v2881 - v7;  // kernels/sdpa/flash_tile.hpp:145
-        const bool v2894 = v2879 > v196;  // kernels/sdpa/flash_tile.hpp:144
-        const bool v2895 = v195 && v2894;
-        const unsigned int v2896 = v2895 ? v2890 : v47;
-        const unsigned int v2899 = v2896 - v2472;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v2900 = min(v2899, 64u);
-        const bool v2901 = v2896 > v2472;
-        const unsigned int v2902 = v2901 ? v2900 : v47;
-        const float v2903 = __uint_as_float(v2902);
-        v2777.x[3] = v2903;  // kernels/sdpa/flash_tile.hpp:173
-        const unsigned int v2905 = static_cast<unsigned int>(v2779.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
-        const unsigned int v2907 = v46 + v2905;  // kernels/sdpa/flash_tile.hpp:177
-        const unsigned int v2909 = v2907 + v37;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v2910 = v2909 + 1u;
-        const unsigned int v2912 = v2910 - v18;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v2913 = min(v37, v2912);
-        const bool v2914 = v2910 > v18;
-        const unsigned int v2915 = v2914 ? v2913 : v47;
-        const unsigned int v2918 = v182 ? v37 : v2915;  // kernels/sdpa/flash_tile.hpp:142
-        const unsigned int v2930 = v2918 - v2472;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v2931 = min(v2930, 64u);
-        const bool v2932 = v2918 > v2472;
-        const unsigned int v2933 = v2932 ? v2931 : v47;
-        const float v2934 = __uint_as_float(v2933);
-        v2779.x[0] = v2934;  // kernels/sdpa/flash_tile.hpp:176
-        const unsigned int v2936 = static_cast<unsigned int>(v2779.row(1, iron_linear_thread() & 31u));
-        const unsigned int v2938 = v46 + v2936;  // kernels/sdpa/flash_tile.hpp:177
-        const unsigned int v2940 = v2938 + v37;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v2941 = v2940 + 1u;
-        const unsigned int v2943 = v2941 - v18;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v2944 = min(v37, v2943);
-        const bool v2945 = v2941 > v18;
-        const unsigned int v2946 = v2945 ? v2944 : v47;
-        const unsigned int v2949 = v182 ? v37 : v2946;  // kernels/sdpa/flash_tile.hpp:142
-        const unsigned int v2961 = v2949 - v2472;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v2962 = min(v2961, 64u);
-        const bool v2963 = v2949 > v2472;
-        const unsigned int v2964 = v2963 ? v2962 : v47;
-        const float v2965 = __uint_as_float(v2964);
-        v2779.x[1] = v2965;  // kernels/sdpa/flash_tile.hpp:176
-        const unsigned int v2967 = static_cast<unsigned int>(v2779.row(2, iron_linear_thread() & 31u));
-        const unsigned int v2969 = v46 + v2967;  // kernels/sdpa/flash_tile.hpp:177
-        const unsigned int v2971 = v2969 + v37;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v2972 = v2971 + 1u;
-        const unsigned int v2974 = v2972 - v18;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v2975 = min(v37, v2974);
-        const bool v2976 = v2972 > v18;
-        const unsigned int v2977 = v2976 ? v2975 : v47;
-        const unsigned int v2980 = v182 ? v37 : v2977;  // kernels/sdpa/flash_tile.hpp:142
-        const unsigned int v2992 = v2980 - v2472;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v2993 = min(v2992, 64u);
-        const bool v2994 = v2980 > v2472;
-        const unsigned int v2995 = v2994 ? v2993 : v47;
-        const float v2996 = __uint_as_float(v2995);
-        v2779.x[2] = v2996;  // kernels/sdpa/flash_tile.hpp:176
-        const unsigned int v2998 = static_cast<unsigned int>(v2779.row(3, iron_linear_thread() & 31u));
-        const unsigned int v3000 = v46 + v2998;  // kernels/sdpa/flash_tile.hpp:177
-        const unsigned int v3002 = v3000 + v37;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v3003 = v3002 + 1u;
-        const unsigned int v3005 = v3003 - v18;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v3006 = min(v37, v3005);
-        const bool v3007 = v3003 > v18;
-        const unsigned int v3008 = v3007 ? v3006 : v47;
-        const unsigned int v3011 = v182 ? v37 : v3008;  // kernels/sdpa/flash_tile.hpp:142
-        const unsigned int v3023 = v3011 - v2472;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v3024 = min(v3023, 64u);
-        const bool v3025 = v3011 > v2472;
-        const unsigned int v3026 = v3025 ? v3024 : v47;
-        const float v3027 = __uint_as_float(v3026);
-        v2779.x[3] = v3027;  // kernels/sdpa/flash_tile.hpp:176
-        const unsigned int v3028 = static_cast<unsigned int>(v2613.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:179
-        const float v3030 = v2613.x[0];
-        const float v3031 = v2777.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3032 = __float_as_uint(v3031);
-        const bool v3033 = v3028 >= v3032;
-        const float v3034 = v2779.x[0];
-        const unsigned int v3035 = __float_as_uint(v3034);
-        const bool v3036 = v3028 < v3035;
-        const bool v3037 = v3033 && v3036;
-        const float v3039 = v3030 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3040 = v3037 ? v3039 : __uint_as_float(0xff800000u);
-        v2613.x[0] = v3040;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3041 = static_cast<unsigned int>(v2613.col(1, iron_linear_thread() & 31u));
-        const float v3043 = v2613.x[1];
-        const float v3044 = v2777.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3045 = __float_as_uint(v3044);
-        const bool v3046 = v3041 >= v3045;
-        const float v3047 = v2779.x[0];
-        const unsigned int v3048 = __float_as_uint(v3047);
-        const bool v3049 = v3041 < v3048;
-        const bool v3050 = v3046 && v3049;
-        const float v3052 = v3043 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3053 = v3050 ? v3052 : __uint_as_float(0xff800000u);
-        v2613.x[1] = v3053;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3054 = static_cast<unsigned int>(v2613.col(2, iron_linear_thread() & 31u));
-        const float v3056 = v2613.x[2];
-        const float v3057 = v2777.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3058 = __float_as_uint(v3057);
-        const bool v3059 = v3054 >= v3058;
-        const float v3060 = v2779.x[2];
-        const unsigned int v3061 = __float_as_uint(v3060);
-        const bool v3062 = v3054 < v3061;
-        const bool v3063 = v3059 && v3062;
-        const float v3065 = v3056 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3066 = v3063 ? v3065 : __uint_as_float(0xff800000u);
-        v2613.x[2] = v3066;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3067 = static_cast<unsigned int>(v2613.col(3, iron_linear_thread() & 31u));
-        const float v3069 = v2613.x[3];
-        const float v3070 = v2777.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3071 = __float_as_uint(v3070);
-        const bool v3072 = v3067 >= v3071;
-        const float v3073 = v2779.x[2];
-        const unsigned int v3074 = __float_as_uint(v3073);
-        const bool v3075 = v3067 < v3074;
-        const bool v3076 = v3072 && v3075;
-        const float v3078 = v3069 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3079 = v3076 ? v3078 : __uint_as_float(0xff800000u);
-        v2613.x[3] = v3079;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3080 = static_cast<unsigned int>(v2613.col(4, iron_linear_thread() & 31u));
-        const float v3082 = v2613.x[4];
-        const float v3083 = v2777.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3084 = __float_as_uint(v3083);
-        const bool v3085 = v3080 >= v3084;
-        const float v3086 = v2779.x[0];
-        const unsigned int v3087 = __float_as_uint(v3086);
-        const bool v3088 = v3080 < v3087;
-        const bool v3089 = v3085 && v3088;
-        const float v3091 = v3082 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3092 = v3089 ? v3091 : __uint_as_float(0xff800000u);
-        v2613.x[4] = v3092;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3093 = static_cast<unsigned int>(v2613.col(5, iron_linear_thread() & 31u));
-        const float v3095 = v2613.x[5];
-        const float v3096 = v2777.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3097 = __float_as_uint(v3096);
-        const bool v3098 = v3093 >= v3097;
-        const float v3099 = v2779.x[0];
-        const unsigned int v3100 = __float_as_uint(v3099);
-        const bool v3101 = v3093 < v3100;
-        const bool v3102 = v3098 && v3101;
-        const float v3104 = v3095 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3105 = v3102 ? v3104 : __uint_as_float(0xff800000u);
-        v2613.x[5] = v3105;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3106 = static_cast<unsigned int>(v2613.col(6, iron_linear_thread() & 31u));
-        const float v3108 = v2613.x[6];
-        const float v3109 = v2777.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3110 = __float_as_uint(v3109);
-        const bool v3111 = v3106 >= v3110;
-        const float v3112 = v2779.x[2];
-        const unsigned int v3113 = __float_as_uint(v3112);
-        const bool v3114 = v3106 < v3113;
-        const bool v3115 = v3111 && v3114;
-        const float v3117 = v3108 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3118 = v3115 ? v3117 : __uint_as_float(0xff800000u);
-        v2613.x[6] = v3118;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3119 = static_cast<unsigned int>(v2613.col(7, iron_linear_thread() & 31u));
-        const float v3121 = v2613.x[7];
-        const float v3122 = v2777.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3123 = __float_as_uint(v3122);
-        const bool v3124 = v3119 >= v3123;
-        const float v3125 = v2779.x[2];
-        const unsigned int v3126 = __float_as_uint(v3125);
-        const bool v3127 = v3119 < v3126;
-        const bool v3128 = v3124 && v3127;
-        const float v3130 = v3121 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3131 = v3128 ? v3130 : __uint_as_float(0xff800000u);
-        v2613.x[7] = v3131;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3132 = static_cast<unsigned int>(v2613.col(8, iron_linear_thread() & 31u));
-        const float v3134 = v2613.x[8];
-        const float v3135 = v2777.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3136 = __float_as_uint(v3135);
-        const bool v3137 = v3132 >= v3136;
-        const float v3138 = v2779.x[0];
-        const unsigned int v3139 = __float_as_uint(v3138);
-        const bool v3140 = v3132 < v3139;
-        const bool v3141 = v3137 && v3140;
-        const float v3143 = v3134 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3144 = v3141 ? v3143 : __uint_as_float(0xff800000u);
-        v2613.x[8] = v3144;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3145 = static_cast<unsigned int>(v2613.col(9, iron_linear_thread() & 31u));
-        const float v3147 = v2613.x[9];
-        const float v3148 = v2777.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3149 = __float_as_uint(v3148);
-        const bool v3150 = v3145 >= v3149;
-        const float v3151 = v2779.x[0];
-        const unsigned int v3152 = __float_as_uint(v3151);
-        const bool v3153 = v3145 < v3152;
-        const bool v3154 = v3150 && v3153;
-        const float v3156 = v3147 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3157 = v3154 ? v3156 : __uint_as_float(0xff800000u);
-        v2613.x[9] = v3157;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3158 = static_cast<unsigned int>(v2613.col(10, iron_linear_thread() & 31u));
-        const float v3160 = v2613.x[10];
-        const float v3161 = v2777.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3162 = __float_as_uint(v3161);
-        const bool v3163 = v3158 >= v3162;
-        const float v3164 = v2779.x[2];
-        const unsigned int v3165 = __float_as_uint(v3164);
-        const bool v3166 = v3158 < v3165;
-        const bool v3167 = v3163 && v3166;
-        const float v3169 = v3160 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3170 = v3167 ? v3169 : __uint_as_float(0xff800000u);
-        v2613.x[10] = v3170;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3171 = static_cast<unsigned int>(v2613.col(11, iron_linear_thread() & 31u));
-        const float v3173 = v2613.x[11];
-        const float v3174 = v2777.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3175 = __float_as_uint(v3174);
-        const bool v3176 = v3171 >= v3175;
-        const float v3177 = v2779.x[2];
-        const unsigned int v3178 = __float_as_uint(v3177);
-        const bool v3179 = v3171 < v3178;
-        const bool v3180 = v3176 && v3179;
-        const float v3182 = v3173 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3183 = v3180 ? v3182 : __uint_as_float(0xff800000u);
-        v2613.x[11] = v3183;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3184 = static_cast<unsigned int>(v2613.col(12, iron_linear_thread() & 31u));
-        const float v3186 = v2613.x[12];
-        const float v3187 = v2777.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3188 = __float_as_uint(v3187);
-        const bool v3189 = v3184 >= v3188;
-        const float v3190 = v2779.x[0];
-        const unsigned int v3191 = __float_as_uint(v3190);
-        const bool v3192 = v3184 < v3191;
-        const bool v3193 = v3189 && v3192;
-        const float v3195 = v3186 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3196 = v3193 ? v3195 : __uint_as_float(0xff800000u);
-        v2613.x[12] = v3196;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3197 = static_cast<unsigned int>(v2613.col(13, iron_linear_thread() & 31u));
-        const float v3199 = v2613.x[13];
-        const float v3200 = v2777.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3201 = __float_as_uint(v3200);
-        const bool v3202 = v3197 >= v3201;
-        const float v3203 = v2779.x[0];
-        const unsigned int v3204 = __float_as_uint(v3203);
-        const bool v3205 = v3197 < v3204;
-        const bool v3206 = v3202 && v3205;
-        const float v3208 = v3199 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3209 = v3206 ? v3208 : __uint_as_float(0xff800000u);
-        v2613.x[13] = v3209;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3210 = static_cast<unsigned int>(v2613.col(14, iron_linear_thread() & 31u));
-        const float v3212 = v2613.x[14];
-        const float v3213 = v2777.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3214 = __float_as_uint(v3213);
-        const bool v3215 = v3210 >= v3214;
-        const float v3216 = v2779.x[2];
-        const unsigned int v3217 = __float_as_uint(v3216);
-        const bool v3218 = v3210 < v3217;
-        const bool v3219 = v3215 && v3218;
-        const float v3221 = v3212 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3222 = v3219 ? v3221 : __uint_as_float(0xff800000u);
-        v2613.x[14] = v3222;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3223 = static_cast<unsigned int>(v2613.col(15, iron_linear_thread() & 31u));
-        const float v3225 = v2613.x[15];
-        const float v3226 = v2777.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3227 = __float_as_uint(v3226);
-        const bool v3228 = v3223 >= v3227;
-        const float v3229 = v2779.x[2];
-        const unsigned int v3230 = __float_as_uint(v3229);
-        const bool v3231 = v3223 < v3230;
-        const bool v3232 = v3228 && v3231;
-        const float v3234 = v3225 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3235 = v3232 ? v3234 : __uint_as_float(0xff800000u);
-        v2613.x[15] = v3235;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3236 = static_cast<unsigned int>(v2613.col(16, iron_linear_thread() & 31u));
-        const float v3238 = v2613.x[16];
-        const float v3239 = v2777.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3240 = __float_as_uint(v3239);
-        const bool v3241 = v3236 >= v3240;
-        const float v3242 = v2779.x[0];
-        const unsigned int v3243 = __float_as_uint(v3242);
-        const bool v3244 = v3236 < v3243;
-        const bool v3245 = v3241 && v3244;
-        const float v3247 = v3238 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3248 = v3245 ? v3247 : __uint_as_float(0xff800000u);
-        v2613.x[16] = v3248;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3249 = static_cast<unsigned int>(v2613.col(17, iron_linear_thread() & 31u));
-        const float v3251 = v2613.x[17];
-        const float v3252 = v2777.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3253 = __float_as_uint(v3252);
-        const bool v3254 = v3249 >= v3253;
-        const float v3255 = v2779.x[0];
-        const unsigned int v3256 = __float_as_uint(v3255);
-        const bool v3257 = v3249 < v3256;
-        const bool v3258 = v3254 && v3257;
-        const float v3260 = v3251 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3261 = v3258 ? v3260 : __uint_as_float(0xff800000u);
-        v2613.x[17] = v3261;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3262 = static_cast<unsigned int>(v2613.col(18, iron_linear_thread() & 31u));
-        const float v3264 = v2613.x[18];
-        const float v3265 = v2777.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3266 = __float_as_uint(v3265);
-        const bool v3267 = v3262 >= v3266;
-        const float v3268 = v2779.x[2];
-        const unsigned int v3269 = __float_as_uint(v3268);
-        const bool v3270 = v3262 < v3269;
-        const bool v3271 = v3267 && v3270;
-        const float v3273 = v3264 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3274 = v3271 ? v3273 : __uint_as_float(0xff800000u);
-        v2613.x[18] = v3274;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3275 = static_cast<unsigned int>(v2613.col(19, iron_linear_thread() & 31u));
-        const float v3277 = v2613.x[19];
-        const float v3278 = v2777.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3279 = __float_as_uint(v3278);
-        const bool v3280 = v3275 >= v3279;
-        const float v3281 = v2779.x[2];
-        const unsigned int v3282 = __float_as_uint(v3281);
-        const bool v3283 = v3275 < v3282;
-        const bool v3284 = v3280 && v3283;
-        const float v3286 = v3277 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3287 = v3284 ? v3286 : __uint_as_float(0xff800000u);
-        v2613.x[19] = v3287;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3288 = static_cast<unsigned int>(v2613.col(20, iron_linear_thread() & 31u));
-        const float v3290 = v2613.x[20];
-        const float v3291 = v2777.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3292 = __float_as_uint(v3291);
-        const bool v3293 = v3288 >= v3292;
-        const float v3294 = v2779.x[0];
-        const unsigned int v3295 = __float_as_uint(v3294);
-        const bool v3296 = v3288 < v3295;
-        const bool v3297 = v3293 && v3296;
-        const float v3299 = v3290 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3300 = v3297 ? v3299 : __uint_as_float(0xff800000u);
-        v2613.x[20] = v3300;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3301 = static_cast<unsigned int>(v2613.col(21, iron_linear_thread() & 31u));
-        const float v3303 = v2613.x[21];
-        const float v3304 = v2777.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3305 = __float_as_uint(v3304);
-        const bool v3306 = v3301 >= v3305;
-        const float v3307 = v2779.x[0];
-        const unsigned int v3308 = __float_as_uint(v3307);
-        const bool v3309 = v3301 < v3308;
-        const bool v3310 = v3306 && v3309;
-        const float v3312 = v3303 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3313 = v3310 ? v3312 : __uint_as_float(0xff800000u);
-        v2613.x[21] = v3313;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3314 = static_cast<unsigned int>(v2613.col(22, iron_linear_thread() & 31u));
-        const float v3316 = v2613.x[22];
-        const float v3317 = v2777.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3318 = __float_as_uint(v3317);
-        const bool v3319 = v3314 >= v3318;
-        const float v3320 = v2779.x[2];
-        const unsigned int v3321 = __float_as_uint(v3320);
-        const bool v3322 = v3314 < v3321;
-        const bool v3323 = v3319 && v3322;
-        const float v3325 = v3316 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3326 = v3323 ? v3325 : __uint_as_float(0xff800000u);
-        v2613.x[22] = v3326;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3327 = static_cast<unsigned int>(v2613.col(23, iron_linear_thread() & 31u));
-        const float v3329 = v2613.x[23];
-        const float v3330 = v2777.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3331 = __float_as_uint(v3330);
-        const bool v3332 = v3327 >= v3331;
-        const float v3333 = v2779.x[2];
-        const unsigned int v3334 = __float_as_uint(v3333);
-        const bool v3335 = v3327 < v3334;
-        const bool v3336 = v3332 && v3335;
-        const float v3338 = v3329 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3339 = v3336 ? v3338 : __uint_as_float(0xff800000u);
-        v2613.x[23] = v3339;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3340 = static_cast<unsigned int>(v2613.col(24, iron_linear_thread() & 31u));
-        const float v3342 = v2613.x[24];
-        const float v3343 = v2777.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3344 = __float_as_uint(v3343);
-        const bool v3345 = v3340 >= v3344;
-        const float v3346 = v2779.x[0];
-        const unsigned int v3347 = __float_as_uint(v3346);
-        const bool v3348 = v3340 < v3347;
-        const bool v3349 = v3345 && v3348;
-        const float v3351 = v3342 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3352 = v3349 ? v3351 : __uint_as_float(0xff800000u);
-        v2613.x[24] = v3352;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3353 = static_cast<unsigned int>(v2613.col(25, iron_linear_thread() & 31u));
-        const float v3355 = v2613.x[25];
-        const float v3356 = v2777.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3357 = __float_as_uint(v3356);
-        const bool v3358 = v3353 >= v3357;
-        const float v3359 = v2779.x[0];
-        const unsigned int v3360 = __float_as_uint(v3359);
-        const bool v3361 = v3353 < v3360;
-        const bool v3362 = v3358 && v3361;
-        const float v3364 = v3355 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3365 = v3362 ? v3364 : __uint_as_float(0xff800000u);
-        v2613.x[25] = v3365;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3366 = static_cast<unsigned int>(v2613.col(26, iron_linear_thread() & 31u));
-        const float v3368 = v2613.x[26];
-        const float v3369 = v2777.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3370 = __float_as_uint(v3369);
-        const bool v3371 = v3366 >= v3370;
-        const float v3372 = v2779.x[2];
-        const unsigned int v3373 = __float_as_uint(v3372);
-        const bool v3374 = v3366 < v3373;
-        const bool v3375 = v3371 && v3374;
-        const float v3377 = v3368 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3378 = v3375 ? v3377 : __uint_as_float(0xff800000u);
-        v2613.x[26] = v3378;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3379 = static_cast<unsigned int>(v2613.col(27, iron_linear_thread() & 31u));
-        const float v3381 = v2613.x[27];
-        const float v3382 = v2777.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3383 = __float_as_uint(v3382);
-        const bool v3384 = v3379 >= v3383;
-        const float v3385 = v2779.x[2];
-        const unsigned int v3386 = __float_as_uint(v3385);
-        const bool v3387 = v3379 < v3386;
-        const bool v3388 = v3384 && v3387;
-        const float v3390 = v3381 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3391 = v3388 ? v3390 : __uint_as_float(0xff800000u);
-        v2613.x[27] = v3391;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3392 = static_cast<unsigned int>(v2613.col(28, iron_linear_thread() & 31u));
-        const float v3394 = v2613.x[28];
-        const float v3395 = v2777.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3396 = __float_as_uint(v3395);
-        const bool v3397 = v3392 >= v3396;
-        const float v3398 = v2779.x[0];
-        const unsigned int v3399 = __float_as_uint(v3398);
-        const bool v3400 = v3392 < v3399;
-        const bool v3401 = v3397 && v3400;
-        const float v3403 = v3394 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3404 = v3401 ? v3403 : __uint_as_float(0xff800000u);
-        v2613.x[28] = v3404;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3405 = static_cast<unsigned int>(v2613.col(29, iron_linear_thread() & 31u));
-        const float v3407 = v2613.x[29];
-        const float v3408 = v2777.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3409 = __float_as_uint(v3408);
-        const bool v3410 = v3405 >= v3409;
-        const float v3411 = v2779.x[0];
-        const unsigned int v3412 = __float_as_uint(v3411);
-        const bool v3413 = v3405 < v3412;
-        const bool v3414 = v3410 && v3413;
-        const float v3416 = v3407 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3417 = v3414 ? v3416 : __uint_as_float(0xff800000u);
-        v2613.x[29] = v3417;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3418 = static_cast<unsigned int>(v2613.col(30, iron_linear_thread() & 31u));
-        const float v3420 = v2613.x[30];
-        const float v3421 = v2777.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3422 = __float_as_uint(v3421);
-        const bool v3423 = v3418 >= v3422;
-        const float v3424 = v2779.x[2];
-        const unsigned int v3425 = __float_as_uint(v3424);
-        const bool v3426 = v3418 < v3425;
-        const bool v3427 = v3423 && v3426;
-        const float v3429 = v3420 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3430 = v3427 ? v3429 : __uint_as_float(0xff800000u);
-        v2613.x[30] = v3430;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3431 = static_cast<unsigned int>(v2613.col(31, iron_linear_thread() & 31u));
-        const float v3433 = v2613.x[31];
-        const float v3434 = v2777.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3435 = __float_as_uint(v3434);
-        const bool v3436 = v3431 >= v3435;
-        const float v3437 = v2779.x[2];
-        const unsigned int v3438 = __float_as_uint(v3437);
-        const bool v3439 = v3431 < v3438;
-        const bool v3440 = v3436 && v3439;
-        const float v3442 = v3433 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3443 = v3440 ? v3442 : __uint_as_float(0xff800000u);
-        v2613.x[31] = v3443;  // kernels/sdpa/flash_tile.hpp:179
+        iron_frag<float, 2, 16, 8> v2798;  // kernels/sdpa/flash_tile.hpp:163
+        iron_frag_fill(v2798, 0.0f);
+        iron_frag<float, 2, 16, 8> v2800;  // kernels/sdpa/flash_tile.hpp:164
+        iron_frag_fill(v2800, 0.0f);
+        const unsigned int v2802 = static_cast<unsigned int>(v2798.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:168
+        const unsigned int v2804 = v46 + v2802;  // kernels/sdpa/flash_tile.hpp:169
+        const unsigned int v2806 = v2804 + v37;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v2807 = v2806 + 1u;
+        const unsigned int v2809 = v2807 - v18;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v2818 = v2809 - v7;  // kernels/sdpa/flash_tile.hpp:129
+        const bool v2822 = v2807 > v191;  // kernels/sdpa/flash_tile.hpp:128
+        const bool v2823 = v190 && v2822;
+        const unsigned int v2824 = v2823 ? v2818 : v47;
+        const unsigned int v2827 = v2824 - v2493;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v2828 = min(v2827, 64u);
+        const bool v2829 = v2824 > v2493;
+        const unsigned int v2830 = v2829 ? v2828 : v47;
+        const float v2831 = __uint_as_float(v2830);
+        v2798.x[0] = v2831;  // kernels/sdpa/flash_tile.hpp:168
+        const unsigned int v2833 = static_cast<unsigned int>(v2798.row(1, iron_linear_thread() & 31u));
+        const unsigned int v2835 = v46 + v2833;  // kernels/sdpa/flash_tile.hpp:169
+        const unsigned int v2837 = v2835 + v37;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v2838 = v2837 + 1u;
+        const unsigned int v2840 = v2838 - v18;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v2849 = v2840 - v7;  // kernels/sdpa/flash_tile.hpp:129
+        const bool v2853 = v2838 > v191;  // kernels/sdpa/flash_tile.hpp:128
+        const bool v2854 = v190 && v2853;
+        const unsigned int v2855 = v2854 ? v2849 : v47;
+        const unsigned int v2858 = v2855 - v2493;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v2859 = min(v2858, 64u);
+        const bool v2860 = v2855 > v2493;
+        const unsigned int v2861 = v2860 ? v2859 : v47;
+        const float v2862 = __uint_as_float(v2861);
+        v2798.x[1] = v2862;  // kernels/sdpa/flash_tile.hpp:168
+        const unsigned int v2864 = static_cast<unsigned int>(v2798.row(2, iron_linear_thread() & 31u));
+        const unsigned int v2866 = v46 + v2864;  // kernels/sdpa/flash_tile.hpp:169
+        const unsigned int v2868 = v2866 + v37;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v2869 = v2868 + 1u;
+        const unsigned int v2871 = v2869 - v18;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v2880 = v2871 - v7;  // kernels/sdpa/flash_tile.hpp:129
+        const bool v2884 = v2869 > v191;  // kernels/sdpa/flash_tile.hpp:128
+        const bool v2885 = v190 && v2884;
+        const unsigned int v2886 = v2885 ? v2880 : v47;
+        const unsigned int v2889 = v2886 - v2493;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v2890 = min(v2889, 64u);
+        const bool v2891 = v2886 > v2493;
+        const unsigned int v2892 = v2891 ? v2890 : v47;
+        const float v2893 = __uint_as_float(v2892);
+        v2798.x[2] = v2893;  // kernels/sdpa/flash_tile.hpp:168
+        const unsigned int v2895 = static_cast<unsigned int>(v2798.row(3, iron_linear_thread() & 31u));
+        const unsigned int v2897 = v46 + v2895;  // kernels/sdpa/flash_tile.hpp:169
+        const unsigned int v2899 = v2897 + v37;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v2900 = v2899 + 1u;
+        const unsigned int v2902 = v2900 - v18;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v2911 = v2902 - v7;  // kernels/sdpa/flash_tile.hpp:129
+        const bool v2915 = v2900 > v191;  // kernels/sdpa/flash_tile.hpp:128
+        const bool v2916 = v190 && v2915;
+        const unsigned int v2917 = v2916 ? v2911 : v47;
+        const unsigned int v2920 = v2917 - v2493;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v2921 = min(v2920, 64u);
+        const bool v2922 = v2917 > v2493;
+        const unsigned int v2923 = v2922 ? v2921 : v47;
+        const float v2924 = __uint_as_float(v2923);
+        v2798.x[3] = v2924;  // kernels/sdpa/flash_tile.hpp:168
+        const unsigned int v2926 = static_cast<unsigned int>(v2800.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v2928 = v46 + v2926;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v2930 = v2928 + v37;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v2931 = v2930 + 1u;
+        const unsigned int v2933 = v2931 - v18;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v2934 = min(v37, v2933);
+        const bool v2935 = v2931 > v18;
+        const unsigned int v2936 = v2935 ? v2934 : v47;
+        const unsigned int v2939 = v184 ? v37 : v2936;  // kernels/sdpa/flash_tile.hpp:126
+        const unsigned int v2951 = v2939 - v2493;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v2952 = min(v2951, 64u);
+        const bool v2953 = v2939 > v2493;
+        const unsigned int v2954 = v2953 ? v2952 : v47;
+        const float v2955 = __uint_as_float(v2954);
+        v2800.x[0] = v2955;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v2957 = static_cast<unsigned int>(v2800.row(1, iron_linear_thread() & 31u));
+        const unsigned int v2959 = v46 + v2957;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v2961 = v2959 + v37;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v2962 = v2961 + 1u;
+        const unsigned int v2964 = v2962 - v18;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v2965 = min(v37, v2964);
+        const bool v2966 = v2962 > v18;
+        const unsigned int v2967 = v2966 ? v2965 : v47;
+        const unsigned int v2970 = v184 ? v37 : v2967;  // kernels/sdpa/flash_tile.hpp:126
+        const unsigned int v2982 = v2970 - v2493;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v2983 = min(v2982, 64u);
+        const bool v2984 = v2970 > v2493;
+        const unsigned int v2985 = v2984 ? v2983 : v47;
+        const float v2986 = __uint_as_float(v2985);
+        v2800.x[1] = v2986;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v2988 = static_cast<unsigned int>(v2800.row(2, iron_linear_thread() & 31u));
+        const unsigned int v2990 = v46 + v2988;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v2992 = v2990 + v37;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v2993 = v2992 + 1u;
+        const unsigned int v2995 = v2993 - v18;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v2996 = min(v37, v2995);
+        const bool v2997 = v2993 > v18;
+        const unsigned int v2998 = v2997 ? v2996 : v47;
+        const unsigned int v3001 = v184 ? v37 : v2998;  // kernels/sdpa/flash_tile.hpp:126
+        const unsigned int v3013 = v3001 - v2493;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v3014 = min(v3013, 64u);
+        const bool v3015 = v3001 > v2493;
+        const unsigned int v3016 = v3015 ? v3014 : v47;
+        const float v3017 = __uint_as_float(v3016);
+        v2800.x[2] = v3017;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v3019 = static_cast<unsigned int>(v2800.row(3, iron_linear_thread() & 31u));
+        const unsigned int v3021 = v46 + v3019;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v3023 = v3021 + v37;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v3024 = v3023 + 1u;
+        const unsigned int v3026 = v3024 - v18;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v3027 = min(v37, v3026);
+        const bool v3028 = v3024 > v18;
+        const unsigned int v3029 = v3028 ? v3027 : v47;
+        const unsigned int v3032 = v184 ? v37 : v3029;  // kernels/sdpa/flash_tile.hpp:126
+        const unsigned int v3044 = v3032 - v2493;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v3045 = min(v3044, 64u);
+        const bool v3046 = v3032 > v2493;
+        const unsigned int v3047 = v3046 ? v3045 : v47;
+        const float v3048 = __uint_as_float(v3047);
+        v2800.x[3] = v3048;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v3049 = static_cast<unsigned int>(v2634.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:174
+        const float v3051 = v2634.x[0];
+        const float v3052 = v2798.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3053 = __float_as_uint(v3052);
+        const bool v3054 = v3049 >= v3053;
+        const float v3055 = v2800.x[0];
+        const unsigned int v3056 = __float_as_uint(v3055);
+        const bool v3057 = v3049 < v3056;
+        const bool v3058 = v3054 && v3057;
+        const float v3060 = v3051 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3061 = v3058 ? v3060 : __uint_as_float(0xff800000u);
+        v2634.x[0] = v3061;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3062 = static_cast<unsigned int>(v2634.col(1, iron_linear_thread() & 31u));
+        const float v3064 = v2634.x[1];
+        const float v3065 = v2798.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3066 = __float_as_uint(v3065);
+        const bool v3067 = v3062 >= v3066;
+        const float v3068 = v2800.x[0];
+        const unsigned int v3069 = __float_as_uint(v3068);
+        const bool v3070 = v3062 < v3069;
+        const bool v3071 = v3067 && v3070;
+        const float v3073 = v3064 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3074 = v3071 ? v3073 : __uint_as_float(0xff800000u);
+        v2634.x[1] = v3074;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3075 = static_cast<unsigned int>(v2634.col(2, iron_linear_thread() & 31u));
+        const float v3077 = v2634.x[2];
+        const float v3078 = v2798.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3079 = __float_as_uint(v3078);
+        const bool v3080 = v3075 >= v3079;
+        const float v3081 = v2800.x[2];
+        const unsigned int v3082 = __float_as_uint(v3081);
+        const bool v3083 = v3075 < v3082;
+        const bool v3084 = v3080 && v3083;
+        const float v3086 = v3077 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3087 = v3084 ? v3086 : __uint_as_float(0xff800000u);
+        v2634.x[2] = v3087;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3088 = static_cast<unsigned int>(v2634.col(3, iron_linear_thread() & 31u));
+        const float v3090 = v2634.x[3];
+        const float v3091 = v2798.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3092 = __float_as_uint(v3091);
+        const bool v3093 = v3088 >= v3092;
+        const float v3094 = v2800.x[2];
+        const unsigned int v3095 = __float_as_uint(v3094);
+        const bool v3096 = v3088 < v3095;
+        const bool v3097 = v3093 && v3096;
+        const float v3099 = v3090 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3100 = v3097 ? v3099 : __uint_as_float(0xff800000u);
+        v2634.x[3] = v3100;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3101 = static_cast<unsigned int>(v2634.col(4, iron_linear_thread() & 31u));
+        const float v3103 = v2634.x[4];
+        const float v3104 = v2798.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3105 = __float_as_uint(v3104);
+        const bool v3106 = v3101 >= v3105;
+        const float v3107 = v2800.x[0];
+        const unsigned int v3108 = __float_as_uint(v3107);
+        const bool v3109 = v3101 < v3108;
+        const bool v3110 = v3106 && v3109;
+        const float v3112 = v3103 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3113 = v3110 ? v3112 : __uint_as_float(0xff800000u);
+        v2634.x[4] = v3113;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3114 = static_cast<unsigned int>(v2634.col(5, iron_linear_thread() & 31u));
+        const float v3116 = v2634.x[5];
+        const float v3117 = v2798.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3118 = __float_as_uint(v3117);
+        const bool v3119 = v3114 >= v3118;
+        const float v3120 = v2800.x[0];
+        const unsigned int v3121 = __float_as_uint(v3120);
+        const bool v3122 = v3114 < v3121;
+        const bool v3123 = v3119 && v3122;
+        const float v3125 = v3116 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3126 = v3123 ? v3125 : __uint_as_float(0xff800000u);
+        v2634.x[5] = v3126;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3127 = static_cast<unsigned int>(v2634.col(6, iron_linear_thread() & 31u));
+        const float v3129 = v2634.x[6];
+        const float v3130 = v2798.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3131 = __float_as_uint(v3130);
+        const bool v3132 = v3127 >= v3131;
+        const float v3133 = v2800.x[2];
+        const unsigned int v3134 = __float_as_uint(v3133);
+        const bool v3135 = v3127 < v3134;
+        const bool v3136 = v3132 && v3135;
+        const float v3138 = v3129 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3139 = v3136 ? v3138 : __uint_as_float(0xff800000u);
+        v2634.x[6] = v3139;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3140 = static_cast<unsigned int>(v2634.col(7, iron_linear_thread() & 31u));
+        const float v3142 = v2634.x[7];
+        const float v3143 = v2798.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3144 = __float_as_uint(v3143);
+        const bool v3145 = v3140 >= v3144;
+        const float v3146 = v2800.x[2];
+        const unsigned int v3147 = __float_as_uint(v3146);
+        const bool v3148 = v3140 < v3147;
+        const bool v3149 = v3145 && v3148;
+        const float v3151 = v3142 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3152 = v3149 ? v3151 : __uint_as_float(0xff800000u);
+        v2634.x[7] = v3152;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3153 = static_cast<unsigned int>(v2634.col(8, iron_linear_thread() & 31u));
+        const float v3155 = v2634.x[8];
+        const float v3156 = v2798.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3157 = __float_as_uint(v3156);
+        const bool v3158 = v3153 >= v3157;
+        const float v3159 = v2800.x[0];
+        const unsigned int v3160 = __float_as_uint(v3159);
+        const bool v3161 = v3153 < v3160;
+        const bool v3162 = v3158 && v3161;
+        const float v3164 = v3155 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3165 = v3162 ? v3164 : __uint_as_float(0xff800000u);
+        v2634.x[8] = v3165;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3166 = static_cast<unsigned int>(v2634.col(9, iron_linear_thread() & 31u));
+        const float v3168 = v2634.x[9];
+        const float v3169 = v2798.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3170 = __float_as_uint(v3169);
+        const bool v3171 = v3166 >= v3170;
+        const float v3172 = v2800.x[0];
+        const unsigned int v3173 = __float_as_uint(v3172);
+        const bool v3174 = v3166 < v3173;
+        const bool v3175 = v3171 && v3174;
+        const float v3177 = v3168 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3178 = v3175 ? v3177 : __uint_as_float(0xff800000u);
+        v2634.x[9] = v3178;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3179 = static_cast<unsigned int>(v2634.col(10, iron_linear_thread() & 31u));
+        const float v3181 = v2634.x[10];
+        const float v3182 = v2798.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3183 = __float_as_uint(v3182);
+        const bool v3184 = v3179 >= v3183;
+        const float v3185 = v2800.x[2];
+        const unsigned int v3186 = __float_as_uint(v3185);
+        const bool v3187 = v3179 < v3186;
+        const bool v3188 = v3184 && v3187;
+        const float v3190 = v3181 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3191 = v3188 ? v3190 : __uint_as_float(0xff800000u);
+        v2634.x[10] = v3191;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3192 = static_cast<unsigned int>(v2634.col(11, iron_linear_thread() & 31u));
+        const float v3194 = v2634.x[11];
+        const float v3195 = v2798.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3196 = __float_as_uint(v3195);
+        const bool v3197 = v3192 >= v3196;
+        const float v3198 = v2800.x[2];
+        const unsigned int v3199 = __float_as_uint(v3198);
+        const bool v3200 = v3192 < v3199;
+        const bool v3201 = v3197 && v3200;
+        const float v3203 = v3194 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3204 = v3201 ? v3203 : __uint_as_float(0xff800000u);
+        v2634.x[11] = v3204;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3205 = static_cast<unsigned int>(v2634.col(12, iron_linear_thread() & 31u));
+        const float v3207 = v2634.x[12];
+        const float v3208 = v2798.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3209 = __float_as_uint(v3208);
+        const bool v3210 = v3205 >= v3209;
+        const float v3211 = v2800.x[0];
+        const unsigned int v3212 = __float_as_uint(v3211);
+        const bool v3213 = v3205 < v3212;
+        const bool v3214 = v3210 && v3213;
+        const float v3216 = v3207 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3217 = v3214 ? v3216 : __uint_as_float(0xff800000u);
+        v2634.x[12] = v3217;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3218 = static_cast<unsigned int>(v2634.col(13, iron_linear_thread() & 31u));
+        const float v3220 = v2634.x[13];
+        const float v3221 = v2798.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3222 = __float_as_uint(v3221);
+        const bool v3223 = v3218 >= v3222;
+        const float v3224 = v2800.x[0];
+        const unsigned int v3225 = __float_as_uint(v3224);
+        const bool v3226 = v3218 < v3225;
+        const bool v3227 = v3223 && v3226;
+        const float v3229 = v3220 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3230 = v3227 ? v3229 : __uint_as_float(0xff800000u);
+        v2634.x[13] = v3230;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3231 = static_cast<unsigned int>(v2634.col(14, iron_linear_thread() & 31u));
+        const float v3233 = v2634.x[14];
+        const float v3234 = v2798.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3235 = __float_as_uint(v3234);
+        const bool v3236 = v3231 >= v3235;
+        const float v3237 = v2800.x[2];
+        const unsigned int v3238 = __float_as_uint(v3237);
+        const bool v3239 = v3231 < v3238;
+        const bool v3240 = v3236 && v3239;
+        const float v3242 = v3233 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3243 = v3240 ? v3242 : __uint_as_float(0xff800000u);
+        v2634.x[14] = v3243;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3244 = static_cast<unsigned int>(v2634.col(15, iron_linear_thread() & 31u));
+        const float v3246 = v2634.x[15];
+        const float v3247 = v2798.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3248 = __float_as_uint(v3247);
+        const bool v3249 = v3244 >= v3248;
+        const float v3250 = v2800.x[2];
+        const unsigned int v3251 = __float_as_uint(v3250);
+        const bool v3252 = v3244 < v3251;
+        const bool v3253 = v3249 && v3252;
+        const float v3255 = v3246 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3256 = v3253 ? v3255 : __uint_as_float(0xff800000u);
+        v2634.x[15] = v3256;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3257 = static_cast<unsigned int>(v2634.col(16, iron_linear_thread() & 31u));
+        const float v3259 = v2634.x[16];
+        const float v3260 = v2798.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3261 = __float_as_uint(v3260);
+        const bool v3262 = v3257 >= v3261;
+        const float v3263 = v2800.x[0];
+        const unsigned int v3264 = __float_as_uint(v3263);
+        const bool v3265 = v3257 < v3264;
+        const bool v3266 = v3262 && v3265;
+        const float v3268 = v3259 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3269 = v3266 ? v3268 : __uint_as_float(0xff800000u);
+        v2634.x[16] = v3269;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3270 = static_cast<unsigned int>(v2634.col(17, iron_linear_thread() & 31u));
+        const float v3272 = v2634.x[17];
+        const float v3273 = v2798.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3274 = __float_as_uint(v3273);
+        const bool v3275 = v3270 >= v3274;
+        const float v3276 = v2800.x[0];
+        const unsigned int v3277 = __float_as_uint(v3276);
+        const bool v3278 = v3270 < v3277;
+        const bool v3279 = v3275 && v3278;
+        const float v3281 = v3272 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3282 = v3279 ? v3281 : __uint_as_float(0xff800000u);
+        v2634.x[17] = v3282;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3283 = static_cast<unsigned int>(v2634.col(18, iron_linear_thread() & 31u));
+        const float v3285 = v2634.x[18];
+        const float v3286 = v2798.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3287 = __float_as_uint(v3286);
+        const bool v3288 = v3283 >= v3287;
+        const float v3289 = v2800.x[2];
+        const unsigned int v3290 = __float_as_uint(v3289);
+        const bool v3291 = v3283 < v3290;
+        const bool v3292 = v3288 && v3291;
+        const float v3294 = v3285 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3295 = v3292 ? v3294 : __uint_as_float(0xff800000u);
+        v2634.x[18] = v3295;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3296 = static_cast<unsigned int>(v2634.col(19, iron_linear_thread() & 31u));
+        const float v3298 = v2634.x[19];
+        const float v3299 = v2798.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3300 = __float_as_uint(v3299);
+        const bool v3301 = v3296 >= v3300;
+        const float v3302 = v2800.x[2];
+        const unsigned int v3303 = __float_as_uint(v3302);
+        const bool v3304 = v3296 < v3303;
+        const bool v3305 = v3301 && v3304;
+        const float v3307 = v3298 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3308 = v3305 ? v3307 : __uint_as_float(0xff800000u);
+        v2634.x[19] = v3308;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3309 = static_cast<unsigned int>(v2634.col(20, iron_linear_thread() & 31u));
+        const float v3311 = v2634.x[20];
+        const float v3312 = v2798.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3313 = __float_as_uint(v3312);
+        const bool v3314 = v3309 >= v3313;
+        const float v3315 = v2800.x[0];
+        const unsigned int v3316 = __float_as_uint(v3315);
+        const bool v3317 = v3309 < v3316;
+        const bool v3318 = v3314 && v3317;
+        const float v3320 = v3311 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3321 = v3318 ? v3320 : __uint_as_float(0xff800000u);
+        v2634.x[20] = v3321;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3322 = static_cast<unsigned int>(v2634.col(21, iron_linear_thread() & 31u));
+        const float v3324 = v2634.x[21];
+        const float v3325 = v2798.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3326 = __float_as_uint(v3325);
+        const bool v3327 = v3322 >= v3326;
+        const float v3328 = v2800.x[0];
+        const unsigned int v3329 = __float_as_uint(v3328);
+        const bool v3330 = v3322 < v3329;
+        const bool v3331 = v3327 && v3330;
+        const float v3333 = v3324 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3334 = v3331 ? v3333 : __uint_as_float(0xff800000u);
+        v2634.x[21] = v3334;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3335 = static_cast<unsigned int>(v2634.col(22, iron_linear_thread() & 31u));
+        const float v3337 = v2634.x[22];
+        const float v3338 = v2798.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3339 = __float_as_uint(v3338);
+        const bool v3340 = v3335 >= v3339;
+        const float v3341 = v2800.x[2];
+        const unsigned int v3342 = __float_as_uint(v3341);
+        const bool v3343 = v3335 < v3342;
+        const bool v3344 = v3340 && v3343;
+        const float v3346 = v3337 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3347 = v3344 ? v3346 : __uint_as_float(0xff800000u);
+        v2634.x[22] = v3347;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3348 = static_cast<unsigned int>(v2634.col(23, iron_linear_thread() & 31u));
+        const float v3350 = v2634.x[23];
+        const float v3351 = v2798.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3352 = __float_as_uint(v3351);
+        const bool v3353 = v3348 >= v3352;
+        const float v3354 = v2800.x[2];
+        const unsigned int v3355 = __float_as_uint(v3354);
+        const bool v3356 = v3348 < v3355;
+        const bool v3357 = v3353 && v3356;
+        const float v3359 = v3350 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3360 = v3357 ? v3359 : __uint_as_float(0xff800000u);
+        v2634.x[23] = v3360;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3361 = static_cast<unsigned int>(v2634.col(24, iron_linear_thread() & 31u));
+        const float v3363 = v2634.x[24];
+        const float v3364 = v2798.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3365 = __float_as_uint(v3364);
+        const bool v3366 = v3361 >= v3365;
+        const float v3367 = v2800.x[0];
+        const unsigned int v3368 = __float_as_uint(v3367);
+        const bool v3369 = v3361 < v3368;
+        const bool v3370 = v3366 && v3369;
+        const float v3372 = v3363 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3373 = v3370 ? v3372 : __uint_as_float(0xff800000u);
+        v2634.x[24] = v3373;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3374 = static_cast<unsigned int>(v2634.col(25, iron_linear_thread() & 31u));
+        const float v3376 = v2634.x[25];
+        const float v3377 = v2798.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3378 = __float_as_uint(v3377);
+        const bool v3379 = v3374 >= v3378;
+        const float v3380 = v2800.x[0];
+        const unsigned int v3381 = __float_as_uint(v3380);
+        const bool v3382 = v3374 < v3381;
+        const bool v3383 = v3379 && v3382;
+        const float v3385 = v3376 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3386 = v3383 ? v3385 : __uint_as_float(0xff800000u);
+        v2634.x[25] = v3386;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3387 = static_cast<unsigned int>(v2634.col(26, iron_linear_thread() & 31u));
+        const float v3389 = v2634.x[26];
+        const float v3390 = v2798.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3391 = __float_as_uint(v3390);
+        const bool v3392 = v3387 >= v3391;
+        const float v3393 = v2800.x[2];
+        const unsigned int v3394 = __float_as_uint(v3393);
+        const bool v3395 = v3387 < v3394;
+        const bool v3396 = v3392 && v3395;
+        const float v3398 = v3389 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3399 = v3396 ? v3398 : __uint_as_float(0xff800000u);
+        v2634.x[26] = v3399;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3400 = static_cast<unsigned int>(v2634.col(27, iron_linear_thread() & 31u));
+        const float v3402 = v2634.x[27];
+        const float v3403 = v2798.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3404 = __float_as_uint(v3403);
+        const bool v3405 = v3400 >= v3404;
+        const float v3406 = v2800.x[2];
+        const unsigned int v3407 = __float_as_uint(v3406);
+        const bool v3408 = v3400 < v3407;
+        const bool v3409 = v3405 && v3408;
+        const float v3411 = v3402 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3412 = v3409 ? v3411 : __uint_as_float(0xff800000u);
+        v2634.x[27] = v3412;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3413 = static_cast<unsigned int>(v2634.col(28, iron_linear_thread() & 31u));
+        const float v3415 = v2634.x[28];
+        const float v3416 = v2798.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3417 = __float_as_uint(v3416);
+        const bool v3418 = v3413 >= v3417;
+        const float v3419 = v2800.x[0];
+        const unsigned int v3420 = __float_as_uint(v3419);
+        const bool v3421 = v3413 < v3420;
+        const bool v3422 = v3418 && v3421;
+        const float v3424 = v3415 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3425 = v3422 ? v3424 : __uint_as_float(0xff800000u);
+        v2634.x[28] = v3425;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3426 = static_cast<unsigned int>(v2634.col(29, iron_linear_thread() & 31u));
+        const float v3428 = v2634.x[29];
+        const float v3429 = v2798.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3430 = __float_as_uint(v3429);
+        const bool v3431 = v3426 >= v3430;
+        const float v3432 = v2800.x[0];
+        const unsigned int v3433 = __float_as_uint(v3432);
+        const bool v3434 = v3426 < v3433;
+        const bool v3435 = v3431 && v3434;
+        const float v3437 = v3428 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3438 = v3435 ? v3437 : __uint_as_float(0xff800000u);
+        v2634.x[29] = v3438;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3439 = static_cast<unsigned int>(v2634.col(30, iron_linear_thread() & 31u));
+        const float v3441 = v2634.x[30];
+        const float v3442 = v2798.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3443 = __float_as_uint(v3442);
+        const bool v3444 = v3439 >= v3443;
+        const float v3445 = v2800.x[2];
+        const unsigned int v3446 = __float_as_uint(v3445);
+        const bool v3447 = v3439 < v3446;
+        const bool v3448 = v3444 && v3447;
+        const float v3450 = v3441 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3451 = v3448 ? v3450 : __uint_as_float(0xff800000u);
+        v2634.x[30] = v3451;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3452 = static_cast<unsigned int>(v2634.col(31, iron_linear_thread() & 31u));
+        const float v3454 = v2634.x[31];
+        const float v3455 = v2798.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3456 = __float_as_uint(v3455);
+        const bool v3457 = v3452 >= v3456;
+        const float v3458 = v2800.x[2];
+        const unsigned int v3459 = __float_as_uint(v3458);
+        const bool v3460 = v3452 < v3459;
+        const bool v3461 = v3457 && v3460;
+        const float v3463 = v3454 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3464 = v3461 ? v3463 : __uint_as_float(0xff800000u);
+        v2634.x[31] = v3464;  // kernels/sdpa/flash_tile.hpp:174
       }
-      iron_frag<float, 2, 16, 8> v3445;  // kernels/sdpa/flash_tile.hpp:197
-      iron_frag_fill(v3445, 0.0f);
-      iron_frag<float, 2, 16, 8> v3447;  // kernels/sdpa/flash_tile.hpp:207
-      iron_frag_fill(v3447, 0.0f);
-      iron_frag_row_reduce<false>(v3447, v2613);
-      iron_frag<float, 2, 16, 8> v3449;  // kernels/sdpa/flash_tile.hpp:209
-      iron_frag_fill(v3449, 0.0f);
-      const float v3453 = v3447.x[0];  // kernels/sdpa/flash_tile.hpp:211
-      const float v3454 = v203.x[0];
-      const float v3455 = fmaxf(v3454, v3453);
-      const bool v3458 = v3455 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3459 = v3458 ? 0.0f : v3455;
-      v3449.x[0] = v3459;  // kernels/sdpa/flash_tile.hpp:210
-      const float v3463 = v3447.x[1];  // kernels/sdpa/flash_tile.hpp:211
-      const float v3464 = v203.x[1];
-      const float v3465 = fmaxf(v3464, v3463);
-      const bool v3468 = v3465 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3469 = v3468 ? 0.0f : v3465;
-      v3449.x[1] = v3469;  // kernels/sdpa/flash_tile.hpp:210
-      const float v3473 = v3447.x[2];  // kernels/sdpa/flash_tile.hpp:211
-      const float v3474 = v203.x[2];
-      const float v3475 = fmaxf(v3474, v3473);
-      const bool v3478 = v3475 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3479 = v3478 ? 0.0f : v3475;
-      v3449.x[2] = v3479;  // kernels/sdpa/flash_tile.hpp:210
-      const float v3483 = v3447.x[3];  // kernels/sdpa/flash_tile.hpp:211
-      const float v3484 = v203.x[3];
-      const float v3485 = fmaxf(v3484, v3483);
-      const bool v3488 = v3485 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3489 = v3488 ? 0.0f : v3485;
-      v3449.x[3] = v3489;  // kernels/sdpa/flash_tile.hpp:210
-      const float v3493 = v3449.x[0];  // kernels/sdpa/flash_tile.hpp:214
-      const float v3495 = v3454 - v3493;
-      const float v3496 = iron_exp2_approx(v3495);
-      v3445.x[0] = v3496;  // kernels/sdpa/flash_tile.hpp:213
-      const float v3500 = v3449.x[1];  // kernels/sdpa/flash_tile.hpp:214
-      const float v3502 = v3464 - v3500;
-      const float v3503 = iron_exp2_approx(v3502);
-      v3445.x[1] = v3503;  // kernels/sdpa/flash_tile.hpp:213
-      const float v3507 = v3449.x[2];  // kernels/sdpa/flash_tile.hpp:214
-      const float v3509 = v3474 - v3507;
-      const float v3510 = iron_exp2_approx(v3509);
-      v3445.x[2] = v3510;  // kernels/sdpa/flash_tile.hpp:213
-      const float v3514 = v3449.x[3];  // kernels/sdpa/flash_tile.hpp:214
-      const float v3516 = v3484 - v3514;
+      iron_frag<float, 2, 16, 8> v3466;  // kernels/sdpa/flash_tile.hpp:192
+      iron_frag_fill(v3466, 0.0f);
+      iron_frag<float, 2, 16, 8> v3468;  // kernels/sdpa/flash_tile.hpp:202
+      iron_frag_fill(v3468, 0.0f);
+      iron_frag_row_reduce<false>(v3468, v2634);
+      iron_frag<float, 2, 16, 8> v3470;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v3470, 0.0f);
+      const float v3474 = v3468.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v3475 = v224.x[0];
+      const float v3476 = fmaxf(v3475, v3474);
+      const bool v3479 = v3476 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v3480 = v3479 ? 0.0f : v3476;
+      v3470.x[0] = v3480;  // kernels/sdpa/flash_tile.hpp:205
+      const float v3484 = v3468.x[1];  // kernels/sdpa/flash_tile.hpp:206
+      const float v3485 = v224.x[1];
+      const float v3486 = fmaxf(v3485, v3484);
+      const bool v3489 = v3486 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v3490 = v3489 ? 0.0f : v3486;
+      v3470.x[1] = v3490;  // kernels/sdpa/flash_tile.hpp:205
+      const float v3494 = v3468.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v3495 = v224.x[2];
+      const float v3496 = fmaxf(v3495, v3494);
+      const bool v3499 = v3496 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v3500 = v3499 ? 0.0f : v3496;
+      v3470.x[2] = v3500;  // kernels/sdpa/flash_tile.hpp:205
+      const float v3504 = v3468.x[3];  // kernels/sdpa/flash_tile.hpp:206
+      const float v3505 = v224.x[3];
+      const float v3506 = fmaxf(v3505, v3504);
+      const bool v3509 = v3506 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v3510 = v3509 ? 0.0f : v3506;
+      v3470.x[3] = v3510;  // kernels/sdpa/flash_tile.hpp:205
+      const float v3514 = v3470.x[0];  // kernels/sdpa/flash_tile.hpp:209
+      const float v3516 = v3475 - v3514;
       const float v3517 = iron_exp2_approx(v3516);
-      v3445.x[3] = v3517;  // kernels/sdpa/flash_tile.hpp:213
-      v203.x[0] = v3455;  // kernels/sdpa/flash_tile.hpp:216
-      const float v3525 = v203.x[1];
-      const float v3527 = fmaxf(v3525, v3463);  // kernels/sdpa/flash_tile.hpp:217
-      v203.x[1] = v3527;  // kernels/sdpa/flash_tile.hpp:216
-      const float v3530 = v203.x[2];
-      const float v3532 = fmaxf(v3530, v3473);  // kernels/sdpa/flash_tile.hpp:217
-      v203.x[2] = v3532;  // kernels/sdpa/flash_tile.hpp:216
-      const float v3535 = v203.x[3];
-      const float v3537 = fmaxf(v3535, v3483);  // kernels/sdpa/flash_tile.hpp:217
-      v203.x[3] = v3537;  // kernels/sdpa/flash_tile.hpp:216
-      const float v3540 = v2613.x[0];  // kernels/sdpa/flash_tile.hpp:219
-      const float v3541 = v3449.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3542 = v3540 - v3541;
-      const float v3543 = iron_exp2_approx(v3542);
-      v2613.x[0] = v3543;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3546 = v2613.x[1];
-      const float v3547 = v3449.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3548 = v3546 - v3547;
-      const float v3549 = iron_exp2_approx(v3548);
-      v2613.x[1] = v3549;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3552 = v2613.x[2];
-      const float v3553 = v3449.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3554 = v3552 - v3553;
-      const float v3555 = iron_exp2_approx(v3554);
-      v2613.x[2] = v3555;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3558 = v2613.x[3];
-      const float v3559 = v3449.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3560 = v3558 - v3559;
-      const float v3561 = iron_exp2_approx(v3560);
-      v2613.x[3] = v3561;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3564 = v2613.x[4];
-      const float v3565 = v3449.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3566 = v3564 - v3565;
-      const float v3567 = iron_exp2_approx(v3566);
-      v2613.x[4] = v3567;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3570 = v2613.x[5];
-      const float v3571 = v3449.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3572 = v3570 - v3571;
-      const float v3573 = iron_exp2_approx(v3572);
-      v2613.x[5] = v3573;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3576 = v2613.x[6];
-      const float v3577 = v3449.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3578 = v3576 - v3577;
-      const float v3579 = iron_exp2_approx(v3578);
-      v2613.x[6] = v3579;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3582 = v2613.x[7];
-      const float v3583 = v3449.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3584 = v3582 - v3583;
-      const float v3585 = iron_exp2_approx(v3584);
-      v2613.x[7] = v3585;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3588 = v2613.x[8];
-      const float v3589 = v3449.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3590 = v3588 - v3589;
-      const float v3591 = iron_exp2_approx(v3590);
-      v2613.x[8] = v3591;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3594 = v2613.x[9];
-      const float v3595 = v3449.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3596 = v3594 - v3595;
-      const float v3597 = iron_exp2_approx(v3596);
-      v2613.x[9] = v3597;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3600 = v2613.x[10];
-      const float v3601 = v3449.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3602 = v3600 - v3601;
-      const float v3603 = iron_exp2_approx(v3602);
-      v2613.x[10] = v3603;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3606 = v2613.x[11];
-      const float v3607 = v3449.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3608 = v3606 - v3607;
-      const float v3609 = iron_exp2_approx(v3608);
-      v2613.x[11] = v3609;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3612 = v2613.x[12];
-      const float v3613 = v3449.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3614 = v3612 - v3613;
-      const float v3615 = iron_exp2_approx(v3614);
-      v2613.x[12] = v3615;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3618 = v2613.x[13];
-      const float v3619 = v3449.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3620 = v3618 - v3619;
-      const float v3621 = iron_exp2_approx(v3620);
-      v2613.x[13] = v3621;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3624 = v2613.x[14];
-      const float v3625 = v3449.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3626 = v3624 - v3625;
-      const float v3627 = iron_exp2_approx(v3626);
-      v2613.x[14] = v3627;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3630 = v2613.x[15];
-      const float v3631 = v3449.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3632 = v3630 - v3631;
-      const float v3633 = iron_exp2_approx(v3632);
-      v2613.x[15] = v3633;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3636 = v2613.x[16];
-      const float v3637 = v3449.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3638 = v3636 - v3637;
-      const float v3639 = iron_exp2_approx(v3638);
-      v2613.x[16] = v3639;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3642 = v2613.x[17];
-      const float v3643 = v3449.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3644 = v3642 - v3643;
-      const float v3645 = iron_exp2_approx(v3644);
-      v2613.x[17] = v3645;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3648 = v2613.x[18];
-      const float v3649 = v3449.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3650 = v3648 - v3649;
-      const float v3651 = iron_exp2_approx(v3650);
-      v2613.x[18] = v3651;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3654 = v2613.x[19];
-      const float v3655 = v3449.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3656 = v3654 - v3655;
-      const float v3657 = iron_exp2_approx(v3656);
-      v2613.x[19] = v3657;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3660 = v2613.x[20];
-      const float v3661 = v3449.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3662 = v3660 - v3661;
-      const float v3663 = iron_exp2_approx(v3662);
-      v2613.x[20] = v3663;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3666 = v2613.x[21];
-      const float v3667 = v3449.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3668 = v3666 - v3667;
-      const float v3669 = iron_exp2_approx(v3668);
-      v2613.x[21] = v3669;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3672 = v2613.x[22];
-      const float v3673 = v3449.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3674 = v3672 - v3673;
-      const float v3675 = iron_exp2_approx(v3674);
-      v2613.x[22] = v3675;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3678 = v2613.x[23];
-      const float v3679 = v3449.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3680 = v3678 - v3679;
-      const float v3681 = iron_exp2_approx(v3680);
-      v2613.x[23] = v3681;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3684 = v2613.x[24];
-      const float v3685 = v3449.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3686 = v3684 - v3685;
-      const float v3687 = iron_exp2_approx(v3686);
-      v2613.x[24] = v3687;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3690 = v2613.x[25];
-      const float v3691 = v3449.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3692 = v3690 - v3691;
-      const float v3693 = iron_exp2_approx(v3692);
-      v2613.x[25] = v3693;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3696 = v2613.x[26];
-      const float v3697 = v3449.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3698 = v3696 - v3697;
-      const float v3699 = iron_exp2_approx(v3698);
-      v2613.x[26] = v3699;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3702 = v2613.x[27];
-      const float v3703 = v3449.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3704 = v3702 - v3703;
-      const float v3705 = iron_exp2_approx(v3704);
-      v2613.x[27] = v3705;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3708 = v2613.x[28];
-      const float v3709 = v3449.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3710 = v3708 - v3709;
-      const float v3711 = iron_exp2_approx(v3710);
-      v2613.x[28] = v3711;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3714 = v2613.x[29];
-      const float v3715 = v3449.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3716 = v3714 - v3715;
-      const float v3717 = iron_exp2_approx(v3716);
-      v2613.x[29] = v3717;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3720 = v2613.x[30];
-      const float v3721 = v3449.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3722 = v3720 - v3721;
-      const float v3723 = iron_exp2_approx(v3722);
-      v2613.x[30] = v3723;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3726 = v2613.x[31];
-      const float v3727 = v3449.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3728 = v3726 - v3727;
-      const float v3729 = iron_exp2_approx(v3728);
-      v2613.x[31] = v3729;  // kernels/sdpa/flash_tile.hpp:219
-      iron_frag<float, 2, 16, 8> v3731;  // kernels/sdpa/flash_tile.hpp:222
-      iron_frag_fill(v3731, 0.0f);
-      iron_frag_row_reduce<true>(v3731, v2613);
-      const float v3734 = v205.x[0];  // kernels/sdpa/flash_tile.hpp:223
-      const float v3735 = v3731.x[0];  // kernels/sdpa/flash_tile.hpp:224
-      const float v3736 = v3445.x[0];
-      const float v3737 = v3734 * v3736;
-      const float v3738 = v3737 + v3735;
-      v205.x[0] = v3738;  // kernels/sdpa/flash_tile.hpp:223
-      const float v3741 = v205.x[1];
-      const float v3742 = v3731.x[1];  // kernels/sdpa/flash_tile.hpp:224
-      const float v3743 = v3445.x[1];
-      const float v3744 = v3741 * v3743;
-      const float v3745 = v3744 + v3742;
-      v205.x[1] = v3745;  // kernels/sdpa/flash_tile.hpp:223
-      const float v3748 = v205.x[2];
-      const float v3749 = v3731.x[2];  // kernels/sdpa/flash_tile.hpp:224
-      const float v3750 = v3445.x[2];
-      const float v3751 = v3748 * v3750;
-      const float v3752 = v3751 + v3749;
-      v205.x[2] = v3752;  // kernels/sdpa/flash_tile.hpp:223
-      const float v3755 = v205.x[3];
-      const float v3756 = v3731.x[3];  // kernels/sdpa/flash_tile.hpp:224
-      const float v3757 = v3445.x[3];
+      v3466.x[0] = v3517;  // kernels/sdpa/flash_tile.hpp:208
+      const float v3521 = v3470.x[1];  // kernels/sdpa/flash_tile.hpp:209
+      const float v3523 = v3485 - v3521;
+      const float v3524 = iron_exp2_approx(v3523);
+      v3466.x[1] = v3524;  // kernels/sdpa/flash_tile.hpp:208
+      const float v3528 = v3470.x[2];  // kernels/sdpa/flash_tile.hpp:209
+      const float v3530 = v3495 - v3528;
+      const float v3531 = iron_exp2_approx(v3530);
+      v3466.x[2] = v3531;  // kernels/sdpa/flash_tile.hpp:208
+      const float v3535 = v3470.x[3];  // kernels/sdpa/flash_tile.hpp:209
+      const float v3537 = v3505 - v3535;
+      const float v3538 = iron_exp2_approx(v3537);
+      v3466.x[3] = v3538;  // kernels/sdpa/flash_tile.hpp:208
+      v224.x[0] = v3476;  // kernels/sdpa/flash_tile.hpp:211
+      const float v3546 = v224.x[1];
+      const float v3548 = fmaxf(v3546, v3484);  // kernels/sdpa/flash_tile.hpp:212
+      v224.x[1] = v3548;  // kernels/sdpa/flash_tile.hpp:211
+      const float v3551 = v224.x[2];
+      const float v3553 = fmaxf(v3551, v3494);  // kernels/sdpa/flash_tile.hpp:212
+      v224.x[2] = v3553;  // kernels/sdpa/flash_tile.hpp:211
+      const float v3556 = v224.x[3];
+      const float v3558 = fmaxf(v3556, v3504);  // kernels/sdpa/flash_tile.hpp:212
+      v224.x[3] = v3558;  // kernels/sdpa/flash_tile.hpp:211
+      const float v3561 = v2634.x[0];  // kernels/sdpa/flash_tile.hpp:214
+      const float v3562 = v3470.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3563 = v3561 - v3562;
+      const float v3564 = iron_exp2_approx(v3563);
+      v2634.x[0] = v3564;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3567 = v2634.x[1];
+      const float v3568 = v3470.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3569 = v3567 - v3568;
+      const float v3570 = iron_exp2_approx(v3569);
+      v2634.x[1] = v3570;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3573 = v2634.x[2];
+      const float v3574 = v3470.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3575 = v3573 - v3574;
+      const float v3576 = iron_exp2_approx(v3575);
+      v2634.x[2] = v3576;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3579 = v2634.x[3];
+      const float v3580 = v3470.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3581 = v3579 - v3580;
+      const float v3582 = iron_exp2_approx(v3581);
+      v2634.x[3] = v3582;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3585 = v2634.x[4];
+      const float v3586 = v3470.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3587 = v3585 - v3586;
+      const float v3588 = iron_exp2_approx(v3587);
+      v2634.x[4] = v3588;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3591 = v2634.x[5];
+      const float v3592 = v3470.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3593 = v3591 - v3592;
+      const float v3594 = iron_exp2_approx(v3593);
+      v2634.x[5] = v3594;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3597 = v2634.x[6];
+      const float v3598 = v3470.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3599 = v3597 - v3598;
+      const float v3600 = iron_exp2_approx(v3599);
+      v2634.x[6] = v3600;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3603 = v2634.x[7];
+      const float v3604 = v3470.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3605 = v3603 - v3604;
+      const float v3606 = iron_exp2_approx(v3605);
+      v2634.x[7] = v3606;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3609 = v2634.x[8];
+      const float v3610 = v3470.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3611 = v3609 - v3610;
+      const float v3612 = iron_exp2_approx(v3611);
+      v2634.x[8] = v3612;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3615 = v2634.x[9];
+      const float v3616 = v3470.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3617 = v3615 - v3616;
+      const float v3618 = iron_exp2_approx(v3617);
+      v2634.x[9] = v3618;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3621 = v2634.x[10];
+      const float v3622 = v3470.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3623 = v3621 - v3622;
+      const float v3624 = iron_exp2_approx(v3623);
+      v2634.x[10] = v3624;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3627 = v2634.x[11];
+      const float v3628 = v3470.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3629 = v3627 - v3628;
+      const float v3630 = iron_exp2_approx(v3629);
+      v2634.x[11] = v3630;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3633 = v2634.x[12];
+      const float v3634 = v3470.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3635 = v3633 - v3634;
+      const float v3636 = iron_exp2_approx(v3635);
+      v2634.x[12] = v3636;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3639 = v2634.x[13];
+      const float v3640 = v3470.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3641 = v3639 - v3640;
+      const float v3642 = iron_exp2_approx(v3641);
+      v2634.x[13] = v3642;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3645 = v2634.x[14];
+      const float v3646 = v3470.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3647 = v3645 - v3646;
+      const float v3648 = iron_exp2_approx(v3647);
+      v2634.x[14] = v3648;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3651 = v2634.x[15];
+      const float v3652 = v3470.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3653 = v3651 - v3652;
+      const float v3654 = iron_exp2_approx(v3653);
+      v2634.x[15] = v3654;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3657 = v2634.x[16];
+      const float v3658 = v3470.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3659 = v3657 - v3658;
+      const float v3660 = iron_exp2_approx(v3659);
+      v2634.x[16] = v3660;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3663 = v2634.x[17];
+      const float v3664 = v3470.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3665 = v3663 - v3664;
+      const float v3666 = iron_exp2_approx(v3665);
+      v2634.x[17] = v3666;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3669 = v2634.x[18];
+      const float v3670 = v3470.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3671 = v3669 - v3670;
+      const float v3672 = iron_exp2_approx(v3671);
+      v2634.x[18] = v3672;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3675 = v2634.x[19];
+      const float v3676 = v3470.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3677 = v3675 - v3676;
+      const float v3678 = iron_exp2_approx(v3677);
+      v2634.x[19] = v3678;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3681 = v2634.x[20];
+      const float v3682 = v3470.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3683 = v3681 - v3682;
+      const float v3684 = iron_exp2_approx(v3683);
+      v2634.x[20] = v3684;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3687 = v2634.x[21];
+      const float v3688 = v3470.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3689 = v3687 - v3688;
+      const float v3690 = iron_exp2_approx(v3689);
+      v2634.x[21] = v3690;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3693 = v2634.x[22];
+      const float v3694 = v3470.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3695 = v3693 - v3694;
+      const float v3696 = iron_exp2_approx(v3695);
+      v2634.x[22] = v3696;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3699 = v2634.x[23];
+      const float v3700 = v3470.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3701 = v3699 - v3700;
+      const float v3702 = iron_exp2_approx(v3701);
+      v2634.x[23] = v3702;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3705 = v2634.x[24];
+      const float v3706 = v3470.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3707 = v3705 - v3706;
+      const float v3708 = iron_exp2_approx(v3707);
+      v2634.x[24] = v3708;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3711 = v2634.x[25];
+      const float v3712 = v3470.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3713 = v3711 - v3712;
+      const float v3714 = iron_exp2_approx(v3713);
+      v2634.x[25] = v3714;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3717 = v2634.x[26];
+      const float v3718 = v3470.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3719 = v3717 - v3718;
+      const float v3720 = iron_exp2_approx(v3719);
+      v2634.x[26] = v3720;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3723 = v2634.x[27];
+      const float v3724 = v3470.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3725 = v3723 - v3724;
+      const float v3726 = iron_exp2_approx(v3725);
+      v2634.x[27] = v3726;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3729 = v2634.x[28];
+      const float v3730 = v3470.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3731 = v3729 - v3730;
+      const float v3732 = iron_exp2_approx(v3731);
+      v2634.x[28] = v3732;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3735 = v2634.x[29];
+      const float v3736 = v3470.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3737 = v3735 - v3736;
+      const float v3738 = iron_exp2_approx(v3737);
+      v2634.x[29] = v3738;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3741 = v2634.x[30];
+      const float v3742 = v3470.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3743 = v3741 - v3742;
+      const float v3744 = iron_exp2_approx(v3743);
+      v2634.x[30] = v3744;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3747 = v2634.x[31];
+      const float v3748 = v3470.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3749 = v3747 - v3748;
+      const float v3750 = iron_exp2_approx(v3749);
+      v2634.x[31] = v3750;  // kernels/sdpa/flash_tile.hpp:214
+      iron_frag<float, 2, 16, 8> v3752;  // kernels/sdpa/flash_tile.hpp:217
+      iron_frag_fill(v3752, 0.0f);
+      iron_frag_row_reduce<true>(v3752, v2634);
+      const float v3755 = v226.x[0];  // kernels/sdpa/flash_tile.hpp:218
+      const float v3756 = v3752.x[0];  // kernels/sdpa/flash_tile.hpp:219
+      const float v3757 = v3466.x[0];
       const float v3758 = v3755 * v3757;
       const float v3759 = v3758 + v3756;
-      v205.x[3] = v3759;  // kernels/sdpa/flash_tile.hpp:223
-      const float v3762 = v207.x[0];  // kernels/sdpa/flash_tile.hpp:233
-      const float v3763 = v3445.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3764 = v3762 * v3763;
-      v207.x[0] = v3764;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3767 = v207.x[1];
-      const float v3768 = v3445.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3769 = v3767 * v3768;
-      v207.x[1] = v3769;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3772 = v207.x[2];
-      const float v3773 = v3445.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3774 = v3772 * v3773;
-      v207.x[2] = v3774;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3777 = v207.x[3];
-      const float v3778 = v3445.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3779 = v3777 * v3778;
-      v207.x[3] = v3779;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3782 = v207.x[4];
-      const float v3783 = v3445.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3784 = v3782 * v3783;
-      v207.x[4] = v3784;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3787 = v207.x[5];
-      const float v3788 = v3445.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3789 = v3787 * v3788;
-      v207.x[5] = v3789;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3792 = v207.x[6];
-      const float v3793 = v3445.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3794 = v3792 * v3793;
-      v207.x[6] = v3794;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3797 = v207.x[7];
-      const float v3798 = v3445.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3799 = v3797 * v3798;
-      v207.x[7] = v3799;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3802 = v207.x[8];
-      const float v3803 = v3445.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3804 = v3802 * v3803;
-      v207.x[8] = v3804;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3807 = v207.x[9];
-      const float v3808 = v3445.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3809 = v3807 * v3808;
-      v207.x[9] = v3809;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3812 = v207.x[10];
-      const float v3813 = v3445.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3814 = v3812 * v3813;
-      v207.x[10] = v3814;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3817 = v207.x[11];
-      const float v3818 = v3445.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3819 = v3817 * v3818;
-      v207.x[11] = v3819;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3822 = v207.x[12];
-      const float v3823 = v3445.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3824 = v3822 * v3823;
-      v207.x[12] = v3824;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3827 = v207.x[13];
-      const float v3828 = v3445.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3829 = v3827 * v3828;
-      v207.x[13] = v3829;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3832 = v207.x[14];
-      const float v3833 = v3445.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3834 = v3832 * v3833;
-      v207.x[14] = v3834;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3837 = v207.x[15];
-      const float v3838 = v3445.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3839 = v3837 * v3838;
-      v207.x[15] = v3839;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3842 = v207.x[16];
-      const float v3843 = v3445.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3844 = v3842 * v3843;
-      v207.x[16] = v3844;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3847 = v207.x[17];
-      const float v3848 = v3445.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3849 = v3847 * v3848;
-      v207.x[17] = v3849;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3852 = v207.x[18];
-      const float v3853 = v3445.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3854 = v3852 * v3853;
-      v207.x[18] = v3854;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3857 = v207.x[19];
-      const float v3858 = v3445.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3859 = v3857 * v3858;
-      v207.x[19] = v3859;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3862 = v207.x[20];
-      const float v3863 = v3445.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3864 = v3862 * v3863;
-      v207.x[20] = v3864;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3867 = v207.x[21];
-      const float v3868 = v3445.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3869 = v3867 * v3868;
-      v207.x[21] = v3869;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3872 = v207.x[22];
-      const float v3873 = v3445.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3874 = v3872 * v3873;
-      v207.x[22] = v3874;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3877 = v207.x[23];
-      const float v3878 = v3445.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3879 = v3877 * v3878;
-      v207.x[23] = v3879;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3882 = v207.x[24];
-      const float v3883 = v3445.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3884 = v3882 * v3883;
-      v207.x[24] = v3884;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3887 = v207.x[25];
-      const float v3888 = v3445.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3889 = v3887 * v3888;
-      v207.x[25] = v3889;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3892 = v207.x[26];
-      const float v3893 = v3445.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3894 = v3892 * v3893;
-      v207.x[26] = v3894;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3897 = v207.x[27];
-      const float v3898 = v3445.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3899 = v3897 * v3898;
-      v207.x[27] = v3899;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3902 = v207.x[28];
-      const float v3903 = v3445.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3904 = v3902 * v3903;
-      v207.x[28] = v3904;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3907 = v207.x[29];
-      const float v3908 = v3445.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3909 = v3907 * v3908;
-      v207.x[29] = v3909;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3912 = v207.x[30];
-      const float v3913 = v3445.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3914 = v3912 * v3913;
-      v207.x[30] = v3914;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3917 = v207.x[31];
-      const float v3918 = v3445.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3919 = v3917 * v3918;
-      v207.x[31] = v3919;  // kernels/sdpa/flash_tile.hpp:233
-      iron_frag<iron_bf16, 0, 16, 64> v3921;  // kernels/sdpa/flash_warpgroup.hpp:118
-      iron_frag_fill(v3921, iron_f32_to_bf16(0.0f));
-      iron_frag_convert(v3921, v2613);
-      iron_frag_store<false>(v3921, shm3, v3928, 64u);  // kernels/sdpa/flash_warpgroup.hpp:125
+      v226.x[0] = v3759;  // kernels/sdpa/flash_tile.hpp:218
+      const float v3762 = v226.x[1];
+      const float v3763 = v3752.x[1];  // kernels/sdpa/flash_tile.hpp:219
+      const float v3764 = v3466.x[1];
+      const float v3765 = v3762 * v3764;
+      const float v3766 = v3765 + v3763;
+      v226.x[1] = v3766;  // kernels/sdpa/flash_tile.hpp:218
+      const float v3769 = v226.x[2];
+      const float v3770 = v3752.x[2];  // kernels/sdpa/flash_tile.hpp:219
+      const float v3771 = v3466.x[2];
+      const float v3772 = v3769 * v3771;
+      const float v3773 = v3772 + v3770;
+      v226.x[2] = v3773;  // kernels/sdpa/flash_tile.hpp:218
+      const float v3776 = v226.x[3];
+      const float v3777 = v3752.x[3];  // kernels/sdpa/flash_tile.hpp:219
+      const float v3778 = v3466.x[3];
+      const float v3779 = v3776 * v3778;
+      const float v3780 = v3779 + v3777;
+      v226.x[3] = v3780;  // kernels/sdpa/flash_tile.hpp:218
+      const float v3783 = v228.x[0];  // kernels/sdpa/flash_tile.hpp:228
+      const float v3784 = v3466.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3785 = v3783 * v3784;
+      v228.x[0] = v3785;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3788 = v228.x[1];
+      const float v3789 = v3466.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3790 = v3788 * v3789;
+      v228.x[1] = v3790;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3793 = v228.x[2];
+      const float v3794 = v3466.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3795 = v3793 * v3794;
+      v228.x[2] = v3795;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3798 = v228.x[3];
+      const float v3799 = v3466.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3800 = v3798 * v3799;
+      v228.x[3] = v3800;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3803 = v228.x[4];
+      const float v3804 = v3466.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3805 = v3803 * v3804;
+      v228.x[4] = v3805;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3808 = v228.x[5];
+      const float v3809 = v3466.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3810 = v3808 * v3809;
+      v228.x[5] = v3810;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3813 = v228.x[6];
+      const float v3814 = v3466.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3815 = v3813 * v3814;
+      v228.x[6] = v3815;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3818 = v228.x[7];
+      const float v3819 = v3466.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3820 = v3818 * v3819;
+      v228.x[7] = v3820;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3823 = v228.x[8];
+      const float v3824 = v3466.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3825 = v3823 * v3824;
+      v228.x[8] = v3825;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3828 = v228.x[9];
+      const float v3829 = v3466.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3830 = v3828 * v3829;
+      v228.x[9] = v3830;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3833 = v228.x[10];
+      const float v3834 = v3466.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3835 = v3833 * v3834;
+      v228.x[10] = v3835;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3838 = v228.x[11];
+      const float v3839 = v3466.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3840 = v3838 * v3839;
+      v228.x[11] = v3840;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3843 = v228.x[12];
+      const float v3844 = v3466.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3845 = v3843 * v3844;
+      v228.x[12] = v3845;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3848 = v228.x[13];
+      const float v3849 = v3466.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3850 = v3848 * v3849;
+      v228.x[13] = v3850;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3853 = v228.x[14];
+      const float v3854 = v3466.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3855 = v3853 * v3854;
+      v228.x[14] = v3855;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3858 = v228.x[15];
+      const float v3859 = v3466.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3860 = v3858 * v3859;
+      v228.x[15] = v3860;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3863 = v228.x[16];
+      const float v3864 = v3466.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3865 = v3863 * v3864;
+      v228.x[16] = v3865;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3868 = v228.x[17];
+      const float v3869 = v3466.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3870 = v3868 * v3869;
+      v228.x[17] = v3870;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3873 = v228.x[18];
+      const float v3874 = v3466.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3875 = v3873 * v3874;
+      v228.x[18] = v3875;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3878 = v228.x[19];
+      const float v3879 = v3466.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3880 = v3878 * v3879;
+      v228.x[19] = v3880;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3883 = v228.x[20];
+      const float v3884 = v3466.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3885 = v3883 * v3884;
+      v228.x[20] = v3885;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3888 = v228.x[21];
+      const float v3889 = v3466.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3890 = v3888 * v3889;
+      v228.x[21] = v3890;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3893 = v228.x[22];
+      const float v3894 = v3466.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3895 = v3893 * v3894;
+      v228.x[22] = v3895;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3898 = v228.x[23];
+      const float v3899 = v3466.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3900 = v3898 * v3899;
+      v228.x[23] = v3900;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3903 = v228.x[24];
+      const float v3904 = v3466.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3905 = v3903 * v3904;
+      v228.x[24] = v3905;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3908 = v228.x[25];
+      const float v3909 = v3466.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3910 = v3908 * v3909;
+      v228.x[25] = v3910;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3913 = v228.x[26];
+      const float v3914 = v3466.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3915 = v3913 * v3914;
+      v228.x[26] = v3915;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3918 = v228.x[27];
+      const float v3919 = v3466.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3920 = v3918 * v3919;
+      v228.x[27] = v3920;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3923 = v228.x[28];
+      const float v3924 = v3466.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3925 = v3923 * v3924;
+      v228.x[28] = v3925;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3928 = v228.x[29];
+      const float v3929 = v3466.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3930 = v3928 * v3929;
+      v228.x[29] = v3930;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3933 = v228.x[30];
+      const float v3934 = v3466.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3935 = v3933 * v3934;
+      v228.x[30] = v3935;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3938 = v228.x[31];
+      const float v3939 = v3466.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3940 = v3938 * v3939;
+      v228.x[31] = v3940;  // kernels/sdpa/flash_tile.hpp:228
+      iron_frag<iron_bf16, 0, 16, 64> v3942;  // kernels/sdpa/flash_warpgroup.hpp:118
+      iron_frag_fill(v3942, iron_f32_to_bf16(0.0f));
+      iron_frag_convert(v3942, v2634);
+      iron_frag_store<false>(v3942, shm3, v3949, 64u);  // kernels/sdpa/flash_warpgroup.hpp:125
       __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:127
-      iron_frag<iron_bf16, 0, 16, 16> v4005;  // kernels/sdpa/flash_warpgroup.hpp:130
-      iron_frag_fill(v4005, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v4005, shm3, v3951, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4007;
-      iron_frag_fill(v4007, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4007, shm2, v2617, 64u);
-      iron_frag_mma_sync(v207, v4005, v4007);
-      const unsigned int v4014 = v2617 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v4016;
-      iron_frag_fill(v4016, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v4016, shm3, v3962, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4018;
-      iron_frag_fill(v4018, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4018, shm2, v4014, 64u);
-      iron_frag_mma_sync(v207, v4016, v4018);
-      const unsigned int v4025 = v2617 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v4027;
-      iron_frag_fill(v4027, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v4027, shm3, v3971, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4029;
-      iron_frag_fill(v4029, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4029, shm2, v4025, 64u);
-      iron_frag_mma_sync(v207, v4027, v4029);
-      const unsigned int v4036 = v2617 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v4038;
-      iron_frag_fill(v4038, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v4038, shm3, v3980, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4040;
-      iron_frag_fill(v4040, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4040, shm2, v4036, 64u);
-      iron_frag_mma_sync(v207, v4038, v4040);
+      iron_frag<iron_bf16, 0, 16, 16> v4026;  // kernels/sdpa/flash_warpgroup.hpp:130
+      iron_frag_fill(v4026, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v4026, shm3, v3972, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4028;
+      iron_frag_fill(v4028, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4028, shm2, v2638, 64u);
+      iron_frag_mma_sync(v228, v4026, v4028);
+      const unsigned int v4035 = v2638 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v4037;
+      iron_frag_fill(v4037, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v4037, shm3, v3983, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4039;
+      iron_frag_fill(v4039, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4039, shm2, v4035, 64u);
+      iron_frag_mma_sync(v228, v4037, v4039);
+      const unsigned int v4046 = v2638 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v4048;
+      iron_frag_fill(v4048, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v4048, shm3, v3992, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4050;
+      iron_frag_fill(v4050, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4050, shm2, v4046, 64u);
+      iron_frag_mma_sync(v228, v4048, v4050);
+      const unsigned int v4057 = v2638 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v4059;
+      iron_frag_fill(v4059, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v4059, shm3, v4001, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4061;
+      iron_frag_fill(v4061, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4061, shm2, v4057, 64u);
+      iron_frag_mma_sync(v228, v4059, v4061);
     }
     __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:95
-    const float v1678 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:247
-    iron_frag<float, 2, 16, 8> v1680;  // kernels/sdpa/flash_tile.hpp:248
-    iron_frag_fill(v1680, 0.0f);
-    const float v1684 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:250
-    const float v1685 = fmaxf(v1684, v1678);
-    const bool v1688 = v1685 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v1689 = v1688 ? 0.0f : v1685;
-    v1680.x[0] = v1689;  // kernels/sdpa/flash_tile.hpp:249
-    const float v1693 = v203.x[1];  // kernels/sdpa/flash_tile.hpp:250
-    const float v1694 = fmaxf(v1693, v1678);
-    const bool v1697 = v1694 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v1698 = v1697 ? 0.0f : v1694;
-    v1680.x[1] = v1698;  // kernels/sdpa/flash_tile.hpp:249
-    const float v1702 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:250
-    const float v1703 = fmaxf(v1702, v1678);
-    const bool v1706 = v1703 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v1707 = v1706 ? 0.0f : v1703;
-    v1680.x[2] = v1707;  // kernels/sdpa/flash_tile.hpp:249
-    const float v1711 = v203.x[3];  // kernels/sdpa/flash_tile.hpp:250
-    const float v1712 = fmaxf(v1711, v1678);
-    const bool v1715 = v1712 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v1716 = v1715 ? 0.0f : v1712;
-    v1680.x[3] = v1716;  // kernels/sdpa/flash_tile.hpp:249
-    iron_frag<float, 2, 16, 8> v1718;  // kernels/sdpa/flash_tile.hpp:252
-    iron_frag_fill(v1718, 0.0f);
-    const float v1722 = v1680.x[0];  // kernels/sdpa/flash_tile.hpp:254
-    const float v1723 = v1678 - v1722;
-    const float v1724 = exp2f(v1723);
-    const float v1727 = v1684 - v1722;
-    const float v1728 = exp2f(v1727);
-    const float v1729 = v205.x[0];
-    const float v1730 = v1729 * v1728;
-    const float v1731 = v1730 + v1724;
-    v1718.x[0] = v1731;  // kernels/sdpa/flash_tile.hpp:253
-    const float v1735 = v1680.x[1];  // kernels/sdpa/flash_tile.hpp:254
-    const float v1736 = v1678 - v1735;
-    const float v1737 = exp2f(v1736);
-    const float v1740 = v1693 - v1735;
-    const float v1741 = exp2f(v1740);
-    const float v1742 = v205.x[1];
-    const float v1743 = v1742 * v1741;
-    const float v1744 = v1743 + v1737;
-    v1718.x[1] = v1744;  // kernels/sdpa/flash_tile.hpp:253
-    const float v1748 = v1680.x[2];  // kernels/sdpa/flash_tile.hpp:254
-    const float v1749 = v1678 - v1748;
-    const float v1750 = exp2f(v1749);
-    const float v1753 = v1702 - v1748;
-    const float v1754 = exp2f(v1753);
-    const float v1755 = v205.x[2];
-    const float v1756 = v1755 * v1754;
-    const float v1757 = v1756 + v1750;
-    v1718.x[2] = v1757;  // kernels/sdpa/flash_tile.hpp:253
-    const float v1761 = v1680.x[3];  // kernels/sdpa/flash_tile.hpp:254
-    const float v1762 = v1678 - v1761;
-    const float v1763 = exp2f(v1762);
-    const float v1766 = v1711 - v1761;
-    const float v1767 = exp2f(v1766);
-    const float v1768 = v205.x[3];
-    const float v1769 = v1768 * v1767;
-    const float v1770 = v1769 + v1763;
-    v1718.x[3] = v1770;  // kernels/sdpa/flash_tile.hpp:253
-    iron_frag<float, 2, 16, 8> v1772;  // kernels/sdpa/flash_tile.hpp:256
-    iron_frag_fill(v1772, 0.0f);
-    const float v1776 = v1718.x[0];  // kernels/sdpa/flash_tile.hpp:258
-    const float v1782 = v1728 / v1776;  // kernels/sdpa/flash_tile.hpp:259
-    const bool v1784 = v1776 > 0.0f;
-    const float v1785 = v1784 ? v1782 : 0.0f;
-    v1772.x[0] = v1785;  // kernels/sdpa/flash_tile.hpp:257
-    const float v1789 = v1718.x[1];  // kernels/sdpa/flash_tile.hpp:258
-    const float v1795 = v1741 / v1789;  // kernels/sdpa/flash_tile.hpp:259
-    const bool v1797 = v1789 > 0.0f;
-    const float v1798 = v1797 ? v1795 : 0.0f;
-    v1772.x[1] = v1798;  // kernels/sdpa/flash_tile.hpp:257
-    const float v1802 = v1718.x[2];  // kernels/sdpa/flash_tile.hpp:258
-    const float v1808 = v1754 / v1802;  // kernels/sdpa/flash_tile.hpp:259
-    const bool v1810 = v1802 > 0.0f;
-    const float v1811 = v1810 ? v1808 : 0.0f;
-    v1772.x[2] = v1811;  // kernels/sdpa/flash_tile.hpp:257
-    const float v1815 = v1718.x[3];  // kernels/sdpa/flash_tile.hpp:258
-    const float v1821 = v1767 / v1815;  // kernels/sdpa/flash_tile.hpp:259
-    const bool v1823 = v1815 > 0.0f;
-    const float v1824 = v1823 ? v1821 : 0.0f;
-    v1772.x[3] = v1824;  // kernels/sdpa/flash_tile.hpp:257
-    const unsigned int v1826 = v46 + v3761;  // kernels/sdpa/flash_tile.hpp:263
-    const float v1827 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v1828 = v207.x[0];
-    const float v1829 = v1828 * v1827;
-    const bool v1830 = v1826 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v1830) {
-      const iron_bf16 v1834 = iron_f32_to_bf16(v1829);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v1836 = v11 + v1826;
-      const unsigned int v1837 = v1836 * v1;
-      const unsigned int v1838 = v1837 + v26;
-      const unsigned int v1839 = v1838 << 6u;
-      const unsigned int v1840 = v1839 + v3760;
-      out[v1840] = v1834;
+    const float v1699 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:242
+    iron_frag<float, 2, 16, 8> v1701;  // kernels/sdpa/flash_tile.hpp:243
+    iron_frag_fill(v1701, 0.0f);
+    const float v1705 = v224.x[0];  // kernels/sdpa/flash_tile.hpp:245
+    const float v1706 = fmaxf(v1705, v1699);
+    const bool v1709 = v1706 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v1710 = v1709 ? 0.0f : v1706;
+    v1701.x[0] = v1710;  // kernels/sdpa/flash_tile.hpp:244
+    const float v1714 = v224.x[1];  // kernels/sdpa/flash_tile.hpp:245
+    const float v1715 = fmaxf(v1714, v1699);
+    const bool v1718 = v1715 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v1719 = v1718 ? 0.0f : v1715;
+    v1701.x[1] = v1719;  // kernels/sdpa/flash_tile.hpp:244
+    const float v1723 = v224.x[2];  // kernels/sdpa/flash_tile.hpp:245
+    const float v1724 = fmaxf(v1723, v1699);
+    const bool v1727 = v1724 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v1728 = v1727 ? 0.0f : v1724;
+    v1701.x[2] = v1728;  // kernels/sdpa/flash_tile.hpp:244
+    const float v1732 = v224.x[3];  // kernels/sdpa/flash_tile.hpp:245
+    const float v1733 = fmaxf(v1732, v1699);
+    const bool v1736 = v1733 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v1737 = v1736 ? 0.0f : v1733;
+    v1701.x[3] = v1737;  // kernels/sdpa/flash_tile.hpp:244
+    iron_frag<float, 2, 16, 8> v1739;  // kernels/sdpa/flash_tile.hpp:247
+    iron_frag_fill(v1739, 0.0f);
+    const float v1743 = v1701.x[0];  // kernels/sdpa/flash_tile.hpp:249
+    const float v1744 = v1699 - v1743;
+    const float v1745 = exp2f(v1744);
+    const float v1748 = v1705 - v1743;
+    const float v1749 = exp2f(v1748);
+    const float v1750 = v226.x[0];
+    const float v1751 = v1750 * v1749;
+    const float v1752 = v1751 + v1745;
+    v1739.x[0] = v1752;  // kernels/sdpa/flash_tile.hpp:248
+    const float v1756 = v1701.x[1];  // kernels/sdpa/flash_tile.hpp:249
+    const float v1757 = v1699 - v1756;
+    const float v1758 = exp2f(v1757);
+    const float v1761 = v1714 - v1756;
+    const float v1762 = exp2f(v1761);
+    const float v1763 = v226.x[1];
+    const float v1764 = v1763 * v1762;
+    const float v1765 = v1764 + v1758;
+    v1739.x[1] = v1765;  // kernels/sdpa/flash_tile.hpp:248
+    const float v1769 = v1701.x[2];  // kernels/sdpa/flash_tile.hpp:249
+    const float v1770 = v1699 - v1769;
+    const float v1771 = exp2f(v1770);
+    const float v1774 = v1723 - v1769;
+    const float v1775 = exp2f(v1774);
+    const float v1776 = v226.x[2];
+    const float v1777 = v1776 * v1775;
+    const float v1778 = v1777 + v1771;
+    v1739.x[2] = v1778;  // kernels/sdpa/flash_tile.hpp:248
+    const float v1782 = v1701.x[3];  // kernels/sdpa/flash_tile.hpp:249
+    const float v1783 = v1699 - v1782;
+    const float v1784 = exp2f(v1783);
+    const float v1787 = v1732 - v1782;
+    const float v1788 = exp2f(v1787);
+    const float v1789 = v226.x[3];
+    const float v1790 = v1789 * v1788;
+    const float v1791 = v1790 + v1784;
+    v1739.x[3] = v1791;  // kernels/sdpa/flash_tile.hpp:248
+    iron_frag<float, 2, 16, 8> v1793;  // kernels/sdpa/flash_tile.hpp:251
+    iron_frag_fill(v1793, 0.0f);
+    const float v1797 = v1739.x[0];  // kernels/sdpa/flash_tile.hpp:253
+    const float v1803 = v1749 / v1797;  // kernels/sdpa/flash_tile.hpp:254
+    const bool v1805 = v1797 > 0.0f;
+    const float v1806 = v1805 ? v1803 : 0.0f;
+    v1793.x[0] = v1806;  // kernels/sdpa/flash_tile.hpp:252
+    const float v1810 = v1739.x[1];  // kernels/sdpa/flash_tile.hpp:253
+    const float v1816 = v1762 / v1810;  // kernels/sdpa/flash_tile.hpp:254
+    const bool v1818 = v1810 > 0.0f;
+    const float v1819 = v1818 ? v1816 : 0.0f;
+    v1793.x[1] = v1819;  // kernels/sdpa/flash_tile.hpp:252
+    const float v1823 = v1739.x[2];  // kernels/sdpa/flash_tile.hpp:253
+    const float v1829 = v1775 / v1823;  // kernels/sdpa/flash_tile.hpp:254
+    const bool v1831 = v1823 > 0.0f;
+    const float v1832 = v1831 ? v1829 : 0.0f;
+    v1793.x[2] = v1832;  // kernels/sdpa/flash_tile.hpp:252
+    const float v1836 = v1739.x[3];  // kernels/sdpa/flash_tile.hpp:253
+    const float v1842 = v1788 / v1836;  // kernels/sdpa/flash_tile.hpp:254
+    const bool v1844 = v1836 > 0.0f;
+    const float v1845 = v1844 ? v1842 : 0.0f;
+    v1793.x[3] = v1845;  // kernels/sdpa/flash_tile.hpp:252
+    const unsigned int v1847 = v46 + v3782;  // kernels/sdpa/flash_tile.hpp:258
+    const float v1848 = v1793.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v1849 = v228.x[0];
+    const float v1850 = v1849 * v1848;
+    const bool v1851 = v1847 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v1851) {
+      const iron_bf16 v1855 = iron_f32_to_bf16(v1850);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v1857 = v11 + v1847;
+      const unsigned int v1858 = v1857 * v1;
+      const unsigned int v1859 = v1858 + v26;
+      const unsigned int v1860 = v1859 << 6u;
+      const unsigned int v1861 = v1860 + v3781;
+      out[v1861] = v1855;
     }
-    const unsigned int v1842 = v46 + v3766;  // kernels/sdpa/flash_tile.hpp:263
-    const float v1843 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v1844 = v207.x[1];
-    const float v1845 = v1844 * v1843;
-    const bool v1846 = v1842 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v1846) {
-      const iron_bf16 v1850 = iron_f32_to_bf16(v1845);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v1852 = v11 + v1842;
-      const unsigned int v1853 = v1852 * v1;
-      const unsigned int v1854 = v1853 + v26;
-      const unsigned int v1855 = v1854 << 6u;
-      const unsigned int v1856 = v1855 + v3765;
-      out[v1856] = v1850;
+    const unsigned int v1863 = v46 + v3787;  // kernels/sdpa/flash_tile.hpp:258
+    const float v1864 = v1793.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v1865 = v228.x[1];
+    const float v1866 = v1865 * v1864;
+    const bool v1867 = v1863 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v1867) {
+      const iron_bf16 v1871 = iron_f32_to_bf16(v1866);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v1873 = v11 + v1863;
+      const unsigned int v1874 = v1873 * v1;
+      const unsigned int v1875 = v1874 + v26;
+      const unsigned int v1876 = v1875 << 6u;
+      const unsigned int v1877 = v1876 + v3786;
+      out[v1877] = v1871;
     }
-    const unsigned int v1858 = v46 + v3771;  // kernels/sdpa/flash_tile.hpp:263
-    const float v1859 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v1860 = v207.x[2];
-    const float v1861 = v1860 * v1859;
-    const bool v1862 = v1858 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v1862) {
-      const iron_bf16 v1866 = iron_f32_to_bf16(v1861);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v1868 = v11 + v1858;
-      const unsigned int v1869 = v1868 * v1;
-      const unsigned int v1870 = v1869 + v26;
-      const unsigned int v1871 = v1870 << 6u;
-      const unsigned int v1872 = v1871 + v3770;
-      out[v1872] = v1866;
+    const unsigned int v1879 = v46 + v3792;  // kernels/sdpa/flash_tile.hpp:258
+    const float v1880 = v1793.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v1881 = v228.x[2];
+    const float v1882 = v1881 * v1880;
+    const bool v1883 = v1879 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v1883) {
+      const iron_bf16 v1887 = iron_f32_to_bf16(v1882);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v1889 = v11 + v1879;
+      const unsigned int v1890 = v1889 * v1;
+      const unsigned int v1891 = v1890 + v26;
+      const unsigned int v1892 = v1891 << 6u;
+      const unsigned int v1893 = v1892 + v3791;
+      out[v1893] = v1887;
     }
-    const unsigned int v1874 = v46 + v3776;  // kernels/sdpa/flash_tile.hpp:263
-    const float v1875 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v1876 = v207.x[3];
-    const float v1877 = v1876 * v1875;
-    const bool v1878 = v1874 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v1878) {
-      const iron_bf16 v1882 = iron_f32_to_bf16(v1877);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v1884 = v11 + v1874;
-      const unsigned int v1885 = v1884 * v1;
-      const unsigned int v1886 = v1885 + v26;
-      const unsigned int v1887 = v1886 << 6u;
-      const unsigned int v1888 = v1887 + v3775;
-      out[v1888] = v1882;
+    const unsigned int v1895 = v46 + v3797;  // kernels/sdpa/flash_tile.hpp:258
+    const float v1896 = v1793.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v1897 = v228.x[3];
+    const float v1898 = v1897 * v1896;
+    const bool v1899 = v1895 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v1899) {
+      const iron_bf16 v1903 = iron_f32_to_bf16(v1898);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v1905 = v11 + v1895;
+      const unsigned int v1906 = v1905 * v1;
+      const unsigned int v1907 = v1906 + v26;
+      const unsigned int v1908 = v1907 << 6u;
+      const unsigned int v1909 = v1908 + v3796;
+      out[v1909] = v1903;
     }
-    const unsigned int v1890 = v46 + v3781;  // kernels/sdpa/flash_tile.hpp:263
-    const float v1891 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v1892 = v207.x[4];
-    const float v1893 = v1892 * v1891;
-    const bool v1894 = v1890 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v1894) {
-      const iron_bf16 v1898 = iron_f32_to_bf16(v1893);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v1900 = v11 + v1890;
-      const unsigned int v1901 = v1900 * v1;
-      const unsigned int v1902 = v1901 + v26;
-      const unsigned int v1903 = v1902 << 6u;
-      const unsigned int v1904 = v1903 + v3780;
-      out[v1904] = v1898;
+    const unsigned int v1911 = v46 + v3802;  // kernels/sdpa/flash_tile.hpp:258
+    const float v1912 = v1793.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v1913 = v228.x[4];
+    const float v1914 = v1913 * v1912;
+    const bool v1915 = v1911 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v1915) {
+      const iron_bf16 v1919 = iron_f32_to_bf16(v1914);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v1921 = v11 + v1911;
+      const unsigned int v1922 = v1921 * v1;
+      const unsigned int v1923 = v1922 + v26;
+      const unsigned int v1924 = v1923 << 6u;
+      const unsigned int v1925 = v1924 + v3801;
+      out[v1925] = v1919;
     }
-    const unsigned int v1906 = v46 + v3786;  // kernels/sdpa/flash_tile.hpp:263
-    const float v1907 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v1908 = v207.x[5];
-    const float v1909 = v1908 * v1907;
-    const bool v1910 = v1906 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v1910) {
-      const iron_bf16 v1914 = iron_f32_to_bf16(v1909);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v1916 = v11 + v1906;
-      const unsigned int v1917 = v1916 * v1;
-      const unsigned int v1918 = v1917 + v26;
-      const unsigned int v1919 = v1918 << 6u;
-      const unsigned int v1920 = v1919 + v3785;
-      out[v1920] = v1914;
+    const unsigned int v1927 = v46 + v3807;  // kernels/sdpa/flash_tile.hpp:258
+    const float v1928 = v1793.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v1929 = v228.x[5];
+    const float v1930 = v1929 * v1928;
+    const bool v1931 = v1927 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v1931) {
+      const iron_bf16 v1935 = iron_f32_to_bf16(v1930);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v1937 = v11 + v1927;
+      const unsigned int v1938 = v1937 * v1;
+      const unsigned int v1939 = v1938 + v26;
+      const unsigned int v1940 = v1939 << 6u;
+      const unsigned int v1941 = v1940 + v3806;
+      out[v1941] = v1935;
     }
-    const unsigned int v1922 = v46 + v3791;  // kernels/sdpa/flash_tile.hpp:263
-    const float v1923 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v1924 = v207.x[6];
-    const float v1925 = v1924 * v1923;
-    const bool v1926 = v1922 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v1926) {
-      const iron_bf16 v1930 = iron_f32_to_bf16(v1925);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v1932 = v11 + v1922;
-      const unsigned int v1933 = v1932 * v1;
-      const unsigned int v1934 = v1933 + v26;
-      const unsigned int v1935 = v1934 << 6u;
-      const unsigned int v1936 = v1935 + v3790;
-      out[v1936] = v1930;
+    const unsigned int v1943 = v46 + v3812;  // kernels/sdpa/flash_tile.hpp:258
+    const float v1944 = v1793.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v1945 = v228.x[6];
+    const float v1946 = v1945 * v1944;
+    const bool v1947 = v1943 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v1947) {
+      const iron_bf16 v1951 = iron_f32_to_bf16(v1946);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v1953 = v11 + v1943;
+      const unsigned int v1954 = v1953 * v1;
+      const unsigned int v1955 = v1954 + v26;
+      const unsigned int v1956 = v1955 << 6u;
+      const unsigned int v1957 = v1956 + v3811;
+      out[v1957] = v1951;
     }
-    const unsigned int v1938 = v46 + v3796;  // kernels/sdpa/flash_tile.hpp:263
-    const float v1939 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v1940 = v207.x[7];
-    const float v1941 = v1940 * v1939;
-    const bool v1942 = v1938 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v1942) {
-      const iron_bf16 v1946 = iron_f32_to_bf16(v1941);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v1948 = v11 + v1938;
-      const unsigned int v1949 = v1948 * v1;
-      const unsigned int v1950 = v1949 + v26;
-      const unsigned int v1951 = v1950 << 6u;
-      const unsigned int v1952 = v1951 + v3795;
-      out[v1952] = v1946;
+    const unsigned int v1959 = v46 + v3817;  // kernels/sdpa/flash_tile.hpp:258
+    const float v1960 = v1793.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v1961 = v228.x[7];
+    const float v1962 = v1961 * v1960;
+    const bool v1963 = v1959 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v1963) {
+      const iron_bf16 v1967 = iron_f32_to_bf16(v1962);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v1969 = v11 + v1959;
+      const unsigned int v1970 = v1969 * v1;
+      const unsigned int v1971 = v1970 + v26;
+      const unsigned int v1972 = v1971 << 6u;
+      const unsigned int v1973 = v1972 + v3816;
+      out[v1973] = v1967;
     }
-    const unsigned int v1954 = v46 + v3801;  // kernels/sdpa/flash_tile.hpp:263
-    const float v1955 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v1956 = v207.x[8];
-    const float v1957 = v1956 * v1955;
-    const bool v1958 = v1954 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v1958) {
-      const iron_bf16 v1962 = iron_f32_to_bf16(v1957);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v1964 = v11 + v1954;
-      const unsigned int v1965 = v1964 * v1;
-      const unsigned int v1966 = v1965 + v26;
-      const unsigned int v1967 = v1966 << 6u;
-      const unsigned int v1968 = v1967 + v3800;
-      out[v1968] = v1962;
+    const unsigned int v1975 = v46 + v3822;  // kernels/sdpa/flash_tile.hpp:258
+    const float v1976 = v1793.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v1977 = v228.x[8];
+    const float v1978 = v1977 * v1976;
+    const bool v1979 = v1975 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v1979) {
+      const iron_bf16 v1983 = iron_f32_to_bf16(v1978);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v1985 = v11 + v1975;
+      const unsigned int v1986 = v1985 * v1;
+      const unsigned int v1987 = v1986 + v26;
+      const unsigned int v1988 = v1987 << 6u;
+      const unsigned int v1989 = v1988 + v3821;
+      out[v1989] = v1983;
     }
-    const unsigned int v1970 = v46 + v3806;  // kernels/sdpa/flash_tile.hpp:263
-    const float v1971 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v1972 = v207.x[9];
-    const float v1973 = v1972 * v1971;
-    const bool v1974 = v1970 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v1974) {
-      const iron_bf16 v1978 = iron_f32_to_bf16(v1973);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v1980 = v11 + v1970;
-      const unsigned int v1981 = v1980 * v1;
-      const unsigned int v1982 = v1981 + v26;
-      const unsigned int v1983 = v1982 << 6u;
-      const unsigned int v1984 = v1983 + v3805;
-      out[v1984] = v1978;
+    const unsigned int v1991 = v46 + v3827;  // kernels/sdpa/flash_tile.hpp:258
+    const float v1992 = v1793.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v1993 = v228.x[9];
+    const float v1994 = v1993 * v1992;
+    const bool v1995 = v1991 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v1995) {
+      const iron_bf16 v1999 = iron_f32_to_bf16(v1994);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2001 = v11 + v1991;
+      const unsigned int v2002 = v2001 * v1;
+      const unsigned int v2003 = v2002 + v26;
+      const unsigned int v2004 = v2003 << 6u;
+      const unsigned int v2005 = v2004 + v3826;
+      out[v2005] = v1999;
     }
-    const unsigned int v1986 = v46 + v3811;  // kernels/sdpa/flash_tile.hpp:263
-    const float v1987 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v1988 = v207.x[10];
-    const float v1989 = v1988 * v1987;
-    const bool v1990 = v1986 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v1990) {
-      const iron_bf16 v1994 = iron_f32_to_bf16(v1989);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v1996 = v11 + v1986;
-      const unsigned int v1997 = v1996 * v1;
-      const unsigned int v1998 = v1997 + v26;
-      const unsigned int v1999 = v1998 << 6u;
-      const unsigned int v2000 = v1999 + v3810;
-      out[v2000] = v1994;
+    const unsigned int v2007 = v46 + v3832;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2008 = v1793.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2009 = v228.x[10];
+    const float v2010 = v2009 * v2008;
+    const bool v2011 = v2007 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2011) {
+      const iron_bf16 v2015 = iron_f32_to_bf16(v2010);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2017 = v11 + v2007;
+      const unsigned int v2018 = v2017 * v1;
+      const unsigned int v2019 = v2018 + v26;
+      const unsigned int v2020 = v2019 << 6u;
+      const unsigned int v2021 = v2020 + v3831;
+      out[v2021] = v2015;
     }
-    const unsigned int v2002 = v46 + v3816;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2003 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2004 = v207.x[11];
-    const float v2005 = v2004 * v2003;
-    const bool v2006 = v2002 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2006) {
-      const iron_bf16 v2010 = iron_f32_to_bf16(v2005);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2012 = v11 + v2002;
-      const unsigned int v2013 = v2012 * v1;
-      const unsigned int v2014 = v2013 + v26;
-      const unsigned int v2015 = v2014 << 6u;
-      const unsigned int v2016 = v2015 + v3815;
-      out[v2016] = v2010;
+    const unsigned int v2023 = v46 + v3837;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2024 = v1793.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2025 = v228.x[11];
+    const float v2026 = v2025 * v2024;
+    const bool v2027 = v2023 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2027) {
+      const iron_bf16 v2031 = iron_f32_to_bf16(v2026);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2033 = v11 + v2023;
+      const unsigned int v2034 = v2033 * v1;
+      const unsigned int v2035 = v2034 + v26;
+      const unsigned int v2036 = v2035 << 6u;
+      const unsigned int v2037 = v2036 + v3836;
+      out[v2037] = v2031;
     }
-    const unsigned int v2018 = v46 + v3821;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2019 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2020 = v207.x[12];
-    const float v2021 = v2020 * v2019;
-    const bool v2022 = v2018 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2022) {
-      const iron_bf16 v2026 = iron_f32_to_bf16(v2021);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2028 = v11 + v2018;
-      const unsigned int v2029 = v2028 * v1;
-      const unsigned int v2030 = v2029 + v26;
-      const unsigned int v2031 = v2030 << 6u;
-      const unsigned int v2032 = v2031 + v3820;
-      out[v2032] = v2026;
+    const unsigned int v2039 = v46 + v3842;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2040 = v1793.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2041 = v228.x[12];
+    const float v2042 = v2041 * v2040;
+    const bool v2043 = v2039 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2043) {
+      const iron_bf16 v2047 = iron_f32_to_bf16(v2042);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2049 = v11 + v2039;
+      const unsigned int v2050 = v2049 * v1;
+      const unsigned int v2051 = v2050 + v26;
+      const unsigned int v2052 = v2051 << 6u;
+      const unsigned int v2053 = v2052 + v3841;
+      out[v2053] = v2047;
     }
-    const unsigned int v2034 = v46 + v3826;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2035 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2036 = v207.x[13];
-    const float v2037 = v2036 * v2035;
-    const bool v2038 = v2034 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2038) {
-      const iron_bf16 v2042 = iron_f32_to_bf16(v2037);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2044 = v11 + v2034;
-      const unsigned int v2045 = v2044 * v1;
-      const unsigned int v2046 = v2045 + v26;
-      const unsigned int v2047 = v2046 << 6u;
-      const unsigned int v2048 = v2047 + v3825;
-      out[v2048] = v2042;
+    const unsigned int v2055 = v46 + v3847;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2056 = v1793.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2057 = v228.x[13];
+    const float v2058 = v2057 * v2056;
+    const bool v2059 = v2055 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2059) {
+      const iron_bf16 v2063 = iron_f32_to_bf16(v2058);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2065 = v11 + v2055;
+      const unsigned int v2066 = v2065 * v1;
+      const unsigned int v2067 = v2066 + v26;
+      const unsigned int v2068 = v2067 << 6u;
+      const unsigned int v2069 = v2068 + v3846;
+      out[v2069] = v2063;
     }
-    const unsigned int v2050 = v46 + v3831;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2051 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2052 = v207.x[14];
-    const float v2053 = v2052 * v2051;
-    const bool v2054 = v2050 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2054) {
-      const iron_bf16 v2058 = iron_f32_to_bf16(v2053);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2060 = v11 + v2050;
-      const unsigned int v2061 = v2060 * v1;
-      const unsigned int v2062 = v2061 + v26;
-      const unsigned int v2063 = v2062 << 6u;
-      const unsigned int v2064 = v2063 + v3830;
-      out[v2064] = v2058;
+    const unsigned int v2071 = v46 + v3852;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2072 = v1793.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2073 = v228.x[14];
+    const float v2074 = v2073 * v2072;
+    const bool v2075 = v2071 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2075) {
+      const iron_bf16 v2079 = iron_f32_to_bf16(v2074);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2081 = v11 + v2071;
+      const unsigned int v2082 = v2081 * v1;
+      const unsigned int v2083 = v2082 + v26;
+      const unsigned int v2084 = v2083 << 6u;
+      const unsigned int v2085 = v2084 + v3851;
+      out[v2085] = v2079;
     }
-    const unsigned int v2066 = v46 + v3836;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2067 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2068 = v207.x[15];
-    const float v2069 = v2068 * v2067;
-    const bool v2070 = v2066 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2070) {
-      const iron_bf16 v2074 = iron_f32_to_bf16(v2069);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2076 = v11 + v2066;
-      const unsigned int v2077 = v2076 * v1;
-      const unsigned int v2078 = v2077 + v26;
-      const unsigned int v2079 = v2078 << 6u;
-      const unsigned int v2080 = v2079 + v3835;
-      out[v2080] = v2074;
+    const unsigned int v2087 = v46 + v3857;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2088 = v1793.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2089 = v228.x[15];
+    const float v2090 = v2089 * v2088;
+    const bool v2091 = v2087 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2091) {
+      const iron_bf16 v2095 = iron_f32_to_bf16(v2090);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2097 = v11 + v2087;
+      const unsigned int v2098 = v2097 * v1;
+      const unsigned int v2099 = v2098 + v26;
+      const unsigned int v2100 = v2099 << 6u;
+      const unsigned int v2101 = v2100 + v3856;
+      out[v2101] = v2095;
     }
-    const unsigned int v2082 = v46 + v3841;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2083 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2084 = v207.x[16];
-    const float v2085 = v2084 * v2083;
-    const bool v2086 = v2082 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2086) {
-      const iron_bf16 v2090 = iron_f32_to_bf16(v2085);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2092 = v11 + v2082;
-      const unsigned int v2093 = v2092 * v1;
-      const unsigned int v2094 = v2093 + v26;
-      const unsigned int v2095 = v2094 << 6u;
-      const unsigned int v2096 = v2095 + v3840;
-      out[v2096] = v2090;
+    const unsigned int v2103 = v46 + v3862;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2104 = v1793.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2105 = v228.x[16];
+    const float v2106 = v2105 * v2104;
+    const bool v2107 = v2103 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2107) {
+      const iron_bf16 v2111 = iron_f32_to_bf16(v2106);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2113 = v11 + v2103;
+      const unsigned int v2114 = v2113 * v1;
+      const unsigned int v2115 = v2114 + v26;
+      const unsigned int v2116 = v2115 << 6u;
+      const unsigned int v2117 = v2116 + v3861;
+      out[v2117] = v2111;
     }
-    const unsigned int v2098 = v46 + v3846;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2099 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2100 = v207.x[17];
-    const float v2101 = v2100 * v2099;
-    const bool v2102 = v2098 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2102) {
-      const iron_bf16 v2106 = iron_f32_to_bf16(v2101);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2108 = v11 + v2098;
-      const unsigned int v2109 = v2108 * v1;
-      const unsigned int v2110 = v2109 + v26;
-      const unsigned int v2111 = v2110 << 6u;
-      const unsigned int v2112 = v2111 + v3845;
-      out[v2112] = v2106;
+    const unsigned int v2119 = v46 + v3867;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2120 = v1793.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2121 = v228.x[17];
+    const float v2122 = v2121 * v2120;
+    const bool v2123 = v2119 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2123) {
+      const iron_bf16 v2127 = iron_f32_to_bf16(v2122);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2129 = v11 + v2119;
+      const unsigned int v2130 = v2129 * v1;
+      const unsigned int v2131 = v2130 + v26;
+      const unsigned int v2132 = v2131 << 6u;
+      const unsigned int v2133 = v2132 + v3866;
+      out[v2133] = v2127;
     }
-    const unsigned int v2114 = v46 + v3851;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2115 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2116 = v207.x[18];
-    const float v2117 = v2116 * v2115;
-    const bool v2118 = v2114 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2118) {
-      const iron_bf16 v2122 = iron_f32_to_bf16(v2117);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2124 = v11 + v2114;
-      const unsigned int v2125 = v2124 * v1;
-      const unsigned int v2126 = v2125 + v26;
-      const unsigned int v2127 = v2126 << 6u;
-      const unsigned int v2128 = v2127 + v3850;
-      out[v2128] = v2122;
+    const unsigned int v2135 = v46 + v3872;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2136 = v1793.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2137 = v228.x[18];
+    const float v2138 = v2137 * v2136;
+    const bool v2139 = v2135 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2139) {
+      const iron_bf16 v2143 = iron_f32_to_bf16(v2138);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2145 = v11 + v2135;
+      const unsigned int v2146 = v2145 * v1;
+      const unsigned int v2147 = v2146 + v26;
+      const unsigned int v2148 = v2147 << 6u;
+      const unsigned int v2149 = v2148 + v3871;
+      out[v2149] = v2143;
     }
-    const unsigned int v2130 = v46 + v3856;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2131 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2132 = v207.x[19];
-    const float v2133 = v2132 * v2131;
-    const bool v2134 = v2130 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2134) {
-      const iron_bf16 v2138 = iron_f32_to_bf16(v2133);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2140 = v11 + v2130;
-      const unsigned int v2141 = v2140 * v1;
-      const unsigned int v2142 = v2141 + v26;
-      const unsigned int v2143 = v2142 << 6u;
-      const unsigned int v2144 = v2143 + v3855;
-      out[v2144] = v2138;
+    const unsigned int v2151 = v46 + v3877;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2152 = v1793.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2153 = v228.x[19];
+    const float v2154 = v2153 * v2152;
+    const bool v2155 = v2151 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2155) {
+      const iron_bf16 v2159 = iron_f32_to_bf16(v2154);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2161 = v11 + v2151;
+      const unsigned int v2162 = v2161 * v1;
+      const unsigned int v2163 = v2162 + v26;
+      const unsigned int v2164 = v2163 << 6u;
+      const unsigned int v2165 = v2164 + v3876;
+      out[v2165] = v2159;
     }
-    const unsigned int v2146 = v46 + v3861;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2147 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2148 = v207.x[20];
-    const float v2149 = v2148 * v2147;
-    const bool v2150 = v2146 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2150) {
-      const iron_bf16 v2154 = iron_f32_to_bf16(v2149);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2156 = v11 + v2146;
-      const unsigned int v2157 = v2156 * v1;
-      const unsigned int v2158 = v2157 + v26;
-      const unsigned int v2159 = v2158 << 6u;
-      const unsigned int v2160 = v2159 + v3860;
-      out[v2160] = v2154;
+    const unsigned int v2167 = v46 + v3882;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2168 = v1793.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2169 = v228.x[20];
+    const float v2170 = v2169 * v2168;
+    const bool v2171 = v2167 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2171) {
+      const iron_bf16 v2175 = iron_f32_to_bf16(v2170);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2177 = v11 + v2167;
+      const unsigned int v2178 = v2177 * v1;
+      const unsigned int v2179 = v2178 + v26;
+      const unsigned int v2180 = v2179 << 6u;
+      const unsigned int v2181 = v2180 + v3881;
+      out[v2181] = v2175;
     }
-    const unsigned int v2162 = v46 + v3866;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2163 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2164 = v207.x[21];
-    const float v2165 = v2164 * v2163;
-    const bool v2166 = v2162 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2166) {
-      const iron_bf16 v2170 = iron_f32_to_bf16(v2165);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2172 = v11 + v2162;
-      const unsigned int v2173 = v2172 * v1;
-      const unsigned int v2174 = v2173 + v26;
-      const unsigned int v2175 = v2174 << 6u;
-      const unsigned int v2176 = v2175 + v3865;
-      out[v2176] = v2170;
+    const unsigned int v2183 = v46 + v3887;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2184 = v1793.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2185 = v228.x[21];
+    const float v2186 = v2185 * v2184;
+    const bool v2187 = v2183 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2187) {
+      const iron_bf16 v2191 = iron_f32_to_bf16(v2186);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2193 = v11 + v2183;
+      const unsigned int v2194 = v2193 * v1;
+      const unsigned int v2195 = v2194 + v26;
+      const unsigned int v2196 = v2195 << 6u;
+      const unsigned int v2197 = v2196 + v3886;
+      out[v2197] = v2191;
     }
-    const unsigned int v2178 = v46 + v3871;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2179 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2180 = v207.x[22];
-    const float v2181 = v2180 * v2179;
-    const bool v2182 = v2178 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2182) {
-      const iron_bf16 v2186 = iron_f32_to_bf16(v2181);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2188 = v11 + v2178;
-      const unsigned int v2189 = v2188 * v1;
-      const unsigned int v2190 = v2189 + v26;
-      const unsigned int v2191 = v2190 << 6u;
-      const unsigned int v2192 = v2191 + v3870;
-      out[v2192] = v2186;
+    const unsigned int v2199 = v46 + v3892;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2200 = v1793.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2201 = v228.x[22];
+    const float v2202 = v2201 * v2200;
+    const bool v2203 = v2199 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2203) {
+      const iron_bf16 v2207 = iron_f32_to_bf16(v2202);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2209 = v11 + v2199;
+      const unsigned int v2210 = v2209 * v1;
+      const unsigned int v2211 = v2210 + v26;
+      const unsigned int v2212 = v2211 << 6u;
+      const unsigned int v2213 = v2212 + v3891;
+      out[v2213] = v2207;
     }
-    const unsigned int v2194 = v46 + v3876;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2195 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2196 = v207.x[23];
-    const float v2197 = v2196 * v2195;
-    const bool v2198 = v2194 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2198) {
-      const iron_bf16 v2202 = iron_f32_to_bf16(v2197);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2204 = v11 + v2194;
-      const unsigned int v2205 = v2204 * v1;
-      const unsigned int v2206 = v2205 + v26;
-      const unsigned int v2207 = v2206 << 6u;
-      const unsigned int v2208 = v2207 + v3875;
-      out[v2208] = v2202;
+    const unsigned int v2215 = v46 + v3897;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2216 = v1793.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2217 = v228.x[23];
+    const float v2218 = v2217 * v2216;
+    const bool v2219 = v2215 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2219) {
+      const iron_bf16 v2223 = iron_f32_to_bf16(v2218);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2225 = v11 + v2215;
+      const unsigned int v2226 = v2225 * v1;
+      const unsigned int v2227 = v2226 + v26;
+      const unsigned int v2228 = v2227 << 6u;
+      const unsigned int v2229 = v2228 + v3896;
+      out[v2229] = v2223;
     }
-    const unsigned int v2210 = v46 + v3881;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2211 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2212 = v207.x[24];
-    const float v2213 = v2212 * v2211;
-    const bool v2214 = v2210 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2214) {
-      const iron_bf16 v2218 = iron_f32_to_bf16(v2213);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2220 = v11 + v2210;
-      const unsigned int v2221 = v2220 * v1;
-      const unsigned int v2222 = v2221 + v26;
-      const unsigned int v2223 = v2222 << 6u;
-      const unsigned int v2224 = v2223 + v3880;
-      out[v2224] = v2218;
+    const unsigned int v2231 = v46 + v3902;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2232 = v1793.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2233 = v228.x[24];
+    const float v2234 = v2233 * v2232;
+    const bool v2235 = v2231 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2235) {
+      const iron_bf16 v2239 = iron_f32_to_bf16(v2234);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2241 = v11 + v2231;
+      const unsigned int v2242 = v2241 * v1;
+      const unsigned int v2243 = v2242 + v26;
+      const unsigned int v2244 = v2243 << 6u;
+      const unsigned int v2245 = v2244 + v3901;
+      out[v2245] = v2239;
     }
-    const unsigned int v2226 = v46 + v3886;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2227 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2228 = v207.x[25];
-    const float v2229 = v2228 * v2227;
-    const bool v2230 = v2226 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2230) {
-      const iron_bf16 v2234 = iron_f32_to_bf16(v2229);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2236 = v11 + v2226;
-      const unsigned int v2237 = v2236 * v1;
-      const unsigned int v2238 = v2237 + v26;
-      const unsigned int v2239 = v2238 << 6u;
-      const unsigned int v2240 = v2239 + v3885;
-      out[v2240] = v2234;
+    const unsigned int v2247 = v46 + v3907;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2248 = v1793.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2249 = v228.x[25];
+    const float v2250 = v2249 * v2248;
+    const bool v2251 = v2247 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2251) {
+      const iron_bf16 v2255 = iron_f32_to_bf16(v2250);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2257 = v11 + v2247;
+      const unsigned int v2258 = v2257 * v1;
+      const unsigned int v2259 = v2258 + v26;
+      const unsigned int v2260 = v2259 << 6u;
+      const unsigned int v2261 = v2260 + v3906;
+      out[v2261] = v2255;
     }
-    const unsigned int v2242 = v46 + v3891;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2243 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2244 = v207.x[26];
-    const float v2245 = v2244 * v2243;
-    const bool v2246 = v2242 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2246) {
-      const iron_bf16 v2250 = iron_f32_to_bf16(v2245);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2252 = v11 + v2242;
-      const unsigned int v2253 = v2252 * v1;
-      const unsigned int v2254 = v2253 + v26;
-      const unsigned int v2255 = v2254 << 6u;
-      const unsigned int v2256 = v2255 + v3890;
-      out[v2256] = v2250;
+    const unsigned int v2263 = v46 + v3912;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2264 = v1793.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2265 = v228.x[26];
+    const float v2266 = v2265 * v2264;
+    const bool v2267 = v2263 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2267) {
+      const iron_bf16 v2271 = iron_f32_to_bf16(v2266);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2273 = v11 + v2263;
+      const unsigned int v2274 = v2273 * v1;
+      const unsigned int v2275 = v2274 + v26;
+      const unsigned int v2276 = v2275 << 6u;
+      const unsigned int v2277 = v2276 + v3911;
+      out[v2277] = v2271;
     }
-    const unsigned int v2258 = v46 + v3896;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2259 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2260 = v207.x[27];
-    const float v2261 = v2260 * v2259;
-    const bool v2262 = v2258 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2262) {
-      const iron_bf16 v2266 = iron_f32_to_bf16(v2261);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2268 = v11 + v2258;
-      const unsigned int v2269 = v2268 * v1;
-      const unsigned int v2270 = v2269 + v26;
-      const unsigned int v2271 = v2270 << 6u;
-      const unsigned int v2272 = v2271 + v3895;
-      out[v2272] = v2266;
+    const unsigned int v2279 = v46 + v3917;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2280 = v1793.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2281 = v228.x[27];
+    const float v2282 = v2281 * v2280;
+    const bool v2283 = v2279 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2283) {
+      const iron_bf16 v2287 = iron_f32_to_bf16(v2282);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2289 = v11 + v2279;
+      const unsigned int v2290 = v2289 * v1;
+      const unsigned int v2291 = v2290 + v26;
+      const unsigned int v2292 = v2291 << 6u;
+      const unsigned int v2293 = v2292 + v3916;
+      out[v2293] = v2287;
     }
-    const unsigned int v2274 = v46 + v3901;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2275 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2276 = v207.x[28];
-    const float v2277 = v2276 * v2275;
-    const bool v2278 = v2274 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2278) {
-      const iron_bf16 v2282 = iron_f32_to_bf16(v2277);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2284 = v11 + v2274;
-      const unsigned int v2285 = v2284 * v1;
-      const unsigned int v2286 = v2285 + v26;
-      const unsigned int v2287 = v2286 << 6u;
-      const unsigned int v2288 = v2287 + v3900;
-      out[v2288] = v2282;
+    const unsigned int v2295 = v46 + v3922;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2296 = v1793.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2297 = v228.x[28];
+    const float v2298 = v2297 * v2296;
+    const bool v2299 = v2295 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2299) {
+      const iron_bf16 v2303 = iron_f32_to_bf16(v2298);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2305 = v11 + v2295;
+      const unsigned int v2306 = v2305 * v1;
+      const unsigned int v2307 = v2306 + v26;
+      const unsigned int v2308 = v2307 << 6u;
+      const unsigned int v2309 = v2308 + v3921;
+      out[v2309] = v2303;
     }
-    const unsigned int v2290 = v46 + v3906;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2291 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2292 = v207.x[29];
-    const float v2293 = v2292 * v2291;
-    const bool v2294 = v2290 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2294) {
-      const iron_bf16 v2298 = iron_f32_to_bf16(v2293);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2300 = v11 + v2290;
-      const unsigned int v2301 = v2300 * v1;
-      const unsigned int v2302 = v2301 + v26;
-      const unsigned int v2303 = v2302 << 6u;
-      const unsigned int v2304 = v2303 + v3905;
-      out[v2304] = v2298;
+    const unsigned int v2311 = v46 + v3927;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2312 = v1793.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2313 = v228.x[29];
+    const float v2314 = v2313 * v2312;
+    const bool v2315 = v2311 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2315) {
+      const iron_bf16 v2319 = iron_f32_to_bf16(v2314);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2321 = v11 + v2311;
+      const unsigned int v2322 = v2321 * v1;
+      const unsigned int v2323 = v2322 + v26;
+      const unsigned int v2324 = v2323 << 6u;
+      const unsigned int v2325 = v2324 + v3926;
+      out[v2325] = v2319;
     }
-    const unsigned int v2306 = v46 + v3911;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2307 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2308 = v207.x[30];
-    const float v2309 = v2308 * v2307;
-    const bool v2310 = v2306 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2310) {
-      const iron_bf16 v2314 = iron_f32_to_bf16(v2309);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2316 = v11 + v2306;
-      const unsigned int v2317 = v2316 * v1;
-      const unsigned int v2318 = v2317 + v26;
-      const unsigned int v2319 = v2318 << 6u;
-      const unsigned int v2320 = v2319 + v3910;
-      out[v2320] = v2314;
+    const unsigned int v2327 = v46 + v3932;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2328 = v1793.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2329 = v228.x[30];
+    const float v2330 = v2329 * v2328;
+    const bool v2331 = v2327 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2331) {
+      const iron_bf16 v2335 = iron_f32_to_bf16(v2330);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2337 = v11 + v2327;
+      const unsigned int v2338 = v2337 * v1;
+      const unsigned int v2339 = v2338 + v26;
+      const unsigned int v2340 = v2339 << 6u;
+      const unsigned int v2341 = v2340 + v3931;
+      out[v2341] = v2335;
     }
-    const unsigned int v2322 = v46 + v3916;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2323 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2324 = v207.x[31];
-    const float v2325 = v2324 * v2323;
-    const bool v2326 = v2322 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2326) {
-      const iron_bf16 v2330 = iron_f32_to_bf16(v2325);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2332 = v11 + v2322;
-      const unsigned int v2333 = v2332 * v1;
-      const unsigned int v2334 = v2333 + v26;
-      const unsigned int v2335 = v2334 << 6u;
-      const unsigned int v2336 = v2335 + v3915;
-      out[v2336] = v2330;
+    const unsigned int v2343 = v46 + v3937;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2344 = v1793.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2345 = v228.x[31];
+    const float v2346 = v2345 * v2344;
+    const bool v2347 = v2343 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2347) {
+      const iron_bf16 v2351 = iron_f32_to_bf16(v2346);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2353 = v11 + v2343;
+      const unsigned int v2354 = v2353 * v1;
+      const unsigned int v2355 = v2354 + v26;
+      const unsigned int v2356 = v2355 << 6u;
+      const unsigned int v2357 = v2356 + v3936;
+      out[v2357] = v2351;
     }
   }
 }

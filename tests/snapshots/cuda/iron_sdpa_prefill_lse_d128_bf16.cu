@@ -538,3417 +538,3420 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d128_bf1
     __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:84
     const unsigned int v297 = v25 + 128u;  // kernels/sdpa/flash_warpgroup.hpp:86
     const unsigned int v298 = min(v297, v18);
-    const unsigned int v299 = v298 + v37;  // kernels/sdpa/flash_tile.hpp:127
-    const unsigned int v301 = v299 - v18;  // kernels/sdpa/flash_tile.hpp:129
-    const unsigned int v302 = min(v37, v301);
-    const bool v303 = v299 > v18;
-    const unsigned int v304 = v303 ? v302 : v47;
-    const bool v306 = v6 == v47;  // kernels/sdpa/flash_tile.hpp:128
-    const unsigned int v307 = v306 ? v37 : v304;
-    const unsigned int v309 = v25 + v37;  // kernels/sdpa/flash_tile.hpp:130
-    const unsigned int v310 = v309 + 1u;
-    const unsigned int v314 = v310 - v18;  // kernels/sdpa/flash_tile.hpp:132
-    const unsigned int v315 = v314 - v7;
-    const unsigned int v316 = v315 >> 7u;
-    const unsigned int v317 = v316 << 7u;
-    const bool v319 = v7 > v47;  // kernels/sdpa/flash_tile.hpp:131
-    const unsigned int v320 = v18 + v7;
-    const bool v321 = v310 > v320;
-    const bool v322 = v319 && v321;
-    const unsigned int v323 = v322 ? v317 : v47;
-    const float v325 = v8 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:88
-    iron_frag<float, 2, 16, 8> v327;  // kernels/sdpa/flash_tile.hpp:189
-    iron_frag_fill(v327, __uint_as_float(0xff800000u));
-    iron_frag<float, 2, 16, 8> v329;
-    iron_frag_fill(v329, 0.0f);
-    iron_frag<float, 2, 16, 64> v331;  // /usr/include/c++/12/array:99
-    iron_frag_fill(v331, 0.0f);
-    iron_frag<float, 2, 16, 64> v333;
-    iron_frag_fill(v333, 0.0f);
-    const bool v8406 = v323 < v307;  // kernels/sdpa/flash_warpgroup.hpp:95
-    if (v8406) {
-      const unsigned int v8410 = v323 + v52;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v8411 = v8410 < v37;
-      const unsigned int v8412 = v8411 ? v8410 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v8413 = v31 + v8412;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v8414 = v8413 * v2;
-      const unsigned int v8415 = v8414 + v28;
-      const unsigned int v8416 = v8415 << 7u;
-      const unsigned int v8417 = v8416 + v56;  // kernels/sdpa/flash_tile.hpp:85
-      iron_copy_async<16>(shm1 + (v78 ^ (((v78 >> 6u) & 7u) << 3u)), k + v8417, v8411);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v8421 = v323 + v83;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v8422 = v8421 < v37;
-      const unsigned int v8423 = v8422 ? v8421 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v8424 = v31 + v8423;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v8425 = v8424 * v2;
-      const unsigned int v8426 = v8425 + v28;
-      const unsigned int v8427 = v8426 << 7u;
-      const unsigned int v8428 = v8427 + v87;  // kernels/sdpa/flash_tile.hpp:85
-      iron_copy_async<16>(shm1 + (v109 ^ (((v109 >> 6u) & 7u) << 3u)), k + v8428, v8422);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v8432 = v323 + v114;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v8433 = v8432 < v37;
-      const unsigned int v8434 = v8433 ? v8432 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v8435 = v31 + v8434;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v8436 = v8435 * v2;
-      const unsigned int v8437 = v8436 + v28;
-      const unsigned int v8438 = v8437 << 7u;
-      const unsigned int v8439 = v8438 + v118;  // kernels/sdpa/flash_tile.hpp:85
-      iron_copy_async<16>(shm1 + (v140 ^ (((v140 >> 6u) & 7u) << 3u)), k + v8439, v8433);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v8443 = v323 + v145;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v8444 = v8443 < v37;
-      const unsigned int v8445 = v8444 ? v8443 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v8446 = v31 + v8445;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v8447 = v8446 * v2;
-      const unsigned int v8448 = v8447 + v28;
-      const unsigned int v8449 = v8448 << 7u;
-      const unsigned int v8450 = v8449 + v149;  // kernels/sdpa/flash_tile.hpp:85
-      iron_copy_async<16>(shm1 + (v171 ^ (((v171 >> 6u) & 7u) << 3u)), k + v8450, v8444);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v8454 = v323 + v176;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v8455 = v8454 < v37;
-      const unsigned int v8456 = v8455 ? v8454 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v8457 = v31 + v8456;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v8458 = v8457 * v2;
-      const unsigned int v8459 = v8458 + v28;
-      const unsigned int v8460 = v8459 << 7u;
-      const unsigned int v8461 = v8460 + v180;  // kernels/sdpa/flash_tile.hpp:85
-      iron_copy_async<16>(shm1 + (v202 ^ (((v202 >> 6u) & 7u) << 3u)), k + v8461, v8455);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v8465 = v323 + v207;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v8466 = v8465 < v37;
-      const unsigned int v8467 = v8466 ? v8465 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v8468 = v31 + v8467;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v8469 = v8468 * v2;
-      const unsigned int v8470 = v8469 + v28;
-      const unsigned int v8471 = v8470 << 7u;
-      const unsigned int v8472 = v8471 + v211;  // kernels/sdpa/flash_tile.hpp:85
-      iron_copy_async<16>(shm1 + (v233 ^ (((v233 >> 6u) & 7u) << 3u)), k + v8472, v8466);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v8476 = v323 + v238;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v8477 = v8476 < v37;
-      const unsigned int v8478 = v8477 ? v8476 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v8479 = v31 + v8478;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v8480 = v8479 * v2;
-      const unsigned int v8481 = v8480 + v28;
-      const unsigned int v8482 = v8481 << 7u;
-      const unsigned int v8483 = v8482 + v242;  // kernels/sdpa/flash_tile.hpp:85
-      iron_copy_async<16>(shm1 + (v264 ^ (((v264 >> 6u) & 7u) << 3u)), k + v8483, v8477);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v8487 = v323 + v269;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v8488 = v8487 < v37;
-      const unsigned int v8489 = v8488 ? v8487 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v8490 = v31 + v8489;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v8491 = v8490 * v2;
-      const unsigned int v8492 = v8491 + v28;
-      const unsigned int v8493 = v8492 << 7u;
-      const unsigned int v8494 = v8493 + v273;  // kernels/sdpa/flash_tile.hpp:85
-      iron_copy_async<16>(shm1 + (v295 ^ (((v295 >> 6u) & 7u) << 3u)), k + v8494, v8488);  // kernels/sdpa/flash_tile.hpp:86
-      iron_copy_async<16>(shm2 + (v78 ^ (((v78 >> 6u) & 7u) << 3u)), v + v8417, v8411);
-      iron_copy_async<16>(shm2 + (v109 ^ (((v109 >> 6u) & 7u) << 3u)), v + v8428, v8422);
-      iron_copy_async<16>(shm2 + (v140 ^ (((v140 >> 6u) & 7u) << 3u)), v + v8439, v8433);
-      iron_copy_async<16>(shm2 + (v171 ^ (((v171 >> 6u) & 7u) << 3u)), v + v8450, v8444);
-      iron_copy_async<16>(shm2 + (v202 ^ (((v202 >> 6u) & 7u) << 3u)), v + v8461, v8455);
-      iron_copy_async<16>(shm2 + (v233 ^ (((v233 >> 6u) & 7u) << 3u)), v + v8472, v8466);
-      iron_copy_async<16>(shm2 + (v264 ^ (((v264 >> 6u) & 7u) << 3u)), v + v8483, v8477);
-      iron_copy_async<16>(shm2 + (v295 ^ (((v295 >> 6u) & 7u) << 3u)), v + v8494, v8488);
+    const unsigned int v300 = v25 + v37;  // kernels/sdpa/flash_tile.hpp:125
+    const unsigned int v301 = v300 + 1u;
+    const unsigned int v303 = v301 - v18;  // kernels/sdpa/flash_tile.hpp:127
+    const bool v308 = v6 == v47;  // kernels/sdpa/flash_tile.hpp:126
+    const unsigned int v312 = v303 - v7;  // kernels/sdpa/flash_tile.hpp:129
+    const bool v314 = v7 > v47;  // kernels/sdpa/flash_tile.hpp:128
+    const unsigned int v315 = v18 + v7;
+    const bool v316 = v301 > v315;
+    const bool v317 = v314 && v316;
+    const unsigned int v318 = v317 ? v312 : v47;
+    const unsigned int v320 = v298 - 1u;  // kernels/sdpa/flash_tile.hpp:140
+    const unsigned int v322 = v320 + v37;  // kernels/sdpa/flash_tile.hpp:125
+    const unsigned int v323 = v322 + 1u;
+    const unsigned int v325 = v323 - v18;  // kernels/sdpa/flash_tile.hpp:127
+    const unsigned int v326 = min(v37, v325);
+    const bool v327 = v323 > v18;
+    const unsigned int v328 = v327 ? v326 : v47;
+    const unsigned int v331 = v308 ? v37 : v328;  // kernels/sdpa/flash_tile.hpp:126
+    const unsigned int v343 = v318 >> 7u;  // kernels/sdpa/flash_tile.hpp:141
+    const unsigned int v344 = v343 << 7u;
+    const float v346 = v8 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:88
+    iron_frag<float, 2, 16, 8> v348;  // kernels/sdpa/flash_tile.hpp:184
+    iron_frag_fill(v348, __uint_as_float(0xff800000u));
+    iron_frag<float, 2, 16, 8> v350;
+    iron_frag_fill(v350, 0.0f);
+    iron_frag<float, 2, 16, 64> v352;  // /usr/include/c++/12/array:99
+    iron_frag_fill(v352, 0.0f);
+    iron_frag<float, 2, 16, 64> v354;
+    iron_frag_fill(v354, 0.0f);
+    const bool v8427 = v344 < v331;  // kernels/sdpa/flash_warpgroup.hpp:95
+    if (v8427) {
+      const unsigned int v8431 = v344 + v52;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v8432 = v8431 < v37;
+      const unsigned int v8433 = v8432 ? v8431 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v8434 = v31 + v8433;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v8435 = v8434 * v2;
+      const unsigned int v8436 = v8435 + v28;
+      const unsigned int v8437 = v8436 << 7u;
+      const unsigned int v8438 = v8437 + v56;  // kernels/sdpa/flash_tile.hpp:85
+      iron_copy_async<16>(shm1 + (v78 ^ (((v78 >> 6u) & 7u) << 3u)), k + v8438, v8432);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v8442 = v344 + v83;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v8443 = v8442 < v37;
+      const unsigned int v8444 = v8443 ? v8442 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v8445 = v31 + v8444;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v8446 = v8445 * v2;
+      const unsigned int v8447 = v8446 + v28;
+      const unsigned int v8448 = v8447 << 7u;
+      const unsigned int v8449 = v8448 + v87;  // kernels/sdpa/flash_tile.hpp:85
+      iron_copy_async<16>(shm1 + (v109 ^ (((v109 >> 6u) & 7u) << 3u)), k + v8449, v8443);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v8453 = v344 + v114;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v8454 = v8453 < v37;
+      const unsigned int v8455 = v8454 ? v8453 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v8456 = v31 + v8455;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v8457 = v8456 * v2;
+      const unsigned int v8458 = v8457 + v28;
+      const unsigned int v8459 = v8458 << 7u;
+      const unsigned int v8460 = v8459 + v118;  // kernels/sdpa/flash_tile.hpp:85
+      iron_copy_async<16>(shm1 + (v140 ^ (((v140 >> 6u) & 7u) << 3u)), k + v8460, v8454);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v8464 = v344 + v145;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v8465 = v8464 < v37;
+      const unsigned int v8466 = v8465 ? v8464 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v8467 = v31 + v8466;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v8468 = v8467 * v2;
+      const unsigned int v8469 = v8468 + v28;
+      const unsigned int v8470 = v8469 << 7u;
+      const unsigned int v8471 = v8470 + v149;  // kernels/sdpa/flash_tile.hpp:85
+      iron_copy_async<16>(shm1 + (v171 ^ (((v171 >> 6u) & 7u) << 3u)), k + v8471, v8465);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v8475 = v344 + v176;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v8476 = v8475 < v37;
+      const unsigned int v8477 = v8476 ? v8475 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v8478 = v31 + v8477;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v8479 = v8478 * v2;
+      const unsigned int v8480 = v8479 + v28;
+      const unsigned int v8481 = v8480 << 7u;
+      const unsigned int v8482 = v8481 + v180;  // kernels/sdpa/flash_tile.hpp:85
+      iron_copy_async<16>(shm1 + (v202 ^ (((v202 >> 6u) & 7u) << 3u)), k + v8482, v8476);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v8486 = v344 + v207;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v8487 = v8486 < v37;
+      const unsigned int v8488 = v8487 ? v8486 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v8489 = v31 + v8488;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v8490 = v8489 * v2;
+      const unsigned int v8491 = v8490 + v28;
+      const unsigned int v8492 = v8491 << 7u;
+      const unsigned int v8493 = v8492 + v211;  // kernels/sdpa/flash_tile.hpp:85
+      iron_copy_async<16>(shm1 + (v233 ^ (((v233 >> 6u) & 7u) << 3u)), k + v8493, v8487);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v8497 = v344 + v238;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v8498 = v8497 < v37;
+      const unsigned int v8499 = v8498 ? v8497 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v8500 = v31 + v8499;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v8501 = v8500 * v2;
+      const unsigned int v8502 = v8501 + v28;
+      const unsigned int v8503 = v8502 << 7u;
+      const unsigned int v8504 = v8503 + v242;  // kernels/sdpa/flash_tile.hpp:85
+      iron_copy_async<16>(shm1 + (v264 ^ (((v264 >> 6u) & 7u) << 3u)), k + v8504, v8498);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v8508 = v344 + v269;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v8509 = v8508 < v37;
+      const unsigned int v8510 = v8509 ? v8508 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v8511 = v31 + v8510;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v8512 = v8511 * v2;
+      const unsigned int v8513 = v8512 + v28;
+      const unsigned int v8514 = v8513 << 7u;
+      const unsigned int v8515 = v8514 + v273;  // kernels/sdpa/flash_tile.hpp:85
+      iron_copy_async<16>(shm1 + (v295 ^ (((v295 >> 6u) & 7u) << 3u)), k + v8515, v8509);  // kernels/sdpa/flash_tile.hpp:86
+      iron_copy_async<16>(shm2 + (v78 ^ (((v78 >> 6u) & 7u) << 3u)), v + v8438, v8432);
+      iron_copy_async<16>(shm2 + (v109 ^ (((v109 >> 6u) & 7u) << 3u)), v + v8449, v8443);
+      iron_copy_async<16>(shm2 + (v140 ^ (((v140 >> 6u) & 7u) << 3u)), v + v8460, v8454);
+      iron_copy_async<16>(shm2 + (v171 ^ (((v171 >> 6u) & 7u) << 3u)), v + v8471, v8465);
+      iron_copy_async<16>(shm2 + (v202 ^ (((v202 >> 6u) & 7u) << 3u)), v + v8482, v8476);
+      iron_copy_async<16>(shm2 + (v233 ^ (((v233 >> 6u) & 7u) << 3u)), v + v8493, v8487);
+      iron_copy_async<16>(shm2 + (v264 ^ (((v264 >> 6u) & 7u) << 3u)), v + v8504, v8498);
+      iron_copy_async<16>(shm2 + (v295 ^ (((v295 >> 6u) & 7u) << 3u)), v + v8515, v8509);
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:95
-    const unsigned int v5395 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:108
-    const unsigned int v5396 = v5395 << 6u;
-    const unsigned int v7668 = v41 & 3u;
-    const unsigned int v7670 = v7668 << 4u;
-    const unsigned int v7672 = v7670 << 6u;
-    const unsigned int v7674 = v5396 + v7672;
-    const unsigned int v7685 = v7674 + 16u;
-    const unsigned int v7694 = v7674 + 32u;
-    const unsigned int v7703 = v7674 + 48u;
-    const unsigned int v5410 = 8192u + v5396;
-    const unsigned int v7719 = v5410 + v7672;
-    const unsigned int v7730 = v7719 + 16u;
-    const unsigned int v7739 = v7719 + 32u;
-    const unsigned int v7748 = v7719 + 48u;
-    const bool v5426 = v7 == v47;  // kernels/sdpa/flash_tile.hpp:160
-    const unsigned int v7281 = static_cast<unsigned int>(v331.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:233
-    const unsigned int v7282 = static_cast<unsigned int>(v331.row(0, iron_linear_thread() & 31u));
-    const unsigned int v7286 = static_cast<unsigned int>(v331.col(1, iron_linear_thread() & 31u));
-    const unsigned int v7287 = static_cast<unsigned int>(v331.row(1, iron_linear_thread() & 31u));
-    const unsigned int v7291 = static_cast<unsigned int>(v331.col(2, iron_linear_thread() & 31u));
-    const unsigned int v7292 = static_cast<unsigned int>(v331.row(2, iron_linear_thread() & 31u));
-    const unsigned int v7296 = static_cast<unsigned int>(v331.col(3, iron_linear_thread() & 31u));
-    const unsigned int v7297 = static_cast<unsigned int>(v331.row(3, iron_linear_thread() & 31u));
-    const unsigned int v7301 = static_cast<unsigned int>(v331.col(4, iron_linear_thread() & 31u));
-    const unsigned int v7302 = static_cast<unsigned int>(v331.row(4, iron_linear_thread() & 31u));
-    const unsigned int v7306 = static_cast<unsigned int>(v331.col(5, iron_linear_thread() & 31u));
-    const unsigned int v7307 = static_cast<unsigned int>(v331.row(5, iron_linear_thread() & 31u));
-    const unsigned int v7311 = static_cast<unsigned int>(v331.col(6, iron_linear_thread() & 31u));
-    const unsigned int v7312 = static_cast<unsigned int>(v331.row(6, iron_linear_thread() & 31u));
-    const unsigned int v7316 = static_cast<unsigned int>(v331.col(7, iron_linear_thread() & 31u));
-    const unsigned int v7317 = static_cast<unsigned int>(v331.row(7, iron_linear_thread() & 31u));
-    const unsigned int v7321 = static_cast<unsigned int>(v331.col(8, iron_linear_thread() & 31u));
-    const unsigned int v7322 = static_cast<unsigned int>(v331.row(8, iron_linear_thread() & 31u));
-    const unsigned int v7326 = static_cast<unsigned int>(v331.col(9, iron_linear_thread() & 31u));
-    const unsigned int v7327 = static_cast<unsigned int>(v331.row(9, iron_linear_thread() & 31u));
-    const unsigned int v7331 = static_cast<unsigned int>(v331.col(10, iron_linear_thread() & 31u));
-    const unsigned int v7332 = static_cast<unsigned int>(v331.row(10, iron_linear_thread() & 31u));
-    const unsigned int v7336 = static_cast<unsigned int>(v331.col(11, iron_linear_thread() & 31u));
-    const unsigned int v7337 = static_cast<unsigned int>(v331.row(11, iron_linear_thread() & 31u));
-    const unsigned int v7341 = static_cast<unsigned int>(v331.col(12, iron_linear_thread() & 31u));
-    const unsigned int v7342 = static_cast<unsigned int>(v331.row(12, iron_linear_thread() & 31u));
-    const unsigned int v7346 = static_cast<unsigned int>(v331.col(13, iron_linear_thread() & 31u));
-    const unsigned int v7347 = static_cast<unsigned int>(v331.row(13, iron_linear_thread() & 31u));
-    const unsigned int v7351 = static_cast<unsigned int>(v331.col(14, iron_linear_thread() & 31u));
-    const unsigned int v7352 = static_cast<unsigned int>(v331.row(14, iron_linear_thread() & 31u));
-    const unsigned int v7356 = static_cast<unsigned int>(v331.col(15, iron_linear_thread() & 31u));
-    const unsigned int v7357 = static_cast<unsigned int>(v331.row(15, iron_linear_thread() & 31u));
-    const unsigned int v7361 = static_cast<unsigned int>(v331.col(16, iron_linear_thread() & 31u));
-    const unsigned int v7362 = static_cast<unsigned int>(v331.row(16, iron_linear_thread() & 31u));
-    const unsigned int v7366 = static_cast<unsigned int>(v331.col(17, iron_linear_thread() & 31u));
-    const unsigned int v7367 = static_cast<unsigned int>(v331.row(17, iron_linear_thread() & 31u));
-    const unsigned int v7371 = static_cast<unsigned int>(v331.col(18, iron_linear_thread() & 31u));
-    const unsigned int v7372 = static_cast<unsigned int>(v331.row(18, iron_linear_thread() & 31u));
-    const unsigned int v7376 = static_cast<unsigned int>(v331.col(19, iron_linear_thread() & 31u));
-    const unsigned int v7377 = static_cast<unsigned int>(v331.row(19, iron_linear_thread() & 31u));
-    const unsigned int v7381 = static_cast<unsigned int>(v331.col(20, iron_linear_thread() & 31u));
-    const unsigned int v7382 = static_cast<unsigned int>(v331.row(20, iron_linear_thread() & 31u));
-    const unsigned int v7386 = static_cast<unsigned int>(v331.col(21, iron_linear_thread() & 31u));
-    const unsigned int v7387 = static_cast<unsigned int>(v331.row(21, iron_linear_thread() & 31u));
-    const unsigned int v7391 = static_cast<unsigned int>(v331.col(22, iron_linear_thread() & 31u));
-    const unsigned int v7392 = static_cast<unsigned int>(v331.row(22, iron_linear_thread() & 31u));
-    const unsigned int v7396 = static_cast<unsigned int>(v331.col(23, iron_linear_thread() & 31u));
-    const unsigned int v7397 = static_cast<unsigned int>(v331.row(23, iron_linear_thread() & 31u));
-    const unsigned int v7401 = static_cast<unsigned int>(v331.col(24, iron_linear_thread() & 31u));
-    const unsigned int v7402 = static_cast<unsigned int>(v331.row(24, iron_linear_thread() & 31u));
-    const unsigned int v7406 = static_cast<unsigned int>(v331.col(25, iron_linear_thread() & 31u));
-    const unsigned int v7407 = static_cast<unsigned int>(v331.row(25, iron_linear_thread() & 31u));
-    const unsigned int v7411 = static_cast<unsigned int>(v331.col(26, iron_linear_thread() & 31u));
-    const unsigned int v7412 = static_cast<unsigned int>(v331.row(26, iron_linear_thread() & 31u));
-    const unsigned int v7416 = static_cast<unsigned int>(v331.col(27, iron_linear_thread() & 31u));
-    const unsigned int v7417 = static_cast<unsigned int>(v331.row(27, iron_linear_thread() & 31u));
-    const unsigned int v7421 = static_cast<unsigned int>(v331.col(28, iron_linear_thread() & 31u));
-    const unsigned int v7422 = static_cast<unsigned int>(v331.row(28, iron_linear_thread() & 31u));
-    const unsigned int v7426 = static_cast<unsigned int>(v331.col(29, iron_linear_thread() & 31u));
-    const unsigned int v7427 = static_cast<unsigned int>(v331.row(29, iron_linear_thread() & 31u));
-    const unsigned int v7431 = static_cast<unsigned int>(v331.col(30, iron_linear_thread() & 31u));
-    const unsigned int v7432 = static_cast<unsigned int>(v331.row(30, iron_linear_thread() & 31u));
-    const unsigned int v7436 = static_cast<unsigned int>(v331.col(31, iron_linear_thread() & 31u));
-    const unsigned int v7437 = static_cast<unsigned int>(v331.row(31, iron_linear_thread() & 31u));
-    const unsigned int v7441 = static_cast<unsigned int>(v333.col(0, iron_linear_thread() & 31u));
-    const unsigned int v7442 = static_cast<unsigned int>(v333.row(0, iron_linear_thread() & 31u));
-    const unsigned int v7446 = static_cast<unsigned int>(v333.col(1, iron_linear_thread() & 31u));
-    const unsigned int v7447 = static_cast<unsigned int>(v333.row(1, iron_linear_thread() & 31u));
-    const unsigned int v7451 = static_cast<unsigned int>(v333.col(2, iron_linear_thread() & 31u));
-    const unsigned int v7452 = static_cast<unsigned int>(v333.row(2, iron_linear_thread() & 31u));
-    const unsigned int v7456 = static_cast<unsigned int>(v333.col(3, iron_linear_thread() & 31u));
-    const unsigned int v7457 = static_cast<unsigned int>(v333.row(3, iron_linear_thread() & 31u));
-    const unsigned int v7461 = static_cast<unsigned int>(v333.col(4, iron_linear_thread() & 31u));
-    const unsigned int v7462 = static_cast<unsigned int>(v333.row(4, iron_linear_thread() & 31u));
-    const unsigned int v7466 = static_cast<unsigned int>(v333.col(5, iron_linear_thread() & 31u));
-    const unsigned int v7467 = static_cast<unsigned int>(v333.row(5, iron_linear_thread() & 31u));
-    const unsigned int v7471 = static_cast<unsigned int>(v333.col(6, iron_linear_thread() & 31u));
-    const unsigned int v7472 = static_cast<unsigned int>(v333.row(6, iron_linear_thread() & 31u));
-    const unsigned int v7476 = static_cast<unsigned int>(v333.col(7, iron_linear_thread() & 31u));
-    const unsigned int v7477 = static_cast<unsigned int>(v333.row(7, iron_linear_thread() & 31u));
-    const unsigned int v7481 = static_cast<unsigned int>(v333.col(8, iron_linear_thread() & 31u));
-    const unsigned int v7482 = static_cast<unsigned int>(v333.row(8, iron_linear_thread() & 31u));
-    const unsigned int v7486 = static_cast<unsigned int>(v333.col(9, iron_linear_thread() & 31u));
-    const unsigned int v7487 = static_cast<unsigned int>(v333.row(9, iron_linear_thread() & 31u));
-    const unsigned int v7491 = static_cast<unsigned int>(v333.col(10, iron_linear_thread() & 31u));
-    const unsigned int v7492 = static_cast<unsigned int>(v333.row(10, iron_linear_thread() & 31u));
-    const unsigned int v7496 = static_cast<unsigned int>(v333.col(11, iron_linear_thread() & 31u));
-    const unsigned int v7497 = static_cast<unsigned int>(v333.row(11, iron_linear_thread() & 31u));
-    const unsigned int v7501 = static_cast<unsigned int>(v333.col(12, iron_linear_thread() & 31u));
-    const unsigned int v7502 = static_cast<unsigned int>(v333.row(12, iron_linear_thread() & 31u));
-    const unsigned int v7506 = static_cast<unsigned int>(v333.col(13, iron_linear_thread() & 31u));
-    const unsigned int v7507 = static_cast<unsigned int>(v333.row(13, iron_linear_thread() & 31u));
-    const unsigned int v7511 = static_cast<unsigned int>(v333.col(14, iron_linear_thread() & 31u));
-    const unsigned int v7512 = static_cast<unsigned int>(v333.row(14, iron_linear_thread() & 31u));
-    const unsigned int v7516 = static_cast<unsigned int>(v333.col(15, iron_linear_thread() & 31u));
-    const unsigned int v7517 = static_cast<unsigned int>(v333.row(15, iron_linear_thread() & 31u));
-    const unsigned int v7521 = static_cast<unsigned int>(v333.col(16, iron_linear_thread() & 31u));
-    const unsigned int v7522 = static_cast<unsigned int>(v333.row(16, iron_linear_thread() & 31u));
-    const unsigned int v7526 = static_cast<unsigned int>(v333.col(17, iron_linear_thread() & 31u));
-    const unsigned int v7527 = static_cast<unsigned int>(v333.row(17, iron_linear_thread() & 31u));
-    const unsigned int v7531 = static_cast<unsigned int>(v333.col(18, iron_linear_thread() & 31u));
-    const unsigned int v7532 = static_cast<unsigned int>(v333.row(18, iron_linear_thread() & 31u));
-    const unsigned int v7536 = static_cast<unsigned int>(v333.col(19, iron_linear_thread() & 31u));
-    const unsigned int v7537 = static_cast<unsigned int>(v333.row(19, iron_linear_thread() & 31u));
-    const unsigned int v7541 = static_cast<unsigned int>(v333.col(20, iron_linear_thread() & 31u));
-    const unsigned int v7542 = static_cast<unsigned int>(v333.row(20, iron_linear_thread() & 31u));
-    const unsigned int v7546 = static_cast<unsigned int>(v333.col(21, iron_linear_thread() & 31u));
-    const unsigned int v7547 = static_cast<unsigned int>(v333.row(21, iron_linear_thread() & 31u));
-    const unsigned int v7551 = static_cast<unsigned int>(v333.col(22, iron_linear_thread() & 31u));
-    const unsigned int v7552 = static_cast<unsigned int>(v333.row(22, iron_linear_thread() & 31u));
-    const unsigned int v7556 = static_cast<unsigned int>(v333.col(23, iron_linear_thread() & 31u));
-    const unsigned int v7557 = static_cast<unsigned int>(v333.row(23, iron_linear_thread() & 31u));
-    const unsigned int v7561 = static_cast<unsigned int>(v333.col(24, iron_linear_thread() & 31u));
-    const unsigned int v7562 = static_cast<unsigned int>(v333.row(24, iron_linear_thread() & 31u));
-    const unsigned int v7566 = static_cast<unsigned int>(v333.col(25, iron_linear_thread() & 31u));
-    const unsigned int v7567 = static_cast<unsigned int>(v333.row(25, iron_linear_thread() & 31u));
-    const unsigned int v7571 = static_cast<unsigned int>(v333.col(26, iron_linear_thread() & 31u));
-    const unsigned int v7572 = static_cast<unsigned int>(v333.row(26, iron_linear_thread() & 31u));
-    const unsigned int v7576 = static_cast<unsigned int>(v333.col(27, iron_linear_thread() & 31u));
-    const unsigned int v7577 = static_cast<unsigned int>(v333.row(27, iron_linear_thread() & 31u));
-    const unsigned int v7581 = static_cast<unsigned int>(v333.col(28, iron_linear_thread() & 31u));
-    const unsigned int v7582 = static_cast<unsigned int>(v333.row(28, iron_linear_thread() & 31u));
-    const unsigned int v7586 = static_cast<unsigned int>(v333.col(29, iron_linear_thread() & 31u));
-    const unsigned int v7587 = static_cast<unsigned int>(v333.row(29, iron_linear_thread() & 31u));
-    const unsigned int v7591 = static_cast<unsigned int>(v333.col(30, iron_linear_thread() & 31u));
-    const unsigned int v7592 = static_cast<unsigned int>(v333.row(30, iron_linear_thread() & 31u));
-    const unsigned int v7596 = static_cast<unsigned int>(v333.col(31, iron_linear_thread() & 31u));
-    const unsigned int v7597 = static_cast<unsigned int>(v333.row(31, iron_linear_thread() & 31u));
-    const unsigned int v7609 = v45 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:125
-    const unsigned int v7622 = v5395 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:130
-    const unsigned int v7762 = v7670 << 7u;
-    const unsigned int v7764 = v7622 + v7762;
-    const unsigned int v7777 = v7764 + 16u;
-    const unsigned int v7788 = v7764 + 32u;
-    const unsigned int v7799 = v7764 + 48u;
-    const unsigned int v7637 = v7622 + 64u;
-    const unsigned int v7817 = v7637 + v7762;
-    const unsigned int v7830 = v7817 + 16u;
-    const unsigned int v7841 = v7817 + 32u;
-    const unsigned int v7852 = v7817 + 48u;
+    const unsigned int v5416 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:108
+    const unsigned int v5417 = v5416 << 6u;
+    const unsigned int v7689 = v41 & 3u;
+    const unsigned int v7691 = v7689 << 4u;
+    const unsigned int v7693 = v7691 << 6u;
+    const unsigned int v7695 = v5417 + v7693;
+    const unsigned int v7706 = v7695 + 16u;
+    const unsigned int v7715 = v7695 + 32u;
+    const unsigned int v7724 = v7695 + 48u;
+    const unsigned int v5431 = 8192u + v5417;
+    const unsigned int v7740 = v5431 + v7693;
+    const unsigned int v7751 = v7740 + 16u;
+    const unsigned int v7760 = v7740 + 32u;
+    const unsigned int v7769 = v7740 + 48u;
+    const bool v5447 = v7 == v47;  // kernels/sdpa/flash_tile.hpp:155
+    const unsigned int v5450 = v298 + v37;
+    const unsigned int v7302 = static_cast<unsigned int>(v352.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v7303 = static_cast<unsigned int>(v352.row(0, iron_linear_thread() & 31u));
+    const unsigned int v7307 = static_cast<unsigned int>(v352.col(1, iron_linear_thread() & 31u));
+    const unsigned int v7308 = static_cast<unsigned int>(v352.row(1, iron_linear_thread() & 31u));
+    const unsigned int v7312 = static_cast<unsigned int>(v352.col(2, iron_linear_thread() & 31u));
+    const unsigned int v7313 = static_cast<unsigned int>(v352.row(2, iron_linear_thread() & 31u));
+    const unsigned int v7317 = static_cast<unsigned int>(v352.col(3, iron_linear_thread() & 31u));
+    const unsigned int v7318 = static_cast<unsigned int>(v352.row(3, iron_linear_thread() & 31u));
+    const unsigned int v7322 = static_cast<unsigned int>(v352.col(4, iron_linear_thread() & 31u));
+    const unsigned int v7323 = static_cast<unsigned int>(v352.row(4, iron_linear_thread() & 31u));
+    const unsigned int v7327 = static_cast<unsigned int>(v352.col(5, iron_linear_thread() & 31u));
+    const unsigned int v7328 = static_cast<unsigned int>(v352.row(5, iron_linear_thread() & 31u));
+    const unsigned int v7332 = static_cast<unsigned int>(v352.col(6, iron_linear_thread() & 31u));
+    const unsigned int v7333 = static_cast<unsigned int>(v352.row(6, iron_linear_thread() & 31u));
+    const unsigned int v7337 = static_cast<unsigned int>(v352.col(7, iron_linear_thread() & 31u));
+    const unsigned int v7338 = static_cast<unsigned int>(v352.row(7, iron_linear_thread() & 31u));
+    const unsigned int v7342 = static_cast<unsigned int>(v352.col(8, iron_linear_thread() & 31u));
+    const unsigned int v7343 = static_cast<unsigned int>(v352.row(8, iron_linear_thread() & 31u));
+    const unsigned int v7347 = static_cast<unsigned int>(v352.col(9, iron_linear_thread() & 31u));
+    const unsigned int v7348 = static_cast<unsigned int>(v352.row(9, iron_linear_thread() & 31u));
+    const unsigned int v7352 = static_cast<unsigned int>(v352.col(10, iron_linear_thread() & 31u));
+    const unsigned int v7353 = static_cast<unsigned int>(v352.row(10, iron_linear_thread() & 31u));
+    const unsigned int v7357 = static_cast<unsigned int>(v352.col(11, iron_linear_thread() & 31u));
+    const unsigned int v7358 = static_cast<unsigned int>(v352.row(11, iron_linear_thread() & 31u));
+    const unsigned int v7362 = static_cast<unsigned int>(v352.col(12, iron_linear_thread() & 31u));
+    const unsigned int v7363 = static_cast<unsigned int>(v352.row(12, iron_linear_thread() & 31u));
+    const unsigned int v7367 = static_cast<unsigned int>(v352.col(13, iron_linear_thread() & 31u));
+    const unsigned int v7368 = static_cast<unsigned int>(v352.row(13, iron_linear_thread() & 31u));
+    const unsigned int v7372 = static_cast<unsigned int>(v352.col(14, iron_linear_thread() & 31u));
+    const unsigned int v7373 = static_cast<unsigned int>(v352.row(14, iron_linear_thread() & 31u));
+    const unsigned int v7377 = static_cast<unsigned int>(v352.col(15, iron_linear_thread() & 31u));
+    const unsigned int v7378 = static_cast<unsigned int>(v352.row(15, iron_linear_thread() & 31u));
+    const unsigned int v7382 = static_cast<unsigned int>(v352.col(16, iron_linear_thread() & 31u));
+    const unsigned int v7383 = static_cast<unsigned int>(v352.row(16, iron_linear_thread() & 31u));
+    const unsigned int v7387 = static_cast<unsigned int>(v352.col(17, iron_linear_thread() & 31u));
+    const unsigned int v7388 = static_cast<unsigned int>(v352.row(17, iron_linear_thread() & 31u));
+    const unsigned int v7392 = static_cast<unsigned int>(v352.col(18, iron_linear_thread() & 31u));
+    const unsigned int v7393 = static_cast<unsigned int>(v352.row(18, iron_linear_thread() & 31u));
+    const unsigned int v7397 = static_cast<unsigned int>(v352.col(19, iron_linear_thread() & 31u));
+    const unsigned int v7398 = static_cast<unsigned int>(v352.row(19, iron_linear_thread() & 31u));
+    const unsigned int v7402 = static_cast<unsigned int>(v352.col(20, iron_linear_thread() & 31u));
+    const unsigned int v7403 = static_cast<unsigned int>(v352.row(20, iron_linear_thread() & 31u));
+    const unsigned int v7407 = static_cast<unsigned int>(v352.col(21, iron_linear_thread() & 31u));
+    const unsigned int v7408 = static_cast<unsigned int>(v352.row(21, iron_linear_thread() & 31u));
+    const unsigned int v7412 = static_cast<unsigned int>(v352.col(22, iron_linear_thread() & 31u));
+    const unsigned int v7413 = static_cast<unsigned int>(v352.row(22, iron_linear_thread() & 31u));
+    const unsigned int v7417 = static_cast<unsigned int>(v352.col(23, iron_linear_thread() & 31u));
+    const unsigned int v7418 = static_cast<unsigned int>(v352.row(23, iron_linear_thread() & 31u));
+    const unsigned int v7422 = static_cast<unsigned int>(v352.col(24, iron_linear_thread() & 31u));
+    const unsigned int v7423 = static_cast<unsigned int>(v352.row(24, iron_linear_thread() & 31u));
+    const unsigned int v7427 = static_cast<unsigned int>(v352.col(25, iron_linear_thread() & 31u));
+    const unsigned int v7428 = static_cast<unsigned int>(v352.row(25, iron_linear_thread() & 31u));
+    const unsigned int v7432 = static_cast<unsigned int>(v352.col(26, iron_linear_thread() & 31u));
+    const unsigned int v7433 = static_cast<unsigned int>(v352.row(26, iron_linear_thread() & 31u));
+    const unsigned int v7437 = static_cast<unsigned int>(v352.col(27, iron_linear_thread() & 31u));
+    const unsigned int v7438 = static_cast<unsigned int>(v352.row(27, iron_linear_thread() & 31u));
+    const unsigned int v7442 = static_cast<unsigned int>(v352.col(28, iron_linear_thread() & 31u));
+    const unsigned int v7443 = static_cast<unsigned int>(v352.row(28, iron_linear_thread() & 31u));
+    const unsigned int v7447 = static_cast<unsigned int>(v352.col(29, iron_linear_thread() & 31u));
+    const unsigned int v7448 = static_cast<unsigned int>(v352.row(29, iron_linear_thread() & 31u));
+    const unsigned int v7452 = static_cast<unsigned int>(v352.col(30, iron_linear_thread() & 31u));
+    const unsigned int v7453 = static_cast<unsigned int>(v352.row(30, iron_linear_thread() & 31u));
+    const unsigned int v7457 = static_cast<unsigned int>(v352.col(31, iron_linear_thread() & 31u));
+    const unsigned int v7458 = static_cast<unsigned int>(v352.row(31, iron_linear_thread() & 31u));
+    const unsigned int v7462 = static_cast<unsigned int>(v354.col(0, iron_linear_thread() & 31u));
+    const unsigned int v7463 = static_cast<unsigned int>(v354.row(0, iron_linear_thread() & 31u));
+    const unsigned int v7467 = static_cast<unsigned int>(v354.col(1, iron_linear_thread() & 31u));
+    const unsigned int v7468 = static_cast<unsigned int>(v354.row(1, iron_linear_thread() & 31u));
+    const unsigned int v7472 = static_cast<unsigned int>(v354.col(2, iron_linear_thread() & 31u));
+    const unsigned int v7473 = static_cast<unsigned int>(v354.row(2, iron_linear_thread() & 31u));
+    const unsigned int v7477 = static_cast<unsigned int>(v354.col(3, iron_linear_thread() & 31u));
+    const unsigned int v7478 = static_cast<unsigned int>(v354.row(3, iron_linear_thread() & 31u));
+    const unsigned int v7482 = static_cast<unsigned int>(v354.col(4, iron_linear_thread() & 31u));
+    const unsigned int v7483 = static_cast<unsigned int>(v354.row(4, iron_linear_thread() & 31u));
+    const unsigned int v7487 = static_cast<unsigned int>(v354.col(5, iron_linear_thread() & 31u));
+    const unsigned int v7488 = static_cast<unsigned int>(v354.row(5, iron_linear_thread() & 31u));
+    const unsigned int v7492 = static_cast<unsigned int>(v354.col(6, iron_linear_thread() & 31u));
+    const unsigned int v7493 = static_cast<unsigned int>(v354.row(6, iron_linear_thread() & 31u));
+    const unsigned int v7497 = static_cast<unsigned int>(v354.col(7, iron_linear_thread() & 31u));
+    const unsigned int v7498 = static_cast<unsigned int>(v354.row(7, iron_linear_thread() & 31u));
+    const unsigned int v7502 = static_cast<unsigned int>(v354.col(8, iron_linear_thread() & 31u));
+    const unsigned int v7503 = static_cast<unsigned int>(v354.row(8, iron_linear_thread() & 31u));
+    const unsigned int v7507 = static_cast<unsigned int>(v354.col(9, iron_linear_thread() & 31u));
+    const unsigned int v7508 = static_cast<unsigned int>(v354.row(9, iron_linear_thread() & 31u));
+    const unsigned int v7512 = static_cast<unsigned int>(v354.col(10, iron_linear_thread() & 31u));
+    const unsigned int v7513 = static_cast<unsigned int>(v354.row(10, iron_linear_thread() & 31u));
+    const unsigned int v7517 = static_cast<unsigned int>(v354.col(11, iron_linear_thread() & 31u));
+    const unsigned int v7518 = static_cast<unsigned int>(v354.row(11, iron_linear_thread() & 31u));
+    const unsigned int v7522 = static_cast<unsigned int>(v354.col(12, iron_linear_thread() & 31u));
+    const unsigned int v7523 = static_cast<unsigned int>(v354.row(12, iron_linear_thread() & 31u));
+    const unsigned int v7527 = static_cast<unsigned int>(v354.col(13, iron_linear_thread() & 31u));
+    const unsigned int v7528 = static_cast<unsigned int>(v354.row(13, iron_linear_thread() & 31u));
+    const unsigned int v7532 = static_cast<unsigned int>(v354.col(14, iron_linear_thread() & 31u));
+    const unsigned int v7533 = static_cast<unsigned int>(v354.row(14, iron_linear_thread() & 31u));
+    const unsigned int v7537 = static_cast<unsigned int>(v354.col(15, iron_linear_thread() & 31u));
+    const unsigned int v7538 = static_cast<unsigned int>(v354.row(15, iron_linear_thread() & 31u));
+    const unsigned int v7542 = static_cast<unsigned int>(v354.col(16, iron_linear_thread() & 31u));
+    const unsigned int v7543 = static_cast<unsigned int>(v354.row(16, iron_linear_thread() & 31u));
+    const unsigned int v7547 = static_cast<unsigned int>(v354.col(17, iron_linear_thread() & 31u));
+    const unsigned int v7548 = static_cast<unsigned int>(v354.row(17, iron_linear_thread() & 31u));
+    const unsigned int v7552 = static_cast<unsigned int>(v354.col(18, iron_linear_thread() & 31u));
+    const unsigned int v7553 = static_cast<unsigned int>(v354.row(18, iron_linear_thread() & 31u));
+    const unsigned int v7557 = static_cast<unsigned int>(v354.col(19, iron_linear_thread() & 31u));
+    const unsigned int v7558 = static_cast<unsigned int>(v354.row(19, iron_linear_thread() & 31u));
+    const unsigned int v7562 = static_cast<unsigned int>(v354.col(20, iron_linear_thread() & 31u));
+    const unsigned int v7563 = static_cast<unsigned int>(v354.row(20, iron_linear_thread() & 31u));
+    const unsigned int v7567 = static_cast<unsigned int>(v354.col(21, iron_linear_thread() & 31u));
+    const unsigned int v7568 = static_cast<unsigned int>(v354.row(21, iron_linear_thread() & 31u));
+    const unsigned int v7572 = static_cast<unsigned int>(v354.col(22, iron_linear_thread() & 31u));
+    const unsigned int v7573 = static_cast<unsigned int>(v354.row(22, iron_linear_thread() & 31u));
+    const unsigned int v7577 = static_cast<unsigned int>(v354.col(23, iron_linear_thread() & 31u));
+    const unsigned int v7578 = static_cast<unsigned int>(v354.row(23, iron_linear_thread() & 31u));
+    const unsigned int v7582 = static_cast<unsigned int>(v354.col(24, iron_linear_thread() & 31u));
+    const unsigned int v7583 = static_cast<unsigned int>(v354.row(24, iron_linear_thread() & 31u));
+    const unsigned int v7587 = static_cast<unsigned int>(v354.col(25, iron_linear_thread() & 31u));
+    const unsigned int v7588 = static_cast<unsigned int>(v354.row(25, iron_linear_thread() & 31u));
+    const unsigned int v7592 = static_cast<unsigned int>(v354.col(26, iron_linear_thread() & 31u));
+    const unsigned int v7593 = static_cast<unsigned int>(v354.row(26, iron_linear_thread() & 31u));
+    const unsigned int v7597 = static_cast<unsigned int>(v354.col(27, iron_linear_thread() & 31u));
+    const unsigned int v7598 = static_cast<unsigned int>(v354.row(27, iron_linear_thread() & 31u));
+    const unsigned int v7602 = static_cast<unsigned int>(v354.col(28, iron_linear_thread() & 31u));
+    const unsigned int v7603 = static_cast<unsigned int>(v354.row(28, iron_linear_thread() & 31u));
+    const unsigned int v7607 = static_cast<unsigned int>(v354.col(29, iron_linear_thread() & 31u));
+    const unsigned int v7608 = static_cast<unsigned int>(v354.row(29, iron_linear_thread() & 31u));
+    const unsigned int v7612 = static_cast<unsigned int>(v354.col(30, iron_linear_thread() & 31u));
+    const unsigned int v7613 = static_cast<unsigned int>(v354.row(30, iron_linear_thread() & 31u));
+    const unsigned int v7617 = static_cast<unsigned int>(v354.col(31, iron_linear_thread() & 31u));
+    const unsigned int v7618 = static_cast<unsigned int>(v354.row(31, iron_linear_thread() & 31u));
+    const unsigned int v7630 = v45 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:125
+    const unsigned int v7643 = v5416 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:130
+    const unsigned int v7783 = v7691 << 7u;
+    const unsigned int v7785 = v7643 + v7783;
+    const unsigned int v7798 = v7785 + 16u;
+    const unsigned int v7809 = v7785 + 32u;
+    const unsigned int v7820 = v7785 + 48u;
+    const unsigned int v7658 = v7643 + 64u;
+    const unsigned int v7838 = v7658 + v7783;
+    const unsigned int v7851 = v7838 + 16u;
+    const unsigned int v7862 = v7838 + 32u;
+    const unsigned int v7873 = v7838 + 48u;
 
-    for (unsigned int v4873 = v323; v4873 < v307; v4873 += 128u) {  // kernels/sdpa/flash_warpgroup.hpp:95
-      const unsigned int v4874 = v4873 - v323;
-      const unsigned int v4875 = v4874 >> 7u;
-      const unsigned int v4877 = v4875 & 1u;
+    for (unsigned int v4894 = v344; v4894 < v331; v4894 += 128u) {  // kernels/sdpa/flash_warpgroup.hpp:95
+      const unsigned int v4895 = v4894 - v344;
+      const unsigned int v4896 = v4895 >> 7u;
+      const unsigned int v4898 = v4896 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      const unsigned int v4880 = v4873 + 128u;
-      const unsigned int v4882 = v4875 + 1u;
-      const unsigned int v4883 = v4882 & 1u;
-      const bool v4884 = v4880 < v307;
-      if (v4884) {
-        const unsigned int v4886 = v4883 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:99
-        const unsigned int v4896 = v4880 + v52;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v4897 = v4896 < v37;
-        const unsigned int v4900 = v4897 ? v4896 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v4902 = v31 + v4900;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v4903 = v4902 * v2;
-        const unsigned int v4904 = v4903 + v28;
-        const unsigned int v4905 = v4904 << 7u;
-        const unsigned int v4906 = v4905 + v56;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v4915 = v4886 + v75;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v4916 = v4915 + v71;
-        const unsigned int v4917 = v4916 + v69;
-        iron_copy_async<16>(shm1 + (v4917 ^ (((v4917 >> 6u) & 7u) << 3u)), k + v4906, v4897);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v4927 = v4880 + v83;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v4928 = v4927 < v37;
-        const unsigned int v4931 = v4928 ? v4927 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v4933 = v31 + v4931;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v4934 = v4933 * v2;
-        const unsigned int v4935 = v4934 + v28;
-        const unsigned int v4936 = v4935 << 7u;
-        const unsigned int v4937 = v4936 + v87;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v4946 = v4886 + v106;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v4947 = v4946 + v102;
-        const unsigned int v4948 = v4947 + v100;
-        iron_copy_async<16>(shm1 + (v4948 ^ (((v4948 >> 6u) & 7u) << 3u)), k + v4937, v4928);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v4958 = v4880 + v114;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v4959 = v4958 < v37;
-        const unsigned int v4962 = v4959 ? v4958 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v4964 = v31 + v4962;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v4965 = v4964 * v2;
-        const unsigned int v4966 = v4965 + v28;
-        const unsigned int v4967 = v4966 << 7u;
-        const unsigned int v4968 = v4967 + v118;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v4977 = v4886 + v137;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v4978 = v4977 + v133;
-        const unsigned int v4979 = v4978 + v131;
-        iron_copy_async<16>(shm1 + (v4979 ^ (((v4979 >> 6u) & 7u) << 3u)), k + v4968, v4959);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v4989 = v4880 + v145;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v4990 = v4989 < v37;
-        const unsigned int v4993 = v4990 ? v4989 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v4995 = v31 + v4993;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v4996 = v4995 * v2;
-        const unsigned int v4997 = v4996 + v28;
-        const unsigned int v4998 = v4997 << 7u;
-        const unsigned int v4999 = v4998 + v149;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5008 = v4886 + v168;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v5009 = v5008 + v164;
-        const unsigned int v5010 = v5009 + v162;
-        iron_copy_async<16>(shm1 + (v5010 ^ (((v5010 >> 6u) & 7u) << 3u)), k + v4999, v4990);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v5020 = v4880 + v176;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v5021 = v5020 < v37;
-        const unsigned int v5024 = v5021 ? v5020 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5026 = v31 + v5024;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5027 = v5026 * v2;
-        const unsigned int v5028 = v5027 + v28;
-        const unsigned int v5029 = v5028 << 7u;
-        const unsigned int v5030 = v5029 + v180;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5039 = v4886 + v199;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v5040 = v5039 + v195;
-        const unsigned int v5041 = v5040 + v193;
-        iron_copy_async<16>(shm1 + (v5041 ^ (((v5041 >> 6u) & 7u) << 3u)), k + v5030, v5021);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v5051 = v4880 + v207;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v5052 = v5051 < v37;
-        const unsigned int v5055 = v5052 ? v5051 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5057 = v31 + v5055;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5058 = v5057 * v2;
-        const unsigned int v5059 = v5058 + v28;
-        const unsigned int v5060 = v5059 << 7u;
-        const unsigned int v5061 = v5060 + v211;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5070 = v4886 + v230;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v5071 = v5070 + v226;
-        const unsigned int v5072 = v5071 + v224;
-        iron_copy_async<16>(shm1 + (v5072 ^ (((v5072 >> 6u) & 7u) << 3u)), k + v5061, v5052);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v5082 = v4880 + v238;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v5083 = v5082 < v37;
-        const unsigned int v5086 = v5083 ? v5082 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5088 = v31 + v5086;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5089 = v5088 * v2;
-        const unsigned int v5090 = v5089 + v28;
-        const unsigned int v5091 = v5090 << 7u;
-        const unsigned int v5092 = v5091 + v242;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5101 = v4886 + v261;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v5102 = v5101 + v257;
-        const unsigned int v5103 = v5102 + v255;
-        iron_copy_async<16>(shm1 + (v5103 ^ (((v5103 >> 6u) & 7u) << 3u)), k + v5092, v5083);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v5113 = v4880 + v269;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v5114 = v5113 < v37;
-        const unsigned int v5117 = v5114 ? v5113 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5119 = v31 + v5117;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5120 = v5119 * v2;
-        const unsigned int v5121 = v5120 + v28;
-        const unsigned int v5122 = v5121 << 7u;
-        const unsigned int v5123 = v5122 + v273;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5132 = v4886 + v292;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v5133 = v5132 + v288;
-        const unsigned int v5134 = v5133 + v286;
-        iron_copy_async<16>(shm1 + (v5134 ^ (((v5134 >> 6u) & 7u) << 3u)), k + v5123, v5114);  // kernels/sdpa/flash_tile.hpp:86
-        iron_copy_async<16>(shm2 + (v4917 ^ (((v4917 >> 6u) & 7u) << 3u)), v + v4906, v4897);
-        iron_copy_async<16>(shm2 + (v4948 ^ (((v4948 >> 6u) & 7u) << 3u)), v + v4937, v4928);
-        iron_copy_async<16>(shm2 + (v4979 ^ (((v4979 >> 6u) & 7u) << 3u)), v + v4968, v4959);
-        iron_copy_async<16>(shm2 + (v5010 ^ (((v5010 >> 6u) & 7u) << 3u)), v + v4999, v4990);
-        iron_copy_async<16>(shm2 + (v5041 ^ (((v5041 >> 6u) & 7u) << 3u)), v + v5030, v5021);
-        iron_copy_async<16>(shm2 + (v5072 ^ (((v5072 >> 6u) & 7u) << 3u)), v + v5061, v5052);
-        iron_copy_async<16>(shm2 + (v5103 ^ (((v5103 >> 6u) & 7u) << 3u)), v + v5092, v5083);
-        iron_copy_async<16>(shm2 + (v5134 ^ (((v5134 >> 6u) & 7u) << 3u)), v + v5123, v5114);
+      const unsigned int v4901 = v4894 + 128u;
+      const unsigned int v4903 = v4896 + 1u;
+      const unsigned int v4904 = v4903 & 1u;
+      const bool v4905 = v4901 < v331;
+      if (v4905) {
+        const unsigned int v4907 = v4904 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:99
+        const unsigned int v4917 = v4901 + v52;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v4918 = v4917 < v37;
+        const unsigned int v4921 = v4918 ? v4917 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v4923 = v31 + v4921;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v4924 = v4923 * v2;
+        const unsigned int v4925 = v4924 + v28;
+        const unsigned int v4926 = v4925 << 7u;
+        const unsigned int v4927 = v4926 + v56;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v4936 = v4907 + v75;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v4937 = v4936 + v71;
+        const unsigned int v4938 = v4937 + v69;
+        iron_copy_async<16>(shm1 + (v4938 ^ (((v4938 >> 6u) & 7u) << 3u)), k + v4927, v4918);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v4948 = v4901 + v83;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v4949 = v4948 < v37;
+        const unsigned int v4952 = v4949 ? v4948 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v4954 = v31 + v4952;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v4955 = v4954 * v2;
+        const unsigned int v4956 = v4955 + v28;
+        const unsigned int v4957 = v4956 << 7u;
+        const unsigned int v4958 = v4957 + v87;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v4967 = v4907 + v106;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v4968 = v4967 + v102;
+        const unsigned int v4969 = v4968 + v100;
+        iron_copy_async<16>(shm1 + (v4969 ^ (((v4969 >> 6u) & 7u) << 3u)), k + v4958, v4949);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v4979 = v4901 + v114;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v4980 = v4979 < v37;
+        const unsigned int v4983 = v4980 ? v4979 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v4985 = v31 + v4983;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v4986 = v4985 * v2;
+        const unsigned int v4987 = v4986 + v28;
+        const unsigned int v4988 = v4987 << 7u;
+        const unsigned int v4989 = v4988 + v118;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v4998 = v4907 + v137;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v4999 = v4998 + v133;
+        const unsigned int v5000 = v4999 + v131;
+        iron_copy_async<16>(shm1 + (v5000 ^ (((v5000 >> 6u) & 7u) << 3u)), k + v4989, v4980);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5010 = v4901 + v145;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5011 = v5010 < v37;
+        const unsigned int v5014 = v5011 ? v5010 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5016 = v31 + v5014;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v5017 = v5016 * v2;
+        const unsigned int v5018 = v5017 + v28;
+        const unsigned int v5019 = v5018 << 7u;
+        const unsigned int v5020 = v5019 + v149;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5029 = v4907 + v168;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v5030 = v5029 + v164;
+        const unsigned int v5031 = v5030 + v162;
+        iron_copy_async<16>(shm1 + (v5031 ^ (((v5031 >> 6u) & 7u) << 3u)), k + v5020, v5011);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5041 = v4901 + v176;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5042 = v5041 < v37;
+        const unsigned int v5045 = v5042 ? v5041 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5047 = v31 + v5045;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v5048 = v5047 * v2;
+        const unsigned int v5049 = v5048 + v28;
+        const unsigned int v5050 = v5049 << 7u;
+        const unsigned int v5051 = v5050 + v180;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5060 = v4907 + v199;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v5061 = v5060 + v195;
+        const unsigned int v5062 = v5061 + v193;
+        iron_copy_async<16>(shm1 + (v5062 ^ (((v5062 >> 6u) & 7u) << 3u)), k + v5051, v5042);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5072 = v4901 + v207;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5073 = v5072 < v37;
+        const unsigned int v5076 = v5073 ? v5072 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5078 = v31 + v5076;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v5079 = v5078 * v2;
+        const unsigned int v5080 = v5079 + v28;
+        const unsigned int v5081 = v5080 << 7u;
+        const unsigned int v5082 = v5081 + v211;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5091 = v4907 + v230;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v5092 = v5091 + v226;
+        const unsigned int v5093 = v5092 + v224;
+        iron_copy_async<16>(shm1 + (v5093 ^ (((v5093 >> 6u) & 7u) << 3u)), k + v5082, v5073);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5103 = v4901 + v238;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5104 = v5103 < v37;
+        const unsigned int v5107 = v5104 ? v5103 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5109 = v31 + v5107;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v5110 = v5109 * v2;
+        const unsigned int v5111 = v5110 + v28;
+        const unsigned int v5112 = v5111 << 7u;
+        const unsigned int v5113 = v5112 + v242;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5122 = v4907 + v261;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v5123 = v5122 + v257;
+        const unsigned int v5124 = v5123 + v255;
+        iron_copy_async<16>(shm1 + (v5124 ^ (((v5124 >> 6u) & 7u) << 3u)), k + v5113, v5104);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5134 = v4901 + v269;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5135 = v5134 < v37;
+        const unsigned int v5138 = v5135 ? v5134 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5140 = v31 + v5138;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v5141 = v5140 * v2;
+        const unsigned int v5142 = v5141 + v28;
+        const unsigned int v5143 = v5142 << 7u;
+        const unsigned int v5144 = v5143 + v273;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5153 = v4907 + v292;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v5154 = v5153 + v288;
+        const unsigned int v5155 = v5154 + v286;
+        iron_copy_async<16>(shm1 + (v5155 ^ (((v5155 >> 6u) & 7u) << 3u)), k + v5144, v5135);  // kernels/sdpa/flash_tile.hpp:86
+        iron_copy_async<16>(shm2 + (v4938 ^ (((v4938 >> 6u) & 7u) << 3u)), v + v4927, v4918);
+        iron_copy_async<16>(shm2 + (v4969 ^ (((v4969 >> 6u) & 7u) << 3u)), v + v4958, v4949);
+        iron_copy_async<16>(shm2 + (v5000 ^ (((v5000 >> 6u) & 7u) << 3u)), v + v4989, v4980);
+        iron_copy_async<16>(shm2 + (v5031 ^ (((v5031 >> 6u) & 7u) << 3u)), v + v5020, v5011);
+        iron_copy_async<16>(shm2 + (v5062 ^ (((v5062 >> 6u) & 7u) << 3u)), v + v5051, v5042);
+        iron_copy_async<16>(shm2 + (v5093 ^ (((v5093 >> 6u) & 7u) << 3u)), v + v5082, v5073);
+        iron_copy_async<16>(shm2 + (v5124 ^ (((v5124 >> 6u) & 7u) << 3u)), v + v5113, v5104);
+        iron_copy_async<16>(shm2 + (v5155 ^ (((v5155 >> 6u) & 7u) << 3u)), v + v5144, v5135);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:95
-      iron_frag<float, 2, 16, 128> v5386;  // kernels/sdpa/flash_warpgroup.hpp:106
-      iron_frag_fill(v5386, 0.0f);
-      const unsigned int v5390 = v4877 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:109
-      iron_frag<iron_bf16, 0, 16, 16> v7681;  // kernels/sdpa/flash_warpgroup.hpp:108
-      iron_frag_fill(v7681, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v7681, shm0, v7674, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v7683;
-      iron_frag_fill(v7683, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v7683, shm1, v5390, 64u);
-      iron_frag_mma_sync(v5386, v7681, v7683);
-      const unsigned int v7688 = v5390 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v7690;
-      iron_frag_fill(v7690, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v7690, shm0, v7685, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v7692;
-      iron_frag_fill(v7692, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v7692, shm1, v7688, 64u);
-      iron_frag_mma_sync(v5386, v7690, v7692);
-      const unsigned int v7697 = v5390 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v7699;
-      iron_frag_fill(v7699, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v7699, shm0, v7694, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v7701;
-      iron_frag_fill(v7701, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v7701, shm1, v7697, 64u);
-      iron_frag_mma_sync(v5386, v7699, v7701);
-      const unsigned int v7706 = v5390 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v7708;
-      iron_frag_fill(v7708, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v7708, shm0, v7703, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v7710;
-      iron_frag_fill(v7710, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v7710, shm1, v7706, 64u);
-      iron_frag_mma_sync(v5386, v7708, v7710);
-      const unsigned int v5403 = v5390 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:109
-      iron_frag<iron_bf16, 0, 16, 16> v7726;  // kernels/sdpa/flash_warpgroup.hpp:108
-      iron_frag_fill(v7726, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v7726, shm0, v7719, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v7728;
-      iron_frag_fill(v7728, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v7728, shm1, v5403, 64u);
-      iron_frag_mma_sync(v5386, v7726, v7728);
-      const unsigned int v7733 = v5403 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v7735;
-      iron_frag_fill(v7735, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v7735, shm0, v7730, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v7737;
-      iron_frag_fill(v7737, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v7737, shm1, v7733, 64u);
-      iron_frag_mma_sync(v5386, v7735, v7737);
-      const unsigned int v7742 = v5403 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v7744;
-      iron_frag_fill(v7744, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v7744, shm0, v7739, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v7746;
-      iron_frag_fill(v7746, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v7746, shm1, v7742, 64u);
-      iron_frag_mma_sync(v5386, v7744, v7746);
-      const unsigned int v7751 = v5403 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v7753;
-      iron_frag_fill(v7753, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v7753, shm0, v7748, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v7755;
-      iron_frag_fill(v7755, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v7755, shm1, v7751, 64u);
-      iron_frag_mma_sync(v5386, v7753, v7755);
-      const bool v5413 = v4880 <= v37;  // kernels/sdpa/flash_tile.hpp:159
-      const unsigned int v5421 = v4880 + v18;
-      const bool v5422 = v5421 <= v310;
-      const bool v5423 = v306 || v5422;
-      const bool v5424 = v5413 && v5423;
-      const unsigned int v5427 = v4873 + v7;  // kernels/sdpa/flash_tile.hpp:160
-      const unsigned int v5428 = v5427 + v18;
-      const bool v5430 = v299 <= v5428;
-      const bool v5431 = v5426 || v5430;
-      const bool v5432 = v5424 && v5431;  // kernels/sdpa/flash_tile.hpp:159
-      if (v5432) {  // kernels/sdpa/flash_tile.hpp:161
-        const float v5435 = v5386.x[0];  // kernels/sdpa/flash_tile.hpp:162
-        const float v5436 = v5435 * v325;
-        v5386.x[0] = v5436;
-        const float v5439 = v5386.x[1];
-        const float v5440 = v5439 * v325;
-        v5386.x[1] = v5440;
-        const float v5443 = v5386.x[2];
-        const float v5444 = v5443 * v325;
-        v5386.x[2] = v5444;
-        const float v5447 = v5386.x[3];
-        const float v5448 = v5447 * v325;
-        v5386.x[3] = v5448;
-        const float v5451 = v5386.x[4];
-        const float v5452 = v5451 * v325;
-        v5386.x[4] = v5452;
-        const float v5455 = v5386.x[5];
-        const float v5456 = v5455 * v325;
-        v5386.x[5] = v5456;
-        const float v5459 = v5386.x[6];
-        const float v5460 = v5459 * v325;
-        v5386.x[6] = v5460;
-        const float v5463 = v5386.x[7];
-        const float v5464 = v5463 * v325;
-        v5386.x[7] = v5464;
-        const float v5467 = v5386.x[8];
-        const float v5468 = v5467 * v325;
-        v5386.x[8] = v5468;
-        const float v5471 = v5386.x[9];
-        const float v5472 = v5471 * v325;
-        v5386.x[9] = v5472;
-        const float v5475 = v5386.x[10];
-        const float v5476 = v5475 * v325;
-        v5386.x[10] = v5476;
-        const float v5479 = v5386.x[11];
-        const float v5480 = v5479 * v325;
-        v5386.x[11] = v5480;
-        const float v5483 = v5386.x[12];
-        const float v5484 = v5483 * v325;
-        v5386.x[12] = v5484;
-        const float v5487 = v5386.x[13];
-        const float v5488 = v5487 * v325;
-        v5386.x[13] = v5488;
-        const float v5491 = v5386.x[14];
-        const float v5492 = v5491 * v325;
-        v5386.x[14] = v5492;
-        const float v5495 = v5386.x[15];
-        const float v5496 = v5495 * v325;
-        v5386.x[15] = v5496;
-        const float v5499 = v5386.x[16];
-        const float v5500 = v5499 * v325;
-        v5386.x[16] = v5500;
-        const float v5503 = v5386.x[17];
-        const float v5504 = v5503 * v325;
-        v5386.x[17] = v5504;
-        const float v5507 = v5386.x[18];
-        const float v5508 = v5507 * v325;
-        v5386.x[18] = v5508;
-        const float v5511 = v5386.x[19];
-        const float v5512 = v5511 * v325;
-        v5386.x[19] = v5512;
-        const float v5515 = v5386.x[20];
-        const float v5516 = v5515 * v325;
-        v5386.x[20] = v5516;
-        const float v5519 = v5386.x[21];
-        const float v5520 = v5519 * v325;
-        v5386.x[21] = v5520;
-        const float v5523 = v5386.x[22];
-        const float v5524 = v5523 * v325;
-        v5386.x[22] = v5524;
-        const float v5527 = v5386.x[23];
-        const float v5528 = v5527 * v325;
-        v5386.x[23] = v5528;
-        const float v5531 = v5386.x[24];
-        const float v5532 = v5531 * v325;
-        v5386.x[24] = v5532;
-        const float v5535 = v5386.x[25];
-        const float v5536 = v5535 * v325;
-        v5386.x[25] = v5536;
-        const float v5539 = v5386.x[26];
-        const float v5540 = v5539 * v325;
-        v5386.x[26] = v5540;
-        const float v5543 = v5386.x[27];
-        const float v5544 = v5543 * v325;
-        v5386.x[27] = v5544;
-        const float v5547 = v5386.x[28];
-        const float v5548 = v5547 * v325;
-        v5386.x[28] = v5548;
-        const float v5551 = v5386.x[29];
-        const float v5552 = v5551 * v325;
-        v5386.x[29] = v5552;
-        const float v5555 = v5386.x[30];
-        const float v5556 = v5555 * v325;
-        v5386.x[30] = v5556;
-        const float v5559 = v5386.x[31];
-        const float v5560 = v5559 * v325;
-        v5386.x[31] = v5560;
-        const float v5563 = v5386.x[32];
-        const float v5564 = v5563 * v325;
-        v5386.x[32] = v5564;
-        const float v5567 = v5386.x[33];
-        const float v5568 = v5567 * v325;
-        v5386.x[33] = v5568;
-        const float v5571 = v5386.x[34];
-        const float v5572 = v5571 * v325;
-        v5386.x[34] = v5572;
-        const float v5575 = v5386.x[35];
-        const float v5576 = v5575 * v325;
-        v5386.x[35] = v5576;
-        const float v5579 = v5386.x[36];
-        const float v5580 = v5579 * v325;
-        v5386.x[36] = v5580;
-        const float v5583 = v5386.x[37];
-        const float v5584 = v5583 * v325;
-        v5386.x[37] = v5584;
-        const float v5587 = v5386.x[38];
-        const float v5588 = v5587 * v325;
-        v5386.x[38] = v5588;
-        const float v5591 = v5386.x[39];
-        const float v5592 = v5591 * v325;
-        v5386.x[39] = v5592;
-        const float v5595 = v5386.x[40];
-        const float v5596 = v5595 * v325;
-        v5386.x[40] = v5596;
-        const float v5599 = v5386.x[41];
-        const float v5600 = v5599 * v325;
-        v5386.x[41] = v5600;
-        const float v5603 = v5386.x[42];
-        const float v5604 = v5603 * v325;
-        v5386.x[42] = v5604;
-        const float v5607 = v5386.x[43];
-        const float v5608 = v5607 * v325;
-        v5386.x[43] = v5608;
-        const float v5611 = v5386.x[44];
-        const float v5612 = v5611 * v325;
-        v5386.x[44] = v5612;
-        const float v5615 = v5386.x[45];
-        const float v5616 = v5615 * v325;
-        v5386.x[45] = v5616;
-        const float v5619 = v5386.x[46];
-        const float v5620 = v5619 * v325;
-        v5386.x[46] = v5620;
-        const float v5623 = v5386.x[47];
-        const float v5624 = v5623 * v325;
-        v5386.x[47] = v5624;
-        const float v5627 = v5386.x[48];
-        const float v5628 = v5627 * v325;
-        v5386.x[48] = v5628;
-        const float v5631 = v5386.x[49];
-        const float v5632 = v5631 * v325;
-        v5386.x[49] = v5632;
-        const float v5635 = v5386.x[50];
-        const float v5636 = v5635 * v325;
-        v5386.x[50] = v5636;
-        const float v5639 = v5386.x[51];
-        const float v5640 = v5639 * v325;
-        v5386.x[51] = v5640;
-        const float v5643 = v5386.x[52];
-        const float v5644 = v5643 * v325;
-        v5386.x[52] = v5644;
-        const float v5647 = v5386.x[53];
-        const float v5648 = v5647 * v325;
-        v5386.x[53] = v5648;
-        const float v5651 = v5386.x[54];
-        const float v5652 = v5651 * v325;
-        v5386.x[54] = v5652;
-        const float v5655 = v5386.x[55];
-        const float v5656 = v5655 * v325;
-        v5386.x[55] = v5656;
-        const float v5659 = v5386.x[56];
-        const float v5660 = v5659 * v325;
-        v5386.x[56] = v5660;
-        const float v5663 = v5386.x[57];
-        const float v5664 = v5663 * v325;
-        v5386.x[57] = v5664;
-        const float v5667 = v5386.x[58];
-        const float v5668 = v5667 * v325;
-        v5386.x[58] = v5668;
-        const float v5671 = v5386.x[59];
-        const float v5672 = v5671 * v325;
-        v5386.x[59] = v5672;
-        const float v5675 = v5386.x[60];
-        const float v5676 = v5675 * v325;
-        v5386.x[60] = v5676;
-        const float v5679 = v5386.x[61];
-        const float v5680 = v5679 * v325;
-        v5386.x[61] = v5680;
-        const float v5683 = v5386.x[62];
-        const float v5684 = v5683 * v325;
-        v5386.x[62] = v5684;
-        const float v5687 = v5386.x[63];
-        const float v5688 = v5687 * v325;
-        v5386.x[63] = v5688;
+      iron_frag<float, 2, 16, 128> v5407;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag_fill(v5407, 0.0f);
+      const unsigned int v5411 = v4898 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:109
+      iron_frag<iron_bf16, 0, 16, 16> v7702;  // kernels/sdpa/flash_warpgroup.hpp:108
+      iron_frag_fill(v7702, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7702, shm0, v7695, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v7704;
+      iron_frag_fill(v7704, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v7704, shm1, v5411, 64u);
+      iron_frag_mma_sync(v5407, v7702, v7704);
+      const unsigned int v7709 = v5411 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v7711;
+      iron_frag_fill(v7711, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7711, shm0, v7706, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v7713;
+      iron_frag_fill(v7713, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v7713, shm1, v7709, 64u);
+      iron_frag_mma_sync(v5407, v7711, v7713);
+      const unsigned int v7718 = v5411 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v7720;
+      iron_frag_fill(v7720, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7720, shm0, v7715, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v7722;
+      iron_frag_fill(v7722, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v7722, shm1, v7718, 64u);
+      iron_frag_mma_sync(v5407, v7720, v7722);
+      const unsigned int v7727 = v5411 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v7729;
+      iron_frag_fill(v7729, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7729, shm0, v7724, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v7731;
+      iron_frag_fill(v7731, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v7731, shm1, v7727, 64u);
+      iron_frag_mma_sync(v5407, v7729, v7731);
+      const unsigned int v5424 = v5411 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:109
+      iron_frag<iron_bf16, 0, 16, 16> v7747;  // kernels/sdpa/flash_warpgroup.hpp:108
+      iron_frag_fill(v7747, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7747, shm0, v7740, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v7749;
+      iron_frag_fill(v7749, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v7749, shm1, v5424, 64u);
+      iron_frag_mma_sync(v5407, v7747, v7749);
+      const unsigned int v7754 = v5424 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v7756;
+      iron_frag_fill(v7756, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7756, shm0, v7751, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v7758;
+      iron_frag_fill(v7758, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v7758, shm1, v7754, 64u);
+      iron_frag_mma_sync(v5407, v7756, v7758);
+      const unsigned int v7763 = v5424 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v7765;
+      iron_frag_fill(v7765, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7765, shm0, v7760, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v7767;
+      iron_frag_fill(v7767, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v7767, shm1, v7763, 64u);
+      iron_frag_mma_sync(v5407, v7765, v7767);
+      const unsigned int v7772 = v5424 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v7774;
+      iron_frag_fill(v7774, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7774, shm0, v7769, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v7776;
+      iron_frag_fill(v7776, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v7776, shm1, v7772, 64u);
+      iron_frag_mma_sync(v5407, v7774, v7776);
+      const bool v5434 = v4901 <= v37;  // kernels/sdpa/flash_tile.hpp:154
+      const unsigned int v5442 = v4901 + v18;
+      const bool v5443 = v5442 <= v301;
+      const bool v5444 = v308 || v5443;
+      const bool v5445 = v5434 && v5444;
+      const unsigned int v5448 = v4894 + v7;  // kernels/sdpa/flash_tile.hpp:155
+      const unsigned int v5449 = v5448 + v18;
+      const bool v5451 = v5450 <= v5449;
+      const bool v5452 = v5447 || v5451;
+      const bool v5453 = v5445 && v5452;  // kernels/sdpa/flash_tile.hpp:154
+      if (v5453) {  // kernels/sdpa/flash_tile.hpp:156
+        const float v5456 = v5407.x[0];  // kernels/sdpa/flash_tile.hpp:157
+        const float v5457 = v5456 * v346;
+        v5407.x[0] = v5457;
+        const float v5460 = v5407.x[1];
+        const float v5461 = v5460 * v346;
+        v5407.x[1] = v5461;
+        const float v5464 = v5407.x[2];
+        const float v5465 = v5464 * v346;
+        v5407.x[2] = v5465;
+        const float v5468 = v5407.x[3];
+        const float v5469 = v5468 * v346;
+        v5407.x[3] = v5469;
+        const float v5472 = v5407.x[4];
+        const float v5473 = v5472 * v346;
+        v5407.x[4] = v5473;
+        const float v5476 = v5407.x[5];
+        const float v5477 = v5476 * v346;
+        v5407.x[5] = v5477;
+        const float v5480 = v5407.x[6];
+        const float v5481 = v5480 * v346;
+        v5407.x[6] = v5481;
+        const float v5484 = v5407.x[7];
+        const float v5485 = v5484 * v346;
+        v5407.x[7] = v5485;
+        const float v5488 = v5407.x[8];
+        const float v5489 = v5488 * v346;
+        v5407.x[8] = v5489;
+        const float v5492 = v5407.x[9];
+        const float v5493 = v5492 * v346;
+        v5407.x[9] = v5493;
+        const float v5496 = v5407.x[10];
+        const float v5497 = v5496 * v346;
+        v5407.x[10] = v5497;
+        const float v5500 = v5407.x[11];
+        const float v5501 = v5500 * v346;
+        v5407.x[11] = v5501;
+        const float v5504 = v5407.x[12];
+        const float v5505 = v5504 * v346;
+        v5407.x[12] = v5505;
+        const float v5508 = v5407.x[13];
+        const float v5509 = v5508 * v346;
+        v5407.x[13] = v5509;
+        const float v5512 = v5407.x[14];
+        const float v5513 = v5512 * v346;
+        v5407.x[14] = v5513;
+        const float v5516 = v5407.x[15];
+        const float v5517 = v5516 * v346;
+        v5407.x[15] = v5517;
+        const float v5520 = v5407.x[16];
+        const float v5521 = v5520 * v346;
+        v5407.x[16] = v5521;
+        const float v5524 = v5407.x[17];
+        const float v5525 = v5524 * v346;
+        v5407.x[17] = v5525;
+        const float v5528 = v5407.x[18];
+        const float v5529 = v5528 * v346;
+        v5407.x[18] = v5529;
+        const float v5532 = v5407.x[19];
+        const float v5533 = v5532 * v346;
+        v5407.x[19] = v5533;
+        const float v5536 = v5407.x[20];
+        const float v5537 = v5536 * v346;
+        v5407.x[20] = v5537;
+        const float v5540 = v5407.x[21];
+        const float v5541 = v5540 * v346;
+        v5407.x[21] = v5541;
+        const float v5544 = v5407.x[22];
+        const float v5545 = v5544 * v346;
+        v5407.x[22] = v5545;
+        const float v5548 = v5407.x[23];
+        const float v5549 = v5548 * v346;
+        v5407.x[23] = v5549;
+        const float v5552 = v5407.x[24];
+        const float v5553 = v5552 * v346;
+        v5407.x[24] = v5553;
+        const float v5556 = v5407.x[25];
+        const float v5557 = v5556 * v346;
+        v5407.x[25] = v5557;
+        const float v5560 = v5407.x[26];
+        const float v5561 = v5560 * v346;
+        v5407.x[26] = v5561;
+        const float v5564 = v5407.x[27];
+        const float v5565 = v5564 * v346;
+        v5407.x[27] = v5565;
+        const float v5568 = v5407.x[28];
+        const float v5569 = v5568 * v346;
+        v5407.x[28] = v5569;
+        const float v5572 = v5407.x[29];
+        const float v5573 = v5572 * v346;
+        v5407.x[29] = v5573;
+        const float v5576 = v5407.x[30];
+        const float v5577 = v5576 * v346;
+        v5407.x[30] = v5577;
+        const float v5580 = v5407.x[31];
+        const float v5581 = v5580 * v346;
+        v5407.x[31] = v5581;
+        const float v5584 = v5407.x[32];
+        const float v5585 = v5584 * v346;
+        v5407.x[32] = v5585;
+        const float v5588 = v5407.x[33];
+        const float v5589 = v5588 * v346;
+        v5407.x[33] = v5589;
+        const float v5592 = v5407.x[34];
+        const float v5593 = v5592 * v346;
+        v5407.x[34] = v5593;
+        const float v5596 = v5407.x[35];
+        const float v5597 = v5596 * v346;
+        v5407.x[35] = v5597;
+        const float v5600 = v5407.x[36];
+        const float v5601 = v5600 * v346;
+        v5407.x[36] = v5601;
+        const float v5604 = v5407.x[37];
+        const float v5605 = v5604 * v346;
+        v5407.x[37] = v5605;
+        const float v5608 = v5407.x[38];
+        const float v5609 = v5608 * v346;
+        v5407.x[38] = v5609;
+        const float v5612 = v5407.x[39];
+        const float v5613 = v5612 * v346;
+        v5407.x[39] = v5613;
+        const float v5616 = v5407.x[40];
+        const float v5617 = v5616 * v346;
+        v5407.x[40] = v5617;
+        const float v5620 = v5407.x[41];
+        const float v5621 = v5620 * v346;
+        v5407.x[41] = v5621;
+        const float v5624 = v5407.x[42];
+        const float v5625 = v5624 * v346;
+        v5407.x[42] = v5625;
+        const float v5628 = v5407.x[43];
+        const float v5629 = v5628 * v346;
+        v5407.x[43] = v5629;
+        const float v5632 = v5407.x[44];
+        const float v5633 = v5632 * v346;
+        v5407.x[44] = v5633;
+        const float v5636 = v5407.x[45];
+        const float v5637 = v5636 * v346;
+        v5407.x[45] = v5637;
+        const float v5640 = v5407.x[46];
+        const float v5641 = v5640 * v346;
+        v5407.x[46] = v5641;
+        const float v5644 = v5407.x[47];
+        const float v5645 = v5644 * v346;
+        v5407.x[47] = v5645;
+        const float v5648 = v5407.x[48];
+        const float v5649 = v5648 * v346;
+        v5407.x[48] = v5649;
+        const float v5652 = v5407.x[49];
+        const float v5653 = v5652 * v346;
+        v5407.x[49] = v5653;
+        const float v5656 = v5407.x[50];
+        const float v5657 = v5656 * v346;
+        v5407.x[50] = v5657;
+        const float v5660 = v5407.x[51];
+        const float v5661 = v5660 * v346;
+        v5407.x[51] = v5661;
+        const float v5664 = v5407.x[52];
+        const float v5665 = v5664 * v346;
+        v5407.x[52] = v5665;
+        const float v5668 = v5407.x[53];
+        const float v5669 = v5668 * v346;
+        v5407.x[53] = v5669;
+        const float v5672 = v5407.x[54];
+        const float v5673 = v5672 * v346;
+        v5407.x[54] = v5673;
+        const float v5676 = v5407.x[55];
+        const float v5677 = v5676 * v346;
+        v5407.x[55] = v5677;
+        const float v5680 = v5407.x[56];
+        const float v5681 = v5680 * v346;
+        v5407.x[56] = v5681;
+        const float v5684 = v5407.x[57];
+        const float v5685 = v5684 * v346;
+        v5407.x[57] = v5685;
+        const float v5688 = v5407.x[58];
+        const float v5689 = v5688 * v346;
+        v5407.x[58] = v5689;
+        const float v5692 = v5407.x[59];
+        const float v5693 = v5692 * v346;
+        v5407.x[59] = v5693;
+        const float v5696 = v5407.x[60];
+        const float v5697 = v5696 * v346;
+        v5407.x[60] = v5697;
+        const float v5700 = v5407.x[61];
+        const float v5701 = v5700 * v346;
+        v5407.x[61] = v5701;
+        const float v5704 = v5407.x[62];
+        const float v5705 = v5704 * v346;
+        v5407.x[62] = v5705;
+        const float v5708 = v5407.x[63];
+        const float v5709 = v5708 * v346;
+        v5407.x[63] = v5709;
       } else {
-        iron_frag<float, 2, 16, 8> v5690;  // kernels/sdpa/flash_tile.hpp:168
-        iron_frag_fill(v5690, 0.0f);
-        iron_frag<float, 2, 16, 8> v5692;  // kernels/sdpa/flash_tile.hpp:169
-        iron_frag_fill(v5692, 0.0f);
-        const unsigned int v5694 = static_cast<unsigned int>(v5690.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
-        const unsigned int v5696 = v46 + v5694;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v5698 = v5696 + v37;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v5699 = v5698 + 1u;
-        const unsigned int v5701 = v5699 - v18;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v5710 = v5701 - v7;  // kernels/sdpa/flash_tile.hpp:145
-        const bool v5714 = v5699 > v320;  // kernels/sdpa/flash_tile.hpp:144
-        const bool v5715 = v319 && v5714;
-        const unsigned int v5716 = v5715 ? v5710 : v47;
-        const unsigned int v5719 = v5716 - v4873;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v5720 = min(v5719, 128u);
-        const bool v5721 = v5716 > v4873;
-        const unsigned int v5722 = v5721 ? v5720 : v47;
-        const float v5723 = __uint_as_float(v5722);
-        v5690.x[0] = v5723;  // kernels/sdpa/flash_tile.hpp:173
-        const unsigned int v5725 = static_cast<unsigned int>(v5690.row(1, iron_linear_thread() & 31u));
-        const unsigned int v5727 = v46 + v5725;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v5729 = v5727 + v37;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v5730 = v5729 + 1u;
-        const unsigned int v5732 = v5730 - v18;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v5741 = v5732 - v7;  // kernels/sdpa/flash_tile.hpp:145
-        const bool v5745 = v5730 > v320;  // kernels/sdpa/flash_tile.hpp:144
-        const bool v5746 = v319 && v5745;
-        const unsigned int v5747 = v5746 ? v5741 : v47;
-        const unsigned int v5750 = v5747 - v4873;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v5751 = min(v5750, 128u);
-        const bool v5752 = v5747 > v4873;
-        const unsigned int v5753 = v5752 ? v5751 : v47;
-        const float v5754 = __uint_as_float(v5753);
-        v5690.x[1] = v5754;  // kernels/sdpa/flash_tile.hpp:173
-        const unsigned int v5756 = static_cast<unsigned int>(v5690.row(2, iron_linear_thread() & 31u));
-        const unsigned int v5758 = v46 + v5756;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v5760 = v5758 + v37;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v5761 = v5760 + 1u;
-        const unsigned int v5763 = v5761 - v18;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v5772 = v5763 - v7;  // kernels/sdpa/flash_tile.hpp:145
-        const bool v5776 = v5761 > v320;  // kernels/sdpa/flash_tile.hpp:144
-        const bool v5777 = v319 && v5776;
-        const unsigned int v5778 = v5777 ? v5772 : v47;
-        const unsigned int v5781 = v5778 - v4873;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v5782 = min(v5781, 128u);
-        const bool v5783 = v5778 > v4873;
-        const unsigned int v5784 = v5783 ? v5782 : v47;
-        const float v5785 = __uint_as_float(v5784);
-        v5690.x[2] = v5785;  // kernels/sdpa/flash_tile.hpp:173
-        const unsigned int v5787 = static_cast<unsigned int>(v5690.row(3, iron_linear_thread() & 31u));
-        const unsigned int v5789 = v46 + v5787;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v5791 = v5789 + v37;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v5792 = v5791 + 1u;
-        const unsigned int v5794 = v5792 - v18;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v5803 = v5794 - v7;  // kernels/sdpa/flash_tile.hpp:145
-        const bool v5807 = v5792 > v320;  // kernels/sdpa/flash_tile.hpp:144
-        const bool v5808 = v319 && v5807;
-        const unsigned int v5809 = v5808 ? v5803 : v47;
-        const unsigned int v5812 = v5809 - v4873;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v5813 = min(v5812, 128u);
-        const bool v5814 = v5809 > v4873;
-        const unsigned int v5815 = v5814 ? v5813 : v47;
-        const float v5816 = __uint_as_float(v5815);
-        v5690.x[3] = v5816;  // kernels/sdpa/flash_tile.hpp:173
-        const unsigned int v5818 = static_cast<unsigned int>(v5692.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
-        const unsigned int v5820 = v46 + v5818;  // kernels/sdpa/flash_tile.hpp:177
-        const unsigned int v5822 = v5820 + v37;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v5823 = v5822 + 1u;
-        const unsigned int v5825 = v5823 - v18;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v5826 = min(v37, v5825);
-        const bool v5827 = v5823 > v18;
-        const unsigned int v5828 = v5827 ? v5826 : v47;
-        const unsigned int v5831 = v306 ? v37 : v5828;  // kernels/sdpa/flash_tile.hpp:142
-        const unsigned int v5843 = v5831 - v4873;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v5844 = min(v5843, 128u);
-        const bool v5845 = v5831 > v4873;
-        const unsigned int v5846 = v5845 ? v5844 : v47;
-        const float v5847 = __uint_as_float(v5846);
-        v5692.x[0] = v5847;  // kernels/sdpa/flash_tile.hpp:176
-        const unsigned int v5849 = static_cast<unsigned int>(v5692.row(1, iron_linear_thread() & 31u));
-        const unsigned int v5851 = v46 + v5849;  // kernels/sdpa/flash_tile.hpp:177
-        const unsigned int v5853 = v5851 + v37;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v5854 = v5853 + 1u;
-        const unsigned int v5856 = v5854 - v18;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v5857 = min(v37, v5856);
-        const bool v5858 = v5854 > v18;
-        const unsigned int v5859 = v5858 ? v5857 : v47;
-        const unsigned int v5862 = v306 ? v37 : v5859;  // kernels/sdpa/flash_tile.hpp:142
-        const unsigned int v5874 = v5862 - v4873;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v5875 = min(v5874, 128u);
-        const bool v5876 = v5862 > v4873;
-        const unsigned int v5877 = v5876 ? v5875 : v47;
-        const float v5878 = __uint_as_float(v5877);
-        v5692.x[1] = v5878;  // kernels/sdpa/flash_tile.hpp:176
-        const unsigned int v5880 = static_cast<unsigned int>(v5692.row(2, iron_linear_thread() & 31u));
-        const unsigned int v5882 = v46 + v5880;  // kernels/sdpa/flash_tile.hpp:177
-        const unsigned int v5884 = v5882 + v37;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v5885 = v5884 + 1u;
-        const unsigned int v5887 = v5885 - v18;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v5888 = min(v37, v5887);
-        const bool v5889 = v5885 > v18;
-        const unsigned int v5890 = v5889 ? v5888 : v47;
-        const unsigned int v5893 = v306 ? v37 : v5890;  // kernels/sdpa/flash_tile.hpp:142
-        const unsigned int v5905 = v5893 - v4873;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v5906 = min(v5905, 128u);
-        const bool v5907 = v5893 > v4873;
-        const unsigned int v5908 = v5907 ? v5906 : v47;
-        const float v5909 = __uint_as_float(v5908);
-        v5692.x[2] = v5909;  // kernels/sdpa/flash_tile.hpp:176
-        const unsigned int v5911 = static_cast<unsigned int>(v5692.row(3, iron_linear_thread() & 31u));
-        const unsigned int v5913 = v46 + v5911;  // kernels/sdpa/flash_tile.hpp:177
-        const unsigned int v5915 = v5913 + v37;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v5916 = v5915 + 1u;
-        const unsigned int v5918 = v5916 - v18;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v5919 = min(v37, v5918);
-        const bool v5920 = v5916 > v18;
-        const unsigned int v5921 = v5920 ? v5919 : v47;
-        const unsigned int v5924 = v306 ? v37 : v5921;  // kernels/sdpa/flash_tile.hpp:142
-        const unsigned int v5936 = v5924 - v4873;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v5937 = min(v5936, 128u);
-        const bool v5938 = v5924 > v4873;
-        const unsigned int v5939 = v5938 ? v5937 : v47;
-        const float v5940 = __uint_as_float(v5939);
-        v5692.x[3] = v5940;  // kernels/sdpa/flash_tile.hpp:176
-        const unsigned int v5941 = static_cast<unsigned int>(v5386.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:179
-        const float v5943 = v5386.x[0];
-        const float v5944 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v5945 = __float_as_uint(v5944);
-        const bool v5946 = v5941 >= v5945;
-        const float v5947 = v5692.x[0];
-        const unsigned int v5948 = __float_as_uint(v5947);
-        const bool v5949 = v5941 < v5948;
-        const bool v5950 = v5946 && v5949;
-        const float v5952 = v5943 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v5953 = v5950 ? v5952 : __uint_as_float(0xff800000u);
-        v5386.x[0] = v5953;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v5954 = static_cast<unsigned int>(v5386.col(1, iron_linear_thread() & 31u));
-        const float v5956 = v5386.x[1];
-        const float v5957 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v5958 = __float_as_uint(v5957);
-        const bool v5959 = v5954 >= v5958;
-        const float v5960 = v5692.x[0];
-        const unsigned int v5961 = __float_as_uint(v5960);
-        const bool v5962 = v5954 < v5961;
-        const bool v5963 = v5959 && v5962;
-        const float v5965 = v5956 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v5966 = v5963 ? v5965 : __uint_as_float(0xff800000u);
-        v5386.x[1] = v5966;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v5967 = static_cast<unsigned int>(v5386.col(2, iron_linear_thread() & 31u));
-        const float v5969 = v5386.x[2];
-        const float v5970 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v5971 = __float_as_uint(v5970);
-        const bool v5972 = v5967 >= v5971;
-        const float v5973 = v5692.x[2];
-        const unsigned int v5974 = __float_as_uint(v5973);
-        const bool v5975 = v5967 < v5974;
-        const bool v5976 = v5972 && v5975;
-        const float v5978 = v5969 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v5979 = v5976 ? v5978 : __uint_as_float(0xff800000u);
-        v5386.x[2] = v5979;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v5980 = static_cast<unsigned int>(v5386.col(3, iron_linear_thread() & 31u));
-        const float v5982 = v5386.x[3];
-        const float v5983 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v5984 = __float_as_uint(v5983);
-        const bool v5985 = v5980 >= v5984;
-        const float v5986 = v5692.x[2];
-        const unsigned int v5987 = __float_as_uint(v5986);
-        const bool v5988 = v5980 < v5987;
-        const bool v5989 = v5985 && v5988;
-        const float v5991 = v5982 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v5992 = v5989 ? v5991 : __uint_as_float(0xff800000u);
-        v5386.x[3] = v5992;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v5993 = static_cast<unsigned int>(v5386.col(4, iron_linear_thread() & 31u));
-        const float v5995 = v5386.x[4];
-        const float v5996 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v5997 = __float_as_uint(v5996);
-        const bool v5998 = v5993 >= v5997;
-        const float v5999 = v5692.x[0];
-        const unsigned int v6000 = __float_as_uint(v5999);
-        const bool v6001 = v5993 < v6000;
-        const bool v6002 = v5998 && v6001;
-        const float v6004 = v5995 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6005 = v6002 ? v6004 : __uint_as_float(0xff800000u);
-        v5386.x[4] = v6005;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6006 = static_cast<unsigned int>(v5386.col(5, iron_linear_thread() & 31u));
-        const float v6008 = v5386.x[5];
-        const float v6009 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6010 = __float_as_uint(v6009);
-        const bool v6011 = v6006 >= v6010;
-        const float v6012 = v5692.x[0];
-        const unsigned int v6013 = __float_as_uint(v6012);
-        const bool v6014 = v6006 < v6013;
-        const bool v6015 = v6011 && v6014;
-        const float v6017 = v6008 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6018 = v6015 ? v6017 : __uint_as_float(0xff800000u);
-        v5386.x[5] = v6018;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6019 = static_cast<unsigned int>(v5386.col(6, iron_linear_thread() & 31u));
-        const float v6021 = v5386.x[6];
-        const float v6022 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6023 = __float_as_uint(v6022);
-        const bool v6024 = v6019 >= v6023;
-        const float v6025 = v5692.x[2];
-        const unsigned int v6026 = __float_as_uint(v6025);
-        const bool v6027 = v6019 < v6026;
-        const bool v6028 = v6024 && v6027;
-        const float v6030 = v6021 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6031 = v6028 ? v6030 : __uint_as_float(0xff800000u);
-        v5386.x[6] = v6031;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6032 = static_cast<unsigned int>(v5386.col(7, iron_linear_thread() & 31u));
-        const float v6034 = v5386.x[7];
-        const float v6035 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6036 = __float_as_uint(v6035);
-        const bool v6037 = v6032 >= v6036;
-        const float v6038 = v5692.x[2];
-        const unsigned int v6039 = __float_as_uint(v6038);
-        const bool v6040 = v6032 < v6039;
-        const bool v6041 = v6037 && v6040;
-        const float v6043 = v6034 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6044 = v6041 ? v6043 : __uint_as_float(0xff800000u);
-        v5386.x[7] = v6044;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6045 = static_cast<unsigned int>(v5386.col(8, iron_linear_thread() & 31u));
-        const float v6047 = v5386.x[8];
-        const float v6048 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6049 = __float_as_uint(v6048);
-        const bool v6050 = v6045 >= v6049;
-        const float v6051 = v5692.x[0];
-        const unsigned int v6052 = __float_as_uint(v6051);
-        const bool v6053 = v6045 < v6052;
-        const bool v6054 = v6050 && v6053;
-        const float v6056 = v6047 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6057 = v6054 ? v6056 : __uint_as_float(0xff800000u);
-        v5386.x[8] = v6057;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6058 = static_cast<unsigned int>(v5386.col(9, iron_linear_thread() & 31u));
-        const float v6060 = v5386.x[9];
-        const float v6061 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6062 = __float_as_uint(v6061);
-        const bool v6063 = v6058 >= v6062;
-        const float v6064 = v5692.x[0];
-        const unsigned int v6065 = __float_as_uint(v6064);
-        const bool v6066 = v6058 < v6065;
-        const bool v6067 = v6063 && v6066;
-        const float v6069 = v6060 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6070 = v6067 ? v6069 : __uint_as_float(0xff800000u);
-        v5386.x[9] = v6070;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6071 = static_cast<unsigned int>(v5386.col(10, iron_linear_thread() & 31u));
-        const float v6073 = v5386.x[10];
-        const float v6074 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6075 = __float_as_uint(v6074);
-        const bool v6076 = v6071 >= v6075;
-        const float v6077 = v5692.x[2];
-        const unsigned int v6078 = __float_as_uint(v6077);
-        const bool v6079 = v6071 < v6078;
-        const bool v6080 = v6076 && v6079;
-        const float v6082 = v6073 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6083 = v6080 ? v6082 : __uint_as_float(0xff800000u);
-        v5386.x[10] = v6083;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6084 = static_cast<unsigned int>(v5386.col(11, iron_linear_thread() & 31u));
-        const float v6086 = v5386.x[11];
-        const float v6087 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6088 = __float_as_uint(v6087);
-        const bool v6089 = v6084 >= v6088;
-        const float v6090 = v5692.x[2];
-        const unsigned int v6091 = __float_as_uint(v6090);
-        const bool v6092 = v6084 < v6091;
-        const bool v6093 = v6089 && v6092;
-        const float v6095 = v6086 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6096 = v6093 ? v6095 : __uint_as_float(0xff800000u);
-        v5386.x[11] = v6096;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6097 = static_cast<unsigned int>(v5386.col(12, iron_linear_thread() & 31u));
-        const float v6099 = v5386.x[12];
-        const float v6100 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6101 = __float_as_uint(v6100);
-        const bool v6102 = v6097 >= v6101;
-        const float v6103 = v5692.x[0];
-        const unsigned int v6104 = __float_as_uint(v6103);
-        const bool v6105 = v6097 < v6104;
-        const bool v6106 = v6102 && v6105;
-        const float v6108 = v6099 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6109 = v6106 ? v6108 : __uint_as_float(0xff800000u);
-        v5386.x[12] = v6109;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6110 = static_cast<unsigned int>(v5386.col(13, iron_linear_thread() & 31u));
-        const float v6112 = v5386.x[13];
-        const float v6113 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6114 = __float_as_uint(v6113);
-        const bool v6115 = v6110 >= v6114;
-        const float v6116 = v5692.x[0];
-        const unsigned int v6117 = __float_as_uint(v6116);
-        const bool v6118 = v6110 < v6117;
-        const bool v6119 = v6115 && v6118;
-        const float v6121 = v6112 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6122 = v6119 ? v6121 : __uint_as_float(0xff800000u);
-        v5386.x[13] = v6122;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6123 = static_cast<unsigned int>(v5386.col(14, iron_linear_thread() & 31u));
-        const float v6125 = v5386.x[14];
-        const float v6126 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6127 = __float_as_uint(v6126);
-        const bool v6128 = v6123 >= v6127;
-        const float v6129 = v5692.x[2];
-        const unsigned int v6130 = __float_as_uint(v6129);
-        const bool v6131 = v6123 < v6130;
-        const bool v6132 = v6128 && v6131;
-        const float v6134 = v6125 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6135 = v6132 ? v6134 : __uint_as_float(0xff800000u);
-        v5386.x[14] = v6135;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6136 = static_cast<unsigned int>(v5386.col(15, iron_linear_thread() & 31u));
-        const float v6138 = v5386.x[15];
-        const float v6139 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6140 = __float_as_uint(v6139);
-        const bool v6141 = v6136 >= v6140;
-        const float v6142 = v5692.x[2];
-        const unsigned int v6143 = __float_as_uint(v6142);
-        const bool v6144 = v6136 < v6143;
-        const bool v6145 = v6141 && v6144;
-        const float v6147 = v6138 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6148 = v6145 ? v6147 : __uint_as_float(0xff800000u);
-        v5386.x[15] = v6148;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6149 = static_cast<unsigned int>(v5386.col(16, iron_linear_thread() & 31u));
-        const float v6151 = v5386.x[16];
-        const float v6152 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6153 = __float_as_uint(v6152);
-        const bool v6154 = v6149 >= v6153;
-        const float v6155 = v5692.x[0];
-        const unsigned int v6156 = __float_as_uint(v6155);
-        const bool v6157 = v6149 < v6156;
-        const bool v6158 = v6154 && v6157;
-        const float v6160 = v6151 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6161 = v6158 ? v6160 : __uint_as_float(0xff800000u);
-        v5386.x[16] = v6161;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6162 = static_cast<unsigned int>(v5386.col(17, iron_linear_thread() & 31u));
-        const float v6164 = v5386.x[17];
-        const float v6165 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6166 = __float_as_uint(v6165);
-        const bool v6167 = v6162 >= v6166;
-        const float v6168 = v5692.x[0];
-        const unsigned int v6169 = __float_as_uint(v6168);
-        const bool v6170 = v6162 < v6169;
-        const bool v6171 = v6167 && v6170;
-        const float v6173 = v6164 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6174 = v6171 ? v6173 : __uint_as_float(0xff800000u);
-        v5386.x[17] = v6174;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6175 = static_cast<unsigned int>(v5386.col(18, iron_linear_thread() & 31u));
-        const float v6177 = v5386.x[18];
-        const float v6178 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6179 = __float_as_uint(v6178);
-        const bool v6180 = v6175 >= v6179;
-        const float v6181 = v5692.x[2];
-        const unsigned int v6182 = __float_as_uint(v6181);
-        const bool v6183 = v6175 < v6182;
-        const bool v6184 = v6180 && v6183;
-        const float v6186 = v6177 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6187 = v6184 ? v6186 : __uint_as_float(0xff800000u);
-        v5386.x[18] = v6187;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6188 = static_cast<unsigned int>(v5386.col(19, iron_linear_thread() & 31u));
-        const float v6190 = v5386.x[19];
-        const float v6191 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6192 = __float_as_uint(v6191);
-        const bool v6193 = v6188 >= v6192;
-        const float v6194 = v5692.x[2];
-        const unsigned int v6195 = __float_as_uint(v6194);
-        const bool v6196 = v6188 < v6195;
-        const bool v6197 = v6193 && v6196;
-        const float v6199 = v6190 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6200 = v6197 ? v6199 : __uint_as_float(0xff800000u);
-        v5386.x[19] = v6200;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6201 = static_cast<unsigned int>(v5386.col(20, iron_linear_thread() & 31u));
-        const float v6203 = v5386.x[20];
-        const float v6204 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6205 = __float_as_uint(v6204);
-        const bool v6206 = v6201 >= v6205;
-        const float v6207 = v5692.x[0];
-        const unsigned int v6208 = __float_as_uint(v6207);
-        const bool v6209 = v6201 < v6208;
-        const bool v6210 = v6206 && v6209;
-        const float v6212 = v6203 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6213 = v6210 ? v6212 : __uint_as_float(0xff800000u);
-        v5386.x[20] = v6213;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6214 = static_cast<unsigned int>(v5386.col(21, iron_linear_thread() & 31u));
-        const float v6216 = v5386.x[21];
-        const float v6217 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6218 = __float_as_uint(v6217);
-        const bool v6219 = v6214 >= v6218;
-        const float v6220 = v5692.x[0];
-        const unsigned int v6221 = __float_as_uint(v6220);
-        const bool v6222 = v6214 < v6221;
-        const bool v6223 = v6219 && v6222;
-        const float v6225 = v6216 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6226 = v6223 ? v6225 : __uint_as_float(0xff800000u);
-        v5386.x[21] = v6226;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6227 = static_cast<unsigned int>(v5386.col(22, iron_linear_thread() & 31u));
-        const float v6229 = v5386.x[22];
-        const float v6230 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6231 = __float_as_uint(v6230);
-        const bool v6232 = v6227 >= v6231;
-        const float v6233 = v5692.x[2];
-        const unsigned int v6234 = __float_as_uint(v6233);
-        const bool v6235 = v6227 < v6234;
-        const bool v6236 = v6232 && v6235;
-        const float v6238 = v6229 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6239 = v6236 ? v6238 : __uint_as_float(0xff800000u);
-        v5386.x[22] = v6239;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6240 = static_cast<unsigned int>(v5386.col(23, iron_linear_thread() & 31u));
-        const float v6242 = v5386.x[23];
-        const float v6243 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6244 = __float_as_uint(v6243);
-        const bool v6245 = v6240 >= v6244;
-        const float v6246 = v5692.x[2];
-        const unsigned int v6247 = __float_as_uint(v6246);
-        const bool v6248 = v6240 < v6247;
-        const bool v6249 = v6245 && v6248;
-        const float v6251 = v6242 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6252 = v6249 ? v6251 : __uint_as_float(0xff800000u);
-        v5386.x[23] = v6252;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6253 = static_cast<unsigned int>(v5386.col(24, iron_linear_thread() & 31u));
-        const float v6255 = v5386.x[24];
-        const float v6256 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6257 = __float_as_uint(v6256);
-        const bool v6258 = v6253 >= v6257;
-        const float v6259 = v5692.x[0];
-        const unsigned int v6260 = __float_as_uint(v6259);
-        const bool v6261 = v6253 < v6260;
-        const bool v6262 = v6258 && v6261;
-        const float v6264 = v6255 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6265 = v6262 ? v6264 : __uint_as_float(0xff800000u);
-        v5386.x[24] = v6265;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6266 = static_cast<unsigned int>(v5386.col(25, iron_linear_thread() & 31u));
-        const float v6268 = v5386.x[25];
-        const float v6269 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6270 = __float_as_uint(v6269);
-        const bool v6271 = v6266 >= v6270;
-        const float v6272 = v5692.x[0];
-        const unsigned int v6273 = __float_as_uint(v6272);
-        const bool v6274 = v6266 < v6273;
-        const bool v6275 = v6271 && v6274;
-        const float v6277 = v6268 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6278 = v6275 ? v6277 : __uint_as_float(0xff800000u);
-        v5386.x[25] = v6278;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6279 = static_cast<unsigned int>(v5386.col(26, iron_linear_thread() & 31u));
-        const float v6281 = v5386.x[26];
-        const float v6282 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6283 = __float_as_uint(v6282);
-        const bool v6284 = v6279 >= v6283;
-        const float v6285 = v5692.x[2];
-        const unsigned int v6286 = __float_as_uint(v6285);
-        const bool v6287 = v6279 < v6286;
-        const bool v6288 = v6284 && v6287;
-        const float v6290 = v6281 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6291 = v6288 ? v6290 : __uint_as_float(0xff800000u);
-        v5386.x[26] = v6291;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6292 = static_cast<unsigned int>(v5386.col(27, iron_linear_thread() & 31u));
-        const float v6294 = v5386.x[27];
-        const float v6295 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6296 = __float_as_uint(v6295);
-        const bool v6297 = v6292 >= v6296;
-        const float v6298 = v5692.x[2];
-        const unsigned int v6299 = __float_as_uint(v6298);
-        const bool v6300 = v6292 < v6299;
-        const bool v6301 = v6297 && v6300;
-        const float v6303 = v6294 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6304 = v6301 ? v6303 : __uint_as_float(0xff800000u);
-        v5386.x[27] = v6304;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6305 = static_cast<unsigned int>(v5386.col(28, iron_linear_thread() & 31u));
-        const float v6307 = v5386.x[28];
-        const float v6308 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6309 = __float_as_uint(v6308);
-        const bool v6310 = v6305 >= v6309;
-        const float v6311 = v5692.x[0];
-        const unsigned int v6312 = __float_as_uint(v6311);
-        const bool v6313 = v6305 < v6312;
-        const bool v6314 = v6310 && v6313;
-        const float v6316 = v6307 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6317 = v6314 ? v6316 : __uint_as_float(0xff800000u);
-        v5386.x[28] = v6317;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6318 = static_cast<unsigned int>(v5386.col(29, iron_linear_thread() & 31u));
-        const float v6320 = v5386.x[29];
-        const float v6321 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6322 = __float_as_uint(v6321);
-        const bool v6323 = v6318 >= v6322;
-        const float v6324 = v5692.x[0];
-        const unsigned int v6325 = __float_as_uint(v6324);
-        const bool v6326 = v6318 < v6325;
-        const bool v6327 = v6323 && v6326;
-        const float v6329 = v6320 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6330 = v6327 ? v6329 : __uint_as_float(0xff800000u);
-        v5386.x[29] = v6330;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6331 = static_cast<unsigned int>(v5386.col(30, iron_linear_thread() & 31u));
-        const float v6333 = v5386.x[30];
-        const float v6334 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6335 = __float_as_uint(v6334);
-        const bool v6336 = v6331 >= v6335;
-        const float v6337 = v5692.x[2];
-        const unsigned int v6338 = __float_as_uint(v6337);
-        const bool v6339 = v6331 < v6338;
-        const bool v6340 = v6336 && v6339;
-        const float v6342 = v6333 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6343 = v6340 ? v6342 : __uint_as_float(0xff800000u);
-        v5386.x[30] = v6343;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6344 = static_cast<unsigned int>(v5386.col(31, iron_linear_thread() & 31u));
-        const float v6346 = v5386.x[31];
-        const float v6347 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6348 = __float_as_uint(v6347);
-        const bool v6349 = v6344 >= v6348;
-        const float v6350 = v5692.x[2];
-        const unsigned int v6351 = __float_as_uint(v6350);
-        const bool v6352 = v6344 < v6351;
-        const bool v6353 = v6349 && v6352;
-        const float v6355 = v6346 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6356 = v6353 ? v6355 : __uint_as_float(0xff800000u);
-        v5386.x[31] = v6356;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6357 = static_cast<unsigned int>(v5386.col(32, iron_linear_thread() & 31u));
-        const float v6359 = v5386.x[32];
-        const float v6360 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6361 = __float_as_uint(v6360);
-        const bool v6362 = v6357 >= v6361;
-        const float v6363 = v5692.x[0];
-        const unsigned int v6364 = __float_as_uint(v6363);
-        const bool v6365 = v6357 < v6364;
-        const bool v6366 = v6362 && v6365;
-        const float v6368 = v6359 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6369 = v6366 ? v6368 : __uint_as_float(0xff800000u);
-        v5386.x[32] = v6369;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6370 = static_cast<unsigned int>(v5386.col(33, iron_linear_thread() & 31u));
-        const float v6372 = v5386.x[33];
-        const float v6373 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6374 = __float_as_uint(v6373);
-        const bool v6375 = v6370 >= v6374;
-        const float v6376 = v5692.x[0];
-        const unsigned int v6377 = __float_as_uint(v6376);
-        const bool v6378 = v6370 < v6377;
-        const bool v6379 = v6375 && v6378;
-        const float v6381 = v6372 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6382 = v6379 ? v6381 : __uint_as_float(0xff800000u);
-        v5386.x[33] = v6382;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6383 = static_cast<unsigned int>(v5386.col(34, iron_linear_thread() & 31u));
-        const float v6385 = v5386.x[34];
-        const float v6386 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6387 = __float_as_uint(v6386);
-        const bool v6388 = v6383 >= v6387;
-        const float v6389 = v5692.x[2];
-        const unsigned int v6390 = __float_as_uint(v6389);
-        const bool v6391 = v6383 < v6390;
-        const bool v6392 = v6388 && v6391;
-        const float v6394 = v6385 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6395 = v6392 ? v6394 : __uint_as_float(0xff800000u);
-        v5386.x[34] = v6395;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6396 = static_cast<unsigned int>(v5386.col(35, iron_linear_thread() & 31u));
-        const float v6398 = v5386.x[35];
-        const float v6399 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6400 = __float_as_uint(v6399);
-        const bool v6401 = v6396 >= v6400;
-        const float v6402 = v5692.x[2];
-        const unsigned int v6403 = __float_as_uint(v6402);
-        const bool v6404 = v6396 < v6403;
-        const bool v6405 = v6401 && v6404;
-        const float v6407 = v6398 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6408 = v6405 ? v6407 : __uint_as_float(0xff800000u);
-        v5386.x[35] = v6408;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6409 = static_cast<unsigned int>(v5386.col(36, iron_linear_thread() & 31u));
-        const float v6411 = v5386.x[36];
-        const float v6412 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6413 = __float_as_uint(v6412);
-        const bool v6414 = v6409 >= v6413;
-        const float v6415 = v5692.x[0];
-        const unsigned int v6416 = __float_as_uint(v6415);
-        const bool v6417 = v6409 < v6416;
-        const bool v6418 = v6414 && v6417;
-        const float v6420 = v6411 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6421 = v6418 ? v6420 : __uint_as_float(0xff800000u);
-        v5386.x[36] = v6421;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6422 = static_cast<unsigned int>(v5386.col(37, iron_linear_thread() & 31u));
-        const float v6424 = v5386.x[37];
-        const float v6425 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6426 = __float_as_uint(v6425);
-        const bool v6427 = v6422 >= v6426;
-        const float v6428 = v5692.x[0];
-        const unsigned int v6429 = __float_as_uint(v6428);
-        const bool v6430 = v6422 < v6429;
-        const bool v6431 = v6427 && v6430;
-        const float v6433 = v6424 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6434 = v6431 ? v6433 : __uint_as_float(0xff800000u);
-        v5386.x[37] = v6434;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6435 = static_cast<unsigned int>(v5386.col(38, iron_linear_thread() & 31u));
-        const float v6437 = v5386.x[38];
-        const float v6438 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6439 = __float_as_uint(v6438);
-        const bool v6440 = v6435 >= v6439;
-        const float v6441 = v5692.x[2];
-        const unsigned int v6442 = __float_as_uint(v6441);
-        const bool v6443 = v6435 < v6442;
-        const bool v6444 = v6440 && v6443;
-        const float v6446 = v6437 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6447 = v6444 ? v6446 : __uint_as_float(0xff800000u);
-        v5386.x[38] = v6447;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6448 = static_cast<unsigned int>(v5386.col(39, iron_linear_thread() & 31u));
-        const float v6450 = v5386.x[39];
-        const float v6451 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6452 = __float_as_uint(v6451);
-        const bool v6453 = v6448 >= v6452;
-        const float v6454 = v5692.x[2];
-        const unsigned int v6455 = __float_as_uint(v6454);
-        const bool v6456 = v6448 < v6455;
-        const bool v6457 = v6453 && v6456;
-        const float v6459 = v6450 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6460 = v6457 ? v6459 : __uint_as_float(0xff800000u);
-        v5386.x[39] = v6460;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6461 = static_cast<unsigned int>(v5386.col(40, iron_linear_thread() & 31u));
-        const float v6463 = v5386.x[40];
-        const float v6464 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6465 = __float_as_uint(v6464);
-        const bool v6466 = v6461 >= v6465;
-        const float v6467 = v5692.x[0];
-        const unsigned int v6468 = __float_as_uint(v6467);
-        const bool v6469 = v6461 < v6468;
-        const bool v6470 = v6466 && v6469;
-        const float v6472 = v6463 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6473 = v6470 ? v6472 : __uint_as_float(0xff800000u);
-        v5386.x[40] = v6473;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6474 = static_cast<unsigned int>(v5386.col(41, iron_linear_thread() & 31u));
-        const float v6476 = v5386.x[41];
-        const float v6477 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6478 = __float_as_uint(v6477);
-        const bool v6479 = v6474 >= v6478;
-        const float v6480 = v5692.x[0];
-        const unsigned int v6481 = __float_as_uint(v6480);
-        const bool v6482 = v6474 < v6481;
-        const bool v6483 = v6479 && v6482;
-        const float v6485 = v6476 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6486 = v6483 ? v6485 : __uint_as_float(0xff800000u);
-        v5386.x[41] = v6486;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6487 = static_cast<unsigned int>(v5386.col(42, iron_linear_thread() & 31u));
-        const float v6489 = v5386.x[42];
-        const float v6490 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6491 = __float_as_uint(v6490);
-        const bool v6492 = v6487 >= v6491;
-        const float v6493 = v5692.x[2];
-        const unsigned int v6494 = __float_as_uint(v6493);
-        const bool v6495 = v6487 < v6494;
-        const bool v6496 = v6492 && v6495;
-        const float v6498 = v6489 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6499 = v6496 ? v6498 : __uint_as_float(0xff800000u);
-        v5386.x[42] = v6499;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6500 = static_cast<unsigned int>(v5386.col(43, iron_linear_thread() & 31u));
-        const float v6502 = v5386.x[43];
-        const float v6503 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6504 = __float_as_uint(v6503);
-        const bool v6505 = v6500 >= v6504;
-        const float v6506 = v5692.x[2];
-        const unsigned int v6507 = __float_as_uint(v6506);
-        const bool v6508 = v6500 < v6507;
-        const bool v6509 = v6505 && v6508;
-        const float v6511 = v6502 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6512 = v6509 ? v6511 : __uint_as_float(0xff800000u);
-        v5386.x[43] = v6512;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6513 = static_cast<unsigned int>(v5386.col(44, iron_linear_thread() & 31u));
-        const float v6515 = v5386.x[44];
-        const float v6516 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6517 = __float_as_uint(v6516);
-        const bool v6518 = v6513 >= v6517;
-        const float v6519 = v5692.x[0];
-        const unsigned int v6520 = __float_as_uint(v6519);
-        const bool v6521 = v6513 < v6520;
-        const bool v6522 = v6518 && v6521;
-        const float v6524 = v6515 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6525 = v6522 ? v6524 : __uint_as_float(0xff800000u);
-        v5386.x[44] = v6525;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6526 = static_cast<unsigned int>(v5386.col(45, iron_linear_thread() & 31u));
-        const float v6528 = v5386.x[45];
-        const float v6529 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6530 = __float_as_uint(v6529);
-        const bool v6531 = v6526 >= v6530;
-        const float v6532 = v5692.x[0];
-        const unsigned int v6533 = __float_as_uint(v6532);
-        const bool v6534 = v6526 < v6533;
-        const bool v6535 = v6531 && v6534;
-        const float v6537 = v6528 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6538 = v6535 ? v6537 : __uint_as_float(0xff800000u);
-        v5386.x[45] = v6538;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6539 = static_cast<unsigned int>(v5386.col(46, iron_linear_thread() & 31u));
-        const float v6541 = v5386.x[46];
-        const float v6542 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6543 = __float_as_uint(v6542);
-        const bool v6544 = v6539 >= v6543;
-        const float v6545 = v5692.x[2];
-        const unsigned int v6546 = __float_as_uint(v6545);
-        const bool v6547 = v6539 < v6546;
-        const bool v6548 = v6544 && v6547;
-        const float v6550 = v6541 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6551 = v6548 ? v6550 : __uint_as_float(0xff800000u);
-        v5386.x[46] = v6551;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6552 = static_cast<unsigned int>(v5386.col(47, iron_linear_thread() & 31u));
-        const float v6554 = v5386.x[47];
-        const float v6555 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6556 = __float_as_uint(v6555);
-        const bool v6557 = v6552 >= v6556;
-        const float v6558 = v5692.x[2];
-        const unsigned int v6559 = __float_as_uint(v6558);
-        const bool v6560 = v6552 < v6559;
-        const bool v6561 = v6557 && v6560;
-        const float v6563 = v6554 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6564 = v6561 ? v6563 : __uint_as_float(0xff800000u);
-        v5386.x[47] = v6564;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6565 = static_cast<unsigned int>(v5386.col(48, iron_linear_thread() & 31u));
-        const float v6567 = v5386.x[48];
-        const float v6568 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6569 = __float_as_uint(v6568);
-        const bool v6570 = v6565 >= v6569;
-        const float v6571 = v5692.x[0];
-        const unsigned int v6572 = __float_as_uint(v6571);
-        const bool v6573 = v6565 < v6572;
-        const bool v6574 = v6570 && v6573;
-        const float v6576 = v6567 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6577 = v6574 ? v6576 : __uint_as_float(0xff800000u);
-        v5386.x[48] = v6577;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6578 = static_cast<unsigned int>(v5386.col(49, iron_linear_thread() & 31u));
-        const float v6580 = v5386.x[49];
-        const float v6581 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6582 = __float_as_uint(v6581);
-        const bool v6583 = v6578 >= v6582;
-        const float v6584 = v5692.x[0];
-        const unsigned int v6585 = __float_as_uint(v6584);
-        const bool v6586 = v6578 < v6585;
-        const bool v6587 = v6583 && v6586;
-        const float v6589 = v6580 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6590 = v6587 ? v6589 : __uint_as_float(0xff800000u);
-        v5386.x[49] = v6590;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6591 = static_cast<unsigned int>(v5386.col(50, iron_linear_thread() & 31u));
-        const float v6593 = v5386.x[50];
-        const float v6594 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6595 = __float_as_uint(v6594);
-        const bool v6596 = v6591 >= v6595;
-        const float v6597 = v5692.x[2];
-        const unsigned int v6598 = __float_as_uint(v6597);
-        const bool v6599 = v6591 < v6598;
-        const bool v6600 = v6596 && v6599;
-        const float v6602 = v6593 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6603 = v6600 ? v6602 : __uint_as_float(0xff800000u);
-        v5386.x[50] = v6603;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6604 = static_cast<unsigned int>(v5386.col(51, iron_linear_thread() & 31u));
-        const float v6606 = v5386.x[51];
-        const float v6607 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6608 = __float_as_uint(v6607);
-        const bool v6609 = v6604 >= v6608;
-        const float v6610 = v5692.x[2];
-        const unsigned int v6611 = __float_as_uint(v6610);
-        const bool v6612 = v6604 < v6611;
-        const bool v6613 = v6609 && v6612;
-        const float v6615 = v6606 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6616 = v6613 ? v6615 : __uint_as_float(0xff800000u);
-        v5386.x[51] = v6616;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6617 = static_cast<unsigned int>(v5386.col(52, iron_linear_thread() & 31u));
-        const float v6619 = v5386.x[52];
-        const float v6620 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6621 = __float_as_uint(v6620);
-        const bool v6622 = v6617 >= v6621;
-        const float v6623 = v5692.x[0];
-        const unsigned int v6624 = __float_as_uint(v6623);
-        const bool v6625 = v6617 < v6624;
-        const bool v6626 = v6622 && v6625;
-        const float v6628 = v6619 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6629 = v6626 ? v6628 : __uint_as_float(0xff800000u);
-        v5386.x[52] = v6629;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6630 = static_cast<unsigned int>(v5386.col(53, iron_linear_thread() & 31u));
-        const float v6632 = v5386.x[53];
-        const float v6633 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6634 = __float_as_uint(v6633);
-        const bool v6635 = v6630 >= v6634;
-        const float v6636 = v5692.x[0];
-        const unsigned int v6637 = __float_as_uint(v6636);
-        const bool v6638 = v6630 < v6637;
-        const bool v6639 = v6635 && v6638;
-        const float v6641 = v6632 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6642 = v6639 ? v6641 : __uint_as_float(0xff800000u);
-        v5386.x[53] = v6642;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6643 = static_cast<unsigned int>(v5386.col(54, iron_linear_thread() & 31u));
-        const float v6645 = v5386.x[54];
-        const float v6646 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6647 = __float_as_uint(v6646);
-        const bool v6648 = v6643 >= v6647;
-        const float v6649 = v5692.x[2];
-        const unsigned int v6650 = __float_as_uint(v6649);
-        const bool v6651 = v6643 < v6650;
-        const bool v6652 = v6648 && v6651;
-        const float v6654 = v6645 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6655 = v6652 ? v6654 : __uint_as_float(0xff800000u);
-        v5386.x[54] = v6655;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6656 = static_cast<unsigned int>(v5386.col(55, iron_linear_thread() & 31u));
-        const float v6658 = v5386.x[55];
-        const float v6659 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6660 = __float_as_uint(v6659);
-        const bool v6661 = v6656 >= v6660;
-        const float v6662 = v5692.x[2];
-        const unsigned int v6663 = __float_as_uint(v6662);
-        const bool v6664 = v6656 < v6663;
-        const bool v6665 = v6661 && v6664;
-        const float v6667 = v6658 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6668 = v6665 ? v6667 : __uint_as_float(0xff800000u);
-        v5386.x[55] = v6668;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6669 = static_cast<unsigned int>(v5386.col(56, iron_linear_thread() & 31u));
-        const float v6671 = v5386.x[56];
-        const float v6672 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6673 = __float_as_uint(v6672);
-        const bool v6674 = v6669 >= v6673;
-        const float v6675 = v5692.x[0];
-        const unsigned int v6676 = __float_as_uint(v6675);
-        const bool v6677 = v6669 < v6676;
-        const bool v6678 = v6674 && v6677;
-        const float v6680 = v6671 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6681 = v6678 ? v6680 : __uint_as_float(0xff800000u);
-        v5386.x[56] = v6681;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6682 = static_cast<unsigned int>(v5386.col(57, iron_linear_thread() & 31u));
-        const float v6684 = v5386.x[57];
-        const float v6685 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6686 = __float_as_uint(v6685);
-        const bool v6687 = v6682 >= v6686;
-        const float v6688 = v5692.x[0];
-        const unsigned int v6689 = __float_as_uint(v6688);
-        const bool v6690 = v6682 < v6689;
-        const bool v6691 = v6687 && v6690;
-        const float v6693 = v6684 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6694 = v6691 ? v6693 : __uint_as_float(0xff800000u);
-        v5386.x[57] = v6694;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6695 = static_cast<unsigned int>(v5386.col(58, iron_linear_thread() & 31u));
-        const float v6697 = v5386.x[58];
-        const float v6698 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6699 = __float_as_uint(v6698);
-        const bool v6700 = v6695 >= v6699;
-        const float v6701 = v5692.x[2];
-        const unsigned int v6702 = __float_as_uint(v6701);
-        const bool v6703 = v6695 < v6702;
-        const bool v6704 = v6700 && v6703;
-        const float v6706 = v6697 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6707 = v6704 ? v6706 : __uint_as_float(0xff800000u);
-        v5386.x[58] = v6707;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6708 = static_cast<unsigned int>(v5386.col(59, iron_linear_thread() & 31u));
-        const float v6710 = v5386.x[59];
-        const float v6711 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6712 = __float_as_uint(v6711);
-        const bool v6713 = v6708 >= v6712;
-        const float v6714 = v5692.x[2];
-        const unsigned int v6715 = __float_as_uint(v6714);
-        const bool v6716 = v6708 < v6715;
-        const bool v6717 = v6713 && v6716;
-        const float v6719 = v6710 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6720 = v6717 ? v6719 : __uint_as_float(0xff800000u);
-        v5386.x[59] = v6720;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6721 = static_cast<unsigned int>(v5386.col(60, iron_linear_thread() & 31u));
-        const float v6723 = v5386.x[60];
-        const float v6724 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6725 = __float_as_uint(v6724);
-        const bool v6726 = v6721 >= v6725;
-        const float v6727 = v5692.x[0];
-        const unsigned int v6728 = __float_as_uint(v6727);
-        const bool v6729 = v6721 < v6728;
-        const bool v6730 = v6726 && v6729;
-        const float v6732 = v6723 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6733 = v6730 ? v6732 : __uint_as_float(0xff800000u);
-        v5386.x[60] = v6733;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6734 = static_cast<unsigned int>(v5386.col(61, iron_linear_thread() & 31u));
-        const float v6736 = v5386.x[61];
-        const float v6737 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6738 = __float_as_uint(v6737);
-        const bool v6739 = v6734 >= v6738;
-        const float v6740 = v5692.x[0];
-        const unsigned int v6741 = __float_as_uint(v6740);
-        const bool v6742 = v6734 < v6741;
-        const bool v6743 = v6739 && v6742;
-        const float v6745 = v6736 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6746 = v6743 ? v6745 : __uint_as_float(0xff800000u);
-        v5386.x[61] = v6746;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6747 = static_cast<unsigned int>(v5386.col(62, iron_linear_thread() & 31u));
-        const float v6749 = v5386.x[62];
-        const float v6750 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6751 = __float_as_uint(v6750);
-        const bool v6752 = v6747 >= v6751;
-        const float v6753 = v5692.x[2];
-        const unsigned int v6754 = __float_as_uint(v6753);
-        const bool v6755 = v6747 < v6754;
-        const bool v6756 = v6752 && v6755;
-        const float v6758 = v6749 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6759 = v6756 ? v6758 : __uint_as_float(0xff800000u);
-        v5386.x[62] = v6759;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v6760 = static_cast<unsigned int>(v5386.col(63, iron_linear_thread() & 31u));
-        const float v6762 = v5386.x[63];
-        const float v6763 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v6764 = __float_as_uint(v6763);
-        const bool v6765 = v6760 >= v6764;
-        const float v6766 = v5692.x[2];
-        const unsigned int v6767 = __float_as_uint(v6766);
-        const bool v6768 = v6760 < v6767;
-        const bool v6769 = v6765 && v6768;
-        const float v6771 = v6762 * v325;  // kernels/sdpa/flash_tile.hpp:181
-        const float v6772 = v6769 ? v6771 : __uint_as_float(0xff800000u);
-        v5386.x[63] = v6772;  // kernels/sdpa/flash_tile.hpp:179
+        iron_frag<float, 2, 16, 8> v5711;  // kernels/sdpa/flash_tile.hpp:163
+        iron_frag_fill(v5711, 0.0f);
+        iron_frag<float, 2, 16, 8> v5713;  // kernels/sdpa/flash_tile.hpp:164
+        iron_frag_fill(v5713, 0.0f);
+        const unsigned int v5715 = static_cast<unsigned int>(v5711.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:168
+        const unsigned int v5717 = v46 + v5715;  // kernels/sdpa/flash_tile.hpp:169
+        const unsigned int v5719 = v5717 + v37;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v5720 = v5719 + 1u;
+        const unsigned int v5722 = v5720 - v18;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v5731 = v5722 - v7;  // kernels/sdpa/flash_tile.hpp:129
+        const bool v5735 = v5720 > v315;  // kernels/sdpa/flash_tile.hpp:128
+        const bool v5736 = v314 && v5735;
+        const unsigned int v5737 = v5736 ? v5731 : v47;
+        const unsigned int v5740 = v5737 - v4894;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v5741 = min(v5740, 128u);
+        const bool v5742 = v5737 > v4894;
+        const unsigned int v5743 = v5742 ? v5741 : v47;
+        const float v5744 = __uint_as_float(v5743);
+        v5711.x[0] = v5744;  // kernels/sdpa/flash_tile.hpp:168
+        const unsigned int v5746 = static_cast<unsigned int>(v5711.row(1, iron_linear_thread() & 31u));
+        const unsigned int v5748 = v46 + v5746;  // kernels/sdpa/flash_tile.hpp:169
+        const unsigned int v5750 = v5748 + v37;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v5751 = v5750 + 1u;
+        const unsigned int v5753 = v5751 - v18;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v5762 = v5753 - v7;  // kernels/sdpa/flash_tile.hpp:129
+        const bool v5766 = v5751 > v315;  // kernels/sdpa/flash_tile.hpp:128
+        const bool v5767 = v314 && v5766;
+        const unsigned int v5768 = v5767 ? v5762 : v47;
+        const unsigned int v5771 = v5768 - v4894;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v5772 = min(v5771, 128u);
+        const bool v5773 = v5768 > v4894;
+        const unsigned int v5774 = v5773 ? v5772 : v47;
+        const float v5775 = __uint_as_float(v5774);
+        v5711.x[1] = v5775;  // kernels/sdpa/flash_tile.hpp:168
+        const unsigned int v5777 = static_cast<unsigned int>(v5711.row(2, iron_linear_thread() & 31u));
+        const unsigned int v5779 = v46 + v5777;  // kernels/sdpa/flash_tile.hpp:169
+        const unsigned int v5781 = v5779 + v37;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v5782 = v5781 + 1u;
+        const unsigned int v5784 = v5782 - v18;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v5793 = v5784 - v7;  // kernels/sdpa/flash_tile.hpp:129
+        const bool v5797 = v5782 > v315;  // kernels/sdpa/flash_tile.hpp:128
+        const bool v5798 = v314 && v5797;
+        const unsigned int v5799 = v5798 ? v5793 : v47;
+        const unsigned int v5802 = v5799 - v4894;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v5803 = min(v5802, 128u);
+        const bool v5804 = v5799 > v4894;
+        const unsigned int v5805 = v5804 ? v5803 : v47;
+        const float v5806 = __uint_as_float(v5805);
+        v5711.x[2] = v5806;  // kernels/sdpa/flash_tile.hpp:168
+        const unsigned int v5808 = static_cast<unsigned int>(v5711.row(3, iron_linear_thread() & 31u));
+        const unsigned int v5810 = v46 + v5808;  // kernels/sdpa/flash_tile.hpp:169
+        const unsigned int v5812 = v5810 + v37;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v5813 = v5812 + 1u;
+        const unsigned int v5815 = v5813 - v18;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v5824 = v5815 - v7;  // kernels/sdpa/flash_tile.hpp:129
+        const bool v5828 = v5813 > v315;  // kernels/sdpa/flash_tile.hpp:128
+        const bool v5829 = v314 && v5828;
+        const unsigned int v5830 = v5829 ? v5824 : v47;
+        const unsigned int v5833 = v5830 - v4894;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v5834 = min(v5833, 128u);
+        const bool v5835 = v5830 > v4894;
+        const unsigned int v5836 = v5835 ? v5834 : v47;
+        const float v5837 = __uint_as_float(v5836);
+        v5711.x[3] = v5837;  // kernels/sdpa/flash_tile.hpp:168
+        const unsigned int v5839 = static_cast<unsigned int>(v5713.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v5841 = v46 + v5839;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v5843 = v5841 + v37;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v5844 = v5843 + 1u;
+        const unsigned int v5846 = v5844 - v18;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v5847 = min(v37, v5846);
+        const bool v5848 = v5844 > v18;
+        const unsigned int v5849 = v5848 ? v5847 : v47;
+        const unsigned int v5852 = v308 ? v37 : v5849;  // kernels/sdpa/flash_tile.hpp:126
+        const unsigned int v5864 = v5852 - v4894;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v5865 = min(v5864, 128u);
+        const bool v5866 = v5852 > v4894;
+        const unsigned int v5867 = v5866 ? v5865 : v47;
+        const float v5868 = __uint_as_float(v5867);
+        v5713.x[0] = v5868;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v5870 = static_cast<unsigned int>(v5713.row(1, iron_linear_thread() & 31u));
+        const unsigned int v5872 = v46 + v5870;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v5874 = v5872 + v37;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v5875 = v5874 + 1u;
+        const unsigned int v5877 = v5875 - v18;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v5878 = min(v37, v5877);
+        const bool v5879 = v5875 > v18;
+        const unsigned int v5880 = v5879 ? v5878 : v47;
+        const unsigned int v5883 = v308 ? v37 : v5880;  // kernels/sdpa/flash_tile.hpp:126
+        const unsigned int v5895 = v5883 - v4894;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v5896 = min(v5895, 128u);
+        const bool v5897 = v5883 > v4894;
+        const unsigned int v5898 = v5897 ? v5896 : v47;
+        const float v5899 = __uint_as_float(v5898);
+        v5713.x[1] = v5899;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v5901 = static_cast<unsigned int>(v5713.row(2, iron_linear_thread() & 31u));
+        const unsigned int v5903 = v46 + v5901;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v5905 = v5903 + v37;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v5906 = v5905 + 1u;
+        const unsigned int v5908 = v5906 - v18;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v5909 = min(v37, v5908);
+        const bool v5910 = v5906 > v18;
+        const unsigned int v5911 = v5910 ? v5909 : v47;
+        const unsigned int v5914 = v308 ? v37 : v5911;  // kernels/sdpa/flash_tile.hpp:126
+        const unsigned int v5926 = v5914 - v4894;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v5927 = min(v5926, 128u);
+        const bool v5928 = v5914 > v4894;
+        const unsigned int v5929 = v5928 ? v5927 : v47;
+        const float v5930 = __uint_as_float(v5929);
+        v5713.x[2] = v5930;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v5932 = static_cast<unsigned int>(v5713.row(3, iron_linear_thread() & 31u));
+        const unsigned int v5934 = v46 + v5932;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v5936 = v5934 + v37;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v5937 = v5936 + 1u;
+        const unsigned int v5939 = v5937 - v18;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v5940 = min(v37, v5939);
+        const bool v5941 = v5937 > v18;
+        const unsigned int v5942 = v5941 ? v5940 : v47;
+        const unsigned int v5945 = v308 ? v37 : v5942;  // kernels/sdpa/flash_tile.hpp:126
+        const unsigned int v5957 = v5945 - v4894;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v5958 = min(v5957, 128u);
+        const bool v5959 = v5945 > v4894;
+        const unsigned int v5960 = v5959 ? v5958 : v47;
+        const float v5961 = __uint_as_float(v5960);
+        v5713.x[3] = v5961;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v5962 = static_cast<unsigned int>(v5407.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:174
+        const float v5964 = v5407.x[0];
+        const float v5965 = v5711.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v5966 = __float_as_uint(v5965);
+        const bool v5967 = v5962 >= v5966;
+        const float v5968 = v5713.x[0];
+        const unsigned int v5969 = __float_as_uint(v5968);
+        const bool v5970 = v5962 < v5969;
+        const bool v5971 = v5967 && v5970;
+        const float v5973 = v5964 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v5974 = v5971 ? v5973 : __uint_as_float(0xff800000u);
+        v5407.x[0] = v5974;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5975 = static_cast<unsigned int>(v5407.col(1, iron_linear_thread() & 31u));
+        const float v5977 = v5407.x[1];
+        const float v5978 = v5711.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v5979 = __float_as_uint(v5978);
+        const bool v5980 = v5975 >= v5979;
+        const float v5981 = v5713.x[0];
+        const unsigned int v5982 = __float_as_uint(v5981);
+        const bool v5983 = v5975 < v5982;
+        const bool v5984 = v5980 && v5983;
+        const float v5986 = v5977 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v5987 = v5984 ? v5986 : __uint_as_float(0xff800000u);
+        v5407.x[1] = v5987;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5988 = static_cast<unsigned int>(v5407.col(2, iron_linear_thread() & 31u));
+        const float v5990 = v5407.x[2];
+        const float v5991 = v5711.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v5992 = __float_as_uint(v5991);
+        const bool v5993 = v5988 >= v5992;
+        const float v5994 = v5713.x[2];
+        const unsigned int v5995 = __float_as_uint(v5994);
+        const bool v5996 = v5988 < v5995;
+        const bool v5997 = v5993 && v5996;
+        const float v5999 = v5990 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6000 = v5997 ? v5999 : __uint_as_float(0xff800000u);
+        v5407.x[2] = v6000;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6001 = static_cast<unsigned int>(v5407.col(3, iron_linear_thread() & 31u));
+        const float v6003 = v5407.x[3];
+        const float v6004 = v5711.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6005 = __float_as_uint(v6004);
+        const bool v6006 = v6001 >= v6005;
+        const float v6007 = v5713.x[2];
+        const unsigned int v6008 = __float_as_uint(v6007);
+        const bool v6009 = v6001 < v6008;
+        const bool v6010 = v6006 && v6009;
+        const float v6012 = v6003 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6013 = v6010 ? v6012 : __uint_as_float(0xff800000u);
+        v5407.x[3] = v6013;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6014 = static_cast<unsigned int>(v5407.col(4, iron_linear_thread() & 31u));
+        const float v6016 = v5407.x[4];
+        const float v6017 = v5711.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6018 = __float_as_uint(v6017);
+        const bool v6019 = v6014 >= v6018;
+        const float v6020 = v5713.x[0];
+        const unsigned int v6021 = __float_as_uint(v6020);
+        const bool v6022 = v6014 < v6021;
+        const bool v6023 = v6019 && v6022;
+        const float v6025 = v6016 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6026 = v6023 ? v6025 : __uint_as_float(0xff800000u);
+        v5407.x[4] = v6026;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6027 = static_cast<unsigned int>(v5407.col(5, iron_linear_thread() & 31u));
+        const float v6029 = v5407.x[5];
+        const float v6030 = v5711.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6031 = __float_as_uint(v6030);
+        const bool v6032 = v6027 >= v6031;
+        const float v6033 = v5713.x[0];
+        const unsigned int v6034 = __float_as_uint(v6033);
+        const bool v6035 = v6027 < v6034;
+        const bool v6036 = v6032 && v6035;
+        const float v6038 = v6029 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6039 = v6036 ? v6038 : __uint_as_float(0xff800000u);
+        v5407.x[5] = v6039;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6040 = static_cast<unsigned int>(v5407.col(6, iron_linear_thread() & 31u));
+        const float v6042 = v5407.x[6];
+        const float v6043 = v5711.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6044 = __float_as_uint(v6043);
+        const bool v6045 = v6040 >= v6044;
+        const float v6046 = v5713.x[2];
+        const unsigned int v6047 = __float_as_uint(v6046);
+        const bool v6048 = v6040 < v6047;
+        const bool v6049 = v6045 && v6048;
+        const float v6051 = v6042 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6052 = v6049 ? v6051 : __uint_as_float(0xff800000u);
+        v5407.x[6] = v6052;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6053 = static_cast<unsigned int>(v5407.col(7, iron_linear_thread() & 31u));
+        const float v6055 = v5407.x[7];
+        const float v6056 = v5711.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6057 = __float_as_uint(v6056);
+        const bool v6058 = v6053 >= v6057;
+        const float v6059 = v5713.x[2];
+        const unsigned int v6060 = __float_as_uint(v6059);
+        const bool v6061 = v6053 < v6060;
+        const bool v6062 = v6058 && v6061;
+        const float v6064 = v6055 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6065 = v6062 ? v6064 : __uint_as_float(0xff800000u);
+        v5407.x[7] = v6065;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6066 = static_cast<unsigned int>(v5407.col(8, iron_linear_thread() & 31u));
+        const float v6068 = v5407.x[8];
+        const float v6069 = v5711.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6070 = __float_as_uint(v6069);
+        const bool v6071 = v6066 >= v6070;
+        const float v6072 = v5713.x[0];
+        const unsigned int v6073 = __float_as_uint(v6072);
+        const bool v6074 = v6066 < v6073;
+        const bool v6075 = v6071 && v6074;
+        const float v6077 = v6068 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6078 = v6075 ? v6077 : __uint_as_float(0xff800000u);
+        v5407.x[8] = v6078;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6079 = static_cast<unsigned int>(v5407.col(9, iron_linear_thread() & 31u));
+        const float v6081 = v5407.x[9];
+        const float v6082 = v5711.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6083 = __float_as_uint(v6082);
+        const bool v6084 = v6079 >= v6083;
+        const float v6085 = v5713.x[0];
+        const unsigned int v6086 = __float_as_uint(v6085);
+        const bool v6087 = v6079 < v6086;
+        const bool v6088 = v6084 && v6087;
+        const float v6090 = v6081 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6091 = v6088 ? v6090 : __uint_as_float(0xff800000u);
+        v5407.x[9] = v6091;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6092 = static_cast<unsigned int>(v5407.col(10, iron_linear_thread() & 31u));
+        const float v6094 = v5407.x[10];
+        const float v6095 = v5711.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6096 = __float_as_uint(v6095);
+        const bool v6097 = v6092 >= v6096;
+        const float v6098 = v5713.x[2];
+        const unsigned int v6099 = __float_as_uint(v6098);
+        const bool v6100 = v6092 < v6099;
+        const bool v6101 = v6097 && v6100;
+        const float v6103 = v6094 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6104 = v6101 ? v6103 : __uint_as_float(0xff800000u);
+        v5407.x[10] = v6104;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6105 = static_cast<unsigned int>(v5407.col(11, iron_linear_thread() & 31u));
+        const float v6107 = v5407.x[11];
+        const float v6108 = v5711.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6109 = __float_as_uint(v6108);
+        const bool v6110 = v6105 >= v6109;
+        const float v6111 = v5713.x[2];
+        const unsigned int v6112 = __float_as_uint(v6111);
+        const bool v6113 = v6105 < v6112;
+        const bool v6114 = v6110 && v6113;
+        const float v6116 = v6107 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6117 = v6114 ? v6116 : __uint_as_float(0xff800000u);
+        v5407.x[11] = v6117;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6118 = static_cast<unsigned int>(v5407.col(12, iron_linear_thread() & 31u));
+        const float v6120 = v5407.x[12];
+        const float v6121 = v5711.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6122 = __float_as_uint(v6121);
+        const bool v6123 = v6118 >= v6122;
+        const float v6124 = v5713.x[0];
+        const unsigned int v6125 = __float_as_uint(v6124);
+        const bool v6126 = v6118 < v6125;
+        const bool v6127 = v6123 && v6126;
+        const float v6129 = v6120 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6130 = v6127 ? v6129 : __uint_as_float(0xff800000u);
+        v5407.x[12] = v6130;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6131 = static_cast<unsigned int>(v5407.col(13, iron_linear_thread() & 31u));
+        const float v6133 = v5407.x[13];
+        const float v6134 = v5711.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6135 = __float_as_uint(v6134);
+        const bool v6136 = v6131 >= v6135;
+        const float v6137 = v5713.x[0];
+        const unsigned int v6138 = __float_as_uint(v6137);
+        const bool v6139 = v6131 < v6138;
+        const bool v6140 = v6136 && v6139;
+        const float v6142 = v6133 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6143 = v6140 ? v6142 : __uint_as_float(0xff800000u);
+        v5407.x[13] = v6143;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6144 = static_cast<unsigned int>(v5407.col(14, iron_linear_thread() & 31u));
+        const float v6146 = v5407.x[14];
+        const float v6147 = v5711.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6148 = __float_as_uint(v6147);
+        const bool v6149 = v6144 >= v6148;
+        const float v6150 = v5713.x[2];
+        const unsigned int v6151 = __float_as_uint(v6150);
+        const bool v6152 = v6144 < v6151;
+        const bool v6153 = v6149 && v6152;
+        const float v6155 = v6146 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6156 = v6153 ? v6155 : __uint_as_float(0xff800000u);
+        v5407.x[14] = v6156;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6157 = static_cast<unsigned int>(v5407.col(15, iron_linear_thread() & 31u));
+        const float v6159 = v5407.x[15];
+        const float v6160 = v5711.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6161 = __float_as_uint(v6160);
+        const bool v6162 = v6157 >= v6161;
+        const float v6163 = v5713.x[2];
+        const unsigned int v6164 = __float_as_uint(v6163);
+        const bool v6165 = v6157 < v6164;
+        const bool v6166 = v6162 && v6165;
+        const float v6168 = v6159 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6169 = v6166 ? v6168 : __uint_as_float(0xff800000u);
+        v5407.x[15] = v6169;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6170 = static_cast<unsigned int>(v5407.col(16, iron_linear_thread() & 31u));
+        const float v6172 = v5407.x[16];
+        const float v6173 = v5711.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6174 = __float_as_uint(v6173);
+        const bool v6175 = v6170 >= v6174;
+        const float v6176 = v5713.x[0];
+        const unsigned int v6177 = __float_as_uint(v6176);
+        const bool v6178 = v6170 < v6177;
+        const bool v6179 = v6175 && v6178;
+        const float v6181 = v6172 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6182 = v6179 ? v6181 : __uint_as_float(0xff800000u);
+        v5407.x[16] = v6182;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6183 = static_cast<unsigned int>(v5407.col(17, iron_linear_thread() & 31u));
+        const float v6185 = v5407.x[17];
+        const float v6186 = v5711.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6187 = __float_as_uint(v6186);
+        const bool v6188 = v6183 >= v6187;
+        const float v6189 = v5713.x[0];
+        const unsigned int v6190 = __float_as_uint(v6189);
+        const bool v6191 = v6183 < v6190;
+        const bool v6192 = v6188 && v6191;
+        const float v6194 = v6185 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6195 = v6192 ? v6194 : __uint_as_float(0xff800000u);
+        v5407.x[17] = v6195;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6196 = static_cast<unsigned int>(v5407.col(18, iron_linear_thread() & 31u));
+        const float v6198 = v5407.x[18];
+        const float v6199 = v5711.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6200 = __float_as_uint(v6199);
+        const bool v6201 = v6196 >= v6200;
+        const float v6202 = v5713.x[2];
+        const unsigned int v6203 = __float_as_uint(v6202);
+        const bool v6204 = v6196 < v6203;
+        const bool v6205 = v6201 && v6204;
+        const float v6207 = v6198 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6208 = v6205 ? v6207 : __uint_as_float(0xff800000u);
+        v5407.x[18] = v6208;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6209 = static_cast<unsigned int>(v5407.col(19, iron_linear_thread() & 31u));
+        const float v6211 = v5407.x[19];
+        const float v6212 = v5711.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6213 = __float_as_uint(v6212);
+        const bool v6214 = v6209 >= v6213;
+        const float v6215 = v5713.x[2];
+        const unsigned int v6216 = __float_as_uint(v6215);
+        const bool v6217 = v6209 < v6216;
+        const bool v6218 = v6214 && v6217;
+        const float v6220 = v6211 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6221 = v6218 ? v6220 : __uint_as_float(0xff800000u);
+        v5407.x[19] = v6221;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6222 = static_cast<unsigned int>(v5407.col(20, iron_linear_thread() & 31u));
+        const float v6224 = v5407.x[20];
+        const float v6225 = v5711.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6226 = __float_as_uint(v6225);
+        const bool v6227 = v6222 >= v6226;
+        const float v6228 = v5713.x[0];
+        const unsigned int v6229 = __float_as_uint(v6228);
+        const bool v6230 = v6222 < v6229;
+        const bool v6231 = v6227 && v6230;
+        const float v6233 = v6224 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6234 = v6231 ? v6233 : __uint_as_float(0xff800000u);
+        v5407.x[20] = v6234;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6235 = static_cast<unsigned int>(v5407.col(21, iron_linear_thread() & 31u));
+        const float v6237 = v5407.x[21];
+        const float v6238 = v5711.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6239 = __float_as_uint(v6238);
+        const bool v6240 = v6235 >= v6239;
+        const float v6241 = v5713.x[0];
+        const unsigned int v6242 = __float_as_uint(v6241);
+        const bool v6243 = v6235 < v6242;
+        const bool v6244 = v6240 && v6243;
+        const float v6246 = v6237 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6247 = v6244 ? v6246 : __uint_as_float(0xff800000u);
+        v5407.x[21] = v6247;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6248 = static_cast<unsigned int>(v5407.col(22, iron_linear_thread() & 31u));
+        const float v6250 = v5407.x[22];
+        const float v6251 = v5711.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6252 = __float_as_uint(v6251);
+        const bool v6253 = v6248 >= v6252;
+        const float v6254 = v5713.x[2];
+        const unsigned int v6255 = __float_as_uint(v6254);
+        const bool v6256 = v6248 < v6255;
+        const bool v6257 = v6253 && v6256;
+        const float v6259 = v6250 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6260 = v6257 ? v6259 : __uint_as_float(0xff800000u);
+        v5407.x[22] = v6260;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6261 = static_cast<unsigned int>(v5407.col(23, iron_linear_thread() & 31u));
+        const float v6263 = v5407.x[23];
+        const float v6264 = v5711.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6265 = __float_as_uint(v6264);
+        const bool v6266 = v6261 >= v6265;
+        const float v6267 = v5713.x[2];
+        const unsigned int v6268 = __float_as_uint(v6267);
+        const bool v6269 = v6261 < v6268;
+        const bool v6270 = v6266 && v6269;
+        const float v6272 = v6263 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6273 = v6270 ? v6272 : __uint_as_float(0xff800000u);
+        v5407.x[23] = v6273;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6274 = static_cast<unsigned int>(v5407.col(24, iron_linear_thread() & 31u));
+        const float v6276 = v5407.x[24];
+        const float v6277 = v5711.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6278 = __float_as_uint(v6277);
+        const bool v6279 = v6274 >= v6278;
+        const float v6280 = v5713.x[0];
+        const unsigned int v6281 = __float_as_uint(v6280);
+        const bool v6282 = v6274 < v6281;
+        const bool v6283 = v6279 && v6282;
+        const float v6285 = v6276 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6286 = v6283 ? v6285 : __uint_as_float(0xff800000u);
+        v5407.x[24] = v6286;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6287 = static_cast<unsigned int>(v5407.col(25, iron_linear_thread() & 31u));
+        const float v6289 = v5407.x[25];
+        const float v6290 = v5711.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6291 = __float_as_uint(v6290);
+        const bool v6292 = v6287 >= v6291;
+        const float v6293 = v5713.x[0];
+        const unsigned int v6294 = __float_as_uint(v6293);
+        const bool v6295 = v6287 < v6294;
+        const bool v6296 = v6292 && v6295;
+        const float v6298 = v6289 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6299 = v6296 ? v6298 : __uint_as_float(0xff800000u);
+        v5407.x[25] = v6299;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6300 = static_cast<unsigned int>(v5407.col(26, iron_linear_thread() & 31u));
+        const float v6302 = v5407.x[26];
+        const float v6303 = v5711.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6304 = __float_as_uint(v6303);
+        const bool v6305 = v6300 >= v6304;
+        const float v6306 = v5713.x[2];
+        const unsigned int v6307 = __float_as_uint(v6306);
+        const bool v6308 = v6300 < v6307;
+        const bool v6309 = v6305 && v6308;
+        const float v6311 = v6302 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6312 = v6309 ? v6311 : __uint_as_float(0xff800000u);
+        v5407.x[26] = v6312;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6313 = static_cast<unsigned int>(v5407.col(27, iron_linear_thread() & 31u));
+        const float v6315 = v5407.x[27];
+        const float v6316 = v5711.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6317 = __float_as_uint(v6316);
+        const bool v6318 = v6313 >= v6317;
+        const float v6319 = v5713.x[2];
+        const unsigned int v6320 = __float_as_uint(v6319);
+        const bool v6321 = v6313 < v6320;
+        const bool v6322 = v6318 && v6321;
+        const float v6324 = v6315 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6325 = v6322 ? v6324 : __uint_as_float(0xff800000u);
+        v5407.x[27] = v6325;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6326 = static_cast<unsigned int>(v5407.col(28, iron_linear_thread() & 31u));
+        const float v6328 = v5407.x[28];
+        const float v6329 = v5711.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6330 = __float_as_uint(v6329);
+        const bool v6331 = v6326 >= v6330;
+        const float v6332 = v5713.x[0];
+        const unsigned int v6333 = __float_as_uint(v6332);
+        const bool v6334 = v6326 < v6333;
+        const bool v6335 = v6331 && v6334;
+        const float v6337 = v6328 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6338 = v6335 ? v6337 : __uint_as_float(0xff800000u);
+        v5407.x[28] = v6338;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6339 = static_cast<unsigned int>(v5407.col(29, iron_linear_thread() & 31u));
+        const float v6341 = v5407.x[29];
+        const float v6342 = v5711.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6343 = __float_as_uint(v6342);
+        const bool v6344 = v6339 >= v6343;
+        const float v6345 = v5713.x[0];
+        const unsigned int v6346 = __float_as_uint(v6345);
+        const bool v6347 = v6339 < v6346;
+        const bool v6348 = v6344 && v6347;
+        const float v6350 = v6341 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6351 = v6348 ? v6350 : __uint_as_float(0xff800000u);
+        v5407.x[29] = v6351;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6352 = static_cast<unsigned int>(v5407.col(30, iron_linear_thread() & 31u));
+        const float v6354 = v5407.x[30];
+        const float v6355 = v5711.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6356 = __float_as_uint(v6355);
+        const bool v6357 = v6352 >= v6356;
+        const float v6358 = v5713.x[2];
+        const unsigned int v6359 = __float_as_uint(v6358);
+        const bool v6360 = v6352 < v6359;
+        const bool v6361 = v6357 && v6360;
+        const float v6363 = v6354 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6364 = v6361 ? v6363 : __uint_as_float(0xff800000u);
+        v5407.x[30] = v6364;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6365 = static_cast<unsigned int>(v5407.col(31, iron_linear_thread() & 31u));
+        const float v6367 = v5407.x[31];
+        const float v6368 = v5711.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6369 = __float_as_uint(v6368);
+        const bool v6370 = v6365 >= v6369;
+        const float v6371 = v5713.x[2];
+        const unsigned int v6372 = __float_as_uint(v6371);
+        const bool v6373 = v6365 < v6372;
+        const bool v6374 = v6370 && v6373;
+        const float v6376 = v6367 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6377 = v6374 ? v6376 : __uint_as_float(0xff800000u);
+        v5407.x[31] = v6377;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6378 = static_cast<unsigned int>(v5407.col(32, iron_linear_thread() & 31u));
+        const float v6380 = v5407.x[32];
+        const float v6381 = v5711.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6382 = __float_as_uint(v6381);
+        const bool v6383 = v6378 >= v6382;
+        const float v6384 = v5713.x[0];
+        const unsigned int v6385 = __float_as_uint(v6384);
+        const bool v6386 = v6378 < v6385;
+        const bool v6387 = v6383 && v6386;
+        const float v6389 = v6380 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6390 = v6387 ? v6389 : __uint_as_float(0xff800000u);
+        v5407.x[32] = v6390;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6391 = static_cast<unsigned int>(v5407.col(33, iron_linear_thread() & 31u));
+        const float v6393 = v5407.x[33];
+        const float v6394 = v5711.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6395 = __float_as_uint(v6394);
+        const bool v6396 = v6391 >= v6395;
+        const float v6397 = v5713.x[0];
+        const unsigned int v6398 = __float_as_uint(v6397);
+        const bool v6399 = v6391 < v6398;
+        const bool v6400 = v6396 && v6399;
+        const float v6402 = v6393 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6403 = v6400 ? v6402 : __uint_as_float(0xff800000u);
+        v5407.x[33] = v6403;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6404 = static_cast<unsigned int>(v5407.col(34, iron_linear_thread() & 31u));
+        const float v6406 = v5407.x[34];
+        const float v6407 = v5711.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6408 = __float_as_uint(v6407);
+        const bool v6409 = v6404 >= v6408;
+        const float v6410 = v5713.x[2];
+        const unsigned int v6411 = __float_as_uint(v6410);
+        const bool v6412 = v6404 < v6411;
+        const bool v6413 = v6409 && v6412;
+        const float v6415 = v6406 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6416 = v6413 ? v6415 : __uint_as_float(0xff800000u);
+        v5407.x[34] = v6416;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6417 = static_cast<unsigned int>(v5407.col(35, iron_linear_thread() & 31u));
+        const float v6419 = v5407.x[35];
+        const float v6420 = v5711.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6421 = __float_as_uint(v6420);
+        const bool v6422 = v6417 >= v6421;
+        const float v6423 = v5713.x[2];
+        const unsigned int v6424 = __float_as_uint(v6423);
+        const bool v6425 = v6417 < v6424;
+        const bool v6426 = v6422 && v6425;
+        const float v6428 = v6419 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6429 = v6426 ? v6428 : __uint_as_float(0xff800000u);
+        v5407.x[35] = v6429;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6430 = static_cast<unsigned int>(v5407.col(36, iron_linear_thread() & 31u));
+        const float v6432 = v5407.x[36];
+        const float v6433 = v5711.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6434 = __float_as_uint(v6433);
+        const bool v6435 = v6430 >= v6434;
+        const float v6436 = v5713.x[0];
+        const unsigned int v6437 = __float_as_uint(v6436);
+        const bool v6438 = v6430 < v6437;
+        const bool v6439 = v6435 && v6438;
+        const float v6441 = v6432 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6442 = v6439 ? v6441 : __uint_as_float(0xff800000u);
+        v5407.x[36] = v6442;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6443 = static_cast<unsigned int>(v5407.col(37, iron_linear_thread() & 31u));
+        const float v6445 = v5407.x[37];
+        const float v6446 = v5711.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6447 = __float_as_uint(v6446);
+        const bool v6448 = v6443 >= v6447;
+        const float v6449 = v5713.x[0];
+        const unsigned int v6450 = __float_as_uint(v6449);
+        const bool v6451 = v6443 < v6450;
+        const bool v6452 = v6448 && v6451;
+        const float v6454 = v6445 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6455 = v6452 ? v6454 : __uint_as_float(0xff800000u);
+        v5407.x[37] = v6455;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6456 = static_cast<unsigned int>(v5407.col(38, iron_linear_thread() & 31u));
+        const float v6458 = v5407.x[38];
+        const float v6459 = v5711.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6460 = __float_as_uint(v6459);
+        const bool v6461 = v6456 >= v6460;
+        const float v6462 = v5713.x[2];
+        const unsigned int v6463 = __float_as_uint(v6462);
+        const bool v6464 = v6456 < v6463;
+        const bool v6465 = v6461 && v6464;
+        const float v6467 = v6458 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6468 = v6465 ? v6467 : __uint_as_float(0xff800000u);
+        v5407.x[38] = v6468;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6469 = static_cast<unsigned int>(v5407.col(39, iron_linear_thread() & 31u));
+        const float v6471 = v5407.x[39];
+        const float v6472 = v5711.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6473 = __float_as_uint(v6472);
+        const bool v6474 = v6469 >= v6473;
+        const float v6475 = v5713.x[2];
+        const unsigned int v6476 = __float_as_uint(v6475);
+        const bool v6477 = v6469 < v6476;
+        const bool v6478 = v6474 && v6477;
+        const float v6480 = v6471 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6481 = v6478 ? v6480 : __uint_as_float(0xff800000u);
+        v5407.x[39] = v6481;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6482 = static_cast<unsigned int>(v5407.col(40, iron_linear_thread() & 31u));
+        const float v6484 = v5407.x[40];
+        const float v6485 = v5711.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6486 = __float_as_uint(v6485);
+        const bool v6487 = v6482 >= v6486;
+        const float v6488 = v5713.x[0];
+        const unsigned int v6489 = __float_as_uint(v6488);
+        const bool v6490 = v6482 < v6489;
+        const bool v6491 = v6487 && v6490;
+        const float v6493 = v6484 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6494 = v6491 ? v6493 : __uint_as_float(0xff800000u);
+        v5407.x[40] = v6494;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6495 = static_cast<unsigned int>(v5407.col(41, iron_linear_thread() & 31u));
+        const float v6497 = v5407.x[41];
+        const float v6498 = v5711.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6499 = __float_as_uint(v6498);
+        const bool v6500 = v6495 >= v6499;
+        const float v6501 = v5713.x[0];
+        const unsigned int v6502 = __float_as_uint(v6501);
+        const bool v6503 = v6495 < v6502;
+        const bool v6504 = v6500 && v6503;
+        const float v6506 = v6497 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6507 = v6504 ? v6506 : __uint_as_float(0xff800000u);
+        v5407.x[41] = v6507;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6508 = static_cast<unsigned int>(v5407.col(42, iron_linear_thread() & 31u));
+        const float v6510 = v5407.x[42];
+        const float v6511 = v5711.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6512 = __float_as_uint(v6511);
+        const bool v6513 = v6508 >= v6512;
+        const float v6514 = v5713.x[2];
+        const unsigned int v6515 = __float_as_uint(v6514);
+        const bool v6516 = v6508 < v6515;
+        const bool v6517 = v6513 && v6516;
+        const float v6519 = v6510 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6520 = v6517 ? v6519 : __uint_as_float(0xff800000u);
+        v5407.x[42] = v6520;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6521 = static_cast<unsigned int>(v5407.col(43, iron_linear_thread() & 31u));
+        const float v6523 = v5407.x[43];
+        const float v6524 = v5711.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6525 = __float_as_uint(v6524);
+        const bool v6526 = v6521 >= v6525;
+        const float v6527 = v5713.x[2];
+        const unsigned int v6528 = __float_as_uint(v6527);
+        const bool v6529 = v6521 < v6528;
+        const bool v6530 = v6526 && v6529;
+        const float v6532 = v6523 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6533 = v6530 ? v6532 : __uint_as_float(0xff800000u);
+        v5407.x[43] = v6533;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6534 = static_cast<unsigned int>(v5407.col(44, iron_linear_thread() & 31u));
+        const float v6536 = v5407.x[44];
+        const float v6537 = v5711.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6538 = __float_as_uint(v6537);
+        const bool v6539 = v6534 >= v6538;
+        const float v6540 = v5713.x[0];
+        const unsigned int v6541 = __float_as_uint(v6540);
+        const bool v6542 = v6534 < v6541;
+        const bool v6543 = v6539 && v6542;
+        const float v6545 = v6536 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6546 = v6543 ? v6545 : __uint_as_float(0xff800000u);
+        v5407.x[44] = v6546;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6547 = static_cast<unsigned int>(v5407.col(45, iron_linear_thread() & 31u));
+        const float v6549 = v5407.x[45];
+        const float v6550 = v5711.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6551 = __float_as_uint(v6550);
+        const bool v6552 = v6547 >= v6551;
+        const float v6553 = v5713.x[0];
+        const unsigned int v6554 = __float_as_uint(v6553);
+        const bool v6555 = v6547 < v6554;
+        const bool v6556 = v6552 && v6555;
+        const float v6558 = v6549 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6559 = v6556 ? v6558 : __uint_as_float(0xff800000u);
+        v5407.x[45] = v6559;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6560 = static_cast<unsigned int>(v5407.col(46, iron_linear_thread() & 31u));
+        const float v6562 = v5407.x[46];
+        const float v6563 = v5711.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6564 = __float_as_uint(v6563);
+        const bool v6565 = v6560 >= v6564;
+        const float v6566 = v5713.x[2];
+        const unsigned int v6567 = __float_as_uint(v6566);
+        const bool v6568 = v6560 < v6567;
+        const bool v6569 = v6565 && v6568;
+        const float v6571 = v6562 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6572 = v6569 ? v6571 : __uint_as_float(0xff800000u);
+        v5407.x[46] = v6572;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6573 = static_cast<unsigned int>(v5407.col(47, iron_linear_thread() & 31u));
+        const float v6575 = v5407.x[47];
+        const float v6576 = v5711.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6577 = __float_as_uint(v6576);
+        const bool v6578 = v6573 >= v6577;
+        const float v6579 = v5713.x[2];
+        const unsigned int v6580 = __float_as_uint(v6579);
+        const bool v6581 = v6573 < v6580;
+        const bool v6582 = v6578 && v6581;
+        const float v6584 = v6575 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6585 = v6582 ? v6584 : __uint_as_float(0xff800000u);
+        v5407.x[47] = v6585;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6586 = static_cast<unsigned int>(v5407.col(48, iron_linear_thread() & 31u));
+        const float v6588 = v5407.x[48];
+        const float v6589 = v5711.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6590 = __float_as_uint(v6589);
+        const bool v6591 = v6586 >= v6590;
+        const float v6592 = v5713.x[0];
+        const unsigned int v6593 = __float_as_uint(v6592);
+        const bool v6594 = v6586 < v6593;
+        const bool v6595 = v6591 && v6594;
+        const float v6597 = v6588 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6598 = v6595 ? v6597 : __uint_as_float(0xff800000u);
+        v5407.x[48] = v6598;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6599 = static_cast<unsigned int>(v5407.col(49, iron_linear_thread() & 31u));
+        const float v6601 = v5407.x[49];
+        const float v6602 = v5711.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6603 = __float_as_uint(v6602);
+        const bool v6604 = v6599 >= v6603;
+        const float v6605 = v5713.x[0];
+        const unsigned int v6606 = __float_as_uint(v6605);
+        const bool v6607 = v6599 < v6606;
+        const bool v6608 = v6604 && v6607;
+        const float v6610 = v6601 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6611 = v6608 ? v6610 : __uint_as_float(0xff800000u);
+        v5407.x[49] = v6611;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6612 = static_cast<unsigned int>(v5407.col(50, iron_linear_thread() & 31u));
+        const float v6614 = v5407.x[50];
+        const float v6615 = v5711.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6616 = __float_as_uint(v6615);
+        const bool v6617 = v6612 >= v6616;
+        const float v6618 = v5713.x[2];
+        const unsigned int v6619 = __float_as_uint(v6618);
+        const bool v6620 = v6612 < v6619;
+        const bool v6621 = v6617 && v6620;
+        const float v6623 = v6614 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6624 = v6621 ? v6623 : __uint_as_float(0xff800000u);
+        v5407.x[50] = v6624;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6625 = static_cast<unsigned int>(v5407.col(51, iron_linear_thread() & 31u));
+        const float v6627 = v5407.x[51];
+        const float v6628 = v5711.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6629 = __float_as_uint(v6628);
+        const bool v6630 = v6625 >= v6629;
+        const float v6631 = v5713.x[2];
+        const unsigned int v6632 = __float_as_uint(v6631);
+        const bool v6633 = v6625 < v6632;
+        const bool v6634 = v6630 && v6633;
+        const float v6636 = v6627 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6637 = v6634 ? v6636 : __uint_as_float(0xff800000u);
+        v5407.x[51] = v6637;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6638 = static_cast<unsigned int>(v5407.col(52, iron_linear_thread() & 31u));
+        const float v6640 = v5407.x[52];
+        const float v6641 = v5711.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6642 = __float_as_uint(v6641);
+        const bool v6643 = v6638 >= v6642;
+        const float v6644 = v5713.x[0];
+        const unsigned int v6645 = __float_as_uint(v6644);
+        const bool v6646 = v6638 < v6645;
+        const bool v6647 = v6643 && v6646;
+        const float v6649 = v6640 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6650 = v6647 ? v6649 : __uint_as_float(0xff800000u);
+        v5407.x[52] = v6650;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6651 = static_cast<unsigned int>(v5407.col(53, iron_linear_thread() & 31u));
+        const float v6653 = v5407.x[53];
+        const float v6654 = v5711.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6655 = __float_as_uint(v6654);
+        const bool v6656 = v6651 >= v6655;
+        const float v6657 = v5713.x[0];
+        const unsigned int v6658 = __float_as_uint(v6657);
+        const bool v6659 = v6651 < v6658;
+        const bool v6660 = v6656 && v6659;
+        const float v6662 = v6653 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6663 = v6660 ? v6662 : __uint_as_float(0xff800000u);
+        v5407.x[53] = v6663;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6664 = static_cast<unsigned int>(v5407.col(54, iron_linear_thread() & 31u));
+        const float v6666 = v5407.x[54];
+        const float v6667 = v5711.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6668 = __float_as_uint(v6667);
+        const bool v6669 = v6664 >= v6668;
+        const float v6670 = v5713.x[2];
+        const unsigned int v6671 = __float_as_uint(v6670);
+        const bool v6672 = v6664 < v6671;
+        const bool v6673 = v6669 && v6672;
+        const float v6675 = v6666 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6676 = v6673 ? v6675 : __uint_as_float(0xff800000u);
+        v5407.x[54] = v6676;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6677 = static_cast<unsigned int>(v5407.col(55, iron_linear_thread() & 31u));
+        const float v6679 = v5407.x[55];
+        const float v6680 = v5711.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6681 = __float_as_uint(v6680);
+        const bool v6682 = v6677 >= v6681;
+        const float v6683 = v5713.x[2];
+        const unsigned int v6684 = __float_as_uint(v6683);
+        const bool v6685 = v6677 < v6684;
+        const bool v6686 = v6682 && v6685;
+        const float v6688 = v6679 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6689 = v6686 ? v6688 : __uint_as_float(0xff800000u);
+        v5407.x[55] = v6689;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6690 = static_cast<unsigned int>(v5407.col(56, iron_linear_thread() & 31u));
+        const float v6692 = v5407.x[56];
+        const float v6693 = v5711.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6694 = __float_as_uint(v6693);
+        const bool v6695 = v6690 >= v6694;
+        const float v6696 = v5713.x[0];
+        const unsigned int v6697 = __float_as_uint(v6696);
+        const bool v6698 = v6690 < v6697;
+        const bool v6699 = v6695 && v6698;
+        const float v6701 = v6692 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6702 = v6699 ? v6701 : __uint_as_float(0xff800000u);
+        v5407.x[56] = v6702;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6703 = static_cast<unsigned int>(v5407.col(57, iron_linear_thread() & 31u));
+        const float v6705 = v5407.x[57];
+        const float v6706 = v5711.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6707 = __float_as_uint(v6706);
+        const bool v6708 = v6703 >= v6707;
+        const float v6709 = v5713.x[0];
+        const unsigned int v6710 = __float_as_uint(v6709);
+        const bool v6711 = v6703 < v6710;
+        const bool v6712 = v6708 && v6711;
+        const float v6714 = v6705 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6715 = v6712 ? v6714 : __uint_as_float(0xff800000u);
+        v5407.x[57] = v6715;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6716 = static_cast<unsigned int>(v5407.col(58, iron_linear_thread() & 31u));
+        const float v6718 = v5407.x[58];
+        const float v6719 = v5711.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6720 = __float_as_uint(v6719);
+        const bool v6721 = v6716 >= v6720;
+        const float v6722 = v5713.x[2];
+        const unsigned int v6723 = __float_as_uint(v6722);
+        const bool v6724 = v6716 < v6723;
+        const bool v6725 = v6721 && v6724;
+        const float v6727 = v6718 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6728 = v6725 ? v6727 : __uint_as_float(0xff800000u);
+        v5407.x[58] = v6728;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6729 = static_cast<unsigned int>(v5407.col(59, iron_linear_thread() & 31u));
+        const float v6731 = v5407.x[59];
+        const float v6732 = v5711.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6733 = __float_as_uint(v6732);
+        const bool v6734 = v6729 >= v6733;
+        const float v6735 = v5713.x[2];
+        const unsigned int v6736 = __float_as_uint(v6735);
+        const bool v6737 = v6729 < v6736;
+        const bool v6738 = v6734 && v6737;
+        const float v6740 = v6731 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6741 = v6738 ? v6740 : __uint_as_float(0xff800000u);
+        v5407.x[59] = v6741;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6742 = static_cast<unsigned int>(v5407.col(60, iron_linear_thread() & 31u));
+        const float v6744 = v5407.x[60];
+        const float v6745 = v5711.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6746 = __float_as_uint(v6745);
+        const bool v6747 = v6742 >= v6746;
+        const float v6748 = v5713.x[0];
+        const unsigned int v6749 = __float_as_uint(v6748);
+        const bool v6750 = v6742 < v6749;
+        const bool v6751 = v6747 && v6750;
+        const float v6753 = v6744 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6754 = v6751 ? v6753 : __uint_as_float(0xff800000u);
+        v5407.x[60] = v6754;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6755 = static_cast<unsigned int>(v5407.col(61, iron_linear_thread() & 31u));
+        const float v6757 = v5407.x[61];
+        const float v6758 = v5711.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6759 = __float_as_uint(v6758);
+        const bool v6760 = v6755 >= v6759;
+        const float v6761 = v5713.x[0];
+        const unsigned int v6762 = __float_as_uint(v6761);
+        const bool v6763 = v6755 < v6762;
+        const bool v6764 = v6760 && v6763;
+        const float v6766 = v6757 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6767 = v6764 ? v6766 : __uint_as_float(0xff800000u);
+        v5407.x[61] = v6767;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6768 = static_cast<unsigned int>(v5407.col(62, iron_linear_thread() & 31u));
+        const float v6770 = v5407.x[62];
+        const float v6771 = v5711.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6772 = __float_as_uint(v6771);
+        const bool v6773 = v6768 >= v6772;
+        const float v6774 = v5713.x[2];
+        const unsigned int v6775 = __float_as_uint(v6774);
+        const bool v6776 = v6768 < v6775;
+        const bool v6777 = v6773 && v6776;
+        const float v6779 = v6770 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6780 = v6777 ? v6779 : __uint_as_float(0xff800000u);
+        v5407.x[62] = v6780;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6781 = static_cast<unsigned int>(v5407.col(63, iron_linear_thread() & 31u));
+        const float v6783 = v5407.x[63];
+        const float v6784 = v5711.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6785 = __float_as_uint(v6784);
+        const bool v6786 = v6781 >= v6785;
+        const float v6787 = v5713.x[2];
+        const unsigned int v6788 = __float_as_uint(v6787);
+        const bool v6789 = v6781 < v6788;
+        const bool v6790 = v6786 && v6789;
+        const float v6792 = v6783 * v346;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6793 = v6790 ? v6792 : __uint_as_float(0xff800000u);
+        v5407.x[63] = v6793;  // kernels/sdpa/flash_tile.hpp:174
       }
-      iron_frag<float, 2, 16, 8> v6774;  // kernels/sdpa/flash_tile.hpp:197
-      iron_frag_fill(v6774, 0.0f);
-      iron_frag<float, 2, 16, 8> v6776;  // kernels/sdpa/flash_tile.hpp:207
-      iron_frag_fill(v6776, 0.0f);
-      iron_frag_row_reduce<false>(v6776, v5386);
-      iron_frag<float, 2, 16, 8> v6778;  // kernels/sdpa/flash_tile.hpp:209
-      iron_frag_fill(v6778, 0.0f);
-      const float v6782 = v6776.x[0];  // kernels/sdpa/flash_tile.hpp:211
-      const float v6783 = v327.x[0];
-      const float v6784 = fmaxf(v6783, v6782);
-      const bool v6787 = v6784 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v6788 = v6787 ? 0.0f : v6784;
-      v6778.x[0] = v6788;  // kernels/sdpa/flash_tile.hpp:210
-      const float v6792 = v6776.x[1];  // kernels/sdpa/flash_tile.hpp:211
-      const float v6793 = v327.x[1];
-      const float v6794 = fmaxf(v6793, v6792);
-      const bool v6797 = v6794 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v6798 = v6797 ? 0.0f : v6794;
-      v6778.x[1] = v6798;  // kernels/sdpa/flash_tile.hpp:210
-      const float v6802 = v6776.x[2];  // kernels/sdpa/flash_tile.hpp:211
-      const float v6803 = v327.x[2];
-      const float v6804 = fmaxf(v6803, v6802);
-      const bool v6807 = v6804 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v6808 = v6807 ? 0.0f : v6804;
-      v6778.x[2] = v6808;  // kernels/sdpa/flash_tile.hpp:210
-      const float v6812 = v6776.x[3];  // kernels/sdpa/flash_tile.hpp:211
-      const float v6813 = v327.x[3];
-      const float v6814 = fmaxf(v6813, v6812);
-      const bool v6817 = v6814 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v6818 = v6817 ? 0.0f : v6814;
-      v6778.x[3] = v6818;  // kernels/sdpa/flash_tile.hpp:210
-      const float v6822 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:214
-      const float v6824 = v6783 - v6822;
-      const float v6825 = iron_exp2_approx(v6824);
-      v6774.x[0] = v6825;  // kernels/sdpa/flash_tile.hpp:213
-      const float v6829 = v6778.x[1];  // kernels/sdpa/flash_tile.hpp:214
-      const float v6831 = v6793 - v6829;
-      const float v6832 = iron_exp2_approx(v6831);
-      v6774.x[1] = v6832;  // kernels/sdpa/flash_tile.hpp:213
-      const float v6836 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:214
-      const float v6838 = v6803 - v6836;
-      const float v6839 = iron_exp2_approx(v6838);
-      v6774.x[2] = v6839;  // kernels/sdpa/flash_tile.hpp:213
-      const float v6843 = v6778.x[3];  // kernels/sdpa/flash_tile.hpp:214
-      const float v6845 = v6813 - v6843;
+      iron_frag<float, 2, 16, 8> v6795;  // kernels/sdpa/flash_tile.hpp:192
+      iron_frag_fill(v6795, 0.0f);
+      iron_frag<float, 2, 16, 8> v6797;  // kernels/sdpa/flash_tile.hpp:202
+      iron_frag_fill(v6797, 0.0f);
+      iron_frag_row_reduce<false>(v6797, v5407);
+      iron_frag<float, 2, 16, 8> v6799;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v6799, 0.0f);
+      const float v6803 = v6797.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v6804 = v348.x[0];
+      const float v6805 = fmaxf(v6804, v6803);
+      const bool v6808 = v6805 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v6809 = v6808 ? 0.0f : v6805;
+      v6799.x[0] = v6809;  // kernels/sdpa/flash_tile.hpp:205
+      const float v6813 = v6797.x[1];  // kernels/sdpa/flash_tile.hpp:206
+      const float v6814 = v348.x[1];
+      const float v6815 = fmaxf(v6814, v6813);
+      const bool v6818 = v6815 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v6819 = v6818 ? 0.0f : v6815;
+      v6799.x[1] = v6819;  // kernels/sdpa/flash_tile.hpp:205
+      const float v6823 = v6797.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v6824 = v348.x[2];
+      const float v6825 = fmaxf(v6824, v6823);
+      const bool v6828 = v6825 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v6829 = v6828 ? 0.0f : v6825;
+      v6799.x[2] = v6829;  // kernels/sdpa/flash_tile.hpp:205
+      const float v6833 = v6797.x[3];  // kernels/sdpa/flash_tile.hpp:206
+      const float v6834 = v348.x[3];
+      const float v6835 = fmaxf(v6834, v6833);
+      const bool v6838 = v6835 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v6839 = v6838 ? 0.0f : v6835;
+      v6799.x[3] = v6839;  // kernels/sdpa/flash_tile.hpp:205
+      const float v6843 = v6799.x[0];  // kernels/sdpa/flash_tile.hpp:209
+      const float v6845 = v6804 - v6843;
       const float v6846 = iron_exp2_approx(v6845);
-      v6774.x[3] = v6846;  // kernels/sdpa/flash_tile.hpp:213
-      v327.x[0] = v6784;  // kernels/sdpa/flash_tile.hpp:216
-      const float v6854 = v327.x[1];
-      const float v6856 = fmaxf(v6854, v6792);  // kernels/sdpa/flash_tile.hpp:217
-      v327.x[1] = v6856;  // kernels/sdpa/flash_tile.hpp:216
-      const float v6859 = v327.x[2];
-      const float v6861 = fmaxf(v6859, v6802);  // kernels/sdpa/flash_tile.hpp:217
-      v327.x[2] = v6861;  // kernels/sdpa/flash_tile.hpp:216
-      const float v6864 = v327.x[3];
-      const float v6866 = fmaxf(v6864, v6812);  // kernels/sdpa/flash_tile.hpp:217
-      v327.x[3] = v6866;  // kernels/sdpa/flash_tile.hpp:216
-      const float v6869 = v5386.x[0];  // kernels/sdpa/flash_tile.hpp:219
-      const float v6870 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v6871 = v6869 - v6870;
-      const float v6872 = iron_exp2_approx(v6871);
-      v5386.x[0] = v6872;  // kernels/sdpa/flash_tile.hpp:219
-      const float v6875 = v5386.x[1];
-      const float v6876 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v6877 = v6875 - v6876;
-      const float v6878 = iron_exp2_approx(v6877);
-      v5386.x[1] = v6878;  // kernels/sdpa/flash_tile.hpp:219
-      const float v6881 = v5386.x[2];
-      const float v6882 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v6883 = v6881 - v6882;
-      const float v6884 = iron_exp2_approx(v6883);
-      v5386.x[2] = v6884;  // kernels/sdpa/flash_tile.hpp:219
-      const float v6887 = v5386.x[3];
-      const float v6888 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v6889 = v6887 - v6888;
-      const float v6890 = iron_exp2_approx(v6889);
-      v5386.x[3] = v6890;  // kernels/sdpa/flash_tile.hpp:219
-      const float v6893 = v5386.x[4];
-      const float v6894 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v6895 = v6893 - v6894;
-      const float v6896 = iron_exp2_approx(v6895);
-      v5386.x[4] = v6896;  // kernels/sdpa/flash_tile.hpp:219
-      const float v6899 = v5386.x[5];
-      const float v6900 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v6901 = v6899 - v6900;
-      const float v6902 = iron_exp2_approx(v6901);
-      v5386.x[5] = v6902;  // kernels/sdpa/flash_tile.hpp:219
-      const float v6905 = v5386.x[6];
-      const float v6906 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v6907 = v6905 - v6906;
-      const float v6908 = iron_exp2_approx(v6907);
-      v5386.x[6] = v6908;  // kernels/sdpa/flash_tile.hpp:219
-      const float v6911 = v5386.x[7];
-      const float v6912 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v6913 = v6911 - v6912;
-      const float v6914 = iron_exp2_approx(v6913);
-      v5386.x[7] = v6914;  // kernels/sdpa/flash_tile.hpp:219
-      const float v6917 = v5386.x[8];
-      const float v6918 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v6919 = v6917 - v6918;
-      const float v6920 = iron_exp2_approx(v6919);
-      v5386.x[8] = v6920;  // kernels/sdpa/flash_tile.hpp:219
-      const float v6923 = v5386.x[9];
-      const float v6924 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v6925 = v6923 - v6924;
-      const float v6926 = iron_exp2_approx(v6925);
-      v5386.x[9] = v6926;  // kernels/sdpa/flash_tile.hpp:219
-      const float v6929 = v5386.x[10];
-      const float v6930 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v6931 = v6929 - v6930;
-      const float v6932 = iron_exp2_approx(v6931);
-      v5386.x[10] = v6932;  // kernels/sdpa/flash_tile.hpp:219
-      const float v6935 = v5386.x[11];
-      const float v6936 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v6937 = v6935 - v6936;
-      const float v6938 = iron_exp2_approx(v6937);
-      v5386.x[11] = v6938;  // kernels/sdpa/flash_tile.hpp:219
-      const float v6941 = v5386.x[12];
-      const float v6942 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v6943 = v6941 - v6942;
-      const float v6944 = iron_exp2_approx(v6943);
-      v5386.x[12] = v6944;  // kernels/sdpa/flash_tile.hpp:219
-      const float v6947 = v5386.x[13];
-      const float v6948 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v6949 = v6947 - v6948;
-      const float v6950 = iron_exp2_approx(v6949);
-      v5386.x[13] = v6950;  // kernels/sdpa/flash_tile.hpp:219
-      const float v6953 = v5386.x[14];
-      const float v6954 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v6955 = v6953 - v6954;
-      const float v6956 = iron_exp2_approx(v6955);
-      v5386.x[14] = v6956;  // kernels/sdpa/flash_tile.hpp:219
-      const float v6959 = v5386.x[15];
-      const float v6960 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v6961 = v6959 - v6960;
-      const float v6962 = iron_exp2_approx(v6961);
-      v5386.x[15] = v6962;  // kernels/sdpa/flash_tile.hpp:219
-      const float v6965 = v5386.x[16];
-      const float v6966 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v6967 = v6965 - v6966;
-      const float v6968 = iron_exp2_approx(v6967);
-      v5386.x[16] = v6968;  // kernels/sdpa/flash_tile.hpp:219
-      const float v6971 = v5386.x[17];
-      const float v6972 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v6973 = v6971 - v6972;
-      const float v6974 = iron_exp2_approx(v6973);
-      v5386.x[17] = v6974;  // kernels/sdpa/flash_tile.hpp:219
-      const float v6977 = v5386.x[18];
-      const float v6978 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v6979 = v6977 - v6978;
-      const float v6980 = iron_exp2_approx(v6979);
-      v5386.x[18] = v6980;  // kernels/sdpa/flash_tile.hpp:219
-      const float v6983 = v5386.x[19];
-      const float v6984 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v6985 = v6983 - v6984;
-      const float v6986 = iron_exp2_approx(v6985);
-      v5386.x[19] = v6986;  // kernels/sdpa/flash_tile.hpp:219
-      const float v6989 = v5386.x[20];
-      const float v6990 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v6991 = v6989 - v6990;
-      const float v6992 = iron_exp2_approx(v6991);
-      v5386.x[20] = v6992;  // kernels/sdpa/flash_tile.hpp:219
-      const float v6995 = v5386.x[21];
-      const float v6996 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v6997 = v6995 - v6996;
-      const float v6998 = iron_exp2_approx(v6997);
-      v5386.x[21] = v6998;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7001 = v5386.x[22];
-      const float v7002 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7003 = v7001 - v7002;
-      const float v7004 = iron_exp2_approx(v7003);
-      v5386.x[22] = v7004;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7007 = v5386.x[23];
-      const float v7008 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7009 = v7007 - v7008;
-      const float v7010 = iron_exp2_approx(v7009);
-      v5386.x[23] = v7010;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7013 = v5386.x[24];
-      const float v7014 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7015 = v7013 - v7014;
-      const float v7016 = iron_exp2_approx(v7015);
-      v5386.x[24] = v7016;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7019 = v5386.x[25];
-      const float v7020 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7021 = v7019 - v7020;
-      const float v7022 = iron_exp2_approx(v7021);
-      v5386.x[25] = v7022;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7025 = v5386.x[26];
-      const float v7026 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7027 = v7025 - v7026;
-      const float v7028 = iron_exp2_approx(v7027);
-      v5386.x[26] = v7028;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7031 = v5386.x[27];
-      const float v7032 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7033 = v7031 - v7032;
-      const float v7034 = iron_exp2_approx(v7033);
-      v5386.x[27] = v7034;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7037 = v5386.x[28];
-      const float v7038 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7039 = v7037 - v7038;
-      const float v7040 = iron_exp2_approx(v7039);
-      v5386.x[28] = v7040;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7043 = v5386.x[29];
-      const float v7044 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7045 = v7043 - v7044;
-      const float v7046 = iron_exp2_approx(v7045);
-      v5386.x[29] = v7046;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7049 = v5386.x[30];
-      const float v7050 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7051 = v7049 - v7050;
-      const float v7052 = iron_exp2_approx(v7051);
-      v5386.x[30] = v7052;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7055 = v5386.x[31];
-      const float v7056 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7057 = v7055 - v7056;
-      const float v7058 = iron_exp2_approx(v7057);
-      v5386.x[31] = v7058;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7061 = v5386.x[32];
-      const float v7062 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7063 = v7061 - v7062;
-      const float v7064 = iron_exp2_approx(v7063);
-      v5386.x[32] = v7064;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7067 = v5386.x[33];
-      const float v7068 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7069 = v7067 - v7068;
-      const float v7070 = iron_exp2_approx(v7069);
-      v5386.x[33] = v7070;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7073 = v5386.x[34];
-      const float v7074 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7075 = v7073 - v7074;
-      const float v7076 = iron_exp2_approx(v7075);
-      v5386.x[34] = v7076;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7079 = v5386.x[35];
-      const float v7080 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7081 = v7079 - v7080;
-      const float v7082 = iron_exp2_approx(v7081);
-      v5386.x[35] = v7082;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7085 = v5386.x[36];
-      const float v7086 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7087 = v7085 - v7086;
-      const float v7088 = iron_exp2_approx(v7087);
-      v5386.x[36] = v7088;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7091 = v5386.x[37];
-      const float v7092 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7093 = v7091 - v7092;
-      const float v7094 = iron_exp2_approx(v7093);
-      v5386.x[37] = v7094;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7097 = v5386.x[38];
-      const float v7098 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7099 = v7097 - v7098;
-      const float v7100 = iron_exp2_approx(v7099);
-      v5386.x[38] = v7100;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7103 = v5386.x[39];
-      const float v7104 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7105 = v7103 - v7104;
-      const float v7106 = iron_exp2_approx(v7105);
-      v5386.x[39] = v7106;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7109 = v5386.x[40];
-      const float v7110 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7111 = v7109 - v7110;
-      const float v7112 = iron_exp2_approx(v7111);
-      v5386.x[40] = v7112;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7115 = v5386.x[41];
-      const float v7116 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7117 = v7115 - v7116;
-      const float v7118 = iron_exp2_approx(v7117);
-      v5386.x[41] = v7118;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7121 = v5386.x[42];
-      const float v7122 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7123 = v7121 - v7122;
-      const float v7124 = iron_exp2_approx(v7123);
-      v5386.x[42] = v7124;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7127 = v5386.x[43];
-      const float v7128 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7129 = v7127 - v7128;
-      const float v7130 = iron_exp2_approx(v7129);
-      v5386.x[43] = v7130;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7133 = v5386.x[44];
-      const float v7134 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7135 = v7133 - v7134;
-      const float v7136 = iron_exp2_approx(v7135);
-      v5386.x[44] = v7136;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7139 = v5386.x[45];
-      const float v7140 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7141 = v7139 - v7140;
-      const float v7142 = iron_exp2_approx(v7141);
-      v5386.x[45] = v7142;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7145 = v5386.x[46];
-      const float v7146 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7147 = v7145 - v7146;
-      const float v7148 = iron_exp2_approx(v7147);
-      v5386.x[46] = v7148;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7151 = v5386.x[47];
-      const float v7152 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7153 = v7151 - v7152;
-      const float v7154 = iron_exp2_approx(v7153);
-      v5386.x[47] = v7154;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7157 = v5386.x[48];
-      const float v7158 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7159 = v7157 - v7158;
-      const float v7160 = iron_exp2_approx(v7159);
-      v5386.x[48] = v7160;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7163 = v5386.x[49];
-      const float v7164 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7165 = v7163 - v7164;
-      const float v7166 = iron_exp2_approx(v7165);
-      v5386.x[49] = v7166;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7169 = v5386.x[50];
-      const float v7170 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7171 = v7169 - v7170;
-      const float v7172 = iron_exp2_approx(v7171);
-      v5386.x[50] = v7172;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7175 = v5386.x[51];
-      const float v7176 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7177 = v7175 - v7176;
-      const float v7178 = iron_exp2_approx(v7177);
-      v5386.x[51] = v7178;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7181 = v5386.x[52];
-      const float v7182 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7183 = v7181 - v7182;
-      const float v7184 = iron_exp2_approx(v7183);
-      v5386.x[52] = v7184;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7187 = v5386.x[53];
-      const float v7188 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7189 = v7187 - v7188;
-      const float v7190 = iron_exp2_approx(v7189);
-      v5386.x[53] = v7190;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7193 = v5386.x[54];
-      const float v7194 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7195 = v7193 - v7194;
-      const float v7196 = iron_exp2_approx(v7195);
-      v5386.x[54] = v7196;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7199 = v5386.x[55];
-      const float v7200 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7201 = v7199 - v7200;
-      const float v7202 = iron_exp2_approx(v7201);
-      v5386.x[55] = v7202;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7205 = v5386.x[56];
-      const float v7206 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7207 = v7205 - v7206;
-      const float v7208 = iron_exp2_approx(v7207);
-      v5386.x[56] = v7208;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7211 = v5386.x[57];
-      const float v7212 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7213 = v7211 - v7212;
-      const float v7214 = iron_exp2_approx(v7213);
-      v5386.x[57] = v7214;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7217 = v5386.x[58];
-      const float v7218 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7219 = v7217 - v7218;
-      const float v7220 = iron_exp2_approx(v7219);
-      v5386.x[58] = v7220;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7223 = v5386.x[59];
-      const float v7224 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7225 = v7223 - v7224;
-      const float v7226 = iron_exp2_approx(v7225);
-      v5386.x[59] = v7226;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7229 = v5386.x[60];
-      const float v7230 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7231 = v7229 - v7230;
-      const float v7232 = iron_exp2_approx(v7231);
-      v5386.x[60] = v7232;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7235 = v5386.x[61];
-      const float v7236 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7237 = v7235 - v7236;
-      const float v7238 = iron_exp2_approx(v7237);
-      v5386.x[61] = v7238;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7241 = v5386.x[62];
-      const float v7242 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7243 = v7241 - v7242;
-      const float v7244 = iron_exp2_approx(v7243);
-      v5386.x[62] = v7244;  // kernels/sdpa/flash_tile.hpp:219
-      const float v7247 = v5386.x[63];
-      const float v7248 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v7249 = v7247 - v7248;
-      const float v7250 = iron_exp2_approx(v7249);
-      v5386.x[63] = v7250;  // kernels/sdpa/flash_tile.hpp:219
-      iron_frag<float, 2, 16, 8> v7252;  // kernels/sdpa/flash_tile.hpp:222
-      iron_frag_fill(v7252, 0.0f);
-      iron_frag_row_reduce<true>(v7252, v5386);
-      const float v7255 = v329.x[0];  // kernels/sdpa/flash_tile.hpp:223
-      const float v7256 = v7252.x[0];  // kernels/sdpa/flash_tile.hpp:224
-      const float v7257 = v6774.x[0];
-      const float v7258 = v7255 * v7257;
-      const float v7259 = v7258 + v7256;
-      v329.x[0] = v7259;  // kernels/sdpa/flash_tile.hpp:223
-      const float v7262 = v329.x[1];
-      const float v7263 = v7252.x[1];  // kernels/sdpa/flash_tile.hpp:224
-      const float v7264 = v6774.x[1];
-      const float v7265 = v7262 * v7264;
-      const float v7266 = v7265 + v7263;
-      v329.x[1] = v7266;  // kernels/sdpa/flash_tile.hpp:223
-      const float v7269 = v329.x[2];
-      const float v7270 = v7252.x[2];  // kernels/sdpa/flash_tile.hpp:224
-      const float v7271 = v6774.x[2];
-      const float v7272 = v7269 * v7271;
-      const float v7273 = v7272 + v7270;
-      v329.x[2] = v7273;  // kernels/sdpa/flash_tile.hpp:223
-      const float v7276 = v329.x[3];
-      const float v7277 = v7252.x[3];  // kernels/sdpa/flash_tile.hpp:224
-      const float v7278 = v6774.x[3];
+      v6795.x[0] = v6846;  // kernels/sdpa/flash_tile.hpp:208
+      const float v6850 = v6799.x[1];  // kernels/sdpa/flash_tile.hpp:209
+      const float v6852 = v6814 - v6850;
+      const float v6853 = iron_exp2_approx(v6852);
+      v6795.x[1] = v6853;  // kernels/sdpa/flash_tile.hpp:208
+      const float v6857 = v6799.x[2];  // kernels/sdpa/flash_tile.hpp:209
+      const float v6859 = v6824 - v6857;
+      const float v6860 = iron_exp2_approx(v6859);
+      v6795.x[2] = v6860;  // kernels/sdpa/flash_tile.hpp:208
+      const float v6864 = v6799.x[3];  // kernels/sdpa/flash_tile.hpp:209
+      const float v6866 = v6834 - v6864;
+      const float v6867 = iron_exp2_approx(v6866);
+      v6795.x[3] = v6867;  // kernels/sdpa/flash_tile.hpp:208
+      v348.x[0] = v6805;  // kernels/sdpa/flash_tile.hpp:211
+      const float v6875 = v348.x[1];
+      const float v6877 = fmaxf(v6875, v6813);  // kernels/sdpa/flash_tile.hpp:212
+      v348.x[1] = v6877;  // kernels/sdpa/flash_tile.hpp:211
+      const float v6880 = v348.x[2];
+      const float v6882 = fmaxf(v6880, v6823);  // kernels/sdpa/flash_tile.hpp:212
+      v348.x[2] = v6882;  // kernels/sdpa/flash_tile.hpp:211
+      const float v6885 = v348.x[3];
+      const float v6887 = fmaxf(v6885, v6833);  // kernels/sdpa/flash_tile.hpp:212
+      v348.x[3] = v6887;  // kernels/sdpa/flash_tile.hpp:211
+      const float v6890 = v5407.x[0];  // kernels/sdpa/flash_tile.hpp:214
+      const float v6891 = v6799.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v6892 = v6890 - v6891;
+      const float v6893 = iron_exp2_approx(v6892);
+      v5407.x[0] = v6893;  // kernels/sdpa/flash_tile.hpp:214
+      const float v6896 = v5407.x[1];
+      const float v6897 = v6799.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v6898 = v6896 - v6897;
+      const float v6899 = iron_exp2_approx(v6898);
+      v5407.x[1] = v6899;  // kernels/sdpa/flash_tile.hpp:214
+      const float v6902 = v5407.x[2];
+      const float v6903 = v6799.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v6904 = v6902 - v6903;
+      const float v6905 = iron_exp2_approx(v6904);
+      v5407.x[2] = v6905;  // kernels/sdpa/flash_tile.hpp:214
+      const float v6908 = v5407.x[3];
+      const float v6909 = v6799.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v6910 = v6908 - v6909;
+      const float v6911 = iron_exp2_approx(v6910);
+      v5407.x[3] = v6911;  // kernels/sdpa/flash_tile.hpp:214
+      const float v6914 = v5407.x[4];
+      const float v6915 = v6799.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v6916 = v6914 - v6915;
+      const float v6917 = iron_exp2_approx(v6916);
+      v5407.x[4] = v6917;  // kernels/sdpa/flash_tile.hpp:214
+      const float v6920 = v5407.x[5];
+      const float v6921 = v6799.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v6922 = v6920 - v6921;
+      const float v6923 = iron_exp2_approx(v6922);
+      v5407.x[5] = v6923;  // kernels/sdpa/flash_tile.hpp:214
+      const float v6926 = v5407.x[6];
+      const float v6927 = v6799.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v6928 = v6926 - v6927;
+      const float v6929 = iron_exp2_approx(v6928);
+      v5407.x[6] = v6929;  // kernels/sdpa/flash_tile.hpp:214
+      const float v6932 = v5407.x[7];
+      const float v6933 = v6799.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v6934 = v6932 - v6933;
+      const float v6935 = iron_exp2_approx(v6934);
+      v5407.x[7] = v6935;  // kernels/sdpa/flash_tile.hpp:214
+      const float v6938 = v5407.x[8];
+      const float v6939 = v6799.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v6940 = v6938 - v6939;
+      const float v6941 = iron_exp2_approx(v6940);
+      v5407.x[8] = v6941;  // kernels/sdpa/flash_tile.hpp:214
+      const float v6944 = v5407.x[9];
+      const float v6945 = v6799.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v6946 = v6944 - v6945;
+      const float v6947 = iron_exp2_approx(v6946);
+      v5407.x[9] = v6947;  // kernels/sdpa/flash_tile.hpp:214
+      const float v6950 = v5407.x[10];
+      const float v6951 = v6799.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v6952 = v6950 - v6951;
+      const float v6953 = iron_exp2_approx(v6952);
+      v5407.x[10] = v6953;  // kernels/sdpa/flash_tile.hpp:214
+      const float v6956 = v5407.x[11];
+      const float v6957 = v6799.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v6958 = v6956 - v6957;
+      const float v6959 = iron_exp2_approx(v6958);
+      v5407.x[11] = v6959;  // kernels/sdpa/flash_tile.hpp:214
+      const float v6962 = v5407.x[12];
+      const float v6963 = v6799.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v6964 = v6962 - v6963;
+      const float v6965 = iron_exp2_approx(v6964);
+      v5407.x[12] = v6965;  // kernels/sdpa/flash_tile.hpp:214
+      const float v6968 = v5407.x[13];
+      const float v6969 = v6799.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v6970 = v6968 - v6969;
+      const float v6971 = iron_exp2_approx(v6970);
+      v5407.x[13] = v6971;  // kernels/sdpa/flash_tile.hpp:214
+      const float v6974 = v5407.x[14];
+      const float v6975 = v6799.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v6976 = v6974 - v6975;
+      const float v6977 = iron_exp2_approx(v6976);
+      v5407.x[14] = v6977;  // kernels/sdpa/flash_tile.hpp:214
+      const float v6980 = v5407.x[15];
+      const float v6981 = v6799.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v6982 = v6980 - v6981;
+      const float v6983 = iron_exp2_approx(v6982);
+      v5407.x[15] = v6983;  // kernels/sdpa/flash_tile.hpp:214
+      const float v6986 = v5407.x[16];
+      const float v6987 = v6799.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v6988 = v6986 - v6987;
+      const float v6989 = iron_exp2_approx(v6988);
+      v5407.x[16] = v6989;  // kernels/sdpa/flash_tile.hpp:214
+      const float v6992 = v5407.x[17];
+      const float v6993 = v6799.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v6994 = v6992 - v6993;
+      const float v6995 = iron_exp2_approx(v6994);
+      v5407.x[17] = v6995;  // kernels/sdpa/flash_tile.hpp:214
+      const float v6998 = v5407.x[18];
+      const float v6999 = v6799.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7000 = v6998 - v6999;
+      const float v7001 = iron_exp2_approx(v7000);
+      v5407.x[18] = v7001;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7004 = v5407.x[19];
+      const float v7005 = v6799.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7006 = v7004 - v7005;
+      const float v7007 = iron_exp2_approx(v7006);
+      v5407.x[19] = v7007;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7010 = v5407.x[20];
+      const float v7011 = v6799.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7012 = v7010 - v7011;
+      const float v7013 = iron_exp2_approx(v7012);
+      v5407.x[20] = v7013;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7016 = v5407.x[21];
+      const float v7017 = v6799.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7018 = v7016 - v7017;
+      const float v7019 = iron_exp2_approx(v7018);
+      v5407.x[21] = v7019;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7022 = v5407.x[22];
+      const float v7023 = v6799.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7024 = v7022 - v7023;
+      const float v7025 = iron_exp2_approx(v7024);
+      v5407.x[22] = v7025;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7028 = v5407.x[23];
+      const float v7029 = v6799.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7030 = v7028 - v7029;
+      const float v7031 = iron_exp2_approx(v7030);
+      v5407.x[23] = v7031;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7034 = v5407.x[24];
+      const float v7035 = v6799.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7036 = v7034 - v7035;
+      const float v7037 = iron_exp2_approx(v7036);
+      v5407.x[24] = v7037;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7040 = v5407.x[25];
+      const float v7041 = v6799.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7042 = v7040 - v7041;
+      const float v7043 = iron_exp2_approx(v7042);
+      v5407.x[25] = v7043;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7046 = v5407.x[26];
+      const float v7047 = v6799.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7048 = v7046 - v7047;
+      const float v7049 = iron_exp2_approx(v7048);
+      v5407.x[26] = v7049;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7052 = v5407.x[27];
+      const float v7053 = v6799.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7054 = v7052 - v7053;
+      const float v7055 = iron_exp2_approx(v7054);
+      v5407.x[27] = v7055;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7058 = v5407.x[28];
+      const float v7059 = v6799.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7060 = v7058 - v7059;
+      const float v7061 = iron_exp2_approx(v7060);
+      v5407.x[28] = v7061;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7064 = v5407.x[29];
+      const float v7065 = v6799.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7066 = v7064 - v7065;
+      const float v7067 = iron_exp2_approx(v7066);
+      v5407.x[29] = v7067;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7070 = v5407.x[30];
+      const float v7071 = v6799.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7072 = v7070 - v7071;
+      const float v7073 = iron_exp2_approx(v7072);
+      v5407.x[30] = v7073;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7076 = v5407.x[31];
+      const float v7077 = v6799.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7078 = v7076 - v7077;
+      const float v7079 = iron_exp2_approx(v7078);
+      v5407.x[31] = v7079;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7082 = v5407.x[32];
+      const float v7083 = v6799.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7084 = v7082 - v7083;
+      const float v7085 = iron_exp2_approx(v7084);
+      v5407.x[32] = v7085;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7088 = v5407.x[33];
+      const float v7089 = v6799.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7090 = v7088 - v7089;
+      const float v7091 = iron_exp2_approx(v7090);
+      v5407.x[33] = v7091;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7094 = v5407.x[34];
+      const float v7095 = v6799.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7096 = v7094 - v7095;
+      const float v7097 = iron_exp2_approx(v7096);
+      v5407.x[34] = v7097;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7100 = v5407.x[35];
+      const float v7101 = v6799.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7102 = v7100 - v7101;
+      const float v7103 = iron_exp2_approx(v7102);
+      v5407.x[35] = v7103;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7106 = v5407.x[36];
+      const float v7107 = v6799.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7108 = v7106 - v7107;
+      const float v7109 = iron_exp2_approx(v7108);
+      v5407.x[36] = v7109;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7112 = v5407.x[37];
+      const float v7113 = v6799.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7114 = v7112 - v7113;
+      const float v7115 = iron_exp2_approx(v7114);
+      v5407.x[37] = v7115;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7118 = v5407.x[38];
+      const float v7119 = v6799.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7120 = v7118 - v7119;
+      const float v7121 = iron_exp2_approx(v7120);
+      v5407.x[38] = v7121;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7124 = v5407.x[39];
+      const float v7125 = v6799.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7126 = v7124 - v7125;
+      const float v7127 = iron_exp2_approx(v7126);
+      v5407.x[39] = v7127;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7130 = v5407.x[40];
+      const float v7131 = v6799.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7132 = v7130 - v7131;
+      const float v7133 = iron_exp2_approx(v7132);
+      v5407.x[40] = v7133;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7136 = v5407.x[41];
+      const float v7137 = v6799.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7138 = v7136 - v7137;
+      const float v7139 = iron_exp2_approx(v7138);
+      v5407.x[41] = v7139;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7142 = v5407.x[42];
+      const float v7143 = v6799.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7144 = v7142 - v7143;
+      const float v7145 = iron_exp2_approx(v7144);
+      v5407.x[42] = v7145;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7148 = v5407.x[43];
+      const float v7149 = v6799.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7150 = v7148 - v7149;
+      const float v7151 = iron_exp2_approx(v7150);
+      v5407.x[43] = v7151;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7154 = v5407.x[44];
+      const float v7155 = v6799.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7156 = v7154 - v7155;
+      const float v7157 = iron_exp2_approx(v7156);
+      v5407.x[44] = v7157;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7160 = v5407.x[45];
+      const float v7161 = v6799.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7162 = v7160 - v7161;
+      const float v7163 = iron_exp2_approx(v7162);
+      v5407.x[45] = v7163;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7166 = v5407.x[46];
+      const float v7167 = v6799.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7168 = v7166 - v7167;
+      const float v7169 = iron_exp2_approx(v7168);
+      v5407.x[46] = v7169;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7172 = v5407.x[47];
+      const float v7173 = v6799.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7174 = v7172 - v7173;
+      const float v7175 = iron_exp2_approx(v7174);
+      v5407.x[47] = v7175;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7178 = v5407.x[48];
+      const float v7179 = v6799.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7180 = v7178 - v7179;
+      const float v7181 = iron_exp2_approx(v7180);
+      v5407.x[48] = v7181;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7184 = v5407.x[49];
+      const float v7185 = v6799.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7186 = v7184 - v7185;
+      const float v7187 = iron_exp2_approx(v7186);
+      v5407.x[49] = v7187;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7190 = v5407.x[50];
+      const float v7191 = v6799.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7192 = v7190 - v7191;
+      const float v7193 = iron_exp2_approx(v7192);
+      v5407.x[50] = v7193;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7196 = v5407.x[51];
+      const float v7197 = v6799.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7198 = v7196 - v7197;
+      const float v7199 = iron_exp2_approx(v7198);
+      v5407.x[51] = v7199;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7202 = v5407.x[52];
+      const float v7203 = v6799.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7204 = v7202 - v7203;
+      const float v7205 = iron_exp2_approx(v7204);
+      v5407.x[52] = v7205;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7208 = v5407.x[53];
+      const float v7209 = v6799.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7210 = v7208 - v7209;
+      const float v7211 = iron_exp2_approx(v7210);
+      v5407.x[53] = v7211;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7214 = v5407.x[54];
+      const float v7215 = v6799.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7216 = v7214 - v7215;
+      const float v7217 = iron_exp2_approx(v7216);
+      v5407.x[54] = v7217;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7220 = v5407.x[55];
+      const float v7221 = v6799.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7222 = v7220 - v7221;
+      const float v7223 = iron_exp2_approx(v7222);
+      v5407.x[55] = v7223;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7226 = v5407.x[56];
+      const float v7227 = v6799.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7228 = v7226 - v7227;
+      const float v7229 = iron_exp2_approx(v7228);
+      v5407.x[56] = v7229;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7232 = v5407.x[57];
+      const float v7233 = v6799.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7234 = v7232 - v7233;
+      const float v7235 = iron_exp2_approx(v7234);
+      v5407.x[57] = v7235;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7238 = v5407.x[58];
+      const float v7239 = v6799.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7240 = v7238 - v7239;
+      const float v7241 = iron_exp2_approx(v7240);
+      v5407.x[58] = v7241;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7244 = v5407.x[59];
+      const float v7245 = v6799.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7246 = v7244 - v7245;
+      const float v7247 = iron_exp2_approx(v7246);
+      v5407.x[59] = v7247;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7250 = v5407.x[60];
+      const float v7251 = v6799.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7252 = v7250 - v7251;
+      const float v7253 = iron_exp2_approx(v7252);
+      v5407.x[60] = v7253;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7256 = v5407.x[61];
+      const float v7257 = v6799.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7258 = v7256 - v7257;
+      const float v7259 = iron_exp2_approx(v7258);
+      v5407.x[61] = v7259;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7262 = v5407.x[62];
+      const float v7263 = v6799.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7264 = v7262 - v7263;
+      const float v7265 = iron_exp2_approx(v7264);
+      v5407.x[62] = v7265;  // kernels/sdpa/flash_tile.hpp:214
+      const float v7268 = v5407.x[63];
+      const float v7269 = v6799.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v7270 = v7268 - v7269;
+      const float v7271 = iron_exp2_approx(v7270);
+      v5407.x[63] = v7271;  // kernels/sdpa/flash_tile.hpp:214
+      iron_frag<float, 2, 16, 8> v7273;  // kernels/sdpa/flash_tile.hpp:217
+      iron_frag_fill(v7273, 0.0f);
+      iron_frag_row_reduce<true>(v7273, v5407);
+      const float v7276 = v350.x[0];  // kernels/sdpa/flash_tile.hpp:218
+      const float v7277 = v7273.x[0];  // kernels/sdpa/flash_tile.hpp:219
+      const float v7278 = v6795.x[0];
       const float v7279 = v7276 * v7278;
       const float v7280 = v7279 + v7277;
-      v329.x[3] = v7280;  // kernels/sdpa/flash_tile.hpp:223
-      const float v7283 = v331.x[0];  // kernels/sdpa/flash_tile.hpp:233
-      const float v7284 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7285 = v7283 * v7284;
-      v331.x[0] = v7285;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7288 = v331.x[1];
-      const float v7289 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7290 = v7288 * v7289;
-      v331.x[1] = v7290;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7293 = v331.x[2];
-      const float v7294 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7295 = v7293 * v7294;
-      v331.x[2] = v7295;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7298 = v331.x[3];
-      const float v7299 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7300 = v7298 * v7299;
-      v331.x[3] = v7300;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7303 = v331.x[4];
-      const float v7304 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7305 = v7303 * v7304;
-      v331.x[4] = v7305;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7308 = v331.x[5];
-      const float v7309 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7310 = v7308 * v7309;
-      v331.x[5] = v7310;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7313 = v331.x[6];
-      const float v7314 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7315 = v7313 * v7314;
-      v331.x[6] = v7315;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7318 = v331.x[7];
-      const float v7319 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7320 = v7318 * v7319;
-      v331.x[7] = v7320;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7323 = v331.x[8];
-      const float v7324 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7325 = v7323 * v7324;
-      v331.x[8] = v7325;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7328 = v331.x[9];
-      const float v7329 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7330 = v7328 * v7329;
-      v331.x[9] = v7330;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7333 = v331.x[10];
-      const float v7334 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7335 = v7333 * v7334;
-      v331.x[10] = v7335;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7338 = v331.x[11];
-      const float v7339 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7340 = v7338 * v7339;
-      v331.x[11] = v7340;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7343 = v331.x[12];
-      const float v7344 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7345 = v7343 * v7344;
-      v331.x[12] = v7345;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7348 = v331.x[13];
-      const float v7349 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7350 = v7348 * v7349;
-      v331.x[13] = v7350;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7353 = v331.x[14];
-      const float v7354 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7355 = v7353 * v7354;
-      v331.x[14] = v7355;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7358 = v331.x[15];
-      const float v7359 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7360 = v7358 * v7359;
-      v331.x[15] = v7360;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7363 = v331.x[16];
-      const float v7364 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7365 = v7363 * v7364;
-      v331.x[16] = v7365;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7368 = v331.x[17];
-      const float v7369 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7370 = v7368 * v7369;
-      v331.x[17] = v7370;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7373 = v331.x[18];
-      const float v7374 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7375 = v7373 * v7374;
-      v331.x[18] = v7375;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7378 = v331.x[19];
-      const float v7379 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7380 = v7378 * v7379;
-      v331.x[19] = v7380;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7383 = v331.x[20];
-      const float v7384 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7385 = v7383 * v7384;
-      v331.x[20] = v7385;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7388 = v331.x[21];
-      const float v7389 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7390 = v7388 * v7389;
-      v331.x[21] = v7390;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7393 = v331.x[22];
-      const float v7394 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7395 = v7393 * v7394;
-      v331.x[22] = v7395;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7398 = v331.x[23];
-      const float v7399 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7400 = v7398 * v7399;
-      v331.x[23] = v7400;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7403 = v331.x[24];
-      const float v7404 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7405 = v7403 * v7404;
-      v331.x[24] = v7405;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7408 = v331.x[25];
-      const float v7409 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7410 = v7408 * v7409;
-      v331.x[25] = v7410;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7413 = v331.x[26];
-      const float v7414 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7415 = v7413 * v7414;
-      v331.x[26] = v7415;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7418 = v331.x[27];
-      const float v7419 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7420 = v7418 * v7419;
-      v331.x[27] = v7420;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7423 = v331.x[28];
-      const float v7424 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7425 = v7423 * v7424;
-      v331.x[28] = v7425;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7428 = v331.x[29];
-      const float v7429 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7430 = v7428 * v7429;
-      v331.x[29] = v7430;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7433 = v331.x[30];
-      const float v7434 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7435 = v7433 * v7434;
-      v331.x[30] = v7435;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7438 = v331.x[31];
-      const float v7439 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7440 = v7438 * v7439;
-      v331.x[31] = v7440;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7443 = v333.x[0];
-      const float v7444 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7445 = v7443 * v7444;
-      v333.x[0] = v7445;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7448 = v333.x[1];
-      const float v7449 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7450 = v7448 * v7449;
-      v333.x[1] = v7450;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7453 = v333.x[2];
-      const float v7454 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7455 = v7453 * v7454;
-      v333.x[2] = v7455;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7458 = v333.x[3];
-      const float v7459 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7460 = v7458 * v7459;
-      v333.x[3] = v7460;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7463 = v333.x[4];
-      const float v7464 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7465 = v7463 * v7464;
-      v333.x[4] = v7465;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7468 = v333.x[5];
-      const float v7469 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7470 = v7468 * v7469;
-      v333.x[5] = v7470;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7473 = v333.x[6];
-      const float v7474 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7475 = v7473 * v7474;
-      v333.x[6] = v7475;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7478 = v333.x[7];
-      const float v7479 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7480 = v7478 * v7479;
-      v333.x[7] = v7480;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7483 = v333.x[8];
-      const float v7484 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7485 = v7483 * v7484;
-      v333.x[8] = v7485;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7488 = v333.x[9];
-      const float v7489 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7490 = v7488 * v7489;
-      v333.x[9] = v7490;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7493 = v333.x[10];
-      const float v7494 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7495 = v7493 * v7494;
-      v333.x[10] = v7495;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7498 = v333.x[11];
-      const float v7499 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7500 = v7498 * v7499;
-      v333.x[11] = v7500;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7503 = v333.x[12];
-      const float v7504 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7505 = v7503 * v7504;
-      v333.x[12] = v7505;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7508 = v333.x[13];
-      const float v7509 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7510 = v7508 * v7509;
-      v333.x[13] = v7510;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7513 = v333.x[14];
-      const float v7514 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7515 = v7513 * v7514;
-      v333.x[14] = v7515;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7518 = v333.x[15];
-      const float v7519 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7520 = v7518 * v7519;
-      v333.x[15] = v7520;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7523 = v333.x[16];
-      const float v7524 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7525 = v7523 * v7524;
-      v333.x[16] = v7525;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7528 = v333.x[17];
-      const float v7529 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7530 = v7528 * v7529;
-      v333.x[17] = v7530;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7533 = v333.x[18];
-      const float v7534 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7535 = v7533 * v7534;
-      v333.x[18] = v7535;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7538 = v333.x[19];
-      const float v7539 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7540 = v7538 * v7539;
-      v333.x[19] = v7540;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7543 = v333.x[20];
-      const float v7544 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7545 = v7543 * v7544;
-      v333.x[20] = v7545;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7548 = v333.x[21];
-      const float v7549 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7550 = v7548 * v7549;
-      v333.x[21] = v7550;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7553 = v333.x[22];
-      const float v7554 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7555 = v7553 * v7554;
-      v333.x[22] = v7555;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7558 = v333.x[23];
-      const float v7559 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7560 = v7558 * v7559;
-      v333.x[23] = v7560;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7563 = v333.x[24];
-      const float v7564 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7565 = v7563 * v7564;
-      v333.x[24] = v7565;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7568 = v333.x[25];
-      const float v7569 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7570 = v7568 * v7569;
-      v333.x[25] = v7570;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7573 = v333.x[26];
-      const float v7574 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7575 = v7573 * v7574;
-      v333.x[26] = v7575;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7578 = v333.x[27];
-      const float v7579 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7580 = v7578 * v7579;
-      v333.x[27] = v7580;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7583 = v333.x[28];
-      const float v7584 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7585 = v7583 * v7584;
-      v333.x[28] = v7585;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7588 = v333.x[29];
-      const float v7589 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7590 = v7588 * v7589;
-      v333.x[29] = v7590;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7593 = v333.x[30];
-      const float v7594 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7595 = v7593 * v7594;
-      v333.x[30] = v7595;  // kernels/sdpa/flash_tile.hpp:233
-      const float v7598 = v333.x[31];
-      const float v7599 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v7600 = v7598 * v7599;
-      v333.x[31] = v7600;  // kernels/sdpa/flash_tile.hpp:233
-      iron_frag<iron_bf16, 0, 16, 128> v7602;  // kernels/sdpa/flash_warpgroup.hpp:118
-      iron_frag_fill(v7602, iron_f32_to_bf16(0.0f));
-      iron_frag_convert(v7602, v5386);
-      iron_frag_store<false>(v7602, shm3, v7609, 128u);  // kernels/sdpa/flash_warpgroup.hpp:125
+      v350.x[0] = v7280;  // kernels/sdpa/flash_tile.hpp:218
+      const float v7283 = v350.x[1];
+      const float v7284 = v7273.x[1];  // kernels/sdpa/flash_tile.hpp:219
+      const float v7285 = v6795.x[1];
+      const float v7286 = v7283 * v7285;
+      const float v7287 = v7286 + v7284;
+      v350.x[1] = v7287;  // kernels/sdpa/flash_tile.hpp:218
+      const float v7290 = v350.x[2];
+      const float v7291 = v7273.x[2];  // kernels/sdpa/flash_tile.hpp:219
+      const float v7292 = v6795.x[2];
+      const float v7293 = v7290 * v7292;
+      const float v7294 = v7293 + v7291;
+      v350.x[2] = v7294;  // kernels/sdpa/flash_tile.hpp:218
+      const float v7297 = v350.x[3];
+      const float v7298 = v7273.x[3];  // kernels/sdpa/flash_tile.hpp:219
+      const float v7299 = v6795.x[3];
+      const float v7300 = v7297 * v7299;
+      const float v7301 = v7300 + v7298;
+      v350.x[3] = v7301;  // kernels/sdpa/flash_tile.hpp:218
+      const float v7304 = v352.x[0];  // kernels/sdpa/flash_tile.hpp:228
+      const float v7305 = v6795.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7306 = v7304 * v7305;
+      v352.x[0] = v7306;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7309 = v352.x[1];
+      const float v7310 = v6795.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7311 = v7309 * v7310;
+      v352.x[1] = v7311;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7314 = v352.x[2];
+      const float v7315 = v6795.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7316 = v7314 * v7315;
+      v352.x[2] = v7316;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7319 = v352.x[3];
+      const float v7320 = v6795.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7321 = v7319 * v7320;
+      v352.x[3] = v7321;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7324 = v352.x[4];
+      const float v7325 = v6795.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7326 = v7324 * v7325;
+      v352.x[4] = v7326;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7329 = v352.x[5];
+      const float v7330 = v6795.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7331 = v7329 * v7330;
+      v352.x[5] = v7331;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7334 = v352.x[6];
+      const float v7335 = v6795.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7336 = v7334 * v7335;
+      v352.x[6] = v7336;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7339 = v352.x[7];
+      const float v7340 = v6795.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7341 = v7339 * v7340;
+      v352.x[7] = v7341;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7344 = v352.x[8];
+      const float v7345 = v6795.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7346 = v7344 * v7345;
+      v352.x[8] = v7346;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7349 = v352.x[9];
+      const float v7350 = v6795.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7351 = v7349 * v7350;
+      v352.x[9] = v7351;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7354 = v352.x[10];
+      const float v7355 = v6795.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7356 = v7354 * v7355;
+      v352.x[10] = v7356;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7359 = v352.x[11];
+      const float v7360 = v6795.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7361 = v7359 * v7360;
+      v352.x[11] = v7361;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7364 = v352.x[12];
+      const float v7365 = v6795.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7366 = v7364 * v7365;
+      v352.x[12] = v7366;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7369 = v352.x[13];
+      const float v7370 = v6795.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7371 = v7369 * v7370;
+      v352.x[13] = v7371;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7374 = v352.x[14];
+      const float v7375 = v6795.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7376 = v7374 * v7375;
+      v352.x[14] = v7376;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7379 = v352.x[15];
+      const float v7380 = v6795.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7381 = v7379 * v7380;
+      v352.x[15] = v7381;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7384 = v352.x[16];
+      const float v7385 = v6795.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7386 = v7384 * v7385;
+      v352.x[16] = v7386;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7389 = v352.x[17];
+      const float v7390 = v6795.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7391 = v7389 * v7390;
+      v352.x[17] = v7391;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7394 = v352.x[18];
+      const float v7395 = v6795.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7396 = v7394 * v7395;
+      v352.x[18] = v7396;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7399 = v352.x[19];
+      const float v7400 = v6795.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7401 = v7399 * v7400;
+      v352.x[19] = v7401;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7404 = v352.x[20];
+      const float v7405 = v6795.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7406 = v7404 * v7405;
+      v352.x[20] = v7406;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7409 = v352.x[21];
+      const float v7410 = v6795.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7411 = v7409 * v7410;
+      v352.x[21] = v7411;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7414 = v352.x[22];
+      const float v7415 = v6795.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7416 = v7414 * v7415;
+      v352.x[22] = v7416;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7419 = v352.x[23];
+      const float v7420 = v6795.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7421 = v7419 * v7420;
+      v352.x[23] = v7421;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7424 = v352.x[24];
+      const float v7425 = v6795.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7426 = v7424 * v7425;
+      v352.x[24] = v7426;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7429 = v352.x[25];
+      const float v7430 = v6795.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7431 = v7429 * v7430;
+      v352.x[25] = v7431;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7434 = v352.x[26];
+      const float v7435 = v6795.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7436 = v7434 * v7435;
+      v352.x[26] = v7436;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7439 = v352.x[27];
+      const float v7440 = v6795.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7441 = v7439 * v7440;
+      v352.x[27] = v7441;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7444 = v352.x[28];
+      const float v7445 = v6795.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7446 = v7444 * v7445;
+      v352.x[28] = v7446;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7449 = v352.x[29];
+      const float v7450 = v6795.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7451 = v7449 * v7450;
+      v352.x[29] = v7451;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7454 = v352.x[30];
+      const float v7455 = v6795.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7456 = v7454 * v7455;
+      v352.x[30] = v7456;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7459 = v352.x[31];
+      const float v7460 = v6795.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7461 = v7459 * v7460;
+      v352.x[31] = v7461;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7464 = v354.x[0];
+      const float v7465 = v6795.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7466 = v7464 * v7465;
+      v354.x[0] = v7466;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7469 = v354.x[1];
+      const float v7470 = v6795.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7471 = v7469 * v7470;
+      v354.x[1] = v7471;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7474 = v354.x[2];
+      const float v7475 = v6795.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7476 = v7474 * v7475;
+      v354.x[2] = v7476;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7479 = v354.x[3];
+      const float v7480 = v6795.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7481 = v7479 * v7480;
+      v354.x[3] = v7481;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7484 = v354.x[4];
+      const float v7485 = v6795.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7486 = v7484 * v7485;
+      v354.x[4] = v7486;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7489 = v354.x[5];
+      const float v7490 = v6795.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7491 = v7489 * v7490;
+      v354.x[5] = v7491;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7494 = v354.x[6];
+      const float v7495 = v6795.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7496 = v7494 * v7495;
+      v354.x[6] = v7496;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7499 = v354.x[7];
+      const float v7500 = v6795.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7501 = v7499 * v7500;
+      v354.x[7] = v7501;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7504 = v354.x[8];
+      const float v7505 = v6795.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7506 = v7504 * v7505;
+      v354.x[8] = v7506;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7509 = v354.x[9];
+      const float v7510 = v6795.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7511 = v7509 * v7510;
+      v354.x[9] = v7511;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7514 = v354.x[10];
+      const float v7515 = v6795.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7516 = v7514 * v7515;
+      v354.x[10] = v7516;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7519 = v354.x[11];
+      const float v7520 = v6795.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7521 = v7519 * v7520;
+      v354.x[11] = v7521;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7524 = v354.x[12];
+      const float v7525 = v6795.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7526 = v7524 * v7525;
+      v354.x[12] = v7526;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7529 = v354.x[13];
+      const float v7530 = v6795.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7531 = v7529 * v7530;
+      v354.x[13] = v7531;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7534 = v354.x[14];
+      const float v7535 = v6795.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7536 = v7534 * v7535;
+      v354.x[14] = v7536;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7539 = v354.x[15];
+      const float v7540 = v6795.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7541 = v7539 * v7540;
+      v354.x[15] = v7541;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7544 = v354.x[16];
+      const float v7545 = v6795.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7546 = v7544 * v7545;
+      v354.x[16] = v7546;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7549 = v354.x[17];
+      const float v7550 = v6795.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7551 = v7549 * v7550;
+      v354.x[17] = v7551;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7554 = v354.x[18];
+      const float v7555 = v6795.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7556 = v7554 * v7555;
+      v354.x[18] = v7556;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7559 = v354.x[19];
+      const float v7560 = v6795.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7561 = v7559 * v7560;
+      v354.x[19] = v7561;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7564 = v354.x[20];
+      const float v7565 = v6795.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7566 = v7564 * v7565;
+      v354.x[20] = v7566;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7569 = v354.x[21];
+      const float v7570 = v6795.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7571 = v7569 * v7570;
+      v354.x[21] = v7571;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7574 = v354.x[22];
+      const float v7575 = v6795.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7576 = v7574 * v7575;
+      v354.x[22] = v7576;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7579 = v354.x[23];
+      const float v7580 = v6795.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7581 = v7579 * v7580;
+      v354.x[23] = v7581;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7584 = v354.x[24];
+      const float v7585 = v6795.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7586 = v7584 * v7585;
+      v354.x[24] = v7586;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7589 = v354.x[25];
+      const float v7590 = v6795.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7591 = v7589 * v7590;
+      v354.x[25] = v7591;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7594 = v354.x[26];
+      const float v7595 = v6795.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7596 = v7594 * v7595;
+      v354.x[26] = v7596;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7599 = v354.x[27];
+      const float v7600 = v6795.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7601 = v7599 * v7600;
+      v354.x[27] = v7601;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7604 = v354.x[28];
+      const float v7605 = v6795.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7606 = v7604 * v7605;
+      v354.x[28] = v7606;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7609 = v354.x[29];
+      const float v7610 = v6795.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7611 = v7609 * v7610;
+      v354.x[29] = v7611;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7614 = v354.x[30];
+      const float v7615 = v6795.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7616 = v7614 * v7615;
+      v354.x[30] = v7616;  // kernels/sdpa/flash_tile.hpp:228
+      const float v7619 = v354.x[31];
+      const float v7620 = v6795.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v7621 = v7619 * v7620;
+      v354.x[31] = v7621;  // kernels/sdpa/flash_tile.hpp:228
+      iron_frag<iron_bf16, 0, 16, 128> v7623;  // kernels/sdpa/flash_warpgroup.hpp:118
+      iron_frag_fill(v7623, iron_f32_to_bf16(0.0f));
+      iron_frag_convert(v7623, v5407);
+      iron_frag_store<false>(v7623, shm3, v7630, 128u);  // kernels/sdpa/flash_warpgroup.hpp:125
       __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:127
-      iron_frag<iron_bf16, 0, 16, 16> v7773;  // kernels/sdpa/flash_warpgroup.hpp:130
-      iron_frag_fill(v7773, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v7773, shm3, v7764, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v7775;
-      iron_frag_fill(v7775, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v7775, shm2, v5390, 64u);
-      iron_frag_mma_sync(v331, v7773, v7775);
-      const unsigned int v7782 = v5390 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v7784;
-      iron_frag_fill(v7784, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v7784, shm3, v7777, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v7786;
-      iron_frag_fill(v7786, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v7786, shm2, v7782, 64u);
-      iron_frag_mma_sync(v331, v7784, v7786);
-      const unsigned int v7793 = v5390 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v7795;
-      iron_frag_fill(v7795, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v7795, shm3, v7788, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v7797;
-      iron_frag_fill(v7797, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v7797, shm2, v7793, 64u);
-      iron_frag_mma_sync(v331, v7795, v7797);
-      const unsigned int v7804 = v5390 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v7806;
-      iron_frag_fill(v7806, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v7806, shm3, v7799, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v7808;
-      iron_frag_fill(v7808, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v7808, shm2, v7804, 64u);
-      iron_frag_mma_sync(v331, v7806, v7808);
-      const unsigned int v7630 = v5390 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:131
-      iron_frag<iron_bf16, 0, 16, 16> v7826;  // kernels/sdpa/flash_warpgroup.hpp:130
-      iron_frag_fill(v7826, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v7826, shm3, v7817, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v7828;
-      iron_frag_fill(v7828, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v7828, shm2, v7630, 64u);
-      iron_frag_mma_sync(v331, v7826, v7828);
-      const unsigned int v7835 = v7630 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v7837;
-      iron_frag_fill(v7837, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v7837, shm3, v7830, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v7839;
-      iron_frag_fill(v7839, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v7839, shm2, v7835, 64u);
-      iron_frag_mma_sync(v331, v7837, v7839);
-      const unsigned int v7846 = v7630 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v7848;
-      iron_frag_fill(v7848, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v7848, shm3, v7841, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v7850;
-      iron_frag_fill(v7850, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v7850, shm2, v7846, 64u);
-      iron_frag_mma_sync(v331, v7848, v7850);
-      const unsigned int v7857 = v7630 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v7859;
-      iron_frag_fill(v7859, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v7859, shm3, v7852, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v7861;
-      iron_frag_fill(v7861, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v7861, shm2, v7857, 64u);
-      iron_frag_mma_sync(v331, v7859, v7861);
-      iron_frag<iron_bf16, 0, 16, 16> v7879;
-      iron_frag_fill(v7879, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v7879, shm3, v7764, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v7881;
-      iron_frag_fill(v7881, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v7881, shm2, v5403, 64u);
-      iron_frag_mma_sync(v333, v7879, v7881);
-      const unsigned int v7888 = v5403 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v7890;
-      iron_frag_fill(v7890, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v7890, shm3, v7777, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v7892;
-      iron_frag_fill(v7892, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v7892, shm2, v7888, 64u);
-      iron_frag_mma_sync(v333, v7890, v7892);
-      const unsigned int v7899 = v5403 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v7901;
-      iron_frag_fill(v7901, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v7901, shm3, v7788, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v7903;
-      iron_frag_fill(v7903, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v7903, shm2, v7899, 64u);
-      iron_frag_mma_sync(v333, v7901, v7903);
-      const unsigned int v7910 = v5403 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v7912;
-      iron_frag_fill(v7912, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v7912, shm3, v7799, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v7914;
-      iron_frag_fill(v7914, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v7914, shm2, v7910, 64u);
-      iron_frag_mma_sync(v333, v7912, v7914);
-      const unsigned int v7658 = v5403 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:131
-      iron_frag<iron_bf16, 0, 16, 16> v7932;  // kernels/sdpa/flash_warpgroup.hpp:130
-      iron_frag_fill(v7932, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v7932, shm3, v7817, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v7934;
-      iron_frag_fill(v7934, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v7934, shm2, v7658, 64u);
-      iron_frag_mma_sync(v333, v7932, v7934);
-      const unsigned int v7941 = v7658 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v7943;
-      iron_frag_fill(v7943, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v7943, shm3, v7830, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v7945;
-      iron_frag_fill(v7945, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v7945, shm2, v7941, 64u);
-      iron_frag_mma_sync(v333, v7943, v7945);
-      const unsigned int v7952 = v7658 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v7954;
-      iron_frag_fill(v7954, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v7954, shm3, v7841, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v7956;
-      iron_frag_fill(v7956, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v7956, shm2, v7952, 64u);
-      iron_frag_mma_sync(v333, v7954, v7956);
-      const unsigned int v7963 = v7658 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v7965;
-      iron_frag_fill(v7965, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v7965, shm3, v7852, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v7967;
-      iron_frag_fill(v7967, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v7967, shm2, v7963, 64u);
-      iron_frag_mma_sync(v333, v7965, v7967);
+      iron_frag<iron_bf16, 0, 16, 16> v7794;  // kernels/sdpa/flash_warpgroup.hpp:130
+      iron_frag_fill(v7794, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7794, shm3, v7785, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7796;
+      iron_frag_fill(v7796, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7796, shm2, v5411, 64u);
+      iron_frag_mma_sync(v352, v7794, v7796);
+      const unsigned int v7803 = v5411 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v7805;
+      iron_frag_fill(v7805, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7805, shm3, v7798, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7807;
+      iron_frag_fill(v7807, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7807, shm2, v7803, 64u);
+      iron_frag_mma_sync(v352, v7805, v7807);
+      const unsigned int v7814 = v5411 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v7816;
+      iron_frag_fill(v7816, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7816, shm3, v7809, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7818;
+      iron_frag_fill(v7818, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7818, shm2, v7814, 64u);
+      iron_frag_mma_sync(v352, v7816, v7818);
+      const unsigned int v7825 = v5411 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v7827;
+      iron_frag_fill(v7827, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7827, shm3, v7820, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7829;
+      iron_frag_fill(v7829, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7829, shm2, v7825, 64u);
+      iron_frag_mma_sync(v352, v7827, v7829);
+      const unsigned int v7651 = v5411 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:131
+      iron_frag<iron_bf16, 0, 16, 16> v7847;  // kernels/sdpa/flash_warpgroup.hpp:130
+      iron_frag_fill(v7847, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7847, shm3, v7838, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7849;
+      iron_frag_fill(v7849, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7849, shm2, v7651, 64u);
+      iron_frag_mma_sync(v352, v7847, v7849);
+      const unsigned int v7856 = v7651 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v7858;
+      iron_frag_fill(v7858, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7858, shm3, v7851, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7860;
+      iron_frag_fill(v7860, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7860, shm2, v7856, 64u);
+      iron_frag_mma_sync(v352, v7858, v7860);
+      const unsigned int v7867 = v7651 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v7869;
+      iron_frag_fill(v7869, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7869, shm3, v7862, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7871;
+      iron_frag_fill(v7871, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7871, shm2, v7867, 64u);
+      iron_frag_mma_sync(v352, v7869, v7871);
+      const unsigned int v7878 = v7651 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v7880;
+      iron_frag_fill(v7880, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7880, shm3, v7873, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7882;
+      iron_frag_fill(v7882, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7882, shm2, v7878, 64u);
+      iron_frag_mma_sync(v352, v7880, v7882);
+      iron_frag<iron_bf16, 0, 16, 16> v7900;
+      iron_frag_fill(v7900, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7900, shm3, v7785, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7902;
+      iron_frag_fill(v7902, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7902, shm2, v5424, 64u);
+      iron_frag_mma_sync(v354, v7900, v7902);
+      const unsigned int v7909 = v5424 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v7911;
+      iron_frag_fill(v7911, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7911, shm3, v7798, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7913;
+      iron_frag_fill(v7913, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7913, shm2, v7909, 64u);
+      iron_frag_mma_sync(v354, v7911, v7913);
+      const unsigned int v7920 = v5424 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v7922;
+      iron_frag_fill(v7922, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7922, shm3, v7809, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7924;
+      iron_frag_fill(v7924, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7924, shm2, v7920, 64u);
+      iron_frag_mma_sync(v354, v7922, v7924);
+      const unsigned int v7931 = v5424 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v7933;
+      iron_frag_fill(v7933, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7933, shm3, v7820, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7935;
+      iron_frag_fill(v7935, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7935, shm2, v7931, 64u);
+      iron_frag_mma_sync(v354, v7933, v7935);
+      const unsigned int v7679 = v5424 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:131
+      iron_frag<iron_bf16, 0, 16, 16> v7953;  // kernels/sdpa/flash_warpgroup.hpp:130
+      iron_frag_fill(v7953, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7953, shm3, v7838, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7955;
+      iron_frag_fill(v7955, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7955, shm2, v7679, 64u);
+      iron_frag_mma_sync(v354, v7953, v7955);
+      const unsigned int v7962 = v7679 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v7964;
+      iron_frag_fill(v7964, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7964, shm3, v7851, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7966;
+      iron_frag_fill(v7966, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7966, shm2, v7962, 64u);
+      iron_frag_mma_sync(v354, v7964, v7966);
+      const unsigned int v7973 = v7679 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v7975;
+      iron_frag_fill(v7975, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7975, shm3, v7862, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7977;
+      iron_frag_fill(v7977, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7977, shm2, v7973, 64u);
+      iron_frag_mma_sync(v354, v7975, v7977);
+      const unsigned int v7984 = v7679 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v7986;
+      iron_frag_fill(v7986, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7986, shm3, v7873, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7988;
+      iron_frag_fill(v7988, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7988, shm2, v7984, 64u);
+      iron_frag_mma_sync(v354, v7986, v7988);
     }
     __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:95
-    const float v3131 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:247
-    iron_frag<float, 2, 16, 8> v3133;  // kernels/sdpa/flash_tile.hpp:248
-    iron_frag_fill(v3133, 0.0f);
-    const float v3137 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:250
-    const float v3138 = fmaxf(v3137, v3131);
-    const bool v3141 = v3138 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v3142 = v3141 ? 0.0f : v3138;
-    v3133.x[0] = v3142;  // kernels/sdpa/flash_tile.hpp:249
-    const float v3146 = v327.x[1];  // kernels/sdpa/flash_tile.hpp:250
-    const float v3147 = fmaxf(v3146, v3131);
-    const bool v3150 = v3147 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v3151 = v3150 ? 0.0f : v3147;
-    v3133.x[1] = v3151;  // kernels/sdpa/flash_tile.hpp:249
-    const float v3155 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:250
-    const float v3156 = fmaxf(v3155, v3131);
-    const bool v3159 = v3156 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v3160 = v3159 ? 0.0f : v3156;
-    v3133.x[2] = v3160;  // kernels/sdpa/flash_tile.hpp:249
-    const float v3164 = v327.x[3];  // kernels/sdpa/flash_tile.hpp:250
-    const float v3165 = fmaxf(v3164, v3131);
-    const bool v3168 = v3165 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v3169 = v3168 ? 0.0f : v3165;
-    v3133.x[3] = v3169;  // kernels/sdpa/flash_tile.hpp:249
-    iron_frag<float, 2, 16, 8> v3171;  // kernels/sdpa/flash_tile.hpp:252
-    iron_frag_fill(v3171, 0.0f);
-    const unsigned int v3172 = static_cast<unsigned int>(v3171.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:253
-    const unsigned int v3173 = static_cast<unsigned int>(v3171.row(0, iron_linear_thread() & 31u));
-    const float v3175 = v3133.x[0];  // kernels/sdpa/flash_tile.hpp:254
-    const float v3176 = v3131 - v3175;
-    const float v3177 = exp2f(v3176);
-    const float v3180 = v3137 - v3175;
-    const float v3181 = exp2f(v3180);
-    const float v3182 = v329.x[0];
-    const float v3183 = v3182 * v3181;
-    const float v3184 = v3183 + v3177;
-    v3171.x[0] = v3184;  // kernels/sdpa/flash_tile.hpp:253
-    const unsigned int v3185 = static_cast<unsigned int>(v3171.col(1, iron_linear_thread() & 31u));
-    const unsigned int v3186 = static_cast<unsigned int>(v3171.row(1, iron_linear_thread() & 31u));
-    const float v3188 = v3133.x[1];  // kernels/sdpa/flash_tile.hpp:254
-    const float v3189 = v3131 - v3188;
-    const float v3190 = exp2f(v3189);
-    const float v3193 = v3146 - v3188;
-    const float v3194 = exp2f(v3193);
-    const float v3195 = v329.x[1];
-    const float v3196 = v3195 * v3194;
-    const float v3197 = v3196 + v3190;
-    v3171.x[1] = v3197;  // kernels/sdpa/flash_tile.hpp:253
-    const unsigned int v3198 = static_cast<unsigned int>(v3171.col(2, iron_linear_thread() & 31u));
-    const unsigned int v3199 = static_cast<unsigned int>(v3171.row(2, iron_linear_thread() & 31u));
-    const float v3201 = v3133.x[2];  // kernels/sdpa/flash_tile.hpp:254
-    const float v3202 = v3131 - v3201;
-    const float v3203 = exp2f(v3202);
-    const float v3206 = v3155 - v3201;
-    const float v3207 = exp2f(v3206);
-    const float v3208 = v329.x[2];
-    const float v3209 = v3208 * v3207;
-    const float v3210 = v3209 + v3203;
-    v3171.x[2] = v3210;  // kernels/sdpa/flash_tile.hpp:253
-    const unsigned int v3211 = static_cast<unsigned int>(v3171.col(3, iron_linear_thread() & 31u));
-    const unsigned int v3212 = static_cast<unsigned int>(v3171.row(3, iron_linear_thread() & 31u));
-    const float v3214 = v3133.x[3];  // kernels/sdpa/flash_tile.hpp:254
-    const float v3215 = v3131 - v3214;
-    const float v3216 = exp2f(v3215);
-    const float v3219 = v3164 - v3214;
-    const float v3220 = exp2f(v3219);
-    const float v3221 = v329.x[3];
-    const float v3222 = v3221 * v3220;
-    const float v3223 = v3222 + v3216;
-    v3171.x[3] = v3223;  // kernels/sdpa/flash_tile.hpp:253
-    iron_frag<float, 2, 16, 8> v3225;  // kernels/sdpa/flash_tile.hpp:256
-    iron_frag_fill(v3225, 0.0f);
-    const float v3229 = v3171.x[0];  // kernels/sdpa/flash_tile.hpp:258
-    const float v3235 = v3181 / v3229;  // kernels/sdpa/flash_tile.hpp:259
-    const bool v3237 = v3229 > 0.0f;
-    const float v3238 = v3237 ? v3235 : 0.0f;
-    v3225.x[0] = v3238;  // kernels/sdpa/flash_tile.hpp:257
-    const float v3242 = v3171.x[1];  // kernels/sdpa/flash_tile.hpp:258
-    const float v3248 = v3194 / v3242;  // kernels/sdpa/flash_tile.hpp:259
-    const bool v3250 = v3242 > 0.0f;
-    const float v3251 = v3250 ? v3248 : 0.0f;
-    v3225.x[1] = v3251;  // kernels/sdpa/flash_tile.hpp:257
-    const float v3255 = v3171.x[2];  // kernels/sdpa/flash_tile.hpp:258
-    const float v3261 = v3207 / v3255;  // kernels/sdpa/flash_tile.hpp:259
-    const bool v3263 = v3255 > 0.0f;
-    const float v3264 = v3263 ? v3261 : 0.0f;
-    v3225.x[2] = v3264;  // kernels/sdpa/flash_tile.hpp:257
-    const float v3268 = v3171.x[3];  // kernels/sdpa/flash_tile.hpp:258
-    const float v3274 = v3220 / v3268;  // kernels/sdpa/flash_tile.hpp:259
-    const bool v3276 = v3268 > 0.0f;
-    const float v3277 = v3276 ? v3274 : 0.0f;
-    v3225.x[3] = v3277;  // kernels/sdpa/flash_tile.hpp:257
-    const unsigned int v3279 = v46 + v7282;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3280 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3281 = v331.x[0];
-    const float v3282 = v3281 * v3280;
-    const bool v3283 = v3279 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3283) {
-      const iron_bf16 v3287 = iron_f32_to_bf16(v3282);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3289 = v11 + v3279;
-      const unsigned int v3290 = v3289 * v1;
-      const unsigned int v3291 = v3290 + v26;
-      const unsigned int v3292 = v3291 << 7u;
-      const unsigned int v3293 = v3292 + v7281;
-      out[v3293] = v3287;
-    }
-    const unsigned int v3295 = v46 + v7287;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3296 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3297 = v331.x[1];
-    const float v3298 = v3297 * v3296;
-    const bool v3299 = v3295 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3299) {
-      const iron_bf16 v3303 = iron_f32_to_bf16(v3298);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3305 = v11 + v3295;
-      const unsigned int v3306 = v3305 * v1;
-      const unsigned int v3307 = v3306 + v26;
-      const unsigned int v3308 = v3307 << 7u;
-      const unsigned int v3309 = v3308 + v7286;
-      out[v3309] = v3303;
-    }
-    const unsigned int v3311 = v46 + v7292;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3312 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3313 = v331.x[2];
-    const float v3314 = v3313 * v3312;
-    const bool v3315 = v3311 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3315) {
-      const iron_bf16 v3319 = iron_f32_to_bf16(v3314);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3321 = v11 + v3311;
-      const unsigned int v3322 = v3321 * v1;
-      const unsigned int v3323 = v3322 + v26;
-      const unsigned int v3324 = v3323 << 7u;
-      const unsigned int v3325 = v3324 + v7291;
-      out[v3325] = v3319;
-    }
-    const unsigned int v3327 = v46 + v7297;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3328 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3329 = v331.x[3];
-    const float v3330 = v3329 * v3328;
-    const bool v3331 = v3327 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3331) {
-      const iron_bf16 v3335 = iron_f32_to_bf16(v3330);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3337 = v11 + v3327;
-      const unsigned int v3338 = v3337 * v1;
-      const unsigned int v3339 = v3338 + v26;
-      const unsigned int v3340 = v3339 << 7u;
-      const unsigned int v3341 = v3340 + v7296;
-      out[v3341] = v3335;
-    }
-    const unsigned int v3343 = v46 + v7302;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3344 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3345 = v331.x[4];
-    const float v3346 = v3345 * v3344;
-    const bool v3347 = v3343 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3347) {
-      const iron_bf16 v3351 = iron_f32_to_bf16(v3346);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3353 = v11 + v3343;
-      const unsigned int v3354 = v3353 * v1;
-      const unsigned int v3355 = v3354 + v26;
-      const unsigned int v3356 = v3355 << 7u;
-      const unsigned int v3357 = v3356 + v7301;
-      out[v3357] = v3351;
-    }
-    const unsigned int v3359 = v46 + v7307;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3360 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3361 = v331.x[5];
-    const float v3362 = v3361 * v3360;
-    const bool v3363 = v3359 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3363) {
-      const iron_bf16 v3367 = iron_f32_to_bf16(v3362);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3369 = v11 + v3359;
-      const unsigned int v3370 = v3369 * v1;
-      const unsigned int v3371 = v3370 + v26;
-      const unsigned int v3372 = v3371 << 7u;
-      const unsigned int v3373 = v3372 + v7306;
-      out[v3373] = v3367;
-    }
-    const unsigned int v3375 = v46 + v7312;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3376 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3377 = v331.x[6];
-    const float v3378 = v3377 * v3376;
-    const bool v3379 = v3375 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3379) {
-      const iron_bf16 v3383 = iron_f32_to_bf16(v3378);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3385 = v11 + v3375;
-      const unsigned int v3386 = v3385 * v1;
-      const unsigned int v3387 = v3386 + v26;
-      const unsigned int v3388 = v3387 << 7u;
-      const unsigned int v3389 = v3388 + v7311;
-      out[v3389] = v3383;
-    }
-    const unsigned int v3391 = v46 + v7317;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3392 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3393 = v331.x[7];
-    const float v3394 = v3393 * v3392;
-    const bool v3395 = v3391 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3395) {
-      const iron_bf16 v3399 = iron_f32_to_bf16(v3394);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3401 = v11 + v3391;
-      const unsigned int v3402 = v3401 * v1;
-      const unsigned int v3403 = v3402 + v26;
-      const unsigned int v3404 = v3403 << 7u;
-      const unsigned int v3405 = v3404 + v7316;
-      out[v3405] = v3399;
-    }
-    const unsigned int v3407 = v46 + v7322;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3408 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3409 = v331.x[8];
-    const float v3410 = v3409 * v3408;
-    const bool v3411 = v3407 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3411) {
-      const iron_bf16 v3415 = iron_f32_to_bf16(v3410);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3417 = v11 + v3407;
-      const unsigned int v3418 = v3417 * v1;
-      const unsigned int v3419 = v3418 + v26;
-      const unsigned int v3420 = v3419 << 7u;
-      const unsigned int v3421 = v3420 + v7321;
-      out[v3421] = v3415;
-    }
-    const unsigned int v3423 = v46 + v7327;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3424 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3425 = v331.x[9];
-    const float v3426 = v3425 * v3424;
-    const bool v3427 = v3423 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3427) {
-      const iron_bf16 v3431 = iron_f32_to_bf16(v3426);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3433 = v11 + v3423;
-      const unsigned int v3434 = v3433 * v1;
-      const unsigned int v3435 = v3434 + v26;
-      const unsigned int v3436 = v3435 << 7u;
-      const unsigned int v3437 = v3436 + v7326;
-      out[v3437] = v3431;
-    }
-    const unsigned int v3439 = v46 + v7332;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3440 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3441 = v331.x[10];
-    const float v3442 = v3441 * v3440;
-    const bool v3443 = v3439 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3443) {
-      const iron_bf16 v3447 = iron_f32_to_bf16(v3442);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3449 = v11 + v3439;
-      const unsigned int v3450 = v3449 * v1;
-      const unsigned int v3451 = v3450 + v26;
-      const unsigned int v3452 = v3451 << 7u;
-      const unsigned int v3453 = v3452 + v7331;
-      out[v3453] = v3447;
-    }
-    const unsigned int v3455 = v46 + v7337;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3456 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3457 = v331.x[11];
-    const float v3458 = v3457 * v3456;
-    const bool v3459 = v3455 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3459) {
-      const iron_bf16 v3463 = iron_f32_to_bf16(v3458);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3465 = v11 + v3455;
-      const unsigned int v3466 = v3465 * v1;
-      const unsigned int v3467 = v3466 + v26;
-      const unsigned int v3468 = v3467 << 7u;
-      const unsigned int v3469 = v3468 + v7336;
-      out[v3469] = v3463;
-    }
-    const unsigned int v3471 = v46 + v7342;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3472 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3473 = v331.x[12];
-    const float v3474 = v3473 * v3472;
-    const bool v3475 = v3471 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3475) {
-      const iron_bf16 v3479 = iron_f32_to_bf16(v3474);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3481 = v11 + v3471;
-      const unsigned int v3482 = v3481 * v1;
-      const unsigned int v3483 = v3482 + v26;
-      const unsigned int v3484 = v3483 << 7u;
-      const unsigned int v3485 = v3484 + v7341;
-      out[v3485] = v3479;
-    }
-    const unsigned int v3487 = v46 + v7347;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3488 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3489 = v331.x[13];
-    const float v3490 = v3489 * v3488;
-    const bool v3491 = v3487 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3491) {
-      const iron_bf16 v3495 = iron_f32_to_bf16(v3490);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3497 = v11 + v3487;
-      const unsigned int v3498 = v3497 * v1;
-      const unsigned int v3499 = v3498 + v26;
-      const unsigned int v3500 = v3499 << 7u;
-      const unsigned int v3501 = v3500 + v7346;
-      out[v3501] = v3495;
-    }
-    const unsigned int v3503 = v46 + v7352;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3504 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3505 = v331.x[14];
-    const float v3506 = v3505 * v3504;
-    const bool v3507 = v3503 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3507) {
-      const iron_bf16 v3511 = iron_f32_to_bf16(v3506);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3513 = v11 + v3503;
-      const unsigned int v3514 = v3513 * v1;
-      const unsigned int v3515 = v3514 + v26;
-      const unsigned int v3516 = v3515 << 7u;
-      const unsigned int v3517 = v3516 + v7351;
-      out[v3517] = v3511;
-    }
-    const unsigned int v3519 = v46 + v7357;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3520 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3521 = v331.x[15];
-    const float v3522 = v3521 * v3520;
-    const bool v3523 = v3519 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3523) {
-      const iron_bf16 v3527 = iron_f32_to_bf16(v3522);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3529 = v11 + v3519;
-      const unsigned int v3530 = v3529 * v1;
-      const unsigned int v3531 = v3530 + v26;
-      const unsigned int v3532 = v3531 << 7u;
-      const unsigned int v3533 = v3532 + v7356;
-      out[v3533] = v3527;
-    }
-    const unsigned int v3535 = v46 + v7362;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3536 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3537 = v331.x[16];
-    const float v3538 = v3537 * v3536;
-    const bool v3539 = v3535 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3539) {
-      const iron_bf16 v3543 = iron_f32_to_bf16(v3538);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3545 = v11 + v3535;
-      const unsigned int v3546 = v3545 * v1;
-      const unsigned int v3547 = v3546 + v26;
-      const unsigned int v3548 = v3547 << 7u;
-      const unsigned int v3549 = v3548 + v7361;
-      out[v3549] = v3543;
-    }
-    const unsigned int v3551 = v46 + v7367;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3552 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3553 = v331.x[17];
-    const float v3554 = v3553 * v3552;
-    const bool v3555 = v3551 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3555) {
-      const iron_bf16 v3559 = iron_f32_to_bf16(v3554);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3561 = v11 + v3551;
-      const unsigned int v3562 = v3561 * v1;
-      const unsigned int v3563 = v3562 + v26;
-      const unsigned int v3564 = v3563 << 7u;
-      const unsigned int v3565 = v3564 + v7366;
-      out[v3565] = v3559;
-    }
-    const unsigned int v3567 = v46 + v7372;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3568 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3569 = v331.x[18];
-    const float v3570 = v3569 * v3568;
-    const bool v3571 = v3567 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3571) {
-      const iron_bf16 v3575 = iron_f32_to_bf16(v3570);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3577 = v11 + v3567;
-      const unsigned int v3578 = v3577 * v1;
-      const unsigned int v3579 = v3578 + v26;
-      const unsigned int v3580 = v3579 << 7u;
-      const unsigned int v3581 = v3580 + v7371;
-      out[v3581] = v3575;
-    }
-    const unsigned int v3583 = v46 + v7377;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3584 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3585 = v331.x[19];
-    const float v3586 = v3585 * v3584;
-    const bool v3587 = v3583 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3587) {
-      const iron_bf16 v3591 = iron_f32_to_bf16(v3586);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3593 = v11 + v3583;
-      const unsigned int v3594 = v3593 * v1;
-      const unsigned int v3595 = v3594 + v26;
-      const unsigned int v3596 = v3595 << 7u;
-      const unsigned int v3597 = v3596 + v7376;
-      out[v3597] = v3591;
-    }
-    const unsigned int v3599 = v46 + v7382;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3600 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3601 = v331.x[20];
-    const float v3602 = v3601 * v3600;
-    const bool v3603 = v3599 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3603) {
-      const iron_bf16 v3607 = iron_f32_to_bf16(v3602);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3609 = v11 + v3599;
-      const unsigned int v3610 = v3609 * v1;
-      const unsigned int v3611 = v3610 + v26;
-      const unsigned int v3612 = v3611 << 7u;
-      const unsigned int v3613 = v3612 + v7381;
-      out[v3613] = v3607;
-    }
-    const unsigned int v3615 = v46 + v7387;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3616 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3617 = v331.x[21];
-    const float v3618 = v3617 * v3616;
-    const bool v3619 = v3615 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3619) {
-      const iron_bf16 v3623 = iron_f32_to_bf16(v3618);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3625 = v11 + v3615;
-      const unsigned int v3626 = v3625 * v1;
-      const unsigned int v3627 = v3626 + v26;
-      const unsigned int v3628 = v3627 << 7u;
-      const unsigned int v3629 = v3628 + v7386;
-      out[v3629] = v3623;
-    }
-    const unsigned int v3631 = v46 + v7392;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3632 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3633 = v331.x[22];
-    const float v3634 = v3633 * v3632;
-    const bool v3635 = v3631 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3635) {
-      const iron_bf16 v3639 = iron_f32_to_bf16(v3634);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3641 = v11 + v3631;
-      const unsigned int v3642 = v3641 * v1;
-      const unsigned int v3643 = v3642 + v26;
-      const unsigned int v3644 = v3643 << 7u;
-      const unsigned int v3645 = v3644 + v7391;
-      out[v3645] = v3639;
-    }
-    const unsigned int v3647 = v46 + v7397;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3648 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3649 = v331.x[23];
-    const float v3650 = v3649 * v3648;
-    const bool v3651 = v3647 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3651) {
-      const iron_bf16 v3655 = iron_f32_to_bf16(v3650);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3657 = v11 + v3647;
-      const unsigned int v3658 = v3657 * v1;
-      const unsigned int v3659 = v3658 + v26;
-      const unsigned int v3660 = v3659 << 7u;
-      const unsigned int v3661 = v3660 + v7396;
-      out[v3661] = v3655;
-    }
-    const unsigned int v3663 = v46 + v7402;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3664 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3665 = v331.x[24];
-    const float v3666 = v3665 * v3664;
-    const bool v3667 = v3663 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3667) {
-      const iron_bf16 v3671 = iron_f32_to_bf16(v3666);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3673 = v11 + v3663;
-      const unsigned int v3674 = v3673 * v1;
-      const unsigned int v3675 = v3674 + v26;
-      const unsigned int v3676 = v3675 << 7u;
-      const unsigned int v3677 = v3676 + v7401;
-      out[v3677] = v3671;
-    }
-    const unsigned int v3679 = v46 + v7407;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3680 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3681 = v331.x[25];
-    const float v3682 = v3681 * v3680;
-    const bool v3683 = v3679 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3683) {
-      const iron_bf16 v3687 = iron_f32_to_bf16(v3682);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3689 = v11 + v3679;
-      const unsigned int v3690 = v3689 * v1;
-      const unsigned int v3691 = v3690 + v26;
-      const unsigned int v3692 = v3691 << 7u;
-      const unsigned int v3693 = v3692 + v7406;
-      out[v3693] = v3687;
-    }
-    const unsigned int v3695 = v46 + v7412;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3696 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3697 = v331.x[26];
-    const float v3698 = v3697 * v3696;
-    const bool v3699 = v3695 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3699) {
-      const iron_bf16 v3703 = iron_f32_to_bf16(v3698);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3705 = v11 + v3695;
-      const unsigned int v3706 = v3705 * v1;
-      const unsigned int v3707 = v3706 + v26;
-      const unsigned int v3708 = v3707 << 7u;
-      const unsigned int v3709 = v3708 + v7411;
-      out[v3709] = v3703;
-    }
-    const unsigned int v3711 = v46 + v7417;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3712 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3713 = v331.x[27];
-    const float v3714 = v3713 * v3712;
-    const bool v3715 = v3711 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3715) {
-      const iron_bf16 v3719 = iron_f32_to_bf16(v3714);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3721 = v11 + v3711;
-      const unsigned int v3722 = v3721 * v1;
-      const unsigned int v3723 = v3722 + v26;
-      const unsigned int v3724 = v3723 << 7u;
-      const unsigned int v3725 = v3724 + v7416;
-      out[v3725] = v3719;
-    }
-    const unsigned int v3727 = v46 + v7422;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3728 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3729 = v331.x[28];
-    const float v3730 = v3729 * v3728;
-    const bool v3731 = v3727 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3731) {
-      const iron_bf16 v3735 = iron_f32_to_bf16(v3730);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3737 = v11 + v3727;
-      const unsigned int v3738 = v3737 * v1;
-      const unsigned int v3739 = v3738 + v26;
-      const unsigned int v3740 = v3739 << 7u;
-      const unsigned int v3741 = v3740 + v7421;
-      out[v3741] = v3735;
-    }
-    const unsigned int v3743 = v46 + v7427;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3744 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3745 = v331.x[29];
-    const float v3746 = v3745 * v3744;
-    const bool v3747 = v3743 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3747) {
-      const iron_bf16 v3751 = iron_f32_to_bf16(v3746);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3753 = v11 + v3743;
-      const unsigned int v3754 = v3753 * v1;
-      const unsigned int v3755 = v3754 + v26;
-      const unsigned int v3756 = v3755 << 7u;
-      const unsigned int v3757 = v3756 + v7426;
-      out[v3757] = v3751;
-    }
-    const unsigned int v3759 = v46 + v7432;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3760 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3761 = v331.x[30];
-    const float v3762 = v3761 * v3760;
-    const bool v3763 = v3759 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3763) {
-      const iron_bf16 v3767 = iron_f32_to_bf16(v3762);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3769 = v11 + v3759;
-      const unsigned int v3770 = v3769 * v1;
-      const unsigned int v3771 = v3770 + v26;
-      const unsigned int v3772 = v3771 << 7u;
-      const unsigned int v3773 = v3772 + v7431;
-      out[v3773] = v3767;
-    }
-    const unsigned int v3775 = v46 + v7437;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3776 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3777 = v331.x[31];
-    const float v3778 = v3777 * v3776;
-    const bool v3779 = v3775 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3779) {
-      const iron_bf16 v3783 = iron_f32_to_bf16(v3778);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3785 = v11 + v3775;
-      const unsigned int v3786 = v3785 * v1;
-      const unsigned int v3787 = v3786 + v26;
-      const unsigned int v3788 = v3787 << 7u;
-      const unsigned int v3789 = v3788 + v7436;
-      out[v3789] = v3783;
-    }
-    const unsigned int v3791 = v46 + v7442;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3792 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3793 = v333.x[0];
-    const float v3794 = v3793 * v3792;
-    const bool v3795 = v3791 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3795) {
-      const unsigned int v3798 = 64u + v7441;
-      const iron_bf16 v3799 = iron_f32_to_bf16(v3794);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3801 = v11 + v3791;
-      const unsigned int v3802 = v3801 * v1;
-      const unsigned int v3803 = v3802 + v26;
-      const unsigned int v3804 = v3803 << 7u;
-      const unsigned int v3805 = v3804 + v3798;
-      out[v3805] = v3799;
-    }
-    const unsigned int v3807 = v46 + v7447;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3808 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3809 = v333.x[1];
-    const float v3810 = v3809 * v3808;
-    const bool v3811 = v3807 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3811) {
-      const unsigned int v3814 = 64u + v7446;
-      const iron_bf16 v3815 = iron_f32_to_bf16(v3810);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3817 = v11 + v3807;
-      const unsigned int v3818 = v3817 * v1;
-      const unsigned int v3819 = v3818 + v26;
-      const unsigned int v3820 = v3819 << 7u;
-      const unsigned int v3821 = v3820 + v3814;
-      out[v3821] = v3815;
-    }
-    const unsigned int v3823 = v46 + v7452;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3824 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3825 = v333.x[2];
-    const float v3826 = v3825 * v3824;
-    const bool v3827 = v3823 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3827) {
-      const unsigned int v3830 = 64u + v7451;
-      const iron_bf16 v3831 = iron_f32_to_bf16(v3826);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3833 = v11 + v3823;
-      const unsigned int v3834 = v3833 * v1;
-      const unsigned int v3835 = v3834 + v26;
-      const unsigned int v3836 = v3835 << 7u;
-      const unsigned int v3837 = v3836 + v3830;
-      out[v3837] = v3831;
-    }
-    const unsigned int v3839 = v46 + v7457;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3840 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3841 = v333.x[3];
-    const float v3842 = v3841 * v3840;
-    const bool v3843 = v3839 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3843) {
-      const unsigned int v3846 = 64u + v7456;
-      const iron_bf16 v3847 = iron_f32_to_bf16(v3842);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3849 = v11 + v3839;
-      const unsigned int v3850 = v3849 * v1;
-      const unsigned int v3851 = v3850 + v26;
-      const unsigned int v3852 = v3851 << 7u;
-      const unsigned int v3853 = v3852 + v3846;
-      out[v3853] = v3847;
-    }
-    const unsigned int v3855 = v46 + v7462;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3856 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3857 = v333.x[4];
-    const float v3858 = v3857 * v3856;
-    const bool v3859 = v3855 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3859) {
-      const unsigned int v3862 = 64u + v7461;
-      const iron_bf16 v3863 = iron_f32_to_bf16(v3858);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3865 = v11 + v3855;
-      const unsigned int v3866 = v3865 * v1;
-      const unsigned int v3867 = v3866 + v26;
-      const unsigned int v3868 = v3867 << 7u;
-      const unsigned int v3869 = v3868 + v3862;
-      out[v3869] = v3863;
-    }
-    const unsigned int v3871 = v46 + v7467;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3872 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3873 = v333.x[5];
-    const float v3874 = v3873 * v3872;
-    const bool v3875 = v3871 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3875) {
-      const unsigned int v3878 = 64u + v7466;
-      const iron_bf16 v3879 = iron_f32_to_bf16(v3874);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3881 = v11 + v3871;
-      const unsigned int v3882 = v3881 * v1;
-      const unsigned int v3883 = v3882 + v26;
-      const unsigned int v3884 = v3883 << 7u;
-      const unsigned int v3885 = v3884 + v3878;
-      out[v3885] = v3879;
-    }
-    const unsigned int v3887 = v46 + v7472;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3888 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3889 = v333.x[6];
-    const float v3890 = v3889 * v3888;
-    const bool v3891 = v3887 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3891) {
-      const unsigned int v3894 = 64u + v7471;
-      const iron_bf16 v3895 = iron_f32_to_bf16(v3890);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3897 = v11 + v3887;
-      const unsigned int v3898 = v3897 * v1;
-      const unsigned int v3899 = v3898 + v26;
-      const unsigned int v3900 = v3899 << 7u;
-      const unsigned int v3901 = v3900 + v3894;
-      out[v3901] = v3895;
-    }
-    const unsigned int v3903 = v46 + v7477;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3904 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3905 = v333.x[7];
-    const float v3906 = v3905 * v3904;
-    const bool v3907 = v3903 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3907) {
-      const unsigned int v3910 = 64u + v7476;
-      const iron_bf16 v3911 = iron_f32_to_bf16(v3906);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3913 = v11 + v3903;
-      const unsigned int v3914 = v3913 * v1;
-      const unsigned int v3915 = v3914 + v26;
-      const unsigned int v3916 = v3915 << 7u;
-      const unsigned int v3917 = v3916 + v3910;
-      out[v3917] = v3911;
-    }
-    const unsigned int v3919 = v46 + v7482;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3920 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3921 = v333.x[8];
-    const float v3922 = v3921 * v3920;
-    const bool v3923 = v3919 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3923) {
-      const unsigned int v3926 = 64u + v7481;
-      const iron_bf16 v3927 = iron_f32_to_bf16(v3922);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3929 = v11 + v3919;
-      const unsigned int v3930 = v3929 * v1;
-      const unsigned int v3931 = v3930 + v26;
-      const unsigned int v3932 = v3931 << 7u;
-      const unsigned int v3933 = v3932 + v3926;
-      out[v3933] = v3927;
-    }
-    const unsigned int v3935 = v46 + v7487;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3936 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3937 = v333.x[9];
-    const float v3938 = v3937 * v3936;
-    const bool v3939 = v3935 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3939) {
-      const unsigned int v3942 = 64u + v7486;
-      const iron_bf16 v3943 = iron_f32_to_bf16(v3938);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3945 = v11 + v3935;
-      const unsigned int v3946 = v3945 * v1;
-      const unsigned int v3947 = v3946 + v26;
-      const unsigned int v3948 = v3947 << 7u;
-      const unsigned int v3949 = v3948 + v3942;
-      out[v3949] = v3943;
-    }
-    const unsigned int v3951 = v46 + v7492;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3952 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3953 = v333.x[10];
-    const float v3954 = v3953 * v3952;
-    const bool v3955 = v3951 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3955) {
-      const unsigned int v3958 = 64u + v7491;
-      const iron_bf16 v3959 = iron_f32_to_bf16(v3954);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3961 = v11 + v3951;
-      const unsigned int v3962 = v3961 * v1;
-      const unsigned int v3963 = v3962 + v26;
-      const unsigned int v3964 = v3963 << 7u;
-      const unsigned int v3965 = v3964 + v3958;
-      out[v3965] = v3959;
-    }
-    const unsigned int v3967 = v46 + v7497;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3968 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3969 = v333.x[11];
-    const float v3970 = v3969 * v3968;
-    const bool v3971 = v3967 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3971) {
-      const unsigned int v3974 = 64u + v7496;
-      const iron_bf16 v3975 = iron_f32_to_bf16(v3970);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3977 = v11 + v3967;
-      const unsigned int v3978 = v3977 * v1;
-      const unsigned int v3979 = v3978 + v26;
-      const unsigned int v3980 = v3979 << 7u;
-      const unsigned int v3981 = v3980 + v3974;
-      out[v3981] = v3975;
-    }
-    const unsigned int v3983 = v46 + v7502;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3984 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3985 = v333.x[12];
-    const float v3986 = v3985 * v3984;
-    const bool v3987 = v3983 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3987) {
-      const unsigned int v3990 = 64u + v7501;
-      const iron_bf16 v3991 = iron_f32_to_bf16(v3986);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3993 = v11 + v3983;
-      const unsigned int v3994 = v3993 * v1;
-      const unsigned int v3995 = v3994 + v26;
-      const unsigned int v3996 = v3995 << 7u;
-      const unsigned int v3997 = v3996 + v3990;
-      out[v3997] = v3991;
-    }
-    const unsigned int v3999 = v46 + v7507;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4000 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4001 = v333.x[13];
-    const float v4002 = v4001 * v4000;
-    const bool v4003 = v3999 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4003) {
-      const unsigned int v4006 = 64u + v7506;
-      const iron_bf16 v4007 = iron_f32_to_bf16(v4002);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4009 = v11 + v3999;
-      const unsigned int v4010 = v4009 * v1;
-      const unsigned int v4011 = v4010 + v26;
-      const unsigned int v4012 = v4011 << 7u;
-      const unsigned int v4013 = v4012 + v4006;
-      out[v4013] = v4007;
-    }
-    const unsigned int v4015 = v46 + v7512;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4016 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4017 = v333.x[14];
-    const float v4018 = v4017 * v4016;
-    const bool v4019 = v4015 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4019) {
-      const unsigned int v4022 = 64u + v7511;
-      const iron_bf16 v4023 = iron_f32_to_bf16(v4018);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4025 = v11 + v4015;
-      const unsigned int v4026 = v4025 * v1;
-      const unsigned int v4027 = v4026 + v26;
-      const unsigned int v4028 = v4027 << 7u;
-      const unsigned int v4029 = v4028 + v4022;
-      out[v4029] = v4023;
-    }
-    const unsigned int v4031 = v46 + v7517;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4032 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4033 = v333.x[15];
-    const float v4034 = v4033 * v4032;
-    const bool v4035 = v4031 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4035) {
-      const unsigned int v4038 = 64u + v7516;
-      const iron_bf16 v4039 = iron_f32_to_bf16(v4034);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4041 = v11 + v4031;
-      const unsigned int v4042 = v4041 * v1;
-      const unsigned int v4043 = v4042 + v26;
-      const unsigned int v4044 = v4043 << 7u;
-      const unsigned int v4045 = v4044 + v4038;
-      out[v4045] = v4039;
-    }
-    const unsigned int v4047 = v46 + v7522;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4048 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4049 = v333.x[16];
-    const float v4050 = v4049 * v4048;
-    const bool v4051 = v4047 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4051) {
-      const unsigned int v4054 = 64u + v7521;
-      const iron_bf16 v4055 = iron_f32_to_bf16(v4050);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4057 = v11 + v4047;
-      const unsigned int v4058 = v4057 * v1;
-      const unsigned int v4059 = v4058 + v26;
-      const unsigned int v4060 = v4059 << 7u;
-      const unsigned int v4061 = v4060 + v4054;
-      out[v4061] = v4055;
-    }
-    const unsigned int v4063 = v46 + v7527;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4064 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4065 = v333.x[17];
-    const float v4066 = v4065 * v4064;
-    const bool v4067 = v4063 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4067) {
-      const unsigned int v4070 = 64u + v7526;
-      const iron_bf16 v4071 = iron_f32_to_bf16(v4066);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4073 = v11 + v4063;
-      const unsigned int v4074 = v4073 * v1;
-      const unsigned int v4075 = v4074 + v26;
-      const unsigned int v4076 = v4075 << 7u;
-      const unsigned int v4077 = v4076 + v4070;
-      out[v4077] = v4071;
-    }
-    const unsigned int v4079 = v46 + v7532;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4080 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4081 = v333.x[18];
-    const float v4082 = v4081 * v4080;
-    const bool v4083 = v4079 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4083) {
-      const unsigned int v4086 = 64u + v7531;
-      const iron_bf16 v4087 = iron_f32_to_bf16(v4082);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4089 = v11 + v4079;
-      const unsigned int v4090 = v4089 * v1;
-      const unsigned int v4091 = v4090 + v26;
-      const unsigned int v4092 = v4091 << 7u;
-      const unsigned int v4093 = v4092 + v4086;
-      out[v4093] = v4087;
-    }
-    const unsigned int v4095 = v46 + v7537;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4096 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4097 = v333.x[19];
-    const float v4098 = v4097 * v4096;
-    const bool v4099 = v4095 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4099) {
-      const unsigned int v4102 = 64u + v7536;
-      const iron_bf16 v4103 = iron_f32_to_bf16(v4098);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4105 = v11 + v4095;
-      const unsigned int v4106 = v4105 * v1;
-      const unsigned int v4107 = v4106 + v26;
-      const unsigned int v4108 = v4107 << 7u;
-      const unsigned int v4109 = v4108 + v4102;
-      out[v4109] = v4103;
-    }
-    const unsigned int v4111 = v46 + v7542;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4112 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4113 = v333.x[20];
-    const float v4114 = v4113 * v4112;
-    const bool v4115 = v4111 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4115) {
-      const unsigned int v4118 = 64u + v7541;
-      const iron_bf16 v4119 = iron_f32_to_bf16(v4114);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4121 = v11 + v4111;
-      const unsigned int v4122 = v4121 * v1;
-      const unsigned int v4123 = v4122 + v26;
-      const unsigned int v4124 = v4123 << 7u;
-      const unsigned int v4125 = v4124 + v4118;
-      out[v4125] = v4119;
-    }
-    const unsigned int v4127 = v46 + v7547;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4128 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4129 = v333.x[21];
-    const float v4130 = v4129 * v4128;
-    const bool v4131 = v4127 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4131) {
-      const unsigned int v4134 = 64u + v7546;
-      const iron_bf16 v4135 = iron_f32_to_bf16(v4130);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4137 = v11 + v4127;
-      const unsigned int v4138 = v4137 * v1;
-      const unsigned int v4139 = v4138 + v26;
-      const unsigned int v4140 = v4139 << 7u;
-      const unsigned int v4141 = v4140 + v4134;
-      out[v4141] = v4135;
-    }
-    const unsigned int v4143 = v46 + v7552;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4144 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4145 = v333.x[22];
-    const float v4146 = v4145 * v4144;
-    const bool v4147 = v4143 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4147) {
-      const unsigned int v4150 = 64u + v7551;
-      const iron_bf16 v4151 = iron_f32_to_bf16(v4146);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4153 = v11 + v4143;
-      const unsigned int v4154 = v4153 * v1;
-      const unsigned int v4155 = v4154 + v26;
-      const unsigned int v4156 = v4155 << 7u;
-      const unsigned int v4157 = v4156 + v4150;
-      out[v4157] = v4151;
-    }
-    const unsigned int v4159 = v46 + v7557;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4160 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4161 = v333.x[23];
-    const float v4162 = v4161 * v4160;
-    const bool v4163 = v4159 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4163) {
-      const unsigned int v4166 = 64u + v7556;
-      const iron_bf16 v4167 = iron_f32_to_bf16(v4162);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4169 = v11 + v4159;
-      const unsigned int v4170 = v4169 * v1;
-      const unsigned int v4171 = v4170 + v26;
-      const unsigned int v4172 = v4171 << 7u;
-      const unsigned int v4173 = v4172 + v4166;
-      out[v4173] = v4167;
-    }
-    const unsigned int v4175 = v46 + v7562;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4176 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4177 = v333.x[24];
-    const float v4178 = v4177 * v4176;
-    const bool v4179 = v4175 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4179) {
-      const unsigned int v4182 = 64u + v7561;
-      const iron_bf16 v4183 = iron_f32_to_bf16(v4178);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4185 = v11 + v4175;
-      const unsigned int v4186 = v4185 * v1;
-      const unsigned int v4187 = v4186 + v26;
-      const unsigned int v4188 = v4187 << 7u;
-      const unsigned int v4189 = v4188 + v4182;
-      out[v4189] = v4183;
-    }
-    const unsigned int v4191 = v46 + v7567;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4192 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4193 = v333.x[25];
-    const float v4194 = v4193 * v4192;
-    const bool v4195 = v4191 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4195) {
-      const unsigned int v4198 = 64u + v7566;
-      const iron_bf16 v4199 = iron_f32_to_bf16(v4194);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4201 = v11 + v4191;
-      const unsigned int v4202 = v4201 * v1;
-      const unsigned int v4203 = v4202 + v26;
-      const unsigned int v4204 = v4203 << 7u;
-      const unsigned int v4205 = v4204 + v4198;
-      out[v4205] = v4199;
-    }
-    const unsigned int v4207 = v46 + v7572;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4208 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4209 = v333.x[26];
-    const float v4210 = v4209 * v4208;
-    const bool v4211 = v4207 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4211) {
-      const unsigned int v4214 = 64u + v7571;
-      const iron_bf16 v4215 = iron_f32_to_bf16(v4210);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4217 = v11 + v4207;
-      const unsigned int v4218 = v4217 * v1;
-      const unsigned int v4219 = v4218 + v26;
-      const unsigned int v4220 = v4219 << 7u;
-      const unsigned int v4221 = v4220 + v4214;
-      out[v4221] = v4215;
-    }
-    const unsigned int v4223 = v46 + v7577;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4224 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4225 = v333.x[27];
-    const float v4226 = v4225 * v4224;
-    const bool v4227 = v4223 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4227) {
-      const unsigned int v4230 = 64u + v7576;
-      const iron_bf16 v4231 = iron_f32_to_bf16(v4226);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4233 = v11 + v4223;
-      const unsigned int v4234 = v4233 * v1;
-      const unsigned int v4235 = v4234 + v26;
-      const unsigned int v4236 = v4235 << 7u;
-      const unsigned int v4237 = v4236 + v4230;
-      out[v4237] = v4231;
-    }
-    const unsigned int v4239 = v46 + v7582;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4240 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4241 = v333.x[28];
-    const float v4242 = v4241 * v4240;
-    const bool v4243 = v4239 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4243) {
-      const unsigned int v4246 = 64u + v7581;
-      const iron_bf16 v4247 = iron_f32_to_bf16(v4242);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4249 = v11 + v4239;
-      const unsigned int v4250 = v4249 * v1;
-      const unsigned int v4251 = v4250 + v26;
-      const unsigned int v4252 = v4251 << 7u;
-      const unsigned int v4253 = v4252 + v4246;
-      out[v4253] = v4247;
-    }
-    const unsigned int v4255 = v46 + v7587;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4256 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4257 = v333.x[29];
-    const float v4258 = v4257 * v4256;
-    const bool v4259 = v4255 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4259) {
-      const unsigned int v4262 = 64u + v7586;
-      const iron_bf16 v4263 = iron_f32_to_bf16(v4258);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4265 = v11 + v4255;
-      const unsigned int v4266 = v4265 * v1;
-      const unsigned int v4267 = v4266 + v26;
-      const unsigned int v4268 = v4267 << 7u;
-      const unsigned int v4269 = v4268 + v4262;
-      out[v4269] = v4263;
-    }
-    const unsigned int v4271 = v46 + v7592;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4272 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4273 = v333.x[30];
-    const float v4274 = v4273 * v4272;
-    const bool v4275 = v4271 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4275) {
-      const unsigned int v4278 = 64u + v7591;
-      const iron_bf16 v4279 = iron_f32_to_bf16(v4274);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4281 = v11 + v4271;
-      const unsigned int v4282 = v4281 * v1;
-      const unsigned int v4283 = v4282 + v26;
-      const unsigned int v4284 = v4283 << 7u;
-      const unsigned int v4285 = v4284 + v4278;
-      out[v4285] = v4279;
-    }
-    const unsigned int v4287 = v46 + v7597;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4288 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4289 = v333.x[31];
-    const float v4290 = v4289 * v4288;
-    const bool v4291 = v4287 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4291) {
-      const unsigned int v4294 = 64u + v7596;
-      const iron_bf16 v4295 = iron_f32_to_bf16(v4290);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4297 = v11 + v4287;
-      const unsigned int v4298 = v4297 * v1;
-      const unsigned int v4299 = v4298 + v26;
-      const unsigned int v4300 = v4299 << 7u;
-      const unsigned int v4301 = v4300 + v4294;
-      out[v4301] = v4295;
-    }
-    const unsigned int v4303 = v46 + v3173;  // kernels/sdpa/flash_tile.hpp:270
-    const float v4307 = log2f(v3229);  // kernels/sdpa/flash_tile.hpp:271
-    const float v4308 = v4307 + v3175;
-    const float v4309 = v4308 * 0.6931472f;
-    const bool v4312 = v3172 == v47;  // kernels/sdpa/flash_tile.hpp:272
-    const bool v4313 = v4303 < v18;
-    const bool v4314 = v4312 && v4313;
-    if (v4314) {
-      const unsigned int v4315 = v26 * v3;  // kernels/sdpa/prefill.cpp:189
-      const unsigned int v4316 = v4315 + v11;
-      const unsigned int v4317 = v4316 + v4303;
-      lse[v4317] = v4309;
-    }
-    const unsigned int v4319 = v46 + v3186;  // kernels/sdpa/flash_tile.hpp:270
-    const float v4323 = log2f(v3242);  // kernels/sdpa/flash_tile.hpp:271
-    const float v4324 = v4323 + v3188;
-    const float v4325 = v4324 * 0.6931472f;
-    const bool v4328 = v3185 == v47;  // kernels/sdpa/flash_tile.hpp:272
-    const bool v4329 = v4319 < v18;
-    const bool v4330 = v4328 && v4329;
-    if (v4330) {
-      const unsigned int v4331 = v26 * v3;  // kernels/sdpa/prefill.cpp:189
-      const unsigned int v4332 = v4331 + v11;
-      const unsigned int v4333 = v4332 + v4319;
-      lse[v4333] = v4325;
-    }
-    const unsigned int v4335 = v46 + v3199;  // kernels/sdpa/flash_tile.hpp:270
-    const float v4339 = log2f(v3255);  // kernels/sdpa/flash_tile.hpp:271
-    const float v4340 = v4339 + v3201;
-    const float v4341 = v4340 * 0.6931472f;
-    const bool v4344 = v3198 == v47;  // kernels/sdpa/flash_tile.hpp:272
-    const bool v4345 = v4335 < v18;
-    const bool v4346 = v4344 && v4345;
-    if (v4346) {
-      const unsigned int v4347 = v26 * v3;  // kernels/sdpa/prefill.cpp:189
-      const unsigned int v4348 = v4347 + v11;
-      const unsigned int v4349 = v4348 + v4335;
-      lse[v4349] = v4341;
-    }
-    const unsigned int v4351 = v46 + v3212;  // kernels/sdpa/flash_tile.hpp:270
-    const float v4355 = log2f(v3268);  // kernels/sdpa/flash_tile.hpp:271
-    const float v4356 = v4355 + v3214;
-    const float v4357 = v4356 * 0.6931472f;
-    const bool v4360 = v3211 == v47;  // kernels/sdpa/flash_tile.hpp:272
-    const bool v4361 = v4351 < v18;
-    const bool v4362 = v4360 && v4361;
-    if (v4362) {
-      const unsigned int v4363 = v26 * v3;  // kernels/sdpa/prefill.cpp:189
-      const unsigned int v4364 = v4363 + v11;
-      const unsigned int v4365 = v4364 + v4351;
-      lse[v4365] = v4357;
+    const float v3152 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:242
+    iron_frag<float, 2, 16, 8> v3154;  // kernels/sdpa/flash_tile.hpp:243
+    iron_frag_fill(v3154, 0.0f);
+    const float v3158 = v348.x[0];  // kernels/sdpa/flash_tile.hpp:245
+    const float v3159 = fmaxf(v3158, v3152);
+    const bool v3162 = v3159 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3163 = v3162 ? 0.0f : v3159;
+    v3154.x[0] = v3163;  // kernels/sdpa/flash_tile.hpp:244
+    const float v3167 = v348.x[1];  // kernels/sdpa/flash_tile.hpp:245
+    const float v3168 = fmaxf(v3167, v3152);
+    const bool v3171 = v3168 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3172 = v3171 ? 0.0f : v3168;
+    v3154.x[1] = v3172;  // kernels/sdpa/flash_tile.hpp:244
+    const float v3176 = v348.x[2];  // kernels/sdpa/flash_tile.hpp:245
+    const float v3177 = fmaxf(v3176, v3152);
+    const bool v3180 = v3177 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3181 = v3180 ? 0.0f : v3177;
+    v3154.x[2] = v3181;  // kernels/sdpa/flash_tile.hpp:244
+    const float v3185 = v348.x[3];  // kernels/sdpa/flash_tile.hpp:245
+    const float v3186 = fmaxf(v3185, v3152);
+    const bool v3189 = v3186 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3190 = v3189 ? 0.0f : v3186;
+    v3154.x[3] = v3190;  // kernels/sdpa/flash_tile.hpp:244
+    iron_frag<float, 2, 16, 8> v3192;  // kernels/sdpa/flash_tile.hpp:247
+    iron_frag_fill(v3192, 0.0f);
+    const unsigned int v3193 = static_cast<unsigned int>(v3192.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:248
+    const unsigned int v3194 = static_cast<unsigned int>(v3192.row(0, iron_linear_thread() & 31u));
+    const float v3196 = v3154.x[0];  // kernels/sdpa/flash_tile.hpp:249
+    const float v3197 = v3152 - v3196;
+    const float v3198 = exp2f(v3197);
+    const float v3201 = v3158 - v3196;
+    const float v3202 = exp2f(v3201);
+    const float v3203 = v350.x[0];
+    const float v3204 = v3203 * v3202;
+    const float v3205 = v3204 + v3198;
+    v3192.x[0] = v3205;  // kernels/sdpa/flash_tile.hpp:248
+    const unsigned int v3206 = static_cast<unsigned int>(v3192.col(1, iron_linear_thread() & 31u));
+    const unsigned int v3207 = static_cast<unsigned int>(v3192.row(1, iron_linear_thread() & 31u));
+    const float v3209 = v3154.x[1];  // kernels/sdpa/flash_tile.hpp:249
+    const float v3210 = v3152 - v3209;
+    const float v3211 = exp2f(v3210);
+    const float v3214 = v3167 - v3209;
+    const float v3215 = exp2f(v3214);
+    const float v3216 = v350.x[1];
+    const float v3217 = v3216 * v3215;
+    const float v3218 = v3217 + v3211;
+    v3192.x[1] = v3218;  // kernels/sdpa/flash_tile.hpp:248
+    const unsigned int v3219 = static_cast<unsigned int>(v3192.col(2, iron_linear_thread() & 31u));
+    const unsigned int v3220 = static_cast<unsigned int>(v3192.row(2, iron_linear_thread() & 31u));
+    const float v3222 = v3154.x[2];  // kernels/sdpa/flash_tile.hpp:249
+    const float v3223 = v3152 - v3222;
+    const float v3224 = exp2f(v3223);
+    const float v3227 = v3176 - v3222;
+    const float v3228 = exp2f(v3227);
+    const float v3229 = v350.x[2];
+    const float v3230 = v3229 * v3228;
+    const float v3231 = v3230 + v3224;
+    v3192.x[2] = v3231;  // kernels/sdpa/flash_tile.hpp:248
+    const unsigned int v3232 = static_cast<unsigned int>(v3192.col(3, iron_linear_thread() & 31u));
+    const unsigned int v3233 = static_cast<unsigned int>(v3192.row(3, iron_linear_thread() & 31u));
+    const float v3235 = v3154.x[3];  // kernels/sdpa/flash_tile.hpp:249
+    const float v3236 = v3152 - v3235;
+    const float v3237 = exp2f(v3236);
+    const float v3240 = v3185 - v3235;
+    const float v3241 = exp2f(v3240);
+    const float v3242 = v350.x[3];
+    const float v3243 = v3242 * v3241;
+    const float v3244 = v3243 + v3237;
+    v3192.x[3] = v3244;  // kernels/sdpa/flash_tile.hpp:248
+    iron_frag<float, 2, 16, 8> v3246;  // kernels/sdpa/flash_tile.hpp:251
+    iron_frag_fill(v3246, 0.0f);
+    const float v3250 = v3192.x[0];  // kernels/sdpa/flash_tile.hpp:253
+    const float v3256 = v3202 / v3250;  // kernels/sdpa/flash_tile.hpp:254
+    const bool v3258 = v3250 > 0.0f;
+    const float v3259 = v3258 ? v3256 : 0.0f;
+    v3246.x[0] = v3259;  // kernels/sdpa/flash_tile.hpp:252
+    const float v3263 = v3192.x[1];  // kernels/sdpa/flash_tile.hpp:253
+    const float v3269 = v3215 / v3263;  // kernels/sdpa/flash_tile.hpp:254
+    const bool v3271 = v3263 > 0.0f;
+    const float v3272 = v3271 ? v3269 : 0.0f;
+    v3246.x[1] = v3272;  // kernels/sdpa/flash_tile.hpp:252
+    const float v3276 = v3192.x[2];  // kernels/sdpa/flash_tile.hpp:253
+    const float v3282 = v3228 / v3276;  // kernels/sdpa/flash_tile.hpp:254
+    const bool v3284 = v3276 > 0.0f;
+    const float v3285 = v3284 ? v3282 : 0.0f;
+    v3246.x[2] = v3285;  // kernels/sdpa/flash_tile.hpp:252
+    const float v3289 = v3192.x[3];  // kernels/sdpa/flash_tile.hpp:253
+    const float v3295 = v3241 / v3289;  // kernels/sdpa/flash_tile.hpp:254
+    const bool v3297 = v3289 > 0.0f;
+    const float v3298 = v3297 ? v3295 : 0.0f;
+    v3246.x[3] = v3298;  // kernels/sdpa/flash_tile.hpp:252
+    const unsigned int v3300 = v46 + v7303;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3301 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3302 = v352.x[0];
+    const float v3303 = v3302 * v3301;
+    const bool v3304 = v3300 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3304) {
+      const iron_bf16 v3308 = iron_f32_to_bf16(v3303);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3310 = v11 + v3300;
+      const unsigned int v3311 = v3310 * v1;
+      const unsigned int v3312 = v3311 + v26;
+      const unsigned int v3313 = v3312 << 7u;
+      const unsigned int v3314 = v3313 + v7302;
+      out[v3314] = v3308;
+    }
+    const unsigned int v3316 = v46 + v7308;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3317 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3318 = v352.x[1];
+    const float v3319 = v3318 * v3317;
+    const bool v3320 = v3316 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3320) {
+      const iron_bf16 v3324 = iron_f32_to_bf16(v3319);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3326 = v11 + v3316;
+      const unsigned int v3327 = v3326 * v1;
+      const unsigned int v3328 = v3327 + v26;
+      const unsigned int v3329 = v3328 << 7u;
+      const unsigned int v3330 = v3329 + v7307;
+      out[v3330] = v3324;
+    }
+    const unsigned int v3332 = v46 + v7313;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3333 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3334 = v352.x[2];
+    const float v3335 = v3334 * v3333;
+    const bool v3336 = v3332 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3336) {
+      const iron_bf16 v3340 = iron_f32_to_bf16(v3335);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3342 = v11 + v3332;
+      const unsigned int v3343 = v3342 * v1;
+      const unsigned int v3344 = v3343 + v26;
+      const unsigned int v3345 = v3344 << 7u;
+      const unsigned int v3346 = v3345 + v7312;
+      out[v3346] = v3340;
+    }
+    const unsigned int v3348 = v46 + v7318;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3349 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3350 = v352.x[3];
+    const float v3351 = v3350 * v3349;
+    const bool v3352 = v3348 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3352) {
+      const iron_bf16 v3356 = iron_f32_to_bf16(v3351);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3358 = v11 + v3348;
+      const unsigned int v3359 = v3358 * v1;
+      const unsigned int v3360 = v3359 + v26;
+      const unsigned int v3361 = v3360 << 7u;
+      const unsigned int v3362 = v3361 + v7317;
+      out[v3362] = v3356;
+    }
+    const unsigned int v3364 = v46 + v7323;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3365 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3366 = v352.x[4];
+    const float v3367 = v3366 * v3365;
+    const bool v3368 = v3364 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3368) {
+      const iron_bf16 v3372 = iron_f32_to_bf16(v3367);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3374 = v11 + v3364;
+      const unsigned int v3375 = v3374 * v1;
+      const unsigned int v3376 = v3375 + v26;
+      const unsigned int v3377 = v3376 << 7u;
+      const unsigned int v3378 = v3377 + v7322;
+      out[v3378] = v3372;
+    }
+    const unsigned int v3380 = v46 + v7328;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3381 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3382 = v352.x[5];
+    const float v3383 = v3382 * v3381;
+    const bool v3384 = v3380 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3384) {
+      const iron_bf16 v3388 = iron_f32_to_bf16(v3383);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3390 = v11 + v3380;
+      const unsigned int v3391 = v3390 * v1;
+      const unsigned int v3392 = v3391 + v26;
+      const unsigned int v3393 = v3392 << 7u;
+      const unsigned int v3394 = v3393 + v7327;
+      out[v3394] = v3388;
+    }
+    const unsigned int v3396 = v46 + v7333;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3397 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3398 = v352.x[6];
+    const float v3399 = v3398 * v3397;
+    const bool v3400 = v3396 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3400) {
+      const iron_bf16 v3404 = iron_f32_to_bf16(v3399);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3406 = v11 + v3396;
+      const unsigned int v3407 = v3406 * v1;
+      const unsigned int v3408 = v3407 + v26;
+      const unsigned int v3409 = v3408 << 7u;
+      const unsigned int v3410 = v3409 + v7332;
+      out[v3410] = v3404;
+    }
+    const unsigned int v3412 = v46 + v7338;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3413 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3414 = v352.x[7];
+    const float v3415 = v3414 * v3413;
+    const bool v3416 = v3412 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3416) {
+      const iron_bf16 v3420 = iron_f32_to_bf16(v3415);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3422 = v11 + v3412;
+      const unsigned int v3423 = v3422 * v1;
+      const unsigned int v3424 = v3423 + v26;
+      const unsigned int v3425 = v3424 << 7u;
+      const unsigned int v3426 = v3425 + v7337;
+      out[v3426] = v3420;
+    }
+    const unsigned int v3428 = v46 + v7343;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3429 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3430 = v352.x[8];
+    const float v3431 = v3430 * v3429;
+    const bool v3432 = v3428 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3432) {
+      const iron_bf16 v3436 = iron_f32_to_bf16(v3431);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3438 = v11 + v3428;
+      const unsigned int v3439 = v3438 * v1;
+      const unsigned int v3440 = v3439 + v26;
+      const unsigned int v3441 = v3440 << 7u;
+      const unsigned int v3442 = v3441 + v7342;
+      out[v3442] = v3436;
+    }
+    const unsigned int v3444 = v46 + v7348;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3445 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3446 = v352.x[9];
+    const float v3447 = v3446 * v3445;
+    const bool v3448 = v3444 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3448) {
+      const iron_bf16 v3452 = iron_f32_to_bf16(v3447);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3454 = v11 + v3444;
+      const unsigned int v3455 = v3454 * v1;
+      const unsigned int v3456 = v3455 + v26;
+      const unsigned int v3457 = v3456 << 7u;
+      const unsigned int v3458 = v3457 + v7347;
+      out[v3458] = v3452;
+    }
+    const unsigned int v3460 = v46 + v7353;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3461 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3462 = v352.x[10];
+    const float v3463 = v3462 * v3461;
+    const bool v3464 = v3460 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3464) {
+      const iron_bf16 v3468 = iron_f32_to_bf16(v3463);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3470 = v11 + v3460;
+      const unsigned int v3471 = v3470 * v1;
+      const unsigned int v3472 = v3471 + v26;
+      const unsigned int v3473 = v3472 << 7u;
+      const unsigned int v3474 = v3473 + v7352;
+      out[v3474] = v3468;
+    }
+    const unsigned int v3476 = v46 + v7358;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3477 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3478 = v352.x[11];
+    const float v3479 = v3478 * v3477;
+    const bool v3480 = v3476 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3480) {
+      const iron_bf16 v3484 = iron_f32_to_bf16(v3479);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3486 = v11 + v3476;
+      const unsigned int v3487 = v3486 * v1;
+      const unsigned int v3488 = v3487 + v26;
+      const unsigned int v3489 = v3488 << 7u;
+      const unsigned int v3490 = v3489 + v7357;
+      out[v3490] = v3484;
+    }
+    const unsigned int v3492 = v46 + v7363;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3493 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3494 = v352.x[12];
+    const float v3495 = v3494 * v3493;
+    const bool v3496 = v3492 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3496) {
+      const iron_bf16 v3500 = iron_f32_to_bf16(v3495);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3502 = v11 + v3492;
+      const unsigned int v3503 = v3502 * v1;
+      const unsigned int v3504 = v3503 + v26;
+      const unsigned int v3505 = v3504 << 7u;
+      const unsigned int v3506 = v3505 + v7362;
+      out[v3506] = v3500;
+    }
+    const unsigned int v3508 = v46 + v7368;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3509 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3510 = v352.x[13];
+    const float v3511 = v3510 * v3509;
+    const bool v3512 = v3508 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3512) {
+      const iron_bf16 v3516 = iron_f32_to_bf16(v3511);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3518 = v11 + v3508;
+      const unsigned int v3519 = v3518 * v1;
+      const unsigned int v3520 = v3519 + v26;
+      const unsigned int v3521 = v3520 << 7u;
+      const unsigned int v3522 = v3521 + v7367;
+      out[v3522] = v3516;
+    }
+    const unsigned int v3524 = v46 + v7373;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3525 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3526 = v352.x[14];
+    const float v3527 = v3526 * v3525;
+    const bool v3528 = v3524 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3528) {
+      const iron_bf16 v3532 = iron_f32_to_bf16(v3527);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3534 = v11 + v3524;
+      const unsigned int v3535 = v3534 * v1;
+      const unsigned int v3536 = v3535 + v26;
+      const unsigned int v3537 = v3536 << 7u;
+      const unsigned int v3538 = v3537 + v7372;
+      out[v3538] = v3532;
+    }
+    const unsigned int v3540 = v46 + v7378;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3541 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3542 = v352.x[15];
+    const float v3543 = v3542 * v3541;
+    const bool v3544 = v3540 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3544) {
+      const iron_bf16 v3548 = iron_f32_to_bf16(v3543);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3550 = v11 + v3540;
+      const unsigned int v3551 = v3550 * v1;
+      const unsigned int v3552 = v3551 + v26;
+      const unsigned int v3553 = v3552 << 7u;
+      const unsigned int v3554 = v3553 + v7377;
+      out[v3554] = v3548;
+    }
+    const unsigned int v3556 = v46 + v7383;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3557 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3558 = v352.x[16];
+    const float v3559 = v3558 * v3557;
+    const bool v3560 = v3556 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3560) {
+      const iron_bf16 v3564 = iron_f32_to_bf16(v3559);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3566 = v11 + v3556;
+      const unsigned int v3567 = v3566 * v1;
+      const unsigned int v3568 = v3567 + v26;
+      const unsigned int v3569 = v3568 << 7u;
+      const unsigned int v3570 = v3569 + v7382;
+      out[v3570] = v3564;
+    }
+    const unsigned int v3572 = v46 + v7388;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3573 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3574 = v352.x[17];
+    const float v3575 = v3574 * v3573;
+    const bool v3576 = v3572 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3576) {
+      const iron_bf16 v3580 = iron_f32_to_bf16(v3575);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3582 = v11 + v3572;
+      const unsigned int v3583 = v3582 * v1;
+      const unsigned int v3584 = v3583 + v26;
+      const unsigned int v3585 = v3584 << 7u;
+      const unsigned int v3586 = v3585 + v7387;
+      out[v3586] = v3580;
+    }
+    const unsigned int v3588 = v46 + v7393;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3589 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3590 = v352.x[18];
+    const float v3591 = v3590 * v3589;
+    const bool v3592 = v3588 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3592) {
+      const iron_bf16 v3596 = iron_f32_to_bf16(v3591);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3598 = v11 + v3588;
+      const unsigned int v3599 = v3598 * v1;
+      const unsigned int v3600 = v3599 + v26;
+      const unsigned int v3601 = v3600 << 7u;
+      const unsigned int v3602 = v3601 + v7392;
+      out[v3602] = v3596;
+    }
+    const unsigned int v3604 = v46 + v7398;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3605 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3606 = v352.x[19];
+    const float v3607 = v3606 * v3605;
+    const bool v3608 = v3604 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3608) {
+      const iron_bf16 v3612 = iron_f32_to_bf16(v3607);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3614 = v11 + v3604;
+      const unsigned int v3615 = v3614 * v1;
+      const unsigned int v3616 = v3615 + v26;
+      const unsigned int v3617 = v3616 << 7u;
+      const unsigned int v3618 = v3617 + v7397;
+      out[v3618] = v3612;
+    }
+    const unsigned int v3620 = v46 + v7403;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3621 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3622 = v352.x[20];
+    const float v3623 = v3622 * v3621;
+    const bool v3624 = v3620 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3624) {
+      const iron_bf16 v3628 = iron_f32_to_bf16(v3623);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3630 = v11 + v3620;
+      const unsigned int v3631 = v3630 * v1;
+      const unsigned int v3632 = v3631 + v26;
+      const unsigned int v3633 = v3632 << 7u;
+      const unsigned int v3634 = v3633 + v7402;
+      out[v3634] = v3628;
+    }
+    const unsigned int v3636 = v46 + v7408;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3637 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3638 = v352.x[21];
+    const float v3639 = v3638 * v3637;
+    const bool v3640 = v3636 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3640) {
+      const iron_bf16 v3644 = iron_f32_to_bf16(v3639);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3646 = v11 + v3636;
+      const unsigned int v3647 = v3646 * v1;
+      const unsigned int v3648 = v3647 + v26;
+      const unsigned int v3649 = v3648 << 7u;
+      const unsigned int v3650 = v3649 + v7407;
+      out[v3650] = v3644;
+    }
+    const unsigned int v3652 = v46 + v7413;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3653 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3654 = v352.x[22];
+    const float v3655 = v3654 * v3653;
+    const bool v3656 = v3652 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3656) {
+      const iron_bf16 v3660 = iron_f32_to_bf16(v3655);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3662 = v11 + v3652;
+      const unsigned int v3663 = v3662 * v1;
+      const unsigned int v3664 = v3663 + v26;
+      const unsigned int v3665 = v3664 << 7u;
+      const unsigned int v3666 = v3665 + v7412;
+      out[v3666] = v3660;
+    }
+    const unsigned int v3668 = v46 + v7418;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3669 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3670 = v352.x[23];
+    const float v3671 = v3670 * v3669;
+    const bool v3672 = v3668 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3672) {
+      const iron_bf16 v3676 = iron_f32_to_bf16(v3671);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3678 = v11 + v3668;
+      const unsigned int v3679 = v3678 * v1;
+      const unsigned int v3680 = v3679 + v26;
+      const unsigned int v3681 = v3680 << 7u;
+      const unsigned int v3682 = v3681 + v7417;
+      out[v3682] = v3676;
+    }
+    const unsigned int v3684 = v46 + v7423;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3685 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3686 = v352.x[24];
+    const float v3687 = v3686 * v3685;
+    const bool v3688 = v3684 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3688) {
+      const iron_bf16 v3692 = iron_f32_to_bf16(v3687);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3694 = v11 + v3684;
+      const unsigned int v3695 = v3694 * v1;
+      const unsigned int v3696 = v3695 + v26;
+      const unsigned int v3697 = v3696 << 7u;
+      const unsigned int v3698 = v3697 + v7422;
+      out[v3698] = v3692;
+    }
+    const unsigned int v3700 = v46 + v7428;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3701 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3702 = v352.x[25];
+    const float v3703 = v3702 * v3701;
+    const bool v3704 = v3700 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3704) {
+      const iron_bf16 v3708 = iron_f32_to_bf16(v3703);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3710 = v11 + v3700;
+      const unsigned int v3711 = v3710 * v1;
+      const unsigned int v3712 = v3711 + v26;
+      const unsigned int v3713 = v3712 << 7u;
+      const unsigned int v3714 = v3713 + v7427;
+      out[v3714] = v3708;
+    }
+    const unsigned int v3716 = v46 + v7433;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3717 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3718 = v352.x[26];
+    const float v3719 = v3718 * v3717;
+    const bool v3720 = v3716 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3720) {
+      const iron_bf16 v3724 = iron_f32_to_bf16(v3719);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3726 = v11 + v3716;
+      const unsigned int v3727 = v3726 * v1;
+      const unsigned int v3728 = v3727 + v26;
+      const unsigned int v3729 = v3728 << 7u;
+      const unsigned int v3730 = v3729 + v7432;
+      out[v3730] = v3724;
+    }
+    const unsigned int v3732 = v46 + v7438;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3733 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3734 = v352.x[27];
+    const float v3735 = v3734 * v3733;
+    const bool v3736 = v3732 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3736) {
+      const iron_bf16 v3740 = iron_f32_to_bf16(v3735);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3742 = v11 + v3732;
+      const unsigned int v3743 = v3742 * v1;
+      const unsigned int v3744 = v3743 + v26;
+      const unsigned int v3745 = v3744 << 7u;
+      const unsigned int v3746 = v3745 + v7437;
+      out[v3746] = v3740;
+    }
+    const unsigned int v3748 = v46 + v7443;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3749 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3750 = v352.x[28];
+    const float v3751 = v3750 * v3749;
+    const bool v3752 = v3748 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3752) {
+      const iron_bf16 v3756 = iron_f32_to_bf16(v3751);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3758 = v11 + v3748;
+      const unsigned int v3759 = v3758 * v1;
+      const unsigned int v3760 = v3759 + v26;
+      const unsigned int v3761 = v3760 << 7u;
+      const unsigned int v3762 = v3761 + v7442;
+      out[v3762] = v3756;
+    }
+    const unsigned int v3764 = v46 + v7448;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3765 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3766 = v352.x[29];
+    const float v3767 = v3766 * v3765;
+    const bool v3768 = v3764 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3768) {
+      const iron_bf16 v3772 = iron_f32_to_bf16(v3767);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3774 = v11 + v3764;
+      const unsigned int v3775 = v3774 * v1;
+      const unsigned int v3776 = v3775 + v26;
+      const unsigned int v3777 = v3776 << 7u;
+      const unsigned int v3778 = v3777 + v7447;
+      out[v3778] = v3772;
+    }
+    const unsigned int v3780 = v46 + v7453;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3781 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3782 = v352.x[30];
+    const float v3783 = v3782 * v3781;
+    const bool v3784 = v3780 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3784) {
+      const iron_bf16 v3788 = iron_f32_to_bf16(v3783);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3790 = v11 + v3780;
+      const unsigned int v3791 = v3790 * v1;
+      const unsigned int v3792 = v3791 + v26;
+      const unsigned int v3793 = v3792 << 7u;
+      const unsigned int v3794 = v3793 + v7452;
+      out[v3794] = v3788;
+    }
+    const unsigned int v3796 = v46 + v7458;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3797 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3798 = v352.x[31];
+    const float v3799 = v3798 * v3797;
+    const bool v3800 = v3796 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3800) {
+      const iron_bf16 v3804 = iron_f32_to_bf16(v3799);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3806 = v11 + v3796;
+      const unsigned int v3807 = v3806 * v1;
+      const unsigned int v3808 = v3807 + v26;
+      const unsigned int v3809 = v3808 << 7u;
+      const unsigned int v3810 = v3809 + v7457;
+      out[v3810] = v3804;
+    }
+    const unsigned int v3812 = v46 + v7463;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3813 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3814 = v354.x[0];
+    const float v3815 = v3814 * v3813;
+    const bool v3816 = v3812 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3816) {
+      const unsigned int v3819 = 64u + v7462;
+      const iron_bf16 v3820 = iron_f32_to_bf16(v3815);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3822 = v11 + v3812;
+      const unsigned int v3823 = v3822 * v1;
+      const unsigned int v3824 = v3823 + v26;
+      const unsigned int v3825 = v3824 << 7u;
+      const unsigned int v3826 = v3825 + v3819;
+      out[v3826] = v3820;
+    }
+    const unsigned int v3828 = v46 + v7468;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3829 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3830 = v354.x[1];
+    const float v3831 = v3830 * v3829;
+    const bool v3832 = v3828 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3832) {
+      const unsigned int v3835 = 64u + v7467;
+      const iron_bf16 v3836 = iron_f32_to_bf16(v3831);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3838 = v11 + v3828;
+      const unsigned int v3839 = v3838 * v1;
+      const unsigned int v3840 = v3839 + v26;
+      const unsigned int v3841 = v3840 << 7u;
+      const unsigned int v3842 = v3841 + v3835;
+      out[v3842] = v3836;
+    }
+    const unsigned int v3844 = v46 + v7473;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3845 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3846 = v354.x[2];
+    const float v3847 = v3846 * v3845;
+    const bool v3848 = v3844 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3848) {
+      const unsigned int v3851 = 64u + v7472;
+      const iron_bf16 v3852 = iron_f32_to_bf16(v3847);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3854 = v11 + v3844;
+      const unsigned int v3855 = v3854 * v1;
+      const unsigned int v3856 = v3855 + v26;
+      const unsigned int v3857 = v3856 << 7u;
+      const unsigned int v3858 = v3857 + v3851;
+      out[v3858] = v3852;
+    }
+    const unsigned int v3860 = v46 + v7478;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3861 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3862 = v354.x[3];
+    const float v3863 = v3862 * v3861;
+    const bool v3864 = v3860 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3864) {
+      const unsigned int v3867 = 64u + v7477;
+      const iron_bf16 v3868 = iron_f32_to_bf16(v3863);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3870 = v11 + v3860;
+      const unsigned int v3871 = v3870 * v1;
+      const unsigned int v3872 = v3871 + v26;
+      const unsigned int v3873 = v3872 << 7u;
+      const unsigned int v3874 = v3873 + v3867;
+      out[v3874] = v3868;
+    }
+    const unsigned int v3876 = v46 + v7483;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3877 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3878 = v354.x[4];
+    const float v3879 = v3878 * v3877;
+    const bool v3880 = v3876 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3880) {
+      const unsigned int v3883 = 64u + v7482;
+      const iron_bf16 v3884 = iron_f32_to_bf16(v3879);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3886 = v11 + v3876;
+      const unsigned int v3887 = v3886 * v1;
+      const unsigned int v3888 = v3887 + v26;
+      const unsigned int v3889 = v3888 << 7u;
+      const unsigned int v3890 = v3889 + v3883;
+      out[v3890] = v3884;
+    }
+    const unsigned int v3892 = v46 + v7488;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3893 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3894 = v354.x[5];
+    const float v3895 = v3894 * v3893;
+    const bool v3896 = v3892 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3896) {
+      const unsigned int v3899 = 64u + v7487;
+      const iron_bf16 v3900 = iron_f32_to_bf16(v3895);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3902 = v11 + v3892;
+      const unsigned int v3903 = v3902 * v1;
+      const unsigned int v3904 = v3903 + v26;
+      const unsigned int v3905 = v3904 << 7u;
+      const unsigned int v3906 = v3905 + v3899;
+      out[v3906] = v3900;
+    }
+    const unsigned int v3908 = v46 + v7493;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3909 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3910 = v354.x[6];
+    const float v3911 = v3910 * v3909;
+    const bool v3912 = v3908 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3912) {
+      const unsigned int v3915 = 64u + v7492;
+      const iron_bf16 v3916 = iron_f32_to_bf16(v3911);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3918 = v11 + v3908;
+      const unsigned int v3919 = v3918 * v1;
+      const unsigned int v3920 = v3919 + v26;
+      const unsigned int v3921 = v3920 << 7u;
+      const unsigned int v3922 = v3921 + v3915;
+      out[v3922] = v3916;
+    }
+    const unsigned int v3924 = v46 + v7498;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3925 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3926 = v354.x[7];
+    const float v3927 = v3926 * v3925;
+    const bool v3928 = v3924 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3928) {
+      const unsigned int v3931 = 64u + v7497;
+      const iron_bf16 v3932 = iron_f32_to_bf16(v3927);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3934 = v11 + v3924;
+      const unsigned int v3935 = v3934 * v1;
+      const unsigned int v3936 = v3935 + v26;
+      const unsigned int v3937 = v3936 << 7u;
+      const unsigned int v3938 = v3937 + v3931;
+      out[v3938] = v3932;
+    }
+    const unsigned int v3940 = v46 + v7503;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3941 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3942 = v354.x[8];
+    const float v3943 = v3942 * v3941;
+    const bool v3944 = v3940 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3944) {
+      const unsigned int v3947 = 64u + v7502;
+      const iron_bf16 v3948 = iron_f32_to_bf16(v3943);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3950 = v11 + v3940;
+      const unsigned int v3951 = v3950 * v1;
+      const unsigned int v3952 = v3951 + v26;
+      const unsigned int v3953 = v3952 << 7u;
+      const unsigned int v3954 = v3953 + v3947;
+      out[v3954] = v3948;
+    }
+    const unsigned int v3956 = v46 + v7508;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3957 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3958 = v354.x[9];
+    const float v3959 = v3958 * v3957;
+    const bool v3960 = v3956 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3960) {
+      const unsigned int v3963 = 64u + v7507;
+      const iron_bf16 v3964 = iron_f32_to_bf16(v3959);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3966 = v11 + v3956;
+      const unsigned int v3967 = v3966 * v1;
+      const unsigned int v3968 = v3967 + v26;
+      const unsigned int v3969 = v3968 << 7u;
+      const unsigned int v3970 = v3969 + v3963;
+      out[v3970] = v3964;
+    }
+    const unsigned int v3972 = v46 + v7513;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3973 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3974 = v354.x[10];
+    const float v3975 = v3974 * v3973;
+    const bool v3976 = v3972 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3976) {
+      const unsigned int v3979 = 64u + v7512;
+      const iron_bf16 v3980 = iron_f32_to_bf16(v3975);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3982 = v11 + v3972;
+      const unsigned int v3983 = v3982 * v1;
+      const unsigned int v3984 = v3983 + v26;
+      const unsigned int v3985 = v3984 << 7u;
+      const unsigned int v3986 = v3985 + v3979;
+      out[v3986] = v3980;
+    }
+    const unsigned int v3988 = v46 + v7518;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3989 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3990 = v354.x[11];
+    const float v3991 = v3990 * v3989;
+    const bool v3992 = v3988 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3992) {
+      const unsigned int v3995 = 64u + v7517;
+      const iron_bf16 v3996 = iron_f32_to_bf16(v3991);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3998 = v11 + v3988;
+      const unsigned int v3999 = v3998 * v1;
+      const unsigned int v4000 = v3999 + v26;
+      const unsigned int v4001 = v4000 << 7u;
+      const unsigned int v4002 = v4001 + v3995;
+      out[v4002] = v3996;
+    }
+    const unsigned int v4004 = v46 + v7523;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4005 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4006 = v354.x[12];
+    const float v4007 = v4006 * v4005;
+    const bool v4008 = v4004 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4008) {
+      const unsigned int v4011 = 64u + v7522;
+      const iron_bf16 v4012 = iron_f32_to_bf16(v4007);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4014 = v11 + v4004;
+      const unsigned int v4015 = v4014 * v1;
+      const unsigned int v4016 = v4015 + v26;
+      const unsigned int v4017 = v4016 << 7u;
+      const unsigned int v4018 = v4017 + v4011;
+      out[v4018] = v4012;
+    }
+    const unsigned int v4020 = v46 + v7528;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4021 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4022 = v354.x[13];
+    const float v4023 = v4022 * v4021;
+    const bool v4024 = v4020 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4024) {
+      const unsigned int v4027 = 64u + v7527;
+      const iron_bf16 v4028 = iron_f32_to_bf16(v4023);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4030 = v11 + v4020;
+      const unsigned int v4031 = v4030 * v1;
+      const unsigned int v4032 = v4031 + v26;
+      const unsigned int v4033 = v4032 << 7u;
+      const unsigned int v4034 = v4033 + v4027;
+      out[v4034] = v4028;
+    }
+    const unsigned int v4036 = v46 + v7533;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4037 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4038 = v354.x[14];
+    const float v4039 = v4038 * v4037;
+    const bool v4040 = v4036 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4040) {
+      const unsigned int v4043 = 64u + v7532;
+      const iron_bf16 v4044 = iron_f32_to_bf16(v4039);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4046 = v11 + v4036;
+      const unsigned int v4047 = v4046 * v1;
+      const unsigned int v4048 = v4047 + v26;
+      const unsigned int v4049 = v4048 << 7u;
+      const unsigned int v4050 = v4049 + v4043;
+      out[v4050] = v4044;
+    }
+    const unsigned int v4052 = v46 + v7538;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4053 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4054 = v354.x[15];
+    const float v4055 = v4054 * v4053;
+    const bool v4056 = v4052 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4056) {
+      const unsigned int v4059 = 64u + v7537;
+      const iron_bf16 v4060 = iron_f32_to_bf16(v4055);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4062 = v11 + v4052;
+      const unsigned int v4063 = v4062 * v1;
+      const unsigned int v4064 = v4063 + v26;
+      const unsigned int v4065 = v4064 << 7u;
+      const unsigned int v4066 = v4065 + v4059;
+      out[v4066] = v4060;
+    }
+    const unsigned int v4068 = v46 + v7543;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4069 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4070 = v354.x[16];
+    const float v4071 = v4070 * v4069;
+    const bool v4072 = v4068 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4072) {
+      const unsigned int v4075 = 64u + v7542;
+      const iron_bf16 v4076 = iron_f32_to_bf16(v4071);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4078 = v11 + v4068;
+      const unsigned int v4079 = v4078 * v1;
+      const unsigned int v4080 = v4079 + v26;
+      const unsigned int v4081 = v4080 << 7u;
+      const unsigned int v4082 = v4081 + v4075;
+      out[v4082] = v4076;
+    }
+    const unsigned int v4084 = v46 + v7548;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4085 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4086 = v354.x[17];
+    const float v4087 = v4086 * v4085;
+    const bool v4088 = v4084 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4088) {
+      const unsigned int v4091 = 64u + v7547;
+      const iron_bf16 v4092 = iron_f32_to_bf16(v4087);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4094 = v11 + v4084;
+      const unsigned int v4095 = v4094 * v1;
+      const unsigned int v4096 = v4095 + v26;
+      const unsigned int v4097 = v4096 << 7u;
+      const unsigned int v4098 = v4097 + v4091;
+      out[v4098] = v4092;
+    }
+    const unsigned int v4100 = v46 + v7553;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4101 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4102 = v354.x[18];
+    const float v4103 = v4102 * v4101;
+    const bool v4104 = v4100 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4104) {
+      const unsigned int v4107 = 64u + v7552;
+      const iron_bf16 v4108 = iron_f32_to_bf16(v4103);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4110 = v11 + v4100;
+      const unsigned int v4111 = v4110 * v1;
+      const unsigned int v4112 = v4111 + v26;
+      const unsigned int v4113 = v4112 << 7u;
+      const unsigned int v4114 = v4113 + v4107;
+      out[v4114] = v4108;
+    }
+    const unsigned int v4116 = v46 + v7558;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4117 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4118 = v354.x[19];
+    const float v4119 = v4118 * v4117;
+    const bool v4120 = v4116 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4120) {
+      const unsigned int v4123 = 64u + v7557;
+      const iron_bf16 v4124 = iron_f32_to_bf16(v4119);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4126 = v11 + v4116;
+      const unsigned int v4127 = v4126 * v1;
+      const unsigned int v4128 = v4127 + v26;
+      const unsigned int v4129 = v4128 << 7u;
+      const unsigned int v4130 = v4129 + v4123;
+      out[v4130] = v4124;
+    }
+    const unsigned int v4132 = v46 + v7563;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4133 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4134 = v354.x[20];
+    const float v4135 = v4134 * v4133;
+    const bool v4136 = v4132 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4136) {
+      const unsigned int v4139 = 64u + v7562;
+      const iron_bf16 v4140 = iron_f32_to_bf16(v4135);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4142 = v11 + v4132;
+      const unsigned int v4143 = v4142 * v1;
+      const unsigned int v4144 = v4143 + v26;
+      const unsigned int v4145 = v4144 << 7u;
+      const unsigned int v4146 = v4145 + v4139;
+      out[v4146] = v4140;
+    }
+    const unsigned int v4148 = v46 + v7568;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4149 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4150 = v354.x[21];
+    const float v4151 = v4150 * v4149;
+    const bool v4152 = v4148 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4152) {
+      const unsigned int v4155 = 64u + v7567;
+      const iron_bf16 v4156 = iron_f32_to_bf16(v4151);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4158 = v11 + v4148;
+      const unsigned int v4159 = v4158 * v1;
+      const unsigned int v4160 = v4159 + v26;
+      const unsigned int v4161 = v4160 << 7u;
+      const unsigned int v4162 = v4161 + v4155;
+      out[v4162] = v4156;
+    }
+    const unsigned int v4164 = v46 + v7573;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4165 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4166 = v354.x[22];
+    const float v4167 = v4166 * v4165;
+    const bool v4168 = v4164 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4168) {
+      const unsigned int v4171 = 64u + v7572;
+      const iron_bf16 v4172 = iron_f32_to_bf16(v4167);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4174 = v11 + v4164;
+      const unsigned int v4175 = v4174 * v1;
+      const unsigned int v4176 = v4175 + v26;
+      const unsigned int v4177 = v4176 << 7u;
+      const unsigned int v4178 = v4177 + v4171;
+      out[v4178] = v4172;
+    }
+    const unsigned int v4180 = v46 + v7578;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4181 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4182 = v354.x[23];
+    const float v4183 = v4182 * v4181;
+    const bool v4184 = v4180 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4184) {
+      const unsigned int v4187 = 64u + v7577;
+      const iron_bf16 v4188 = iron_f32_to_bf16(v4183);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4190 = v11 + v4180;
+      const unsigned int v4191 = v4190 * v1;
+      const unsigned int v4192 = v4191 + v26;
+      const unsigned int v4193 = v4192 << 7u;
+      const unsigned int v4194 = v4193 + v4187;
+      out[v4194] = v4188;
+    }
+    const unsigned int v4196 = v46 + v7583;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4197 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4198 = v354.x[24];
+    const float v4199 = v4198 * v4197;
+    const bool v4200 = v4196 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4200) {
+      const unsigned int v4203 = 64u + v7582;
+      const iron_bf16 v4204 = iron_f32_to_bf16(v4199);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4206 = v11 + v4196;
+      const unsigned int v4207 = v4206 * v1;
+      const unsigned int v4208 = v4207 + v26;
+      const unsigned int v4209 = v4208 << 7u;
+      const unsigned int v4210 = v4209 + v4203;
+      out[v4210] = v4204;
+    }
+    const unsigned int v4212 = v46 + v7588;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4213 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4214 = v354.x[25];
+    const float v4215 = v4214 * v4213;
+    const bool v4216 = v4212 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4216) {
+      const unsigned int v4219 = 64u + v7587;
+      const iron_bf16 v4220 = iron_f32_to_bf16(v4215);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4222 = v11 + v4212;
+      const unsigned int v4223 = v4222 * v1;
+      const unsigned int v4224 = v4223 + v26;
+      const unsigned int v4225 = v4224 << 7u;
+      const unsigned int v4226 = v4225 + v4219;
+      out[v4226] = v4220;
+    }
+    const unsigned int v4228 = v46 + v7593;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4229 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4230 = v354.x[26];
+    const float v4231 = v4230 * v4229;
+    const bool v4232 = v4228 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4232) {
+      const unsigned int v4235 = 64u + v7592;
+      const iron_bf16 v4236 = iron_f32_to_bf16(v4231);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4238 = v11 + v4228;
+      const unsigned int v4239 = v4238 * v1;
+      const unsigned int v4240 = v4239 + v26;
+      const unsigned int v4241 = v4240 << 7u;
+      const unsigned int v4242 = v4241 + v4235;
+      out[v4242] = v4236;
+    }
+    const unsigned int v4244 = v46 + v7598;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4245 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4246 = v354.x[27];
+    const float v4247 = v4246 * v4245;
+    const bool v4248 = v4244 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4248) {
+      const unsigned int v4251 = 64u + v7597;
+      const iron_bf16 v4252 = iron_f32_to_bf16(v4247);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4254 = v11 + v4244;
+      const unsigned int v4255 = v4254 * v1;
+      const unsigned int v4256 = v4255 + v26;
+      const unsigned int v4257 = v4256 << 7u;
+      const unsigned int v4258 = v4257 + v4251;
+      out[v4258] = v4252;
+    }
+    const unsigned int v4260 = v46 + v7603;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4261 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4262 = v354.x[28];
+    const float v4263 = v4262 * v4261;
+    const bool v4264 = v4260 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4264) {
+      const unsigned int v4267 = 64u + v7602;
+      const iron_bf16 v4268 = iron_f32_to_bf16(v4263);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4270 = v11 + v4260;
+      const unsigned int v4271 = v4270 * v1;
+      const unsigned int v4272 = v4271 + v26;
+      const unsigned int v4273 = v4272 << 7u;
+      const unsigned int v4274 = v4273 + v4267;
+      out[v4274] = v4268;
+    }
+    const unsigned int v4276 = v46 + v7608;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4277 = v3246.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4278 = v354.x[29];
+    const float v4279 = v4278 * v4277;
+    const bool v4280 = v4276 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4280) {
+      const unsigned int v4283 = 64u + v7607;
+      const iron_bf16 v4284 = iron_f32_to_bf16(v4279);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4286 = v11 + v4276;
+      const unsigned int v4287 = v4286 * v1;
+      const unsigned int v4288 = v4287 + v26;
+      const unsigned int v4289 = v4288 << 7u;
+      const unsigned int v4290 = v4289 + v4283;
+      out[v4290] = v4284;
+    }
+    const unsigned int v4292 = v46 + v7613;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4293 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4294 = v354.x[30];
+    const float v4295 = v4294 * v4293;
+    const bool v4296 = v4292 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4296) {
+      const unsigned int v4299 = 64u + v7612;
+      const iron_bf16 v4300 = iron_f32_to_bf16(v4295);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4302 = v11 + v4292;
+      const unsigned int v4303 = v4302 * v1;
+      const unsigned int v4304 = v4303 + v26;
+      const unsigned int v4305 = v4304 << 7u;
+      const unsigned int v4306 = v4305 + v4299;
+      out[v4306] = v4300;
+    }
+    const unsigned int v4308 = v46 + v7618;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4309 = v3246.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4310 = v354.x[31];
+    const float v4311 = v4310 * v4309;
+    const bool v4312 = v4308 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4312) {
+      const unsigned int v4315 = 64u + v7617;
+      const iron_bf16 v4316 = iron_f32_to_bf16(v4311);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4318 = v11 + v4308;
+      const unsigned int v4319 = v4318 * v1;
+      const unsigned int v4320 = v4319 + v26;
+      const unsigned int v4321 = v4320 << 7u;
+      const unsigned int v4322 = v4321 + v4315;
+      out[v4322] = v4316;
+    }
+    const unsigned int v4324 = v46 + v3194;  // kernels/sdpa/flash_tile.hpp:265
+    const float v4328 = log2f(v3250);  // kernels/sdpa/flash_tile.hpp:266
+    const float v4329 = v4328 + v3196;
+    const float v4330 = v4329 * 0.6931472f;
+    const bool v4333 = v3193 == v47;  // kernels/sdpa/flash_tile.hpp:267
+    const bool v4334 = v4324 < v18;
+    const bool v4335 = v4333 && v4334;
+    if (v4335) {
+      const unsigned int v4336 = v26 * v3;  // kernels/sdpa/prefill.cpp:189
+      const unsigned int v4337 = v4336 + v11;
+      const unsigned int v4338 = v4337 + v4324;
+      lse[v4338] = v4330;
+    }
+    const unsigned int v4340 = v46 + v3207;  // kernels/sdpa/flash_tile.hpp:265
+    const float v4344 = log2f(v3263);  // kernels/sdpa/flash_tile.hpp:266
+    const float v4345 = v4344 + v3209;
+    const float v4346 = v4345 * 0.6931472f;
+    const bool v4349 = v3206 == v47;  // kernels/sdpa/flash_tile.hpp:267
+    const bool v4350 = v4340 < v18;
+    const bool v4351 = v4349 && v4350;
+    if (v4351) {
+      const unsigned int v4352 = v26 * v3;  // kernels/sdpa/prefill.cpp:189
+      const unsigned int v4353 = v4352 + v11;
+      const unsigned int v4354 = v4353 + v4340;
+      lse[v4354] = v4346;
+    }
+    const unsigned int v4356 = v46 + v3220;  // kernels/sdpa/flash_tile.hpp:265
+    const float v4360 = log2f(v3276);  // kernels/sdpa/flash_tile.hpp:266
+    const float v4361 = v4360 + v3222;
+    const float v4362 = v4361 * 0.6931472f;
+    const bool v4365 = v3219 == v47;  // kernels/sdpa/flash_tile.hpp:267
+    const bool v4366 = v4356 < v18;
+    const bool v4367 = v4365 && v4366;
+    if (v4367) {
+      const unsigned int v4368 = v26 * v3;  // kernels/sdpa/prefill.cpp:189
+      const unsigned int v4369 = v4368 + v11;
+      const unsigned int v4370 = v4369 + v4356;
+      lse[v4370] = v4362;
+    }
+    const unsigned int v4372 = v46 + v3233;  // kernels/sdpa/flash_tile.hpp:265
+    const float v4376 = log2f(v3289);  // kernels/sdpa/flash_tile.hpp:266
+    const float v4377 = v4376 + v3235;
+    const float v4378 = v4377 * 0.6931472f;
+    const bool v4381 = v3232 == v47;  // kernels/sdpa/flash_tile.hpp:267
+    const bool v4382 = v4372 < v18;
+    const bool v4383 = v4381 && v4382;
+    if (v4383) {
+      const unsigned int v4384 = v26 * v3;  // kernels/sdpa/prefill.cpp:189
+      const unsigned int v4385 = v4384 + v11;
+      const unsigned int v4386 = v4385 + v4372;
+      lse[v4386] = v4378;
     }
   }
 }

@@ -462,1830 +462,1833 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d64_bf16
     __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:84
     const unsigned int v173 = v25 + 128u;  // kernels/sdpa/flash_warpgroup.hpp:86
     const unsigned int v174 = min(v173, v18);
-    const unsigned int v175 = v174 + v37;  // kernels/sdpa/flash_tile.hpp:127
-    const unsigned int v177 = v175 - v18;  // kernels/sdpa/flash_tile.hpp:129
-    const unsigned int v178 = min(v37, v177);
-    const bool v179 = v175 > v18;
-    const unsigned int v180 = v179 ? v178 : v47;
-    const bool v182 = v6 == v47;  // kernels/sdpa/flash_tile.hpp:128
-    const unsigned int v183 = v182 ? v37 : v180;
-    const unsigned int v185 = v25 + v37;  // kernels/sdpa/flash_tile.hpp:130
-    const unsigned int v186 = v185 + 1u;
-    const unsigned int v190 = v186 - v18;  // kernels/sdpa/flash_tile.hpp:132
-    const unsigned int v191 = v190 - v7;
-    const unsigned int v192 = v191 >> 6u;
-    const unsigned int v193 = v192 << 6u;
-    const bool v195 = v7 > v47;  // kernels/sdpa/flash_tile.hpp:131
-    const unsigned int v196 = v18 + v7;
-    const bool v197 = v186 > v196;
-    const bool v198 = v195 && v197;
-    const unsigned int v199 = v198 ? v193 : v47;
-    const float v201 = v8 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:88
-    iron_frag<float, 2, 16, 8> v203;  // kernels/sdpa/flash_tile.hpp:189
-    iron_frag_fill(v203, __uint_as_float(0xff800000u));
-    iron_frag<float, 2, 16, 8> v205;
-    iron_frag_fill(v205, 0.0f);
-    iron_frag<float, 2, 16, 64> v207;  // /usr/include/c++/12/array:99
-    iron_frag_fill(v207, 0.0f);
-    const bool v4263 = v199 < v183;  // kernels/sdpa/flash_warpgroup.hpp:95
-    if (v4263) {
-      const unsigned int v4267 = v199 + v52;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v4268 = v4267 < v37;
-      const unsigned int v4269 = v4268 ? v4267 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v4270 = v31 + v4269;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v4271 = v4270 * v2;
-      const unsigned int v4272 = v4271 + v28;
-      const unsigned int v4273 = v4272 << 6u;
-      const unsigned int v4274 = v4273 + v56;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v4275 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-      const unsigned int v4277 = v4275 + v71;
-      const unsigned int v4278 = v4277 + v69;
-      iron_copy_async<16>(shm1 + (v4278 ^ (((v4278 >> 6u) & 7u) << 3u)), k + v4274, v4268);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v4279 = v199 + v83;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v4280 = v4279 < v37;
-      const unsigned int v4281 = v4280 ? v4279 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v4282 = v31 + v4281;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v4283 = v4282 * v2;
-      const unsigned int v4284 = v4283 + v28;
-      const unsigned int v4285 = v4284 << 6u;
-      const unsigned int v4286 = v4285 + v87;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v4287 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-      const unsigned int v4289 = v4287 + v102;
-      const unsigned int v4290 = v4289 + v100;
-      iron_copy_async<16>(shm1 + (v4290 ^ (((v4290 >> 6u) & 7u) << 3u)), k + v4286, v4280);  // kernels/sdpa/flash_tile.hpp:86
-      iron_copy_async<16>(shm2 + (v4278 ^ (((v4278 >> 6u) & 7u) << 3u)), v + v4274, v4268);
-      iron_copy_async<16>(shm2 + (v4290 ^ (((v4290 >> 6u) & 7u) << 3u)), v + v4286, v4280);
+    const unsigned int v176 = v25 + v37;  // kernels/sdpa/flash_tile.hpp:125
+    const unsigned int v177 = v176 + 1u;
+    const unsigned int v179 = v177 - v18;  // kernels/sdpa/flash_tile.hpp:127
+    const bool v184 = v6 == v47;  // kernels/sdpa/flash_tile.hpp:126
+    const unsigned int v188 = v179 - v7;  // kernels/sdpa/flash_tile.hpp:129
+    const bool v190 = v7 > v47;  // kernels/sdpa/flash_tile.hpp:128
+    const unsigned int v191 = v18 + v7;
+    const bool v192 = v177 > v191;
+    const bool v193 = v190 && v192;
+    const unsigned int v194 = v193 ? v188 : v47;
+    const unsigned int v196 = v174 - 1u;  // kernels/sdpa/flash_tile.hpp:140
+    const unsigned int v198 = v196 + v37;  // kernels/sdpa/flash_tile.hpp:125
+    const unsigned int v199 = v198 + 1u;
+    const unsigned int v201 = v199 - v18;  // kernels/sdpa/flash_tile.hpp:127
+    const unsigned int v202 = min(v37, v201);
+    const bool v203 = v199 > v18;
+    const unsigned int v204 = v203 ? v202 : v47;
+    const unsigned int v207 = v184 ? v37 : v204;  // kernels/sdpa/flash_tile.hpp:126
+    const unsigned int v219 = v194 >> 6u;  // kernels/sdpa/flash_tile.hpp:141
+    const unsigned int v220 = v219 << 6u;
+    const float v222 = v8 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:88
+    iron_frag<float, 2, 16, 8> v224;  // kernels/sdpa/flash_tile.hpp:184
+    iron_frag_fill(v224, __uint_as_float(0xff800000u));
+    iron_frag<float, 2, 16, 8> v226;
+    iron_frag_fill(v226, 0.0f);
+    iron_frag<float, 2, 16, 64> v228;  // /usr/include/c++/12/array:99
+    iron_frag_fill(v228, 0.0f);
+    const bool v4284 = v220 < v207;  // kernels/sdpa/flash_warpgroup.hpp:95
+    if (v4284) {
+      const unsigned int v4288 = v220 + v52;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v4289 = v4288 < v37;
+      const unsigned int v4290 = v4289 ? v4288 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v4291 = v31 + v4290;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v4292 = v4291 * v2;
+      const unsigned int v4293 = v4292 + v28;
+      const unsigned int v4294 = v4293 << 6u;
+      const unsigned int v4295 = v4294 + v56;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v4296 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+      const unsigned int v4298 = v4296 + v71;
+      const unsigned int v4299 = v4298 + v69;
+      iron_copy_async<16>(shm1 + (v4299 ^ (((v4299 >> 6u) & 7u) << 3u)), k + v4295, v4289);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v4300 = v220 + v83;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v4301 = v4300 < v37;
+      const unsigned int v4302 = v4301 ? v4300 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v4303 = v31 + v4302;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v4304 = v4303 * v2;
+      const unsigned int v4305 = v4304 + v28;
+      const unsigned int v4306 = v4305 << 6u;
+      const unsigned int v4307 = v4306 + v87;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v4308 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+      const unsigned int v4310 = v4308 + v102;
+      const unsigned int v4311 = v4310 + v100;
+      iron_copy_async<16>(shm1 + (v4311 ^ (((v4311 >> 6u) & 7u) << 3u)), k + v4307, v4301);  // kernels/sdpa/flash_tile.hpp:86
+      iron_copy_async<16>(shm2 + (v4299 ^ (((v4299 >> 6u) & 7u) << 3u)), v + v4295, v4289);
+      iron_copy_async<16>(shm2 + (v4311 ^ (((v4311 >> 6u) & 7u) << 3u)), v + v4307, v4301);
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:95
-    const unsigned int v2686 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:108
-    const unsigned int v2687 = v2686 << 6u;
-    const unsigned int v4009 = v41 & 3u;
-    const unsigned int v4011 = v4009 << 4u;
-    const unsigned int v4013 = v4011 << 6u;
-    const unsigned int v4015 = v2687 + v4013;
-    const unsigned int v4026 = v4015 + 16u;
-    const unsigned int v4035 = v4015 + 32u;
-    const unsigned int v4044 = v4015 + 48u;
-    const bool v2705 = v7 == v47;  // kernels/sdpa/flash_tile.hpp:160
-    const unsigned int v3824 = static_cast<unsigned int>(v207.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:233
-    const unsigned int v3825 = static_cast<unsigned int>(v207.row(0, iron_linear_thread() & 31u));
-    const unsigned int v3829 = static_cast<unsigned int>(v207.col(1, iron_linear_thread() & 31u));
-    const unsigned int v3830 = static_cast<unsigned int>(v207.row(1, iron_linear_thread() & 31u));
-    const unsigned int v3834 = static_cast<unsigned int>(v207.col(2, iron_linear_thread() & 31u));
-    const unsigned int v3835 = static_cast<unsigned int>(v207.row(2, iron_linear_thread() & 31u));
-    const unsigned int v3839 = static_cast<unsigned int>(v207.col(3, iron_linear_thread() & 31u));
-    const unsigned int v3840 = static_cast<unsigned int>(v207.row(3, iron_linear_thread() & 31u));
-    const unsigned int v3844 = static_cast<unsigned int>(v207.col(4, iron_linear_thread() & 31u));
-    const unsigned int v3845 = static_cast<unsigned int>(v207.row(4, iron_linear_thread() & 31u));
-    const unsigned int v3849 = static_cast<unsigned int>(v207.col(5, iron_linear_thread() & 31u));
-    const unsigned int v3850 = static_cast<unsigned int>(v207.row(5, iron_linear_thread() & 31u));
-    const unsigned int v3854 = static_cast<unsigned int>(v207.col(6, iron_linear_thread() & 31u));
-    const unsigned int v3855 = static_cast<unsigned int>(v207.row(6, iron_linear_thread() & 31u));
-    const unsigned int v3859 = static_cast<unsigned int>(v207.col(7, iron_linear_thread() & 31u));
-    const unsigned int v3860 = static_cast<unsigned int>(v207.row(7, iron_linear_thread() & 31u));
-    const unsigned int v3864 = static_cast<unsigned int>(v207.col(8, iron_linear_thread() & 31u));
-    const unsigned int v3865 = static_cast<unsigned int>(v207.row(8, iron_linear_thread() & 31u));
-    const unsigned int v3869 = static_cast<unsigned int>(v207.col(9, iron_linear_thread() & 31u));
-    const unsigned int v3870 = static_cast<unsigned int>(v207.row(9, iron_linear_thread() & 31u));
-    const unsigned int v3874 = static_cast<unsigned int>(v207.col(10, iron_linear_thread() & 31u));
-    const unsigned int v3875 = static_cast<unsigned int>(v207.row(10, iron_linear_thread() & 31u));
-    const unsigned int v3879 = static_cast<unsigned int>(v207.col(11, iron_linear_thread() & 31u));
-    const unsigned int v3880 = static_cast<unsigned int>(v207.row(11, iron_linear_thread() & 31u));
-    const unsigned int v3884 = static_cast<unsigned int>(v207.col(12, iron_linear_thread() & 31u));
-    const unsigned int v3885 = static_cast<unsigned int>(v207.row(12, iron_linear_thread() & 31u));
-    const unsigned int v3889 = static_cast<unsigned int>(v207.col(13, iron_linear_thread() & 31u));
-    const unsigned int v3890 = static_cast<unsigned int>(v207.row(13, iron_linear_thread() & 31u));
-    const unsigned int v3894 = static_cast<unsigned int>(v207.col(14, iron_linear_thread() & 31u));
-    const unsigned int v3895 = static_cast<unsigned int>(v207.row(14, iron_linear_thread() & 31u));
-    const unsigned int v3899 = static_cast<unsigned int>(v207.col(15, iron_linear_thread() & 31u));
-    const unsigned int v3900 = static_cast<unsigned int>(v207.row(15, iron_linear_thread() & 31u));
-    const unsigned int v3904 = static_cast<unsigned int>(v207.col(16, iron_linear_thread() & 31u));
-    const unsigned int v3905 = static_cast<unsigned int>(v207.row(16, iron_linear_thread() & 31u));
-    const unsigned int v3909 = static_cast<unsigned int>(v207.col(17, iron_linear_thread() & 31u));
-    const unsigned int v3910 = static_cast<unsigned int>(v207.row(17, iron_linear_thread() & 31u));
-    const unsigned int v3914 = static_cast<unsigned int>(v207.col(18, iron_linear_thread() & 31u));
-    const unsigned int v3915 = static_cast<unsigned int>(v207.row(18, iron_linear_thread() & 31u));
-    const unsigned int v3919 = static_cast<unsigned int>(v207.col(19, iron_linear_thread() & 31u));
-    const unsigned int v3920 = static_cast<unsigned int>(v207.row(19, iron_linear_thread() & 31u));
-    const unsigned int v3924 = static_cast<unsigned int>(v207.col(20, iron_linear_thread() & 31u));
-    const unsigned int v3925 = static_cast<unsigned int>(v207.row(20, iron_linear_thread() & 31u));
-    const unsigned int v3929 = static_cast<unsigned int>(v207.col(21, iron_linear_thread() & 31u));
-    const unsigned int v3930 = static_cast<unsigned int>(v207.row(21, iron_linear_thread() & 31u));
-    const unsigned int v3934 = static_cast<unsigned int>(v207.col(22, iron_linear_thread() & 31u));
-    const unsigned int v3935 = static_cast<unsigned int>(v207.row(22, iron_linear_thread() & 31u));
-    const unsigned int v3939 = static_cast<unsigned int>(v207.col(23, iron_linear_thread() & 31u));
-    const unsigned int v3940 = static_cast<unsigned int>(v207.row(23, iron_linear_thread() & 31u));
-    const unsigned int v3944 = static_cast<unsigned int>(v207.col(24, iron_linear_thread() & 31u));
-    const unsigned int v3945 = static_cast<unsigned int>(v207.row(24, iron_linear_thread() & 31u));
-    const unsigned int v3949 = static_cast<unsigned int>(v207.col(25, iron_linear_thread() & 31u));
-    const unsigned int v3950 = static_cast<unsigned int>(v207.row(25, iron_linear_thread() & 31u));
-    const unsigned int v3954 = static_cast<unsigned int>(v207.col(26, iron_linear_thread() & 31u));
-    const unsigned int v3955 = static_cast<unsigned int>(v207.row(26, iron_linear_thread() & 31u));
-    const unsigned int v3959 = static_cast<unsigned int>(v207.col(27, iron_linear_thread() & 31u));
-    const unsigned int v3960 = static_cast<unsigned int>(v207.row(27, iron_linear_thread() & 31u));
-    const unsigned int v3964 = static_cast<unsigned int>(v207.col(28, iron_linear_thread() & 31u));
-    const unsigned int v3965 = static_cast<unsigned int>(v207.row(28, iron_linear_thread() & 31u));
-    const unsigned int v3969 = static_cast<unsigned int>(v207.col(29, iron_linear_thread() & 31u));
-    const unsigned int v3970 = static_cast<unsigned int>(v207.row(29, iron_linear_thread() & 31u));
-    const unsigned int v3974 = static_cast<unsigned int>(v207.col(30, iron_linear_thread() & 31u));
-    const unsigned int v3975 = static_cast<unsigned int>(v207.row(30, iron_linear_thread() & 31u));
-    const unsigned int v3979 = static_cast<unsigned int>(v207.col(31, iron_linear_thread() & 31u));
-    const unsigned int v3980 = static_cast<unsigned int>(v207.row(31, iron_linear_thread() & 31u));
-    const unsigned int v3992 = v45 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:125
+    const unsigned int v2707 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:108
+    const unsigned int v2708 = v2707 << 6u;
+    const unsigned int v4030 = v41 & 3u;
+    const unsigned int v4032 = v4030 << 4u;
+    const unsigned int v4034 = v4032 << 6u;
+    const unsigned int v4036 = v2708 + v4034;
+    const unsigned int v4047 = v4036 + 16u;
+    const unsigned int v4056 = v4036 + 32u;
+    const unsigned int v4065 = v4036 + 48u;
+    const bool v2726 = v7 == v47;  // kernels/sdpa/flash_tile.hpp:155
+    const unsigned int v2729 = v174 + v37;
+    const unsigned int v3845 = static_cast<unsigned int>(v228.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v3846 = static_cast<unsigned int>(v228.row(0, iron_linear_thread() & 31u));
+    const unsigned int v3850 = static_cast<unsigned int>(v228.col(1, iron_linear_thread() & 31u));
+    const unsigned int v3851 = static_cast<unsigned int>(v228.row(1, iron_linear_thread() & 31u));
+    const unsigned int v3855 = static_cast<unsigned int>(v228.col(2, iron_linear_thread() & 31u));
+    const unsigned int v3856 = static_cast<unsigned int>(v228.row(2, iron_linear_thread() & 31u));
+    const unsigned int v3860 = static_cast<unsigned int>(v228.col(3, iron_linear_thread() & 31u));
+    const unsigned int v3861 = static_cast<unsigned int>(v228.row(3, iron_linear_thread() & 31u));
+    const unsigned int v3865 = static_cast<unsigned int>(v228.col(4, iron_linear_thread() & 31u));
+    const unsigned int v3866 = static_cast<unsigned int>(v228.row(4, iron_linear_thread() & 31u));
+    const unsigned int v3870 = static_cast<unsigned int>(v228.col(5, iron_linear_thread() & 31u));
+    const unsigned int v3871 = static_cast<unsigned int>(v228.row(5, iron_linear_thread() & 31u));
+    const unsigned int v3875 = static_cast<unsigned int>(v228.col(6, iron_linear_thread() & 31u));
+    const unsigned int v3876 = static_cast<unsigned int>(v228.row(6, iron_linear_thread() & 31u));
+    const unsigned int v3880 = static_cast<unsigned int>(v228.col(7, iron_linear_thread() & 31u));
+    const unsigned int v3881 = static_cast<unsigned int>(v228.row(7, iron_linear_thread() & 31u));
+    const unsigned int v3885 = static_cast<unsigned int>(v228.col(8, iron_linear_thread() & 31u));
+    const unsigned int v3886 = static_cast<unsigned int>(v228.row(8, iron_linear_thread() & 31u));
+    const unsigned int v3890 = static_cast<unsigned int>(v228.col(9, iron_linear_thread() & 31u));
+    const unsigned int v3891 = static_cast<unsigned int>(v228.row(9, iron_linear_thread() & 31u));
+    const unsigned int v3895 = static_cast<unsigned int>(v228.col(10, iron_linear_thread() & 31u));
+    const unsigned int v3896 = static_cast<unsigned int>(v228.row(10, iron_linear_thread() & 31u));
+    const unsigned int v3900 = static_cast<unsigned int>(v228.col(11, iron_linear_thread() & 31u));
+    const unsigned int v3901 = static_cast<unsigned int>(v228.row(11, iron_linear_thread() & 31u));
+    const unsigned int v3905 = static_cast<unsigned int>(v228.col(12, iron_linear_thread() & 31u));
+    const unsigned int v3906 = static_cast<unsigned int>(v228.row(12, iron_linear_thread() & 31u));
+    const unsigned int v3910 = static_cast<unsigned int>(v228.col(13, iron_linear_thread() & 31u));
+    const unsigned int v3911 = static_cast<unsigned int>(v228.row(13, iron_linear_thread() & 31u));
+    const unsigned int v3915 = static_cast<unsigned int>(v228.col(14, iron_linear_thread() & 31u));
+    const unsigned int v3916 = static_cast<unsigned int>(v228.row(14, iron_linear_thread() & 31u));
+    const unsigned int v3920 = static_cast<unsigned int>(v228.col(15, iron_linear_thread() & 31u));
+    const unsigned int v3921 = static_cast<unsigned int>(v228.row(15, iron_linear_thread() & 31u));
+    const unsigned int v3925 = static_cast<unsigned int>(v228.col(16, iron_linear_thread() & 31u));
+    const unsigned int v3926 = static_cast<unsigned int>(v228.row(16, iron_linear_thread() & 31u));
+    const unsigned int v3930 = static_cast<unsigned int>(v228.col(17, iron_linear_thread() & 31u));
+    const unsigned int v3931 = static_cast<unsigned int>(v228.row(17, iron_linear_thread() & 31u));
+    const unsigned int v3935 = static_cast<unsigned int>(v228.col(18, iron_linear_thread() & 31u));
+    const unsigned int v3936 = static_cast<unsigned int>(v228.row(18, iron_linear_thread() & 31u));
+    const unsigned int v3940 = static_cast<unsigned int>(v228.col(19, iron_linear_thread() & 31u));
+    const unsigned int v3941 = static_cast<unsigned int>(v228.row(19, iron_linear_thread() & 31u));
+    const unsigned int v3945 = static_cast<unsigned int>(v228.col(20, iron_linear_thread() & 31u));
+    const unsigned int v3946 = static_cast<unsigned int>(v228.row(20, iron_linear_thread() & 31u));
+    const unsigned int v3950 = static_cast<unsigned int>(v228.col(21, iron_linear_thread() & 31u));
+    const unsigned int v3951 = static_cast<unsigned int>(v228.row(21, iron_linear_thread() & 31u));
+    const unsigned int v3955 = static_cast<unsigned int>(v228.col(22, iron_linear_thread() & 31u));
+    const unsigned int v3956 = static_cast<unsigned int>(v228.row(22, iron_linear_thread() & 31u));
+    const unsigned int v3960 = static_cast<unsigned int>(v228.col(23, iron_linear_thread() & 31u));
+    const unsigned int v3961 = static_cast<unsigned int>(v228.row(23, iron_linear_thread() & 31u));
+    const unsigned int v3965 = static_cast<unsigned int>(v228.col(24, iron_linear_thread() & 31u));
+    const unsigned int v3966 = static_cast<unsigned int>(v228.row(24, iron_linear_thread() & 31u));
+    const unsigned int v3970 = static_cast<unsigned int>(v228.col(25, iron_linear_thread() & 31u));
+    const unsigned int v3971 = static_cast<unsigned int>(v228.row(25, iron_linear_thread() & 31u));
+    const unsigned int v3975 = static_cast<unsigned int>(v228.col(26, iron_linear_thread() & 31u));
+    const unsigned int v3976 = static_cast<unsigned int>(v228.row(26, iron_linear_thread() & 31u));
+    const unsigned int v3980 = static_cast<unsigned int>(v228.col(27, iron_linear_thread() & 31u));
+    const unsigned int v3981 = static_cast<unsigned int>(v228.row(27, iron_linear_thread() & 31u));
+    const unsigned int v3985 = static_cast<unsigned int>(v228.col(28, iron_linear_thread() & 31u));
+    const unsigned int v3986 = static_cast<unsigned int>(v228.row(28, iron_linear_thread() & 31u));
+    const unsigned int v3990 = static_cast<unsigned int>(v228.col(29, iron_linear_thread() & 31u));
+    const unsigned int v3991 = static_cast<unsigned int>(v228.row(29, iron_linear_thread() & 31u));
+    const unsigned int v3995 = static_cast<unsigned int>(v228.col(30, iron_linear_thread() & 31u));
+    const unsigned int v3996 = static_cast<unsigned int>(v228.row(30, iron_linear_thread() & 31u));
+    const unsigned int v4000 = static_cast<unsigned int>(v228.col(31, iron_linear_thread() & 31u));
+    const unsigned int v4001 = static_cast<unsigned int>(v228.row(31, iron_linear_thread() & 31u));
+    const unsigned int v4013 = v45 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:125
 
-    for (unsigned int v2536 = v199; v2536 < v183; v2536 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:95
-      const unsigned int v2537 = v2536 - v199;
-      const unsigned int v2538 = v2537 >> 6u;
-      const unsigned int v2540 = v2538 & 1u;
+    for (unsigned int v2557 = v220; v2557 < v207; v2557 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:95
+      const unsigned int v2558 = v2557 - v220;
+      const unsigned int v2559 = v2558 >> 6u;
+      const unsigned int v2561 = v2559 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      const unsigned int v2543 = v2536 + 64u;
-      const unsigned int v2545 = v2538 + 1u;
-      const unsigned int v2546 = v2545 & 1u;
-      const bool v2547 = v2543 < v183;
-      if (v2547) {
-        const unsigned int v2549 = v2546 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:99
-        const unsigned int v2559 = v2543 + v52;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v2560 = v2559 < v37;
-        const unsigned int v2563 = v2560 ? v2559 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v2565 = v31 + v2563;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v2566 = v2565 * v2;
-        const unsigned int v2567 = v2566 + v28;
-        const unsigned int v2568 = v2567 << 6u;
-        const unsigned int v2569 = v2568 + v56;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v2577 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v2578 = v2549 + v2577;
-        const unsigned int v2579 = v2578 + v71;
-        const unsigned int v2580 = v2579 + v69;
-        iron_copy_async<16>(shm1 + (v2580 ^ (((v2580 >> 6u) & 7u) << 3u)), k + v2569, v2560);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v2590 = v2543 + v83;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v2591 = v2590 < v37;
-        const unsigned int v2594 = v2591 ? v2590 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v2596 = v31 + v2594;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v2597 = v2596 * v2;
-        const unsigned int v2598 = v2597 + v28;
-        const unsigned int v2599 = v2598 << 6u;
-        const unsigned int v2600 = v2599 + v87;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v2608 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v2609 = v2549 + v2608;
-        const unsigned int v2610 = v2609 + v102;
-        const unsigned int v2611 = v2610 + v100;
-        iron_copy_async<16>(shm1 + (v2611 ^ (((v2611 >> 6u) & 7u) << 3u)), k + v2600, v2591);  // kernels/sdpa/flash_tile.hpp:86
-        iron_copy_async<16>(shm2 + (v2580 ^ (((v2580 >> 6u) & 7u) << 3u)), v + v2569, v2560);
-        iron_copy_async<16>(shm2 + (v2611 ^ (((v2611 >> 6u) & 7u) << 3u)), v + v2600, v2591);
+      const unsigned int v2564 = v2557 + 64u;
+      const unsigned int v2566 = v2559 + 1u;
+      const unsigned int v2567 = v2566 & 1u;
+      const bool v2568 = v2564 < v207;
+      if (v2568) {
+        const unsigned int v2570 = v2567 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:99
+        const unsigned int v2580 = v2564 + v52;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v2581 = v2580 < v37;
+        const unsigned int v2584 = v2581 ? v2580 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v2586 = v31 + v2584;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v2587 = v2586 * v2;
+        const unsigned int v2588 = v2587 + v28;
+        const unsigned int v2589 = v2588 << 6u;
+        const unsigned int v2590 = v2589 + v56;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v2598 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v2599 = v2570 + v2598;
+        const unsigned int v2600 = v2599 + v71;
+        const unsigned int v2601 = v2600 + v69;
+        iron_copy_async<16>(shm1 + (v2601 ^ (((v2601 >> 6u) & 7u) << 3u)), k + v2590, v2581);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v2611 = v2564 + v83;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v2612 = v2611 < v37;
+        const unsigned int v2615 = v2612 ? v2611 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v2617 = v31 + v2615;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v2618 = v2617 * v2;
+        const unsigned int v2619 = v2618 + v28;
+        const unsigned int v2620 = v2619 << 6u;
+        const unsigned int v2621 = v2620 + v87;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v2629 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v2630 = v2570 + v2629;
+        const unsigned int v2631 = v2630 + v102;
+        const unsigned int v2632 = v2631 + v100;
+        iron_copy_async<16>(shm1 + (v2632 ^ (((v2632 >> 6u) & 7u) << 3u)), k + v2621, v2612);  // kernels/sdpa/flash_tile.hpp:86
+        iron_copy_async<16>(shm2 + (v2601 ^ (((v2601 >> 6u) & 7u) << 3u)), v + v2590, v2581);
+        iron_copy_async<16>(shm2 + (v2632 ^ (((v2632 >> 6u) & 7u) << 3u)), v + v2621, v2612);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:95
-      iron_frag<float, 2, 16, 64> v2677;  // kernels/sdpa/flash_warpgroup.hpp:106
-      iron_frag_fill(v2677, 0.0f);
-      const unsigned int v2681 = v2540 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:109
-      iron_frag<iron_bf16, 0, 16, 16> v4022;  // kernels/sdpa/flash_warpgroup.hpp:108
-      iron_frag_fill(v4022, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4022, shm0, v4015, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4024;
-      iron_frag_fill(v4024, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v4024, shm1, v2681, 64u);
-      iron_frag_mma_sync(v2677, v4022, v4024);
-      const unsigned int v4029 = v2681 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v4031;
-      iron_frag_fill(v4031, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4031, shm0, v4026, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4033;
-      iron_frag_fill(v4033, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v4033, shm1, v4029, 64u);
-      iron_frag_mma_sync(v2677, v4031, v4033);
-      const unsigned int v4038 = v2681 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v4040;
-      iron_frag_fill(v4040, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4040, shm0, v4035, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4042;
-      iron_frag_fill(v4042, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v4042, shm1, v4038, 64u);
-      iron_frag_mma_sync(v2677, v4040, v4042);
-      const unsigned int v4047 = v2681 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v4049;
-      iron_frag_fill(v4049, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4049, shm0, v4044, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4051;
-      iron_frag_fill(v4051, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v4051, shm1, v4047, 64u);
-      iron_frag_mma_sync(v2677, v4049, v4051);
-      const bool v2692 = v2543 <= v37;  // kernels/sdpa/flash_tile.hpp:159
-      const unsigned int v2700 = v2543 + v18;
-      const bool v2701 = v2700 <= v186;
-      const bool v2702 = v182 || v2701;
-      const bool v2703 = v2692 && v2702;
-      const unsigned int v2706 = v2536 + v7;  // kernels/sdpa/flash_tile.hpp:160
-      const unsigned int v2707 = v2706 + v18;
-      const bool v2709 = v175 <= v2707;
-      const bool v2710 = v2705 || v2709;
-      const bool v2711 = v2703 && v2710;  // kernels/sdpa/flash_tile.hpp:159
-      if (v2711) {  // kernels/sdpa/flash_tile.hpp:161
-        const float v2714 = v2677.x[0];  // kernels/sdpa/flash_tile.hpp:162
-        const float v2715 = v2714 * v201;
-        v2677.x[0] = v2715;
-        const float v2718 = v2677.x[1];
-        const float v2719 = v2718 * v201;
-        v2677.x[1] = v2719;
-        const float v2722 = v2677.x[2];
-        const float v2723 = v2722 * v201;
-        v2677.x[2] = v2723;
-        const float v2726 = v2677.x[3];
-        const float v2727 = v2726 * v201;
-        v2677.x[3] = v2727;
-        const float v2730 = v2677.x[4];
-        const float v2731 = v2730 * v201;
-        v2677.x[4] = v2731;
-        const float v2734 = v2677.x[5];
-        const float v2735 = v2734 * v201;
-        v2677.x[5] = v2735;
-        const float v2738 = v2677.x[6];
-        const float v2739 = v2738 * v201;
-        v2677.x[6] = v2739;
-        const float v2742 = v2677.x[7];
-        const float v2743 = v2742 * v201;
-        v2677.x[7] = v2743;
-        const float v2746 = v2677.x[8];
-        const float v2747 = v2746 * v201;
-        v2677.x[8] = v2747;
-        const float v2750 = v2677.x[9];
-        const float v2751 = v2750 * v201;
-        v2677.x[9] = v2751;
-        const float v2754 = v2677.x[10];
-        const float v2755 = v2754 * v201;
-        v2677.x[10] = v2755;
-        const float v2758 = v2677.x[11];
-        const float v2759 = v2758 * v201;
-        v2677.x[11] = v2759;
-        const float v2762 = v2677.x[12];
-        const float v2763 = v2762 * v201;
-        v2677.x[12] = v2763;
-        const float v2766 = v2677.x[13];
-        const float v2767 = v2766 * v201;
-        v2677.x[13] = v2767;
-        const float v2770 = v2677.x[14];
-        const float v2771 = v2770 * v201;
-        v2677.x[14] = v2771;
-        const float v2774 = v2677.x[15];
-        const float v2775 = v2774 * v201;
-        v2677.x[15] = v2775;
-        const float v2778 = v2677.x[16];
-        const float v2779 = v2778 * v201;
-        v2677.x[16] = v2779;
-        const float v2782 = v2677.x[17];
-        const float v2783 = v2782 * v201;
-        v2677.x[17] = v2783;
-        const float v2786 = v2677.x[18];
-        const float v2787 = v2786 * v201;
-        v2677.x[18] = v2787;
-        const float v2790 = v2677.x[19];
-        const float v2791 = v2790 * v201;
-        v2677.x[19] = v2791;
-        const float v2794 = v2677.x[20];
-        const float v2795 = v2794 * v201;
-        v2677.x[20] = v2795;
-        const float v2798 = v2677.x[21];
-        const float v2799 = v2798 * v201;
-        v2677.x[21] = v2799;
-        const float v2802 = v2677.x[22];
-        const float v2803 = v2802 * v201;
-        v2677.x[22] = v2803;
-        const float v2806 = v2677.x[23];
-        const float v2807 = v2806 * v201;
-        v2677.x[23] = v2807;
-        const float v2810 = v2677.x[24];
-        const float v2811 = v2810 * v201;
-        v2677.x[24] = v2811;
-        const float v2814 = v2677.x[25];
-        const float v2815 = v2814 * v201;
-        v2677.x[25] = v2815;
-        const float v2818 = v2677.x[26];
-        const float v2819 = v2818 * v201;
-        v2677.x[26] = v2819;
-        const float v2822 = v2677.x[27];
-        const float v2823 = v2822 * v201;
-        v2677.x[27] = v2823;
-        const float v2826 = v2677.x[28];
-        const float v2827 = v2826 * v201;
-        v2677.x[28] = v2827;
-        const float v2830 = v2677.x[29];
-        const float v2831 = v2830 * v201;
-        v2677.x[29] = v2831;
-        const float v2834 = v2677.x[30];
-        const float v2835 = v2834 * v201;
-        v2677.x[30] = v2835;
-        const float v2838 = v2677.x[31];
-        const float v2839 = v2838 * v201;
-        v2677.x[31] = v2839;
+      iron_frag<float, 2, 16, 64> v2698;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag_fill(v2698, 0.0f);
+      const unsigned int v2702 = v2561 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:109
+      iron_frag<iron_bf16, 0, 16, 16> v4043;  // kernels/sdpa/flash_warpgroup.hpp:108
+      iron_frag_fill(v4043, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4043, shm0, v4036, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4045;
+      iron_frag_fill(v4045, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v4045, shm1, v2702, 64u);
+      iron_frag_mma_sync(v2698, v4043, v4045);
+      const unsigned int v4050 = v2702 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v4052;
+      iron_frag_fill(v4052, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4052, shm0, v4047, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4054;
+      iron_frag_fill(v4054, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v4054, shm1, v4050, 64u);
+      iron_frag_mma_sync(v2698, v4052, v4054);
+      const unsigned int v4059 = v2702 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v4061;
+      iron_frag_fill(v4061, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4061, shm0, v4056, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4063;
+      iron_frag_fill(v4063, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v4063, shm1, v4059, 64u);
+      iron_frag_mma_sync(v2698, v4061, v4063);
+      const unsigned int v4068 = v2702 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v4070;
+      iron_frag_fill(v4070, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4070, shm0, v4065, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4072;
+      iron_frag_fill(v4072, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v4072, shm1, v4068, 64u);
+      iron_frag_mma_sync(v2698, v4070, v4072);
+      const bool v2713 = v2564 <= v37;  // kernels/sdpa/flash_tile.hpp:154
+      const unsigned int v2721 = v2564 + v18;
+      const bool v2722 = v2721 <= v177;
+      const bool v2723 = v184 || v2722;
+      const bool v2724 = v2713 && v2723;
+      const unsigned int v2727 = v2557 + v7;  // kernels/sdpa/flash_tile.hpp:155
+      const unsigned int v2728 = v2727 + v18;
+      const bool v2730 = v2729 <= v2728;
+      const bool v2731 = v2726 || v2730;
+      const bool v2732 = v2724 && v2731;  // kernels/sdpa/flash_tile.hpp:154
+      if (v2732) {  // kernels/sdpa/flash_tile.hpp:156
+        const float v2735 = v2698.x[0];  // kernels/sdpa/flash_tile.hpp:157
+        const float v2736 = v2735 * v222;
+        v2698.x[0] = v2736;
+        const float v2739 = v2698.x[1];
+        const float v2740 = v2739 * v222;
+        v2698.x[1] = v2740;
+        const float v2743 = v2698.x[2];
+        const float v2744 = v2743 * v222;
+        v2698.x[2] = v2744;
+        const float v2747 = v2698.x[3];
+        const float v2748 = v2747 * v222;
+        v2698.x[3] = v2748;
+        const float v2751 = v2698.x[4];
+        const float v2752 = v2751 * v222;
+        v2698.x[4] = v2752;
+        const float v2755 = v2698.x[5];
+        const float v2756 = v2755 * v222;
+        v2698.x[5] = v2756;
+        const float v2759 = v2698.x[6];
+        const float v2760 = v2759 * v222;
+        v2698.x[6] = v2760;
+        const float v2763 = v2698.x[7];
+        const float v2764 = v2763 * v222;
+        v2698.x[7] = v2764;
+        const float v2767 = v2698.x[8];
+        const float v2768 = v2767 * v222;
+        v2698.x[8] = v2768;
+        const float v2771 = v2698.x[9];
+        const float v2772 = v2771 * v222;
+        v2698.x[9] = v2772;
+        const float v2775 = v2698.x[10];
+        const float v2776 = v2775 * v222;
+        v2698.x[10] = v2776;
+        const float v2779 = v2698.x[11];
+        const float v2780 = v2779 * v222;
+        v2698.x[11] = v2780;
+        const float v2783 = v2698.x[12];
+        const float v2784 = v2783 * v222;
+        v2698.x[12] = v2784;
+        const float v2787 = v2698.x[13];
+        const float v2788 = v2787 * v222;
+        v2698.x[13] = v2788;
+        const float v2791 = v2698.x[14];
+        const float v2792 = v2791 * v222;
+        v2698.x[14] = v2792;
+        const float v2795 = v2698.x[15];
+        const float v2796 = v2795 * v222;
+        v2698.x[15] = v2796;
+        const float v2799 = v2698.x[16];
+        const float v2800 = v2799 * v222;
+        v2698.x[16] = v2800;
+        const float v2803 = v2698.x[17];
+        const float v2804 = v2803 * v222;
+        v2698.x[17] = v2804;
+        const float v2807 = v2698.x[18];
+        const float v2808 = v2807 * v222;
+        v2698.x[18] = v2808;
+        const float v2811 = v2698.x[19];
+        const float v2812 = v2811 * v222;
+        v2698.x[19] = v2812;
+        const float v2815 = v2698.x[20];
+        const float v2816 = v2815 * v222;
+        v2698.x[20] = v2816;
+        const float v2819 = v2698.x[21];
+        const float v2820 = v2819 * v222;
+        v2698.x[21] = v2820;
+        const float v2823 = v2698.x[22];
+        const float v2824 = v2823 * v222;
+        v2698.x[22] = v2824;
+        const float v2827 = v2698.x[23];
+        const float v2828 = v2827 * v222;
+        v2698.x[23] = v2828;
+        const float v2831 = v2698.x[24];
+        const float v2832 = v2831 * v222;
+        v2698.x[24] = v2832;
+        const float v2835 = v2698.x[25];
+        const float v2836 = v2835 * v222;
+        v2698.x[25] = v2836;
+        const float v2839 = v2698.x[26];
+        const float v2840 = v2839 * v222;
+        v2698.x[26] = v2840;
+        const float v2843 = v2698.x[27];
+        const float v2844 = v2843 * v222;
+        v2698.x[27] = v2844;
+        const float v2847 = v2698.x[28];
+        const float v2848 = v2847 * v222;
+        v2698.x[28] = v2848;
+        const float v2851 = v2698.x[29];
+        const float v2852 = v2851 * v222;
+        v2698.x[29] = v2852;
+        const float v2855 = v2698.x[30];
+        const float v2856 = v2855 * v222;
+        v2698.x[30] = v2856;
+        const float v2859 = v2698.x[31];
+        const float v2860 = v2859 * v222;
+        v2698.x[31] = v2860;
       } else {
-        iron_frag<float, 2, 16, 8> v2841;  // kernels/sdpa/flash_tile.hpp:168
-        iron_frag_fill(v2841, 0.0f);
-        iron_frag<float, 2, 16, 8> v2843;  // kernels/sdpa/flash_tile.hpp:169
-        iron_frag_fill(v2843, 0.0f);
-        const unsigned int v2845 = static_cast<unsigned int>(v2841.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
-        const unsigned int v2847 = v46 + v2845;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v2849 = v2847 + v37;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v2850 = v2849 + 1u;
-        const unsigned int v2852 = v2850 - v18;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v2861 = v2852 - v7;  // kernels/sdpa/flash_tile.hpp:145
-        const bool v2865 = v2850 > v196;  // kernels/sdpa/flash_tile.hpp:144
-        const bool v2866 = v195 && v2865;
-        const unsigned int v2867 = v2866 ? v2861 : v47;
-        const unsigned int v2870 = v2867 - v2536;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v2871 = min(v2870, 64u);
-        const bool v2872 = v2867 > v2536;
-        const unsigned int v2873 = v2872 ? v2871 : v47;
-        const float v2874 = __uint_as_float(v2873);
-        v2841.x[0] = v2874;  // kernels/sdpa/flash_tile.hpp:173
-        const unsigned int v2876 = static_cast<unsigned int>(v2841.row(1, iron_linear_thread() & 31u));
-        const unsigned int v2878 = v46 + v2876;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v2880 = v2878 + v37;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v2881 = v2880 + 1u;
-        const unsigned int v2883 = v2881 - v18;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v2892 = v2883 - v7;  // kernels/sdpa/flash_tile.hpp:145
-        const bool v2896 = v2881 > v196;  // kernels/sdpa/flash_tile.hpp:144
-        const bool v2897 = v195 && v2896;
-        const unsigned int v2898 = v2897 ? v2892 : v47;
-        const unsigned int v2901 = v2898 - v2536;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v2902 = min(v2901, 64u);
-        const bool v2903 = v2898 > v2536;
-        const unsigned int v2904 = v2903 ? v2902 : v47;
-        const float v2905 = __uint_as_float(v2904);
-        v2841.x[1] = v2905;  // kernels/sdpa/flash_tile.hpp:173
-        const unsigned int v2907 = static_cast<unsigned int>(v2841.row(2, iron_linear_thread() & 31u));
-        const unsigned int v2909 = v46 + v2907;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v2911 = v2909 + v37;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v2912 = v2911 + 1u;
-        const unsigned int v2914 = v2912 - v18;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v2923 = v2914 - v7;  // kernels/sdpa/flash_tile.hpp:145
-        const bool v2927 = v2912 > v196;  // kernels/sdpa/flash_tile.hpp:144
-        const bool v2928 = v195 && v2927;
-        const unsigned int v2929 = v2928 ? v2923 : v47;
-        const unsigned int v2932 = v2929 - v2536;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v2933 = min(v2932, 64u);
-        const bool v2934 = v2929 > v2536;
-        const unsigned int v2935 = v2934 ? v2933 : v47;
-        const float v2936 = __uint_as_float(v2935);
-        v2841.x[2] = v2936;  // kernels/sdpa/flash_tile.hpp:173
-        const unsigned int v2938 = static_cast<unsigned int>(v2841.row(3, iron_linear_thread() & 31u));
-        const unsigned int v2940 = v46 + v2938;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v2942 = v2940 + v37;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v2943 = v2942 + 1u;
-        const unsigned int v2945 = v2943 - v18;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v2954 = v2945 - v7;  // kernels/sdpa/flash_tile.hpp:145
-        const bool v2958 = v2943 > v196;  // kernels/sdpa/flash_tile.hpp:144
-        const bool v2959 = v195 && v2958;
-        const unsigned int v2960 = v2959 ? v2954 : v47;
-        const unsigned int v2963 = v2960 - v2536;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v2964 = min(v2963, 64u);
-        const bool v2965 = v2960 > v2536;
-        const unsigned int v2966 = v2965 ? v2964 : v47;
-        const float v2967 = __uint_as_float(v2966);
-        v2841.x[3] = v2967;  // kernels/sdpa/flash_tile.hpp:173
-        const unsigned int v2969 = static_cast<unsigned int>(v2843.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
-        const unsigned int v2971 = v46 + v2969;  // kernels/sdpa/flash_tile.hpp:177
-        const unsigned int v2973 = v2971 + v37;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v2974 = v2973 + 1u;
-        const unsigned int v2976 = v2974 - v18;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v2977 = min(v37, v2976);
-        const bool v2978 = v2974 > v18;
-        const unsigned int v2979 = v2978 ? v2977 : v47;
-        const unsigned int v2982 = v182 ? v37 : v2979;  // kernels/sdpa/flash_tile.hpp:142
-        const unsigned int v2994 = v2982 - v2536;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v2995 = min(v2994, 64u);
-        const bool v2996 = v2982 > v2536;
-        const unsigned int v2997 = v2996 ? v2995 : v47;
-        const float v2998 = __uint_as_float(v2997);
-        v2843.x[0] = v2998;  // kernels/sdpa/flash_tile.hpp:176
-        const unsigned int v3000 = static_cast<unsigned int>(v2843.row(1, iron_linear_thread() & 31u));
-        const unsigned int v3002 = v46 + v3000;  // kernels/sdpa/flash_tile.hpp:177
-        const unsigned int v3004 = v3002 + v37;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v3005 = v3004 + 1u;
-        const unsigned int v3007 = v3005 - v18;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v3008 = min(v37, v3007);
-        const bool v3009 = v3005 > v18;
-        const unsigned int v3010 = v3009 ? v3008 : v47;
-        const unsigned int v3013 = v182 ? v37 : v3010;  // kernels/sdpa/flash_tile.hpp:142
-        const unsigned int v3025 = v3013 - v2536;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v3026 = min(v3025, 64u);
-        const bool v3027 = v3013 > v2536;
-        const unsigned int v3028 = v3027 ? v3026 : v47;
-        const float v3029 = __uint_as_float(v3028);
-        v2843.x[1] = v3029;  // kernels/sdpa/flash_tile.hpp:176
-        const unsigned int v3031 = static_cast<unsigned int>(v2843.row(2, iron_linear_thread() & 31u));
-        const unsigned int v3033 = v46 + v3031;  // kernels/sdpa/flash_tile.hpp:177
-        const unsigned int v3035 = v3033 + v37;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v3036 = v3035 + 1u;
-        const unsigned int v3038 = v3036 - v18;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v3039 = min(v37, v3038);
-        const bool v3040 = v3036 > v18;
-        const unsigned int v3041 = v3040 ? v3039 : v47;
-        const unsigned int v3044 = v182 ? v37 : v3041;  // kernels/sdpa/flash_tile.hpp:142
-        const unsigned int v3056 = v3044 - v2536;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v3057 = min(v3056, 64u);
-        const bool v3058 = v3044 > v2536;
-        const unsigned int v3059 = v3058 ? v3057 : v47;
-        const float v3060 = __uint_as_float(v3059);
-        v2843.x[2] = v3060;  // kernels/sdpa/flash_tile.hpp:176
-        const unsigned int v3062 = static_cast<unsigned int>(v2843.row(3, iron_linear_thread() & 31u));
-        const unsigned int v3064 = v46 + v3062;  // kernels/sdpa/flash_tile.hpp:177
-        const unsigned int v3066 = v3064 + v37;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v3067 = v3066 + 1u;
-        const unsigned int v3069 = v3067 - v18;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v3070 = min(v37, v3069);
-        const bool v3071 = v3067 > v18;
-        const unsigned int v3072 = v3071 ? v3070 : v47;
-        const unsigned int v3075 = v182 ? v37 : v3072;  // kernels/sdpa/flash_tile.hpp:142
-        const unsigned int v3087 = v3075 - v2536;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v3088 = min(v3087, 64u);
-        const bool v3089 = v3075 > v2536;
-        const unsigned int v3090 = v3089 ? v3088 : v47;
-        const float v3091 = __uint_as_float(v3090);
-        v2843.x[3] = v3091;  // kernels/sdpa/flash_tile.hpp:176
-        const unsigned int v3092 = static_cast<unsigned int>(v2677.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:179
-        const float v3094 = v2677.x[0];
-        const float v3095 = v2841.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3096 = __float_as_uint(v3095);
-        const bool v3097 = v3092 >= v3096;
-        const float v3098 = v2843.x[0];
-        const unsigned int v3099 = __float_as_uint(v3098);
-        const bool v3100 = v3092 < v3099;
-        const bool v3101 = v3097 && v3100;
-        const float v3103 = v3094 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3104 = v3101 ? v3103 : __uint_as_float(0xff800000u);
-        v2677.x[0] = v3104;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3105 = static_cast<unsigned int>(v2677.col(1, iron_linear_thread() & 31u));
-        const float v3107 = v2677.x[1];
-        const float v3108 = v2841.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3109 = __float_as_uint(v3108);
-        const bool v3110 = v3105 >= v3109;
-        const float v3111 = v2843.x[0];
-        const unsigned int v3112 = __float_as_uint(v3111);
-        const bool v3113 = v3105 < v3112;
-        const bool v3114 = v3110 && v3113;
-        const float v3116 = v3107 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3117 = v3114 ? v3116 : __uint_as_float(0xff800000u);
-        v2677.x[1] = v3117;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3118 = static_cast<unsigned int>(v2677.col(2, iron_linear_thread() & 31u));
-        const float v3120 = v2677.x[2];
-        const float v3121 = v2841.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3122 = __float_as_uint(v3121);
-        const bool v3123 = v3118 >= v3122;
-        const float v3124 = v2843.x[2];
-        const unsigned int v3125 = __float_as_uint(v3124);
-        const bool v3126 = v3118 < v3125;
-        const bool v3127 = v3123 && v3126;
-        const float v3129 = v3120 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3130 = v3127 ? v3129 : __uint_as_float(0xff800000u);
-        v2677.x[2] = v3130;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3131 = static_cast<unsigned int>(v2677.col(3, iron_linear_thread() & 31u));
-        const float v3133 = v2677.x[3];
-        const float v3134 = v2841.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3135 = __float_as_uint(v3134);
-        const bool v3136 = v3131 >= v3135;
-        const float v3137 = v2843.x[2];
-        const unsigned int v3138 = __float_as_uint(v3137);
-        const bool v3139 = v3131 < v3138;
-        const bool v3140 = v3136 && v3139;
-        const float v3142 = v3133 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3143 = v3140 ? v3142 : __uint_as_float(0xff800000u);
-        v2677.x[3] = v3143;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3144 = static_cast<unsigned int>(v2677.col(4, iron_linear_thread() & 31u));
-        const float v3146 = v2677.x[4];
-        const float v3147 = v2841.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3148 = __float_as_uint(v3147);
-        const bool v3149 = v3144 >= v3148;
-        const float v3150 = v2843.x[0];
-        const unsigned int v3151 = __float_as_uint(v3150);
-        const bool v3152 = v3144 < v3151;
-        const bool v3153 = v3149 && v3152;
-        const float v3155 = v3146 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3156 = v3153 ? v3155 : __uint_as_float(0xff800000u);
-        v2677.x[4] = v3156;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3157 = static_cast<unsigned int>(v2677.col(5, iron_linear_thread() & 31u));
-        const float v3159 = v2677.x[5];
-        const float v3160 = v2841.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3161 = __float_as_uint(v3160);
-        const bool v3162 = v3157 >= v3161;
-        const float v3163 = v2843.x[0];
-        const unsigned int v3164 = __float_as_uint(v3163);
-        const bool v3165 = v3157 < v3164;
-        const bool v3166 = v3162 && v3165;
-        const float v3168 = v3159 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3169 = v3166 ? v3168 : __uint_as_float(0xff800000u);
-        v2677.x[5] = v3169;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3170 = static_cast<unsigned int>(v2677.col(6, iron_linear_thread() & 31u));
-        const float v3172 = v2677.x[6];
-        const float v3173 = v2841.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3174 = __float_as_uint(v3173);
-        const bool v3175 = v3170 >= v3174;
-        const float v3176 = v2843.x[2];
-        const unsigned int v3177 = __float_as_uint(v3176);
-        const bool v3178 = v3170 < v3177;
-        const bool v3179 = v3175 && v3178;
-        const float v3181 = v3172 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3182 = v3179 ? v3181 : __uint_as_float(0xff800000u);
-        v2677.x[6] = v3182;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3183 = static_cast<unsigned int>(v2677.col(7, iron_linear_thread() & 31u));
-        const float v3185 = v2677.x[7];
-        const float v3186 = v2841.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3187 = __float_as_uint(v3186);
-        const bool v3188 = v3183 >= v3187;
-        const float v3189 = v2843.x[2];
-        const unsigned int v3190 = __float_as_uint(v3189);
-        const bool v3191 = v3183 < v3190;
-        const bool v3192 = v3188 && v3191;
-        const float v3194 = v3185 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3195 = v3192 ? v3194 : __uint_as_float(0xff800000u);
-        v2677.x[7] = v3195;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3196 = static_cast<unsigned int>(v2677.col(8, iron_linear_thread() & 31u));
-        const float v3198 = v2677.x[8];
-        const float v3199 = v2841.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3200 = __float_as_uint(v3199);
-        const bool v3201 = v3196 >= v3200;
-        const float v3202 = v2843.x[0];
-        const unsigned int v3203 = __float_as_uint(v3202);
-        const bool v3204 = v3196 < v3203;
-        const bool v3205 = v3201 && v3204;
-        const float v3207 = v3198 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3208 = v3205 ? v3207 : __uint_as_float(0xff800000u);
-        v2677.x[8] = v3208;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3209 = static_cast<unsigned int>(v2677.col(9, iron_linear_thread() & 31u));
-        const float v3211 = v2677.x[9];
-        const float v3212 = v2841.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3213 = __float_as_uint(v3212);
-        const bool v3214 = v3209 >= v3213;
-        const float v3215 = v2843.x[0];
-        const unsigned int v3216 = __float_as_uint(v3215);
-        const bool v3217 = v3209 < v3216;
-        const bool v3218 = v3214 && v3217;
-        const float v3220 = v3211 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3221 = v3218 ? v3220 : __uint_as_float(0xff800000u);
-        v2677.x[9] = v3221;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3222 = static_cast<unsigned int>(v2677.col(10, iron_linear_thread() & 31u));
-        const float v3224 = v2677.x[10];
-        const float v3225 = v2841.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3226 = __float_as_uint(v3225);
-        const bool v3227 = v3222 >= v3226;
-        const float v3228 = v2843.x[2];
-        const unsigned int v3229 = __float_as_uint(v3228);
-        const bool v3230 = v3222 < v3229;
-        const bool v3231 = v3227 && v3230;
-        const float v3233 = v3224 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3234 = v3231 ? v3233 : __uint_as_float(0xff800000u);
-        v2677.x[10] = v3234;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3235 = static_cast<unsigned int>(v2677.col(11, iron_linear_thread() & 31u));
-        const float v3237 = v2677.x[11];
-        const float v3238 = v2841.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3239 = __float_as_uint(v3238);
-        const bool v3240 = v3235 >= v3239;
-        const float v3241 = v2843.x[2];
-        const unsigned int v3242 = __float_as_uint(v3241);
-        const bool v3243 = v3235 < v3242;
-        const bool v3244 = v3240 && v3243;
-        const float v3246 = v3237 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3247 = v3244 ? v3246 : __uint_as_float(0xff800000u);
-        v2677.x[11] = v3247;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3248 = static_cast<unsigned int>(v2677.col(12, iron_linear_thread() & 31u));
-        const float v3250 = v2677.x[12];
-        const float v3251 = v2841.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3252 = __float_as_uint(v3251);
-        const bool v3253 = v3248 >= v3252;
-        const float v3254 = v2843.x[0];
-        const unsigned int v3255 = __float_as_uint(v3254);
-        const bool v3256 = v3248 < v3255;
-        const bool v3257 = v3253 && v3256;
-        const float v3259 = v3250 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3260 = v3257 ? v3259 : __uint_as_float(0xff800000u);
-        v2677.x[12] = v3260;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3261 = static_cast<unsigned int>(v2677.col(13, iron_linear_thread() & 31u));
-        const float v3263 = v2677.x[13];
-        const float v3264 = v2841.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3265 = __float_as_uint(v3264);
-        const bool v3266 = v3261 >= v3265;
-        const float v3267 = v2843.x[0];
-        const unsigned int v3268 = __float_as_uint(v3267);
-        const bool v3269 = v3261 < v3268;
-        const bool v3270 = v3266 && v3269;
-        const float v3272 = v3263 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3273 = v3270 ? v3272 : __uint_as_float(0xff800000u);
-        v2677.x[13] = v3273;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3274 = static_cast<unsigned int>(v2677.col(14, iron_linear_thread() & 31u));
-        const float v3276 = v2677.x[14];
-        const float v3277 = v2841.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3278 = __float_as_uint(v3277);
-        const bool v3279 = v3274 >= v3278;
-        const float v3280 = v2843.x[2];
-        const unsigned int v3281 = __float_as_uint(v3280);
-        const bool v3282 = v3274 < v3281;
-        const bool v3283 = v3279 && v3282;
-        const float v3285 = v3276 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3286 = v3283 ? v3285 : __uint_as_float(0xff800000u);
-        v2677.x[14] = v3286;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3287 = static_cast<unsigned int>(v2677.col(15, iron_linear_thread() & 31u));
-        const float v3289 = v2677.x[15];
-        const float v3290 = v2841.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3291 = __float_as_uint(v3290);
-        const bool v3292 = v3287 >= v3291;
-        const float v3293 = v2843.x[2];
-        const unsigned int v3294 = __float_as_uint(v3293);
-        const bool v3295 = v3287 < v3294;
-        const bool v3296 = v3292 && v3295;
-        const float v3298 = v3289 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3299 = v3296 ? v3298 : __uint_as_float(0xff800000u);
-        v2677.x[15] = v3299;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3300 = static_cast<unsigned int>(v2677.col(16, iron_linear_thread() & 31u));
-        const float v3302 = v2677.x[16];
-        const float v3303 = v2841.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3304 = __float_as_uint(v3303);
-        const bool v3305 = v3300 >= v3304;
-        const float v3306 = v2843.x[0];
-        const unsigned int v3307 = __float_as_uint(v3306);
-        const bool v3308 = v3300 < v3307;
-        const bool v3309 = v3305 && v3308;
-        const float v3311 = v3302 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3312 = v3309 ? v3311 : __uint_as_float(0xff800000u);
-        v2677.x[16] = v3312;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3313 = static_cast<unsigned int>(v2677.col(17, iron_linear_thread() & 31u));
-        const float v3315 = v2677.x[17];
-        const float v3316 = v2841.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3317 = __float_as_uint(v3316);
-        const bool v3318 = v3313 >= v3317;
-        const float v3319 = v2843.x[0];
-        const unsigned int v3320 = __float_as_uint(v3319);
-        const bool v3321 = v3313 < v3320;
-        const bool v3322 = v3318 && v3321;
-        const float v3324 = v3315 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3325 = v3322 ? v3324 : __uint_as_float(0xff800000u);
-        v2677.x[17] = v3325;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3326 = static_cast<unsigned int>(v2677.col(18, iron_linear_thread() & 31u));
-        const float v3328 = v2677.x[18];
-        const float v3329 = v2841.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3330 = __float_as_uint(v3329);
-        const bool v3331 = v3326 >= v3330;
-        const float v3332 = v2843.x[2];
-        const unsigned int v3333 = __float_as_uint(v3332);
-        const bool v3334 = v3326 < v3333;
-        const bool v3335 = v3331 && v3334;
-        const float v3337 = v3328 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3338 = v3335 ? v3337 : __uint_as_float(0xff800000u);
-        v2677.x[18] = v3338;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3339 = static_cast<unsigned int>(v2677.col(19, iron_linear_thread() & 31u));
-        const float v3341 = v2677.x[19];
-        const float v3342 = v2841.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3343 = __float_as_uint(v3342);
-        const bool v3344 = v3339 >= v3343;
-        const float v3345 = v2843.x[2];
-        const unsigned int v3346 = __float_as_uint(v3345);
-        const bool v3347 = v3339 < v3346;
-        const bool v3348 = v3344 && v3347;
-        const float v3350 = v3341 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3351 = v3348 ? v3350 : __uint_as_float(0xff800000u);
-        v2677.x[19] = v3351;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3352 = static_cast<unsigned int>(v2677.col(20, iron_linear_thread() & 31u));
-        const float v3354 = v2677.x[20];
-        const float v3355 = v2841.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3356 = __float_as_uint(v3355);
-        const bool v3357 = v3352 >= v3356;
-        const float v3358 = v2843.x[0];
-        const unsigned int v3359 = __float_as_uint(v3358);
-        const bool v3360 = v3352 < v3359;
-        const bool v3361 = v3357 && v3360;
-        const float v3363 = v3354 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3364 = v3361 ? v3363 : __uint_as_float(0xff800000u);
-        v2677.x[20] = v3364;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3365 = static_cast<unsigned int>(v2677.col(21, iron_linear_thread() & 31u));
-        const float v3367 = v2677.x[21];
-        const float v3368 = v2841.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3369 = __float_as_uint(v3368);
-        const bool v3370 = v3365 >= v3369;
-        const float v3371 = v2843.x[0];
-        const unsigned int v3372 = __float_as_uint(v3371);
-        const bool v3373 = v3365 < v3372;
-        const bool v3374 = v3370 && v3373;
-        const float v3376 = v3367 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3377 = v3374 ? v3376 : __uint_as_float(0xff800000u);
-        v2677.x[21] = v3377;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3378 = static_cast<unsigned int>(v2677.col(22, iron_linear_thread() & 31u));
-        const float v3380 = v2677.x[22];
-        const float v3381 = v2841.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3382 = __float_as_uint(v3381);
-        const bool v3383 = v3378 >= v3382;
-        const float v3384 = v2843.x[2];
-        const unsigned int v3385 = __float_as_uint(v3384);
-        const bool v3386 = v3378 < v3385;
-        const bool v3387 = v3383 && v3386;
-        const float v3389 = v3380 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3390 = v3387 ? v3389 : __uint_as_float(0xff800000u);
-        v2677.x[22] = v3390;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3391 = static_cast<unsigned int>(v2677.col(23, iron_linear_thread() & 31u));
-        const float v3393 = v2677.x[23];
-        const float v3394 = v2841.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3395 = __float_as_uint(v3394);
-        const bool v3396 = v3391 >= v3395;
-        const float v3397 = v2843.x[2];
-        const unsigned int v3398 = __float_as_uint(v3397);
-        const bool v3399 = v3391 < v3398;
-        const bool v3400 = v3396 && v3399;
-        const float v3402 = v3393 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3403 = v3400 ? v3402 : __uint_as_float(0xff800000u);
-        v2677.x[23] = v3403;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3404 = static_cast<unsigned int>(v2677.col(24, iron_linear_thread() & 31u));
-        const float v3406 = v2677.x[24];
-        const float v3407 = v2841.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3408 = __float_as_uint(v3407);
-        const bool v3409 = v3404 >= v3408;
-        const float v3410 = v2843.x[0];
-        const unsigned int v3411 = __float_as_uint(v3410);
-        const bool v3412 = v3404 < v3411;
-        const bool v3413 = v3409 && v3412;
-        const float v3415 = v3406 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3416 = v3413 ? v3415 : __uint_as_float(0xff800000u);
-        v2677.x[24] = v3416;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3417 = static_cast<unsigned int>(v2677.col(25, iron_linear_thread() & 31u));
-        const float v3419 = v2677.x[25];
-        const float v3420 = v2841.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3421 = __float_as_uint(v3420);
-        const bool v3422 = v3417 >= v3421;
-        const float v3423 = v2843.x[0];
-        const unsigned int v3424 = __float_as_uint(v3423);
-        const bool v3425 = v3417 < v3424;
-        const bool v3426 = v3422 && v3425;
-        const float v3428 = v3419 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3429 = v3426 ? v3428 : __uint_as_float(0xff800000u);
-        v2677.x[25] = v3429;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3430 = static_cast<unsigned int>(v2677.col(26, iron_linear_thread() & 31u));
-        const float v3432 = v2677.x[26];
-        const float v3433 = v2841.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3434 = __float_as_uint(v3433);
-        const bool v3435 = v3430 >= v3434;
-        const float v3436 = v2843.x[2];
-        const unsigned int v3437 = __float_as_uint(v3436);
-        const bool v3438 = v3430 < v3437;
-        const bool v3439 = v3435 && v3438;
-        const float v3441 = v3432 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3442 = v3439 ? v3441 : __uint_as_float(0xff800000u);
-        v2677.x[26] = v3442;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3443 = static_cast<unsigned int>(v2677.col(27, iron_linear_thread() & 31u));
-        const float v3445 = v2677.x[27];
-        const float v3446 = v2841.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3447 = __float_as_uint(v3446);
-        const bool v3448 = v3443 >= v3447;
-        const float v3449 = v2843.x[2];
-        const unsigned int v3450 = __float_as_uint(v3449);
-        const bool v3451 = v3443 < v3450;
-        const bool v3452 = v3448 && v3451;
-        const float v3454 = v3445 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3455 = v3452 ? v3454 : __uint_as_float(0xff800000u);
-        v2677.x[27] = v3455;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3456 = static_cast<unsigned int>(v2677.col(28, iron_linear_thread() & 31u));
-        const float v3458 = v2677.x[28];
-        const float v3459 = v2841.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3460 = __float_as_uint(v3459);
-        const bool v3461 = v3456 >= v3460;
-        const float v3462 = v2843.x[0];
-        const unsigned int v3463 = __float_as_uint(v3462);
-        const bool v3464 = v3456 < v3463;
-        const bool v3465 = v3461 && v3464;
-        const float v3467 = v3458 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3468 = v3465 ? v3467 : __uint_as_float(0xff800000u);
-        v2677.x[28] = v3468;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3469 = static_cast<unsigned int>(v2677.col(29, iron_linear_thread() & 31u));
-        const float v3471 = v2677.x[29];
-        const float v3472 = v2841.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3473 = __float_as_uint(v3472);
-        const bool v3474 = v3469 >= v3473;
-        const float v3475 = v2843.x[0];
-        const unsigned int v3476 = __float_as_uint(v3475);
-        const bool v3477 = v3469 < v3476;
-        const bool v3478 = v3474 && v3477;
-        const float v3480 = v3471 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3481 = v3478 ? v3480 : __uint_as_float(0xff800000u);
-        v2677.x[29] = v3481;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3482 = static_cast<unsigned int>(v2677.col(30, iron_linear_thread() & 31u));
-        const float v3484 = v2677.x[30];
-        const float v3485 = v2841.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3486 = __float_as_uint(v3485);
-        const bool v3487 = v3482 >= v3486;
-        const float v3488 = v2843.x[2];
-        const unsigned int v3489 = __float_as_uint(v3488);
-        const bool v3490 = v3482 < v3489;
-        const bool v3491 = v3487 && v3490;
-        const float v3493 = v3484 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3494 = v3491 ? v3493 : __uint_as_float(0xff800000u);
-        v2677.x[30] = v3494;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3495 = static_cast<unsigned int>(v2677.col(31, iron_linear_thread() & 31u));
-        const float v3497 = v2677.x[31];
-        const float v3498 = v2841.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3499 = __float_as_uint(v3498);
-        const bool v3500 = v3495 >= v3499;
-        const float v3501 = v2843.x[2];
-        const unsigned int v3502 = __float_as_uint(v3501);
-        const bool v3503 = v3495 < v3502;
-        const bool v3504 = v3500 && v3503;
-        const float v3506 = v3497 * v201;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3507 = v3504 ? v3506 : __uint_as_float(0xff800000u);
-        v2677.x[31] = v3507;  // kernels/sdpa/flash_tile.hpp:179
+        iron_frag<float, 2, 16, 8> v2862;  // kernels/sdpa/flash_tile.hpp:163
+        iron_frag_fill(v2862, 0.0f);
+        iron_frag<float, 2, 16, 8> v2864;  // kernels/sdpa/flash_tile.hpp:164
+        iron_frag_fill(v2864, 0.0f);
+        const unsigned int v2866 = static_cast<unsigned int>(v2862.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:168
+        const unsigned int v2868 = v46 + v2866;  // kernels/sdpa/flash_tile.hpp:169
+        const unsigned int v2870 = v2868 + v37;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v2871 = v2870 + 1u;
+        const unsigned int v2873 = v2871 - v18;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v2882 = v2873 - v7;  // kernels/sdpa/flash_tile.hpp:129
+        const bool v2886 = v2871 > v191;  // kernels/sdpa/flash_tile.hpp:128
+        const bool v2887 = v190 && v2886;
+        const unsigned int v2888 = v2887 ? v2882 : v47;
+        const unsigned int v2891 = v2888 - v2557;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v2892 = min(v2891, 64u);
+        const bool v2893 = v2888 > v2557;
+        const unsigned int v2894 = v2893 ? v2892 : v47;
+        const float v2895 = __uint_as_float(v2894);
+        v2862.x[0] = v2895;  // kernels/sdpa/flash_tile.hpp:168
+        const unsigned int v2897 = static_cast<unsigned int>(v2862.row(1, iron_linear_thread() & 31u));
+        const unsigned int v2899 = v46 + v2897;  // kernels/sdpa/flash_tile.hpp:169
+        const unsigned int v2901 = v2899 + v37;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v2902 = v2901 + 1u;
+        const unsigned int v2904 = v2902 - v18;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v2913 = v2904 - v7;  // kernels/sdpa/flash_tile.hpp:129
+        const bool v2917 = v2902 > v191;  // kernels/sdpa/flash_tile.hpp:128
+        const bool v2918 = v190 && v2917;
+        const unsigned int v2919 = v2918 ? v2913 : v47;
+        const unsigned int v2922 = v2919 - v2557;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v2923 = min(v2922, 64u);
+        const bool v2924 = v2919 > v2557;
+        const unsigned int v2925 = v2924 ? v2923 : v47;
+        const float v2926 = __uint_as_float(v2925);
+        v2862.x[1] = v2926;  // kernels/sdpa/flash_tile.hpp:168
+        const unsigned int v2928 = static_cast<unsigned int>(v2862.row(2, iron_linear_thread() & 31u));
+        const unsigned int v2930 = v46 + v2928;  // kernels/sdpa/flash_tile.hpp:169
+        const unsigned int v2932 = v2930 + v37;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v2933 = v2932 + 1u;
+        const unsigned int v2935 = v2933 - v18;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v2944 = v2935 - v7;  // kernels/sdpa/flash_tile.hpp:129
+        const bool v2948 = v2933 > v191;  // kernels/sdpa/flash_tile.hpp:128
+        const bool v2949 = v190 && v2948;
+        const unsigned int v2950 = v2949 ? v2944 : v47;
+        const unsigned int v2953 = v2950 - v2557;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v2954 = min(v2953, 64u);
+        const bool v2955 = v2950 > v2557;
+        const unsigned int v2956 = v2955 ? v2954 : v47;
+        const float v2957 = __uint_as_float(v2956);
+        v2862.x[2] = v2957;  // kernels/sdpa/flash_tile.hpp:168
+        const unsigned int v2959 = static_cast<unsigned int>(v2862.row(3, iron_linear_thread() & 31u));
+        const unsigned int v2961 = v46 + v2959;  // kernels/sdpa/flash_tile.hpp:169
+        const unsigned int v2963 = v2961 + v37;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v2964 = v2963 + 1u;
+        const unsigned int v2966 = v2964 - v18;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v2975 = v2966 - v7;  // kernels/sdpa/flash_tile.hpp:129
+        const bool v2979 = v2964 > v191;  // kernels/sdpa/flash_tile.hpp:128
+        const bool v2980 = v190 && v2979;
+        const unsigned int v2981 = v2980 ? v2975 : v47;
+        const unsigned int v2984 = v2981 - v2557;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v2985 = min(v2984, 64u);
+        const bool v2986 = v2981 > v2557;
+        const unsigned int v2987 = v2986 ? v2985 : v47;
+        const float v2988 = __uint_as_float(v2987);
+        v2862.x[3] = v2988;  // kernels/sdpa/flash_tile.hpp:168
+        const unsigned int v2990 = static_cast<unsigned int>(v2864.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v2992 = v46 + v2990;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v2994 = v2992 + v37;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v2995 = v2994 + 1u;
+        const unsigned int v2997 = v2995 - v18;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v2998 = min(v37, v2997);
+        const bool v2999 = v2995 > v18;
+        const unsigned int v3000 = v2999 ? v2998 : v47;
+        const unsigned int v3003 = v184 ? v37 : v3000;  // kernels/sdpa/flash_tile.hpp:126
+        const unsigned int v3015 = v3003 - v2557;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v3016 = min(v3015, 64u);
+        const bool v3017 = v3003 > v2557;
+        const unsigned int v3018 = v3017 ? v3016 : v47;
+        const float v3019 = __uint_as_float(v3018);
+        v2864.x[0] = v3019;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v3021 = static_cast<unsigned int>(v2864.row(1, iron_linear_thread() & 31u));
+        const unsigned int v3023 = v46 + v3021;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v3025 = v3023 + v37;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v3026 = v3025 + 1u;
+        const unsigned int v3028 = v3026 - v18;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v3029 = min(v37, v3028);
+        const bool v3030 = v3026 > v18;
+        const unsigned int v3031 = v3030 ? v3029 : v47;
+        const unsigned int v3034 = v184 ? v37 : v3031;  // kernels/sdpa/flash_tile.hpp:126
+        const unsigned int v3046 = v3034 - v2557;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v3047 = min(v3046, 64u);
+        const bool v3048 = v3034 > v2557;
+        const unsigned int v3049 = v3048 ? v3047 : v47;
+        const float v3050 = __uint_as_float(v3049);
+        v2864.x[1] = v3050;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v3052 = static_cast<unsigned int>(v2864.row(2, iron_linear_thread() & 31u));
+        const unsigned int v3054 = v46 + v3052;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v3056 = v3054 + v37;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v3057 = v3056 + 1u;
+        const unsigned int v3059 = v3057 - v18;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v3060 = min(v37, v3059);
+        const bool v3061 = v3057 > v18;
+        const unsigned int v3062 = v3061 ? v3060 : v47;
+        const unsigned int v3065 = v184 ? v37 : v3062;  // kernels/sdpa/flash_tile.hpp:126
+        const unsigned int v3077 = v3065 - v2557;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v3078 = min(v3077, 64u);
+        const bool v3079 = v3065 > v2557;
+        const unsigned int v3080 = v3079 ? v3078 : v47;
+        const float v3081 = __uint_as_float(v3080);
+        v2864.x[2] = v3081;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v3083 = static_cast<unsigned int>(v2864.row(3, iron_linear_thread() & 31u));
+        const unsigned int v3085 = v46 + v3083;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v3087 = v3085 + v37;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v3088 = v3087 + 1u;
+        const unsigned int v3090 = v3088 - v18;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v3091 = min(v37, v3090);
+        const bool v3092 = v3088 > v18;
+        const unsigned int v3093 = v3092 ? v3091 : v47;
+        const unsigned int v3096 = v184 ? v37 : v3093;  // kernels/sdpa/flash_tile.hpp:126
+        const unsigned int v3108 = v3096 - v2557;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v3109 = min(v3108, 64u);
+        const bool v3110 = v3096 > v2557;
+        const unsigned int v3111 = v3110 ? v3109 : v47;
+        const float v3112 = __uint_as_float(v3111);
+        v2864.x[3] = v3112;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v3113 = static_cast<unsigned int>(v2698.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:174
+        const float v3115 = v2698.x[0];
+        const float v3116 = v2862.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3117 = __float_as_uint(v3116);
+        const bool v3118 = v3113 >= v3117;
+        const float v3119 = v2864.x[0];
+        const unsigned int v3120 = __float_as_uint(v3119);
+        const bool v3121 = v3113 < v3120;
+        const bool v3122 = v3118 && v3121;
+        const float v3124 = v3115 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3125 = v3122 ? v3124 : __uint_as_float(0xff800000u);
+        v2698.x[0] = v3125;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3126 = static_cast<unsigned int>(v2698.col(1, iron_linear_thread() & 31u));
+        const float v3128 = v2698.x[1];
+        const float v3129 = v2862.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3130 = __float_as_uint(v3129);
+        const bool v3131 = v3126 >= v3130;
+        const float v3132 = v2864.x[0];
+        const unsigned int v3133 = __float_as_uint(v3132);
+        const bool v3134 = v3126 < v3133;
+        const bool v3135 = v3131 && v3134;
+        const float v3137 = v3128 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3138 = v3135 ? v3137 : __uint_as_float(0xff800000u);
+        v2698.x[1] = v3138;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3139 = static_cast<unsigned int>(v2698.col(2, iron_linear_thread() & 31u));
+        const float v3141 = v2698.x[2];
+        const float v3142 = v2862.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3143 = __float_as_uint(v3142);
+        const bool v3144 = v3139 >= v3143;
+        const float v3145 = v2864.x[2];
+        const unsigned int v3146 = __float_as_uint(v3145);
+        const bool v3147 = v3139 < v3146;
+        const bool v3148 = v3144 && v3147;
+        const float v3150 = v3141 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3151 = v3148 ? v3150 : __uint_as_float(0xff800000u);
+        v2698.x[2] = v3151;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3152 = static_cast<unsigned int>(v2698.col(3, iron_linear_thread() & 31u));
+        const float v3154 = v2698.x[3];
+        const float v3155 = v2862.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3156 = __float_as_uint(v3155);
+        const bool v3157 = v3152 >= v3156;
+        const float v3158 = v2864.x[2];
+        const unsigned int v3159 = __float_as_uint(v3158);
+        const bool v3160 = v3152 < v3159;
+        const bool v3161 = v3157 && v3160;
+        const float v3163 = v3154 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3164 = v3161 ? v3163 : __uint_as_float(0xff800000u);
+        v2698.x[3] = v3164;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3165 = static_cast<unsigned int>(v2698.col(4, iron_linear_thread() & 31u));
+        const float v3167 = v2698.x[4];
+        const float v3168 = v2862.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3169 = __float_as_uint(v3168);
+        const bool v3170 = v3165 >= v3169;
+        const float v3171 = v2864.x[0];
+        const unsigned int v3172 = __float_as_uint(v3171);
+        const bool v3173 = v3165 < v3172;
+        const bool v3174 = v3170 && v3173;
+        const float v3176 = v3167 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3177 = v3174 ? v3176 : __uint_as_float(0xff800000u);
+        v2698.x[4] = v3177;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3178 = static_cast<unsigned int>(v2698.col(5, iron_linear_thread() & 31u));
+        const float v3180 = v2698.x[5];
+        const float v3181 = v2862.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3182 = __float_as_uint(v3181);
+        const bool v3183 = v3178 >= v3182;
+        const float v3184 = v2864.x[0];
+        const unsigned int v3185 = __float_as_uint(v3184);
+        const bool v3186 = v3178 < v3185;
+        const bool v3187 = v3183 && v3186;
+        const float v3189 = v3180 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3190 = v3187 ? v3189 : __uint_as_float(0xff800000u);
+        v2698.x[5] = v3190;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3191 = static_cast<unsigned int>(v2698.col(6, iron_linear_thread() & 31u));
+        const float v3193 = v2698.x[6];
+        const float v3194 = v2862.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3195 = __float_as_uint(v3194);
+        const bool v3196 = v3191 >= v3195;
+        const float v3197 = v2864.x[2];
+        const unsigned int v3198 = __float_as_uint(v3197);
+        const bool v3199 = v3191 < v3198;
+        const bool v3200 = v3196 && v3199;
+        const float v3202 = v3193 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3203 = v3200 ? v3202 : __uint_as_float(0xff800000u);
+        v2698.x[6] = v3203;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3204 = static_cast<unsigned int>(v2698.col(7, iron_linear_thread() & 31u));
+        const float v3206 = v2698.x[7];
+        const float v3207 = v2862.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3208 = __float_as_uint(v3207);
+        const bool v3209 = v3204 >= v3208;
+        const float v3210 = v2864.x[2];
+        const unsigned int v3211 = __float_as_uint(v3210);
+        const bool v3212 = v3204 < v3211;
+        const bool v3213 = v3209 && v3212;
+        const float v3215 = v3206 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3216 = v3213 ? v3215 : __uint_as_float(0xff800000u);
+        v2698.x[7] = v3216;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3217 = static_cast<unsigned int>(v2698.col(8, iron_linear_thread() & 31u));
+        const float v3219 = v2698.x[8];
+        const float v3220 = v2862.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3221 = __float_as_uint(v3220);
+        const bool v3222 = v3217 >= v3221;
+        const float v3223 = v2864.x[0];
+        const unsigned int v3224 = __float_as_uint(v3223);
+        const bool v3225 = v3217 < v3224;
+        const bool v3226 = v3222 && v3225;
+        const float v3228 = v3219 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3229 = v3226 ? v3228 : __uint_as_float(0xff800000u);
+        v2698.x[8] = v3229;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3230 = static_cast<unsigned int>(v2698.col(9, iron_linear_thread() & 31u));
+        const float v3232 = v2698.x[9];
+        const float v3233 = v2862.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3234 = __float_as_uint(v3233);
+        const bool v3235 = v3230 >= v3234;
+        const float v3236 = v2864.x[0];
+        const unsigned int v3237 = __float_as_uint(v3236);
+        const bool v3238 = v3230 < v3237;
+        const bool v3239 = v3235 && v3238;
+        const float v3241 = v3232 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3242 = v3239 ? v3241 : __uint_as_float(0xff800000u);
+        v2698.x[9] = v3242;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3243 = static_cast<unsigned int>(v2698.col(10, iron_linear_thread() & 31u));
+        const float v3245 = v2698.x[10];
+        const float v3246 = v2862.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3247 = __float_as_uint(v3246);
+        const bool v3248 = v3243 >= v3247;
+        const float v3249 = v2864.x[2];
+        const unsigned int v3250 = __float_as_uint(v3249);
+        const bool v3251 = v3243 < v3250;
+        const bool v3252 = v3248 && v3251;
+        const float v3254 = v3245 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3255 = v3252 ? v3254 : __uint_as_float(0xff800000u);
+        v2698.x[10] = v3255;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3256 = static_cast<unsigned int>(v2698.col(11, iron_linear_thread() & 31u));
+        const float v3258 = v2698.x[11];
+        const float v3259 = v2862.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3260 = __float_as_uint(v3259);
+        const bool v3261 = v3256 >= v3260;
+        const float v3262 = v2864.x[2];
+        const unsigned int v3263 = __float_as_uint(v3262);
+        const bool v3264 = v3256 < v3263;
+        const bool v3265 = v3261 && v3264;
+        const float v3267 = v3258 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3268 = v3265 ? v3267 : __uint_as_float(0xff800000u);
+        v2698.x[11] = v3268;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3269 = static_cast<unsigned int>(v2698.col(12, iron_linear_thread() & 31u));
+        const float v3271 = v2698.x[12];
+        const float v3272 = v2862.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3273 = __float_as_uint(v3272);
+        const bool v3274 = v3269 >= v3273;
+        const float v3275 = v2864.x[0];
+        const unsigned int v3276 = __float_as_uint(v3275);
+        const bool v3277 = v3269 < v3276;
+        const bool v3278 = v3274 && v3277;
+        const float v3280 = v3271 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3281 = v3278 ? v3280 : __uint_as_float(0xff800000u);
+        v2698.x[12] = v3281;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3282 = static_cast<unsigned int>(v2698.col(13, iron_linear_thread() & 31u));
+        const float v3284 = v2698.x[13];
+        const float v3285 = v2862.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3286 = __float_as_uint(v3285);
+        const bool v3287 = v3282 >= v3286;
+        const float v3288 = v2864.x[0];
+        const unsigned int v3289 = __float_as_uint(v3288);
+        const bool v3290 = v3282 < v3289;
+        const bool v3291 = v3287 && v3290;
+        const float v3293 = v3284 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3294 = v3291 ? v3293 : __uint_as_float(0xff800000u);
+        v2698.x[13] = v3294;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3295 = static_cast<unsigned int>(v2698.col(14, iron_linear_thread() & 31u));
+        const float v3297 = v2698.x[14];
+        const float v3298 = v2862.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3299 = __float_as_uint(v3298);
+        const bool v3300 = v3295 >= v3299;
+        const float v3301 = v2864.x[2];
+        const unsigned int v3302 = __float_as_uint(v3301);
+        const bool v3303 = v3295 < v3302;
+        const bool v3304 = v3300 && v3303;
+        const float v3306 = v3297 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3307 = v3304 ? v3306 : __uint_as_float(0xff800000u);
+        v2698.x[14] = v3307;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3308 = static_cast<unsigned int>(v2698.col(15, iron_linear_thread() & 31u));
+        const float v3310 = v2698.x[15];
+        const float v3311 = v2862.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3312 = __float_as_uint(v3311);
+        const bool v3313 = v3308 >= v3312;
+        const float v3314 = v2864.x[2];
+        const unsigned int v3315 = __float_as_uint(v3314);
+        const bool v3316 = v3308 < v3315;
+        const bool v3317 = v3313 && v3316;
+        const float v3319 = v3310 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3320 = v3317 ? v3319 : __uint_as_float(0xff800000u);
+        v2698.x[15] = v3320;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3321 = static_cast<unsigned int>(v2698.col(16, iron_linear_thread() & 31u));
+        const float v3323 = v2698.x[16];
+        const float v3324 = v2862.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3325 = __float_as_uint(v3324);
+        const bool v3326 = v3321 >= v3325;
+        const float v3327 = v2864.x[0];
+        const unsigned int v3328 = __float_as_uint(v3327);
+        const bool v3329 = v3321 < v3328;
+        const bool v3330 = v3326 && v3329;
+        const float v3332 = v3323 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3333 = v3330 ? v3332 : __uint_as_float(0xff800000u);
+        v2698.x[16] = v3333;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3334 = static_cast<unsigned int>(v2698.col(17, iron_linear_thread() & 31u));
+        const float v3336 = v2698.x[17];
+        const float v3337 = v2862.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3338 = __float_as_uint(v3337);
+        const bool v3339 = v3334 >= v3338;
+        const float v3340 = v2864.x[0];
+        const unsigned int v3341 = __float_as_uint(v3340);
+        const bool v3342 = v3334 < v3341;
+        const bool v3343 = v3339 && v3342;
+        const float v3345 = v3336 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3346 = v3343 ? v3345 : __uint_as_float(0xff800000u);
+        v2698.x[17] = v3346;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3347 = static_cast<unsigned int>(v2698.col(18, iron_linear_thread() & 31u));
+        const float v3349 = v2698.x[18];
+        const float v3350 = v2862.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3351 = __float_as_uint(v3350);
+        const bool v3352 = v3347 >= v3351;
+        const float v3353 = v2864.x[2];
+        const unsigned int v3354 = __float_as_uint(v3353);
+        const bool v3355 = v3347 < v3354;
+        const bool v3356 = v3352 && v3355;
+        const float v3358 = v3349 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3359 = v3356 ? v3358 : __uint_as_float(0xff800000u);
+        v2698.x[18] = v3359;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3360 = static_cast<unsigned int>(v2698.col(19, iron_linear_thread() & 31u));
+        const float v3362 = v2698.x[19];
+        const float v3363 = v2862.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3364 = __float_as_uint(v3363);
+        const bool v3365 = v3360 >= v3364;
+        const float v3366 = v2864.x[2];
+        const unsigned int v3367 = __float_as_uint(v3366);
+        const bool v3368 = v3360 < v3367;
+        const bool v3369 = v3365 && v3368;
+        const float v3371 = v3362 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3372 = v3369 ? v3371 : __uint_as_float(0xff800000u);
+        v2698.x[19] = v3372;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3373 = static_cast<unsigned int>(v2698.col(20, iron_linear_thread() & 31u));
+        const float v3375 = v2698.x[20];
+        const float v3376 = v2862.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3377 = __float_as_uint(v3376);
+        const bool v3378 = v3373 >= v3377;
+        const float v3379 = v2864.x[0];
+        const unsigned int v3380 = __float_as_uint(v3379);
+        const bool v3381 = v3373 < v3380;
+        const bool v3382 = v3378 && v3381;
+        const float v3384 = v3375 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3385 = v3382 ? v3384 : __uint_as_float(0xff800000u);
+        v2698.x[20] = v3385;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3386 = static_cast<unsigned int>(v2698.col(21, iron_linear_thread() & 31u));
+        const float v3388 = v2698.x[21];
+        const float v3389 = v2862.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3390 = __float_as_uint(v3389);
+        const bool v3391 = v3386 >= v3390;
+        const float v3392 = v2864.x[0];
+        const unsigned int v3393 = __float_as_uint(v3392);
+        const bool v3394 = v3386 < v3393;
+        const bool v3395 = v3391 && v3394;
+        const float v3397 = v3388 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3398 = v3395 ? v3397 : __uint_as_float(0xff800000u);
+        v2698.x[21] = v3398;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3399 = static_cast<unsigned int>(v2698.col(22, iron_linear_thread() & 31u));
+        const float v3401 = v2698.x[22];
+        const float v3402 = v2862.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3403 = __float_as_uint(v3402);
+        const bool v3404 = v3399 >= v3403;
+        const float v3405 = v2864.x[2];
+        const unsigned int v3406 = __float_as_uint(v3405);
+        const bool v3407 = v3399 < v3406;
+        const bool v3408 = v3404 && v3407;
+        const float v3410 = v3401 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3411 = v3408 ? v3410 : __uint_as_float(0xff800000u);
+        v2698.x[22] = v3411;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3412 = static_cast<unsigned int>(v2698.col(23, iron_linear_thread() & 31u));
+        const float v3414 = v2698.x[23];
+        const float v3415 = v2862.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3416 = __float_as_uint(v3415);
+        const bool v3417 = v3412 >= v3416;
+        const float v3418 = v2864.x[2];
+        const unsigned int v3419 = __float_as_uint(v3418);
+        const bool v3420 = v3412 < v3419;
+        const bool v3421 = v3417 && v3420;
+        const float v3423 = v3414 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3424 = v3421 ? v3423 : __uint_as_float(0xff800000u);
+        v2698.x[23] = v3424;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3425 = static_cast<unsigned int>(v2698.col(24, iron_linear_thread() & 31u));
+        const float v3427 = v2698.x[24];
+        const float v3428 = v2862.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3429 = __float_as_uint(v3428);
+        const bool v3430 = v3425 >= v3429;
+        const float v3431 = v2864.x[0];
+        const unsigned int v3432 = __float_as_uint(v3431);
+        const bool v3433 = v3425 < v3432;
+        const bool v3434 = v3430 && v3433;
+        const float v3436 = v3427 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3437 = v3434 ? v3436 : __uint_as_float(0xff800000u);
+        v2698.x[24] = v3437;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3438 = static_cast<unsigned int>(v2698.col(25, iron_linear_thread() & 31u));
+        const float v3440 = v2698.x[25];
+        const float v3441 = v2862.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3442 = __float_as_uint(v3441);
+        const bool v3443 = v3438 >= v3442;
+        const float v3444 = v2864.x[0];
+        const unsigned int v3445 = __float_as_uint(v3444);
+        const bool v3446 = v3438 < v3445;
+        const bool v3447 = v3443 && v3446;
+        const float v3449 = v3440 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3450 = v3447 ? v3449 : __uint_as_float(0xff800000u);
+        v2698.x[25] = v3450;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3451 = static_cast<unsigned int>(v2698.col(26, iron_linear_thread() & 31u));
+        const float v3453 = v2698.x[26];
+        const float v3454 = v2862.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3455 = __float_as_uint(v3454);
+        const bool v3456 = v3451 >= v3455;
+        const float v3457 = v2864.x[2];
+        const unsigned int v3458 = __float_as_uint(v3457);
+        const bool v3459 = v3451 < v3458;
+        const bool v3460 = v3456 && v3459;
+        const float v3462 = v3453 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3463 = v3460 ? v3462 : __uint_as_float(0xff800000u);
+        v2698.x[26] = v3463;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3464 = static_cast<unsigned int>(v2698.col(27, iron_linear_thread() & 31u));
+        const float v3466 = v2698.x[27];
+        const float v3467 = v2862.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3468 = __float_as_uint(v3467);
+        const bool v3469 = v3464 >= v3468;
+        const float v3470 = v2864.x[2];
+        const unsigned int v3471 = __float_as_uint(v3470);
+        const bool v3472 = v3464 < v3471;
+        const bool v3473 = v3469 && v3472;
+        const float v3475 = v3466 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3476 = v3473 ? v3475 : __uint_as_float(0xff800000u);
+        v2698.x[27] = v3476;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3477 = static_cast<unsigned int>(v2698.col(28, iron_linear_thread() & 31u));
+        const float v3479 = v2698.x[28];
+        const float v3480 = v2862.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3481 = __float_as_uint(v3480);
+        const bool v3482 = v3477 >= v3481;
+        const float v3483 = v2864.x[0];
+        const unsigned int v3484 = __float_as_uint(v3483);
+        const bool v3485 = v3477 < v3484;
+        const bool v3486 = v3482 && v3485;
+        const float v3488 = v3479 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3489 = v3486 ? v3488 : __uint_as_float(0xff800000u);
+        v2698.x[28] = v3489;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3490 = static_cast<unsigned int>(v2698.col(29, iron_linear_thread() & 31u));
+        const float v3492 = v2698.x[29];
+        const float v3493 = v2862.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3494 = __float_as_uint(v3493);
+        const bool v3495 = v3490 >= v3494;
+        const float v3496 = v2864.x[0];
+        const unsigned int v3497 = __float_as_uint(v3496);
+        const bool v3498 = v3490 < v3497;
+        const bool v3499 = v3495 && v3498;
+        const float v3501 = v3492 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3502 = v3499 ? v3501 : __uint_as_float(0xff800000u);
+        v2698.x[29] = v3502;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3503 = static_cast<unsigned int>(v2698.col(30, iron_linear_thread() & 31u));
+        const float v3505 = v2698.x[30];
+        const float v3506 = v2862.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3507 = __float_as_uint(v3506);
+        const bool v3508 = v3503 >= v3507;
+        const float v3509 = v2864.x[2];
+        const unsigned int v3510 = __float_as_uint(v3509);
+        const bool v3511 = v3503 < v3510;
+        const bool v3512 = v3508 && v3511;
+        const float v3514 = v3505 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3515 = v3512 ? v3514 : __uint_as_float(0xff800000u);
+        v2698.x[30] = v3515;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3516 = static_cast<unsigned int>(v2698.col(31, iron_linear_thread() & 31u));
+        const float v3518 = v2698.x[31];
+        const float v3519 = v2862.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3520 = __float_as_uint(v3519);
+        const bool v3521 = v3516 >= v3520;
+        const float v3522 = v2864.x[2];
+        const unsigned int v3523 = __float_as_uint(v3522);
+        const bool v3524 = v3516 < v3523;
+        const bool v3525 = v3521 && v3524;
+        const float v3527 = v3518 * v222;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3528 = v3525 ? v3527 : __uint_as_float(0xff800000u);
+        v2698.x[31] = v3528;  // kernels/sdpa/flash_tile.hpp:174
       }
-      iron_frag<float, 2, 16, 8> v3509;  // kernels/sdpa/flash_tile.hpp:197
-      iron_frag_fill(v3509, 0.0f);
-      iron_frag<float, 2, 16, 8> v3511;  // kernels/sdpa/flash_tile.hpp:207
-      iron_frag_fill(v3511, 0.0f);
-      iron_frag_row_reduce<false>(v3511, v2677);
-      iron_frag<float, 2, 16, 8> v3513;  // kernels/sdpa/flash_tile.hpp:209
-      iron_frag_fill(v3513, 0.0f);
-      const float v3517 = v3511.x[0];  // kernels/sdpa/flash_tile.hpp:211
-      const float v3518 = v203.x[0];
-      const float v3519 = fmaxf(v3518, v3517);
-      const bool v3522 = v3519 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3523 = v3522 ? 0.0f : v3519;
-      v3513.x[0] = v3523;  // kernels/sdpa/flash_tile.hpp:210
-      const float v3527 = v3511.x[1];  // kernels/sdpa/flash_tile.hpp:211
-      const float v3528 = v203.x[1];
-      const float v3529 = fmaxf(v3528, v3527);
-      const bool v3532 = v3529 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3533 = v3532 ? 0.0f : v3529;
-      v3513.x[1] = v3533;  // kernels/sdpa/flash_tile.hpp:210
-      const float v3537 = v3511.x[2];  // kernels/sdpa/flash_tile.hpp:211
-      const float v3538 = v203.x[2];
-      const float v3539 = fmaxf(v3538, v3537);
-      const bool v3542 = v3539 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3543 = v3542 ? 0.0f : v3539;
-      v3513.x[2] = v3543;  // kernels/sdpa/flash_tile.hpp:210
-      const float v3547 = v3511.x[3];  // kernels/sdpa/flash_tile.hpp:211
-      const float v3548 = v203.x[3];
-      const float v3549 = fmaxf(v3548, v3547);
-      const bool v3552 = v3549 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3553 = v3552 ? 0.0f : v3549;
-      v3513.x[3] = v3553;  // kernels/sdpa/flash_tile.hpp:210
-      const float v3557 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:214
-      const float v3559 = v3518 - v3557;
-      const float v3560 = iron_exp2_approx(v3559);
-      v3509.x[0] = v3560;  // kernels/sdpa/flash_tile.hpp:213
-      const float v3564 = v3513.x[1];  // kernels/sdpa/flash_tile.hpp:214
-      const float v3566 = v3528 - v3564;
-      const float v3567 = iron_exp2_approx(v3566);
-      v3509.x[1] = v3567;  // kernels/sdpa/flash_tile.hpp:213
-      const float v3571 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:214
-      const float v3573 = v3538 - v3571;
-      const float v3574 = iron_exp2_approx(v3573);
-      v3509.x[2] = v3574;  // kernels/sdpa/flash_tile.hpp:213
-      const float v3578 = v3513.x[3];  // kernels/sdpa/flash_tile.hpp:214
-      const float v3580 = v3548 - v3578;
+      iron_frag<float, 2, 16, 8> v3530;  // kernels/sdpa/flash_tile.hpp:192
+      iron_frag_fill(v3530, 0.0f);
+      iron_frag<float, 2, 16, 8> v3532;  // kernels/sdpa/flash_tile.hpp:202
+      iron_frag_fill(v3532, 0.0f);
+      iron_frag_row_reduce<false>(v3532, v2698);
+      iron_frag<float, 2, 16, 8> v3534;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v3534, 0.0f);
+      const float v3538 = v3532.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v3539 = v224.x[0];
+      const float v3540 = fmaxf(v3539, v3538);
+      const bool v3543 = v3540 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v3544 = v3543 ? 0.0f : v3540;
+      v3534.x[0] = v3544;  // kernels/sdpa/flash_tile.hpp:205
+      const float v3548 = v3532.x[1];  // kernels/sdpa/flash_tile.hpp:206
+      const float v3549 = v224.x[1];
+      const float v3550 = fmaxf(v3549, v3548);
+      const bool v3553 = v3550 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v3554 = v3553 ? 0.0f : v3550;
+      v3534.x[1] = v3554;  // kernels/sdpa/flash_tile.hpp:205
+      const float v3558 = v3532.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v3559 = v224.x[2];
+      const float v3560 = fmaxf(v3559, v3558);
+      const bool v3563 = v3560 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v3564 = v3563 ? 0.0f : v3560;
+      v3534.x[2] = v3564;  // kernels/sdpa/flash_tile.hpp:205
+      const float v3568 = v3532.x[3];  // kernels/sdpa/flash_tile.hpp:206
+      const float v3569 = v224.x[3];
+      const float v3570 = fmaxf(v3569, v3568);
+      const bool v3573 = v3570 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v3574 = v3573 ? 0.0f : v3570;
+      v3534.x[3] = v3574;  // kernels/sdpa/flash_tile.hpp:205
+      const float v3578 = v3534.x[0];  // kernels/sdpa/flash_tile.hpp:209
+      const float v3580 = v3539 - v3578;
       const float v3581 = iron_exp2_approx(v3580);
-      v3509.x[3] = v3581;  // kernels/sdpa/flash_tile.hpp:213
-      v203.x[0] = v3519;  // kernels/sdpa/flash_tile.hpp:216
-      const float v3589 = v203.x[1];
-      const float v3591 = fmaxf(v3589, v3527);  // kernels/sdpa/flash_tile.hpp:217
-      v203.x[1] = v3591;  // kernels/sdpa/flash_tile.hpp:216
-      const float v3594 = v203.x[2];
-      const float v3596 = fmaxf(v3594, v3537);  // kernels/sdpa/flash_tile.hpp:217
-      v203.x[2] = v3596;  // kernels/sdpa/flash_tile.hpp:216
-      const float v3599 = v203.x[3];
-      const float v3601 = fmaxf(v3599, v3547);  // kernels/sdpa/flash_tile.hpp:217
-      v203.x[3] = v3601;  // kernels/sdpa/flash_tile.hpp:216
-      const float v3604 = v2677.x[0];  // kernels/sdpa/flash_tile.hpp:219
-      const float v3605 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3606 = v3604 - v3605;
-      const float v3607 = iron_exp2_approx(v3606);
-      v2677.x[0] = v3607;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3610 = v2677.x[1];
-      const float v3611 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3612 = v3610 - v3611;
-      const float v3613 = iron_exp2_approx(v3612);
-      v2677.x[1] = v3613;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3616 = v2677.x[2];
-      const float v3617 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3618 = v3616 - v3617;
-      const float v3619 = iron_exp2_approx(v3618);
-      v2677.x[2] = v3619;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3622 = v2677.x[3];
-      const float v3623 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3624 = v3622 - v3623;
-      const float v3625 = iron_exp2_approx(v3624);
-      v2677.x[3] = v3625;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3628 = v2677.x[4];
-      const float v3629 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3630 = v3628 - v3629;
-      const float v3631 = iron_exp2_approx(v3630);
-      v2677.x[4] = v3631;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3634 = v2677.x[5];
-      const float v3635 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3636 = v3634 - v3635;
-      const float v3637 = iron_exp2_approx(v3636);
-      v2677.x[5] = v3637;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3640 = v2677.x[6];
-      const float v3641 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3642 = v3640 - v3641;
-      const float v3643 = iron_exp2_approx(v3642);
-      v2677.x[6] = v3643;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3646 = v2677.x[7];
-      const float v3647 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3648 = v3646 - v3647;
-      const float v3649 = iron_exp2_approx(v3648);
-      v2677.x[7] = v3649;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3652 = v2677.x[8];
-      const float v3653 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3654 = v3652 - v3653;
-      const float v3655 = iron_exp2_approx(v3654);
-      v2677.x[8] = v3655;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3658 = v2677.x[9];
-      const float v3659 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3660 = v3658 - v3659;
-      const float v3661 = iron_exp2_approx(v3660);
-      v2677.x[9] = v3661;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3664 = v2677.x[10];
-      const float v3665 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3666 = v3664 - v3665;
-      const float v3667 = iron_exp2_approx(v3666);
-      v2677.x[10] = v3667;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3670 = v2677.x[11];
-      const float v3671 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3672 = v3670 - v3671;
-      const float v3673 = iron_exp2_approx(v3672);
-      v2677.x[11] = v3673;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3676 = v2677.x[12];
-      const float v3677 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3678 = v3676 - v3677;
-      const float v3679 = iron_exp2_approx(v3678);
-      v2677.x[12] = v3679;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3682 = v2677.x[13];
-      const float v3683 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3684 = v3682 - v3683;
-      const float v3685 = iron_exp2_approx(v3684);
-      v2677.x[13] = v3685;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3688 = v2677.x[14];
-      const float v3689 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3690 = v3688 - v3689;
-      const float v3691 = iron_exp2_approx(v3690);
-      v2677.x[14] = v3691;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3694 = v2677.x[15];
-      const float v3695 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3696 = v3694 - v3695;
-      const float v3697 = iron_exp2_approx(v3696);
-      v2677.x[15] = v3697;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3700 = v2677.x[16];
-      const float v3701 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3702 = v3700 - v3701;
-      const float v3703 = iron_exp2_approx(v3702);
-      v2677.x[16] = v3703;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3706 = v2677.x[17];
-      const float v3707 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3708 = v3706 - v3707;
-      const float v3709 = iron_exp2_approx(v3708);
-      v2677.x[17] = v3709;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3712 = v2677.x[18];
-      const float v3713 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3714 = v3712 - v3713;
-      const float v3715 = iron_exp2_approx(v3714);
-      v2677.x[18] = v3715;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3718 = v2677.x[19];
-      const float v3719 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3720 = v3718 - v3719;
-      const float v3721 = iron_exp2_approx(v3720);
-      v2677.x[19] = v3721;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3724 = v2677.x[20];
-      const float v3725 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3726 = v3724 - v3725;
-      const float v3727 = iron_exp2_approx(v3726);
-      v2677.x[20] = v3727;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3730 = v2677.x[21];
-      const float v3731 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3732 = v3730 - v3731;
-      const float v3733 = iron_exp2_approx(v3732);
-      v2677.x[21] = v3733;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3736 = v2677.x[22];
-      const float v3737 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3738 = v3736 - v3737;
-      const float v3739 = iron_exp2_approx(v3738);
-      v2677.x[22] = v3739;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3742 = v2677.x[23];
-      const float v3743 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3744 = v3742 - v3743;
-      const float v3745 = iron_exp2_approx(v3744);
-      v2677.x[23] = v3745;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3748 = v2677.x[24];
-      const float v3749 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3750 = v3748 - v3749;
-      const float v3751 = iron_exp2_approx(v3750);
-      v2677.x[24] = v3751;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3754 = v2677.x[25];
-      const float v3755 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3756 = v3754 - v3755;
-      const float v3757 = iron_exp2_approx(v3756);
-      v2677.x[25] = v3757;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3760 = v2677.x[26];
-      const float v3761 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3762 = v3760 - v3761;
-      const float v3763 = iron_exp2_approx(v3762);
-      v2677.x[26] = v3763;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3766 = v2677.x[27];
-      const float v3767 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3768 = v3766 - v3767;
-      const float v3769 = iron_exp2_approx(v3768);
-      v2677.x[27] = v3769;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3772 = v2677.x[28];
-      const float v3773 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3774 = v3772 - v3773;
-      const float v3775 = iron_exp2_approx(v3774);
-      v2677.x[28] = v3775;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3778 = v2677.x[29];
-      const float v3779 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3780 = v3778 - v3779;
-      const float v3781 = iron_exp2_approx(v3780);
-      v2677.x[29] = v3781;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3784 = v2677.x[30];
-      const float v3785 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3786 = v3784 - v3785;
-      const float v3787 = iron_exp2_approx(v3786);
-      v2677.x[30] = v3787;  // kernels/sdpa/flash_tile.hpp:219
-      const float v3790 = v2677.x[31];
-      const float v3791 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v3792 = v3790 - v3791;
-      const float v3793 = iron_exp2_approx(v3792);
-      v2677.x[31] = v3793;  // kernels/sdpa/flash_tile.hpp:219
-      iron_frag<float, 2, 16, 8> v3795;  // kernels/sdpa/flash_tile.hpp:222
-      iron_frag_fill(v3795, 0.0f);
-      iron_frag_row_reduce<true>(v3795, v2677);
-      const float v3798 = v205.x[0];  // kernels/sdpa/flash_tile.hpp:223
-      const float v3799 = v3795.x[0];  // kernels/sdpa/flash_tile.hpp:224
-      const float v3800 = v3509.x[0];
-      const float v3801 = v3798 * v3800;
-      const float v3802 = v3801 + v3799;
-      v205.x[0] = v3802;  // kernels/sdpa/flash_tile.hpp:223
-      const float v3805 = v205.x[1];
-      const float v3806 = v3795.x[1];  // kernels/sdpa/flash_tile.hpp:224
-      const float v3807 = v3509.x[1];
-      const float v3808 = v3805 * v3807;
-      const float v3809 = v3808 + v3806;
-      v205.x[1] = v3809;  // kernels/sdpa/flash_tile.hpp:223
-      const float v3812 = v205.x[2];
-      const float v3813 = v3795.x[2];  // kernels/sdpa/flash_tile.hpp:224
-      const float v3814 = v3509.x[2];
-      const float v3815 = v3812 * v3814;
-      const float v3816 = v3815 + v3813;
-      v205.x[2] = v3816;  // kernels/sdpa/flash_tile.hpp:223
-      const float v3819 = v205.x[3];
-      const float v3820 = v3795.x[3];  // kernels/sdpa/flash_tile.hpp:224
-      const float v3821 = v3509.x[3];
+      v3530.x[0] = v3581;  // kernels/sdpa/flash_tile.hpp:208
+      const float v3585 = v3534.x[1];  // kernels/sdpa/flash_tile.hpp:209
+      const float v3587 = v3549 - v3585;
+      const float v3588 = iron_exp2_approx(v3587);
+      v3530.x[1] = v3588;  // kernels/sdpa/flash_tile.hpp:208
+      const float v3592 = v3534.x[2];  // kernels/sdpa/flash_tile.hpp:209
+      const float v3594 = v3559 - v3592;
+      const float v3595 = iron_exp2_approx(v3594);
+      v3530.x[2] = v3595;  // kernels/sdpa/flash_tile.hpp:208
+      const float v3599 = v3534.x[3];  // kernels/sdpa/flash_tile.hpp:209
+      const float v3601 = v3569 - v3599;
+      const float v3602 = iron_exp2_approx(v3601);
+      v3530.x[3] = v3602;  // kernels/sdpa/flash_tile.hpp:208
+      v224.x[0] = v3540;  // kernels/sdpa/flash_tile.hpp:211
+      const float v3610 = v224.x[1];
+      const float v3612 = fmaxf(v3610, v3548);  // kernels/sdpa/flash_tile.hpp:212
+      v224.x[1] = v3612;  // kernels/sdpa/flash_tile.hpp:211
+      const float v3615 = v224.x[2];
+      const float v3617 = fmaxf(v3615, v3558);  // kernels/sdpa/flash_tile.hpp:212
+      v224.x[2] = v3617;  // kernels/sdpa/flash_tile.hpp:211
+      const float v3620 = v224.x[3];
+      const float v3622 = fmaxf(v3620, v3568);  // kernels/sdpa/flash_tile.hpp:212
+      v224.x[3] = v3622;  // kernels/sdpa/flash_tile.hpp:211
+      const float v3625 = v2698.x[0];  // kernels/sdpa/flash_tile.hpp:214
+      const float v3626 = v3534.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3627 = v3625 - v3626;
+      const float v3628 = iron_exp2_approx(v3627);
+      v2698.x[0] = v3628;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3631 = v2698.x[1];
+      const float v3632 = v3534.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3633 = v3631 - v3632;
+      const float v3634 = iron_exp2_approx(v3633);
+      v2698.x[1] = v3634;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3637 = v2698.x[2];
+      const float v3638 = v3534.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3639 = v3637 - v3638;
+      const float v3640 = iron_exp2_approx(v3639);
+      v2698.x[2] = v3640;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3643 = v2698.x[3];
+      const float v3644 = v3534.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3645 = v3643 - v3644;
+      const float v3646 = iron_exp2_approx(v3645);
+      v2698.x[3] = v3646;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3649 = v2698.x[4];
+      const float v3650 = v3534.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3651 = v3649 - v3650;
+      const float v3652 = iron_exp2_approx(v3651);
+      v2698.x[4] = v3652;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3655 = v2698.x[5];
+      const float v3656 = v3534.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3657 = v3655 - v3656;
+      const float v3658 = iron_exp2_approx(v3657);
+      v2698.x[5] = v3658;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3661 = v2698.x[6];
+      const float v3662 = v3534.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3663 = v3661 - v3662;
+      const float v3664 = iron_exp2_approx(v3663);
+      v2698.x[6] = v3664;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3667 = v2698.x[7];
+      const float v3668 = v3534.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3669 = v3667 - v3668;
+      const float v3670 = iron_exp2_approx(v3669);
+      v2698.x[7] = v3670;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3673 = v2698.x[8];
+      const float v3674 = v3534.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3675 = v3673 - v3674;
+      const float v3676 = iron_exp2_approx(v3675);
+      v2698.x[8] = v3676;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3679 = v2698.x[9];
+      const float v3680 = v3534.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3681 = v3679 - v3680;
+      const float v3682 = iron_exp2_approx(v3681);
+      v2698.x[9] = v3682;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3685 = v2698.x[10];
+      const float v3686 = v3534.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3687 = v3685 - v3686;
+      const float v3688 = iron_exp2_approx(v3687);
+      v2698.x[10] = v3688;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3691 = v2698.x[11];
+      const float v3692 = v3534.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3693 = v3691 - v3692;
+      const float v3694 = iron_exp2_approx(v3693);
+      v2698.x[11] = v3694;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3697 = v2698.x[12];
+      const float v3698 = v3534.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3699 = v3697 - v3698;
+      const float v3700 = iron_exp2_approx(v3699);
+      v2698.x[12] = v3700;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3703 = v2698.x[13];
+      const float v3704 = v3534.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3705 = v3703 - v3704;
+      const float v3706 = iron_exp2_approx(v3705);
+      v2698.x[13] = v3706;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3709 = v2698.x[14];
+      const float v3710 = v3534.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3711 = v3709 - v3710;
+      const float v3712 = iron_exp2_approx(v3711);
+      v2698.x[14] = v3712;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3715 = v2698.x[15];
+      const float v3716 = v3534.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3717 = v3715 - v3716;
+      const float v3718 = iron_exp2_approx(v3717);
+      v2698.x[15] = v3718;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3721 = v2698.x[16];
+      const float v3722 = v3534.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3723 = v3721 - v3722;
+      const float v3724 = iron_exp2_approx(v3723);
+      v2698.x[16] = v3724;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3727 = v2698.x[17];
+      const float v3728 = v3534.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3729 = v3727 - v3728;
+      const float v3730 = iron_exp2_approx(v3729);
+      v2698.x[17] = v3730;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3733 = v2698.x[18];
+      const float v3734 = v3534.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3735 = v3733 - v3734;
+      const float v3736 = iron_exp2_approx(v3735);
+      v2698.x[18] = v3736;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3739 = v2698.x[19];
+      const float v3740 = v3534.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3741 = v3739 - v3740;
+      const float v3742 = iron_exp2_approx(v3741);
+      v2698.x[19] = v3742;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3745 = v2698.x[20];
+      const float v3746 = v3534.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3747 = v3745 - v3746;
+      const float v3748 = iron_exp2_approx(v3747);
+      v2698.x[20] = v3748;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3751 = v2698.x[21];
+      const float v3752 = v3534.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3753 = v3751 - v3752;
+      const float v3754 = iron_exp2_approx(v3753);
+      v2698.x[21] = v3754;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3757 = v2698.x[22];
+      const float v3758 = v3534.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3759 = v3757 - v3758;
+      const float v3760 = iron_exp2_approx(v3759);
+      v2698.x[22] = v3760;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3763 = v2698.x[23];
+      const float v3764 = v3534.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3765 = v3763 - v3764;
+      const float v3766 = iron_exp2_approx(v3765);
+      v2698.x[23] = v3766;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3769 = v2698.x[24];
+      const float v3770 = v3534.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3771 = v3769 - v3770;
+      const float v3772 = iron_exp2_approx(v3771);
+      v2698.x[24] = v3772;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3775 = v2698.x[25];
+      const float v3776 = v3534.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3777 = v3775 - v3776;
+      const float v3778 = iron_exp2_approx(v3777);
+      v2698.x[25] = v3778;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3781 = v2698.x[26];
+      const float v3782 = v3534.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3783 = v3781 - v3782;
+      const float v3784 = iron_exp2_approx(v3783);
+      v2698.x[26] = v3784;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3787 = v2698.x[27];
+      const float v3788 = v3534.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3789 = v3787 - v3788;
+      const float v3790 = iron_exp2_approx(v3789);
+      v2698.x[27] = v3790;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3793 = v2698.x[28];
+      const float v3794 = v3534.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3795 = v3793 - v3794;
+      const float v3796 = iron_exp2_approx(v3795);
+      v2698.x[28] = v3796;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3799 = v2698.x[29];
+      const float v3800 = v3534.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3801 = v3799 - v3800;
+      const float v3802 = iron_exp2_approx(v3801);
+      v2698.x[29] = v3802;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3805 = v2698.x[30];
+      const float v3806 = v3534.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3807 = v3805 - v3806;
+      const float v3808 = iron_exp2_approx(v3807);
+      v2698.x[30] = v3808;  // kernels/sdpa/flash_tile.hpp:214
+      const float v3811 = v2698.x[31];
+      const float v3812 = v3534.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v3813 = v3811 - v3812;
+      const float v3814 = iron_exp2_approx(v3813);
+      v2698.x[31] = v3814;  // kernels/sdpa/flash_tile.hpp:214
+      iron_frag<float, 2, 16, 8> v3816;  // kernels/sdpa/flash_tile.hpp:217
+      iron_frag_fill(v3816, 0.0f);
+      iron_frag_row_reduce<true>(v3816, v2698);
+      const float v3819 = v226.x[0];  // kernels/sdpa/flash_tile.hpp:218
+      const float v3820 = v3816.x[0];  // kernels/sdpa/flash_tile.hpp:219
+      const float v3821 = v3530.x[0];
       const float v3822 = v3819 * v3821;
       const float v3823 = v3822 + v3820;
-      v205.x[3] = v3823;  // kernels/sdpa/flash_tile.hpp:223
-      const float v3826 = v207.x[0];  // kernels/sdpa/flash_tile.hpp:233
-      const float v3827 = v3509.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3828 = v3826 * v3827;
-      v207.x[0] = v3828;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3831 = v207.x[1];
-      const float v3832 = v3509.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3833 = v3831 * v3832;
-      v207.x[1] = v3833;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3836 = v207.x[2];
-      const float v3837 = v3509.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3838 = v3836 * v3837;
-      v207.x[2] = v3838;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3841 = v207.x[3];
-      const float v3842 = v3509.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3843 = v3841 * v3842;
-      v207.x[3] = v3843;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3846 = v207.x[4];
-      const float v3847 = v3509.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3848 = v3846 * v3847;
-      v207.x[4] = v3848;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3851 = v207.x[5];
-      const float v3852 = v3509.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3853 = v3851 * v3852;
-      v207.x[5] = v3853;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3856 = v207.x[6];
-      const float v3857 = v3509.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3858 = v3856 * v3857;
-      v207.x[6] = v3858;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3861 = v207.x[7];
-      const float v3862 = v3509.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3863 = v3861 * v3862;
-      v207.x[7] = v3863;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3866 = v207.x[8];
-      const float v3867 = v3509.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3868 = v3866 * v3867;
-      v207.x[8] = v3868;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3871 = v207.x[9];
-      const float v3872 = v3509.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3873 = v3871 * v3872;
-      v207.x[9] = v3873;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3876 = v207.x[10];
-      const float v3877 = v3509.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3878 = v3876 * v3877;
-      v207.x[10] = v3878;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3881 = v207.x[11];
-      const float v3882 = v3509.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3883 = v3881 * v3882;
-      v207.x[11] = v3883;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3886 = v207.x[12];
-      const float v3887 = v3509.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3888 = v3886 * v3887;
-      v207.x[12] = v3888;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3891 = v207.x[13];
-      const float v3892 = v3509.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3893 = v3891 * v3892;
-      v207.x[13] = v3893;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3896 = v207.x[14];
-      const float v3897 = v3509.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3898 = v3896 * v3897;
-      v207.x[14] = v3898;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3901 = v207.x[15];
-      const float v3902 = v3509.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3903 = v3901 * v3902;
-      v207.x[15] = v3903;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3906 = v207.x[16];
-      const float v3907 = v3509.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3908 = v3906 * v3907;
-      v207.x[16] = v3908;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3911 = v207.x[17];
-      const float v3912 = v3509.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3913 = v3911 * v3912;
-      v207.x[17] = v3913;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3916 = v207.x[18];
-      const float v3917 = v3509.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3918 = v3916 * v3917;
-      v207.x[18] = v3918;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3921 = v207.x[19];
-      const float v3922 = v3509.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3923 = v3921 * v3922;
-      v207.x[19] = v3923;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3926 = v207.x[20];
-      const float v3927 = v3509.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3928 = v3926 * v3927;
-      v207.x[20] = v3928;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3931 = v207.x[21];
-      const float v3932 = v3509.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3933 = v3931 * v3932;
-      v207.x[21] = v3933;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3936 = v207.x[22];
-      const float v3937 = v3509.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3938 = v3936 * v3937;
-      v207.x[22] = v3938;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3941 = v207.x[23];
-      const float v3942 = v3509.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3943 = v3941 * v3942;
-      v207.x[23] = v3943;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3946 = v207.x[24];
-      const float v3947 = v3509.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3948 = v3946 * v3947;
-      v207.x[24] = v3948;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3951 = v207.x[25];
-      const float v3952 = v3509.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3953 = v3951 * v3952;
-      v207.x[25] = v3953;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3956 = v207.x[26];
-      const float v3957 = v3509.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3958 = v3956 * v3957;
-      v207.x[26] = v3958;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3961 = v207.x[27];
-      const float v3962 = v3509.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3963 = v3961 * v3962;
-      v207.x[27] = v3963;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3966 = v207.x[28];
-      const float v3967 = v3509.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3968 = v3966 * v3967;
-      v207.x[28] = v3968;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3971 = v207.x[29];
-      const float v3972 = v3509.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3973 = v3971 * v3972;
-      v207.x[29] = v3973;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3976 = v207.x[30];
-      const float v3977 = v3509.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3978 = v3976 * v3977;
-      v207.x[30] = v3978;  // kernels/sdpa/flash_tile.hpp:233
-      const float v3981 = v207.x[31];
-      const float v3982 = v3509.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v3983 = v3981 * v3982;
-      v207.x[31] = v3983;  // kernels/sdpa/flash_tile.hpp:233
-      iron_frag<iron_bf16, 0, 16, 64> v3985;  // kernels/sdpa/flash_warpgroup.hpp:118
-      iron_frag_fill(v3985, iron_f32_to_bf16(0.0f));
-      iron_frag_convert(v3985, v2677);
-      iron_frag_store<false>(v3985, shm3, v3992, 64u);  // kernels/sdpa/flash_warpgroup.hpp:125
+      v226.x[0] = v3823;  // kernels/sdpa/flash_tile.hpp:218
+      const float v3826 = v226.x[1];
+      const float v3827 = v3816.x[1];  // kernels/sdpa/flash_tile.hpp:219
+      const float v3828 = v3530.x[1];
+      const float v3829 = v3826 * v3828;
+      const float v3830 = v3829 + v3827;
+      v226.x[1] = v3830;  // kernels/sdpa/flash_tile.hpp:218
+      const float v3833 = v226.x[2];
+      const float v3834 = v3816.x[2];  // kernels/sdpa/flash_tile.hpp:219
+      const float v3835 = v3530.x[2];
+      const float v3836 = v3833 * v3835;
+      const float v3837 = v3836 + v3834;
+      v226.x[2] = v3837;  // kernels/sdpa/flash_tile.hpp:218
+      const float v3840 = v226.x[3];
+      const float v3841 = v3816.x[3];  // kernels/sdpa/flash_tile.hpp:219
+      const float v3842 = v3530.x[3];
+      const float v3843 = v3840 * v3842;
+      const float v3844 = v3843 + v3841;
+      v226.x[3] = v3844;  // kernels/sdpa/flash_tile.hpp:218
+      const float v3847 = v228.x[0];  // kernels/sdpa/flash_tile.hpp:228
+      const float v3848 = v3530.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3849 = v3847 * v3848;
+      v228.x[0] = v3849;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3852 = v228.x[1];
+      const float v3853 = v3530.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3854 = v3852 * v3853;
+      v228.x[1] = v3854;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3857 = v228.x[2];
+      const float v3858 = v3530.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3859 = v3857 * v3858;
+      v228.x[2] = v3859;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3862 = v228.x[3];
+      const float v3863 = v3530.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3864 = v3862 * v3863;
+      v228.x[3] = v3864;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3867 = v228.x[4];
+      const float v3868 = v3530.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3869 = v3867 * v3868;
+      v228.x[4] = v3869;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3872 = v228.x[5];
+      const float v3873 = v3530.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3874 = v3872 * v3873;
+      v228.x[5] = v3874;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3877 = v228.x[6];
+      const float v3878 = v3530.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3879 = v3877 * v3878;
+      v228.x[6] = v3879;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3882 = v228.x[7];
+      const float v3883 = v3530.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3884 = v3882 * v3883;
+      v228.x[7] = v3884;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3887 = v228.x[8];
+      const float v3888 = v3530.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3889 = v3887 * v3888;
+      v228.x[8] = v3889;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3892 = v228.x[9];
+      const float v3893 = v3530.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3894 = v3892 * v3893;
+      v228.x[9] = v3894;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3897 = v228.x[10];
+      const float v3898 = v3530.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3899 = v3897 * v3898;
+      v228.x[10] = v3899;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3902 = v228.x[11];
+      const float v3903 = v3530.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3904 = v3902 * v3903;
+      v228.x[11] = v3904;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3907 = v228.x[12];
+      const float v3908 = v3530.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3909 = v3907 * v3908;
+      v228.x[12] = v3909;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3912 = v228.x[13];
+      const float v3913 = v3530.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3914 = v3912 * v3913;
+      v228.x[13] = v3914;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3917 = v228.x[14];
+      const float v3918 = v3530.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3919 = v3917 * v3918;
+      v228.x[14] = v3919;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3922 = v228.x[15];
+      const float v3923 = v3530.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3924 = v3922 * v3923;
+      v228.x[15] = v3924;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3927 = v228.x[16];
+      const float v3928 = v3530.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3929 = v3927 * v3928;
+      v228.x[16] = v3929;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3932 = v228.x[17];
+      const float v3933 = v3530.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3934 = v3932 * v3933;
+      v228.x[17] = v3934;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3937 = v228.x[18];
+      const float v3938 = v3530.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3939 = v3937 * v3938;
+      v228.x[18] = v3939;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3942 = v228.x[19];
+      const float v3943 = v3530.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3944 = v3942 * v3943;
+      v228.x[19] = v3944;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3947 = v228.x[20];
+      const float v3948 = v3530.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3949 = v3947 * v3948;
+      v228.x[20] = v3949;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3952 = v228.x[21];
+      const float v3953 = v3530.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3954 = v3952 * v3953;
+      v228.x[21] = v3954;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3957 = v228.x[22];
+      const float v3958 = v3530.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3959 = v3957 * v3958;
+      v228.x[22] = v3959;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3962 = v228.x[23];
+      const float v3963 = v3530.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3964 = v3962 * v3963;
+      v228.x[23] = v3964;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3967 = v228.x[24];
+      const float v3968 = v3530.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3969 = v3967 * v3968;
+      v228.x[24] = v3969;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3972 = v228.x[25];
+      const float v3973 = v3530.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3974 = v3972 * v3973;
+      v228.x[25] = v3974;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3977 = v228.x[26];
+      const float v3978 = v3530.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3979 = v3977 * v3978;
+      v228.x[26] = v3979;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3982 = v228.x[27];
+      const float v3983 = v3530.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3984 = v3982 * v3983;
+      v228.x[27] = v3984;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3987 = v228.x[28];
+      const float v3988 = v3530.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3989 = v3987 * v3988;
+      v228.x[28] = v3989;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3992 = v228.x[29];
+      const float v3993 = v3530.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3994 = v3992 * v3993;
+      v228.x[29] = v3994;  // kernels/sdpa/flash_tile.hpp:228
+      const float v3997 = v228.x[30];
+      const float v3998 = v3530.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v3999 = v3997 * v3998;
+      v228.x[30] = v3999;  // kernels/sdpa/flash_tile.hpp:228
+      const float v4002 = v228.x[31];
+      const float v4003 = v3530.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v4004 = v4002 * v4003;
+      v228.x[31] = v4004;  // kernels/sdpa/flash_tile.hpp:228
+      iron_frag<iron_bf16, 0, 16, 64> v4006;  // kernels/sdpa/flash_warpgroup.hpp:118
+      iron_frag_fill(v4006, iron_f32_to_bf16(0.0f));
+      iron_frag_convert(v4006, v2698);
+      iron_frag_store<false>(v4006, shm3, v4013, 64u);  // kernels/sdpa/flash_warpgroup.hpp:125
       __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:127
-      iron_frag<iron_bf16, 0, 16, 16> v4069;  // kernels/sdpa/flash_warpgroup.hpp:130
-      iron_frag_fill(v4069, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v4069, shm3, v4015, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4071;
-      iron_frag_fill(v4071, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4071, shm2, v2681, 64u);
-      iron_frag_mma_sync(v207, v4069, v4071);
-      const unsigned int v4078 = v2681 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v4080;
-      iron_frag_fill(v4080, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v4080, shm3, v4026, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4082;
-      iron_frag_fill(v4082, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4082, shm2, v4078, 64u);
-      iron_frag_mma_sync(v207, v4080, v4082);
-      const unsigned int v4089 = v2681 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v4091;
-      iron_frag_fill(v4091, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v4091, shm3, v4035, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4093;
-      iron_frag_fill(v4093, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4093, shm2, v4089, 64u);
-      iron_frag_mma_sync(v207, v4091, v4093);
-      const unsigned int v4100 = v2681 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v4102;
-      iron_frag_fill(v4102, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v4102, shm3, v4044, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4104;
-      iron_frag_fill(v4104, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4104, shm2, v4100, 64u);
-      iron_frag_mma_sync(v207, v4102, v4104);
+      iron_frag<iron_bf16, 0, 16, 16> v4090;  // kernels/sdpa/flash_warpgroup.hpp:130
+      iron_frag_fill(v4090, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v4090, shm3, v4036, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4092;
+      iron_frag_fill(v4092, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4092, shm2, v2702, 64u);
+      iron_frag_mma_sync(v228, v4090, v4092);
+      const unsigned int v4099 = v2702 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v4101;
+      iron_frag_fill(v4101, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v4101, shm3, v4047, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4103;
+      iron_frag_fill(v4103, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4103, shm2, v4099, 64u);
+      iron_frag_mma_sync(v228, v4101, v4103);
+      const unsigned int v4110 = v2702 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v4112;
+      iron_frag_fill(v4112, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v4112, shm3, v4056, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4114;
+      iron_frag_fill(v4114, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4114, shm2, v4110, 64u);
+      iron_frag_mma_sync(v228, v4112, v4114);
+      const unsigned int v4121 = v2702 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v4123;
+      iron_frag_fill(v4123, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v4123, shm3, v4065, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4125;
+      iron_frag_fill(v4125, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4125, shm2, v4121, 64u);
+      iron_frag_mma_sync(v228, v4123, v4125);
     }
     __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:95
-    const float v1678 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:247
-    iron_frag<float, 2, 16, 8> v1680;  // kernels/sdpa/flash_tile.hpp:248
-    iron_frag_fill(v1680, 0.0f);
-    const float v1684 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:250
-    const float v1685 = fmaxf(v1684, v1678);
-    const bool v1688 = v1685 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v1689 = v1688 ? 0.0f : v1685;
-    v1680.x[0] = v1689;  // kernels/sdpa/flash_tile.hpp:249
-    const float v1693 = v203.x[1];  // kernels/sdpa/flash_tile.hpp:250
-    const float v1694 = fmaxf(v1693, v1678);
-    const bool v1697 = v1694 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v1698 = v1697 ? 0.0f : v1694;
-    v1680.x[1] = v1698;  // kernels/sdpa/flash_tile.hpp:249
-    const float v1702 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:250
-    const float v1703 = fmaxf(v1702, v1678);
-    const bool v1706 = v1703 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v1707 = v1706 ? 0.0f : v1703;
-    v1680.x[2] = v1707;  // kernels/sdpa/flash_tile.hpp:249
-    const float v1711 = v203.x[3];  // kernels/sdpa/flash_tile.hpp:250
-    const float v1712 = fmaxf(v1711, v1678);
-    const bool v1715 = v1712 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v1716 = v1715 ? 0.0f : v1712;
-    v1680.x[3] = v1716;  // kernels/sdpa/flash_tile.hpp:249
-    iron_frag<float, 2, 16, 8> v1718;  // kernels/sdpa/flash_tile.hpp:252
-    iron_frag_fill(v1718, 0.0f);
-    const unsigned int v1719 = static_cast<unsigned int>(v1718.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:253
-    const unsigned int v1720 = static_cast<unsigned int>(v1718.row(0, iron_linear_thread() & 31u));
-    const float v1722 = v1680.x[0];  // kernels/sdpa/flash_tile.hpp:254
-    const float v1723 = v1678 - v1722;
-    const float v1724 = exp2f(v1723);
-    const float v1727 = v1684 - v1722;
-    const float v1728 = exp2f(v1727);
-    const float v1729 = v205.x[0];
-    const float v1730 = v1729 * v1728;
-    const float v1731 = v1730 + v1724;
-    v1718.x[0] = v1731;  // kernels/sdpa/flash_tile.hpp:253
-    const unsigned int v1732 = static_cast<unsigned int>(v1718.col(1, iron_linear_thread() & 31u));
-    const unsigned int v1733 = static_cast<unsigned int>(v1718.row(1, iron_linear_thread() & 31u));
-    const float v1735 = v1680.x[1];  // kernels/sdpa/flash_tile.hpp:254
-    const float v1736 = v1678 - v1735;
-    const float v1737 = exp2f(v1736);
-    const float v1740 = v1693 - v1735;
-    const float v1741 = exp2f(v1740);
-    const float v1742 = v205.x[1];
-    const float v1743 = v1742 * v1741;
-    const float v1744 = v1743 + v1737;
-    v1718.x[1] = v1744;  // kernels/sdpa/flash_tile.hpp:253
-    const unsigned int v1745 = static_cast<unsigned int>(v1718.col(2, iron_linear_thread() & 31u));
-    const unsigned int v1746 = static_cast<unsigned int>(v1718.row(2, iron_linear_thread() & 31u));
-    const float v1748 = v1680.x[2];  // kernels/sdpa/flash_tile.hpp:254
-    const float v1749 = v1678 - v1748;
-    const float v1750 = exp2f(v1749);
-    const float v1753 = v1702 - v1748;
-    const float v1754 = exp2f(v1753);
-    const float v1755 = v205.x[2];
-    const float v1756 = v1755 * v1754;
-    const float v1757 = v1756 + v1750;
-    v1718.x[2] = v1757;  // kernels/sdpa/flash_tile.hpp:253
-    const unsigned int v1758 = static_cast<unsigned int>(v1718.col(3, iron_linear_thread() & 31u));
-    const unsigned int v1759 = static_cast<unsigned int>(v1718.row(3, iron_linear_thread() & 31u));
-    const float v1761 = v1680.x[3];  // kernels/sdpa/flash_tile.hpp:254
-    const float v1762 = v1678 - v1761;
-    const float v1763 = exp2f(v1762);
-    const float v1766 = v1711 - v1761;
-    const float v1767 = exp2f(v1766);
-    const float v1768 = v205.x[3];
-    const float v1769 = v1768 * v1767;
-    const float v1770 = v1769 + v1763;
-    v1718.x[3] = v1770;  // kernels/sdpa/flash_tile.hpp:253
-    iron_frag<float, 2, 16, 8> v1772;  // kernels/sdpa/flash_tile.hpp:256
-    iron_frag_fill(v1772, 0.0f);
-    const float v1776 = v1718.x[0];  // kernels/sdpa/flash_tile.hpp:258
-    const float v1782 = v1728 / v1776;  // kernels/sdpa/flash_tile.hpp:259
-    const bool v1784 = v1776 > 0.0f;
-    const float v1785 = v1784 ? v1782 : 0.0f;
-    v1772.x[0] = v1785;  // kernels/sdpa/flash_tile.hpp:257
-    const float v1789 = v1718.x[1];  // kernels/sdpa/flash_tile.hpp:258
-    const float v1795 = v1741 / v1789;  // kernels/sdpa/flash_tile.hpp:259
-    const bool v1797 = v1789 > 0.0f;
-    const float v1798 = v1797 ? v1795 : 0.0f;
-    v1772.x[1] = v1798;  // kernels/sdpa/flash_tile.hpp:257
-    const float v1802 = v1718.x[2];  // kernels/sdpa/flash_tile.hpp:258
-    const float v1808 = v1754 / v1802;  // kernels/sdpa/flash_tile.hpp:259
-    const bool v1810 = v1802 > 0.0f;
-    const float v1811 = v1810 ? v1808 : 0.0f;
-    v1772.x[2] = v1811;  // kernels/sdpa/flash_tile.hpp:257
-    const float v1815 = v1718.x[3];  // kernels/sdpa/flash_tile.hpp:258
-    const float v1821 = v1767 / v1815;  // kernels/sdpa/flash_tile.hpp:259
-    const bool v1823 = v1815 > 0.0f;
-    const float v1824 = v1823 ? v1821 : 0.0f;
-    v1772.x[3] = v1824;  // kernels/sdpa/flash_tile.hpp:257
-    const unsigned int v1826 = v46 + v3825;  // kernels/sdpa/flash_tile.hpp:263
-    const float v1827 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v1828 = v207.x[0];
-    const float v1829 = v1828 * v1827;
-    const bool v1830 = v1826 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v1830) {
-      const iron_bf16 v1834 = iron_f32_to_bf16(v1829);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v1836 = v11 + v1826;
-      const unsigned int v1837 = v1836 * v1;
-      const unsigned int v1838 = v1837 + v26;
-      const unsigned int v1839 = v1838 << 6u;
-      const unsigned int v1840 = v1839 + v3824;
-      out[v1840] = v1834;
+    const float v1699 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:242
+    iron_frag<float, 2, 16, 8> v1701;  // kernels/sdpa/flash_tile.hpp:243
+    iron_frag_fill(v1701, 0.0f);
+    const float v1705 = v224.x[0];  // kernels/sdpa/flash_tile.hpp:245
+    const float v1706 = fmaxf(v1705, v1699);
+    const bool v1709 = v1706 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v1710 = v1709 ? 0.0f : v1706;
+    v1701.x[0] = v1710;  // kernels/sdpa/flash_tile.hpp:244
+    const float v1714 = v224.x[1];  // kernels/sdpa/flash_tile.hpp:245
+    const float v1715 = fmaxf(v1714, v1699);
+    const bool v1718 = v1715 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v1719 = v1718 ? 0.0f : v1715;
+    v1701.x[1] = v1719;  // kernels/sdpa/flash_tile.hpp:244
+    const float v1723 = v224.x[2];  // kernels/sdpa/flash_tile.hpp:245
+    const float v1724 = fmaxf(v1723, v1699);
+    const bool v1727 = v1724 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v1728 = v1727 ? 0.0f : v1724;
+    v1701.x[2] = v1728;  // kernels/sdpa/flash_tile.hpp:244
+    const float v1732 = v224.x[3];  // kernels/sdpa/flash_tile.hpp:245
+    const float v1733 = fmaxf(v1732, v1699);
+    const bool v1736 = v1733 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v1737 = v1736 ? 0.0f : v1733;
+    v1701.x[3] = v1737;  // kernels/sdpa/flash_tile.hpp:244
+    iron_frag<float, 2, 16, 8> v1739;  // kernels/sdpa/flash_tile.hpp:247
+    iron_frag_fill(v1739, 0.0f);
+    const unsigned int v1740 = static_cast<unsigned int>(v1739.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:248
+    const unsigned int v1741 = static_cast<unsigned int>(v1739.row(0, iron_linear_thread() & 31u));
+    const float v1743 = v1701.x[0];  // kernels/sdpa/flash_tile.hpp:249
+    const float v1744 = v1699 - v1743;
+    const float v1745 = exp2f(v1744);
+    const float v1748 = v1705 - v1743;
+    const float v1749 = exp2f(v1748);
+    const float v1750 = v226.x[0];
+    const float v1751 = v1750 * v1749;
+    const float v1752 = v1751 + v1745;
+    v1739.x[0] = v1752;  // kernels/sdpa/flash_tile.hpp:248
+    const unsigned int v1753 = static_cast<unsigned int>(v1739.col(1, iron_linear_thread() & 31u));
+    const unsigned int v1754 = static_cast<unsigned int>(v1739.row(1, iron_linear_thread() & 31u));
+    const float v1756 = v1701.x[1];  // kernels/sdpa/flash_tile.hpp:249
+    const float v1757 = v1699 - v1756;
+    const float v1758 = exp2f(v1757);
+    const float v1761 = v1714 - v1756;
+    const float v1762 = exp2f(v1761);
+    const float v1763 = v226.x[1];
+    const float v1764 = v1763 * v1762;
+    const float v1765 = v1764 + v1758;
+    v1739.x[1] = v1765;  // kernels/sdpa/flash_tile.hpp:248
+    const unsigned int v1766 = static_cast<unsigned int>(v1739.col(2, iron_linear_thread() & 31u));
+    const unsigned int v1767 = static_cast<unsigned int>(v1739.row(2, iron_linear_thread() & 31u));
+    const float v1769 = v1701.x[2];  // kernels/sdpa/flash_tile.hpp:249
+    const float v1770 = v1699 - v1769;
+    const float v1771 = exp2f(v1770);
+    const float v1774 = v1723 - v1769;
+    const float v1775 = exp2f(v1774);
+    const float v1776 = v226.x[2];
+    const float v1777 = v1776 * v1775;
+    const float v1778 = v1777 + v1771;
+    v1739.x[2] = v1778;  // kernels/sdpa/flash_tile.hpp:248
+    const unsigned int v1779 = static_cast<unsigned int>(v1739.col(3, iron_linear_thread() & 31u));
+    const unsigned int v1780 = static_cast<unsigned int>(v1739.row(3, iron_linear_thread() & 31u));
+    const float v1782 = v1701.x[3];  // kernels/sdpa/flash_tile.hpp:249
+    const float v1783 = v1699 - v1782;
+    const float v1784 = exp2f(v1783);
+    const float v1787 = v1732 - v1782;
+    const float v1788 = exp2f(v1787);
+    const float v1789 = v226.x[3];
+    const float v1790 = v1789 * v1788;
+    const float v1791 = v1790 + v1784;
+    v1739.x[3] = v1791;  // kernels/sdpa/flash_tile.hpp:248
+    iron_frag<float, 2, 16, 8> v1793;  // kernels/sdpa/flash_tile.hpp:251
+    iron_frag_fill(v1793, 0.0f);
+    const float v1797 = v1739.x[0];  // kernels/sdpa/flash_tile.hpp:253
+    const float v1803 = v1749 / v1797;  // kernels/sdpa/flash_tile.hpp:254
+    const bool v1805 = v1797 > 0.0f;
+    const float v1806 = v1805 ? v1803 : 0.0f;
+    v1793.x[0] = v1806;  // kernels/sdpa/flash_tile.hpp:252
+    const float v1810 = v1739.x[1];  // kernels/sdpa/flash_tile.hpp:253
+    const float v1816 = v1762 / v1810;  // kernels/sdpa/flash_tile.hpp:254
+    const bool v1818 = v1810 > 0.0f;
+    const float v1819 = v1818 ? v1816 : 0.0f;
+    v1793.x[1] = v1819;  // kernels/sdpa/flash_tile.hpp:252
+    const float v1823 = v1739.x[2];  // kernels/sdpa/flash_tile.hpp:253
+    const float v1829 = v1775 / v1823;  // kernels/sdpa/flash_tile.hpp:254
+    const bool v1831 = v1823 > 0.0f;
+    const float v1832 = v1831 ? v1829 : 0.0f;
+    v1793.x[2] = v1832;  // kernels/sdpa/flash_tile.hpp:252
+    const float v1836 = v1739.x[3];  // kernels/sdpa/flash_tile.hpp:253
+    const float v1842 = v1788 / v1836;  // kernels/sdpa/flash_tile.hpp:254
+    const bool v1844 = v1836 > 0.0f;
+    const float v1845 = v1844 ? v1842 : 0.0f;
+    v1793.x[3] = v1845;  // kernels/sdpa/flash_tile.hpp:252
+    const unsigned int v1847 = v46 + v3846;  // kernels/sdpa/flash_tile.hpp:258
+    const float v1848 = v1793.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v1849 = v228.x[0];
+    const float v1850 = v1849 * v1848;
+    const bool v1851 = v1847 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v1851) {
+      const iron_bf16 v1855 = iron_f32_to_bf16(v1850);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v1857 = v11 + v1847;
+      const unsigned int v1858 = v1857 * v1;
+      const unsigned int v1859 = v1858 + v26;
+      const unsigned int v1860 = v1859 << 6u;
+      const unsigned int v1861 = v1860 + v3845;
+      out[v1861] = v1855;
     }
-    const unsigned int v1842 = v46 + v3830;  // kernels/sdpa/flash_tile.hpp:263
-    const float v1843 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v1844 = v207.x[1];
-    const float v1845 = v1844 * v1843;
-    const bool v1846 = v1842 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v1846) {
-      const iron_bf16 v1850 = iron_f32_to_bf16(v1845);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v1852 = v11 + v1842;
-      const unsigned int v1853 = v1852 * v1;
-      const unsigned int v1854 = v1853 + v26;
-      const unsigned int v1855 = v1854 << 6u;
-      const unsigned int v1856 = v1855 + v3829;
-      out[v1856] = v1850;
+    const unsigned int v1863 = v46 + v3851;  // kernels/sdpa/flash_tile.hpp:258
+    const float v1864 = v1793.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v1865 = v228.x[1];
+    const float v1866 = v1865 * v1864;
+    const bool v1867 = v1863 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v1867) {
+      const iron_bf16 v1871 = iron_f32_to_bf16(v1866);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v1873 = v11 + v1863;
+      const unsigned int v1874 = v1873 * v1;
+      const unsigned int v1875 = v1874 + v26;
+      const unsigned int v1876 = v1875 << 6u;
+      const unsigned int v1877 = v1876 + v3850;
+      out[v1877] = v1871;
     }
-    const unsigned int v1858 = v46 + v3835;  // kernels/sdpa/flash_tile.hpp:263
-    const float v1859 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v1860 = v207.x[2];
-    const float v1861 = v1860 * v1859;
-    const bool v1862 = v1858 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v1862) {
-      const iron_bf16 v1866 = iron_f32_to_bf16(v1861);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v1868 = v11 + v1858;
-      const unsigned int v1869 = v1868 * v1;
-      const unsigned int v1870 = v1869 + v26;
-      const unsigned int v1871 = v1870 << 6u;
-      const unsigned int v1872 = v1871 + v3834;
-      out[v1872] = v1866;
+    const unsigned int v1879 = v46 + v3856;  // kernels/sdpa/flash_tile.hpp:258
+    const float v1880 = v1793.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v1881 = v228.x[2];
+    const float v1882 = v1881 * v1880;
+    const bool v1883 = v1879 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v1883) {
+      const iron_bf16 v1887 = iron_f32_to_bf16(v1882);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v1889 = v11 + v1879;
+      const unsigned int v1890 = v1889 * v1;
+      const unsigned int v1891 = v1890 + v26;
+      const unsigned int v1892 = v1891 << 6u;
+      const unsigned int v1893 = v1892 + v3855;
+      out[v1893] = v1887;
     }
-    const unsigned int v1874 = v46 + v3840;  // kernels/sdpa/flash_tile.hpp:263
-    const float v1875 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v1876 = v207.x[3];
-    const float v1877 = v1876 * v1875;
-    const bool v1878 = v1874 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v1878) {
-      const iron_bf16 v1882 = iron_f32_to_bf16(v1877);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v1884 = v11 + v1874;
-      const unsigned int v1885 = v1884 * v1;
-      const unsigned int v1886 = v1885 + v26;
-      const unsigned int v1887 = v1886 << 6u;
-      const unsigned int v1888 = v1887 + v3839;
-      out[v1888] = v1882;
+    const unsigned int v1895 = v46 + v3861;  // kernels/sdpa/flash_tile.hpp:258
+    const float v1896 = v1793.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v1897 = v228.x[3];
+    const float v1898 = v1897 * v1896;
+    const bool v1899 = v1895 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v1899) {
+      const iron_bf16 v1903 = iron_f32_to_bf16(v1898);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v1905 = v11 + v1895;
+      const unsigned int v1906 = v1905 * v1;
+      const unsigned int v1907 = v1906 + v26;
+      const unsigned int v1908 = v1907 << 6u;
+      const unsigned int v1909 = v1908 + v3860;
+      out[v1909] = v1903;
     }
-    const unsigned int v1890 = v46 + v3845;  // kernels/sdpa/flash_tile.hpp:263
-    const float v1891 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v1892 = v207.x[4];
-    const float v1893 = v1892 * v1891;
-    const bool v1894 = v1890 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v1894) {
-      const iron_bf16 v1898 = iron_f32_to_bf16(v1893);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v1900 = v11 + v1890;
-      const unsigned int v1901 = v1900 * v1;
-      const unsigned int v1902 = v1901 + v26;
-      const unsigned int v1903 = v1902 << 6u;
-      const unsigned int v1904 = v1903 + v3844;
-      out[v1904] = v1898;
+    const unsigned int v1911 = v46 + v3866;  // kernels/sdpa/flash_tile.hpp:258
+    const float v1912 = v1793.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v1913 = v228.x[4];
+    const float v1914 = v1913 * v1912;
+    const bool v1915 = v1911 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v1915) {
+      const iron_bf16 v1919 = iron_f32_to_bf16(v1914);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v1921 = v11 + v1911;
+      const unsigned int v1922 = v1921 * v1;
+      const unsigned int v1923 = v1922 + v26;
+      const unsigned int v1924 = v1923 << 6u;
+      const unsigned int v1925 = v1924 + v3865;
+      out[v1925] = v1919;
     }
-    const unsigned int v1906 = v46 + v3850;  // kernels/sdpa/flash_tile.hpp:263
-    const float v1907 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v1908 = v207.x[5];
-    const float v1909 = v1908 * v1907;
-    const bool v1910 = v1906 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v1910) {
-      const iron_bf16 v1914 = iron_f32_to_bf16(v1909);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v1916 = v11 + v1906;
-      const unsigned int v1917 = v1916 * v1;
-      const unsigned int v1918 = v1917 + v26;
-      const unsigned int v1919 = v1918 << 6u;
-      const unsigned int v1920 = v1919 + v3849;
-      out[v1920] = v1914;
+    const unsigned int v1927 = v46 + v3871;  // kernels/sdpa/flash_tile.hpp:258
+    const float v1928 = v1793.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v1929 = v228.x[5];
+    const float v1930 = v1929 * v1928;
+    const bool v1931 = v1927 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v1931) {
+      const iron_bf16 v1935 = iron_f32_to_bf16(v1930);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v1937 = v11 + v1927;
+      const unsigned int v1938 = v1937 * v1;
+      const unsigned int v1939 = v1938 + v26;
+      const unsigned int v1940 = v1939 << 6u;
+      const unsigned int v1941 = v1940 + v3870;
+      out[v1941] = v1935;
     }
-    const unsigned int v1922 = v46 + v3855;  // kernels/sdpa/flash_tile.hpp:263
-    const float v1923 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v1924 = v207.x[6];
-    const float v1925 = v1924 * v1923;
-    const bool v1926 = v1922 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v1926) {
-      const iron_bf16 v1930 = iron_f32_to_bf16(v1925);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v1932 = v11 + v1922;
-      const unsigned int v1933 = v1932 * v1;
-      const unsigned int v1934 = v1933 + v26;
-      const unsigned int v1935 = v1934 << 6u;
-      const unsigned int v1936 = v1935 + v3854;
-      out[v1936] = v1930;
+    const unsigned int v1943 = v46 + v3876;  // kernels/sdpa/flash_tile.hpp:258
+    const float v1944 = v1793.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v1945 = v228.x[6];
+    const float v1946 = v1945 * v1944;
+    const bool v1947 = v1943 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v1947) {
+      const iron_bf16 v1951 = iron_f32_to_bf16(v1946);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v1953 = v11 + v1943;
+      const unsigned int v1954 = v1953 * v1;
+      const unsigned int v1955 = v1954 + v26;
+      const unsigned int v1956 = v1955 << 6u;
+      const unsigned int v1957 = v1956 + v3875;
+      out[v1957] = v1951;
     }
-    const unsigned int v1938 = v46 + v3860;  // kernels/sdpa/flash_tile.hpp:263
-    const float v1939 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v1940 = v207.x[7];
-    const float v1941 = v1940 * v1939;
-    const bool v1942 = v1938 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v1942) {
-      const iron_bf16 v1946 = iron_f32_to_bf16(v1941);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v1948 = v11 + v1938;
-      const unsigned int v1949 = v1948 * v1;
-      const unsigned int v1950 = v1949 + v26;
-      const unsigned int v1951 = v1950 << 6u;
-      const unsigned int v1952 = v1951 + v3859;
-      out[v1952] = v1946;
+    const unsigned int v1959 = v46 + v3881;  // kernels/sdpa/flash_tile.hpp:258
+    const float v1960 = v1793.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v1961 = v228.x[7];
+    const float v1962 = v1961 * v1960;
+    const bool v1963 = v1959 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v1963) {
+      const iron_bf16 v1967 = iron_f32_to_bf16(v1962);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v1969 = v11 + v1959;
+      const unsigned int v1970 = v1969 * v1;
+      const unsigned int v1971 = v1970 + v26;
+      const unsigned int v1972 = v1971 << 6u;
+      const unsigned int v1973 = v1972 + v3880;
+      out[v1973] = v1967;
     }
-    const unsigned int v1954 = v46 + v3865;  // kernels/sdpa/flash_tile.hpp:263
-    const float v1955 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v1956 = v207.x[8];
-    const float v1957 = v1956 * v1955;
-    const bool v1958 = v1954 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v1958) {
-      const iron_bf16 v1962 = iron_f32_to_bf16(v1957);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v1964 = v11 + v1954;
-      const unsigned int v1965 = v1964 * v1;
-      const unsigned int v1966 = v1965 + v26;
-      const unsigned int v1967 = v1966 << 6u;
-      const unsigned int v1968 = v1967 + v3864;
-      out[v1968] = v1962;
+    const unsigned int v1975 = v46 + v3886;  // kernels/sdpa/flash_tile.hpp:258
+    const float v1976 = v1793.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v1977 = v228.x[8];
+    const float v1978 = v1977 * v1976;
+    const bool v1979 = v1975 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v1979) {
+      const iron_bf16 v1983 = iron_f32_to_bf16(v1978);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v1985 = v11 + v1975;
+      const unsigned int v1986 = v1985 * v1;
+      const unsigned int v1987 = v1986 + v26;
+      const unsigned int v1988 = v1987 << 6u;
+      const unsigned int v1989 = v1988 + v3885;
+      out[v1989] = v1983;
     }
-    const unsigned int v1970 = v46 + v3870;  // kernels/sdpa/flash_tile.hpp:263
-    const float v1971 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v1972 = v207.x[9];
-    const float v1973 = v1972 * v1971;
-    const bool v1974 = v1970 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v1974) {
-      const iron_bf16 v1978 = iron_f32_to_bf16(v1973);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v1980 = v11 + v1970;
-      const unsigned int v1981 = v1980 * v1;
-      const unsigned int v1982 = v1981 + v26;
-      const unsigned int v1983 = v1982 << 6u;
-      const unsigned int v1984 = v1983 + v3869;
-      out[v1984] = v1978;
+    const unsigned int v1991 = v46 + v3891;  // kernels/sdpa/flash_tile.hpp:258
+    const float v1992 = v1793.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v1993 = v228.x[9];
+    const float v1994 = v1993 * v1992;
+    const bool v1995 = v1991 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v1995) {
+      const iron_bf16 v1999 = iron_f32_to_bf16(v1994);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2001 = v11 + v1991;
+      const unsigned int v2002 = v2001 * v1;
+      const unsigned int v2003 = v2002 + v26;
+      const unsigned int v2004 = v2003 << 6u;
+      const unsigned int v2005 = v2004 + v3890;
+      out[v2005] = v1999;
     }
-    const unsigned int v1986 = v46 + v3875;  // kernels/sdpa/flash_tile.hpp:263
-    const float v1987 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v1988 = v207.x[10];
-    const float v1989 = v1988 * v1987;
-    const bool v1990 = v1986 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v1990) {
-      const iron_bf16 v1994 = iron_f32_to_bf16(v1989);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v1996 = v11 + v1986;
-      const unsigned int v1997 = v1996 * v1;
-      const unsigned int v1998 = v1997 + v26;
-      const unsigned int v1999 = v1998 << 6u;
-      const unsigned int v2000 = v1999 + v3874;
-      out[v2000] = v1994;
+    const unsigned int v2007 = v46 + v3896;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2008 = v1793.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2009 = v228.x[10];
+    const float v2010 = v2009 * v2008;
+    const bool v2011 = v2007 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2011) {
+      const iron_bf16 v2015 = iron_f32_to_bf16(v2010);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2017 = v11 + v2007;
+      const unsigned int v2018 = v2017 * v1;
+      const unsigned int v2019 = v2018 + v26;
+      const unsigned int v2020 = v2019 << 6u;
+      const unsigned int v2021 = v2020 + v3895;
+      out[v2021] = v2015;
     }
-    const unsigned int v2002 = v46 + v3880;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2003 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2004 = v207.x[11];
-    const float v2005 = v2004 * v2003;
-    const bool v2006 = v2002 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2006) {
-      const iron_bf16 v2010 = iron_f32_to_bf16(v2005);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2012 = v11 + v2002;
-      const unsigned int v2013 = v2012 * v1;
-      const unsigned int v2014 = v2013 + v26;
-      const unsigned int v2015 = v2014 << 6u;
-      const unsigned int v2016 = v2015 + v3879;
-      out[v2016] = v2010;
+    const unsigned int v2023 = v46 + v3901;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2024 = v1793.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2025 = v228.x[11];
+    const float v2026 = v2025 * v2024;
+    const bool v2027 = v2023 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2027) {
+      const iron_bf16 v2031 = iron_f32_to_bf16(v2026);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2033 = v11 + v2023;
+      const unsigned int v2034 = v2033 * v1;
+      const unsigned int v2035 = v2034 + v26;
+      const unsigned int v2036 = v2035 << 6u;
+      const unsigned int v2037 = v2036 + v3900;
+      out[v2037] = v2031;
     }
-    const unsigned int v2018 = v46 + v3885;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2019 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2020 = v207.x[12];
-    const float v2021 = v2020 * v2019;
-    const bool v2022 = v2018 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2022) {
-      const iron_bf16 v2026 = iron_f32_to_bf16(v2021);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2028 = v11 + v2018;
-      const unsigned int v2029 = v2028 * v1;
-      const unsigned int v2030 = v2029 + v26;
-      const unsigned int v2031 = v2030 << 6u;
-      const unsigned int v2032 = v2031 + v3884;
-      out[v2032] = v2026;
+    const unsigned int v2039 = v46 + v3906;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2040 = v1793.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2041 = v228.x[12];
+    const float v2042 = v2041 * v2040;
+    const bool v2043 = v2039 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2043) {
+      const iron_bf16 v2047 = iron_f32_to_bf16(v2042);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2049 = v11 + v2039;
+      const unsigned int v2050 = v2049 * v1;
+      const unsigned int v2051 = v2050 + v26;
+      const unsigned int v2052 = v2051 << 6u;
+      const unsigned int v2053 = v2052 + v3905;
+      out[v2053] = v2047;
     }
-    const unsigned int v2034 = v46 + v3890;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2035 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2036 = v207.x[13];
-    const float v2037 = v2036 * v2035;
-    const bool v2038 = v2034 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2038) {
-      const iron_bf16 v2042 = iron_f32_to_bf16(v2037);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2044 = v11 + v2034;
-      const unsigned int v2045 = v2044 * v1;
-      const unsigned int v2046 = v2045 + v26;
-      const unsigned int v2047 = v2046 << 6u;
-      const unsigned int v2048 = v2047 + v3889;
-      out[v2048] = v2042;
+    const unsigned int v2055 = v46 + v3911;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2056 = v1793.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2057 = v228.x[13];
+    const float v2058 = v2057 * v2056;
+    const bool v2059 = v2055 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2059) {
+      const iron_bf16 v2063 = iron_f32_to_bf16(v2058);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2065 = v11 + v2055;
+      const unsigned int v2066 = v2065 * v1;
+      const unsigned int v2067 = v2066 + v26;
+      const unsigned int v2068 = v2067 << 6u;
+      const unsigned int v2069 = v2068 + v3910;
+      out[v2069] = v2063;
     }
-    const unsigned int v2050 = v46 + v3895;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2051 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2052 = v207.x[14];
-    const float v2053 = v2052 * v2051;
-    const bool v2054 = v2050 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2054) {
-      const iron_bf16 v2058 = iron_f32_to_bf16(v2053);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2060 = v11 + v2050;
-      const unsigned int v2061 = v2060 * v1;
-      const unsigned int v2062 = v2061 + v26;
-      const unsigned int v2063 = v2062 << 6u;
-      const unsigned int v2064 = v2063 + v3894;
-      out[v2064] = v2058;
+    const unsigned int v2071 = v46 + v3916;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2072 = v1793.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2073 = v228.x[14];
+    const float v2074 = v2073 * v2072;
+    const bool v2075 = v2071 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2075) {
+      const iron_bf16 v2079 = iron_f32_to_bf16(v2074);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2081 = v11 + v2071;
+      const unsigned int v2082 = v2081 * v1;
+      const unsigned int v2083 = v2082 + v26;
+      const unsigned int v2084 = v2083 << 6u;
+      const unsigned int v2085 = v2084 + v3915;
+      out[v2085] = v2079;
     }
-    const unsigned int v2066 = v46 + v3900;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2067 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2068 = v207.x[15];
-    const float v2069 = v2068 * v2067;
-    const bool v2070 = v2066 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2070) {
-      const iron_bf16 v2074 = iron_f32_to_bf16(v2069);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2076 = v11 + v2066;
-      const unsigned int v2077 = v2076 * v1;
-      const unsigned int v2078 = v2077 + v26;
-      const unsigned int v2079 = v2078 << 6u;
-      const unsigned int v2080 = v2079 + v3899;
-      out[v2080] = v2074;
+    const unsigned int v2087 = v46 + v3921;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2088 = v1793.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2089 = v228.x[15];
+    const float v2090 = v2089 * v2088;
+    const bool v2091 = v2087 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2091) {
+      const iron_bf16 v2095 = iron_f32_to_bf16(v2090);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2097 = v11 + v2087;
+      const unsigned int v2098 = v2097 * v1;
+      const unsigned int v2099 = v2098 + v26;
+      const unsigned int v2100 = v2099 << 6u;
+      const unsigned int v2101 = v2100 + v3920;
+      out[v2101] = v2095;
     }
-    const unsigned int v2082 = v46 + v3905;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2083 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2084 = v207.x[16];
-    const float v2085 = v2084 * v2083;
-    const bool v2086 = v2082 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2086) {
-      const iron_bf16 v2090 = iron_f32_to_bf16(v2085);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2092 = v11 + v2082;
-      const unsigned int v2093 = v2092 * v1;
-      const unsigned int v2094 = v2093 + v26;
-      const unsigned int v2095 = v2094 << 6u;
-      const unsigned int v2096 = v2095 + v3904;
-      out[v2096] = v2090;
+    const unsigned int v2103 = v46 + v3926;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2104 = v1793.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2105 = v228.x[16];
+    const float v2106 = v2105 * v2104;
+    const bool v2107 = v2103 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2107) {
+      const iron_bf16 v2111 = iron_f32_to_bf16(v2106);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2113 = v11 + v2103;
+      const unsigned int v2114 = v2113 * v1;
+      const unsigned int v2115 = v2114 + v26;
+      const unsigned int v2116 = v2115 << 6u;
+      const unsigned int v2117 = v2116 + v3925;
+      out[v2117] = v2111;
     }
-    const unsigned int v2098 = v46 + v3910;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2099 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2100 = v207.x[17];
-    const float v2101 = v2100 * v2099;
-    const bool v2102 = v2098 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2102) {
-      const iron_bf16 v2106 = iron_f32_to_bf16(v2101);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2108 = v11 + v2098;
-      const unsigned int v2109 = v2108 * v1;
-      const unsigned int v2110 = v2109 + v26;
-      const unsigned int v2111 = v2110 << 6u;
-      const unsigned int v2112 = v2111 + v3909;
-      out[v2112] = v2106;
+    const unsigned int v2119 = v46 + v3931;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2120 = v1793.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2121 = v228.x[17];
+    const float v2122 = v2121 * v2120;
+    const bool v2123 = v2119 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2123) {
+      const iron_bf16 v2127 = iron_f32_to_bf16(v2122);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2129 = v11 + v2119;
+      const unsigned int v2130 = v2129 * v1;
+      const unsigned int v2131 = v2130 + v26;
+      const unsigned int v2132 = v2131 << 6u;
+      const unsigned int v2133 = v2132 + v3930;
+      out[v2133] = v2127;
     }
-    const unsigned int v2114 = v46 + v3915;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2115 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2116 = v207.x[18];
-    const float v2117 = v2116 * v2115;
-    const bool v2118 = v2114 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2118) {
-      const iron_bf16 v2122 = iron_f32_to_bf16(v2117);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2124 = v11 + v2114;
-      const unsigned int v2125 = v2124 * v1;
-      const unsigned int v2126 = v2125 + v26;
-      const unsigned int v2127 = v2126 << 6u;
-      const unsigned int v2128 = v2127 + v3914;
-      out[v2128] = v2122;
+    const unsigned int v2135 = v46 + v3936;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2136 = v1793.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2137 = v228.x[18];
+    const float v2138 = v2137 * v2136;
+    const bool v2139 = v2135 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2139) {
+      const iron_bf16 v2143 = iron_f32_to_bf16(v2138);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2145 = v11 + v2135;
+      const unsigned int v2146 = v2145 * v1;
+      const unsigned int v2147 = v2146 + v26;
+      const unsigned int v2148 = v2147 << 6u;
+      const unsigned int v2149 = v2148 + v3935;
+      out[v2149] = v2143;
     }
-    const unsigned int v2130 = v46 + v3920;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2131 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2132 = v207.x[19];
-    const float v2133 = v2132 * v2131;
-    const bool v2134 = v2130 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2134) {
-      const iron_bf16 v2138 = iron_f32_to_bf16(v2133);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2140 = v11 + v2130;
-      const unsigned int v2141 = v2140 * v1;
-      const unsigned int v2142 = v2141 + v26;
-      const unsigned int v2143 = v2142 << 6u;
-      const unsigned int v2144 = v2143 + v3919;
-      out[v2144] = v2138;
+    const unsigned int v2151 = v46 + v3941;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2152 = v1793.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2153 = v228.x[19];
+    const float v2154 = v2153 * v2152;
+    const bool v2155 = v2151 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2155) {
+      const iron_bf16 v2159 = iron_f32_to_bf16(v2154);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2161 = v11 + v2151;
+      const unsigned int v2162 = v2161 * v1;
+      const unsigned int v2163 = v2162 + v26;
+      const unsigned int v2164 = v2163 << 6u;
+      const unsigned int v2165 = v2164 + v3940;
+      out[v2165] = v2159;
     }
-    const unsigned int v2146 = v46 + v3925;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2147 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2148 = v207.x[20];
-    const float v2149 = v2148 * v2147;
-    const bool v2150 = v2146 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2150) {
-      const iron_bf16 v2154 = iron_f32_to_bf16(v2149);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2156 = v11 + v2146;
-      const unsigned int v2157 = v2156 * v1;
-      const unsigned int v2158 = v2157 + v26;
-      const unsigned int v2159 = v2158 << 6u;
-      const unsigned int v2160 = v2159 + v3924;
-      out[v2160] = v2154;
+    const unsigned int v2167 = v46 + v3946;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2168 = v1793.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2169 = v228.x[20];
+    const float v2170 = v2169 * v2168;
+    const bool v2171 = v2167 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2171) {
+      const iron_bf16 v2175 = iron_f32_to_bf16(v2170);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2177 = v11 + v2167;
+      const unsigned int v2178 = v2177 * v1;
+      const unsigned int v2179 = v2178 + v26;
+      const unsigned int v2180 = v2179 << 6u;
+      const unsigned int v2181 = v2180 + v3945;
+      out[v2181] = v2175;
     }
-    const unsigned int v2162 = v46 + v3930;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2163 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2164 = v207.x[21];
-    const float v2165 = v2164 * v2163;
-    const bool v2166 = v2162 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2166) {
-      const iron_bf16 v2170 = iron_f32_to_bf16(v2165);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2172 = v11 + v2162;
-      const unsigned int v2173 = v2172 * v1;
-      const unsigned int v2174 = v2173 + v26;
-      const unsigned int v2175 = v2174 << 6u;
-      const unsigned int v2176 = v2175 + v3929;
-      out[v2176] = v2170;
+    const unsigned int v2183 = v46 + v3951;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2184 = v1793.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2185 = v228.x[21];
+    const float v2186 = v2185 * v2184;
+    const bool v2187 = v2183 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2187) {
+      const iron_bf16 v2191 = iron_f32_to_bf16(v2186);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2193 = v11 + v2183;
+      const unsigned int v2194 = v2193 * v1;
+      const unsigned int v2195 = v2194 + v26;
+      const unsigned int v2196 = v2195 << 6u;
+      const unsigned int v2197 = v2196 + v3950;
+      out[v2197] = v2191;
     }
-    const unsigned int v2178 = v46 + v3935;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2179 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2180 = v207.x[22];
-    const float v2181 = v2180 * v2179;
-    const bool v2182 = v2178 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2182) {
-      const iron_bf16 v2186 = iron_f32_to_bf16(v2181);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2188 = v11 + v2178;
-      const unsigned int v2189 = v2188 * v1;
-      const unsigned int v2190 = v2189 + v26;
-      const unsigned int v2191 = v2190 << 6u;
-      const unsigned int v2192 = v2191 + v3934;
-      out[v2192] = v2186;
+    const unsigned int v2199 = v46 + v3956;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2200 = v1793.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2201 = v228.x[22];
+    const float v2202 = v2201 * v2200;
+    const bool v2203 = v2199 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2203) {
+      const iron_bf16 v2207 = iron_f32_to_bf16(v2202);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2209 = v11 + v2199;
+      const unsigned int v2210 = v2209 * v1;
+      const unsigned int v2211 = v2210 + v26;
+      const unsigned int v2212 = v2211 << 6u;
+      const unsigned int v2213 = v2212 + v3955;
+      out[v2213] = v2207;
     }
-    const unsigned int v2194 = v46 + v3940;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2195 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2196 = v207.x[23];
-    const float v2197 = v2196 * v2195;
-    const bool v2198 = v2194 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2198) {
-      const iron_bf16 v2202 = iron_f32_to_bf16(v2197);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2204 = v11 + v2194;
-      const unsigned int v2205 = v2204 * v1;
-      const unsigned int v2206 = v2205 + v26;
-      const unsigned int v2207 = v2206 << 6u;
-      const unsigned int v2208 = v2207 + v3939;
-      out[v2208] = v2202;
+    const unsigned int v2215 = v46 + v3961;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2216 = v1793.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2217 = v228.x[23];
+    const float v2218 = v2217 * v2216;
+    const bool v2219 = v2215 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2219) {
+      const iron_bf16 v2223 = iron_f32_to_bf16(v2218);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2225 = v11 + v2215;
+      const unsigned int v2226 = v2225 * v1;
+      const unsigned int v2227 = v2226 + v26;
+      const unsigned int v2228 = v2227 << 6u;
+      const unsigned int v2229 = v2228 + v3960;
+      out[v2229] = v2223;
     }
-    const unsigned int v2210 = v46 + v3945;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2211 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2212 = v207.x[24];
-    const float v2213 = v2212 * v2211;
-    const bool v2214 = v2210 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2214) {
-      const iron_bf16 v2218 = iron_f32_to_bf16(v2213);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2220 = v11 + v2210;
-      const unsigned int v2221 = v2220 * v1;
-      const unsigned int v2222 = v2221 + v26;
-      const unsigned int v2223 = v2222 << 6u;
-      const unsigned int v2224 = v2223 + v3944;
-      out[v2224] = v2218;
+    const unsigned int v2231 = v46 + v3966;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2232 = v1793.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2233 = v228.x[24];
+    const float v2234 = v2233 * v2232;
+    const bool v2235 = v2231 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2235) {
+      const iron_bf16 v2239 = iron_f32_to_bf16(v2234);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2241 = v11 + v2231;
+      const unsigned int v2242 = v2241 * v1;
+      const unsigned int v2243 = v2242 + v26;
+      const unsigned int v2244 = v2243 << 6u;
+      const unsigned int v2245 = v2244 + v3965;
+      out[v2245] = v2239;
     }
-    const unsigned int v2226 = v46 + v3950;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2227 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2228 = v207.x[25];
-    const float v2229 = v2228 * v2227;
-    const bool v2230 = v2226 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2230) {
-      const iron_bf16 v2234 = iron_f32_to_bf16(v2229);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2236 = v11 + v2226;
-      const unsigned int v2237 = v2236 * v1;
-      const unsigned int v2238 = v2237 + v26;
-      const unsigned int v2239 = v2238 << 6u;
-      const unsigned int v2240 = v2239 + v3949;
-      out[v2240] = v2234;
+    const unsigned int v2247 = v46 + v3971;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2248 = v1793.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2249 = v228.x[25];
+    const float v2250 = v2249 * v2248;
+    const bool v2251 = v2247 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2251) {
+      const iron_bf16 v2255 = iron_f32_to_bf16(v2250);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2257 = v11 + v2247;
+      const unsigned int v2258 = v2257 * v1;
+      const unsigned int v2259 = v2258 + v26;
+      const unsigned int v2260 = v2259 << 6u;
+      const unsigned int v2261 = v2260 + v3970;
+      out[v2261] = v2255;
     }
-    const unsigned int v2242 = v46 + v3955;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2243 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2244 = v207.x[26];
-    const float v2245 = v2244 * v2243;
-    const bool v2246 = v2242 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2246) {
-      const iron_bf16 v2250 = iron_f32_to_bf16(v2245);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2252 = v11 + v2242;
-      const unsigned int v2253 = v2252 * v1;
-      const unsigned int v2254 = v2253 + v26;
-      const unsigned int v2255 = v2254 << 6u;
-      const unsigned int v2256 = v2255 + v3954;
-      out[v2256] = v2250;
+    const unsigned int v2263 = v46 + v3976;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2264 = v1793.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2265 = v228.x[26];
+    const float v2266 = v2265 * v2264;
+    const bool v2267 = v2263 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2267) {
+      const iron_bf16 v2271 = iron_f32_to_bf16(v2266);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2273 = v11 + v2263;
+      const unsigned int v2274 = v2273 * v1;
+      const unsigned int v2275 = v2274 + v26;
+      const unsigned int v2276 = v2275 << 6u;
+      const unsigned int v2277 = v2276 + v3975;
+      out[v2277] = v2271;
     }
-    const unsigned int v2258 = v46 + v3960;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2259 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2260 = v207.x[27];
-    const float v2261 = v2260 * v2259;
-    const bool v2262 = v2258 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2262) {
-      const iron_bf16 v2266 = iron_f32_to_bf16(v2261);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2268 = v11 + v2258;
-      const unsigned int v2269 = v2268 * v1;
-      const unsigned int v2270 = v2269 + v26;
-      const unsigned int v2271 = v2270 << 6u;
-      const unsigned int v2272 = v2271 + v3959;
-      out[v2272] = v2266;
+    const unsigned int v2279 = v46 + v3981;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2280 = v1793.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2281 = v228.x[27];
+    const float v2282 = v2281 * v2280;
+    const bool v2283 = v2279 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2283) {
+      const iron_bf16 v2287 = iron_f32_to_bf16(v2282);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2289 = v11 + v2279;
+      const unsigned int v2290 = v2289 * v1;
+      const unsigned int v2291 = v2290 + v26;
+      const unsigned int v2292 = v2291 << 6u;
+      const unsigned int v2293 = v2292 + v3980;
+      out[v2293] = v2287;
     }
-    const unsigned int v2274 = v46 + v3965;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2275 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2276 = v207.x[28];
-    const float v2277 = v2276 * v2275;
-    const bool v2278 = v2274 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2278) {
-      const iron_bf16 v2282 = iron_f32_to_bf16(v2277);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2284 = v11 + v2274;
-      const unsigned int v2285 = v2284 * v1;
-      const unsigned int v2286 = v2285 + v26;
-      const unsigned int v2287 = v2286 << 6u;
-      const unsigned int v2288 = v2287 + v3964;
-      out[v2288] = v2282;
+    const unsigned int v2295 = v46 + v3986;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2296 = v1793.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2297 = v228.x[28];
+    const float v2298 = v2297 * v2296;
+    const bool v2299 = v2295 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2299) {
+      const iron_bf16 v2303 = iron_f32_to_bf16(v2298);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2305 = v11 + v2295;
+      const unsigned int v2306 = v2305 * v1;
+      const unsigned int v2307 = v2306 + v26;
+      const unsigned int v2308 = v2307 << 6u;
+      const unsigned int v2309 = v2308 + v3985;
+      out[v2309] = v2303;
     }
-    const unsigned int v2290 = v46 + v3970;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2291 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2292 = v207.x[29];
-    const float v2293 = v2292 * v2291;
-    const bool v2294 = v2290 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2294) {
-      const iron_bf16 v2298 = iron_f32_to_bf16(v2293);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2300 = v11 + v2290;
-      const unsigned int v2301 = v2300 * v1;
-      const unsigned int v2302 = v2301 + v26;
-      const unsigned int v2303 = v2302 << 6u;
-      const unsigned int v2304 = v2303 + v3969;
-      out[v2304] = v2298;
+    const unsigned int v2311 = v46 + v3991;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2312 = v1793.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2313 = v228.x[29];
+    const float v2314 = v2313 * v2312;
+    const bool v2315 = v2311 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2315) {
+      const iron_bf16 v2319 = iron_f32_to_bf16(v2314);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2321 = v11 + v2311;
+      const unsigned int v2322 = v2321 * v1;
+      const unsigned int v2323 = v2322 + v26;
+      const unsigned int v2324 = v2323 << 6u;
+      const unsigned int v2325 = v2324 + v3990;
+      out[v2325] = v2319;
     }
-    const unsigned int v2306 = v46 + v3975;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2307 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2308 = v207.x[30];
-    const float v2309 = v2308 * v2307;
-    const bool v2310 = v2306 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2310) {
-      const iron_bf16 v2314 = iron_f32_to_bf16(v2309);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2316 = v11 + v2306;
-      const unsigned int v2317 = v2316 * v1;
-      const unsigned int v2318 = v2317 + v26;
-      const unsigned int v2319 = v2318 << 6u;
-      const unsigned int v2320 = v2319 + v3974;
-      out[v2320] = v2314;
+    const unsigned int v2327 = v46 + v3996;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2328 = v1793.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2329 = v228.x[30];
+    const float v2330 = v2329 * v2328;
+    const bool v2331 = v2327 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2331) {
+      const iron_bf16 v2335 = iron_f32_to_bf16(v2330);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2337 = v11 + v2327;
+      const unsigned int v2338 = v2337 * v1;
+      const unsigned int v2339 = v2338 + v26;
+      const unsigned int v2340 = v2339 << 6u;
+      const unsigned int v2341 = v2340 + v3995;
+      out[v2341] = v2335;
     }
-    const unsigned int v2322 = v46 + v3980;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2323 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2324 = v207.x[31];
-    const float v2325 = v2324 * v2323;
-    const bool v2326 = v2322 < v18;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2326) {
-      const iron_bf16 v2330 = iron_f32_to_bf16(v2325);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2332 = v11 + v2322;
-      const unsigned int v2333 = v2332 * v1;
-      const unsigned int v2334 = v2333 + v26;
-      const unsigned int v2335 = v2334 << 6u;
-      const unsigned int v2336 = v2335 + v3979;
-      out[v2336] = v2330;
+    const unsigned int v2343 = v46 + v4001;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2344 = v1793.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2345 = v228.x[31];
+    const float v2346 = v2345 * v2344;
+    const bool v2347 = v2343 < v18;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2347) {
+      const iron_bf16 v2351 = iron_f32_to_bf16(v2346);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2353 = v11 + v2343;
+      const unsigned int v2354 = v2353 * v1;
+      const unsigned int v2355 = v2354 + v26;
+      const unsigned int v2356 = v2355 << 6u;
+      const unsigned int v2357 = v2356 + v4000;
+      out[v2357] = v2351;
     }
-    const unsigned int v2338 = v46 + v1720;  // kernels/sdpa/flash_tile.hpp:270
-    const float v2342 = log2f(v1776);  // kernels/sdpa/flash_tile.hpp:271
-    const float v2343 = v2342 + v1722;
-    const float v2344 = v2343 * 0.6931472f;
-    const bool v2347 = v1719 == v47;  // kernels/sdpa/flash_tile.hpp:272
-    const bool v2348 = v2338 < v18;
-    const bool v2349 = v2347 && v2348;
-    if (v2349) {
-      const unsigned int v2350 = v26 * v3;  // kernels/sdpa/prefill.cpp:189
-      const unsigned int v2351 = v2350 + v11;
-      const unsigned int v2352 = v2351 + v2338;
-      lse[v2352] = v2344;
+    const unsigned int v2359 = v46 + v1741;  // kernels/sdpa/flash_tile.hpp:265
+    const float v2363 = log2f(v1797);  // kernels/sdpa/flash_tile.hpp:266
+    const float v2364 = v2363 + v1743;
+    const float v2365 = v2364 * 0.6931472f;
+    const bool v2368 = v1740 == v47;  // kernels/sdpa/flash_tile.hpp:267
+    const bool v2369 = v2359 < v18;
+    const bool v2370 = v2368 && v2369;
+    if (v2370) {
+      const unsigned int v2371 = v26 * v3;  // kernels/sdpa/prefill.cpp:189
+      const unsigned int v2372 = v2371 + v11;
+      const unsigned int v2373 = v2372 + v2359;
+      lse[v2373] = v2365;
     }
-    const unsigned int v2354 = v46 + v1733;  // kernels/sdpa/flash_tile.hpp:270
-    const float v2358 = log2f(v1789);  // kernels/sdpa/flash_tile.hpp:271
-    const float v2359 = v2358 + v1735;
-    const float v2360 = v2359 * 0.6931472f;
-    const bool v2363 = v1732 == v47;  // kernels/sdpa/flash_tile.hpp:272
-    const bool v2364 = v2354 < v18;
-    const bool v2365 = v2363 && v2364;
-    if (v2365) {
-      const unsigned int v2366 = v26 * v3;  // kernels/sdpa/prefill.cpp:189
-      const unsigned int v2367 = v2366 + v11;
-      const unsigned int v2368 = v2367 + v2354;
-      lse[v2368] = v2360;
+    const unsigned int v2375 = v46 + v1754;  // kernels/sdpa/flash_tile.hpp:265
+    const float v2379 = log2f(v1810);  // kernels/sdpa/flash_tile.hpp:266
+    const float v2380 = v2379 + v1756;
+    const float v2381 = v2380 * 0.6931472f;
+    const bool v2384 = v1753 == v47;  // kernels/sdpa/flash_tile.hpp:267
+    const bool v2385 = v2375 < v18;
+    const bool v2386 = v2384 && v2385;
+    if (v2386) {
+      const unsigned int v2387 = v26 * v3;  // kernels/sdpa/prefill.cpp:189
+      const unsigned int v2388 = v2387 + v11;
+      const unsigned int v2389 = v2388 + v2375;
+      lse[v2389] = v2381;
     }
-    const unsigned int v2370 = v46 + v1746;  // kernels/sdpa/flash_tile.hpp:270
-    const float v2374 = log2f(v1802);  // kernels/sdpa/flash_tile.hpp:271
-    const float v2375 = v2374 + v1748;
-    const float v2376 = v2375 * 0.6931472f;
-    const bool v2379 = v1745 == v47;  // kernels/sdpa/flash_tile.hpp:272
-    const bool v2380 = v2370 < v18;
-    const bool v2381 = v2379 && v2380;
-    if (v2381) {
-      const unsigned int v2382 = v26 * v3;  // kernels/sdpa/prefill.cpp:189
-      const unsigned int v2383 = v2382 + v11;
-      const unsigned int v2384 = v2383 + v2370;
-      lse[v2384] = v2376;
+    const unsigned int v2391 = v46 + v1767;  // kernels/sdpa/flash_tile.hpp:265
+    const float v2395 = log2f(v1823);  // kernels/sdpa/flash_tile.hpp:266
+    const float v2396 = v2395 + v1769;
+    const float v2397 = v2396 * 0.6931472f;
+    const bool v2400 = v1766 == v47;  // kernels/sdpa/flash_tile.hpp:267
+    const bool v2401 = v2391 < v18;
+    const bool v2402 = v2400 && v2401;
+    if (v2402) {
+      const unsigned int v2403 = v26 * v3;  // kernels/sdpa/prefill.cpp:189
+      const unsigned int v2404 = v2403 + v11;
+      const unsigned int v2405 = v2404 + v2391;
+      lse[v2405] = v2397;
     }
-    const unsigned int v2386 = v46 + v1759;  // kernels/sdpa/flash_tile.hpp:270
-    const float v2390 = log2f(v1815);  // kernels/sdpa/flash_tile.hpp:271
-    const float v2391 = v2390 + v1761;
-    const float v2392 = v2391 * 0.6931472f;
-    const bool v2395 = v1758 == v47;  // kernels/sdpa/flash_tile.hpp:272
-    const bool v2396 = v2386 < v18;
-    const bool v2397 = v2395 && v2396;
-    if (v2397) {
-      const unsigned int v2398 = v26 * v3;  // kernels/sdpa/prefill.cpp:189
-      const unsigned int v2399 = v2398 + v11;
-      const unsigned int v2400 = v2399 + v2386;
-      lse[v2400] = v2392;
+    const unsigned int v2407 = v46 + v1780;  // kernels/sdpa/flash_tile.hpp:265
+    const float v2411 = log2f(v1836);  // kernels/sdpa/flash_tile.hpp:266
+    const float v2412 = v2411 + v1782;
+    const float v2413 = v2412 * 0.6931472f;
+    const bool v2416 = v1779 == v47;  // kernels/sdpa/flash_tile.hpp:267
+    const bool v2417 = v2407 < v18;
+    const bool v2418 = v2416 && v2417;
+    if (v2418) {
+      const unsigned int v2419 = v26 * v3;  // kernels/sdpa/prefill.cpp:189
+      const unsigned int v2420 = v2419 + v11;
+      const unsigned int v2421 = v2420 + v2407;
+      lse[v2421] = v2413;
     }
   }
 }

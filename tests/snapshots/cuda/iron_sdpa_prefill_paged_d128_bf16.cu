@@ -549,3989 +549,3992 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
     __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:84
     const unsigned int v307 = v27 + 128u;  // kernels/sdpa/flash_warpgroup.hpp:86
     const unsigned int v308 = min(v307, v20);
-    const unsigned int v309 = v308 + v35;  // kernels/sdpa/flash_tile.hpp:127
-    const unsigned int v311 = v309 - v20;  // kernels/sdpa/flash_tile.hpp:129
-    const unsigned int v312 = min(v35, v311);
-    const bool v313 = v309 > v20;
-    const unsigned int v314 = v313 ? v312 : v42;
-    const bool v316 = v8 == v42;  // kernels/sdpa/flash_tile.hpp:128
-    const unsigned int v317 = v316 ? v35 : v314;
-    const unsigned int v319 = v27 + v35;  // kernels/sdpa/flash_tile.hpp:130
-    const unsigned int v320 = v319 + 1u;
-    const unsigned int v324 = v320 - v20;  // kernels/sdpa/flash_tile.hpp:132
-    const unsigned int v325 = v324 - v9;
-    const unsigned int v326 = v325 >> 7u;
-    const unsigned int v327 = v326 << 7u;
-    const bool v329 = v9 > v42;  // kernels/sdpa/flash_tile.hpp:131
-    const unsigned int v330 = v20 + v9;
-    const bool v331 = v320 > v330;
-    const bool v332 = v329 && v331;
-    const unsigned int v333 = v332 ? v327 : v42;
-    const float v335 = v10 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:88
-    iron_frag<float, 2, 16, 8> v337;  // kernels/sdpa/flash_tile.hpp:189
-    iron_frag_fill(v337, __uint_as_float(0xff800000u));
-    iron_frag<float, 2, 16, 8> v339;
-    iron_frag_fill(v339, 0.0f);
-    iron_frag<float, 2, 16, 64> v341;  // /usr/include/c++/12/array:99
-    iron_frag_fill(v341, 0.0f);
-    iron_frag<float, 2, 16, 64> v343;
-    iron_frag_fill(v343, 0.0f);
+    const unsigned int v310 = v27 + v35;  // kernels/sdpa/flash_tile.hpp:125
+    const unsigned int v311 = v310 + 1u;
+    const unsigned int v313 = v311 - v20;  // kernels/sdpa/flash_tile.hpp:127
+    const bool v318 = v8 == v42;  // kernels/sdpa/flash_tile.hpp:126
+    const unsigned int v322 = v313 - v9;  // kernels/sdpa/flash_tile.hpp:129
+    const bool v324 = v9 > v42;  // kernels/sdpa/flash_tile.hpp:128
+    const unsigned int v325 = v20 + v9;
+    const bool v326 = v311 > v325;
+    const bool v327 = v324 && v326;
+    const unsigned int v328 = v327 ? v322 : v42;
+    const unsigned int v330 = v308 - 1u;  // kernels/sdpa/flash_tile.hpp:140
+    const unsigned int v332 = v330 + v35;  // kernels/sdpa/flash_tile.hpp:125
+    const unsigned int v333 = v332 + 1u;
+    const unsigned int v335 = v333 - v20;  // kernels/sdpa/flash_tile.hpp:127
+    const unsigned int v336 = min(v35, v335);
+    const bool v337 = v333 > v20;
+    const unsigned int v338 = v337 ? v336 : v42;
+    const unsigned int v341 = v318 ? v35 : v338;  // kernels/sdpa/flash_tile.hpp:126
+    const unsigned int v353 = v328 >> 7u;  // kernels/sdpa/flash_tile.hpp:141
+    const unsigned int v354 = v353 << 7u;
+    const float v356 = v10 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:88
+    iron_frag<float, 2, 16, 8> v358;  // kernels/sdpa/flash_tile.hpp:184
+    iron_frag_fill(v358, __uint_as_float(0xff800000u));
+    iron_frag<float, 2, 16, 8> v360;
+    iron_frag_fill(v360, 0.0f);
+    iron_frag<float, 2, 16, 64> v362;  // /usr/include/c++/12/array:99
+    iron_frag_fill(v362, 0.0f);
+    iron_frag<float, 2, 16, 64> v364;
+    iron_frag_fill(v364, 0.0f);
 
-    for (unsigned int v5008 = v42; v5008 < 1u; v5008 += 1u) {  // kernels/sdpa/flash_warpgroup.hpp:95
-      const unsigned int v5009 = v5008 << 7u;
-      const unsigned int v5010 = v333 + v5009;
-      const bool v5011 = v5010 < v317;
-      if (v5011) {
+    for (unsigned int v5029 = v42; v5029 < 1u; v5029 += 1u) {  // kernels/sdpa/flash_warpgroup.hpp:95
+      const unsigned int v5030 = v5029 << 7u;
+      const unsigned int v5031 = v354 + v5030;
+      const bool v5032 = v5031 < v341;
+      if (v5032) {
         if (v47) {  // kernels/sdpa/kv_sources.hpp:87
-          const unsigned int v5013 = v5008 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:99
-          const unsigned int v5023 = v5010 + v62;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v5024 = v5023 < v35;
-          const unsigned int v5027 = v5024 ? v5023 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5029 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v5030 = v5027 & v5029;
-          const unsigned int v5031 = v5027 >> (v41 & 31);
-          const unsigned int v5032 = v32 + v5031;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5033 = block_table[v5032];
-          const unsigned int v5035 = v5033 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5036 = v5035 + v30;
-          const unsigned int v5037 = v5036 * v6;
-          const unsigned int v5038 = v5037 + v5030;
-          const unsigned int v5039 = v5038 << 7u;
-          const unsigned int v5040 = v5039 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5049 = v5013 + v85;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v5050 = v5049 + v81;
-          const unsigned int v5051 = v5050 + v79;
-          iron_copy_async<16>(shm1 + (v5051 ^ (((v5051 >> 6u) & 7u) << 3u)), k_pages + v5040, v5024);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5061 = v5010 + v93;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v5062 = v5061 < v35;
-          const unsigned int v5065 = v5062 ? v5061 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5068 = v5065 & v5029;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v5069 = v5065 >> (v41 & 31);
-          const unsigned int v5070 = v32 + v5069;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5071 = block_table[v5070];
-          const unsigned int v5073 = v5071 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5074 = v5073 + v30;
-          const unsigned int v5075 = v5074 * v6;
-          const unsigned int v5076 = v5075 + v5068;
-          const unsigned int v5077 = v5076 << 7u;
-          const unsigned int v5078 = v5077 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5087 = v5013 + v116;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v5088 = v5087 + v112;
-          const unsigned int v5089 = v5088 + v110;
-          iron_copy_async<16>(shm1 + (v5089 ^ (((v5089 >> 6u) & 7u) << 3u)), k_pages + v5078, v5062);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5099 = v5010 + v124;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v5100 = v5099 < v35;
-          const unsigned int v5103 = v5100 ? v5099 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5106 = v5103 & v5029;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v5107 = v5103 >> (v41 & 31);
-          const unsigned int v5108 = v32 + v5107;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5109 = block_table[v5108];
-          const unsigned int v5111 = v5109 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5112 = v5111 + v30;
-          const unsigned int v5113 = v5112 * v6;
-          const unsigned int v5114 = v5113 + v5106;
-          const unsigned int v5115 = v5114 << 7u;
-          const unsigned int v5116 = v5115 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5125 = v5013 + v147;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v5126 = v5125 + v143;
-          const unsigned int v5127 = v5126 + v141;
-          iron_copy_async<16>(shm1 + (v5127 ^ (((v5127 >> 6u) & 7u) << 3u)), k_pages + v5116, v5100);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5137 = v5010 + v155;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v5138 = v5137 < v35;
-          const unsigned int v5141 = v5138 ? v5137 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5144 = v5141 & v5029;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v5145 = v5141 >> (v41 & 31);
-          const unsigned int v5146 = v32 + v5145;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5147 = block_table[v5146];
-          const unsigned int v5149 = v5147 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5150 = v5149 + v30;
-          const unsigned int v5151 = v5150 * v6;
-          const unsigned int v5152 = v5151 + v5144;
-          const unsigned int v5153 = v5152 << 7u;
-          const unsigned int v5154 = v5153 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5163 = v5013 + v178;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v5164 = v5163 + v174;
-          const unsigned int v5165 = v5164 + v172;
-          iron_copy_async<16>(shm1 + (v5165 ^ (((v5165 >> 6u) & 7u) << 3u)), k_pages + v5154, v5138);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5175 = v5010 + v186;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v5176 = v5175 < v35;
-          const unsigned int v5179 = v5176 ? v5175 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5182 = v5179 & v5029;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v5183 = v5179 >> (v41 & 31);
-          const unsigned int v5184 = v32 + v5183;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5185 = block_table[v5184];
-          const unsigned int v5187 = v5185 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5188 = v5187 + v30;
-          const unsigned int v5189 = v5188 * v6;
-          const unsigned int v5190 = v5189 + v5182;
-          const unsigned int v5191 = v5190 << 7u;
-          const unsigned int v5192 = v5191 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5201 = v5013 + v209;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v5202 = v5201 + v205;
-          const unsigned int v5203 = v5202 + v203;
-          iron_copy_async<16>(shm1 + (v5203 ^ (((v5203 >> 6u) & 7u) << 3u)), k_pages + v5192, v5176);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5213 = v5010 + v217;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v5214 = v5213 < v35;
-          const unsigned int v5217 = v5214 ? v5213 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5220 = v5217 & v5029;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v5221 = v5217 >> (v41 & 31);
-          const unsigned int v5222 = v32 + v5221;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5223 = block_table[v5222];
-          const unsigned int v5225 = v5223 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5226 = v5225 + v30;
-          const unsigned int v5227 = v5226 * v6;
-          const unsigned int v5228 = v5227 + v5220;
-          const unsigned int v5229 = v5228 << 7u;
-          const unsigned int v5230 = v5229 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5239 = v5013 + v240;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v5240 = v5239 + v236;
-          const unsigned int v5241 = v5240 + v234;
-          iron_copy_async<16>(shm1 + (v5241 ^ (((v5241 >> 6u) & 7u) << 3u)), k_pages + v5230, v5214);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5251 = v5010 + v248;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v5252 = v5251 < v35;
-          const unsigned int v5255 = v5252 ? v5251 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5258 = v5255 & v5029;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v5259 = v5255 >> (v41 & 31);
-          const unsigned int v5260 = v32 + v5259;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5261 = block_table[v5260];
-          const unsigned int v5263 = v5261 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5264 = v5263 + v30;
-          const unsigned int v5265 = v5264 * v6;
-          const unsigned int v5266 = v5265 + v5258;
-          const unsigned int v5267 = v5266 << 7u;
-          const unsigned int v5268 = v5267 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5277 = v5013 + v271;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v5278 = v5277 + v267;
-          const unsigned int v5279 = v5278 + v265;
-          iron_copy_async<16>(shm1 + (v5279 ^ (((v5279 >> 6u) & 7u) << 3u)), k_pages + v5268, v5252);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5289 = v5010 + v279;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v5290 = v5289 < v35;
-          const unsigned int v5293 = v5290 ? v5289 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5296 = v5293 & v5029;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v5297 = v5293 >> (v41 & 31);
-          const unsigned int v5298 = v32 + v5297;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5299 = block_table[v5298];
-          const unsigned int v5301 = v5299 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5302 = v5301 + v30;
-          const unsigned int v5303 = v5302 * v6;
-          const unsigned int v5304 = v5303 + v5296;
-          const unsigned int v5305 = v5304 << 7u;
-          const unsigned int v5306 = v5305 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5315 = v5013 + v302;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v5316 = v5315 + v298;
-          const unsigned int v5317 = v5316 + v296;
-          iron_copy_async<16>(shm1 + (v5317 ^ (((v5317 >> 6u) & 7u) << 3u)), k_pages + v5306, v5290);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5339 = block_table[v5032];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5341 = v5339 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5342 = v5341 + v30;
-          const unsigned int v5343 = v5342 * v6;
-          const unsigned int v5344 = v5343 + v5030;
-          const unsigned int v5345 = v5344 << 7u;
-          const unsigned int v5346 = v5345 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v5051 ^ (((v5051 >> 6u) & 7u) << 3u)), v_pages + v5346, v5024);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5377 = block_table[v5070];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5379 = v5377 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5380 = v5379 + v30;
-          const unsigned int v5381 = v5380 * v6;
-          const unsigned int v5382 = v5381 + v5068;
-          const unsigned int v5383 = v5382 << 7u;
-          const unsigned int v5384 = v5383 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v5089 ^ (((v5089 >> 6u) & 7u) << 3u)), v_pages + v5384, v5062);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5415 = block_table[v5108];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5417 = v5415 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5418 = v5417 + v30;
-          const unsigned int v5419 = v5418 * v6;
-          const unsigned int v5420 = v5419 + v5106;
-          const unsigned int v5421 = v5420 << 7u;
-          const unsigned int v5422 = v5421 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v5127 ^ (((v5127 >> 6u) & 7u) << 3u)), v_pages + v5422, v5100);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5453 = block_table[v5146];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5455 = v5453 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5456 = v5455 + v30;
-          const unsigned int v5457 = v5456 * v6;
-          const unsigned int v5458 = v5457 + v5144;
-          const unsigned int v5459 = v5458 << 7u;
-          const unsigned int v5460 = v5459 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v5165 ^ (((v5165 >> 6u) & 7u) << 3u)), v_pages + v5460, v5138);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5491 = block_table[v5184];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5493 = v5491 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5494 = v5493 + v30;
-          const unsigned int v5495 = v5494 * v6;
-          const unsigned int v5496 = v5495 + v5182;
-          const unsigned int v5497 = v5496 << 7u;
-          const unsigned int v5498 = v5497 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v5203 ^ (((v5203 >> 6u) & 7u) << 3u)), v_pages + v5498, v5176);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5529 = block_table[v5222];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5531 = v5529 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5532 = v5531 + v30;
-          const unsigned int v5533 = v5532 * v6;
-          const unsigned int v5534 = v5533 + v5220;
-          const unsigned int v5535 = v5534 << 7u;
-          const unsigned int v5536 = v5535 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v5241 ^ (((v5241 >> 6u) & 7u) << 3u)), v_pages + v5536, v5214);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5567 = block_table[v5260];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5569 = v5567 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5570 = v5569 + v30;
-          const unsigned int v5571 = v5570 * v6;
-          const unsigned int v5572 = v5571 + v5258;
-          const unsigned int v5573 = v5572 << 7u;
-          const unsigned int v5574 = v5573 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v5279 ^ (((v5279 >> 6u) & 7u) << 3u)), v_pages + v5574, v5252);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5605 = block_table[v5298];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5607 = v5605 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5608 = v5607 + v30;
-          const unsigned int v5609 = v5608 * v6;
-          const unsigned int v5610 = v5609 + v5296;
-          const unsigned int v5611 = v5610 << 7u;
-          const unsigned int v5612 = v5611 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v5317 ^ (((v5317 >> 6u) & 7u) << 3u)), v_pages + v5612, v5290);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5034 = v5029 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:99
+          const unsigned int v5044 = v5031 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5045 = v5044 < v35;
+          const unsigned int v5048 = v5045 ? v5044 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5050 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v5051 = v5048 & v5050;
+          const unsigned int v5052 = v5048 >> (v41 & 31);
+          const unsigned int v5053 = v32 + v5052;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5054 = block_table[v5053];
+          const unsigned int v5056 = v5054 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5057 = v5056 + v30;
+          const unsigned int v5058 = v5057 * v6;
+          const unsigned int v5059 = v5058 + v5051;
+          const unsigned int v5060 = v5059 << 7u;
+          const unsigned int v5061 = v5060 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5070 = v5034 + v85;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v5071 = v5070 + v81;
+          const unsigned int v5072 = v5071 + v79;
+          iron_copy_async<16>(shm1 + (v5072 ^ (((v5072 >> 6u) & 7u) << 3u)), k_pages + v5061, v5045);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5082 = v5031 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5083 = v5082 < v35;
+          const unsigned int v5086 = v5083 ? v5082 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5089 = v5086 & v5050;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v5090 = v5086 >> (v41 & 31);
+          const unsigned int v5091 = v32 + v5090;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5092 = block_table[v5091];
+          const unsigned int v5094 = v5092 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5095 = v5094 + v30;
+          const unsigned int v5096 = v5095 * v6;
+          const unsigned int v5097 = v5096 + v5089;
+          const unsigned int v5098 = v5097 << 7u;
+          const unsigned int v5099 = v5098 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5108 = v5034 + v116;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v5109 = v5108 + v112;
+          const unsigned int v5110 = v5109 + v110;
+          iron_copy_async<16>(shm1 + (v5110 ^ (((v5110 >> 6u) & 7u) << 3u)), k_pages + v5099, v5083);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5120 = v5031 + v124;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5121 = v5120 < v35;
+          const unsigned int v5124 = v5121 ? v5120 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5127 = v5124 & v5050;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v5128 = v5124 >> (v41 & 31);
+          const unsigned int v5129 = v32 + v5128;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5130 = block_table[v5129];
+          const unsigned int v5132 = v5130 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5133 = v5132 + v30;
+          const unsigned int v5134 = v5133 * v6;
+          const unsigned int v5135 = v5134 + v5127;
+          const unsigned int v5136 = v5135 << 7u;
+          const unsigned int v5137 = v5136 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5146 = v5034 + v147;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v5147 = v5146 + v143;
+          const unsigned int v5148 = v5147 + v141;
+          iron_copy_async<16>(shm1 + (v5148 ^ (((v5148 >> 6u) & 7u) << 3u)), k_pages + v5137, v5121);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5158 = v5031 + v155;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5159 = v5158 < v35;
+          const unsigned int v5162 = v5159 ? v5158 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5165 = v5162 & v5050;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v5166 = v5162 >> (v41 & 31);
+          const unsigned int v5167 = v32 + v5166;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5168 = block_table[v5167];
+          const unsigned int v5170 = v5168 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5171 = v5170 + v30;
+          const unsigned int v5172 = v5171 * v6;
+          const unsigned int v5173 = v5172 + v5165;
+          const unsigned int v5174 = v5173 << 7u;
+          const unsigned int v5175 = v5174 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5184 = v5034 + v178;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v5185 = v5184 + v174;
+          const unsigned int v5186 = v5185 + v172;
+          iron_copy_async<16>(shm1 + (v5186 ^ (((v5186 >> 6u) & 7u) << 3u)), k_pages + v5175, v5159);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5196 = v5031 + v186;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5197 = v5196 < v35;
+          const unsigned int v5200 = v5197 ? v5196 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5203 = v5200 & v5050;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v5204 = v5200 >> (v41 & 31);
+          const unsigned int v5205 = v32 + v5204;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5206 = block_table[v5205];
+          const unsigned int v5208 = v5206 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5209 = v5208 + v30;
+          const unsigned int v5210 = v5209 * v6;
+          const unsigned int v5211 = v5210 + v5203;
+          const unsigned int v5212 = v5211 << 7u;
+          const unsigned int v5213 = v5212 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5222 = v5034 + v209;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v5223 = v5222 + v205;
+          const unsigned int v5224 = v5223 + v203;
+          iron_copy_async<16>(shm1 + (v5224 ^ (((v5224 >> 6u) & 7u) << 3u)), k_pages + v5213, v5197);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5234 = v5031 + v217;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5235 = v5234 < v35;
+          const unsigned int v5238 = v5235 ? v5234 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5241 = v5238 & v5050;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v5242 = v5238 >> (v41 & 31);
+          const unsigned int v5243 = v32 + v5242;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5244 = block_table[v5243];
+          const unsigned int v5246 = v5244 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5247 = v5246 + v30;
+          const unsigned int v5248 = v5247 * v6;
+          const unsigned int v5249 = v5248 + v5241;
+          const unsigned int v5250 = v5249 << 7u;
+          const unsigned int v5251 = v5250 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5260 = v5034 + v240;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v5261 = v5260 + v236;
+          const unsigned int v5262 = v5261 + v234;
+          iron_copy_async<16>(shm1 + (v5262 ^ (((v5262 >> 6u) & 7u) << 3u)), k_pages + v5251, v5235);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5272 = v5031 + v248;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5273 = v5272 < v35;
+          const unsigned int v5276 = v5273 ? v5272 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5279 = v5276 & v5050;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v5280 = v5276 >> (v41 & 31);
+          const unsigned int v5281 = v32 + v5280;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5282 = block_table[v5281];
+          const unsigned int v5284 = v5282 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5285 = v5284 + v30;
+          const unsigned int v5286 = v5285 * v6;
+          const unsigned int v5287 = v5286 + v5279;
+          const unsigned int v5288 = v5287 << 7u;
+          const unsigned int v5289 = v5288 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5298 = v5034 + v271;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v5299 = v5298 + v267;
+          const unsigned int v5300 = v5299 + v265;
+          iron_copy_async<16>(shm1 + (v5300 ^ (((v5300 >> 6u) & 7u) << 3u)), k_pages + v5289, v5273);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5310 = v5031 + v279;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5311 = v5310 < v35;
+          const unsigned int v5314 = v5311 ? v5310 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5317 = v5314 & v5050;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v5318 = v5314 >> (v41 & 31);
+          const unsigned int v5319 = v32 + v5318;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5320 = block_table[v5319];
+          const unsigned int v5322 = v5320 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5323 = v5322 + v30;
+          const unsigned int v5324 = v5323 * v6;
+          const unsigned int v5325 = v5324 + v5317;
+          const unsigned int v5326 = v5325 << 7u;
+          const unsigned int v5327 = v5326 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5336 = v5034 + v302;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v5337 = v5336 + v298;
+          const unsigned int v5338 = v5337 + v296;
+          iron_copy_async<16>(shm1 + (v5338 ^ (((v5338 >> 6u) & 7u) << 3u)), k_pages + v5327, v5311);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5360 = block_table[v5053];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5362 = v5360 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5363 = v5362 + v30;
+          const unsigned int v5364 = v5363 * v6;
+          const unsigned int v5365 = v5364 + v5051;
+          const unsigned int v5366 = v5365 << 7u;
+          const unsigned int v5367 = v5366 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5072 ^ (((v5072 >> 6u) & 7u) << 3u)), v_pages + v5367, v5045);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5398 = block_table[v5091];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5400 = v5398 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5401 = v5400 + v30;
+          const unsigned int v5402 = v5401 * v6;
+          const unsigned int v5403 = v5402 + v5089;
+          const unsigned int v5404 = v5403 << 7u;
+          const unsigned int v5405 = v5404 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5110 ^ (((v5110 >> 6u) & 7u) << 3u)), v_pages + v5405, v5083);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5436 = block_table[v5129];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5438 = v5436 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5439 = v5438 + v30;
+          const unsigned int v5440 = v5439 * v6;
+          const unsigned int v5441 = v5440 + v5127;
+          const unsigned int v5442 = v5441 << 7u;
+          const unsigned int v5443 = v5442 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5148 ^ (((v5148 >> 6u) & 7u) << 3u)), v_pages + v5443, v5121);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5474 = block_table[v5167];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5476 = v5474 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5477 = v5476 + v30;
+          const unsigned int v5478 = v5477 * v6;
+          const unsigned int v5479 = v5478 + v5165;
+          const unsigned int v5480 = v5479 << 7u;
+          const unsigned int v5481 = v5480 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5186 ^ (((v5186 >> 6u) & 7u) << 3u)), v_pages + v5481, v5159);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5512 = block_table[v5205];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5514 = v5512 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5515 = v5514 + v30;
+          const unsigned int v5516 = v5515 * v6;
+          const unsigned int v5517 = v5516 + v5203;
+          const unsigned int v5518 = v5517 << 7u;
+          const unsigned int v5519 = v5518 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5224 ^ (((v5224 >> 6u) & 7u) << 3u)), v_pages + v5519, v5197);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5550 = block_table[v5243];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5552 = v5550 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5553 = v5552 + v30;
+          const unsigned int v5554 = v5553 * v6;
+          const unsigned int v5555 = v5554 + v5241;
+          const unsigned int v5556 = v5555 << 7u;
+          const unsigned int v5557 = v5556 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5262 ^ (((v5262 >> 6u) & 7u) << 3u)), v_pages + v5557, v5235);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5588 = block_table[v5281];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5590 = v5588 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5591 = v5590 + v30;
+          const unsigned int v5592 = v5591 * v6;
+          const unsigned int v5593 = v5592 + v5279;
+          const unsigned int v5594 = v5593 << 7u;
+          const unsigned int v5595 = v5594 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5300 ^ (((v5300 >> 6u) & 7u) << 3u)), v_pages + v5595, v5273);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5626 = block_table[v5319];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5628 = v5626 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5629 = v5628 + v30;
+          const unsigned int v5630 = v5629 * v6;
+          const unsigned int v5631 = v5630 + v5317;
+          const unsigned int v5632 = v5631 << 7u;
+          const unsigned int v5633 = v5632 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5338 ^ (((v5338 >> 6u) & 7u) << 3u)), v_pages + v5633, v5311);  // kernels/sdpa/flash_tile.hpp:86
         } else {
-          const unsigned int v5625 = v5008 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:99
-          const unsigned int v5635 = v5010 + v62;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v5636 = v5635 < v35;
-          const unsigned int v5639 = v5636 ? v5635 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5640 = v5639 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v5641 = v5639 / v6;
-          const unsigned int v5642 = v32 + v5641;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5643 = block_table[v5642];
-          const unsigned int v5645 = v5643 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5646 = v5645 + v30;
-          const unsigned int v5647 = v5646 * v6;
-          const unsigned int v5648 = v5647 + v5640;
-          const unsigned int v5649 = v5648 << 7u;
-          const unsigned int v5650 = v5649 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5659 = v5625 + v85;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v5660 = v5659 + v81;
-          const unsigned int v5661 = v5660 + v79;
-          iron_copy_async<16>(shm1 + (v5661 ^ (((v5661 >> 6u) & 7u) << 3u)), k_pages + v5650, v5636);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5671 = v5010 + v93;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v5672 = v5671 < v35;
-          const unsigned int v5675 = v5672 ? v5671 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5676 = v5675 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v5677 = v5675 / v6;
-          const unsigned int v5678 = v32 + v5677;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5679 = block_table[v5678];
-          const unsigned int v5681 = v5679 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5682 = v5681 + v30;
-          const unsigned int v5683 = v5682 * v6;
-          const unsigned int v5684 = v5683 + v5676;
-          const unsigned int v5685 = v5684 << 7u;
-          const unsigned int v5686 = v5685 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5695 = v5625 + v116;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v5696 = v5695 + v112;
-          const unsigned int v5697 = v5696 + v110;
-          iron_copy_async<16>(shm1 + (v5697 ^ (((v5697 >> 6u) & 7u) << 3u)), k_pages + v5686, v5672);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5707 = v5010 + v124;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v5708 = v5707 < v35;
-          const unsigned int v5711 = v5708 ? v5707 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5712 = v5711 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v5713 = v5711 / v6;
-          const unsigned int v5714 = v32 + v5713;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5715 = block_table[v5714];
-          const unsigned int v5717 = v5715 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5718 = v5717 + v30;
-          const unsigned int v5719 = v5718 * v6;
-          const unsigned int v5720 = v5719 + v5712;
-          const unsigned int v5721 = v5720 << 7u;
-          const unsigned int v5722 = v5721 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5731 = v5625 + v147;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v5732 = v5731 + v143;
-          const unsigned int v5733 = v5732 + v141;
-          iron_copy_async<16>(shm1 + (v5733 ^ (((v5733 >> 6u) & 7u) << 3u)), k_pages + v5722, v5708);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5743 = v5010 + v155;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v5744 = v5743 < v35;
-          const unsigned int v5747 = v5744 ? v5743 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5748 = v5747 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v5749 = v5747 / v6;
-          const unsigned int v5750 = v32 + v5749;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5751 = block_table[v5750];
-          const unsigned int v5753 = v5751 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5754 = v5753 + v30;
-          const unsigned int v5755 = v5754 * v6;
-          const unsigned int v5756 = v5755 + v5748;
-          const unsigned int v5757 = v5756 << 7u;
-          const unsigned int v5758 = v5757 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5767 = v5625 + v178;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v5768 = v5767 + v174;
-          const unsigned int v5769 = v5768 + v172;
-          iron_copy_async<16>(shm1 + (v5769 ^ (((v5769 >> 6u) & 7u) << 3u)), k_pages + v5758, v5744);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5779 = v5010 + v186;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v5780 = v5779 < v35;
-          const unsigned int v5783 = v5780 ? v5779 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5784 = v5783 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v5785 = v5783 / v6;
-          const unsigned int v5786 = v32 + v5785;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5787 = block_table[v5786];
-          const unsigned int v5789 = v5787 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5790 = v5789 + v30;
-          const unsigned int v5791 = v5790 * v6;
-          const unsigned int v5792 = v5791 + v5784;
-          const unsigned int v5793 = v5792 << 7u;
-          const unsigned int v5794 = v5793 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5803 = v5625 + v209;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v5804 = v5803 + v205;
-          const unsigned int v5805 = v5804 + v203;
-          iron_copy_async<16>(shm1 + (v5805 ^ (((v5805 >> 6u) & 7u) << 3u)), k_pages + v5794, v5780);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5815 = v5010 + v217;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v5816 = v5815 < v35;
-          const unsigned int v5819 = v5816 ? v5815 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5820 = v5819 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v5821 = v5819 / v6;
-          const unsigned int v5822 = v32 + v5821;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5823 = block_table[v5822];
-          const unsigned int v5825 = v5823 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5826 = v5825 + v30;
-          const unsigned int v5827 = v5826 * v6;
-          const unsigned int v5828 = v5827 + v5820;
-          const unsigned int v5829 = v5828 << 7u;
-          const unsigned int v5830 = v5829 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5839 = v5625 + v240;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v5840 = v5839 + v236;
-          const unsigned int v5841 = v5840 + v234;
-          iron_copy_async<16>(shm1 + (v5841 ^ (((v5841 >> 6u) & 7u) << 3u)), k_pages + v5830, v5816);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5851 = v5010 + v248;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v5852 = v5851 < v35;
-          const unsigned int v5855 = v5852 ? v5851 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5856 = v5855 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v5857 = v5855 / v6;
-          const unsigned int v5858 = v32 + v5857;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5859 = block_table[v5858];
-          const unsigned int v5861 = v5859 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5862 = v5861 + v30;
-          const unsigned int v5863 = v5862 * v6;
-          const unsigned int v5864 = v5863 + v5856;
-          const unsigned int v5865 = v5864 << 7u;
-          const unsigned int v5866 = v5865 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5875 = v5625 + v271;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v5876 = v5875 + v267;
-          const unsigned int v5877 = v5876 + v265;
-          iron_copy_async<16>(shm1 + (v5877 ^ (((v5877 >> 6u) & 7u) << 3u)), k_pages + v5866, v5852);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5887 = v5010 + v279;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v5888 = v5887 < v35;
-          const unsigned int v5891 = v5888 ? v5887 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5892 = v5891 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v5893 = v5891 / v6;
-          const unsigned int v5894 = v32 + v5893;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5895 = block_table[v5894];
-          const unsigned int v5897 = v5895 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5898 = v5897 + v30;
-          const unsigned int v5899 = v5898 * v6;
-          const unsigned int v5900 = v5899 + v5892;
-          const unsigned int v5901 = v5900 << 7u;
-          const unsigned int v5902 = v5901 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5911 = v5625 + v302;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v5912 = v5911 + v298;
-          const unsigned int v5913 = v5912 + v296;
-          iron_copy_async<16>(shm1 + (v5913 ^ (((v5913 >> 6u) & 7u) << 3u)), k_pages + v5902, v5888);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5933 = block_table[v5642];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5935 = v5933 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5936 = v5935 + v30;
-          const unsigned int v5937 = v5936 * v6;
-          const unsigned int v5938 = v5937 + v5640;
-          const unsigned int v5939 = v5938 << 7u;
-          const unsigned int v5940 = v5939 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v5661 ^ (((v5661 >> 6u) & 7u) << 3u)), v_pages + v5940, v5636);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5969 = block_table[v5678];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5971 = v5969 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5972 = v5971 + v30;
-          const unsigned int v5973 = v5972 * v6;
-          const unsigned int v5974 = v5973 + v5676;
-          const unsigned int v5975 = v5974 << 7u;
-          const unsigned int v5976 = v5975 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v5697 ^ (((v5697 >> 6u) & 7u) << 3u)), v_pages + v5976, v5672);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6005 = block_table[v5714];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6007 = v6005 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6008 = v6007 + v30;
-          const unsigned int v6009 = v6008 * v6;
-          const unsigned int v6010 = v6009 + v5712;
-          const unsigned int v6011 = v6010 << 7u;
-          const unsigned int v6012 = v6011 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v5733 ^ (((v5733 >> 6u) & 7u) << 3u)), v_pages + v6012, v5708);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6041 = block_table[v5750];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6043 = v6041 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6044 = v6043 + v30;
-          const unsigned int v6045 = v6044 * v6;
-          const unsigned int v6046 = v6045 + v5748;
-          const unsigned int v6047 = v6046 << 7u;
-          const unsigned int v6048 = v6047 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v5769 ^ (((v5769 >> 6u) & 7u) << 3u)), v_pages + v6048, v5744);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6077 = block_table[v5786];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6079 = v6077 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6080 = v6079 + v30;
-          const unsigned int v6081 = v6080 * v6;
-          const unsigned int v6082 = v6081 + v5784;
-          const unsigned int v6083 = v6082 << 7u;
-          const unsigned int v6084 = v6083 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v5805 ^ (((v5805 >> 6u) & 7u) << 3u)), v_pages + v6084, v5780);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6113 = block_table[v5822];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6115 = v6113 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6116 = v6115 + v30;
-          const unsigned int v6117 = v6116 * v6;
-          const unsigned int v6118 = v6117 + v5820;
-          const unsigned int v6119 = v6118 << 7u;
-          const unsigned int v6120 = v6119 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v5841 ^ (((v5841 >> 6u) & 7u) << 3u)), v_pages + v6120, v5816);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6149 = block_table[v5858];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6151 = v6149 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6152 = v6151 + v30;
-          const unsigned int v6153 = v6152 * v6;
-          const unsigned int v6154 = v6153 + v5856;
-          const unsigned int v6155 = v6154 << 7u;
-          const unsigned int v6156 = v6155 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v5877 ^ (((v5877 >> 6u) & 7u) << 3u)), v_pages + v6156, v5852);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6185 = block_table[v5894];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6187 = v6185 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6188 = v6187 + v30;
-          const unsigned int v6189 = v6188 * v6;
-          const unsigned int v6190 = v6189 + v5892;
-          const unsigned int v6191 = v6190 << 7u;
-          const unsigned int v6192 = v6191 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v5913 ^ (((v5913 >> 6u) & 7u) << 3u)), v_pages + v6192, v5888);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5646 = v5029 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:99
+          const unsigned int v5656 = v5031 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5657 = v5656 < v35;
+          const unsigned int v5660 = v5657 ? v5656 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5661 = v5660 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v5662 = v5660 / v6;
+          const unsigned int v5663 = v32 + v5662;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5664 = block_table[v5663];
+          const unsigned int v5666 = v5664 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5667 = v5666 + v30;
+          const unsigned int v5668 = v5667 * v6;
+          const unsigned int v5669 = v5668 + v5661;
+          const unsigned int v5670 = v5669 << 7u;
+          const unsigned int v5671 = v5670 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5680 = v5646 + v85;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v5681 = v5680 + v81;
+          const unsigned int v5682 = v5681 + v79;
+          iron_copy_async<16>(shm1 + (v5682 ^ (((v5682 >> 6u) & 7u) << 3u)), k_pages + v5671, v5657);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5692 = v5031 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5693 = v5692 < v35;
+          const unsigned int v5696 = v5693 ? v5692 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5697 = v5696 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v5698 = v5696 / v6;
+          const unsigned int v5699 = v32 + v5698;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5700 = block_table[v5699];
+          const unsigned int v5702 = v5700 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5703 = v5702 + v30;
+          const unsigned int v5704 = v5703 * v6;
+          const unsigned int v5705 = v5704 + v5697;
+          const unsigned int v5706 = v5705 << 7u;
+          const unsigned int v5707 = v5706 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5716 = v5646 + v116;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v5717 = v5716 + v112;
+          const unsigned int v5718 = v5717 + v110;
+          iron_copy_async<16>(shm1 + (v5718 ^ (((v5718 >> 6u) & 7u) << 3u)), k_pages + v5707, v5693);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5728 = v5031 + v124;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5729 = v5728 < v35;
+          const unsigned int v5732 = v5729 ? v5728 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5733 = v5732 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v5734 = v5732 / v6;
+          const unsigned int v5735 = v32 + v5734;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5736 = block_table[v5735];
+          const unsigned int v5738 = v5736 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5739 = v5738 + v30;
+          const unsigned int v5740 = v5739 * v6;
+          const unsigned int v5741 = v5740 + v5733;
+          const unsigned int v5742 = v5741 << 7u;
+          const unsigned int v5743 = v5742 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5752 = v5646 + v147;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v5753 = v5752 + v143;
+          const unsigned int v5754 = v5753 + v141;
+          iron_copy_async<16>(shm1 + (v5754 ^ (((v5754 >> 6u) & 7u) << 3u)), k_pages + v5743, v5729);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5764 = v5031 + v155;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5765 = v5764 < v35;
+          const unsigned int v5768 = v5765 ? v5764 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5769 = v5768 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v5770 = v5768 / v6;
+          const unsigned int v5771 = v32 + v5770;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5772 = block_table[v5771];
+          const unsigned int v5774 = v5772 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5775 = v5774 + v30;
+          const unsigned int v5776 = v5775 * v6;
+          const unsigned int v5777 = v5776 + v5769;
+          const unsigned int v5778 = v5777 << 7u;
+          const unsigned int v5779 = v5778 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5788 = v5646 + v178;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v5789 = v5788 + v174;
+          const unsigned int v5790 = v5789 + v172;
+          iron_copy_async<16>(shm1 + (v5790 ^ (((v5790 >> 6u) & 7u) << 3u)), k_pages + v5779, v5765);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5800 = v5031 + v186;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5801 = v5800 < v35;
+          const unsigned int v5804 = v5801 ? v5800 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5805 = v5804 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v5806 = v5804 / v6;
+          const unsigned int v5807 = v32 + v5806;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5808 = block_table[v5807];
+          const unsigned int v5810 = v5808 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5811 = v5810 + v30;
+          const unsigned int v5812 = v5811 * v6;
+          const unsigned int v5813 = v5812 + v5805;
+          const unsigned int v5814 = v5813 << 7u;
+          const unsigned int v5815 = v5814 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5824 = v5646 + v209;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v5825 = v5824 + v205;
+          const unsigned int v5826 = v5825 + v203;
+          iron_copy_async<16>(shm1 + (v5826 ^ (((v5826 >> 6u) & 7u) << 3u)), k_pages + v5815, v5801);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5836 = v5031 + v217;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5837 = v5836 < v35;
+          const unsigned int v5840 = v5837 ? v5836 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5841 = v5840 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v5842 = v5840 / v6;
+          const unsigned int v5843 = v32 + v5842;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5844 = block_table[v5843];
+          const unsigned int v5846 = v5844 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5847 = v5846 + v30;
+          const unsigned int v5848 = v5847 * v6;
+          const unsigned int v5849 = v5848 + v5841;
+          const unsigned int v5850 = v5849 << 7u;
+          const unsigned int v5851 = v5850 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5860 = v5646 + v240;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v5861 = v5860 + v236;
+          const unsigned int v5862 = v5861 + v234;
+          iron_copy_async<16>(shm1 + (v5862 ^ (((v5862 >> 6u) & 7u) << 3u)), k_pages + v5851, v5837);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5872 = v5031 + v248;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5873 = v5872 < v35;
+          const unsigned int v5876 = v5873 ? v5872 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5877 = v5876 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v5878 = v5876 / v6;
+          const unsigned int v5879 = v32 + v5878;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5880 = block_table[v5879];
+          const unsigned int v5882 = v5880 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5883 = v5882 + v30;
+          const unsigned int v5884 = v5883 * v6;
+          const unsigned int v5885 = v5884 + v5877;
+          const unsigned int v5886 = v5885 << 7u;
+          const unsigned int v5887 = v5886 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5896 = v5646 + v271;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v5897 = v5896 + v267;
+          const unsigned int v5898 = v5897 + v265;
+          iron_copy_async<16>(shm1 + (v5898 ^ (((v5898 >> 6u) & 7u) << 3u)), k_pages + v5887, v5873);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5908 = v5031 + v279;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5909 = v5908 < v35;
+          const unsigned int v5912 = v5909 ? v5908 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5913 = v5912 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v5914 = v5912 / v6;
+          const unsigned int v5915 = v32 + v5914;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5916 = block_table[v5915];
+          const unsigned int v5918 = v5916 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5919 = v5918 + v30;
+          const unsigned int v5920 = v5919 * v6;
+          const unsigned int v5921 = v5920 + v5913;
+          const unsigned int v5922 = v5921 << 7u;
+          const unsigned int v5923 = v5922 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5932 = v5646 + v302;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v5933 = v5932 + v298;
+          const unsigned int v5934 = v5933 + v296;
+          iron_copy_async<16>(shm1 + (v5934 ^ (((v5934 >> 6u) & 7u) << 3u)), k_pages + v5923, v5909);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5954 = block_table[v5663];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5956 = v5954 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5957 = v5956 + v30;
+          const unsigned int v5958 = v5957 * v6;
+          const unsigned int v5959 = v5958 + v5661;
+          const unsigned int v5960 = v5959 << 7u;
+          const unsigned int v5961 = v5960 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5682 ^ (((v5682 >> 6u) & 7u) << 3u)), v_pages + v5961, v5657);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5990 = block_table[v5699];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5992 = v5990 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5993 = v5992 + v30;
+          const unsigned int v5994 = v5993 * v6;
+          const unsigned int v5995 = v5994 + v5697;
+          const unsigned int v5996 = v5995 << 7u;
+          const unsigned int v5997 = v5996 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5718 ^ (((v5718 >> 6u) & 7u) << 3u)), v_pages + v5997, v5693);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6026 = block_table[v5735];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6028 = v6026 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6029 = v6028 + v30;
+          const unsigned int v6030 = v6029 * v6;
+          const unsigned int v6031 = v6030 + v5733;
+          const unsigned int v6032 = v6031 << 7u;
+          const unsigned int v6033 = v6032 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5754 ^ (((v5754 >> 6u) & 7u) << 3u)), v_pages + v6033, v5729);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6062 = block_table[v5771];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6064 = v6062 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6065 = v6064 + v30;
+          const unsigned int v6066 = v6065 * v6;
+          const unsigned int v6067 = v6066 + v5769;
+          const unsigned int v6068 = v6067 << 7u;
+          const unsigned int v6069 = v6068 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5790 ^ (((v5790 >> 6u) & 7u) << 3u)), v_pages + v6069, v5765);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6098 = block_table[v5807];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6100 = v6098 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6101 = v6100 + v30;
+          const unsigned int v6102 = v6101 * v6;
+          const unsigned int v6103 = v6102 + v5805;
+          const unsigned int v6104 = v6103 << 7u;
+          const unsigned int v6105 = v6104 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5826 ^ (((v5826 >> 6u) & 7u) << 3u)), v_pages + v6105, v5801);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6134 = block_table[v5843];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6136 = v6134 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6137 = v6136 + v30;
+          const unsigned int v6138 = v6137 * v6;
+          const unsigned int v6139 = v6138 + v5841;
+          const unsigned int v6140 = v6139 << 7u;
+          const unsigned int v6141 = v6140 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5862 ^ (((v5862 >> 6u) & 7u) << 3u)), v_pages + v6141, v5837);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6170 = block_table[v5879];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6172 = v6170 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6173 = v6172 + v30;
+          const unsigned int v6174 = v6173 * v6;
+          const unsigned int v6175 = v6174 + v5877;
+          const unsigned int v6176 = v6175 << 7u;
+          const unsigned int v6177 = v6176 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5898 ^ (((v5898 >> 6u) & 7u) << 3u)), v_pages + v6177, v5873);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6206 = block_table[v5915];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6208 = v6206 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6209 = v6208 + v30;
+          const unsigned int v6210 = v6209 * v6;
+          const unsigned int v6211 = v6210 + v5913;
+          const unsigned int v6212 = v6211 << 7u;
+          const unsigned int v6213 = v6212 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5934 ^ (((v5934 >> 6u) & 7u) << 3u)), v_pages + v6213, v5909);  // kernels/sdpa/flash_tile.hpp:86
         }
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:95
     }
-    const unsigned int v7418 = v52 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:108
-    const unsigned int v7419 = v7418 << 6u;
-    const unsigned int v9691 = v51 & 3u;
-    const unsigned int v9693 = v9691 << 4u;
-    const unsigned int v9695 = v9693 << 6u;
-    const unsigned int v9697 = v7419 + v9695;
-    const unsigned int v9708 = v9697 + 16u;
-    const unsigned int v9717 = v9697 + 32u;
-    const unsigned int v9726 = v9697 + 48u;
-    const unsigned int v7433 = 8192u + v7419;
-    const unsigned int v9742 = v7433 + v9695;
-    const unsigned int v9753 = v9742 + 16u;
-    const unsigned int v9762 = v9742 + 32u;
-    const unsigned int v9771 = v9742 + 48u;
-    const bool v7449 = v9 == v42;  // kernels/sdpa/flash_tile.hpp:160
-    const unsigned int v9304 = static_cast<unsigned int>(v341.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:233
-    const unsigned int v9305 = static_cast<unsigned int>(v341.row(0, iron_linear_thread() & 31u));
-    const unsigned int v9309 = static_cast<unsigned int>(v341.col(1, iron_linear_thread() & 31u));
-    const unsigned int v9310 = static_cast<unsigned int>(v341.row(1, iron_linear_thread() & 31u));
-    const unsigned int v9314 = static_cast<unsigned int>(v341.col(2, iron_linear_thread() & 31u));
-    const unsigned int v9315 = static_cast<unsigned int>(v341.row(2, iron_linear_thread() & 31u));
-    const unsigned int v9319 = static_cast<unsigned int>(v341.col(3, iron_linear_thread() & 31u));
-    const unsigned int v9320 = static_cast<unsigned int>(v341.row(3, iron_linear_thread() & 31u));
-    const unsigned int v9324 = static_cast<unsigned int>(v341.col(4, iron_linear_thread() & 31u));
-    const unsigned int v9325 = static_cast<unsigned int>(v341.row(4, iron_linear_thread() & 31u));
-    const unsigned int v9329 = static_cast<unsigned int>(v341.col(5, iron_linear_thread() & 31u));
-    const unsigned int v9330 = static_cast<unsigned int>(v341.row(5, iron_linear_thread() & 31u));
-    const unsigned int v9334 = static_cast<unsigned int>(v341.col(6, iron_linear_thread() & 31u));
-    const unsigned int v9335 = static_cast<unsigned int>(v341.row(6, iron_linear_thread() & 31u));
-    const unsigned int v9339 = static_cast<unsigned int>(v341.col(7, iron_linear_thread() & 31u));
-    const unsigned int v9340 = static_cast<unsigned int>(v341.row(7, iron_linear_thread() & 31u));
-    const unsigned int v9344 = static_cast<unsigned int>(v341.col(8, iron_linear_thread() & 31u));
-    const unsigned int v9345 = static_cast<unsigned int>(v341.row(8, iron_linear_thread() & 31u));
-    const unsigned int v9349 = static_cast<unsigned int>(v341.col(9, iron_linear_thread() & 31u));
-    const unsigned int v9350 = static_cast<unsigned int>(v341.row(9, iron_linear_thread() & 31u));
-    const unsigned int v9354 = static_cast<unsigned int>(v341.col(10, iron_linear_thread() & 31u));
-    const unsigned int v9355 = static_cast<unsigned int>(v341.row(10, iron_linear_thread() & 31u));
-    const unsigned int v9359 = static_cast<unsigned int>(v341.col(11, iron_linear_thread() & 31u));
-    const unsigned int v9360 = static_cast<unsigned int>(v341.row(11, iron_linear_thread() & 31u));
-    const unsigned int v9364 = static_cast<unsigned int>(v341.col(12, iron_linear_thread() & 31u));
-    const unsigned int v9365 = static_cast<unsigned int>(v341.row(12, iron_linear_thread() & 31u));
-    const unsigned int v9369 = static_cast<unsigned int>(v341.col(13, iron_linear_thread() & 31u));
-    const unsigned int v9370 = static_cast<unsigned int>(v341.row(13, iron_linear_thread() & 31u));
-    const unsigned int v9374 = static_cast<unsigned int>(v341.col(14, iron_linear_thread() & 31u));
-    const unsigned int v9375 = static_cast<unsigned int>(v341.row(14, iron_linear_thread() & 31u));
-    const unsigned int v9379 = static_cast<unsigned int>(v341.col(15, iron_linear_thread() & 31u));
-    const unsigned int v9380 = static_cast<unsigned int>(v341.row(15, iron_linear_thread() & 31u));
-    const unsigned int v9384 = static_cast<unsigned int>(v341.col(16, iron_linear_thread() & 31u));
-    const unsigned int v9385 = static_cast<unsigned int>(v341.row(16, iron_linear_thread() & 31u));
-    const unsigned int v9389 = static_cast<unsigned int>(v341.col(17, iron_linear_thread() & 31u));
-    const unsigned int v9390 = static_cast<unsigned int>(v341.row(17, iron_linear_thread() & 31u));
-    const unsigned int v9394 = static_cast<unsigned int>(v341.col(18, iron_linear_thread() & 31u));
-    const unsigned int v9395 = static_cast<unsigned int>(v341.row(18, iron_linear_thread() & 31u));
-    const unsigned int v9399 = static_cast<unsigned int>(v341.col(19, iron_linear_thread() & 31u));
-    const unsigned int v9400 = static_cast<unsigned int>(v341.row(19, iron_linear_thread() & 31u));
-    const unsigned int v9404 = static_cast<unsigned int>(v341.col(20, iron_linear_thread() & 31u));
-    const unsigned int v9405 = static_cast<unsigned int>(v341.row(20, iron_linear_thread() & 31u));
-    const unsigned int v9409 = static_cast<unsigned int>(v341.col(21, iron_linear_thread() & 31u));
-    const unsigned int v9410 = static_cast<unsigned int>(v341.row(21, iron_linear_thread() & 31u));
-    const unsigned int v9414 = static_cast<unsigned int>(v341.col(22, iron_linear_thread() & 31u));
-    const unsigned int v9415 = static_cast<unsigned int>(v341.row(22, iron_linear_thread() & 31u));
-    const unsigned int v9419 = static_cast<unsigned int>(v341.col(23, iron_linear_thread() & 31u));
-    const unsigned int v9420 = static_cast<unsigned int>(v341.row(23, iron_linear_thread() & 31u));
-    const unsigned int v9424 = static_cast<unsigned int>(v341.col(24, iron_linear_thread() & 31u));
-    const unsigned int v9425 = static_cast<unsigned int>(v341.row(24, iron_linear_thread() & 31u));
-    const unsigned int v9429 = static_cast<unsigned int>(v341.col(25, iron_linear_thread() & 31u));
-    const unsigned int v9430 = static_cast<unsigned int>(v341.row(25, iron_linear_thread() & 31u));
-    const unsigned int v9434 = static_cast<unsigned int>(v341.col(26, iron_linear_thread() & 31u));
-    const unsigned int v9435 = static_cast<unsigned int>(v341.row(26, iron_linear_thread() & 31u));
-    const unsigned int v9439 = static_cast<unsigned int>(v341.col(27, iron_linear_thread() & 31u));
-    const unsigned int v9440 = static_cast<unsigned int>(v341.row(27, iron_linear_thread() & 31u));
-    const unsigned int v9444 = static_cast<unsigned int>(v341.col(28, iron_linear_thread() & 31u));
-    const unsigned int v9445 = static_cast<unsigned int>(v341.row(28, iron_linear_thread() & 31u));
-    const unsigned int v9449 = static_cast<unsigned int>(v341.col(29, iron_linear_thread() & 31u));
-    const unsigned int v9450 = static_cast<unsigned int>(v341.row(29, iron_linear_thread() & 31u));
-    const unsigned int v9454 = static_cast<unsigned int>(v341.col(30, iron_linear_thread() & 31u));
-    const unsigned int v9455 = static_cast<unsigned int>(v341.row(30, iron_linear_thread() & 31u));
-    const unsigned int v9459 = static_cast<unsigned int>(v341.col(31, iron_linear_thread() & 31u));
-    const unsigned int v9460 = static_cast<unsigned int>(v341.row(31, iron_linear_thread() & 31u));
-    const unsigned int v9464 = static_cast<unsigned int>(v343.col(0, iron_linear_thread() & 31u));
-    const unsigned int v9465 = static_cast<unsigned int>(v343.row(0, iron_linear_thread() & 31u));
-    const unsigned int v9469 = static_cast<unsigned int>(v343.col(1, iron_linear_thread() & 31u));
-    const unsigned int v9470 = static_cast<unsigned int>(v343.row(1, iron_linear_thread() & 31u));
-    const unsigned int v9474 = static_cast<unsigned int>(v343.col(2, iron_linear_thread() & 31u));
-    const unsigned int v9475 = static_cast<unsigned int>(v343.row(2, iron_linear_thread() & 31u));
-    const unsigned int v9479 = static_cast<unsigned int>(v343.col(3, iron_linear_thread() & 31u));
-    const unsigned int v9480 = static_cast<unsigned int>(v343.row(3, iron_linear_thread() & 31u));
-    const unsigned int v9484 = static_cast<unsigned int>(v343.col(4, iron_linear_thread() & 31u));
-    const unsigned int v9485 = static_cast<unsigned int>(v343.row(4, iron_linear_thread() & 31u));
-    const unsigned int v9489 = static_cast<unsigned int>(v343.col(5, iron_linear_thread() & 31u));
-    const unsigned int v9490 = static_cast<unsigned int>(v343.row(5, iron_linear_thread() & 31u));
-    const unsigned int v9494 = static_cast<unsigned int>(v343.col(6, iron_linear_thread() & 31u));
-    const unsigned int v9495 = static_cast<unsigned int>(v343.row(6, iron_linear_thread() & 31u));
-    const unsigned int v9499 = static_cast<unsigned int>(v343.col(7, iron_linear_thread() & 31u));
-    const unsigned int v9500 = static_cast<unsigned int>(v343.row(7, iron_linear_thread() & 31u));
-    const unsigned int v9504 = static_cast<unsigned int>(v343.col(8, iron_linear_thread() & 31u));
-    const unsigned int v9505 = static_cast<unsigned int>(v343.row(8, iron_linear_thread() & 31u));
-    const unsigned int v9509 = static_cast<unsigned int>(v343.col(9, iron_linear_thread() & 31u));
-    const unsigned int v9510 = static_cast<unsigned int>(v343.row(9, iron_linear_thread() & 31u));
-    const unsigned int v9514 = static_cast<unsigned int>(v343.col(10, iron_linear_thread() & 31u));
-    const unsigned int v9515 = static_cast<unsigned int>(v343.row(10, iron_linear_thread() & 31u));
-    const unsigned int v9519 = static_cast<unsigned int>(v343.col(11, iron_linear_thread() & 31u));
-    const unsigned int v9520 = static_cast<unsigned int>(v343.row(11, iron_linear_thread() & 31u));
-    const unsigned int v9524 = static_cast<unsigned int>(v343.col(12, iron_linear_thread() & 31u));
-    const unsigned int v9525 = static_cast<unsigned int>(v343.row(12, iron_linear_thread() & 31u));
-    const unsigned int v9529 = static_cast<unsigned int>(v343.col(13, iron_linear_thread() & 31u));
-    const unsigned int v9530 = static_cast<unsigned int>(v343.row(13, iron_linear_thread() & 31u));
-    const unsigned int v9534 = static_cast<unsigned int>(v343.col(14, iron_linear_thread() & 31u));
-    const unsigned int v9535 = static_cast<unsigned int>(v343.row(14, iron_linear_thread() & 31u));
-    const unsigned int v9539 = static_cast<unsigned int>(v343.col(15, iron_linear_thread() & 31u));
-    const unsigned int v9540 = static_cast<unsigned int>(v343.row(15, iron_linear_thread() & 31u));
-    const unsigned int v9544 = static_cast<unsigned int>(v343.col(16, iron_linear_thread() & 31u));
-    const unsigned int v9545 = static_cast<unsigned int>(v343.row(16, iron_linear_thread() & 31u));
-    const unsigned int v9549 = static_cast<unsigned int>(v343.col(17, iron_linear_thread() & 31u));
-    const unsigned int v9550 = static_cast<unsigned int>(v343.row(17, iron_linear_thread() & 31u));
-    const unsigned int v9554 = static_cast<unsigned int>(v343.col(18, iron_linear_thread() & 31u));
-    const unsigned int v9555 = static_cast<unsigned int>(v343.row(18, iron_linear_thread() & 31u));
-    const unsigned int v9559 = static_cast<unsigned int>(v343.col(19, iron_linear_thread() & 31u));
-    const unsigned int v9560 = static_cast<unsigned int>(v343.row(19, iron_linear_thread() & 31u));
-    const unsigned int v9564 = static_cast<unsigned int>(v343.col(20, iron_linear_thread() & 31u));
-    const unsigned int v9565 = static_cast<unsigned int>(v343.row(20, iron_linear_thread() & 31u));
-    const unsigned int v9569 = static_cast<unsigned int>(v343.col(21, iron_linear_thread() & 31u));
-    const unsigned int v9570 = static_cast<unsigned int>(v343.row(21, iron_linear_thread() & 31u));
-    const unsigned int v9574 = static_cast<unsigned int>(v343.col(22, iron_linear_thread() & 31u));
-    const unsigned int v9575 = static_cast<unsigned int>(v343.row(22, iron_linear_thread() & 31u));
-    const unsigned int v9579 = static_cast<unsigned int>(v343.col(23, iron_linear_thread() & 31u));
-    const unsigned int v9580 = static_cast<unsigned int>(v343.row(23, iron_linear_thread() & 31u));
-    const unsigned int v9584 = static_cast<unsigned int>(v343.col(24, iron_linear_thread() & 31u));
-    const unsigned int v9585 = static_cast<unsigned int>(v343.row(24, iron_linear_thread() & 31u));
-    const unsigned int v9589 = static_cast<unsigned int>(v343.col(25, iron_linear_thread() & 31u));
-    const unsigned int v9590 = static_cast<unsigned int>(v343.row(25, iron_linear_thread() & 31u));
-    const unsigned int v9594 = static_cast<unsigned int>(v343.col(26, iron_linear_thread() & 31u));
-    const unsigned int v9595 = static_cast<unsigned int>(v343.row(26, iron_linear_thread() & 31u));
-    const unsigned int v9599 = static_cast<unsigned int>(v343.col(27, iron_linear_thread() & 31u));
-    const unsigned int v9600 = static_cast<unsigned int>(v343.row(27, iron_linear_thread() & 31u));
-    const unsigned int v9604 = static_cast<unsigned int>(v343.col(28, iron_linear_thread() & 31u));
-    const unsigned int v9605 = static_cast<unsigned int>(v343.row(28, iron_linear_thread() & 31u));
-    const unsigned int v9609 = static_cast<unsigned int>(v343.col(29, iron_linear_thread() & 31u));
-    const unsigned int v9610 = static_cast<unsigned int>(v343.row(29, iron_linear_thread() & 31u));
-    const unsigned int v9614 = static_cast<unsigned int>(v343.col(30, iron_linear_thread() & 31u));
-    const unsigned int v9615 = static_cast<unsigned int>(v343.row(30, iron_linear_thread() & 31u));
-    const unsigned int v9619 = static_cast<unsigned int>(v343.col(31, iron_linear_thread() & 31u));
-    const unsigned int v9620 = static_cast<unsigned int>(v343.row(31, iron_linear_thread() & 31u));
-    const unsigned int v9632 = v55 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:125
-    const unsigned int v9645 = v7418 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:130
-    const unsigned int v9785 = v9693 << 7u;
-    const unsigned int v9787 = v9645 + v9785;
-    const unsigned int v9800 = v9787 + 16u;
-    const unsigned int v9811 = v9787 + 32u;
-    const unsigned int v9822 = v9787 + 48u;
-    const unsigned int v9660 = v9645 + 64u;
-    const unsigned int v9840 = v9660 + v9785;
-    const unsigned int v9853 = v9840 + 16u;
-    const unsigned int v9864 = v9840 + 32u;
-    const unsigned int v9875 = v9840 + 48u;
+    const unsigned int v7439 = v52 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:108
+    const unsigned int v7440 = v7439 << 6u;
+    const unsigned int v9712 = v51 & 3u;
+    const unsigned int v9714 = v9712 << 4u;
+    const unsigned int v9716 = v9714 << 6u;
+    const unsigned int v9718 = v7440 + v9716;
+    const unsigned int v9729 = v9718 + 16u;
+    const unsigned int v9738 = v9718 + 32u;
+    const unsigned int v9747 = v9718 + 48u;
+    const unsigned int v7454 = 8192u + v7440;
+    const unsigned int v9763 = v7454 + v9716;
+    const unsigned int v9774 = v9763 + 16u;
+    const unsigned int v9783 = v9763 + 32u;
+    const unsigned int v9792 = v9763 + 48u;
+    const bool v7470 = v9 == v42;  // kernels/sdpa/flash_tile.hpp:155
+    const unsigned int v7473 = v308 + v35;
+    const unsigned int v9325 = static_cast<unsigned int>(v362.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v9326 = static_cast<unsigned int>(v362.row(0, iron_linear_thread() & 31u));
+    const unsigned int v9330 = static_cast<unsigned int>(v362.col(1, iron_linear_thread() & 31u));
+    const unsigned int v9331 = static_cast<unsigned int>(v362.row(1, iron_linear_thread() & 31u));
+    const unsigned int v9335 = static_cast<unsigned int>(v362.col(2, iron_linear_thread() & 31u));
+    const unsigned int v9336 = static_cast<unsigned int>(v362.row(2, iron_linear_thread() & 31u));
+    const unsigned int v9340 = static_cast<unsigned int>(v362.col(3, iron_linear_thread() & 31u));
+    const unsigned int v9341 = static_cast<unsigned int>(v362.row(3, iron_linear_thread() & 31u));
+    const unsigned int v9345 = static_cast<unsigned int>(v362.col(4, iron_linear_thread() & 31u));
+    const unsigned int v9346 = static_cast<unsigned int>(v362.row(4, iron_linear_thread() & 31u));
+    const unsigned int v9350 = static_cast<unsigned int>(v362.col(5, iron_linear_thread() & 31u));
+    const unsigned int v9351 = static_cast<unsigned int>(v362.row(5, iron_linear_thread() & 31u));
+    const unsigned int v9355 = static_cast<unsigned int>(v362.col(6, iron_linear_thread() & 31u));
+    const unsigned int v9356 = static_cast<unsigned int>(v362.row(6, iron_linear_thread() & 31u));
+    const unsigned int v9360 = static_cast<unsigned int>(v362.col(7, iron_linear_thread() & 31u));
+    const unsigned int v9361 = static_cast<unsigned int>(v362.row(7, iron_linear_thread() & 31u));
+    const unsigned int v9365 = static_cast<unsigned int>(v362.col(8, iron_linear_thread() & 31u));
+    const unsigned int v9366 = static_cast<unsigned int>(v362.row(8, iron_linear_thread() & 31u));
+    const unsigned int v9370 = static_cast<unsigned int>(v362.col(9, iron_linear_thread() & 31u));
+    const unsigned int v9371 = static_cast<unsigned int>(v362.row(9, iron_linear_thread() & 31u));
+    const unsigned int v9375 = static_cast<unsigned int>(v362.col(10, iron_linear_thread() & 31u));
+    const unsigned int v9376 = static_cast<unsigned int>(v362.row(10, iron_linear_thread() & 31u));
+    const unsigned int v9380 = static_cast<unsigned int>(v362.col(11, iron_linear_thread() & 31u));
+    const unsigned int v9381 = static_cast<unsigned int>(v362.row(11, iron_linear_thread() & 31u));
+    const unsigned int v9385 = static_cast<unsigned int>(v362.col(12, iron_linear_thread() & 31u));
+    const unsigned int v9386 = static_cast<unsigned int>(v362.row(12, iron_linear_thread() & 31u));
+    const unsigned int v9390 = static_cast<unsigned int>(v362.col(13, iron_linear_thread() & 31u));
+    const unsigned int v9391 = static_cast<unsigned int>(v362.row(13, iron_linear_thread() & 31u));
+    const unsigned int v9395 = static_cast<unsigned int>(v362.col(14, iron_linear_thread() & 31u));
+    const unsigned int v9396 = static_cast<unsigned int>(v362.row(14, iron_linear_thread() & 31u));
+    const unsigned int v9400 = static_cast<unsigned int>(v362.col(15, iron_linear_thread() & 31u));
+    const unsigned int v9401 = static_cast<unsigned int>(v362.row(15, iron_linear_thread() & 31u));
+    const unsigned int v9405 = static_cast<unsigned int>(v362.col(16, iron_linear_thread() & 31u));
+    const unsigned int v9406 = static_cast<unsigned int>(v362.row(16, iron_linear_thread() & 31u));
+    const unsigned int v9410 = static_cast<unsigned int>(v362.col(17, iron_linear_thread() & 31u));
+    const unsigned int v9411 = static_cast<unsigned int>(v362.row(17, iron_linear_thread() & 31u));
+    const unsigned int v9415 = static_cast<unsigned int>(v362.col(18, iron_linear_thread() & 31u));
+    const unsigned int v9416 = static_cast<unsigned int>(v362.row(18, iron_linear_thread() & 31u));
+    const unsigned int v9420 = static_cast<unsigned int>(v362.col(19, iron_linear_thread() & 31u));
+    const unsigned int v9421 = static_cast<unsigned int>(v362.row(19, iron_linear_thread() & 31u));
+    const unsigned int v9425 = static_cast<unsigned int>(v362.col(20, iron_linear_thread() & 31u));
+    const unsigned int v9426 = static_cast<unsigned int>(v362.row(20, iron_linear_thread() & 31u));
+    const unsigned int v9430 = static_cast<unsigned int>(v362.col(21, iron_linear_thread() & 31u));
+    const unsigned int v9431 = static_cast<unsigned int>(v362.row(21, iron_linear_thread() & 31u));
+    const unsigned int v9435 = static_cast<unsigned int>(v362.col(22, iron_linear_thread() & 31u));
+    const unsigned int v9436 = static_cast<unsigned int>(v362.row(22, iron_linear_thread() & 31u));
+    const unsigned int v9440 = static_cast<unsigned int>(v362.col(23, iron_linear_thread() & 31u));
+    const unsigned int v9441 = static_cast<unsigned int>(v362.row(23, iron_linear_thread() & 31u));
+    const unsigned int v9445 = static_cast<unsigned int>(v362.col(24, iron_linear_thread() & 31u));
+    const unsigned int v9446 = static_cast<unsigned int>(v362.row(24, iron_linear_thread() & 31u));
+    const unsigned int v9450 = static_cast<unsigned int>(v362.col(25, iron_linear_thread() & 31u));
+    const unsigned int v9451 = static_cast<unsigned int>(v362.row(25, iron_linear_thread() & 31u));
+    const unsigned int v9455 = static_cast<unsigned int>(v362.col(26, iron_linear_thread() & 31u));
+    const unsigned int v9456 = static_cast<unsigned int>(v362.row(26, iron_linear_thread() & 31u));
+    const unsigned int v9460 = static_cast<unsigned int>(v362.col(27, iron_linear_thread() & 31u));
+    const unsigned int v9461 = static_cast<unsigned int>(v362.row(27, iron_linear_thread() & 31u));
+    const unsigned int v9465 = static_cast<unsigned int>(v362.col(28, iron_linear_thread() & 31u));
+    const unsigned int v9466 = static_cast<unsigned int>(v362.row(28, iron_linear_thread() & 31u));
+    const unsigned int v9470 = static_cast<unsigned int>(v362.col(29, iron_linear_thread() & 31u));
+    const unsigned int v9471 = static_cast<unsigned int>(v362.row(29, iron_linear_thread() & 31u));
+    const unsigned int v9475 = static_cast<unsigned int>(v362.col(30, iron_linear_thread() & 31u));
+    const unsigned int v9476 = static_cast<unsigned int>(v362.row(30, iron_linear_thread() & 31u));
+    const unsigned int v9480 = static_cast<unsigned int>(v362.col(31, iron_linear_thread() & 31u));
+    const unsigned int v9481 = static_cast<unsigned int>(v362.row(31, iron_linear_thread() & 31u));
+    const unsigned int v9485 = static_cast<unsigned int>(v364.col(0, iron_linear_thread() & 31u));
+    const unsigned int v9486 = static_cast<unsigned int>(v364.row(0, iron_linear_thread() & 31u));
+    const unsigned int v9490 = static_cast<unsigned int>(v364.col(1, iron_linear_thread() & 31u));
+    const unsigned int v9491 = static_cast<unsigned int>(v364.row(1, iron_linear_thread() & 31u));
+    const unsigned int v9495 = static_cast<unsigned int>(v364.col(2, iron_linear_thread() & 31u));
+    const unsigned int v9496 = static_cast<unsigned int>(v364.row(2, iron_linear_thread() & 31u));
+    const unsigned int v9500 = static_cast<unsigned int>(v364.col(3, iron_linear_thread() & 31u));
+    const unsigned int v9501 = static_cast<unsigned int>(v364.row(3, iron_linear_thread() & 31u));
+    const unsigned int v9505 = static_cast<unsigned int>(v364.col(4, iron_linear_thread() & 31u));
+    const unsigned int v9506 = static_cast<unsigned int>(v364.row(4, iron_linear_thread() & 31u));
+    const unsigned int v9510 = static_cast<unsigned int>(v364.col(5, iron_linear_thread() & 31u));
+    const unsigned int v9511 = static_cast<unsigned int>(v364.row(5, iron_linear_thread() & 31u));
+    const unsigned int v9515 = static_cast<unsigned int>(v364.col(6, iron_linear_thread() & 31u));
+    const unsigned int v9516 = static_cast<unsigned int>(v364.row(6, iron_linear_thread() & 31u));
+    const unsigned int v9520 = static_cast<unsigned int>(v364.col(7, iron_linear_thread() & 31u));
+    const unsigned int v9521 = static_cast<unsigned int>(v364.row(7, iron_linear_thread() & 31u));
+    const unsigned int v9525 = static_cast<unsigned int>(v364.col(8, iron_linear_thread() & 31u));
+    const unsigned int v9526 = static_cast<unsigned int>(v364.row(8, iron_linear_thread() & 31u));
+    const unsigned int v9530 = static_cast<unsigned int>(v364.col(9, iron_linear_thread() & 31u));
+    const unsigned int v9531 = static_cast<unsigned int>(v364.row(9, iron_linear_thread() & 31u));
+    const unsigned int v9535 = static_cast<unsigned int>(v364.col(10, iron_linear_thread() & 31u));
+    const unsigned int v9536 = static_cast<unsigned int>(v364.row(10, iron_linear_thread() & 31u));
+    const unsigned int v9540 = static_cast<unsigned int>(v364.col(11, iron_linear_thread() & 31u));
+    const unsigned int v9541 = static_cast<unsigned int>(v364.row(11, iron_linear_thread() & 31u));
+    const unsigned int v9545 = static_cast<unsigned int>(v364.col(12, iron_linear_thread() & 31u));
+    const unsigned int v9546 = static_cast<unsigned int>(v364.row(12, iron_linear_thread() & 31u));
+    const unsigned int v9550 = static_cast<unsigned int>(v364.col(13, iron_linear_thread() & 31u));
+    const unsigned int v9551 = static_cast<unsigned int>(v364.row(13, iron_linear_thread() & 31u));
+    const unsigned int v9555 = static_cast<unsigned int>(v364.col(14, iron_linear_thread() & 31u));
+    const unsigned int v9556 = static_cast<unsigned int>(v364.row(14, iron_linear_thread() & 31u));
+    const unsigned int v9560 = static_cast<unsigned int>(v364.col(15, iron_linear_thread() & 31u));
+    const unsigned int v9561 = static_cast<unsigned int>(v364.row(15, iron_linear_thread() & 31u));
+    const unsigned int v9565 = static_cast<unsigned int>(v364.col(16, iron_linear_thread() & 31u));
+    const unsigned int v9566 = static_cast<unsigned int>(v364.row(16, iron_linear_thread() & 31u));
+    const unsigned int v9570 = static_cast<unsigned int>(v364.col(17, iron_linear_thread() & 31u));
+    const unsigned int v9571 = static_cast<unsigned int>(v364.row(17, iron_linear_thread() & 31u));
+    const unsigned int v9575 = static_cast<unsigned int>(v364.col(18, iron_linear_thread() & 31u));
+    const unsigned int v9576 = static_cast<unsigned int>(v364.row(18, iron_linear_thread() & 31u));
+    const unsigned int v9580 = static_cast<unsigned int>(v364.col(19, iron_linear_thread() & 31u));
+    const unsigned int v9581 = static_cast<unsigned int>(v364.row(19, iron_linear_thread() & 31u));
+    const unsigned int v9585 = static_cast<unsigned int>(v364.col(20, iron_linear_thread() & 31u));
+    const unsigned int v9586 = static_cast<unsigned int>(v364.row(20, iron_linear_thread() & 31u));
+    const unsigned int v9590 = static_cast<unsigned int>(v364.col(21, iron_linear_thread() & 31u));
+    const unsigned int v9591 = static_cast<unsigned int>(v364.row(21, iron_linear_thread() & 31u));
+    const unsigned int v9595 = static_cast<unsigned int>(v364.col(22, iron_linear_thread() & 31u));
+    const unsigned int v9596 = static_cast<unsigned int>(v364.row(22, iron_linear_thread() & 31u));
+    const unsigned int v9600 = static_cast<unsigned int>(v364.col(23, iron_linear_thread() & 31u));
+    const unsigned int v9601 = static_cast<unsigned int>(v364.row(23, iron_linear_thread() & 31u));
+    const unsigned int v9605 = static_cast<unsigned int>(v364.col(24, iron_linear_thread() & 31u));
+    const unsigned int v9606 = static_cast<unsigned int>(v364.row(24, iron_linear_thread() & 31u));
+    const unsigned int v9610 = static_cast<unsigned int>(v364.col(25, iron_linear_thread() & 31u));
+    const unsigned int v9611 = static_cast<unsigned int>(v364.row(25, iron_linear_thread() & 31u));
+    const unsigned int v9615 = static_cast<unsigned int>(v364.col(26, iron_linear_thread() & 31u));
+    const unsigned int v9616 = static_cast<unsigned int>(v364.row(26, iron_linear_thread() & 31u));
+    const unsigned int v9620 = static_cast<unsigned int>(v364.col(27, iron_linear_thread() & 31u));
+    const unsigned int v9621 = static_cast<unsigned int>(v364.row(27, iron_linear_thread() & 31u));
+    const unsigned int v9625 = static_cast<unsigned int>(v364.col(28, iron_linear_thread() & 31u));
+    const unsigned int v9626 = static_cast<unsigned int>(v364.row(28, iron_linear_thread() & 31u));
+    const unsigned int v9630 = static_cast<unsigned int>(v364.col(29, iron_linear_thread() & 31u));
+    const unsigned int v9631 = static_cast<unsigned int>(v364.row(29, iron_linear_thread() & 31u));
+    const unsigned int v9635 = static_cast<unsigned int>(v364.col(30, iron_linear_thread() & 31u));
+    const unsigned int v9636 = static_cast<unsigned int>(v364.row(30, iron_linear_thread() & 31u));
+    const unsigned int v9640 = static_cast<unsigned int>(v364.col(31, iron_linear_thread() & 31u));
+    const unsigned int v9641 = static_cast<unsigned int>(v364.row(31, iron_linear_thread() & 31u));
+    const unsigned int v9653 = v55 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:125
+    const unsigned int v9666 = v7439 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:130
+    const unsigned int v9806 = v9714 << 7u;
+    const unsigned int v9808 = v9666 + v9806;
+    const unsigned int v9821 = v9808 + 16u;
+    const unsigned int v9832 = v9808 + 32u;
+    const unsigned int v9843 = v9808 + 48u;
+    const unsigned int v9681 = v9666 + 64u;
+    const unsigned int v9861 = v9681 + v9806;
+    const unsigned int v9874 = v9861 + 16u;
+    const unsigned int v9885 = v9861 + 32u;
+    const unsigned int v9896 = v9861 + 48u;
 
-    for (unsigned int v6204 = v333; v6204 < v317; v6204 += 128u) {  // kernels/sdpa/flash_warpgroup.hpp:95
-      const unsigned int v6205 = v6204 - v333;
-      const unsigned int v6206 = v6205 >> 7u;
-      const unsigned int v6208 = v6206 & 1u;
+    for (unsigned int v6225 = v354; v6225 < v341; v6225 += 128u) {  // kernels/sdpa/flash_warpgroup.hpp:95
+      const unsigned int v6226 = v6225 - v354;
+      const unsigned int v6227 = v6226 >> 7u;
+      const unsigned int v6229 = v6227 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      const unsigned int v6211 = v6204 + 128u;
-      const unsigned int v6213 = v6206 + 1u;
-      const unsigned int v6214 = v6213 & 1u;
-      const bool v6215 = v6211 < v317;
-      if (v6215) {
+      const unsigned int v6232 = v6225 + 128u;
+      const unsigned int v6234 = v6227 + 1u;
+      const unsigned int v6235 = v6234 & 1u;
+      const bool v6236 = v6232 < v341;
+      if (v6236) {
         if (v47) {  // kernels/sdpa/kv_sources.hpp:87
-          const unsigned int v6217 = v6214 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:99
-          const unsigned int v6227 = v6211 + v62;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6228 = v6227 < v35;
-          const unsigned int v6231 = v6228 ? v6227 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6233 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v6234 = v6231 & v6233;
-          const unsigned int v6235 = v6231 >> (v41 & 31);
-          const unsigned int v6236 = v32 + v6235;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6237 = block_table[v6236];
-          const unsigned int v6239 = v6237 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6240 = v6239 + v30;
-          const unsigned int v6241 = v6240 * v6;
-          const unsigned int v6242 = v6241 + v6234;
-          const unsigned int v6243 = v6242 << 7u;
-          const unsigned int v6244 = v6243 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6253 = v6217 + v85;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v6254 = v6253 + v81;
-          const unsigned int v6255 = v6254 + v79;
-          iron_copy_async<16>(shm1 + (v6255 ^ (((v6255 >> 6u) & 7u) << 3u)), k_pages + v6244, v6228);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6265 = v6211 + v93;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6266 = v6265 < v35;
-          const unsigned int v6269 = v6266 ? v6265 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6272 = v6269 & v6233;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v6273 = v6269 >> (v41 & 31);
-          const unsigned int v6274 = v32 + v6273;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6275 = block_table[v6274];
-          const unsigned int v6277 = v6275 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6278 = v6277 + v30;
-          const unsigned int v6279 = v6278 * v6;
-          const unsigned int v6280 = v6279 + v6272;
-          const unsigned int v6281 = v6280 << 7u;
-          const unsigned int v6282 = v6281 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6291 = v6217 + v116;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v6292 = v6291 + v112;
-          const unsigned int v6293 = v6292 + v110;
-          iron_copy_async<16>(shm1 + (v6293 ^ (((v6293 >> 6u) & 7u) << 3u)), k_pages + v6282, v6266);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6303 = v6211 + v124;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6304 = v6303 < v35;
-          const unsigned int v6307 = v6304 ? v6303 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6310 = v6307 & v6233;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v6311 = v6307 >> (v41 & 31);
-          const unsigned int v6312 = v32 + v6311;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6313 = block_table[v6312];
-          const unsigned int v6315 = v6313 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6316 = v6315 + v30;
-          const unsigned int v6317 = v6316 * v6;
-          const unsigned int v6318 = v6317 + v6310;
-          const unsigned int v6319 = v6318 << 7u;
-          const unsigned int v6320 = v6319 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6329 = v6217 + v147;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v6330 = v6329 + v143;
-          const unsigned int v6331 = v6330 + v141;
-          iron_copy_async<16>(shm1 + (v6331 ^ (((v6331 >> 6u) & 7u) << 3u)), k_pages + v6320, v6304);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6341 = v6211 + v155;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6342 = v6341 < v35;
-          const unsigned int v6345 = v6342 ? v6341 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6348 = v6345 & v6233;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v6349 = v6345 >> (v41 & 31);
-          const unsigned int v6350 = v32 + v6349;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6351 = block_table[v6350];
-          const unsigned int v6353 = v6351 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6354 = v6353 + v30;
-          const unsigned int v6355 = v6354 * v6;
-          const unsigned int v6356 = v6355 + v6348;
-          const unsigned int v6357 = v6356 << 7u;
-          const unsigned int v6358 = v6357 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6367 = v6217 + v178;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v6368 = v6367 + v174;
-          const unsigned int v6369 = v6368 + v172;
-          iron_copy_async<16>(shm1 + (v6369 ^ (((v6369 >> 6u) & 7u) << 3u)), k_pages + v6358, v6342);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6379 = v6211 + v186;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6380 = v6379 < v35;
-          const unsigned int v6383 = v6380 ? v6379 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6386 = v6383 & v6233;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v6387 = v6383 >> (v41 & 31);
-          const unsigned int v6388 = v32 + v6387;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6389 = block_table[v6388];
-          const unsigned int v6391 = v6389 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6392 = v6391 + v30;
-          const unsigned int v6393 = v6392 * v6;
-          const unsigned int v6394 = v6393 + v6386;
-          const unsigned int v6395 = v6394 << 7u;
-          const unsigned int v6396 = v6395 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6405 = v6217 + v209;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v6406 = v6405 + v205;
-          const unsigned int v6407 = v6406 + v203;
-          iron_copy_async<16>(shm1 + (v6407 ^ (((v6407 >> 6u) & 7u) << 3u)), k_pages + v6396, v6380);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6417 = v6211 + v217;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6418 = v6417 < v35;
-          const unsigned int v6421 = v6418 ? v6417 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6424 = v6421 & v6233;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v6425 = v6421 >> (v41 & 31);
-          const unsigned int v6426 = v32 + v6425;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6427 = block_table[v6426];
-          const unsigned int v6429 = v6427 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6430 = v6429 + v30;
-          const unsigned int v6431 = v6430 * v6;
-          const unsigned int v6432 = v6431 + v6424;
-          const unsigned int v6433 = v6432 << 7u;
-          const unsigned int v6434 = v6433 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6443 = v6217 + v240;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v6444 = v6443 + v236;
-          const unsigned int v6445 = v6444 + v234;
-          iron_copy_async<16>(shm1 + (v6445 ^ (((v6445 >> 6u) & 7u) << 3u)), k_pages + v6434, v6418);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6455 = v6211 + v248;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6456 = v6455 < v35;
-          const unsigned int v6459 = v6456 ? v6455 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6462 = v6459 & v6233;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v6463 = v6459 >> (v41 & 31);
-          const unsigned int v6464 = v32 + v6463;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6465 = block_table[v6464];
-          const unsigned int v6467 = v6465 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6468 = v6467 + v30;
-          const unsigned int v6469 = v6468 * v6;
-          const unsigned int v6470 = v6469 + v6462;
-          const unsigned int v6471 = v6470 << 7u;
-          const unsigned int v6472 = v6471 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6481 = v6217 + v271;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v6482 = v6481 + v267;
-          const unsigned int v6483 = v6482 + v265;
-          iron_copy_async<16>(shm1 + (v6483 ^ (((v6483 >> 6u) & 7u) << 3u)), k_pages + v6472, v6456);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6493 = v6211 + v279;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6494 = v6493 < v35;
-          const unsigned int v6497 = v6494 ? v6493 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6500 = v6497 & v6233;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v6501 = v6497 >> (v41 & 31);
-          const unsigned int v6502 = v32 + v6501;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6503 = block_table[v6502];
-          const unsigned int v6505 = v6503 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6506 = v6505 + v30;
-          const unsigned int v6507 = v6506 * v6;
-          const unsigned int v6508 = v6507 + v6500;
-          const unsigned int v6509 = v6508 << 7u;
-          const unsigned int v6510 = v6509 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6519 = v6217 + v302;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v6520 = v6519 + v298;
-          const unsigned int v6521 = v6520 + v296;
-          iron_copy_async<16>(shm1 + (v6521 ^ (((v6521 >> 6u) & 7u) << 3u)), k_pages + v6510, v6494);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6543 = block_table[v6236];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6545 = v6543 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6546 = v6545 + v30;
-          const unsigned int v6547 = v6546 * v6;
-          const unsigned int v6548 = v6547 + v6234;
-          const unsigned int v6549 = v6548 << 7u;
-          const unsigned int v6550 = v6549 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6255 ^ (((v6255 >> 6u) & 7u) << 3u)), v_pages + v6550, v6228);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6581 = block_table[v6274];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6583 = v6581 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6584 = v6583 + v30;
-          const unsigned int v6585 = v6584 * v6;
-          const unsigned int v6586 = v6585 + v6272;
-          const unsigned int v6587 = v6586 << 7u;
-          const unsigned int v6588 = v6587 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6293 ^ (((v6293 >> 6u) & 7u) << 3u)), v_pages + v6588, v6266);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6619 = block_table[v6312];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6621 = v6619 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6622 = v6621 + v30;
-          const unsigned int v6623 = v6622 * v6;
-          const unsigned int v6624 = v6623 + v6310;
-          const unsigned int v6625 = v6624 << 7u;
-          const unsigned int v6626 = v6625 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6331 ^ (((v6331 >> 6u) & 7u) << 3u)), v_pages + v6626, v6304);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6657 = block_table[v6350];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6659 = v6657 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6660 = v6659 + v30;
-          const unsigned int v6661 = v6660 * v6;
-          const unsigned int v6662 = v6661 + v6348;
-          const unsigned int v6663 = v6662 << 7u;
-          const unsigned int v6664 = v6663 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6369 ^ (((v6369 >> 6u) & 7u) << 3u)), v_pages + v6664, v6342);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6695 = block_table[v6388];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6697 = v6695 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6698 = v6697 + v30;
-          const unsigned int v6699 = v6698 * v6;
-          const unsigned int v6700 = v6699 + v6386;
-          const unsigned int v6701 = v6700 << 7u;
-          const unsigned int v6702 = v6701 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6407 ^ (((v6407 >> 6u) & 7u) << 3u)), v_pages + v6702, v6380);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6733 = block_table[v6426];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6735 = v6733 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6736 = v6735 + v30;
-          const unsigned int v6737 = v6736 * v6;
-          const unsigned int v6738 = v6737 + v6424;
-          const unsigned int v6739 = v6738 << 7u;
-          const unsigned int v6740 = v6739 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6445 ^ (((v6445 >> 6u) & 7u) << 3u)), v_pages + v6740, v6418);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6771 = block_table[v6464];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6773 = v6771 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6774 = v6773 + v30;
-          const unsigned int v6775 = v6774 * v6;
-          const unsigned int v6776 = v6775 + v6462;
-          const unsigned int v6777 = v6776 << 7u;
-          const unsigned int v6778 = v6777 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6483 ^ (((v6483 >> 6u) & 7u) << 3u)), v_pages + v6778, v6456);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6809 = block_table[v6502];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6811 = v6809 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6812 = v6811 + v30;
-          const unsigned int v6813 = v6812 * v6;
-          const unsigned int v6814 = v6813 + v6500;
-          const unsigned int v6815 = v6814 << 7u;
-          const unsigned int v6816 = v6815 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6521 ^ (((v6521 >> 6u) & 7u) << 3u)), v_pages + v6816, v6494);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6238 = v6235 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:99
+          const unsigned int v6248 = v6232 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6249 = v6248 < v35;
+          const unsigned int v6252 = v6249 ? v6248 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6254 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6255 = v6252 & v6254;
+          const unsigned int v6256 = v6252 >> (v41 & 31);
+          const unsigned int v6257 = v32 + v6256;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6258 = block_table[v6257];
+          const unsigned int v6260 = v6258 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6261 = v6260 + v30;
+          const unsigned int v6262 = v6261 * v6;
+          const unsigned int v6263 = v6262 + v6255;
+          const unsigned int v6264 = v6263 << 7u;
+          const unsigned int v6265 = v6264 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6274 = v6238 + v85;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v6275 = v6274 + v81;
+          const unsigned int v6276 = v6275 + v79;
+          iron_copy_async<16>(shm1 + (v6276 ^ (((v6276 >> 6u) & 7u) << 3u)), k_pages + v6265, v6249);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6286 = v6232 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6287 = v6286 < v35;
+          const unsigned int v6290 = v6287 ? v6286 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6293 = v6290 & v6254;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6294 = v6290 >> (v41 & 31);
+          const unsigned int v6295 = v32 + v6294;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6296 = block_table[v6295];
+          const unsigned int v6298 = v6296 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6299 = v6298 + v30;
+          const unsigned int v6300 = v6299 * v6;
+          const unsigned int v6301 = v6300 + v6293;
+          const unsigned int v6302 = v6301 << 7u;
+          const unsigned int v6303 = v6302 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6312 = v6238 + v116;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v6313 = v6312 + v112;
+          const unsigned int v6314 = v6313 + v110;
+          iron_copy_async<16>(shm1 + (v6314 ^ (((v6314 >> 6u) & 7u) << 3u)), k_pages + v6303, v6287);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6324 = v6232 + v124;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6325 = v6324 < v35;
+          const unsigned int v6328 = v6325 ? v6324 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6331 = v6328 & v6254;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6332 = v6328 >> (v41 & 31);
+          const unsigned int v6333 = v32 + v6332;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6334 = block_table[v6333];
+          const unsigned int v6336 = v6334 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6337 = v6336 + v30;
+          const unsigned int v6338 = v6337 * v6;
+          const unsigned int v6339 = v6338 + v6331;
+          const unsigned int v6340 = v6339 << 7u;
+          const unsigned int v6341 = v6340 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6350 = v6238 + v147;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v6351 = v6350 + v143;
+          const unsigned int v6352 = v6351 + v141;
+          iron_copy_async<16>(shm1 + (v6352 ^ (((v6352 >> 6u) & 7u) << 3u)), k_pages + v6341, v6325);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6362 = v6232 + v155;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6363 = v6362 < v35;
+          const unsigned int v6366 = v6363 ? v6362 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6369 = v6366 & v6254;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6370 = v6366 >> (v41 & 31);
+          const unsigned int v6371 = v32 + v6370;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6372 = block_table[v6371];
+          const unsigned int v6374 = v6372 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6375 = v6374 + v30;
+          const unsigned int v6376 = v6375 * v6;
+          const unsigned int v6377 = v6376 + v6369;
+          const unsigned int v6378 = v6377 << 7u;
+          const unsigned int v6379 = v6378 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6388 = v6238 + v178;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v6389 = v6388 + v174;
+          const unsigned int v6390 = v6389 + v172;
+          iron_copy_async<16>(shm1 + (v6390 ^ (((v6390 >> 6u) & 7u) << 3u)), k_pages + v6379, v6363);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6400 = v6232 + v186;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6401 = v6400 < v35;
+          const unsigned int v6404 = v6401 ? v6400 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6407 = v6404 & v6254;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6408 = v6404 >> (v41 & 31);
+          const unsigned int v6409 = v32 + v6408;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6410 = block_table[v6409];
+          const unsigned int v6412 = v6410 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6413 = v6412 + v30;
+          const unsigned int v6414 = v6413 * v6;
+          const unsigned int v6415 = v6414 + v6407;
+          const unsigned int v6416 = v6415 << 7u;
+          const unsigned int v6417 = v6416 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6426 = v6238 + v209;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v6427 = v6426 + v205;
+          const unsigned int v6428 = v6427 + v203;
+          iron_copy_async<16>(shm1 + (v6428 ^ (((v6428 >> 6u) & 7u) << 3u)), k_pages + v6417, v6401);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6438 = v6232 + v217;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6439 = v6438 < v35;
+          const unsigned int v6442 = v6439 ? v6438 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6445 = v6442 & v6254;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6446 = v6442 >> (v41 & 31);
+          const unsigned int v6447 = v32 + v6446;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6448 = block_table[v6447];
+          const unsigned int v6450 = v6448 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6451 = v6450 + v30;
+          const unsigned int v6452 = v6451 * v6;
+          const unsigned int v6453 = v6452 + v6445;
+          const unsigned int v6454 = v6453 << 7u;
+          const unsigned int v6455 = v6454 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6464 = v6238 + v240;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v6465 = v6464 + v236;
+          const unsigned int v6466 = v6465 + v234;
+          iron_copy_async<16>(shm1 + (v6466 ^ (((v6466 >> 6u) & 7u) << 3u)), k_pages + v6455, v6439);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6476 = v6232 + v248;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6477 = v6476 < v35;
+          const unsigned int v6480 = v6477 ? v6476 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6483 = v6480 & v6254;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6484 = v6480 >> (v41 & 31);
+          const unsigned int v6485 = v32 + v6484;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6486 = block_table[v6485];
+          const unsigned int v6488 = v6486 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6489 = v6488 + v30;
+          const unsigned int v6490 = v6489 * v6;
+          const unsigned int v6491 = v6490 + v6483;
+          const unsigned int v6492 = v6491 << 7u;
+          const unsigned int v6493 = v6492 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6502 = v6238 + v271;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v6503 = v6502 + v267;
+          const unsigned int v6504 = v6503 + v265;
+          iron_copy_async<16>(shm1 + (v6504 ^ (((v6504 >> 6u) & 7u) << 3u)), k_pages + v6493, v6477);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6514 = v6232 + v279;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6515 = v6514 < v35;
+          const unsigned int v6518 = v6515 ? v6514 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6521 = v6518 & v6254;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6522 = v6518 >> (v41 & 31);
+          const unsigned int v6523 = v32 + v6522;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6524 = block_table[v6523];
+          const unsigned int v6526 = v6524 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6527 = v6526 + v30;
+          const unsigned int v6528 = v6527 * v6;
+          const unsigned int v6529 = v6528 + v6521;
+          const unsigned int v6530 = v6529 << 7u;
+          const unsigned int v6531 = v6530 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6540 = v6238 + v302;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v6541 = v6540 + v298;
+          const unsigned int v6542 = v6541 + v296;
+          iron_copy_async<16>(shm1 + (v6542 ^ (((v6542 >> 6u) & 7u) << 3u)), k_pages + v6531, v6515);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6564 = block_table[v6257];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6566 = v6564 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6567 = v6566 + v30;
+          const unsigned int v6568 = v6567 * v6;
+          const unsigned int v6569 = v6568 + v6255;
+          const unsigned int v6570 = v6569 << 7u;
+          const unsigned int v6571 = v6570 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6276 ^ (((v6276 >> 6u) & 7u) << 3u)), v_pages + v6571, v6249);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6602 = block_table[v6295];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6604 = v6602 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6605 = v6604 + v30;
+          const unsigned int v6606 = v6605 * v6;
+          const unsigned int v6607 = v6606 + v6293;
+          const unsigned int v6608 = v6607 << 7u;
+          const unsigned int v6609 = v6608 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6314 ^ (((v6314 >> 6u) & 7u) << 3u)), v_pages + v6609, v6287);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6640 = block_table[v6333];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6642 = v6640 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6643 = v6642 + v30;
+          const unsigned int v6644 = v6643 * v6;
+          const unsigned int v6645 = v6644 + v6331;
+          const unsigned int v6646 = v6645 << 7u;
+          const unsigned int v6647 = v6646 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6352 ^ (((v6352 >> 6u) & 7u) << 3u)), v_pages + v6647, v6325);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6678 = block_table[v6371];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6680 = v6678 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6681 = v6680 + v30;
+          const unsigned int v6682 = v6681 * v6;
+          const unsigned int v6683 = v6682 + v6369;
+          const unsigned int v6684 = v6683 << 7u;
+          const unsigned int v6685 = v6684 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6390 ^ (((v6390 >> 6u) & 7u) << 3u)), v_pages + v6685, v6363);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6716 = block_table[v6409];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6718 = v6716 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6719 = v6718 + v30;
+          const unsigned int v6720 = v6719 * v6;
+          const unsigned int v6721 = v6720 + v6407;
+          const unsigned int v6722 = v6721 << 7u;
+          const unsigned int v6723 = v6722 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6428 ^ (((v6428 >> 6u) & 7u) << 3u)), v_pages + v6723, v6401);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6754 = block_table[v6447];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6756 = v6754 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6757 = v6756 + v30;
+          const unsigned int v6758 = v6757 * v6;
+          const unsigned int v6759 = v6758 + v6445;
+          const unsigned int v6760 = v6759 << 7u;
+          const unsigned int v6761 = v6760 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6466 ^ (((v6466 >> 6u) & 7u) << 3u)), v_pages + v6761, v6439);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6792 = block_table[v6485];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6794 = v6792 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6795 = v6794 + v30;
+          const unsigned int v6796 = v6795 * v6;
+          const unsigned int v6797 = v6796 + v6483;
+          const unsigned int v6798 = v6797 << 7u;
+          const unsigned int v6799 = v6798 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6504 ^ (((v6504 >> 6u) & 7u) << 3u)), v_pages + v6799, v6477);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6830 = block_table[v6523];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6832 = v6830 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6833 = v6832 + v30;
+          const unsigned int v6834 = v6833 * v6;
+          const unsigned int v6835 = v6834 + v6521;
+          const unsigned int v6836 = v6835 << 7u;
+          const unsigned int v6837 = v6836 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6542 ^ (((v6542 >> 6u) & 7u) << 3u)), v_pages + v6837, v6515);  // kernels/sdpa/flash_tile.hpp:86
         } else {
-          const unsigned int v6829 = v6214 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:99
-          const unsigned int v6839 = v6211 + v62;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6840 = v6839 < v35;
-          const unsigned int v6843 = v6840 ? v6839 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6844 = v6843 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6845 = v6843 / v6;
-          const unsigned int v6846 = v32 + v6845;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6847 = block_table[v6846];
-          const unsigned int v6849 = v6847 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6850 = v6849 + v30;
-          const unsigned int v6851 = v6850 * v6;
-          const unsigned int v6852 = v6851 + v6844;
-          const unsigned int v6853 = v6852 << 7u;
-          const unsigned int v6854 = v6853 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6863 = v6829 + v85;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v6864 = v6863 + v81;
-          const unsigned int v6865 = v6864 + v79;
-          iron_copy_async<16>(shm1 + (v6865 ^ (((v6865 >> 6u) & 7u) << 3u)), k_pages + v6854, v6840);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6875 = v6211 + v93;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6876 = v6875 < v35;
-          const unsigned int v6879 = v6876 ? v6875 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6880 = v6879 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6881 = v6879 / v6;
-          const unsigned int v6882 = v32 + v6881;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6883 = block_table[v6882];
-          const unsigned int v6885 = v6883 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6886 = v6885 + v30;
-          const unsigned int v6887 = v6886 * v6;
-          const unsigned int v6888 = v6887 + v6880;
-          const unsigned int v6889 = v6888 << 7u;
-          const unsigned int v6890 = v6889 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6899 = v6829 + v116;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v6900 = v6899 + v112;
-          const unsigned int v6901 = v6900 + v110;
-          iron_copy_async<16>(shm1 + (v6901 ^ (((v6901 >> 6u) & 7u) << 3u)), k_pages + v6890, v6876);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6911 = v6211 + v124;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6912 = v6911 < v35;
-          const unsigned int v6915 = v6912 ? v6911 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6916 = v6915 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6917 = v6915 / v6;
-          const unsigned int v6918 = v32 + v6917;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6919 = block_table[v6918];
-          const unsigned int v6921 = v6919 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6922 = v6921 + v30;
-          const unsigned int v6923 = v6922 * v6;
-          const unsigned int v6924 = v6923 + v6916;
-          const unsigned int v6925 = v6924 << 7u;
-          const unsigned int v6926 = v6925 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6935 = v6829 + v147;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v6936 = v6935 + v143;
-          const unsigned int v6937 = v6936 + v141;
-          iron_copy_async<16>(shm1 + (v6937 ^ (((v6937 >> 6u) & 7u) << 3u)), k_pages + v6926, v6912);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6947 = v6211 + v155;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6948 = v6947 < v35;
-          const unsigned int v6951 = v6948 ? v6947 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6952 = v6951 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6953 = v6951 / v6;
-          const unsigned int v6954 = v32 + v6953;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6955 = block_table[v6954];
-          const unsigned int v6957 = v6955 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6958 = v6957 + v30;
-          const unsigned int v6959 = v6958 * v6;
-          const unsigned int v6960 = v6959 + v6952;
-          const unsigned int v6961 = v6960 << 7u;
-          const unsigned int v6962 = v6961 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6971 = v6829 + v178;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v6972 = v6971 + v174;
-          const unsigned int v6973 = v6972 + v172;
-          iron_copy_async<16>(shm1 + (v6973 ^ (((v6973 >> 6u) & 7u) << 3u)), k_pages + v6962, v6948);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6983 = v6211 + v186;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6984 = v6983 < v35;
-          const unsigned int v6987 = v6984 ? v6983 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6988 = v6987 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6989 = v6987 / v6;
-          const unsigned int v6990 = v32 + v6989;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6991 = block_table[v6990];
-          const unsigned int v6993 = v6991 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6994 = v6993 + v30;
-          const unsigned int v6995 = v6994 * v6;
-          const unsigned int v6996 = v6995 + v6988;
-          const unsigned int v6997 = v6996 << 7u;
-          const unsigned int v6998 = v6997 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7007 = v6829 + v209;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v7008 = v7007 + v205;
-          const unsigned int v7009 = v7008 + v203;
-          iron_copy_async<16>(shm1 + (v7009 ^ (((v7009 >> 6u) & 7u) << 3u)), k_pages + v6998, v6984);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7019 = v6211 + v217;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7020 = v7019 < v35;
-          const unsigned int v7023 = v7020 ? v7019 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7024 = v7023 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v7025 = v7023 / v6;
-          const unsigned int v7026 = v32 + v7025;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7027 = block_table[v7026];
-          const unsigned int v7029 = v7027 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7030 = v7029 + v30;
-          const unsigned int v7031 = v7030 * v6;
-          const unsigned int v7032 = v7031 + v7024;
-          const unsigned int v7033 = v7032 << 7u;
-          const unsigned int v7034 = v7033 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7043 = v6829 + v240;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v7044 = v7043 + v236;
-          const unsigned int v7045 = v7044 + v234;
-          iron_copy_async<16>(shm1 + (v7045 ^ (((v7045 >> 6u) & 7u) << 3u)), k_pages + v7034, v7020);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7055 = v6211 + v248;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7056 = v7055 < v35;
-          const unsigned int v7059 = v7056 ? v7055 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7060 = v7059 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v7061 = v7059 / v6;
-          const unsigned int v7062 = v32 + v7061;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7063 = block_table[v7062];
-          const unsigned int v7065 = v7063 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7066 = v7065 + v30;
-          const unsigned int v7067 = v7066 * v6;
-          const unsigned int v7068 = v7067 + v7060;
-          const unsigned int v7069 = v7068 << 7u;
-          const unsigned int v7070 = v7069 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7079 = v6829 + v271;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v7080 = v7079 + v267;
-          const unsigned int v7081 = v7080 + v265;
-          iron_copy_async<16>(shm1 + (v7081 ^ (((v7081 >> 6u) & 7u) << 3u)), k_pages + v7070, v7056);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7091 = v6211 + v279;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7092 = v7091 < v35;
-          const unsigned int v7095 = v7092 ? v7091 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7096 = v7095 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v7097 = v7095 / v6;
-          const unsigned int v7098 = v32 + v7097;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7099 = block_table[v7098];
-          const unsigned int v7101 = v7099 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7102 = v7101 + v30;
-          const unsigned int v7103 = v7102 * v6;
-          const unsigned int v7104 = v7103 + v7096;
-          const unsigned int v7105 = v7104 << 7u;
-          const unsigned int v7106 = v7105 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7115 = v6829 + v302;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v7116 = v7115 + v298;
-          const unsigned int v7117 = v7116 + v296;
-          iron_copy_async<16>(shm1 + (v7117 ^ (((v7117 >> 6u) & 7u) << 3u)), k_pages + v7106, v7092);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7137 = block_table[v6846];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7139 = v7137 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7140 = v7139 + v30;
-          const unsigned int v7141 = v7140 * v6;
-          const unsigned int v7142 = v7141 + v6844;
-          const unsigned int v7143 = v7142 << 7u;
-          const unsigned int v7144 = v7143 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6865 ^ (((v6865 >> 6u) & 7u) << 3u)), v_pages + v7144, v6840);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7173 = block_table[v6882];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7175 = v7173 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7176 = v7175 + v30;
-          const unsigned int v7177 = v7176 * v6;
-          const unsigned int v7178 = v7177 + v6880;
-          const unsigned int v7179 = v7178 << 7u;
-          const unsigned int v7180 = v7179 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6901 ^ (((v6901 >> 6u) & 7u) << 3u)), v_pages + v7180, v6876);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7209 = block_table[v6918];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7211 = v7209 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7212 = v7211 + v30;
-          const unsigned int v7213 = v7212 * v6;
-          const unsigned int v7214 = v7213 + v6916;
-          const unsigned int v7215 = v7214 << 7u;
-          const unsigned int v7216 = v7215 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6937 ^ (((v6937 >> 6u) & 7u) << 3u)), v_pages + v7216, v6912);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7245 = block_table[v6954];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7247 = v7245 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7248 = v7247 + v30;
-          const unsigned int v7249 = v7248 * v6;
-          const unsigned int v7250 = v7249 + v6952;
-          const unsigned int v7251 = v7250 << 7u;
-          const unsigned int v7252 = v7251 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6973 ^ (((v6973 >> 6u) & 7u) << 3u)), v_pages + v7252, v6948);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7281 = block_table[v6990];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7283 = v7281 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7284 = v7283 + v30;
-          const unsigned int v7285 = v7284 * v6;
-          const unsigned int v7286 = v7285 + v6988;
-          const unsigned int v7287 = v7286 << 7u;
-          const unsigned int v7288 = v7287 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7009 ^ (((v7009 >> 6u) & 7u) << 3u)), v_pages + v7288, v6984);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7317 = block_table[v7026];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7319 = v7317 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7320 = v7319 + v30;
-          const unsigned int v7321 = v7320 * v6;
-          const unsigned int v7322 = v7321 + v7024;
-          const unsigned int v7323 = v7322 << 7u;
-          const unsigned int v7324 = v7323 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7045 ^ (((v7045 >> 6u) & 7u) << 3u)), v_pages + v7324, v7020);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7353 = block_table[v7062];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7355 = v7353 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7356 = v7355 + v30;
-          const unsigned int v7357 = v7356 * v6;
-          const unsigned int v7358 = v7357 + v7060;
-          const unsigned int v7359 = v7358 << 7u;
-          const unsigned int v7360 = v7359 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7081 ^ (((v7081 >> 6u) & 7u) << 3u)), v_pages + v7360, v7056);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7389 = block_table[v7098];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7391 = v7389 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7392 = v7391 + v30;
-          const unsigned int v7393 = v7392 * v6;
-          const unsigned int v7394 = v7393 + v7096;
-          const unsigned int v7395 = v7394 << 7u;
-          const unsigned int v7396 = v7395 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7117 ^ (((v7117 >> 6u) & 7u) << 3u)), v_pages + v7396, v7092);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6850 = v6235 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:99
+          const unsigned int v6860 = v6232 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6861 = v6860 < v35;
+          const unsigned int v6864 = v6861 ? v6860 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6865 = v6864 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6866 = v6864 / v6;
+          const unsigned int v6867 = v32 + v6866;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6868 = block_table[v6867];
+          const unsigned int v6870 = v6868 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6871 = v6870 + v30;
+          const unsigned int v6872 = v6871 * v6;
+          const unsigned int v6873 = v6872 + v6865;
+          const unsigned int v6874 = v6873 << 7u;
+          const unsigned int v6875 = v6874 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6884 = v6850 + v85;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v6885 = v6884 + v81;
+          const unsigned int v6886 = v6885 + v79;
+          iron_copy_async<16>(shm1 + (v6886 ^ (((v6886 >> 6u) & 7u) << 3u)), k_pages + v6875, v6861);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6896 = v6232 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6897 = v6896 < v35;
+          const unsigned int v6900 = v6897 ? v6896 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6901 = v6900 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6902 = v6900 / v6;
+          const unsigned int v6903 = v32 + v6902;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6904 = block_table[v6903];
+          const unsigned int v6906 = v6904 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6907 = v6906 + v30;
+          const unsigned int v6908 = v6907 * v6;
+          const unsigned int v6909 = v6908 + v6901;
+          const unsigned int v6910 = v6909 << 7u;
+          const unsigned int v6911 = v6910 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6920 = v6850 + v116;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v6921 = v6920 + v112;
+          const unsigned int v6922 = v6921 + v110;
+          iron_copy_async<16>(shm1 + (v6922 ^ (((v6922 >> 6u) & 7u) << 3u)), k_pages + v6911, v6897);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6932 = v6232 + v124;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6933 = v6932 < v35;
+          const unsigned int v6936 = v6933 ? v6932 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6937 = v6936 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6938 = v6936 / v6;
+          const unsigned int v6939 = v32 + v6938;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6940 = block_table[v6939];
+          const unsigned int v6942 = v6940 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6943 = v6942 + v30;
+          const unsigned int v6944 = v6943 * v6;
+          const unsigned int v6945 = v6944 + v6937;
+          const unsigned int v6946 = v6945 << 7u;
+          const unsigned int v6947 = v6946 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6956 = v6850 + v147;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v6957 = v6956 + v143;
+          const unsigned int v6958 = v6957 + v141;
+          iron_copy_async<16>(shm1 + (v6958 ^ (((v6958 >> 6u) & 7u) << 3u)), k_pages + v6947, v6933);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6968 = v6232 + v155;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6969 = v6968 < v35;
+          const unsigned int v6972 = v6969 ? v6968 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6973 = v6972 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6974 = v6972 / v6;
+          const unsigned int v6975 = v32 + v6974;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6976 = block_table[v6975];
+          const unsigned int v6978 = v6976 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6979 = v6978 + v30;
+          const unsigned int v6980 = v6979 * v6;
+          const unsigned int v6981 = v6980 + v6973;
+          const unsigned int v6982 = v6981 << 7u;
+          const unsigned int v6983 = v6982 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6992 = v6850 + v178;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v6993 = v6992 + v174;
+          const unsigned int v6994 = v6993 + v172;
+          iron_copy_async<16>(shm1 + (v6994 ^ (((v6994 >> 6u) & 7u) << 3u)), k_pages + v6983, v6969);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7004 = v6232 + v186;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7005 = v7004 < v35;
+          const unsigned int v7008 = v7005 ? v7004 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7009 = v7008 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v7010 = v7008 / v6;
+          const unsigned int v7011 = v32 + v7010;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7012 = block_table[v7011];
+          const unsigned int v7014 = v7012 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7015 = v7014 + v30;
+          const unsigned int v7016 = v7015 * v6;
+          const unsigned int v7017 = v7016 + v7009;
+          const unsigned int v7018 = v7017 << 7u;
+          const unsigned int v7019 = v7018 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7028 = v6850 + v209;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v7029 = v7028 + v205;
+          const unsigned int v7030 = v7029 + v203;
+          iron_copy_async<16>(shm1 + (v7030 ^ (((v7030 >> 6u) & 7u) << 3u)), k_pages + v7019, v7005);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7040 = v6232 + v217;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7041 = v7040 < v35;
+          const unsigned int v7044 = v7041 ? v7040 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7045 = v7044 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v7046 = v7044 / v6;
+          const unsigned int v7047 = v32 + v7046;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7048 = block_table[v7047];
+          const unsigned int v7050 = v7048 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7051 = v7050 + v30;
+          const unsigned int v7052 = v7051 * v6;
+          const unsigned int v7053 = v7052 + v7045;
+          const unsigned int v7054 = v7053 << 7u;
+          const unsigned int v7055 = v7054 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7064 = v6850 + v240;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v7065 = v7064 + v236;
+          const unsigned int v7066 = v7065 + v234;
+          iron_copy_async<16>(shm1 + (v7066 ^ (((v7066 >> 6u) & 7u) << 3u)), k_pages + v7055, v7041);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7076 = v6232 + v248;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7077 = v7076 < v35;
+          const unsigned int v7080 = v7077 ? v7076 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7081 = v7080 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v7082 = v7080 / v6;
+          const unsigned int v7083 = v32 + v7082;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7084 = block_table[v7083];
+          const unsigned int v7086 = v7084 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7087 = v7086 + v30;
+          const unsigned int v7088 = v7087 * v6;
+          const unsigned int v7089 = v7088 + v7081;
+          const unsigned int v7090 = v7089 << 7u;
+          const unsigned int v7091 = v7090 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7100 = v6850 + v271;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v7101 = v7100 + v267;
+          const unsigned int v7102 = v7101 + v265;
+          iron_copy_async<16>(shm1 + (v7102 ^ (((v7102 >> 6u) & 7u) << 3u)), k_pages + v7091, v7077);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7112 = v6232 + v279;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7113 = v7112 < v35;
+          const unsigned int v7116 = v7113 ? v7112 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7117 = v7116 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v7118 = v7116 / v6;
+          const unsigned int v7119 = v32 + v7118;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7120 = block_table[v7119];
+          const unsigned int v7122 = v7120 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7123 = v7122 + v30;
+          const unsigned int v7124 = v7123 * v6;
+          const unsigned int v7125 = v7124 + v7117;
+          const unsigned int v7126 = v7125 << 7u;
+          const unsigned int v7127 = v7126 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7136 = v6850 + v302;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v7137 = v7136 + v298;
+          const unsigned int v7138 = v7137 + v296;
+          iron_copy_async<16>(shm1 + (v7138 ^ (((v7138 >> 6u) & 7u) << 3u)), k_pages + v7127, v7113);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7158 = block_table[v6867];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7160 = v7158 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7161 = v7160 + v30;
+          const unsigned int v7162 = v7161 * v6;
+          const unsigned int v7163 = v7162 + v6865;
+          const unsigned int v7164 = v7163 << 7u;
+          const unsigned int v7165 = v7164 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6886 ^ (((v6886 >> 6u) & 7u) << 3u)), v_pages + v7165, v6861);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7194 = block_table[v6903];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7196 = v7194 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7197 = v7196 + v30;
+          const unsigned int v7198 = v7197 * v6;
+          const unsigned int v7199 = v7198 + v6901;
+          const unsigned int v7200 = v7199 << 7u;
+          const unsigned int v7201 = v7200 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6922 ^ (((v6922 >> 6u) & 7u) << 3u)), v_pages + v7201, v6897);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7230 = block_table[v6939];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7232 = v7230 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7233 = v7232 + v30;
+          const unsigned int v7234 = v7233 * v6;
+          const unsigned int v7235 = v7234 + v6937;
+          const unsigned int v7236 = v7235 << 7u;
+          const unsigned int v7237 = v7236 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6958 ^ (((v6958 >> 6u) & 7u) << 3u)), v_pages + v7237, v6933);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7266 = block_table[v6975];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7268 = v7266 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7269 = v7268 + v30;
+          const unsigned int v7270 = v7269 * v6;
+          const unsigned int v7271 = v7270 + v6973;
+          const unsigned int v7272 = v7271 << 7u;
+          const unsigned int v7273 = v7272 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6994 ^ (((v6994 >> 6u) & 7u) << 3u)), v_pages + v7273, v6969);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7302 = block_table[v7011];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7304 = v7302 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7305 = v7304 + v30;
+          const unsigned int v7306 = v7305 * v6;
+          const unsigned int v7307 = v7306 + v7009;
+          const unsigned int v7308 = v7307 << 7u;
+          const unsigned int v7309 = v7308 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7030 ^ (((v7030 >> 6u) & 7u) << 3u)), v_pages + v7309, v7005);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7338 = block_table[v7047];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7340 = v7338 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7341 = v7340 + v30;
+          const unsigned int v7342 = v7341 * v6;
+          const unsigned int v7343 = v7342 + v7045;
+          const unsigned int v7344 = v7343 << 7u;
+          const unsigned int v7345 = v7344 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7066 ^ (((v7066 >> 6u) & 7u) << 3u)), v_pages + v7345, v7041);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7374 = block_table[v7083];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7376 = v7374 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7377 = v7376 + v30;
+          const unsigned int v7378 = v7377 * v6;
+          const unsigned int v7379 = v7378 + v7081;
+          const unsigned int v7380 = v7379 << 7u;
+          const unsigned int v7381 = v7380 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7102 ^ (((v7102 >> 6u) & 7u) << 3u)), v_pages + v7381, v7077);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7410 = block_table[v7119];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7412 = v7410 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7413 = v7412 + v30;
+          const unsigned int v7414 = v7413 * v6;
+          const unsigned int v7415 = v7414 + v7117;
+          const unsigned int v7416 = v7415 << 7u;
+          const unsigned int v7417 = v7416 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7138 ^ (((v7138 >> 6u) & 7u) << 3u)), v_pages + v7417, v7113);  // kernels/sdpa/flash_tile.hpp:86
         }
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:95
-      iron_frag<float, 2, 16, 128> v7409;  // kernels/sdpa/flash_warpgroup.hpp:106
-      iron_frag_fill(v7409, 0.0f);
-      const unsigned int v7413 = v6208 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:109
-      iron_frag<iron_bf16, 0, 16, 16> v9704;  // kernels/sdpa/flash_warpgroup.hpp:108
-      iron_frag_fill(v9704, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9704, shm0, v9697, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v9706;
-      iron_frag_fill(v9706, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9706, shm1, v7413, 64u);
-      iron_frag_mma_sync(v7409, v9704, v9706);
-      const unsigned int v9711 = v7413 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v9713;
-      iron_frag_fill(v9713, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9713, shm0, v9708, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v9715;
-      iron_frag_fill(v9715, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9715, shm1, v9711, 64u);
-      iron_frag_mma_sync(v7409, v9713, v9715);
-      const unsigned int v9720 = v7413 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v9722;
-      iron_frag_fill(v9722, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9722, shm0, v9717, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v9724;
-      iron_frag_fill(v9724, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9724, shm1, v9720, 64u);
-      iron_frag_mma_sync(v7409, v9722, v9724);
-      const unsigned int v9729 = v7413 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v9731;
-      iron_frag_fill(v9731, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9731, shm0, v9726, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v9733;
-      iron_frag_fill(v9733, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9733, shm1, v9729, 64u);
-      iron_frag_mma_sync(v7409, v9731, v9733);
-      const unsigned int v7426 = v7413 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:109
-      iron_frag<iron_bf16, 0, 16, 16> v9749;  // kernels/sdpa/flash_warpgroup.hpp:108
-      iron_frag_fill(v9749, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9749, shm0, v9742, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v9751;
-      iron_frag_fill(v9751, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9751, shm1, v7426, 64u);
-      iron_frag_mma_sync(v7409, v9749, v9751);
-      const unsigned int v9756 = v7426 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v9758;
-      iron_frag_fill(v9758, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9758, shm0, v9753, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v9760;
-      iron_frag_fill(v9760, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9760, shm1, v9756, 64u);
-      iron_frag_mma_sync(v7409, v9758, v9760);
-      const unsigned int v9765 = v7426 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v9767;
-      iron_frag_fill(v9767, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9767, shm0, v9762, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v9769;
-      iron_frag_fill(v9769, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9769, shm1, v9765, 64u);
-      iron_frag_mma_sync(v7409, v9767, v9769);
-      const unsigned int v9774 = v7426 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v9776;
-      iron_frag_fill(v9776, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9776, shm0, v9771, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v9778;
-      iron_frag_fill(v9778, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9778, shm1, v9774, 64u);
-      iron_frag_mma_sync(v7409, v9776, v9778);
-      const bool v7436 = v6211 <= v35;  // kernels/sdpa/flash_tile.hpp:159
-      const unsigned int v7444 = v6211 + v20;
-      const bool v7445 = v7444 <= v320;
-      const bool v7446 = v316 || v7445;
-      const bool v7447 = v7436 && v7446;
-      const unsigned int v7450 = v6204 + v9;  // kernels/sdpa/flash_tile.hpp:160
-      const unsigned int v7451 = v7450 + v20;
-      const bool v7453 = v309 <= v7451;
-      const bool v7454 = v7449 || v7453;
-      const bool v7455 = v7447 && v7454;  // kernels/sdpa/flash_tile.hpp:159
-      if (v7455) {  // kernels/sdpa/flash_tile.hpp:161
-        const float v7458 = v7409.x[0];  // kernels/sdpa/flash_tile.hpp:162
-        const float v7459 = v7458 * v335;
-        v7409.x[0] = v7459;
-        const float v7462 = v7409.x[1];
-        const float v7463 = v7462 * v335;
-        v7409.x[1] = v7463;
-        const float v7466 = v7409.x[2];
-        const float v7467 = v7466 * v335;
-        v7409.x[2] = v7467;
-        const float v7470 = v7409.x[3];
-        const float v7471 = v7470 * v335;
-        v7409.x[3] = v7471;
-        const float v7474 = v7409.x[4];
-        const float v7475 = v7474 * v335;
-        v7409.x[4] = v7475;
-        const float v7478 = v7409.x[5];
-        const float v7479 = v7478 * v335;
-        v7409.x[5] = v7479;
-        const float v7482 = v7409.x[6];
-        const float v7483 = v7482 * v335;
-        v7409.x[6] = v7483;
-        const float v7486 = v7409.x[7];
-        const float v7487 = v7486 * v335;
-        v7409.x[7] = v7487;
-        const float v7490 = v7409.x[8];
-        const float v7491 = v7490 * v335;
-        v7409.x[8] = v7491;
-        const float v7494 = v7409.x[9];
-        const float v7495 = v7494 * v335;
-        v7409.x[9] = v7495;
-        const float v7498 = v7409.x[10];
-        const float v7499 = v7498 * v335;
-        v7409.x[10] = v7499;
-        const float v7502 = v7409.x[11];
-        const float v7503 = v7502 * v335;
-        v7409.x[11] = v7503;
-        const float v7506 = v7409.x[12];
-        const float v7507 = v7506 * v335;
-        v7409.x[12] = v7507;
-        const float v7510 = v7409.x[13];
-        const float v7511 = v7510 * v335;
-        v7409.x[13] = v7511;
-        const float v7514 = v7409.x[14];
-        const float v7515 = v7514 * v335;
-        v7409.x[14] = v7515;
-        const float v7518 = v7409.x[15];
-        const float v7519 = v7518 * v335;
-        v7409.x[15] = v7519;
-        const float v7522 = v7409.x[16];
-        const float v7523 = v7522 * v335;
-        v7409.x[16] = v7523;
-        const float v7526 = v7409.x[17];
-        const float v7527 = v7526 * v335;
-        v7409.x[17] = v7527;
-        const float v7530 = v7409.x[18];
-        const float v7531 = v7530 * v335;
-        v7409.x[18] = v7531;
-        const float v7534 = v7409.x[19];
-        const float v7535 = v7534 * v335;
-        v7409.x[19] = v7535;
-        const float v7538 = v7409.x[20];
-        const float v7539 = v7538 * v335;
-        v7409.x[20] = v7539;
-        const float v7542 = v7409.x[21];
-        const float v7543 = v7542 * v335;
-        v7409.x[21] = v7543;
-        const float v7546 = v7409.x[22];
-        const float v7547 = v7546 * v335;
-        v7409.x[22] = v7547;
-        const float v7550 = v7409.x[23];
-        const float v7551 = v7550 * v335;
-        v7409.x[23] = v7551;
-        const float v7554 = v7409.x[24];
-        const float v7555 = v7554 * v335;
-        v7409.x[24] = v7555;
-        const float v7558 = v7409.x[25];
-        const float v7559 = v7558 * v335;
-        v7409.x[25] = v7559;
-        const float v7562 = v7409.x[26];
-        const float v7563 = v7562 * v335;
-        v7409.x[26] = v7563;
-        const float v7566 = v7409.x[27];
-        const float v7567 = v7566 * v335;
-        v7409.x[27] = v7567;
-        const float v7570 = v7409.x[28];
-        const float v7571 = v7570 * v335;
-        v7409.x[28] = v7571;
-        const float v7574 = v7409.x[29];
-        const float v7575 = v7574 * v335;
-        v7409.x[29] = v7575;
-        const float v7578 = v7409.x[30];
-        const float v7579 = v7578 * v335;
-        v7409.x[30] = v7579;
-        const float v7582 = v7409.x[31];
-        const float v7583 = v7582 * v335;
-        v7409.x[31] = v7583;
-        const float v7586 = v7409.x[32];
-        const float v7587 = v7586 * v335;
-        v7409.x[32] = v7587;
-        const float v7590 = v7409.x[33];
-        const float v7591 = v7590 * v335;
-        v7409.x[33] = v7591;
-        const float v7594 = v7409.x[34];
-        const float v7595 = v7594 * v335;
-        v7409.x[34] = v7595;
-        const float v7598 = v7409.x[35];
-        const float v7599 = v7598 * v335;
-        v7409.x[35] = v7599;
-        const float v7602 = v7409.x[36];
-        const float v7603 = v7602 * v335;
-        v7409.x[36] = v7603;
-        const float v7606 = v7409.x[37];
-        const float v7607 = v7606 * v335;
-        v7409.x[37] = v7607;
-        const float v7610 = v7409.x[38];
-        const float v7611 = v7610 * v335;
-        v7409.x[38] = v7611;
-        const float v7614 = v7409.x[39];
-        const float v7615 = v7614 * v335;
-        v7409.x[39] = v7615;
-        const float v7618 = v7409.x[40];
-        const float v7619 = v7618 * v335;
-        v7409.x[40] = v7619;
-        const float v7622 = v7409.x[41];
-        const float v7623 = v7622 * v335;
-        v7409.x[41] = v7623;
-        const float v7626 = v7409.x[42];
-        const float v7627 = v7626 * v335;
-        v7409.x[42] = v7627;
-        const float v7630 = v7409.x[43];
-        const float v7631 = v7630 * v335;
-        v7409.x[43] = v7631;
-        const float v7634 = v7409.x[44];
-        const float v7635 = v7634 * v335;
-        v7409.x[44] = v7635;
-        const float v7638 = v7409.x[45];
-        const float v7639 = v7638 * v335;
-        v7409.x[45] = v7639;
-        const float v7642 = v7409.x[46];
-        const float v7643 = v7642 * v335;
-        v7409.x[46] = v7643;
-        const float v7646 = v7409.x[47];
-        const float v7647 = v7646 * v335;
-        v7409.x[47] = v7647;
-        const float v7650 = v7409.x[48];
-        const float v7651 = v7650 * v335;
-        v7409.x[48] = v7651;
-        const float v7654 = v7409.x[49];
-        const float v7655 = v7654 * v335;
-        v7409.x[49] = v7655;
-        const float v7658 = v7409.x[50];
-        const float v7659 = v7658 * v335;
-        v7409.x[50] = v7659;
-        const float v7662 = v7409.x[51];
-        const float v7663 = v7662 * v335;
-        v7409.x[51] = v7663;
-        const float v7666 = v7409.x[52];
-        const float v7667 = v7666 * v335;
-        v7409.x[52] = v7667;
-        const float v7670 = v7409.x[53];
-        const float v7671 = v7670 * v335;
-        v7409.x[53] = v7671;
-        const float v7674 = v7409.x[54];
-        const float v7675 = v7674 * v335;
-        v7409.x[54] = v7675;
-        const float v7678 = v7409.x[55];
-        const float v7679 = v7678 * v335;
-        v7409.x[55] = v7679;
-        const float v7682 = v7409.x[56];
-        const float v7683 = v7682 * v335;
-        v7409.x[56] = v7683;
-        const float v7686 = v7409.x[57];
-        const float v7687 = v7686 * v335;
-        v7409.x[57] = v7687;
-        const float v7690 = v7409.x[58];
-        const float v7691 = v7690 * v335;
-        v7409.x[58] = v7691;
-        const float v7694 = v7409.x[59];
-        const float v7695 = v7694 * v335;
-        v7409.x[59] = v7695;
-        const float v7698 = v7409.x[60];
-        const float v7699 = v7698 * v335;
-        v7409.x[60] = v7699;
-        const float v7702 = v7409.x[61];
-        const float v7703 = v7702 * v335;
-        v7409.x[61] = v7703;
-        const float v7706 = v7409.x[62];
-        const float v7707 = v7706 * v335;
-        v7409.x[62] = v7707;
-        const float v7710 = v7409.x[63];
-        const float v7711 = v7710 * v335;
-        v7409.x[63] = v7711;
+      iron_frag<float, 2, 16, 128> v7430;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag_fill(v7430, 0.0f);
+      const unsigned int v7434 = v6229 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:109
+      iron_frag<iron_bf16, 0, 16, 16> v9725;  // kernels/sdpa/flash_warpgroup.hpp:108
+      iron_frag_fill(v9725, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9725, shm0, v9718, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v9727;
+      iron_frag_fill(v9727, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v9727, shm1, v7434, 64u);
+      iron_frag_mma_sync(v7430, v9725, v9727);
+      const unsigned int v9732 = v7434 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v9734;
+      iron_frag_fill(v9734, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9734, shm0, v9729, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v9736;
+      iron_frag_fill(v9736, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v9736, shm1, v9732, 64u);
+      iron_frag_mma_sync(v7430, v9734, v9736);
+      const unsigned int v9741 = v7434 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v9743;
+      iron_frag_fill(v9743, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9743, shm0, v9738, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v9745;
+      iron_frag_fill(v9745, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v9745, shm1, v9741, 64u);
+      iron_frag_mma_sync(v7430, v9743, v9745);
+      const unsigned int v9750 = v7434 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v9752;
+      iron_frag_fill(v9752, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9752, shm0, v9747, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v9754;
+      iron_frag_fill(v9754, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v9754, shm1, v9750, 64u);
+      iron_frag_mma_sync(v7430, v9752, v9754);
+      const unsigned int v7447 = v7434 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:109
+      iron_frag<iron_bf16, 0, 16, 16> v9770;  // kernels/sdpa/flash_warpgroup.hpp:108
+      iron_frag_fill(v9770, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9770, shm0, v9763, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v9772;
+      iron_frag_fill(v9772, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v9772, shm1, v7447, 64u);
+      iron_frag_mma_sync(v7430, v9770, v9772);
+      const unsigned int v9777 = v7447 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v9779;
+      iron_frag_fill(v9779, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9779, shm0, v9774, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v9781;
+      iron_frag_fill(v9781, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v9781, shm1, v9777, 64u);
+      iron_frag_mma_sync(v7430, v9779, v9781);
+      const unsigned int v9786 = v7447 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v9788;
+      iron_frag_fill(v9788, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9788, shm0, v9783, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v9790;
+      iron_frag_fill(v9790, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v9790, shm1, v9786, 64u);
+      iron_frag_mma_sync(v7430, v9788, v9790);
+      const unsigned int v9795 = v7447 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v9797;
+      iron_frag_fill(v9797, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9797, shm0, v9792, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v9799;
+      iron_frag_fill(v9799, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v9799, shm1, v9795, 64u);
+      iron_frag_mma_sync(v7430, v9797, v9799);
+      const bool v7457 = v6232 <= v35;  // kernels/sdpa/flash_tile.hpp:154
+      const unsigned int v7465 = v6232 + v20;
+      const bool v7466 = v7465 <= v311;
+      const bool v7467 = v318 || v7466;
+      const bool v7468 = v7457 && v7467;
+      const unsigned int v7471 = v6225 + v9;  // kernels/sdpa/flash_tile.hpp:155
+      const unsigned int v7472 = v7471 + v20;
+      const bool v7474 = v7473 <= v7472;
+      const bool v7475 = v7470 || v7474;
+      const bool v7476 = v7468 && v7475;  // kernels/sdpa/flash_tile.hpp:154
+      if (v7476) {  // kernels/sdpa/flash_tile.hpp:156
+        const float v7479 = v7430.x[0];  // kernels/sdpa/flash_tile.hpp:157
+        const float v7480 = v7479 * v356;
+        v7430.x[0] = v7480;
+        const float v7483 = v7430.x[1];
+        const float v7484 = v7483 * v356;
+        v7430.x[1] = v7484;
+        const float v7487 = v7430.x[2];
+        const float v7488 = v7487 * v356;
+        v7430.x[2] = v7488;
+        const float v7491 = v7430.x[3];
+        const float v7492 = v7491 * v356;
+        v7430.x[3] = v7492;
+        const float v7495 = v7430.x[4];
+        const float v7496 = v7495 * v356;
+        v7430.x[4] = v7496;
+        const float v7499 = v7430.x[5];
+        const float v7500 = v7499 * v356;
+        v7430.x[5] = v7500;
+        const float v7503 = v7430.x[6];
+        const float v7504 = v7503 * v356;
+        v7430.x[6] = v7504;
+        const float v7507 = v7430.x[7];
+        const float v7508 = v7507 * v356;
+        v7430.x[7] = v7508;
+        const float v7511 = v7430.x[8];
+        const float v7512 = v7511 * v356;
+        v7430.x[8] = v7512;
+        const float v7515 = v7430.x[9];
+        const float v7516 = v7515 * v356;
+        v7430.x[9] = v7516;
+        const float v7519 = v7430.x[10];
+        const float v7520 = v7519 * v356;
+        v7430.x[10] = v7520;
+        const float v7523 = v7430.x[11];
+        const float v7524 = v7523 * v356;
+        v7430.x[11] = v7524;
+        const float v7527 = v7430.x[12];
+        const float v7528 = v7527 * v356;
+        v7430.x[12] = v7528;
+        const float v7531 = v7430.x[13];
+        const float v7532 = v7531 * v356;
+        v7430.x[13] = v7532;
+        const float v7535 = v7430.x[14];
+        const float v7536 = v7535 * v356;
+        v7430.x[14] = v7536;
+        const float v7539 = v7430.x[15];
+        const float v7540 = v7539 * v356;
+        v7430.x[15] = v7540;
+        const float v7543 = v7430.x[16];
+        const float v7544 = v7543 * v356;
+        v7430.x[16] = v7544;
+        const float v7547 = v7430.x[17];
+        const float v7548 = v7547 * v356;
+        v7430.x[17] = v7548;
+        const float v7551 = v7430.x[18];
+        const float v7552 = v7551 * v356;
+        v7430.x[18] = v7552;
+        const float v7555 = v7430.x[19];
+        const float v7556 = v7555 * v356;
+        v7430.x[19] = v7556;
+        const float v7559 = v7430.x[20];
+        const float v7560 = v7559 * v356;
+        v7430.x[20] = v7560;
+        const float v7563 = v7430.x[21];
+        const float v7564 = v7563 * v356;
+        v7430.x[21] = v7564;
+        const float v7567 = v7430.x[22];
+        const float v7568 = v7567 * v356;
+        v7430.x[22] = v7568;
+        const float v7571 = v7430.x[23];
+        const float v7572 = v7571 * v356;
+        v7430.x[23] = v7572;
+        const float v7575 = v7430.x[24];
+        const float v7576 = v7575 * v356;
+        v7430.x[24] = v7576;
+        const float v7579 = v7430.x[25];
+        const float v7580 = v7579 * v356;
+        v7430.x[25] = v7580;
+        const float v7583 = v7430.x[26];
+        const float v7584 = v7583 * v356;
+        v7430.x[26] = v7584;
+        const float v7587 = v7430.x[27];
+        const float v7588 = v7587 * v356;
+        v7430.x[27] = v7588;
+        const float v7591 = v7430.x[28];
+        const float v7592 = v7591 * v356;
+        v7430.x[28] = v7592;
+        const float v7595 = v7430.x[29];
+        const float v7596 = v7595 * v356;
+        v7430.x[29] = v7596;
+        const float v7599 = v7430.x[30];
+        const float v7600 = v7599 * v356;
+        v7430.x[30] = v7600;
+        const float v7603 = v7430.x[31];
+        const float v7604 = v7603 * v356;
+        v7430.x[31] = v7604;
+        const float v7607 = v7430.x[32];
+        const float v7608 = v7607 * v356;
+        v7430.x[32] = v7608;
+        const float v7611 = v7430.x[33];
+        const float v7612 = v7611 * v356;
+        v7430.x[33] = v7612;
+        const float v7615 = v7430.x[34];
+        const float v7616 = v7615 * v356;
+        v7430.x[34] = v7616;
+        const float v7619 = v7430.x[35];
+        const float v7620 = v7619 * v356;
+        v7430.x[35] = v7620;
+        const float v7623 = v7430.x[36];
+        const float v7624 = v7623 * v356;
+        v7430.x[36] = v7624;
+        const float v7627 = v7430.x[37];
+        const float v7628 = v7627 * v356;
+        v7430.x[37] = v7628;
+        const float v7631 = v7430.x[38];
+        const float v7632 = v7631 * v356;
+        v7430.x[38] = v7632;
+        const float v7635 = v7430.x[39];
+        const float v7636 = v7635 * v356;
+        v7430.x[39] = v7636;
+        const float v7639 = v7430.x[40];
+        const float v7640 = v7639 * v356;
+        v7430.x[40] = v7640;
+        const float v7643 = v7430.x[41];
+        const float v7644 = v7643 * v356;
+        v7430.x[41] = v7644;
+        const float v7647 = v7430.x[42];
+        const float v7648 = v7647 * v356;
+        v7430.x[42] = v7648;
+        const float v7651 = v7430.x[43];
+        const float v7652 = v7651 * v356;
+        v7430.x[43] = v7652;
+        const float v7655 = v7430.x[44];
+        const float v7656 = v7655 * v356;
+        v7430.x[44] = v7656;
+        const float v7659 = v7430.x[45];
+        const float v7660 = v7659 * v356;
+        v7430.x[45] = v7660;
+        const float v7663 = v7430.x[46];
+        const float v7664 = v7663 * v356;
+        v7430.x[46] = v7664;
+        const float v7667 = v7430.x[47];
+        const float v7668 = v7667 * v356;
+        v7430.x[47] = v7668;
+        const float v7671 = v7430.x[48];
+        const float v7672 = v7671 * v356;
+        v7430.x[48] = v7672;
+        const float v7675 = v7430.x[49];
+        const float v7676 = v7675 * v356;
+        v7430.x[49] = v7676;
+        const float v7679 = v7430.x[50];
+        const float v7680 = v7679 * v356;
+        v7430.x[50] = v7680;
+        const float v7683 = v7430.x[51];
+        const float v7684 = v7683 * v356;
+        v7430.x[51] = v7684;
+        const float v7687 = v7430.x[52];
+        const float v7688 = v7687 * v356;
+        v7430.x[52] = v7688;
+        const float v7691 = v7430.x[53];
+        const float v7692 = v7691 * v356;
+        v7430.x[53] = v7692;
+        const float v7695 = v7430.x[54];
+        const float v7696 = v7695 * v356;
+        v7430.x[54] = v7696;
+        const float v7699 = v7430.x[55];
+        const float v7700 = v7699 * v356;
+        v7430.x[55] = v7700;
+        const float v7703 = v7430.x[56];
+        const float v7704 = v7703 * v356;
+        v7430.x[56] = v7704;
+        const float v7707 = v7430.x[57];
+        const float v7708 = v7707 * v356;
+        v7430.x[57] = v7708;
+        const float v7711 = v7430.x[58];
+        const float v7712 = v7711 * v356;
+        v7430.x[58] = v7712;
+        const float v7715 = v7430.x[59];
+        const float v7716 = v7715 * v356;
+        v7430.x[59] = v7716;
+        const float v7719 = v7430.x[60];
+        const float v7720 = v7719 * v356;
+        v7430.x[60] = v7720;
+        const float v7723 = v7430.x[61];
+        const float v7724 = v7723 * v356;
+        v7430.x[61] = v7724;
+        const float v7727 = v7430.x[62];
+        const float v7728 = v7727 * v356;
+        v7430.x[62] = v7728;
+        const float v7731 = v7430.x[63];
+        const float v7732 = v7731 * v356;
+        v7430.x[63] = v7732;
       } else {
-        iron_frag<float, 2, 16, 8> v7713;  // kernels/sdpa/flash_tile.hpp:168
-        iron_frag_fill(v7713, 0.0f);
-        iron_frag<float, 2, 16, 8> v7715;  // kernels/sdpa/flash_tile.hpp:169
-        iron_frag_fill(v7715, 0.0f);
-        const unsigned int v7717 = static_cast<unsigned int>(v7713.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
-        const unsigned int v7719 = v56 + v7717;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7721 = v7719 + v35;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v7722 = v7721 + 1u;
-        const unsigned int v7724 = v7722 - v20;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v7733 = v7724 - v9;  // kernels/sdpa/flash_tile.hpp:145
-        const bool v7737 = v7722 > v330;  // kernels/sdpa/flash_tile.hpp:144
-        const bool v7738 = v329 && v7737;
-        const unsigned int v7739 = v7738 ? v7733 : v42;
-        const unsigned int v7742 = v7739 - v6204;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7743 = min(v7742, 128u);
-        const bool v7744 = v7739 > v6204;
-        const unsigned int v7745 = v7744 ? v7743 : v42;
-        const float v7746 = __uint_as_float(v7745);
-        v7713.x[0] = v7746;  // kernels/sdpa/flash_tile.hpp:173
-        const unsigned int v7748 = static_cast<unsigned int>(v7713.row(1, iron_linear_thread() & 31u));
-        const unsigned int v7750 = v56 + v7748;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7752 = v7750 + v35;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v7753 = v7752 + 1u;
-        const unsigned int v7755 = v7753 - v20;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v7764 = v7755 - v9;  // kernels/sdpa/flash_tile.hpp:145
-        const bool v7768 = v7753 > v330;  // kernels/sdpa/flash_tile.hpp:144
-        const bool v7769 = v329 && v7768;
-        const unsigned int v7770 = v7769 ? v7764 : v42;
-        const unsigned int v7773 = v7770 - v6204;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7774 = min(v7773, 128u);
-        const bool v7775 = v7770 > v6204;
-        const unsigned int v7776 = v7775 ? v7774 : v42;
-        const float v7777 = __uint_as_float(v7776);
-        v7713.x[1] = v7777;  // kernels/sdpa/flash_tile.hpp:173
-        const unsigned int v7779 = static_cast<unsigned int>(v7713.row(2, iron_linear_thread() & 31u));
-        const unsigned int v7781 = v56 + v7779;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7783 = v7781 + v35;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v7784 = v7783 + 1u;
-        const unsigned int v7786 = v7784 - v20;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v7795 = v7786 - v9;  // kernels/sdpa/flash_tile.hpp:145
-        const bool v7799 = v7784 > v330;  // kernels/sdpa/flash_tile.hpp:144
-        const bool v7800 = v329 && v7799;
-        const unsigned int v7801 = v7800 ? v7795 : v42;
-        const unsigned int v7804 = v7801 - v6204;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7805 = min(v7804, 128u);
-        const bool v7806 = v7801 > v6204;
-        const unsigned int v7807 = v7806 ? v7805 : v42;
-        const float v7808 = __uint_as_float(v7807);
-        v7713.x[2] = v7808;  // kernels/sdpa/flash_tile.hpp:173
-        const unsigned int v7810 = static_cast<unsigned int>(v7713.row(3, iron_linear_thread() & 31u));
-        const unsigned int v7812 = v56 + v7810;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7814 = v7812 + v35;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v7815 = v7814 + 1u;
-        const unsigned int v7817 = v7815 - v20;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v7826 = v7817 - v9;  // kernels/sdpa/flash_tile.hpp:145
-        const bool v7830 = v7815 > v330;  // kernels/sdpa/flash_tile.hpp:144
-        const bool v7831 = v329 && v7830;
-        const unsigned int v7832 = v7831 ? v7826 : v42;
-        const unsigned int v7835 = v7832 - v6204;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7836 = min(v7835, 128u);
-        const bool v7837 = v7832 > v6204;
-        const unsigned int v7838 = v7837 ? v7836 : v42;
-        const float v7839 = __uint_as_float(v7838);
-        v7713.x[3] = v7839;  // kernels/sdpa/flash_tile.hpp:173
-        const unsigned int v7841 = static_cast<unsigned int>(v7715.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
-        const unsigned int v7843 = v56 + v7841;  // kernels/sdpa/flash_tile.hpp:177
-        const unsigned int v7845 = v7843 + v35;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v7846 = v7845 + 1u;
-        const unsigned int v7848 = v7846 - v20;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v7849 = min(v35, v7848);
-        const bool v7850 = v7846 > v20;
-        const unsigned int v7851 = v7850 ? v7849 : v42;
-        const unsigned int v7854 = v316 ? v35 : v7851;  // kernels/sdpa/flash_tile.hpp:142
-        const unsigned int v7866 = v7854 - v6204;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7867 = min(v7866, 128u);
-        const bool v7868 = v7854 > v6204;
-        const unsigned int v7869 = v7868 ? v7867 : v42;
-        const float v7870 = __uint_as_float(v7869);
-        v7715.x[0] = v7870;  // kernels/sdpa/flash_tile.hpp:176
-        const unsigned int v7872 = static_cast<unsigned int>(v7715.row(1, iron_linear_thread() & 31u));
-        const unsigned int v7874 = v56 + v7872;  // kernels/sdpa/flash_tile.hpp:177
-        const unsigned int v7876 = v7874 + v35;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v7877 = v7876 + 1u;
-        const unsigned int v7879 = v7877 - v20;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v7880 = min(v35, v7879);
-        const bool v7881 = v7877 > v20;
-        const unsigned int v7882 = v7881 ? v7880 : v42;
-        const unsigned int v7885 = v316 ? v35 : v7882;  // kernels/sdpa/flash_tile.hpp:142
-        const unsigned int v7897 = v7885 - v6204;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7898 = min(v7897, 128u);
-        const bool v7899 = v7885 > v6204;
-        const unsigned int v7900 = v7899 ? v7898 : v42;
-        const float v7901 = __uint_as_float(v7900);
-        v7715.x[1] = v7901;  // kernels/sdpa/flash_tile.hpp:176
-        const unsigned int v7903 = static_cast<unsigned int>(v7715.row(2, iron_linear_thread() & 31u));
-        const unsigned int v7905 = v56 + v7903;  // kernels/sdpa/flash_tile.hpp:177
-        const unsigned int v7907 = v7905 + v35;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v7908 = v7907 + 1u;
-        const unsigned int v7910 = v7908 - v20;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v7911 = min(v35, v7910);
-        const bool v7912 = v7908 > v20;
-        const unsigned int v7913 = v7912 ? v7911 : v42;
-        const unsigned int v7916 = v316 ? v35 : v7913;  // kernels/sdpa/flash_tile.hpp:142
-        const unsigned int v7928 = v7916 - v6204;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7929 = min(v7928, 128u);
-        const bool v7930 = v7916 > v6204;
-        const unsigned int v7931 = v7930 ? v7929 : v42;
-        const float v7932 = __uint_as_float(v7931);
-        v7715.x[2] = v7932;  // kernels/sdpa/flash_tile.hpp:176
-        const unsigned int v7934 = static_cast<unsigned int>(v7715.row(3, iron_linear_thread() & 31u));
-        const unsigned int v7936 = v56 + v7934;  // kernels/sdpa/flash_tile.hpp:177
-        const unsigned int v7938 = v7936 + v35;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v7939 = v7938 + 1u;
-        const unsigned int v7941 = v7939 - v20;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v7942 = min(v35, v7941);
-        const bool v7943 = v7939 > v20;
-        const unsigned int v7944 = v7943 ? v7942 : v42;
-        const unsigned int v7947 = v316 ? v35 : v7944;  // kernels/sdpa/flash_tile.hpp:142
-        const unsigned int v7959 = v7947 - v6204;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7960 = min(v7959, 128u);
-        const bool v7961 = v7947 > v6204;
-        const unsigned int v7962 = v7961 ? v7960 : v42;
-        const float v7963 = __uint_as_float(v7962);
-        v7715.x[3] = v7963;  // kernels/sdpa/flash_tile.hpp:176
-        const unsigned int v7964 = static_cast<unsigned int>(v7409.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:179
-        const float v7966 = v7409.x[0];
-        const float v7967 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v7968 = __float_as_uint(v7967);
-        const bool v7969 = v7964 >= v7968;
-        const float v7970 = v7715.x[0];
-        const unsigned int v7971 = __float_as_uint(v7970);
-        const bool v7972 = v7964 < v7971;
-        const bool v7973 = v7969 && v7972;
-        const float v7975 = v7966 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v7976 = v7973 ? v7975 : __uint_as_float(0xff800000u);
-        v7409.x[0] = v7976;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v7977 = static_cast<unsigned int>(v7409.col(1, iron_linear_thread() & 31u));
-        const float v7979 = v7409.x[1];
-        const float v7980 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v7981 = __float_as_uint(v7980);
-        const bool v7982 = v7977 >= v7981;
-        const float v7983 = v7715.x[0];
-        const unsigned int v7984 = __float_as_uint(v7983);
-        const bool v7985 = v7977 < v7984;
-        const bool v7986 = v7982 && v7985;
-        const float v7988 = v7979 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v7989 = v7986 ? v7988 : __uint_as_float(0xff800000u);
-        v7409.x[1] = v7989;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v7990 = static_cast<unsigned int>(v7409.col(2, iron_linear_thread() & 31u));
-        const float v7992 = v7409.x[2];
-        const float v7993 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v7994 = __float_as_uint(v7993);
-        const bool v7995 = v7990 >= v7994;
-        const float v7996 = v7715.x[2];
-        const unsigned int v7997 = __float_as_uint(v7996);
-        const bool v7998 = v7990 < v7997;
-        const bool v7999 = v7995 && v7998;
-        const float v8001 = v7992 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8002 = v7999 ? v8001 : __uint_as_float(0xff800000u);
-        v7409.x[2] = v8002;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8003 = static_cast<unsigned int>(v7409.col(3, iron_linear_thread() & 31u));
-        const float v8005 = v7409.x[3];
-        const float v8006 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8007 = __float_as_uint(v8006);
-        const bool v8008 = v8003 >= v8007;
-        const float v8009 = v7715.x[2];
-        const unsigned int v8010 = __float_as_uint(v8009);
-        const bool v8011 = v8003 < v8010;
-        const bool v8012 = v8008 && v8011;
-        const float v8014 = v8005 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8015 = v8012 ? v8014 : __uint_as_float(0xff800000u);
-        v7409.x[3] = v8015;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8016 = static_cast<unsigned int>(v7409.col(4, iron_linear_thread() & 31u));
-        const float v8018 = v7409.x[4];
-        const float v8019 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8020 = __float_as_uint(v8019);
-        const bool v8021 = v8016 >= v8020;
-        const float v8022 = v7715.x[0];
-        const unsigned int v8023 = __float_as_uint(v8022);
-        const bool v8024 = v8016 < v8023;
-        const bool v8025 = v8021 && v8024;
-        const float v8027 = v8018 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8028 = v8025 ? v8027 : __uint_as_float(0xff800000u);
-        v7409.x[4] = v8028;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8029 = static_cast<unsigned int>(v7409.col(5, iron_linear_thread() & 31u));
-        const float v8031 = v7409.x[5];
-        const float v8032 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8033 = __float_as_uint(v8032);
-        const bool v8034 = v8029 >= v8033;
-        const float v8035 = v7715.x[0];
-        const unsigned int v8036 = __float_as_uint(v8035);
-        const bool v8037 = v8029 < v8036;
-        const bool v8038 = v8034 && v8037;
-        const float v8040 = v8031 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8041 = v8038 ? v8040 : __uint_as_float(0xff800000u);
-        v7409.x[5] = v8041;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8042 = static_cast<unsigned int>(v7409.col(6, iron_linear_thread() & 31u));
-        const float v8044 = v7409.x[6];
-        const float v8045 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8046 = __float_as_uint(v8045);
-        const bool v8047 = v8042 >= v8046;
-        const float v8048 = v7715.x[2];
-        const unsigned int v8049 = __float_as_uint(v8048);
-        const bool v8050 = v8042 < v8049;
-        const bool v8051 = v8047 && v8050;
-        const float v8053 = v8044 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8054 = v8051 ? v8053 : __uint_as_float(0xff800000u);
-        v7409.x[6] = v8054;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8055 = static_cast<unsigned int>(v7409.col(7, iron_linear_thread() & 31u));
-        const float v8057 = v7409.x[7];
-        const float v8058 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8059 = __float_as_uint(v8058);
-        const bool v8060 = v8055 >= v8059;
-        const float v8061 = v7715.x[2];
-        const unsigned int v8062 = __float_as_uint(v8061);
-        const bool v8063 = v8055 < v8062;
-        const bool v8064 = v8060 && v8063;
-        const float v8066 = v8057 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8067 = v8064 ? v8066 : __uint_as_float(0xff800000u);
-        v7409.x[7] = v8067;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8068 = static_cast<unsigned int>(v7409.col(8, iron_linear_thread() & 31u));
-        const float v8070 = v7409.x[8];
-        const float v8071 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8072 = __float_as_uint(v8071);
-        const bool v8073 = v8068 >= v8072;
-        const float v8074 = v7715.x[0];
-        const unsigned int v8075 = __float_as_uint(v8074);
-        const bool v8076 = v8068 < v8075;
-        const bool v8077 = v8073 && v8076;
-        const float v8079 = v8070 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8080 = v8077 ? v8079 : __uint_as_float(0xff800000u);
-        v7409.x[8] = v8080;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8081 = static_cast<unsigned int>(v7409.col(9, iron_linear_thread() & 31u));
-        const float v8083 = v7409.x[9];
-        const float v8084 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8085 = __float_as_uint(v8084);
-        const bool v8086 = v8081 >= v8085;
-        const float v8087 = v7715.x[0];
-        const unsigned int v8088 = __float_as_uint(v8087);
-        const bool v8089 = v8081 < v8088;
-        const bool v8090 = v8086 && v8089;
-        const float v8092 = v8083 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8093 = v8090 ? v8092 : __uint_as_float(0xff800000u);
-        v7409.x[9] = v8093;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8094 = static_cast<unsigned int>(v7409.col(10, iron_linear_thread() & 31u));
-        const float v8096 = v7409.x[10];
-        const float v8097 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8098 = __float_as_uint(v8097);
-        const bool v8099 = v8094 >= v8098;
-        const float v8100 = v7715.x[2];
-        const unsigned int v8101 = __float_as_uint(v8100);
-        const bool v8102 = v8094 < v8101;
-        const bool v8103 = v8099 && v8102;
-        const float v8105 = v8096 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8106 = v8103 ? v8105 : __uint_as_float(0xff800000u);
-        v7409.x[10] = v8106;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8107 = static_cast<unsigned int>(v7409.col(11, iron_linear_thread() & 31u));
-        const float v8109 = v7409.x[11];
-        const float v8110 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8111 = __float_as_uint(v8110);
-        const bool v8112 = v8107 >= v8111;
-        const float v8113 = v7715.x[2];
-        const unsigned int v8114 = __float_as_uint(v8113);
-        const bool v8115 = v8107 < v8114;
-        const bool v8116 = v8112 && v8115;
-        const float v8118 = v8109 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8119 = v8116 ? v8118 : __uint_as_float(0xff800000u);
-        v7409.x[11] = v8119;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8120 = static_cast<unsigned int>(v7409.col(12, iron_linear_thread() & 31u));
-        const float v8122 = v7409.x[12];
-        const float v8123 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8124 = __float_as_uint(v8123);
-        const bool v8125 = v8120 >= v8124;
-        const float v8126 = v7715.x[0];
-        const unsigned int v8127 = __float_as_uint(v8126);
-        const bool v8128 = v8120 < v8127;
-        const bool v8129 = v8125 && v8128;
-        const float v8131 = v8122 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8132 = v8129 ? v8131 : __uint_as_float(0xff800000u);
-        v7409.x[12] = v8132;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8133 = static_cast<unsigned int>(v7409.col(13, iron_linear_thread() & 31u));
-        const float v8135 = v7409.x[13];
-        const float v8136 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8137 = __float_as_uint(v8136);
-        const bool v8138 = v8133 >= v8137;
-        const float v8139 = v7715.x[0];
-        const unsigned int v8140 = __float_as_uint(v8139);
-        const bool v8141 = v8133 < v8140;
-        const bool v8142 = v8138 && v8141;
-        const float v8144 = v8135 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8145 = v8142 ? v8144 : __uint_as_float(0xff800000u);
-        v7409.x[13] = v8145;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8146 = static_cast<unsigned int>(v7409.col(14, iron_linear_thread() & 31u));
-        const float v8148 = v7409.x[14];
-        const float v8149 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8150 = __float_as_uint(v8149);
-        const bool v8151 = v8146 >= v8150;
-        const float v8152 = v7715.x[2];
-        const unsigned int v8153 = __float_as_uint(v8152);
-        const bool v8154 = v8146 < v8153;
-        const bool v8155 = v8151 && v8154;
-        const float v8157 = v8148 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8158 = v8155 ? v8157 : __uint_as_float(0xff800000u);
-        v7409.x[14] = v8158;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8159 = static_cast<unsigned int>(v7409.col(15, iron_linear_thread() & 31u));
-        const float v8161 = v7409.x[15];
-        const float v8162 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8163 = __float_as_uint(v8162);
-        const bool v8164 = v8159 >= v8163;
-        const float v8165 = v7715.x[2];
-        const unsigned int v8166 = __float_as_uint(v8165);
-        const bool v8167 = v8159 < v8166;
-        const bool v8168 = v8164 && v8167;
-        const float v8170 = v8161 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8171 = v8168 ? v8170 : __uint_as_float(0xff800000u);
-        v7409.x[15] = v8171;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8172 = static_cast<unsigned int>(v7409.col(16, iron_linear_thread() & 31u));
-        const float v8174 = v7409.x[16];
-        const float v8175 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8176 = __float_as_uint(v8175);
-        const bool v8177 = v8172 >= v8176;
-        const float v8178 = v7715.x[0];
-        const unsigned int v8179 = __float_as_uint(v8178);
-        const bool v8180 = v8172 < v8179;
-        const bool v8181 = v8177 && v8180;
-        const float v8183 = v8174 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8184 = v8181 ? v8183 : __uint_as_float(0xff800000u);
-        v7409.x[16] = v8184;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8185 = static_cast<unsigned int>(v7409.col(17, iron_linear_thread() & 31u));
-        const float v8187 = v7409.x[17];
-        const float v8188 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8189 = __float_as_uint(v8188);
-        const bool v8190 = v8185 >= v8189;
-        const float v8191 = v7715.x[0];
-        const unsigned int v8192 = __float_as_uint(v8191);
-        const bool v8193 = v8185 < v8192;
-        const bool v8194 = v8190 && v8193;
-        const float v8196 = v8187 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8197 = v8194 ? v8196 : __uint_as_float(0xff800000u);
-        v7409.x[17] = v8197;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8198 = static_cast<unsigned int>(v7409.col(18, iron_linear_thread() & 31u));
-        const float v8200 = v7409.x[18];
-        const float v8201 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8202 = __float_as_uint(v8201);
-        const bool v8203 = v8198 >= v8202;
-        const float v8204 = v7715.x[2];
-        const unsigned int v8205 = __float_as_uint(v8204);
-        const bool v8206 = v8198 < v8205;
-        const bool v8207 = v8203 && v8206;
-        const float v8209 = v8200 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8210 = v8207 ? v8209 : __uint_as_float(0xff800000u);
-        v7409.x[18] = v8210;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8211 = static_cast<unsigned int>(v7409.col(19, iron_linear_thread() & 31u));
-        const float v8213 = v7409.x[19];
-        const float v8214 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8215 = __float_as_uint(v8214);
-        const bool v8216 = v8211 >= v8215;
-        const float v8217 = v7715.x[2];
-        const unsigned int v8218 = __float_as_uint(v8217);
-        const bool v8219 = v8211 < v8218;
-        const bool v8220 = v8216 && v8219;
-        const float v8222 = v8213 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8223 = v8220 ? v8222 : __uint_as_float(0xff800000u);
-        v7409.x[19] = v8223;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8224 = static_cast<unsigned int>(v7409.col(20, iron_linear_thread() & 31u));
-        const float v8226 = v7409.x[20];
-        const float v8227 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8228 = __float_as_uint(v8227);
-        const bool v8229 = v8224 >= v8228;
-        const float v8230 = v7715.x[0];
-        const unsigned int v8231 = __float_as_uint(v8230);
-        const bool v8232 = v8224 < v8231;
-        const bool v8233 = v8229 && v8232;
-        const float v8235 = v8226 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8236 = v8233 ? v8235 : __uint_as_float(0xff800000u);
-        v7409.x[20] = v8236;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8237 = static_cast<unsigned int>(v7409.col(21, iron_linear_thread() & 31u));
-        const float v8239 = v7409.x[21];
-        const float v8240 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8241 = __float_as_uint(v8240);
-        const bool v8242 = v8237 >= v8241;
-        const float v8243 = v7715.x[0];
-        const unsigned int v8244 = __float_as_uint(v8243);
-        const bool v8245 = v8237 < v8244;
-        const bool v8246 = v8242 && v8245;
-        const float v8248 = v8239 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8249 = v8246 ? v8248 : __uint_as_float(0xff800000u);
-        v7409.x[21] = v8249;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8250 = static_cast<unsigned int>(v7409.col(22, iron_linear_thread() & 31u));
-        const float v8252 = v7409.x[22];
-        const float v8253 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8254 = __float_as_uint(v8253);
-        const bool v8255 = v8250 >= v8254;
-        const float v8256 = v7715.x[2];
-        const unsigned int v8257 = __float_as_uint(v8256);
-        const bool v8258 = v8250 < v8257;
-        const bool v8259 = v8255 && v8258;
-        const float v8261 = v8252 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8262 = v8259 ? v8261 : __uint_as_float(0xff800000u);
-        v7409.x[22] = v8262;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8263 = static_cast<unsigned int>(v7409.col(23, iron_linear_thread() & 31u));
-        const float v8265 = v7409.x[23];
-        const float v8266 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8267 = __float_as_uint(v8266);
-        const bool v8268 = v8263 >= v8267;
-        const float v8269 = v7715.x[2];
-        const unsigned int v8270 = __float_as_uint(v8269);
-        const bool v8271 = v8263 < v8270;
-        const bool v8272 = v8268 && v8271;
-        const float v8274 = v8265 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8275 = v8272 ? v8274 : __uint_as_float(0xff800000u);
-        v7409.x[23] = v8275;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8276 = static_cast<unsigned int>(v7409.col(24, iron_linear_thread() & 31u));
-        const float v8278 = v7409.x[24];
-        const float v8279 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8280 = __float_as_uint(v8279);
-        const bool v8281 = v8276 >= v8280;
-        const float v8282 = v7715.x[0];
-        const unsigned int v8283 = __float_as_uint(v8282);
-        const bool v8284 = v8276 < v8283;
-        const bool v8285 = v8281 && v8284;
-        const float v8287 = v8278 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8288 = v8285 ? v8287 : __uint_as_float(0xff800000u);
-        v7409.x[24] = v8288;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8289 = static_cast<unsigned int>(v7409.col(25, iron_linear_thread() & 31u));
-        const float v8291 = v7409.x[25];
-        const float v8292 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8293 = __float_as_uint(v8292);
-        const bool v8294 = v8289 >= v8293;
-        const float v8295 = v7715.x[0];
-        const unsigned int v8296 = __float_as_uint(v8295);
-        const bool v8297 = v8289 < v8296;
-        const bool v8298 = v8294 && v8297;
-        const float v8300 = v8291 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8301 = v8298 ? v8300 : __uint_as_float(0xff800000u);
-        v7409.x[25] = v8301;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8302 = static_cast<unsigned int>(v7409.col(26, iron_linear_thread() & 31u));
-        const float v8304 = v7409.x[26];
-        const float v8305 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8306 = __float_as_uint(v8305);
-        const bool v8307 = v8302 >= v8306;
-        const float v8308 = v7715.x[2];
-        const unsigned int v8309 = __float_as_uint(v8308);
-        const bool v8310 = v8302 < v8309;
-        const bool v8311 = v8307 && v8310;
-        const float v8313 = v8304 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8314 = v8311 ? v8313 : __uint_as_float(0xff800000u);
-        v7409.x[26] = v8314;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8315 = static_cast<unsigned int>(v7409.col(27, iron_linear_thread() & 31u));
-        const float v8317 = v7409.x[27];
-        const float v8318 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8319 = __float_as_uint(v8318);
-        const bool v8320 = v8315 >= v8319;
-        const float v8321 = v7715.x[2];
-        const unsigned int v8322 = __float_as_uint(v8321);
-        const bool v8323 = v8315 < v8322;
-        const bool v8324 = v8320 && v8323;
-        const float v8326 = v8317 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8327 = v8324 ? v8326 : __uint_as_float(0xff800000u);
-        v7409.x[27] = v8327;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8328 = static_cast<unsigned int>(v7409.col(28, iron_linear_thread() & 31u));
-        const float v8330 = v7409.x[28];
-        const float v8331 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8332 = __float_as_uint(v8331);
-        const bool v8333 = v8328 >= v8332;
-        const float v8334 = v7715.x[0];
-        const unsigned int v8335 = __float_as_uint(v8334);
-        const bool v8336 = v8328 < v8335;
-        const bool v8337 = v8333 && v8336;
-        const float v8339 = v8330 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8340 = v8337 ? v8339 : __uint_as_float(0xff800000u);
-        v7409.x[28] = v8340;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8341 = static_cast<unsigned int>(v7409.col(29, iron_linear_thread() & 31u));
-        const float v8343 = v7409.x[29];
-        const float v8344 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8345 = __float_as_uint(v8344);
-        const bool v8346 = v8341 >= v8345;
-        const float v8347 = v7715.x[0];
-        const unsigned int v8348 = __float_as_uint(v8347);
-        const bool v8349 = v8341 < v8348;
-        const bool v8350 = v8346 && v8349;
-        const float v8352 = v8343 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8353 = v8350 ? v8352 : __uint_as_float(0xff800000u);
-        v7409.x[29] = v8353;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8354 = static_cast<unsigned int>(v7409.col(30, iron_linear_thread() & 31u));
-        const float v8356 = v7409.x[30];
-        const float v8357 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8358 = __float_as_uint(v8357);
-        const bool v8359 = v8354 >= v8358;
-        const float v8360 = v7715.x[2];
-        const unsigned int v8361 = __float_as_uint(v8360);
-        const bool v8362 = v8354 < v8361;
-        const bool v8363 = v8359 && v8362;
-        const float v8365 = v8356 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8366 = v8363 ? v8365 : __uint_as_float(0xff800000u);
-        v7409.x[30] = v8366;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8367 = static_cast<unsigned int>(v7409.col(31, iron_linear_thread() & 31u));
-        const float v8369 = v7409.x[31];
-        const float v8370 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8371 = __float_as_uint(v8370);
-        const bool v8372 = v8367 >= v8371;
-        const float v8373 = v7715.x[2];
-        const unsigned int v8374 = __float_as_uint(v8373);
-        const bool v8375 = v8367 < v8374;
-        const bool v8376 = v8372 && v8375;
-        const float v8378 = v8369 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8379 = v8376 ? v8378 : __uint_as_float(0xff800000u);
-        v7409.x[31] = v8379;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8380 = static_cast<unsigned int>(v7409.col(32, iron_linear_thread() & 31u));
-        const float v8382 = v7409.x[32];
-        const float v8383 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8384 = __float_as_uint(v8383);
-        const bool v8385 = v8380 >= v8384;
-        const float v8386 = v7715.x[0];
-        const unsigned int v8387 = __float_as_uint(v8386);
-        const bool v8388 = v8380 < v8387;
-        const bool v8389 = v8385 && v8388;
-        const float v8391 = v8382 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8392 = v8389 ? v8391 : __uint_as_float(0xff800000u);
-        v7409.x[32] = v8392;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8393 = static_cast<unsigned int>(v7409.col(33, iron_linear_thread() & 31u));
-        const float v8395 = v7409.x[33];
-        const float v8396 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8397 = __float_as_uint(v8396);
-        const bool v8398 = v8393 >= v8397;
-        const float v8399 = v7715.x[0];
-        const unsigned int v8400 = __float_as_uint(v8399);
-        const bool v8401 = v8393 < v8400;
-        const bool v8402 = v8398 && v8401;
-        const float v8404 = v8395 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8405 = v8402 ? v8404 : __uint_as_float(0xff800000u);
-        v7409.x[33] = v8405;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8406 = static_cast<unsigned int>(v7409.col(34, iron_linear_thread() & 31u));
-        const float v8408 = v7409.x[34];
-        const float v8409 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8410 = __float_as_uint(v8409);
-        const bool v8411 = v8406 >= v8410;
-        const float v8412 = v7715.x[2];
-        const unsigned int v8413 = __float_as_uint(v8412);
-        const bool v8414 = v8406 < v8413;
-        const bool v8415 = v8411 && v8414;
-        const float v8417 = v8408 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8418 = v8415 ? v8417 : __uint_as_float(0xff800000u);
-        v7409.x[34] = v8418;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8419 = static_cast<unsigned int>(v7409.col(35, iron_linear_thread() & 31u));
-        const float v8421 = v7409.x[35];
-        const float v8422 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8423 = __float_as_uint(v8422);
-        const bool v8424 = v8419 >= v8423;
-        const float v8425 = v7715.x[2];
-        const unsigned int v8426 = __float_as_uint(v8425);
-        const bool v8427 = v8419 < v8426;
-        const bool v8428 = v8424 && v8427;
-        const float v8430 = v8421 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8431 = v8428 ? v8430 : __uint_as_float(0xff800000u);
-        v7409.x[35] = v8431;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8432 = static_cast<unsigned int>(v7409.col(36, iron_linear_thread() & 31u));
-        const float v8434 = v7409.x[36];
-        const float v8435 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8436 = __float_as_uint(v8435);
-        const bool v8437 = v8432 >= v8436;
-        const float v8438 = v7715.x[0];
-        const unsigned int v8439 = __float_as_uint(v8438);
-        const bool v8440 = v8432 < v8439;
-        const bool v8441 = v8437 && v8440;
-        const float v8443 = v8434 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8444 = v8441 ? v8443 : __uint_as_float(0xff800000u);
-        v7409.x[36] = v8444;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8445 = static_cast<unsigned int>(v7409.col(37, iron_linear_thread() & 31u));
-        const float v8447 = v7409.x[37];
-        const float v8448 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8449 = __float_as_uint(v8448);
-        const bool v8450 = v8445 >= v8449;
-        const float v8451 = v7715.x[0];
-        const unsigned int v8452 = __float_as_uint(v8451);
-        const bool v8453 = v8445 < v8452;
-        const bool v8454 = v8450 && v8453;
-        const float v8456 = v8447 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8457 = v8454 ? v8456 : __uint_as_float(0xff800000u);
-        v7409.x[37] = v8457;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8458 = static_cast<unsigned int>(v7409.col(38, iron_linear_thread() & 31u));
-        const float v8460 = v7409.x[38];
-        const float v8461 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8462 = __float_as_uint(v8461);
-        const bool v8463 = v8458 >= v8462;
-        const float v8464 = v7715.x[2];
-        const unsigned int v8465 = __float_as_uint(v8464);
-        const bool v8466 = v8458 < v8465;
-        const bool v8467 = v8463 && v8466;
-        const float v8469 = v8460 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8470 = v8467 ? v8469 : __uint_as_float(0xff800000u);
-        v7409.x[38] = v8470;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8471 = static_cast<unsigned int>(v7409.col(39, iron_linear_thread() & 31u));
-        const float v8473 = v7409.x[39];
-        const float v8474 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8475 = __float_as_uint(v8474);
-        const bool v8476 = v8471 >= v8475;
-        const float v8477 = v7715.x[2];
-        const unsigned int v8478 = __float_as_uint(v8477);
-        const bool v8479 = v8471 < v8478;
-        const bool v8480 = v8476 && v8479;
-        const float v8482 = v8473 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8483 = v8480 ? v8482 : __uint_as_float(0xff800000u);
-        v7409.x[39] = v8483;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8484 = static_cast<unsigned int>(v7409.col(40, iron_linear_thread() & 31u));
-        const float v8486 = v7409.x[40];
-        const float v8487 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8488 = __float_as_uint(v8487);
-        const bool v8489 = v8484 >= v8488;
-        const float v8490 = v7715.x[0];
-        const unsigned int v8491 = __float_as_uint(v8490);
-        const bool v8492 = v8484 < v8491;
-        const bool v8493 = v8489 && v8492;
-        const float v8495 = v8486 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8496 = v8493 ? v8495 : __uint_as_float(0xff800000u);
-        v7409.x[40] = v8496;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8497 = static_cast<unsigned int>(v7409.col(41, iron_linear_thread() & 31u));
-        const float v8499 = v7409.x[41];
-        const float v8500 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8501 = __float_as_uint(v8500);
-        const bool v8502 = v8497 >= v8501;
-        const float v8503 = v7715.x[0];
-        const unsigned int v8504 = __float_as_uint(v8503);
-        const bool v8505 = v8497 < v8504;
-        const bool v8506 = v8502 && v8505;
-        const float v8508 = v8499 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8509 = v8506 ? v8508 : __uint_as_float(0xff800000u);
-        v7409.x[41] = v8509;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8510 = static_cast<unsigned int>(v7409.col(42, iron_linear_thread() & 31u));
-        const float v8512 = v7409.x[42];
-        const float v8513 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8514 = __float_as_uint(v8513);
-        const bool v8515 = v8510 >= v8514;
-        const float v8516 = v7715.x[2];
-        const unsigned int v8517 = __float_as_uint(v8516);
-        const bool v8518 = v8510 < v8517;
-        const bool v8519 = v8515 && v8518;
-        const float v8521 = v8512 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8522 = v8519 ? v8521 : __uint_as_float(0xff800000u);
-        v7409.x[42] = v8522;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8523 = static_cast<unsigned int>(v7409.col(43, iron_linear_thread() & 31u));
-        const float v8525 = v7409.x[43];
-        const float v8526 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8527 = __float_as_uint(v8526);
-        const bool v8528 = v8523 >= v8527;
-        const float v8529 = v7715.x[2];
-        const unsigned int v8530 = __float_as_uint(v8529);
-        const bool v8531 = v8523 < v8530;
-        const bool v8532 = v8528 && v8531;
-        const float v8534 = v8525 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8535 = v8532 ? v8534 : __uint_as_float(0xff800000u);
-        v7409.x[43] = v8535;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8536 = static_cast<unsigned int>(v7409.col(44, iron_linear_thread() & 31u));
-        const float v8538 = v7409.x[44];
-        const float v8539 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8540 = __float_as_uint(v8539);
-        const bool v8541 = v8536 >= v8540;
-        const float v8542 = v7715.x[0];
-        const unsigned int v8543 = __float_as_uint(v8542);
-        const bool v8544 = v8536 < v8543;
-        const bool v8545 = v8541 && v8544;
-        const float v8547 = v8538 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8548 = v8545 ? v8547 : __uint_as_float(0xff800000u);
-        v7409.x[44] = v8548;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8549 = static_cast<unsigned int>(v7409.col(45, iron_linear_thread() & 31u));
-        const float v8551 = v7409.x[45];
-        const float v8552 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8553 = __float_as_uint(v8552);
-        const bool v8554 = v8549 >= v8553;
-        const float v8555 = v7715.x[0];
-        const unsigned int v8556 = __float_as_uint(v8555);
-        const bool v8557 = v8549 < v8556;
-        const bool v8558 = v8554 && v8557;
-        const float v8560 = v8551 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8561 = v8558 ? v8560 : __uint_as_float(0xff800000u);
-        v7409.x[45] = v8561;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8562 = static_cast<unsigned int>(v7409.col(46, iron_linear_thread() & 31u));
-        const float v8564 = v7409.x[46];
-        const float v8565 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8566 = __float_as_uint(v8565);
-        const bool v8567 = v8562 >= v8566;
-        const float v8568 = v7715.x[2];
-        const unsigned int v8569 = __float_as_uint(v8568);
-        const bool v8570 = v8562 < v8569;
-        const bool v8571 = v8567 && v8570;
-        const float v8573 = v8564 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8574 = v8571 ? v8573 : __uint_as_float(0xff800000u);
-        v7409.x[46] = v8574;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8575 = static_cast<unsigned int>(v7409.col(47, iron_linear_thread() & 31u));
-        const float v8577 = v7409.x[47];
-        const float v8578 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8579 = __float_as_uint(v8578);
-        const bool v8580 = v8575 >= v8579;
-        const float v8581 = v7715.x[2];
-        const unsigned int v8582 = __float_as_uint(v8581);
-        const bool v8583 = v8575 < v8582;
-        const bool v8584 = v8580 && v8583;
-        const float v8586 = v8577 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8587 = v8584 ? v8586 : __uint_as_float(0xff800000u);
-        v7409.x[47] = v8587;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8588 = static_cast<unsigned int>(v7409.col(48, iron_linear_thread() & 31u));
-        const float v8590 = v7409.x[48];
-        const float v8591 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8592 = __float_as_uint(v8591);
-        const bool v8593 = v8588 >= v8592;
-        const float v8594 = v7715.x[0];
-        const unsigned int v8595 = __float_as_uint(v8594);
-        const bool v8596 = v8588 < v8595;
-        const bool v8597 = v8593 && v8596;
-        const float v8599 = v8590 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8600 = v8597 ? v8599 : __uint_as_float(0xff800000u);
-        v7409.x[48] = v8600;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8601 = static_cast<unsigned int>(v7409.col(49, iron_linear_thread() & 31u));
-        const float v8603 = v7409.x[49];
-        const float v8604 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8605 = __float_as_uint(v8604);
-        const bool v8606 = v8601 >= v8605;
-        const float v8607 = v7715.x[0];
-        const unsigned int v8608 = __float_as_uint(v8607);
-        const bool v8609 = v8601 < v8608;
-        const bool v8610 = v8606 && v8609;
-        const float v8612 = v8603 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8613 = v8610 ? v8612 : __uint_as_float(0xff800000u);
-        v7409.x[49] = v8613;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8614 = static_cast<unsigned int>(v7409.col(50, iron_linear_thread() & 31u));
-        const float v8616 = v7409.x[50];
-        const float v8617 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8618 = __float_as_uint(v8617);
-        const bool v8619 = v8614 >= v8618;
-        const float v8620 = v7715.x[2];
-        const unsigned int v8621 = __float_as_uint(v8620);
-        const bool v8622 = v8614 < v8621;
-        const bool v8623 = v8619 && v8622;
-        const float v8625 = v8616 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8626 = v8623 ? v8625 : __uint_as_float(0xff800000u);
-        v7409.x[50] = v8626;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8627 = static_cast<unsigned int>(v7409.col(51, iron_linear_thread() & 31u));
-        const float v8629 = v7409.x[51];
-        const float v8630 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8631 = __float_as_uint(v8630);
-        const bool v8632 = v8627 >= v8631;
-        const float v8633 = v7715.x[2];
-        const unsigned int v8634 = __float_as_uint(v8633);
-        const bool v8635 = v8627 < v8634;
-        const bool v8636 = v8632 && v8635;
-        const float v8638 = v8629 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8639 = v8636 ? v8638 : __uint_as_float(0xff800000u);
-        v7409.x[51] = v8639;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8640 = static_cast<unsigned int>(v7409.col(52, iron_linear_thread() & 31u));
-        const float v8642 = v7409.x[52];
-        const float v8643 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8644 = __float_as_uint(v8643);
-        const bool v8645 = v8640 >= v8644;
-        const float v8646 = v7715.x[0];
-        const unsigned int v8647 = __float_as_uint(v8646);
-        const bool v8648 = v8640 < v8647;
-        const bool v8649 = v8645 && v8648;
-        const float v8651 = v8642 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8652 = v8649 ? v8651 : __uint_as_float(0xff800000u);
-        v7409.x[52] = v8652;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8653 = static_cast<unsigned int>(v7409.col(53, iron_linear_thread() & 31u));
-        const float v8655 = v7409.x[53];
-        const float v8656 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8657 = __float_as_uint(v8656);
-        const bool v8658 = v8653 >= v8657;
-        const float v8659 = v7715.x[0];
-        const unsigned int v8660 = __float_as_uint(v8659);
-        const bool v8661 = v8653 < v8660;
-        const bool v8662 = v8658 && v8661;
-        const float v8664 = v8655 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8665 = v8662 ? v8664 : __uint_as_float(0xff800000u);
-        v7409.x[53] = v8665;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8666 = static_cast<unsigned int>(v7409.col(54, iron_linear_thread() & 31u));
-        const float v8668 = v7409.x[54];
-        const float v8669 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8670 = __float_as_uint(v8669);
-        const bool v8671 = v8666 >= v8670;
-        const float v8672 = v7715.x[2];
-        const unsigned int v8673 = __float_as_uint(v8672);
-        const bool v8674 = v8666 < v8673;
-        const bool v8675 = v8671 && v8674;
-        const float v8677 = v8668 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8678 = v8675 ? v8677 : __uint_as_float(0xff800000u);
-        v7409.x[54] = v8678;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8679 = static_cast<unsigned int>(v7409.col(55, iron_linear_thread() & 31u));
-        const float v8681 = v7409.x[55];
-        const float v8682 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8683 = __float_as_uint(v8682);
-        const bool v8684 = v8679 >= v8683;
-        const float v8685 = v7715.x[2];
-        const unsigned int v8686 = __float_as_uint(v8685);
-        const bool v8687 = v8679 < v8686;
-        const bool v8688 = v8684 && v8687;
-        const float v8690 = v8681 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8691 = v8688 ? v8690 : __uint_as_float(0xff800000u);
-        v7409.x[55] = v8691;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8692 = static_cast<unsigned int>(v7409.col(56, iron_linear_thread() & 31u));
-        const float v8694 = v7409.x[56];
-        const float v8695 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8696 = __float_as_uint(v8695);
-        const bool v8697 = v8692 >= v8696;
-        const float v8698 = v7715.x[0];
-        const unsigned int v8699 = __float_as_uint(v8698);
-        const bool v8700 = v8692 < v8699;
-        const bool v8701 = v8697 && v8700;
-        const float v8703 = v8694 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8704 = v8701 ? v8703 : __uint_as_float(0xff800000u);
-        v7409.x[56] = v8704;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8705 = static_cast<unsigned int>(v7409.col(57, iron_linear_thread() & 31u));
-        const float v8707 = v7409.x[57];
-        const float v8708 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8709 = __float_as_uint(v8708);
-        const bool v8710 = v8705 >= v8709;
-        const float v8711 = v7715.x[0];
-        const unsigned int v8712 = __float_as_uint(v8711);
-        const bool v8713 = v8705 < v8712;
-        const bool v8714 = v8710 && v8713;
-        const float v8716 = v8707 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8717 = v8714 ? v8716 : __uint_as_float(0xff800000u);
-        v7409.x[57] = v8717;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8718 = static_cast<unsigned int>(v7409.col(58, iron_linear_thread() & 31u));
-        const float v8720 = v7409.x[58];
-        const float v8721 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8722 = __float_as_uint(v8721);
-        const bool v8723 = v8718 >= v8722;
-        const float v8724 = v7715.x[2];
-        const unsigned int v8725 = __float_as_uint(v8724);
-        const bool v8726 = v8718 < v8725;
-        const bool v8727 = v8723 && v8726;
-        const float v8729 = v8720 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8730 = v8727 ? v8729 : __uint_as_float(0xff800000u);
-        v7409.x[58] = v8730;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8731 = static_cast<unsigned int>(v7409.col(59, iron_linear_thread() & 31u));
-        const float v8733 = v7409.x[59];
-        const float v8734 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8735 = __float_as_uint(v8734);
-        const bool v8736 = v8731 >= v8735;
-        const float v8737 = v7715.x[2];
-        const unsigned int v8738 = __float_as_uint(v8737);
-        const bool v8739 = v8731 < v8738;
-        const bool v8740 = v8736 && v8739;
-        const float v8742 = v8733 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8743 = v8740 ? v8742 : __uint_as_float(0xff800000u);
-        v7409.x[59] = v8743;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8744 = static_cast<unsigned int>(v7409.col(60, iron_linear_thread() & 31u));
-        const float v8746 = v7409.x[60];
-        const float v8747 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8748 = __float_as_uint(v8747);
-        const bool v8749 = v8744 >= v8748;
-        const float v8750 = v7715.x[0];
-        const unsigned int v8751 = __float_as_uint(v8750);
-        const bool v8752 = v8744 < v8751;
-        const bool v8753 = v8749 && v8752;
-        const float v8755 = v8746 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8756 = v8753 ? v8755 : __uint_as_float(0xff800000u);
-        v7409.x[60] = v8756;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8757 = static_cast<unsigned int>(v7409.col(61, iron_linear_thread() & 31u));
-        const float v8759 = v7409.x[61];
-        const float v8760 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8761 = __float_as_uint(v8760);
-        const bool v8762 = v8757 >= v8761;
-        const float v8763 = v7715.x[0];
-        const unsigned int v8764 = __float_as_uint(v8763);
-        const bool v8765 = v8757 < v8764;
-        const bool v8766 = v8762 && v8765;
-        const float v8768 = v8759 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8769 = v8766 ? v8768 : __uint_as_float(0xff800000u);
-        v7409.x[61] = v8769;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8770 = static_cast<unsigned int>(v7409.col(62, iron_linear_thread() & 31u));
-        const float v8772 = v7409.x[62];
-        const float v8773 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8774 = __float_as_uint(v8773);
-        const bool v8775 = v8770 >= v8774;
-        const float v8776 = v7715.x[2];
-        const unsigned int v8777 = __float_as_uint(v8776);
-        const bool v8778 = v8770 < v8777;
-        const bool v8779 = v8775 && v8778;
-        const float v8781 = v8772 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8782 = v8779 ? v8781 : __uint_as_float(0xff800000u);
-        v7409.x[62] = v8782;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8783 = static_cast<unsigned int>(v7409.col(63, iron_linear_thread() & 31u));
-        const float v8785 = v7409.x[63];
-        const float v8786 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8787 = __float_as_uint(v8786);
-        const bool v8788 = v8783 >= v8787;
-        const float v8789 = v7715.x[2];
-        const unsigned int v8790 = __float_as_uint(v8789);
-        const bool v8791 = v8783 < v8790;
-        const bool v8792 = v8788 && v8791;
-        const float v8794 = v8785 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8795 = v8792 ? v8794 : __uint_as_float(0xff800000u);
-        v7409.x[63] = v8795;  // kernels/sdpa/flash_tile.hpp:179
+        iron_frag<float, 2, 16, 8> v7734;  // kernels/sdpa/flash_tile.hpp:163
+        iron_frag_fill(v7734, 0.0f);
+        iron_frag<float, 2, 16, 8> v7736;  // kernels/sdpa/flash_tile.hpp:164
+        iron_frag_fill(v7736, 0.0f);
+        const unsigned int v7738 = static_cast<unsigned int>(v7734.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:168
+        const unsigned int v7740 = v56 + v7738;  // kernels/sdpa/flash_tile.hpp:169
+        const unsigned int v7742 = v7740 + v35;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v7743 = v7742 + 1u;
+        const unsigned int v7745 = v7743 - v20;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v7754 = v7745 - v9;  // kernels/sdpa/flash_tile.hpp:129
+        const bool v7758 = v7743 > v325;  // kernels/sdpa/flash_tile.hpp:128
+        const bool v7759 = v324 && v7758;
+        const unsigned int v7760 = v7759 ? v7754 : v42;
+        const unsigned int v7763 = v7760 - v6225;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v7764 = min(v7763, 128u);
+        const bool v7765 = v7760 > v6225;
+        const unsigned int v7766 = v7765 ? v7764 : v42;
+        const float v7767 = __uint_as_float(v7766);
+        v7734.x[0] = v7767;  // kernels/sdpa/flash_tile.hpp:168
+        const unsigned int v7769 = static_cast<unsigned int>(v7734.row(1, iron_linear_thread() & 31u));
+        const unsigned int v7771 = v56 + v7769;  // kernels/sdpa/flash_tile.hpp:169
+        const unsigned int v7773 = v7771 + v35;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v7774 = v7773 + 1u;
+        const unsigned int v7776 = v7774 - v20;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v7785 = v7776 - v9;  // kernels/sdpa/flash_tile.hpp:129
+        const bool v7789 = v7774 > v325;  // kernels/sdpa/flash_tile.hpp:128
+        const bool v7790 = v324 && v7789;
+        const unsigned int v7791 = v7790 ? v7785 : v42;
+        const unsigned int v7794 = v7791 - v6225;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v7795 = min(v7794, 128u);
+        const bool v7796 = v7791 > v6225;
+        const unsigned int v7797 = v7796 ? v7795 : v42;
+        const float v7798 = __uint_as_float(v7797);
+        v7734.x[1] = v7798;  // kernels/sdpa/flash_tile.hpp:168
+        const unsigned int v7800 = static_cast<unsigned int>(v7734.row(2, iron_linear_thread() & 31u));
+        const unsigned int v7802 = v56 + v7800;  // kernels/sdpa/flash_tile.hpp:169
+        const unsigned int v7804 = v7802 + v35;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v7805 = v7804 + 1u;
+        const unsigned int v7807 = v7805 - v20;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v7816 = v7807 - v9;  // kernels/sdpa/flash_tile.hpp:129
+        const bool v7820 = v7805 > v325;  // kernels/sdpa/flash_tile.hpp:128
+        const bool v7821 = v324 && v7820;
+        const unsigned int v7822 = v7821 ? v7816 : v42;
+        const unsigned int v7825 = v7822 - v6225;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v7826 = min(v7825, 128u);
+        const bool v7827 = v7822 > v6225;
+        const unsigned int v7828 = v7827 ? v7826 : v42;
+        const float v7829 = __uint_as_float(v7828);
+        v7734.x[2] = v7829;  // kernels/sdpa/flash_tile.hpp:168
+        const unsigned int v7831 = static_cast<unsigned int>(v7734.row(3, iron_linear_thread() & 31u));
+        const unsigned int v7833 = v56 + v7831;  // kernels/sdpa/flash_tile.hpp:169
+        const unsigned int v7835 = v7833 + v35;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v7836 = v7835 + 1u;
+        const unsigned int v7838 = v7836 - v20;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v7847 = v7838 - v9;  // kernels/sdpa/flash_tile.hpp:129
+        const bool v7851 = v7836 > v325;  // kernels/sdpa/flash_tile.hpp:128
+        const bool v7852 = v324 && v7851;
+        const unsigned int v7853 = v7852 ? v7847 : v42;
+        const unsigned int v7856 = v7853 - v6225;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v7857 = min(v7856, 128u);
+        const bool v7858 = v7853 > v6225;
+        const unsigned int v7859 = v7858 ? v7857 : v42;
+        const float v7860 = __uint_as_float(v7859);
+        v7734.x[3] = v7860;  // kernels/sdpa/flash_tile.hpp:168
+        const unsigned int v7862 = static_cast<unsigned int>(v7736.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7864 = v56 + v7862;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7866 = v7864 + v35;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v7867 = v7866 + 1u;
+        const unsigned int v7869 = v7867 - v20;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v7870 = min(v35, v7869);
+        const bool v7871 = v7867 > v20;
+        const unsigned int v7872 = v7871 ? v7870 : v42;
+        const unsigned int v7875 = v318 ? v35 : v7872;  // kernels/sdpa/flash_tile.hpp:126
+        const unsigned int v7887 = v7875 - v6225;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v7888 = min(v7887, 128u);
+        const bool v7889 = v7875 > v6225;
+        const unsigned int v7890 = v7889 ? v7888 : v42;
+        const float v7891 = __uint_as_float(v7890);
+        v7736.x[0] = v7891;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7893 = static_cast<unsigned int>(v7736.row(1, iron_linear_thread() & 31u));
+        const unsigned int v7895 = v56 + v7893;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7897 = v7895 + v35;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v7898 = v7897 + 1u;
+        const unsigned int v7900 = v7898 - v20;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v7901 = min(v35, v7900);
+        const bool v7902 = v7898 > v20;
+        const unsigned int v7903 = v7902 ? v7901 : v42;
+        const unsigned int v7906 = v318 ? v35 : v7903;  // kernels/sdpa/flash_tile.hpp:126
+        const unsigned int v7918 = v7906 - v6225;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v7919 = min(v7918, 128u);
+        const bool v7920 = v7906 > v6225;
+        const unsigned int v7921 = v7920 ? v7919 : v42;
+        const float v7922 = __uint_as_float(v7921);
+        v7736.x[1] = v7922;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7924 = static_cast<unsigned int>(v7736.row(2, iron_linear_thread() & 31u));
+        const unsigned int v7926 = v56 + v7924;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7928 = v7926 + v35;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v7929 = v7928 + 1u;
+        const unsigned int v7931 = v7929 - v20;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v7932 = min(v35, v7931);
+        const bool v7933 = v7929 > v20;
+        const unsigned int v7934 = v7933 ? v7932 : v42;
+        const unsigned int v7937 = v318 ? v35 : v7934;  // kernels/sdpa/flash_tile.hpp:126
+        const unsigned int v7949 = v7937 - v6225;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v7950 = min(v7949, 128u);
+        const bool v7951 = v7937 > v6225;
+        const unsigned int v7952 = v7951 ? v7950 : v42;
+        const float v7953 = __uint_as_float(v7952);
+        v7736.x[2] = v7953;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7955 = static_cast<unsigned int>(v7736.row(3, iron_linear_thread() & 31u));
+        const unsigned int v7957 = v56 + v7955;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7959 = v7957 + v35;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v7960 = v7959 + 1u;
+        const unsigned int v7962 = v7960 - v20;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v7963 = min(v35, v7962);
+        const bool v7964 = v7960 > v20;
+        const unsigned int v7965 = v7964 ? v7963 : v42;
+        const unsigned int v7968 = v318 ? v35 : v7965;  // kernels/sdpa/flash_tile.hpp:126
+        const unsigned int v7980 = v7968 - v6225;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v7981 = min(v7980, 128u);
+        const bool v7982 = v7968 > v6225;
+        const unsigned int v7983 = v7982 ? v7981 : v42;
+        const float v7984 = __uint_as_float(v7983);
+        v7736.x[3] = v7984;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7985 = static_cast<unsigned int>(v7430.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:174
+        const float v7987 = v7430.x[0];
+        const float v7988 = v7734.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7989 = __float_as_uint(v7988);
+        const bool v7990 = v7985 >= v7989;
+        const float v7991 = v7736.x[0];
+        const unsigned int v7992 = __float_as_uint(v7991);
+        const bool v7993 = v7985 < v7992;
+        const bool v7994 = v7990 && v7993;
+        const float v7996 = v7987 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7997 = v7994 ? v7996 : __uint_as_float(0xff800000u);
+        v7430.x[0] = v7997;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7998 = static_cast<unsigned int>(v7430.col(1, iron_linear_thread() & 31u));
+        const float v8000 = v7430.x[1];
+        const float v8001 = v7734.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8002 = __float_as_uint(v8001);
+        const bool v8003 = v7998 >= v8002;
+        const float v8004 = v7736.x[0];
+        const unsigned int v8005 = __float_as_uint(v8004);
+        const bool v8006 = v7998 < v8005;
+        const bool v8007 = v8003 && v8006;
+        const float v8009 = v8000 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8010 = v8007 ? v8009 : __uint_as_float(0xff800000u);
+        v7430.x[1] = v8010;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8011 = static_cast<unsigned int>(v7430.col(2, iron_linear_thread() & 31u));
+        const float v8013 = v7430.x[2];
+        const float v8014 = v7734.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8015 = __float_as_uint(v8014);
+        const bool v8016 = v8011 >= v8015;
+        const float v8017 = v7736.x[2];
+        const unsigned int v8018 = __float_as_uint(v8017);
+        const bool v8019 = v8011 < v8018;
+        const bool v8020 = v8016 && v8019;
+        const float v8022 = v8013 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8023 = v8020 ? v8022 : __uint_as_float(0xff800000u);
+        v7430.x[2] = v8023;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8024 = static_cast<unsigned int>(v7430.col(3, iron_linear_thread() & 31u));
+        const float v8026 = v7430.x[3];
+        const float v8027 = v7734.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8028 = __float_as_uint(v8027);
+        const bool v8029 = v8024 >= v8028;
+        const float v8030 = v7736.x[2];
+        const unsigned int v8031 = __float_as_uint(v8030);
+        const bool v8032 = v8024 < v8031;
+        const bool v8033 = v8029 && v8032;
+        const float v8035 = v8026 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8036 = v8033 ? v8035 : __uint_as_float(0xff800000u);
+        v7430.x[3] = v8036;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8037 = static_cast<unsigned int>(v7430.col(4, iron_linear_thread() & 31u));
+        const float v8039 = v7430.x[4];
+        const float v8040 = v7734.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8041 = __float_as_uint(v8040);
+        const bool v8042 = v8037 >= v8041;
+        const float v8043 = v7736.x[0];
+        const unsigned int v8044 = __float_as_uint(v8043);
+        const bool v8045 = v8037 < v8044;
+        const bool v8046 = v8042 && v8045;
+        const float v8048 = v8039 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8049 = v8046 ? v8048 : __uint_as_float(0xff800000u);
+        v7430.x[4] = v8049;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8050 = static_cast<unsigned int>(v7430.col(5, iron_linear_thread() & 31u));
+        const float v8052 = v7430.x[5];
+        const float v8053 = v7734.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8054 = __float_as_uint(v8053);
+        const bool v8055 = v8050 >= v8054;
+        const float v8056 = v7736.x[0];
+        const unsigned int v8057 = __float_as_uint(v8056);
+        const bool v8058 = v8050 < v8057;
+        const bool v8059 = v8055 && v8058;
+        const float v8061 = v8052 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8062 = v8059 ? v8061 : __uint_as_float(0xff800000u);
+        v7430.x[5] = v8062;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8063 = static_cast<unsigned int>(v7430.col(6, iron_linear_thread() & 31u));
+        const float v8065 = v7430.x[6];
+        const float v8066 = v7734.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8067 = __float_as_uint(v8066);
+        const bool v8068 = v8063 >= v8067;
+        const float v8069 = v7736.x[2];
+        const unsigned int v8070 = __float_as_uint(v8069);
+        const bool v8071 = v8063 < v8070;
+        const bool v8072 = v8068 && v8071;
+        const float v8074 = v8065 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8075 = v8072 ? v8074 : __uint_as_float(0xff800000u);
+        v7430.x[6] = v8075;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8076 = static_cast<unsigned int>(v7430.col(7, iron_linear_thread() & 31u));
+        const float v8078 = v7430.x[7];
+        const float v8079 = v7734.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8080 = __float_as_uint(v8079);
+        const bool v8081 = v8076 >= v8080;
+        const float v8082 = v7736.x[2];
+        const unsigned int v8083 = __float_as_uint(v8082);
+        const bool v8084 = v8076 < v8083;
+        const bool v8085 = v8081 && v8084;
+        const float v8087 = v8078 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8088 = v8085 ? v8087 : __uint_as_float(0xff800000u);
+        v7430.x[7] = v8088;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8089 = static_cast<unsigned int>(v7430.col(8, iron_linear_thread() & 31u));
+        const float v8091 = v7430.x[8];
+        const float v8092 = v7734.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8093 = __float_as_uint(v8092);
+        const bool v8094 = v8089 >= v8093;
+        const float v8095 = v7736.x[0];
+        const unsigned int v8096 = __float_as_uint(v8095);
+        const bool v8097 = v8089 < v8096;
+        const bool v8098 = v8094 && v8097;
+        const float v8100 = v8091 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8101 = v8098 ? v8100 : __uint_as_float(0xff800000u);
+        v7430.x[8] = v8101;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8102 = static_cast<unsigned int>(v7430.col(9, iron_linear_thread() & 31u));
+        const float v8104 = v7430.x[9];
+        const float v8105 = v7734.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8106 = __float_as_uint(v8105);
+        const bool v8107 = v8102 >= v8106;
+        const float v8108 = v7736.x[0];
+        const unsigned int v8109 = __float_as_uint(v8108);
+        const bool v8110 = v8102 < v8109;
+        const bool v8111 = v8107 && v8110;
+        const float v8113 = v8104 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8114 = v8111 ? v8113 : __uint_as_float(0xff800000u);
+        v7430.x[9] = v8114;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8115 = static_cast<unsigned int>(v7430.col(10, iron_linear_thread() & 31u));
+        const float v8117 = v7430.x[10];
+        const float v8118 = v7734.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8119 = __float_as_uint(v8118);
+        const bool v8120 = v8115 >= v8119;
+        const float v8121 = v7736.x[2];
+        const unsigned int v8122 = __float_as_uint(v8121);
+        const bool v8123 = v8115 < v8122;
+        const bool v8124 = v8120 && v8123;
+        const float v8126 = v8117 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8127 = v8124 ? v8126 : __uint_as_float(0xff800000u);
+        v7430.x[10] = v8127;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8128 = static_cast<unsigned int>(v7430.col(11, iron_linear_thread() & 31u));
+        const float v8130 = v7430.x[11];
+        const float v8131 = v7734.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8132 = __float_as_uint(v8131);
+        const bool v8133 = v8128 >= v8132;
+        const float v8134 = v7736.x[2];
+        const unsigned int v8135 = __float_as_uint(v8134);
+        const bool v8136 = v8128 < v8135;
+        const bool v8137 = v8133 && v8136;
+        const float v8139 = v8130 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8140 = v8137 ? v8139 : __uint_as_float(0xff800000u);
+        v7430.x[11] = v8140;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8141 = static_cast<unsigned int>(v7430.col(12, iron_linear_thread() & 31u));
+        const float v8143 = v7430.x[12];
+        const float v8144 = v7734.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8145 = __float_as_uint(v8144);
+        const bool v8146 = v8141 >= v8145;
+        const float v8147 = v7736.x[0];
+        const unsigned int v8148 = __float_as_uint(v8147);
+        const bool v8149 = v8141 < v8148;
+        const bool v8150 = v8146 && v8149;
+        const float v8152 = v8143 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8153 = v8150 ? v8152 : __uint_as_float(0xff800000u);
+        v7430.x[12] = v8153;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8154 = static_cast<unsigned int>(v7430.col(13, iron_linear_thread() & 31u));
+        const float v8156 = v7430.x[13];
+        const float v8157 = v7734.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8158 = __float_as_uint(v8157);
+        const bool v8159 = v8154 >= v8158;
+        const float v8160 = v7736.x[0];
+        const unsigned int v8161 = __float_as_uint(v8160);
+        const bool v8162 = v8154 < v8161;
+        const bool v8163 = v8159 && v8162;
+        const float v8165 = v8156 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8166 = v8163 ? v8165 : __uint_as_float(0xff800000u);
+        v7430.x[13] = v8166;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8167 = static_cast<unsigned int>(v7430.col(14, iron_linear_thread() & 31u));
+        const float v8169 = v7430.x[14];
+        const float v8170 = v7734.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8171 = __float_as_uint(v8170);
+        const bool v8172 = v8167 >= v8171;
+        const float v8173 = v7736.x[2];
+        const unsigned int v8174 = __float_as_uint(v8173);
+        const bool v8175 = v8167 < v8174;
+        const bool v8176 = v8172 && v8175;
+        const float v8178 = v8169 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8179 = v8176 ? v8178 : __uint_as_float(0xff800000u);
+        v7430.x[14] = v8179;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8180 = static_cast<unsigned int>(v7430.col(15, iron_linear_thread() & 31u));
+        const float v8182 = v7430.x[15];
+        const float v8183 = v7734.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8184 = __float_as_uint(v8183);
+        const bool v8185 = v8180 >= v8184;
+        const float v8186 = v7736.x[2];
+        const unsigned int v8187 = __float_as_uint(v8186);
+        const bool v8188 = v8180 < v8187;
+        const bool v8189 = v8185 && v8188;
+        const float v8191 = v8182 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8192 = v8189 ? v8191 : __uint_as_float(0xff800000u);
+        v7430.x[15] = v8192;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8193 = static_cast<unsigned int>(v7430.col(16, iron_linear_thread() & 31u));
+        const float v8195 = v7430.x[16];
+        const float v8196 = v7734.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8197 = __float_as_uint(v8196);
+        const bool v8198 = v8193 >= v8197;
+        const float v8199 = v7736.x[0];
+        const unsigned int v8200 = __float_as_uint(v8199);
+        const bool v8201 = v8193 < v8200;
+        const bool v8202 = v8198 && v8201;
+        const float v8204 = v8195 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8205 = v8202 ? v8204 : __uint_as_float(0xff800000u);
+        v7430.x[16] = v8205;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8206 = static_cast<unsigned int>(v7430.col(17, iron_linear_thread() & 31u));
+        const float v8208 = v7430.x[17];
+        const float v8209 = v7734.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8210 = __float_as_uint(v8209);
+        const bool v8211 = v8206 >= v8210;
+        const float v8212 = v7736.x[0];
+        const unsigned int v8213 = __float_as_uint(v8212);
+        const bool v8214 = v8206 < v8213;
+        const bool v8215 = v8211 && v8214;
+        const float v8217 = v8208 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8218 = v8215 ? v8217 : __uint_as_float(0xff800000u);
+        v7430.x[17] = v8218;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8219 = static_cast<unsigned int>(v7430.col(18, iron_linear_thread() & 31u));
+        const float v8221 = v7430.x[18];
+        const float v8222 = v7734.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8223 = __float_as_uint(v8222);
+        const bool v8224 = v8219 >= v8223;
+        const float v8225 = v7736.x[2];
+        const unsigned int v8226 = __float_as_uint(v8225);
+        const bool v8227 = v8219 < v8226;
+        const bool v8228 = v8224 && v8227;
+        const float v8230 = v8221 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8231 = v8228 ? v8230 : __uint_as_float(0xff800000u);
+        v7430.x[18] = v8231;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8232 = static_cast<unsigned int>(v7430.col(19, iron_linear_thread() & 31u));
+        const float v8234 = v7430.x[19];
+        const float v8235 = v7734.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8236 = __float_as_uint(v8235);
+        const bool v8237 = v8232 >= v8236;
+        const float v8238 = v7736.x[2];
+        const unsigned int v8239 = __float_as_uint(v8238);
+        const bool v8240 = v8232 < v8239;
+        const bool v8241 = v8237 && v8240;
+        const float v8243 = v8234 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8244 = v8241 ? v8243 : __uint_as_float(0xff800000u);
+        v7430.x[19] = v8244;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8245 = static_cast<unsigned int>(v7430.col(20, iron_linear_thread() & 31u));
+        const float v8247 = v7430.x[20];
+        const float v8248 = v7734.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8249 = __float_as_uint(v8248);
+        const bool v8250 = v8245 >= v8249;
+        const float v8251 = v7736.x[0];
+        const unsigned int v8252 = __float_as_uint(v8251);
+        const bool v8253 = v8245 < v8252;
+        const bool v8254 = v8250 && v8253;
+        const float v8256 = v8247 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8257 = v8254 ? v8256 : __uint_as_float(0xff800000u);
+        v7430.x[20] = v8257;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8258 = static_cast<unsigned int>(v7430.col(21, iron_linear_thread() & 31u));
+        const float v8260 = v7430.x[21];
+        const float v8261 = v7734.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8262 = __float_as_uint(v8261);
+        const bool v8263 = v8258 >= v8262;
+        const float v8264 = v7736.x[0];
+        const unsigned int v8265 = __float_as_uint(v8264);
+        const bool v8266 = v8258 < v8265;
+        const bool v8267 = v8263 && v8266;
+        const float v8269 = v8260 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8270 = v8267 ? v8269 : __uint_as_float(0xff800000u);
+        v7430.x[21] = v8270;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8271 = static_cast<unsigned int>(v7430.col(22, iron_linear_thread() & 31u));
+        const float v8273 = v7430.x[22];
+        const float v8274 = v7734.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8275 = __float_as_uint(v8274);
+        const bool v8276 = v8271 >= v8275;
+        const float v8277 = v7736.x[2];
+        const unsigned int v8278 = __float_as_uint(v8277);
+        const bool v8279 = v8271 < v8278;
+        const bool v8280 = v8276 && v8279;
+        const float v8282 = v8273 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8283 = v8280 ? v8282 : __uint_as_float(0xff800000u);
+        v7430.x[22] = v8283;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8284 = static_cast<unsigned int>(v7430.col(23, iron_linear_thread() & 31u));
+        const float v8286 = v7430.x[23];
+        const float v8287 = v7734.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8288 = __float_as_uint(v8287);
+        const bool v8289 = v8284 >= v8288;
+        const float v8290 = v7736.x[2];
+        const unsigned int v8291 = __float_as_uint(v8290);
+        const bool v8292 = v8284 < v8291;
+        const bool v8293 = v8289 && v8292;
+        const float v8295 = v8286 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8296 = v8293 ? v8295 : __uint_as_float(0xff800000u);
+        v7430.x[23] = v8296;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8297 = static_cast<unsigned int>(v7430.col(24, iron_linear_thread() & 31u));
+        const float v8299 = v7430.x[24];
+        const float v8300 = v7734.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8301 = __float_as_uint(v8300);
+        const bool v8302 = v8297 >= v8301;
+        const float v8303 = v7736.x[0];
+        const unsigned int v8304 = __float_as_uint(v8303);
+        const bool v8305 = v8297 < v8304;
+        const bool v8306 = v8302 && v8305;
+        const float v8308 = v8299 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8309 = v8306 ? v8308 : __uint_as_float(0xff800000u);
+        v7430.x[24] = v8309;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8310 = static_cast<unsigned int>(v7430.col(25, iron_linear_thread() & 31u));
+        const float v8312 = v7430.x[25];
+        const float v8313 = v7734.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8314 = __float_as_uint(v8313);
+        const bool v8315 = v8310 >= v8314;
+        const float v8316 = v7736.x[0];
+        const unsigned int v8317 = __float_as_uint(v8316);
+        const bool v8318 = v8310 < v8317;
+        const bool v8319 = v8315 && v8318;
+        const float v8321 = v8312 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8322 = v8319 ? v8321 : __uint_as_float(0xff800000u);
+        v7430.x[25] = v8322;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8323 = static_cast<unsigned int>(v7430.col(26, iron_linear_thread() & 31u));
+        const float v8325 = v7430.x[26];
+        const float v8326 = v7734.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8327 = __float_as_uint(v8326);
+        const bool v8328 = v8323 >= v8327;
+        const float v8329 = v7736.x[2];
+        const unsigned int v8330 = __float_as_uint(v8329);
+        const bool v8331 = v8323 < v8330;
+        const bool v8332 = v8328 && v8331;
+        const float v8334 = v8325 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8335 = v8332 ? v8334 : __uint_as_float(0xff800000u);
+        v7430.x[26] = v8335;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8336 = static_cast<unsigned int>(v7430.col(27, iron_linear_thread() & 31u));
+        const float v8338 = v7430.x[27];
+        const float v8339 = v7734.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8340 = __float_as_uint(v8339);
+        const bool v8341 = v8336 >= v8340;
+        const float v8342 = v7736.x[2];
+        const unsigned int v8343 = __float_as_uint(v8342);
+        const bool v8344 = v8336 < v8343;
+        const bool v8345 = v8341 && v8344;
+        const float v8347 = v8338 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8348 = v8345 ? v8347 : __uint_as_float(0xff800000u);
+        v7430.x[27] = v8348;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8349 = static_cast<unsigned int>(v7430.col(28, iron_linear_thread() & 31u));
+        const float v8351 = v7430.x[28];
+        const float v8352 = v7734.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8353 = __float_as_uint(v8352);
+        const bool v8354 = v8349 >= v8353;
+        const float v8355 = v7736.x[0];
+        const unsigned int v8356 = __float_as_uint(v8355);
+        const bool v8357 = v8349 < v8356;
+        const bool v8358 = v8354 && v8357;
+        const float v8360 = v8351 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8361 = v8358 ? v8360 : __uint_as_float(0xff800000u);
+        v7430.x[28] = v8361;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8362 = static_cast<unsigned int>(v7430.col(29, iron_linear_thread() & 31u));
+        const float v8364 = v7430.x[29];
+        const float v8365 = v7734.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8366 = __float_as_uint(v8365);
+        const bool v8367 = v8362 >= v8366;
+        const float v8368 = v7736.x[0];
+        const unsigned int v8369 = __float_as_uint(v8368);
+        const bool v8370 = v8362 < v8369;
+        const bool v8371 = v8367 && v8370;
+        const float v8373 = v8364 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8374 = v8371 ? v8373 : __uint_as_float(0xff800000u);
+        v7430.x[29] = v8374;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8375 = static_cast<unsigned int>(v7430.col(30, iron_linear_thread() & 31u));
+        const float v8377 = v7430.x[30];
+        const float v8378 = v7734.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8379 = __float_as_uint(v8378);
+        const bool v8380 = v8375 >= v8379;
+        const float v8381 = v7736.x[2];
+        const unsigned int v8382 = __float_as_uint(v8381);
+        const bool v8383 = v8375 < v8382;
+        const bool v8384 = v8380 && v8383;
+        const float v8386 = v8377 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8387 = v8384 ? v8386 : __uint_as_float(0xff800000u);
+        v7430.x[30] = v8387;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8388 = static_cast<unsigned int>(v7430.col(31, iron_linear_thread() & 31u));
+        const float v8390 = v7430.x[31];
+        const float v8391 = v7734.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8392 = __float_as_uint(v8391);
+        const bool v8393 = v8388 >= v8392;
+        const float v8394 = v7736.x[2];
+        const unsigned int v8395 = __float_as_uint(v8394);
+        const bool v8396 = v8388 < v8395;
+        const bool v8397 = v8393 && v8396;
+        const float v8399 = v8390 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8400 = v8397 ? v8399 : __uint_as_float(0xff800000u);
+        v7430.x[31] = v8400;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8401 = static_cast<unsigned int>(v7430.col(32, iron_linear_thread() & 31u));
+        const float v8403 = v7430.x[32];
+        const float v8404 = v7734.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8405 = __float_as_uint(v8404);
+        const bool v8406 = v8401 >= v8405;
+        const float v8407 = v7736.x[0];
+        const unsigned int v8408 = __float_as_uint(v8407);
+        const bool v8409 = v8401 < v8408;
+        const bool v8410 = v8406 && v8409;
+        const float v8412 = v8403 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8413 = v8410 ? v8412 : __uint_as_float(0xff800000u);
+        v7430.x[32] = v8413;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8414 = static_cast<unsigned int>(v7430.col(33, iron_linear_thread() & 31u));
+        const float v8416 = v7430.x[33];
+        const float v8417 = v7734.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8418 = __float_as_uint(v8417);
+        const bool v8419 = v8414 >= v8418;
+        const float v8420 = v7736.x[0];
+        const unsigned int v8421 = __float_as_uint(v8420);
+        const bool v8422 = v8414 < v8421;
+        const bool v8423 = v8419 && v8422;
+        const float v8425 = v8416 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8426 = v8423 ? v8425 : __uint_as_float(0xff800000u);
+        v7430.x[33] = v8426;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8427 = static_cast<unsigned int>(v7430.col(34, iron_linear_thread() & 31u));
+        const float v8429 = v7430.x[34];
+        const float v8430 = v7734.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8431 = __float_as_uint(v8430);
+        const bool v8432 = v8427 >= v8431;
+        const float v8433 = v7736.x[2];
+        const unsigned int v8434 = __float_as_uint(v8433);
+        const bool v8435 = v8427 < v8434;
+        const bool v8436 = v8432 && v8435;
+        const float v8438 = v8429 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8439 = v8436 ? v8438 : __uint_as_float(0xff800000u);
+        v7430.x[34] = v8439;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8440 = static_cast<unsigned int>(v7430.col(35, iron_linear_thread() & 31u));
+        const float v8442 = v7430.x[35];
+        const float v8443 = v7734.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8444 = __float_as_uint(v8443);
+        const bool v8445 = v8440 >= v8444;
+        const float v8446 = v7736.x[2];
+        const unsigned int v8447 = __float_as_uint(v8446);
+        const bool v8448 = v8440 < v8447;
+        const bool v8449 = v8445 && v8448;
+        const float v8451 = v8442 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8452 = v8449 ? v8451 : __uint_as_float(0xff800000u);
+        v7430.x[35] = v8452;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8453 = static_cast<unsigned int>(v7430.col(36, iron_linear_thread() & 31u));
+        const float v8455 = v7430.x[36];
+        const float v8456 = v7734.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8457 = __float_as_uint(v8456);
+        const bool v8458 = v8453 >= v8457;
+        const float v8459 = v7736.x[0];
+        const unsigned int v8460 = __float_as_uint(v8459);
+        const bool v8461 = v8453 < v8460;
+        const bool v8462 = v8458 && v8461;
+        const float v8464 = v8455 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8465 = v8462 ? v8464 : __uint_as_float(0xff800000u);
+        v7430.x[36] = v8465;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8466 = static_cast<unsigned int>(v7430.col(37, iron_linear_thread() & 31u));
+        const float v8468 = v7430.x[37];
+        const float v8469 = v7734.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8470 = __float_as_uint(v8469);
+        const bool v8471 = v8466 >= v8470;
+        const float v8472 = v7736.x[0];
+        const unsigned int v8473 = __float_as_uint(v8472);
+        const bool v8474 = v8466 < v8473;
+        const bool v8475 = v8471 && v8474;
+        const float v8477 = v8468 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8478 = v8475 ? v8477 : __uint_as_float(0xff800000u);
+        v7430.x[37] = v8478;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8479 = static_cast<unsigned int>(v7430.col(38, iron_linear_thread() & 31u));
+        const float v8481 = v7430.x[38];
+        const float v8482 = v7734.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8483 = __float_as_uint(v8482);
+        const bool v8484 = v8479 >= v8483;
+        const float v8485 = v7736.x[2];
+        const unsigned int v8486 = __float_as_uint(v8485);
+        const bool v8487 = v8479 < v8486;
+        const bool v8488 = v8484 && v8487;
+        const float v8490 = v8481 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8491 = v8488 ? v8490 : __uint_as_float(0xff800000u);
+        v7430.x[38] = v8491;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8492 = static_cast<unsigned int>(v7430.col(39, iron_linear_thread() & 31u));
+        const float v8494 = v7430.x[39];
+        const float v8495 = v7734.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8496 = __float_as_uint(v8495);
+        const bool v8497 = v8492 >= v8496;
+        const float v8498 = v7736.x[2];
+        const unsigned int v8499 = __float_as_uint(v8498);
+        const bool v8500 = v8492 < v8499;
+        const bool v8501 = v8497 && v8500;
+        const float v8503 = v8494 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8504 = v8501 ? v8503 : __uint_as_float(0xff800000u);
+        v7430.x[39] = v8504;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8505 = static_cast<unsigned int>(v7430.col(40, iron_linear_thread() & 31u));
+        const float v8507 = v7430.x[40];
+        const float v8508 = v7734.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8509 = __float_as_uint(v8508);
+        const bool v8510 = v8505 >= v8509;
+        const float v8511 = v7736.x[0];
+        const unsigned int v8512 = __float_as_uint(v8511);
+        const bool v8513 = v8505 < v8512;
+        const bool v8514 = v8510 && v8513;
+        const float v8516 = v8507 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8517 = v8514 ? v8516 : __uint_as_float(0xff800000u);
+        v7430.x[40] = v8517;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8518 = static_cast<unsigned int>(v7430.col(41, iron_linear_thread() & 31u));
+        const float v8520 = v7430.x[41];
+        const float v8521 = v7734.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8522 = __float_as_uint(v8521);
+        const bool v8523 = v8518 >= v8522;
+        const float v8524 = v7736.x[0];
+        const unsigned int v8525 = __float_as_uint(v8524);
+        const bool v8526 = v8518 < v8525;
+        const bool v8527 = v8523 && v8526;
+        const float v8529 = v8520 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8530 = v8527 ? v8529 : __uint_as_float(0xff800000u);
+        v7430.x[41] = v8530;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8531 = static_cast<unsigned int>(v7430.col(42, iron_linear_thread() & 31u));
+        const float v8533 = v7430.x[42];
+        const float v8534 = v7734.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8535 = __float_as_uint(v8534);
+        const bool v8536 = v8531 >= v8535;
+        const float v8537 = v7736.x[2];
+        const unsigned int v8538 = __float_as_uint(v8537);
+        const bool v8539 = v8531 < v8538;
+        const bool v8540 = v8536 && v8539;
+        const float v8542 = v8533 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8543 = v8540 ? v8542 : __uint_as_float(0xff800000u);
+        v7430.x[42] = v8543;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8544 = static_cast<unsigned int>(v7430.col(43, iron_linear_thread() & 31u));
+        const float v8546 = v7430.x[43];
+        const float v8547 = v7734.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8548 = __float_as_uint(v8547);
+        const bool v8549 = v8544 >= v8548;
+        const float v8550 = v7736.x[2];
+        const unsigned int v8551 = __float_as_uint(v8550);
+        const bool v8552 = v8544 < v8551;
+        const bool v8553 = v8549 && v8552;
+        const float v8555 = v8546 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8556 = v8553 ? v8555 : __uint_as_float(0xff800000u);
+        v7430.x[43] = v8556;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8557 = static_cast<unsigned int>(v7430.col(44, iron_linear_thread() & 31u));
+        const float v8559 = v7430.x[44];
+        const float v8560 = v7734.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8561 = __float_as_uint(v8560);
+        const bool v8562 = v8557 >= v8561;
+        const float v8563 = v7736.x[0];
+        const unsigned int v8564 = __float_as_uint(v8563);
+        const bool v8565 = v8557 < v8564;
+        const bool v8566 = v8562 && v8565;
+        const float v8568 = v8559 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8569 = v8566 ? v8568 : __uint_as_float(0xff800000u);
+        v7430.x[44] = v8569;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8570 = static_cast<unsigned int>(v7430.col(45, iron_linear_thread() & 31u));
+        const float v8572 = v7430.x[45];
+        const float v8573 = v7734.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8574 = __float_as_uint(v8573);
+        const bool v8575 = v8570 >= v8574;
+        const float v8576 = v7736.x[0];
+        const unsigned int v8577 = __float_as_uint(v8576);
+        const bool v8578 = v8570 < v8577;
+        const bool v8579 = v8575 && v8578;
+        const float v8581 = v8572 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8582 = v8579 ? v8581 : __uint_as_float(0xff800000u);
+        v7430.x[45] = v8582;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8583 = static_cast<unsigned int>(v7430.col(46, iron_linear_thread() & 31u));
+        const float v8585 = v7430.x[46];
+        const float v8586 = v7734.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8587 = __float_as_uint(v8586);
+        const bool v8588 = v8583 >= v8587;
+        const float v8589 = v7736.x[2];
+        const unsigned int v8590 = __float_as_uint(v8589);
+        const bool v8591 = v8583 < v8590;
+        const bool v8592 = v8588 && v8591;
+        const float v8594 = v8585 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8595 = v8592 ? v8594 : __uint_as_float(0xff800000u);
+        v7430.x[46] = v8595;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8596 = static_cast<unsigned int>(v7430.col(47, iron_linear_thread() & 31u));
+        const float v8598 = v7430.x[47];
+        const float v8599 = v7734.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8600 = __float_as_uint(v8599);
+        const bool v8601 = v8596 >= v8600;
+        const float v8602 = v7736.x[2];
+        const unsigned int v8603 = __float_as_uint(v8602);
+        const bool v8604 = v8596 < v8603;
+        const bool v8605 = v8601 && v8604;
+        const float v8607 = v8598 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8608 = v8605 ? v8607 : __uint_as_float(0xff800000u);
+        v7430.x[47] = v8608;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8609 = static_cast<unsigned int>(v7430.col(48, iron_linear_thread() & 31u));
+        const float v8611 = v7430.x[48];
+        const float v8612 = v7734.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8613 = __float_as_uint(v8612);
+        const bool v8614 = v8609 >= v8613;
+        const float v8615 = v7736.x[0];
+        const unsigned int v8616 = __float_as_uint(v8615);
+        const bool v8617 = v8609 < v8616;
+        const bool v8618 = v8614 && v8617;
+        const float v8620 = v8611 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8621 = v8618 ? v8620 : __uint_as_float(0xff800000u);
+        v7430.x[48] = v8621;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8622 = static_cast<unsigned int>(v7430.col(49, iron_linear_thread() & 31u));
+        const float v8624 = v7430.x[49];
+        const float v8625 = v7734.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8626 = __float_as_uint(v8625);
+        const bool v8627 = v8622 >= v8626;
+        const float v8628 = v7736.x[0];
+        const unsigned int v8629 = __float_as_uint(v8628);
+        const bool v8630 = v8622 < v8629;
+        const bool v8631 = v8627 && v8630;
+        const float v8633 = v8624 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8634 = v8631 ? v8633 : __uint_as_float(0xff800000u);
+        v7430.x[49] = v8634;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8635 = static_cast<unsigned int>(v7430.col(50, iron_linear_thread() & 31u));
+        const float v8637 = v7430.x[50];
+        const float v8638 = v7734.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8639 = __float_as_uint(v8638);
+        const bool v8640 = v8635 >= v8639;
+        const float v8641 = v7736.x[2];
+        const unsigned int v8642 = __float_as_uint(v8641);
+        const bool v8643 = v8635 < v8642;
+        const bool v8644 = v8640 && v8643;
+        const float v8646 = v8637 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8647 = v8644 ? v8646 : __uint_as_float(0xff800000u);
+        v7430.x[50] = v8647;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8648 = static_cast<unsigned int>(v7430.col(51, iron_linear_thread() & 31u));
+        const float v8650 = v7430.x[51];
+        const float v8651 = v7734.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8652 = __float_as_uint(v8651);
+        const bool v8653 = v8648 >= v8652;
+        const float v8654 = v7736.x[2];
+        const unsigned int v8655 = __float_as_uint(v8654);
+        const bool v8656 = v8648 < v8655;
+        const bool v8657 = v8653 && v8656;
+        const float v8659 = v8650 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8660 = v8657 ? v8659 : __uint_as_float(0xff800000u);
+        v7430.x[51] = v8660;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8661 = static_cast<unsigned int>(v7430.col(52, iron_linear_thread() & 31u));
+        const float v8663 = v7430.x[52];
+        const float v8664 = v7734.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8665 = __float_as_uint(v8664);
+        const bool v8666 = v8661 >= v8665;
+        const float v8667 = v7736.x[0];
+        const unsigned int v8668 = __float_as_uint(v8667);
+        const bool v8669 = v8661 < v8668;
+        const bool v8670 = v8666 && v8669;
+        const float v8672 = v8663 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8673 = v8670 ? v8672 : __uint_as_float(0xff800000u);
+        v7430.x[52] = v8673;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8674 = static_cast<unsigned int>(v7430.col(53, iron_linear_thread() & 31u));
+        const float v8676 = v7430.x[53];
+        const float v8677 = v7734.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8678 = __float_as_uint(v8677);
+        const bool v8679 = v8674 >= v8678;
+        const float v8680 = v7736.x[0];
+        const unsigned int v8681 = __float_as_uint(v8680);
+        const bool v8682 = v8674 < v8681;
+        const bool v8683 = v8679 && v8682;
+        const float v8685 = v8676 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8686 = v8683 ? v8685 : __uint_as_float(0xff800000u);
+        v7430.x[53] = v8686;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8687 = static_cast<unsigned int>(v7430.col(54, iron_linear_thread() & 31u));
+        const float v8689 = v7430.x[54];
+        const float v8690 = v7734.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8691 = __float_as_uint(v8690);
+        const bool v8692 = v8687 >= v8691;
+        const float v8693 = v7736.x[2];
+        const unsigned int v8694 = __float_as_uint(v8693);
+        const bool v8695 = v8687 < v8694;
+        const bool v8696 = v8692 && v8695;
+        const float v8698 = v8689 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8699 = v8696 ? v8698 : __uint_as_float(0xff800000u);
+        v7430.x[54] = v8699;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8700 = static_cast<unsigned int>(v7430.col(55, iron_linear_thread() & 31u));
+        const float v8702 = v7430.x[55];
+        const float v8703 = v7734.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8704 = __float_as_uint(v8703);
+        const bool v8705 = v8700 >= v8704;
+        const float v8706 = v7736.x[2];
+        const unsigned int v8707 = __float_as_uint(v8706);
+        const bool v8708 = v8700 < v8707;
+        const bool v8709 = v8705 && v8708;
+        const float v8711 = v8702 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8712 = v8709 ? v8711 : __uint_as_float(0xff800000u);
+        v7430.x[55] = v8712;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8713 = static_cast<unsigned int>(v7430.col(56, iron_linear_thread() & 31u));
+        const float v8715 = v7430.x[56];
+        const float v8716 = v7734.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8717 = __float_as_uint(v8716);
+        const bool v8718 = v8713 >= v8717;
+        const float v8719 = v7736.x[0];
+        const unsigned int v8720 = __float_as_uint(v8719);
+        const bool v8721 = v8713 < v8720;
+        const bool v8722 = v8718 && v8721;
+        const float v8724 = v8715 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8725 = v8722 ? v8724 : __uint_as_float(0xff800000u);
+        v7430.x[56] = v8725;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8726 = static_cast<unsigned int>(v7430.col(57, iron_linear_thread() & 31u));
+        const float v8728 = v7430.x[57];
+        const float v8729 = v7734.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8730 = __float_as_uint(v8729);
+        const bool v8731 = v8726 >= v8730;
+        const float v8732 = v7736.x[0];
+        const unsigned int v8733 = __float_as_uint(v8732);
+        const bool v8734 = v8726 < v8733;
+        const bool v8735 = v8731 && v8734;
+        const float v8737 = v8728 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8738 = v8735 ? v8737 : __uint_as_float(0xff800000u);
+        v7430.x[57] = v8738;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8739 = static_cast<unsigned int>(v7430.col(58, iron_linear_thread() & 31u));
+        const float v8741 = v7430.x[58];
+        const float v8742 = v7734.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8743 = __float_as_uint(v8742);
+        const bool v8744 = v8739 >= v8743;
+        const float v8745 = v7736.x[2];
+        const unsigned int v8746 = __float_as_uint(v8745);
+        const bool v8747 = v8739 < v8746;
+        const bool v8748 = v8744 && v8747;
+        const float v8750 = v8741 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8751 = v8748 ? v8750 : __uint_as_float(0xff800000u);
+        v7430.x[58] = v8751;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8752 = static_cast<unsigned int>(v7430.col(59, iron_linear_thread() & 31u));
+        const float v8754 = v7430.x[59];
+        const float v8755 = v7734.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8756 = __float_as_uint(v8755);
+        const bool v8757 = v8752 >= v8756;
+        const float v8758 = v7736.x[2];
+        const unsigned int v8759 = __float_as_uint(v8758);
+        const bool v8760 = v8752 < v8759;
+        const bool v8761 = v8757 && v8760;
+        const float v8763 = v8754 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8764 = v8761 ? v8763 : __uint_as_float(0xff800000u);
+        v7430.x[59] = v8764;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8765 = static_cast<unsigned int>(v7430.col(60, iron_linear_thread() & 31u));
+        const float v8767 = v7430.x[60];
+        const float v8768 = v7734.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8769 = __float_as_uint(v8768);
+        const bool v8770 = v8765 >= v8769;
+        const float v8771 = v7736.x[0];
+        const unsigned int v8772 = __float_as_uint(v8771);
+        const bool v8773 = v8765 < v8772;
+        const bool v8774 = v8770 && v8773;
+        const float v8776 = v8767 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8777 = v8774 ? v8776 : __uint_as_float(0xff800000u);
+        v7430.x[60] = v8777;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8778 = static_cast<unsigned int>(v7430.col(61, iron_linear_thread() & 31u));
+        const float v8780 = v7430.x[61];
+        const float v8781 = v7734.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8782 = __float_as_uint(v8781);
+        const bool v8783 = v8778 >= v8782;
+        const float v8784 = v7736.x[0];
+        const unsigned int v8785 = __float_as_uint(v8784);
+        const bool v8786 = v8778 < v8785;
+        const bool v8787 = v8783 && v8786;
+        const float v8789 = v8780 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8790 = v8787 ? v8789 : __uint_as_float(0xff800000u);
+        v7430.x[61] = v8790;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8791 = static_cast<unsigned int>(v7430.col(62, iron_linear_thread() & 31u));
+        const float v8793 = v7430.x[62];
+        const float v8794 = v7734.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8795 = __float_as_uint(v8794);
+        const bool v8796 = v8791 >= v8795;
+        const float v8797 = v7736.x[2];
+        const unsigned int v8798 = __float_as_uint(v8797);
+        const bool v8799 = v8791 < v8798;
+        const bool v8800 = v8796 && v8799;
+        const float v8802 = v8793 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8803 = v8800 ? v8802 : __uint_as_float(0xff800000u);
+        v7430.x[62] = v8803;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8804 = static_cast<unsigned int>(v7430.col(63, iron_linear_thread() & 31u));
+        const float v8806 = v7430.x[63];
+        const float v8807 = v7734.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8808 = __float_as_uint(v8807);
+        const bool v8809 = v8804 >= v8808;
+        const float v8810 = v7736.x[2];
+        const unsigned int v8811 = __float_as_uint(v8810);
+        const bool v8812 = v8804 < v8811;
+        const bool v8813 = v8809 && v8812;
+        const float v8815 = v8806 * v356;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8816 = v8813 ? v8815 : __uint_as_float(0xff800000u);
+        v7430.x[63] = v8816;  // kernels/sdpa/flash_tile.hpp:174
       }
-      iron_frag<float, 2, 16, 8> v8797;  // kernels/sdpa/flash_tile.hpp:197
-      iron_frag_fill(v8797, 0.0f);
-      iron_frag<float, 2, 16, 8> v8799;  // kernels/sdpa/flash_tile.hpp:207
-      iron_frag_fill(v8799, 0.0f);
-      iron_frag_row_reduce<false>(v8799, v7409);
-      iron_frag<float, 2, 16, 8> v8801;  // kernels/sdpa/flash_tile.hpp:209
-      iron_frag_fill(v8801, 0.0f);
-      const float v8805 = v8799.x[0];  // kernels/sdpa/flash_tile.hpp:211
-      const float v8806 = v337.x[0];
-      const float v8807 = fmaxf(v8806, v8805);
-      const bool v8810 = v8807 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8811 = v8810 ? 0.0f : v8807;
-      v8801.x[0] = v8811;  // kernels/sdpa/flash_tile.hpp:210
-      const float v8815 = v8799.x[1];  // kernels/sdpa/flash_tile.hpp:211
-      const float v8816 = v337.x[1];
-      const float v8817 = fmaxf(v8816, v8815);
-      const bool v8820 = v8817 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8821 = v8820 ? 0.0f : v8817;
-      v8801.x[1] = v8821;  // kernels/sdpa/flash_tile.hpp:210
-      const float v8825 = v8799.x[2];  // kernels/sdpa/flash_tile.hpp:211
-      const float v8826 = v337.x[2];
-      const float v8827 = fmaxf(v8826, v8825);
-      const bool v8830 = v8827 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8831 = v8830 ? 0.0f : v8827;
-      v8801.x[2] = v8831;  // kernels/sdpa/flash_tile.hpp:210
-      const float v8835 = v8799.x[3];  // kernels/sdpa/flash_tile.hpp:211
-      const float v8836 = v337.x[3];
-      const float v8837 = fmaxf(v8836, v8835);
-      const bool v8840 = v8837 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8841 = v8840 ? 0.0f : v8837;
-      v8801.x[3] = v8841;  // kernels/sdpa/flash_tile.hpp:210
-      const float v8845 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:214
-      const float v8847 = v8806 - v8845;
-      const float v8848 = iron_exp2_approx(v8847);
-      v8797.x[0] = v8848;  // kernels/sdpa/flash_tile.hpp:213
-      const float v8852 = v8801.x[1];  // kernels/sdpa/flash_tile.hpp:214
-      const float v8854 = v8816 - v8852;
-      const float v8855 = iron_exp2_approx(v8854);
-      v8797.x[1] = v8855;  // kernels/sdpa/flash_tile.hpp:213
-      const float v8859 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:214
-      const float v8861 = v8826 - v8859;
-      const float v8862 = iron_exp2_approx(v8861);
-      v8797.x[2] = v8862;  // kernels/sdpa/flash_tile.hpp:213
-      const float v8866 = v8801.x[3];  // kernels/sdpa/flash_tile.hpp:214
-      const float v8868 = v8836 - v8866;
+      iron_frag<float, 2, 16, 8> v8818;  // kernels/sdpa/flash_tile.hpp:192
+      iron_frag_fill(v8818, 0.0f);
+      iron_frag<float, 2, 16, 8> v8820;  // kernels/sdpa/flash_tile.hpp:202
+      iron_frag_fill(v8820, 0.0f);
+      iron_frag_row_reduce<false>(v8820, v7430);
+      iron_frag<float, 2, 16, 8> v8822;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v8822, 0.0f);
+      const float v8826 = v8820.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8827 = v358.x[0];
+      const float v8828 = fmaxf(v8827, v8826);
+      const bool v8831 = v8828 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8832 = v8831 ? 0.0f : v8828;
+      v8822.x[0] = v8832;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8836 = v8820.x[1];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8837 = v358.x[1];
+      const float v8838 = fmaxf(v8837, v8836);
+      const bool v8841 = v8838 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8842 = v8841 ? 0.0f : v8838;
+      v8822.x[1] = v8842;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8846 = v8820.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8847 = v358.x[2];
+      const float v8848 = fmaxf(v8847, v8846);
+      const bool v8851 = v8848 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8852 = v8851 ? 0.0f : v8848;
+      v8822.x[2] = v8852;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8856 = v8820.x[3];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8857 = v358.x[3];
+      const float v8858 = fmaxf(v8857, v8856);
+      const bool v8861 = v8858 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8862 = v8861 ? 0.0f : v8858;
+      v8822.x[3] = v8862;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8866 = v8822.x[0];  // kernels/sdpa/flash_tile.hpp:209
+      const float v8868 = v8827 - v8866;
       const float v8869 = iron_exp2_approx(v8868);
-      v8797.x[3] = v8869;  // kernels/sdpa/flash_tile.hpp:213
-      v337.x[0] = v8807;  // kernels/sdpa/flash_tile.hpp:216
-      const float v8877 = v337.x[1];
-      const float v8879 = fmaxf(v8877, v8815);  // kernels/sdpa/flash_tile.hpp:217
-      v337.x[1] = v8879;  // kernels/sdpa/flash_tile.hpp:216
-      const float v8882 = v337.x[2];
-      const float v8884 = fmaxf(v8882, v8825);  // kernels/sdpa/flash_tile.hpp:217
-      v337.x[2] = v8884;  // kernels/sdpa/flash_tile.hpp:216
-      const float v8887 = v337.x[3];
-      const float v8889 = fmaxf(v8887, v8835);  // kernels/sdpa/flash_tile.hpp:217
-      v337.x[3] = v8889;  // kernels/sdpa/flash_tile.hpp:216
-      const float v8892 = v7409.x[0];  // kernels/sdpa/flash_tile.hpp:219
-      const float v8893 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v8894 = v8892 - v8893;
-      const float v8895 = iron_exp2_approx(v8894);
-      v7409.x[0] = v8895;  // kernels/sdpa/flash_tile.hpp:219
-      const float v8898 = v7409.x[1];
-      const float v8899 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v8900 = v8898 - v8899;
-      const float v8901 = iron_exp2_approx(v8900);
-      v7409.x[1] = v8901;  // kernels/sdpa/flash_tile.hpp:219
-      const float v8904 = v7409.x[2];
-      const float v8905 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v8906 = v8904 - v8905;
-      const float v8907 = iron_exp2_approx(v8906);
-      v7409.x[2] = v8907;  // kernels/sdpa/flash_tile.hpp:219
-      const float v8910 = v7409.x[3];
-      const float v8911 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v8912 = v8910 - v8911;
-      const float v8913 = iron_exp2_approx(v8912);
-      v7409.x[3] = v8913;  // kernels/sdpa/flash_tile.hpp:219
-      const float v8916 = v7409.x[4];
-      const float v8917 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v8918 = v8916 - v8917;
-      const float v8919 = iron_exp2_approx(v8918);
-      v7409.x[4] = v8919;  // kernels/sdpa/flash_tile.hpp:219
-      const float v8922 = v7409.x[5];
-      const float v8923 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v8924 = v8922 - v8923;
-      const float v8925 = iron_exp2_approx(v8924);
-      v7409.x[5] = v8925;  // kernels/sdpa/flash_tile.hpp:219
-      const float v8928 = v7409.x[6];
-      const float v8929 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v8930 = v8928 - v8929;
-      const float v8931 = iron_exp2_approx(v8930);
-      v7409.x[6] = v8931;  // kernels/sdpa/flash_tile.hpp:219
-      const float v8934 = v7409.x[7];
-      const float v8935 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v8936 = v8934 - v8935;
-      const float v8937 = iron_exp2_approx(v8936);
-      v7409.x[7] = v8937;  // kernels/sdpa/flash_tile.hpp:219
-      const float v8940 = v7409.x[8];
-      const float v8941 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v8942 = v8940 - v8941;
-      const float v8943 = iron_exp2_approx(v8942);
-      v7409.x[8] = v8943;  // kernels/sdpa/flash_tile.hpp:219
-      const float v8946 = v7409.x[9];
-      const float v8947 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v8948 = v8946 - v8947;
-      const float v8949 = iron_exp2_approx(v8948);
-      v7409.x[9] = v8949;  // kernels/sdpa/flash_tile.hpp:219
-      const float v8952 = v7409.x[10];
-      const float v8953 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v8954 = v8952 - v8953;
-      const float v8955 = iron_exp2_approx(v8954);
-      v7409.x[10] = v8955;  // kernels/sdpa/flash_tile.hpp:219
-      const float v8958 = v7409.x[11];
-      const float v8959 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v8960 = v8958 - v8959;
-      const float v8961 = iron_exp2_approx(v8960);
-      v7409.x[11] = v8961;  // kernels/sdpa/flash_tile.hpp:219
-      const float v8964 = v7409.x[12];
-      const float v8965 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v8966 = v8964 - v8965;
-      const float v8967 = iron_exp2_approx(v8966);
-      v7409.x[12] = v8967;  // kernels/sdpa/flash_tile.hpp:219
-      const float v8970 = v7409.x[13];
-      const float v8971 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v8972 = v8970 - v8971;
-      const float v8973 = iron_exp2_approx(v8972);
-      v7409.x[13] = v8973;  // kernels/sdpa/flash_tile.hpp:219
-      const float v8976 = v7409.x[14];
-      const float v8977 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v8978 = v8976 - v8977;
-      const float v8979 = iron_exp2_approx(v8978);
-      v7409.x[14] = v8979;  // kernels/sdpa/flash_tile.hpp:219
-      const float v8982 = v7409.x[15];
-      const float v8983 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v8984 = v8982 - v8983;
-      const float v8985 = iron_exp2_approx(v8984);
-      v7409.x[15] = v8985;  // kernels/sdpa/flash_tile.hpp:219
-      const float v8988 = v7409.x[16];
-      const float v8989 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v8990 = v8988 - v8989;
-      const float v8991 = iron_exp2_approx(v8990);
-      v7409.x[16] = v8991;  // kernels/sdpa/flash_tile.hpp:219
-      const float v8994 = v7409.x[17];
-      const float v8995 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v8996 = v8994 - v8995;
-      const float v8997 = iron_exp2_approx(v8996);
-      v7409.x[17] = v8997;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9000 = v7409.x[18];
-      const float v9001 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9002 = v9000 - v9001;
-      const float v9003 = iron_exp2_approx(v9002);
-      v7409.x[18] = v9003;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9006 = v7409.x[19];
-      const float v9007 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9008 = v9006 - v9007;
-      const float v9009 = iron_exp2_approx(v9008);
-      v7409.x[19] = v9009;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9012 = v7409.x[20];
-      const float v9013 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9014 = v9012 - v9013;
-      const float v9015 = iron_exp2_approx(v9014);
-      v7409.x[20] = v9015;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9018 = v7409.x[21];
-      const float v9019 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9020 = v9018 - v9019;
-      const float v9021 = iron_exp2_approx(v9020);
-      v7409.x[21] = v9021;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9024 = v7409.x[22];
-      const float v9025 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9026 = v9024 - v9025;
-      const float v9027 = iron_exp2_approx(v9026);
-      v7409.x[22] = v9027;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9030 = v7409.x[23];
-      const float v9031 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9032 = v9030 - v9031;
-      const float v9033 = iron_exp2_approx(v9032);
-      v7409.x[23] = v9033;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9036 = v7409.x[24];
-      const float v9037 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9038 = v9036 - v9037;
-      const float v9039 = iron_exp2_approx(v9038);
-      v7409.x[24] = v9039;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9042 = v7409.x[25];
-      const float v9043 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9044 = v9042 - v9043;
-      const float v9045 = iron_exp2_approx(v9044);
-      v7409.x[25] = v9045;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9048 = v7409.x[26];
-      const float v9049 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9050 = v9048 - v9049;
-      const float v9051 = iron_exp2_approx(v9050);
-      v7409.x[26] = v9051;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9054 = v7409.x[27];
-      const float v9055 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9056 = v9054 - v9055;
-      const float v9057 = iron_exp2_approx(v9056);
-      v7409.x[27] = v9057;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9060 = v7409.x[28];
-      const float v9061 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9062 = v9060 - v9061;
-      const float v9063 = iron_exp2_approx(v9062);
-      v7409.x[28] = v9063;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9066 = v7409.x[29];
-      const float v9067 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9068 = v9066 - v9067;
-      const float v9069 = iron_exp2_approx(v9068);
-      v7409.x[29] = v9069;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9072 = v7409.x[30];
-      const float v9073 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9074 = v9072 - v9073;
-      const float v9075 = iron_exp2_approx(v9074);
-      v7409.x[30] = v9075;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9078 = v7409.x[31];
-      const float v9079 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9080 = v9078 - v9079;
-      const float v9081 = iron_exp2_approx(v9080);
-      v7409.x[31] = v9081;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9084 = v7409.x[32];
-      const float v9085 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9086 = v9084 - v9085;
-      const float v9087 = iron_exp2_approx(v9086);
-      v7409.x[32] = v9087;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9090 = v7409.x[33];
-      const float v9091 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9092 = v9090 - v9091;
-      const float v9093 = iron_exp2_approx(v9092);
-      v7409.x[33] = v9093;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9096 = v7409.x[34];
-      const float v9097 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9098 = v9096 - v9097;
-      const float v9099 = iron_exp2_approx(v9098);
-      v7409.x[34] = v9099;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9102 = v7409.x[35];
-      const float v9103 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9104 = v9102 - v9103;
-      const float v9105 = iron_exp2_approx(v9104);
-      v7409.x[35] = v9105;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9108 = v7409.x[36];
-      const float v9109 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9110 = v9108 - v9109;
-      const float v9111 = iron_exp2_approx(v9110);
-      v7409.x[36] = v9111;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9114 = v7409.x[37];
-      const float v9115 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9116 = v9114 - v9115;
-      const float v9117 = iron_exp2_approx(v9116);
-      v7409.x[37] = v9117;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9120 = v7409.x[38];
-      const float v9121 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9122 = v9120 - v9121;
-      const float v9123 = iron_exp2_approx(v9122);
-      v7409.x[38] = v9123;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9126 = v7409.x[39];
-      const float v9127 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9128 = v9126 - v9127;
-      const float v9129 = iron_exp2_approx(v9128);
-      v7409.x[39] = v9129;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9132 = v7409.x[40];
-      const float v9133 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9134 = v9132 - v9133;
-      const float v9135 = iron_exp2_approx(v9134);
-      v7409.x[40] = v9135;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9138 = v7409.x[41];
-      const float v9139 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9140 = v9138 - v9139;
-      const float v9141 = iron_exp2_approx(v9140);
-      v7409.x[41] = v9141;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9144 = v7409.x[42];
-      const float v9145 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9146 = v9144 - v9145;
-      const float v9147 = iron_exp2_approx(v9146);
-      v7409.x[42] = v9147;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9150 = v7409.x[43];
-      const float v9151 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9152 = v9150 - v9151;
-      const float v9153 = iron_exp2_approx(v9152);
-      v7409.x[43] = v9153;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9156 = v7409.x[44];
-      const float v9157 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9158 = v9156 - v9157;
-      const float v9159 = iron_exp2_approx(v9158);
-      v7409.x[44] = v9159;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9162 = v7409.x[45];
-      const float v9163 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9164 = v9162 - v9163;
-      const float v9165 = iron_exp2_approx(v9164);
-      v7409.x[45] = v9165;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9168 = v7409.x[46];
-      const float v9169 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9170 = v9168 - v9169;
-      const float v9171 = iron_exp2_approx(v9170);
-      v7409.x[46] = v9171;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9174 = v7409.x[47];
-      const float v9175 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9176 = v9174 - v9175;
-      const float v9177 = iron_exp2_approx(v9176);
-      v7409.x[47] = v9177;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9180 = v7409.x[48];
-      const float v9181 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9182 = v9180 - v9181;
-      const float v9183 = iron_exp2_approx(v9182);
-      v7409.x[48] = v9183;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9186 = v7409.x[49];
-      const float v9187 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9188 = v9186 - v9187;
-      const float v9189 = iron_exp2_approx(v9188);
-      v7409.x[49] = v9189;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9192 = v7409.x[50];
-      const float v9193 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9194 = v9192 - v9193;
-      const float v9195 = iron_exp2_approx(v9194);
-      v7409.x[50] = v9195;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9198 = v7409.x[51];
-      const float v9199 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9200 = v9198 - v9199;
-      const float v9201 = iron_exp2_approx(v9200);
-      v7409.x[51] = v9201;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9204 = v7409.x[52];
-      const float v9205 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9206 = v9204 - v9205;
-      const float v9207 = iron_exp2_approx(v9206);
-      v7409.x[52] = v9207;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9210 = v7409.x[53];
-      const float v9211 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9212 = v9210 - v9211;
-      const float v9213 = iron_exp2_approx(v9212);
-      v7409.x[53] = v9213;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9216 = v7409.x[54];
-      const float v9217 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9218 = v9216 - v9217;
-      const float v9219 = iron_exp2_approx(v9218);
-      v7409.x[54] = v9219;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9222 = v7409.x[55];
-      const float v9223 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9224 = v9222 - v9223;
-      const float v9225 = iron_exp2_approx(v9224);
-      v7409.x[55] = v9225;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9228 = v7409.x[56];
-      const float v9229 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9230 = v9228 - v9229;
-      const float v9231 = iron_exp2_approx(v9230);
-      v7409.x[56] = v9231;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9234 = v7409.x[57];
-      const float v9235 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9236 = v9234 - v9235;
-      const float v9237 = iron_exp2_approx(v9236);
-      v7409.x[57] = v9237;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9240 = v7409.x[58];
-      const float v9241 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9242 = v9240 - v9241;
-      const float v9243 = iron_exp2_approx(v9242);
-      v7409.x[58] = v9243;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9246 = v7409.x[59];
-      const float v9247 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9248 = v9246 - v9247;
-      const float v9249 = iron_exp2_approx(v9248);
-      v7409.x[59] = v9249;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9252 = v7409.x[60];
-      const float v9253 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9254 = v9252 - v9253;
-      const float v9255 = iron_exp2_approx(v9254);
-      v7409.x[60] = v9255;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9258 = v7409.x[61];
-      const float v9259 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9260 = v9258 - v9259;
-      const float v9261 = iron_exp2_approx(v9260);
-      v7409.x[61] = v9261;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9264 = v7409.x[62];
-      const float v9265 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9266 = v9264 - v9265;
-      const float v9267 = iron_exp2_approx(v9266);
-      v7409.x[62] = v9267;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9270 = v7409.x[63];
-      const float v9271 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9272 = v9270 - v9271;
-      const float v9273 = iron_exp2_approx(v9272);
-      v7409.x[63] = v9273;  // kernels/sdpa/flash_tile.hpp:219
-      iron_frag<float, 2, 16, 8> v9275;  // kernels/sdpa/flash_tile.hpp:222
-      iron_frag_fill(v9275, 0.0f);
-      iron_frag_row_reduce<true>(v9275, v7409);
-      const float v9278 = v339.x[0];  // kernels/sdpa/flash_tile.hpp:223
-      const float v9279 = v9275.x[0];  // kernels/sdpa/flash_tile.hpp:224
-      const float v9280 = v8797.x[0];
-      const float v9281 = v9278 * v9280;
-      const float v9282 = v9281 + v9279;
-      v339.x[0] = v9282;  // kernels/sdpa/flash_tile.hpp:223
-      const float v9285 = v339.x[1];
-      const float v9286 = v9275.x[1];  // kernels/sdpa/flash_tile.hpp:224
-      const float v9287 = v8797.x[1];
-      const float v9288 = v9285 * v9287;
-      const float v9289 = v9288 + v9286;
-      v339.x[1] = v9289;  // kernels/sdpa/flash_tile.hpp:223
-      const float v9292 = v339.x[2];
-      const float v9293 = v9275.x[2];  // kernels/sdpa/flash_tile.hpp:224
-      const float v9294 = v8797.x[2];
-      const float v9295 = v9292 * v9294;
-      const float v9296 = v9295 + v9293;
-      v339.x[2] = v9296;  // kernels/sdpa/flash_tile.hpp:223
-      const float v9299 = v339.x[3];
-      const float v9300 = v9275.x[3];  // kernels/sdpa/flash_tile.hpp:224
-      const float v9301 = v8797.x[3];
+      v8818.x[0] = v8869;  // kernels/sdpa/flash_tile.hpp:208
+      const float v8873 = v8822.x[1];  // kernels/sdpa/flash_tile.hpp:209
+      const float v8875 = v8837 - v8873;
+      const float v8876 = iron_exp2_approx(v8875);
+      v8818.x[1] = v8876;  // kernels/sdpa/flash_tile.hpp:208
+      const float v8880 = v8822.x[2];  // kernels/sdpa/flash_tile.hpp:209
+      const float v8882 = v8847 - v8880;
+      const float v8883 = iron_exp2_approx(v8882);
+      v8818.x[2] = v8883;  // kernels/sdpa/flash_tile.hpp:208
+      const float v8887 = v8822.x[3];  // kernels/sdpa/flash_tile.hpp:209
+      const float v8889 = v8857 - v8887;
+      const float v8890 = iron_exp2_approx(v8889);
+      v8818.x[3] = v8890;  // kernels/sdpa/flash_tile.hpp:208
+      v358.x[0] = v8828;  // kernels/sdpa/flash_tile.hpp:211
+      const float v8898 = v358.x[1];
+      const float v8900 = fmaxf(v8898, v8836);  // kernels/sdpa/flash_tile.hpp:212
+      v358.x[1] = v8900;  // kernels/sdpa/flash_tile.hpp:211
+      const float v8903 = v358.x[2];
+      const float v8905 = fmaxf(v8903, v8846);  // kernels/sdpa/flash_tile.hpp:212
+      v358.x[2] = v8905;  // kernels/sdpa/flash_tile.hpp:211
+      const float v8908 = v358.x[3];
+      const float v8910 = fmaxf(v8908, v8856);  // kernels/sdpa/flash_tile.hpp:212
+      v358.x[3] = v8910;  // kernels/sdpa/flash_tile.hpp:211
+      const float v8913 = v7430.x[0];  // kernels/sdpa/flash_tile.hpp:214
+      const float v8914 = v8822.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v8915 = v8913 - v8914;
+      const float v8916 = iron_exp2_approx(v8915);
+      v7430.x[0] = v8916;  // kernels/sdpa/flash_tile.hpp:214
+      const float v8919 = v7430.x[1];
+      const float v8920 = v8822.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v8921 = v8919 - v8920;
+      const float v8922 = iron_exp2_approx(v8921);
+      v7430.x[1] = v8922;  // kernels/sdpa/flash_tile.hpp:214
+      const float v8925 = v7430.x[2];
+      const float v8926 = v8822.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v8927 = v8925 - v8926;
+      const float v8928 = iron_exp2_approx(v8927);
+      v7430.x[2] = v8928;  // kernels/sdpa/flash_tile.hpp:214
+      const float v8931 = v7430.x[3];
+      const float v8932 = v8822.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v8933 = v8931 - v8932;
+      const float v8934 = iron_exp2_approx(v8933);
+      v7430.x[3] = v8934;  // kernels/sdpa/flash_tile.hpp:214
+      const float v8937 = v7430.x[4];
+      const float v8938 = v8822.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v8939 = v8937 - v8938;
+      const float v8940 = iron_exp2_approx(v8939);
+      v7430.x[4] = v8940;  // kernels/sdpa/flash_tile.hpp:214
+      const float v8943 = v7430.x[5];
+      const float v8944 = v8822.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v8945 = v8943 - v8944;
+      const float v8946 = iron_exp2_approx(v8945);
+      v7430.x[5] = v8946;  // kernels/sdpa/flash_tile.hpp:214
+      const float v8949 = v7430.x[6];
+      const float v8950 = v8822.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v8951 = v8949 - v8950;
+      const float v8952 = iron_exp2_approx(v8951);
+      v7430.x[6] = v8952;  // kernels/sdpa/flash_tile.hpp:214
+      const float v8955 = v7430.x[7];
+      const float v8956 = v8822.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v8957 = v8955 - v8956;
+      const float v8958 = iron_exp2_approx(v8957);
+      v7430.x[7] = v8958;  // kernels/sdpa/flash_tile.hpp:214
+      const float v8961 = v7430.x[8];
+      const float v8962 = v8822.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v8963 = v8961 - v8962;
+      const float v8964 = iron_exp2_approx(v8963);
+      v7430.x[8] = v8964;  // kernels/sdpa/flash_tile.hpp:214
+      const float v8967 = v7430.x[9];
+      const float v8968 = v8822.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v8969 = v8967 - v8968;
+      const float v8970 = iron_exp2_approx(v8969);
+      v7430.x[9] = v8970;  // kernels/sdpa/flash_tile.hpp:214
+      const float v8973 = v7430.x[10];
+      const float v8974 = v8822.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v8975 = v8973 - v8974;
+      const float v8976 = iron_exp2_approx(v8975);
+      v7430.x[10] = v8976;  // kernels/sdpa/flash_tile.hpp:214
+      const float v8979 = v7430.x[11];
+      const float v8980 = v8822.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v8981 = v8979 - v8980;
+      const float v8982 = iron_exp2_approx(v8981);
+      v7430.x[11] = v8982;  // kernels/sdpa/flash_tile.hpp:214
+      const float v8985 = v7430.x[12];
+      const float v8986 = v8822.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v8987 = v8985 - v8986;
+      const float v8988 = iron_exp2_approx(v8987);
+      v7430.x[12] = v8988;  // kernels/sdpa/flash_tile.hpp:214
+      const float v8991 = v7430.x[13];
+      const float v8992 = v8822.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v8993 = v8991 - v8992;
+      const float v8994 = iron_exp2_approx(v8993);
+      v7430.x[13] = v8994;  // kernels/sdpa/flash_tile.hpp:214
+      const float v8997 = v7430.x[14];
+      const float v8998 = v8822.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v8999 = v8997 - v8998;
+      const float v9000 = iron_exp2_approx(v8999);
+      v7430.x[14] = v9000;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9003 = v7430.x[15];
+      const float v9004 = v8822.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9005 = v9003 - v9004;
+      const float v9006 = iron_exp2_approx(v9005);
+      v7430.x[15] = v9006;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9009 = v7430.x[16];
+      const float v9010 = v8822.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9011 = v9009 - v9010;
+      const float v9012 = iron_exp2_approx(v9011);
+      v7430.x[16] = v9012;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9015 = v7430.x[17];
+      const float v9016 = v8822.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9017 = v9015 - v9016;
+      const float v9018 = iron_exp2_approx(v9017);
+      v7430.x[17] = v9018;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9021 = v7430.x[18];
+      const float v9022 = v8822.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9023 = v9021 - v9022;
+      const float v9024 = iron_exp2_approx(v9023);
+      v7430.x[18] = v9024;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9027 = v7430.x[19];
+      const float v9028 = v8822.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9029 = v9027 - v9028;
+      const float v9030 = iron_exp2_approx(v9029);
+      v7430.x[19] = v9030;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9033 = v7430.x[20];
+      const float v9034 = v8822.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9035 = v9033 - v9034;
+      const float v9036 = iron_exp2_approx(v9035);
+      v7430.x[20] = v9036;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9039 = v7430.x[21];
+      const float v9040 = v8822.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9041 = v9039 - v9040;
+      const float v9042 = iron_exp2_approx(v9041);
+      v7430.x[21] = v9042;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9045 = v7430.x[22];
+      const float v9046 = v8822.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9047 = v9045 - v9046;
+      const float v9048 = iron_exp2_approx(v9047);
+      v7430.x[22] = v9048;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9051 = v7430.x[23];
+      const float v9052 = v8822.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9053 = v9051 - v9052;
+      const float v9054 = iron_exp2_approx(v9053);
+      v7430.x[23] = v9054;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9057 = v7430.x[24];
+      const float v9058 = v8822.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9059 = v9057 - v9058;
+      const float v9060 = iron_exp2_approx(v9059);
+      v7430.x[24] = v9060;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9063 = v7430.x[25];
+      const float v9064 = v8822.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9065 = v9063 - v9064;
+      const float v9066 = iron_exp2_approx(v9065);
+      v7430.x[25] = v9066;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9069 = v7430.x[26];
+      const float v9070 = v8822.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9071 = v9069 - v9070;
+      const float v9072 = iron_exp2_approx(v9071);
+      v7430.x[26] = v9072;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9075 = v7430.x[27];
+      const float v9076 = v8822.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9077 = v9075 - v9076;
+      const float v9078 = iron_exp2_approx(v9077);
+      v7430.x[27] = v9078;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9081 = v7430.x[28];
+      const float v9082 = v8822.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9083 = v9081 - v9082;
+      const float v9084 = iron_exp2_approx(v9083);
+      v7430.x[28] = v9084;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9087 = v7430.x[29];
+      const float v9088 = v8822.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9089 = v9087 - v9088;
+      const float v9090 = iron_exp2_approx(v9089);
+      v7430.x[29] = v9090;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9093 = v7430.x[30];
+      const float v9094 = v8822.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9095 = v9093 - v9094;
+      const float v9096 = iron_exp2_approx(v9095);
+      v7430.x[30] = v9096;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9099 = v7430.x[31];
+      const float v9100 = v8822.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9101 = v9099 - v9100;
+      const float v9102 = iron_exp2_approx(v9101);
+      v7430.x[31] = v9102;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9105 = v7430.x[32];
+      const float v9106 = v8822.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9107 = v9105 - v9106;
+      const float v9108 = iron_exp2_approx(v9107);
+      v7430.x[32] = v9108;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9111 = v7430.x[33];
+      const float v9112 = v8822.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9113 = v9111 - v9112;
+      const float v9114 = iron_exp2_approx(v9113);
+      v7430.x[33] = v9114;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9117 = v7430.x[34];
+      const float v9118 = v8822.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9119 = v9117 - v9118;
+      const float v9120 = iron_exp2_approx(v9119);
+      v7430.x[34] = v9120;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9123 = v7430.x[35];
+      const float v9124 = v8822.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9125 = v9123 - v9124;
+      const float v9126 = iron_exp2_approx(v9125);
+      v7430.x[35] = v9126;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9129 = v7430.x[36];
+      const float v9130 = v8822.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9131 = v9129 - v9130;
+      const float v9132 = iron_exp2_approx(v9131);
+      v7430.x[36] = v9132;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9135 = v7430.x[37];
+      const float v9136 = v8822.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9137 = v9135 - v9136;
+      const float v9138 = iron_exp2_approx(v9137);
+      v7430.x[37] = v9138;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9141 = v7430.x[38];
+      const float v9142 = v8822.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9143 = v9141 - v9142;
+      const float v9144 = iron_exp2_approx(v9143);
+      v7430.x[38] = v9144;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9147 = v7430.x[39];
+      const float v9148 = v8822.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9149 = v9147 - v9148;
+      const float v9150 = iron_exp2_approx(v9149);
+      v7430.x[39] = v9150;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9153 = v7430.x[40];
+      const float v9154 = v8822.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9155 = v9153 - v9154;
+      const float v9156 = iron_exp2_approx(v9155);
+      v7430.x[40] = v9156;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9159 = v7430.x[41];
+      const float v9160 = v8822.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9161 = v9159 - v9160;
+      const float v9162 = iron_exp2_approx(v9161);
+      v7430.x[41] = v9162;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9165 = v7430.x[42];
+      const float v9166 = v8822.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9167 = v9165 - v9166;
+      const float v9168 = iron_exp2_approx(v9167);
+      v7430.x[42] = v9168;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9171 = v7430.x[43];
+      const float v9172 = v8822.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9173 = v9171 - v9172;
+      const float v9174 = iron_exp2_approx(v9173);
+      v7430.x[43] = v9174;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9177 = v7430.x[44];
+      const float v9178 = v8822.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9179 = v9177 - v9178;
+      const float v9180 = iron_exp2_approx(v9179);
+      v7430.x[44] = v9180;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9183 = v7430.x[45];
+      const float v9184 = v8822.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9185 = v9183 - v9184;
+      const float v9186 = iron_exp2_approx(v9185);
+      v7430.x[45] = v9186;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9189 = v7430.x[46];
+      const float v9190 = v8822.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9191 = v9189 - v9190;
+      const float v9192 = iron_exp2_approx(v9191);
+      v7430.x[46] = v9192;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9195 = v7430.x[47];
+      const float v9196 = v8822.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9197 = v9195 - v9196;
+      const float v9198 = iron_exp2_approx(v9197);
+      v7430.x[47] = v9198;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9201 = v7430.x[48];
+      const float v9202 = v8822.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9203 = v9201 - v9202;
+      const float v9204 = iron_exp2_approx(v9203);
+      v7430.x[48] = v9204;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9207 = v7430.x[49];
+      const float v9208 = v8822.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9209 = v9207 - v9208;
+      const float v9210 = iron_exp2_approx(v9209);
+      v7430.x[49] = v9210;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9213 = v7430.x[50];
+      const float v9214 = v8822.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9215 = v9213 - v9214;
+      const float v9216 = iron_exp2_approx(v9215);
+      v7430.x[50] = v9216;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9219 = v7430.x[51];
+      const float v9220 = v8822.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9221 = v9219 - v9220;
+      const float v9222 = iron_exp2_approx(v9221);
+      v7430.x[51] = v9222;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9225 = v7430.x[52];
+      const float v9226 = v8822.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9227 = v9225 - v9226;
+      const float v9228 = iron_exp2_approx(v9227);
+      v7430.x[52] = v9228;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9231 = v7430.x[53];
+      const float v9232 = v8822.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9233 = v9231 - v9232;
+      const float v9234 = iron_exp2_approx(v9233);
+      v7430.x[53] = v9234;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9237 = v7430.x[54];
+      const float v9238 = v8822.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9239 = v9237 - v9238;
+      const float v9240 = iron_exp2_approx(v9239);
+      v7430.x[54] = v9240;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9243 = v7430.x[55];
+      const float v9244 = v8822.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9245 = v9243 - v9244;
+      const float v9246 = iron_exp2_approx(v9245);
+      v7430.x[55] = v9246;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9249 = v7430.x[56];
+      const float v9250 = v8822.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9251 = v9249 - v9250;
+      const float v9252 = iron_exp2_approx(v9251);
+      v7430.x[56] = v9252;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9255 = v7430.x[57];
+      const float v9256 = v8822.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9257 = v9255 - v9256;
+      const float v9258 = iron_exp2_approx(v9257);
+      v7430.x[57] = v9258;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9261 = v7430.x[58];
+      const float v9262 = v8822.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9263 = v9261 - v9262;
+      const float v9264 = iron_exp2_approx(v9263);
+      v7430.x[58] = v9264;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9267 = v7430.x[59];
+      const float v9268 = v8822.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9269 = v9267 - v9268;
+      const float v9270 = iron_exp2_approx(v9269);
+      v7430.x[59] = v9270;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9273 = v7430.x[60];
+      const float v9274 = v8822.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9275 = v9273 - v9274;
+      const float v9276 = iron_exp2_approx(v9275);
+      v7430.x[60] = v9276;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9279 = v7430.x[61];
+      const float v9280 = v8822.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9281 = v9279 - v9280;
+      const float v9282 = iron_exp2_approx(v9281);
+      v7430.x[61] = v9282;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9285 = v7430.x[62];
+      const float v9286 = v8822.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9287 = v9285 - v9286;
+      const float v9288 = iron_exp2_approx(v9287);
+      v7430.x[62] = v9288;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9291 = v7430.x[63];
+      const float v9292 = v8822.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9293 = v9291 - v9292;
+      const float v9294 = iron_exp2_approx(v9293);
+      v7430.x[63] = v9294;  // kernels/sdpa/flash_tile.hpp:214
+      iron_frag<float, 2, 16, 8> v9296;  // kernels/sdpa/flash_tile.hpp:217
+      iron_frag_fill(v9296, 0.0f);
+      iron_frag_row_reduce<true>(v9296, v7430);
+      const float v9299 = v360.x[0];  // kernels/sdpa/flash_tile.hpp:218
+      const float v9300 = v9296.x[0];  // kernels/sdpa/flash_tile.hpp:219
+      const float v9301 = v8818.x[0];
       const float v9302 = v9299 * v9301;
       const float v9303 = v9302 + v9300;
-      v339.x[3] = v9303;  // kernels/sdpa/flash_tile.hpp:223
-      const float v9306 = v341.x[0];  // kernels/sdpa/flash_tile.hpp:233
-      const float v9307 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9308 = v9306 * v9307;
-      v341.x[0] = v9308;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9311 = v341.x[1];
-      const float v9312 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9313 = v9311 * v9312;
-      v341.x[1] = v9313;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9316 = v341.x[2];
-      const float v9317 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9318 = v9316 * v9317;
-      v341.x[2] = v9318;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9321 = v341.x[3];
-      const float v9322 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9323 = v9321 * v9322;
-      v341.x[3] = v9323;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9326 = v341.x[4];
-      const float v9327 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9328 = v9326 * v9327;
-      v341.x[4] = v9328;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9331 = v341.x[5];
-      const float v9332 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9333 = v9331 * v9332;
-      v341.x[5] = v9333;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9336 = v341.x[6];
-      const float v9337 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9338 = v9336 * v9337;
-      v341.x[6] = v9338;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9341 = v341.x[7];
-      const float v9342 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9343 = v9341 * v9342;
-      v341.x[7] = v9343;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9346 = v341.x[8];
-      const float v9347 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9348 = v9346 * v9347;
-      v341.x[8] = v9348;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9351 = v341.x[9];
-      const float v9352 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9353 = v9351 * v9352;
-      v341.x[9] = v9353;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9356 = v341.x[10];
-      const float v9357 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9358 = v9356 * v9357;
-      v341.x[10] = v9358;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9361 = v341.x[11];
-      const float v9362 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9363 = v9361 * v9362;
-      v341.x[11] = v9363;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9366 = v341.x[12];
-      const float v9367 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9368 = v9366 * v9367;
-      v341.x[12] = v9368;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9371 = v341.x[13];
-      const float v9372 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9373 = v9371 * v9372;
-      v341.x[13] = v9373;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9376 = v341.x[14];
-      const float v9377 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9378 = v9376 * v9377;
-      v341.x[14] = v9378;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9381 = v341.x[15];
-      const float v9382 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9383 = v9381 * v9382;
-      v341.x[15] = v9383;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9386 = v341.x[16];
-      const float v9387 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9388 = v9386 * v9387;
-      v341.x[16] = v9388;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9391 = v341.x[17];
-      const float v9392 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9393 = v9391 * v9392;
-      v341.x[17] = v9393;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9396 = v341.x[18];
-      const float v9397 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9398 = v9396 * v9397;
-      v341.x[18] = v9398;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9401 = v341.x[19];
-      const float v9402 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9403 = v9401 * v9402;
-      v341.x[19] = v9403;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9406 = v341.x[20];
-      const float v9407 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9408 = v9406 * v9407;
-      v341.x[20] = v9408;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9411 = v341.x[21];
-      const float v9412 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9413 = v9411 * v9412;
-      v341.x[21] = v9413;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9416 = v341.x[22];
-      const float v9417 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9418 = v9416 * v9417;
-      v341.x[22] = v9418;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9421 = v341.x[23];
-      const float v9422 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9423 = v9421 * v9422;
-      v341.x[23] = v9423;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9426 = v341.x[24];
-      const float v9427 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9428 = v9426 * v9427;
-      v341.x[24] = v9428;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9431 = v341.x[25];
-      const float v9432 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9433 = v9431 * v9432;
-      v341.x[25] = v9433;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9436 = v341.x[26];
-      const float v9437 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9438 = v9436 * v9437;
-      v341.x[26] = v9438;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9441 = v341.x[27];
-      const float v9442 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9443 = v9441 * v9442;
-      v341.x[27] = v9443;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9446 = v341.x[28];
-      const float v9447 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9448 = v9446 * v9447;
-      v341.x[28] = v9448;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9451 = v341.x[29];
-      const float v9452 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9453 = v9451 * v9452;
-      v341.x[29] = v9453;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9456 = v341.x[30];
-      const float v9457 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9458 = v9456 * v9457;
-      v341.x[30] = v9458;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9461 = v341.x[31];
-      const float v9462 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9463 = v9461 * v9462;
-      v341.x[31] = v9463;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9466 = v343.x[0];
-      const float v9467 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9468 = v9466 * v9467;
-      v343.x[0] = v9468;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9471 = v343.x[1];
-      const float v9472 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9473 = v9471 * v9472;
-      v343.x[1] = v9473;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9476 = v343.x[2];
-      const float v9477 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9478 = v9476 * v9477;
-      v343.x[2] = v9478;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9481 = v343.x[3];
-      const float v9482 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9483 = v9481 * v9482;
-      v343.x[3] = v9483;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9486 = v343.x[4];
-      const float v9487 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9488 = v9486 * v9487;
-      v343.x[4] = v9488;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9491 = v343.x[5];
-      const float v9492 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9493 = v9491 * v9492;
-      v343.x[5] = v9493;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9496 = v343.x[6];
-      const float v9497 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9498 = v9496 * v9497;
-      v343.x[6] = v9498;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9501 = v343.x[7];
-      const float v9502 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9503 = v9501 * v9502;
-      v343.x[7] = v9503;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9506 = v343.x[8];
-      const float v9507 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9508 = v9506 * v9507;
-      v343.x[8] = v9508;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9511 = v343.x[9];
-      const float v9512 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9513 = v9511 * v9512;
-      v343.x[9] = v9513;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9516 = v343.x[10];
-      const float v9517 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9518 = v9516 * v9517;
-      v343.x[10] = v9518;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9521 = v343.x[11];
-      const float v9522 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9523 = v9521 * v9522;
-      v343.x[11] = v9523;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9526 = v343.x[12];
-      const float v9527 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9528 = v9526 * v9527;
-      v343.x[12] = v9528;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9531 = v343.x[13];
-      const float v9532 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9533 = v9531 * v9532;
-      v343.x[13] = v9533;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9536 = v343.x[14];
-      const float v9537 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9538 = v9536 * v9537;
-      v343.x[14] = v9538;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9541 = v343.x[15];
-      const float v9542 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9543 = v9541 * v9542;
-      v343.x[15] = v9543;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9546 = v343.x[16];
-      const float v9547 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9548 = v9546 * v9547;
-      v343.x[16] = v9548;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9551 = v343.x[17];
-      const float v9552 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9553 = v9551 * v9552;
-      v343.x[17] = v9553;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9556 = v343.x[18];
-      const float v9557 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9558 = v9556 * v9557;
-      v343.x[18] = v9558;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9561 = v343.x[19];
-      const float v9562 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9563 = v9561 * v9562;
-      v343.x[19] = v9563;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9566 = v343.x[20];
-      const float v9567 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9568 = v9566 * v9567;
-      v343.x[20] = v9568;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9571 = v343.x[21];
-      const float v9572 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9573 = v9571 * v9572;
-      v343.x[21] = v9573;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9576 = v343.x[22];
-      const float v9577 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9578 = v9576 * v9577;
-      v343.x[22] = v9578;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9581 = v343.x[23];
-      const float v9582 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9583 = v9581 * v9582;
-      v343.x[23] = v9583;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9586 = v343.x[24];
-      const float v9587 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9588 = v9586 * v9587;
-      v343.x[24] = v9588;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9591 = v343.x[25];
-      const float v9592 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9593 = v9591 * v9592;
-      v343.x[25] = v9593;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9596 = v343.x[26];
-      const float v9597 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9598 = v9596 * v9597;
-      v343.x[26] = v9598;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9601 = v343.x[27];
-      const float v9602 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9603 = v9601 * v9602;
-      v343.x[27] = v9603;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9606 = v343.x[28];
-      const float v9607 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9608 = v9606 * v9607;
-      v343.x[28] = v9608;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9611 = v343.x[29];
-      const float v9612 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9613 = v9611 * v9612;
-      v343.x[29] = v9613;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9616 = v343.x[30];
-      const float v9617 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9618 = v9616 * v9617;
-      v343.x[30] = v9618;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9621 = v343.x[31];
-      const float v9622 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9623 = v9621 * v9622;
-      v343.x[31] = v9623;  // kernels/sdpa/flash_tile.hpp:233
-      iron_frag<iron_bf16, 0, 16, 128> v9625;  // kernels/sdpa/flash_warpgroup.hpp:118
-      iron_frag_fill(v9625, iron_f32_to_bf16(0.0f));
-      iron_frag_convert(v9625, v7409);
-      iron_frag_store<false>(v9625, shm3, v9632, 128u);  // kernels/sdpa/flash_warpgroup.hpp:125
+      v360.x[0] = v9303;  // kernels/sdpa/flash_tile.hpp:218
+      const float v9306 = v360.x[1];
+      const float v9307 = v9296.x[1];  // kernels/sdpa/flash_tile.hpp:219
+      const float v9308 = v8818.x[1];
+      const float v9309 = v9306 * v9308;
+      const float v9310 = v9309 + v9307;
+      v360.x[1] = v9310;  // kernels/sdpa/flash_tile.hpp:218
+      const float v9313 = v360.x[2];
+      const float v9314 = v9296.x[2];  // kernels/sdpa/flash_tile.hpp:219
+      const float v9315 = v8818.x[2];
+      const float v9316 = v9313 * v9315;
+      const float v9317 = v9316 + v9314;
+      v360.x[2] = v9317;  // kernels/sdpa/flash_tile.hpp:218
+      const float v9320 = v360.x[3];
+      const float v9321 = v9296.x[3];  // kernels/sdpa/flash_tile.hpp:219
+      const float v9322 = v8818.x[3];
+      const float v9323 = v9320 * v9322;
+      const float v9324 = v9323 + v9321;
+      v360.x[3] = v9324;  // kernels/sdpa/flash_tile.hpp:218
+      const float v9327 = v362.x[0];  // kernels/sdpa/flash_tile.hpp:228
+      const float v9328 = v8818.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9329 = v9327 * v9328;
+      v362.x[0] = v9329;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9332 = v362.x[1];
+      const float v9333 = v8818.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9334 = v9332 * v9333;
+      v362.x[1] = v9334;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9337 = v362.x[2];
+      const float v9338 = v8818.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9339 = v9337 * v9338;
+      v362.x[2] = v9339;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9342 = v362.x[3];
+      const float v9343 = v8818.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9344 = v9342 * v9343;
+      v362.x[3] = v9344;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9347 = v362.x[4];
+      const float v9348 = v8818.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9349 = v9347 * v9348;
+      v362.x[4] = v9349;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9352 = v362.x[5];
+      const float v9353 = v8818.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9354 = v9352 * v9353;
+      v362.x[5] = v9354;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9357 = v362.x[6];
+      const float v9358 = v8818.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9359 = v9357 * v9358;
+      v362.x[6] = v9359;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9362 = v362.x[7];
+      const float v9363 = v8818.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9364 = v9362 * v9363;
+      v362.x[7] = v9364;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9367 = v362.x[8];
+      const float v9368 = v8818.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9369 = v9367 * v9368;
+      v362.x[8] = v9369;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9372 = v362.x[9];
+      const float v9373 = v8818.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9374 = v9372 * v9373;
+      v362.x[9] = v9374;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9377 = v362.x[10];
+      const float v9378 = v8818.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9379 = v9377 * v9378;
+      v362.x[10] = v9379;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9382 = v362.x[11];
+      const float v9383 = v8818.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9384 = v9382 * v9383;
+      v362.x[11] = v9384;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9387 = v362.x[12];
+      const float v9388 = v8818.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9389 = v9387 * v9388;
+      v362.x[12] = v9389;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9392 = v362.x[13];
+      const float v9393 = v8818.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9394 = v9392 * v9393;
+      v362.x[13] = v9394;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9397 = v362.x[14];
+      const float v9398 = v8818.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9399 = v9397 * v9398;
+      v362.x[14] = v9399;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9402 = v362.x[15];
+      const float v9403 = v8818.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9404 = v9402 * v9403;
+      v362.x[15] = v9404;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9407 = v362.x[16];
+      const float v9408 = v8818.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9409 = v9407 * v9408;
+      v362.x[16] = v9409;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9412 = v362.x[17];
+      const float v9413 = v8818.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9414 = v9412 * v9413;
+      v362.x[17] = v9414;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9417 = v362.x[18];
+      const float v9418 = v8818.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9419 = v9417 * v9418;
+      v362.x[18] = v9419;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9422 = v362.x[19];
+      const float v9423 = v8818.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9424 = v9422 * v9423;
+      v362.x[19] = v9424;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9427 = v362.x[20];
+      const float v9428 = v8818.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9429 = v9427 * v9428;
+      v362.x[20] = v9429;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9432 = v362.x[21];
+      const float v9433 = v8818.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9434 = v9432 * v9433;
+      v362.x[21] = v9434;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9437 = v362.x[22];
+      const float v9438 = v8818.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9439 = v9437 * v9438;
+      v362.x[22] = v9439;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9442 = v362.x[23];
+      const float v9443 = v8818.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9444 = v9442 * v9443;
+      v362.x[23] = v9444;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9447 = v362.x[24];
+      const float v9448 = v8818.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9449 = v9447 * v9448;
+      v362.x[24] = v9449;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9452 = v362.x[25];
+      const float v9453 = v8818.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9454 = v9452 * v9453;
+      v362.x[25] = v9454;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9457 = v362.x[26];
+      const float v9458 = v8818.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9459 = v9457 * v9458;
+      v362.x[26] = v9459;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9462 = v362.x[27];
+      const float v9463 = v8818.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9464 = v9462 * v9463;
+      v362.x[27] = v9464;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9467 = v362.x[28];
+      const float v9468 = v8818.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9469 = v9467 * v9468;
+      v362.x[28] = v9469;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9472 = v362.x[29];
+      const float v9473 = v8818.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9474 = v9472 * v9473;
+      v362.x[29] = v9474;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9477 = v362.x[30];
+      const float v9478 = v8818.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9479 = v9477 * v9478;
+      v362.x[30] = v9479;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9482 = v362.x[31];
+      const float v9483 = v8818.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9484 = v9482 * v9483;
+      v362.x[31] = v9484;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9487 = v364.x[0];
+      const float v9488 = v8818.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9489 = v9487 * v9488;
+      v364.x[0] = v9489;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9492 = v364.x[1];
+      const float v9493 = v8818.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9494 = v9492 * v9493;
+      v364.x[1] = v9494;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9497 = v364.x[2];
+      const float v9498 = v8818.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9499 = v9497 * v9498;
+      v364.x[2] = v9499;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9502 = v364.x[3];
+      const float v9503 = v8818.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9504 = v9502 * v9503;
+      v364.x[3] = v9504;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9507 = v364.x[4];
+      const float v9508 = v8818.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9509 = v9507 * v9508;
+      v364.x[4] = v9509;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9512 = v364.x[5];
+      const float v9513 = v8818.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9514 = v9512 * v9513;
+      v364.x[5] = v9514;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9517 = v364.x[6];
+      const float v9518 = v8818.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9519 = v9517 * v9518;
+      v364.x[6] = v9519;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9522 = v364.x[7];
+      const float v9523 = v8818.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9524 = v9522 * v9523;
+      v364.x[7] = v9524;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9527 = v364.x[8];
+      const float v9528 = v8818.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9529 = v9527 * v9528;
+      v364.x[8] = v9529;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9532 = v364.x[9];
+      const float v9533 = v8818.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9534 = v9532 * v9533;
+      v364.x[9] = v9534;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9537 = v364.x[10];
+      const float v9538 = v8818.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9539 = v9537 * v9538;
+      v364.x[10] = v9539;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9542 = v364.x[11];
+      const float v9543 = v8818.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9544 = v9542 * v9543;
+      v364.x[11] = v9544;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9547 = v364.x[12];
+      const float v9548 = v8818.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9549 = v9547 * v9548;
+      v364.x[12] = v9549;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9552 = v364.x[13];
+      const float v9553 = v8818.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9554 = v9552 * v9553;
+      v364.x[13] = v9554;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9557 = v364.x[14];
+      const float v9558 = v8818.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9559 = v9557 * v9558;
+      v364.x[14] = v9559;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9562 = v364.x[15];
+      const float v9563 = v8818.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9564 = v9562 * v9563;
+      v364.x[15] = v9564;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9567 = v364.x[16];
+      const float v9568 = v8818.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9569 = v9567 * v9568;
+      v364.x[16] = v9569;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9572 = v364.x[17];
+      const float v9573 = v8818.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9574 = v9572 * v9573;
+      v364.x[17] = v9574;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9577 = v364.x[18];
+      const float v9578 = v8818.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9579 = v9577 * v9578;
+      v364.x[18] = v9579;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9582 = v364.x[19];
+      const float v9583 = v8818.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9584 = v9582 * v9583;
+      v364.x[19] = v9584;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9587 = v364.x[20];
+      const float v9588 = v8818.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9589 = v9587 * v9588;
+      v364.x[20] = v9589;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9592 = v364.x[21];
+      const float v9593 = v8818.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9594 = v9592 * v9593;
+      v364.x[21] = v9594;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9597 = v364.x[22];
+      const float v9598 = v8818.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9599 = v9597 * v9598;
+      v364.x[22] = v9599;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9602 = v364.x[23];
+      const float v9603 = v8818.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9604 = v9602 * v9603;
+      v364.x[23] = v9604;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9607 = v364.x[24];
+      const float v9608 = v8818.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9609 = v9607 * v9608;
+      v364.x[24] = v9609;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9612 = v364.x[25];
+      const float v9613 = v8818.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9614 = v9612 * v9613;
+      v364.x[25] = v9614;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9617 = v364.x[26];
+      const float v9618 = v8818.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9619 = v9617 * v9618;
+      v364.x[26] = v9619;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9622 = v364.x[27];
+      const float v9623 = v8818.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9624 = v9622 * v9623;
+      v364.x[27] = v9624;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9627 = v364.x[28];
+      const float v9628 = v8818.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9629 = v9627 * v9628;
+      v364.x[28] = v9629;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9632 = v364.x[29];
+      const float v9633 = v8818.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9634 = v9632 * v9633;
+      v364.x[29] = v9634;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9637 = v364.x[30];
+      const float v9638 = v8818.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9639 = v9637 * v9638;
+      v364.x[30] = v9639;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9642 = v364.x[31];
+      const float v9643 = v8818.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9644 = v9642 * v9643;
+      v364.x[31] = v9644;  // kernels/sdpa/flash_tile.hpp:228
+      iron_frag<iron_bf16, 0, 16, 128> v9646;  // kernels/sdpa/flash_warpgroup.hpp:118
+      iron_frag_fill(v9646, iron_f32_to_bf16(0.0f));
+      iron_frag_convert(v9646, v7430);
+      iron_frag_store<false>(v9646, shm3, v9653, 128u);  // kernels/sdpa/flash_warpgroup.hpp:125
       __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:127
-      iron_frag<iron_bf16, 0, 16, 16> v9796;  // kernels/sdpa/flash_warpgroup.hpp:130
-      iron_frag_fill(v9796, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9796, shm3, v9787, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9798;
-      iron_frag_fill(v9798, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9798, shm2, v7413, 64u);
-      iron_frag_mma_sync(v341, v9796, v9798);
-      const unsigned int v9805 = v7413 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v9807;
-      iron_frag_fill(v9807, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9807, shm3, v9800, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9809;
-      iron_frag_fill(v9809, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9809, shm2, v9805, 64u);
-      iron_frag_mma_sync(v341, v9807, v9809);
-      const unsigned int v9816 = v7413 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v9818;
-      iron_frag_fill(v9818, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9818, shm3, v9811, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9820;
-      iron_frag_fill(v9820, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9820, shm2, v9816, 64u);
-      iron_frag_mma_sync(v341, v9818, v9820);
-      const unsigned int v9827 = v7413 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v9829;
-      iron_frag_fill(v9829, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9829, shm3, v9822, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9831;
-      iron_frag_fill(v9831, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9831, shm2, v9827, 64u);
-      iron_frag_mma_sync(v341, v9829, v9831);
-      const unsigned int v9653 = v7413 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:131
-      iron_frag<iron_bf16, 0, 16, 16> v9849;  // kernels/sdpa/flash_warpgroup.hpp:130
-      iron_frag_fill(v9849, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9849, shm3, v9840, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9851;
-      iron_frag_fill(v9851, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9851, shm2, v9653, 64u);
-      iron_frag_mma_sync(v341, v9849, v9851);
-      const unsigned int v9858 = v9653 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v9860;
-      iron_frag_fill(v9860, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9860, shm3, v9853, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9862;
-      iron_frag_fill(v9862, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9862, shm2, v9858, 64u);
-      iron_frag_mma_sync(v341, v9860, v9862);
-      const unsigned int v9869 = v9653 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v9871;
-      iron_frag_fill(v9871, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9871, shm3, v9864, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9873;
-      iron_frag_fill(v9873, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9873, shm2, v9869, 64u);
-      iron_frag_mma_sync(v341, v9871, v9873);
-      const unsigned int v9880 = v9653 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v9882;
-      iron_frag_fill(v9882, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9882, shm3, v9875, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9884;
-      iron_frag_fill(v9884, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9884, shm2, v9880, 64u);
-      iron_frag_mma_sync(v341, v9882, v9884);
-      iron_frag<iron_bf16, 0, 16, 16> v9902;
-      iron_frag_fill(v9902, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9902, shm3, v9787, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9904;
-      iron_frag_fill(v9904, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9904, shm2, v7426, 64u);
-      iron_frag_mma_sync(v343, v9902, v9904);
-      const unsigned int v9911 = v7426 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v9913;
-      iron_frag_fill(v9913, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9913, shm3, v9800, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9915;
-      iron_frag_fill(v9915, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9915, shm2, v9911, 64u);
-      iron_frag_mma_sync(v343, v9913, v9915);
-      const unsigned int v9922 = v7426 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v9924;
-      iron_frag_fill(v9924, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9924, shm3, v9811, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9926;
-      iron_frag_fill(v9926, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9926, shm2, v9922, 64u);
-      iron_frag_mma_sync(v343, v9924, v9926);
-      const unsigned int v9933 = v7426 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v9935;
-      iron_frag_fill(v9935, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9935, shm3, v9822, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9937;
-      iron_frag_fill(v9937, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9937, shm2, v9933, 64u);
-      iron_frag_mma_sync(v343, v9935, v9937);
-      const unsigned int v9681 = v7426 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:131
-      iron_frag<iron_bf16, 0, 16, 16> v9955;  // kernels/sdpa/flash_warpgroup.hpp:130
-      iron_frag_fill(v9955, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9955, shm3, v9840, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9957;
-      iron_frag_fill(v9957, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9957, shm2, v9681, 64u);
-      iron_frag_mma_sync(v343, v9955, v9957);
-      const unsigned int v9964 = v9681 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v9966;
-      iron_frag_fill(v9966, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9966, shm3, v9853, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9968;
-      iron_frag_fill(v9968, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9968, shm2, v9964, 64u);
-      iron_frag_mma_sync(v343, v9966, v9968);
-      const unsigned int v9975 = v9681 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v9977;
-      iron_frag_fill(v9977, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9977, shm3, v9864, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9979;
-      iron_frag_fill(v9979, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9979, shm2, v9975, 64u);
-      iron_frag_mma_sync(v343, v9977, v9979);
-      const unsigned int v9986 = v9681 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v9988;
-      iron_frag_fill(v9988, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9988, shm3, v9875, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9990;
-      iron_frag_fill(v9990, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9990, shm2, v9986, 64u);
-      iron_frag_mma_sync(v343, v9988, v9990);
+      iron_frag<iron_bf16, 0, 16, 16> v9817;  // kernels/sdpa/flash_warpgroup.hpp:130
+      iron_frag_fill(v9817, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9817, shm3, v9808, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9819;
+      iron_frag_fill(v9819, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9819, shm2, v7434, 64u);
+      iron_frag_mma_sync(v362, v9817, v9819);
+      const unsigned int v9826 = v7434 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v9828;
+      iron_frag_fill(v9828, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9828, shm3, v9821, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9830;
+      iron_frag_fill(v9830, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9830, shm2, v9826, 64u);
+      iron_frag_mma_sync(v362, v9828, v9830);
+      const unsigned int v9837 = v7434 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v9839;
+      iron_frag_fill(v9839, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9839, shm3, v9832, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9841;
+      iron_frag_fill(v9841, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9841, shm2, v9837, 64u);
+      iron_frag_mma_sync(v362, v9839, v9841);
+      const unsigned int v9848 = v7434 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v9850;
+      iron_frag_fill(v9850, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9850, shm3, v9843, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9852;
+      iron_frag_fill(v9852, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9852, shm2, v9848, 64u);
+      iron_frag_mma_sync(v362, v9850, v9852);
+      const unsigned int v9674 = v7434 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:131
+      iron_frag<iron_bf16, 0, 16, 16> v9870;  // kernels/sdpa/flash_warpgroup.hpp:130
+      iron_frag_fill(v9870, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9870, shm3, v9861, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9872;
+      iron_frag_fill(v9872, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9872, shm2, v9674, 64u);
+      iron_frag_mma_sync(v362, v9870, v9872);
+      const unsigned int v9879 = v9674 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v9881;
+      iron_frag_fill(v9881, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9881, shm3, v9874, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9883;
+      iron_frag_fill(v9883, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9883, shm2, v9879, 64u);
+      iron_frag_mma_sync(v362, v9881, v9883);
+      const unsigned int v9890 = v9674 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v9892;
+      iron_frag_fill(v9892, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9892, shm3, v9885, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9894;
+      iron_frag_fill(v9894, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9894, shm2, v9890, 64u);
+      iron_frag_mma_sync(v362, v9892, v9894);
+      const unsigned int v9901 = v9674 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v9903;
+      iron_frag_fill(v9903, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9903, shm3, v9896, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9905;
+      iron_frag_fill(v9905, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9905, shm2, v9901, 64u);
+      iron_frag_mma_sync(v362, v9903, v9905);
+      iron_frag<iron_bf16, 0, 16, 16> v9923;
+      iron_frag_fill(v9923, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9923, shm3, v9808, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9925;
+      iron_frag_fill(v9925, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9925, shm2, v7447, 64u);
+      iron_frag_mma_sync(v364, v9923, v9925);
+      const unsigned int v9932 = v7447 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v9934;
+      iron_frag_fill(v9934, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9934, shm3, v9821, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9936;
+      iron_frag_fill(v9936, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9936, shm2, v9932, 64u);
+      iron_frag_mma_sync(v364, v9934, v9936);
+      const unsigned int v9943 = v7447 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v9945;
+      iron_frag_fill(v9945, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9945, shm3, v9832, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9947;
+      iron_frag_fill(v9947, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9947, shm2, v9943, 64u);
+      iron_frag_mma_sync(v364, v9945, v9947);
+      const unsigned int v9954 = v7447 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v9956;
+      iron_frag_fill(v9956, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9956, shm3, v9843, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9958;
+      iron_frag_fill(v9958, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9958, shm2, v9954, 64u);
+      iron_frag_mma_sync(v364, v9956, v9958);
+      const unsigned int v9702 = v7447 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:131
+      iron_frag<iron_bf16, 0, 16, 16> v9976;  // kernels/sdpa/flash_warpgroup.hpp:130
+      iron_frag_fill(v9976, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9976, shm3, v9861, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9978;
+      iron_frag_fill(v9978, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9978, shm2, v9702, 64u);
+      iron_frag_mma_sync(v364, v9976, v9978);
+      const unsigned int v9985 = v9702 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v9987;
+      iron_frag_fill(v9987, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9987, shm3, v9874, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9989;
+      iron_frag_fill(v9989, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9989, shm2, v9985, 64u);
+      iron_frag_mma_sync(v364, v9987, v9989);
+      const unsigned int v9996 = v9702 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v9998;
+      iron_frag_fill(v9998, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9998, shm3, v9885, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v10000;
+      iron_frag_fill(v10000, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10000, shm2, v9996, 64u);
+      iron_frag_mma_sync(v364, v9998, v10000);
+      const unsigned int v10007 = v9702 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v10009;
+      iron_frag_fill(v10009, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10009, shm3, v9896, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v10011;
+      iron_frag_fill(v10011, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10011, shm2, v10007, 64u);
+      iron_frag_mma_sync(v364, v10009, v10011);
     }
     __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:95
-    const float v3834 = v49 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:247
-    iron_frag<float, 2, 16, 8> v3836;  // kernels/sdpa/flash_tile.hpp:248
-    iron_frag_fill(v3836, 0.0f);
-    const float v3840 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:250
-    const float v3841 = fmaxf(v3840, v3834);
-    const bool v3844 = v3841 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v3845 = v3844 ? 0.0f : v3841;
-    v3836.x[0] = v3845;  // kernels/sdpa/flash_tile.hpp:249
-    const float v3849 = v337.x[1];  // kernels/sdpa/flash_tile.hpp:250
-    const float v3850 = fmaxf(v3849, v3834);
-    const bool v3853 = v3850 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v3854 = v3853 ? 0.0f : v3850;
-    v3836.x[1] = v3854;  // kernels/sdpa/flash_tile.hpp:249
-    const float v3858 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:250
-    const float v3859 = fmaxf(v3858, v3834);
-    const bool v3862 = v3859 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v3863 = v3862 ? 0.0f : v3859;
-    v3836.x[2] = v3863;  // kernels/sdpa/flash_tile.hpp:249
-    const float v3867 = v337.x[3];  // kernels/sdpa/flash_tile.hpp:250
-    const float v3868 = fmaxf(v3867, v3834);
-    const bool v3871 = v3868 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v3872 = v3871 ? 0.0f : v3868;
-    v3836.x[3] = v3872;  // kernels/sdpa/flash_tile.hpp:249
-    iron_frag<float, 2, 16, 8> v3874;  // kernels/sdpa/flash_tile.hpp:252
-    iron_frag_fill(v3874, 0.0f);
-    const float v3878 = v3836.x[0];  // kernels/sdpa/flash_tile.hpp:254
-    const float v3879 = v3834 - v3878;
-    const float v3880 = exp2f(v3879);
-    const float v3883 = v3840 - v3878;
-    const float v3884 = exp2f(v3883);
-    const float v3885 = v339.x[0];
-    const float v3886 = v3885 * v3884;
-    const float v3887 = v3886 + v3880;
-    v3874.x[0] = v3887;  // kernels/sdpa/flash_tile.hpp:253
-    const float v3891 = v3836.x[1];  // kernels/sdpa/flash_tile.hpp:254
-    const float v3892 = v3834 - v3891;
-    const float v3893 = exp2f(v3892);
-    const float v3896 = v3849 - v3891;
-    const float v3897 = exp2f(v3896);
-    const float v3898 = v339.x[1];
-    const float v3899 = v3898 * v3897;
-    const float v3900 = v3899 + v3893;
-    v3874.x[1] = v3900;  // kernels/sdpa/flash_tile.hpp:253
-    const float v3904 = v3836.x[2];  // kernels/sdpa/flash_tile.hpp:254
-    const float v3905 = v3834 - v3904;
-    const float v3906 = exp2f(v3905);
-    const float v3909 = v3858 - v3904;
-    const float v3910 = exp2f(v3909);
-    const float v3911 = v339.x[2];
-    const float v3912 = v3911 * v3910;
-    const float v3913 = v3912 + v3906;
-    v3874.x[2] = v3913;  // kernels/sdpa/flash_tile.hpp:253
-    const float v3917 = v3836.x[3];  // kernels/sdpa/flash_tile.hpp:254
-    const float v3918 = v3834 - v3917;
-    const float v3919 = exp2f(v3918);
-    const float v3922 = v3867 - v3917;
-    const float v3923 = exp2f(v3922);
-    const float v3924 = v339.x[3];
-    const float v3925 = v3924 * v3923;
-    const float v3926 = v3925 + v3919;
-    v3874.x[3] = v3926;  // kernels/sdpa/flash_tile.hpp:253
-    iron_frag<float, 2, 16, 8> v3928;  // kernels/sdpa/flash_tile.hpp:256
-    iron_frag_fill(v3928, 0.0f);
-    const float v3932 = v3874.x[0];  // kernels/sdpa/flash_tile.hpp:258
-    const float v3938 = v3884 / v3932;  // kernels/sdpa/flash_tile.hpp:259
-    const bool v3940 = v3932 > 0.0f;
-    const float v3941 = v3940 ? v3938 : 0.0f;
-    v3928.x[0] = v3941;  // kernels/sdpa/flash_tile.hpp:257
-    const float v3945 = v3874.x[1];  // kernels/sdpa/flash_tile.hpp:258
-    const float v3951 = v3897 / v3945;  // kernels/sdpa/flash_tile.hpp:259
-    const bool v3953 = v3945 > 0.0f;
-    const float v3954 = v3953 ? v3951 : 0.0f;
-    v3928.x[1] = v3954;  // kernels/sdpa/flash_tile.hpp:257
-    const float v3958 = v3874.x[2];  // kernels/sdpa/flash_tile.hpp:258
-    const float v3964 = v3910 / v3958;  // kernels/sdpa/flash_tile.hpp:259
-    const bool v3966 = v3958 > 0.0f;
-    const float v3967 = v3966 ? v3964 : 0.0f;
-    v3928.x[2] = v3967;  // kernels/sdpa/flash_tile.hpp:257
-    const float v3971 = v3874.x[3];  // kernels/sdpa/flash_tile.hpp:258
-    const float v3977 = v3923 / v3971;  // kernels/sdpa/flash_tile.hpp:259
-    const bool v3979 = v3971 > 0.0f;
-    const float v3980 = v3979 ? v3977 : 0.0f;
-    v3928.x[3] = v3980;  // kernels/sdpa/flash_tile.hpp:257
-    const unsigned int v3982 = v56 + v9305;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3983 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3984 = v341.x[0];
-    const float v3985 = v3984 * v3983;
-    const bool v3986 = v3982 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3986) {
-      const iron_bf16 v3990 = iron_f32_to_bf16(v3985);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3992 = v13 + v3982;
-      const unsigned int v3993 = v3992 * v1;
-      const unsigned int v3994 = v3993 + v28;
-      const unsigned int v3995 = v3994 << 7u;
-      const unsigned int v3996 = v3995 + v9304;
-      out[v3996] = v3990;
+    const float v3855 = v49 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:242
+    iron_frag<float, 2, 16, 8> v3857;  // kernels/sdpa/flash_tile.hpp:243
+    iron_frag_fill(v3857, 0.0f);
+    const float v3861 = v358.x[0];  // kernels/sdpa/flash_tile.hpp:245
+    const float v3862 = fmaxf(v3861, v3855);
+    const bool v3865 = v3862 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3866 = v3865 ? 0.0f : v3862;
+    v3857.x[0] = v3866;  // kernels/sdpa/flash_tile.hpp:244
+    const float v3870 = v358.x[1];  // kernels/sdpa/flash_tile.hpp:245
+    const float v3871 = fmaxf(v3870, v3855);
+    const bool v3874 = v3871 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3875 = v3874 ? 0.0f : v3871;
+    v3857.x[1] = v3875;  // kernels/sdpa/flash_tile.hpp:244
+    const float v3879 = v358.x[2];  // kernels/sdpa/flash_tile.hpp:245
+    const float v3880 = fmaxf(v3879, v3855);
+    const bool v3883 = v3880 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3884 = v3883 ? 0.0f : v3880;
+    v3857.x[2] = v3884;  // kernels/sdpa/flash_tile.hpp:244
+    const float v3888 = v358.x[3];  // kernels/sdpa/flash_tile.hpp:245
+    const float v3889 = fmaxf(v3888, v3855);
+    const bool v3892 = v3889 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3893 = v3892 ? 0.0f : v3889;
+    v3857.x[3] = v3893;  // kernels/sdpa/flash_tile.hpp:244
+    iron_frag<float, 2, 16, 8> v3895;  // kernels/sdpa/flash_tile.hpp:247
+    iron_frag_fill(v3895, 0.0f);
+    const float v3899 = v3857.x[0];  // kernels/sdpa/flash_tile.hpp:249
+    const float v3900 = v3855 - v3899;
+    const float v3901 = exp2f(v3900);
+    const float v3904 = v3861 - v3899;
+    const float v3905 = exp2f(v3904);
+    const float v3906 = v360.x[0];
+    const float v3907 = v3906 * v3905;
+    const float v3908 = v3907 + v3901;
+    v3895.x[0] = v3908;  // kernels/sdpa/flash_tile.hpp:248
+    const float v3912 = v3857.x[1];  // kernels/sdpa/flash_tile.hpp:249
+    const float v3913 = v3855 - v3912;
+    const float v3914 = exp2f(v3913);
+    const float v3917 = v3870 - v3912;
+    const float v3918 = exp2f(v3917);
+    const float v3919 = v360.x[1];
+    const float v3920 = v3919 * v3918;
+    const float v3921 = v3920 + v3914;
+    v3895.x[1] = v3921;  // kernels/sdpa/flash_tile.hpp:248
+    const float v3925 = v3857.x[2];  // kernels/sdpa/flash_tile.hpp:249
+    const float v3926 = v3855 - v3925;
+    const float v3927 = exp2f(v3926);
+    const float v3930 = v3879 - v3925;
+    const float v3931 = exp2f(v3930);
+    const float v3932 = v360.x[2];
+    const float v3933 = v3932 * v3931;
+    const float v3934 = v3933 + v3927;
+    v3895.x[2] = v3934;  // kernels/sdpa/flash_tile.hpp:248
+    const float v3938 = v3857.x[3];  // kernels/sdpa/flash_tile.hpp:249
+    const float v3939 = v3855 - v3938;
+    const float v3940 = exp2f(v3939);
+    const float v3943 = v3888 - v3938;
+    const float v3944 = exp2f(v3943);
+    const float v3945 = v360.x[3];
+    const float v3946 = v3945 * v3944;
+    const float v3947 = v3946 + v3940;
+    v3895.x[3] = v3947;  // kernels/sdpa/flash_tile.hpp:248
+    iron_frag<float, 2, 16, 8> v3949;  // kernels/sdpa/flash_tile.hpp:251
+    iron_frag_fill(v3949, 0.0f);
+    const float v3953 = v3895.x[0];  // kernels/sdpa/flash_tile.hpp:253
+    const float v3959 = v3905 / v3953;  // kernels/sdpa/flash_tile.hpp:254
+    const bool v3961 = v3953 > 0.0f;
+    const float v3962 = v3961 ? v3959 : 0.0f;
+    v3949.x[0] = v3962;  // kernels/sdpa/flash_tile.hpp:252
+    const float v3966 = v3895.x[1];  // kernels/sdpa/flash_tile.hpp:253
+    const float v3972 = v3918 / v3966;  // kernels/sdpa/flash_tile.hpp:254
+    const bool v3974 = v3966 > 0.0f;
+    const float v3975 = v3974 ? v3972 : 0.0f;
+    v3949.x[1] = v3975;  // kernels/sdpa/flash_tile.hpp:252
+    const float v3979 = v3895.x[2];  // kernels/sdpa/flash_tile.hpp:253
+    const float v3985 = v3931 / v3979;  // kernels/sdpa/flash_tile.hpp:254
+    const bool v3987 = v3979 > 0.0f;
+    const float v3988 = v3987 ? v3985 : 0.0f;
+    v3949.x[2] = v3988;  // kernels/sdpa/flash_tile.hpp:252
+    const float v3992 = v3895.x[3];  // kernels/sdpa/flash_tile.hpp:253
+    const float v3998 = v3944 / v3992;  // kernels/sdpa/flash_tile.hpp:254
+    const bool v4000 = v3992 > 0.0f;
+    const float v4001 = v4000 ? v3998 : 0.0f;
+    v3949.x[3] = v4001;  // kernels/sdpa/flash_tile.hpp:252
+    const unsigned int v4003 = v56 + v9326;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4004 = v3949.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4005 = v362.x[0];
+    const float v4006 = v4005 * v4004;
+    const bool v4007 = v4003 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4007) {
+      const iron_bf16 v4011 = iron_f32_to_bf16(v4006);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4013 = v13 + v4003;
+      const unsigned int v4014 = v4013 * v1;
+      const unsigned int v4015 = v4014 + v28;
+      const unsigned int v4016 = v4015 << 7u;
+      const unsigned int v4017 = v4016 + v9325;
+      out[v4017] = v4011;
     }
-    const unsigned int v3998 = v56 + v9310;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3999 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4000 = v341.x[1];
-    const float v4001 = v4000 * v3999;
-    const bool v4002 = v3998 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4002) {
-      const iron_bf16 v4006 = iron_f32_to_bf16(v4001);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4008 = v13 + v3998;
-      const unsigned int v4009 = v4008 * v1;
-      const unsigned int v4010 = v4009 + v28;
-      const unsigned int v4011 = v4010 << 7u;
-      const unsigned int v4012 = v4011 + v9309;
-      out[v4012] = v4006;
+    const unsigned int v4019 = v56 + v9331;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4020 = v3949.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4021 = v362.x[1];
+    const float v4022 = v4021 * v4020;
+    const bool v4023 = v4019 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4023) {
+      const iron_bf16 v4027 = iron_f32_to_bf16(v4022);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4029 = v13 + v4019;
+      const unsigned int v4030 = v4029 * v1;
+      const unsigned int v4031 = v4030 + v28;
+      const unsigned int v4032 = v4031 << 7u;
+      const unsigned int v4033 = v4032 + v9330;
+      out[v4033] = v4027;
     }
-    const unsigned int v4014 = v56 + v9315;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4015 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4016 = v341.x[2];
-    const float v4017 = v4016 * v4015;
-    const bool v4018 = v4014 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4018) {
-      const iron_bf16 v4022 = iron_f32_to_bf16(v4017);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4024 = v13 + v4014;
-      const unsigned int v4025 = v4024 * v1;
-      const unsigned int v4026 = v4025 + v28;
-      const unsigned int v4027 = v4026 << 7u;
-      const unsigned int v4028 = v4027 + v9314;
-      out[v4028] = v4022;
+    const unsigned int v4035 = v56 + v9336;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4036 = v3949.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4037 = v362.x[2];
+    const float v4038 = v4037 * v4036;
+    const bool v4039 = v4035 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4039) {
+      const iron_bf16 v4043 = iron_f32_to_bf16(v4038);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4045 = v13 + v4035;
+      const unsigned int v4046 = v4045 * v1;
+      const unsigned int v4047 = v4046 + v28;
+      const unsigned int v4048 = v4047 << 7u;
+      const unsigned int v4049 = v4048 + v9335;
+      out[v4049] = v4043;
     }
-    const unsigned int v4030 = v56 + v9320;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4031 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4032 = v341.x[3];
-    const float v4033 = v4032 * v4031;
-    const bool v4034 = v4030 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4034) {
-      const iron_bf16 v4038 = iron_f32_to_bf16(v4033);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4040 = v13 + v4030;
-      const unsigned int v4041 = v4040 * v1;
-      const unsigned int v4042 = v4041 + v28;
-      const unsigned int v4043 = v4042 << 7u;
-      const unsigned int v4044 = v4043 + v9319;
-      out[v4044] = v4038;
+    const unsigned int v4051 = v56 + v9341;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4052 = v3949.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4053 = v362.x[3];
+    const float v4054 = v4053 * v4052;
+    const bool v4055 = v4051 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4055) {
+      const iron_bf16 v4059 = iron_f32_to_bf16(v4054);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4061 = v13 + v4051;
+      const unsigned int v4062 = v4061 * v1;
+      const unsigned int v4063 = v4062 + v28;
+      const unsigned int v4064 = v4063 << 7u;
+      const unsigned int v4065 = v4064 + v9340;
+      out[v4065] = v4059;
     }
-    const unsigned int v4046 = v56 + v9325;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4047 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4048 = v341.x[4];
-    const float v4049 = v4048 * v4047;
-    const bool v4050 = v4046 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4050) {
-      const iron_bf16 v4054 = iron_f32_to_bf16(v4049);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4056 = v13 + v4046;
-      const unsigned int v4057 = v4056 * v1;
-      const unsigned int v4058 = v4057 + v28;
-      const unsigned int v4059 = v4058 << 7u;
-      const unsigned int v4060 = v4059 + v9324;
-      out[v4060] = v4054;
+    const unsigned int v4067 = v56 + v9346;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4068 = v3949.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4069 = v362.x[4];
+    const float v4070 = v4069 * v4068;
+    const bool v4071 = v4067 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4071) {
+      const iron_bf16 v4075 = iron_f32_to_bf16(v4070);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4077 = v13 + v4067;
+      const unsigned int v4078 = v4077 * v1;
+      const unsigned int v4079 = v4078 + v28;
+      const unsigned int v4080 = v4079 << 7u;
+      const unsigned int v4081 = v4080 + v9345;
+      out[v4081] = v4075;
     }
-    const unsigned int v4062 = v56 + v9330;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4063 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4064 = v341.x[5];
-    const float v4065 = v4064 * v4063;
-    const bool v4066 = v4062 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4066) {
-      const iron_bf16 v4070 = iron_f32_to_bf16(v4065);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4072 = v13 + v4062;
-      const unsigned int v4073 = v4072 * v1;
-      const unsigned int v4074 = v4073 + v28;
-      const unsigned int v4075 = v4074 << 7u;
-      const unsigned int v4076 = v4075 + v9329;
-      out[v4076] = v4070;
+    const unsigned int v4083 = v56 + v9351;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4084 = v3949.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4085 = v362.x[5];
+    const float v4086 = v4085 * v4084;
+    const bool v4087 = v4083 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4087) {
+      const iron_bf16 v4091 = iron_f32_to_bf16(v4086);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4093 = v13 + v4083;
+      const unsigned int v4094 = v4093 * v1;
+      const unsigned int v4095 = v4094 + v28;
+      const unsigned int v4096 = v4095 << 7u;
+      const unsigned int v4097 = v4096 + v9350;
+      out[v4097] = v4091;
     }
-    const unsigned int v4078 = v56 + v9335;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4079 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4080 = v341.x[6];
-    const float v4081 = v4080 * v4079;
-    const bool v4082 = v4078 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4082) {
-      const iron_bf16 v4086 = iron_f32_to_bf16(v4081);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4088 = v13 + v4078;
-      const unsigned int v4089 = v4088 * v1;
-      const unsigned int v4090 = v4089 + v28;
-      const unsigned int v4091 = v4090 << 7u;
-      const unsigned int v4092 = v4091 + v9334;
-      out[v4092] = v4086;
+    const unsigned int v4099 = v56 + v9356;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4100 = v3949.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4101 = v362.x[6];
+    const float v4102 = v4101 * v4100;
+    const bool v4103 = v4099 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4103) {
+      const iron_bf16 v4107 = iron_f32_to_bf16(v4102);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4109 = v13 + v4099;
+      const unsigned int v4110 = v4109 * v1;
+      const unsigned int v4111 = v4110 + v28;
+      const unsigned int v4112 = v4111 << 7u;
+      const unsigned int v4113 = v4112 + v9355;
+      out[v4113] = v4107;
     }
-    const unsigned int v4094 = v56 + v9340;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4095 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4096 = v341.x[7];
-    const float v4097 = v4096 * v4095;
-    const bool v4098 = v4094 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4098) {
-      const iron_bf16 v4102 = iron_f32_to_bf16(v4097);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4104 = v13 + v4094;
-      const unsigned int v4105 = v4104 * v1;
-      const unsigned int v4106 = v4105 + v28;
-      const unsigned int v4107 = v4106 << 7u;
-      const unsigned int v4108 = v4107 + v9339;
-      out[v4108] = v4102;
+    const unsigned int v4115 = v56 + v9361;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4116 = v3949.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4117 = v362.x[7];
+    const float v4118 = v4117 * v4116;
+    const bool v4119 = v4115 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4119) {
+      const iron_bf16 v4123 = iron_f32_to_bf16(v4118);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4125 = v13 + v4115;
+      const unsigned int v4126 = v4125 * v1;
+      const unsigned int v4127 = v4126 + v28;
+      const unsigned int v4128 = v4127 << 7u;
+      const unsigned int v4129 = v4128 + v9360;
+      out[v4129] = v4123;
     }
-    const unsigned int v4110 = v56 + v9345;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4111 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4112 = v341.x[8];
-    const float v4113 = v4112 * v4111;
-    const bool v4114 = v4110 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4114) {
-      const iron_bf16 v4118 = iron_f32_to_bf16(v4113);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4120 = v13 + v4110;
-      const unsigned int v4121 = v4120 * v1;
-      const unsigned int v4122 = v4121 + v28;
-      const unsigned int v4123 = v4122 << 7u;
-      const unsigned int v4124 = v4123 + v9344;
-      out[v4124] = v4118;
+    const unsigned int v4131 = v56 + v9366;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4132 = v3949.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4133 = v362.x[8];
+    const float v4134 = v4133 * v4132;
+    const bool v4135 = v4131 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4135) {
+      const iron_bf16 v4139 = iron_f32_to_bf16(v4134);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4141 = v13 + v4131;
+      const unsigned int v4142 = v4141 * v1;
+      const unsigned int v4143 = v4142 + v28;
+      const unsigned int v4144 = v4143 << 7u;
+      const unsigned int v4145 = v4144 + v9365;
+      out[v4145] = v4139;
     }
-    const unsigned int v4126 = v56 + v9350;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4127 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4128 = v341.x[9];
-    const float v4129 = v4128 * v4127;
-    const bool v4130 = v4126 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4130) {
-      const iron_bf16 v4134 = iron_f32_to_bf16(v4129);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4136 = v13 + v4126;
-      const unsigned int v4137 = v4136 * v1;
-      const unsigned int v4138 = v4137 + v28;
-      const unsigned int v4139 = v4138 << 7u;
-      const unsigned int v4140 = v4139 + v9349;
-      out[v4140] = v4134;
+    const unsigned int v4147 = v56 + v9371;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4148 = v3949.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4149 = v362.x[9];
+    const float v4150 = v4149 * v4148;
+    const bool v4151 = v4147 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4151) {
+      const iron_bf16 v4155 = iron_f32_to_bf16(v4150);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4157 = v13 + v4147;
+      const unsigned int v4158 = v4157 * v1;
+      const unsigned int v4159 = v4158 + v28;
+      const unsigned int v4160 = v4159 << 7u;
+      const unsigned int v4161 = v4160 + v9370;
+      out[v4161] = v4155;
     }
-    const unsigned int v4142 = v56 + v9355;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4143 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4144 = v341.x[10];
-    const float v4145 = v4144 * v4143;
-    const bool v4146 = v4142 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4146) {
-      const iron_bf16 v4150 = iron_f32_to_bf16(v4145);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4152 = v13 + v4142;
-      const unsigned int v4153 = v4152 * v1;
-      const unsigned int v4154 = v4153 + v28;
-      const unsigned int v4155 = v4154 << 7u;
-      const unsigned int v4156 = v4155 + v9354;
-      out[v4156] = v4150;
+    const unsigned int v4163 = v56 + v9376;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4164 = v3949.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4165 = v362.x[10];
+    const float v4166 = v4165 * v4164;
+    const bool v4167 = v4163 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4167) {
+      const iron_bf16 v4171 = iron_f32_to_bf16(v4166);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4173 = v13 + v4163;
+      const unsigned int v4174 = v4173 * v1;
+      const unsigned int v4175 = v4174 + v28;
+      const unsigned int v4176 = v4175 << 7u;
+      const unsigned int v4177 = v4176 + v9375;
+      out[v4177] = v4171;
     }
-    const unsigned int v4158 = v56 + v9360;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4159 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4160 = v341.x[11];
-    const float v4161 = v4160 * v4159;
-    const bool v4162 = v4158 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4162) {
-      const iron_bf16 v4166 = iron_f32_to_bf16(v4161);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4168 = v13 + v4158;
-      const unsigned int v4169 = v4168 * v1;
-      const unsigned int v4170 = v4169 + v28;
-      const unsigned int v4171 = v4170 << 7u;
-      const unsigned int v4172 = v4171 + v9359;
-      out[v4172] = v4166;
+    const unsigned int v4179 = v56 + v9381;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4180 = v3949.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4181 = v362.x[11];
+    const float v4182 = v4181 * v4180;
+    const bool v4183 = v4179 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4183) {
+      const iron_bf16 v4187 = iron_f32_to_bf16(v4182);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4189 = v13 + v4179;
+      const unsigned int v4190 = v4189 * v1;
+      const unsigned int v4191 = v4190 + v28;
+      const unsigned int v4192 = v4191 << 7u;
+      const unsigned int v4193 = v4192 + v9380;
+      out[v4193] = v4187;
     }
-    const unsigned int v4174 = v56 + v9365;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4175 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4176 = v341.x[12];
-    const float v4177 = v4176 * v4175;
-    const bool v4178 = v4174 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4178) {
-      const iron_bf16 v4182 = iron_f32_to_bf16(v4177);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4184 = v13 + v4174;
-      const unsigned int v4185 = v4184 * v1;
-      const unsigned int v4186 = v4185 + v28;
-      const unsigned int v4187 = v4186 << 7u;
-      const unsigned int v4188 = v4187 + v9364;
-      out[v4188] = v4182;
+    const unsigned int v4195 = v56 + v9386;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4196 = v3949.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4197 = v362.x[12];
+    const float v4198 = v4197 * v4196;
+    const bool v4199 = v4195 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4199) {
+      const iron_bf16 v4203 = iron_f32_to_bf16(v4198);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4205 = v13 + v4195;
+      const unsigned int v4206 = v4205 * v1;
+      const unsigned int v4207 = v4206 + v28;
+      const unsigned int v4208 = v4207 << 7u;
+      const unsigned int v4209 = v4208 + v9385;
+      out[v4209] = v4203;
     }
-    const unsigned int v4190 = v56 + v9370;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4191 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4192 = v341.x[13];
-    const float v4193 = v4192 * v4191;
-    const bool v4194 = v4190 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4194) {
-      const iron_bf16 v4198 = iron_f32_to_bf16(v4193);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4200 = v13 + v4190;
-      const unsigned int v4201 = v4200 * v1;
-      const unsigned int v4202 = v4201 + v28;
-      const unsigned int v4203 = v4202 << 7u;
-      const unsigned int v4204 = v4203 + v9369;
-      out[v4204] = v4198;
+    const unsigned int v4211 = v56 + v9391;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4212 = v3949.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4213 = v362.x[13];
+    const float v4214 = v4213 * v4212;
+    const bool v4215 = v4211 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4215) {
+      const iron_bf16 v4219 = iron_f32_to_bf16(v4214);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4221 = v13 + v4211;
+      const unsigned int v4222 = v4221 * v1;
+      const unsigned int v4223 = v4222 + v28;
+      const unsigned int v4224 = v4223 << 7u;
+      const unsigned int v4225 = v4224 + v9390;
+      out[v4225] = v4219;
     }
-    const unsigned int v4206 = v56 + v9375;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4207 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4208 = v341.x[14];
-    const float v4209 = v4208 * v4207;
-    const bool v4210 = v4206 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4210) {
-      const iron_bf16 v4214 = iron_f32_to_bf16(v4209);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4216 = v13 + v4206;
-      const unsigned int v4217 = v4216 * v1;
-      const unsigned int v4218 = v4217 + v28;
-      const unsigned int v4219 = v4218 << 7u;
-      const unsigned int v4220 = v4219 + v9374;
-      out[v4220] = v4214;
+    const unsigned int v4227 = v56 + v9396;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4228 = v3949.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4229 = v362.x[14];
+    const float v4230 = v4229 * v4228;
+    const bool v4231 = v4227 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4231) {
+      const iron_bf16 v4235 = iron_f32_to_bf16(v4230);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4237 = v13 + v4227;
+      const unsigned int v4238 = v4237 * v1;
+      const unsigned int v4239 = v4238 + v28;
+      const unsigned int v4240 = v4239 << 7u;
+      const unsigned int v4241 = v4240 + v9395;
+      out[v4241] = v4235;
     }
-    const unsigned int v4222 = v56 + v9380;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4223 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4224 = v341.x[15];
-    const float v4225 = v4224 * v4223;
-    const bool v4226 = v4222 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4226) {
-      const iron_bf16 v4230 = iron_f32_to_bf16(v4225);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4232 = v13 + v4222;
-      const unsigned int v4233 = v4232 * v1;
-      const unsigned int v4234 = v4233 + v28;
-      const unsigned int v4235 = v4234 << 7u;
-      const unsigned int v4236 = v4235 + v9379;
-      out[v4236] = v4230;
+    const unsigned int v4243 = v56 + v9401;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4244 = v3949.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4245 = v362.x[15];
+    const float v4246 = v4245 * v4244;
+    const bool v4247 = v4243 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4247) {
+      const iron_bf16 v4251 = iron_f32_to_bf16(v4246);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4253 = v13 + v4243;
+      const unsigned int v4254 = v4253 * v1;
+      const unsigned int v4255 = v4254 + v28;
+      const unsigned int v4256 = v4255 << 7u;
+      const unsigned int v4257 = v4256 + v9400;
+      out[v4257] = v4251;
     }
-    const unsigned int v4238 = v56 + v9385;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4239 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4240 = v341.x[16];
-    const float v4241 = v4240 * v4239;
-    const bool v4242 = v4238 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4242) {
-      const iron_bf16 v4246 = iron_f32_to_bf16(v4241);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4248 = v13 + v4238;
-      const unsigned int v4249 = v4248 * v1;
-      const unsigned int v4250 = v4249 + v28;
-      const unsigned int v4251 = v4250 << 7u;
-      const unsigned int v4252 = v4251 + v9384;
-      out[v4252] = v4246;
+    const unsigned int v4259 = v56 + v9406;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4260 = v3949.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4261 = v362.x[16];
+    const float v4262 = v4261 * v4260;
+    const bool v4263 = v4259 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4263) {
+      const iron_bf16 v4267 = iron_f32_to_bf16(v4262);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4269 = v13 + v4259;
+      const unsigned int v4270 = v4269 * v1;
+      const unsigned int v4271 = v4270 + v28;
+      const unsigned int v4272 = v4271 << 7u;
+      const unsigned int v4273 = v4272 + v9405;
+      out[v4273] = v4267;
     }
-    const unsigned int v4254 = v56 + v9390;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4255 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4256 = v341.x[17];
-    const float v4257 = v4256 * v4255;
-    const bool v4258 = v4254 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4258) {
-      const iron_bf16 v4262 = iron_f32_to_bf16(v4257);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4264 = v13 + v4254;
-      const unsigned int v4265 = v4264 * v1;
-      const unsigned int v4266 = v4265 + v28;
-      const unsigned int v4267 = v4266 << 7u;
-      const unsigned int v4268 = v4267 + v9389;
-      out[v4268] = v4262;
+    const unsigned int v4275 = v56 + v9411;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4276 = v3949.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4277 = v362.x[17];
+    const float v4278 = v4277 * v4276;
+    const bool v4279 = v4275 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4279) {
+      const iron_bf16 v4283 = iron_f32_to_bf16(v4278);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4285 = v13 + v4275;
+      const unsigned int v4286 = v4285 * v1;
+      const unsigned int v4287 = v4286 + v28;
+      const unsigned int v4288 = v4287 << 7u;
+      const unsigned int v4289 = v4288 + v9410;
+      out[v4289] = v4283;
     }
-    const unsigned int v4270 = v56 + v9395;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4271 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4272 = v341.x[18];
-    const float v4273 = v4272 * v4271;
-    const bool v4274 = v4270 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4274) {
-      const iron_bf16 v4278 = iron_f32_to_bf16(v4273);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4280 = v13 + v4270;
-      const unsigned int v4281 = v4280 * v1;
-      const unsigned int v4282 = v4281 + v28;
-      const unsigned int v4283 = v4282 << 7u;
-      const unsigned int v4284 = v4283 + v9394;
-      out[v4284] = v4278;
+    const unsigned int v4291 = v56 + v9416;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4292 = v3949.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4293 = v362.x[18];
+    const float v4294 = v4293 * v4292;
+    const bool v4295 = v4291 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4295) {
+      const iron_bf16 v4299 = iron_f32_to_bf16(v4294);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4301 = v13 + v4291;
+      const unsigned int v4302 = v4301 * v1;
+      const unsigned int v4303 = v4302 + v28;
+      const unsigned int v4304 = v4303 << 7u;
+      const unsigned int v4305 = v4304 + v9415;
+      out[v4305] = v4299;
     }
-    const unsigned int v4286 = v56 + v9400;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4287 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4288 = v341.x[19];
-    const float v4289 = v4288 * v4287;
-    const bool v4290 = v4286 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4290) {
-      const iron_bf16 v4294 = iron_f32_to_bf16(v4289);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4296 = v13 + v4286;
-      const unsigned int v4297 = v4296 * v1;
-      const unsigned int v4298 = v4297 + v28;
-      const unsigned int v4299 = v4298 << 7u;
-      const unsigned int v4300 = v4299 + v9399;
-      out[v4300] = v4294;
+    const unsigned int v4307 = v56 + v9421;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4308 = v3949.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4309 = v362.x[19];
+    const float v4310 = v4309 * v4308;
+    const bool v4311 = v4307 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4311) {
+      const iron_bf16 v4315 = iron_f32_to_bf16(v4310);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4317 = v13 + v4307;
+      const unsigned int v4318 = v4317 * v1;
+      const unsigned int v4319 = v4318 + v28;
+      const unsigned int v4320 = v4319 << 7u;
+      const unsigned int v4321 = v4320 + v9420;
+      out[v4321] = v4315;
     }
-    const unsigned int v4302 = v56 + v9405;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4303 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4304 = v341.x[20];
-    const float v4305 = v4304 * v4303;
-    const bool v4306 = v4302 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4306) {
-      const iron_bf16 v4310 = iron_f32_to_bf16(v4305);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4312 = v13 + v4302;
-      const unsigned int v4313 = v4312 * v1;
-      const unsigned int v4314 = v4313 + v28;
-      const unsigned int v4315 = v4314 << 7u;
-      const unsigned int v4316 = v4315 + v9404;
-      out[v4316] = v4310;
+    const unsigned int v4323 = v56 + v9426;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4324 = v3949.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4325 = v362.x[20];
+    const float v4326 = v4325 * v4324;
+    const bool v4327 = v4323 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4327) {
+      const iron_bf16 v4331 = iron_f32_to_bf16(v4326);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4333 = v13 + v4323;
+      const unsigned int v4334 = v4333 * v1;
+      const unsigned int v4335 = v4334 + v28;
+      const unsigned int v4336 = v4335 << 7u;
+      const unsigned int v4337 = v4336 + v9425;
+      out[v4337] = v4331;
     }
-    const unsigned int v4318 = v56 + v9410;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4319 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4320 = v341.x[21];
-    const float v4321 = v4320 * v4319;
-    const bool v4322 = v4318 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4322) {
-      const iron_bf16 v4326 = iron_f32_to_bf16(v4321);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4328 = v13 + v4318;
-      const unsigned int v4329 = v4328 * v1;
-      const unsigned int v4330 = v4329 + v28;
-      const unsigned int v4331 = v4330 << 7u;
-      const unsigned int v4332 = v4331 + v9409;
-      out[v4332] = v4326;
+    const unsigned int v4339 = v56 + v9431;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4340 = v3949.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4341 = v362.x[21];
+    const float v4342 = v4341 * v4340;
+    const bool v4343 = v4339 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4343) {
+      const iron_bf16 v4347 = iron_f32_to_bf16(v4342);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4349 = v13 + v4339;
+      const unsigned int v4350 = v4349 * v1;
+      const unsigned int v4351 = v4350 + v28;
+      const unsigned int v4352 = v4351 << 7u;
+      const unsigned int v4353 = v4352 + v9430;
+      out[v4353] = v4347;
     }
-    const unsigned int v4334 = v56 + v9415;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4335 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4336 = v341.x[22];
-    const float v4337 = v4336 * v4335;
-    const bool v4338 = v4334 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4338) {
-      const iron_bf16 v4342 = iron_f32_to_bf16(v4337);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4344 = v13 + v4334;
-      const unsigned int v4345 = v4344 * v1;
-      const unsigned int v4346 = v4345 + v28;
-      const unsigned int v4347 = v4346 << 7u;
-      const unsigned int v4348 = v4347 + v9414;
-      out[v4348] = v4342;
+    const unsigned int v4355 = v56 + v9436;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4356 = v3949.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4357 = v362.x[22];
+    const float v4358 = v4357 * v4356;
+    const bool v4359 = v4355 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4359) {
+      const iron_bf16 v4363 = iron_f32_to_bf16(v4358);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4365 = v13 + v4355;
+      const unsigned int v4366 = v4365 * v1;
+      const unsigned int v4367 = v4366 + v28;
+      const unsigned int v4368 = v4367 << 7u;
+      const unsigned int v4369 = v4368 + v9435;
+      out[v4369] = v4363;
     }
-    const unsigned int v4350 = v56 + v9420;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4351 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4352 = v341.x[23];
-    const float v4353 = v4352 * v4351;
-    const bool v4354 = v4350 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4354) {
-      const iron_bf16 v4358 = iron_f32_to_bf16(v4353);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4360 = v13 + v4350;
-      const unsigned int v4361 = v4360 * v1;
-      const unsigned int v4362 = v4361 + v28;
-      const unsigned int v4363 = v4362 << 7u;
-      const unsigned int v4364 = v4363 + v9419;
-      out[v4364] = v4358;
+    const unsigned int v4371 = v56 + v9441;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4372 = v3949.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4373 = v362.x[23];
+    const float v4374 = v4373 * v4372;
+    const bool v4375 = v4371 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4375) {
+      const iron_bf16 v4379 = iron_f32_to_bf16(v4374);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4381 = v13 + v4371;
+      const unsigned int v4382 = v4381 * v1;
+      const unsigned int v4383 = v4382 + v28;
+      const unsigned int v4384 = v4383 << 7u;
+      const unsigned int v4385 = v4384 + v9440;
+      out[v4385] = v4379;
     }
-    const unsigned int v4366 = v56 + v9425;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4367 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4368 = v341.x[24];
-    const float v4369 = v4368 * v4367;
-    const bool v4370 = v4366 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4370) {
-      const iron_bf16 v4374 = iron_f32_to_bf16(v4369);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4376 = v13 + v4366;
-      const unsigned int v4377 = v4376 * v1;
-      const unsigned int v4378 = v4377 + v28;
-      const unsigned int v4379 = v4378 << 7u;
-      const unsigned int v4380 = v4379 + v9424;
-      out[v4380] = v4374;
+    const unsigned int v4387 = v56 + v9446;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4388 = v3949.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4389 = v362.x[24];
+    const float v4390 = v4389 * v4388;
+    const bool v4391 = v4387 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4391) {
+      const iron_bf16 v4395 = iron_f32_to_bf16(v4390);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4397 = v13 + v4387;
+      const unsigned int v4398 = v4397 * v1;
+      const unsigned int v4399 = v4398 + v28;
+      const unsigned int v4400 = v4399 << 7u;
+      const unsigned int v4401 = v4400 + v9445;
+      out[v4401] = v4395;
     }
-    const unsigned int v4382 = v56 + v9430;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4383 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4384 = v341.x[25];
-    const float v4385 = v4384 * v4383;
-    const bool v4386 = v4382 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4386) {
-      const iron_bf16 v4390 = iron_f32_to_bf16(v4385);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4392 = v13 + v4382;
-      const unsigned int v4393 = v4392 * v1;
-      const unsigned int v4394 = v4393 + v28;
-      const unsigned int v4395 = v4394 << 7u;
-      const unsigned int v4396 = v4395 + v9429;
-      out[v4396] = v4390;
+    const unsigned int v4403 = v56 + v9451;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4404 = v3949.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4405 = v362.x[25];
+    const float v4406 = v4405 * v4404;
+    const bool v4407 = v4403 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4407) {
+      const iron_bf16 v4411 = iron_f32_to_bf16(v4406);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4413 = v13 + v4403;
+      const unsigned int v4414 = v4413 * v1;
+      const unsigned int v4415 = v4414 + v28;
+      const unsigned int v4416 = v4415 << 7u;
+      const unsigned int v4417 = v4416 + v9450;
+      out[v4417] = v4411;
     }
-    const unsigned int v4398 = v56 + v9435;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4399 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4400 = v341.x[26];
-    const float v4401 = v4400 * v4399;
-    const bool v4402 = v4398 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4402) {
-      const iron_bf16 v4406 = iron_f32_to_bf16(v4401);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4408 = v13 + v4398;
-      const unsigned int v4409 = v4408 * v1;
-      const unsigned int v4410 = v4409 + v28;
-      const unsigned int v4411 = v4410 << 7u;
-      const unsigned int v4412 = v4411 + v9434;
-      out[v4412] = v4406;
+    const unsigned int v4419 = v56 + v9456;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4420 = v3949.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4421 = v362.x[26];
+    const float v4422 = v4421 * v4420;
+    const bool v4423 = v4419 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4423) {
+      const iron_bf16 v4427 = iron_f32_to_bf16(v4422);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4429 = v13 + v4419;
+      const unsigned int v4430 = v4429 * v1;
+      const unsigned int v4431 = v4430 + v28;
+      const unsigned int v4432 = v4431 << 7u;
+      const unsigned int v4433 = v4432 + v9455;
+      out[v4433] = v4427;
     }
-    const unsigned int v4414 = v56 + v9440;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4415 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4416 = v341.x[27];
-    const float v4417 = v4416 * v4415;
-    const bool v4418 = v4414 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4418) {
-      const iron_bf16 v4422 = iron_f32_to_bf16(v4417);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4424 = v13 + v4414;
-      const unsigned int v4425 = v4424 * v1;
-      const unsigned int v4426 = v4425 + v28;
-      const unsigned int v4427 = v4426 << 7u;
-      const unsigned int v4428 = v4427 + v9439;
-      out[v4428] = v4422;
+    const unsigned int v4435 = v56 + v9461;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4436 = v3949.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4437 = v362.x[27];
+    const float v4438 = v4437 * v4436;
+    const bool v4439 = v4435 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4439) {
+      const iron_bf16 v4443 = iron_f32_to_bf16(v4438);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4445 = v13 + v4435;
+      const unsigned int v4446 = v4445 * v1;
+      const unsigned int v4447 = v4446 + v28;
+      const unsigned int v4448 = v4447 << 7u;
+      const unsigned int v4449 = v4448 + v9460;
+      out[v4449] = v4443;
     }
-    const unsigned int v4430 = v56 + v9445;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4431 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4432 = v341.x[28];
-    const float v4433 = v4432 * v4431;
-    const bool v4434 = v4430 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4434) {
-      const iron_bf16 v4438 = iron_f32_to_bf16(v4433);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4440 = v13 + v4430;
-      const unsigned int v4441 = v4440 * v1;
-      const unsigned int v4442 = v4441 + v28;
-      const unsigned int v4443 = v4442 << 7u;
-      const unsigned int v4444 = v4443 + v9444;
-      out[v4444] = v4438;
+    const unsigned int v4451 = v56 + v9466;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4452 = v3949.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4453 = v362.x[28];
+    const float v4454 = v4453 * v4452;
+    const bool v4455 = v4451 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4455) {
+      const iron_bf16 v4459 = iron_f32_to_bf16(v4454);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4461 = v13 + v4451;
+      const unsigned int v4462 = v4461 * v1;
+      const unsigned int v4463 = v4462 + v28;
+      const unsigned int v4464 = v4463 << 7u;
+      const unsigned int v4465 = v4464 + v9465;
+      out[v4465] = v4459;
     }
-    const unsigned int v4446 = v56 + v9450;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4447 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4448 = v341.x[29];
-    const float v4449 = v4448 * v4447;
-    const bool v4450 = v4446 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4450) {
-      const iron_bf16 v4454 = iron_f32_to_bf16(v4449);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4456 = v13 + v4446;
-      const unsigned int v4457 = v4456 * v1;
-      const unsigned int v4458 = v4457 + v28;
-      const unsigned int v4459 = v4458 << 7u;
-      const unsigned int v4460 = v4459 + v9449;
-      out[v4460] = v4454;
+    const unsigned int v4467 = v56 + v9471;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4468 = v3949.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4469 = v362.x[29];
+    const float v4470 = v4469 * v4468;
+    const bool v4471 = v4467 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4471) {
+      const iron_bf16 v4475 = iron_f32_to_bf16(v4470);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4477 = v13 + v4467;
+      const unsigned int v4478 = v4477 * v1;
+      const unsigned int v4479 = v4478 + v28;
+      const unsigned int v4480 = v4479 << 7u;
+      const unsigned int v4481 = v4480 + v9470;
+      out[v4481] = v4475;
     }
-    const unsigned int v4462 = v56 + v9455;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4463 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4464 = v341.x[30];
-    const float v4465 = v4464 * v4463;
-    const bool v4466 = v4462 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4466) {
-      const iron_bf16 v4470 = iron_f32_to_bf16(v4465);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4472 = v13 + v4462;
-      const unsigned int v4473 = v4472 * v1;
-      const unsigned int v4474 = v4473 + v28;
-      const unsigned int v4475 = v4474 << 7u;
-      const unsigned int v4476 = v4475 + v9454;
-      out[v4476] = v4470;
+    const unsigned int v4483 = v56 + v9476;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4484 = v3949.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4485 = v362.x[30];
+    const float v4486 = v4485 * v4484;
+    const bool v4487 = v4483 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4487) {
+      const iron_bf16 v4491 = iron_f32_to_bf16(v4486);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4493 = v13 + v4483;
+      const unsigned int v4494 = v4493 * v1;
+      const unsigned int v4495 = v4494 + v28;
+      const unsigned int v4496 = v4495 << 7u;
+      const unsigned int v4497 = v4496 + v9475;
+      out[v4497] = v4491;
     }
-    const unsigned int v4478 = v56 + v9460;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4479 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4480 = v341.x[31];
-    const float v4481 = v4480 * v4479;
-    const bool v4482 = v4478 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4482) {
-      const iron_bf16 v4486 = iron_f32_to_bf16(v4481);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4488 = v13 + v4478;
-      const unsigned int v4489 = v4488 * v1;
-      const unsigned int v4490 = v4489 + v28;
-      const unsigned int v4491 = v4490 << 7u;
-      const unsigned int v4492 = v4491 + v9459;
-      out[v4492] = v4486;
+    const unsigned int v4499 = v56 + v9481;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4500 = v3949.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4501 = v362.x[31];
+    const float v4502 = v4501 * v4500;
+    const bool v4503 = v4499 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4503) {
+      const iron_bf16 v4507 = iron_f32_to_bf16(v4502);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4509 = v13 + v4499;
+      const unsigned int v4510 = v4509 * v1;
+      const unsigned int v4511 = v4510 + v28;
+      const unsigned int v4512 = v4511 << 7u;
+      const unsigned int v4513 = v4512 + v9480;
+      out[v4513] = v4507;
     }
-    const unsigned int v4494 = v56 + v9465;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4495 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4496 = v343.x[0];
-    const float v4497 = v4496 * v4495;
-    const bool v4498 = v4494 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4498) {
-      const unsigned int v4501 = 64u + v9464;
-      const iron_bf16 v4502 = iron_f32_to_bf16(v4497);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4504 = v13 + v4494;
-      const unsigned int v4505 = v4504 * v1;
-      const unsigned int v4506 = v4505 + v28;
-      const unsigned int v4507 = v4506 << 7u;
-      const unsigned int v4508 = v4507 + v4501;
-      out[v4508] = v4502;
+    const unsigned int v4515 = v56 + v9486;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4516 = v3949.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4517 = v364.x[0];
+    const float v4518 = v4517 * v4516;
+    const bool v4519 = v4515 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4519) {
+      const unsigned int v4522 = 64u + v9485;
+      const iron_bf16 v4523 = iron_f32_to_bf16(v4518);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4525 = v13 + v4515;
+      const unsigned int v4526 = v4525 * v1;
+      const unsigned int v4527 = v4526 + v28;
+      const unsigned int v4528 = v4527 << 7u;
+      const unsigned int v4529 = v4528 + v4522;
+      out[v4529] = v4523;
     }
-    const unsigned int v4510 = v56 + v9470;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4511 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4512 = v343.x[1];
-    const float v4513 = v4512 * v4511;
-    const bool v4514 = v4510 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4514) {
-      const unsigned int v4517 = 64u + v9469;
-      const iron_bf16 v4518 = iron_f32_to_bf16(v4513);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4520 = v13 + v4510;
-      const unsigned int v4521 = v4520 * v1;
-      const unsigned int v4522 = v4521 + v28;
-      const unsigned int v4523 = v4522 << 7u;
-      const unsigned int v4524 = v4523 + v4517;
-      out[v4524] = v4518;
+    const unsigned int v4531 = v56 + v9491;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4532 = v3949.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4533 = v364.x[1];
+    const float v4534 = v4533 * v4532;
+    const bool v4535 = v4531 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4535) {
+      const unsigned int v4538 = 64u + v9490;
+      const iron_bf16 v4539 = iron_f32_to_bf16(v4534);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4541 = v13 + v4531;
+      const unsigned int v4542 = v4541 * v1;
+      const unsigned int v4543 = v4542 + v28;
+      const unsigned int v4544 = v4543 << 7u;
+      const unsigned int v4545 = v4544 + v4538;
+      out[v4545] = v4539;
     }
-    const unsigned int v4526 = v56 + v9475;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4527 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4528 = v343.x[2];
-    const float v4529 = v4528 * v4527;
-    const bool v4530 = v4526 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4530) {
-      const unsigned int v4533 = 64u + v9474;
-      const iron_bf16 v4534 = iron_f32_to_bf16(v4529);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4536 = v13 + v4526;
-      const unsigned int v4537 = v4536 * v1;
-      const unsigned int v4538 = v4537 + v28;
-      const unsigned int v4539 = v4538 << 7u;
-      const unsigned int v4540 = v4539 + v4533;
-      out[v4540] = v4534;
+    const unsigned int v4547 = v56 + v9496;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4548 = v3949.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4549 = v364.x[2];
+    const float v4550 = v4549 * v4548;
+    const bool v4551 = v4547 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4551) {
+      const unsigned int v4554 = 64u + v9495;
+      const iron_bf16 v4555 = iron_f32_to_bf16(v4550);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4557 = v13 + v4547;
+      const unsigned int v4558 = v4557 * v1;
+      const unsigned int v4559 = v4558 + v28;
+      const unsigned int v4560 = v4559 << 7u;
+      const unsigned int v4561 = v4560 + v4554;
+      out[v4561] = v4555;
     }
-    const unsigned int v4542 = v56 + v9480;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4543 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4544 = v343.x[3];
-    const float v4545 = v4544 * v4543;
-    const bool v4546 = v4542 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4546) {
-      const unsigned int v4549 = 64u + v9479;
-      const iron_bf16 v4550 = iron_f32_to_bf16(v4545);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4552 = v13 + v4542;
-      const unsigned int v4553 = v4552 * v1;
-      const unsigned int v4554 = v4553 + v28;
-      const unsigned int v4555 = v4554 << 7u;
-      const unsigned int v4556 = v4555 + v4549;
-      out[v4556] = v4550;
+    const unsigned int v4563 = v56 + v9501;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4564 = v3949.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4565 = v364.x[3];
+    const float v4566 = v4565 * v4564;
+    const bool v4567 = v4563 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4567) {
+      const unsigned int v4570 = 64u + v9500;
+      const iron_bf16 v4571 = iron_f32_to_bf16(v4566);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4573 = v13 + v4563;
+      const unsigned int v4574 = v4573 * v1;
+      const unsigned int v4575 = v4574 + v28;
+      const unsigned int v4576 = v4575 << 7u;
+      const unsigned int v4577 = v4576 + v4570;
+      out[v4577] = v4571;
     }
-    const unsigned int v4558 = v56 + v9485;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4559 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4560 = v343.x[4];
-    const float v4561 = v4560 * v4559;
-    const bool v4562 = v4558 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4562) {
-      const unsigned int v4565 = 64u + v9484;
-      const iron_bf16 v4566 = iron_f32_to_bf16(v4561);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4568 = v13 + v4558;
-      const unsigned int v4569 = v4568 * v1;
-      const unsigned int v4570 = v4569 + v28;
-      const unsigned int v4571 = v4570 << 7u;
-      const unsigned int v4572 = v4571 + v4565;
-      out[v4572] = v4566;
+    const unsigned int v4579 = v56 + v9506;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4580 = v3949.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4581 = v364.x[4];
+    const float v4582 = v4581 * v4580;
+    const bool v4583 = v4579 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4583) {
+      const unsigned int v4586 = 64u + v9505;
+      const iron_bf16 v4587 = iron_f32_to_bf16(v4582);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4589 = v13 + v4579;
+      const unsigned int v4590 = v4589 * v1;
+      const unsigned int v4591 = v4590 + v28;
+      const unsigned int v4592 = v4591 << 7u;
+      const unsigned int v4593 = v4592 + v4586;
+      out[v4593] = v4587;
     }
-    const unsigned int v4574 = v56 + v9490;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4575 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4576 = v343.x[5];
-    const float v4577 = v4576 * v4575;
-    const bool v4578 = v4574 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4578) {
-      const unsigned int v4581 = 64u + v9489;
-      const iron_bf16 v4582 = iron_f32_to_bf16(v4577);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4584 = v13 + v4574;
-      const unsigned int v4585 = v4584 * v1;
-      const unsigned int v4586 = v4585 + v28;
-      const unsigned int v4587 = v4586 << 7u;
-      const unsigned int v4588 = v4587 + v4581;
-      out[v4588] = v4582;
+    const unsigned int v4595 = v56 + v9511;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4596 = v3949.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4597 = v364.x[5];
+    const float v4598 = v4597 * v4596;
+    const bool v4599 = v4595 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4599) {
+      const unsigned int v4602 = 64u + v9510;
+      const iron_bf16 v4603 = iron_f32_to_bf16(v4598);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4605 = v13 + v4595;
+      const unsigned int v4606 = v4605 * v1;
+      const unsigned int v4607 = v4606 + v28;
+      const unsigned int v4608 = v4607 << 7u;
+      const unsigned int v4609 = v4608 + v4602;
+      out[v4609] = v4603;
     }
-    const unsigned int v4590 = v56 + v9495;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4591 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4592 = v343.x[6];
-    const float v4593 = v4592 * v4591;
-    const bool v4594 = v4590 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4594) {
-      const unsigned int v4597 = 64u + v9494;
-      const iron_bf16 v4598 = iron_f32_to_bf16(v4593);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4600 = v13 + v4590;
-      const unsigned int v4601 = v4600 * v1;
-      const unsigned int v4602 = v4601 + v28;
-      const unsigned int v4603 = v4602 << 7u;
-      const unsigned int v4604 = v4603 + v4597;
-      out[v4604] = v4598;
+    const unsigned int v4611 = v56 + v9516;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4612 = v3949.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4613 = v364.x[6];
+    const float v4614 = v4613 * v4612;
+    const bool v4615 = v4611 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4615) {
+      const unsigned int v4618 = 64u + v9515;
+      const iron_bf16 v4619 = iron_f32_to_bf16(v4614);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4621 = v13 + v4611;
+      const unsigned int v4622 = v4621 * v1;
+      const unsigned int v4623 = v4622 + v28;
+      const unsigned int v4624 = v4623 << 7u;
+      const unsigned int v4625 = v4624 + v4618;
+      out[v4625] = v4619;
     }
-    const unsigned int v4606 = v56 + v9500;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4607 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4608 = v343.x[7];
-    const float v4609 = v4608 * v4607;
-    const bool v4610 = v4606 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4610) {
-      const unsigned int v4613 = 64u + v9499;
-      const iron_bf16 v4614 = iron_f32_to_bf16(v4609);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4616 = v13 + v4606;
-      const unsigned int v4617 = v4616 * v1;
-      const unsigned int v4618 = v4617 + v28;
-      const unsigned int v4619 = v4618 << 7u;
-      const unsigned int v4620 = v4619 + v4613;
-      out[v4620] = v4614;
+    const unsigned int v4627 = v56 + v9521;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4628 = v3949.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4629 = v364.x[7];
+    const float v4630 = v4629 * v4628;
+    const bool v4631 = v4627 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4631) {
+      const unsigned int v4634 = 64u + v9520;
+      const iron_bf16 v4635 = iron_f32_to_bf16(v4630);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4637 = v13 + v4627;
+      const unsigned int v4638 = v4637 * v1;
+      const unsigned int v4639 = v4638 + v28;
+      const unsigned int v4640 = v4639 << 7u;
+      const unsigned int v4641 = v4640 + v4634;
+      out[v4641] = v4635;
     }
-    const unsigned int v4622 = v56 + v9505;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4623 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4624 = v343.x[8];
-    const float v4625 = v4624 * v4623;
-    const bool v4626 = v4622 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4626) {
-      const unsigned int v4629 = 64u + v9504;
-      const iron_bf16 v4630 = iron_f32_to_bf16(v4625);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4632 = v13 + v4622;
-      const unsigned int v4633 = v4632 * v1;
-      const unsigned int v4634 = v4633 + v28;
-      const unsigned int v4635 = v4634 << 7u;
-      const unsigned int v4636 = v4635 + v4629;
-      out[v4636] = v4630;
+    const unsigned int v4643 = v56 + v9526;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4644 = v3949.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4645 = v364.x[8];
+    const float v4646 = v4645 * v4644;
+    const bool v4647 = v4643 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4647) {
+      const unsigned int v4650 = 64u + v9525;
+      const iron_bf16 v4651 = iron_f32_to_bf16(v4646);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4653 = v13 + v4643;
+      const unsigned int v4654 = v4653 * v1;
+      const unsigned int v4655 = v4654 + v28;
+      const unsigned int v4656 = v4655 << 7u;
+      const unsigned int v4657 = v4656 + v4650;
+      out[v4657] = v4651;
     }
-    const unsigned int v4638 = v56 + v9510;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4639 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4640 = v343.x[9];
-    const float v4641 = v4640 * v4639;
-    const bool v4642 = v4638 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4642) {
-      const unsigned int v4645 = 64u + v9509;
-      const iron_bf16 v4646 = iron_f32_to_bf16(v4641);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4648 = v13 + v4638;
-      const unsigned int v4649 = v4648 * v1;
-      const unsigned int v4650 = v4649 + v28;
-      const unsigned int v4651 = v4650 << 7u;
-      const unsigned int v4652 = v4651 + v4645;
-      out[v4652] = v4646;
+    const unsigned int v4659 = v56 + v9531;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4660 = v3949.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4661 = v364.x[9];
+    const float v4662 = v4661 * v4660;
+    const bool v4663 = v4659 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4663) {
+      const unsigned int v4666 = 64u + v9530;
+      const iron_bf16 v4667 = iron_f32_to_bf16(v4662);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4669 = v13 + v4659;
+      const unsigned int v4670 = v4669 * v1;
+      const unsigned int v4671 = v4670 + v28;
+      const unsigned int v4672 = v4671 << 7u;
+      const unsigned int v4673 = v4672 + v4666;
+      out[v4673] = v4667;
     }
-    const unsigned int v4654 = v56 + v9515;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4655 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4656 = v343.x[10];
-    const float v4657 = v4656 * v4655;
-    const bool v4658 = v4654 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4658) {
-      const unsigned int v4661 = 64u + v9514;
-      const iron_bf16 v4662 = iron_f32_to_bf16(v4657);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4664 = v13 + v4654;
-      const unsigned int v4665 = v4664 * v1;
-      const unsigned int v4666 = v4665 + v28;
-      const unsigned int v4667 = v4666 << 7u;
-      const unsigned int v4668 = v4667 + v4661;
-      out[v4668] = v4662;
+    const unsigned int v4675 = v56 + v9536;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4676 = v3949.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4677 = v364.x[10];
+    const float v4678 = v4677 * v4676;
+    const bool v4679 = v4675 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4679) {
+      const unsigned int v4682 = 64u + v9535;
+      const iron_bf16 v4683 = iron_f32_to_bf16(v4678);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4685 = v13 + v4675;
+      const unsigned int v4686 = v4685 * v1;
+      const unsigned int v4687 = v4686 + v28;
+      const unsigned int v4688 = v4687 << 7u;
+      const unsigned int v4689 = v4688 + v4682;
+      out[v4689] = v4683;
     }
-    const unsigned int v4670 = v56 + v9520;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4671 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4672 = v343.x[11];
-    const float v4673 = v4672 * v4671;
-    const bool v4674 = v4670 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4674) {
-      const unsigned int v4677 = 64u + v9519;
-      const iron_bf16 v4678 = iron_f32_to_bf16(v4673);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4680 = v13 + v4670;
-      const unsigned int v4681 = v4680 * v1;
-      const unsigned int v4682 = v4681 + v28;
-      const unsigned int v4683 = v4682 << 7u;
-      const unsigned int v4684 = v4683 + v4677;
-      out[v4684] = v4678;
+    const unsigned int v4691 = v56 + v9541;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4692 = v3949.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4693 = v364.x[11];
+    const float v4694 = v4693 * v4692;
+    const bool v4695 = v4691 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4695) {
+      const unsigned int v4698 = 64u + v9540;
+      const iron_bf16 v4699 = iron_f32_to_bf16(v4694);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4701 = v13 + v4691;
+      const unsigned int v4702 = v4701 * v1;
+      const unsigned int v4703 = v4702 + v28;
+      const unsigned int v4704 = v4703 << 7u;
+      const unsigned int v4705 = v4704 + v4698;
+      out[v4705] = v4699;
     }
-    const unsigned int v4686 = v56 + v9525;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4687 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4688 = v343.x[12];
-    const float v4689 = v4688 * v4687;
-    const bool v4690 = v4686 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4690) {
-      const unsigned int v4693 = 64u + v9524;
-      const iron_bf16 v4694 = iron_f32_to_bf16(v4689);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4696 = v13 + v4686;
-      const unsigned int v4697 = v4696 * v1;
-      const unsigned int v4698 = v4697 + v28;
-      const unsigned int v4699 = v4698 << 7u;
-      const unsigned int v4700 = v4699 + v4693;
-      out[v4700] = v4694;
+    const unsigned int v4707 = v56 + v9546;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4708 = v3949.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4709 = v364.x[12];
+    const float v4710 = v4709 * v4708;
+    const bool v4711 = v4707 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4711) {
+      const unsigned int v4714 = 64u + v9545;
+      const iron_bf16 v4715 = iron_f32_to_bf16(v4710);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4717 = v13 + v4707;
+      const unsigned int v4718 = v4717 * v1;
+      const unsigned int v4719 = v4718 + v28;
+      const unsigned int v4720 = v4719 << 7u;
+      const unsigned int v4721 = v4720 + v4714;
+      out[v4721] = v4715;
     }
-    const unsigned int v4702 = v56 + v9530;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4703 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4704 = v343.x[13];
-    const float v4705 = v4704 * v4703;
-    const bool v4706 = v4702 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4706) {
-      const unsigned int v4709 = 64u + v9529;
-      const iron_bf16 v4710 = iron_f32_to_bf16(v4705);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4712 = v13 + v4702;
-      const unsigned int v4713 = v4712 * v1;
-      const unsigned int v4714 = v4713 + v28;
-      const unsigned int v4715 = v4714 << 7u;
-      const unsigned int v4716 = v4715 + v4709;
-      out[v4716] = v4710;
+    const unsigned int v4723 = v56 + v9551;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4724 = v3949.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4725 = v364.x[13];
+    const float v4726 = v4725 * v4724;
+    const bool v4727 = v4723 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4727) {
+      const unsigned int v4730 = 64u + v9550;
+      const iron_bf16 v4731 = iron_f32_to_bf16(v4726);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4733 = v13 + v4723;
+      const unsigned int v4734 = v4733 * v1;
+      const unsigned int v4735 = v4734 + v28;
+      const unsigned int v4736 = v4735 << 7u;
+      const unsigned int v4737 = v4736 + v4730;
+      out[v4737] = v4731;
     }
-    const unsigned int v4718 = v56 + v9535;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4719 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4720 = v343.x[14];
-    const float v4721 = v4720 * v4719;
-    const bool v4722 = v4718 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4722) {
-      const unsigned int v4725 = 64u + v9534;
-      const iron_bf16 v4726 = iron_f32_to_bf16(v4721);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4728 = v13 + v4718;
-      const unsigned int v4729 = v4728 * v1;
-      const unsigned int v4730 = v4729 + v28;
-      const unsigned int v4731 = v4730 << 7u;
-      const unsigned int v4732 = v4731 + v4725;
-      out[v4732] = v4726;
+    const unsigned int v4739 = v56 + v9556;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4740 = v3949.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4741 = v364.x[14];
+    const float v4742 = v4741 * v4740;
+    const bool v4743 = v4739 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4743) {
+      const unsigned int v4746 = 64u + v9555;
+      const iron_bf16 v4747 = iron_f32_to_bf16(v4742);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4749 = v13 + v4739;
+      const unsigned int v4750 = v4749 * v1;
+      const unsigned int v4751 = v4750 + v28;
+      const unsigned int v4752 = v4751 << 7u;
+      const unsigned int v4753 = v4752 + v4746;
+      out[v4753] = v4747;
     }
-    const unsigned int v4734 = v56 + v9540;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4735 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4736 = v343.x[15];
-    const float v4737 = v4736 * v4735;
-    const bool v4738 = v4734 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4738) {
-      const unsigned int v4741 = 64u + v9539;
-      const iron_bf16 v4742 = iron_f32_to_bf16(v4737);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4744 = v13 + v4734;
-      const unsigned int v4745 = v4744 * v1;
-      const unsigned int v4746 = v4745 + v28;
-      const unsigned int v4747 = v4746 << 7u;
-      const unsigned int v4748 = v4747 + v4741;
-      out[v4748] = v4742;
+    const unsigned int v4755 = v56 + v9561;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4756 = v3949.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4757 = v364.x[15];
+    const float v4758 = v4757 * v4756;
+    const bool v4759 = v4755 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4759) {
+      const unsigned int v4762 = 64u + v9560;
+      const iron_bf16 v4763 = iron_f32_to_bf16(v4758);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4765 = v13 + v4755;
+      const unsigned int v4766 = v4765 * v1;
+      const unsigned int v4767 = v4766 + v28;
+      const unsigned int v4768 = v4767 << 7u;
+      const unsigned int v4769 = v4768 + v4762;
+      out[v4769] = v4763;
     }
-    const unsigned int v4750 = v56 + v9545;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4751 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4752 = v343.x[16];
-    const float v4753 = v4752 * v4751;
-    const bool v4754 = v4750 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4754) {
-      const unsigned int v4757 = 64u + v9544;
-      const iron_bf16 v4758 = iron_f32_to_bf16(v4753);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4760 = v13 + v4750;
-      const unsigned int v4761 = v4760 * v1;
-      const unsigned int v4762 = v4761 + v28;
-      const unsigned int v4763 = v4762 << 7u;
-      const unsigned int v4764 = v4763 + v4757;
-      out[v4764] = v4758;
+    const unsigned int v4771 = v56 + v9566;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4772 = v3949.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4773 = v364.x[16];
+    const float v4774 = v4773 * v4772;
+    const bool v4775 = v4771 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4775) {
+      const unsigned int v4778 = 64u + v9565;
+      const iron_bf16 v4779 = iron_f32_to_bf16(v4774);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4781 = v13 + v4771;
+      const unsigned int v4782 = v4781 * v1;
+      const unsigned int v4783 = v4782 + v28;
+      const unsigned int v4784 = v4783 << 7u;
+      const unsigned int v4785 = v4784 + v4778;
+      out[v4785] = v4779;
     }
-    const unsigned int v4766 = v56 + v9550;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4767 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4768 = v343.x[17];
-    const float v4769 = v4768 * v4767;
-    const bool v4770 = v4766 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4770) {
-      const unsigned int v4773 = 64u + v9549;
-      const iron_bf16 v4774 = iron_f32_to_bf16(v4769);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4776 = v13 + v4766;
-      const unsigned int v4777 = v4776 * v1;
-      const unsigned int v4778 = v4777 + v28;
-      const unsigned int v4779 = v4778 << 7u;
-      const unsigned int v4780 = v4779 + v4773;
-      out[v4780] = v4774;
+    const unsigned int v4787 = v56 + v9571;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4788 = v3949.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4789 = v364.x[17];
+    const float v4790 = v4789 * v4788;
+    const bool v4791 = v4787 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4791) {
+      const unsigned int v4794 = 64u + v9570;
+      const iron_bf16 v4795 = iron_f32_to_bf16(v4790);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4797 = v13 + v4787;
+      const unsigned int v4798 = v4797 * v1;
+      const unsigned int v4799 = v4798 + v28;
+      const unsigned int v4800 = v4799 << 7u;
+      const unsigned int v4801 = v4800 + v4794;
+      out[v4801] = v4795;
     }
-    const unsigned int v4782 = v56 + v9555;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4783 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4784 = v343.x[18];
-    const float v4785 = v4784 * v4783;
-    const bool v4786 = v4782 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4786) {
-      const unsigned int v4789 = 64u + v9554;
-      const iron_bf16 v4790 = iron_f32_to_bf16(v4785);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4792 = v13 + v4782;
-      const unsigned int v4793 = v4792 * v1;
-      const unsigned int v4794 = v4793 + v28;
-      const unsigned int v4795 = v4794 << 7u;
-      const unsigned int v4796 = v4795 + v4789;
-      out[v4796] = v4790;
+    const unsigned int v4803 = v56 + v9576;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4804 = v3949.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4805 = v364.x[18];
+    const float v4806 = v4805 * v4804;
+    const bool v4807 = v4803 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4807) {
+      const unsigned int v4810 = 64u + v9575;
+      const iron_bf16 v4811 = iron_f32_to_bf16(v4806);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4813 = v13 + v4803;
+      const unsigned int v4814 = v4813 * v1;
+      const unsigned int v4815 = v4814 + v28;
+      const unsigned int v4816 = v4815 << 7u;
+      const unsigned int v4817 = v4816 + v4810;
+      out[v4817] = v4811;
     }
-    const unsigned int v4798 = v56 + v9560;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4799 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4800 = v343.x[19];
-    const float v4801 = v4800 * v4799;
-    const bool v4802 = v4798 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4802) {
-      const unsigned int v4805 = 64u + v9559;
-      const iron_bf16 v4806 = iron_f32_to_bf16(v4801);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4808 = v13 + v4798;
-      const unsigned int v4809 = v4808 * v1;
-      const unsigned int v4810 = v4809 + v28;
-      const unsigned int v4811 = v4810 << 7u;
-      const unsigned int v4812 = v4811 + v4805;
-      out[v4812] = v4806;
+    const unsigned int v4819 = v56 + v9581;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4820 = v3949.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4821 = v364.x[19];
+    const float v4822 = v4821 * v4820;
+    const bool v4823 = v4819 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4823) {
+      const unsigned int v4826 = 64u + v9580;
+      const iron_bf16 v4827 = iron_f32_to_bf16(v4822);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4829 = v13 + v4819;
+      const unsigned int v4830 = v4829 * v1;
+      const unsigned int v4831 = v4830 + v28;
+      const unsigned int v4832 = v4831 << 7u;
+      const unsigned int v4833 = v4832 + v4826;
+      out[v4833] = v4827;
     }
-    const unsigned int v4814 = v56 + v9565;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4815 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4816 = v343.x[20];
-    const float v4817 = v4816 * v4815;
-    const bool v4818 = v4814 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4818) {
-      const unsigned int v4821 = 64u + v9564;
-      const iron_bf16 v4822 = iron_f32_to_bf16(v4817);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4824 = v13 + v4814;
-      const unsigned int v4825 = v4824 * v1;
-      const unsigned int v4826 = v4825 + v28;
-      const unsigned int v4827 = v4826 << 7u;
-      const unsigned int v4828 = v4827 + v4821;
-      out[v4828] = v4822;
+    const unsigned int v4835 = v56 + v9586;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4836 = v3949.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4837 = v364.x[20];
+    const float v4838 = v4837 * v4836;
+    const bool v4839 = v4835 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4839) {
+      const unsigned int v4842 = 64u + v9585;
+      const iron_bf16 v4843 = iron_f32_to_bf16(v4838);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4845 = v13 + v4835;
+      const unsigned int v4846 = v4845 * v1;
+      const unsigned int v4847 = v4846 + v28;
+      const unsigned int v4848 = v4847 << 7u;
+      const unsigned int v4849 = v4848 + v4842;
+      out[v4849] = v4843;
     }
-    const unsigned int v4830 = v56 + v9570;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4831 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4832 = v343.x[21];
-    const float v4833 = v4832 * v4831;
-    const bool v4834 = v4830 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4834) {
-      const unsigned int v4837 = 64u + v9569;
-      const iron_bf16 v4838 = iron_f32_to_bf16(v4833);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4840 = v13 + v4830;
-      const unsigned int v4841 = v4840 * v1;
-      const unsigned int v4842 = v4841 + v28;
-      const unsigned int v4843 = v4842 << 7u;
-      const unsigned int v4844 = v4843 + v4837;
-      out[v4844] = v4838;
+    const unsigned int v4851 = v56 + v9591;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4852 = v3949.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4853 = v364.x[21];
+    const float v4854 = v4853 * v4852;
+    const bool v4855 = v4851 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4855) {
+      const unsigned int v4858 = 64u + v9590;
+      const iron_bf16 v4859 = iron_f32_to_bf16(v4854);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4861 = v13 + v4851;
+      const unsigned int v4862 = v4861 * v1;
+      const unsigned int v4863 = v4862 + v28;
+      const unsigned int v4864 = v4863 << 7u;
+      const unsigned int v4865 = v4864 + v4858;
+      out[v4865] = v4859;
     }
-    const unsigned int v4846 = v56 + v9575;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4847 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4848 = v343.x[22];
-    const float v4849 = v4848 * v4847;
-    const bool v4850 = v4846 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4850) {
-      const unsigned int v4853 = 64u + v9574;
-      const iron_bf16 v4854 = iron_f32_to_bf16(v4849);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4856 = v13 + v4846;
-      const unsigned int v4857 = v4856 * v1;
-      const unsigned int v4858 = v4857 + v28;
-      const unsigned int v4859 = v4858 << 7u;
-      const unsigned int v4860 = v4859 + v4853;
-      out[v4860] = v4854;
+    const unsigned int v4867 = v56 + v9596;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4868 = v3949.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4869 = v364.x[22];
+    const float v4870 = v4869 * v4868;
+    const bool v4871 = v4867 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4871) {
+      const unsigned int v4874 = 64u + v9595;
+      const iron_bf16 v4875 = iron_f32_to_bf16(v4870);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4877 = v13 + v4867;
+      const unsigned int v4878 = v4877 * v1;
+      const unsigned int v4879 = v4878 + v28;
+      const unsigned int v4880 = v4879 << 7u;
+      const unsigned int v4881 = v4880 + v4874;
+      out[v4881] = v4875;
     }
-    const unsigned int v4862 = v56 + v9580;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4863 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4864 = v343.x[23];
-    const float v4865 = v4864 * v4863;
-    const bool v4866 = v4862 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4866) {
-      const unsigned int v4869 = 64u + v9579;
-      const iron_bf16 v4870 = iron_f32_to_bf16(v4865);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4872 = v13 + v4862;
-      const unsigned int v4873 = v4872 * v1;
-      const unsigned int v4874 = v4873 + v28;
-      const unsigned int v4875 = v4874 << 7u;
-      const unsigned int v4876 = v4875 + v4869;
-      out[v4876] = v4870;
+    const unsigned int v4883 = v56 + v9601;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4884 = v3949.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4885 = v364.x[23];
+    const float v4886 = v4885 * v4884;
+    const bool v4887 = v4883 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4887) {
+      const unsigned int v4890 = 64u + v9600;
+      const iron_bf16 v4891 = iron_f32_to_bf16(v4886);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4893 = v13 + v4883;
+      const unsigned int v4894 = v4893 * v1;
+      const unsigned int v4895 = v4894 + v28;
+      const unsigned int v4896 = v4895 << 7u;
+      const unsigned int v4897 = v4896 + v4890;
+      out[v4897] = v4891;
     }
-    const unsigned int v4878 = v56 + v9585;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4879 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4880 = v343.x[24];
-    const float v4881 = v4880 * v4879;
-    const bool v4882 = v4878 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4882) {
-      const unsigned int v4885 = 64u + v9584;
-      const iron_bf16 v4886 = iron_f32_to_bf16(v4881);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4888 = v13 + v4878;
-      const unsigned int v4889 = v4888 * v1;
-      const unsigned int v4890 = v4889 + v28;
-      const unsigned int v4891 = v4890 << 7u;
-      const unsigned int v4892 = v4891 + v4885;
-      out[v4892] = v4886;
+    const unsigned int v4899 = v56 + v9606;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4900 = v3949.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4901 = v364.x[24];
+    const float v4902 = v4901 * v4900;
+    const bool v4903 = v4899 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4903) {
+      const unsigned int v4906 = 64u + v9605;
+      const iron_bf16 v4907 = iron_f32_to_bf16(v4902);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4909 = v13 + v4899;
+      const unsigned int v4910 = v4909 * v1;
+      const unsigned int v4911 = v4910 + v28;
+      const unsigned int v4912 = v4911 << 7u;
+      const unsigned int v4913 = v4912 + v4906;
+      out[v4913] = v4907;
     }
-    const unsigned int v4894 = v56 + v9590;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4895 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4896 = v343.x[25];
-    const float v4897 = v4896 * v4895;
-    const bool v4898 = v4894 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4898) {
-      const unsigned int v4901 = 64u + v9589;
-      const iron_bf16 v4902 = iron_f32_to_bf16(v4897);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4904 = v13 + v4894;
-      const unsigned int v4905 = v4904 * v1;
-      const unsigned int v4906 = v4905 + v28;
-      const unsigned int v4907 = v4906 << 7u;
-      const unsigned int v4908 = v4907 + v4901;
-      out[v4908] = v4902;
+    const unsigned int v4915 = v56 + v9611;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4916 = v3949.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4917 = v364.x[25];
+    const float v4918 = v4917 * v4916;
+    const bool v4919 = v4915 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4919) {
+      const unsigned int v4922 = 64u + v9610;
+      const iron_bf16 v4923 = iron_f32_to_bf16(v4918);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4925 = v13 + v4915;
+      const unsigned int v4926 = v4925 * v1;
+      const unsigned int v4927 = v4926 + v28;
+      const unsigned int v4928 = v4927 << 7u;
+      const unsigned int v4929 = v4928 + v4922;
+      out[v4929] = v4923;
     }
-    const unsigned int v4910 = v56 + v9595;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4911 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4912 = v343.x[26];
-    const float v4913 = v4912 * v4911;
-    const bool v4914 = v4910 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4914) {
-      const unsigned int v4917 = 64u + v9594;
-      const iron_bf16 v4918 = iron_f32_to_bf16(v4913);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4920 = v13 + v4910;
-      const unsigned int v4921 = v4920 * v1;
-      const unsigned int v4922 = v4921 + v28;
-      const unsigned int v4923 = v4922 << 7u;
-      const unsigned int v4924 = v4923 + v4917;
-      out[v4924] = v4918;
+    const unsigned int v4931 = v56 + v9616;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4932 = v3949.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4933 = v364.x[26];
+    const float v4934 = v4933 * v4932;
+    const bool v4935 = v4931 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4935) {
+      const unsigned int v4938 = 64u + v9615;
+      const iron_bf16 v4939 = iron_f32_to_bf16(v4934);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4941 = v13 + v4931;
+      const unsigned int v4942 = v4941 * v1;
+      const unsigned int v4943 = v4942 + v28;
+      const unsigned int v4944 = v4943 << 7u;
+      const unsigned int v4945 = v4944 + v4938;
+      out[v4945] = v4939;
     }
-    const unsigned int v4926 = v56 + v9600;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4927 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4928 = v343.x[27];
-    const float v4929 = v4928 * v4927;
-    const bool v4930 = v4926 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4930) {
-      const unsigned int v4933 = 64u + v9599;
-      const iron_bf16 v4934 = iron_f32_to_bf16(v4929);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4936 = v13 + v4926;
-      const unsigned int v4937 = v4936 * v1;
-      const unsigned int v4938 = v4937 + v28;
-      const unsigned int v4939 = v4938 << 7u;
-      const unsigned int v4940 = v4939 + v4933;
-      out[v4940] = v4934;
+    const unsigned int v4947 = v56 + v9621;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4948 = v3949.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4949 = v364.x[27];
+    const float v4950 = v4949 * v4948;
+    const bool v4951 = v4947 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4951) {
+      const unsigned int v4954 = 64u + v9620;
+      const iron_bf16 v4955 = iron_f32_to_bf16(v4950);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4957 = v13 + v4947;
+      const unsigned int v4958 = v4957 * v1;
+      const unsigned int v4959 = v4958 + v28;
+      const unsigned int v4960 = v4959 << 7u;
+      const unsigned int v4961 = v4960 + v4954;
+      out[v4961] = v4955;
     }
-    const unsigned int v4942 = v56 + v9605;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4943 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4944 = v343.x[28];
-    const float v4945 = v4944 * v4943;
-    const bool v4946 = v4942 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4946) {
-      const unsigned int v4949 = 64u + v9604;
-      const iron_bf16 v4950 = iron_f32_to_bf16(v4945);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4952 = v13 + v4942;
-      const unsigned int v4953 = v4952 * v1;
-      const unsigned int v4954 = v4953 + v28;
-      const unsigned int v4955 = v4954 << 7u;
-      const unsigned int v4956 = v4955 + v4949;
-      out[v4956] = v4950;
+    const unsigned int v4963 = v56 + v9626;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4964 = v3949.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4965 = v364.x[28];
+    const float v4966 = v4965 * v4964;
+    const bool v4967 = v4963 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4967) {
+      const unsigned int v4970 = 64u + v9625;
+      const iron_bf16 v4971 = iron_f32_to_bf16(v4966);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4973 = v13 + v4963;
+      const unsigned int v4974 = v4973 * v1;
+      const unsigned int v4975 = v4974 + v28;
+      const unsigned int v4976 = v4975 << 7u;
+      const unsigned int v4977 = v4976 + v4970;
+      out[v4977] = v4971;
     }
-    const unsigned int v4958 = v56 + v9610;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4959 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4960 = v343.x[29];
-    const float v4961 = v4960 * v4959;
-    const bool v4962 = v4958 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4962) {
-      const unsigned int v4965 = 64u + v9609;
-      const iron_bf16 v4966 = iron_f32_to_bf16(v4961);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4968 = v13 + v4958;
-      const unsigned int v4969 = v4968 * v1;
-      const unsigned int v4970 = v4969 + v28;
-      const unsigned int v4971 = v4970 << 7u;
-      const unsigned int v4972 = v4971 + v4965;
-      out[v4972] = v4966;
+    const unsigned int v4979 = v56 + v9631;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4980 = v3949.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4981 = v364.x[29];
+    const float v4982 = v4981 * v4980;
+    const bool v4983 = v4979 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4983) {
+      const unsigned int v4986 = 64u + v9630;
+      const iron_bf16 v4987 = iron_f32_to_bf16(v4982);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4989 = v13 + v4979;
+      const unsigned int v4990 = v4989 * v1;
+      const unsigned int v4991 = v4990 + v28;
+      const unsigned int v4992 = v4991 << 7u;
+      const unsigned int v4993 = v4992 + v4986;
+      out[v4993] = v4987;
     }
-    const unsigned int v4974 = v56 + v9615;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4975 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4976 = v343.x[30];
-    const float v4977 = v4976 * v4975;
-    const bool v4978 = v4974 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4978) {
-      const unsigned int v4981 = 64u + v9614;
-      const iron_bf16 v4982 = iron_f32_to_bf16(v4977);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4984 = v13 + v4974;
-      const unsigned int v4985 = v4984 * v1;
-      const unsigned int v4986 = v4985 + v28;
-      const unsigned int v4987 = v4986 << 7u;
-      const unsigned int v4988 = v4987 + v4981;
-      out[v4988] = v4982;
+    const unsigned int v4995 = v56 + v9636;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4996 = v3949.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4997 = v364.x[30];
+    const float v4998 = v4997 * v4996;
+    const bool v4999 = v4995 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4999) {
+      const unsigned int v5002 = 64u + v9635;
+      const iron_bf16 v5003 = iron_f32_to_bf16(v4998);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5005 = v13 + v4995;
+      const unsigned int v5006 = v5005 * v1;
+      const unsigned int v5007 = v5006 + v28;
+      const unsigned int v5008 = v5007 << 7u;
+      const unsigned int v5009 = v5008 + v5002;
+      out[v5009] = v5003;
     }
-    const unsigned int v4990 = v56 + v9620;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4991 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4992 = v343.x[31];
-    const float v4993 = v4992 * v4991;
-    const bool v4994 = v4990 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4994) {
-      const unsigned int v4997 = 64u + v9619;
-      const iron_bf16 v4998 = iron_f32_to_bf16(v4993);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5000 = v13 + v4990;
-      const unsigned int v5001 = v5000 * v1;
-      const unsigned int v5002 = v5001 + v28;
-      const unsigned int v5003 = v5002 << 7u;
-      const unsigned int v5004 = v5003 + v4997;
-      out[v5004] = v4998;
+    const unsigned int v5011 = v56 + v9641;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5012 = v3949.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5013 = v364.x[31];
+    const float v5014 = v5013 * v5012;
+    const bool v5015 = v5011 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5015) {
+      const unsigned int v5018 = 64u + v9640;
+      const iron_bf16 v5019 = iron_f32_to_bf16(v5014);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5021 = v13 + v5011;
+      const unsigned int v5022 = v5021 * v1;
+      const unsigned int v5023 = v5022 + v28;
+      const unsigned int v5024 = v5023 << 7u;
+      const unsigned int v5025 = v5024 + v5018;
+      out[v5025] = v5019;
     }
   }
 }

@@ -701,4790 +701,4793 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
     __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:84
     const unsigned int v555 = v27 + 128u;  // kernels/sdpa/flash_warpgroup.hpp:86
     const unsigned int v556 = min(v555, v20);
-    const unsigned int v557 = v556 + v35;  // kernels/sdpa/flash_tile.hpp:127
-    const unsigned int v559 = v557 - v20;  // kernels/sdpa/flash_tile.hpp:129
-    const unsigned int v560 = min(v35, v559);
-    const bool v561 = v557 > v20;
-    const unsigned int v562 = v561 ? v560 : v42;
-    const bool v564 = v8 == v42;  // kernels/sdpa/flash_tile.hpp:128
-    const unsigned int v565 = v564 ? v35 : v562;
-    const unsigned int v567 = v27 + v35;  // kernels/sdpa/flash_tile.hpp:130
-    const unsigned int v568 = v567 + 1u;
-    const unsigned int v572 = v568 - v20;  // kernels/sdpa/flash_tile.hpp:132
-    const unsigned int v573 = v572 - v9;
-    const unsigned int v574 = v573 >> 6u;
-    const unsigned int v575 = v574 << 6u;
-    const bool v577 = v9 > v42;  // kernels/sdpa/flash_tile.hpp:131
-    const unsigned int v578 = v20 + v9;
-    const bool v579 = v568 > v578;
-    const bool v580 = v577 && v579;
-    const unsigned int v581 = v580 ? v575 : v42;
-    const float v583 = v10 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:88
-    iron_frag<float, 2, 16, 8> v585;  // kernels/sdpa/flash_tile.hpp:189
-    iron_frag_fill(v585, __uint_as_float(0xff800000u));
-    iron_frag<float, 2, 16, 8> v587;
-    iron_frag_fill(v587, 0.0f);
-    iron_frag<float, 2, 16, 64> v589;  // /usr/include/c++/12/array:99
-    iron_frag_fill(v589, 0.0f);
-    iron_frag<float, 2, 16, 64> v591;
-    iron_frag_fill(v591, 0.0f);
-    iron_frag<float, 2, 16, 64> v593;
-    iron_frag_fill(v593, 0.0f);
-    iron_frag<float, 2, 16, 64> v595;
-    iron_frag_fill(v595, 0.0f);
+    const unsigned int v558 = v27 + v35;  // kernels/sdpa/flash_tile.hpp:125
+    const unsigned int v559 = v558 + 1u;
+    const unsigned int v561 = v559 - v20;  // kernels/sdpa/flash_tile.hpp:127
+    const bool v566 = v8 == v42;  // kernels/sdpa/flash_tile.hpp:126
+    const unsigned int v570 = v561 - v9;  // kernels/sdpa/flash_tile.hpp:129
+    const bool v572 = v9 > v42;  // kernels/sdpa/flash_tile.hpp:128
+    const unsigned int v573 = v20 + v9;
+    const bool v574 = v559 > v573;
+    const bool v575 = v572 && v574;
+    const unsigned int v576 = v575 ? v570 : v42;
+    const unsigned int v578 = v556 - 1u;  // kernels/sdpa/flash_tile.hpp:140
+    const unsigned int v580 = v578 + v35;  // kernels/sdpa/flash_tile.hpp:125
+    const unsigned int v581 = v580 + 1u;
+    const unsigned int v583 = v581 - v20;  // kernels/sdpa/flash_tile.hpp:127
+    const unsigned int v584 = min(v35, v583);
+    const bool v585 = v581 > v20;
+    const unsigned int v586 = v585 ? v584 : v42;
+    const unsigned int v589 = v566 ? v35 : v586;  // kernels/sdpa/flash_tile.hpp:126
+    const unsigned int v601 = v576 >> 6u;  // kernels/sdpa/flash_tile.hpp:141
+    const unsigned int v602 = v601 << 6u;
+    const float v604 = v10 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:88
+    iron_frag<float, 2, 16, 8> v606;  // kernels/sdpa/flash_tile.hpp:184
+    iron_frag_fill(v606, __uint_as_float(0xff800000u));
+    iron_frag<float, 2, 16, 8> v608;
+    iron_frag_fill(v608, 0.0f);
+    iron_frag<float, 2, 16, 64> v610;  // /usr/include/c++/12/array:99
+    iron_frag_fill(v610, 0.0f);
+    iron_frag<float, 2, 16, 64> v612;
+    iron_frag_fill(v612, 0.0f);
+    iron_frag<float, 2, 16, 64> v614;
+    iron_frag_fill(v614, 0.0f);
+    iron_frag<float, 2, 16, 64> v616;
+    iron_frag_fill(v616, 0.0f);
 
-    for (unsigned int v5902 = v42; v5902 < 1u; v5902 += 1u) {  // kernels/sdpa/flash_warpgroup.hpp:95
-      const unsigned int v5903 = v5902 << 6u;
-      const unsigned int v5904 = v581 + v5903;
-      const bool v5905 = v5904 < v565;
-      if (v5905) {
+    for (unsigned int v5923 = v42; v5923 < 1u; v5923 += 1u) {  // kernels/sdpa/flash_warpgroup.hpp:95
+      const unsigned int v5924 = v5923 << 6u;
+      const unsigned int v5925 = v602 + v5924;
+      const bool v5926 = v5925 < v589;
+      if (v5926) {
         if (v47) {  // kernels/sdpa/kv_sources.hpp:87
-          const unsigned int v5907 = v5902 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:99
-          const unsigned int v5917 = v5904 + v62;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v5918 = v5917 < v35;
-          const unsigned int v5921 = v5918 ? v5917 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5923 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v5924 = v5921 & v5923;
-          const unsigned int v5925 = v5921 >> (v41 & 31);
-          const unsigned int v5926 = v32 + v5925;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5927 = block_table[v5926];
-          const unsigned int v5929 = v5927 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5930 = v5929 + v30;
-          const unsigned int v5931 = v5930 * v6;
-          const unsigned int v5932 = v5931 + v5924;
-          const unsigned int v5933 = v5932 << 8u;
-          const unsigned int v5934 = v5933 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5942 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v5943 = v5907 + v5942;
-          const unsigned int v5944 = v5943 + v81;
-          const unsigned int v5945 = v5944 + v79;
-          iron_copy_async<16>(shm1 + (v5945 ^ (((v5945 >> 6u) & 7u) << 3u)), k_pages + v5934, v5918);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5955 = v5904 + v93;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v5956 = v5955 < v35;
-          const unsigned int v5959 = v5956 ? v5955 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5962 = v5959 & v5923;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v5963 = v5959 >> (v41 & 31);
-          const unsigned int v5964 = v32 + v5963;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5965 = block_table[v5964];
-          const unsigned int v5967 = v5965 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5968 = v5967 + v30;
-          const unsigned int v5969 = v5968 * v6;
-          const unsigned int v5970 = v5969 + v5962;
-          const unsigned int v5971 = v5970 << 8u;
-          const unsigned int v5972 = v5971 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5980 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v5981 = v5907 + v5980;
-          const unsigned int v5982 = v5981 + v112;
-          const unsigned int v5983 = v5982 + v110;
-          iron_copy_async<16>(shm1 + (v5983 ^ (((v5983 >> 6u) & 7u) << 3u)), k_pages + v5972, v5956);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5993 = v5904 + v124;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v5994 = v5993 < v35;
-          const unsigned int v5997 = v5994 ? v5993 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6000 = v5997 & v5923;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v6001 = v5997 >> (v41 & 31);
-          const unsigned int v6002 = v32 + v6001;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6003 = block_table[v6002];
-          const unsigned int v6005 = v6003 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6006 = v6005 + v30;
-          const unsigned int v6007 = v6006 * v6;
-          const unsigned int v6008 = v6007 + v6000;
-          const unsigned int v6009 = v6008 << 8u;
-          const unsigned int v6010 = v6009 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6018 = v146 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v6019 = v5907 + v6018;
-          const unsigned int v6020 = v6019 + v143;
-          const unsigned int v6021 = v6020 + v141;
-          iron_copy_async<16>(shm1 + (v6021 ^ (((v6021 >> 6u) & 7u) << 3u)), k_pages + v6010, v5994);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6031 = v5904 + v155;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6032 = v6031 < v35;
-          const unsigned int v6035 = v6032 ? v6031 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6038 = v6035 & v5923;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v6039 = v6035 >> (v41 & 31);
-          const unsigned int v6040 = v32 + v6039;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6041 = block_table[v6040];
-          const unsigned int v6043 = v6041 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6044 = v6043 + v30;
-          const unsigned int v6045 = v6044 * v6;
-          const unsigned int v6046 = v6045 + v6038;
-          const unsigned int v6047 = v6046 << 8u;
-          const unsigned int v6048 = v6047 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6056 = v177 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v6057 = v5907 + v6056;
-          const unsigned int v6058 = v6057 + v174;
-          const unsigned int v6059 = v6058 + v172;
-          iron_copy_async<16>(shm1 + (v6059 ^ (((v6059 >> 6u) & 7u) << 3u)), k_pages + v6048, v6032);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6069 = v5904 + v186;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6070 = v6069 < v35;
-          const unsigned int v6073 = v6070 ? v6069 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6076 = v6073 & v5923;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v6077 = v6073 >> (v41 & 31);
-          const unsigned int v6078 = v32 + v6077;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6079 = block_table[v6078];
-          const unsigned int v6081 = v6079 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6082 = v6081 + v30;
-          const unsigned int v6083 = v6082 * v6;
-          const unsigned int v6084 = v6083 + v6076;
-          const unsigned int v6085 = v6084 << 8u;
-          const unsigned int v6086 = v6085 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6094 = v208 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v6095 = v5907 + v6094;
-          const unsigned int v6096 = v6095 + v205;
-          const unsigned int v6097 = v6096 + v203;
-          iron_copy_async<16>(shm1 + (v6097 ^ (((v6097 >> 6u) & 7u) << 3u)), k_pages + v6086, v6070);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6107 = v5904 + v217;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6108 = v6107 < v35;
-          const unsigned int v6111 = v6108 ? v6107 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6114 = v6111 & v5923;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v6115 = v6111 >> (v41 & 31);
-          const unsigned int v6116 = v32 + v6115;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6117 = block_table[v6116];
-          const unsigned int v6119 = v6117 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6120 = v6119 + v30;
-          const unsigned int v6121 = v6120 * v6;
-          const unsigned int v6122 = v6121 + v6114;
-          const unsigned int v6123 = v6122 << 8u;
-          const unsigned int v6124 = v6123 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6132 = v239 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v6133 = v5907 + v6132;
-          const unsigned int v6134 = v6133 + v236;
-          const unsigned int v6135 = v6134 + v234;
-          iron_copy_async<16>(shm1 + (v6135 ^ (((v6135 >> 6u) & 7u) << 3u)), k_pages + v6124, v6108);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6145 = v5904 + v248;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6146 = v6145 < v35;
-          const unsigned int v6149 = v6146 ? v6145 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6152 = v6149 & v5923;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v6153 = v6149 >> (v41 & 31);
-          const unsigned int v6154 = v32 + v6153;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6155 = block_table[v6154];
-          const unsigned int v6157 = v6155 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6158 = v6157 + v30;
-          const unsigned int v6159 = v6158 * v6;
-          const unsigned int v6160 = v6159 + v6152;
-          const unsigned int v6161 = v6160 << 8u;
-          const unsigned int v6162 = v6161 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6170 = v270 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v6171 = v5907 + v6170;
-          const unsigned int v6172 = v6171 + v267;
-          const unsigned int v6173 = v6172 + v265;
-          iron_copy_async<16>(shm1 + (v6173 ^ (((v6173 >> 6u) & 7u) << 3u)), k_pages + v6162, v6146);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6183 = v5904 + v279;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6184 = v6183 < v35;
-          const unsigned int v6187 = v6184 ? v6183 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6190 = v6187 & v5923;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v6191 = v6187 >> (v41 & 31);
-          const unsigned int v6192 = v32 + v6191;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6193 = block_table[v6192];
-          const unsigned int v6195 = v6193 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6196 = v6195 + v30;
-          const unsigned int v6197 = v6196 * v6;
-          const unsigned int v6198 = v6197 + v6190;
-          const unsigned int v6199 = v6198 << 8u;
-          const unsigned int v6200 = v6199 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6208 = v301 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v6209 = v5907 + v6208;
-          const unsigned int v6210 = v6209 + v298;
-          const unsigned int v6211 = v6210 + v296;
-          iron_copy_async<16>(shm1 + (v6211 ^ (((v6211 >> 6u) & 7u) << 3u)), k_pages + v6200, v6184);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6233 = block_table[v5926];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6235 = v6233 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6236 = v6235 + v30;
-          const unsigned int v6237 = v6236 * v6;
-          const unsigned int v6238 = v6237 + v5924;
-          const unsigned int v6239 = v6238 << 8u;
-          const unsigned int v6240 = v6239 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v5945 ^ (((v5945 >> 6u) & 7u) << 3u)), v_pages + v6240, v5918);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6271 = block_table[v5964];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6273 = v6271 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6274 = v6273 + v30;
-          const unsigned int v6275 = v6274 * v6;
-          const unsigned int v6276 = v6275 + v5962;
-          const unsigned int v6277 = v6276 << 8u;
-          const unsigned int v6278 = v6277 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v5983 ^ (((v5983 >> 6u) & 7u) << 3u)), v_pages + v6278, v5956);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6309 = block_table[v6002];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6311 = v6309 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6312 = v6311 + v30;
-          const unsigned int v6313 = v6312 * v6;
-          const unsigned int v6314 = v6313 + v6000;
-          const unsigned int v6315 = v6314 << 8u;
-          const unsigned int v6316 = v6315 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6021 ^ (((v6021 >> 6u) & 7u) << 3u)), v_pages + v6316, v5994);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6347 = block_table[v6040];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6349 = v6347 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6350 = v6349 + v30;
-          const unsigned int v6351 = v6350 * v6;
-          const unsigned int v6352 = v6351 + v6038;
-          const unsigned int v6353 = v6352 << 8u;
-          const unsigned int v6354 = v6353 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6059 ^ (((v6059 >> 6u) & 7u) << 3u)), v_pages + v6354, v6032);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6385 = block_table[v6078];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6387 = v6385 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6388 = v6387 + v30;
-          const unsigned int v6389 = v6388 * v6;
-          const unsigned int v6390 = v6389 + v6076;
-          const unsigned int v6391 = v6390 << 8u;
-          const unsigned int v6392 = v6391 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6097 ^ (((v6097 >> 6u) & 7u) << 3u)), v_pages + v6392, v6070);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6423 = block_table[v6116];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6425 = v6423 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6426 = v6425 + v30;
-          const unsigned int v6427 = v6426 * v6;
-          const unsigned int v6428 = v6427 + v6114;
-          const unsigned int v6429 = v6428 << 8u;
-          const unsigned int v6430 = v6429 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6135 ^ (((v6135 >> 6u) & 7u) << 3u)), v_pages + v6430, v6108);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6461 = block_table[v6154];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6463 = v6461 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6464 = v6463 + v30;
-          const unsigned int v6465 = v6464 * v6;
-          const unsigned int v6466 = v6465 + v6152;
-          const unsigned int v6467 = v6466 << 8u;
-          const unsigned int v6468 = v6467 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6173 ^ (((v6173 >> 6u) & 7u) << 3u)), v_pages + v6468, v6146);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6499 = block_table[v6192];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6501 = v6499 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6502 = v6501 + v30;
-          const unsigned int v6503 = v6502 * v6;
-          const unsigned int v6504 = v6503 + v6190;
-          const unsigned int v6505 = v6504 << 8u;
-          const unsigned int v6506 = v6505 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6211 ^ (((v6211 >> 6u) & 7u) << 3u)), v_pages + v6506, v6184);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5928 = v5923 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:99
+          const unsigned int v5938 = v5925 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5939 = v5938 < v35;
+          const unsigned int v5942 = v5939 ? v5938 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5944 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v5945 = v5942 & v5944;
+          const unsigned int v5946 = v5942 >> (v41 & 31);
+          const unsigned int v5947 = v32 + v5946;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5948 = block_table[v5947];
+          const unsigned int v5950 = v5948 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5951 = v5950 + v30;
+          const unsigned int v5952 = v5951 * v6;
+          const unsigned int v5953 = v5952 + v5945;
+          const unsigned int v5954 = v5953 << 8u;
+          const unsigned int v5955 = v5954 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5963 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v5964 = v5928 + v5963;
+          const unsigned int v5965 = v5964 + v81;
+          const unsigned int v5966 = v5965 + v79;
+          iron_copy_async<16>(shm1 + (v5966 ^ (((v5966 >> 6u) & 7u) << 3u)), k_pages + v5955, v5939);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5976 = v5925 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5977 = v5976 < v35;
+          const unsigned int v5980 = v5977 ? v5976 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5983 = v5980 & v5944;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v5984 = v5980 >> (v41 & 31);
+          const unsigned int v5985 = v32 + v5984;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5986 = block_table[v5985];
+          const unsigned int v5988 = v5986 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5989 = v5988 + v30;
+          const unsigned int v5990 = v5989 * v6;
+          const unsigned int v5991 = v5990 + v5983;
+          const unsigned int v5992 = v5991 << 8u;
+          const unsigned int v5993 = v5992 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6001 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v6002 = v5928 + v6001;
+          const unsigned int v6003 = v6002 + v112;
+          const unsigned int v6004 = v6003 + v110;
+          iron_copy_async<16>(shm1 + (v6004 ^ (((v6004 >> 6u) & 7u) << 3u)), k_pages + v5993, v5977);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6014 = v5925 + v124;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6015 = v6014 < v35;
+          const unsigned int v6018 = v6015 ? v6014 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6021 = v6018 & v5944;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6022 = v6018 >> (v41 & 31);
+          const unsigned int v6023 = v32 + v6022;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6024 = block_table[v6023];
+          const unsigned int v6026 = v6024 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6027 = v6026 + v30;
+          const unsigned int v6028 = v6027 * v6;
+          const unsigned int v6029 = v6028 + v6021;
+          const unsigned int v6030 = v6029 << 8u;
+          const unsigned int v6031 = v6030 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6039 = v146 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v6040 = v5928 + v6039;
+          const unsigned int v6041 = v6040 + v143;
+          const unsigned int v6042 = v6041 + v141;
+          iron_copy_async<16>(shm1 + (v6042 ^ (((v6042 >> 6u) & 7u) << 3u)), k_pages + v6031, v6015);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6052 = v5925 + v155;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6053 = v6052 < v35;
+          const unsigned int v6056 = v6053 ? v6052 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6059 = v6056 & v5944;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6060 = v6056 >> (v41 & 31);
+          const unsigned int v6061 = v32 + v6060;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6062 = block_table[v6061];
+          const unsigned int v6064 = v6062 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6065 = v6064 + v30;
+          const unsigned int v6066 = v6065 * v6;
+          const unsigned int v6067 = v6066 + v6059;
+          const unsigned int v6068 = v6067 << 8u;
+          const unsigned int v6069 = v6068 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6077 = v177 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v6078 = v5928 + v6077;
+          const unsigned int v6079 = v6078 + v174;
+          const unsigned int v6080 = v6079 + v172;
+          iron_copy_async<16>(shm1 + (v6080 ^ (((v6080 >> 6u) & 7u) << 3u)), k_pages + v6069, v6053);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6090 = v5925 + v186;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6091 = v6090 < v35;
+          const unsigned int v6094 = v6091 ? v6090 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6097 = v6094 & v5944;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6098 = v6094 >> (v41 & 31);
+          const unsigned int v6099 = v32 + v6098;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6100 = block_table[v6099];
+          const unsigned int v6102 = v6100 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6103 = v6102 + v30;
+          const unsigned int v6104 = v6103 * v6;
+          const unsigned int v6105 = v6104 + v6097;
+          const unsigned int v6106 = v6105 << 8u;
+          const unsigned int v6107 = v6106 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6115 = v208 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v6116 = v5928 + v6115;
+          const unsigned int v6117 = v6116 + v205;
+          const unsigned int v6118 = v6117 + v203;
+          iron_copy_async<16>(shm1 + (v6118 ^ (((v6118 >> 6u) & 7u) << 3u)), k_pages + v6107, v6091);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6128 = v5925 + v217;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6129 = v6128 < v35;
+          const unsigned int v6132 = v6129 ? v6128 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6135 = v6132 & v5944;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6136 = v6132 >> (v41 & 31);
+          const unsigned int v6137 = v32 + v6136;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6138 = block_table[v6137];
+          const unsigned int v6140 = v6138 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6141 = v6140 + v30;
+          const unsigned int v6142 = v6141 * v6;
+          const unsigned int v6143 = v6142 + v6135;
+          const unsigned int v6144 = v6143 << 8u;
+          const unsigned int v6145 = v6144 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6153 = v239 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v6154 = v5928 + v6153;
+          const unsigned int v6155 = v6154 + v236;
+          const unsigned int v6156 = v6155 + v234;
+          iron_copy_async<16>(shm1 + (v6156 ^ (((v6156 >> 6u) & 7u) << 3u)), k_pages + v6145, v6129);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6166 = v5925 + v248;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6167 = v6166 < v35;
+          const unsigned int v6170 = v6167 ? v6166 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6173 = v6170 & v5944;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6174 = v6170 >> (v41 & 31);
+          const unsigned int v6175 = v32 + v6174;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6176 = block_table[v6175];
+          const unsigned int v6178 = v6176 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6179 = v6178 + v30;
+          const unsigned int v6180 = v6179 * v6;
+          const unsigned int v6181 = v6180 + v6173;
+          const unsigned int v6182 = v6181 << 8u;
+          const unsigned int v6183 = v6182 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6191 = v270 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v6192 = v5928 + v6191;
+          const unsigned int v6193 = v6192 + v267;
+          const unsigned int v6194 = v6193 + v265;
+          iron_copy_async<16>(shm1 + (v6194 ^ (((v6194 >> 6u) & 7u) << 3u)), k_pages + v6183, v6167);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6204 = v5925 + v279;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6205 = v6204 < v35;
+          const unsigned int v6208 = v6205 ? v6204 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6211 = v6208 & v5944;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6212 = v6208 >> (v41 & 31);
+          const unsigned int v6213 = v32 + v6212;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6214 = block_table[v6213];
+          const unsigned int v6216 = v6214 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6217 = v6216 + v30;
+          const unsigned int v6218 = v6217 * v6;
+          const unsigned int v6219 = v6218 + v6211;
+          const unsigned int v6220 = v6219 << 8u;
+          const unsigned int v6221 = v6220 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6229 = v301 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v6230 = v5928 + v6229;
+          const unsigned int v6231 = v6230 + v298;
+          const unsigned int v6232 = v6231 + v296;
+          iron_copy_async<16>(shm1 + (v6232 ^ (((v6232 >> 6u) & 7u) << 3u)), k_pages + v6221, v6205);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6254 = block_table[v5947];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6256 = v6254 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6257 = v6256 + v30;
+          const unsigned int v6258 = v6257 * v6;
+          const unsigned int v6259 = v6258 + v5945;
+          const unsigned int v6260 = v6259 << 8u;
+          const unsigned int v6261 = v6260 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5966 ^ (((v5966 >> 6u) & 7u) << 3u)), v_pages + v6261, v5939);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6292 = block_table[v5985];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6294 = v6292 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6295 = v6294 + v30;
+          const unsigned int v6296 = v6295 * v6;
+          const unsigned int v6297 = v6296 + v5983;
+          const unsigned int v6298 = v6297 << 8u;
+          const unsigned int v6299 = v6298 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6004 ^ (((v6004 >> 6u) & 7u) << 3u)), v_pages + v6299, v5977);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6330 = block_table[v6023];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6332 = v6330 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6333 = v6332 + v30;
+          const unsigned int v6334 = v6333 * v6;
+          const unsigned int v6335 = v6334 + v6021;
+          const unsigned int v6336 = v6335 << 8u;
+          const unsigned int v6337 = v6336 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6042 ^ (((v6042 >> 6u) & 7u) << 3u)), v_pages + v6337, v6015);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6368 = block_table[v6061];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6370 = v6368 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6371 = v6370 + v30;
+          const unsigned int v6372 = v6371 * v6;
+          const unsigned int v6373 = v6372 + v6059;
+          const unsigned int v6374 = v6373 << 8u;
+          const unsigned int v6375 = v6374 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6080 ^ (((v6080 >> 6u) & 7u) << 3u)), v_pages + v6375, v6053);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6406 = block_table[v6099];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6408 = v6406 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6409 = v6408 + v30;
+          const unsigned int v6410 = v6409 * v6;
+          const unsigned int v6411 = v6410 + v6097;
+          const unsigned int v6412 = v6411 << 8u;
+          const unsigned int v6413 = v6412 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6118 ^ (((v6118 >> 6u) & 7u) << 3u)), v_pages + v6413, v6091);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6444 = block_table[v6137];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6446 = v6444 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6447 = v6446 + v30;
+          const unsigned int v6448 = v6447 * v6;
+          const unsigned int v6449 = v6448 + v6135;
+          const unsigned int v6450 = v6449 << 8u;
+          const unsigned int v6451 = v6450 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6156 ^ (((v6156 >> 6u) & 7u) << 3u)), v_pages + v6451, v6129);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6482 = block_table[v6175];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6484 = v6482 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6485 = v6484 + v30;
+          const unsigned int v6486 = v6485 * v6;
+          const unsigned int v6487 = v6486 + v6173;
+          const unsigned int v6488 = v6487 << 8u;
+          const unsigned int v6489 = v6488 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6194 ^ (((v6194 >> 6u) & 7u) << 3u)), v_pages + v6489, v6167);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6520 = block_table[v6213];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6522 = v6520 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6523 = v6522 + v30;
+          const unsigned int v6524 = v6523 * v6;
+          const unsigned int v6525 = v6524 + v6211;
+          const unsigned int v6526 = v6525 << 8u;
+          const unsigned int v6527 = v6526 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6232 ^ (((v6232 >> 6u) & 7u) << 3u)), v_pages + v6527, v6205);  // kernels/sdpa/flash_tile.hpp:86
         } else {
-          const unsigned int v6519 = v5902 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:99
-          const unsigned int v6529 = v5904 + v62;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6530 = v6529 < v35;
-          const unsigned int v6533 = v6530 ? v6529 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6534 = v6533 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6535 = v6533 / v6;
-          const unsigned int v6536 = v32 + v6535;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6537 = block_table[v6536];
-          const unsigned int v6539 = v6537 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6540 = v6539 + v30;
-          const unsigned int v6541 = v6540 * v6;
-          const unsigned int v6542 = v6541 + v6534;
-          const unsigned int v6543 = v6542 << 8u;
-          const unsigned int v6544 = v6543 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6552 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v6553 = v6519 + v6552;
-          const unsigned int v6554 = v6553 + v81;
-          const unsigned int v6555 = v6554 + v79;
-          iron_copy_async<16>(shm1 + (v6555 ^ (((v6555 >> 6u) & 7u) << 3u)), k_pages + v6544, v6530);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6565 = v5904 + v93;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6566 = v6565 < v35;
-          const unsigned int v6569 = v6566 ? v6565 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6570 = v6569 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6571 = v6569 / v6;
-          const unsigned int v6572 = v32 + v6571;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6573 = block_table[v6572];
-          const unsigned int v6575 = v6573 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6576 = v6575 + v30;
-          const unsigned int v6577 = v6576 * v6;
-          const unsigned int v6578 = v6577 + v6570;
-          const unsigned int v6579 = v6578 << 8u;
-          const unsigned int v6580 = v6579 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6588 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v6589 = v6519 + v6588;
-          const unsigned int v6590 = v6589 + v112;
-          const unsigned int v6591 = v6590 + v110;
-          iron_copy_async<16>(shm1 + (v6591 ^ (((v6591 >> 6u) & 7u) << 3u)), k_pages + v6580, v6566);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6601 = v5904 + v124;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6602 = v6601 < v35;
-          const unsigned int v6605 = v6602 ? v6601 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6606 = v6605 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6607 = v6605 / v6;
-          const unsigned int v6608 = v32 + v6607;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6609 = block_table[v6608];
-          const unsigned int v6611 = v6609 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6612 = v6611 + v30;
-          const unsigned int v6613 = v6612 * v6;
-          const unsigned int v6614 = v6613 + v6606;
-          const unsigned int v6615 = v6614 << 8u;
-          const unsigned int v6616 = v6615 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6624 = v146 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v6625 = v6519 + v6624;
-          const unsigned int v6626 = v6625 + v143;
-          const unsigned int v6627 = v6626 + v141;
-          iron_copy_async<16>(shm1 + (v6627 ^ (((v6627 >> 6u) & 7u) << 3u)), k_pages + v6616, v6602);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6637 = v5904 + v155;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6638 = v6637 < v35;
-          const unsigned int v6641 = v6638 ? v6637 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6642 = v6641 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6643 = v6641 / v6;
-          const unsigned int v6644 = v32 + v6643;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6645 = block_table[v6644];
-          const unsigned int v6647 = v6645 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6648 = v6647 + v30;
-          const unsigned int v6649 = v6648 * v6;
-          const unsigned int v6650 = v6649 + v6642;
-          const unsigned int v6651 = v6650 << 8u;
-          const unsigned int v6652 = v6651 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6660 = v177 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v6661 = v6519 + v6660;
-          const unsigned int v6662 = v6661 + v174;
-          const unsigned int v6663 = v6662 + v172;
-          iron_copy_async<16>(shm1 + (v6663 ^ (((v6663 >> 6u) & 7u) << 3u)), k_pages + v6652, v6638);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6673 = v5904 + v186;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6674 = v6673 < v35;
-          const unsigned int v6677 = v6674 ? v6673 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6678 = v6677 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6679 = v6677 / v6;
-          const unsigned int v6680 = v32 + v6679;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6681 = block_table[v6680];
-          const unsigned int v6683 = v6681 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6684 = v6683 + v30;
-          const unsigned int v6685 = v6684 * v6;
-          const unsigned int v6686 = v6685 + v6678;
-          const unsigned int v6687 = v6686 << 8u;
-          const unsigned int v6688 = v6687 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6696 = v208 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v6697 = v6519 + v6696;
-          const unsigned int v6698 = v6697 + v205;
-          const unsigned int v6699 = v6698 + v203;
-          iron_copy_async<16>(shm1 + (v6699 ^ (((v6699 >> 6u) & 7u) << 3u)), k_pages + v6688, v6674);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6709 = v5904 + v217;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6710 = v6709 < v35;
-          const unsigned int v6713 = v6710 ? v6709 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6714 = v6713 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6715 = v6713 / v6;
-          const unsigned int v6716 = v32 + v6715;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6717 = block_table[v6716];
-          const unsigned int v6719 = v6717 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6720 = v6719 + v30;
-          const unsigned int v6721 = v6720 * v6;
-          const unsigned int v6722 = v6721 + v6714;
-          const unsigned int v6723 = v6722 << 8u;
-          const unsigned int v6724 = v6723 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6732 = v239 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v6733 = v6519 + v6732;
-          const unsigned int v6734 = v6733 + v236;
-          const unsigned int v6735 = v6734 + v234;
-          iron_copy_async<16>(shm1 + (v6735 ^ (((v6735 >> 6u) & 7u) << 3u)), k_pages + v6724, v6710);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6745 = v5904 + v248;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6746 = v6745 < v35;
-          const unsigned int v6749 = v6746 ? v6745 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6750 = v6749 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6751 = v6749 / v6;
-          const unsigned int v6752 = v32 + v6751;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6753 = block_table[v6752];
-          const unsigned int v6755 = v6753 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6756 = v6755 + v30;
-          const unsigned int v6757 = v6756 * v6;
-          const unsigned int v6758 = v6757 + v6750;
-          const unsigned int v6759 = v6758 << 8u;
-          const unsigned int v6760 = v6759 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6768 = v270 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v6769 = v6519 + v6768;
-          const unsigned int v6770 = v6769 + v267;
-          const unsigned int v6771 = v6770 + v265;
-          iron_copy_async<16>(shm1 + (v6771 ^ (((v6771 >> 6u) & 7u) << 3u)), k_pages + v6760, v6746);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6781 = v5904 + v279;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6782 = v6781 < v35;
-          const unsigned int v6785 = v6782 ? v6781 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6786 = v6785 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6787 = v6785 / v6;
-          const unsigned int v6788 = v32 + v6787;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6789 = block_table[v6788];
-          const unsigned int v6791 = v6789 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6792 = v6791 + v30;
-          const unsigned int v6793 = v6792 * v6;
-          const unsigned int v6794 = v6793 + v6786;
-          const unsigned int v6795 = v6794 << 8u;
-          const unsigned int v6796 = v6795 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6804 = v301 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v6805 = v6519 + v6804;
-          const unsigned int v6806 = v6805 + v298;
-          const unsigned int v6807 = v6806 + v296;
-          iron_copy_async<16>(shm1 + (v6807 ^ (((v6807 >> 6u) & 7u) << 3u)), k_pages + v6796, v6782);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6827 = block_table[v6536];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6829 = v6827 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6830 = v6829 + v30;
-          const unsigned int v6831 = v6830 * v6;
-          const unsigned int v6832 = v6831 + v6534;
-          const unsigned int v6833 = v6832 << 8u;
-          const unsigned int v6834 = v6833 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6555 ^ (((v6555 >> 6u) & 7u) << 3u)), v_pages + v6834, v6530);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6863 = block_table[v6572];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6865 = v6863 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6866 = v6865 + v30;
-          const unsigned int v6867 = v6866 * v6;
-          const unsigned int v6868 = v6867 + v6570;
-          const unsigned int v6869 = v6868 << 8u;
-          const unsigned int v6870 = v6869 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6591 ^ (((v6591 >> 6u) & 7u) << 3u)), v_pages + v6870, v6566);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6899 = block_table[v6608];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6901 = v6899 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6902 = v6901 + v30;
-          const unsigned int v6903 = v6902 * v6;
-          const unsigned int v6904 = v6903 + v6606;
-          const unsigned int v6905 = v6904 << 8u;
-          const unsigned int v6906 = v6905 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6627 ^ (((v6627 >> 6u) & 7u) << 3u)), v_pages + v6906, v6602);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6935 = block_table[v6644];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6937 = v6935 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6938 = v6937 + v30;
-          const unsigned int v6939 = v6938 * v6;
-          const unsigned int v6940 = v6939 + v6642;
-          const unsigned int v6941 = v6940 << 8u;
-          const unsigned int v6942 = v6941 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6663 ^ (((v6663 >> 6u) & 7u) << 3u)), v_pages + v6942, v6638);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6971 = block_table[v6680];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6973 = v6971 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6974 = v6973 + v30;
-          const unsigned int v6975 = v6974 * v6;
-          const unsigned int v6976 = v6975 + v6678;
-          const unsigned int v6977 = v6976 << 8u;
-          const unsigned int v6978 = v6977 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6699 ^ (((v6699 >> 6u) & 7u) << 3u)), v_pages + v6978, v6674);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7007 = block_table[v6716];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7009 = v7007 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7010 = v7009 + v30;
-          const unsigned int v7011 = v7010 * v6;
-          const unsigned int v7012 = v7011 + v6714;
-          const unsigned int v7013 = v7012 << 8u;
-          const unsigned int v7014 = v7013 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6735 ^ (((v6735 >> 6u) & 7u) << 3u)), v_pages + v7014, v6710);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7043 = block_table[v6752];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7045 = v7043 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7046 = v7045 + v30;
-          const unsigned int v7047 = v7046 * v6;
-          const unsigned int v7048 = v7047 + v6750;
-          const unsigned int v7049 = v7048 << 8u;
-          const unsigned int v7050 = v7049 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6771 ^ (((v6771 >> 6u) & 7u) << 3u)), v_pages + v7050, v6746);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7079 = block_table[v6788];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7081 = v7079 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7082 = v7081 + v30;
-          const unsigned int v7083 = v7082 * v6;
-          const unsigned int v7084 = v7083 + v6786;
-          const unsigned int v7085 = v7084 << 8u;
-          const unsigned int v7086 = v7085 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6807 ^ (((v6807 >> 6u) & 7u) << 3u)), v_pages + v7086, v6782);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6540 = v5923 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:99
+          const unsigned int v6550 = v5925 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6551 = v6550 < v35;
+          const unsigned int v6554 = v6551 ? v6550 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6555 = v6554 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6556 = v6554 / v6;
+          const unsigned int v6557 = v32 + v6556;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6558 = block_table[v6557];
+          const unsigned int v6560 = v6558 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6561 = v6560 + v30;
+          const unsigned int v6562 = v6561 * v6;
+          const unsigned int v6563 = v6562 + v6555;
+          const unsigned int v6564 = v6563 << 8u;
+          const unsigned int v6565 = v6564 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6573 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v6574 = v6540 + v6573;
+          const unsigned int v6575 = v6574 + v81;
+          const unsigned int v6576 = v6575 + v79;
+          iron_copy_async<16>(shm1 + (v6576 ^ (((v6576 >> 6u) & 7u) << 3u)), k_pages + v6565, v6551);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6586 = v5925 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6587 = v6586 < v35;
+          const unsigned int v6590 = v6587 ? v6586 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6591 = v6590 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6592 = v6590 / v6;
+          const unsigned int v6593 = v32 + v6592;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6594 = block_table[v6593];
+          const unsigned int v6596 = v6594 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6597 = v6596 + v30;
+          const unsigned int v6598 = v6597 * v6;
+          const unsigned int v6599 = v6598 + v6591;
+          const unsigned int v6600 = v6599 << 8u;
+          const unsigned int v6601 = v6600 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6609 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v6610 = v6540 + v6609;
+          const unsigned int v6611 = v6610 + v112;
+          const unsigned int v6612 = v6611 + v110;
+          iron_copy_async<16>(shm1 + (v6612 ^ (((v6612 >> 6u) & 7u) << 3u)), k_pages + v6601, v6587);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6622 = v5925 + v124;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6623 = v6622 < v35;
+          const unsigned int v6626 = v6623 ? v6622 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6627 = v6626 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6628 = v6626 / v6;
+          const unsigned int v6629 = v32 + v6628;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6630 = block_table[v6629];
+          const unsigned int v6632 = v6630 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6633 = v6632 + v30;
+          const unsigned int v6634 = v6633 * v6;
+          const unsigned int v6635 = v6634 + v6627;
+          const unsigned int v6636 = v6635 << 8u;
+          const unsigned int v6637 = v6636 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6645 = v146 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v6646 = v6540 + v6645;
+          const unsigned int v6647 = v6646 + v143;
+          const unsigned int v6648 = v6647 + v141;
+          iron_copy_async<16>(shm1 + (v6648 ^ (((v6648 >> 6u) & 7u) << 3u)), k_pages + v6637, v6623);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6658 = v5925 + v155;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6659 = v6658 < v35;
+          const unsigned int v6662 = v6659 ? v6658 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6663 = v6662 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6664 = v6662 / v6;
+          const unsigned int v6665 = v32 + v6664;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6666 = block_table[v6665];
+          const unsigned int v6668 = v6666 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6669 = v6668 + v30;
+          const unsigned int v6670 = v6669 * v6;
+          const unsigned int v6671 = v6670 + v6663;
+          const unsigned int v6672 = v6671 << 8u;
+          const unsigned int v6673 = v6672 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6681 = v177 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v6682 = v6540 + v6681;
+          const unsigned int v6683 = v6682 + v174;
+          const unsigned int v6684 = v6683 + v172;
+          iron_copy_async<16>(shm1 + (v6684 ^ (((v6684 >> 6u) & 7u) << 3u)), k_pages + v6673, v6659);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6694 = v5925 + v186;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6695 = v6694 < v35;
+          const unsigned int v6698 = v6695 ? v6694 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6699 = v6698 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6700 = v6698 / v6;
+          const unsigned int v6701 = v32 + v6700;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6702 = block_table[v6701];
+          const unsigned int v6704 = v6702 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6705 = v6704 + v30;
+          const unsigned int v6706 = v6705 * v6;
+          const unsigned int v6707 = v6706 + v6699;
+          const unsigned int v6708 = v6707 << 8u;
+          const unsigned int v6709 = v6708 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6717 = v208 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v6718 = v6540 + v6717;
+          const unsigned int v6719 = v6718 + v205;
+          const unsigned int v6720 = v6719 + v203;
+          iron_copy_async<16>(shm1 + (v6720 ^ (((v6720 >> 6u) & 7u) << 3u)), k_pages + v6709, v6695);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6730 = v5925 + v217;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6731 = v6730 < v35;
+          const unsigned int v6734 = v6731 ? v6730 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6735 = v6734 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6736 = v6734 / v6;
+          const unsigned int v6737 = v32 + v6736;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6738 = block_table[v6737];
+          const unsigned int v6740 = v6738 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6741 = v6740 + v30;
+          const unsigned int v6742 = v6741 * v6;
+          const unsigned int v6743 = v6742 + v6735;
+          const unsigned int v6744 = v6743 << 8u;
+          const unsigned int v6745 = v6744 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6753 = v239 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v6754 = v6540 + v6753;
+          const unsigned int v6755 = v6754 + v236;
+          const unsigned int v6756 = v6755 + v234;
+          iron_copy_async<16>(shm1 + (v6756 ^ (((v6756 >> 6u) & 7u) << 3u)), k_pages + v6745, v6731);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6766 = v5925 + v248;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6767 = v6766 < v35;
+          const unsigned int v6770 = v6767 ? v6766 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6771 = v6770 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6772 = v6770 / v6;
+          const unsigned int v6773 = v32 + v6772;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6774 = block_table[v6773];
+          const unsigned int v6776 = v6774 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6777 = v6776 + v30;
+          const unsigned int v6778 = v6777 * v6;
+          const unsigned int v6779 = v6778 + v6771;
+          const unsigned int v6780 = v6779 << 8u;
+          const unsigned int v6781 = v6780 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6789 = v270 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v6790 = v6540 + v6789;
+          const unsigned int v6791 = v6790 + v267;
+          const unsigned int v6792 = v6791 + v265;
+          iron_copy_async<16>(shm1 + (v6792 ^ (((v6792 >> 6u) & 7u) << 3u)), k_pages + v6781, v6767);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6802 = v5925 + v279;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6803 = v6802 < v35;
+          const unsigned int v6806 = v6803 ? v6802 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6807 = v6806 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6808 = v6806 / v6;
+          const unsigned int v6809 = v32 + v6808;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6810 = block_table[v6809];
+          const unsigned int v6812 = v6810 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6813 = v6812 + v30;
+          const unsigned int v6814 = v6813 * v6;
+          const unsigned int v6815 = v6814 + v6807;
+          const unsigned int v6816 = v6815 << 8u;
+          const unsigned int v6817 = v6816 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6825 = v301 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v6826 = v6540 + v6825;
+          const unsigned int v6827 = v6826 + v298;
+          const unsigned int v6828 = v6827 + v296;
+          iron_copy_async<16>(shm1 + (v6828 ^ (((v6828 >> 6u) & 7u) << 3u)), k_pages + v6817, v6803);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6848 = block_table[v6557];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6850 = v6848 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6851 = v6850 + v30;
+          const unsigned int v6852 = v6851 * v6;
+          const unsigned int v6853 = v6852 + v6555;
+          const unsigned int v6854 = v6853 << 8u;
+          const unsigned int v6855 = v6854 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6576 ^ (((v6576 >> 6u) & 7u) << 3u)), v_pages + v6855, v6551);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6884 = block_table[v6593];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6886 = v6884 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6887 = v6886 + v30;
+          const unsigned int v6888 = v6887 * v6;
+          const unsigned int v6889 = v6888 + v6591;
+          const unsigned int v6890 = v6889 << 8u;
+          const unsigned int v6891 = v6890 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6612 ^ (((v6612 >> 6u) & 7u) << 3u)), v_pages + v6891, v6587);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6920 = block_table[v6629];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6922 = v6920 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6923 = v6922 + v30;
+          const unsigned int v6924 = v6923 * v6;
+          const unsigned int v6925 = v6924 + v6627;
+          const unsigned int v6926 = v6925 << 8u;
+          const unsigned int v6927 = v6926 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6648 ^ (((v6648 >> 6u) & 7u) << 3u)), v_pages + v6927, v6623);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6956 = block_table[v6665];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6958 = v6956 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6959 = v6958 + v30;
+          const unsigned int v6960 = v6959 * v6;
+          const unsigned int v6961 = v6960 + v6663;
+          const unsigned int v6962 = v6961 << 8u;
+          const unsigned int v6963 = v6962 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6684 ^ (((v6684 >> 6u) & 7u) << 3u)), v_pages + v6963, v6659);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6992 = block_table[v6701];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6994 = v6992 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6995 = v6994 + v30;
+          const unsigned int v6996 = v6995 * v6;
+          const unsigned int v6997 = v6996 + v6699;
+          const unsigned int v6998 = v6997 << 8u;
+          const unsigned int v6999 = v6998 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6720 ^ (((v6720 >> 6u) & 7u) << 3u)), v_pages + v6999, v6695);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7028 = block_table[v6737];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7030 = v7028 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7031 = v7030 + v30;
+          const unsigned int v7032 = v7031 * v6;
+          const unsigned int v7033 = v7032 + v6735;
+          const unsigned int v7034 = v7033 << 8u;
+          const unsigned int v7035 = v7034 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6756 ^ (((v6756 >> 6u) & 7u) << 3u)), v_pages + v7035, v6731);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7064 = block_table[v6773];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7066 = v7064 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7067 = v7066 + v30;
+          const unsigned int v7068 = v7067 * v6;
+          const unsigned int v7069 = v7068 + v6771;
+          const unsigned int v7070 = v7069 << 8u;
+          const unsigned int v7071 = v7070 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6792 ^ (((v6792 >> 6u) & 7u) << 3u)), v_pages + v7071, v6767);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7100 = block_table[v6809];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7102 = v7100 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7103 = v7102 + v30;
+          const unsigned int v7104 = v7103 * v6;
+          const unsigned int v7105 = v7104 + v6807;
+          const unsigned int v7106 = v7105 << 8u;
+          const unsigned int v7107 = v7106 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6828 ^ (((v6828 >> 6u) & 7u) << 3u)), v_pages + v7107, v6803);  // kernels/sdpa/flash_tile.hpp:86
         }
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:95
     }
-    const unsigned int v8312 = v52 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:108
-    const unsigned int v8313 = v8312 << 6u;
-    const unsigned int v10193 = v51 & 3u;
-    const unsigned int v10195 = v10193 << 4u;
-    const unsigned int v10197 = v10195 << 6u;
-    const unsigned int v10199 = v8313 + v10197;
-    const unsigned int v10210 = v10199 + 16u;
-    const unsigned int v10219 = v10199 + 32u;
-    const unsigned int v10228 = v10199 + 48u;
-    const unsigned int v8327 = 8192u + v8313;
-    const unsigned int v10244 = v8327 + v10197;
-    const unsigned int v10255 = v10244 + 16u;
-    const unsigned int v10264 = v10244 + 32u;
-    const unsigned int v10273 = v10244 + 48u;
-    const unsigned int v8339 = 16384u + v8313;
-    const unsigned int v10289 = v8339 + v10197;
-    const unsigned int v10300 = v10289 + 16u;
-    const unsigned int v10309 = v10289 + 32u;
-    const unsigned int v10318 = v10289 + 48u;
-    const unsigned int v8351 = 24576u + v8313;
-    const unsigned int v10334 = v8351 + v10197;
-    const unsigned int v10345 = v10334 + 16u;
-    const unsigned int v10354 = v10334 + 32u;
-    const unsigned int v10363 = v10334 + 48u;
-    const bool v8367 = v9 == v42;  // kernels/sdpa/flash_tile.hpp:160
-    const unsigned int v9486 = static_cast<unsigned int>(v589.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:233
-    const unsigned int v9487 = static_cast<unsigned int>(v589.row(0, iron_linear_thread() & 31u));
-    const unsigned int v9491 = static_cast<unsigned int>(v589.col(1, iron_linear_thread() & 31u));
-    const unsigned int v9492 = static_cast<unsigned int>(v589.row(1, iron_linear_thread() & 31u));
-    const unsigned int v9496 = static_cast<unsigned int>(v589.col(2, iron_linear_thread() & 31u));
-    const unsigned int v9497 = static_cast<unsigned int>(v589.row(2, iron_linear_thread() & 31u));
-    const unsigned int v9501 = static_cast<unsigned int>(v589.col(3, iron_linear_thread() & 31u));
-    const unsigned int v9502 = static_cast<unsigned int>(v589.row(3, iron_linear_thread() & 31u));
-    const unsigned int v9506 = static_cast<unsigned int>(v589.col(4, iron_linear_thread() & 31u));
-    const unsigned int v9507 = static_cast<unsigned int>(v589.row(4, iron_linear_thread() & 31u));
-    const unsigned int v9511 = static_cast<unsigned int>(v589.col(5, iron_linear_thread() & 31u));
-    const unsigned int v9512 = static_cast<unsigned int>(v589.row(5, iron_linear_thread() & 31u));
-    const unsigned int v9516 = static_cast<unsigned int>(v589.col(6, iron_linear_thread() & 31u));
-    const unsigned int v9517 = static_cast<unsigned int>(v589.row(6, iron_linear_thread() & 31u));
-    const unsigned int v9521 = static_cast<unsigned int>(v589.col(7, iron_linear_thread() & 31u));
-    const unsigned int v9522 = static_cast<unsigned int>(v589.row(7, iron_linear_thread() & 31u));
-    const unsigned int v9526 = static_cast<unsigned int>(v589.col(8, iron_linear_thread() & 31u));
-    const unsigned int v9527 = static_cast<unsigned int>(v589.row(8, iron_linear_thread() & 31u));
-    const unsigned int v9531 = static_cast<unsigned int>(v589.col(9, iron_linear_thread() & 31u));
-    const unsigned int v9532 = static_cast<unsigned int>(v589.row(9, iron_linear_thread() & 31u));
-    const unsigned int v9536 = static_cast<unsigned int>(v589.col(10, iron_linear_thread() & 31u));
-    const unsigned int v9537 = static_cast<unsigned int>(v589.row(10, iron_linear_thread() & 31u));
-    const unsigned int v9541 = static_cast<unsigned int>(v589.col(11, iron_linear_thread() & 31u));
-    const unsigned int v9542 = static_cast<unsigned int>(v589.row(11, iron_linear_thread() & 31u));
-    const unsigned int v9546 = static_cast<unsigned int>(v589.col(12, iron_linear_thread() & 31u));
-    const unsigned int v9547 = static_cast<unsigned int>(v589.row(12, iron_linear_thread() & 31u));
-    const unsigned int v9551 = static_cast<unsigned int>(v589.col(13, iron_linear_thread() & 31u));
-    const unsigned int v9552 = static_cast<unsigned int>(v589.row(13, iron_linear_thread() & 31u));
-    const unsigned int v9556 = static_cast<unsigned int>(v589.col(14, iron_linear_thread() & 31u));
-    const unsigned int v9557 = static_cast<unsigned int>(v589.row(14, iron_linear_thread() & 31u));
-    const unsigned int v9561 = static_cast<unsigned int>(v589.col(15, iron_linear_thread() & 31u));
-    const unsigned int v9562 = static_cast<unsigned int>(v589.row(15, iron_linear_thread() & 31u));
-    const unsigned int v9566 = static_cast<unsigned int>(v589.col(16, iron_linear_thread() & 31u));
-    const unsigned int v9567 = static_cast<unsigned int>(v589.row(16, iron_linear_thread() & 31u));
-    const unsigned int v9571 = static_cast<unsigned int>(v589.col(17, iron_linear_thread() & 31u));
-    const unsigned int v9572 = static_cast<unsigned int>(v589.row(17, iron_linear_thread() & 31u));
-    const unsigned int v9576 = static_cast<unsigned int>(v589.col(18, iron_linear_thread() & 31u));
-    const unsigned int v9577 = static_cast<unsigned int>(v589.row(18, iron_linear_thread() & 31u));
-    const unsigned int v9581 = static_cast<unsigned int>(v589.col(19, iron_linear_thread() & 31u));
-    const unsigned int v9582 = static_cast<unsigned int>(v589.row(19, iron_linear_thread() & 31u));
-    const unsigned int v9586 = static_cast<unsigned int>(v589.col(20, iron_linear_thread() & 31u));
-    const unsigned int v9587 = static_cast<unsigned int>(v589.row(20, iron_linear_thread() & 31u));
-    const unsigned int v9591 = static_cast<unsigned int>(v589.col(21, iron_linear_thread() & 31u));
-    const unsigned int v9592 = static_cast<unsigned int>(v589.row(21, iron_linear_thread() & 31u));
-    const unsigned int v9596 = static_cast<unsigned int>(v589.col(22, iron_linear_thread() & 31u));
-    const unsigned int v9597 = static_cast<unsigned int>(v589.row(22, iron_linear_thread() & 31u));
-    const unsigned int v9601 = static_cast<unsigned int>(v589.col(23, iron_linear_thread() & 31u));
-    const unsigned int v9602 = static_cast<unsigned int>(v589.row(23, iron_linear_thread() & 31u));
-    const unsigned int v9606 = static_cast<unsigned int>(v589.col(24, iron_linear_thread() & 31u));
-    const unsigned int v9607 = static_cast<unsigned int>(v589.row(24, iron_linear_thread() & 31u));
-    const unsigned int v9611 = static_cast<unsigned int>(v589.col(25, iron_linear_thread() & 31u));
-    const unsigned int v9612 = static_cast<unsigned int>(v589.row(25, iron_linear_thread() & 31u));
-    const unsigned int v9616 = static_cast<unsigned int>(v589.col(26, iron_linear_thread() & 31u));
-    const unsigned int v9617 = static_cast<unsigned int>(v589.row(26, iron_linear_thread() & 31u));
-    const unsigned int v9621 = static_cast<unsigned int>(v589.col(27, iron_linear_thread() & 31u));
-    const unsigned int v9622 = static_cast<unsigned int>(v589.row(27, iron_linear_thread() & 31u));
-    const unsigned int v9626 = static_cast<unsigned int>(v589.col(28, iron_linear_thread() & 31u));
-    const unsigned int v9627 = static_cast<unsigned int>(v589.row(28, iron_linear_thread() & 31u));
-    const unsigned int v9631 = static_cast<unsigned int>(v589.col(29, iron_linear_thread() & 31u));
-    const unsigned int v9632 = static_cast<unsigned int>(v589.row(29, iron_linear_thread() & 31u));
-    const unsigned int v9636 = static_cast<unsigned int>(v589.col(30, iron_linear_thread() & 31u));
-    const unsigned int v9637 = static_cast<unsigned int>(v589.row(30, iron_linear_thread() & 31u));
-    const unsigned int v9641 = static_cast<unsigned int>(v589.col(31, iron_linear_thread() & 31u));
-    const unsigned int v9642 = static_cast<unsigned int>(v589.row(31, iron_linear_thread() & 31u));
-    const unsigned int v9646 = static_cast<unsigned int>(v591.col(0, iron_linear_thread() & 31u));
-    const unsigned int v9647 = static_cast<unsigned int>(v591.row(0, iron_linear_thread() & 31u));
-    const unsigned int v9651 = static_cast<unsigned int>(v591.col(1, iron_linear_thread() & 31u));
-    const unsigned int v9652 = static_cast<unsigned int>(v591.row(1, iron_linear_thread() & 31u));
-    const unsigned int v9656 = static_cast<unsigned int>(v591.col(2, iron_linear_thread() & 31u));
-    const unsigned int v9657 = static_cast<unsigned int>(v591.row(2, iron_linear_thread() & 31u));
-    const unsigned int v9661 = static_cast<unsigned int>(v591.col(3, iron_linear_thread() & 31u));
-    const unsigned int v9662 = static_cast<unsigned int>(v591.row(3, iron_linear_thread() & 31u));
-    const unsigned int v9666 = static_cast<unsigned int>(v591.col(4, iron_linear_thread() & 31u));
-    const unsigned int v9667 = static_cast<unsigned int>(v591.row(4, iron_linear_thread() & 31u));
-    const unsigned int v9671 = static_cast<unsigned int>(v591.col(5, iron_linear_thread() & 31u));
-    const unsigned int v9672 = static_cast<unsigned int>(v591.row(5, iron_linear_thread() & 31u));
-    const unsigned int v9676 = static_cast<unsigned int>(v591.col(6, iron_linear_thread() & 31u));
-    const unsigned int v9677 = static_cast<unsigned int>(v591.row(6, iron_linear_thread() & 31u));
-    const unsigned int v9681 = static_cast<unsigned int>(v591.col(7, iron_linear_thread() & 31u));
-    const unsigned int v9682 = static_cast<unsigned int>(v591.row(7, iron_linear_thread() & 31u));
-    const unsigned int v9686 = static_cast<unsigned int>(v591.col(8, iron_linear_thread() & 31u));
-    const unsigned int v9687 = static_cast<unsigned int>(v591.row(8, iron_linear_thread() & 31u));
-    const unsigned int v9691 = static_cast<unsigned int>(v591.col(9, iron_linear_thread() & 31u));
-    const unsigned int v9692 = static_cast<unsigned int>(v591.row(9, iron_linear_thread() & 31u));
-    const unsigned int v9696 = static_cast<unsigned int>(v591.col(10, iron_linear_thread() & 31u));
-    const unsigned int v9697 = static_cast<unsigned int>(v591.row(10, iron_linear_thread() & 31u));
-    const unsigned int v9701 = static_cast<unsigned int>(v591.col(11, iron_linear_thread() & 31u));
-    const unsigned int v9702 = static_cast<unsigned int>(v591.row(11, iron_linear_thread() & 31u));
-    const unsigned int v9706 = static_cast<unsigned int>(v591.col(12, iron_linear_thread() & 31u));
-    const unsigned int v9707 = static_cast<unsigned int>(v591.row(12, iron_linear_thread() & 31u));
-    const unsigned int v9711 = static_cast<unsigned int>(v591.col(13, iron_linear_thread() & 31u));
-    const unsigned int v9712 = static_cast<unsigned int>(v591.row(13, iron_linear_thread() & 31u));
-    const unsigned int v9716 = static_cast<unsigned int>(v591.col(14, iron_linear_thread() & 31u));
-    const unsigned int v9717 = static_cast<unsigned int>(v591.row(14, iron_linear_thread() & 31u));
-    const unsigned int v9721 = static_cast<unsigned int>(v591.col(15, iron_linear_thread() & 31u));
-    const unsigned int v9722 = static_cast<unsigned int>(v591.row(15, iron_linear_thread() & 31u));
-    const unsigned int v9726 = static_cast<unsigned int>(v591.col(16, iron_linear_thread() & 31u));
-    const unsigned int v9727 = static_cast<unsigned int>(v591.row(16, iron_linear_thread() & 31u));
-    const unsigned int v9731 = static_cast<unsigned int>(v591.col(17, iron_linear_thread() & 31u));
-    const unsigned int v9732 = static_cast<unsigned int>(v591.row(17, iron_linear_thread() & 31u));
-    const unsigned int v9736 = static_cast<unsigned int>(v591.col(18, iron_linear_thread() & 31u));
-    const unsigned int v9737 = static_cast<unsigned int>(v591.row(18, iron_linear_thread() & 31u));
-    const unsigned int v9741 = static_cast<unsigned int>(v591.col(19, iron_linear_thread() & 31u));
-    const unsigned int v9742 = static_cast<unsigned int>(v591.row(19, iron_linear_thread() & 31u));
-    const unsigned int v9746 = static_cast<unsigned int>(v591.col(20, iron_linear_thread() & 31u));
-    const unsigned int v9747 = static_cast<unsigned int>(v591.row(20, iron_linear_thread() & 31u));
-    const unsigned int v9751 = static_cast<unsigned int>(v591.col(21, iron_linear_thread() & 31u));
-    const unsigned int v9752 = static_cast<unsigned int>(v591.row(21, iron_linear_thread() & 31u));
-    const unsigned int v9756 = static_cast<unsigned int>(v591.col(22, iron_linear_thread() & 31u));
-    const unsigned int v9757 = static_cast<unsigned int>(v591.row(22, iron_linear_thread() & 31u));
-    const unsigned int v9761 = static_cast<unsigned int>(v591.col(23, iron_linear_thread() & 31u));
-    const unsigned int v9762 = static_cast<unsigned int>(v591.row(23, iron_linear_thread() & 31u));
-    const unsigned int v9766 = static_cast<unsigned int>(v591.col(24, iron_linear_thread() & 31u));
-    const unsigned int v9767 = static_cast<unsigned int>(v591.row(24, iron_linear_thread() & 31u));
-    const unsigned int v9771 = static_cast<unsigned int>(v591.col(25, iron_linear_thread() & 31u));
-    const unsigned int v9772 = static_cast<unsigned int>(v591.row(25, iron_linear_thread() & 31u));
-    const unsigned int v9776 = static_cast<unsigned int>(v591.col(26, iron_linear_thread() & 31u));
-    const unsigned int v9777 = static_cast<unsigned int>(v591.row(26, iron_linear_thread() & 31u));
-    const unsigned int v9781 = static_cast<unsigned int>(v591.col(27, iron_linear_thread() & 31u));
-    const unsigned int v9782 = static_cast<unsigned int>(v591.row(27, iron_linear_thread() & 31u));
-    const unsigned int v9786 = static_cast<unsigned int>(v591.col(28, iron_linear_thread() & 31u));
-    const unsigned int v9787 = static_cast<unsigned int>(v591.row(28, iron_linear_thread() & 31u));
-    const unsigned int v9791 = static_cast<unsigned int>(v591.col(29, iron_linear_thread() & 31u));
-    const unsigned int v9792 = static_cast<unsigned int>(v591.row(29, iron_linear_thread() & 31u));
-    const unsigned int v9796 = static_cast<unsigned int>(v591.col(30, iron_linear_thread() & 31u));
-    const unsigned int v9797 = static_cast<unsigned int>(v591.row(30, iron_linear_thread() & 31u));
-    const unsigned int v9801 = static_cast<unsigned int>(v591.col(31, iron_linear_thread() & 31u));
-    const unsigned int v9802 = static_cast<unsigned int>(v591.row(31, iron_linear_thread() & 31u));
-    const unsigned int v9806 = static_cast<unsigned int>(v593.col(0, iron_linear_thread() & 31u));
-    const unsigned int v9807 = static_cast<unsigned int>(v593.row(0, iron_linear_thread() & 31u));
-    const unsigned int v9811 = static_cast<unsigned int>(v593.col(1, iron_linear_thread() & 31u));
-    const unsigned int v9812 = static_cast<unsigned int>(v593.row(1, iron_linear_thread() & 31u));
-    const unsigned int v9816 = static_cast<unsigned int>(v593.col(2, iron_linear_thread() & 31u));
-    const unsigned int v9817 = static_cast<unsigned int>(v593.row(2, iron_linear_thread() & 31u));
-    const unsigned int v9821 = static_cast<unsigned int>(v593.col(3, iron_linear_thread() & 31u));
-    const unsigned int v9822 = static_cast<unsigned int>(v593.row(3, iron_linear_thread() & 31u));
-    const unsigned int v9826 = static_cast<unsigned int>(v593.col(4, iron_linear_thread() & 31u));
-    const unsigned int v9827 = static_cast<unsigned int>(v593.row(4, iron_linear_thread() & 31u));
-    const unsigned int v9831 = static_cast<unsigned int>(v593.col(5, iron_linear_thread() & 31u));
-    const unsigned int v9832 = static_cast<unsigned int>(v593.row(5, iron_linear_thread() & 31u));
-    const unsigned int v9836 = static_cast<unsigned int>(v593.col(6, iron_linear_thread() & 31u));
-    const unsigned int v9837 = static_cast<unsigned int>(v593.row(6, iron_linear_thread() & 31u));
-    const unsigned int v9841 = static_cast<unsigned int>(v593.col(7, iron_linear_thread() & 31u));
-    const unsigned int v9842 = static_cast<unsigned int>(v593.row(7, iron_linear_thread() & 31u));
-    const unsigned int v9846 = static_cast<unsigned int>(v593.col(8, iron_linear_thread() & 31u));
-    const unsigned int v9847 = static_cast<unsigned int>(v593.row(8, iron_linear_thread() & 31u));
-    const unsigned int v9851 = static_cast<unsigned int>(v593.col(9, iron_linear_thread() & 31u));
-    const unsigned int v9852 = static_cast<unsigned int>(v593.row(9, iron_linear_thread() & 31u));
-    const unsigned int v9856 = static_cast<unsigned int>(v593.col(10, iron_linear_thread() & 31u));
-    const unsigned int v9857 = static_cast<unsigned int>(v593.row(10, iron_linear_thread() & 31u));
-    const unsigned int v9861 = static_cast<unsigned int>(v593.col(11, iron_linear_thread() & 31u));
-    const unsigned int v9862 = static_cast<unsigned int>(v593.row(11, iron_linear_thread() & 31u));
-    const unsigned int v9866 = static_cast<unsigned int>(v593.col(12, iron_linear_thread() & 31u));
-    const unsigned int v9867 = static_cast<unsigned int>(v593.row(12, iron_linear_thread() & 31u));
-    const unsigned int v9871 = static_cast<unsigned int>(v593.col(13, iron_linear_thread() & 31u));
-    const unsigned int v9872 = static_cast<unsigned int>(v593.row(13, iron_linear_thread() & 31u));
-    const unsigned int v9876 = static_cast<unsigned int>(v593.col(14, iron_linear_thread() & 31u));
-    const unsigned int v9877 = static_cast<unsigned int>(v593.row(14, iron_linear_thread() & 31u));
-    const unsigned int v9881 = static_cast<unsigned int>(v593.col(15, iron_linear_thread() & 31u));
-    const unsigned int v9882 = static_cast<unsigned int>(v593.row(15, iron_linear_thread() & 31u));
-    const unsigned int v9886 = static_cast<unsigned int>(v593.col(16, iron_linear_thread() & 31u));
-    const unsigned int v9887 = static_cast<unsigned int>(v593.row(16, iron_linear_thread() & 31u));
-    const unsigned int v9891 = static_cast<unsigned int>(v593.col(17, iron_linear_thread() & 31u));
-    const unsigned int v9892 = static_cast<unsigned int>(v593.row(17, iron_linear_thread() & 31u));
-    const unsigned int v9896 = static_cast<unsigned int>(v593.col(18, iron_linear_thread() & 31u));
-    const unsigned int v9897 = static_cast<unsigned int>(v593.row(18, iron_linear_thread() & 31u));
-    const unsigned int v9901 = static_cast<unsigned int>(v593.col(19, iron_linear_thread() & 31u));
-    const unsigned int v9902 = static_cast<unsigned int>(v593.row(19, iron_linear_thread() & 31u));
-    const unsigned int v9906 = static_cast<unsigned int>(v593.col(20, iron_linear_thread() & 31u));
-    const unsigned int v9907 = static_cast<unsigned int>(v593.row(20, iron_linear_thread() & 31u));
-    const unsigned int v9911 = static_cast<unsigned int>(v593.col(21, iron_linear_thread() & 31u));
-    const unsigned int v9912 = static_cast<unsigned int>(v593.row(21, iron_linear_thread() & 31u));
-    const unsigned int v9916 = static_cast<unsigned int>(v593.col(22, iron_linear_thread() & 31u));
-    const unsigned int v9917 = static_cast<unsigned int>(v593.row(22, iron_linear_thread() & 31u));
-    const unsigned int v9921 = static_cast<unsigned int>(v593.col(23, iron_linear_thread() & 31u));
-    const unsigned int v9922 = static_cast<unsigned int>(v593.row(23, iron_linear_thread() & 31u));
-    const unsigned int v9926 = static_cast<unsigned int>(v593.col(24, iron_linear_thread() & 31u));
-    const unsigned int v9927 = static_cast<unsigned int>(v593.row(24, iron_linear_thread() & 31u));
-    const unsigned int v9931 = static_cast<unsigned int>(v593.col(25, iron_linear_thread() & 31u));
-    const unsigned int v9932 = static_cast<unsigned int>(v593.row(25, iron_linear_thread() & 31u));
-    const unsigned int v9936 = static_cast<unsigned int>(v593.col(26, iron_linear_thread() & 31u));
-    const unsigned int v9937 = static_cast<unsigned int>(v593.row(26, iron_linear_thread() & 31u));
-    const unsigned int v9941 = static_cast<unsigned int>(v593.col(27, iron_linear_thread() & 31u));
-    const unsigned int v9942 = static_cast<unsigned int>(v593.row(27, iron_linear_thread() & 31u));
-    const unsigned int v9946 = static_cast<unsigned int>(v593.col(28, iron_linear_thread() & 31u));
-    const unsigned int v9947 = static_cast<unsigned int>(v593.row(28, iron_linear_thread() & 31u));
-    const unsigned int v9951 = static_cast<unsigned int>(v593.col(29, iron_linear_thread() & 31u));
-    const unsigned int v9952 = static_cast<unsigned int>(v593.row(29, iron_linear_thread() & 31u));
-    const unsigned int v9956 = static_cast<unsigned int>(v593.col(30, iron_linear_thread() & 31u));
-    const unsigned int v9957 = static_cast<unsigned int>(v593.row(30, iron_linear_thread() & 31u));
-    const unsigned int v9961 = static_cast<unsigned int>(v593.col(31, iron_linear_thread() & 31u));
-    const unsigned int v9962 = static_cast<unsigned int>(v593.row(31, iron_linear_thread() & 31u));
-    const unsigned int v9966 = static_cast<unsigned int>(v595.col(0, iron_linear_thread() & 31u));
-    const unsigned int v9967 = static_cast<unsigned int>(v595.row(0, iron_linear_thread() & 31u));
-    const unsigned int v9971 = static_cast<unsigned int>(v595.col(1, iron_linear_thread() & 31u));
-    const unsigned int v9972 = static_cast<unsigned int>(v595.row(1, iron_linear_thread() & 31u));
-    const unsigned int v9976 = static_cast<unsigned int>(v595.col(2, iron_linear_thread() & 31u));
-    const unsigned int v9977 = static_cast<unsigned int>(v595.row(2, iron_linear_thread() & 31u));
-    const unsigned int v9981 = static_cast<unsigned int>(v595.col(3, iron_linear_thread() & 31u));
-    const unsigned int v9982 = static_cast<unsigned int>(v595.row(3, iron_linear_thread() & 31u));
-    const unsigned int v9986 = static_cast<unsigned int>(v595.col(4, iron_linear_thread() & 31u));
-    const unsigned int v9987 = static_cast<unsigned int>(v595.row(4, iron_linear_thread() & 31u));
-    const unsigned int v9991 = static_cast<unsigned int>(v595.col(5, iron_linear_thread() & 31u));
-    const unsigned int v9992 = static_cast<unsigned int>(v595.row(5, iron_linear_thread() & 31u));
-    const unsigned int v9996 = static_cast<unsigned int>(v595.col(6, iron_linear_thread() & 31u));
-    const unsigned int v9997 = static_cast<unsigned int>(v595.row(6, iron_linear_thread() & 31u));
-    const unsigned int v10001 = static_cast<unsigned int>(v595.col(7, iron_linear_thread() & 31u));
-    const unsigned int v10002 = static_cast<unsigned int>(v595.row(7, iron_linear_thread() & 31u));
-    const unsigned int v10006 = static_cast<unsigned int>(v595.col(8, iron_linear_thread() & 31u));
-    const unsigned int v10007 = static_cast<unsigned int>(v595.row(8, iron_linear_thread() & 31u));
-    const unsigned int v10011 = static_cast<unsigned int>(v595.col(9, iron_linear_thread() & 31u));
-    const unsigned int v10012 = static_cast<unsigned int>(v595.row(9, iron_linear_thread() & 31u));
-    const unsigned int v10016 = static_cast<unsigned int>(v595.col(10, iron_linear_thread() & 31u));
-    const unsigned int v10017 = static_cast<unsigned int>(v595.row(10, iron_linear_thread() & 31u));
-    const unsigned int v10021 = static_cast<unsigned int>(v595.col(11, iron_linear_thread() & 31u));
-    const unsigned int v10022 = static_cast<unsigned int>(v595.row(11, iron_linear_thread() & 31u));
-    const unsigned int v10026 = static_cast<unsigned int>(v595.col(12, iron_linear_thread() & 31u));
-    const unsigned int v10027 = static_cast<unsigned int>(v595.row(12, iron_linear_thread() & 31u));
-    const unsigned int v10031 = static_cast<unsigned int>(v595.col(13, iron_linear_thread() & 31u));
-    const unsigned int v10032 = static_cast<unsigned int>(v595.row(13, iron_linear_thread() & 31u));
-    const unsigned int v10036 = static_cast<unsigned int>(v595.col(14, iron_linear_thread() & 31u));
-    const unsigned int v10037 = static_cast<unsigned int>(v595.row(14, iron_linear_thread() & 31u));
-    const unsigned int v10041 = static_cast<unsigned int>(v595.col(15, iron_linear_thread() & 31u));
-    const unsigned int v10042 = static_cast<unsigned int>(v595.row(15, iron_linear_thread() & 31u));
-    const unsigned int v10046 = static_cast<unsigned int>(v595.col(16, iron_linear_thread() & 31u));
-    const unsigned int v10047 = static_cast<unsigned int>(v595.row(16, iron_linear_thread() & 31u));
-    const unsigned int v10051 = static_cast<unsigned int>(v595.col(17, iron_linear_thread() & 31u));
-    const unsigned int v10052 = static_cast<unsigned int>(v595.row(17, iron_linear_thread() & 31u));
-    const unsigned int v10056 = static_cast<unsigned int>(v595.col(18, iron_linear_thread() & 31u));
-    const unsigned int v10057 = static_cast<unsigned int>(v595.row(18, iron_linear_thread() & 31u));
-    const unsigned int v10061 = static_cast<unsigned int>(v595.col(19, iron_linear_thread() & 31u));
-    const unsigned int v10062 = static_cast<unsigned int>(v595.row(19, iron_linear_thread() & 31u));
-    const unsigned int v10066 = static_cast<unsigned int>(v595.col(20, iron_linear_thread() & 31u));
-    const unsigned int v10067 = static_cast<unsigned int>(v595.row(20, iron_linear_thread() & 31u));
-    const unsigned int v10071 = static_cast<unsigned int>(v595.col(21, iron_linear_thread() & 31u));
-    const unsigned int v10072 = static_cast<unsigned int>(v595.row(21, iron_linear_thread() & 31u));
-    const unsigned int v10076 = static_cast<unsigned int>(v595.col(22, iron_linear_thread() & 31u));
-    const unsigned int v10077 = static_cast<unsigned int>(v595.row(22, iron_linear_thread() & 31u));
-    const unsigned int v10081 = static_cast<unsigned int>(v595.col(23, iron_linear_thread() & 31u));
-    const unsigned int v10082 = static_cast<unsigned int>(v595.row(23, iron_linear_thread() & 31u));
-    const unsigned int v10086 = static_cast<unsigned int>(v595.col(24, iron_linear_thread() & 31u));
-    const unsigned int v10087 = static_cast<unsigned int>(v595.row(24, iron_linear_thread() & 31u));
-    const unsigned int v10091 = static_cast<unsigned int>(v595.col(25, iron_linear_thread() & 31u));
-    const unsigned int v10092 = static_cast<unsigned int>(v595.row(25, iron_linear_thread() & 31u));
-    const unsigned int v10096 = static_cast<unsigned int>(v595.col(26, iron_linear_thread() & 31u));
-    const unsigned int v10097 = static_cast<unsigned int>(v595.row(26, iron_linear_thread() & 31u));
-    const unsigned int v10101 = static_cast<unsigned int>(v595.col(27, iron_linear_thread() & 31u));
-    const unsigned int v10102 = static_cast<unsigned int>(v595.row(27, iron_linear_thread() & 31u));
-    const unsigned int v10106 = static_cast<unsigned int>(v595.col(28, iron_linear_thread() & 31u));
-    const unsigned int v10107 = static_cast<unsigned int>(v595.row(28, iron_linear_thread() & 31u));
-    const unsigned int v10111 = static_cast<unsigned int>(v595.col(29, iron_linear_thread() & 31u));
-    const unsigned int v10112 = static_cast<unsigned int>(v595.row(29, iron_linear_thread() & 31u));
-    const unsigned int v10116 = static_cast<unsigned int>(v595.col(30, iron_linear_thread() & 31u));
-    const unsigned int v10117 = static_cast<unsigned int>(v595.row(30, iron_linear_thread() & 31u));
-    const unsigned int v10121 = static_cast<unsigned int>(v595.col(31, iron_linear_thread() & 31u));
-    const unsigned int v10122 = static_cast<unsigned int>(v595.row(31, iron_linear_thread() & 31u));
-    const unsigned int v10134 = v55 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:125
+    const unsigned int v8333 = v52 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:108
+    const unsigned int v8334 = v8333 << 6u;
+    const unsigned int v10214 = v51 & 3u;
+    const unsigned int v10216 = v10214 << 4u;
+    const unsigned int v10218 = v10216 << 6u;
+    const unsigned int v10220 = v8334 + v10218;
+    const unsigned int v10231 = v10220 + 16u;
+    const unsigned int v10240 = v10220 + 32u;
+    const unsigned int v10249 = v10220 + 48u;
+    const unsigned int v8348 = 8192u + v8334;
+    const unsigned int v10265 = v8348 + v10218;
+    const unsigned int v10276 = v10265 + 16u;
+    const unsigned int v10285 = v10265 + 32u;
+    const unsigned int v10294 = v10265 + 48u;
+    const unsigned int v8360 = 16384u + v8334;
+    const unsigned int v10310 = v8360 + v10218;
+    const unsigned int v10321 = v10310 + 16u;
+    const unsigned int v10330 = v10310 + 32u;
+    const unsigned int v10339 = v10310 + 48u;
+    const unsigned int v8372 = 24576u + v8334;
+    const unsigned int v10355 = v8372 + v10218;
+    const unsigned int v10366 = v10355 + 16u;
+    const unsigned int v10375 = v10355 + 32u;
+    const unsigned int v10384 = v10355 + 48u;
+    const bool v8388 = v9 == v42;  // kernels/sdpa/flash_tile.hpp:155
+    const unsigned int v8391 = v556 + v35;
+    const unsigned int v9507 = static_cast<unsigned int>(v610.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v9508 = static_cast<unsigned int>(v610.row(0, iron_linear_thread() & 31u));
+    const unsigned int v9512 = static_cast<unsigned int>(v610.col(1, iron_linear_thread() & 31u));
+    const unsigned int v9513 = static_cast<unsigned int>(v610.row(1, iron_linear_thread() & 31u));
+    const unsigned int v9517 = static_cast<unsigned int>(v610.col(2, iron_linear_thread() & 31u));
+    const unsigned int v9518 = static_cast<unsigned int>(v610.row(2, iron_linear_thread() & 31u));
+    const unsigned int v9522 = static_cast<unsigned int>(v610.col(3, iron_linear_thread() & 31u));
+    const unsigned int v9523 = static_cast<unsigned int>(v610.row(3, iron_linear_thread() & 31u));
+    const unsigned int v9527 = static_cast<unsigned int>(v610.col(4, iron_linear_thread() & 31u));
+    const unsigned int v9528 = static_cast<unsigned int>(v610.row(4, iron_linear_thread() & 31u));
+    const unsigned int v9532 = static_cast<unsigned int>(v610.col(5, iron_linear_thread() & 31u));
+    const unsigned int v9533 = static_cast<unsigned int>(v610.row(5, iron_linear_thread() & 31u));
+    const unsigned int v9537 = static_cast<unsigned int>(v610.col(6, iron_linear_thread() & 31u));
+    const unsigned int v9538 = static_cast<unsigned int>(v610.row(6, iron_linear_thread() & 31u));
+    const unsigned int v9542 = static_cast<unsigned int>(v610.col(7, iron_linear_thread() & 31u));
+    const unsigned int v9543 = static_cast<unsigned int>(v610.row(7, iron_linear_thread() & 31u));
+    const unsigned int v9547 = static_cast<unsigned int>(v610.col(8, iron_linear_thread() & 31u));
+    const unsigned int v9548 = static_cast<unsigned int>(v610.row(8, iron_linear_thread() & 31u));
+    const unsigned int v9552 = static_cast<unsigned int>(v610.col(9, iron_linear_thread() & 31u));
+    const unsigned int v9553 = static_cast<unsigned int>(v610.row(9, iron_linear_thread() & 31u));
+    const unsigned int v9557 = static_cast<unsigned int>(v610.col(10, iron_linear_thread() & 31u));
+    const unsigned int v9558 = static_cast<unsigned int>(v610.row(10, iron_linear_thread() & 31u));
+    const unsigned int v9562 = static_cast<unsigned int>(v610.col(11, iron_linear_thread() & 31u));
+    const unsigned int v9563 = static_cast<unsigned int>(v610.row(11, iron_linear_thread() & 31u));
+    const unsigned int v9567 = static_cast<unsigned int>(v610.col(12, iron_linear_thread() & 31u));
+    const unsigned int v9568 = static_cast<unsigned int>(v610.row(12, iron_linear_thread() & 31u));
+    const unsigned int v9572 = static_cast<unsigned int>(v610.col(13, iron_linear_thread() & 31u));
+    const unsigned int v9573 = static_cast<unsigned int>(v610.row(13, iron_linear_thread() & 31u));
+    const unsigned int v9577 = static_cast<unsigned int>(v610.col(14, iron_linear_thread() & 31u));
+    const unsigned int v9578 = static_cast<unsigned int>(v610.row(14, iron_linear_thread() & 31u));
+    const unsigned int v9582 = static_cast<unsigned int>(v610.col(15, iron_linear_thread() & 31u));
+    const unsigned int v9583 = static_cast<unsigned int>(v610.row(15, iron_linear_thread() & 31u));
+    const unsigned int v9587 = static_cast<unsigned int>(v610.col(16, iron_linear_thread() & 31u));
+    const unsigned int v9588 = static_cast<unsigned int>(v610.row(16, iron_linear_thread() & 31u));
+    const unsigned int v9592 = static_cast<unsigned int>(v610.col(17, iron_linear_thread() & 31u));
+    const unsigned int v9593 = static_cast<unsigned int>(v610.row(17, iron_linear_thread() & 31u));
+    const unsigned int v9597 = static_cast<unsigned int>(v610.col(18, iron_linear_thread() & 31u));
+    const unsigned int v9598 = static_cast<unsigned int>(v610.row(18, iron_linear_thread() & 31u));
+    const unsigned int v9602 = static_cast<unsigned int>(v610.col(19, iron_linear_thread() & 31u));
+    const unsigned int v9603 = static_cast<unsigned int>(v610.row(19, iron_linear_thread() & 31u));
+    const unsigned int v9607 = static_cast<unsigned int>(v610.col(20, iron_linear_thread() & 31u));
+    const unsigned int v9608 = static_cast<unsigned int>(v610.row(20, iron_linear_thread() & 31u));
+    const unsigned int v9612 = static_cast<unsigned int>(v610.col(21, iron_linear_thread() & 31u));
+    const unsigned int v9613 = static_cast<unsigned int>(v610.row(21, iron_linear_thread() & 31u));
+    const unsigned int v9617 = static_cast<unsigned int>(v610.col(22, iron_linear_thread() & 31u));
+    const unsigned int v9618 = static_cast<unsigned int>(v610.row(22, iron_linear_thread() & 31u));
+    const unsigned int v9622 = static_cast<unsigned int>(v610.col(23, iron_linear_thread() & 31u));
+    const unsigned int v9623 = static_cast<unsigned int>(v610.row(23, iron_linear_thread() & 31u));
+    const unsigned int v9627 = static_cast<unsigned int>(v610.col(24, iron_linear_thread() & 31u));
+    const unsigned int v9628 = static_cast<unsigned int>(v610.row(24, iron_linear_thread() & 31u));
+    const unsigned int v9632 = static_cast<unsigned int>(v610.col(25, iron_linear_thread() & 31u));
+    const unsigned int v9633 = static_cast<unsigned int>(v610.row(25, iron_linear_thread() & 31u));
+    const unsigned int v9637 = static_cast<unsigned int>(v610.col(26, iron_linear_thread() & 31u));
+    const unsigned int v9638 = static_cast<unsigned int>(v610.row(26, iron_linear_thread() & 31u));
+    const unsigned int v9642 = static_cast<unsigned int>(v610.col(27, iron_linear_thread() & 31u));
+    const unsigned int v9643 = static_cast<unsigned int>(v610.row(27, iron_linear_thread() & 31u));
+    const unsigned int v9647 = static_cast<unsigned int>(v610.col(28, iron_linear_thread() & 31u));
+    const unsigned int v9648 = static_cast<unsigned int>(v610.row(28, iron_linear_thread() & 31u));
+    const unsigned int v9652 = static_cast<unsigned int>(v610.col(29, iron_linear_thread() & 31u));
+    const unsigned int v9653 = static_cast<unsigned int>(v610.row(29, iron_linear_thread() & 31u));
+    const unsigned int v9657 = static_cast<unsigned int>(v610.col(30, iron_linear_thread() & 31u));
+    const unsigned int v9658 = static_cast<unsigned int>(v610.row(30, iron_linear_thread() & 31u));
+    const unsigned int v9662 = static_cast<unsigned int>(v610.col(31, iron_linear_thread() & 31u));
+    const unsigned int v9663 = static_cast<unsigned int>(v610.row(31, iron_linear_thread() & 31u));
+    const unsigned int v9667 = static_cast<unsigned int>(v612.col(0, iron_linear_thread() & 31u));
+    const unsigned int v9668 = static_cast<unsigned int>(v612.row(0, iron_linear_thread() & 31u));
+    const unsigned int v9672 = static_cast<unsigned int>(v612.col(1, iron_linear_thread() & 31u));
+    const unsigned int v9673 = static_cast<unsigned int>(v612.row(1, iron_linear_thread() & 31u));
+    const unsigned int v9677 = static_cast<unsigned int>(v612.col(2, iron_linear_thread() & 31u));
+    const unsigned int v9678 = static_cast<unsigned int>(v612.row(2, iron_linear_thread() & 31u));
+    const unsigned int v9682 = static_cast<unsigned int>(v612.col(3, iron_linear_thread() & 31u));
+    const unsigned int v9683 = static_cast<unsigned int>(v612.row(3, iron_linear_thread() & 31u));
+    const unsigned int v9687 = static_cast<unsigned int>(v612.col(4, iron_linear_thread() & 31u));
+    const unsigned int v9688 = static_cast<unsigned int>(v612.row(4, iron_linear_thread() & 31u));
+    const unsigned int v9692 = static_cast<unsigned int>(v612.col(5, iron_linear_thread() & 31u));
+    const unsigned int v9693 = static_cast<unsigned int>(v612.row(5, iron_linear_thread() & 31u));
+    const unsigned int v9697 = static_cast<unsigned int>(v612.col(6, iron_linear_thread() & 31u));
+    const unsigned int v9698 = static_cast<unsigned int>(v612.row(6, iron_linear_thread() & 31u));
+    const unsigned int v9702 = static_cast<unsigned int>(v612.col(7, iron_linear_thread() & 31u));
+    const unsigned int v9703 = static_cast<unsigned int>(v612.row(7, iron_linear_thread() & 31u));
+    const unsigned int v9707 = static_cast<unsigned int>(v612.col(8, iron_linear_thread() & 31u));
+    const unsigned int v9708 = static_cast<unsigned int>(v612.row(8, iron_linear_thread() & 31u));
+    const unsigned int v9712 = static_cast<unsigned int>(v612.col(9, iron_linear_thread() & 31u));
+    const unsigned int v9713 = static_cast<unsigned int>(v612.row(9, iron_linear_thread() & 31u));
+    const unsigned int v9717 = static_cast<unsigned int>(v612.col(10, iron_linear_thread() & 31u));
+    const unsigned int v9718 = static_cast<unsigned int>(v612.row(10, iron_linear_thread() & 31u));
+    const unsigned int v9722 = static_cast<unsigned int>(v612.col(11, iron_linear_thread() & 31u));
+    const unsigned int v9723 = static_cast<unsigned int>(v612.row(11, iron_linear_thread() & 31u));
+    const unsigned int v9727 = static_cast<unsigned int>(v612.col(12, iron_linear_thread() & 31u));
+    const unsigned int v9728 = static_cast<unsigned int>(v612.row(12, iron_linear_thread() & 31u));
+    const unsigned int v9732 = static_cast<unsigned int>(v612.col(13, iron_linear_thread() & 31u));
+    const unsigned int v9733 = static_cast<unsigned int>(v612.row(13, iron_linear_thread() & 31u));
+    const unsigned int v9737 = static_cast<unsigned int>(v612.col(14, iron_linear_thread() & 31u));
+    const unsigned int v9738 = static_cast<unsigned int>(v612.row(14, iron_linear_thread() & 31u));
+    const unsigned int v9742 = static_cast<unsigned int>(v612.col(15, iron_linear_thread() & 31u));
+    const unsigned int v9743 = static_cast<unsigned int>(v612.row(15, iron_linear_thread() & 31u));
+    const unsigned int v9747 = static_cast<unsigned int>(v612.col(16, iron_linear_thread() & 31u));
+    const unsigned int v9748 = static_cast<unsigned int>(v612.row(16, iron_linear_thread() & 31u));
+    const unsigned int v9752 = static_cast<unsigned int>(v612.col(17, iron_linear_thread() & 31u));
+    const unsigned int v9753 = static_cast<unsigned int>(v612.row(17, iron_linear_thread() & 31u));
+    const unsigned int v9757 = static_cast<unsigned int>(v612.col(18, iron_linear_thread() & 31u));
+    const unsigned int v9758 = static_cast<unsigned int>(v612.row(18, iron_linear_thread() & 31u));
+    const unsigned int v9762 = static_cast<unsigned int>(v612.col(19, iron_linear_thread() & 31u));
+    const unsigned int v9763 = static_cast<unsigned int>(v612.row(19, iron_linear_thread() & 31u));
+    const unsigned int v9767 = static_cast<unsigned int>(v612.col(20, iron_linear_thread() & 31u));
+    const unsigned int v9768 = static_cast<unsigned int>(v612.row(20, iron_linear_thread() & 31u));
+    const unsigned int v9772 = static_cast<unsigned int>(v612.col(21, iron_linear_thread() & 31u));
+    const unsigned int v9773 = static_cast<unsigned int>(v612.row(21, iron_linear_thread() & 31u));
+    const unsigned int v9777 = static_cast<unsigned int>(v612.col(22, iron_linear_thread() & 31u));
+    const unsigned int v9778 = static_cast<unsigned int>(v612.row(22, iron_linear_thread() & 31u));
+    const unsigned int v9782 = static_cast<unsigned int>(v612.col(23, iron_linear_thread() & 31u));
+    const unsigned int v9783 = static_cast<unsigned int>(v612.row(23, iron_linear_thread() & 31u));
+    const unsigned int v9787 = static_cast<unsigned int>(v612.col(24, iron_linear_thread() & 31u));
+    const unsigned int v9788 = static_cast<unsigned int>(v612.row(24, iron_linear_thread() & 31u));
+    const unsigned int v9792 = static_cast<unsigned int>(v612.col(25, iron_linear_thread() & 31u));
+    const unsigned int v9793 = static_cast<unsigned int>(v612.row(25, iron_linear_thread() & 31u));
+    const unsigned int v9797 = static_cast<unsigned int>(v612.col(26, iron_linear_thread() & 31u));
+    const unsigned int v9798 = static_cast<unsigned int>(v612.row(26, iron_linear_thread() & 31u));
+    const unsigned int v9802 = static_cast<unsigned int>(v612.col(27, iron_linear_thread() & 31u));
+    const unsigned int v9803 = static_cast<unsigned int>(v612.row(27, iron_linear_thread() & 31u));
+    const unsigned int v9807 = static_cast<unsigned int>(v612.col(28, iron_linear_thread() & 31u));
+    const unsigned int v9808 = static_cast<unsigned int>(v612.row(28, iron_linear_thread() & 31u));
+    const unsigned int v9812 = static_cast<unsigned int>(v612.col(29, iron_linear_thread() & 31u));
+    const unsigned int v9813 = static_cast<unsigned int>(v612.row(29, iron_linear_thread() & 31u));
+    const unsigned int v9817 = static_cast<unsigned int>(v612.col(30, iron_linear_thread() & 31u));
+    const unsigned int v9818 = static_cast<unsigned int>(v612.row(30, iron_linear_thread() & 31u));
+    const unsigned int v9822 = static_cast<unsigned int>(v612.col(31, iron_linear_thread() & 31u));
+    const unsigned int v9823 = static_cast<unsigned int>(v612.row(31, iron_linear_thread() & 31u));
+    const unsigned int v9827 = static_cast<unsigned int>(v614.col(0, iron_linear_thread() & 31u));
+    const unsigned int v9828 = static_cast<unsigned int>(v614.row(0, iron_linear_thread() & 31u));
+    const unsigned int v9832 = static_cast<unsigned int>(v614.col(1, iron_linear_thread() & 31u));
+    const unsigned int v9833 = static_cast<unsigned int>(v614.row(1, iron_linear_thread() & 31u));
+    const unsigned int v9837 = static_cast<unsigned int>(v614.col(2, iron_linear_thread() & 31u));
+    const unsigned int v9838 = static_cast<unsigned int>(v614.row(2, iron_linear_thread() & 31u));
+    const unsigned int v9842 = static_cast<unsigned int>(v614.col(3, iron_linear_thread() & 31u));
+    const unsigned int v9843 = static_cast<unsigned int>(v614.row(3, iron_linear_thread() & 31u));
+    const unsigned int v9847 = static_cast<unsigned int>(v614.col(4, iron_linear_thread() & 31u));
+    const unsigned int v9848 = static_cast<unsigned int>(v614.row(4, iron_linear_thread() & 31u));
+    const unsigned int v9852 = static_cast<unsigned int>(v614.col(5, iron_linear_thread() & 31u));
+    const unsigned int v9853 = static_cast<unsigned int>(v614.row(5, iron_linear_thread() & 31u));
+    const unsigned int v9857 = static_cast<unsigned int>(v614.col(6, iron_linear_thread() & 31u));
+    const unsigned int v9858 = static_cast<unsigned int>(v614.row(6, iron_linear_thread() & 31u));
+    const unsigned int v9862 = static_cast<unsigned int>(v614.col(7, iron_linear_thread() & 31u));
+    const unsigned int v9863 = static_cast<unsigned int>(v614.row(7, iron_linear_thread() & 31u));
+    const unsigned int v9867 = static_cast<unsigned int>(v614.col(8, iron_linear_thread() & 31u));
+    const unsigned int v9868 = static_cast<unsigned int>(v614.row(8, iron_linear_thread() & 31u));
+    const unsigned int v9872 = static_cast<unsigned int>(v614.col(9, iron_linear_thread() & 31u));
+    const unsigned int v9873 = static_cast<unsigned int>(v614.row(9, iron_linear_thread() & 31u));
+    const unsigned int v9877 = static_cast<unsigned int>(v614.col(10, iron_linear_thread() & 31u));
+    const unsigned int v9878 = static_cast<unsigned int>(v614.row(10, iron_linear_thread() & 31u));
+    const unsigned int v9882 = static_cast<unsigned int>(v614.col(11, iron_linear_thread() & 31u));
+    const unsigned int v9883 = static_cast<unsigned int>(v614.row(11, iron_linear_thread() & 31u));
+    const unsigned int v9887 = static_cast<unsigned int>(v614.col(12, iron_linear_thread() & 31u));
+    const unsigned int v9888 = static_cast<unsigned int>(v614.row(12, iron_linear_thread() & 31u));
+    const unsigned int v9892 = static_cast<unsigned int>(v614.col(13, iron_linear_thread() & 31u));
+    const unsigned int v9893 = static_cast<unsigned int>(v614.row(13, iron_linear_thread() & 31u));
+    const unsigned int v9897 = static_cast<unsigned int>(v614.col(14, iron_linear_thread() & 31u));
+    const unsigned int v9898 = static_cast<unsigned int>(v614.row(14, iron_linear_thread() & 31u));
+    const unsigned int v9902 = static_cast<unsigned int>(v614.col(15, iron_linear_thread() & 31u));
+    const unsigned int v9903 = static_cast<unsigned int>(v614.row(15, iron_linear_thread() & 31u));
+    const unsigned int v9907 = static_cast<unsigned int>(v614.col(16, iron_linear_thread() & 31u));
+    const unsigned int v9908 = static_cast<unsigned int>(v614.row(16, iron_linear_thread() & 31u));
+    const unsigned int v9912 = static_cast<unsigned int>(v614.col(17, iron_linear_thread() & 31u));
+    const unsigned int v9913 = static_cast<unsigned int>(v614.row(17, iron_linear_thread() & 31u));
+    const unsigned int v9917 = static_cast<unsigned int>(v614.col(18, iron_linear_thread() & 31u));
+    const unsigned int v9918 = static_cast<unsigned int>(v614.row(18, iron_linear_thread() & 31u));
+    const unsigned int v9922 = static_cast<unsigned int>(v614.col(19, iron_linear_thread() & 31u));
+    const unsigned int v9923 = static_cast<unsigned int>(v614.row(19, iron_linear_thread() & 31u));
+    const unsigned int v9927 = static_cast<unsigned int>(v614.col(20, iron_linear_thread() & 31u));
+    const unsigned int v9928 = static_cast<unsigned int>(v614.row(20, iron_linear_thread() & 31u));
+    const unsigned int v9932 = static_cast<unsigned int>(v614.col(21, iron_linear_thread() & 31u));
+    const unsigned int v9933 = static_cast<unsigned int>(v614.row(21, iron_linear_thread() & 31u));
+    const unsigned int v9937 = static_cast<unsigned int>(v614.col(22, iron_linear_thread() & 31u));
+    const unsigned int v9938 = static_cast<unsigned int>(v614.row(22, iron_linear_thread() & 31u));
+    const unsigned int v9942 = static_cast<unsigned int>(v614.col(23, iron_linear_thread() & 31u));
+    const unsigned int v9943 = static_cast<unsigned int>(v614.row(23, iron_linear_thread() & 31u));
+    const unsigned int v9947 = static_cast<unsigned int>(v614.col(24, iron_linear_thread() & 31u));
+    const unsigned int v9948 = static_cast<unsigned int>(v614.row(24, iron_linear_thread() & 31u));
+    const unsigned int v9952 = static_cast<unsigned int>(v614.col(25, iron_linear_thread() & 31u));
+    const unsigned int v9953 = static_cast<unsigned int>(v614.row(25, iron_linear_thread() & 31u));
+    const unsigned int v9957 = static_cast<unsigned int>(v614.col(26, iron_linear_thread() & 31u));
+    const unsigned int v9958 = static_cast<unsigned int>(v614.row(26, iron_linear_thread() & 31u));
+    const unsigned int v9962 = static_cast<unsigned int>(v614.col(27, iron_linear_thread() & 31u));
+    const unsigned int v9963 = static_cast<unsigned int>(v614.row(27, iron_linear_thread() & 31u));
+    const unsigned int v9967 = static_cast<unsigned int>(v614.col(28, iron_linear_thread() & 31u));
+    const unsigned int v9968 = static_cast<unsigned int>(v614.row(28, iron_linear_thread() & 31u));
+    const unsigned int v9972 = static_cast<unsigned int>(v614.col(29, iron_linear_thread() & 31u));
+    const unsigned int v9973 = static_cast<unsigned int>(v614.row(29, iron_linear_thread() & 31u));
+    const unsigned int v9977 = static_cast<unsigned int>(v614.col(30, iron_linear_thread() & 31u));
+    const unsigned int v9978 = static_cast<unsigned int>(v614.row(30, iron_linear_thread() & 31u));
+    const unsigned int v9982 = static_cast<unsigned int>(v614.col(31, iron_linear_thread() & 31u));
+    const unsigned int v9983 = static_cast<unsigned int>(v614.row(31, iron_linear_thread() & 31u));
+    const unsigned int v9987 = static_cast<unsigned int>(v616.col(0, iron_linear_thread() & 31u));
+    const unsigned int v9988 = static_cast<unsigned int>(v616.row(0, iron_linear_thread() & 31u));
+    const unsigned int v9992 = static_cast<unsigned int>(v616.col(1, iron_linear_thread() & 31u));
+    const unsigned int v9993 = static_cast<unsigned int>(v616.row(1, iron_linear_thread() & 31u));
+    const unsigned int v9997 = static_cast<unsigned int>(v616.col(2, iron_linear_thread() & 31u));
+    const unsigned int v9998 = static_cast<unsigned int>(v616.row(2, iron_linear_thread() & 31u));
+    const unsigned int v10002 = static_cast<unsigned int>(v616.col(3, iron_linear_thread() & 31u));
+    const unsigned int v10003 = static_cast<unsigned int>(v616.row(3, iron_linear_thread() & 31u));
+    const unsigned int v10007 = static_cast<unsigned int>(v616.col(4, iron_linear_thread() & 31u));
+    const unsigned int v10008 = static_cast<unsigned int>(v616.row(4, iron_linear_thread() & 31u));
+    const unsigned int v10012 = static_cast<unsigned int>(v616.col(5, iron_linear_thread() & 31u));
+    const unsigned int v10013 = static_cast<unsigned int>(v616.row(5, iron_linear_thread() & 31u));
+    const unsigned int v10017 = static_cast<unsigned int>(v616.col(6, iron_linear_thread() & 31u));
+    const unsigned int v10018 = static_cast<unsigned int>(v616.row(6, iron_linear_thread() & 31u));
+    const unsigned int v10022 = static_cast<unsigned int>(v616.col(7, iron_linear_thread() & 31u));
+    const unsigned int v10023 = static_cast<unsigned int>(v616.row(7, iron_linear_thread() & 31u));
+    const unsigned int v10027 = static_cast<unsigned int>(v616.col(8, iron_linear_thread() & 31u));
+    const unsigned int v10028 = static_cast<unsigned int>(v616.row(8, iron_linear_thread() & 31u));
+    const unsigned int v10032 = static_cast<unsigned int>(v616.col(9, iron_linear_thread() & 31u));
+    const unsigned int v10033 = static_cast<unsigned int>(v616.row(9, iron_linear_thread() & 31u));
+    const unsigned int v10037 = static_cast<unsigned int>(v616.col(10, iron_linear_thread() & 31u));
+    const unsigned int v10038 = static_cast<unsigned int>(v616.row(10, iron_linear_thread() & 31u));
+    const unsigned int v10042 = static_cast<unsigned int>(v616.col(11, iron_linear_thread() & 31u));
+    const unsigned int v10043 = static_cast<unsigned int>(v616.row(11, iron_linear_thread() & 31u));
+    const unsigned int v10047 = static_cast<unsigned int>(v616.col(12, iron_linear_thread() & 31u));
+    const unsigned int v10048 = static_cast<unsigned int>(v616.row(12, iron_linear_thread() & 31u));
+    const unsigned int v10052 = static_cast<unsigned int>(v616.col(13, iron_linear_thread() & 31u));
+    const unsigned int v10053 = static_cast<unsigned int>(v616.row(13, iron_linear_thread() & 31u));
+    const unsigned int v10057 = static_cast<unsigned int>(v616.col(14, iron_linear_thread() & 31u));
+    const unsigned int v10058 = static_cast<unsigned int>(v616.row(14, iron_linear_thread() & 31u));
+    const unsigned int v10062 = static_cast<unsigned int>(v616.col(15, iron_linear_thread() & 31u));
+    const unsigned int v10063 = static_cast<unsigned int>(v616.row(15, iron_linear_thread() & 31u));
+    const unsigned int v10067 = static_cast<unsigned int>(v616.col(16, iron_linear_thread() & 31u));
+    const unsigned int v10068 = static_cast<unsigned int>(v616.row(16, iron_linear_thread() & 31u));
+    const unsigned int v10072 = static_cast<unsigned int>(v616.col(17, iron_linear_thread() & 31u));
+    const unsigned int v10073 = static_cast<unsigned int>(v616.row(17, iron_linear_thread() & 31u));
+    const unsigned int v10077 = static_cast<unsigned int>(v616.col(18, iron_linear_thread() & 31u));
+    const unsigned int v10078 = static_cast<unsigned int>(v616.row(18, iron_linear_thread() & 31u));
+    const unsigned int v10082 = static_cast<unsigned int>(v616.col(19, iron_linear_thread() & 31u));
+    const unsigned int v10083 = static_cast<unsigned int>(v616.row(19, iron_linear_thread() & 31u));
+    const unsigned int v10087 = static_cast<unsigned int>(v616.col(20, iron_linear_thread() & 31u));
+    const unsigned int v10088 = static_cast<unsigned int>(v616.row(20, iron_linear_thread() & 31u));
+    const unsigned int v10092 = static_cast<unsigned int>(v616.col(21, iron_linear_thread() & 31u));
+    const unsigned int v10093 = static_cast<unsigned int>(v616.row(21, iron_linear_thread() & 31u));
+    const unsigned int v10097 = static_cast<unsigned int>(v616.col(22, iron_linear_thread() & 31u));
+    const unsigned int v10098 = static_cast<unsigned int>(v616.row(22, iron_linear_thread() & 31u));
+    const unsigned int v10102 = static_cast<unsigned int>(v616.col(23, iron_linear_thread() & 31u));
+    const unsigned int v10103 = static_cast<unsigned int>(v616.row(23, iron_linear_thread() & 31u));
+    const unsigned int v10107 = static_cast<unsigned int>(v616.col(24, iron_linear_thread() & 31u));
+    const unsigned int v10108 = static_cast<unsigned int>(v616.row(24, iron_linear_thread() & 31u));
+    const unsigned int v10112 = static_cast<unsigned int>(v616.col(25, iron_linear_thread() & 31u));
+    const unsigned int v10113 = static_cast<unsigned int>(v616.row(25, iron_linear_thread() & 31u));
+    const unsigned int v10117 = static_cast<unsigned int>(v616.col(26, iron_linear_thread() & 31u));
+    const unsigned int v10118 = static_cast<unsigned int>(v616.row(26, iron_linear_thread() & 31u));
+    const unsigned int v10122 = static_cast<unsigned int>(v616.col(27, iron_linear_thread() & 31u));
+    const unsigned int v10123 = static_cast<unsigned int>(v616.row(27, iron_linear_thread() & 31u));
+    const unsigned int v10127 = static_cast<unsigned int>(v616.col(28, iron_linear_thread() & 31u));
+    const unsigned int v10128 = static_cast<unsigned int>(v616.row(28, iron_linear_thread() & 31u));
+    const unsigned int v10132 = static_cast<unsigned int>(v616.col(29, iron_linear_thread() & 31u));
+    const unsigned int v10133 = static_cast<unsigned int>(v616.row(29, iron_linear_thread() & 31u));
+    const unsigned int v10137 = static_cast<unsigned int>(v616.col(30, iron_linear_thread() & 31u));
+    const unsigned int v10138 = static_cast<unsigned int>(v616.row(30, iron_linear_thread() & 31u));
+    const unsigned int v10142 = static_cast<unsigned int>(v616.col(31, iron_linear_thread() & 31u));
+    const unsigned int v10143 = static_cast<unsigned int>(v616.row(31, iron_linear_thread() & 31u));
+    const unsigned int v10155 = v55 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:125
 
-    for (unsigned int v7098 = v581; v7098 < v565; v7098 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:95
-      const unsigned int v7099 = v7098 - v581;
-      const unsigned int v7100 = v7099 >> 6u;
-      const unsigned int v7102 = v7100 & 1u;
+    for (unsigned int v7119 = v602; v7119 < v589; v7119 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:95
+      const unsigned int v7120 = v7119 - v602;
+      const unsigned int v7121 = v7120 >> 6u;
+      const unsigned int v7123 = v7121 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      const unsigned int v7105 = v7098 + 64u;
-      const unsigned int v7107 = v7100 + 1u;
-      const unsigned int v7108 = v7107 & 1u;
-      const bool v7109 = v7105 < v565;
-      if (v7109) {
+      const unsigned int v7126 = v7119 + 64u;
+      const unsigned int v7128 = v7121 + 1u;
+      const unsigned int v7129 = v7128 & 1u;
+      const bool v7130 = v7126 < v589;
+      if (v7130) {
         if (v47) {  // kernels/sdpa/kv_sources.hpp:87
-          const unsigned int v7111 = v7108 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:99
-          const unsigned int v7121 = v7105 + v62;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7122 = v7121 < v35;
-          const unsigned int v7125 = v7122 ? v7121 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7127 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v7128 = v7125 & v7127;
-          const unsigned int v7129 = v7125 >> (v41 & 31);
-          const unsigned int v7130 = v32 + v7129;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7131 = block_table[v7130];
-          const unsigned int v7133 = v7131 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7134 = v7133 + v30;
-          const unsigned int v7135 = v7134 * v6;
-          const unsigned int v7136 = v7135 + v7128;
-          const unsigned int v7137 = v7136 << 8u;
-          const unsigned int v7138 = v7137 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7146 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v7147 = v7111 + v7146;
-          const unsigned int v7148 = v7147 + v81;
-          const unsigned int v7149 = v7148 + v79;
-          iron_copy_async<16>(shm1 + (v7149 ^ (((v7149 >> 6u) & 7u) << 3u)), k_pages + v7138, v7122);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7159 = v7105 + v93;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7160 = v7159 < v35;
-          const unsigned int v7163 = v7160 ? v7159 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7166 = v7163 & v7127;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v7167 = v7163 >> (v41 & 31);
-          const unsigned int v7168 = v32 + v7167;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7169 = block_table[v7168];
-          const unsigned int v7171 = v7169 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7172 = v7171 + v30;
-          const unsigned int v7173 = v7172 * v6;
-          const unsigned int v7174 = v7173 + v7166;
-          const unsigned int v7175 = v7174 << 8u;
-          const unsigned int v7176 = v7175 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7184 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v7185 = v7111 + v7184;
-          const unsigned int v7186 = v7185 + v112;
-          const unsigned int v7187 = v7186 + v110;
-          iron_copy_async<16>(shm1 + (v7187 ^ (((v7187 >> 6u) & 7u) << 3u)), k_pages + v7176, v7160);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7197 = v7105 + v124;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7198 = v7197 < v35;
-          const unsigned int v7201 = v7198 ? v7197 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7204 = v7201 & v7127;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v7205 = v7201 >> (v41 & 31);
-          const unsigned int v7206 = v32 + v7205;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7207 = block_table[v7206];
-          const unsigned int v7209 = v7207 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7210 = v7209 + v30;
-          const unsigned int v7211 = v7210 * v6;
-          const unsigned int v7212 = v7211 + v7204;
-          const unsigned int v7213 = v7212 << 8u;
-          const unsigned int v7214 = v7213 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7222 = v146 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v7223 = v7111 + v7222;
-          const unsigned int v7224 = v7223 + v143;
-          const unsigned int v7225 = v7224 + v141;
-          iron_copy_async<16>(shm1 + (v7225 ^ (((v7225 >> 6u) & 7u) << 3u)), k_pages + v7214, v7198);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7235 = v7105 + v155;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7236 = v7235 < v35;
-          const unsigned int v7239 = v7236 ? v7235 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7242 = v7239 & v7127;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v7243 = v7239 >> (v41 & 31);
-          const unsigned int v7244 = v32 + v7243;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7245 = block_table[v7244];
-          const unsigned int v7247 = v7245 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7248 = v7247 + v30;
-          const unsigned int v7249 = v7248 * v6;
-          const unsigned int v7250 = v7249 + v7242;
-          const unsigned int v7251 = v7250 << 8u;
-          const unsigned int v7252 = v7251 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7260 = v177 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v7261 = v7111 + v7260;
-          const unsigned int v7262 = v7261 + v174;
-          const unsigned int v7263 = v7262 + v172;
-          iron_copy_async<16>(shm1 + (v7263 ^ (((v7263 >> 6u) & 7u) << 3u)), k_pages + v7252, v7236);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7273 = v7105 + v186;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7274 = v7273 < v35;
-          const unsigned int v7277 = v7274 ? v7273 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7280 = v7277 & v7127;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v7281 = v7277 >> (v41 & 31);
-          const unsigned int v7282 = v32 + v7281;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7283 = block_table[v7282];
-          const unsigned int v7285 = v7283 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7286 = v7285 + v30;
-          const unsigned int v7287 = v7286 * v6;
-          const unsigned int v7288 = v7287 + v7280;
-          const unsigned int v7289 = v7288 << 8u;
-          const unsigned int v7290 = v7289 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7298 = v208 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v7299 = v7111 + v7298;
-          const unsigned int v7300 = v7299 + v205;
-          const unsigned int v7301 = v7300 + v203;
-          iron_copy_async<16>(shm1 + (v7301 ^ (((v7301 >> 6u) & 7u) << 3u)), k_pages + v7290, v7274);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7311 = v7105 + v217;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7312 = v7311 < v35;
-          const unsigned int v7315 = v7312 ? v7311 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7318 = v7315 & v7127;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v7319 = v7315 >> (v41 & 31);
-          const unsigned int v7320 = v32 + v7319;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7321 = block_table[v7320];
-          const unsigned int v7323 = v7321 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7324 = v7323 + v30;
-          const unsigned int v7325 = v7324 * v6;
-          const unsigned int v7326 = v7325 + v7318;
-          const unsigned int v7327 = v7326 << 8u;
-          const unsigned int v7328 = v7327 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7336 = v239 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v7337 = v7111 + v7336;
-          const unsigned int v7338 = v7337 + v236;
-          const unsigned int v7339 = v7338 + v234;
-          iron_copy_async<16>(shm1 + (v7339 ^ (((v7339 >> 6u) & 7u) << 3u)), k_pages + v7328, v7312);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7349 = v7105 + v248;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7350 = v7349 < v35;
-          const unsigned int v7353 = v7350 ? v7349 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7356 = v7353 & v7127;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v7357 = v7353 >> (v41 & 31);
-          const unsigned int v7358 = v32 + v7357;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7359 = block_table[v7358];
-          const unsigned int v7361 = v7359 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7362 = v7361 + v30;
-          const unsigned int v7363 = v7362 * v6;
-          const unsigned int v7364 = v7363 + v7356;
-          const unsigned int v7365 = v7364 << 8u;
-          const unsigned int v7366 = v7365 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7374 = v270 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v7375 = v7111 + v7374;
-          const unsigned int v7376 = v7375 + v267;
-          const unsigned int v7377 = v7376 + v265;
-          iron_copy_async<16>(shm1 + (v7377 ^ (((v7377 >> 6u) & 7u) << 3u)), k_pages + v7366, v7350);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7387 = v7105 + v279;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7388 = v7387 < v35;
-          const unsigned int v7391 = v7388 ? v7387 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7394 = v7391 & v7127;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v7395 = v7391 >> (v41 & 31);
-          const unsigned int v7396 = v32 + v7395;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7397 = block_table[v7396];
-          const unsigned int v7399 = v7397 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7400 = v7399 + v30;
-          const unsigned int v7401 = v7400 * v6;
-          const unsigned int v7402 = v7401 + v7394;
-          const unsigned int v7403 = v7402 << 8u;
-          const unsigned int v7404 = v7403 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7412 = v301 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v7413 = v7111 + v7412;
-          const unsigned int v7414 = v7413 + v298;
-          const unsigned int v7415 = v7414 + v296;
-          iron_copy_async<16>(shm1 + (v7415 ^ (((v7415 >> 6u) & 7u) << 3u)), k_pages + v7404, v7388);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7437 = block_table[v7130];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7439 = v7437 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7440 = v7439 + v30;
-          const unsigned int v7441 = v7440 * v6;
-          const unsigned int v7442 = v7441 + v7128;
-          const unsigned int v7443 = v7442 << 8u;
-          const unsigned int v7444 = v7443 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7149 ^ (((v7149 >> 6u) & 7u) << 3u)), v_pages + v7444, v7122);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7475 = block_table[v7168];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7477 = v7475 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7478 = v7477 + v30;
-          const unsigned int v7479 = v7478 * v6;
-          const unsigned int v7480 = v7479 + v7166;
-          const unsigned int v7481 = v7480 << 8u;
-          const unsigned int v7482 = v7481 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7187 ^ (((v7187 >> 6u) & 7u) << 3u)), v_pages + v7482, v7160);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7513 = block_table[v7206];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7515 = v7513 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7516 = v7515 + v30;
-          const unsigned int v7517 = v7516 * v6;
-          const unsigned int v7518 = v7517 + v7204;
-          const unsigned int v7519 = v7518 << 8u;
-          const unsigned int v7520 = v7519 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7225 ^ (((v7225 >> 6u) & 7u) << 3u)), v_pages + v7520, v7198);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7551 = block_table[v7244];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7553 = v7551 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7554 = v7553 + v30;
-          const unsigned int v7555 = v7554 * v6;
-          const unsigned int v7556 = v7555 + v7242;
-          const unsigned int v7557 = v7556 << 8u;
-          const unsigned int v7558 = v7557 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7263 ^ (((v7263 >> 6u) & 7u) << 3u)), v_pages + v7558, v7236);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7589 = block_table[v7282];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7591 = v7589 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7592 = v7591 + v30;
-          const unsigned int v7593 = v7592 * v6;
-          const unsigned int v7594 = v7593 + v7280;
-          const unsigned int v7595 = v7594 << 8u;
-          const unsigned int v7596 = v7595 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7301 ^ (((v7301 >> 6u) & 7u) << 3u)), v_pages + v7596, v7274);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7627 = block_table[v7320];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7629 = v7627 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7630 = v7629 + v30;
-          const unsigned int v7631 = v7630 * v6;
-          const unsigned int v7632 = v7631 + v7318;
-          const unsigned int v7633 = v7632 << 8u;
-          const unsigned int v7634 = v7633 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7339 ^ (((v7339 >> 6u) & 7u) << 3u)), v_pages + v7634, v7312);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7665 = block_table[v7358];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7667 = v7665 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7668 = v7667 + v30;
-          const unsigned int v7669 = v7668 * v6;
-          const unsigned int v7670 = v7669 + v7356;
-          const unsigned int v7671 = v7670 << 8u;
-          const unsigned int v7672 = v7671 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7377 ^ (((v7377 >> 6u) & 7u) << 3u)), v_pages + v7672, v7350);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7703 = block_table[v7396];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7705 = v7703 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7706 = v7705 + v30;
-          const unsigned int v7707 = v7706 * v6;
-          const unsigned int v7708 = v7707 + v7394;
-          const unsigned int v7709 = v7708 << 8u;
-          const unsigned int v7710 = v7709 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7415 ^ (((v7415 >> 6u) & 7u) << 3u)), v_pages + v7710, v7388);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7132 = v7129 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:99
+          const unsigned int v7142 = v7126 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7143 = v7142 < v35;
+          const unsigned int v7146 = v7143 ? v7142 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7148 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v7149 = v7146 & v7148;
+          const unsigned int v7150 = v7146 >> (v41 & 31);
+          const unsigned int v7151 = v32 + v7150;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7152 = block_table[v7151];
+          const unsigned int v7154 = v7152 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7155 = v7154 + v30;
+          const unsigned int v7156 = v7155 * v6;
+          const unsigned int v7157 = v7156 + v7149;
+          const unsigned int v7158 = v7157 << 8u;
+          const unsigned int v7159 = v7158 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7167 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v7168 = v7132 + v7167;
+          const unsigned int v7169 = v7168 + v81;
+          const unsigned int v7170 = v7169 + v79;
+          iron_copy_async<16>(shm1 + (v7170 ^ (((v7170 >> 6u) & 7u) << 3u)), k_pages + v7159, v7143);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7180 = v7126 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7181 = v7180 < v35;
+          const unsigned int v7184 = v7181 ? v7180 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7187 = v7184 & v7148;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v7188 = v7184 >> (v41 & 31);
+          const unsigned int v7189 = v32 + v7188;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7190 = block_table[v7189];
+          const unsigned int v7192 = v7190 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7193 = v7192 + v30;
+          const unsigned int v7194 = v7193 * v6;
+          const unsigned int v7195 = v7194 + v7187;
+          const unsigned int v7196 = v7195 << 8u;
+          const unsigned int v7197 = v7196 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7205 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v7206 = v7132 + v7205;
+          const unsigned int v7207 = v7206 + v112;
+          const unsigned int v7208 = v7207 + v110;
+          iron_copy_async<16>(shm1 + (v7208 ^ (((v7208 >> 6u) & 7u) << 3u)), k_pages + v7197, v7181);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7218 = v7126 + v124;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7219 = v7218 < v35;
+          const unsigned int v7222 = v7219 ? v7218 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7225 = v7222 & v7148;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v7226 = v7222 >> (v41 & 31);
+          const unsigned int v7227 = v32 + v7226;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7228 = block_table[v7227];
+          const unsigned int v7230 = v7228 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7231 = v7230 + v30;
+          const unsigned int v7232 = v7231 * v6;
+          const unsigned int v7233 = v7232 + v7225;
+          const unsigned int v7234 = v7233 << 8u;
+          const unsigned int v7235 = v7234 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7243 = v146 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v7244 = v7132 + v7243;
+          const unsigned int v7245 = v7244 + v143;
+          const unsigned int v7246 = v7245 + v141;
+          iron_copy_async<16>(shm1 + (v7246 ^ (((v7246 >> 6u) & 7u) << 3u)), k_pages + v7235, v7219);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7256 = v7126 + v155;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7257 = v7256 < v35;
+          const unsigned int v7260 = v7257 ? v7256 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7263 = v7260 & v7148;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v7264 = v7260 >> (v41 & 31);
+          const unsigned int v7265 = v32 + v7264;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7266 = block_table[v7265];
+          const unsigned int v7268 = v7266 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7269 = v7268 + v30;
+          const unsigned int v7270 = v7269 * v6;
+          const unsigned int v7271 = v7270 + v7263;
+          const unsigned int v7272 = v7271 << 8u;
+          const unsigned int v7273 = v7272 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7281 = v177 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v7282 = v7132 + v7281;
+          const unsigned int v7283 = v7282 + v174;
+          const unsigned int v7284 = v7283 + v172;
+          iron_copy_async<16>(shm1 + (v7284 ^ (((v7284 >> 6u) & 7u) << 3u)), k_pages + v7273, v7257);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7294 = v7126 + v186;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7295 = v7294 < v35;
+          const unsigned int v7298 = v7295 ? v7294 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7301 = v7298 & v7148;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v7302 = v7298 >> (v41 & 31);
+          const unsigned int v7303 = v32 + v7302;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7304 = block_table[v7303];
+          const unsigned int v7306 = v7304 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7307 = v7306 + v30;
+          const unsigned int v7308 = v7307 * v6;
+          const unsigned int v7309 = v7308 + v7301;
+          const unsigned int v7310 = v7309 << 8u;
+          const unsigned int v7311 = v7310 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7319 = v208 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v7320 = v7132 + v7319;
+          const unsigned int v7321 = v7320 + v205;
+          const unsigned int v7322 = v7321 + v203;
+          iron_copy_async<16>(shm1 + (v7322 ^ (((v7322 >> 6u) & 7u) << 3u)), k_pages + v7311, v7295);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7332 = v7126 + v217;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7333 = v7332 < v35;
+          const unsigned int v7336 = v7333 ? v7332 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7339 = v7336 & v7148;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v7340 = v7336 >> (v41 & 31);
+          const unsigned int v7341 = v32 + v7340;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7342 = block_table[v7341];
+          const unsigned int v7344 = v7342 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7345 = v7344 + v30;
+          const unsigned int v7346 = v7345 * v6;
+          const unsigned int v7347 = v7346 + v7339;
+          const unsigned int v7348 = v7347 << 8u;
+          const unsigned int v7349 = v7348 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7357 = v239 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v7358 = v7132 + v7357;
+          const unsigned int v7359 = v7358 + v236;
+          const unsigned int v7360 = v7359 + v234;
+          iron_copy_async<16>(shm1 + (v7360 ^ (((v7360 >> 6u) & 7u) << 3u)), k_pages + v7349, v7333);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7370 = v7126 + v248;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7371 = v7370 < v35;
+          const unsigned int v7374 = v7371 ? v7370 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7377 = v7374 & v7148;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v7378 = v7374 >> (v41 & 31);
+          const unsigned int v7379 = v32 + v7378;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7380 = block_table[v7379];
+          const unsigned int v7382 = v7380 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7383 = v7382 + v30;
+          const unsigned int v7384 = v7383 * v6;
+          const unsigned int v7385 = v7384 + v7377;
+          const unsigned int v7386 = v7385 << 8u;
+          const unsigned int v7387 = v7386 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7395 = v270 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v7396 = v7132 + v7395;
+          const unsigned int v7397 = v7396 + v267;
+          const unsigned int v7398 = v7397 + v265;
+          iron_copy_async<16>(shm1 + (v7398 ^ (((v7398 >> 6u) & 7u) << 3u)), k_pages + v7387, v7371);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7408 = v7126 + v279;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7409 = v7408 < v35;
+          const unsigned int v7412 = v7409 ? v7408 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7415 = v7412 & v7148;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v7416 = v7412 >> (v41 & 31);
+          const unsigned int v7417 = v32 + v7416;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7418 = block_table[v7417];
+          const unsigned int v7420 = v7418 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7421 = v7420 + v30;
+          const unsigned int v7422 = v7421 * v6;
+          const unsigned int v7423 = v7422 + v7415;
+          const unsigned int v7424 = v7423 << 8u;
+          const unsigned int v7425 = v7424 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7433 = v301 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v7434 = v7132 + v7433;
+          const unsigned int v7435 = v7434 + v298;
+          const unsigned int v7436 = v7435 + v296;
+          iron_copy_async<16>(shm1 + (v7436 ^ (((v7436 >> 6u) & 7u) << 3u)), k_pages + v7425, v7409);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7458 = block_table[v7151];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7460 = v7458 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7461 = v7460 + v30;
+          const unsigned int v7462 = v7461 * v6;
+          const unsigned int v7463 = v7462 + v7149;
+          const unsigned int v7464 = v7463 << 8u;
+          const unsigned int v7465 = v7464 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7170 ^ (((v7170 >> 6u) & 7u) << 3u)), v_pages + v7465, v7143);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7496 = block_table[v7189];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7498 = v7496 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7499 = v7498 + v30;
+          const unsigned int v7500 = v7499 * v6;
+          const unsigned int v7501 = v7500 + v7187;
+          const unsigned int v7502 = v7501 << 8u;
+          const unsigned int v7503 = v7502 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7208 ^ (((v7208 >> 6u) & 7u) << 3u)), v_pages + v7503, v7181);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7534 = block_table[v7227];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7536 = v7534 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7537 = v7536 + v30;
+          const unsigned int v7538 = v7537 * v6;
+          const unsigned int v7539 = v7538 + v7225;
+          const unsigned int v7540 = v7539 << 8u;
+          const unsigned int v7541 = v7540 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7246 ^ (((v7246 >> 6u) & 7u) << 3u)), v_pages + v7541, v7219);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7572 = block_table[v7265];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7574 = v7572 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7575 = v7574 + v30;
+          const unsigned int v7576 = v7575 * v6;
+          const unsigned int v7577 = v7576 + v7263;
+          const unsigned int v7578 = v7577 << 8u;
+          const unsigned int v7579 = v7578 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7284 ^ (((v7284 >> 6u) & 7u) << 3u)), v_pages + v7579, v7257);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7610 = block_table[v7303];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7612 = v7610 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7613 = v7612 + v30;
+          const unsigned int v7614 = v7613 * v6;
+          const unsigned int v7615 = v7614 + v7301;
+          const unsigned int v7616 = v7615 << 8u;
+          const unsigned int v7617 = v7616 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7322 ^ (((v7322 >> 6u) & 7u) << 3u)), v_pages + v7617, v7295);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7648 = block_table[v7341];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7650 = v7648 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7651 = v7650 + v30;
+          const unsigned int v7652 = v7651 * v6;
+          const unsigned int v7653 = v7652 + v7339;
+          const unsigned int v7654 = v7653 << 8u;
+          const unsigned int v7655 = v7654 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7360 ^ (((v7360 >> 6u) & 7u) << 3u)), v_pages + v7655, v7333);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7686 = block_table[v7379];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7688 = v7686 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7689 = v7688 + v30;
+          const unsigned int v7690 = v7689 * v6;
+          const unsigned int v7691 = v7690 + v7377;
+          const unsigned int v7692 = v7691 << 8u;
+          const unsigned int v7693 = v7692 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7398 ^ (((v7398 >> 6u) & 7u) << 3u)), v_pages + v7693, v7371);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7724 = block_table[v7417];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7726 = v7724 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7727 = v7726 + v30;
+          const unsigned int v7728 = v7727 * v6;
+          const unsigned int v7729 = v7728 + v7415;
+          const unsigned int v7730 = v7729 << 8u;
+          const unsigned int v7731 = v7730 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7436 ^ (((v7436 >> 6u) & 7u) << 3u)), v_pages + v7731, v7409);  // kernels/sdpa/flash_tile.hpp:86
         } else {
-          const unsigned int v7723 = v7108 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:99
-          const unsigned int v7733 = v7105 + v62;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7734 = v7733 < v35;
-          const unsigned int v7737 = v7734 ? v7733 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7738 = v7737 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v7739 = v7737 / v6;
-          const unsigned int v7740 = v32 + v7739;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7741 = block_table[v7740];
-          const unsigned int v7743 = v7741 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7744 = v7743 + v30;
-          const unsigned int v7745 = v7744 * v6;
-          const unsigned int v7746 = v7745 + v7738;
-          const unsigned int v7747 = v7746 << 8u;
-          const unsigned int v7748 = v7747 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7756 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v7757 = v7723 + v7756;
-          const unsigned int v7758 = v7757 + v81;
-          const unsigned int v7759 = v7758 + v79;
-          iron_copy_async<16>(shm1 + (v7759 ^ (((v7759 >> 6u) & 7u) << 3u)), k_pages + v7748, v7734);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7769 = v7105 + v93;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7770 = v7769 < v35;
-          const unsigned int v7773 = v7770 ? v7769 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7774 = v7773 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v7775 = v7773 / v6;
-          const unsigned int v7776 = v32 + v7775;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7777 = block_table[v7776];
-          const unsigned int v7779 = v7777 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7780 = v7779 + v30;
-          const unsigned int v7781 = v7780 * v6;
-          const unsigned int v7782 = v7781 + v7774;
-          const unsigned int v7783 = v7782 << 8u;
-          const unsigned int v7784 = v7783 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7792 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v7793 = v7723 + v7792;
-          const unsigned int v7794 = v7793 + v112;
-          const unsigned int v7795 = v7794 + v110;
-          iron_copy_async<16>(shm1 + (v7795 ^ (((v7795 >> 6u) & 7u) << 3u)), k_pages + v7784, v7770);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7805 = v7105 + v124;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7806 = v7805 < v35;
-          const unsigned int v7809 = v7806 ? v7805 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7810 = v7809 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v7811 = v7809 / v6;
-          const unsigned int v7812 = v32 + v7811;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7813 = block_table[v7812];
-          const unsigned int v7815 = v7813 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7816 = v7815 + v30;
-          const unsigned int v7817 = v7816 * v6;
-          const unsigned int v7818 = v7817 + v7810;
-          const unsigned int v7819 = v7818 << 8u;
-          const unsigned int v7820 = v7819 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7828 = v146 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v7829 = v7723 + v7828;
-          const unsigned int v7830 = v7829 + v143;
-          const unsigned int v7831 = v7830 + v141;
-          iron_copy_async<16>(shm1 + (v7831 ^ (((v7831 >> 6u) & 7u) << 3u)), k_pages + v7820, v7806);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7841 = v7105 + v155;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7842 = v7841 < v35;
-          const unsigned int v7845 = v7842 ? v7841 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7846 = v7845 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v7847 = v7845 / v6;
-          const unsigned int v7848 = v32 + v7847;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7849 = block_table[v7848];
-          const unsigned int v7851 = v7849 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7852 = v7851 + v30;
-          const unsigned int v7853 = v7852 * v6;
-          const unsigned int v7854 = v7853 + v7846;
-          const unsigned int v7855 = v7854 << 8u;
-          const unsigned int v7856 = v7855 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7864 = v177 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v7865 = v7723 + v7864;
-          const unsigned int v7866 = v7865 + v174;
-          const unsigned int v7867 = v7866 + v172;
-          iron_copy_async<16>(shm1 + (v7867 ^ (((v7867 >> 6u) & 7u) << 3u)), k_pages + v7856, v7842);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7877 = v7105 + v186;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7878 = v7877 < v35;
-          const unsigned int v7881 = v7878 ? v7877 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7882 = v7881 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v7883 = v7881 / v6;
-          const unsigned int v7884 = v32 + v7883;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7885 = block_table[v7884];
-          const unsigned int v7887 = v7885 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7888 = v7887 + v30;
-          const unsigned int v7889 = v7888 * v6;
-          const unsigned int v7890 = v7889 + v7882;
-          const unsigned int v7891 = v7890 << 8u;
-          const unsigned int v7892 = v7891 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7900 = v208 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v7901 = v7723 + v7900;
-          const unsigned int v7902 = v7901 + v205;
-          const unsigned int v7903 = v7902 + v203;
-          iron_copy_async<16>(shm1 + (v7903 ^ (((v7903 >> 6u) & 7u) << 3u)), k_pages + v7892, v7878);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7913 = v7105 + v217;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7914 = v7913 < v35;
-          const unsigned int v7917 = v7914 ? v7913 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7918 = v7917 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v7919 = v7917 / v6;
-          const unsigned int v7920 = v32 + v7919;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7921 = block_table[v7920];
-          const unsigned int v7923 = v7921 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7924 = v7923 + v30;
-          const unsigned int v7925 = v7924 * v6;
-          const unsigned int v7926 = v7925 + v7918;
-          const unsigned int v7927 = v7926 << 8u;
-          const unsigned int v7928 = v7927 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7936 = v239 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v7937 = v7723 + v7936;
-          const unsigned int v7938 = v7937 + v236;
-          const unsigned int v7939 = v7938 + v234;
-          iron_copy_async<16>(shm1 + (v7939 ^ (((v7939 >> 6u) & 7u) << 3u)), k_pages + v7928, v7914);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7949 = v7105 + v248;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7950 = v7949 < v35;
-          const unsigned int v7953 = v7950 ? v7949 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7954 = v7953 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v7955 = v7953 / v6;
-          const unsigned int v7956 = v32 + v7955;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7957 = block_table[v7956];
-          const unsigned int v7959 = v7957 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7960 = v7959 + v30;
-          const unsigned int v7961 = v7960 * v6;
-          const unsigned int v7962 = v7961 + v7954;
-          const unsigned int v7963 = v7962 << 8u;
-          const unsigned int v7964 = v7963 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7972 = v270 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v7973 = v7723 + v7972;
-          const unsigned int v7974 = v7973 + v267;
-          const unsigned int v7975 = v7974 + v265;
-          iron_copy_async<16>(shm1 + (v7975 ^ (((v7975 >> 6u) & 7u) << 3u)), k_pages + v7964, v7950);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7985 = v7105 + v279;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7986 = v7985 < v35;
-          const unsigned int v7989 = v7986 ? v7985 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7990 = v7989 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v7991 = v7989 / v6;
-          const unsigned int v7992 = v32 + v7991;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7993 = block_table[v7992];
-          const unsigned int v7995 = v7993 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7996 = v7995 + v30;
-          const unsigned int v7997 = v7996 * v6;
-          const unsigned int v7998 = v7997 + v7990;
-          const unsigned int v7999 = v7998 << 8u;
-          const unsigned int v8000 = v7999 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8008 = v301 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v8009 = v7723 + v8008;
-          const unsigned int v8010 = v8009 + v298;
-          const unsigned int v8011 = v8010 + v296;
-          iron_copy_async<16>(shm1 + (v8011 ^ (((v8011 >> 6u) & 7u) << 3u)), k_pages + v8000, v7986);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8031 = block_table[v7740];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v8033 = v8031 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v8034 = v8033 + v30;
-          const unsigned int v8035 = v8034 * v6;
-          const unsigned int v8036 = v8035 + v7738;
-          const unsigned int v8037 = v8036 << 8u;
-          const unsigned int v8038 = v8037 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7759 ^ (((v7759 >> 6u) & 7u) << 3u)), v_pages + v8038, v7734);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8067 = block_table[v7776];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v8069 = v8067 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v8070 = v8069 + v30;
-          const unsigned int v8071 = v8070 * v6;
-          const unsigned int v8072 = v8071 + v7774;
-          const unsigned int v8073 = v8072 << 8u;
-          const unsigned int v8074 = v8073 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7795 ^ (((v7795 >> 6u) & 7u) << 3u)), v_pages + v8074, v7770);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8103 = block_table[v7812];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v8105 = v8103 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v8106 = v8105 + v30;
-          const unsigned int v8107 = v8106 * v6;
-          const unsigned int v8108 = v8107 + v7810;
-          const unsigned int v8109 = v8108 << 8u;
-          const unsigned int v8110 = v8109 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7831 ^ (((v7831 >> 6u) & 7u) << 3u)), v_pages + v8110, v7806);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8139 = block_table[v7848];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v8141 = v8139 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v8142 = v8141 + v30;
-          const unsigned int v8143 = v8142 * v6;
-          const unsigned int v8144 = v8143 + v7846;
-          const unsigned int v8145 = v8144 << 8u;
-          const unsigned int v8146 = v8145 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7867 ^ (((v7867 >> 6u) & 7u) << 3u)), v_pages + v8146, v7842);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8175 = block_table[v7884];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v8177 = v8175 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v8178 = v8177 + v30;
-          const unsigned int v8179 = v8178 * v6;
-          const unsigned int v8180 = v8179 + v7882;
-          const unsigned int v8181 = v8180 << 8u;
-          const unsigned int v8182 = v8181 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7903 ^ (((v7903 >> 6u) & 7u) << 3u)), v_pages + v8182, v7878);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8211 = block_table[v7920];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v8213 = v8211 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v8214 = v8213 + v30;
-          const unsigned int v8215 = v8214 * v6;
-          const unsigned int v8216 = v8215 + v7918;
-          const unsigned int v8217 = v8216 << 8u;
-          const unsigned int v8218 = v8217 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7939 ^ (((v7939 >> 6u) & 7u) << 3u)), v_pages + v8218, v7914);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8247 = block_table[v7956];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v8249 = v8247 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v8250 = v8249 + v30;
-          const unsigned int v8251 = v8250 * v6;
-          const unsigned int v8252 = v8251 + v7954;
-          const unsigned int v8253 = v8252 << 8u;
-          const unsigned int v8254 = v8253 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7975 ^ (((v7975 >> 6u) & 7u) << 3u)), v_pages + v8254, v7950);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8283 = block_table[v7992];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v8285 = v8283 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v8286 = v8285 + v30;
-          const unsigned int v8287 = v8286 * v6;
-          const unsigned int v8288 = v8287 + v7990;
-          const unsigned int v8289 = v8288 << 8u;
-          const unsigned int v8290 = v8289 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8011 ^ (((v8011 >> 6u) & 7u) << 3u)), v_pages + v8290, v7986);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7744 = v7129 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:99
+          const unsigned int v7754 = v7126 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7755 = v7754 < v35;
+          const unsigned int v7758 = v7755 ? v7754 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7759 = v7758 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v7760 = v7758 / v6;
+          const unsigned int v7761 = v32 + v7760;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7762 = block_table[v7761];
+          const unsigned int v7764 = v7762 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7765 = v7764 + v30;
+          const unsigned int v7766 = v7765 * v6;
+          const unsigned int v7767 = v7766 + v7759;
+          const unsigned int v7768 = v7767 << 8u;
+          const unsigned int v7769 = v7768 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7777 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v7778 = v7744 + v7777;
+          const unsigned int v7779 = v7778 + v81;
+          const unsigned int v7780 = v7779 + v79;
+          iron_copy_async<16>(shm1 + (v7780 ^ (((v7780 >> 6u) & 7u) << 3u)), k_pages + v7769, v7755);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7790 = v7126 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7791 = v7790 < v35;
+          const unsigned int v7794 = v7791 ? v7790 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7795 = v7794 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v7796 = v7794 / v6;
+          const unsigned int v7797 = v32 + v7796;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7798 = block_table[v7797];
+          const unsigned int v7800 = v7798 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7801 = v7800 + v30;
+          const unsigned int v7802 = v7801 * v6;
+          const unsigned int v7803 = v7802 + v7795;
+          const unsigned int v7804 = v7803 << 8u;
+          const unsigned int v7805 = v7804 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7813 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v7814 = v7744 + v7813;
+          const unsigned int v7815 = v7814 + v112;
+          const unsigned int v7816 = v7815 + v110;
+          iron_copy_async<16>(shm1 + (v7816 ^ (((v7816 >> 6u) & 7u) << 3u)), k_pages + v7805, v7791);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7826 = v7126 + v124;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7827 = v7826 < v35;
+          const unsigned int v7830 = v7827 ? v7826 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7831 = v7830 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v7832 = v7830 / v6;
+          const unsigned int v7833 = v32 + v7832;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7834 = block_table[v7833];
+          const unsigned int v7836 = v7834 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7837 = v7836 + v30;
+          const unsigned int v7838 = v7837 * v6;
+          const unsigned int v7839 = v7838 + v7831;
+          const unsigned int v7840 = v7839 << 8u;
+          const unsigned int v7841 = v7840 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7849 = v146 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v7850 = v7744 + v7849;
+          const unsigned int v7851 = v7850 + v143;
+          const unsigned int v7852 = v7851 + v141;
+          iron_copy_async<16>(shm1 + (v7852 ^ (((v7852 >> 6u) & 7u) << 3u)), k_pages + v7841, v7827);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7862 = v7126 + v155;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7863 = v7862 < v35;
+          const unsigned int v7866 = v7863 ? v7862 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7867 = v7866 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v7868 = v7866 / v6;
+          const unsigned int v7869 = v32 + v7868;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7870 = block_table[v7869];
+          const unsigned int v7872 = v7870 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7873 = v7872 + v30;
+          const unsigned int v7874 = v7873 * v6;
+          const unsigned int v7875 = v7874 + v7867;
+          const unsigned int v7876 = v7875 << 8u;
+          const unsigned int v7877 = v7876 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7885 = v177 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v7886 = v7744 + v7885;
+          const unsigned int v7887 = v7886 + v174;
+          const unsigned int v7888 = v7887 + v172;
+          iron_copy_async<16>(shm1 + (v7888 ^ (((v7888 >> 6u) & 7u) << 3u)), k_pages + v7877, v7863);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7898 = v7126 + v186;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7899 = v7898 < v35;
+          const unsigned int v7902 = v7899 ? v7898 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7903 = v7902 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v7904 = v7902 / v6;
+          const unsigned int v7905 = v32 + v7904;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7906 = block_table[v7905];
+          const unsigned int v7908 = v7906 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7909 = v7908 + v30;
+          const unsigned int v7910 = v7909 * v6;
+          const unsigned int v7911 = v7910 + v7903;
+          const unsigned int v7912 = v7911 << 8u;
+          const unsigned int v7913 = v7912 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7921 = v208 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v7922 = v7744 + v7921;
+          const unsigned int v7923 = v7922 + v205;
+          const unsigned int v7924 = v7923 + v203;
+          iron_copy_async<16>(shm1 + (v7924 ^ (((v7924 >> 6u) & 7u) << 3u)), k_pages + v7913, v7899);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7934 = v7126 + v217;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7935 = v7934 < v35;
+          const unsigned int v7938 = v7935 ? v7934 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7939 = v7938 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v7940 = v7938 / v6;
+          const unsigned int v7941 = v32 + v7940;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7942 = block_table[v7941];
+          const unsigned int v7944 = v7942 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7945 = v7944 + v30;
+          const unsigned int v7946 = v7945 * v6;
+          const unsigned int v7947 = v7946 + v7939;
+          const unsigned int v7948 = v7947 << 8u;
+          const unsigned int v7949 = v7948 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7957 = v239 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v7958 = v7744 + v7957;
+          const unsigned int v7959 = v7958 + v236;
+          const unsigned int v7960 = v7959 + v234;
+          iron_copy_async<16>(shm1 + (v7960 ^ (((v7960 >> 6u) & 7u) << 3u)), k_pages + v7949, v7935);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7970 = v7126 + v248;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7971 = v7970 < v35;
+          const unsigned int v7974 = v7971 ? v7970 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7975 = v7974 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v7976 = v7974 / v6;
+          const unsigned int v7977 = v32 + v7976;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7978 = block_table[v7977];
+          const unsigned int v7980 = v7978 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7981 = v7980 + v30;
+          const unsigned int v7982 = v7981 * v6;
+          const unsigned int v7983 = v7982 + v7975;
+          const unsigned int v7984 = v7983 << 8u;
+          const unsigned int v7985 = v7984 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7993 = v270 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v7994 = v7744 + v7993;
+          const unsigned int v7995 = v7994 + v267;
+          const unsigned int v7996 = v7995 + v265;
+          iron_copy_async<16>(shm1 + (v7996 ^ (((v7996 >> 6u) & 7u) << 3u)), k_pages + v7985, v7971);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8006 = v7126 + v279;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v8007 = v8006 < v35;
+          const unsigned int v8010 = v8007 ? v8006 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8011 = v8010 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v8012 = v8010 / v6;
+          const unsigned int v8013 = v32 + v8012;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v8014 = block_table[v8013];
+          const unsigned int v8016 = v8014 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v8017 = v8016 + v30;
+          const unsigned int v8018 = v8017 * v6;
+          const unsigned int v8019 = v8018 + v8011;
+          const unsigned int v8020 = v8019 << 8u;
+          const unsigned int v8021 = v8020 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8029 = v301 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v8030 = v7744 + v8029;
+          const unsigned int v8031 = v8030 + v298;
+          const unsigned int v8032 = v8031 + v296;
+          iron_copy_async<16>(shm1 + (v8032 ^ (((v8032 >> 6u) & 7u) << 3u)), k_pages + v8021, v8007);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8052 = block_table[v7761];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v8054 = v8052 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v8055 = v8054 + v30;
+          const unsigned int v8056 = v8055 * v6;
+          const unsigned int v8057 = v8056 + v7759;
+          const unsigned int v8058 = v8057 << 8u;
+          const unsigned int v8059 = v8058 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7780 ^ (((v7780 >> 6u) & 7u) << 3u)), v_pages + v8059, v7755);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8088 = block_table[v7797];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v8090 = v8088 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v8091 = v8090 + v30;
+          const unsigned int v8092 = v8091 * v6;
+          const unsigned int v8093 = v8092 + v7795;
+          const unsigned int v8094 = v8093 << 8u;
+          const unsigned int v8095 = v8094 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7816 ^ (((v7816 >> 6u) & 7u) << 3u)), v_pages + v8095, v7791);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8124 = block_table[v7833];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v8126 = v8124 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v8127 = v8126 + v30;
+          const unsigned int v8128 = v8127 * v6;
+          const unsigned int v8129 = v8128 + v7831;
+          const unsigned int v8130 = v8129 << 8u;
+          const unsigned int v8131 = v8130 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7852 ^ (((v7852 >> 6u) & 7u) << 3u)), v_pages + v8131, v7827);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8160 = block_table[v7869];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v8162 = v8160 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v8163 = v8162 + v30;
+          const unsigned int v8164 = v8163 * v6;
+          const unsigned int v8165 = v8164 + v7867;
+          const unsigned int v8166 = v8165 << 8u;
+          const unsigned int v8167 = v8166 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7888 ^ (((v7888 >> 6u) & 7u) << 3u)), v_pages + v8167, v7863);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8196 = block_table[v7905];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v8198 = v8196 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v8199 = v8198 + v30;
+          const unsigned int v8200 = v8199 * v6;
+          const unsigned int v8201 = v8200 + v7903;
+          const unsigned int v8202 = v8201 << 8u;
+          const unsigned int v8203 = v8202 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7924 ^ (((v7924 >> 6u) & 7u) << 3u)), v_pages + v8203, v7899);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8232 = block_table[v7941];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v8234 = v8232 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v8235 = v8234 + v30;
+          const unsigned int v8236 = v8235 * v6;
+          const unsigned int v8237 = v8236 + v7939;
+          const unsigned int v8238 = v8237 << 8u;
+          const unsigned int v8239 = v8238 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7960 ^ (((v7960 >> 6u) & 7u) << 3u)), v_pages + v8239, v7935);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8268 = block_table[v7977];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v8270 = v8268 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v8271 = v8270 + v30;
+          const unsigned int v8272 = v8271 * v6;
+          const unsigned int v8273 = v8272 + v7975;
+          const unsigned int v8274 = v8273 << 8u;
+          const unsigned int v8275 = v8274 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7996 ^ (((v7996 >> 6u) & 7u) << 3u)), v_pages + v8275, v7971);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8304 = block_table[v8013];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v8306 = v8304 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v8307 = v8306 + v30;
+          const unsigned int v8308 = v8307 * v6;
+          const unsigned int v8309 = v8308 + v8011;
+          const unsigned int v8310 = v8309 << 8u;
+          const unsigned int v8311 = v8310 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v8032 ^ (((v8032 >> 6u) & 7u) << 3u)), v_pages + v8311, v8007);  // kernels/sdpa/flash_tile.hpp:86
         }
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:95
-      iron_frag<float, 2, 16, 64> v8303;  // kernels/sdpa/flash_warpgroup.hpp:106
-      iron_frag_fill(v8303, 0.0f);
-      const unsigned int v8307 = v7102 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:109
-      iron_frag<iron_bf16, 0, 16, 16> v10206;  // kernels/sdpa/flash_warpgroup.hpp:108
-      iron_frag_fill(v10206, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10206, shm0, v10199, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10208;
-      iron_frag_fill(v10208, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v10208, shm1, v8307, 64u);
-      iron_frag_mma_sync(v8303, v10206, v10208);
-      const unsigned int v10213 = v8307 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v10215;
-      iron_frag_fill(v10215, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10215, shm0, v10210, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10217;
-      iron_frag_fill(v10217, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v10217, shm1, v10213, 64u);
-      iron_frag_mma_sync(v8303, v10215, v10217);
-      const unsigned int v10222 = v8307 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v10224;
-      iron_frag_fill(v10224, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10224, shm0, v10219, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10226;
-      iron_frag_fill(v10226, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v10226, shm1, v10222, 64u);
-      iron_frag_mma_sync(v8303, v10224, v10226);
-      const unsigned int v10231 = v8307 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v10233;
-      iron_frag_fill(v10233, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10233, shm0, v10228, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10235;
-      iron_frag_fill(v10235, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v10235, shm1, v10231, 64u);
-      iron_frag_mma_sync(v8303, v10233, v10235);
-      const unsigned int v8320 = v8307 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:109
-      iron_frag<iron_bf16, 0, 16, 16> v10251;  // kernels/sdpa/flash_warpgroup.hpp:108
-      iron_frag_fill(v10251, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10251, shm0, v10244, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10253;
-      iron_frag_fill(v10253, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v10253, shm1, v8320, 64u);
-      iron_frag_mma_sync(v8303, v10251, v10253);
-      const unsigned int v10258 = v8320 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v10260;
-      iron_frag_fill(v10260, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10260, shm0, v10255, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10262;
-      iron_frag_fill(v10262, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v10262, shm1, v10258, 64u);
-      iron_frag_mma_sync(v8303, v10260, v10262);
-      const unsigned int v10267 = v8320 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v10269;
-      iron_frag_fill(v10269, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10269, shm0, v10264, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10271;
-      iron_frag_fill(v10271, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v10271, shm1, v10267, 64u);
-      iron_frag_mma_sync(v8303, v10269, v10271);
-      const unsigned int v10276 = v8320 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v10278;
-      iron_frag_fill(v10278, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10278, shm0, v10273, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10280;
-      iron_frag_fill(v10280, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v10280, shm1, v10276, 64u);
-      iron_frag_mma_sync(v8303, v10278, v10280);
-      const unsigned int v8332 = v8307 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:109
-      iron_frag<iron_bf16, 0, 16, 16> v10296;  // kernels/sdpa/flash_warpgroup.hpp:108
-      iron_frag_fill(v10296, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10296, shm0, v10289, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10298;
-      iron_frag_fill(v10298, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v10298, shm1, v8332, 64u);
-      iron_frag_mma_sync(v8303, v10296, v10298);
-      const unsigned int v10303 = v8332 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v10305;
-      iron_frag_fill(v10305, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10305, shm0, v10300, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10307;
-      iron_frag_fill(v10307, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v10307, shm1, v10303, 64u);
-      iron_frag_mma_sync(v8303, v10305, v10307);
-      const unsigned int v10312 = v8332 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v10314;
-      iron_frag_fill(v10314, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10314, shm0, v10309, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10316;
-      iron_frag_fill(v10316, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v10316, shm1, v10312, 64u);
-      iron_frag_mma_sync(v8303, v10314, v10316);
-      const unsigned int v10321 = v8332 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v10323;
-      iron_frag_fill(v10323, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10323, shm0, v10318, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10325;
-      iron_frag_fill(v10325, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v10325, shm1, v10321, 64u);
-      iron_frag_mma_sync(v8303, v10323, v10325);
-      const unsigned int v8344 = v8307 + 12288u;  // kernels/sdpa/flash_warpgroup.hpp:109
-      iron_frag<iron_bf16, 0, 16, 16> v10341;  // kernels/sdpa/flash_warpgroup.hpp:108
-      iron_frag_fill(v10341, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10341, shm0, v10334, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10343;
-      iron_frag_fill(v10343, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v10343, shm1, v8344, 64u);
-      iron_frag_mma_sync(v8303, v10341, v10343);
-      const unsigned int v10348 = v8344 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v10350;
-      iron_frag_fill(v10350, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10350, shm0, v10345, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10352;
-      iron_frag_fill(v10352, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v10352, shm1, v10348, 64u);
-      iron_frag_mma_sync(v8303, v10350, v10352);
-      const unsigned int v10357 = v8344 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v10359;
-      iron_frag_fill(v10359, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10359, shm0, v10354, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10361;
-      iron_frag_fill(v10361, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v10361, shm1, v10357, 64u);
-      iron_frag_mma_sync(v8303, v10359, v10361);
-      const unsigned int v10366 = v8344 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v10368;
-      iron_frag_fill(v10368, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10368, shm0, v10363, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10370;
-      iron_frag_fill(v10370, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v10370, shm1, v10366, 64u);
-      iron_frag_mma_sync(v8303, v10368, v10370);
-      const bool v8354 = v7105 <= v35;  // kernels/sdpa/flash_tile.hpp:159
-      const unsigned int v8362 = v7105 + v20;
-      const bool v8363 = v8362 <= v568;
-      const bool v8364 = v564 || v8363;
-      const bool v8365 = v8354 && v8364;
-      const unsigned int v8368 = v7098 + v9;  // kernels/sdpa/flash_tile.hpp:160
-      const unsigned int v8369 = v8368 + v20;
-      const bool v8371 = v557 <= v8369;
-      const bool v8372 = v8367 || v8371;
-      const bool v8373 = v8365 && v8372;  // kernels/sdpa/flash_tile.hpp:159
-      if (v8373) {  // kernels/sdpa/flash_tile.hpp:161
-        const float v8376 = v8303.x[0];  // kernels/sdpa/flash_tile.hpp:162
-        const float v8377 = v8376 * v583;
-        v8303.x[0] = v8377;
-        const float v8380 = v8303.x[1];
-        const float v8381 = v8380 * v583;
-        v8303.x[1] = v8381;
-        const float v8384 = v8303.x[2];
-        const float v8385 = v8384 * v583;
-        v8303.x[2] = v8385;
-        const float v8388 = v8303.x[3];
-        const float v8389 = v8388 * v583;
-        v8303.x[3] = v8389;
-        const float v8392 = v8303.x[4];
-        const float v8393 = v8392 * v583;
-        v8303.x[4] = v8393;
-        const float v8396 = v8303.x[5];
-        const float v8397 = v8396 * v583;
-        v8303.x[5] = v8397;
-        const float v8400 = v8303.x[6];
-        const float v8401 = v8400 * v583;
-        v8303.x[6] = v8401;
-        const float v8404 = v8303.x[7];
-        const float v8405 = v8404 * v583;
-        v8303.x[7] = v8405;
-        const float v8408 = v8303.x[8];
-        const float v8409 = v8408 * v583;
-        v8303.x[8] = v8409;
-        const float v8412 = v8303.x[9];
-        const float v8413 = v8412 * v583;
-        v8303.x[9] = v8413;
-        const float v8416 = v8303.x[10];
-        const float v8417 = v8416 * v583;
-        v8303.x[10] = v8417;
-        const float v8420 = v8303.x[11];
-        const float v8421 = v8420 * v583;
-        v8303.x[11] = v8421;
-        const float v8424 = v8303.x[12];
-        const float v8425 = v8424 * v583;
-        v8303.x[12] = v8425;
-        const float v8428 = v8303.x[13];
-        const float v8429 = v8428 * v583;
-        v8303.x[13] = v8429;
-        const float v8432 = v8303.x[14];
-        const float v8433 = v8432 * v583;
-        v8303.x[14] = v8433;
-        const float v8436 = v8303.x[15];
-        const float v8437 = v8436 * v583;
-        v8303.x[15] = v8437;
-        const float v8440 = v8303.x[16];
-        const float v8441 = v8440 * v583;
-        v8303.x[16] = v8441;
-        const float v8444 = v8303.x[17];
-        const float v8445 = v8444 * v583;
-        v8303.x[17] = v8445;
-        const float v8448 = v8303.x[18];
-        const float v8449 = v8448 * v583;
-        v8303.x[18] = v8449;
-        const float v8452 = v8303.x[19];
-        const float v8453 = v8452 * v583;
-        v8303.x[19] = v8453;
-        const float v8456 = v8303.x[20];
-        const float v8457 = v8456 * v583;
-        v8303.x[20] = v8457;
-        const float v8460 = v8303.x[21];
-        const float v8461 = v8460 * v583;
-        v8303.x[21] = v8461;
-        const float v8464 = v8303.x[22];
-        const float v8465 = v8464 * v583;
-        v8303.x[22] = v8465;
-        const float v8468 = v8303.x[23];
-        const float v8469 = v8468 * v583;
-        v8303.x[23] = v8469;
-        const float v8472 = v8303.x[24];
-        const float v8473 = v8472 * v583;
-        v8303.x[24] = v8473;
-        const float v8476 = v8303.x[25];
-        const float v8477 = v8476 * v583;
-        v8303.x[25] = v8477;
-        const float v8480 = v8303.x[26];
-        const float v8481 = v8480 * v583;
-        v8303.x[26] = v8481;
-        const float v8484 = v8303.x[27];
-        const float v8485 = v8484 * v583;
-        v8303.x[27] = v8485;
-        const float v8488 = v8303.x[28];
-        const float v8489 = v8488 * v583;
-        v8303.x[28] = v8489;
-        const float v8492 = v8303.x[29];
-        const float v8493 = v8492 * v583;
-        v8303.x[29] = v8493;
-        const float v8496 = v8303.x[30];
-        const float v8497 = v8496 * v583;
-        v8303.x[30] = v8497;
-        const float v8500 = v8303.x[31];
-        const float v8501 = v8500 * v583;
-        v8303.x[31] = v8501;
+      iron_frag<float, 2, 16, 64> v8324;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag_fill(v8324, 0.0f);
+      const unsigned int v8328 = v7123 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:109
+      iron_frag<iron_bf16, 0, 16, 16> v10227;  // kernels/sdpa/flash_warpgroup.hpp:108
+      iron_frag_fill(v10227, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10227, shm0, v10220, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10229;
+      iron_frag_fill(v10229, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10229, shm1, v8328, 64u);
+      iron_frag_mma_sync(v8324, v10227, v10229);
+      const unsigned int v10234 = v8328 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v10236;
+      iron_frag_fill(v10236, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10236, shm0, v10231, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10238;
+      iron_frag_fill(v10238, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10238, shm1, v10234, 64u);
+      iron_frag_mma_sync(v8324, v10236, v10238);
+      const unsigned int v10243 = v8328 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v10245;
+      iron_frag_fill(v10245, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10245, shm0, v10240, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10247;
+      iron_frag_fill(v10247, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10247, shm1, v10243, 64u);
+      iron_frag_mma_sync(v8324, v10245, v10247);
+      const unsigned int v10252 = v8328 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v10254;
+      iron_frag_fill(v10254, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10254, shm0, v10249, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10256;
+      iron_frag_fill(v10256, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10256, shm1, v10252, 64u);
+      iron_frag_mma_sync(v8324, v10254, v10256);
+      const unsigned int v8341 = v8328 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:109
+      iron_frag<iron_bf16, 0, 16, 16> v10272;  // kernels/sdpa/flash_warpgroup.hpp:108
+      iron_frag_fill(v10272, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10272, shm0, v10265, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10274;
+      iron_frag_fill(v10274, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10274, shm1, v8341, 64u);
+      iron_frag_mma_sync(v8324, v10272, v10274);
+      const unsigned int v10279 = v8341 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v10281;
+      iron_frag_fill(v10281, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10281, shm0, v10276, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10283;
+      iron_frag_fill(v10283, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10283, shm1, v10279, 64u);
+      iron_frag_mma_sync(v8324, v10281, v10283);
+      const unsigned int v10288 = v8341 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v10290;
+      iron_frag_fill(v10290, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10290, shm0, v10285, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10292;
+      iron_frag_fill(v10292, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10292, shm1, v10288, 64u);
+      iron_frag_mma_sync(v8324, v10290, v10292);
+      const unsigned int v10297 = v8341 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v10299;
+      iron_frag_fill(v10299, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10299, shm0, v10294, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10301;
+      iron_frag_fill(v10301, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10301, shm1, v10297, 64u);
+      iron_frag_mma_sync(v8324, v10299, v10301);
+      const unsigned int v8353 = v8328 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:109
+      iron_frag<iron_bf16, 0, 16, 16> v10317;  // kernels/sdpa/flash_warpgroup.hpp:108
+      iron_frag_fill(v10317, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10317, shm0, v10310, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10319;
+      iron_frag_fill(v10319, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10319, shm1, v8353, 64u);
+      iron_frag_mma_sync(v8324, v10317, v10319);
+      const unsigned int v10324 = v8353 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v10326;
+      iron_frag_fill(v10326, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10326, shm0, v10321, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10328;
+      iron_frag_fill(v10328, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10328, shm1, v10324, 64u);
+      iron_frag_mma_sync(v8324, v10326, v10328);
+      const unsigned int v10333 = v8353 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v10335;
+      iron_frag_fill(v10335, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10335, shm0, v10330, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10337;
+      iron_frag_fill(v10337, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10337, shm1, v10333, 64u);
+      iron_frag_mma_sync(v8324, v10335, v10337);
+      const unsigned int v10342 = v8353 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v10344;
+      iron_frag_fill(v10344, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10344, shm0, v10339, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10346;
+      iron_frag_fill(v10346, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10346, shm1, v10342, 64u);
+      iron_frag_mma_sync(v8324, v10344, v10346);
+      const unsigned int v8365 = v8328 + 12288u;  // kernels/sdpa/flash_warpgroup.hpp:109
+      iron_frag<iron_bf16, 0, 16, 16> v10362;  // kernels/sdpa/flash_warpgroup.hpp:108
+      iron_frag_fill(v10362, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10362, shm0, v10355, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10364;
+      iron_frag_fill(v10364, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10364, shm1, v8365, 64u);
+      iron_frag_mma_sync(v8324, v10362, v10364);
+      const unsigned int v10369 = v8365 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v10371;
+      iron_frag_fill(v10371, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10371, shm0, v10366, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10373;
+      iron_frag_fill(v10373, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10373, shm1, v10369, 64u);
+      iron_frag_mma_sync(v8324, v10371, v10373);
+      const unsigned int v10378 = v8365 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v10380;
+      iron_frag_fill(v10380, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10380, shm0, v10375, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10382;
+      iron_frag_fill(v10382, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10382, shm1, v10378, 64u);
+      iron_frag_mma_sync(v8324, v10380, v10382);
+      const unsigned int v10387 = v8365 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v10389;
+      iron_frag_fill(v10389, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10389, shm0, v10384, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10391;
+      iron_frag_fill(v10391, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10391, shm1, v10387, 64u);
+      iron_frag_mma_sync(v8324, v10389, v10391);
+      const bool v8375 = v7126 <= v35;  // kernels/sdpa/flash_tile.hpp:154
+      const unsigned int v8383 = v7126 + v20;
+      const bool v8384 = v8383 <= v559;
+      const bool v8385 = v566 || v8384;
+      const bool v8386 = v8375 && v8385;
+      const unsigned int v8389 = v7119 + v9;  // kernels/sdpa/flash_tile.hpp:155
+      const unsigned int v8390 = v8389 + v20;
+      const bool v8392 = v8391 <= v8390;
+      const bool v8393 = v8388 || v8392;
+      const bool v8394 = v8386 && v8393;  // kernels/sdpa/flash_tile.hpp:154
+      if (v8394) {  // kernels/sdpa/flash_tile.hpp:156
+        const float v8397 = v8324.x[0];  // kernels/sdpa/flash_tile.hpp:157
+        const float v8398 = v8397 * v604;
+        v8324.x[0] = v8398;
+        const float v8401 = v8324.x[1];
+        const float v8402 = v8401 * v604;
+        v8324.x[1] = v8402;
+        const float v8405 = v8324.x[2];
+        const float v8406 = v8405 * v604;
+        v8324.x[2] = v8406;
+        const float v8409 = v8324.x[3];
+        const float v8410 = v8409 * v604;
+        v8324.x[3] = v8410;
+        const float v8413 = v8324.x[4];
+        const float v8414 = v8413 * v604;
+        v8324.x[4] = v8414;
+        const float v8417 = v8324.x[5];
+        const float v8418 = v8417 * v604;
+        v8324.x[5] = v8418;
+        const float v8421 = v8324.x[6];
+        const float v8422 = v8421 * v604;
+        v8324.x[6] = v8422;
+        const float v8425 = v8324.x[7];
+        const float v8426 = v8425 * v604;
+        v8324.x[7] = v8426;
+        const float v8429 = v8324.x[8];
+        const float v8430 = v8429 * v604;
+        v8324.x[8] = v8430;
+        const float v8433 = v8324.x[9];
+        const float v8434 = v8433 * v604;
+        v8324.x[9] = v8434;
+        const float v8437 = v8324.x[10];
+        const float v8438 = v8437 * v604;
+        v8324.x[10] = v8438;
+        const float v8441 = v8324.x[11];
+        const float v8442 = v8441 * v604;
+        v8324.x[11] = v8442;
+        const float v8445 = v8324.x[12];
+        const float v8446 = v8445 * v604;
+        v8324.x[12] = v8446;
+        const float v8449 = v8324.x[13];
+        const float v8450 = v8449 * v604;
+        v8324.x[13] = v8450;
+        const float v8453 = v8324.x[14];
+        const float v8454 = v8453 * v604;
+        v8324.x[14] = v8454;
+        const float v8457 = v8324.x[15];
+        const float v8458 = v8457 * v604;
+        v8324.x[15] = v8458;
+        const float v8461 = v8324.x[16];
+        const float v8462 = v8461 * v604;
+        v8324.x[16] = v8462;
+        const float v8465 = v8324.x[17];
+        const float v8466 = v8465 * v604;
+        v8324.x[17] = v8466;
+        const float v8469 = v8324.x[18];
+        const float v8470 = v8469 * v604;
+        v8324.x[18] = v8470;
+        const float v8473 = v8324.x[19];
+        const float v8474 = v8473 * v604;
+        v8324.x[19] = v8474;
+        const float v8477 = v8324.x[20];
+        const float v8478 = v8477 * v604;
+        v8324.x[20] = v8478;
+        const float v8481 = v8324.x[21];
+        const float v8482 = v8481 * v604;
+        v8324.x[21] = v8482;
+        const float v8485 = v8324.x[22];
+        const float v8486 = v8485 * v604;
+        v8324.x[22] = v8486;
+        const float v8489 = v8324.x[23];
+        const float v8490 = v8489 * v604;
+        v8324.x[23] = v8490;
+        const float v8493 = v8324.x[24];
+        const float v8494 = v8493 * v604;
+        v8324.x[24] = v8494;
+        const float v8497 = v8324.x[25];
+        const float v8498 = v8497 * v604;
+        v8324.x[25] = v8498;
+        const float v8501 = v8324.x[26];
+        const float v8502 = v8501 * v604;
+        v8324.x[26] = v8502;
+        const float v8505 = v8324.x[27];
+        const float v8506 = v8505 * v604;
+        v8324.x[27] = v8506;
+        const float v8509 = v8324.x[28];
+        const float v8510 = v8509 * v604;
+        v8324.x[28] = v8510;
+        const float v8513 = v8324.x[29];
+        const float v8514 = v8513 * v604;
+        v8324.x[29] = v8514;
+        const float v8517 = v8324.x[30];
+        const float v8518 = v8517 * v604;
+        v8324.x[30] = v8518;
+        const float v8521 = v8324.x[31];
+        const float v8522 = v8521 * v604;
+        v8324.x[31] = v8522;
       } else {
-        iron_frag<float, 2, 16, 8> v8503;  // kernels/sdpa/flash_tile.hpp:168
-        iron_frag_fill(v8503, 0.0f);
-        iron_frag<float, 2, 16, 8> v8505;  // kernels/sdpa/flash_tile.hpp:169
-        iron_frag_fill(v8505, 0.0f);
-        const unsigned int v8507 = static_cast<unsigned int>(v8503.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
-        const unsigned int v8509 = v56 + v8507;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8511 = v8509 + v35;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v8512 = v8511 + 1u;
-        const unsigned int v8514 = v8512 - v20;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v8523 = v8514 - v9;  // kernels/sdpa/flash_tile.hpp:145
-        const bool v8527 = v8512 > v578;  // kernels/sdpa/flash_tile.hpp:144
-        const bool v8528 = v577 && v8527;
-        const unsigned int v8529 = v8528 ? v8523 : v42;
-        const unsigned int v8532 = v8529 - v7098;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8533 = min(v8532, 64u);
-        const bool v8534 = v8529 > v7098;
-        const unsigned int v8535 = v8534 ? v8533 : v42;
-        const float v8536 = __uint_as_float(v8535);
-        v8503.x[0] = v8536;  // kernels/sdpa/flash_tile.hpp:173
-        const unsigned int v8538 = static_cast<unsigned int>(v8503.row(1, iron_linear_thread() & 31u));
-        const unsigned int v8540 = v56 + v8538;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8542 = v8540 + v35;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v8543 = v8542 + 1u;
-        const unsigned int v8545 = v8543 - v20;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v8554 = v8545 - v9;  // kernels/sdpa/flash_tile.hpp:145
-        const bool v8558 = v8543 > v578;  // kernels/sdpa/flash_tile.hpp:144
-        const bool v8559 = v577 && v8558;
-        const unsigned int v8560 = v8559 ? v8554 : v42;
-        const unsigned int v8563 = v8560 - v7098;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8564 = min(v8563, 64u);
-        const bool v8565 = v8560 > v7098;
-        const unsigned int v8566 = v8565 ? v8564 : v42;
-        const float v8567 = __uint_as_float(v8566);
-        v8503.x[1] = v8567;  // kernels/sdpa/flash_tile.hpp:173
-        const unsigned int v8569 = static_cast<unsigned int>(v8503.row(2, iron_linear_thread() & 31u));
-        const unsigned int v8571 = v56 + v8569;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8573 = v8571 + v35;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v8574 = v8573 + 1u;
-        const unsigned int v8576 = v8574 - v20;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v8585 = v8576 - v9;  // kernels/sdpa/flash_tile.hpp:145
-        const bool v8589 = v8574 > v578;  // kernels/sdpa/flash_tile.hpp:144
-        const bool v8590 = v577 && v8589;
-        const unsigned int v8591 = v8590 ? v8585 : v42;
-        const unsigned int v8594 = v8591 - v7098;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8595 = min(v8594, 64u);
-        const bool v8596 = v8591 > v7098;
-        const unsigned int v8597 = v8596 ? v8595 : v42;
-        const float v8598 = __uint_as_float(v8597);
-        v8503.x[2] = v8598;  // kernels/sdpa/flash_tile.hpp:173
-        const unsigned int v8600 = static_cast<unsigned int>(v8503.row(3, iron_linear_thread() & 31u));
-        const unsigned int v8602 = v56 + v8600;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8604 = v8602 + v35;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v8605 = v8604 + 1u;
-        const unsigned int v8607 = v8605 - v20;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v8616 = v8607 - v9;  // kernels/sdpa/flash_tile.hpp:145
-        const bool v8620 = v8605 > v578;  // kernels/sdpa/flash_tile.hpp:144
-        const bool v8621 = v577 && v8620;
-        const unsigned int v8622 = v8621 ? v8616 : v42;
-        const unsigned int v8625 = v8622 - v7098;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8626 = min(v8625, 64u);
-        const bool v8627 = v8622 > v7098;
-        const unsigned int v8628 = v8627 ? v8626 : v42;
-        const float v8629 = __uint_as_float(v8628);
-        v8503.x[3] = v8629;  // kernels/sdpa/flash_tile.hpp:173
-        const unsigned int v8631 = static_cast<unsigned int>(v8505.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
-        const unsigned int v8633 = v56 + v8631;  // kernels/sdpa/flash_tile.hpp:177
-        const unsigned int v8635 = v8633 + v35;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v8636 = v8635 + 1u;
-        const unsigned int v8638 = v8636 - v20;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v8639 = min(v35, v8638);
-        const bool v8640 = v8636 > v20;
-        const unsigned int v8641 = v8640 ? v8639 : v42;
-        const unsigned int v8644 = v564 ? v35 : v8641;  // kernels/sdpa/flash_tile.hpp:142
-        const unsigned int v8656 = v8644 - v7098;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8657 = min(v8656, 64u);
-        const bool v8658 = v8644 > v7098;
-        const unsigned int v8659 = v8658 ? v8657 : v42;
-        const float v8660 = __uint_as_float(v8659);
-        v8505.x[0] = v8660;  // kernels/sdpa/flash_tile.hpp:176
-        const unsigned int v8662 = static_cast<unsigned int>(v8505.row(1, iron_linear_thread() & 31u));
-        const unsigned int v8664 = v56 + v8662;  // kernels/sdpa/flash_tile.hpp:177
-        const unsigned int v8666 = v8664 + v35;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v8667 = v8666 + 1u;
-        const unsigned int v8669 = v8667 - v20;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v8670 = min(v35, v8669);
-        const bool v8671 = v8667 > v20;
-        const unsigned int v8672 = v8671 ? v8670 : v42;
-        const unsigned int v8675 = v564 ? v35 : v8672;  // kernels/sdpa/flash_tile.hpp:142
-        const unsigned int v8687 = v8675 - v7098;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8688 = min(v8687, 64u);
-        const bool v8689 = v8675 > v7098;
-        const unsigned int v8690 = v8689 ? v8688 : v42;
-        const float v8691 = __uint_as_float(v8690);
-        v8505.x[1] = v8691;  // kernels/sdpa/flash_tile.hpp:176
-        const unsigned int v8693 = static_cast<unsigned int>(v8505.row(2, iron_linear_thread() & 31u));
-        const unsigned int v8695 = v56 + v8693;  // kernels/sdpa/flash_tile.hpp:177
-        const unsigned int v8697 = v8695 + v35;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v8698 = v8697 + 1u;
-        const unsigned int v8700 = v8698 - v20;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v8701 = min(v35, v8700);
-        const bool v8702 = v8698 > v20;
-        const unsigned int v8703 = v8702 ? v8701 : v42;
-        const unsigned int v8706 = v564 ? v35 : v8703;  // kernels/sdpa/flash_tile.hpp:142
-        const unsigned int v8718 = v8706 - v7098;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8719 = min(v8718, 64u);
-        const bool v8720 = v8706 > v7098;
-        const unsigned int v8721 = v8720 ? v8719 : v42;
-        const float v8722 = __uint_as_float(v8721);
-        v8505.x[2] = v8722;  // kernels/sdpa/flash_tile.hpp:176
-        const unsigned int v8724 = static_cast<unsigned int>(v8505.row(3, iron_linear_thread() & 31u));
-        const unsigned int v8726 = v56 + v8724;  // kernels/sdpa/flash_tile.hpp:177
-        const unsigned int v8728 = v8726 + v35;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v8729 = v8728 + 1u;
-        const unsigned int v8731 = v8729 - v20;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v8732 = min(v35, v8731);
-        const bool v8733 = v8729 > v20;
-        const unsigned int v8734 = v8733 ? v8732 : v42;
-        const unsigned int v8737 = v564 ? v35 : v8734;  // kernels/sdpa/flash_tile.hpp:142
-        const unsigned int v8749 = v8737 - v7098;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8750 = min(v8749, 64u);
-        const bool v8751 = v8737 > v7098;
-        const unsigned int v8752 = v8751 ? v8750 : v42;
-        const float v8753 = __uint_as_float(v8752);
-        v8505.x[3] = v8753;  // kernels/sdpa/flash_tile.hpp:176
-        const unsigned int v8754 = static_cast<unsigned int>(v8303.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:179
-        const float v8756 = v8303.x[0];
-        const float v8757 = v8503.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8758 = __float_as_uint(v8757);
-        const bool v8759 = v8754 >= v8758;
-        const float v8760 = v8505.x[0];
-        const unsigned int v8761 = __float_as_uint(v8760);
-        const bool v8762 = v8754 < v8761;
-        const bool v8763 = v8759 && v8762;
-        const float v8765 = v8756 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8766 = v8763 ? v8765 : __uint_as_float(0xff800000u);
-        v8303.x[0] = v8766;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8767 = static_cast<unsigned int>(v8303.col(1, iron_linear_thread() & 31u));
-        const float v8769 = v8303.x[1];
-        const float v8770 = v8503.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8771 = __float_as_uint(v8770);
-        const bool v8772 = v8767 >= v8771;
-        const float v8773 = v8505.x[0];
-        const unsigned int v8774 = __float_as_uint(v8773);
-        const bool v8775 = v8767 < v8774;
-        const bool v8776 = v8772 && v8775;
-        const float v8778 = v8769 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8779 = v8776 ? v8778 : __uint_as_float(0xff800000u);
-        v8303.x[1] = v8779;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8780 = static_cast<unsigned int>(v8303.col(2, iron_linear_thread() & 31u));
-        const float v8782 = v8303.x[2];
-        const float v8783 = v8503.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8784 = __float_as_uint(v8783);
-        const bool v8785 = v8780 >= v8784;
-        const float v8786 = v8505.x[2];
-        const unsigned int v8787 = __float_as_uint(v8786);
-        const bool v8788 = v8780 < v8787;
-        const bool v8789 = v8785 && v8788;
-        const float v8791 = v8782 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8792 = v8789 ? v8791 : __uint_as_float(0xff800000u);
-        v8303.x[2] = v8792;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8793 = static_cast<unsigned int>(v8303.col(3, iron_linear_thread() & 31u));
-        const float v8795 = v8303.x[3];
-        const float v8796 = v8503.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8797 = __float_as_uint(v8796);
-        const bool v8798 = v8793 >= v8797;
-        const float v8799 = v8505.x[2];
-        const unsigned int v8800 = __float_as_uint(v8799);
-        const bool v8801 = v8793 < v8800;
-        const bool v8802 = v8798 && v8801;
-        const float v8804 = v8795 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8805 = v8802 ? v8804 : __uint_as_float(0xff800000u);
-        v8303.x[3] = v8805;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8806 = static_cast<unsigned int>(v8303.col(4, iron_linear_thread() & 31u));
-        const float v8808 = v8303.x[4];
-        const float v8809 = v8503.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8810 = __float_as_uint(v8809);
-        const bool v8811 = v8806 >= v8810;
-        const float v8812 = v8505.x[0];
-        const unsigned int v8813 = __float_as_uint(v8812);
-        const bool v8814 = v8806 < v8813;
-        const bool v8815 = v8811 && v8814;
-        const float v8817 = v8808 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8818 = v8815 ? v8817 : __uint_as_float(0xff800000u);
-        v8303.x[4] = v8818;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8819 = static_cast<unsigned int>(v8303.col(5, iron_linear_thread() & 31u));
-        const float v8821 = v8303.x[5];
-        const float v8822 = v8503.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8823 = __float_as_uint(v8822);
-        const bool v8824 = v8819 >= v8823;
-        const float v8825 = v8505.x[0];
-        const unsigned int v8826 = __float_as_uint(v8825);
-        const bool v8827 = v8819 < v8826;
-        const bool v8828 = v8824 && v8827;
-        const float v8830 = v8821 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8831 = v8828 ? v8830 : __uint_as_float(0xff800000u);
-        v8303.x[5] = v8831;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8832 = static_cast<unsigned int>(v8303.col(6, iron_linear_thread() & 31u));
-        const float v8834 = v8303.x[6];
-        const float v8835 = v8503.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8836 = __float_as_uint(v8835);
-        const bool v8837 = v8832 >= v8836;
-        const float v8838 = v8505.x[2];
-        const unsigned int v8839 = __float_as_uint(v8838);
-        const bool v8840 = v8832 < v8839;
-        const bool v8841 = v8837 && v8840;
-        const float v8843 = v8834 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8844 = v8841 ? v8843 : __uint_as_float(0xff800000u);
-        v8303.x[6] = v8844;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8845 = static_cast<unsigned int>(v8303.col(7, iron_linear_thread() & 31u));
-        const float v8847 = v8303.x[7];
-        const float v8848 = v8503.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8849 = __float_as_uint(v8848);
-        const bool v8850 = v8845 >= v8849;
-        const float v8851 = v8505.x[2];
-        const unsigned int v8852 = __float_as_uint(v8851);
-        const bool v8853 = v8845 < v8852;
-        const bool v8854 = v8850 && v8853;
-        const float v8856 = v8847 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8857 = v8854 ? v8856 : __uint_as_float(0xff800000u);
-        v8303.x[7] = v8857;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8858 = static_cast<unsigned int>(v8303.col(8, iron_linear_thread() & 31u));
-        const float v8860 = v8303.x[8];
-        const float v8861 = v8503.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8862 = __float_as_uint(v8861);
-        const bool v8863 = v8858 >= v8862;
-        const float v8864 = v8505.x[0];
-        const unsigned int v8865 = __float_as_uint(v8864);
-        const bool v8866 = v8858 < v8865;
-        const bool v8867 = v8863 && v8866;
-        const float v8869 = v8860 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8870 = v8867 ? v8869 : __uint_as_float(0xff800000u);
-        v8303.x[8] = v8870;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8871 = static_cast<unsigned int>(v8303.col(9, iron_linear_thread() & 31u));
-        const float v8873 = v8303.x[9];
-        const float v8874 = v8503.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8875 = __float_as_uint(v8874);
-        const bool v8876 = v8871 >= v8875;
-        const float v8877 = v8505.x[0];
-        const unsigned int v8878 = __float_as_uint(v8877);
-        const bool v8879 = v8871 < v8878;
-        const bool v8880 = v8876 && v8879;
-        const float v8882 = v8873 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8883 = v8880 ? v8882 : __uint_as_float(0xff800000u);
-        v8303.x[9] = v8883;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8884 = static_cast<unsigned int>(v8303.col(10, iron_linear_thread() & 31u));
-        const float v8886 = v8303.x[10];
-        const float v8887 = v8503.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8888 = __float_as_uint(v8887);
-        const bool v8889 = v8884 >= v8888;
-        const float v8890 = v8505.x[2];
-        const unsigned int v8891 = __float_as_uint(v8890);
-        const bool v8892 = v8884 < v8891;
-        const bool v8893 = v8889 && v8892;
-        const float v8895 = v8886 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8896 = v8893 ? v8895 : __uint_as_float(0xff800000u);
-        v8303.x[10] = v8896;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8897 = static_cast<unsigned int>(v8303.col(11, iron_linear_thread() & 31u));
-        const float v8899 = v8303.x[11];
-        const float v8900 = v8503.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8901 = __float_as_uint(v8900);
-        const bool v8902 = v8897 >= v8901;
-        const float v8903 = v8505.x[2];
-        const unsigned int v8904 = __float_as_uint(v8903);
-        const bool v8905 = v8897 < v8904;
-        const bool v8906 = v8902 && v8905;
-        const float v8908 = v8899 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8909 = v8906 ? v8908 : __uint_as_float(0xff800000u);
-        v8303.x[11] = v8909;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8910 = static_cast<unsigned int>(v8303.col(12, iron_linear_thread() & 31u));
-        const float v8912 = v8303.x[12];
-        const float v8913 = v8503.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8914 = __float_as_uint(v8913);
-        const bool v8915 = v8910 >= v8914;
-        const float v8916 = v8505.x[0];
-        const unsigned int v8917 = __float_as_uint(v8916);
-        const bool v8918 = v8910 < v8917;
-        const bool v8919 = v8915 && v8918;
-        const float v8921 = v8912 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8922 = v8919 ? v8921 : __uint_as_float(0xff800000u);
-        v8303.x[12] = v8922;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8923 = static_cast<unsigned int>(v8303.col(13, iron_linear_thread() & 31u));
-        const float v8925 = v8303.x[13];
-        const float v8926 = v8503.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8927 = __float_as_uint(v8926);
-        const bool v8928 = v8923 >= v8927;
-        const float v8929 = v8505.x[0];
-        const unsigned int v8930 = __float_as_uint(v8929);
-        const bool v8931 = v8923 < v8930;
-        const bool v8932 = v8928 && v8931;
-        const float v8934 = v8925 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8935 = v8932 ? v8934 : __uint_as_float(0xff800000u);
-        v8303.x[13] = v8935;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8936 = static_cast<unsigned int>(v8303.col(14, iron_linear_thread() & 31u));
-        const float v8938 = v8303.x[14];
-        const float v8939 = v8503.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8940 = __float_as_uint(v8939);
-        const bool v8941 = v8936 >= v8940;
-        const float v8942 = v8505.x[2];
-        const unsigned int v8943 = __float_as_uint(v8942);
-        const bool v8944 = v8936 < v8943;
-        const bool v8945 = v8941 && v8944;
-        const float v8947 = v8938 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8948 = v8945 ? v8947 : __uint_as_float(0xff800000u);
-        v8303.x[14] = v8948;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8949 = static_cast<unsigned int>(v8303.col(15, iron_linear_thread() & 31u));
-        const float v8951 = v8303.x[15];
-        const float v8952 = v8503.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8953 = __float_as_uint(v8952);
-        const bool v8954 = v8949 >= v8953;
-        const float v8955 = v8505.x[2];
-        const unsigned int v8956 = __float_as_uint(v8955);
-        const bool v8957 = v8949 < v8956;
-        const bool v8958 = v8954 && v8957;
-        const float v8960 = v8951 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8961 = v8958 ? v8960 : __uint_as_float(0xff800000u);
-        v8303.x[15] = v8961;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8962 = static_cast<unsigned int>(v8303.col(16, iron_linear_thread() & 31u));
-        const float v8964 = v8303.x[16];
-        const float v8965 = v8503.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8966 = __float_as_uint(v8965);
-        const bool v8967 = v8962 >= v8966;
-        const float v8968 = v8505.x[0];
-        const unsigned int v8969 = __float_as_uint(v8968);
-        const bool v8970 = v8962 < v8969;
-        const bool v8971 = v8967 && v8970;
-        const float v8973 = v8964 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8974 = v8971 ? v8973 : __uint_as_float(0xff800000u);
-        v8303.x[16] = v8974;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8975 = static_cast<unsigned int>(v8303.col(17, iron_linear_thread() & 31u));
-        const float v8977 = v8303.x[17];
-        const float v8978 = v8503.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8979 = __float_as_uint(v8978);
-        const bool v8980 = v8975 >= v8979;
-        const float v8981 = v8505.x[0];
-        const unsigned int v8982 = __float_as_uint(v8981);
-        const bool v8983 = v8975 < v8982;
-        const bool v8984 = v8980 && v8983;
-        const float v8986 = v8977 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8987 = v8984 ? v8986 : __uint_as_float(0xff800000u);
-        v8303.x[17] = v8987;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8988 = static_cast<unsigned int>(v8303.col(18, iron_linear_thread() & 31u));
-        const float v8990 = v8303.x[18];
-        const float v8991 = v8503.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8992 = __float_as_uint(v8991);
-        const bool v8993 = v8988 >= v8992;
-        const float v8994 = v8505.x[2];
-        const unsigned int v8995 = __float_as_uint(v8994);
-        const bool v8996 = v8988 < v8995;
-        const bool v8997 = v8993 && v8996;
-        const float v8999 = v8990 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v9000 = v8997 ? v8999 : __uint_as_float(0xff800000u);
-        v8303.x[18] = v9000;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v9001 = static_cast<unsigned int>(v8303.col(19, iron_linear_thread() & 31u));
-        const float v9003 = v8303.x[19];
-        const float v9004 = v8503.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v9005 = __float_as_uint(v9004);
-        const bool v9006 = v9001 >= v9005;
-        const float v9007 = v8505.x[2];
-        const unsigned int v9008 = __float_as_uint(v9007);
-        const bool v9009 = v9001 < v9008;
-        const bool v9010 = v9006 && v9009;
-        const float v9012 = v9003 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v9013 = v9010 ? v9012 : __uint_as_float(0xff800000u);
-        v8303.x[19] = v9013;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v9014 = static_cast<unsigned int>(v8303.col(20, iron_linear_thread() & 31u));
-        const float v9016 = v8303.x[20];
-        const float v9017 = v8503.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v9018 = __float_as_uint(v9017);
-        const bool v9019 = v9014 >= v9018;
-        const float v9020 = v8505.x[0];
-        const unsigned int v9021 = __float_as_uint(v9020);
-        const bool v9022 = v9014 < v9021;
-        const bool v9023 = v9019 && v9022;
-        const float v9025 = v9016 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v9026 = v9023 ? v9025 : __uint_as_float(0xff800000u);
-        v8303.x[20] = v9026;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v9027 = static_cast<unsigned int>(v8303.col(21, iron_linear_thread() & 31u));
-        const float v9029 = v8303.x[21];
-        const float v9030 = v8503.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v9031 = __float_as_uint(v9030);
-        const bool v9032 = v9027 >= v9031;
-        const float v9033 = v8505.x[0];
-        const unsigned int v9034 = __float_as_uint(v9033);
-        const bool v9035 = v9027 < v9034;
-        const bool v9036 = v9032 && v9035;
-        const float v9038 = v9029 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v9039 = v9036 ? v9038 : __uint_as_float(0xff800000u);
-        v8303.x[21] = v9039;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v9040 = static_cast<unsigned int>(v8303.col(22, iron_linear_thread() & 31u));
-        const float v9042 = v8303.x[22];
-        const float v9043 = v8503.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v9044 = __float_as_uint(v9043);
-        const bool v9045 = v9040 >= v9044;
-        const float v9046 = v8505.x[2];
-        const unsigned int v9047 = __float_as_uint(v9046);
-        const bool v9048 = v9040 < v9047;
-        const bool v9049 = v9045 && v9048;
-        const float v9051 = v9042 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v9052 = v9049 ? v9051 : __uint_as_float(0xff800000u);
-        v8303.x[22] = v9052;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v9053 = static_cast<unsigned int>(v8303.col(23, iron_linear_thread() & 31u));
-        const float v9055 = v8303.x[23];
-        const float v9056 = v8503.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v9057 = __float_as_uint(v9056);
-        const bool v9058 = v9053 >= v9057;
-        const float v9059 = v8505.x[2];
-        const unsigned int v9060 = __float_as_uint(v9059);
-        const bool v9061 = v9053 < v9060;
-        const bool v9062 = v9058 && v9061;
-        const float v9064 = v9055 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v9065 = v9062 ? v9064 : __uint_as_float(0xff800000u);
-        v8303.x[23] = v9065;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v9066 = static_cast<unsigned int>(v8303.col(24, iron_linear_thread() & 31u));
-        const float v9068 = v8303.x[24];
-        const float v9069 = v8503.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v9070 = __float_as_uint(v9069);
-        const bool v9071 = v9066 >= v9070;
-        const float v9072 = v8505.x[0];
-        const unsigned int v9073 = __float_as_uint(v9072);
-        const bool v9074 = v9066 < v9073;
-        const bool v9075 = v9071 && v9074;
-        const float v9077 = v9068 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v9078 = v9075 ? v9077 : __uint_as_float(0xff800000u);
-        v8303.x[24] = v9078;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v9079 = static_cast<unsigned int>(v8303.col(25, iron_linear_thread() & 31u));
-        const float v9081 = v8303.x[25];
-        const float v9082 = v8503.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v9083 = __float_as_uint(v9082);
-        const bool v9084 = v9079 >= v9083;
-        const float v9085 = v8505.x[0];
-        const unsigned int v9086 = __float_as_uint(v9085);
-        const bool v9087 = v9079 < v9086;
-        const bool v9088 = v9084 && v9087;
-        const float v9090 = v9081 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v9091 = v9088 ? v9090 : __uint_as_float(0xff800000u);
-        v8303.x[25] = v9091;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v9092 = static_cast<unsigned int>(v8303.col(26, iron_linear_thread() & 31u));
-        const float v9094 = v8303.x[26];
-        const float v9095 = v8503.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v9096 = __float_as_uint(v9095);
-        const bool v9097 = v9092 >= v9096;
-        const float v9098 = v8505.x[2];
-        const unsigned int v9099 = __float_as_uint(v9098);
-        const bool v9100 = v9092 < v9099;
-        const bool v9101 = v9097 && v9100;
-        const float v9103 = v9094 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v9104 = v9101 ? v9103 : __uint_as_float(0xff800000u);
-        v8303.x[26] = v9104;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v9105 = static_cast<unsigned int>(v8303.col(27, iron_linear_thread() & 31u));
-        const float v9107 = v8303.x[27];
-        const float v9108 = v8503.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v9109 = __float_as_uint(v9108);
-        const bool v9110 = v9105 >= v9109;
-        const float v9111 = v8505.x[2];
-        const unsigned int v9112 = __float_as_uint(v9111);
-        const bool v9113 = v9105 < v9112;
-        const bool v9114 = v9110 && v9113;
-        const float v9116 = v9107 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v9117 = v9114 ? v9116 : __uint_as_float(0xff800000u);
-        v8303.x[27] = v9117;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v9118 = static_cast<unsigned int>(v8303.col(28, iron_linear_thread() & 31u));
-        const float v9120 = v8303.x[28];
-        const float v9121 = v8503.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v9122 = __float_as_uint(v9121);
-        const bool v9123 = v9118 >= v9122;
-        const float v9124 = v8505.x[0];
-        const unsigned int v9125 = __float_as_uint(v9124);
-        const bool v9126 = v9118 < v9125;
-        const bool v9127 = v9123 && v9126;
-        const float v9129 = v9120 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v9130 = v9127 ? v9129 : __uint_as_float(0xff800000u);
-        v8303.x[28] = v9130;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v9131 = static_cast<unsigned int>(v8303.col(29, iron_linear_thread() & 31u));
-        const float v9133 = v8303.x[29];
-        const float v9134 = v8503.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v9135 = __float_as_uint(v9134);
-        const bool v9136 = v9131 >= v9135;
-        const float v9137 = v8505.x[0];
-        const unsigned int v9138 = __float_as_uint(v9137);
-        const bool v9139 = v9131 < v9138;
-        const bool v9140 = v9136 && v9139;
-        const float v9142 = v9133 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v9143 = v9140 ? v9142 : __uint_as_float(0xff800000u);
-        v8303.x[29] = v9143;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v9144 = static_cast<unsigned int>(v8303.col(30, iron_linear_thread() & 31u));
-        const float v9146 = v8303.x[30];
-        const float v9147 = v8503.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v9148 = __float_as_uint(v9147);
-        const bool v9149 = v9144 >= v9148;
-        const float v9150 = v8505.x[2];
-        const unsigned int v9151 = __float_as_uint(v9150);
-        const bool v9152 = v9144 < v9151;
-        const bool v9153 = v9149 && v9152;
-        const float v9155 = v9146 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v9156 = v9153 ? v9155 : __uint_as_float(0xff800000u);
-        v8303.x[30] = v9156;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v9157 = static_cast<unsigned int>(v8303.col(31, iron_linear_thread() & 31u));
-        const float v9159 = v8303.x[31];
-        const float v9160 = v8503.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v9161 = __float_as_uint(v9160);
-        const bool v9162 = v9157 >= v9161;
-        const float v9163 = v8505.x[2];
-        const unsigned int v9164 = __float_as_uint(v9163);
-        const bool v9165 = v9157 < v9164;
-        const bool v9166 = v9162 && v9165;
-        const float v9168 = v9159 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v9169 = v9166 ? v9168 : __uint_as_float(0xff800000u);
-        v8303.x[31] = v9169;  // kernels/sdpa/flash_tile.hpp:179
+        iron_frag<float, 2, 16, 8> v8524;  // kernels/sdpa/flash_tile.hpp:163
+        iron_frag_fill(v8524, 0.0f);
+        iron_frag<float, 2, 16, 8> v8526;  // kernels/sdpa/flash_tile.hpp:164
+        iron_frag_fill(v8526, 0.0f);
+        const unsigned int v8528 = static_cast<unsigned int>(v8524.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:168
+        const unsigned int v8530 = v56 + v8528;  // kernels/sdpa/flash_tile.hpp:169
+        const unsigned int v8532 = v8530 + v35;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v8533 = v8532 + 1u;
+        const unsigned int v8535 = v8533 - v20;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v8544 = v8535 - v9;  // kernels/sdpa/flash_tile.hpp:129
+        const bool v8548 = v8533 > v573;  // kernels/sdpa/flash_tile.hpp:128
+        const bool v8549 = v572 && v8548;
+        const unsigned int v8550 = v8549 ? v8544 : v42;
+        const unsigned int v8553 = v8550 - v7119;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v8554 = min(v8553, 64u);
+        const bool v8555 = v8550 > v7119;
+        const unsigned int v8556 = v8555 ? v8554 : v42;
+        const float v8557 = __uint_as_float(v8556);
+        v8524.x[0] = v8557;  // kernels/sdpa/flash_tile.hpp:168
+        const unsigned int v8559 = static_cast<unsigned int>(v8524.row(1, iron_linear_thread() & 31u));
+        const unsigned int v8561 = v56 + v8559;  // kernels/sdpa/flash_tile.hpp:169
+        const unsigned int v8563 = v8561 + v35;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v8564 = v8563 + 1u;
+        const unsigned int v8566 = v8564 - v20;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v8575 = v8566 - v9;  // kernels/sdpa/flash_tile.hpp:129
+        const bool v8579 = v8564 > v573;  // kernels/sdpa/flash_tile.hpp:128
+        const bool v8580 = v572 && v8579;
+        const unsigned int v8581 = v8580 ? v8575 : v42;
+        const unsigned int v8584 = v8581 - v7119;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v8585 = min(v8584, 64u);
+        const bool v8586 = v8581 > v7119;
+        const unsigned int v8587 = v8586 ? v8585 : v42;
+        const float v8588 = __uint_as_float(v8587);
+        v8524.x[1] = v8588;  // kernels/sdpa/flash_tile.hpp:168
+        const unsigned int v8590 = static_cast<unsigned int>(v8524.row(2, iron_linear_thread() & 31u));
+        const unsigned int v8592 = v56 + v8590;  // kernels/sdpa/flash_tile.hpp:169
+        const unsigned int v8594 = v8592 + v35;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v8595 = v8594 + 1u;
+        const unsigned int v8597 = v8595 - v20;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v8606 = v8597 - v9;  // kernels/sdpa/flash_tile.hpp:129
+        const bool v8610 = v8595 > v573;  // kernels/sdpa/flash_tile.hpp:128
+        const bool v8611 = v572 && v8610;
+        const unsigned int v8612 = v8611 ? v8606 : v42;
+        const unsigned int v8615 = v8612 - v7119;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v8616 = min(v8615, 64u);
+        const bool v8617 = v8612 > v7119;
+        const unsigned int v8618 = v8617 ? v8616 : v42;
+        const float v8619 = __uint_as_float(v8618);
+        v8524.x[2] = v8619;  // kernels/sdpa/flash_tile.hpp:168
+        const unsigned int v8621 = static_cast<unsigned int>(v8524.row(3, iron_linear_thread() & 31u));
+        const unsigned int v8623 = v56 + v8621;  // kernels/sdpa/flash_tile.hpp:169
+        const unsigned int v8625 = v8623 + v35;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v8626 = v8625 + 1u;
+        const unsigned int v8628 = v8626 - v20;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v8637 = v8628 - v9;  // kernels/sdpa/flash_tile.hpp:129
+        const bool v8641 = v8626 > v573;  // kernels/sdpa/flash_tile.hpp:128
+        const bool v8642 = v572 && v8641;
+        const unsigned int v8643 = v8642 ? v8637 : v42;
+        const unsigned int v8646 = v8643 - v7119;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v8647 = min(v8646, 64u);
+        const bool v8648 = v8643 > v7119;
+        const unsigned int v8649 = v8648 ? v8647 : v42;
+        const float v8650 = __uint_as_float(v8649);
+        v8524.x[3] = v8650;  // kernels/sdpa/flash_tile.hpp:168
+        const unsigned int v8652 = static_cast<unsigned int>(v8526.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8654 = v56 + v8652;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8656 = v8654 + v35;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v8657 = v8656 + 1u;
+        const unsigned int v8659 = v8657 - v20;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v8660 = min(v35, v8659);
+        const bool v8661 = v8657 > v20;
+        const unsigned int v8662 = v8661 ? v8660 : v42;
+        const unsigned int v8665 = v566 ? v35 : v8662;  // kernels/sdpa/flash_tile.hpp:126
+        const unsigned int v8677 = v8665 - v7119;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v8678 = min(v8677, 64u);
+        const bool v8679 = v8665 > v7119;
+        const unsigned int v8680 = v8679 ? v8678 : v42;
+        const float v8681 = __uint_as_float(v8680);
+        v8526.x[0] = v8681;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8683 = static_cast<unsigned int>(v8526.row(1, iron_linear_thread() & 31u));
+        const unsigned int v8685 = v56 + v8683;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8687 = v8685 + v35;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v8688 = v8687 + 1u;
+        const unsigned int v8690 = v8688 - v20;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v8691 = min(v35, v8690);
+        const bool v8692 = v8688 > v20;
+        const unsigned int v8693 = v8692 ? v8691 : v42;
+        const unsigned int v8696 = v566 ? v35 : v8693;  // kernels/sdpa/flash_tile.hpp:126
+        const unsigned int v8708 = v8696 - v7119;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v8709 = min(v8708, 64u);
+        const bool v8710 = v8696 > v7119;
+        const unsigned int v8711 = v8710 ? v8709 : v42;
+        const float v8712 = __uint_as_float(v8711);
+        v8526.x[1] = v8712;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8714 = static_cast<unsigned int>(v8526.row(2, iron_linear_thread() & 31u));
+        const unsigned int v8716 = v56 + v8714;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8718 = v8716 + v35;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v8719 = v8718 + 1u;
+        const unsigned int v8721 = v8719 - v20;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v8722 = min(v35, v8721);
+        const bool v8723 = v8719 > v20;
+        const unsigned int v8724 = v8723 ? v8722 : v42;
+        const unsigned int v8727 = v566 ? v35 : v8724;  // kernels/sdpa/flash_tile.hpp:126
+        const unsigned int v8739 = v8727 - v7119;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v8740 = min(v8739, 64u);
+        const bool v8741 = v8727 > v7119;
+        const unsigned int v8742 = v8741 ? v8740 : v42;
+        const float v8743 = __uint_as_float(v8742);
+        v8526.x[2] = v8743;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8745 = static_cast<unsigned int>(v8526.row(3, iron_linear_thread() & 31u));
+        const unsigned int v8747 = v56 + v8745;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8749 = v8747 + v35;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v8750 = v8749 + 1u;
+        const unsigned int v8752 = v8750 - v20;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v8753 = min(v35, v8752);
+        const bool v8754 = v8750 > v20;
+        const unsigned int v8755 = v8754 ? v8753 : v42;
+        const unsigned int v8758 = v566 ? v35 : v8755;  // kernels/sdpa/flash_tile.hpp:126
+        const unsigned int v8770 = v8758 - v7119;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v8771 = min(v8770, 64u);
+        const bool v8772 = v8758 > v7119;
+        const unsigned int v8773 = v8772 ? v8771 : v42;
+        const float v8774 = __uint_as_float(v8773);
+        v8526.x[3] = v8774;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8775 = static_cast<unsigned int>(v8324.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:174
+        const float v8777 = v8324.x[0];
+        const float v8778 = v8524.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8779 = __float_as_uint(v8778);
+        const bool v8780 = v8775 >= v8779;
+        const float v8781 = v8526.x[0];
+        const unsigned int v8782 = __float_as_uint(v8781);
+        const bool v8783 = v8775 < v8782;
+        const bool v8784 = v8780 && v8783;
+        const float v8786 = v8777 * v604;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8787 = v8784 ? v8786 : __uint_as_float(0xff800000u);
+        v8324.x[0] = v8787;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8788 = static_cast<unsigned int>(v8324.col(1, iron_linear_thread() & 31u));
+        const float v8790 = v8324.x[1];
+        const float v8791 = v8524.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8792 = __float_as_uint(v8791);
+        const bool v8793 = v8788 >= v8792;
+        const float v8794 = v8526.x[0];
+        const unsigned int v8795 = __float_as_uint(v8794);
+        const bool v8796 = v8788 < v8795;
+        const bool v8797 = v8793 && v8796;
+        const float v8799 = v8790 * v604;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8800 = v8797 ? v8799 : __uint_as_float(0xff800000u);
+        v8324.x[1] = v8800;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8801 = static_cast<unsigned int>(v8324.col(2, iron_linear_thread() & 31u));
+        const float v8803 = v8324.x[2];
+        const float v8804 = v8524.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8805 = __float_as_uint(v8804);
+        const bool v8806 = v8801 >= v8805;
+        const float v8807 = v8526.x[2];
+        const unsigned int v8808 = __float_as_uint(v8807);
+        const bool v8809 = v8801 < v8808;
+        const bool v8810 = v8806 && v8809;
+        const float v8812 = v8803 * v604;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8813 = v8810 ? v8812 : __uint_as_float(0xff800000u);
+        v8324.x[2] = v8813;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8814 = static_cast<unsigned int>(v8324.col(3, iron_linear_thread() & 31u));
+        const float v8816 = v8324.x[3];
+        const float v8817 = v8524.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8818 = __float_as_uint(v8817);
+        const bool v8819 = v8814 >= v8818;
+        const float v8820 = v8526.x[2];
+        const unsigned int v8821 = __float_as_uint(v8820);
+        const bool v8822 = v8814 < v8821;
+        const bool v8823 = v8819 && v8822;
+        const float v8825 = v8816 * v604;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8826 = v8823 ? v8825 : __uint_as_float(0xff800000u);
+        v8324.x[3] = v8826;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8827 = static_cast<unsigned int>(v8324.col(4, iron_linear_thread() & 31u));
+        const float v8829 = v8324.x[4];
+        const float v8830 = v8524.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8831 = __float_as_uint(v8830);
+        const bool v8832 = v8827 >= v8831;
+        const float v8833 = v8526.x[0];
+        const unsigned int v8834 = __float_as_uint(v8833);
+        const bool v8835 = v8827 < v8834;
+        const bool v8836 = v8832 && v8835;
+        const float v8838 = v8829 * v604;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8839 = v8836 ? v8838 : __uint_as_float(0xff800000u);
+        v8324.x[4] = v8839;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8840 = static_cast<unsigned int>(v8324.col(5, iron_linear_thread() & 31u));
+        const float v8842 = v8324.x[5];
+        const float v8843 = v8524.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8844 = __float_as_uint(v8843);
+        const bool v8845 = v8840 >= v8844;
+        const float v8846 = v8526.x[0];
+        const unsigned int v8847 = __float_as_uint(v8846);
+        const bool v8848 = v8840 < v8847;
+        const bool v8849 = v8845 && v8848;
+        const float v8851 = v8842 * v604;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8852 = v8849 ? v8851 : __uint_as_float(0xff800000u);
+        v8324.x[5] = v8852;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8853 = static_cast<unsigned int>(v8324.col(6, iron_linear_thread() & 31u));
+        const float v8855 = v8324.x[6];
+        const float v8856 = v8524.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8857 = __float_as_uint(v8856);
+        const bool v8858 = v8853 >= v8857;
+        const float v8859 = v8526.x[2];
+        const unsigned int v8860 = __float_as_uint(v8859);
+        const bool v8861 = v8853 < v8860;
+        const bool v8862 = v8858 && v8861;
+        const float v8864 = v8855 * v604;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8865 = v8862 ? v8864 : __uint_as_float(0xff800000u);
+        v8324.x[6] = v8865;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8866 = static_cast<unsigned int>(v8324.col(7, iron_linear_thread() & 31u));
+        const float v8868 = v8324.x[7];
+        const float v8869 = v8524.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8870 = __float_as_uint(v8869);
+        const bool v8871 = v8866 >= v8870;
+        const float v8872 = v8526.x[2];
+        const unsigned int v8873 = __float_as_uint(v8872);
+        const bool v8874 = v8866 < v8873;
+        const bool v8875 = v8871 && v8874;
+        const float v8877 = v8868 * v604;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8878 = v8875 ? v8877 : __uint_as_float(0xff800000u);
+        v8324.x[7] = v8878;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8879 = static_cast<unsigned int>(v8324.col(8, iron_linear_thread() & 31u));
+        const float v8881 = v8324.x[8];
+        const float v8882 = v8524.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8883 = __float_as_uint(v8882);
+        const bool v8884 = v8879 >= v8883;
+        const float v8885 = v8526.x[0];
+        const unsigned int v8886 = __float_as_uint(v8885);
+        const bool v8887 = v8879 < v8886;
+        const bool v8888 = v8884 && v8887;
+        const float v8890 = v8881 * v604;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8891 = v8888 ? v8890 : __uint_as_float(0xff800000u);
+        v8324.x[8] = v8891;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8892 = static_cast<unsigned int>(v8324.col(9, iron_linear_thread() & 31u));
+        const float v8894 = v8324.x[9];
+        const float v8895 = v8524.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8896 = __float_as_uint(v8895);
+        const bool v8897 = v8892 >= v8896;
+        const float v8898 = v8526.x[0];
+        const unsigned int v8899 = __float_as_uint(v8898);
+        const bool v8900 = v8892 < v8899;
+        const bool v8901 = v8897 && v8900;
+        const float v8903 = v8894 * v604;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8904 = v8901 ? v8903 : __uint_as_float(0xff800000u);
+        v8324.x[9] = v8904;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8905 = static_cast<unsigned int>(v8324.col(10, iron_linear_thread() & 31u));
+        const float v8907 = v8324.x[10];
+        const float v8908 = v8524.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8909 = __float_as_uint(v8908);
+        const bool v8910 = v8905 >= v8909;
+        const float v8911 = v8526.x[2];
+        const unsigned int v8912 = __float_as_uint(v8911);
+        const bool v8913 = v8905 < v8912;
+        const bool v8914 = v8910 && v8913;
+        const float v8916 = v8907 * v604;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8917 = v8914 ? v8916 : __uint_as_float(0xff800000u);
+        v8324.x[10] = v8917;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8918 = static_cast<unsigned int>(v8324.col(11, iron_linear_thread() & 31u));
+        const float v8920 = v8324.x[11];
+        const float v8921 = v8524.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8922 = __float_as_uint(v8921);
+        const bool v8923 = v8918 >= v8922;
+        const float v8924 = v8526.x[2];
+        const unsigned int v8925 = __float_as_uint(v8924);
+        const bool v8926 = v8918 < v8925;
+        const bool v8927 = v8923 && v8926;
+        const float v8929 = v8920 * v604;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8930 = v8927 ? v8929 : __uint_as_float(0xff800000u);
+        v8324.x[11] = v8930;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8931 = static_cast<unsigned int>(v8324.col(12, iron_linear_thread() & 31u));
+        const float v8933 = v8324.x[12];
+        const float v8934 = v8524.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8935 = __float_as_uint(v8934);
+        const bool v8936 = v8931 >= v8935;
+        const float v8937 = v8526.x[0];
+        const unsigned int v8938 = __float_as_uint(v8937);
+        const bool v8939 = v8931 < v8938;
+        const bool v8940 = v8936 && v8939;
+        const float v8942 = v8933 * v604;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8943 = v8940 ? v8942 : __uint_as_float(0xff800000u);
+        v8324.x[12] = v8943;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8944 = static_cast<unsigned int>(v8324.col(13, iron_linear_thread() & 31u));
+        const float v8946 = v8324.x[13];
+        const float v8947 = v8524.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8948 = __float_as_uint(v8947);
+        const bool v8949 = v8944 >= v8948;
+        const float v8950 = v8526.x[0];
+        const unsigned int v8951 = __float_as_uint(v8950);
+        const bool v8952 = v8944 < v8951;
+        const bool v8953 = v8949 && v8952;
+        const float v8955 = v8946 * v604;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8956 = v8953 ? v8955 : __uint_as_float(0xff800000u);
+        v8324.x[13] = v8956;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8957 = static_cast<unsigned int>(v8324.col(14, iron_linear_thread() & 31u));
+        const float v8959 = v8324.x[14];
+        const float v8960 = v8524.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8961 = __float_as_uint(v8960);
+        const bool v8962 = v8957 >= v8961;
+        const float v8963 = v8526.x[2];
+        const unsigned int v8964 = __float_as_uint(v8963);
+        const bool v8965 = v8957 < v8964;
+        const bool v8966 = v8962 && v8965;
+        const float v8968 = v8959 * v604;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8969 = v8966 ? v8968 : __uint_as_float(0xff800000u);
+        v8324.x[14] = v8969;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8970 = static_cast<unsigned int>(v8324.col(15, iron_linear_thread() & 31u));
+        const float v8972 = v8324.x[15];
+        const float v8973 = v8524.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8974 = __float_as_uint(v8973);
+        const bool v8975 = v8970 >= v8974;
+        const float v8976 = v8526.x[2];
+        const unsigned int v8977 = __float_as_uint(v8976);
+        const bool v8978 = v8970 < v8977;
+        const bool v8979 = v8975 && v8978;
+        const float v8981 = v8972 * v604;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8982 = v8979 ? v8981 : __uint_as_float(0xff800000u);
+        v8324.x[15] = v8982;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8983 = static_cast<unsigned int>(v8324.col(16, iron_linear_thread() & 31u));
+        const float v8985 = v8324.x[16];
+        const float v8986 = v8524.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8987 = __float_as_uint(v8986);
+        const bool v8988 = v8983 >= v8987;
+        const float v8989 = v8526.x[0];
+        const unsigned int v8990 = __float_as_uint(v8989);
+        const bool v8991 = v8983 < v8990;
+        const bool v8992 = v8988 && v8991;
+        const float v8994 = v8985 * v604;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8995 = v8992 ? v8994 : __uint_as_float(0xff800000u);
+        v8324.x[16] = v8995;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8996 = static_cast<unsigned int>(v8324.col(17, iron_linear_thread() & 31u));
+        const float v8998 = v8324.x[17];
+        const float v8999 = v8524.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9000 = __float_as_uint(v8999);
+        const bool v9001 = v8996 >= v9000;
+        const float v9002 = v8526.x[0];
+        const unsigned int v9003 = __float_as_uint(v9002);
+        const bool v9004 = v8996 < v9003;
+        const bool v9005 = v9001 && v9004;
+        const float v9007 = v8998 * v604;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9008 = v9005 ? v9007 : __uint_as_float(0xff800000u);
+        v8324.x[17] = v9008;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9009 = static_cast<unsigned int>(v8324.col(18, iron_linear_thread() & 31u));
+        const float v9011 = v8324.x[18];
+        const float v9012 = v8524.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9013 = __float_as_uint(v9012);
+        const bool v9014 = v9009 >= v9013;
+        const float v9015 = v8526.x[2];
+        const unsigned int v9016 = __float_as_uint(v9015);
+        const bool v9017 = v9009 < v9016;
+        const bool v9018 = v9014 && v9017;
+        const float v9020 = v9011 * v604;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9021 = v9018 ? v9020 : __uint_as_float(0xff800000u);
+        v8324.x[18] = v9021;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9022 = static_cast<unsigned int>(v8324.col(19, iron_linear_thread() & 31u));
+        const float v9024 = v8324.x[19];
+        const float v9025 = v8524.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9026 = __float_as_uint(v9025);
+        const bool v9027 = v9022 >= v9026;
+        const float v9028 = v8526.x[2];
+        const unsigned int v9029 = __float_as_uint(v9028);
+        const bool v9030 = v9022 < v9029;
+        const bool v9031 = v9027 && v9030;
+        const float v9033 = v9024 * v604;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9034 = v9031 ? v9033 : __uint_as_float(0xff800000u);
+        v8324.x[19] = v9034;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9035 = static_cast<unsigned int>(v8324.col(20, iron_linear_thread() & 31u));
+        const float v9037 = v8324.x[20];
+        const float v9038 = v8524.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9039 = __float_as_uint(v9038);
+        const bool v9040 = v9035 >= v9039;
+        const float v9041 = v8526.x[0];
+        const unsigned int v9042 = __float_as_uint(v9041);
+        const bool v9043 = v9035 < v9042;
+        const bool v9044 = v9040 && v9043;
+        const float v9046 = v9037 * v604;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9047 = v9044 ? v9046 : __uint_as_float(0xff800000u);
+        v8324.x[20] = v9047;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9048 = static_cast<unsigned int>(v8324.col(21, iron_linear_thread() & 31u));
+        const float v9050 = v8324.x[21];
+        const float v9051 = v8524.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9052 = __float_as_uint(v9051);
+        const bool v9053 = v9048 >= v9052;
+        const float v9054 = v8526.x[0];
+        const unsigned int v9055 = __float_as_uint(v9054);
+        const bool v9056 = v9048 < v9055;
+        const bool v9057 = v9053 && v9056;
+        const float v9059 = v9050 * v604;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9060 = v9057 ? v9059 : __uint_as_float(0xff800000u);
+        v8324.x[21] = v9060;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9061 = static_cast<unsigned int>(v8324.col(22, iron_linear_thread() & 31u));
+        const float v9063 = v8324.x[22];
+        const float v9064 = v8524.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9065 = __float_as_uint(v9064);
+        const bool v9066 = v9061 >= v9065;
+        const float v9067 = v8526.x[2];
+        const unsigned int v9068 = __float_as_uint(v9067);
+        const bool v9069 = v9061 < v9068;
+        const bool v9070 = v9066 && v9069;
+        const float v9072 = v9063 * v604;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9073 = v9070 ? v9072 : __uint_as_float(0xff800000u);
+        v8324.x[22] = v9073;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9074 = static_cast<unsigned int>(v8324.col(23, iron_linear_thread() & 31u));
+        const float v9076 = v8324.x[23];
+        const float v9077 = v8524.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9078 = __float_as_uint(v9077);
+        const bool v9079 = v9074 >= v9078;
+        const float v9080 = v8526.x[2];
+        const unsigned int v9081 = __float_as_uint(v9080);
+        const bool v9082 = v9074 < v9081;
+        const bool v9083 = v9079 && v9082;
+        const float v9085 = v9076 * v604;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9086 = v9083 ? v9085 : __uint_as_float(0xff800000u);
+        v8324.x[23] = v9086;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9087 = static_cast<unsigned int>(v8324.col(24, iron_linear_thread() & 31u));
+        const float v9089 = v8324.x[24];
+        const float v9090 = v8524.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9091 = __float_as_uint(v9090);
+        const bool v9092 = v9087 >= v9091;
+        const float v9093 = v8526.x[0];
+        const unsigned int v9094 = __float_as_uint(v9093);
+        const bool v9095 = v9087 < v9094;
+        const bool v9096 = v9092 && v9095;
+        const float v9098 = v9089 * v604;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9099 = v9096 ? v9098 : __uint_as_float(0xff800000u);
+        v8324.x[24] = v9099;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9100 = static_cast<unsigned int>(v8324.col(25, iron_linear_thread() & 31u));
+        const float v9102 = v8324.x[25];
+        const float v9103 = v8524.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9104 = __float_as_uint(v9103);
+        const bool v9105 = v9100 >= v9104;
+        const float v9106 = v8526.x[0];
+        const unsigned int v9107 = __float_as_uint(v9106);
+        const bool v9108 = v9100 < v9107;
+        const bool v9109 = v9105 && v9108;
+        const float v9111 = v9102 * v604;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9112 = v9109 ? v9111 : __uint_as_float(0xff800000u);
+        v8324.x[25] = v9112;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9113 = static_cast<unsigned int>(v8324.col(26, iron_linear_thread() & 31u));
+        const float v9115 = v8324.x[26];
+        const float v9116 = v8524.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9117 = __float_as_uint(v9116);
+        const bool v9118 = v9113 >= v9117;
+        const float v9119 = v8526.x[2];
+        const unsigned int v9120 = __float_as_uint(v9119);
+        const bool v9121 = v9113 < v9120;
+        const bool v9122 = v9118 && v9121;
+        const float v9124 = v9115 * v604;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9125 = v9122 ? v9124 : __uint_as_float(0xff800000u);
+        v8324.x[26] = v9125;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9126 = static_cast<unsigned int>(v8324.col(27, iron_linear_thread() & 31u));
+        const float v9128 = v8324.x[27];
+        const float v9129 = v8524.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9130 = __float_as_uint(v9129);
+        const bool v9131 = v9126 >= v9130;
+        const float v9132 = v8526.x[2];
+        const unsigned int v9133 = __float_as_uint(v9132);
+        const bool v9134 = v9126 < v9133;
+        const bool v9135 = v9131 && v9134;
+        const float v9137 = v9128 * v604;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9138 = v9135 ? v9137 : __uint_as_float(0xff800000u);
+        v8324.x[27] = v9138;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9139 = static_cast<unsigned int>(v8324.col(28, iron_linear_thread() & 31u));
+        const float v9141 = v8324.x[28];
+        const float v9142 = v8524.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9143 = __float_as_uint(v9142);
+        const bool v9144 = v9139 >= v9143;
+        const float v9145 = v8526.x[0];
+        const unsigned int v9146 = __float_as_uint(v9145);
+        const bool v9147 = v9139 < v9146;
+        const bool v9148 = v9144 && v9147;
+        const float v9150 = v9141 * v604;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9151 = v9148 ? v9150 : __uint_as_float(0xff800000u);
+        v8324.x[28] = v9151;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9152 = static_cast<unsigned int>(v8324.col(29, iron_linear_thread() & 31u));
+        const float v9154 = v8324.x[29];
+        const float v9155 = v8524.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9156 = __float_as_uint(v9155);
+        const bool v9157 = v9152 >= v9156;
+        const float v9158 = v8526.x[0];
+        const unsigned int v9159 = __float_as_uint(v9158);
+        const bool v9160 = v9152 < v9159;
+        const bool v9161 = v9157 && v9160;
+        const float v9163 = v9154 * v604;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9164 = v9161 ? v9163 : __uint_as_float(0xff800000u);
+        v8324.x[29] = v9164;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9165 = static_cast<unsigned int>(v8324.col(30, iron_linear_thread() & 31u));
+        const float v9167 = v8324.x[30];
+        const float v9168 = v8524.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9169 = __float_as_uint(v9168);
+        const bool v9170 = v9165 >= v9169;
+        const float v9171 = v8526.x[2];
+        const unsigned int v9172 = __float_as_uint(v9171);
+        const bool v9173 = v9165 < v9172;
+        const bool v9174 = v9170 && v9173;
+        const float v9176 = v9167 * v604;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9177 = v9174 ? v9176 : __uint_as_float(0xff800000u);
+        v8324.x[30] = v9177;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9178 = static_cast<unsigned int>(v8324.col(31, iron_linear_thread() & 31u));
+        const float v9180 = v8324.x[31];
+        const float v9181 = v8524.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9182 = __float_as_uint(v9181);
+        const bool v9183 = v9178 >= v9182;
+        const float v9184 = v8526.x[2];
+        const unsigned int v9185 = __float_as_uint(v9184);
+        const bool v9186 = v9178 < v9185;
+        const bool v9187 = v9183 && v9186;
+        const float v9189 = v9180 * v604;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9190 = v9187 ? v9189 : __uint_as_float(0xff800000u);
+        v8324.x[31] = v9190;  // kernels/sdpa/flash_tile.hpp:174
       }
-      iron_frag<float, 2, 16, 8> v9171;  // kernels/sdpa/flash_tile.hpp:197
-      iron_frag_fill(v9171, 0.0f);
-      iron_frag<float, 2, 16, 8> v9173;  // kernels/sdpa/flash_tile.hpp:207
-      iron_frag_fill(v9173, 0.0f);
-      iron_frag_row_reduce<false>(v9173, v8303);
-      iron_frag<float, 2, 16, 8> v9175;  // kernels/sdpa/flash_tile.hpp:209
-      iron_frag_fill(v9175, 0.0f);
-      const float v9179 = v9173.x[0];  // kernels/sdpa/flash_tile.hpp:211
-      const float v9180 = v585.x[0];
-      const float v9181 = fmaxf(v9180, v9179);
-      const bool v9184 = v9181 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9185 = v9184 ? 0.0f : v9181;
-      v9175.x[0] = v9185;  // kernels/sdpa/flash_tile.hpp:210
-      const float v9189 = v9173.x[1];  // kernels/sdpa/flash_tile.hpp:211
-      const float v9190 = v585.x[1];
-      const float v9191 = fmaxf(v9190, v9189);
-      const bool v9194 = v9191 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9195 = v9194 ? 0.0f : v9191;
-      v9175.x[1] = v9195;  // kernels/sdpa/flash_tile.hpp:210
-      const float v9199 = v9173.x[2];  // kernels/sdpa/flash_tile.hpp:211
-      const float v9200 = v585.x[2];
-      const float v9201 = fmaxf(v9200, v9199);
-      const bool v9204 = v9201 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9205 = v9204 ? 0.0f : v9201;
-      v9175.x[2] = v9205;  // kernels/sdpa/flash_tile.hpp:210
-      const float v9209 = v9173.x[3];  // kernels/sdpa/flash_tile.hpp:211
-      const float v9210 = v585.x[3];
-      const float v9211 = fmaxf(v9210, v9209);
-      const bool v9214 = v9211 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9215 = v9214 ? 0.0f : v9211;
-      v9175.x[3] = v9215;  // kernels/sdpa/flash_tile.hpp:210
-      const float v9219 = v9175.x[0];  // kernels/sdpa/flash_tile.hpp:214
-      const float v9221 = v9180 - v9219;
-      const float v9222 = iron_exp2_approx(v9221);
-      v9171.x[0] = v9222;  // kernels/sdpa/flash_tile.hpp:213
-      const float v9226 = v9175.x[1];  // kernels/sdpa/flash_tile.hpp:214
-      const float v9228 = v9190 - v9226;
-      const float v9229 = iron_exp2_approx(v9228);
-      v9171.x[1] = v9229;  // kernels/sdpa/flash_tile.hpp:213
-      const float v9233 = v9175.x[2];  // kernels/sdpa/flash_tile.hpp:214
-      const float v9235 = v9200 - v9233;
-      const float v9236 = iron_exp2_approx(v9235);
-      v9171.x[2] = v9236;  // kernels/sdpa/flash_tile.hpp:213
-      const float v9240 = v9175.x[3];  // kernels/sdpa/flash_tile.hpp:214
-      const float v9242 = v9210 - v9240;
+      iron_frag<float, 2, 16, 8> v9192;  // kernels/sdpa/flash_tile.hpp:192
+      iron_frag_fill(v9192, 0.0f);
+      iron_frag<float, 2, 16, 8> v9194;  // kernels/sdpa/flash_tile.hpp:202
+      iron_frag_fill(v9194, 0.0f);
+      iron_frag_row_reduce<false>(v9194, v8324);
+      iron_frag<float, 2, 16, 8> v9196;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v9196, 0.0f);
+      const float v9200 = v9194.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v9201 = v606.x[0];
+      const float v9202 = fmaxf(v9201, v9200);
+      const bool v9205 = v9202 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9206 = v9205 ? 0.0f : v9202;
+      v9196.x[0] = v9206;  // kernels/sdpa/flash_tile.hpp:205
+      const float v9210 = v9194.x[1];  // kernels/sdpa/flash_tile.hpp:206
+      const float v9211 = v606.x[1];
+      const float v9212 = fmaxf(v9211, v9210);
+      const bool v9215 = v9212 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9216 = v9215 ? 0.0f : v9212;
+      v9196.x[1] = v9216;  // kernels/sdpa/flash_tile.hpp:205
+      const float v9220 = v9194.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v9221 = v606.x[2];
+      const float v9222 = fmaxf(v9221, v9220);
+      const bool v9225 = v9222 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9226 = v9225 ? 0.0f : v9222;
+      v9196.x[2] = v9226;  // kernels/sdpa/flash_tile.hpp:205
+      const float v9230 = v9194.x[3];  // kernels/sdpa/flash_tile.hpp:206
+      const float v9231 = v606.x[3];
+      const float v9232 = fmaxf(v9231, v9230);
+      const bool v9235 = v9232 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9236 = v9235 ? 0.0f : v9232;
+      v9196.x[3] = v9236;  // kernels/sdpa/flash_tile.hpp:205
+      const float v9240 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:209
+      const float v9242 = v9201 - v9240;
       const float v9243 = iron_exp2_approx(v9242);
-      v9171.x[3] = v9243;  // kernels/sdpa/flash_tile.hpp:213
-      v585.x[0] = v9181;  // kernels/sdpa/flash_tile.hpp:216
-      const float v9251 = v585.x[1];
-      const float v9253 = fmaxf(v9251, v9189);  // kernels/sdpa/flash_tile.hpp:217
-      v585.x[1] = v9253;  // kernels/sdpa/flash_tile.hpp:216
-      const float v9256 = v585.x[2];
-      const float v9258 = fmaxf(v9256, v9199);  // kernels/sdpa/flash_tile.hpp:217
-      v585.x[2] = v9258;  // kernels/sdpa/flash_tile.hpp:216
-      const float v9261 = v585.x[3];
-      const float v9263 = fmaxf(v9261, v9209);  // kernels/sdpa/flash_tile.hpp:217
-      v585.x[3] = v9263;  // kernels/sdpa/flash_tile.hpp:216
-      const float v9266 = v8303.x[0];  // kernels/sdpa/flash_tile.hpp:219
-      const float v9267 = v9175.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9268 = v9266 - v9267;
-      const float v9269 = iron_exp2_approx(v9268);
-      v8303.x[0] = v9269;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9272 = v8303.x[1];
-      const float v9273 = v9175.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9274 = v9272 - v9273;
-      const float v9275 = iron_exp2_approx(v9274);
-      v8303.x[1] = v9275;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9278 = v8303.x[2];
-      const float v9279 = v9175.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9280 = v9278 - v9279;
-      const float v9281 = iron_exp2_approx(v9280);
-      v8303.x[2] = v9281;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9284 = v8303.x[3];
-      const float v9285 = v9175.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9286 = v9284 - v9285;
-      const float v9287 = iron_exp2_approx(v9286);
-      v8303.x[3] = v9287;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9290 = v8303.x[4];
-      const float v9291 = v9175.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9292 = v9290 - v9291;
-      const float v9293 = iron_exp2_approx(v9292);
-      v8303.x[4] = v9293;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9296 = v8303.x[5];
-      const float v9297 = v9175.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9298 = v9296 - v9297;
-      const float v9299 = iron_exp2_approx(v9298);
-      v8303.x[5] = v9299;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9302 = v8303.x[6];
-      const float v9303 = v9175.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9304 = v9302 - v9303;
-      const float v9305 = iron_exp2_approx(v9304);
-      v8303.x[6] = v9305;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9308 = v8303.x[7];
-      const float v9309 = v9175.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9310 = v9308 - v9309;
-      const float v9311 = iron_exp2_approx(v9310);
-      v8303.x[7] = v9311;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9314 = v8303.x[8];
-      const float v9315 = v9175.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9316 = v9314 - v9315;
-      const float v9317 = iron_exp2_approx(v9316);
-      v8303.x[8] = v9317;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9320 = v8303.x[9];
-      const float v9321 = v9175.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9322 = v9320 - v9321;
-      const float v9323 = iron_exp2_approx(v9322);
-      v8303.x[9] = v9323;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9326 = v8303.x[10];
-      const float v9327 = v9175.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9328 = v9326 - v9327;
-      const float v9329 = iron_exp2_approx(v9328);
-      v8303.x[10] = v9329;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9332 = v8303.x[11];
-      const float v9333 = v9175.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9334 = v9332 - v9333;
-      const float v9335 = iron_exp2_approx(v9334);
-      v8303.x[11] = v9335;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9338 = v8303.x[12];
-      const float v9339 = v9175.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9340 = v9338 - v9339;
-      const float v9341 = iron_exp2_approx(v9340);
-      v8303.x[12] = v9341;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9344 = v8303.x[13];
-      const float v9345 = v9175.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9346 = v9344 - v9345;
-      const float v9347 = iron_exp2_approx(v9346);
-      v8303.x[13] = v9347;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9350 = v8303.x[14];
-      const float v9351 = v9175.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9352 = v9350 - v9351;
-      const float v9353 = iron_exp2_approx(v9352);
-      v8303.x[14] = v9353;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9356 = v8303.x[15];
-      const float v9357 = v9175.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9358 = v9356 - v9357;
-      const float v9359 = iron_exp2_approx(v9358);
-      v8303.x[15] = v9359;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9362 = v8303.x[16];
-      const float v9363 = v9175.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9364 = v9362 - v9363;
-      const float v9365 = iron_exp2_approx(v9364);
-      v8303.x[16] = v9365;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9368 = v8303.x[17];
-      const float v9369 = v9175.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9370 = v9368 - v9369;
-      const float v9371 = iron_exp2_approx(v9370);
-      v8303.x[17] = v9371;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9374 = v8303.x[18];
-      const float v9375 = v9175.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9376 = v9374 - v9375;
-      const float v9377 = iron_exp2_approx(v9376);
-      v8303.x[18] = v9377;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9380 = v8303.x[19];
-      const float v9381 = v9175.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9382 = v9380 - v9381;
-      const float v9383 = iron_exp2_approx(v9382);
-      v8303.x[19] = v9383;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9386 = v8303.x[20];
-      const float v9387 = v9175.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9388 = v9386 - v9387;
-      const float v9389 = iron_exp2_approx(v9388);
-      v8303.x[20] = v9389;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9392 = v8303.x[21];
-      const float v9393 = v9175.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9394 = v9392 - v9393;
-      const float v9395 = iron_exp2_approx(v9394);
-      v8303.x[21] = v9395;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9398 = v8303.x[22];
-      const float v9399 = v9175.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9400 = v9398 - v9399;
-      const float v9401 = iron_exp2_approx(v9400);
-      v8303.x[22] = v9401;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9404 = v8303.x[23];
-      const float v9405 = v9175.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9406 = v9404 - v9405;
-      const float v9407 = iron_exp2_approx(v9406);
-      v8303.x[23] = v9407;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9410 = v8303.x[24];
-      const float v9411 = v9175.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9412 = v9410 - v9411;
-      const float v9413 = iron_exp2_approx(v9412);
-      v8303.x[24] = v9413;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9416 = v8303.x[25];
-      const float v9417 = v9175.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9418 = v9416 - v9417;
-      const float v9419 = iron_exp2_approx(v9418);
-      v8303.x[25] = v9419;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9422 = v8303.x[26];
-      const float v9423 = v9175.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9424 = v9422 - v9423;
-      const float v9425 = iron_exp2_approx(v9424);
-      v8303.x[26] = v9425;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9428 = v8303.x[27];
-      const float v9429 = v9175.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9430 = v9428 - v9429;
-      const float v9431 = iron_exp2_approx(v9430);
-      v8303.x[27] = v9431;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9434 = v8303.x[28];
-      const float v9435 = v9175.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9436 = v9434 - v9435;
-      const float v9437 = iron_exp2_approx(v9436);
-      v8303.x[28] = v9437;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9440 = v8303.x[29];
-      const float v9441 = v9175.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9442 = v9440 - v9441;
-      const float v9443 = iron_exp2_approx(v9442);
-      v8303.x[29] = v9443;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9446 = v8303.x[30];
-      const float v9447 = v9175.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9448 = v9446 - v9447;
-      const float v9449 = iron_exp2_approx(v9448);
-      v8303.x[30] = v9449;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9452 = v8303.x[31];
-      const float v9453 = v9175.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9454 = v9452 - v9453;
-      const float v9455 = iron_exp2_approx(v9454);
-      v8303.x[31] = v9455;  // kernels/sdpa/flash_tile.hpp:219
-      iron_frag<float, 2, 16, 8> v9457;  // kernels/sdpa/flash_tile.hpp:222
-      iron_frag_fill(v9457, 0.0f);
-      iron_frag_row_reduce<true>(v9457, v8303);
-      const float v9460 = v587.x[0];  // kernels/sdpa/flash_tile.hpp:223
-      const float v9461 = v9457.x[0];  // kernels/sdpa/flash_tile.hpp:224
-      const float v9462 = v9171.x[0];
-      const float v9463 = v9460 * v9462;
-      const float v9464 = v9463 + v9461;
-      v587.x[0] = v9464;  // kernels/sdpa/flash_tile.hpp:223
-      const float v9467 = v587.x[1];
-      const float v9468 = v9457.x[1];  // kernels/sdpa/flash_tile.hpp:224
-      const float v9469 = v9171.x[1];
-      const float v9470 = v9467 * v9469;
-      const float v9471 = v9470 + v9468;
-      v587.x[1] = v9471;  // kernels/sdpa/flash_tile.hpp:223
-      const float v9474 = v587.x[2];
-      const float v9475 = v9457.x[2];  // kernels/sdpa/flash_tile.hpp:224
-      const float v9476 = v9171.x[2];
-      const float v9477 = v9474 * v9476;
-      const float v9478 = v9477 + v9475;
-      v587.x[2] = v9478;  // kernels/sdpa/flash_tile.hpp:223
-      const float v9481 = v587.x[3];
-      const float v9482 = v9457.x[3];  // kernels/sdpa/flash_tile.hpp:224
-      const float v9483 = v9171.x[3];
+      v9192.x[0] = v9243;  // kernels/sdpa/flash_tile.hpp:208
+      const float v9247 = v9196.x[1];  // kernels/sdpa/flash_tile.hpp:209
+      const float v9249 = v9211 - v9247;
+      const float v9250 = iron_exp2_approx(v9249);
+      v9192.x[1] = v9250;  // kernels/sdpa/flash_tile.hpp:208
+      const float v9254 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:209
+      const float v9256 = v9221 - v9254;
+      const float v9257 = iron_exp2_approx(v9256);
+      v9192.x[2] = v9257;  // kernels/sdpa/flash_tile.hpp:208
+      const float v9261 = v9196.x[3];  // kernels/sdpa/flash_tile.hpp:209
+      const float v9263 = v9231 - v9261;
+      const float v9264 = iron_exp2_approx(v9263);
+      v9192.x[3] = v9264;  // kernels/sdpa/flash_tile.hpp:208
+      v606.x[0] = v9202;  // kernels/sdpa/flash_tile.hpp:211
+      const float v9272 = v606.x[1];
+      const float v9274 = fmaxf(v9272, v9210);  // kernels/sdpa/flash_tile.hpp:212
+      v606.x[1] = v9274;  // kernels/sdpa/flash_tile.hpp:211
+      const float v9277 = v606.x[2];
+      const float v9279 = fmaxf(v9277, v9220);  // kernels/sdpa/flash_tile.hpp:212
+      v606.x[2] = v9279;  // kernels/sdpa/flash_tile.hpp:211
+      const float v9282 = v606.x[3];
+      const float v9284 = fmaxf(v9282, v9230);  // kernels/sdpa/flash_tile.hpp:212
+      v606.x[3] = v9284;  // kernels/sdpa/flash_tile.hpp:211
+      const float v9287 = v8324.x[0];  // kernels/sdpa/flash_tile.hpp:214
+      const float v9288 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9289 = v9287 - v9288;
+      const float v9290 = iron_exp2_approx(v9289);
+      v8324.x[0] = v9290;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9293 = v8324.x[1];
+      const float v9294 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9295 = v9293 - v9294;
+      const float v9296 = iron_exp2_approx(v9295);
+      v8324.x[1] = v9296;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9299 = v8324.x[2];
+      const float v9300 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9301 = v9299 - v9300;
+      const float v9302 = iron_exp2_approx(v9301);
+      v8324.x[2] = v9302;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9305 = v8324.x[3];
+      const float v9306 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9307 = v9305 - v9306;
+      const float v9308 = iron_exp2_approx(v9307);
+      v8324.x[3] = v9308;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9311 = v8324.x[4];
+      const float v9312 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9313 = v9311 - v9312;
+      const float v9314 = iron_exp2_approx(v9313);
+      v8324.x[4] = v9314;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9317 = v8324.x[5];
+      const float v9318 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9319 = v9317 - v9318;
+      const float v9320 = iron_exp2_approx(v9319);
+      v8324.x[5] = v9320;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9323 = v8324.x[6];
+      const float v9324 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9325 = v9323 - v9324;
+      const float v9326 = iron_exp2_approx(v9325);
+      v8324.x[6] = v9326;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9329 = v8324.x[7];
+      const float v9330 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9331 = v9329 - v9330;
+      const float v9332 = iron_exp2_approx(v9331);
+      v8324.x[7] = v9332;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9335 = v8324.x[8];
+      const float v9336 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9337 = v9335 - v9336;
+      const float v9338 = iron_exp2_approx(v9337);
+      v8324.x[8] = v9338;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9341 = v8324.x[9];
+      const float v9342 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9343 = v9341 - v9342;
+      const float v9344 = iron_exp2_approx(v9343);
+      v8324.x[9] = v9344;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9347 = v8324.x[10];
+      const float v9348 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9349 = v9347 - v9348;
+      const float v9350 = iron_exp2_approx(v9349);
+      v8324.x[10] = v9350;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9353 = v8324.x[11];
+      const float v9354 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9355 = v9353 - v9354;
+      const float v9356 = iron_exp2_approx(v9355);
+      v8324.x[11] = v9356;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9359 = v8324.x[12];
+      const float v9360 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9361 = v9359 - v9360;
+      const float v9362 = iron_exp2_approx(v9361);
+      v8324.x[12] = v9362;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9365 = v8324.x[13];
+      const float v9366 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9367 = v9365 - v9366;
+      const float v9368 = iron_exp2_approx(v9367);
+      v8324.x[13] = v9368;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9371 = v8324.x[14];
+      const float v9372 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9373 = v9371 - v9372;
+      const float v9374 = iron_exp2_approx(v9373);
+      v8324.x[14] = v9374;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9377 = v8324.x[15];
+      const float v9378 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9379 = v9377 - v9378;
+      const float v9380 = iron_exp2_approx(v9379);
+      v8324.x[15] = v9380;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9383 = v8324.x[16];
+      const float v9384 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9385 = v9383 - v9384;
+      const float v9386 = iron_exp2_approx(v9385);
+      v8324.x[16] = v9386;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9389 = v8324.x[17];
+      const float v9390 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9391 = v9389 - v9390;
+      const float v9392 = iron_exp2_approx(v9391);
+      v8324.x[17] = v9392;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9395 = v8324.x[18];
+      const float v9396 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9397 = v9395 - v9396;
+      const float v9398 = iron_exp2_approx(v9397);
+      v8324.x[18] = v9398;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9401 = v8324.x[19];
+      const float v9402 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9403 = v9401 - v9402;
+      const float v9404 = iron_exp2_approx(v9403);
+      v8324.x[19] = v9404;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9407 = v8324.x[20];
+      const float v9408 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9409 = v9407 - v9408;
+      const float v9410 = iron_exp2_approx(v9409);
+      v8324.x[20] = v9410;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9413 = v8324.x[21];
+      const float v9414 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9415 = v9413 - v9414;
+      const float v9416 = iron_exp2_approx(v9415);
+      v8324.x[21] = v9416;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9419 = v8324.x[22];
+      const float v9420 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9421 = v9419 - v9420;
+      const float v9422 = iron_exp2_approx(v9421);
+      v8324.x[22] = v9422;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9425 = v8324.x[23];
+      const float v9426 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9427 = v9425 - v9426;
+      const float v9428 = iron_exp2_approx(v9427);
+      v8324.x[23] = v9428;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9431 = v8324.x[24];
+      const float v9432 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9433 = v9431 - v9432;
+      const float v9434 = iron_exp2_approx(v9433);
+      v8324.x[24] = v9434;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9437 = v8324.x[25];
+      const float v9438 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9439 = v9437 - v9438;
+      const float v9440 = iron_exp2_approx(v9439);
+      v8324.x[25] = v9440;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9443 = v8324.x[26];
+      const float v9444 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9445 = v9443 - v9444;
+      const float v9446 = iron_exp2_approx(v9445);
+      v8324.x[26] = v9446;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9449 = v8324.x[27];
+      const float v9450 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9451 = v9449 - v9450;
+      const float v9452 = iron_exp2_approx(v9451);
+      v8324.x[27] = v9452;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9455 = v8324.x[28];
+      const float v9456 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9457 = v9455 - v9456;
+      const float v9458 = iron_exp2_approx(v9457);
+      v8324.x[28] = v9458;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9461 = v8324.x[29];
+      const float v9462 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9463 = v9461 - v9462;
+      const float v9464 = iron_exp2_approx(v9463);
+      v8324.x[29] = v9464;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9467 = v8324.x[30];
+      const float v9468 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9469 = v9467 - v9468;
+      const float v9470 = iron_exp2_approx(v9469);
+      v8324.x[30] = v9470;  // kernels/sdpa/flash_tile.hpp:214
+      const float v9473 = v8324.x[31];
+      const float v9474 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v9475 = v9473 - v9474;
+      const float v9476 = iron_exp2_approx(v9475);
+      v8324.x[31] = v9476;  // kernels/sdpa/flash_tile.hpp:214
+      iron_frag<float, 2, 16, 8> v9478;  // kernels/sdpa/flash_tile.hpp:217
+      iron_frag_fill(v9478, 0.0f);
+      iron_frag_row_reduce<true>(v9478, v8324);
+      const float v9481 = v608.x[0];  // kernels/sdpa/flash_tile.hpp:218
+      const float v9482 = v9478.x[0];  // kernels/sdpa/flash_tile.hpp:219
+      const float v9483 = v9192.x[0];
       const float v9484 = v9481 * v9483;
       const float v9485 = v9484 + v9482;
-      v587.x[3] = v9485;  // kernels/sdpa/flash_tile.hpp:223
-      const float v9488 = v589.x[0];  // kernels/sdpa/flash_tile.hpp:233
-      const float v9489 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9490 = v9488 * v9489;
-      v589.x[0] = v9490;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9493 = v589.x[1];
-      const float v9494 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9495 = v9493 * v9494;
-      v589.x[1] = v9495;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9498 = v589.x[2];
-      const float v9499 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9500 = v9498 * v9499;
-      v589.x[2] = v9500;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9503 = v589.x[3];
-      const float v9504 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9505 = v9503 * v9504;
-      v589.x[3] = v9505;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9508 = v589.x[4];
-      const float v9509 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9510 = v9508 * v9509;
-      v589.x[4] = v9510;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9513 = v589.x[5];
-      const float v9514 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9515 = v9513 * v9514;
-      v589.x[5] = v9515;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9518 = v589.x[6];
-      const float v9519 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9520 = v9518 * v9519;
-      v589.x[6] = v9520;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9523 = v589.x[7];
-      const float v9524 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9525 = v9523 * v9524;
-      v589.x[7] = v9525;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9528 = v589.x[8];
-      const float v9529 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9530 = v9528 * v9529;
-      v589.x[8] = v9530;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9533 = v589.x[9];
-      const float v9534 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9535 = v9533 * v9534;
-      v589.x[9] = v9535;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9538 = v589.x[10];
-      const float v9539 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9540 = v9538 * v9539;
-      v589.x[10] = v9540;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9543 = v589.x[11];
-      const float v9544 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9545 = v9543 * v9544;
-      v589.x[11] = v9545;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9548 = v589.x[12];
-      const float v9549 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9550 = v9548 * v9549;
-      v589.x[12] = v9550;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9553 = v589.x[13];
-      const float v9554 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9555 = v9553 * v9554;
-      v589.x[13] = v9555;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9558 = v589.x[14];
-      const float v9559 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9560 = v9558 * v9559;
-      v589.x[14] = v9560;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9563 = v589.x[15];
-      const float v9564 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9565 = v9563 * v9564;
-      v589.x[15] = v9565;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9568 = v589.x[16];
-      const float v9569 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9570 = v9568 * v9569;
-      v589.x[16] = v9570;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9573 = v589.x[17];
-      const float v9574 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9575 = v9573 * v9574;
-      v589.x[17] = v9575;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9578 = v589.x[18];
-      const float v9579 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9580 = v9578 * v9579;
-      v589.x[18] = v9580;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9583 = v589.x[19];
-      const float v9584 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9585 = v9583 * v9584;
-      v589.x[19] = v9585;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9588 = v589.x[20];
-      const float v9589 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9590 = v9588 * v9589;
-      v589.x[20] = v9590;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9593 = v589.x[21];
-      const float v9594 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9595 = v9593 * v9594;
-      v589.x[21] = v9595;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9598 = v589.x[22];
-      const float v9599 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9600 = v9598 * v9599;
-      v589.x[22] = v9600;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9603 = v589.x[23];
-      const float v9604 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9605 = v9603 * v9604;
-      v589.x[23] = v9605;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9608 = v589.x[24];
-      const float v9609 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9610 = v9608 * v9609;
-      v589.x[24] = v9610;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9613 = v589.x[25];
-      const float v9614 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9615 = v9613 * v9614;
-      v589.x[25] = v9615;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9618 = v589.x[26];
-      const float v9619 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9620 = v9618 * v9619;
-      v589.x[26] = v9620;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9623 = v589.x[27];
-      const float v9624 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9625 = v9623 * v9624;
-      v589.x[27] = v9625;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9628 = v589.x[28];
-      const float v9629 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9630 = v9628 * v9629;
-      v589.x[28] = v9630;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9633 = v589.x[29];
-      const float v9634 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9635 = v9633 * v9634;
-      v589.x[29] = v9635;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9638 = v589.x[30];
-      const float v9639 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9640 = v9638 * v9639;
-      v589.x[30] = v9640;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9643 = v589.x[31];
-      const float v9644 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9645 = v9643 * v9644;
-      v589.x[31] = v9645;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9648 = v591.x[0];
-      const float v9649 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9650 = v9648 * v9649;
-      v591.x[0] = v9650;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9653 = v591.x[1];
-      const float v9654 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9655 = v9653 * v9654;
-      v591.x[1] = v9655;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9658 = v591.x[2];
-      const float v9659 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9660 = v9658 * v9659;
-      v591.x[2] = v9660;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9663 = v591.x[3];
-      const float v9664 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9665 = v9663 * v9664;
-      v591.x[3] = v9665;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9668 = v591.x[4];
-      const float v9669 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9670 = v9668 * v9669;
-      v591.x[4] = v9670;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9673 = v591.x[5];
-      const float v9674 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9675 = v9673 * v9674;
-      v591.x[5] = v9675;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9678 = v591.x[6];
-      const float v9679 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9680 = v9678 * v9679;
-      v591.x[6] = v9680;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9683 = v591.x[7];
-      const float v9684 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9685 = v9683 * v9684;
-      v591.x[7] = v9685;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9688 = v591.x[8];
-      const float v9689 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9690 = v9688 * v9689;
-      v591.x[8] = v9690;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9693 = v591.x[9];
-      const float v9694 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9695 = v9693 * v9694;
-      v591.x[9] = v9695;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9698 = v591.x[10];
-      const float v9699 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9700 = v9698 * v9699;
-      v591.x[10] = v9700;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9703 = v591.x[11];
-      const float v9704 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9705 = v9703 * v9704;
-      v591.x[11] = v9705;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9708 = v591.x[12];
-      const float v9709 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9710 = v9708 * v9709;
-      v591.x[12] = v9710;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9713 = v591.x[13];
-      const float v9714 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9715 = v9713 * v9714;
-      v591.x[13] = v9715;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9718 = v591.x[14];
-      const float v9719 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9720 = v9718 * v9719;
-      v591.x[14] = v9720;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9723 = v591.x[15];
-      const float v9724 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9725 = v9723 * v9724;
-      v591.x[15] = v9725;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9728 = v591.x[16];
-      const float v9729 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9730 = v9728 * v9729;
-      v591.x[16] = v9730;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9733 = v591.x[17];
-      const float v9734 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9735 = v9733 * v9734;
-      v591.x[17] = v9735;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9738 = v591.x[18];
-      const float v9739 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9740 = v9738 * v9739;
-      v591.x[18] = v9740;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9743 = v591.x[19];
-      const float v9744 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9745 = v9743 * v9744;
-      v591.x[19] = v9745;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9748 = v591.x[20];
-      const float v9749 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9750 = v9748 * v9749;
-      v591.x[20] = v9750;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9753 = v591.x[21];
-      const float v9754 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9755 = v9753 * v9754;
-      v591.x[21] = v9755;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9758 = v591.x[22];
-      const float v9759 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9760 = v9758 * v9759;
-      v591.x[22] = v9760;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9763 = v591.x[23];
-      const float v9764 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9765 = v9763 * v9764;
-      v591.x[23] = v9765;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9768 = v591.x[24];
-      const float v9769 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9770 = v9768 * v9769;
-      v591.x[24] = v9770;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9773 = v591.x[25];
-      const float v9774 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9775 = v9773 * v9774;
-      v591.x[25] = v9775;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9778 = v591.x[26];
-      const float v9779 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9780 = v9778 * v9779;
-      v591.x[26] = v9780;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9783 = v591.x[27];
-      const float v9784 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9785 = v9783 * v9784;
-      v591.x[27] = v9785;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9788 = v591.x[28];
-      const float v9789 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9790 = v9788 * v9789;
-      v591.x[28] = v9790;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9793 = v591.x[29];
-      const float v9794 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9795 = v9793 * v9794;
-      v591.x[29] = v9795;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9798 = v591.x[30];
-      const float v9799 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9800 = v9798 * v9799;
-      v591.x[30] = v9800;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9803 = v591.x[31];
-      const float v9804 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9805 = v9803 * v9804;
-      v591.x[31] = v9805;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9808 = v593.x[0];
-      const float v9809 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9810 = v9808 * v9809;
-      v593.x[0] = v9810;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9813 = v593.x[1];
-      const float v9814 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9815 = v9813 * v9814;
-      v593.x[1] = v9815;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9818 = v593.x[2];
-      const float v9819 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9820 = v9818 * v9819;
-      v593.x[2] = v9820;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9823 = v593.x[3];
-      const float v9824 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9825 = v9823 * v9824;
-      v593.x[3] = v9825;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9828 = v593.x[4];
-      const float v9829 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9830 = v9828 * v9829;
-      v593.x[4] = v9830;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9833 = v593.x[5];
-      const float v9834 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9835 = v9833 * v9834;
-      v593.x[5] = v9835;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9838 = v593.x[6];
-      const float v9839 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9840 = v9838 * v9839;
-      v593.x[6] = v9840;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9843 = v593.x[7];
-      const float v9844 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9845 = v9843 * v9844;
-      v593.x[7] = v9845;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9848 = v593.x[8];
-      const float v9849 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9850 = v9848 * v9849;
-      v593.x[8] = v9850;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9853 = v593.x[9];
-      const float v9854 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9855 = v9853 * v9854;
-      v593.x[9] = v9855;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9858 = v593.x[10];
-      const float v9859 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9860 = v9858 * v9859;
-      v593.x[10] = v9860;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9863 = v593.x[11];
-      const float v9864 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9865 = v9863 * v9864;
-      v593.x[11] = v9865;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9868 = v593.x[12];
-      const float v9869 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9870 = v9868 * v9869;
-      v593.x[12] = v9870;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9873 = v593.x[13];
-      const float v9874 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9875 = v9873 * v9874;
-      v593.x[13] = v9875;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9878 = v593.x[14];
-      const float v9879 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9880 = v9878 * v9879;
-      v593.x[14] = v9880;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9883 = v593.x[15];
-      const float v9884 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9885 = v9883 * v9884;
-      v593.x[15] = v9885;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9888 = v593.x[16];
-      const float v9889 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9890 = v9888 * v9889;
-      v593.x[16] = v9890;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9893 = v593.x[17];
-      const float v9894 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9895 = v9893 * v9894;
-      v593.x[17] = v9895;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9898 = v593.x[18];
-      const float v9899 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9900 = v9898 * v9899;
-      v593.x[18] = v9900;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9903 = v593.x[19];
-      const float v9904 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9905 = v9903 * v9904;
-      v593.x[19] = v9905;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9908 = v593.x[20];
-      const float v9909 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9910 = v9908 * v9909;
-      v593.x[20] = v9910;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9913 = v593.x[21];
-      const float v9914 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9915 = v9913 * v9914;
-      v593.x[21] = v9915;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9918 = v593.x[22];
-      const float v9919 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9920 = v9918 * v9919;
-      v593.x[22] = v9920;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9923 = v593.x[23];
-      const float v9924 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9925 = v9923 * v9924;
-      v593.x[23] = v9925;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9928 = v593.x[24];
-      const float v9929 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9930 = v9928 * v9929;
-      v593.x[24] = v9930;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9933 = v593.x[25];
-      const float v9934 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9935 = v9933 * v9934;
-      v593.x[25] = v9935;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9938 = v593.x[26];
-      const float v9939 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9940 = v9938 * v9939;
-      v593.x[26] = v9940;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9943 = v593.x[27];
-      const float v9944 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9945 = v9943 * v9944;
-      v593.x[27] = v9945;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9948 = v593.x[28];
-      const float v9949 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9950 = v9948 * v9949;
-      v593.x[28] = v9950;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9953 = v593.x[29];
-      const float v9954 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9955 = v9953 * v9954;
-      v593.x[29] = v9955;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9958 = v593.x[30];
-      const float v9959 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9960 = v9958 * v9959;
-      v593.x[30] = v9960;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9963 = v593.x[31];
-      const float v9964 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9965 = v9963 * v9964;
-      v593.x[31] = v9965;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9968 = v595.x[0];
-      const float v9969 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9970 = v9968 * v9969;
-      v595.x[0] = v9970;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9973 = v595.x[1];
-      const float v9974 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9975 = v9973 * v9974;
-      v595.x[1] = v9975;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9978 = v595.x[2];
-      const float v9979 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9980 = v9978 * v9979;
-      v595.x[2] = v9980;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9983 = v595.x[3];
-      const float v9984 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9985 = v9983 * v9984;
-      v595.x[3] = v9985;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9988 = v595.x[4];
-      const float v9989 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9990 = v9988 * v9989;
-      v595.x[4] = v9990;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9993 = v595.x[5];
-      const float v9994 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9995 = v9993 * v9994;
-      v595.x[5] = v9995;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9998 = v595.x[6];
-      const float v9999 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v10000 = v9998 * v9999;
-      v595.x[6] = v10000;  // kernels/sdpa/flash_tile.hpp:233
-      const float v10003 = v595.x[7];
-      const float v10004 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v10005 = v10003 * v10004;
-      v595.x[7] = v10005;  // kernels/sdpa/flash_tile.hpp:233
-      const float v10008 = v595.x[8];
-      const float v10009 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v10010 = v10008 * v10009;
-      v595.x[8] = v10010;  // kernels/sdpa/flash_tile.hpp:233
-      const float v10013 = v595.x[9];
-      const float v10014 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v10015 = v10013 * v10014;
-      v595.x[9] = v10015;  // kernels/sdpa/flash_tile.hpp:233
-      const float v10018 = v595.x[10];
-      const float v10019 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v10020 = v10018 * v10019;
-      v595.x[10] = v10020;  // kernels/sdpa/flash_tile.hpp:233
-      const float v10023 = v595.x[11];
-      const float v10024 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v10025 = v10023 * v10024;
-      v595.x[11] = v10025;  // kernels/sdpa/flash_tile.hpp:233
-      const float v10028 = v595.x[12];
-      const float v10029 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v10030 = v10028 * v10029;
-      v595.x[12] = v10030;  // kernels/sdpa/flash_tile.hpp:233
-      const float v10033 = v595.x[13];
-      const float v10034 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v10035 = v10033 * v10034;
-      v595.x[13] = v10035;  // kernels/sdpa/flash_tile.hpp:233
-      const float v10038 = v595.x[14];
-      const float v10039 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v10040 = v10038 * v10039;
-      v595.x[14] = v10040;  // kernels/sdpa/flash_tile.hpp:233
-      const float v10043 = v595.x[15];
-      const float v10044 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v10045 = v10043 * v10044;
-      v595.x[15] = v10045;  // kernels/sdpa/flash_tile.hpp:233
-      const float v10048 = v595.x[16];
-      const float v10049 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v10050 = v10048 * v10049;
-      v595.x[16] = v10050;  // kernels/sdpa/flash_tile.hpp:233
-      const float v10053 = v595.x[17];
-      const float v10054 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v10055 = v10053 * v10054;
-      v595.x[17] = v10055;  // kernels/sdpa/flash_tile.hpp:233
-      const float v10058 = v595.x[18];
-      const float v10059 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v10060 = v10058 * v10059;
-      v595.x[18] = v10060;  // kernels/sdpa/flash_tile.hpp:233
-      const float v10063 = v595.x[19];
-      const float v10064 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v10065 = v10063 * v10064;
-      v595.x[19] = v10065;  // kernels/sdpa/flash_tile.hpp:233
-      const float v10068 = v595.x[20];
-      const float v10069 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v10070 = v10068 * v10069;
-      v595.x[20] = v10070;  // kernels/sdpa/flash_tile.hpp:233
-      const float v10073 = v595.x[21];
-      const float v10074 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v10075 = v10073 * v10074;
-      v595.x[21] = v10075;  // kernels/sdpa/flash_tile.hpp:233
-      const float v10078 = v595.x[22];
-      const float v10079 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v10080 = v10078 * v10079;
-      v595.x[22] = v10080;  // kernels/sdpa/flash_tile.hpp:233
-      const float v10083 = v595.x[23];
-      const float v10084 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v10085 = v10083 * v10084;
-      v595.x[23] = v10085;  // kernels/sdpa/flash_tile.hpp:233
-      const float v10088 = v595.x[24];
-      const float v10089 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v10090 = v10088 * v10089;
-      v595.x[24] = v10090;  // kernels/sdpa/flash_tile.hpp:233
-      const float v10093 = v595.x[25];
-      const float v10094 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v10095 = v10093 * v10094;
-      v595.x[25] = v10095;  // kernels/sdpa/flash_tile.hpp:233
-      const float v10098 = v595.x[26];
-      const float v10099 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v10100 = v10098 * v10099;
-      v595.x[26] = v10100;  // kernels/sdpa/flash_tile.hpp:233
-      const float v10103 = v595.x[27];
-      const float v10104 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v10105 = v10103 * v10104;
-      v595.x[27] = v10105;  // kernels/sdpa/flash_tile.hpp:233
-      const float v10108 = v595.x[28];
-      const float v10109 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v10110 = v10108 * v10109;
-      v595.x[28] = v10110;  // kernels/sdpa/flash_tile.hpp:233
-      const float v10113 = v595.x[29];
-      const float v10114 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v10115 = v10113 * v10114;
-      v595.x[29] = v10115;  // kernels/sdpa/flash_tile.hpp:233
-      const float v10118 = v595.x[30];
-      const float v10119 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v10120 = v10118 * v10119;
-      v595.x[30] = v10120;  // kernels/sdpa/flash_tile.hpp:233
-      const float v10123 = v595.x[31];
-      const float v10124 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v10125 = v10123 * v10124;
-      v595.x[31] = v10125;  // kernels/sdpa/flash_tile.hpp:233
-      iron_frag<iron_bf16, 0, 16, 64> v10127;  // kernels/sdpa/flash_warpgroup.hpp:118
-      iron_frag_fill(v10127, iron_f32_to_bf16(0.0f));
-      iron_frag_convert(v10127, v8303);
-      iron_frag_store<false>(v10127, shm3, v10134, 64u);  // kernels/sdpa/flash_warpgroup.hpp:125
+      v608.x[0] = v9485;  // kernels/sdpa/flash_tile.hpp:218
+      const float v9488 = v608.x[1];
+      const float v9489 = v9478.x[1];  // kernels/sdpa/flash_tile.hpp:219
+      const float v9490 = v9192.x[1];
+      const float v9491 = v9488 * v9490;
+      const float v9492 = v9491 + v9489;
+      v608.x[1] = v9492;  // kernels/sdpa/flash_tile.hpp:218
+      const float v9495 = v608.x[2];
+      const float v9496 = v9478.x[2];  // kernels/sdpa/flash_tile.hpp:219
+      const float v9497 = v9192.x[2];
+      const float v9498 = v9495 * v9497;
+      const float v9499 = v9498 + v9496;
+      v608.x[2] = v9499;  // kernels/sdpa/flash_tile.hpp:218
+      const float v9502 = v608.x[3];
+      const float v9503 = v9478.x[3];  // kernels/sdpa/flash_tile.hpp:219
+      const float v9504 = v9192.x[3];
+      const float v9505 = v9502 * v9504;
+      const float v9506 = v9505 + v9503;
+      v608.x[3] = v9506;  // kernels/sdpa/flash_tile.hpp:218
+      const float v9509 = v610.x[0];  // kernels/sdpa/flash_tile.hpp:228
+      const float v9510 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9511 = v9509 * v9510;
+      v610.x[0] = v9511;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9514 = v610.x[1];
+      const float v9515 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9516 = v9514 * v9515;
+      v610.x[1] = v9516;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9519 = v610.x[2];
+      const float v9520 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9521 = v9519 * v9520;
+      v610.x[2] = v9521;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9524 = v610.x[3];
+      const float v9525 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9526 = v9524 * v9525;
+      v610.x[3] = v9526;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9529 = v610.x[4];
+      const float v9530 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9531 = v9529 * v9530;
+      v610.x[4] = v9531;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9534 = v610.x[5];
+      const float v9535 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9536 = v9534 * v9535;
+      v610.x[5] = v9536;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9539 = v610.x[6];
+      const float v9540 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9541 = v9539 * v9540;
+      v610.x[6] = v9541;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9544 = v610.x[7];
+      const float v9545 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9546 = v9544 * v9545;
+      v610.x[7] = v9546;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9549 = v610.x[8];
+      const float v9550 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9551 = v9549 * v9550;
+      v610.x[8] = v9551;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9554 = v610.x[9];
+      const float v9555 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9556 = v9554 * v9555;
+      v610.x[9] = v9556;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9559 = v610.x[10];
+      const float v9560 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9561 = v9559 * v9560;
+      v610.x[10] = v9561;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9564 = v610.x[11];
+      const float v9565 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9566 = v9564 * v9565;
+      v610.x[11] = v9566;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9569 = v610.x[12];
+      const float v9570 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9571 = v9569 * v9570;
+      v610.x[12] = v9571;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9574 = v610.x[13];
+      const float v9575 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9576 = v9574 * v9575;
+      v610.x[13] = v9576;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9579 = v610.x[14];
+      const float v9580 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9581 = v9579 * v9580;
+      v610.x[14] = v9581;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9584 = v610.x[15];
+      const float v9585 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9586 = v9584 * v9585;
+      v610.x[15] = v9586;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9589 = v610.x[16];
+      const float v9590 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9591 = v9589 * v9590;
+      v610.x[16] = v9591;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9594 = v610.x[17];
+      const float v9595 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9596 = v9594 * v9595;
+      v610.x[17] = v9596;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9599 = v610.x[18];
+      const float v9600 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9601 = v9599 * v9600;
+      v610.x[18] = v9601;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9604 = v610.x[19];
+      const float v9605 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9606 = v9604 * v9605;
+      v610.x[19] = v9606;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9609 = v610.x[20];
+      const float v9610 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9611 = v9609 * v9610;
+      v610.x[20] = v9611;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9614 = v610.x[21];
+      const float v9615 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9616 = v9614 * v9615;
+      v610.x[21] = v9616;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9619 = v610.x[22];
+      const float v9620 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9621 = v9619 * v9620;
+      v610.x[22] = v9621;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9624 = v610.x[23];
+      const float v9625 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9626 = v9624 * v9625;
+      v610.x[23] = v9626;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9629 = v610.x[24];
+      const float v9630 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9631 = v9629 * v9630;
+      v610.x[24] = v9631;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9634 = v610.x[25];
+      const float v9635 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9636 = v9634 * v9635;
+      v610.x[25] = v9636;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9639 = v610.x[26];
+      const float v9640 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9641 = v9639 * v9640;
+      v610.x[26] = v9641;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9644 = v610.x[27];
+      const float v9645 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9646 = v9644 * v9645;
+      v610.x[27] = v9646;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9649 = v610.x[28];
+      const float v9650 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9651 = v9649 * v9650;
+      v610.x[28] = v9651;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9654 = v610.x[29];
+      const float v9655 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9656 = v9654 * v9655;
+      v610.x[29] = v9656;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9659 = v610.x[30];
+      const float v9660 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9661 = v9659 * v9660;
+      v610.x[30] = v9661;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9664 = v610.x[31];
+      const float v9665 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9666 = v9664 * v9665;
+      v610.x[31] = v9666;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9669 = v612.x[0];
+      const float v9670 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9671 = v9669 * v9670;
+      v612.x[0] = v9671;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9674 = v612.x[1];
+      const float v9675 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9676 = v9674 * v9675;
+      v612.x[1] = v9676;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9679 = v612.x[2];
+      const float v9680 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9681 = v9679 * v9680;
+      v612.x[2] = v9681;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9684 = v612.x[3];
+      const float v9685 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9686 = v9684 * v9685;
+      v612.x[3] = v9686;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9689 = v612.x[4];
+      const float v9690 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9691 = v9689 * v9690;
+      v612.x[4] = v9691;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9694 = v612.x[5];
+      const float v9695 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9696 = v9694 * v9695;
+      v612.x[5] = v9696;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9699 = v612.x[6];
+      const float v9700 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9701 = v9699 * v9700;
+      v612.x[6] = v9701;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9704 = v612.x[7];
+      const float v9705 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9706 = v9704 * v9705;
+      v612.x[7] = v9706;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9709 = v612.x[8];
+      const float v9710 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9711 = v9709 * v9710;
+      v612.x[8] = v9711;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9714 = v612.x[9];
+      const float v9715 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9716 = v9714 * v9715;
+      v612.x[9] = v9716;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9719 = v612.x[10];
+      const float v9720 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9721 = v9719 * v9720;
+      v612.x[10] = v9721;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9724 = v612.x[11];
+      const float v9725 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9726 = v9724 * v9725;
+      v612.x[11] = v9726;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9729 = v612.x[12];
+      const float v9730 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9731 = v9729 * v9730;
+      v612.x[12] = v9731;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9734 = v612.x[13];
+      const float v9735 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9736 = v9734 * v9735;
+      v612.x[13] = v9736;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9739 = v612.x[14];
+      const float v9740 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9741 = v9739 * v9740;
+      v612.x[14] = v9741;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9744 = v612.x[15];
+      const float v9745 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9746 = v9744 * v9745;
+      v612.x[15] = v9746;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9749 = v612.x[16];
+      const float v9750 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9751 = v9749 * v9750;
+      v612.x[16] = v9751;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9754 = v612.x[17];
+      const float v9755 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9756 = v9754 * v9755;
+      v612.x[17] = v9756;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9759 = v612.x[18];
+      const float v9760 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9761 = v9759 * v9760;
+      v612.x[18] = v9761;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9764 = v612.x[19];
+      const float v9765 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9766 = v9764 * v9765;
+      v612.x[19] = v9766;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9769 = v612.x[20];
+      const float v9770 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9771 = v9769 * v9770;
+      v612.x[20] = v9771;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9774 = v612.x[21];
+      const float v9775 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9776 = v9774 * v9775;
+      v612.x[21] = v9776;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9779 = v612.x[22];
+      const float v9780 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9781 = v9779 * v9780;
+      v612.x[22] = v9781;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9784 = v612.x[23];
+      const float v9785 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9786 = v9784 * v9785;
+      v612.x[23] = v9786;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9789 = v612.x[24];
+      const float v9790 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9791 = v9789 * v9790;
+      v612.x[24] = v9791;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9794 = v612.x[25];
+      const float v9795 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9796 = v9794 * v9795;
+      v612.x[25] = v9796;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9799 = v612.x[26];
+      const float v9800 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9801 = v9799 * v9800;
+      v612.x[26] = v9801;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9804 = v612.x[27];
+      const float v9805 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9806 = v9804 * v9805;
+      v612.x[27] = v9806;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9809 = v612.x[28];
+      const float v9810 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9811 = v9809 * v9810;
+      v612.x[28] = v9811;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9814 = v612.x[29];
+      const float v9815 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9816 = v9814 * v9815;
+      v612.x[29] = v9816;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9819 = v612.x[30];
+      const float v9820 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9821 = v9819 * v9820;
+      v612.x[30] = v9821;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9824 = v612.x[31];
+      const float v9825 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9826 = v9824 * v9825;
+      v612.x[31] = v9826;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9829 = v614.x[0];
+      const float v9830 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9831 = v9829 * v9830;
+      v614.x[0] = v9831;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9834 = v614.x[1];
+      const float v9835 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9836 = v9834 * v9835;
+      v614.x[1] = v9836;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9839 = v614.x[2];
+      const float v9840 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9841 = v9839 * v9840;
+      v614.x[2] = v9841;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9844 = v614.x[3];
+      const float v9845 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9846 = v9844 * v9845;
+      v614.x[3] = v9846;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9849 = v614.x[4];
+      const float v9850 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9851 = v9849 * v9850;
+      v614.x[4] = v9851;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9854 = v614.x[5];
+      const float v9855 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9856 = v9854 * v9855;
+      v614.x[5] = v9856;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9859 = v614.x[6];
+      const float v9860 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9861 = v9859 * v9860;
+      v614.x[6] = v9861;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9864 = v614.x[7];
+      const float v9865 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9866 = v9864 * v9865;
+      v614.x[7] = v9866;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9869 = v614.x[8];
+      const float v9870 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9871 = v9869 * v9870;
+      v614.x[8] = v9871;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9874 = v614.x[9];
+      const float v9875 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9876 = v9874 * v9875;
+      v614.x[9] = v9876;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9879 = v614.x[10];
+      const float v9880 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9881 = v9879 * v9880;
+      v614.x[10] = v9881;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9884 = v614.x[11];
+      const float v9885 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9886 = v9884 * v9885;
+      v614.x[11] = v9886;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9889 = v614.x[12];
+      const float v9890 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9891 = v9889 * v9890;
+      v614.x[12] = v9891;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9894 = v614.x[13];
+      const float v9895 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9896 = v9894 * v9895;
+      v614.x[13] = v9896;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9899 = v614.x[14];
+      const float v9900 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9901 = v9899 * v9900;
+      v614.x[14] = v9901;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9904 = v614.x[15];
+      const float v9905 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9906 = v9904 * v9905;
+      v614.x[15] = v9906;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9909 = v614.x[16];
+      const float v9910 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9911 = v9909 * v9910;
+      v614.x[16] = v9911;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9914 = v614.x[17];
+      const float v9915 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9916 = v9914 * v9915;
+      v614.x[17] = v9916;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9919 = v614.x[18];
+      const float v9920 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9921 = v9919 * v9920;
+      v614.x[18] = v9921;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9924 = v614.x[19];
+      const float v9925 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9926 = v9924 * v9925;
+      v614.x[19] = v9926;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9929 = v614.x[20];
+      const float v9930 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9931 = v9929 * v9930;
+      v614.x[20] = v9931;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9934 = v614.x[21];
+      const float v9935 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9936 = v9934 * v9935;
+      v614.x[21] = v9936;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9939 = v614.x[22];
+      const float v9940 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9941 = v9939 * v9940;
+      v614.x[22] = v9941;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9944 = v614.x[23];
+      const float v9945 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9946 = v9944 * v9945;
+      v614.x[23] = v9946;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9949 = v614.x[24];
+      const float v9950 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9951 = v9949 * v9950;
+      v614.x[24] = v9951;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9954 = v614.x[25];
+      const float v9955 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9956 = v9954 * v9955;
+      v614.x[25] = v9956;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9959 = v614.x[26];
+      const float v9960 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9961 = v9959 * v9960;
+      v614.x[26] = v9961;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9964 = v614.x[27];
+      const float v9965 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9966 = v9964 * v9965;
+      v614.x[27] = v9966;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9969 = v614.x[28];
+      const float v9970 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9971 = v9969 * v9970;
+      v614.x[28] = v9971;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9974 = v614.x[29];
+      const float v9975 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9976 = v9974 * v9975;
+      v614.x[29] = v9976;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9979 = v614.x[30];
+      const float v9980 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9981 = v9979 * v9980;
+      v614.x[30] = v9981;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9984 = v614.x[31];
+      const float v9985 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9986 = v9984 * v9985;
+      v614.x[31] = v9986;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9989 = v616.x[0];
+      const float v9990 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9991 = v9989 * v9990;
+      v616.x[0] = v9991;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9994 = v616.x[1];
+      const float v9995 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v9996 = v9994 * v9995;
+      v616.x[1] = v9996;  // kernels/sdpa/flash_tile.hpp:228
+      const float v9999 = v616.x[2];
+      const float v10000 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v10001 = v9999 * v10000;
+      v616.x[2] = v10001;  // kernels/sdpa/flash_tile.hpp:228
+      const float v10004 = v616.x[3];
+      const float v10005 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v10006 = v10004 * v10005;
+      v616.x[3] = v10006;  // kernels/sdpa/flash_tile.hpp:228
+      const float v10009 = v616.x[4];
+      const float v10010 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v10011 = v10009 * v10010;
+      v616.x[4] = v10011;  // kernels/sdpa/flash_tile.hpp:228
+      const float v10014 = v616.x[5];
+      const float v10015 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v10016 = v10014 * v10015;
+      v616.x[5] = v10016;  // kernels/sdpa/flash_tile.hpp:228
+      const float v10019 = v616.x[6];
+      const float v10020 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v10021 = v10019 * v10020;
+      v616.x[6] = v10021;  // kernels/sdpa/flash_tile.hpp:228
+      const float v10024 = v616.x[7];
+      const float v10025 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v10026 = v10024 * v10025;
+      v616.x[7] = v10026;  // kernels/sdpa/flash_tile.hpp:228
+      const float v10029 = v616.x[8];
+      const float v10030 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v10031 = v10029 * v10030;
+      v616.x[8] = v10031;  // kernels/sdpa/flash_tile.hpp:228
+      const float v10034 = v616.x[9];
+      const float v10035 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v10036 = v10034 * v10035;
+      v616.x[9] = v10036;  // kernels/sdpa/flash_tile.hpp:228
+      const float v10039 = v616.x[10];
+      const float v10040 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v10041 = v10039 * v10040;
+      v616.x[10] = v10041;  // kernels/sdpa/flash_tile.hpp:228
+      const float v10044 = v616.x[11];
+      const float v10045 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v10046 = v10044 * v10045;
+      v616.x[11] = v10046;  // kernels/sdpa/flash_tile.hpp:228
+      const float v10049 = v616.x[12];
+      const float v10050 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v10051 = v10049 * v10050;
+      v616.x[12] = v10051;  // kernels/sdpa/flash_tile.hpp:228
+      const float v10054 = v616.x[13];
+      const float v10055 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v10056 = v10054 * v10055;
+      v616.x[13] = v10056;  // kernels/sdpa/flash_tile.hpp:228
+      const float v10059 = v616.x[14];
+      const float v10060 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v10061 = v10059 * v10060;
+      v616.x[14] = v10061;  // kernels/sdpa/flash_tile.hpp:228
+      const float v10064 = v616.x[15];
+      const float v10065 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v10066 = v10064 * v10065;
+      v616.x[15] = v10066;  // kernels/sdpa/flash_tile.hpp:228
+      const float v10069 = v616.x[16];
+      const float v10070 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v10071 = v10069 * v10070;
+      v616.x[16] = v10071;  // kernels/sdpa/flash_tile.hpp:228
+      const float v10074 = v616.x[17];
+      const float v10075 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v10076 = v10074 * v10075;
+      v616.x[17] = v10076;  // kernels/sdpa/flash_tile.hpp:228
+      const float v10079 = v616.x[18];
+      const float v10080 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v10081 = v10079 * v10080;
+      v616.x[18] = v10081;  // kernels/sdpa/flash_tile.hpp:228
+      const float v10084 = v616.x[19];
+      const float v10085 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v10086 = v10084 * v10085;
+      v616.x[19] = v10086;  // kernels/sdpa/flash_tile.hpp:228
+      const float v10089 = v616.x[20];
+      const float v10090 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v10091 = v10089 * v10090;
+      v616.x[20] = v10091;  // kernels/sdpa/flash_tile.hpp:228
+      const float v10094 = v616.x[21];
+      const float v10095 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v10096 = v10094 * v10095;
+      v616.x[21] = v10096;  // kernels/sdpa/flash_tile.hpp:228
+      const float v10099 = v616.x[22];
+      const float v10100 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v10101 = v10099 * v10100;
+      v616.x[22] = v10101;  // kernels/sdpa/flash_tile.hpp:228
+      const float v10104 = v616.x[23];
+      const float v10105 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v10106 = v10104 * v10105;
+      v616.x[23] = v10106;  // kernels/sdpa/flash_tile.hpp:228
+      const float v10109 = v616.x[24];
+      const float v10110 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v10111 = v10109 * v10110;
+      v616.x[24] = v10111;  // kernels/sdpa/flash_tile.hpp:228
+      const float v10114 = v616.x[25];
+      const float v10115 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v10116 = v10114 * v10115;
+      v616.x[25] = v10116;  // kernels/sdpa/flash_tile.hpp:228
+      const float v10119 = v616.x[26];
+      const float v10120 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v10121 = v10119 * v10120;
+      v616.x[26] = v10121;  // kernels/sdpa/flash_tile.hpp:228
+      const float v10124 = v616.x[27];
+      const float v10125 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v10126 = v10124 * v10125;
+      v616.x[27] = v10126;  // kernels/sdpa/flash_tile.hpp:228
+      const float v10129 = v616.x[28];
+      const float v10130 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v10131 = v10129 * v10130;
+      v616.x[28] = v10131;  // kernels/sdpa/flash_tile.hpp:228
+      const float v10134 = v616.x[29];
+      const float v10135 = v9192.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v10136 = v10134 * v10135;
+      v616.x[29] = v10136;  // kernels/sdpa/flash_tile.hpp:228
+      const float v10139 = v616.x[30];
+      const float v10140 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v10141 = v10139 * v10140;
+      v616.x[30] = v10141;  // kernels/sdpa/flash_tile.hpp:228
+      const float v10144 = v616.x[31];
+      const float v10145 = v9192.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v10146 = v10144 * v10145;
+      v616.x[31] = v10146;  // kernels/sdpa/flash_tile.hpp:228
+      iron_frag<iron_bf16, 0, 16, 64> v10148;  // kernels/sdpa/flash_warpgroup.hpp:118
+      iron_frag_fill(v10148, iron_f32_to_bf16(0.0f));
+      iron_frag_convert(v10148, v8324);
+      iron_frag_store<false>(v10148, shm3, v10155, 64u);  // kernels/sdpa/flash_warpgroup.hpp:125
       __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:127
-      iron_frag<iron_bf16, 0, 16, 16> v10388;  // kernels/sdpa/flash_warpgroup.hpp:130
-      iron_frag_fill(v10388, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v10388, shm3, v10199, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10390;
-      iron_frag_fill(v10390, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10390, shm2, v8307, 64u);
-      iron_frag_mma_sync(v589, v10388, v10390);
-      const unsigned int v10397 = v8307 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v10399;
-      iron_frag_fill(v10399, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v10399, shm3, v10210, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10401;
-      iron_frag_fill(v10401, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10401, shm2, v10397, 64u);
-      iron_frag_mma_sync(v589, v10399, v10401);
-      const unsigned int v10408 = v8307 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v10410;
-      iron_frag_fill(v10410, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v10410, shm3, v10219, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10412;
-      iron_frag_fill(v10412, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10412, shm2, v10408, 64u);
-      iron_frag_mma_sync(v589, v10410, v10412);
-      const unsigned int v10419 = v8307 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v10421;
-      iron_frag_fill(v10421, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v10421, shm3, v10228, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10423;
-      iron_frag_fill(v10423, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10423, shm2, v10419, 64u);
-      iron_frag_mma_sync(v589, v10421, v10423);
-      iron_frag<iron_bf16, 0, 16, 16> v10441;
-      iron_frag_fill(v10441, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v10441, shm3, v10199, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10443;
-      iron_frag_fill(v10443, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10443, shm2, v8320, 64u);
-      iron_frag_mma_sync(v591, v10441, v10443);
-      const unsigned int v10450 = v8320 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v10452;
-      iron_frag_fill(v10452, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v10452, shm3, v10210, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10454;
-      iron_frag_fill(v10454, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10454, shm2, v10450, 64u);
-      iron_frag_mma_sync(v591, v10452, v10454);
-      const unsigned int v10461 = v8320 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v10463;
-      iron_frag_fill(v10463, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v10463, shm3, v10219, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10465;
-      iron_frag_fill(v10465, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10465, shm2, v10461, 64u);
-      iron_frag_mma_sync(v591, v10463, v10465);
-      const unsigned int v10472 = v8320 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v10474;
-      iron_frag_fill(v10474, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v10474, shm3, v10228, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10476;
-      iron_frag_fill(v10476, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10476, shm2, v10472, 64u);
-      iron_frag_mma_sync(v591, v10474, v10476);
-      iron_frag<iron_bf16, 0, 16, 16> v10494;
-      iron_frag_fill(v10494, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v10494, shm3, v10199, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10496;
-      iron_frag_fill(v10496, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10496, shm2, v8332, 64u);
-      iron_frag_mma_sync(v593, v10494, v10496);
-      const unsigned int v10503 = v8332 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v10505;
-      iron_frag_fill(v10505, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v10505, shm3, v10210, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10507;
-      iron_frag_fill(v10507, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10507, shm2, v10503, 64u);
-      iron_frag_mma_sync(v593, v10505, v10507);
-      const unsigned int v10514 = v8332 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v10516;
-      iron_frag_fill(v10516, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v10516, shm3, v10219, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10518;
-      iron_frag_fill(v10518, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10518, shm2, v10514, 64u);
-      iron_frag_mma_sync(v593, v10516, v10518);
-      const unsigned int v10525 = v8332 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v10527;
-      iron_frag_fill(v10527, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v10527, shm3, v10228, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10529;
-      iron_frag_fill(v10529, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10529, shm2, v10525, 64u);
-      iron_frag_mma_sync(v593, v10527, v10529);
-      iron_frag<iron_bf16, 0, 16, 16> v10547;
-      iron_frag_fill(v10547, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v10547, shm3, v10199, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10549;
-      iron_frag_fill(v10549, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10549, shm2, v8344, 64u);
-      iron_frag_mma_sync(v595, v10547, v10549);
-      const unsigned int v10556 = v8344 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v10558;
-      iron_frag_fill(v10558, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v10558, shm3, v10210, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10560;
-      iron_frag_fill(v10560, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10560, shm2, v10556, 64u);
-      iron_frag_mma_sync(v595, v10558, v10560);
-      const unsigned int v10567 = v8344 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v10569;
-      iron_frag_fill(v10569, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v10569, shm3, v10219, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10571;
-      iron_frag_fill(v10571, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10571, shm2, v10567, 64u);
-      iron_frag_mma_sync(v595, v10569, v10571);
-      const unsigned int v10578 = v8344 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v10580;
-      iron_frag_fill(v10580, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v10580, shm3, v10228, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10582;
-      iron_frag_fill(v10582, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10582, shm2, v10578, 64u);
-      iron_frag_mma_sync(v595, v10580, v10582);
+      iron_frag<iron_bf16, 0, 16, 16> v10409;  // kernels/sdpa/flash_warpgroup.hpp:130
+      iron_frag_fill(v10409, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10409, shm3, v10220, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10411;
+      iron_frag_fill(v10411, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10411, shm2, v8328, 64u);
+      iron_frag_mma_sync(v610, v10409, v10411);
+      const unsigned int v10418 = v8328 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v10420;
+      iron_frag_fill(v10420, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10420, shm3, v10231, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10422;
+      iron_frag_fill(v10422, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10422, shm2, v10418, 64u);
+      iron_frag_mma_sync(v610, v10420, v10422);
+      const unsigned int v10429 = v8328 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v10431;
+      iron_frag_fill(v10431, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10431, shm3, v10240, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10433;
+      iron_frag_fill(v10433, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10433, shm2, v10429, 64u);
+      iron_frag_mma_sync(v610, v10431, v10433);
+      const unsigned int v10440 = v8328 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v10442;
+      iron_frag_fill(v10442, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10442, shm3, v10249, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10444;
+      iron_frag_fill(v10444, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10444, shm2, v10440, 64u);
+      iron_frag_mma_sync(v610, v10442, v10444);
+      iron_frag<iron_bf16, 0, 16, 16> v10462;
+      iron_frag_fill(v10462, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10462, shm3, v10220, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10464;
+      iron_frag_fill(v10464, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10464, shm2, v8341, 64u);
+      iron_frag_mma_sync(v612, v10462, v10464);
+      const unsigned int v10471 = v8341 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v10473;
+      iron_frag_fill(v10473, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10473, shm3, v10231, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10475;
+      iron_frag_fill(v10475, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10475, shm2, v10471, 64u);
+      iron_frag_mma_sync(v612, v10473, v10475);
+      const unsigned int v10482 = v8341 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v10484;
+      iron_frag_fill(v10484, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10484, shm3, v10240, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10486;
+      iron_frag_fill(v10486, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10486, shm2, v10482, 64u);
+      iron_frag_mma_sync(v612, v10484, v10486);
+      const unsigned int v10493 = v8341 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v10495;
+      iron_frag_fill(v10495, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10495, shm3, v10249, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10497;
+      iron_frag_fill(v10497, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10497, shm2, v10493, 64u);
+      iron_frag_mma_sync(v612, v10495, v10497);
+      iron_frag<iron_bf16, 0, 16, 16> v10515;
+      iron_frag_fill(v10515, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10515, shm3, v10220, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10517;
+      iron_frag_fill(v10517, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10517, shm2, v8353, 64u);
+      iron_frag_mma_sync(v614, v10515, v10517);
+      const unsigned int v10524 = v8353 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v10526;
+      iron_frag_fill(v10526, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10526, shm3, v10231, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10528;
+      iron_frag_fill(v10528, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10528, shm2, v10524, 64u);
+      iron_frag_mma_sync(v614, v10526, v10528);
+      const unsigned int v10535 = v8353 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v10537;
+      iron_frag_fill(v10537, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10537, shm3, v10240, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10539;
+      iron_frag_fill(v10539, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10539, shm2, v10535, 64u);
+      iron_frag_mma_sync(v614, v10537, v10539);
+      const unsigned int v10546 = v8353 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v10548;
+      iron_frag_fill(v10548, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10548, shm3, v10249, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10550;
+      iron_frag_fill(v10550, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10550, shm2, v10546, 64u);
+      iron_frag_mma_sync(v614, v10548, v10550);
+      iron_frag<iron_bf16, 0, 16, 16> v10568;
+      iron_frag_fill(v10568, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10568, shm3, v10220, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10570;
+      iron_frag_fill(v10570, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10570, shm2, v8365, 64u);
+      iron_frag_mma_sync(v616, v10568, v10570);
+      const unsigned int v10577 = v8365 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v10579;
+      iron_frag_fill(v10579, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10579, shm3, v10231, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10581;
+      iron_frag_fill(v10581, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10581, shm2, v10577, 64u);
+      iron_frag_mma_sync(v616, v10579, v10581);
+      const unsigned int v10588 = v8365 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v10590;
+      iron_frag_fill(v10590, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10590, shm3, v10240, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10592;
+      iron_frag_fill(v10592, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10592, shm2, v10588, 64u);
+      iron_frag_mma_sync(v616, v10590, v10592);
+      const unsigned int v10599 = v8365 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v10601;
+      iron_frag_fill(v10601, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10601, shm3, v10249, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10603;
+      iron_frag_fill(v10603, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10603, shm2, v10599, 64u);
+      iron_frag_mma_sync(v616, v10601, v10603);
     }
     __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:95
-    const float v3704 = v49 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:247
-    iron_frag<float, 2, 16, 8> v3706;  // kernels/sdpa/flash_tile.hpp:248
-    iron_frag_fill(v3706, 0.0f);
-    const float v3710 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:250
-    const float v3711 = fmaxf(v3710, v3704);
-    const bool v3714 = v3711 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v3715 = v3714 ? 0.0f : v3711;
-    v3706.x[0] = v3715;  // kernels/sdpa/flash_tile.hpp:249
-    const float v3719 = v585.x[1];  // kernels/sdpa/flash_tile.hpp:250
-    const float v3720 = fmaxf(v3719, v3704);
-    const bool v3723 = v3720 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v3724 = v3723 ? 0.0f : v3720;
-    v3706.x[1] = v3724;  // kernels/sdpa/flash_tile.hpp:249
-    const float v3728 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:250
-    const float v3729 = fmaxf(v3728, v3704);
-    const bool v3732 = v3729 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v3733 = v3732 ? 0.0f : v3729;
-    v3706.x[2] = v3733;  // kernels/sdpa/flash_tile.hpp:249
-    const float v3737 = v585.x[3];  // kernels/sdpa/flash_tile.hpp:250
-    const float v3738 = fmaxf(v3737, v3704);
-    const bool v3741 = v3738 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v3742 = v3741 ? 0.0f : v3738;
-    v3706.x[3] = v3742;  // kernels/sdpa/flash_tile.hpp:249
-    iron_frag<float, 2, 16, 8> v3744;  // kernels/sdpa/flash_tile.hpp:252
-    iron_frag_fill(v3744, 0.0f);
-    const float v3748 = v3706.x[0];  // kernels/sdpa/flash_tile.hpp:254
-    const float v3749 = v3704 - v3748;
-    const float v3750 = exp2f(v3749);
-    const float v3753 = v3710 - v3748;
-    const float v3754 = exp2f(v3753);
-    const float v3755 = v587.x[0];
-    const float v3756 = v3755 * v3754;
-    const float v3757 = v3756 + v3750;
-    v3744.x[0] = v3757;  // kernels/sdpa/flash_tile.hpp:253
-    const float v3761 = v3706.x[1];  // kernels/sdpa/flash_tile.hpp:254
-    const float v3762 = v3704 - v3761;
-    const float v3763 = exp2f(v3762);
-    const float v3766 = v3719 - v3761;
-    const float v3767 = exp2f(v3766);
-    const float v3768 = v587.x[1];
-    const float v3769 = v3768 * v3767;
-    const float v3770 = v3769 + v3763;
-    v3744.x[1] = v3770;  // kernels/sdpa/flash_tile.hpp:253
-    const float v3774 = v3706.x[2];  // kernels/sdpa/flash_tile.hpp:254
-    const float v3775 = v3704 - v3774;
-    const float v3776 = exp2f(v3775);
-    const float v3779 = v3728 - v3774;
-    const float v3780 = exp2f(v3779);
-    const float v3781 = v587.x[2];
-    const float v3782 = v3781 * v3780;
-    const float v3783 = v3782 + v3776;
-    v3744.x[2] = v3783;  // kernels/sdpa/flash_tile.hpp:253
-    const float v3787 = v3706.x[3];  // kernels/sdpa/flash_tile.hpp:254
-    const float v3788 = v3704 - v3787;
-    const float v3789 = exp2f(v3788);
-    const float v3792 = v3737 - v3787;
-    const float v3793 = exp2f(v3792);
-    const float v3794 = v587.x[3];
-    const float v3795 = v3794 * v3793;
-    const float v3796 = v3795 + v3789;
-    v3744.x[3] = v3796;  // kernels/sdpa/flash_tile.hpp:253
-    iron_frag<float, 2, 16, 8> v3798;  // kernels/sdpa/flash_tile.hpp:256
-    iron_frag_fill(v3798, 0.0f);
-    const float v3802 = v3744.x[0];  // kernels/sdpa/flash_tile.hpp:258
-    const float v3808 = v3754 / v3802;  // kernels/sdpa/flash_tile.hpp:259
-    const bool v3810 = v3802 > 0.0f;
-    const float v3811 = v3810 ? v3808 : 0.0f;
-    v3798.x[0] = v3811;  // kernels/sdpa/flash_tile.hpp:257
-    const float v3815 = v3744.x[1];  // kernels/sdpa/flash_tile.hpp:258
-    const float v3821 = v3767 / v3815;  // kernels/sdpa/flash_tile.hpp:259
-    const bool v3823 = v3815 > 0.0f;
-    const float v3824 = v3823 ? v3821 : 0.0f;
-    v3798.x[1] = v3824;  // kernels/sdpa/flash_tile.hpp:257
-    const float v3828 = v3744.x[2];  // kernels/sdpa/flash_tile.hpp:258
-    const float v3834 = v3780 / v3828;  // kernels/sdpa/flash_tile.hpp:259
-    const bool v3836 = v3828 > 0.0f;
-    const float v3837 = v3836 ? v3834 : 0.0f;
-    v3798.x[2] = v3837;  // kernels/sdpa/flash_tile.hpp:257
-    const float v3841 = v3744.x[3];  // kernels/sdpa/flash_tile.hpp:258
-    const float v3847 = v3793 / v3841;  // kernels/sdpa/flash_tile.hpp:259
-    const bool v3849 = v3841 > 0.0f;
-    const float v3850 = v3849 ? v3847 : 0.0f;
-    v3798.x[3] = v3850;  // kernels/sdpa/flash_tile.hpp:257
-    const unsigned int v3852 = v56 + v9487;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3853 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3854 = v589.x[0];
-    const float v3855 = v3854 * v3853;
-    const bool v3856 = v3852 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3856) {
-      const iron_bf16 v3860 = iron_f32_to_bf16(v3855);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3862 = v13 + v3852;
-      const unsigned int v3863 = v3862 * v1;
-      const unsigned int v3864 = v3863 + v28;
-      const unsigned int v3865 = v3864 << 8u;
-      const unsigned int v3866 = v3865 + v9486;
-      out[v3866] = v3860;
-    }
-    const unsigned int v3868 = v56 + v9492;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3869 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3870 = v589.x[1];
-    const float v3871 = v3870 * v3869;
-    const bool v3872 = v3868 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3872) {
-      const iron_bf16 v3876 = iron_f32_to_bf16(v3871);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3878 = v13 + v3868;
-      const unsigned int v3879 = v3878 * v1;
-      const unsigned int v3880 = v3879 + v28;
-      const unsigned int v3881 = v3880 << 8u;
-      const unsigned int v3882 = v3881 + v9491;
-      out[v3882] = v3876;
-    }
-    const unsigned int v3884 = v56 + v9497;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3885 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3886 = v589.x[2];
-    const float v3887 = v3886 * v3885;
-    const bool v3888 = v3884 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3888) {
-      const iron_bf16 v3892 = iron_f32_to_bf16(v3887);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3894 = v13 + v3884;
-      const unsigned int v3895 = v3894 * v1;
-      const unsigned int v3896 = v3895 + v28;
-      const unsigned int v3897 = v3896 << 8u;
-      const unsigned int v3898 = v3897 + v9496;
-      out[v3898] = v3892;
-    }
-    const unsigned int v3900 = v56 + v9502;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3901 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3902 = v589.x[3];
-    const float v3903 = v3902 * v3901;
-    const bool v3904 = v3900 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3904) {
-      const iron_bf16 v3908 = iron_f32_to_bf16(v3903);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3910 = v13 + v3900;
-      const unsigned int v3911 = v3910 * v1;
-      const unsigned int v3912 = v3911 + v28;
-      const unsigned int v3913 = v3912 << 8u;
-      const unsigned int v3914 = v3913 + v9501;
-      out[v3914] = v3908;
-    }
-    const unsigned int v3916 = v56 + v9507;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3917 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3918 = v589.x[4];
-    const float v3919 = v3918 * v3917;
-    const bool v3920 = v3916 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3920) {
-      const iron_bf16 v3924 = iron_f32_to_bf16(v3919);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3926 = v13 + v3916;
-      const unsigned int v3927 = v3926 * v1;
-      const unsigned int v3928 = v3927 + v28;
-      const unsigned int v3929 = v3928 << 8u;
-      const unsigned int v3930 = v3929 + v9506;
-      out[v3930] = v3924;
-    }
-    const unsigned int v3932 = v56 + v9512;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3933 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3934 = v589.x[5];
-    const float v3935 = v3934 * v3933;
-    const bool v3936 = v3932 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3936) {
-      const iron_bf16 v3940 = iron_f32_to_bf16(v3935);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3942 = v13 + v3932;
-      const unsigned int v3943 = v3942 * v1;
-      const unsigned int v3944 = v3943 + v28;
-      const unsigned int v3945 = v3944 << 8u;
-      const unsigned int v3946 = v3945 + v9511;
-      out[v3946] = v3940;
-    }
-    const unsigned int v3948 = v56 + v9517;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3949 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3950 = v589.x[6];
-    const float v3951 = v3950 * v3949;
-    const bool v3952 = v3948 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3952) {
-      const iron_bf16 v3956 = iron_f32_to_bf16(v3951);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3958 = v13 + v3948;
-      const unsigned int v3959 = v3958 * v1;
-      const unsigned int v3960 = v3959 + v28;
-      const unsigned int v3961 = v3960 << 8u;
-      const unsigned int v3962 = v3961 + v9516;
-      out[v3962] = v3956;
-    }
-    const unsigned int v3964 = v56 + v9522;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3965 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3966 = v589.x[7];
-    const float v3967 = v3966 * v3965;
-    const bool v3968 = v3964 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3968) {
-      const iron_bf16 v3972 = iron_f32_to_bf16(v3967);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3974 = v13 + v3964;
-      const unsigned int v3975 = v3974 * v1;
-      const unsigned int v3976 = v3975 + v28;
-      const unsigned int v3977 = v3976 << 8u;
-      const unsigned int v3978 = v3977 + v9521;
-      out[v3978] = v3972;
-    }
-    const unsigned int v3980 = v56 + v9527;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3981 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3982 = v589.x[8];
-    const float v3983 = v3982 * v3981;
-    const bool v3984 = v3980 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3984) {
-      const iron_bf16 v3988 = iron_f32_to_bf16(v3983);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3990 = v13 + v3980;
-      const unsigned int v3991 = v3990 * v1;
-      const unsigned int v3992 = v3991 + v28;
-      const unsigned int v3993 = v3992 << 8u;
-      const unsigned int v3994 = v3993 + v9526;
-      out[v3994] = v3988;
-    }
-    const unsigned int v3996 = v56 + v9532;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3997 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3998 = v589.x[9];
-    const float v3999 = v3998 * v3997;
-    const bool v4000 = v3996 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4000) {
-      const iron_bf16 v4004 = iron_f32_to_bf16(v3999);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4006 = v13 + v3996;
-      const unsigned int v4007 = v4006 * v1;
-      const unsigned int v4008 = v4007 + v28;
-      const unsigned int v4009 = v4008 << 8u;
-      const unsigned int v4010 = v4009 + v9531;
-      out[v4010] = v4004;
-    }
-    const unsigned int v4012 = v56 + v9537;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4013 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4014 = v589.x[10];
-    const float v4015 = v4014 * v4013;
-    const bool v4016 = v4012 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4016) {
-      const iron_bf16 v4020 = iron_f32_to_bf16(v4015);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4022 = v13 + v4012;
-      const unsigned int v4023 = v4022 * v1;
-      const unsigned int v4024 = v4023 + v28;
-      const unsigned int v4025 = v4024 << 8u;
-      const unsigned int v4026 = v4025 + v9536;
-      out[v4026] = v4020;
-    }
-    const unsigned int v4028 = v56 + v9542;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4029 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4030 = v589.x[11];
-    const float v4031 = v4030 * v4029;
-    const bool v4032 = v4028 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4032) {
-      const iron_bf16 v4036 = iron_f32_to_bf16(v4031);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4038 = v13 + v4028;
-      const unsigned int v4039 = v4038 * v1;
-      const unsigned int v4040 = v4039 + v28;
-      const unsigned int v4041 = v4040 << 8u;
-      const unsigned int v4042 = v4041 + v9541;
-      out[v4042] = v4036;
-    }
-    const unsigned int v4044 = v56 + v9547;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4045 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4046 = v589.x[12];
-    const float v4047 = v4046 * v4045;
-    const bool v4048 = v4044 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4048) {
-      const iron_bf16 v4052 = iron_f32_to_bf16(v4047);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4054 = v13 + v4044;
-      const unsigned int v4055 = v4054 * v1;
-      const unsigned int v4056 = v4055 + v28;
-      const unsigned int v4057 = v4056 << 8u;
-      const unsigned int v4058 = v4057 + v9546;
-      out[v4058] = v4052;
-    }
-    const unsigned int v4060 = v56 + v9552;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4061 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4062 = v589.x[13];
-    const float v4063 = v4062 * v4061;
-    const bool v4064 = v4060 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4064) {
-      const iron_bf16 v4068 = iron_f32_to_bf16(v4063);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4070 = v13 + v4060;
-      const unsigned int v4071 = v4070 * v1;
-      const unsigned int v4072 = v4071 + v28;
-      const unsigned int v4073 = v4072 << 8u;
-      const unsigned int v4074 = v4073 + v9551;
-      out[v4074] = v4068;
-    }
-    const unsigned int v4076 = v56 + v9557;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4077 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4078 = v589.x[14];
-    const float v4079 = v4078 * v4077;
-    const bool v4080 = v4076 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4080) {
-      const iron_bf16 v4084 = iron_f32_to_bf16(v4079);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4086 = v13 + v4076;
-      const unsigned int v4087 = v4086 * v1;
-      const unsigned int v4088 = v4087 + v28;
-      const unsigned int v4089 = v4088 << 8u;
-      const unsigned int v4090 = v4089 + v9556;
-      out[v4090] = v4084;
-    }
-    const unsigned int v4092 = v56 + v9562;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4093 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4094 = v589.x[15];
-    const float v4095 = v4094 * v4093;
-    const bool v4096 = v4092 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4096) {
-      const iron_bf16 v4100 = iron_f32_to_bf16(v4095);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4102 = v13 + v4092;
-      const unsigned int v4103 = v4102 * v1;
-      const unsigned int v4104 = v4103 + v28;
-      const unsigned int v4105 = v4104 << 8u;
-      const unsigned int v4106 = v4105 + v9561;
-      out[v4106] = v4100;
-    }
-    const unsigned int v4108 = v56 + v9567;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4109 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4110 = v589.x[16];
-    const float v4111 = v4110 * v4109;
-    const bool v4112 = v4108 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4112) {
-      const iron_bf16 v4116 = iron_f32_to_bf16(v4111);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4118 = v13 + v4108;
-      const unsigned int v4119 = v4118 * v1;
-      const unsigned int v4120 = v4119 + v28;
-      const unsigned int v4121 = v4120 << 8u;
-      const unsigned int v4122 = v4121 + v9566;
-      out[v4122] = v4116;
-    }
-    const unsigned int v4124 = v56 + v9572;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4125 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4126 = v589.x[17];
-    const float v4127 = v4126 * v4125;
-    const bool v4128 = v4124 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4128) {
-      const iron_bf16 v4132 = iron_f32_to_bf16(v4127);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4134 = v13 + v4124;
-      const unsigned int v4135 = v4134 * v1;
-      const unsigned int v4136 = v4135 + v28;
-      const unsigned int v4137 = v4136 << 8u;
-      const unsigned int v4138 = v4137 + v9571;
-      out[v4138] = v4132;
-    }
-    const unsigned int v4140 = v56 + v9577;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4141 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4142 = v589.x[18];
-    const float v4143 = v4142 * v4141;
-    const bool v4144 = v4140 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4144) {
-      const iron_bf16 v4148 = iron_f32_to_bf16(v4143);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4150 = v13 + v4140;
-      const unsigned int v4151 = v4150 * v1;
-      const unsigned int v4152 = v4151 + v28;
-      const unsigned int v4153 = v4152 << 8u;
-      const unsigned int v4154 = v4153 + v9576;
-      out[v4154] = v4148;
-    }
-    const unsigned int v4156 = v56 + v9582;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4157 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4158 = v589.x[19];
-    const float v4159 = v4158 * v4157;
-    const bool v4160 = v4156 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4160) {
-      const iron_bf16 v4164 = iron_f32_to_bf16(v4159);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4166 = v13 + v4156;
-      const unsigned int v4167 = v4166 * v1;
-      const unsigned int v4168 = v4167 + v28;
-      const unsigned int v4169 = v4168 << 8u;
-      const unsigned int v4170 = v4169 + v9581;
-      out[v4170] = v4164;
-    }
-    const unsigned int v4172 = v56 + v9587;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4173 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4174 = v589.x[20];
-    const float v4175 = v4174 * v4173;
-    const bool v4176 = v4172 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4176) {
-      const iron_bf16 v4180 = iron_f32_to_bf16(v4175);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4182 = v13 + v4172;
-      const unsigned int v4183 = v4182 * v1;
-      const unsigned int v4184 = v4183 + v28;
-      const unsigned int v4185 = v4184 << 8u;
-      const unsigned int v4186 = v4185 + v9586;
-      out[v4186] = v4180;
-    }
-    const unsigned int v4188 = v56 + v9592;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4189 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4190 = v589.x[21];
-    const float v4191 = v4190 * v4189;
-    const bool v4192 = v4188 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4192) {
-      const iron_bf16 v4196 = iron_f32_to_bf16(v4191);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4198 = v13 + v4188;
-      const unsigned int v4199 = v4198 * v1;
-      const unsigned int v4200 = v4199 + v28;
-      const unsigned int v4201 = v4200 << 8u;
-      const unsigned int v4202 = v4201 + v9591;
-      out[v4202] = v4196;
-    }
-    const unsigned int v4204 = v56 + v9597;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4205 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4206 = v589.x[22];
-    const float v4207 = v4206 * v4205;
-    const bool v4208 = v4204 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4208) {
-      const iron_bf16 v4212 = iron_f32_to_bf16(v4207);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4214 = v13 + v4204;
-      const unsigned int v4215 = v4214 * v1;
-      const unsigned int v4216 = v4215 + v28;
-      const unsigned int v4217 = v4216 << 8u;
-      const unsigned int v4218 = v4217 + v9596;
-      out[v4218] = v4212;
-    }
-    const unsigned int v4220 = v56 + v9602;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4221 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4222 = v589.x[23];
-    const float v4223 = v4222 * v4221;
-    const bool v4224 = v4220 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4224) {
-      const iron_bf16 v4228 = iron_f32_to_bf16(v4223);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4230 = v13 + v4220;
-      const unsigned int v4231 = v4230 * v1;
-      const unsigned int v4232 = v4231 + v28;
-      const unsigned int v4233 = v4232 << 8u;
-      const unsigned int v4234 = v4233 + v9601;
-      out[v4234] = v4228;
-    }
-    const unsigned int v4236 = v56 + v9607;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4237 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4238 = v589.x[24];
-    const float v4239 = v4238 * v4237;
-    const bool v4240 = v4236 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4240) {
-      const iron_bf16 v4244 = iron_f32_to_bf16(v4239);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4246 = v13 + v4236;
-      const unsigned int v4247 = v4246 * v1;
-      const unsigned int v4248 = v4247 + v28;
-      const unsigned int v4249 = v4248 << 8u;
-      const unsigned int v4250 = v4249 + v9606;
-      out[v4250] = v4244;
-    }
-    const unsigned int v4252 = v56 + v9612;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4253 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4254 = v589.x[25];
-    const float v4255 = v4254 * v4253;
-    const bool v4256 = v4252 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4256) {
-      const iron_bf16 v4260 = iron_f32_to_bf16(v4255);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4262 = v13 + v4252;
-      const unsigned int v4263 = v4262 * v1;
-      const unsigned int v4264 = v4263 + v28;
-      const unsigned int v4265 = v4264 << 8u;
-      const unsigned int v4266 = v4265 + v9611;
-      out[v4266] = v4260;
-    }
-    const unsigned int v4268 = v56 + v9617;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4269 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4270 = v589.x[26];
-    const float v4271 = v4270 * v4269;
-    const bool v4272 = v4268 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4272) {
-      const iron_bf16 v4276 = iron_f32_to_bf16(v4271);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4278 = v13 + v4268;
-      const unsigned int v4279 = v4278 * v1;
-      const unsigned int v4280 = v4279 + v28;
-      const unsigned int v4281 = v4280 << 8u;
-      const unsigned int v4282 = v4281 + v9616;
-      out[v4282] = v4276;
-    }
-    const unsigned int v4284 = v56 + v9622;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4285 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4286 = v589.x[27];
-    const float v4287 = v4286 * v4285;
-    const bool v4288 = v4284 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4288) {
-      const iron_bf16 v4292 = iron_f32_to_bf16(v4287);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4294 = v13 + v4284;
-      const unsigned int v4295 = v4294 * v1;
-      const unsigned int v4296 = v4295 + v28;
-      const unsigned int v4297 = v4296 << 8u;
-      const unsigned int v4298 = v4297 + v9621;
-      out[v4298] = v4292;
-    }
-    const unsigned int v4300 = v56 + v9627;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4301 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4302 = v589.x[28];
-    const float v4303 = v4302 * v4301;
-    const bool v4304 = v4300 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4304) {
-      const iron_bf16 v4308 = iron_f32_to_bf16(v4303);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4310 = v13 + v4300;
-      const unsigned int v4311 = v4310 * v1;
-      const unsigned int v4312 = v4311 + v28;
-      const unsigned int v4313 = v4312 << 8u;
-      const unsigned int v4314 = v4313 + v9626;
-      out[v4314] = v4308;
-    }
-    const unsigned int v4316 = v56 + v9632;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4317 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4318 = v589.x[29];
-    const float v4319 = v4318 * v4317;
-    const bool v4320 = v4316 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4320) {
-      const iron_bf16 v4324 = iron_f32_to_bf16(v4319);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4326 = v13 + v4316;
-      const unsigned int v4327 = v4326 * v1;
-      const unsigned int v4328 = v4327 + v28;
-      const unsigned int v4329 = v4328 << 8u;
-      const unsigned int v4330 = v4329 + v9631;
-      out[v4330] = v4324;
-    }
-    const unsigned int v4332 = v56 + v9637;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4333 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4334 = v589.x[30];
-    const float v4335 = v4334 * v4333;
-    const bool v4336 = v4332 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4336) {
-      const iron_bf16 v4340 = iron_f32_to_bf16(v4335);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4342 = v13 + v4332;
-      const unsigned int v4343 = v4342 * v1;
-      const unsigned int v4344 = v4343 + v28;
-      const unsigned int v4345 = v4344 << 8u;
-      const unsigned int v4346 = v4345 + v9636;
-      out[v4346] = v4340;
-    }
-    const unsigned int v4348 = v56 + v9642;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4349 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4350 = v589.x[31];
-    const float v4351 = v4350 * v4349;
-    const bool v4352 = v4348 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4352) {
-      const iron_bf16 v4356 = iron_f32_to_bf16(v4351);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4358 = v13 + v4348;
-      const unsigned int v4359 = v4358 * v1;
-      const unsigned int v4360 = v4359 + v28;
-      const unsigned int v4361 = v4360 << 8u;
-      const unsigned int v4362 = v4361 + v9641;
-      out[v4362] = v4356;
-    }
-    const unsigned int v4364 = v56 + v9647;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4365 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4366 = v591.x[0];
-    const float v4367 = v4366 * v4365;
-    const bool v4368 = v4364 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4368) {
-      const unsigned int v4371 = 64u + v9646;
-      const iron_bf16 v4372 = iron_f32_to_bf16(v4367);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4374 = v13 + v4364;
-      const unsigned int v4375 = v4374 * v1;
-      const unsigned int v4376 = v4375 + v28;
-      const unsigned int v4377 = v4376 << 8u;
-      const unsigned int v4378 = v4377 + v4371;
-      out[v4378] = v4372;
-    }
-    const unsigned int v4380 = v56 + v9652;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4381 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4382 = v591.x[1];
-    const float v4383 = v4382 * v4381;
-    const bool v4384 = v4380 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4384) {
-      const unsigned int v4387 = 64u + v9651;
-      const iron_bf16 v4388 = iron_f32_to_bf16(v4383);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4390 = v13 + v4380;
-      const unsigned int v4391 = v4390 * v1;
-      const unsigned int v4392 = v4391 + v28;
-      const unsigned int v4393 = v4392 << 8u;
-      const unsigned int v4394 = v4393 + v4387;
-      out[v4394] = v4388;
-    }
-    const unsigned int v4396 = v56 + v9657;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4397 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4398 = v591.x[2];
-    const float v4399 = v4398 * v4397;
-    const bool v4400 = v4396 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4400) {
-      const unsigned int v4403 = 64u + v9656;
-      const iron_bf16 v4404 = iron_f32_to_bf16(v4399);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4406 = v13 + v4396;
-      const unsigned int v4407 = v4406 * v1;
-      const unsigned int v4408 = v4407 + v28;
-      const unsigned int v4409 = v4408 << 8u;
-      const unsigned int v4410 = v4409 + v4403;
-      out[v4410] = v4404;
-    }
-    const unsigned int v4412 = v56 + v9662;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4413 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4414 = v591.x[3];
-    const float v4415 = v4414 * v4413;
-    const bool v4416 = v4412 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4416) {
-      const unsigned int v4419 = 64u + v9661;
-      const iron_bf16 v4420 = iron_f32_to_bf16(v4415);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4422 = v13 + v4412;
-      const unsigned int v4423 = v4422 * v1;
-      const unsigned int v4424 = v4423 + v28;
-      const unsigned int v4425 = v4424 << 8u;
-      const unsigned int v4426 = v4425 + v4419;
-      out[v4426] = v4420;
-    }
-    const unsigned int v4428 = v56 + v9667;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4429 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4430 = v591.x[4];
-    const float v4431 = v4430 * v4429;
-    const bool v4432 = v4428 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4432) {
-      const unsigned int v4435 = 64u + v9666;
-      const iron_bf16 v4436 = iron_f32_to_bf16(v4431);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4438 = v13 + v4428;
-      const unsigned int v4439 = v4438 * v1;
-      const unsigned int v4440 = v4439 + v28;
-      const unsigned int v4441 = v4440 << 8u;
-      const unsigned int v4442 = v4441 + v4435;
-      out[v4442] = v4436;
-    }
-    const unsigned int v4444 = v56 + v9672;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4445 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4446 = v591.x[5];
-    const float v4447 = v4446 * v4445;
-    const bool v4448 = v4444 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4448) {
-      const unsigned int v4451 = 64u + v9671;
-      const iron_bf16 v4452 = iron_f32_to_bf16(v4447);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4454 = v13 + v4444;
-      const unsigned int v4455 = v4454 * v1;
-      const unsigned int v4456 = v4455 + v28;
-      const unsigned int v4457 = v4456 << 8u;
-      const unsigned int v4458 = v4457 + v4451;
-      out[v4458] = v4452;
-    }
-    const unsigned int v4460 = v56 + v9677;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4461 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4462 = v591.x[6];
-    const float v4463 = v4462 * v4461;
-    const bool v4464 = v4460 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4464) {
-      const unsigned int v4467 = 64u + v9676;
-      const iron_bf16 v4468 = iron_f32_to_bf16(v4463);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4470 = v13 + v4460;
-      const unsigned int v4471 = v4470 * v1;
-      const unsigned int v4472 = v4471 + v28;
-      const unsigned int v4473 = v4472 << 8u;
-      const unsigned int v4474 = v4473 + v4467;
-      out[v4474] = v4468;
-    }
-    const unsigned int v4476 = v56 + v9682;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4477 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4478 = v591.x[7];
-    const float v4479 = v4478 * v4477;
-    const bool v4480 = v4476 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4480) {
-      const unsigned int v4483 = 64u + v9681;
-      const iron_bf16 v4484 = iron_f32_to_bf16(v4479);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4486 = v13 + v4476;
-      const unsigned int v4487 = v4486 * v1;
-      const unsigned int v4488 = v4487 + v28;
-      const unsigned int v4489 = v4488 << 8u;
-      const unsigned int v4490 = v4489 + v4483;
-      out[v4490] = v4484;
-    }
-    const unsigned int v4492 = v56 + v9687;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4493 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4494 = v591.x[8];
-    const float v4495 = v4494 * v4493;
-    const bool v4496 = v4492 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4496) {
-      const unsigned int v4499 = 64u + v9686;
-      const iron_bf16 v4500 = iron_f32_to_bf16(v4495);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4502 = v13 + v4492;
-      const unsigned int v4503 = v4502 * v1;
-      const unsigned int v4504 = v4503 + v28;
-      const unsigned int v4505 = v4504 << 8u;
-      const unsigned int v4506 = v4505 + v4499;
-      out[v4506] = v4500;
-    }
-    const unsigned int v4508 = v56 + v9692;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4509 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4510 = v591.x[9];
-    const float v4511 = v4510 * v4509;
-    const bool v4512 = v4508 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4512) {
-      const unsigned int v4515 = 64u + v9691;
-      const iron_bf16 v4516 = iron_f32_to_bf16(v4511);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4518 = v13 + v4508;
-      const unsigned int v4519 = v4518 * v1;
-      const unsigned int v4520 = v4519 + v28;
-      const unsigned int v4521 = v4520 << 8u;
-      const unsigned int v4522 = v4521 + v4515;
-      out[v4522] = v4516;
-    }
-    const unsigned int v4524 = v56 + v9697;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4525 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4526 = v591.x[10];
-    const float v4527 = v4526 * v4525;
-    const bool v4528 = v4524 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4528) {
-      const unsigned int v4531 = 64u + v9696;
-      const iron_bf16 v4532 = iron_f32_to_bf16(v4527);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4534 = v13 + v4524;
-      const unsigned int v4535 = v4534 * v1;
-      const unsigned int v4536 = v4535 + v28;
-      const unsigned int v4537 = v4536 << 8u;
-      const unsigned int v4538 = v4537 + v4531;
-      out[v4538] = v4532;
-    }
-    const unsigned int v4540 = v56 + v9702;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4541 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4542 = v591.x[11];
-    const float v4543 = v4542 * v4541;
-    const bool v4544 = v4540 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4544) {
-      const unsigned int v4547 = 64u + v9701;
-      const iron_bf16 v4548 = iron_f32_to_bf16(v4543);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4550 = v13 + v4540;
-      const unsigned int v4551 = v4550 * v1;
-      const unsigned int v4552 = v4551 + v28;
-      const unsigned int v4553 = v4552 << 8u;
-      const unsigned int v4554 = v4553 + v4547;
-      out[v4554] = v4548;
-    }
-    const unsigned int v4556 = v56 + v9707;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4557 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4558 = v591.x[12];
-    const float v4559 = v4558 * v4557;
-    const bool v4560 = v4556 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4560) {
-      const unsigned int v4563 = 64u + v9706;
-      const iron_bf16 v4564 = iron_f32_to_bf16(v4559);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4566 = v13 + v4556;
-      const unsigned int v4567 = v4566 * v1;
-      const unsigned int v4568 = v4567 + v28;
-      const unsigned int v4569 = v4568 << 8u;
-      const unsigned int v4570 = v4569 + v4563;
-      out[v4570] = v4564;
-    }
-    const unsigned int v4572 = v56 + v9712;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4573 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4574 = v591.x[13];
-    const float v4575 = v4574 * v4573;
-    const bool v4576 = v4572 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4576) {
-      const unsigned int v4579 = 64u + v9711;
-      const iron_bf16 v4580 = iron_f32_to_bf16(v4575);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4582 = v13 + v4572;
-      const unsigned int v4583 = v4582 * v1;
-      const unsigned int v4584 = v4583 + v28;
-      const unsigned int v4585 = v4584 << 8u;
-      const unsigned int v4586 = v4585 + v4579;
-      out[v4586] = v4580;
-    }
-    const unsigned int v4588 = v56 + v9717;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4589 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4590 = v591.x[14];
-    const float v4591 = v4590 * v4589;
-    const bool v4592 = v4588 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4592) {
-      const unsigned int v4595 = 64u + v9716;
-      const iron_bf16 v4596 = iron_f32_to_bf16(v4591);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4598 = v13 + v4588;
-      const unsigned int v4599 = v4598 * v1;
-      const unsigned int v4600 = v4599 + v28;
-      const unsigned int v4601 = v4600 << 8u;
-      const unsigned int v4602 = v4601 + v4595;
-      out[v4602] = v4596;
-    }
-    const unsigned int v4604 = v56 + v9722;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4605 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4606 = v591.x[15];
-    const float v4607 = v4606 * v4605;
-    const bool v4608 = v4604 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4608) {
-      const unsigned int v4611 = 64u + v9721;
-      const iron_bf16 v4612 = iron_f32_to_bf16(v4607);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4614 = v13 + v4604;
-      const unsigned int v4615 = v4614 * v1;
-      const unsigned int v4616 = v4615 + v28;
-      const unsigned int v4617 = v4616 << 8u;
-      const unsigned int v4618 = v4617 + v4611;
-      out[v4618] = v4612;
-    }
-    const unsigned int v4620 = v56 + v9727;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4621 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4622 = v591.x[16];
-    const float v4623 = v4622 * v4621;
-    const bool v4624 = v4620 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4624) {
-      const unsigned int v4627 = 64u + v9726;
-      const iron_bf16 v4628 = iron_f32_to_bf16(v4623);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4630 = v13 + v4620;
-      const unsigned int v4631 = v4630 * v1;
-      const unsigned int v4632 = v4631 + v28;
-      const unsigned int v4633 = v4632 << 8u;
-      const unsigned int v4634 = v4633 + v4627;
-      out[v4634] = v4628;
-    }
-    const unsigned int v4636 = v56 + v9732;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4637 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4638 = v591.x[17];
-    const float v4639 = v4638 * v4637;
-    const bool v4640 = v4636 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4640) {
-      const unsigned int v4643 = 64u + v9731;
-      const iron_bf16 v4644 = iron_f32_to_bf16(v4639);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4646 = v13 + v4636;
-      const unsigned int v4647 = v4646 * v1;
-      const unsigned int v4648 = v4647 + v28;
-      const unsigned int v4649 = v4648 << 8u;
-      const unsigned int v4650 = v4649 + v4643;
-      out[v4650] = v4644;
-    }
-    const unsigned int v4652 = v56 + v9737;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4653 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4654 = v591.x[18];
-    const float v4655 = v4654 * v4653;
-    const bool v4656 = v4652 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4656) {
-      const unsigned int v4659 = 64u + v9736;
-      const iron_bf16 v4660 = iron_f32_to_bf16(v4655);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4662 = v13 + v4652;
-      const unsigned int v4663 = v4662 * v1;
-      const unsigned int v4664 = v4663 + v28;
-      const unsigned int v4665 = v4664 << 8u;
-      const unsigned int v4666 = v4665 + v4659;
-      out[v4666] = v4660;
-    }
-    const unsigned int v4668 = v56 + v9742;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4669 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4670 = v591.x[19];
-    const float v4671 = v4670 * v4669;
-    const bool v4672 = v4668 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4672) {
-      const unsigned int v4675 = 64u + v9741;
-      const iron_bf16 v4676 = iron_f32_to_bf16(v4671);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4678 = v13 + v4668;
-      const unsigned int v4679 = v4678 * v1;
-      const unsigned int v4680 = v4679 + v28;
-      const unsigned int v4681 = v4680 << 8u;
-      const unsigned int v4682 = v4681 + v4675;
-      out[v4682] = v4676;
-    }
-    const unsigned int v4684 = v56 + v9747;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4685 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4686 = v591.x[20];
-    const float v4687 = v4686 * v4685;
-    const bool v4688 = v4684 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4688) {
-      const unsigned int v4691 = 64u + v9746;
-      const iron_bf16 v4692 = iron_f32_to_bf16(v4687);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4694 = v13 + v4684;
-      const unsigned int v4695 = v4694 * v1;
-      const unsigned int v4696 = v4695 + v28;
-      const unsigned int v4697 = v4696 << 8u;
-      const unsigned int v4698 = v4697 + v4691;
-      out[v4698] = v4692;
-    }
-    const unsigned int v4700 = v56 + v9752;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4701 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4702 = v591.x[21];
-    const float v4703 = v4702 * v4701;
-    const bool v4704 = v4700 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4704) {
-      const unsigned int v4707 = 64u + v9751;
-      const iron_bf16 v4708 = iron_f32_to_bf16(v4703);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4710 = v13 + v4700;
-      const unsigned int v4711 = v4710 * v1;
-      const unsigned int v4712 = v4711 + v28;
-      const unsigned int v4713 = v4712 << 8u;
-      const unsigned int v4714 = v4713 + v4707;
-      out[v4714] = v4708;
-    }
-    const unsigned int v4716 = v56 + v9757;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4717 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4718 = v591.x[22];
-    const float v4719 = v4718 * v4717;
-    const bool v4720 = v4716 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4720) {
-      const unsigned int v4723 = 64u + v9756;
-      const iron_bf16 v4724 = iron_f32_to_bf16(v4719);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4726 = v13 + v4716;
-      const unsigned int v4727 = v4726 * v1;
-      const unsigned int v4728 = v4727 + v28;
-      const unsigned int v4729 = v4728 << 8u;
-      const unsigned int v4730 = v4729 + v4723;
-      out[v4730] = v4724;
-    }
-    const unsigned int v4732 = v56 + v9762;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4733 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4734 = v591.x[23];
-    const float v4735 = v4734 * v4733;
-    const bool v4736 = v4732 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4736) {
-      const unsigned int v4739 = 64u + v9761;
-      const iron_bf16 v4740 = iron_f32_to_bf16(v4735);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4742 = v13 + v4732;
-      const unsigned int v4743 = v4742 * v1;
-      const unsigned int v4744 = v4743 + v28;
-      const unsigned int v4745 = v4744 << 8u;
-      const unsigned int v4746 = v4745 + v4739;
-      out[v4746] = v4740;
-    }
-    const unsigned int v4748 = v56 + v9767;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4749 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4750 = v591.x[24];
-    const float v4751 = v4750 * v4749;
-    const bool v4752 = v4748 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4752) {
-      const unsigned int v4755 = 64u + v9766;
-      const iron_bf16 v4756 = iron_f32_to_bf16(v4751);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4758 = v13 + v4748;
-      const unsigned int v4759 = v4758 * v1;
-      const unsigned int v4760 = v4759 + v28;
-      const unsigned int v4761 = v4760 << 8u;
-      const unsigned int v4762 = v4761 + v4755;
-      out[v4762] = v4756;
-    }
-    const unsigned int v4764 = v56 + v9772;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4765 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4766 = v591.x[25];
-    const float v4767 = v4766 * v4765;
-    const bool v4768 = v4764 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4768) {
-      const unsigned int v4771 = 64u + v9771;
-      const iron_bf16 v4772 = iron_f32_to_bf16(v4767);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4774 = v13 + v4764;
-      const unsigned int v4775 = v4774 * v1;
-      const unsigned int v4776 = v4775 + v28;
-      const unsigned int v4777 = v4776 << 8u;
-      const unsigned int v4778 = v4777 + v4771;
-      out[v4778] = v4772;
-    }
-    const unsigned int v4780 = v56 + v9777;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4781 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4782 = v591.x[26];
-    const float v4783 = v4782 * v4781;
-    const bool v4784 = v4780 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4784) {
-      const unsigned int v4787 = 64u + v9776;
-      const iron_bf16 v4788 = iron_f32_to_bf16(v4783);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4790 = v13 + v4780;
-      const unsigned int v4791 = v4790 * v1;
-      const unsigned int v4792 = v4791 + v28;
-      const unsigned int v4793 = v4792 << 8u;
-      const unsigned int v4794 = v4793 + v4787;
-      out[v4794] = v4788;
-    }
-    const unsigned int v4796 = v56 + v9782;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4797 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4798 = v591.x[27];
-    const float v4799 = v4798 * v4797;
-    const bool v4800 = v4796 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4800) {
-      const unsigned int v4803 = 64u + v9781;
-      const iron_bf16 v4804 = iron_f32_to_bf16(v4799);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4806 = v13 + v4796;
-      const unsigned int v4807 = v4806 * v1;
-      const unsigned int v4808 = v4807 + v28;
-      const unsigned int v4809 = v4808 << 8u;
-      const unsigned int v4810 = v4809 + v4803;
-      out[v4810] = v4804;
-    }
-    const unsigned int v4812 = v56 + v9787;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4813 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4814 = v591.x[28];
-    const float v4815 = v4814 * v4813;
-    const bool v4816 = v4812 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4816) {
-      const unsigned int v4819 = 64u + v9786;
-      const iron_bf16 v4820 = iron_f32_to_bf16(v4815);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4822 = v13 + v4812;
-      const unsigned int v4823 = v4822 * v1;
-      const unsigned int v4824 = v4823 + v28;
-      const unsigned int v4825 = v4824 << 8u;
-      const unsigned int v4826 = v4825 + v4819;
-      out[v4826] = v4820;
-    }
-    const unsigned int v4828 = v56 + v9792;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4829 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4830 = v591.x[29];
-    const float v4831 = v4830 * v4829;
-    const bool v4832 = v4828 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4832) {
-      const unsigned int v4835 = 64u + v9791;
-      const iron_bf16 v4836 = iron_f32_to_bf16(v4831);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4838 = v13 + v4828;
-      const unsigned int v4839 = v4838 * v1;
-      const unsigned int v4840 = v4839 + v28;
-      const unsigned int v4841 = v4840 << 8u;
-      const unsigned int v4842 = v4841 + v4835;
-      out[v4842] = v4836;
-    }
-    const unsigned int v4844 = v56 + v9797;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4845 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4846 = v591.x[30];
-    const float v4847 = v4846 * v4845;
-    const bool v4848 = v4844 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4848) {
-      const unsigned int v4851 = 64u + v9796;
-      const iron_bf16 v4852 = iron_f32_to_bf16(v4847);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4854 = v13 + v4844;
-      const unsigned int v4855 = v4854 * v1;
-      const unsigned int v4856 = v4855 + v28;
-      const unsigned int v4857 = v4856 << 8u;
-      const unsigned int v4858 = v4857 + v4851;
-      out[v4858] = v4852;
-    }
-    const unsigned int v4860 = v56 + v9802;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4861 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4862 = v591.x[31];
-    const float v4863 = v4862 * v4861;
-    const bool v4864 = v4860 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4864) {
-      const unsigned int v4867 = 64u + v9801;
-      const iron_bf16 v4868 = iron_f32_to_bf16(v4863);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4870 = v13 + v4860;
-      const unsigned int v4871 = v4870 * v1;
-      const unsigned int v4872 = v4871 + v28;
-      const unsigned int v4873 = v4872 << 8u;
-      const unsigned int v4874 = v4873 + v4867;
-      out[v4874] = v4868;
-    }
-    const unsigned int v4876 = v56 + v9807;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4877 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4878 = v593.x[0];
-    const float v4879 = v4878 * v4877;
-    const bool v4880 = v4876 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4880) {
-      const unsigned int v4883 = 128u + v9806;
-      const iron_bf16 v4884 = iron_f32_to_bf16(v4879);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4886 = v13 + v4876;
-      const unsigned int v4887 = v4886 * v1;
-      const unsigned int v4888 = v4887 + v28;
-      const unsigned int v4889 = v4888 << 8u;
-      const unsigned int v4890 = v4889 + v4883;
-      out[v4890] = v4884;
-    }
-    const unsigned int v4892 = v56 + v9812;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4893 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4894 = v593.x[1];
-    const float v4895 = v4894 * v4893;
-    const bool v4896 = v4892 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4896) {
-      const unsigned int v4899 = 128u + v9811;
-      const iron_bf16 v4900 = iron_f32_to_bf16(v4895);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4902 = v13 + v4892;
-      const unsigned int v4903 = v4902 * v1;
-      const unsigned int v4904 = v4903 + v28;
-      const unsigned int v4905 = v4904 << 8u;
-      const unsigned int v4906 = v4905 + v4899;
-      out[v4906] = v4900;
-    }
-    const unsigned int v4908 = v56 + v9817;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4909 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4910 = v593.x[2];
-    const float v4911 = v4910 * v4909;
-    const bool v4912 = v4908 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4912) {
-      const unsigned int v4915 = 128u + v9816;
-      const iron_bf16 v4916 = iron_f32_to_bf16(v4911);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4918 = v13 + v4908;
-      const unsigned int v4919 = v4918 * v1;
-      const unsigned int v4920 = v4919 + v28;
-      const unsigned int v4921 = v4920 << 8u;
-      const unsigned int v4922 = v4921 + v4915;
-      out[v4922] = v4916;
-    }
-    const unsigned int v4924 = v56 + v9822;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4925 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4926 = v593.x[3];
-    const float v4927 = v4926 * v4925;
-    const bool v4928 = v4924 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4928) {
-      const unsigned int v4931 = 128u + v9821;
-      const iron_bf16 v4932 = iron_f32_to_bf16(v4927);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4934 = v13 + v4924;
-      const unsigned int v4935 = v4934 * v1;
-      const unsigned int v4936 = v4935 + v28;
-      const unsigned int v4937 = v4936 << 8u;
-      const unsigned int v4938 = v4937 + v4931;
-      out[v4938] = v4932;
-    }
-    const unsigned int v4940 = v56 + v9827;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4941 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4942 = v593.x[4];
-    const float v4943 = v4942 * v4941;
-    const bool v4944 = v4940 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4944) {
-      const unsigned int v4947 = 128u + v9826;
-      const iron_bf16 v4948 = iron_f32_to_bf16(v4943);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4950 = v13 + v4940;
-      const unsigned int v4951 = v4950 * v1;
-      const unsigned int v4952 = v4951 + v28;
-      const unsigned int v4953 = v4952 << 8u;
-      const unsigned int v4954 = v4953 + v4947;
-      out[v4954] = v4948;
-    }
-    const unsigned int v4956 = v56 + v9832;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4957 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4958 = v593.x[5];
-    const float v4959 = v4958 * v4957;
-    const bool v4960 = v4956 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4960) {
-      const unsigned int v4963 = 128u + v9831;
-      const iron_bf16 v4964 = iron_f32_to_bf16(v4959);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4966 = v13 + v4956;
-      const unsigned int v4967 = v4966 * v1;
-      const unsigned int v4968 = v4967 + v28;
-      const unsigned int v4969 = v4968 << 8u;
-      const unsigned int v4970 = v4969 + v4963;
-      out[v4970] = v4964;
-    }
-    const unsigned int v4972 = v56 + v9837;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4973 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4974 = v593.x[6];
-    const float v4975 = v4974 * v4973;
-    const bool v4976 = v4972 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4976) {
-      const unsigned int v4979 = 128u + v9836;
-      const iron_bf16 v4980 = iron_f32_to_bf16(v4975);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4982 = v13 + v4972;
-      const unsigned int v4983 = v4982 * v1;
-      const unsigned int v4984 = v4983 + v28;
-      const unsigned int v4985 = v4984 << 8u;
-      const unsigned int v4986 = v4985 + v4979;
-      out[v4986] = v4980;
-    }
-    const unsigned int v4988 = v56 + v9842;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4989 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4990 = v593.x[7];
-    const float v4991 = v4990 * v4989;
-    const bool v4992 = v4988 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4992) {
-      const unsigned int v4995 = 128u + v9841;
-      const iron_bf16 v4996 = iron_f32_to_bf16(v4991);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4998 = v13 + v4988;
-      const unsigned int v4999 = v4998 * v1;
-      const unsigned int v5000 = v4999 + v28;
-      const unsigned int v5001 = v5000 << 8u;
-      const unsigned int v5002 = v5001 + v4995;
-      out[v5002] = v4996;
-    }
-    const unsigned int v5004 = v56 + v9847;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5005 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5006 = v593.x[8];
-    const float v5007 = v5006 * v5005;
-    const bool v5008 = v5004 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5008) {
-      const unsigned int v5011 = 128u + v9846;
-      const iron_bf16 v5012 = iron_f32_to_bf16(v5007);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5014 = v13 + v5004;
-      const unsigned int v5015 = v5014 * v1;
-      const unsigned int v5016 = v5015 + v28;
-      const unsigned int v5017 = v5016 << 8u;
-      const unsigned int v5018 = v5017 + v5011;
-      out[v5018] = v5012;
-    }
-    const unsigned int v5020 = v56 + v9852;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5021 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5022 = v593.x[9];
-    const float v5023 = v5022 * v5021;
-    const bool v5024 = v5020 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5024) {
-      const unsigned int v5027 = 128u + v9851;
-      const iron_bf16 v5028 = iron_f32_to_bf16(v5023);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5030 = v13 + v5020;
-      const unsigned int v5031 = v5030 * v1;
-      const unsigned int v5032 = v5031 + v28;
-      const unsigned int v5033 = v5032 << 8u;
-      const unsigned int v5034 = v5033 + v5027;
-      out[v5034] = v5028;
-    }
-    const unsigned int v5036 = v56 + v9857;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5037 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5038 = v593.x[10];
-    const float v5039 = v5038 * v5037;
-    const bool v5040 = v5036 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5040) {
-      const unsigned int v5043 = 128u + v9856;
-      const iron_bf16 v5044 = iron_f32_to_bf16(v5039);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5046 = v13 + v5036;
-      const unsigned int v5047 = v5046 * v1;
-      const unsigned int v5048 = v5047 + v28;
-      const unsigned int v5049 = v5048 << 8u;
-      const unsigned int v5050 = v5049 + v5043;
-      out[v5050] = v5044;
-    }
-    const unsigned int v5052 = v56 + v9862;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5053 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5054 = v593.x[11];
-    const float v5055 = v5054 * v5053;
-    const bool v5056 = v5052 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5056) {
-      const unsigned int v5059 = 128u + v9861;
-      const iron_bf16 v5060 = iron_f32_to_bf16(v5055);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5062 = v13 + v5052;
-      const unsigned int v5063 = v5062 * v1;
-      const unsigned int v5064 = v5063 + v28;
-      const unsigned int v5065 = v5064 << 8u;
-      const unsigned int v5066 = v5065 + v5059;
-      out[v5066] = v5060;
-    }
-    const unsigned int v5068 = v56 + v9867;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5069 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5070 = v593.x[12];
-    const float v5071 = v5070 * v5069;
-    const bool v5072 = v5068 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5072) {
-      const unsigned int v5075 = 128u + v9866;
-      const iron_bf16 v5076 = iron_f32_to_bf16(v5071);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5078 = v13 + v5068;
-      const unsigned int v5079 = v5078 * v1;
-      const unsigned int v5080 = v5079 + v28;
-      const unsigned int v5081 = v5080 << 8u;
-      const unsigned int v5082 = v5081 + v5075;
-      out[v5082] = v5076;
-    }
-    const unsigned int v5084 = v56 + v9872;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5085 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5086 = v593.x[13];
-    const float v5087 = v5086 * v5085;
-    const bool v5088 = v5084 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5088) {
-      const unsigned int v5091 = 128u + v9871;
-      const iron_bf16 v5092 = iron_f32_to_bf16(v5087);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5094 = v13 + v5084;
-      const unsigned int v5095 = v5094 * v1;
-      const unsigned int v5096 = v5095 + v28;
-      const unsigned int v5097 = v5096 << 8u;
-      const unsigned int v5098 = v5097 + v5091;
-      out[v5098] = v5092;
-    }
-    const unsigned int v5100 = v56 + v9877;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5101 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5102 = v593.x[14];
-    const float v5103 = v5102 * v5101;
-    const bool v5104 = v5100 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5104) {
-      const unsigned int v5107 = 128u + v9876;
-      const iron_bf16 v5108 = iron_f32_to_bf16(v5103);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5110 = v13 + v5100;
-      const unsigned int v5111 = v5110 * v1;
-      const unsigned int v5112 = v5111 + v28;
-      const unsigned int v5113 = v5112 << 8u;
-      const unsigned int v5114 = v5113 + v5107;
-      out[v5114] = v5108;
-    }
-    const unsigned int v5116 = v56 + v9882;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5117 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5118 = v593.x[15];
-    const float v5119 = v5118 * v5117;
-    const bool v5120 = v5116 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5120) {
-      const unsigned int v5123 = 128u + v9881;
-      const iron_bf16 v5124 = iron_f32_to_bf16(v5119);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5126 = v13 + v5116;
-      const unsigned int v5127 = v5126 * v1;
-      const unsigned int v5128 = v5127 + v28;
-      const unsigned int v5129 = v5128 << 8u;
-      const unsigned int v5130 = v5129 + v5123;
-      out[v5130] = v5124;
-    }
-    const unsigned int v5132 = v56 + v9887;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5133 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5134 = v593.x[16];
-    const float v5135 = v5134 * v5133;
-    const bool v5136 = v5132 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5136) {
-      const unsigned int v5139 = 128u + v9886;
-      const iron_bf16 v5140 = iron_f32_to_bf16(v5135);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5142 = v13 + v5132;
-      const unsigned int v5143 = v5142 * v1;
-      const unsigned int v5144 = v5143 + v28;
-      const unsigned int v5145 = v5144 << 8u;
-      const unsigned int v5146 = v5145 + v5139;
-      out[v5146] = v5140;
-    }
-    const unsigned int v5148 = v56 + v9892;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5149 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5150 = v593.x[17];
-    const float v5151 = v5150 * v5149;
-    const bool v5152 = v5148 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5152) {
-      const unsigned int v5155 = 128u + v9891;
-      const iron_bf16 v5156 = iron_f32_to_bf16(v5151);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5158 = v13 + v5148;
-      const unsigned int v5159 = v5158 * v1;
-      const unsigned int v5160 = v5159 + v28;
-      const unsigned int v5161 = v5160 << 8u;
-      const unsigned int v5162 = v5161 + v5155;
-      out[v5162] = v5156;
-    }
-    const unsigned int v5164 = v56 + v9897;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5165 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5166 = v593.x[18];
-    const float v5167 = v5166 * v5165;
-    const bool v5168 = v5164 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5168) {
-      const unsigned int v5171 = 128u + v9896;
-      const iron_bf16 v5172 = iron_f32_to_bf16(v5167);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5174 = v13 + v5164;
-      const unsigned int v5175 = v5174 * v1;
-      const unsigned int v5176 = v5175 + v28;
-      const unsigned int v5177 = v5176 << 8u;
-      const unsigned int v5178 = v5177 + v5171;
-      out[v5178] = v5172;
-    }
-    const unsigned int v5180 = v56 + v9902;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5181 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5182 = v593.x[19];
-    const float v5183 = v5182 * v5181;
-    const bool v5184 = v5180 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5184) {
-      const unsigned int v5187 = 128u + v9901;
-      const iron_bf16 v5188 = iron_f32_to_bf16(v5183);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5190 = v13 + v5180;
-      const unsigned int v5191 = v5190 * v1;
-      const unsigned int v5192 = v5191 + v28;
-      const unsigned int v5193 = v5192 << 8u;
-      const unsigned int v5194 = v5193 + v5187;
-      out[v5194] = v5188;
-    }
-    const unsigned int v5196 = v56 + v9907;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5197 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5198 = v593.x[20];
-    const float v5199 = v5198 * v5197;
-    const bool v5200 = v5196 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5200) {
-      const unsigned int v5203 = 128u + v9906;
-      const iron_bf16 v5204 = iron_f32_to_bf16(v5199);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5206 = v13 + v5196;
-      const unsigned int v5207 = v5206 * v1;
-      const unsigned int v5208 = v5207 + v28;
-      const unsigned int v5209 = v5208 << 8u;
-      const unsigned int v5210 = v5209 + v5203;
-      out[v5210] = v5204;
-    }
-    const unsigned int v5212 = v56 + v9912;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5213 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5214 = v593.x[21];
-    const float v5215 = v5214 * v5213;
-    const bool v5216 = v5212 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5216) {
-      const unsigned int v5219 = 128u + v9911;
-      const iron_bf16 v5220 = iron_f32_to_bf16(v5215);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5222 = v13 + v5212;
-      const unsigned int v5223 = v5222 * v1;
-      const unsigned int v5224 = v5223 + v28;
-      const unsigned int v5225 = v5224 << 8u;
-      const unsigned int v5226 = v5225 + v5219;
-      out[v5226] = v5220;
-    }
-    const unsigned int v5228 = v56 + v9917;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5229 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5230 = v593.x[22];
-    const float v5231 = v5230 * v5229;
-    const bool v5232 = v5228 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5232) {
-      const unsigned int v5235 = 128u + v9916;
-      const iron_bf16 v5236 = iron_f32_to_bf16(v5231);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5238 = v13 + v5228;
-      const unsigned int v5239 = v5238 * v1;
-      const unsigned int v5240 = v5239 + v28;
-      const unsigned int v5241 = v5240 << 8u;
-      const unsigned int v5242 = v5241 + v5235;
-      out[v5242] = v5236;
-    }
-    const unsigned int v5244 = v56 + v9922;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5245 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5246 = v593.x[23];
-    const float v5247 = v5246 * v5245;
-    const bool v5248 = v5244 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5248) {
-      const unsigned int v5251 = 128u + v9921;
-      const iron_bf16 v5252 = iron_f32_to_bf16(v5247);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5254 = v13 + v5244;
-      const unsigned int v5255 = v5254 * v1;
-      const unsigned int v5256 = v5255 + v28;
-      const unsigned int v5257 = v5256 << 8u;
-      const unsigned int v5258 = v5257 + v5251;
-      out[v5258] = v5252;
-    }
-    const unsigned int v5260 = v56 + v9927;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5261 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5262 = v593.x[24];
-    const float v5263 = v5262 * v5261;
-    const bool v5264 = v5260 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5264) {
-      const unsigned int v5267 = 128u + v9926;
-      const iron_bf16 v5268 = iron_f32_to_bf16(v5263);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5270 = v13 + v5260;
-      const unsigned int v5271 = v5270 * v1;
-      const unsigned int v5272 = v5271 + v28;
-      const unsigned int v5273 = v5272 << 8u;
-      const unsigned int v5274 = v5273 + v5267;
-      out[v5274] = v5268;
-    }
-    const unsigned int v5276 = v56 + v9932;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5277 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5278 = v593.x[25];
-    const float v5279 = v5278 * v5277;
-    const bool v5280 = v5276 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5280) {
-      const unsigned int v5283 = 128u + v9931;
-      const iron_bf16 v5284 = iron_f32_to_bf16(v5279);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5286 = v13 + v5276;
-      const unsigned int v5287 = v5286 * v1;
-      const unsigned int v5288 = v5287 + v28;
-      const unsigned int v5289 = v5288 << 8u;
-      const unsigned int v5290 = v5289 + v5283;
-      out[v5290] = v5284;
-    }
-    const unsigned int v5292 = v56 + v9937;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5293 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5294 = v593.x[26];
-    const float v5295 = v5294 * v5293;
-    const bool v5296 = v5292 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5296) {
-      const unsigned int v5299 = 128u + v9936;
-      const iron_bf16 v5300 = iron_f32_to_bf16(v5295);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5302 = v13 + v5292;
-      const unsigned int v5303 = v5302 * v1;
-      const unsigned int v5304 = v5303 + v28;
-      const unsigned int v5305 = v5304 << 8u;
-      const unsigned int v5306 = v5305 + v5299;
-      out[v5306] = v5300;
-    }
-    const unsigned int v5308 = v56 + v9942;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5309 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5310 = v593.x[27];
-    const float v5311 = v5310 * v5309;
-    const bool v5312 = v5308 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5312) {
-      const unsigned int v5315 = 128u + v9941;
-      const iron_bf16 v5316 = iron_f32_to_bf16(v5311);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5318 = v13 + v5308;
-      const unsigned int v5319 = v5318 * v1;
-      const unsigned int v5320 = v5319 + v28;
-      const unsigned int v5321 = v5320 << 8u;
-      const unsigned int v5322 = v5321 + v5315;
-      out[v5322] = v5316;
-    }
-    const unsigned int v5324 = v56 + v9947;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5325 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5326 = v593.x[28];
-    const float v5327 = v5326 * v5325;
-    const bool v5328 = v5324 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5328) {
-      const unsigned int v5331 = 128u + v9946;
-      const iron_bf16 v5332 = iron_f32_to_bf16(v5327);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5334 = v13 + v5324;
-      const unsigned int v5335 = v5334 * v1;
-      const unsigned int v5336 = v5335 + v28;
-      const unsigned int v5337 = v5336 << 8u;
-      const unsigned int v5338 = v5337 + v5331;
-      out[v5338] = v5332;
-    }
-    const unsigned int v5340 = v56 + v9952;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5341 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5342 = v593.x[29];
-    const float v5343 = v5342 * v5341;
-    const bool v5344 = v5340 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5344) {
-      const unsigned int v5347 = 128u + v9951;
-      const iron_bf16 v5348 = iron_f32_to_bf16(v5343);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5350 = v13 + v5340;
-      const unsigned int v5351 = v5350 * v1;
-      const unsigned int v5352 = v5351 + v28;
-      const unsigned int v5353 = v5352 << 8u;
-      const unsigned int v5354 = v5353 + v5347;
-      out[v5354] = v5348;
-    }
-    const unsigned int v5356 = v56 + v9957;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5357 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5358 = v593.x[30];
-    const float v5359 = v5358 * v5357;
-    const bool v5360 = v5356 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5360) {
-      const unsigned int v5363 = 128u + v9956;
-      const iron_bf16 v5364 = iron_f32_to_bf16(v5359);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5366 = v13 + v5356;
-      const unsigned int v5367 = v5366 * v1;
-      const unsigned int v5368 = v5367 + v28;
-      const unsigned int v5369 = v5368 << 8u;
-      const unsigned int v5370 = v5369 + v5363;
-      out[v5370] = v5364;
-    }
-    const unsigned int v5372 = v56 + v9962;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5373 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5374 = v593.x[31];
-    const float v5375 = v5374 * v5373;
-    const bool v5376 = v5372 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5376) {
-      const unsigned int v5379 = 128u + v9961;
-      const iron_bf16 v5380 = iron_f32_to_bf16(v5375);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5382 = v13 + v5372;
-      const unsigned int v5383 = v5382 * v1;
-      const unsigned int v5384 = v5383 + v28;
-      const unsigned int v5385 = v5384 << 8u;
-      const unsigned int v5386 = v5385 + v5379;
-      out[v5386] = v5380;
-    }
-    const unsigned int v5388 = v56 + v9967;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5389 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5390 = v595.x[0];
-    const float v5391 = v5390 * v5389;
-    const bool v5392 = v5388 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5392) {
-      const unsigned int v5395 = 192u + v9966;
-      const iron_bf16 v5396 = iron_f32_to_bf16(v5391);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5398 = v13 + v5388;
-      const unsigned int v5399 = v5398 * v1;
-      const unsigned int v5400 = v5399 + v28;
-      const unsigned int v5401 = v5400 << 8u;
-      const unsigned int v5402 = v5401 + v5395;
-      out[v5402] = v5396;
-    }
-    const unsigned int v5404 = v56 + v9972;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5405 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5406 = v595.x[1];
-    const float v5407 = v5406 * v5405;
-    const bool v5408 = v5404 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5408) {
-      const unsigned int v5411 = 192u + v9971;
-      const iron_bf16 v5412 = iron_f32_to_bf16(v5407);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5414 = v13 + v5404;
-      const unsigned int v5415 = v5414 * v1;
-      const unsigned int v5416 = v5415 + v28;
-      const unsigned int v5417 = v5416 << 8u;
-      const unsigned int v5418 = v5417 + v5411;
-      out[v5418] = v5412;
-    }
-    const unsigned int v5420 = v56 + v9977;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5421 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5422 = v595.x[2];
-    const float v5423 = v5422 * v5421;
-    const bool v5424 = v5420 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5424) {
-      const unsigned int v5427 = 192u + v9976;
-      const iron_bf16 v5428 = iron_f32_to_bf16(v5423);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5430 = v13 + v5420;
-      const unsigned int v5431 = v5430 * v1;
-      const unsigned int v5432 = v5431 + v28;
-      const unsigned int v5433 = v5432 << 8u;
-      const unsigned int v5434 = v5433 + v5427;
-      out[v5434] = v5428;
-    }
-    const unsigned int v5436 = v56 + v9982;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5437 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5438 = v595.x[3];
-    const float v5439 = v5438 * v5437;
-    const bool v5440 = v5436 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5440) {
-      const unsigned int v5443 = 192u + v9981;
-      const iron_bf16 v5444 = iron_f32_to_bf16(v5439);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5446 = v13 + v5436;
-      const unsigned int v5447 = v5446 * v1;
-      const unsigned int v5448 = v5447 + v28;
-      const unsigned int v5449 = v5448 << 8u;
-      const unsigned int v5450 = v5449 + v5443;
-      out[v5450] = v5444;
-    }
-    const unsigned int v5452 = v56 + v9987;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5453 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5454 = v595.x[4];
-    const float v5455 = v5454 * v5453;
-    const bool v5456 = v5452 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5456) {
-      const unsigned int v5459 = 192u + v9986;
-      const iron_bf16 v5460 = iron_f32_to_bf16(v5455);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5462 = v13 + v5452;
-      const unsigned int v5463 = v5462 * v1;
-      const unsigned int v5464 = v5463 + v28;
-      const unsigned int v5465 = v5464 << 8u;
-      const unsigned int v5466 = v5465 + v5459;
-      out[v5466] = v5460;
-    }
-    const unsigned int v5468 = v56 + v9992;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5469 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5470 = v595.x[5];
-    const float v5471 = v5470 * v5469;
-    const bool v5472 = v5468 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5472) {
-      const unsigned int v5475 = 192u + v9991;
-      const iron_bf16 v5476 = iron_f32_to_bf16(v5471);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5478 = v13 + v5468;
-      const unsigned int v5479 = v5478 * v1;
-      const unsigned int v5480 = v5479 + v28;
-      const unsigned int v5481 = v5480 << 8u;
-      const unsigned int v5482 = v5481 + v5475;
-      out[v5482] = v5476;
-    }
-    const unsigned int v5484 = v56 + v9997;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5485 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5486 = v595.x[6];
-    const float v5487 = v5486 * v5485;
-    const bool v5488 = v5484 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5488) {
-      const unsigned int v5491 = 192u + v9996;
-      const iron_bf16 v5492 = iron_f32_to_bf16(v5487);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5494 = v13 + v5484;
-      const unsigned int v5495 = v5494 * v1;
-      const unsigned int v5496 = v5495 + v28;
-      const unsigned int v5497 = v5496 << 8u;
-      const unsigned int v5498 = v5497 + v5491;
-      out[v5498] = v5492;
-    }
-    const unsigned int v5500 = v56 + v10002;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5501 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5502 = v595.x[7];
-    const float v5503 = v5502 * v5501;
-    const bool v5504 = v5500 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5504) {
-      const unsigned int v5507 = 192u + v10001;
-      const iron_bf16 v5508 = iron_f32_to_bf16(v5503);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5510 = v13 + v5500;
-      const unsigned int v5511 = v5510 * v1;
-      const unsigned int v5512 = v5511 + v28;
-      const unsigned int v5513 = v5512 << 8u;
-      const unsigned int v5514 = v5513 + v5507;
-      out[v5514] = v5508;
-    }
-    const unsigned int v5516 = v56 + v10007;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5517 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5518 = v595.x[8];
-    const float v5519 = v5518 * v5517;
-    const bool v5520 = v5516 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5520) {
-      const unsigned int v5523 = 192u + v10006;
-      const iron_bf16 v5524 = iron_f32_to_bf16(v5519);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5526 = v13 + v5516;
-      const unsigned int v5527 = v5526 * v1;
-      const unsigned int v5528 = v5527 + v28;
-      const unsigned int v5529 = v5528 << 8u;
-      const unsigned int v5530 = v5529 + v5523;
-      out[v5530] = v5524;
-    }
-    const unsigned int v5532 = v56 + v10012;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5533 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5534 = v595.x[9];
-    const float v5535 = v5534 * v5533;
-    const bool v5536 = v5532 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5536) {
-      const unsigned int v5539 = 192u + v10011;
-      const iron_bf16 v5540 = iron_f32_to_bf16(v5535);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5542 = v13 + v5532;
-      const unsigned int v5543 = v5542 * v1;
-      const unsigned int v5544 = v5543 + v28;
-      const unsigned int v5545 = v5544 << 8u;
-      const unsigned int v5546 = v5545 + v5539;
-      out[v5546] = v5540;
-    }
-    const unsigned int v5548 = v56 + v10017;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5549 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5550 = v595.x[10];
-    const float v5551 = v5550 * v5549;
-    const bool v5552 = v5548 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5552) {
-      const unsigned int v5555 = 192u + v10016;
-      const iron_bf16 v5556 = iron_f32_to_bf16(v5551);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5558 = v13 + v5548;
-      const unsigned int v5559 = v5558 * v1;
-      const unsigned int v5560 = v5559 + v28;
-      const unsigned int v5561 = v5560 << 8u;
-      const unsigned int v5562 = v5561 + v5555;
-      out[v5562] = v5556;
-    }
-    const unsigned int v5564 = v56 + v10022;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5565 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5566 = v595.x[11];
-    const float v5567 = v5566 * v5565;
-    const bool v5568 = v5564 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5568) {
-      const unsigned int v5571 = 192u + v10021;
-      const iron_bf16 v5572 = iron_f32_to_bf16(v5567);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5574 = v13 + v5564;
-      const unsigned int v5575 = v5574 * v1;
-      const unsigned int v5576 = v5575 + v28;
-      const unsigned int v5577 = v5576 << 8u;
-      const unsigned int v5578 = v5577 + v5571;
-      out[v5578] = v5572;
-    }
-    const unsigned int v5580 = v56 + v10027;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5581 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5582 = v595.x[12];
-    const float v5583 = v5582 * v5581;
-    const bool v5584 = v5580 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5584) {
-      const unsigned int v5587 = 192u + v10026;
-      const iron_bf16 v5588 = iron_f32_to_bf16(v5583);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5590 = v13 + v5580;
-      const unsigned int v5591 = v5590 * v1;
-      const unsigned int v5592 = v5591 + v28;
-      const unsigned int v5593 = v5592 << 8u;
-      const unsigned int v5594 = v5593 + v5587;
-      out[v5594] = v5588;
-    }
-    const unsigned int v5596 = v56 + v10032;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5597 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5598 = v595.x[13];
-    const float v5599 = v5598 * v5597;
-    const bool v5600 = v5596 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5600) {
-      const unsigned int v5603 = 192u + v10031;
-      const iron_bf16 v5604 = iron_f32_to_bf16(v5599);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5606 = v13 + v5596;
-      const unsigned int v5607 = v5606 * v1;
-      const unsigned int v5608 = v5607 + v28;
-      const unsigned int v5609 = v5608 << 8u;
-      const unsigned int v5610 = v5609 + v5603;
-      out[v5610] = v5604;
-    }
-    const unsigned int v5612 = v56 + v10037;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5613 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5614 = v595.x[14];
-    const float v5615 = v5614 * v5613;
-    const bool v5616 = v5612 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5616) {
-      const unsigned int v5619 = 192u + v10036;
-      const iron_bf16 v5620 = iron_f32_to_bf16(v5615);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5622 = v13 + v5612;
-      const unsigned int v5623 = v5622 * v1;
-      const unsigned int v5624 = v5623 + v28;
-      const unsigned int v5625 = v5624 << 8u;
-      const unsigned int v5626 = v5625 + v5619;
-      out[v5626] = v5620;
-    }
-    const unsigned int v5628 = v56 + v10042;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5629 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5630 = v595.x[15];
-    const float v5631 = v5630 * v5629;
-    const bool v5632 = v5628 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5632) {
-      const unsigned int v5635 = 192u + v10041;
-      const iron_bf16 v5636 = iron_f32_to_bf16(v5631);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5638 = v13 + v5628;
-      const unsigned int v5639 = v5638 * v1;
-      const unsigned int v5640 = v5639 + v28;
-      const unsigned int v5641 = v5640 << 8u;
-      const unsigned int v5642 = v5641 + v5635;
-      out[v5642] = v5636;
-    }
-    const unsigned int v5644 = v56 + v10047;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5645 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5646 = v595.x[16];
-    const float v5647 = v5646 * v5645;
-    const bool v5648 = v5644 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5648) {
-      const unsigned int v5651 = 192u + v10046;
-      const iron_bf16 v5652 = iron_f32_to_bf16(v5647);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5654 = v13 + v5644;
-      const unsigned int v5655 = v5654 * v1;
-      const unsigned int v5656 = v5655 + v28;
-      const unsigned int v5657 = v5656 << 8u;
-      const unsigned int v5658 = v5657 + v5651;
-      out[v5658] = v5652;
-    }
-    const unsigned int v5660 = v56 + v10052;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5661 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5662 = v595.x[17];
-    const float v5663 = v5662 * v5661;
-    const bool v5664 = v5660 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5664) {
-      const unsigned int v5667 = 192u + v10051;
-      const iron_bf16 v5668 = iron_f32_to_bf16(v5663);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5670 = v13 + v5660;
-      const unsigned int v5671 = v5670 * v1;
-      const unsigned int v5672 = v5671 + v28;
-      const unsigned int v5673 = v5672 << 8u;
-      const unsigned int v5674 = v5673 + v5667;
-      out[v5674] = v5668;
-    }
-    const unsigned int v5676 = v56 + v10057;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5677 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5678 = v595.x[18];
-    const float v5679 = v5678 * v5677;
-    const bool v5680 = v5676 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5680) {
-      const unsigned int v5683 = 192u + v10056;
-      const iron_bf16 v5684 = iron_f32_to_bf16(v5679);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5686 = v13 + v5676;
-      const unsigned int v5687 = v5686 * v1;
-      const unsigned int v5688 = v5687 + v28;
-      const unsigned int v5689 = v5688 << 8u;
-      const unsigned int v5690 = v5689 + v5683;
-      out[v5690] = v5684;
-    }
-    const unsigned int v5692 = v56 + v10062;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5693 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5694 = v595.x[19];
-    const float v5695 = v5694 * v5693;
-    const bool v5696 = v5692 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5696) {
-      const unsigned int v5699 = 192u + v10061;
-      const iron_bf16 v5700 = iron_f32_to_bf16(v5695);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5702 = v13 + v5692;
-      const unsigned int v5703 = v5702 * v1;
-      const unsigned int v5704 = v5703 + v28;
-      const unsigned int v5705 = v5704 << 8u;
-      const unsigned int v5706 = v5705 + v5699;
-      out[v5706] = v5700;
-    }
-    const unsigned int v5708 = v56 + v10067;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5709 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5710 = v595.x[20];
-    const float v5711 = v5710 * v5709;
-    const bool v5712 = v5708 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5712) {
-      const unsigned int v5715 = 192u + v10066;
-      const iron_bf16 v5716 = iron_f32_to_bf16(v5711);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5718 = v13 + v5708;
-      const unsigned int v5719 = v5718 * v1;
-      const unsigned int v5720 = v5719 + v28;
-      const unsigned int v5721 = v5720 << 8u;
-      const unsigned int v5722 = v5721 + v5715;
-      out[v5722] = v5716;
-    }
-    const unsigned int v5724 = v56 + v10072;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5725 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5726 = v595.x[21];
-    const float v5727 = v5726 * v5725;
-    const bool v5728 = v5724 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5728) {
-      const unsigned int v5731 = 192u + v10071;
-      const iron_bf16 v5732 = iron_f32_to_bf16(v5727);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5734 = v13 + v5724;
-      const unsigned int v5735 = v5734 * v1;
-      const unsigned int v5736 = v5735 + v28;
-      const unsigned int v5737 = v5736 << 8u;
-      const unsigned int v5738 = v5737 + v5731;
-      out[v5738] = v5732;
-    }
-    const unsigned int v5740 = v56 + v10077;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5741 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5742 = v595.x[22];
-    const float v5743 = v5742 * v5741;
-    const bool v5744 = v5740 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5744) {
-      const unsigned int v5747 = 192u + v10076;
-      const iron_bf16 v5748 = iron_f32_to_bf16(v5743);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5750 = v13 + v5740;
-      const unsigned int v5751 = v5750 * v1;
-      const unsigned int v5752 = v5751 + v28;
-      const unsigned int v5753 = v5752 << 8u;
-      const unsigned int v5754 = v5753 + v5747;
-      out[v5754] = v5748;
-    }
-    const unsigned int v5756 = v56 + v10082;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5757 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5758 = v595.x[23];
-    const float v5759 = v5758 * v5757;
-    const bool v5760 = v5756 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5760) {
-      const unsigned int v5763 = 192u + v10081;
-      const iron_bf16 v5764 = iron_f32_to_bf16(v5759);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5766 = v13 + v5756;
-      const unsigned int v5767 = v5766 * v1;
-      const unsigned int v5768 = v5767 + v28;
-      const unsigned int v5769 = v5768 << 8u;
-      const unsigned int v5770 = v5769 + v5763;
-      out[v5770] = v5764;
-    }
-    const unsigned int v5772 = v56 + v10087;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5773 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5774 = v595.x[24];
-    const float v5775 = v5774 * v5773;
-    const bool v5776 = v5772 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5776) {
-      const unsigned int v5779 = 192u + v10086;
-      const iron_bf16 v5780 = iron_f32_to_bf16(v5775);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5782 = v13 + v5772;
-      const unsigned int v5783 = v5782 * v1;
-      const unsigned int v5784 = v5783 + v28;
-      const unsigned int v5785 = v5784 << 8u;
-      const unsigned int v5786 = v5785 + v5779;
-      out[v5786] = v5780;
-    }
-    const unsigned int v5788 = v56 + v10092;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5789 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5790 = v595.x[25];
-    const float v5791 = v5790 * v5789;
-    const bool v5792 = v5788 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5792) {
-      const unsigned int v5795 = 192u + v10091;
-      const iron_bf16 v5796 = iron_f32_to_bf16(v5791);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5798 = v13 + v5788;
-      const unsigned int v5799 = v5798 * v1;
-      const unsigned int v5800 = v5799 + v28;
-      const unsigned int v5801 = v5800 << 8u;
-      const unsigned int v5802 = v5801 + v5795;
-      out[v5802] = v5796;
-    }
-    const unsigned int v5804 = v56 + v10097;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5805 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5806 = v595.x[26];
-    const float v5807 = v5806 * v5805;
-    const bool v5808 = v5804 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5808) {
-      const unsigned int v5811 = 192u + v10096;
-      const iron_bf16 v5812 = iron_f32_to_bf16(v5807);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5814 = v13 + v5804;
-      const unsigned int v5815 = v5814 * v1;
-      const unsigned int v5816 = v5815 + v28;
-      const unsigned int v5817 = v5816 << 8u;
-      const unsigned int v5818 = v5817 + v5811;
-      out[v5818] = v5812;
-    }
-    const unsigned int v5820 = v56 + v10102;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5821 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5822 = v595.x[27];
-    const float v5823 = v5822 * v5821;
-    const bool v5824 = v5820 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5824) {
-      const unsigned int v5827 = 192u + v10101;
-      const iron_bf16 v5828 = iron_f32_to_bf16(v5823);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5830 = v13 + v5820;
-      const unsigned int v5831 = v5830 * v1;
-      const unsigned int v5832 = v5831 + v28;
-      const unsigned int v5833 = v5832 << 8u;
-      const unsigned int v5834 = v5833 + v5827;
-      out[v5834] = v5828;
-    }
-    const unsigned int v5836 = v56 + v10107;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5837 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5838 = v595.x[28];
-    const float v5839 = v5838 * v5837;
-    const bool v5840 = v5836 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5840) {
-      const unsigned int v5843 = 192u + v10106;
-      const iron_bf16 v5844 = iron_f32_to_bf16(v5839);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5846 = v13 + v5836;
-      const unsigned int v5847 = v5846 * v1;
-      const unsigned int v5848 = v5847 + v28;
-      const unsigned int v5849 = v5848 << 8u;
-      const unsigned int v5850 = v5849 + v5843;
-      out[v5850] = v5844;
-    }
-    const unsigned int v5852 = v56 + v10112;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5853 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5854 = v595.x[29];
-    const float v5855 = v5854 * v5853;
-    const bool v5856 = v5852 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5856) {
-      const unsigned int v5859 = 192u + v10111;
-      const iron_bf16 v5860 = iron_f32_to_bf16(v5855);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5862 = v13 + v5852;
-      const unsigned int v5863 = v5862 * v1;
-      const unsigned int v5864 = v5863 + v28;
-      const unsigned int v5865 = v5864 << 8u;
-      const unsigned int v5866 = v5865 + v5859;
-      out[v5866] = v5860;
-    }
-    const unsigned int v5868 = v56 + v10117;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5869 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5870 = v595.x[30];
-    const float v5871 = v5870 * v5869;
-    const bool v5872 = v5868 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5872) {
-      const unsigned int v5875 = 192u + v10116;
-      const iron_bf16 v5876 = iron_f32_to_bf16(v5871);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5878 = v13 + v5868;
-      const unsigned int v5879 = v5878 * v1;
-      const unsigned int v5880 = v5879 + v28;
-      const unsigned int v5881 = v5880 << 8u;
-      const unsigned int v5882 = v5881 + v5875;
-      out[v5882] = v5876;
-    }
-    const unsigned int v5884 = v56 + v10122;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5885 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5886 = v595.x[31];
-    const float v5887 = v5886 * v5885;
-    const bool v5888 = v5884 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5888) {
-      const unsigned int v5891 = 192u + v10121;
-      const iron_bf16 v5892 = iron_f32_to_bf16(v5887);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5894 = v13 + v5884;
-      const unsigned int v5895 = v5894 * v1;
-      const unsigned int v5896 = v5895 + v28;
-      const unsigned int v5897 = v5896 << 8u;
-      const unsigned int v5898 = v5897 + v5891;
-      out[v5898] = v5892;
+    const float v3725 = v49 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:242
+    iron_frag<float, 2, 16, 8> v3727;  // kernels/sdpa/flash_tile.hpp:243
+    iron_frag_fill(v3727, 0.0f);
+    const float v3731 = v606.x[0];  // kernels/sdpa/flash_tile.hpp:245
+    const float v3732 = fmaxf(v3731, v3725);
+    const bool v3735 = v3732 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3736 = v3735 ? 0.0f : v3732;
+    v3727.x[0] = v3736;  // kernels/sdpa/flash_tile.hpp:244
+    const float v3740 = v606.x[1];  // kernels/sdpa/flash_tile.hpp:245
+    const float v3741 = fmaxf(v3740, v3725);
+    const bool v3744 = v3741 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3745 = v3744 ? 0.0f : v3741;
+    v3727.x[1] = v3745;  // kernels/sdpa/flash_tile.hpp:244
+    const float v3749 = v606.x[2];  // kernels/sdpa/flash_tile.hpp:245
+    const float v3750 = fmaxf(v3749, v3725);
+    const bool v3753 = v3750 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3754 = v3753 ? 0.0f : v3750;
+    v3727.x[2] = v3754;  // kernels/sdpa/flash_tile.hpp:244
+    const float v3758 = v606.x[3];  // kernels/sdpa/flash_tile.hpp:245
+    const float v3759 = fmaxf(v3758, v3725);
+    const bool v3762 = v3759 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3763 = v3762 ? 0.0f : v3759;
+    v3727.x[3] = v3763;  // kernels/sdpa/flash_tile.hpp:244
+    iron_frag<float, 2, 16, 8> v3765;  // kernels/sdpa/flash_tile.hpp:247
+    iron_frag_fill(v3765, 0.0f);
+    const float v3769 = v3727.x[0];  // kernels/sdpa/flash_tile.hpp:249
+    const float v3770 = v3725 - v3769;
+    const float v3771 = exp2f(v3770);
+    const float v3774 = v3731 - v3769;
+    const float v3775 = exp2f(v3774);
+    const float v3776 = v608.x[0];
+    const float v3777 = v3776 * v3775;
+    const float v3778 = v3777 + v3771;
+    v3765.x[0] = v3778;  // kernels/sdpa/flash_tile.hpp:248
+    const float v3782 = v3727.x[1];  // kernels/sdpa/flash_tile.hpp:249
+    const float v3783 = v3725 - v3782;
+    const float v3784 = exp2f(v3783);
+    const float v3787 = v3740 - v3782;
+    const float v3788 = exp2f(v3787);
+    const float v3789 = v608.x[1];
+    const float v3790 = v3789 * v3788;
+    const float v3791 = v3790 + v3784;
+    v3765.x[1] = v3791;  // kernels/sdpa/flash_tile.hpp:248
+    const float v3795 = v3727.x[2];  // kernels/sdpa/flash_tile.hpp:249
+    const float v3796 = v3725 - v3795;
+    const float v3797 = exp2f(v3796);
+    const float v3800 = v3749 - v3795;
+    const float v3801 = exp2f(v3800);
+    const float v3802 = v608.x[2];
+    const float v3803 = v3802 * v3801;
+    const float v3804 = v3803 + v3797;
+    v3765.x[2] = v3804;  // kernels/sdpa/flash_tile.hpp:248
+    const float v3808 = v3727.x[3];  // kernels/sdpa/flash_tile.hpp:249
+    const float v3809 = v3725 - v3808;
+    const float v3810 = exp2f(v3809);
+    const float v3813 = v3758 - v3808;
+    const float v3814 = exp2f(v3813);
+    const float v3815 = v608.x[3];
+    const float v3816 = v3815 * v3814;
+    const float v3817 = v3816 + v3810;
+    v3765.x[3] = v3817;  // kernels/sdpa/flash_tile.hpp:248
+    iron_frag<float, 2, 16, 8> v3819;  // kernels/sdpa/flash_tile.hpp:251
+    iron_frag_fill(v3819, 0.0f);
+    const float v3823 = v3765.x[0];  // kernels/sdpa/flash_tile.hpp:253
+    const float v3829 = v3775 / v3823;  // kernels/sdpa/flash_tile.hpp:254
+    const bool v3831 = v3823 > 0.0f;
+    const float v3832 = v3831 ? v3829 : 0.0f;
+    v3819.x[0] = v3832;  // kernels/sdpa/flash_tile.hpp:252
+    const float v3836 = v3765.x[1];  // kernels/sdpa/flash_tile.hpp:253
+    const float v3842 = v3788 / v3836;  // kernels/sdpa/flash_tile.hpp:254
+    const bool v3844 = v3836 > 0.0f;
+    const float v3845 = v3844 ? v3842 : 0.0f;
+    v3819.x[1] = v3845;  // kernels/sdpa/flash_tile.hpp:252
+    const float v3849 = v3765.x[2];  // kernels/sdpa/flash_tile.hpp:253
+    const float v3855 = v3801 / v3849;  // kernels/sdpa/flash_tile.hpp:254
+    const bool v3857 = v3849 > 0.0f;
+    const float v3858 = v3857 ? v3855 : 0.0f;
+    v3819.x[2] = v3858;  // kernels/sdpa/flash_tile.hpp:252
+    const float v3862 = v3765.x[3];  // kernels/sdpa/flash_tile.hpp:253
+    const float v3868 = v3814 / v3862;  // kernels/sdpa/flash_tile.hpp:254
+    const bool v3870 = v3862 > 0.0f;
+    const float v3871 = v3870 ? v3868 : 0.0f;
+    v3819.x[3] = v3871;  // kernels/sdpa/flash_tile.hpp:252
+    const unsigned int v3873 = v56 + v9508;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3874 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3875 = v610.x[0];
+    const float v3876 = v3875 * v3874;
+    const bool v3877 = v3873 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3877) {
+      const iron_bf16 v3881 = iron_f32_to_bf16(v3876);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3883 = v13 + v3873;
+      const unsigned int v3884 = v3883 * v1;
+      const unsigned int v3885 = v3884 + v28;
+      const unsigned int v3886 = v3885 << 8u;
+      const unsigned int v3887 = v3886 + v9507;
+      out[v3887] = v3881;
+    }
+    const unsigned int v3889 = v56 + v9513;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3890 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3891 = v610.x[1];
+    const float v3892 = v3891 * v3890;
+    const bool v3893 = v3889 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3893) {
+      const iron_bf16 v3897 = iron_f32_to_bf16(v3892);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3899 = v13 + v3889;
+      const unsigned int v3900 = v3899 * v1;
+      const unsigned int v3901 = v3900 + v28;
+      const unsigned int v3902 = v3901 << 8u;
+      const unsigned int v3903 = v3902 + v9512;
+      out[v3903] = v3897;
+    }
+    const unsigned int v3905 = v56 + v9518;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3906 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3907 = v610.x[2];
+    const float v3908 = v3907 * v3906;
+    const bool v3909 = v3905 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3909) {
+      const iron_bf16 v3913 = iron_f32_to_bf16(v3908);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3915 = v13 + v3905;
+      const unsigned int v3916 = v3915 * v1;
+      const unsigned int v3917 = v3916 + v28;
+      const unsigned int v3918 = v3917 << 8u;
+      const unsigned int v3919 = v3918 + v9517;
+      out[v3919] = v3913;
+    }
+    const unsigned int v3921 = v56 + v9523;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3922 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3923 = v610.x[3];
+    const float v3924 = v3923 * v3922;
+    const bool v3925 = v3921 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3925) {
+      const iron_bf16 v3929 = iron_f32_to_bf16(v3924);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3931 = v13 + v3921;
+      const unsigned int v3932 = v3931 * v1;
+      const unsigned int v3933 = v3932 + v28;
+      const unsigned int v3934 = v3933 << 8u;
+      const unsigned int v3935 = v3934 + v9522;
+      out[v3935] = v3929;
+    }
+    const unsigned int v3937 = v56 + v9528;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3938 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3939 = v610.x[4];
+    const float v3940 = v3939 * v3938;
+    const bool v3941 = v3937 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3941) {
+      const iron_bf16 v3945 = iron_f32_to_bf16(v3940);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3947 = v13 + v3937;
+      const unsigned int v3948 = v3947 * v1;
+      const unsigned int v3949 = v3948 + v28;
+      const unsigned int v3950 = v3949 << 8u;
+      const unsigned int v3951 = v3950 + v9527;
+      out[v3951] = v3945;
+    }
+    const unsigned int v3953 = v56 + v9533;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3954 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3955 = v610.x[5];
+    const float v3956 = v3955 * v3954;
+    const bool v3957 = v3953 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3957) {
+      const iron_bf16 v3961 = iron_f32_to_bf16(v3956);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3963 = v13 + v3953;
+      const unsigned int v3964 = v3963 * v1;
+      const unsigned int v3965 = v3964 + v28;
+      const unsigned int v3966 = v3965 << 8u;
+      const unsigned int v3967 = v3966 + v9532;
+      out[v3967] = v3961;
+    }
+    const unsigned int v3969 = v56 + v9538;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3970 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3971 = v610.x[6];
+    const float v3972 = v3971 * v3970;
+    const bool v3973 = v3969 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3973) {
+      const iron_bf16 v3977 = iron_f32_to_bf16(v3972);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3979 = v13 + v3969;
+      const unsigned int v3980 = v3979 * v1;
+      const unsigned int v3981 = v3980 + v28;
+      const unsigned int v3982 = v3981 << 8u;
+      const unsigned int v3983 = v3982 + v9537;
+      out[v3983] = v3977;
+    }
+    const unsigned int v3985 = v56 + v9543;  // kernels/sdpa/flash_tile.hpp:258
+    const float v3986 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v3987 = v610.x[7];
+    const float v3988 = v3987 * v3986;
+    const bool v3989 = v3985 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v3989) {
+      const iron_bf16 v3993 = iron_f32_to_bf16(v3988);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3995 = v13 + v3985;
+      const unsigned int v3996 = v3995 * v1;
+      const unsigned int v3997 = v3996 + v28;
+      const unsigned int v3998 = v3997 << 8u;
+      const unsigned int v3999 = v3998 + v9542;
+      out[v3999] = v3993;
+    }
+    const unsigned int v4001 = v56 + v9548;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4002 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4003 = v610.x[8];
+    const float v4004 = v4003 * v4002;
+    const bool v4005 = v4001 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4005) {
+      const iron_bf16 v4009 = iron_f32_to_bf16(v4004);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4011 = v13 + v4001;
+      const unsigned int v4012 = v4011 * v1;
+      const unsigned int v4013 = v4012 + v28;
+      const unsigned int v4014 = v4013 << 8u;
+      const unsigned int v4015 = v4014 + v9547;
+      out[v4015] = v4009;
+    }
+    const unsigned int v4017 = v56 + v9553;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4018 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4019 = v610.x[9];
+    const float v4020 = v4019 * v4018;
+    const bool v4021 = v4017 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4021) {
+      const iron_bf16 v4025 = iron_f32_to_bf16(v4020);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4027 = v13 + v4017;
+      const unsigned int v4028 = v4027 * v1;
+      const unsigned int v4029 = v4028 + v28;
+      const unsigned int v4030 = v4029 << 8u;
+      const unsigned int v4031 = v4030 + v9552;
+      out[v4031] = v4025;
+    }
+    const unsigned int v4033 = v56 + v9558;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4034 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4035 = v610.x[10];
+    const float v4036 = v4035 * v4034;
+    const bool v4037 = v4033 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4037) {
+      const iron_bf16 v4041 = iron_f32_to_bf16(v4036);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4043 = v13 + v4033;
+      const unsigned int v4044 = v4043 * v1;
+      const unsigned int v4045 = v4044 + v28;
+      const unsigned int v4046 = v4045 << 8u;
+      const unsigned int v4047 = v4046 + v9557;
+      out[v4047] = v4041;
+    }
+    const unsigned int v4049 = v56 + v9563;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4050 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4051 = v610.x[11];
+    const float v4052 = v4051 * v4050;
+    const bool v4053 = v4049 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4053) {
+      const iron_bf16 v4057 = iron_f32_to_bf16(v4052);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4059 = v13 + v4049;
+      const unsigned int v4060 = v4059 * v1;
+      const unsigned int v4061 = v4060 + v28;
+      const unsigned int v4062 = v4061 << 8u;
+      const unsigned int v4063 = v4062 + v9562;
+      out[v4063] = v4057;
+    }
+    const unsigned int v4065 = v56 + v9568;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4066 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4067 = v610.x[12];
+    const float v4068 = v4067 * v4066;
+    const bool v4069 = v4065 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4069) {
+      const iron_bf16 v4073 = iron_f32_to_bf16(v4068);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4075 = v13 + v4065;
+      const unsigned int v4076 = v4075 * v1;
+      const unsigned int v4077 = v4076 + v28;
+      const unsigned int v4078 = v4077 << 8u;
+      const unsigned int v4079 = v4078 + v9567;
+      out[v4079] = v4073;
+    }
+    const unsigned int v4081 = v56 + v9573;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4082 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4083 = v610.x[13];
+    const float v4084 = v4083 * v4082;
+    const bool v4085 = v4081 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4085) {
+      const iron_bf16 v4089 = iron_f32_to_bf16(v4084);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4091 = v13 + v4081;
+      const unsigned int v4092 = v4091 * v1;
+      const unsigned int v4093 = v4092 + v28;
+      const unsigned int v4094 = v4093 << 8u;
+      const unsigned int v4095 = v4094 + v9572;
+      out[v4095] = v4089;
+    }
+    const unsigned int v4097 = v56 + v9578;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4098 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4099 = v610.x[14];
+    const float v4100 = v4099 * v4098;
+    const bool v4101 = v4097 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4101) {
+      const iron_bf16 v4105 = iron_f32_to_bf16(v4100);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4107 = v13 + v4097;
+      const unsigned int v4108 = v4107 * v1;
+      const unsigned int v4109 = v4108 + v28;
+      const unsigned int v4110 = v4109 << 8u;
+      const unsigned int v4111 = v4110 + v9577;
+      out[v4111] = v4105;
+    }
+    const unsigned int v4113 = v56 + v9583;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4114 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4115 = v610.x[15];
+    const float v4116 = v4115 * v4114;
+    const bool v4117 = v4113 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4117) {
+      const iron_bf16 v4121 = iron_f32_to_bf16(v4116);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4123 = v13 + v4113;
+      const unsigned int v4124 = v4123 * v1;
+      const unsigned int v4125 = v4124 + v28;
+      const unsigned int v4126 = v4125 << 8u;
+      const unsigned int v4127 = v4126 + v9582;
+      out[v4127] = v4121;
+    }
+    const unsigned int v4129 = v56 + v9588;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4130 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4131 = v610.x[16];
+    const float v4132 = v4131 * v4130;
+    const bool v4133 = v4129 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4133) {
+      const iron_bf16 v4137 = iron_f32_to_bf16(v4132);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4139 = v13 + v4129;
+      const unsigned int v4140 = v4139 * v1;
+      const unsigned int v4141 = v4140 + v28;
+      const unsigned int v4142 = v4141 << 8u;
+      const unsigned int v4143 = v4142 + v9587;
+      out[v4143] = v4137;
+    }
+    const unsigned int v4145 = v56 + v9593;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4146 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4147 = v610.x[17];
+    const float v4148 = v4147 * v4146;
+    const bool v4149 = v4145 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4149) {
+      const iron_bf16 v4153 = iron_f32_to_bf16(v4148);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4155 = v13 + v4145;
+      const unsigned int v4156 = v4155 * v1;
+      const unsigned int v4157 = v4156 + v28;
+      const unsigned int v4158 = v4157 << 8u;
+      const unsigned int v4159 = v4158 + v9592;
+      out[v4159] = v4153;
+    }
+    const unsigned int v4161 = v56 + v9598;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4162 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4163 = v610.x[18];
+    const float v4164 = v4163 * v4162;
+    const bool v4165 = v4161 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4165) {
+      const iron_bf16 v4169 = iron_f32_to_bf16(v4164);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4171 = v13 + v4161;
+      const unsigned int v4172 = v4171 * v1;
+      const unsigned int v4173 = v4172 + v28;
+      const unsigned int v4174 = v4173 << 8u;
+      const unsigned int v4175 = v4174 + v9597;
+      out[v4175] = v4169;
+    }
+    const unsigned int v4177 = v56 + v9603;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4178 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4179 = v610.x[19];
+    const float v4180 = v4179 * v4178;
+    const bool v4181 = v4177 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4181) {
+      const iron_bf16 v4185 = iron_f32_to_bf16(v4180);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4187 = v13 + v4177;
+      const unsigned int v4188 = v4187 * v1;
+      const unsigned int v4189 = v4188 + v28;
+      const unsigned int v4190 = v4189 << 8u;
+      const unsigned int v4191 = v4190 + v9602;
+      out[v4191] = v4185;
+    }
+    const unsigned int v4193 = v56 + v9608;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4194 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4195 = v610.x[20];
+    const float v4196 = v4195 * v4194;
+    const bool v4197 = v4193 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4197) {
+      const iron_bf16 v4201 = iron_f32_to_bf16(v4196);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4203 = v13 + v4193;
+      const unsigned int v4204 = v4203 * v1;
+      const unsigned int v4205 = v4204 + v28;
+      const unsigned int v4206 = v4205 << 8u;
+      const unsigned int v4207 = v4206 + v9607;
+      out[v4207] = v4201;
+    }
+    const unsigned int v4209 = v56 + v9613;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4210 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4211 = v610.x[21];
+    const float v4212 = v4211 * v4210;
+    const bool v4213 = v4209 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4213) {
+      const iron_bf16 v4217 = iron_f32_to_bf16(v4212);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4219 = v13 + v4209;
+      const unsigned int v4220 = v4219 * v1;
+      const unsigned int v4221 = v4220 + v28;
+      const unsigned int v4222 = v4221 << 8u;
+      const unsigned int v4223 = v4222 + v9612;
+      out[v4223] = v4217;
+    }
+    const unsigned int v4225 = v56 + v9618;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4226 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4227 = v610.x[22];
+    const float v4228 = v4227 * v4226;
+    const bool v4229 = v4225 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4229) {
+      const iron_bf16 v4233 = iron_f32_to_bf16(v4228);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4235 = v13 + v4225;
+      const unsigned int v4236 = v4235 * v1;
+      const unsigned int v4237 = v4236 + v28;
+      const unsigned int v4238 = v4237 << 8u;
+      const unsigned int v4239 = v4238 + v9617;
+      out[v4239] = v4233;
+    }
+    const unsigned int v4241 = v56 + v9623;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4242 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4243 = v610.x[23];
+    const float v4244 = v4243 * v4242;
+    const bool v4245 = v4241 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4245) {
+      const iron_bf16 v4249 = iron_f32_to_bf16(v4244);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4251 = v13 + v4241;
+      const unsigned int v4252 = v4251 * v1;
+      const unsigned int v4253 = v4252 + v28;
+      const unsigned int v4254 = v4253 << 8u;
+      const unsigned int v4255 = v4254 + v9622;
+      out[v4255] = v4249;
+    }
+    const unsigned int v4257 = v56 + v9628;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4258 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4259 = v610.x[24];
+    const float v4260 = v4259 * v4258;
+    const bool v4261 = v4257 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4261) {
+      const iron_bf16 v4265 = iron_f32_to_bf16(v4260);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4267 = v13 + v4257;
+      const unsigned int v4268 = v4267 * v1;
+      const unsigned int v4269 = v4268 + v28;
+      const unsigned int v4270 = v4269 << 8u;
+      const unsigned int v4271 = v4270 + v9627;
+      out[v4271] = v4265;
+    }
+    const unsigned int v4273 = v56 + v9633;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4274 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4275 = v610.x[25];
+    const float v4276 = v4275 * v4274;
+    const bool v4277 = v4273 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4277) {
+      const iron_bf16 v4281 = iron_f32_to_bf16(v4276);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4283 = v13 + v4273;
+      const unsigned int v4284 = v4283 * v1;
+      const unsigned int v4285 = v4284 + v28;
+      const unsigned int v4286 = v4285 << 8u;
+      const unsigned int v4287 = v4286 + v9632;
+      out[v4287] = v4281;
+    }
+    const unsigned int v4289 = v56 + v9638;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4290 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4291 = v610.x[26];
+    const float v4292 = v4291 * v4290;
+    const bool v4293 = v4289 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4293) {
+      const iron_bf16 v4297 = iron_f32_to_bf16(v4292);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4299 = v13 + v4289;
+      const unsigned int v4300 = v4299 * v1;
+      const unsigned int v4301 = v4300 + v28;
+      const unsigned int v4302 = v4301 << 8u;
+      const unsigned int v4303 = v4302 + v9637;
+      out[v4303] = v4297;
+    }
+    const unsigned int v4305 = v56 + v9643;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4306 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4307 = v610.x[27];
+    const float v4308 = v4307 * v4306;
+    const bool v4309 = v4305 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4309) {
+      const iron_bf16 v4313 = iron_f32_to_bf16(v4308);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4315 = v13 + v4305;
+      const unsigned int v4316 = v4315 * v1;
+      const unsigned int v4317 = v4316 + v28;
+      const unsigned int v4318 = v4317 << 8u;
+      const unsigned int v4319 = v4318 + v9642;
+      out[v4319] = v4313;
+    }
+    const unsigned int v4321 = v56 + v9648;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4322 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4323 = v610.x[28];
+    const float v4324 = v4323 * v4322;
+    const bool v4325 = v4321 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4325) {
+      const iron_bf16 v4329 = iron_f32_to_bf16(v4324);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4331 = v13 + v4321;
+      const unsigned int v4332 = v4331 * v1;
+      const unsigned int v4333 = v4332 + v28;
+      const unsigned int v4334 = v4333 << 8u;
+      const unsigned int v4335 = v4334 + v9647;
+      out[v4335] = v4329;
+    }
+    const unsigned int v4337 = v56 + v9653;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4338 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4339 = v610.x[29];
+    const float v4340 = v4339 * v4338;
+    const bool v4341 = v4337 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4341) {
+      const iron_bf16 v4345 = iron_f32_to_bf16(v4340);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4347 = v13 + v4337;
+      const unsigned int v4348 = v4347 * v1;
+      const unsigned int v4349 = v4348 + v28;
+      const unsigned int v4350 = v4349 << 8u;
+      const unsigned int v4351 = v4350 + v9652;
+      out[v4351] = v4345;
+    }
+    const unsigned int v4353 = v56 + v9658;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4354 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4355 = v610.x[30];
+    const float v4356 = v4355 * v4354;
+    const bool v4357 = v4353 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4357) {
+      const iron_bf16 v4361 = iron_f32_to_bf16(v4356);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4363 = v13 + v4353;
+      const unsigned int v4364 = v4363 * v1;
+      const unsigned int v4365 = v4364 + v28;
+      const unsigned int v4366 = v4365 << 8u;
+      const unsigned int v4367 = v4366 + v9657;
+      out[v4367] = v4361;
+    }
+    const unsigned int v4369 = v56 + v9663;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4370 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4371 = v610.x[31];
+    const float v4372 = v4371 * v4370;
+    const bool v4373 = v4369 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4373) {
+      const iron_bf16 v4377 = iron_f32_to_bf16(v4372);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4379 = v13 + v4369;
+      const unsigned int v4380 = v4379 * v1;
+      const unsigned int v4381 = v4380 + v28;
+      const unsigned int v4382 = v4381 << 8u;
+      const unsigned int v4383 = v4382 + v9662;
+      out[v4383] = v4377;
+    }
+    const unsigned int v4385 = v56 + v9668;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4386 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4387 = v612.x[0];
+    const float v4388 = v4387 * v4386;
+    const bool v4389 = v4385 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4389) {
+      const unsigned int v4392 = 64u + v9667;
+      const iron_bf16 v4393 = iron_f32_to_bf16(v4388);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4395 = v13 + v4385;
+      const unsigned int v4396 = v4395 * v1;
+      const unsigned int v4397 = v4396 + v28;
+      const unsigned int v4398 = v4397 << 8u;
+      const unsigned int v4399 = v4398 + v4392;
+      out[v4399] = v4393;
+    }
+    const unsigned int v4401 = v56 + v9673;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4402 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4403 = v612.x[1];
+    const float v4404 = v4403 * v4402;
+    const bool v4405 = v4401 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4405) {
+      const unsigned int v4408 = 64u + v9672;
+      const iron_bf16 v4409 = iron_f32_to_bf16(v4404);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4411 = v13 + v4401;
+      const unsigned int v4412 = v4411 * v1;
+      const unsigned int v4413 = v4412 + v28;
+      const unsigned int v4414 = v4413 << 8u;
+      const unsigned int v4415 = v4414 + v4408;
+      out[v4415] = v4409;
+    }
+    const unsigned int v4417 = v56 + v9678;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4418 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4419 = v612.x[2];
+    const float v4420 = v4419 * v4418;
+    const bool v4421 = v4417 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4421) {
+      const unsigned int v4424 = 64u + v9677;
+      const iron_bf16 v4425 = iron_f32_to_bf16(v4420);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4427 = v13 + v4417;
+      const unsigned int v4428 = v4427 * v1;
+      const unsigned int v4429 = v4428 + v28;
+      const unsigned int v4430 = v4429 << 8u;
+      const unsigned int v4431 = v4430 + v4424;
+      out[v4431] = v4425;
+    }
+    const unsigned int v4433 = v56 + v9683;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4434 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4435 = v612.x[3];
+    const float v4436 = v4435 * v4434;
+    const bool v4437 = v4433 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4437) {
+      const unsigned int v4440 = 64u + v9682;
+      const iron_bf16 v4441 = iron_f32_to_bf16(v4436);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4443 = v13 + v4433;
+      const unsigned int v4444 = v4443 * v1;
+      const unsigned int v4445 = v4444 + v28;
+      const unsigned int v4446 = v4445 << 8u;
+      const unsigned int v4447 = v4446 + v4440;
+      out[v4447] = v4441;
+    }
+    const unsigned int v4449 = v56 + v9688;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4450 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4451 = v612.x[4];
+    const float v4452 = v4451 * v4450;
+    const bool v4453 = v4449 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4453) {
+      const unsigned int v4456 = 64u + v9687;
+      const iron_bf16 v4457 = iron_f32_to_bf16(v4452);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4459 = v13 + v4449;
+      const unsigned int v4460 = v4459 * v1;
+      const unsigned int v4461 = v4460 + v28;
+      const unsigned int v4462 = v4461 << 8u;
+      const unsigned int v4463 = v4462 + v4456;
+      out[v4463] = v4457;
+    }
+    const unsigned int v4465 = v56 + v9693;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4466 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4467 = v612.x[5];
+    const float v4468 = v4467 * v4466;
+    const bool v4469 = v4465 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4469) {
+      const unsigned int v4472 = 64u + v9692;
+      const iron_bf16 v4473 = iron_f32_to_bf16(v4468);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4475 = v13 + v4465;
+      const unsigned int v4476 = v4475 * v1;
+      const unsigned int v4477 = v4476 + v28;
+      const unsigned int v4478 = v4477 << 8u;
+      const unsigned int v4479 = v4478 + v4472;
+      out[v4479] = v4473;
+    }
+    const unsigned int v4481 = v56 + v9698;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4482 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4483 = v612.x[6];
+    const float v4484 = v4483 * v4482;
+    const bool v4485 = v4481 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4485) {
+      const unsigned int v4488 = 64u + v9697;
+      const iron_bf16 v4489 = iron_f32_to_bf16(v4484);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4491 = v13 + v4481;
+      const unsigned int v4492 = v4491 * v1;
+      const unsigned int v4493 = v4492 + v28;
+      const unsigned int v4494 = v4493 << 8u;
+      const unsigned int v4495 = v4494 + v4488;
+      out[v4495] = v4489;
+    }
+    const unsigned int v4497 = v56 + v9703;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4498 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4499 = v612.x[7];
+    const float v4500 = v4499 * v4498;
+    const bool v4501 = v4497 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4501) {
+      const unsigned int v4504 = 64u + v9702;
+      const iron_bf16 v4505 = iron_f32_to_bf16(v4500);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4507 = v13 + v4497;
+      const unsigned int v4508 = v4507 * v1;
+      const unsigned int v4509 = v4508 + v28;
+      const unsigned int v4510 = v4509 << 8u;
+      const unsigned int v4511 = v4510 + v4504;
+      out[v4511] = v4505;
+    }
+    const unsigned int v4513 = v56 + v9708;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4514 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4515 = v612.x[8];
+    const float v4516 = v4515 * v4514;
+    const bool v4517 = v4513 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4517) {
+      const unsigned int v4520 = 64u + v9707;
+      const iron_bf16 v4521 = iron_f32_to_bf16(v4516);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4523 = v13 + v4513;
+      const unsigned int v4524 = v4523 * v1;
+      const unsigned int v4525 = v4524 + v28;
+      const unsigned int v4526 = v4525 << 8u;
+      const unsigned int v4527 = v4526 + v4520;
+      out[v4527] = v4521;
+    }
+    const unsigned int v4529 = v56 + v9713;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4530 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4531 = v612.x[9];
+    const float v4532 = v4531 * v4530;
+    const bool v4533 = v4529 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4533) {
+      const unsigned int v4536 = 64u + v9712;
+      const iron_bf16 v4537 = iron_f32_to_bf16(v4532);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4539 = v13 + v4529;
+      const unsigned int v4540 = v4539 * v1;
+      const unsigned int v4541 = v4540 + v28;
+      const unsigned int v4542 = v4541 << 8u;
+      const unsigned int v4543 = v4542 + v4536;
+      out[v4543] = v4537;
+    }
+    const unsigned int v4545 = v56 + v9718;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4546 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4547 = v612.x[10];
+    const float v4548 = v4547 * v4546;
+    const bool v4549 = v4545 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4549) {
+      const unsigned int v4552 = 64u + v9717;
+      const iron_bf16 v4553 = iron_f32_to_bf16(v4548);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4555 = v13 + v4545;
+      const unsigned int v4556 = v4555 * v1;
+      const unsigned int v4557 = v4556 + v28;
+      const unsigned int v4558 = v4557 << 8u;
+      const unsigned int v4559 = v4558 + v4552;
+      out[v4559] = v4553;
+    }
+    const unsigned int v4561 = v56 + v9723;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4562 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4563 = v612.x[11];
+    const float v4564 = v4563 * v4562;
+    const bool v4565 = v4561 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4565) {
+      const unsigned int v4568 = 64u + v9722;
+      const iron_bf16 v4569 = iron_f32_to_bf16(v4564);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4571 = v13 + v4561;
+      const unsigned int v4572 = v4571 * v1;
+      const unsigned int v4573 = v4572 + v28;
+      const unsigned int v4574 = v4573 << 8u;
+      const unsigned int v4575 = v4574 + v4568;
+      out[v4575] = v4569;
+    }
+    const unsigned int v4577 = v56 + v9728;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4578 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4579 = v612.x[12];
+    const float v4580 = v4579 * v4578;
+    const bool v4581 = v4577 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4581) {
+      const unsigned int v4584 = 64u + v9727;
+      const iron_bf16 v4585 = iron_f32_to_bf16(v4580);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4587 = v13 + v4577;
+      const unsigned int v4588 = v4587 * v1;
+      const unsigned int v4589 = v4588 + v28;
+      const unsigned int v4590 = v4589 << 8u;
+      const unsigned int v4591 = v4590 + v4584;
+      out[v4591] = v4585;
+    }
+    const unsigned int v4593 = v56 + v9733;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4594 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4595 = v612.x[13];
+    const float v4596 = v4595 * v4594;
+    const bool v4597 = v4593 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4597) {
+      const unsigned int v4600 = 64u + v9732;
+      const iron_bf16 v4601 = iron_f32_to_bf16(v4596);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4603 = v13 + v4593;
+      const unsigned int v4604 = v4603 * v1;
+      const unsigned int v4605 = v4604 + v28;
+      const unsigned int v4606 = v4605 << 8u;
+      const unsigned int v4607 = v4606 + v4600;
+      out[v4607] = v4601;
+    }
+    const unsigned int v4609 = v56 + v9738;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4610 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4611 = v612.x[14];
+    const float v4612 = v4611 * v4610;
+    const bool v4613 = v4609 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4613) {
+      const unsigned int v4616 = 64u + v9737;
+      const iron_bf16 v4617 = iron_f32_to_bf16(v4612);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4619 = v13 + v4609;
+      const unsigned int v4620 = v4619 * v1;
+      const unsigned int v4621 = v4620 + v28;
+      const unsigned int v4622 = v4621 << 8u;
+      const unsigned int v4623 = v4622 + v4616;
+      out[v4623] = v4617;
+    }
+    const unsigned int v4625 = v56 + v9743;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4626 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4627 = v612.x[15];
+    const float v4628 = v4627 * v4626;
+    const bool v4629 = v4625 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4629) {
+      const unsigned int v4632 = 64u + v9742;
+      const iron_bf16 v4633 = iron_f32_to_bf16(v4628);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4635 = v13 + v4625;
+      const unsigned int v4636 = v4635 * v1;
+      const unsigned int v4637 = v4636 + v28;
+      const unsigned int v4638 = v4637 << 8u;
+      const unsigned int v4639 = v4638 + v4632;
+      out[v4639] = v4633;
+    }
+    const unsigned int v4641 = v56 + v9748;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4642 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4643 = v612.x[16];
+    const float v4644 = v4643 * v4642;
+    const bool v4645 = v4641 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4645) {
+      const unsigned int v4648 = 64u + v9747;
+      const iron_bf16 v4649 = iron_f32_to_bf16(v4644);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4651 = v13 + v4641;
+      const unsigned int v4652 = v4651 * v1;
+      const unsigned int v4653 = v4652 + v28;
+      const unsigned int v4654 = v4653 << 8u;
+      const unsigned int v4655 = v4654 + v4648;
+      out[v4655] = v4649;
+    }
+    const unsigned int v4657 = v56 + v9753;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4658 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4659 = v612.x[17];
+    const float v4660 = v4659 * v4658;
+    const bool v4661 = v4657 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4661) {
+      const unsigned int v4664 = 64u + v9752;
+      const iron_bf16 v4665 = iron_f32_to_bf16(v4660);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4667 = v13 + v4657;
+      const unsigned int v4668 = v4667 * v1;
+      const unsigned int v4669 = v4668 + v28;
+      const unsigned int v4670 = v4669 << 8u;
+      const unsigned int v4671 = v4670 + v4664;
+      out[v4671] = v4665;
+    }
+    const unsigned int v4673 = v56 + v9758;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4674 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4675 = v612.x[18];
+    const float v4676 = v4675 * v4674;
+    const bool v4677 = v4673 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4677) {
+      const unsigned int v4680 = 64u + v9757;
+      const iron_bf16 v4681 = iron_f32_to_bf16(v4676);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4683 = v13 + v4673;
+      const unsigned int v4684 = v4683 * v1;
+      const unsigned int v4685 = v4684 + v28;
+      const unsigned int v4686 = v4685 << 8u;
+      const unsigned int v4687 = v4686 + v4680;
+      out[v4687] = v4681;
+    }
+    const unsigned int v4689 = v56 + v9763;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4690 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4691 = v612.x[19];
+    const float v4692 = v4691 * v4690;
+    const bool v4693 = v4689 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4693) {
+      const unsigned int v4696 = 64u + v9762;
+      const iron_bf16 v4697 = iron_f32_to_bf16(v4692);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4699 = v13 + v4689;
+      const unsigned int v4700 = v4699 * v1;
+      const unsigned int v4701 = v4700 + v28;
+      const unsigned int v4702 = v4701 << 8u;
+      const unsigned int v4703 = v4702 + v4696;
+      out[v4703] = v4697;
+    }
+    const unsigned int v4705 = v56 + v9768;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4706 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4707 = v612.x[20];
+    const float v4708 = v4707 * v4706;
+    const bool v4709 = v4705 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4709) {
+      const unsigned int v4712 = 64u + v9767;
+      const iron_bf16 v4713 = iron_f32_to_bf16(v4708);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4715 = v13 + v4705;
+      const unsigned int v4716 = v4715 * v1;
+      const unsigned int v4717 = v4716 + v28;
+      const unsigned int v4718 = v4717 << 8u;
+      const unsigned int v4719 = v4718 + v4712;
+      out[v4719] = v4713;
+    }
+    const unsigned int v4721 = v56 + v9773;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4722 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4723 = v612.x[21];
+    const float v4724 = v4723 * v4722;
+    const bool v4725 = v4721 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4725) {
+      const unsigned int v4728 = 64u + v9772;
+      const iron_bf16 v4729 = iron_f32_to_bf16(v4724);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4731 = v13 + v4721;
+      const unsigned int v4732 = v4731 * v1;
+      const unsigned int v4733 = v4732 + v28;
+      const unsigned int v4734 = v4733 << 8u;
+      const unsigned int v4735 = v4734 + v4728;
+      out[v4735] = v4729;
+    }
+    const unsigned int v4737 = v56 + v9778;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4738 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4739 = v612.x[22];
+    const float v4740 = v4739 * v4738;
+    const bool v4741 = v4737 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4741) {
+      const unsigned int v4744 = 64u + v9777;
+      const iron_bf16 v4745 = iron_f32_to_bf16(v4740);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4747 = v13 + v4737;
+      const unsigned int v4748 = v4747 * v1;
+      const unsigned int v4749 = v4748 + v28;
+      const unsigned int v4750 = v4749 << 8u;
+      const unsigned int v4751 = v4750 + v4744;
+      out[v4751] = v4745;
+    }
+    const unsigned int v4753 = v56 + v9783;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4754 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4755 = v612.x[23];
+    const float v4756 = v4755 * v4754;
+    const bool v4757 = v4753 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4757) {
+      const unsigned int v4760 = 64u + v9782;
+      const iron_bf16 v4761 = iron_f32_to_bf16(v4756);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4763 = v13 + v4753;
+      const unsigned int v4764 = v4763 * v1;
+      const unsigned int v4765 = v4764 + v28;
+      const unsigned int v4766 = v4765 << 8u;
+      const unsigned int v4767 = v4766 + v4760;
+      out[v4767] = v4761;
+    }
+    const unsigned int v4769 = v56 + v9788;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4770 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4771 = v612.x[24];
+    const float v4772 = v4771 * v4770;
+    const bool v4773 = v4769 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4773) {
+      const unsigned int v4776 = 64u + v9787;
+      const iron_bf16 v4777 = iron_f32_to_bf16(v4772);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4779 = v13 + v4769;
+      const unsigned int v4780 = v4779 * v1;
+      const unsigned int v4781 = v4780 + v28;
+      const unsigned int v4782 = v4781 << 8u;
+      const unsigned int v4783 = v4782 + v4776;
+      out[v4783] = v4777;
+    }
+    const unsigned int v4785 = v56 + v9793;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4786 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4787 = v612.x[25];
+    const float v4788 = v4787 * v4786;
+    const bool v4789 = v4785 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4789) {
+      const unsigned int v4792 = 64u + v9792;
+      const iron_bf16 v4793 = iron_f32_to_bf16(v4788);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4795 = v13 + v4785;
+      const unsigned int v4796 = v4795 * v1;
+      const unsigned int v4797 = v4796 + v28;
+      const unsigned int v4798 = v4797 << 8u;
+      const unsigned int v4799 = v4798 + v4792;
+      out[v4799] = v4793;
+    }
+    const unsigned int v4801 = v56 + v9798;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4802 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4803 = v612.x[26];
+    const float v4804 = v4803 * v4802;
+    const bool v4805 = v4801 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4805) {
+      const unsigned int v4808 = 64u + v9797;
+      const iron_bf16 v4809 = iron_f32_to_bf16(v4804);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4811 = v13 + v4801;
+      const unsigned int v4812 = v4811 * v1;
+      const unsigned int v4813 = v4812 + v28;
+      const unsigned int v4814 = v4813 << 8u;
+      const unsigned int v4815 = v4814 + v4808;
+      out[v4815] = v4809;
+    }
+    const unsigned int v4817 = v56 + v9803;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4818 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4819 = v612.x[27];
+    const float v4820 = v4819 * v4818;
+    const bool v4821 = v4817 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4821) {
+      const unsigned int v4824 = 64u + v9802;
+      const iron_bf16 v4825 = iron_f32_to_bf16(v4820);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4827 = v13 + v4817;
+      const unsigned int v4828 = v4827 * v1;
+      const unsigned int v4829 = v4828 + v28;
+      const unsigned int v4830 = v4829 << 8u;
+      const unsigned int v4831 = v4830 + v4824;
+      out[v4831] = v4825;
+    }
+    const unsigned int v4833 = v56 + v9808;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4834 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4835 = v612.x[28];
+    const float v4836 = v4835 * v4834;
+    const bool v4837 = v4833 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4837) {
+      const unsigned int v4840 = 64u + v9807;
+      const iron_bf16 v4841 = iron_f32_to_bf16(v4836);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4843 = v13 + v4833;
+      const unsigned int v4844 = v4843 * v1;
+      const unsigned int v4845 = v4844 + v28;
+      const unsigned int v4846 = v4845 << 8u;
+      const unsigned int v4847 = v4846 + v4840;
+      out[v4847] = v4841;
+    }
+    const unsigned int v4849 = v56 + v9813;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4850 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4851 = v612.x[29];
+    const float v4852 = v4851 * v4850;
+    const bool v4853 = v4849 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4853) {
+      const unsigned int v4856 = 64u + v9812;
+      const iron_bf16 v4857 = iron_f32_to_bf16(v4852);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4859 = v13 + v4849;
+      const unsigned int v4860 = v4859 * v1;
+      const unsigned int v4861 = v4860 + v28;
+      const unsigned int v4862 = v4861 << 8u;
+      const unsigned int v4863 = v4862 + v4856;
+      out[v4863] = v4857;
+    }
+    const unsigned int v4865 = v56 + v9818;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4866 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4867 = v612.x[30];
+    const float v4868 = v4867 * v4866;
+    const bool v4869 = v4865 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4869) {
+      const unsigned int v4872 = 64u + v9817;
+      const iron_bf16 v4873 = iron_f32_to_bf16(v4868);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4875 = v13 + v4865;
+      const unsigned int v4876 = v4875 * v1;
+      const unsigned int v4877 = v4876 + v28;
+      const unsigned int v4878 = v4877 << 8u;
+      const unsigned int v4879 = v4878 + v4872;
+      out[v4879] = v4873;
+    }
+    const unsigned int v4881 = v56 + v9823;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4882 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4883 = v612.x[31];
+    const float v4884 = v4883 * v4882;
+    const bool v4885 = v4881 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4885) {
+      const unsigned int v4888 = 64u + v9822;
+      const iron_bf16 v4889 = iron_f32_to_bf16(v4884);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4891 = v13 + v4881;
+      const unsigned int v4892 = v4891 * v1;
+      const unsigned int v4893 = v4892 + v28;
+      const unsigned int v4894 = v4893 << 8u;
+      const unsigned int v4895 = v4894 + v4888;
+      out[v4895] = v4889;
+    }
+    const unsigned int v4897 = v56 + v9828;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4898 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4899 = v614.x[0];
+    const float v4900 = v4899 * v4898;
+    const bool v4901 = v4897 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4901) {
+      const unsigned int v4904 = 128u + v9827;
+      const iron_bf16 v4905 = iron_f32_to_bf16(v4900);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4907 = v13 + v4897;
+      const unsigned int v4908 = v4907 * v1;
+      const unsigned int v4909 = v4908 + v28;
+      const unsigned int v4910 = v4909 << 8u;
+      const unsigned int v4911 = v4910 + v4904;
+      out[v4911] = v4905;
+    }
+    const unsigned int v4913 = v56 + v9833;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4914 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4915 = v614.x[1];
+    const float v4916 = v4915 * v4914;
+    const bool v4917 = v4913 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4917) {
+      const unsigned int v4920 = 128u + v9832;
+      const iron_bf16 v4921 = iron_f32_to_bf16(v4916);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4923 = v13 + v4913;
+      const unsigned int v4924 = v4923 * v1;
+      const unsigned int v4925 = v4924 + v28;
+      const unsigned int v4926 = v4925 << 8u;
+      const unsigned int v4927 = v4926 + v4920;
+      out[v4927] = v4921;
+    }
+    const unsigned int v4929 = v56 + v9838;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4930 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4931 = v614.x[2];
+    const float v4932 = v4931 * v4930;
+    const bool v4933 = v4929 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4933) {
+      const unsigned int v4936 = 128u + v9837;
+      const iron_bf16 v4937 = iron_f32_to_bf16(v4932);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4939 = v13 + v4929;
+      const unsigned int v4940 = v4939 * v1;
+      const unsigned int v4941 = v4940 + v28;
+      const unsigned int v4942 = v4941 << 8u;
+      const unsigned int v4943 = v4942 + v4936;
+      out[v4943] = v4937;
+    }
+    const unsigned int v4945 = v56 + v9843;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4946 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4947 = v614.x[3];
+    const float v4948 = v4947 * v4946;
+    const bool v4949 = v4945 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4949) {
+      const unsigned int v4952 = 128u + v9842;
+      const iron_bf16 v4953 = iron_f32_to_bf16(v4948);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4955 = v13 + v4945;
+      const unsigned int v4956 = v4955 * v1;
+      const unsigned int v4957 = v4956 + v28;
+      const unsigned int v4958 = v4957 << 8u;
+      const unsigned int v4959 = v4958 + v4952;
+      out[v4959] = v4953;
+    }
+    const unsigned int v4961 = v56 + v9848;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4962 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4963 = v614.x[4];
+    const float v4964 = v4963 * v4962;
+    const bool v4965 = v4961 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4965) {
+      const unsigned int v4968 = 128u + v9847;
+      const iron_bf16 v4969 = iron_f32_to_bf16(v4964);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4971 = v13 + v4961;
+      const unsigned int v4972 = v4971 * v1;
+      const unsigned int v4973 = v4972 + v28;
+      const unsigned int v4974 = v4973 << 8u;
+      const unsigned int v4975 = v4974 + v4968;
+      out[v4975] = v4969;
+    }
+    const unsigned int v4977 = v56 + v9853;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4978 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4979 = v614.x[5];
+    const float v4980 = v4979 * v4978;
+    const bool v4981 = v4977 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4981) {
+      const unsigned int v4984 = 128u + v9852;
+      const iron_bf16 v4985 = iron_f32_to_bf16(v4980);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4987 = v13 + v4977;
+      const unsigned int v4988 = v4987 * v1;
+      const unsigned int v4989 = v4988 + v28;
+      const unsigned int v4990 = v4989 << 8u;
+      const unsigned int v4991 = v4990 + v4984;
+      out[v4991] = v4985;
+    }
+    const unsigned int v4993 = v56 + v9858;  // kernels/sdpa/flash_tile.hpp:258
+    const float v4994 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v4995 = v614.x[6];
+    const float v4996 = v4995 * v4994;
+    const bool v4997 = v4993 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v4997) {
+      const unsigned int v5000 = 128u + v9857;
+      const iron_bf16 v5001 = iron_f32_to_bf16(v4996);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5003 = v13 + v4993;
+      const unsigned int v5004 = v5003 * v1;
+      const unsigned int v5005 = v5004 + v28;
+      const unsigned int v5006 = v5005 << 8u;
+      const unsigned int v5007 = v5006 + v5000;
+      out[v5007] = v5001;
+    }
+    const unsigned int v5009 = v56 + v9863;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5010 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5011 = v614.x[7];
+    const float v5012 = v5011 * v5010;
+    const bool v5013 = v5009 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5013) {
+      const unsigned int v5016 = 128u + v9862;
+      const iron_bf16 v5017 = iron_f32_to_bf16(v5012);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5019 = v13 + v5009;
+      const unsigned int v5020 = v5019 * v1;
+      const unsigned int v5021 = v5020 + v28;
+      const unsigned int v5022 = v5021 << 8u;
+      const unsigned int v5023 = v5022 + v5016;
+      out[v5023] = v5017;
+    }
+    const unsigned int v5025 = v56 + v9868;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5026 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5027 = v614.x[8];
+    const float v5028 = v5027 * v5026;
+    const bool v5029 = v5025 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5029) {
+      const unsigned int v5032 = 128u + v9867;
+      const iron_bf16 v5033 = iron_f32_to_bf16(v5028);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5035 = v13 + v5025;
+      const unsigned int v5036 = v5035 * v1;
+      const unsigned int v5037 = v5036 + v28;
+      const unsigned int v5038 = v5037 << 8u;
+      const unsigned int v5039 = v5038 + v5032;
+      out[v5039] = v5033;
+    }
+    const unsigned int v5041 = v56 + v9873;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5042 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5043 = v614.x[9];
+    const float v5044 = v5043 * v5042;
+    const bool v5045 = v5041 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5045) {
+      const unsigned int v5048 = 128u + v9872;
+      const iron_bf16 v5049 = iron_f32_to_bf16(v5044);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5051 = v13 + v5041;
+      const unsigned int v5052 = v5051 * v1;
+      const unsigned int v5053 = v5052 + v28;
+      const unsigned int v5054 = v5053 << 8u;
+      const unsigned int v5055 = v5054 + v5048;
+      out[v5055] = v5049;
+    }
+    const unsigned int v5057 = v56 + v9878;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5058 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5059 = v614.x[10];
+    const float v5060 = v5059 * v5058;
+    const bool v5061 = v5057 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5061) {
+      const unsigned int v5064 = 128u + v9877;
+      const iron_bf16 v5065 = iron_f32_to_bf16(v5060);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5067 = v13 + v5057;
+      const unsigned int v5068 = v5067 * v1;
+      const unsigned int v5069 = v5068 + v28;
+      const unsigned int v5070 = v5069 << 8u;
+      const unsigned int v5071 = v5070 + v5064;
+      out[v5071] = v5065;
+    }
+    const unsigned int v5073 = v56 + v9883;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5074 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5075 = v614.x[11];
+    const float v5076 = v5075 * v5074;
+    const bool v5077 = v5073 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5077) {
+      const unsigned int v5080 = 128u + v9882;
+      const iron_bf16 v5081 = iron_f32_to_bf16(v5076);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5083 = v13 + v5073;
+      const unsigned int v5084 = v5083 * v1;
+      const unsigned int v5085 = v5084 + v28;
+      const unsigned int v5086 = v5085 << 8u;
+      const unsigned int v5087 = v5086 + v5080;
+      out[v5087] = v5081;
+    }
+    const unsigned int v5089 = v56 + v9888;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5090 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5091 = v614.x[12];
+    const float v5092 = v5091 * v5090;
+    const bool v5093 = v5089 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5093) {
+      const unsigned int v5096 = 128u + v9887;
+      const iron_bf16 v5097 = iron_f32_to_bf16(v5092);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5099 = v13 + v5089;
+      const unsigned int v5100 = v5099 * v1;
+      const unsigned int v5101 = v5100 + v28;
+      const unsigned int v5102 = v5101 << 8u;
+      const unsigned int v5103 = v5102 + v5096;
+      out[v5103] = v5097;
+    }
+    const unsigned int v5105 = v56 + v9893;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5106 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5107 = v614.x[13];
+    const float v5108 = v5107 * v5106;
+    const bool v5109 = v5105 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5109) {
+      const unsigned int v5112 = 128u + v9892;
+      const iron_bf16 v5113 = iron_f32_to_bf16(v5108);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5115 = v13 + v5105;
+      const unsigned int v5116 = v5115 * v1;
+      const unsigned int v5117 = v5116 + v28;
+      const unsigned int v5118 = v5117 << 8u;
+      const unsigned int v5119 = v5118 + v5112;
+      out[v5119] = v5113;
+    }
+    const unsigned int v5121 = v56 + v9898;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5122 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5123 = v614.x[14];
+    const float v5124 = v5123 * v5122;
+    const bool v5125 = v5121 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5125) {
+      const unsigned int v5128 = 128u + v9897;
+      const iron_bf16 v5129 = iron_f32_to_bf16(v5124);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5131 = v13 + v5121;
+      const unsigned int v5132 = v5131 * v1;
+      const unsigned int v5133 = v5132 + v28;
+      const unsigned int v5134 = v5133 << 8u;
+      const unsigned int v5135 = v5134 + v5128;
+      out[v5135] = v5129;
+    }
+    const unsigned int v5137 = v56 + v9903;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5138 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5139 = v614.x[15];
+    const float v5140 = v5139 * v5138;
+    const bool v5141 = v5137 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5141) {
+      const unsigned int v5144 = 128u + v9902;
+      const iron_bf16 v5145 = iron_f32_to_bf16(v5140);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5147 = v13 + v5137;
+      const unsigned int v5148 = v5147 * v1;
+      const unsigned int v5149 = v5148 + v28;
+      const unsigned int v5150 = v5149 << 8u;
+      const unsigned int v5151 = v5150 + v5144;
+      out[v5151] = v5145;
+    }
+    const unsigned int v5153 = v56 + v9908;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5154 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5155 = v614.x[16];
+    const float v5156 = v5155 * v5154;
+    const bool v5157 = v5153 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5157) {
+      const unsigned int v5160 = 128u + v9907;
+      const iron_bf16 v5161 = iron_f32_to_bf16(v5156);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5163 = v13 + v5153;
+      const unsigned int v5164 = v5163 * v1;
+      const unsigned int v5165 = v5164 + v28;
+      const unsigned int v5166 = v5165 << 8u;
+      const unsigned int v5167 = v5166 + v5160;
+      out[v5167] = v5161;
+    }
+    const unsigned int v5169 = v56 + v9913;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5170 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5171 = v614.x[17];
+    const float v5172 = v5171 * v5170;
+    const bool v5173 = v5169 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5173) {
+      const unsigned int v5176 = 128u + v9912;
+      const iron_bf16 v5177 = iron_f32_to_bf16(v5172);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5179 = v13 + v5169;
+      const unsigned int v5180 = v5179 * v1;
+      const unsigned int v5181 = v5180 + v28;
+      const unsigned int v5182 = v5181 << 8u;
+      const unsigned int v5183 = v5182 + v5176;
+      out[v5183] = v5177;
+    }
+    const unsigned int v5185 = v56 + v9918;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5186 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5187 = v614.x[18];
+    const float v5188 = v5187 * v5186;
+    const bool v5189 = v5185 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5189) {
+      const unsigned int v5192 = 128u + v9917;
+      const iron_bf16 v5193 = iron_f32_to_bf16(v5188);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5195 = v13 + v5185;
+      const unsigned int v5196 = v5195 * v1;
+      const unsigned int v5197 = v5196 + v28;
+      const unsigned int v5198 = v5197 << 8u;
+      const unsigned int v5199 = v5198 + v5192;
+      out[v5199] = v5193;
+    }
+    const unsigned int v5201 = v56 + v9923;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5202 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5203 = v614.x[19];
+    const float v5204 = v5203 * v5202;
+    const bool v5205 = v5201 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5205) {
+      const unsigned int v5208 = 128u + v9922;
+      const iron_bf16 v5209 = iron_f32_to_bf16(v5204);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5211 = v13 + v5201;
+      const unsigned int v5212 = v5211 * v1;
+      const unsigned int v5213 = v5212 + v28;
+      const unsigned int v5214 = v5213 << 8u;
+      const unsigned int v5215 = v5214 + v5208;
+      out[v5215] = v5209;
+    }
+    const unsigned int v5217 = v56 + v9928;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5218 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5219 = v614.x[20];
+    const float v5220 = v5219 * v5218;
+    const bool v5221 = v5217 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5221) {
+      const unsigned int v5224 = 128u + v9927;
+      const iron_bf16 v5225 = iron_f32_to_bf16(v5220);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5227 = v13 + v5217;
+      const unsigned int v5228 = v5227 * v1;
+      const unsigned int v5229 = v5228 + v28;
+      const unsigned int v5230 = v5229 << 8u;
+      const unsigned int v5231 = v5230 + v5224;
+      out[v5231] = v5225;
+    }
+    const unsigned int v5233 = v56 + v9933;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5234 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5235 = v614.x[21];
+    const float v5236 = v5235 * v5234;
+    const bool v5237 = v5233 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5237) {
+      const unsigned int v5240 = 128u + v9932;
+      const iron_bf16 v5241 = iron_f32_to_bf16(v5236);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5243 = v13 + v5233;
+      const unsigned int v5244 = v5243 * v1;
+      const unsigned int v5245 = v5244 + v28;
+      const unsigned int v5246 = v5245 << 8u;
+      const unsigned int v5247 = v5246 + v5240;
+      out[v5247] = v5241;
+    }
+    const unsigned int v5249 = v56 + v9938;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5250 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5251 = v614.x[22];
+    const float v5252 = v5251 * v5250;
+    const bool v5253 = v5249 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5253) {
+      const unsigned int v5256 = 128u + v9937;
+      const iron_bf16 v5257 = iron_f32_to_bf16(v5252);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5259 = v13 + v5249;
+      const unsigned int v5260 = v5259 * v1;
+      const unsigned int v5261 = v5260 + v28;
+      const unsigned int v5262 = v5261 << 8u;
+      const unsigned int v5263 = v5262 + v5256;
+      out[v5263] = v5257;
+    }
+    const unsigned int v5265 = v56 + v9943;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5266 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5267 = v614.x[23];
+    const float v5268 = v5267 * v5266;
+    const bool v5269 = v5265 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5269) {
+      const unsigned int v5272 = 128u + v9942;
+      const iron_bf16 v5273 = iron_f32_to_bf16(v5268);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5275 = v13 + v5265;
+      const unsigned int v5276 = v5275 * v1;
+      const unsigned int v5277 = v5276 + v28;
+      const unsigned int v5278 = v5277 << 8u;
+      const unsigned int v5279 = v5278 + v5272;
+      out[v5279] = v5273;
+    }
+    const unsigned int v5281 = v56 + v9948;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5282 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5283 = v614.x[24];
+    const float v5284 = v5283 * v5282;
+    const bool v5285 = v5281 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5285) {
+      const unsigned int v5288 = 128u + v9947;
+      const iron_bf16 v5289 = iron_f32_to_bf16(v5284);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5291 = v13 + v5281;
+      const unsigned int v5292 = v5291 * v1;
+      const unsigned int v5293 = v5292 + v28;
+      const unsigned int v5294 = v5293 << 8u;
+      const unsigned int v5295 = v5294 + v5288;
+      out[v5295] = v5289;
+    }
+    const unsigned int v5297 = v56 + v9953;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5298 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5299 = v614.x[25];
+    const float v5300 = v5299 * v5298;
+    const bool v5301 = v5297 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5301) {
+      const unsigned int v5304 = 128u + v9952;
+      const iron_bf16 v5305 = iron_f32_to_bf16(v5300);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5307 = v13 + v5297;
+      const unsigned int v5308 = v5307 * v1;
+      const unsigned int v5309 = v5308 + v28;
+      const unsigned int v5310 = v5309 << 8u;
+      const unsigned int v5311 = v5310 + v5304;
+      out[v5311] = v5305;
+    }
+    const unsigned int v5313 = v56 + v9958;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5314 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5315 = v614.x[26];
+    const float v5316 = v5315 * v5314;
+    const bool v5317 = v5313 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5317) {
+      const unsigned int v5320 = 128u + v9957;
+      const iron_bf16 v5321 = iron_f32_to_bf16(v5316);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5323 = v13 + v5313;
+      const unsigned int v5324 = v5323 * v1;
+      const unsigned int v5325 = v5324 + v28;
+      const unsigned int v5326 = v5325 << 8u;
+      const unsigned int v5327 = v5326 + v5320;
+      out[v5327] = v5321;
+    }
+    const unsigned int v5329 = v56 + v9963;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5330 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5331 = v614.x[27];
+    const float v5332 = v5331 * v5330;
+    const bool v5333 = v5329 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5333) {
+      const unsigned int v5336 = 128u + v9962;
+      const iron_bf16 v5337 = iron_f32_to_bf16(v5332);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5339 = v13 + v5329;
+      const unsigned int v5340 = v5339 * v1;
+      const unsigned int v5341 = v5340 + v28;
+      const unsigned int v5342 = v5341 << 8u;
+      const unsigned int v5343 = v5342 + v5336;
+      out[v5343] = v5337;
+    }
+    const unsigned int v5345 = v56 + v9968;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5346 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5347 = v614.x[28];
+    const float v5348 = v5347 * v5346;
+    const bool v5349 = v5345 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5349) {
+      const unsigned int v5352 = 128u + v9967;
+      const iron_bf16 v5353 = iron_f32_to_bf16(v5348);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5355 = v13 + v5345;
+      const unsigned int v5356 = v5355 * v1;
+      const unsigned int v5357 = v5356 + v28;
+      const unsigned int v5358 = v5357 << 8u;
+      const unsigned int v5359 = v5358 + v5352;
+      out[v5359] = v5353;
+    }
+    const unsigned int v5361 = v56 + v9973;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5362 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5363 = v614.x[29];
+    const float v5364 = v5363 * v5362;
+    const bool v5365 = v5361 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5365) {
+      const unsigned int v5368 = 128u + v9972;
+      const iron_bf16 v5369 = iron_f32_to_bf16(v5364);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5371 = v13 + v5361;
+      const unsigned int v5372 = v5371 * v1;
+      const unsigned int v5373 = v5372 + v28;
+      const unsigned int v5374 = v5373 << 8u;
+      const unsigned int v5375 = v5374 + v5368;
+      out[v5375] = v5369;
+    }
+    const unsigned int v5377 = v56 + v9978;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5378 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5379 = v614.x[30];
+    const float v5380 = v5379 * v5378;
+    const bool v5381 = v5377 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5381) {
+      const unsigned int v5384 = 128u + v9977;
+      const iron_bf16 v5385 = iron_f32_to_bf16(v5380);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5387 = v13 + v5377;
+      const unsigned int v5388 = v5387 * v1;
+      const unsigned int v5389 = v5388 + v28;
+      const unsigned int v5390 = v5389 << 8u;
+      const unsigned int v5391 = v5390 + v5384;
+      out[v5391] = v5385;
+    }
+    const unsigned int v5393 = v56 + v9983;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5394 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5395 = v614.x[31];
+    const float v5396 = v5395 * v5394;
+    const bool v5397 = v5393 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5397) {
+      const unsigned int v5400 = 128u + v9982;
+      const iron_bf16 v5401 = iron_f32_to_bf16(v5396);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5403 = v13 + v5393;
+      const unsigned int v5404 = v5403 * v1;
+      const unsigned int v5405 = v5404 + v28;
+      const unsigned int v5406 = v5405 << 8u;
+      const unsigned int v5407 = v5406 + v5400;
+      out[v5407] = v5401;
+    }
+    const unsigned int v5409 = v56 + v9988;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5410 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5411 = v616.x[0];
+    const float v5412 = v5411 * v5410;
+    const bool v5413 = v5409 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5413) {
+      const unsigned int v5416 = 192u + v9987;
+      const iron_bf16 v5417 = iron_f32_to_bf16(v5412);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5419 = v13 + v5409;
+      const unsigned int v5420 = v5419 * v1;
+      const unsigned int v5421 = v5420 + v28;
+      const unsigned int v5422 = v5421 << 8u;
+      const unsigned int v5423 = v5422 + v5416;
+      out[v5423] = v5417;
+    }
+    const unsigned int v5425 = v56 + v9993;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5426 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5427 = v616.x[1];
+    const float v5428 = v5427 * v5426;
+    const bool v5429 = v5425 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5429) {
+      const unsigned int v5432 = 192u + v9992;
+      const iron_bf16 v5433 = iron_f32_to_bf16(v5428);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5435 = v13 + v5425;
+      const unsigned int v5436 = v5435 * v1;
+      const unsigned int v5437 = v5436 + v28;
+      const unsigned int v5438 = v5437 << 8u;
+      const unsigned int v5439 = v5438 + v5432;
+      out[v5439] = v5433;
+    }
+    const unsigned int v5441 = v56 + v9998;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5442 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5443 = v616.x[2];
+    const float v5444 = v5443 * v5442;
+    const bool v5445 = v5441 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5445) {
+      const unsigned int v5448 = 192u + v9997;
+      const iron_bf16 v5449 = iron_f32_to_bf16(v5444);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5451 = v13 + v5441;
+      const unsigned int v5452 = v5451 * v1;
+      const unsigned int v5453 = v5452 + v28;
+      const unsigned int v5454 = v5453 << 8u;
+      const unsigned int v5455 = v5454 + v5448;
+      out[v5455] = v5449;
+    }
+    const unsigned int v5457 = v56 + v10003;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5458 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5459 = v616.x[3];
+    const float v5460 = v5459 * v5458;
+    const bool v5461 = v5457 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5461) {
+      const unsigned int v5464 = 192u + v10002;
+      const iron_bf16 v5465 = iron_f32_to_bf16(v5460);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5467 = v13 + v5457;
+      const unsigned int v5468 = v5467 * v1;
+      const unsigned int v5469 = v5468 + v28;
+      const unsigned int v5470 = v5469 << 8u;
+      const unsigned int v5471 = v5470 + v5464;
+      out[v5471] = v5465;
+    }
+    const unsigned int v5473 = v56 + v10008;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5474 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5475 = v616.x[4];
+    const float v5476 = v5475 * v5474;
+    const bool v5477 = v5473 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5477) {
+      const unsigned int v5480 = 192u + v10007;
+      const iron_bf16 v5481 = iron_f32_to_bf16(v5476);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5483 = v13 + v5473;
+      const unsigned int v5484 = v5483 * v1;
+      const unsigned int v5485 = v5484 + v28;
+      const unsigned int v5486 = v5485 << 8u;
+      const unsigned int v5487 = v5486 + v5480;
+      out[v5487] = v5481;
+    }
+    const unsigned int v5489 = v56 + v10013;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5490 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5491 = v616.x[5];
+    const float v5492 = v5491 * v5490;
+    const bool v5493 = v5489 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5493) {
+      const unsigned int v5496 = 192u + v10012;
+      const iron_bf16 v5497 = iron_f32_to_bf16(v5492);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5499 = v13 + v5489;
+      const unsigned int v5500 = v5499 * v1;
+      const unsigned int v5501 = v5500 + v28;
+      const unsigned int v5502 = v5501 << 8u;
+      const unsigned int v5503 = v5502 + v5496;
+      out[v5503] = v5497;
+    }
+    const unsigned int v5505 = v56 + v10018;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5506 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5507 = v616.x[6];
+    const float v5508 = v5507 * v5506;
+    const bool v5509 = v5505 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5509) {
+      const unsigned int v5512 = 192u + v10017;
+      const iron_bf16 v5513 = iron_f32_to_bf16(v5508);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5515 = v13 + v5505;
+      const unsigned int v5516 = v5515 * v1;
+      const unsigned int v5517 = v5516 + v28;
+      const unsigned int v5518 = v5517 << 8u;
+      const unsigned int v5519 = v5518 + v5512;
+      out[v5519] = v5513;
+    }
+    const unsigned int v5521 = v56 + v10023;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5522 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5523 = v616.x[7];
+    const float v5524 = v5523 * v5522;
+    const bool v5525 = v5521 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5525) {
+      const unsigned int v5528 = 192u + v10022;
+      const iron_bf16 v5529 = iron_f32_to_bf16(v5524);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5531 = v13 + v5521;
+      const unsigned int v5532 = v5531 * v1;
+      const unsigned int v5533 = v5532 + v28;
+      const unsigned int v5534 = v5533 << 8u;
+      const unsigned int v5535 = v5534 + v5528;
+      out[v5535] = v5529;
+    }
+    const unsigned int v5537 = v56 + v10028;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5538 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5539 = v616.x[8];
+    const float v5540 = v5539 * v5538;
+    const bool v5541 = v5537 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5541) {
+      const unsigned int v5544 = 192u + v10027;
+      const iron_bf16 v5545 = iron_f32_to_bf16(v5540);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5547 = v13 + v5537;
+      const unsigned int v5548 = v5547 * v1;
+      const unsigned int v5549 = v5548 + v28;
+      const unsigned int v5550 = v5549 << 8u;
+      const unsigned int v5551 = v5550 + v5544;
+      out[v5551] = v5545;
+    }
+    const unsigned int v5553 = v56 + v10033;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5554 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5555 = v616.x[9];
+    const float v5556 = v5555 * v5554;
+    const bool v5557 = v5553 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5557) {
+      const unsigned int v5560 = 192u + v10032;
+      const iron_bf16 v5561 = iron_f32_to_bf16(v5556);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5563 = v13 + v5553;
+      const unsigned int v5564 = v5563 * v1;
+      const unsigned int v5565 = v5564 + v28;
+      const unsigned int v5566 = v5565 << 8u;
+      const unsigned int v5567 = v5566 + v5560;
+      out[v5567] = v5561;
+    }
+    const unsigned int v5569 = v56 + v10038;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5570 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5571 = v616.x[10];
+    const float v5572 = v5571 * v5570;
+    const bool v5573 = v5569 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5573) {
+      const unsigned int v5576 = 192u + v10037;
+      const iron_bf16 v5577 = iron_f32_to_bf16(v5572);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5579 = v13 + v5569;
+      const unsigned int v5580 = v5579 * v1;
+      const unsigned int v5581 = v5580 + v28;
+      const unsigned int v5582 = v5581 << 8u;
+      const unsigned int v5583 = v5582 + v5576;
+      out[v5583] = v5577;
+    }
+    const unsigned int v5585 = v56 + v10043;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5586 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5587 = v616.x[11];
+    const float v5588 = v5587 * v5586;
+    const bool v5589 = v5585 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5589) {
+      const unsigned int v5592 = 192u + v10042;
+      const iron_bf16 v5593 = iron_f32_to_bf16(v5588);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5595 = v13 + v5585;
+      const unsigned int v5596 = v5595 * v1;
+      const unsigned int v5597 = v5596 + v28;
+      const unsigned int v5598 = v5597 << 8u;
+      const unsigned int v5599 = v5598 + v5592;
+      out[v5599] = v5593;
+    }
+    const unsigned int v5601 = v56 + v10048;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5602 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5603 = v616.x[12];
+    const float v5604 = v5603 * v5602;
+    const bool v5605 = v5601 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5605) {
+      const unsigned int v5608 = 192u + v10047;
+      const iron_bf16 v5609 = iron_f32_to_bf16(v5604);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5611 = v13 + v5601;
+      const unsigned int v5612 = v5611 * v1;
+      const unsigned int v5613 = v5612 + v28;
+      const unsigned int v5614 = v5613 << 8u;
+      const unsigned int v5615 = v5614 + v5608;
+      out[v5615] = v5609;
+    }
+    const unsigned int v5617 = v56 + v10053;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5618 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5619 = v616.x[13];
+    const float v5620 = v5619 * v5618;
+    const bool v5621 = v5617 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5621) {
+      const unsigned int v5624 = 192u + v10052;
+      const iron_bf16 v5625 = iron_f32_to_bf16(v5620);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5627 = v13 + v5617;
+      const unsigned int v5628 = v5627 * v1;
+      const unsigned int v5629 = v5628 + v28;
+      const unsigned int v5630 = v5629 << 8u;
+      const unsigned int v5631 = v5630 + v5624;
+      out[v5631] = v5625;
+    }
+    const unsigned int v5633 = v56 + v10058;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5634 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5635 = v616.x[14];
+    const float v5636 = v5635 * v5634;
+    const bool v5637 = v5633 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5637) {
+      const unsigned int v5640 = 192u + v10057;
+      const iron_bf16 v5641 = iron_f32_to_bf16(v5636);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5643 = v13 + v5633;
+      const unsigned int v5644 = v5643 * v1;
+      const unsigned int v5645 = v5644 + v28;
+      const unsigned int v5646 = v5645 << 8u;
+      const unsigned int v5647 = v5646 + v5640;
+      out[v5647] = v5641;
+    }
+    const unsigned int v5649 = v56 + v10063;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5650 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5651 = v616.x[15];
+    const float v5652 = v5651 * v5650;
+    const bool v5653 = v5649 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5653) {
+      const unsigned int v5656 = 192u + v10062;
+      const iron_bf16 v5657 = iron_f32_to_bf16(v5652);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5659 = v13 + v5649;
+      const unsigned int v5660 = v5659 * v1;
+      const unsigned int v5661 = v5660 + v28;
+      const unsigned int v5662 = v5661 << 8u;
+      const unsigned int v5663 = v5662 + v5656;
+      out[v5663] = v5657;
+    }
+    const unsigned int v5665 = v56 + v10068;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5666 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5667 = v616.x[16];
+    const float v5668 = v5667 * v5666;
+    const bool v5669 = v5665 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5669) {
+      const unsigned int v5672 = 192u + v10067;
+      const iron_bf16 v5673 = iron_f32_to_bf16(v5668);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5675 = v13 + v5665;
+      const unsigned int v5676 = v5675 * v1;
+      const unsigned int v5677 = v5676 + v28;
+      const unsigned int v5678 = v5677 << 8u;
+      const unsigned int v5679 = v5678 + v5672;
+      out[v5679] = v5673;
+    }
+    const unsigned int v5681 = v56 + v10073;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5682 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5683 = v616.x[17];
+    const float v5684 = v5683 * v5682;
+    const bool v5685 = v5681 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5685) {
+      const unsigned int v5688 = 192u + v10072;
+      const iron_bf16 v5689 = iron_f32_to_bf16(v5684);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5691 = v13 + v5681;
+      const unsigned int v5692 = v5691 * v1;
+      const unsigned int v5693 = v5692 + v28;
+      const unsigned int v5694 = v5693 << 8u;
+      const unsigned int v5695 = v5694 + v5688;
+      out[v5695] = v5689;
+    }
+    const unsigned int v5697 = v56 + v10078;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5698 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5699 = v616.x[18];
+    const float v5700 = v5699 * v5698;
+    const bool v5701 = v5697 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5701) {
+      const unsigned int v5704 = 192u + v10077;
+      const iron_bf16 v5705 = iron_f32_to_bf16(v5700);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5707 = v13 + v5697;
+      const unsigned int v5708 = v5707 * v1;
+      const unsigned int v5709 = v5708 + v28;
+      const unsigned int v5710 = v5709 << 8u;
+      const unsigned int v5711 = v5710 + v5704;
+      out[v5711] = v5705;
+    }
+    const unsigned int v5713 = v56 + v10083;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5714 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5715 = v616.x[19];
+    const float v5716 = v5715 * v5714;
+    const bool v5717 = v5713 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5717) {
+      const unsigned int v5720 = 192u + v10082;
+      const iron_bf16 v5721 = iron_f32_to_bf16(v5716);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5723 = v13 + v5713;
+      const unsigned int v5724 = v5723 * v1;
+      const unsigned int v5725 = v5724 + v28;
+      const unsigned int v5726 = v5725 << 8u;
+      const unsigned int v5727 = v5726 + v5720;
+      out[v5727] = v5721;
+    }
+    const unsigned int v5729 = v56 + v10088;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5730 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5731 = v616.x[20];
+    const float v5732 = v5731 * v5730;
+    const bool v5733 = v5729 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5733) {
+      const unsigned int v5736 = 192u + v10087;
+      const iron_bf16 v5737 = iron_f32_to_bf16(v5732);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5739 = v13 + v5729;
+      const unsigned int v5740 = v5739 * v1;
+      const unsigned int v5741 = v5740 + v28;
+      const unsigned int v5742 = v5741 << 8u;
+      const unsigned int v5743 = v5742 + v5736;
+      out[v5743] = v5737;
+    }
+    const unsigned int v5745 = v56 + v10093;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5746 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5747 = v616.x[21];
+    const float v5748 = v5747 * v5746;
+    const bool v5749 = v5745 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5749) {
+      const unsigned int v5752 = 192u + v10092;
+      const iron_bf16 v5753 = iron_f32_to_bf16(v5748);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5755 = v13 + v5745;
+      const unsigned int v5756 = v5755 * v1;
+      const unsigned int v5757 = v5756 + v28;
+      const unsigned int v5758 = v5757 << 8u;
+      const unsigned int v5759 = v5758 + v5752;
+      out[v5759] = v5753;
+    }
+    const unsigned int v5761 = v56 + v10098;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5762 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5763 = v616.x[22];
+    const float v5764 = v5763 * v5762;
+    const bool v5765 = v5761 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5765) {
+      const unsigned int v5768 = 192u + v10097;
+      const iron_bf16 v5769 = iron_f32_to_bf16(v5764);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5771 = v13 + v5761;
+      const unsigned int v5772 = v5771 * v1;
+      const unsigned int v5773 = v5772 + v28;
+      const unsigned int v5774 = v5773 << 8u;
+      const unsigned int v5775 = v5774 + v5768;
+      out[v5775] = v5769;
+    }
+    const unsigned int v5777 = v56 + v10103;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5778 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5779 = v616.x[23];
+    const float v5780 = v5779 * v5778;
+    const bool v5781 = v5777 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5781) {
+      const unsigned int v5784 = 192u + v10102;
+      const iron_bf16 v5785 = iron_f32_to_bf16(v5780);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5787 = v13 + v5777;
+      const unsigned int v5788 = v5787 * v1;
+      const unsigned int v5789 = v5788 + v28;
+      const unsigned int v5790 = v5789 << 8u;
+      const unsigned int v5791 = v5790 + v5784;
+      out[v5791] = v5785;
+    }
+    const unsigned int v5793 = v56 + v10108;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5794 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5795 = v616.x[24];
+    const float v5796 = v5795 * v5794;
+    const bool v5797 = v5793 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5797) {
+      const unsigned int v5800 = 192u + v10107;
+      const iron_bf16 v5801 = iron_f32_to_bf16(v5796);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5803 = v13 + v5793;
+      const unsigned int v5804 = v5803 * v1;
+      const unsigned int v5805 = v5804 + v28;
+      const unsigned int v5806 = v5805 << 8u;
+      const unsigned int v5807 = v5806 + v5800;
+      out[v5807] = v5801;
+    }
+    const unsigned int v5809 = v56 + v10113;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5810 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5811 = v616.x[25];
+    const float v5812 = v5811 * v5810;
+    const bool v5813 = v5809 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5813) {
+      const unsigned int v5816 = 192u + v10112;
+      const iron_bf16 v5817 = iron_f32_to_bf16(v5812);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5819 = v13 + v5809;
+      const unsigned int v5820 = v5819 * v1;
+      const unsigned int v5821 = v5820 + v28;
+      const unsigned int v5822 = v5821 << 8u;
+      const unsigned int v5823 = v5822 + v5816;
+      out[v5823] = v5817;
+    }
+    const unsigned int v5825 = v56 + v10118;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5826 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5827 = v616.x[26];
+    const float v5828 = v5827 * v5826;
+    const bool v5829 = v5825 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5829) {
+      const unsigned int v5832 = 192u + v10117;
+      const iron_bf16 v5833 = iron_f32_to_bf16(v5828);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5835 = v13 + v5825;
+      const unsigned int v5836 = v5835 * v1;
+      const unsigned int v5837 = v5836 + v28;
+      const unsigned int v5838 = v5837 << 8u;
+      const unsigned int v5839 = v5838 + v5832;
+      out[v5839] = v5833;
+    }
+    const unsigned int v5841 = v56 + v10123;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5842 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5843 = v616.x[27];
+    const float v5844 = v5843 * v5842;
+    const bool v5845 = v5841 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5845) {
+      const unsigned int v5848 = 192u + v10122;
+      const iron_bf16 v5849 = iron_f32_to_bf16(v5844);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5851 = v13 + v5841;
+      const unsigned int v5852 = v5851 * v1;
+      const unsigned int v5853 = v5852 + v28;
+      const unsigned int v5854 = v5853 << 8u;
+      const unsigned int v5855 = v5854 + v5848;
+      out[v5855] = v5849;
+    }
+    const unsigned int v5857 = v56 + v10128;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5858 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5859 = v616.x[28];
+    const float v5860 = v5859 * v5858;
+    const bool v5861 = v5857 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5861) {
+      const unsigned int v5864 = 192u + v10127;
+      const iron_bf16 v5865 = iron_f32_to_bf16(v5860);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5867 = v13 + v5857;
+      const unsigned int v5868 = v5867 * v1;
+      const unsigned int v5869 = v5868 + v28;
+      const unsigned int v5870 = v5869 << 8u;
+      const unsigned int v5871 = v5870 + v5864;
+      out[v5871] = v5865;
+    }
+    const unsigned int v5873 = v56 + v10133;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5874 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5875 = v616.x[29];
+    const float v5876 = v5875 * v5874;
+    const bool v5877 = v5873 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5877) {
+      const unsigned int v5880 = 192u + v10132;
+      const iron_bf16 v5881 = iron_f32_to_bf16(v5876);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5883 = v13 + v5873;
+      const unsigned int v5884 = v5883 * v1;
+      const unsigned int v5885 = v5884 + v28;
+      const unsigned int v5886 = v5885 << 8u;
+      const unsigned int v5887 = v5886 + v5880;
+      out[v5887] = v5881;
+    }
+    const unsigned int v5889 = v56 + v10138;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5890 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5891 = v616.x[30];
+    const float v5892 = v5891 * v5890;
+    const bool v5893 = v5889 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5893) {
+      const unsigned int v5896 = 192u + v10137;
+      const iron_bf16 v5897 = iron_f32_to_bf16(v5892);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5899 = v13 + v5889;
+      const unsigned int v5900 = v5899 * v1;
+      const unsigned int v5901 = v5900 + v28;
+      const unsigned int v5902 = v5901 << 8u;
+      const unsigned int v5903 = v5902 + v5896;
+      out[v5903] = v5897;
+    }
+    const unsigned int v5905 = v56 + v10143;  // kernels/sdpa/flash_tile.hpp:258
+    const float v5906 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v5907 = v616.x[31];
+    const float v5908 = v5907 * v5906;
+    const bool v5909 = v5905 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v5909) {
+      const unsigned int v5912 = 192u + v10142;
+      const iron_bf16 v5913 = iron_f32_to_bf16(v5908);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5915 = v13 + v5905;
+      const unsigned int v5916 = v5915 * v1;
+      const unsigned int v5917 = v5916 + v28;
+      const unsigned int v5918 = v5917 << 8u;
+      const unsigned int v5919 = v5918 + v5912;
+      out[v5919] = v5913;
     }
   }
 }

@@ -473,1929 +473,1932 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d64_bf
     __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:84
     const unsigned int v183 = v27 + 128u;  // kernels/sdpa/flash_warpgroup.hpp:86
     const unsigned int v184 = min(v183, v20);
-    const unsigned int v185 = v184 + v35;  // kernels/sdpa/flash_tile.hpp:127
-    const unsigned int v187 = v185 - v20;  // kernels/sdpa/flash_tile.hpp:129
-    const unsigned int v188 = min(v35, v187);
-    const bool v189 = v185 > v20;
-    const unsigned int v190 = v189 ? v188 : v42;
-    const bool v192 = v8 == v42;  // kernels/sdpa/flash_tile.hpp:128
-    const unsigned int v193 = v192 ? v35 : v190;
-    const unsigned int v195 = v27 + v35;  // kernels/sdpa/flash_tile.hpp:130
-    const unsigned int v196 = v195 + 1u;
-    const unsigned int v200 = v196 - v20;  // kernels/sdpa/flash_tile.hpp:132
-    const unsigned int v201 = v200 - v9;
-    const unsigned int v202 = v201 >> 6u;
-    const unsigned int v203 = v202 << 6u;
-    const bool v205 = v9 > v42;  // kernels/sdpa/flash_tile.hpp:131
-    const unsigned int v206 = v20 + v9;
-    const bool v207 = v196 > v206;
-    const bool v208 = v205 && v207;
-    const unsigned int v209 = v208 ? v203 : v42;
-    const float v211 = v10 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:88
-    iron_frag<float, 2, 16, 8> v213;  // kernels/sdpa/flash_tile.hpp:189
-    iron_frag_fill(v213, __uint_as_float(0xff800000u));
-    iron_frag<float, 2, 16, 8> v215;
-    iron_frag_fill(v215, 0.0f);
-    iron_frag<float, 2, 16, 64> v217;  // /usr/include/c++/12/array:99
-    iron_frag_fill(v217, 0.0f);
-    const bool v4806 = v209 < v193;  // kernels/sdpa/flash_warpgroup.hpp:95
-    if (v4806) {
+    const unsigned int v186 = v27 + v35;  // kernels/sdpa/flash_tile.hpp:125
+    const unsigned int v187 = v186 + 1u;
+    const unsigned int v189 = v187 - v20;  // kernels/sdpa/flash_tile.hpp:127
+    const bool v194 = v8 == v42;  // kernels/sdpa/flash_tile.hpp:126
+    const unsigned int v198 = v189 - v9;  // kernels/sdpa/flash_tile.hpp:129
+    const bool v200 = v9 > v42;  // kernels/sdpa/flash_tile.hpp:128
+    const unsigned int v201 = v20 + v9;
+    const bool v202 = v187 > v201;
+    const bool v203 = v200 && v202;
+    const unsigned int v204 = v203 ? v198 : v42;
+    const unsigned int v206 = v184 - 1u;  // kernels/sdpa/flash_tile.hpp:140
+    const unsigned int v208 = v206 + v35;  // kernels/sdpa/flash_tile.hpp:125
+    const unsigned int v209 = v208 + 1u;
+    const unsigned int v211 = v209 - v20;  // kernels/sdpa/flash_tile.hpp:127
+    const unsigned int v212 = min(v35, v211);
+    const bool v213 = v209 > v20;
+    const unsigned int v214 = v213 ? v212 : v42;
+    const unsigned int v217 = v194 ? v35 : v214;  // kernels/sdpa/flash_tile.hpp:126
+    const unsigned int v229 = v204 >> 6u;  // kernels/sdpa/flash_tile.hpp:141
+    const unsigned int v230 = v229 << 6u;
+    const float v232 = v10 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:88
+    iron_frag<float, 2, 16, 8> v234;  // kernels/sdpa/flash_tile.hpp:184
+    iron_frag_fill(v234, __uint_as_float(0xff800000u));
+    iron_frag<float, 2, 16, 8> v236;
+    iron_frag_fill(v236, 0.0f);
+    iron_frag<float, 2, 16, 64> v238;  // /usr/include/c++/12/array:99
+    iron_frag_fill(v238, 0.0f);
+    const bool v4827 = v230 < v217;  // kernels/sdpa/flash_warpgroup.hpp:95
+    if (v4827) {
       if (v47) {  // kernels/sdpa/kv_sources.hpp:87
-        const unsigned int v4810 = v209 + v62;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v4811 = v4810 < v35;
-        const unsigned int v4812 = v4811 ? v4810 : v42;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v4813 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:88
-        const unsigned int v4814 = v4812 & v4813;
-        const unsigned int v4815 = v4812 >> (v41 & 31);
-        const unsigned int v4816 = v32 + v4815;  // kernels/sdpa/kv_sources.hpp:101
-        const unsigned int v4817 = block_table[v4816];
-        const unsigned int v4818 = v4817 * v2;  // kernels/sdpa/kv_sources.hpp:102
-        const unsigned int v4819 = v4818 + v30;
-        const unsigned int v4820 = v4819 * v6;
-        const unsigned int v4821 = v4820 + v4814;
-        const unsigned int v4822 = v4821 << 6u;
-        const unsigned int v4823 = v4822 + v66;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v4824 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v4826 = v4824 + v81;
-        const unsigned int v4827 = v4826 + v79;
-        iron_copy_async<16>(shm1 + (v4827 ^ (((v4827 >> 6u) & 7u) << 3u)), k_pages + v4823, v4811);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v4828 = v209 + v93;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v4829 = v4828 < v35;
-        const unsigned int v4830 = v4829 ? v4828 : v42;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v4831 = v4830 & v4813;  // kernels/sdpa/kv_sources.hpp:88
-        const unsigned int v4832 = v4830 >> (v41 & 31);
-        const unsigned int v4833 = v32 + v4832;  // kernels/sdpa/kv_sources.hpp:101
-        const unsigned int v4834 = block_table[v4833];
-        const unsigned int v4835 = v4834 * v2;  // kernels/sdpa/kv_sources.hpp:102
-        const unsigned int v4836 = v4835 + v30;
-        const unsigned int v4837 = v4836 * v6;
-        const unsigned int v4838 = v4837 + v4831;
-        const unsigned int v4839 = v4838 << 6u;
-        const unsigned int v4840 = v4839 + v97;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v4841 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v4843 = v4841 + v112;
-        const unsigned int v4844 = v4843 + v110;
-        iron_copy_async<16>(shm1 + (v4844 ^ (((v4844 >> 6u) & 7u) << 3u)), k_pages + v4840, v4829);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v4845 = block_table[v4816];  // kernels/sdpa/kv_sources.hpp:101
-        const unsigned int v4846 = v4845 * v2;  // kernels/sdpa/kv_sources.hpp:102
-        const unsigned int v4847 = v4846 + v30;
-        const unsigned int v4848 = v4847 * v6;
-        const unsigned int v4849 = v4848 + v4814;
-        const unsigned int v4850 = v4849 << 6u;
-        const unsigned int v4851 = v4850 + v66;  // kernels/sdpa/flash_tile.hpp:85
-        iron_copy_async<16>(shm2 + (v4827 ^ (((v4827 >> 6u) & 7u) << 3u)), v_pages + v4851, v4811);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v4852 = block_table[v4833];  // kernels/sdpa/kv_sources.hpp:101
-        const unsigned int v4853 = v4852 * v2;  // kernels/sdpa/kv_sources.hpp:102
-        const unsigned int v4854 = v4853 + v30;
-        const unsigned int v4855 = v4854 * v6;
-        const unsigned int v4856 = v4855 + v4831;
-        const unsigned int v4857 = v4856 << 6u;
-        const unsigned int v4858 = v4857 + v97;  // kernels/sdpa/flash_tile.hpp:85
-        iron_copy_async<16>(shm2 + (v4844 ^ (((v4844 >> 6u) & 7u) << 3u)), v_pages + v4858, v4829);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v4831 = v230 + v62;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v4832 = v4831 < v35;
+        const unsigned int v4833 = v4832 ? v4831 : v42;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v4834 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:88
+        const unsigned int v4835 = v4833 & v4834;
+        const unsigned int v4836 = v4833 >> (v41 & 31);
+        const unsigned int v4837 = v32 + v4836;  // kernels/sdpa/kv_sources.hpp:101
+        const unsigned int v4838 = block_table[v4837];
+        const unsigned int v4839 = v4838 * v2;  // kernels/sdpa/kv_sources.hpp:102
+        const unsigned int v4840 = v4839 + v30;
+        const unsigned int v4841 = v4840 * v6;
+        const unsigned int v4842 = v4841 + v4835;
+        const unsigned int v4843 = v4842 << 6u;
+        const unsigned int v4844 = v4843 + v66;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v4845 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v4847 = v4845 + v81;
+        const unsigned int v4848 = v4847 + v79;
+        iron_copy_async<16>(shm1 + (v4848 ^ (((v4848 >> 6u) & 7u) << 3u)), k_pages + v4844, v4832);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v4849 = v230 + v93;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v4850 = v4849 < v35;
+        const unsigned int v4851 = v4850 ? v4849 : v42;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v4852 = v4851 & v4834;  // kernels/sdpa/kv_sources.hpp:88
+        const unsigned int v4853 = v4851 >> (v41 & 31);
+        const unsigned int v4854 = v32 + v4853;  // kernels/sdpa/kv_sources.hpp:101
+        const unsigned int v4855 = block_table[v4854];
+        const unsigned int v4856 = v4855 * v2;  // kernels/sdpa/kv_sources.hpp:102
+        const unsigned int v4857 = v4856 + v30;
+        const unsigned int v4858 = v4857 * v6;
+        const unsigned int v4859 = v4858 + v4852;
+        const unsigned int v4860 = v4859 << 6u;
+        const unsigned int v4861 = v4860 + v97;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v4862 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v4864 = v4862 + v112;
+        const unsigned int v4865 = v4864 + v110;
+        iron_copy_async<16>(shm1 + (v4865 ^ (((v4865 >> 6u) & 7u) << 3u)), k_pages + v4861, v4850);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v4866 = block_table[v4837];  // kernels/sdpa/kv_sources.hpp:101
+        const unsigned int v4867 = v4866 * v2;  // kernels/sdpa/kv_sources.hpp:102
+        const unsigned int v4868 = v4867 + v30;
+        const unsigned int v4869 = v4868 * v6;
+        const unsigned int v4870 = v4869 + v4835;
+        const unsigned int v4871 = v4870 << 6u;
+        const unsigned int v4872 = v4871 + v66;  // kernels/sdpa/flash_tile.hpp:85
+        iron_copy_async<16>(shm2 + (v4848 ^ (((v4848 >> 6u) & 7u) << 3u)), v_pages + v4872, v4832);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v4873 = block_table[v4854];  // kernels/sdpa/kv_sources.hpp:101
+        const unsigned int v4874 = v4873 * v2;  // kernels/sdpa/kv_sources.hpp:102
+        const unsigned int v4875 = v4874 + v30;
+        const unsigned int v4876 = v4875 * v6;
+        const unsigned int v4877 = v4876 + v4852;
+        const unsigned int v4878 = v4877 << 6u;
+        const unsigned int v4879 = v4878 + v97;  // kernels/sdpa/flash_tile.hpp:85
+        iron_copy_async<16>(shm2 + (v4865 ^ (((v4865 >> 6u) & 7u) << 3u)), v_pages + v4879, v4850);  // kernels/sdpa/flash_tile.hpp:86
       } else {
-        const unsigned int v4862 = v209 + v62;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v4863 = v4862 < v35;
-        const unsigned int v4864 = v4863 ? v4862 : v42;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v4865 = v4864 % v6;  // kernels/sdpa/kv_sources.hpp:80
-        const unsigned int v4866 = v4864 / v6;
-        const unsigned int v4867 = v32 + v4866;  // kernels/sdpa/kv_sources.hpp:101
-        const unsigned int v4868 = block_table[v4867];
-        const unsigned int v4869 = v4868 * v2;  // kernels/sdpa/kv_sources.hpp:102
-        const unsigned int v4870 = v4869 + v30;
-        const unsigned int v4871 = v4870 * v6;
-        const unsigned int v4872 = v4871 + v4865;
-        const unsigned int v4873 = v4872 << 6u;
-        const unsigned int v4874 = v4873 + v66;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v4875 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v4877 = v4875 + v81;
-        const unsigned int v4878 = v4877 + v79;
-        iron_copy_async<16>(shm1 + (v4878 ^ (((v4878 >> 6u) & 7u) << 3u)), k_pages + v4874, v4863);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v4879 = v209 + v93;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v4880 = v4879 < v35;
-        const unsigned int v4881 = v4880 ? v4879 : v42;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v4882 = v4881 % v6;  // kernels/sdpa/kv_sources.hpp:80
-        const unsigned int v4883 = v4881 / v6;
-        const unsigned int v4884 = v32 + v4883;  // kernels/sdpa/kv_sources.hpp:101
-        const unsigned int v4885 = block_table[v4884];
-        const unsigned int v4886 = v4885 * v2;  // kernels/sdpa/kv_sources.hpp:102
-        const unsigned int v4887 = v4886 + v30;
-        const unsigned int v4888 = v4887 * v6;
-        const unsigned int v4889 = v4888 + v4882;
-        const unsigned int v4890 = v4889 << 6u;
-        const unsigned int v4891 = v4890 + v97;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v4892 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v4894 = v4892 + v112;
-        const unsigned int v4895 = v4894 + v110;
-        iron_copy_async<16>(shm1 + (v4895 ^ (((v4895 >> 6u) & 7u) << 3u)), k_pages + v4891, v4880);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v4896 = block_table[v4867];  // kernels/sdpa/kv_sources.hpp:101
-        const unsigned int v4897 = v4896 * v2;  // kernels/sdpa/kv_sources.hpp:102
-        const unsigned int v4898 = v4897 + v30;
-        const unsigned int v4899 = v4898 * v6;
-        const unsigned int v4900 = v4899 + v4865;
-        const unsigned int v4901 = v4900 << 6u;
-        const unsigned int v4902 = v4901 + v66;  // kernels/sdpa/flash_tile.hpp:85
-        iron_copy_async<16>(shm2 + (v4878 ^ (((v4878 >> 6u) & 7u) << 3u)), v_pages + v4902, v4863);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v4903 = block_table[v4884];  // kernels/sdpa/kv_sources.hpp:101
-        const unsigned int v4904 = v4903 * v2;  // kernels/sdpa/kv_sources.hpp:102
-        const unsigned int v4905 = v4904 + v30;
-        const unsigned int v4906 = v4905 * v6;
-        const unsigned int v4907 = v4906 + v4882;
-        const unsigned int v4908 = v4907 << 6u;
-        const unsigned int v4909 = v4908 + v97;  // kernels/sdpa/flash_tile.hpp:85
-        iron_copy_async<16>(shm2 + (v4895 ^ (((v4895 >> 6u) & 7u) << 3u)), v_pages + v4909, v4880);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v4883 = v230 + v62;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v4884 = v4883 < v35;
+        const unsigned int v4885 = v4884 ? v4883 : v42;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v4886 = v4885 % v6;  // kernels/sdpa/kv_sources.hpp:80
+        const unsigned int v4887 = v4885 / v6;
+        const unsigned int v4888 = v32 + v4887;  // kernels/sdpa/kv_sources.hpp:101
+        const unsigned int v4889 = block_table[v4888];
+        const unsigned int v4890 = v4889 * v2;  // kernels/sdpa/kv_sources.hpp:102
+        const unsigned int v4891 = v4890 + v30;
+        const unsigned int v4892 = v4891 * v6;
+        const unsigned int v4893 = v4892 + v4886;
+        const unsigned int v4894 = v4893 << 6u;
+        const unsigned int v4895 = v4894 + v66;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v4896 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v4898 = v4896 + v81;
+        const unsigned int v4899 = v4898 + v79;
+        iron_copy_async<16>(shm1 + (v4899 ^ (((v4899 >> 6u) & 7u) << 3u)), k_pages + v4895, v4884);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v4900 = v230 + v93;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v4901 = v4900 < v35;
+        const unsigned int v4902 = v4901 ? v4900 : v42;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v4903 = v4902 % v6;  // kernels/sdpa/kv_sources.hpp:80
+        const unsigned int v4904 = v4902 / v6;
+        const unsigned int v4905 = v32 + v4904;  // kernels/sdpa/kv_sources.hpp:101
+        const unsigned int v4906 = block_table[v4905];
+        const unsigned int v4907 = v4906 * v2;  // kernels/sdpa/kv_sources.hpp:102
+        const unsigned int v4908 = v4907 + v30;
+        const unsigned int v4909 = v4908 * v6;
+        const unsigned int v4910 = v4909 + v4903;
+        const unsigned int v4911 = v4910 << 6u;
+        const unsigned int v4912 = v4911 + v97;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v4913 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v4915 = v4913 + v112;
+        const unsigned int v4916 = v4915 + v110;
+        iron_copy_async<16>(shm1 + (v4916 ^ (((v4916 >> 6u) & 7u) << 3u)), k_pages + v4912, v4901);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v4917 = block_table[v4888];  // kernels/sdpa/kv_sources.hpp:101
+        const unsigned int v4918 = v4917 * v2;  // kernels/sdpa/kv_sources.hpp:102
+        const unsigned int v4919 = v4918 + v30;
+        const unsigned int v4920 = v4919 * v6;
+        const unsigned int v4921 = v4920 + v4886;
+        const unsigned int v4922 = v4921 << 6u;
+        const unsigned int v4923 = v4922 + v66;  // kernels/sdpa/flash_tile.hpp:85
+        iron_copy_async<16>(shm2 + (v4899 ^ (((v4899 >> 6u) & 7u) << 3u)), v_pages + v4923, v4884);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v4924 = block_table[v4905];  // kernels/sdpa/kv_sources.hpp:101
+        const unsigned int v4925 = v4924 * v2;  // kernels/sdpa/kv_sources.hpp:102
+        const unsigned int v4926 = v4925 + v30;
+        const unsigned int v4927 = v4926 * v6;
+        const unsigned int v4928 = v4927 + v4903;
+        const unsigned int v4929 = v4928 << 6u;
+        const unsigned int v4930 = v4929 + v97;  // kernels/sdpa/flash_tile.hpp:85
+        iron_copy_async<16>(shm2 + (v4916 ^ (((v4916 >> 6u) & 7u) << 3u)), v_pages + v4930, v4901);  // kernels/sdpa/flash_tile.hpp:86
       }
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:95
-    const unsigned int v3161 = v52 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:108
-    const unsigned int v3162 = v3161 << 6u;
-    const unsigned int v4484 = v51 & 3u;
-    const unsigned int v4486 = v4484 << 4u;
-    const unsigned int v4488 = v4486 << 6u;
-    const unsigned int v4490 = v3162 + v4488;
-    const unsigned int v4501 = v4490 + 16u;
-    const unsigned int v4510 = v4490 + 32u;
-    const unsigned int v4519 = v4490 + 48u;
-    const bool v3180 = v9 == v42;  // kernels/sdpa/flash_tile.hpp:160
-    const unsigned int v4299 = static_cast<unsigned int>(v217.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:233
-    const unsigned int v4300 = static_cast<unsigned int>(v217.row(0, iron_linear_thread() & 31u));
-    const unsigned int v4304 = static_cast<unsigned int>(v217.col(1, iron_linear_thread() & 31u));
-    const unsigned int v4305 = static_cast<unsigned int>(v217.row(1, iron_linear_thread() & 31u));
-    const unsigned int v4309 = static_cast<unsigned int>(v217.col(2, iron_linear_thread() & 31u));
-    const unsigned int v4310 = static_cast<unsigned int>(v217.row(2, iron_linear_thread() & 31u));
-    const unsigned int v4314 = static_cast<unsigned int>(v217.col(3, iron_linear_thread() & 31u));
-    const unsigned int v4315 = static_cast<unsigned int>(v217.row(3, iron_linear_thread() & 31u));
-    const unsigned int v4319 = static_cast<unsigned int>(v217.col(4, iron_linear_thread() & 31u));
-    const unsigned int v4320 = static_cast<unsigned int>(v217.row(4, iron_linear_thread() & 31u));
-    const unsigned int v4324 = static_cast<unsigned int>(v217.col(5, iron_linear_thread() & 31u));
-    const unsigned int v4325 = static_cast<unsigned int>(v217.row(5, iron_linear_thread() & 31u));
-    const unsigned int v4329 = static_cast<unsigned int>(v217.col(6, iron_linear_thread() & 31u));
-    const unsigned int v4330 = static_cast<unsigned int>(v217.row(6, iron_linear_thread() & 31u));
-    const unsigned int v4334 = static_cast<unsigned int>(v217.col(7, iron_linear_thread() & 31u));
-    const unsigned int v4335 = static_cast<unsigned int>(v217.row(7, iron_linear_thread() & 31u));
-    const unsigned int v4339 = static_cast<unsigned int>(v217.col(8, iron_linear_thread() & 31u));
-    const unsigned int v4340 = static_cast<unsigned int>(v217.row(8, iron_linear_thread() & 31u));
-    const unsigned int v4344 = static_cast<unsigned int>(v217.col(9, iron_linear_thread() & 31u));
-    const unsigned int v4345 = static_cast<unsigned int>(v217.row(9, iron_linear_thread() & 31u));
-    const unsigned int v4349 = static_cast<unsigned int>(v217.col(10, iron_linear_thread() & 31u));
-    const unsigned int v4350 = static_cast<unsigned int>(v217.row(10, iron_linear_thread() & 31u));
-    const unsigned int v4354 = static_cast<unsigned int>(v217.col(11, iron_linear_thread() & 31u));
-    const unsigned int v4355 = static_cast<unsigned int>(v217.row(11, iron_linear_thread() & 31u));
-    const unsigned int v4359 = static_cast<unsigned int>(v217.col(12, iron_linear_thread() & 31u));
-    const unsigned int v4360 = static_cast<unsigned int>(v217.row(12, iron_linear_thread() & 31u));
-    const unsigned int v4364 = static_cast<unsigned int>(v217.col(13, iron_linear_thread() & 31u));
-    const unsigned int v4365 = static_cast<unsigned int>(v217.row(13, iron_linear_thread() & 31u));
-    const unsigned int v4369 = static_cast<unsigned int>(v217.col(14, iron_linear_thread() & 31u));
-    const unsigned int v4370 = static_cast<unsigned int>(v217.row(14, iron_linear_thread() & 31u));
-    const unsigned int v4374 = static_cast<unsigned int>(v217.col(15, iron_linear_thread() & 31u));
-    const unsigned int v4375 = static_cast<unsigned int>(v217.row(15, iron_linear_thread() & 31u));
-    const unsigned int v4379 = static_cast<unsigned int>(v217.col(16, iron_linear_thread() & 31u));
-    const unsigned int v4380 = static_cast<unsigned int>(v217.row(16, iron_linear_thread() & 31u));
-    const unsigned int v4384 = static_cast<unsigned int>(v217.col(17, iron_linear_thread() & 31u));
-    const unsigned int v4385 = static_cast<unsigned int>(v217.row(17, iron_linear_thread() & 31u));
-    const unsigned int v4389 = static_cast<unsigned int>(v217.col(18, iron_linear_thread() & 31u));
-    const unsigned int v4390 = static_cast<unsigned int>(v217.row(18, iron_linear_thread() & 31u));
-    const unsigned int v4394 = static_cast<unsigned int>(v217.col(19, iron_linear_thread() & 31u));
-    const unsigned int v4395 = static_cast<unsigned int>(v217.row(19, iron_linear_thread() & 31u));
-    const unsigned int v4399 = static_cast<unsigned int>(v217.col(20, iron_linear_thread() & 31u));
-    const unsigned int v4400 = static_cast<unsigned int>(v217.row(20, iron_linear_thread() & 31u));
-    const unsigned int v4404 = static_cast<unsigned int>(v217.col(21, iron_linear_thread() & 31u));
-    const unsigned int v4405 = static_cast<unsigned int>(v217.row(21, iron_linear_thread() & 31u));
-    const unsigned int v4409 = static_cast<unsigned int>(v217.col(22, iron_linear_thread() & 31u));
-    const unsigned int v4410 = static_cast<unsigned int>(v217.row(22, iron_linear_thread() & 31u));
-    const unsigned int v4414 = static_cast<unsigned int>(v217.col(23, iron_linear_thread() & 31u));
-    const unsigned int v4415 = static_cast<unsigned int>(v217.row(23, iron_linear_thread() & 31u));
-    const unsigned int v4419 = static_cast<unsigned int>(v217.col(24, iron_linear_thread() & 31u));
-    const unsigned int v4420 = static_cast<unsigned int>(v217.row(24, iron_linear_thread() & 31u));
-    const unsigned int v4424 = static_cast<unsigned int>(v217.col(25, iron_linear_thread() & 31u));
-    const unsigned int v4425 = static_cast<unsigned int>(v217.row(25, iron_linear_thread() & 31u));
-    const unsigned int v4429 = static_cast<unsigned int>(v217.col(26, iron_linear_thread() & 31u));
-    const unsigned int v4430 = static_cast<unsigned int>(v217.row(26, iron_linear_thread() & 31u));
-    const unsigned int v4434 = static_cast<unsigned int>(v217.col(27, iron_linear_thread() & 31u));
-    const unsigned int v4435 = static_cast<unsigned int>(v217.row(27, iron_linear_thread() & 31u));
-    const unsigned int v4439 = static_cast<unsigned int>(v217.col(28, iron_linear_thread() & 31u));
-    const unsigned int v4440 = static_cast<unsigned int>(v217.row(28, iron_linear_thread() & 31u));
-    const unsigned int v4444 = static_cast<unsigned int>(v217.col(29, iron_linear_thread() & 31u));
-    const unsigned int v4445 = static_cast<unsigned int>(v217.row(29, iron_linear_thread() & 31u));
-    const unsigned int v4449 = static_cast<unsigned int>(v217.col(30, iron_linear_thread() & 31u));
-    const unsigned int v4450 = static_cast<unsigned int>(v217.row(30, iron_linear_thread() & 31u));
-    const unsigned int v4454 = static_cast<unsigned int>(v217.col(31, iron_linear_thread() & 31u));
-    const unsigned int v4455 = static_cast<unsigned int>(v217.row(31, iron_linear_thread() & 31u));
-    const unsigned int v4467 = v55 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:125
+    const unsigned int v3182 = v52 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:108
+    const unsigned int v3183 = v3182 << 6u;
+    const unsigned int v4505 = v51 & 3u;
+    const unsigned int v4507 = v4505 << 4u;
+    const unsigned int v4509 = v4507 << 6u;
+    const unsigned int v4511 = v3183 + v4509;
+    const unsigned int v4522 = v4511 + 16u;
+    const unsigned int v4531 = v4511 + 32u;
+    const unsigned int v4540 = v4511 + 48u;
+    const bool v3201 = v9 == v42;  // kernels/sdpa/flash_tile.hpp:155
+    const unsigned int v3204 = v184 + v35;
+    const unsigned int v4320 = static_cast<unsigned int>(v238.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4321 = static_cast<unsigned int>(v238.row(0, iron_linear_thread() & 31u));
+    const unsigned int v4325 = static_cast<unsigned int>(v238.col(1, iron_linear_thread() & 31u));
+    const unsigned int v4326 = static_cast<unsigned int>(v238.row(1, iron_linear_thread() & 31u));
+    const unsigned int v4330 = static_cast<unsigned int>(v238.col(2, iron_linear_thread() & 31u));
+    const unsigned int v4331 = static_cast<unsigned int>(v238.row(2, iron_linear_thread() & 31u));
+    const unsigned int v4335 = static_cast<unsigned int>(v238.col(3, iron_linear_thread() & 31u));
+    const unsigned int v4336 = static_cast<unsigned int>(v238.row(3, iron_linear_thread() & 31u));
+    const unsigned int v4340 = static_cast<unsigned int>(v238.col(4, iron_linear_thread() & 31u));
+    const unsigned int v4341 = static_cast<unsigned int>(v238.row(4, iron_linear_thread() & 31u));
+    const unsigned int v4345 = static_cast<unsigned int>(v238.col(5, iron_linear_thread() & 31u));
+    const unsigned int v4346 = static_cast<unsigned int>(v238.row(5, iron_linear_thread() & 31u));
+    const unsigned int v4350 = static_cast<unsigned int>(v238.col(6, iron_linear_thread() & 31u));
+    const unsigned int v4351 = static_cast<unsigned int>(v238.row(6, iron_linear_thread() & 31u));
+    const unsigned int v4355 = static_cast<unsigned int>(v238.col(7, iron_linear_thread() & 31u));
+    const unsigned int v4356 = static_cast<unsigned int>(v238.row(7, iron_linear_thread() & 31u));
+    const unsigned int v4360 = static_cast<unsigned int>(v238.col(8, iron_linear_thread() & 31u));
+    const unsigned int v4361 = static_cast<unsigned int>(v238.row(8, iron_linear_thread() & 31u));
+    const unsigned int v4365 = static_cast<unsigned int>(v238.col(9, iron_linear_thread() & 31u));
+    const unsigned int v4366 = static_cast<unsigned int>(v238.row(9, iron_linear_thread() & 31u));
+    const unsigned int v4370 = static_cast<unsigned int>(v238.col(10, iron_linear_thread() & 31u));
+    const unsigned int v4371 = static_cast<unsigned int>(v238.row(10, iron_linear_thread() & 31u));
+    const unsigned int v4375 = static_cast<unsigned int>(v238.col(11, iron_linear_thread() & 31u));
+    const unsigned int v4376 = static_cast<unsigned int>(v238.row(11, iron_linear_thread() & 31u));
+    const unsigned int v4380 = static_cast<unsigned int>(v238.col(12, iron_linear_thread() & 31u));
+    const unsigned int v4381 = static_cast<unsigned int>(v238.row(12, iron_linear_thread() & 31u));
+    const unsigned int v4385 = static_cast<unsigned int>(v238.col(13, iron_linear_thread() & 31u));
+    const unsigned int v4386 = static_cast<unsigned int>(v238.row(13, iron_linear_thread() & 31u));
+    const unsigned int v4390 = static_cast<unsigned int>(v238.col(14, iron_linear_thread() & 31u));
+    const unsigned int v4391 = static_cast<unsigned int>(v238.row(14, iron_linear_thread() & 31u));
+    const unsigned int v4395 = static_cast<unsigned int>(v238.col(15, iron_linear_thread() & 31u));
+    const unsigned int v4396 = static_cast<unsigned int>(v238.row(15, iron_linear_thread() & 31u));
+    const unsigned int v4400 = static_cast<unsigned int>(v238.col(16, iron_linear_thread() & 31u));
+    const unsigned int v4401 = static_cast<unsigned int>(v238.row(16, iron_linear_thread() & 31u));
+    const unsigned int v4405 = static_cast<unsigned int>(v238.col(17, iron_linear_thread() & 31u));
+    const unsigned int v4406 = static_cast<unsigned int>(v238.row(17, iron_linear_thread() & 31u));
+    const unsigned int v4410 = static_cast<unsigned int>(v238.col(18, iron_linear_thread() & 31u));
+    const unsigned int v4411 = static_cast<unsigned int>(v238.row(18, iron_linear_thread() & 31u));
+    const unsigned int v4415 = static_cast<unsigned int>(v238.col(19, iron_linear_thread() & 31u));
+    const unsigned int v4416 = static_cast<unsigned int>(v238.row(19, iron_linear_thread() & 31u));
+    const unsigned int v4420 = static_cast<unsigned int>(v238.col(20, iron_linear_thread() & 31u));
+    const unsigned int v4421 = static_cast<unsigned int>(v238.row(20, iron_linear_thread() & 31u));
+    const unsigned int v4425 = static_cast<unsigned int>(v238.col(21, iron_linear_thread() & 31u));
+    const unsigned int v4426 = static_cast<unsigned int>(v238.row(21, iron_linear_thread() & 31u));
+    const unsigned int v4430 = static_cast<unsigned int>(v238.col(22, iron_linear_thread() & 31u));
+    const unsigned int v4431 = static_cast<unsigned int>(v238.row(22, iron_linear_thread() & 31u));
+    const unsigned int v4435 = static_cast<unsigned int>(v238.col(23, iron_linear_thread() & 31u));
+    const unsigned int v4436 = static_cast<unsigned int>(v238.row(23, iron_linear_thread() & 31u));
+    const unsigned int v4440 = static_cast<unsigned int>(v238.col(24, iron_linear_thread() & 31u));
+    const unsigned int v4441 = static_cast<unsigned int>(v238.row(24, iron_linear_thread() & 31u));
+    const unsigned int v4445 = static_cast<unsigned int>(v238.col(25, iron_linear_thread() & 31u));
+    const unsigned int v4446 = static_cast<unsigned int>(v238.row(25, iron_linear_thread() & 31u));
+    const unsigned int v4450 = static_cast<unsigned int>(v238.col(26, iron_linear_thread() & 31u));
+    const unsigned int v4451 = static_cast<unsigned int>(v238.row(26, iron_linear_thread() & 31u));
+    const unsigned int v4455 = static_cast<unsigned int>(v238.col(27, iron_linear_thread() & 31u));
+    const unsigned int v4456 = static_cast<unsigned int>(v238.row(27, iron_linear_thread() & 31u));
+    const unsigned int v4460 = static_cast<unsigned int>(v238.col(28, iron_linear_thread() & 31u));
+    const unsigned int v4461 = static_cast<unsigned int>(v238.row(28, iron_linear_thread() & 31u));
+    const unsigned int v4465 = static_cast<unsigned int>(v238.col(29, iron_linear_thread() & 31u));
+    const unsigned int v4466 = static_cast<unsigned int>(v238.row(29, iron_linear_thread() & 31u));
+    const unsigned int v4470 = static_cast<unsigned int>(v238.col(30, iron_linear_thread() & 31u));
+    const unsigned int v4471 = static_cast<unsigned int>(v238.row(30, iron_linear_thread() & 31u));
+    const unsigned int v4475 = static_cast<unsigned int>(v238.col(31, iron_linear_thread() & 31u));
+    const unsigned int v4476 = static_cast<unsigned int>(v238.row(31, iron_linear_thread() & 31u));
+    const unsigned int v4488 = v55 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:125
 
-    for (unsigned int v2835 = v209; v2835 < v193; v2835 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:95
-      const unsigned int v2836 = v2835 - v209;
-      const unsigned int v2837 = v2836 >> 6u;
-      const unsigned int v2839 = v2837 & 1u;
+    for (unsigned int v2856 = v230; v2856 < v217; v2856 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:95
+      const unsigned int v2857 = v2856 - v230;
+      const unsigned int v2858 = v2857 >> 6u;
+      const unsigned int v2860 = v2858 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      const unsigned int v2842 = v2835 + 64u;
-      const unsigned int v2844 = v2837 + 1u;
-      const unsigned int v2845 = v2844 & 1u;
-      const bool v2846 = v2842 < v193;
-      if (v2846) {
+      const unsigned int v2863 = v2856 + 64u;
+      const unsigned int v2865 = v2858 + 1u;
+      const unsigned int v2866 = v2865 & 1u;
+      const bool v2867 = v2863 < v217;
+      if (v2867) {
         if (v47) {  // kernels/sdpa/kv_sources.hpp:87
-          const unsigned int v2848 = v2845 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:99
-          const unsigned int v2858 = v2842 + v62;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v2859 = v2858 < v35;
-          const unsigned int v2862 = v2859 ? v2858 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v2864 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v2865 = v2862 & v2864;
-          const unsigned int v2866 = v2862 >> (v41 & 31);
-          const unsigned int v2867 = v32 + v2866;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v2868 = block_table[v2867];
-          const unsigned int v2870 = v2868 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v2871 = v2870 + v30;
-          const unsigned int v2872 = v2871 * v6;
-          const unsigned int v2873 = v2872 + v2865;
-          const unsigned int v2874 = v2873 << 6u;
-          const unsigned int v2875 = v2874 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v2883 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v2884 = v2848 + v2883;
-          const unsigned int v2885 = v2884 + v81;
-          const unsigned int v2886 = v2885 + v79;
-          iron_copy_async<16>(shm1 + (v2886 ^ (((v2886 >> 6u) & 7u) << 3u)), k_pages + v2875, v2859);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v2896 = v2842 + v93;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v2897 = v2896 < v35;
-          const unsigned int v2900 = v2897 ? v2896 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v2903 = v2900 & v2864;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v2904 = v2900 >> (v41 & 31);
-          const unsigned int v2905 = v32 + v2904;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v2906 = block_table[v2905];
-          const unsigned int v2908 = v2906 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v2909 = v2908 + v30;
-          const unsigned int v2910 = v2909 * v6;
-          const unsigned int v2911 = v2910 + v2903;
-          const unsigned int v2912 = v2911 << 6u;
-          const unsigned int v2913 = v2912 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v2921 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v2922 = v2848 + v2921;
-          const unsigned int v2923 = v2922 + v112;
-          const unsigned int v2924 = v2923 + v110;
-          iron_copy_async<16>(shm1 + (v2924 ^ (((v2924 >> 6u) & 7u) << 3u)), k_pages + v2913, v2897);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v2946 = block_table[v2867];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v2948 = v2946 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v2949 = v2948 + v30;
-          const unsigned int v2950 = v2949 * v6;
-          const unsigned int v2951 = v2950 + v2865;
-          const unsigned int v2952 = v2951 << 6u;
-          const unsigned int v2953 = v2952 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v2886 ^ (((v2886 >> 6u) & 7u) << 3u)), v_pages + v2953, v2859);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v2984 = block_table[v2905];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v2986 = v2984 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v2987 = v2986 + v30;
-          const unsigned int v2988 = v2987 * v6;
-          const unsigned int v2989 = v2988 + v2903;
-          const unsigned int v2990 = v2989 << 6u;
-          const unsigned int v2991 = v2990 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v2924 ^ (((v2924 >> 6u) & 7u) << 3u)), v_pages + v2991, v2897);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v2869 = v2866 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:99
+          const unsigned int v2879 = v2863 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v2880 = v2879 < v35;
+          const unsigned int v2883 = v2880 ? v2879 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v2885 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v2886 = v2883 & v2885;
+          const unsigned int v2887 = v2883 >> (v41 & 31);
+          const unsigned int v2888 = v32 + v2887;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v2889 = block_table[v2888];
+          const unsigned int v2891 = v2889 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v2892 = v2891 + v30;
+          const unsigned int v2893 = v2892 * v6;
+          const unsigned int v2894 = v2893 + v2886;
+          const unsigned int v2895 = v2894 << 6u;
+          const unsigned int v2896 = v2895 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v2904 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v2905 = v2869 + v2904;
+          const unsigned int v2906 = v2905 + v81;
+          const unsigned int v2907 = v2906 + v79;
+          iron_copy_async<16>(shm1 + (v2907 ^ (((v2907 >> 6u) & 7u) << 3u)), k_pages + v2896, v2880);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v2917 = v2863 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v2918 = v2917 < v35;
+          const unsigned int v2921 = v2918 ? v2917 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v2924 = v2921 & v2885;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v2925 = v2921 >> (v41 & 31);
+          const unsigned int v2926 = v32 + v2925;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v2927 = block_table[v2926];
+          const unsigned int v2929 = v2927 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v2930 = v2929 + v30;
+          const unsigned int v2931 = v2930 * v6;
+          const unsigned int v2932 = v2931 + v2924;
+          const unsigned int v2933 = v2932 << 6u;
+          const unsigned int v2934 = v2933 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v2942 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v2943 = v2869 + v2942;
+          const unsigned int v2944 = v2943 + v112;
+          const unsigned int v2945 = v2944 + v110;
+          iron_copy_async<16>(shm1 + (v2945 ^ (((v2945 >> 6u) & 7u) << 3u)), k_pages + v2934, v2918);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v2967 = block_table[v2888];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v2969 = v2967 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v2970 = v2969 + v30;
+          const unsigned int v2971 = v2970 * v6;
+          const unsigned int v2972 = v2971 + v2886;
+          const unsigned int v2973 = v2972 << 6u;
+          const unsigned int v2974 = v2973 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v2907 ^ (((v2907 >> 6u) & 7u) << 3u)), v_pages + v2974, v2880);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v3005 = block_table[v2926];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v3007 = v3005 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v3008 = v3007 + v30;
+          const unsigned int v3009 = v3008 * v6;
+          const unsigned int v3010 = v3009 + v2924;
+          const unsigned int v3011 = v3010 << 6u;
+          const unsigned int v3012 = v3011 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v2945 ^ (((v2945 >> 6u) & 7u) << 3u)), v_pages + v3012, v2918);  // kernels/sdpa/flash_tile.hpp:86
         } else {
-          const unsigned int v3004 = v2845 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:99
-          const unsigned int v3014 = v2842 + v62;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v3015 = v3014 < v35;
-          const unsigned int v3018 = v3015 ? v3014 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v3019 = v3018 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v3020 = v3018 / v6;
-          const unsigned int v3021 = v32 + v3020;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v3022 = block_table[v3021];
-          const unsigned int v3024 = v3022 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v3025 = v3024 + v30;
-          const unsigned int v3026 = v3025 * v6;
-          const unsigned int v3027 = v3026 + v3019;
-          const unsigned int v3028 = v3027 << 6u;
-          const unsigned int v3029 = v3028 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v3037 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v3038 = v3004 + v3037;
-          const unsigned int v3039 = v3038 + v81;
-          const unsigned int v3040 = v3039 + v79;
-          iron_copy_async<16>(shm1 + (v3040 ^ (((v3040 >> 6u) & 7u) << 3u)), k_pages + v3029, v3015);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v3050 = v2842 + v93;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v3051 = v3050 < v35;
-          const unsigned int v3054 = v3051 ? v3050 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v3055 = v3054 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v3056 = v3054 / v6;
-          const unsigned int v3057 = v32 + v3056;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v3058 = block_table[v3057];
-          const unsigned int v3060 = v3058 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v3061 = v3060 + v30;
-          const unsigned int v3062 = v3061 * v6;
-          const unsigned int v3063 = v3062 + v3055;
-          const unsigned int v3064 = v3063 << 6u;
-          const unsigned int v3065 = v3064 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v3073 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v3074 = v3004 + v3073;
-          const unsigned int v3075 = v3074 + v112;
-          const unsigned int v3076 = v3075 + v110;
-          iron_copy_async<16>(shm1 + (v3076 ^ (((v3076 >> 6u) & 7u) << 3u)), k_pages + v3065, v3051);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v3096 = block_table[v3021];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v3098 = v3096 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v3099 = v3098 + v30;
-          const unsigned int v3100 = v3099 * v6;
-          const unsigned int v3101 = v3100 + v3019;
-          const unsigned int v3102 = v3101 << 6u;
-          const unsigned int v3103 = v3102 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v3040 ^ (((v3040 >> 6u) & 7u) << 3u)), v_pages + v3103, v3015);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v3132 = block_table[v3057];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v3134 = v3132 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v3135 = v3134 + v30;
-          const unsigned int v3136 = v3135 * v6;
-          const unsigned int v3137 = v3136 + v3055;
-          const unsigned int v3138 = v3137 << 6u;
-          const unsigned int v3139 = v3138 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v3076 ^ (((v3076 >> 6u) & 7u) << 3u)), v_pages + v3139, v3051);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v3025 = v2866 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:99
+          const unsigned int v3035 = v2863 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v3036 = v3035 < v35;
+          const unsigned int v3039 = v3036 ? v3035 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v3040 = v3039 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v3041 = v3039 / v6;
+          const unsigned int v3042 = v32 + v3041;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v3043 = block_table[v3042];
+          const unsigned int v3045 = v3043 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v3046 = v3045 + v30;
+          const unsigned int v3047 = v3046 * v6;
+          const unsigned int v3048 = v3047 + v3040;
+          const unsigned int v3049 = v3048 << 6u;
+          const unsigned int v3050 = v3049 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v3058 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v3059 = v3025 + v3058;
+          const unsigned int v3060 = v3059 + v81;
+          const unsigned int v3061 = v3060 + v79;
+          iron_copy_async<16>(shm1 + (v3061 ^ (((v3061 >> 6u) & 7u) << 3u)), k_pages + v3050, v3036);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v3071 = v2863 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v3072 = v3071 < v35;
+          const unsigned int v3075 = v3072 ? v3071 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v3076 = v3075 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v3077 = v3075 / v6;
+          const unsigned int v3078 = v32 + v3077;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v3079 = block_table[v3078];
+          const unsigned int v3081 = v3079 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v3082 = v3081 + v30;
+          const unsigned int v3083 = v3082 * v6;
+          const unsigned int v3084 = v3083 + v3076;
+          const unsigned int v3085 = v3084 << 6u;
+          const unsigned int v3086 = v3085 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v3094 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v3095 = v3025 + v3094;
+          const unsigned int v3096 = v3095 + v112;
+          const unsigned int v3097 = v3096 + v110;
+          iron_copy_async<16>(shm1 + (v3097 ^ (((v3097 >> 6u) & 7u) << 3u)), k_pages + v3086, v3072);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v3117 = block_table[v3042];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v3119 = v3117 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v3120 = v3119 + v30;
+          const unsigned int v3121 = v3120 * v6;
+          const unsigned int v3122 = v3121 + v3040;
+          const unsigned int v3123 = v3122 << 6u;
+          const unsigned int v3124 = v3123 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v3061 ^ (((v3061 >> 6u) & 7u) << 3u)), v_pages + v3124, v3036);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v3153 = block_table[v3078];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v3155 = v3153 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v3156 = v3155 + v30;
+          const unsigned int v3157 = v3156 * v6;
+          const unsigned int v3158 = v3157 + v3076;
+          const unsigned int v3159 = v3158 << 6u;
+          const unsigned int v3160 = v3159 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v3097 ^ (((v3097 >> 6u) & 7u) << 3u)), v_pages + v3160, v3072);  // kernels/sdpa/flash_tile.hpp:86
         }
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:95
-      iron_frag<float, 2, 16, 64> v3152;  // kernels/sdpa/flash_warpgroup.hpp:106
-      iron_frag_fill(v3152, 0.0f);
-      const unsigned int v3156 = v2839 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:109
-      iron_frag<iron_bf16, 0, 16, 16> v4497;  // kernels/sdpa/flash_warpgroup.hpp:108
-      iron_frag_fill(v4497, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4497, shm0, v4490, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4499;
-      iron_frag_fill(v4499, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v4499, shm1, v3156, 64u);
-      iron_frag_mma_sync(v3152, v4497, v4499);
-      const unsigned int v4504 = v3156 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v4506;
-      iron_frag_fill(v4506, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4506, shm0, v4501, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4508;
-      iron_frag_fill(v4508, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v4508, shm1, v4504, 64u);
-      iron_frag_mma_sync(v3152, v4506, v4508);
-      const unsigned int v4513 = v3156 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v4515;
-      iron_frag_fill(v4515, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4515, shm0, v4510, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4517;
-      iron_frag_fill(v4517, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v4517, shm1, v4513, 64u);
-      iron_frag_mma_sync(v3152, v4515, v4517);
-      const unsigned int v4522 = v3156 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v4524;
-      iron_frag_fill(v4524, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4524, shm0, v4519, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4526;
-      iron_frag_fill(v4526, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v4526, shm1, v4522, 64u);
-      iron_frag_mma_sync(v3152, v4524, v4526);
-      const bool v3167 = v2842 <= v35;  // kernels/sdpa/flash_tile.hpp:159
-      const unsigned int v3175 = v2842 + v20;
-      const bool v3176 = v3175 <= v196;
-      const bool v3177 = v192 || v3176;
-      const bool v3178 = v3167 && v3177;
-      const unsigned int v3181 = v2835 + v9;  // kernels/sdpa/flash_tile.hpp:160
-      const unsigned int v3182 = v3181 + v20;
-      const bool v3184 = v185 <= v3182;
-      const bool v3185 = v3180 || v3184;
-      const bool v3186 = v3178 && v3185;  // kernels/sdpa/flash_tile.hpp:159
-      if (v3186) {  // kernels/sdpa/flash_tile.hpp:161
-        const float v3189 = v3152.x[0];  // kernels/sdpa/flash_tile.hpp:162
-        const float v3190 = v3189 * v211;
-        v3152.x[0] = v3190;
-        const float v3193 = v3152.x[1];
-        const float v3194 = v3193 * v211;
-        v3152.x[1] = v3194;
-        const float v3197 = v3152.x[2];
-        const float v3198 = v3197 * v211;
-        v3152.x[2] = v3198;
-        const float v3201 = v3152.x[3];
-        const float v3202 = v3201 * v211;
-        v3152.x[3] = v3202;
-        const float v3205 = v3152.x[4];
-        const float v3206 = v3205 * v211;
-        v3152.x[4] = v3206;
-        const float v3209 = v3152.x[5];
-        const float v3210 = v3209 * v211;
-        v3152.x[5] = v3210;
-        const float v3213 = v3152.x[6];
-        const float v3214 = v3213 * v211;
-        v3152.x[6] = v3214;
-        const float v3217 = v3152.x[7];
-        const float v3218 = v3217 * v211;
-        v3152.x[7] = v3218;
-        const float v3221 = v3152.x[8];
-        const float v3222 = v3221 * v211;
-        v3152.x[8] = v3222;
-        const float v3225 = v3152.x[9];
-        const float v3226 = v3225 * v211;
-        v3152.x[9] = v3226;
-        const float v3229 = v3152.x[10];
-        const float v3230 = v3229 * v211;
-        v3152.x[10] = v3230;
-        const float v3233 = v3152.x[11];
-        const float v3234 = v3233 * v211;
-        v3152.x[11] = v3234;
-        const float v3237 = v3152.x[12];
-        const float v3238 = v3237 * v211;
-        v3152.x[12] = v3238;
-        const float v3241 = v3152.x[13];
-        const float v3242 = v3241 * v211;
-        v3152.x[13] = v3242;
-        const float v3245 = v3152.x[14];
-        const float v3246 = v3245 * v211;
-        v3152.x[14] = v3246;
-        const float v3249 = v3152.x[15];
-        const float v3250 = v3249 * v211;
-        v3152.x[15] = v3250;
-        const float v3253 = v3152.x[16];
-        const float v3254 = v3253 * v211;
-        v3152.x[16] = v3254;
-        const float v3257 = v3152.x[17];
-        const float v3258 = v3257 * v211;
-        v3152.x[17] = v3258;
-        const float v3261 = v3152.x[18];
-        const float v3262 = v3261 * v211;
-        v3152.x[18] = v3262;
-        const float v3265 = v3152.x[19];
-        const float v3266 = v3265 * v211;
-        v3152.x[19] = v3266;
-        const float v3269 = v3152.x[20];
-        const float v3270 = v3269 * v211;
-        v3152.x[20] = v3270;
-        const float v3273 = v3152.x[21];
-        const float v3274 = v3273 * v211;
-        v3152.x[21] = v3274;
-        const float v3277 = v3152.x[22];
-        const float v3278 = v3277 * v211;
-        v3152.x[22] = v3278;
-        const float v3281 = v3152.x[23];
-        const float v3282 = v3281 * v211;
-        v3152.x[23] = v3282;
-        const float v3285 = v3152.x[24];
-        const float v3286 = v3285 * v211;
-        v3152.x[24] = v3286;
-        const float v3289 = v3152.x[25];
-        const float v3290 = v3289 * v211;
-        v3152.x[25] = v3290;
-        const float v3293 = v3152.x[26];
-        const float v3294 = v3293 * v211;
-        v3152.x[26] = v3294;
-        const float v3297 = v3152.x[27];
-        const float v3298 = v3297 * v211;
-        v3152.x[27] = v3298;
-        const float v3301 = v3152.x[28];
-        const float v3302 = v3301 * v211;
-        v3152.x[28] = v3302;
-        const float v3305 = v3152.x[29];
-        const float v3306 = v3305 * v211;
-        v3152.x[29] = v3306;
-        const float v3309 = v3152.x[30];
-        const float v3310 = v3309 * v211;
-        v3152.x[30] = v3310;
-        const float v3313 = v3152.x[31];
-        const float v3314 = v3313 * v211;
-        v3152.x[31] = v3314;
+      iron_frag<float, 2, 16, 64> v3173;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag_fill(v3173, 0.0f);
+      const unsigned int v3177 = v2860 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:109
+      iron_frag<iron_bf16, 0, 16, 16> v4518;  // kernels/sdpa/flash_warpgroup.hpp:108
+      iron_frag_fill(v4518, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4518, shm0, v4511, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4520;
+      iron_frag_fill(v4520, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v4520, shm1, v3177, 64u);
+      iron_frag_mma_sync(v3173, v4518, v4520);
+      const unsigned int v4525 = v3177 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v4527;
+      iron_frag_fill(v4527, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4527, shm0, v4522, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4529;
+      iron_frag_fill(v4529, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v4529, shm1, v4525, 64u);
+      iron_frag_mma_sync(v3173, v4527, v4529);
+      const unsigned int v4534 = v3177 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v4536;
+      iron_frag_fill(v4536, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4536, shm0, v4531, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4538;
+      iron_frag_fill(v4538, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v4538, shm1, v4534, 64u);
+      iron_frag_mma_sync(v3173, v4536, v4538);
+      const unsigned int v4543 = v3177 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v4545;
+      iron_frag_fill(v4545, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4545, shm0, v4540, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4547;
+      iron_frag_fill(v4547, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v4547, shm1, v4543, 64u);
+      iron_frag_mma_sync(v3173, v4545, v4547);
+      const bool v3188 = v2863 <= v35;  // kernels/sdpa/flash_tile.hpp:154
+      const unsigned int v3196 = v2863 + v20;
+      const bool v3197 = v3196 <= v187;
+      const bool v3198 = v194 || v3197;
+      const bool v3199 = v3188 && v3198;
+      const unsigned int v3202 = v2856 + v9;  // kernels/sdpa/flash_tile.hpp:155
+      const unsigned int v3203 = v3202 + v20;
+      const bool v3205 = v3204 <= v3203;
+      const bool v3206 = v3201 || v3205;
+      const bool v3207 = v3199 && v3206;  // kernels/sdpa/flash_tile.hpp:154
+      if (v3207) {  // kernels/sdpa/flash_tile.hpp:156
+        const float v3210 = v3173.x[0];  // kernels/sdpa/flash_tile.hpp:157
+        const float v3211 = v3210 * v232;
+        v3173.x[0] = v3211;
+        const float v3214 = v3173.x[1];
+        const float v3215 = v3214 * v232;
+        v3173.x[1] = v3215;
+        const float v3218 = v3173.x[2];
+        const float v3219 = v3218 * v232;
+        v3173.x[2] = v3219;
+        const float v3222 = v3173.x[3];
+        const float v3223 = v3222 * v232;
+        v3173.x[3] = v3223;
+        const float v3226 = v3173.x[4];
+        const float v3227 = v3226 * v232;
+        v3173.x[4] = v3227;
+        const float v3230 = v3173.x[5];
+        const float v3231 = v3230 * v232;
+        v3173.x[5] = v3231;
+        const float v3234 = v3173.x[6];
+        const float v3235 = v3234 * v232;
+        v3173.x[6] = v3235;
+        const float v3238 = v3173.x[7];
+        const float v3239 = v3238 * v232;
+        v3173.x[7] = v3239;
+        const float v3242 = v3173.x[8];
+        const float v3243 = v3242 * v232;
+        v3173.x[8] = v3243;
+        const float v3246 = v3173.x[9];
+        const float v3247 = v3246 * v232;
+        v3173.x[9] = v3247;
+        const float v3250 = v3173.x[10];
+        const float v3251 = v3250 * v232;
+        v3173.x[10] = v3251;
+        const float v3254 = v3173.x[11];
+        const float v3255 = v3254 * v232;
+        v3173.x[11] = v3255;
+        const float v3258 = v3173.x[12];
+        const float v3259 = v3258 * v232;
+        v3173.x[12] = v3259;
+        const float v3262 = v3173.x[13];
+        const float v3263 = v3262 * v232;
+        v3173.x[13] = v3263;
+        const float v3266 = v3173.x[14];
+        const float v3267 = v3266 * v232;
+        v3173.x[14] = v3267;
+        const float v3270 = v3173.x[15];
+        const float v3271 = v3270 * v232;
+        v3173.x[15] = v3271;
+        const float v3274 = v3173.x[16];
+        const float v3275 = v3274 * v232;
+        v3173.x[16] = v3275;
+        const float v3278 = v3173.x[17];
+        const float v3279 = v3278 * v232;
+        v3173.x[17] = v3279;
+        const float v3282 = v3173.x[18];
+        const float v3283 = v3282 * v232;
+        v3173.x[18] = v3283;
+        const float v3286 = v3173.x[19];
+        const float v3287 = v3286 * v232;
+        v3173.x[19] = v3287;
+        const float v3290 = v3173.x[20];
+        const float v3291 = v3290 * v232;
+        v3173.x[20] = v3291;
+        const float v3294 = v3173.x[21];
+        const float v3295 = v3294 * v232;
+        v3173.x[21] = v3295;
+        const float v3298 = v3173.x[22];
+        const float v3299 = v3298 * v232;
+        v3173.x[22] = v3299;
+        const float v3302 = v3173.x[23];
+        const float v3303 = v3302 * v232;
+        v3173.x[23] = v3303;
+        const float v3306 = v3173.x[24];
+        const float v3307 = v3306 * v232;
+        v3173.x[24] = v3307;
+        const float v3310 = v3173.x[25];
+        const float v3311 = v3310 * v232;
+        v3173.x[25] = v3311;
+        const float v3314 = v3173.x[26];
+        const float v3315 = v3314 * v232;
+        v3173.x[26] = v3315;
+        const float v3318 = v3173.x[27];
+        const float v3319 = v3318 * v232;
+        v3173.x[27] = v3319;
+        const float v3322 = v3173.x[28];
+        const float v3323 = v3322 * v232;
+        v3173.x[28] = v3323;
+        const float v3326 = v3173.x[29];
+        const float v3327 = v3326 * v232;
+        v3173.x[29] = v3327;
+        const float v3330 = v3173.x[30];
+        const float v3331 = v3330 * v232;
+        v3173.x[30] = v3331;
+        const float v3334 = v3173.x[31];
+        const float v3335 = v3334 * v232;
+        v3173.x[31] = v3335;
       } else {
-        iron_frag<float, 2, 16, 8> v3316;  // kernels/sdpa/flash_tile.hpp:168
-        iron_frag_fill(v3316, 0.0f);
-        iron_frag<float, 2, 16, 8> v3318;  // kernels/sdpa/flash_tile.hpp:169
-        iron_frag_fill(v3318, 0.0f);
-        const unsigned int v3320 = static_cast<unsigned int>(v3316.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
-        const unsigned int v3322 = v56 + v3320;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v3324 = v3322 + v35;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v3325 = v3324 + 1u;
-        const unsigned int v3327 = v3325 - v20;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v3336 = v3327 - v9;  // kernels/sdpa/flash_tile.hpp:145
-        const bool v3340 = v3325 > v206;  // kernels/sdpa/flash_tile.hpp:144
-        const bool v3341 = v205 && v3340;
-        const unsigned int v3342 = v3341 ? v3336 : v42;
-        const unsigned int v3345 = v3342 - v2835;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v3346 = min(v3345, 64u);
-        const bool v3347 = v3342 > v2835;
-        const unsigned int v3348 = v3347 ? v3346 : v42;
-        const float v3349 = __uint_as_float(v3348);
-        v3316.x[0] = v3349;  // kernels/sdpa/flash_tile.hpp:173
-        const unsigned int v3351 = static_cast<unsigned int>(v3316.row(1, iron_linear_thread() & 31u));
-        const unsigned int v3353 = v56 + v3351;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v3355 = v3353 + v35;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v3356 = v3355 + 1u;
-        const unsigned int v3358 = v3356 - v20;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v3367 = v3358 - v9;  // kernels/sdpa/flash_tile.hpp:145
-        const bool v3371 = v3356 > v206;  // kernels/sdpa/flash_tile.hpp:144
-        const bool v3372 = v205 && v3371;
-        const unsigned int v3373 = v3372 ? v3367 : v42;
-        const unsigned int v3376 = v3373 - v2835;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v3377 = min(v3376, 64u);
-        const bool v3378 = v3373 > v2835;
-        const unsigned int v3379 = v3378 ? v3377 : v42;
-        const float v3380 = __uint_as_float(v3379);
-        v3316.x[1] = v3380;  // kernels/sdpa/flash_tile.hpp:173
-        const unsigned int v3382 = static_cast<unsigned int>(v3316.row(2, iron_linear_thread() & 31u));
-        const unsigned int v3384 = v56 + v3382;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v3386 = v3384 + v35;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v3387 = v3386 + 1u;
-        const unsigned int v3389 = v3387 - v20;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v3398 = v3389 - v9;  // kernels/sdpa/flash_tile.hpp:145
-        const bool v3402 = v3387 > v206;  // kernels/sdpa/flash_tile.hpp:144
-        const bool v3403 = v205 && v3402;
-        const unsigned int v3404 = v3403 ? v3398 : v42;
-        const unsigned int v3407 = v3404 - v2835;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v3408 = min(v3407, 64u);
-        const bool v3409 = v3404 > v2835;
-        const unsigned int v3410 = v3409 ? v3408 : v42;
-        const float v3411 = __uint_as_float(v3410);
-        v3316.x[2] = v3411;  // kernels/sdpa/flash_tile.hpp:173
-        const unsigned int v3413 = static_cast<unsigned int>(v3316.row(3, iron_linear_thread() & 31u));
-        const unsigned int v3415 = v56 + v3413;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v3417 = v3415 + v35;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v3418 = v3417 + 1u;
-        const unsigned int v3420 = v3418 - v20;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v3429 = v3420 - v9;  // kernels/sdpa/flash_tile.hpp:145
-        const bool v3433 = v3418 > v206;  // kernels/sdpa/flash_tile.hpp:144
-        const bool v3434 = v205 && v3433;
-        const unsigned int v3435 = v3434 ? v3429 : v42;
-        const unsigned int v3438 = v3435 - v2835;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v3439 = min(v3438, 64u);
-        const bool v3440 = v3435 > v2835;
-        const unsigned int v3441 = v3440 ? v3439 : v42;
-        const float v3442 = __uint_as_float(v3441);
-        v3316.x[3] = v3442;  // kernels/sdpa/flash_tile.hpp:173
-        const unsigned int v3444 = static_cast<unsigned int>(v3318.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
-        const unsigned int v3446 = v56 + v3444;  // kernels/sdpa/flash_tile.hpp:177
-        const unsigned int v3448 = v3446 + v35;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v3449 = v3448 + 1u;
-        const unsigned int v3451 = v3449 - v20;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v3452 = min(v35, v3451);
-        const bool v3453 = v3449 > v20;
-        const unsigned int v3454 = v3453 ? v3452 : v42;
-        const unsigned int v3457 = v192 ? v35 : v3454;  // kernels/sdpa/flash_tile.hpp:142
-        const unsigned int v3469 = v3457 - v2835;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v3470 = min(v3469, 64u);
-        const bool v3471 = v3457 > v2835;
-        const unsigned int v3472 = v3471 ? v3470 : v42;
-        const float v3473 = __uint_as_float(v3472);
-        v3318.x[0] = v3473;  // kernels/sdpa/flash_tile.hpp:176
-        const unsigned int v3475 = static_cast<unsigned int>(v3318.row(1, iron_linear_thread() & 31u));
-        const unsigned int v3477 = v56 + v3475;  // kernels/sdpa/flash_tile.hpp:177
-        const unsigned int v3479 = v3477 + v35;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v3480 = v3479 + 1u;
-        const unsigned int v3482 = v3480 - v20;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v3483 = min(v35, v3482);
-        const bool v3484 = v3480 > v20;
-        const unsigned int v3485 = v3484 ? v3483 : v42;
-        const unsigned int v3488 = v192 ? v35 : v3485;  // kernels/sdpa/flash_tile.hpp:142
-        const unsigned int v3500 = v3488 - v2835;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v3501 = min(v3500, 64u);
-        const bool v3502 = v3488 > v2835;
-        const unsigned int v3503 = v3502 ? v3501 : v42;
-        const float v3504 = __uint_as_float(v3503);
-        v3318.x[1] = v3504;  // kernels/sdpa/flash_tile.hpp:176
-        const unsigned int v3506 = static_cast<unsigned int>(v3318.row(2, iron_linear_thread() & 31u));
-        const unsigned int v3508 = v56 + v3506;  // kernels/sdpa/flash_tile.hpp:177
-        const unsigned int v3510 = v3508 + v35;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v3511 = v3510 + 1u;
-        const unsigned int v3513 = v3511 - v20;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v3514 = min(v35, v3513);
-        const bool v3515 = v3511 > v20;
-        const unsigned int v3516 = v3515 ? v3514 : v42;
-        const unsigned int v3519 = v192 ? v35 : v3516;  // kernels/sdpa/flash_tile.hpp:142
-        const unsigned int v3531 = v3519 - v2835;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v3532 = min(v3531, 64u);
-        const bool v3533 = v3519 > v2835;
-        const unsigned int v3534 = v3533 ? v3532 : v42;
-        const float v3535 = __uint_as_float(v3534);
-        v3318.x[2] = v3535;  // kernels/sdpa/flash_tile.hpp:176
-        const unsigned int v3537 = static_cast<unsigned int>(v3318.row(3, iron_linear_thread() & 31u));
-        const unsigned int v3539 = v56 + v3537;  // kernels/sdpa/flash_tile.hpp:177
-        const unsigned int v3541 = v3539 + v35;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v3542 = v3541 + 1u;
-        const unsigned int v3544 = v3542 - v20;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v3545 = min(v35, v3544);
-        const bool v3546 = v3542 > v20;
-        const unsigned int v3547 = v3546 ? v3545 : v42;
-        const unsigned int v3550 = v192 ? v35 : v3547;  // kernels/sdpa/flash_tile.hpp:142
-        const unsigned int v3562 = v3550 - v2835;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v3563 = min(v3562, 64u);
-        const bool v3564 = v3550 > v2835;
-        const unsigned int v3565 = v3564 ? v3563 : v42;
-        const float v3566 = __uint_as_float(v3565);
-        v3318.x[3] = v3566;  // kernels/sdpa/flash_tile.hpp:176
-        const unsigned int v3567 = static_cast<unsigned int>(v3152.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:179
-        const float v3569 = v3152.x[0];
-        const float v3570 = v3316.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3571 = __float_as_uint(v3570);
-        const bool v3572 = v3567 >= v3571;
-        const float v3573 = v3318.x[0];
-        const unsigned int v3574 = __float_as_uint(v3573);
-        const bool v3575 = v3567 < v3574;
-        const bool v3576 = v3572 && v3575;
-        const float v3578 = v3569 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3579 = v3576 ? v3578 : __uint_as_float(0xff800000u);
-        v3152.x[0] = v3579;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3580 = static_cast<unsigned int>(v3152.col(1, iron_linear_thread() & 31u));
-        const float v3582 = v3152.x[1];
-        const float v3583 = v3316.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3584 = __float_as_uint(v3583);
-        const bool v3585 = v3580 >= v3584;
-        const float v3586 = v3318.x[0];
-        const unsigned int v3587 = __float_as_uint(v3586);
-        const bool v3588 = v3580 < v3587;
-        const bool v3589 = v3585 && v3588;
-        const float v3591 = v3582 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3592 = v3589 ? v3591 : __uint_as_float(0xff800000u);
-        v3152.x[1] = v3592;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3593 = static_cast<unsigned int>(v3152.col(2, iron_linear_thread() & 31u));
-        const float v3595 = v3152.x[2];
-        const float v3596 = v3316.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3597 = __float_as_uint(v3596);
-        const bool v3598 = v3593 >= v3597;
-        const float v3599 = v3318.x[2];
-        const unsigned int v3600 = __float_as_uint(v3599);
-        const bool v3601 = v3593 < v3600;
-        const bool v3602 = v3598 && v3601;
-        const float v3604 = v3595 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3605 = v3602 ? v3604 : __uint_as_float(0xff800000u);
-        v3152.x[2] = v3605;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3606 = static_cast<unsigned int>(v3152.col(3, iron_linear_thread() & 31u));
-        const float v3608 = v3152.x[3];
-        const float v3609 = v3316.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3610 = __float_as_uint(v3609);
-        const bool v3611 = v3606 >= v3610;
-        const float v3612 = v3318.x[2];
-        const unsigned int v3613 = __float_as_uint(v3612);
-        const bool v3614 = v3606 < v3613;
-        const bool v3615 = v3611 && v3614;
-        const float v3617 = v3608 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3618 = v3615 ? v3617 : __uint_as_float(0xff800000u);
-        v3152.x[3] = v3618;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3619 = static_cast<unsigned int>(v3152.col(4, iron_linear_thread() & 31u));
-        const float v3621 = v3152.x[4];
-        const float v3622 = v3316.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3623 = __float_as_uint(v3622);
-        const bool v3624 = v3619 >= v3623;
-        const float v3625 = v3318.x[0];
-        const unsigned int v3626 = __float_as_uint(v3625);
-        const bool v3627 = v3619 < v3626;
-        const bool v3628 = v3624 && v3627;
-        const float v3630 = v3621 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3631 = v3628 ? v3630 : __uint_as_float(0xff800000u);
-        v3152.x[4] = v3631;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3632 = static_cast<unsigned int>(v3152.col(5, iron_linear_thread() & 31u));
-        const float v3634 = v3152.x[5];
-        const float v3635 = v3316.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3636 = __float_as_uint(v3635);
-        const bool v3637 = v3632 >= v3636;
-        const float v3638 = v3318.x[0];
-        const unsigned int v3639 = __float_as_uint(v3638);
-        const bool v3640 = v3632 < v3639;
-        const bool v3641 = v3637 && v3640;
-        const float v3643 = v3634 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3644 = v3641 ? v3643 : __uint_as_float(0xff800000u);
-        v3152.x[5] = v3644;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3645 = static_cast<unsigned int>(v3152.col(6, iron_linear_thread() & 31u));
-        const float v3647 = v3152.x[6];
-        const float v3648 = v3316.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3649 = __float_as_uint(v3648);
-        const bool v3650 = v3645 >= v3649;
-        const float v3651 = v3318.x[2];
-        const unsigned int v3652 = __float_as_uint(v3651);
-        const bool v3653 = v3645 < v3652;
-        const bool v3654 = v3650 && v3653;
-        const float v3656 = v3647 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3657 = v3654 ? v3656 : __uint_as_float(0xff800000u);
-        v3152.x[6] = v3657;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3658 = static_cast<unsigned int>(v3152.col(7, iron_linear_thread() & 31u));
-        const float v3660 = v3152.x[7];
-        const float v3661 = v3316.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3662 = __float_as_uint(v3661);
-        const bool v3663 = v3658 >= v3662;
-        const float v3664 = v3318.x[2];
-        const unsigned int v3665 = __float_as_uint(v3664);
-        const bool v3666 = v3658 < v3665;
-        const bool v3667 = v3663 && v3666;
-        const float v3669 = v3660 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3670 = v3667 ? v3669 : __uint_as_float(0xff800000u);
-        v3152.x[7] = v3670;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3671 = static_cast<unsigned int>(v3152.col(8, iron_linear_thread() & 31u));
-        const float v3673 = v3152.x[8];
-        const float v3674 = v3316.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3675 = __float_as_uint(v3674);
-        const bool v3676 = v3671 >= v3675;
-        const float v3677 = v3318.x[0];
-        const unsigned int v3678 = __float_as_uint(v3677);
-        const bool v3679 = v3671 < v3678;
-        const bool v3680 = v3676 && v3679;
-        const float v3682 = v3673 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3683 = v3680 ? v3682 : __uint_as_float(0xff800000u);
-        v3152.x[8] = v3683;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3684 = static_cast<unsigned int>(v3152.col(9, iron_linear_thread() & 31u));
-        const float v3686 = v3152.x[9];
-        const float v3687 = v3316.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3688 = __float_as_uint(v3687);
-        const bool v3689 = v3684 >= v3688;
-        const float v3690 = v3318.x[0];
-        const unsigned int v3691 = __float_as_uint(v3690);
-        const bool v3692 = v3684 < v3691;
-        const bool v3693 = v3689 && v3692;
-        const float v3695 = v3686 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3696 = v3693 ? v3695 : __uint_as_float(0xff800000u);
-        v3152.x[9] = v3696;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3697 = static_cast<unsigned int>(v3152.col(10, iron_linear_thread() & 31u));
-        const float v3699 = v3152.x[10];
-        const float v3700 = v3316.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3701 = __float_as_uint(v3700);
-        const bool v3702 = v3697 >= v3701;
-        const float v3703 = v3318.x[2];
-        const unsigned int v3704 = __float_as_uint(v3703);
-        const bool v3705 = v3697 < v3704;
-        const bool v3706 = v3702 && v3705;
-        const float v3708 = v3699 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3709 = v3706 ? v3708 : __uint_as_float(0xff800000u);
-        v3152.x[10] = v3709;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3710 = static_cast<unsigned int>(v3152.col(11, iron_linear_thread() & 31u));
-        const float v3712 = v3152.x[11];
-        const float v3713 = v3316.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3714 = __float_as_uint(v3713);
-        const bool v3715 = v3710 >= v3714;
-        const float v3716 = v3318.x[2];
-        const unsigned int v3717 = __float_as_uint(v3716);
-        const bool v3718 = v3710 < v3717;
-        const bool v3719 = v3715 && v3718;
-        const float v3721 = v3712 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3722 = v3719 ? v3721 : __uint_as_float(0xff800000u);
-        v3152.x[11] = v3722;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3723 = static_cast<unsigned int>(v3152.col(12, iron_linear_thread() & 31u));
-        const float v3725 = v3152.x[12];
-        const float v3726 = v3316.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3727 = __float_as_uint(v3726);
-        const bool v3728 = v3723 >= v3727;
-        const float v3729 = v3318.x[0];
-        const unsigned int v3730 = __float_as_uint(v3729);
-        const bool v3731 = v3723 < v3730;
-        const bool v3732 = v3728 && v3731;
-        const float v3734 = v3725 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3735 = v3732 ? v3734 : __uint_as_float(0xff800000u);
-        v3152.x[12] = v3735;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3736 = static_cast<unsigned int>(v3152.col(13, iron_linear_thread() & 31u));
-        const float v3738 = v3152.x[13];
-        const float v3739 = v3316.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3740 = __float_as_uint(v3739);
-        const bool v3741 = v3736 >= v3740;
-        const float v3742 = v3318.x[0];
-        const unsigned int v3743 = __float_as_uint(v3742);
-        const bool v3744 = v3736 < v3743;
-        const bool v3745 = v3741 && v3744;
-        const float v3747 = v3738 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3748 = v3745 ? v3747 : __uint_as_float(0xff800000u);
-        v3152.x[13] = v3748;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3749 = static_cast<unsigned int>(v3152.col(14, iron_linear_thread() & 31u));
-        const float v3751 = v3152.x[14];
-        const float v3752 = v3316.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3753 = __float_as_uint(v3752);
-        const bool v3754 = v3749 >= v3753;
-        const float v3755 = v3318.x[2];
-        const unsigned int v3756 = __float_as_uint(v3755);
-        const bool v3757 = v3749 < v3756;
-        const bool v3758 = v3754 && v3757;
-        const float v3760 = v3751 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3761 = v3758 ? v3760 : __uint_as_float(0xff800000u);
-        v3152.x[14] = v3761;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3762 = static_cast<unsigned int>(v3152.col(15, iron_linear_thread() & 31u));
-        const float v3764 = v3152.x[15];
-        const float v3765 = v3316.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3766 = __float_as_uint(v3765);
-        const bool v3767 = v3762 >= v3766;
-        const float v3768 = v3318.x[2];
-        const unsigned int v3769 = __float_as_uint(v3768);
-        const bool v3770 = v3762 < v3769;
-        const bool v3771 = v3767 && v3770;
-        const float v3773 = v3764 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3774 = v3771 ? v3773 : __uint_as_float(0xff800000u);
-        v3152.x[15] = v3774;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3775 = static_cast<unsigned int>(v3152.col(16, iron_linear_thread() & 31u));
-        const float v3777 = v3152.x[16];
-        const float v3778 = v3316.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3779 = __float_as_uint(v3778);
-        const bool v3780 = v3775 >= v3779;
-        const float v3781 = v3318.x[0];
-        const unsigned int v3782 = __float_as_uint(v3781);
-        const bool v3783 = v3775 < v3782;
-        const bool v3784 = v3780 && v3783;
-        const float v3786 = v3777 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3787 = v3784 ? v3786 : __uint_as_float(0xff800000u);
-        v3152.x[16] = v3787;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3788 = static_cast<unsigned int>(v3152.col(17, iron_linear_thread() & 31u));
-        const float v3790 = v3152.x[17];
-        const float v3791 = v3316.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3792 = __float_as_uint(v3791);
-        const bool v3793 = v3788 >= v3792;
-        const float v3794 = v3318.x[0];
-        const unsigned int v3795 = __float_as_uint(v3794);
-        const bool v3796 = v3788 < v3795;
-        const bool v3797 = v3793 && v3796;
-        const float v3799 = v3790 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3800 = v3797 ? v3799 : __uint_as_float(0xff800000u);
-        v3152.x[17] = v3800;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3801 = static_cast<unsigned int>(v3152.col(18, iron_linear_thread() & 31u));
-        const float v3803 = v3152.x[18];
-        const float v3804 = v3316.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3805 = __float_as_uint(v3804);
-        const bool v3806 = v3801 >= v3805;
-        const float v3807 = v3318.x[2];
-        const unsigned int v3808 = __float_as_uint(v3807);
-        const bool v3809 = v3801 < v3808;
-        const bool v3810 = v3806 && v3809;
-        const float v3812 = v3803 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3813 = v3810 ? v3812 : __uint_as_float(0xff800000u);
-        v3152.x[18] = v3813;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3814 = static_cast<unsigned int>(v3152.col(19, iron_linear_thread() & 31u));
-        const float v3816 = v3152.x[19];
-        const float v3817 = v3316.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3818 = __float_as_uint(v3817);
-        const bool v3819 = v3814 >= v3818;
-        const float v3820 = v3318.x[2];
-        const unsigned int v3821 = __float_as_uint(v3820);
-        const bool v3822 = v3814 < v3821;
-        const bool v3823 = v3819 && v3822;
-        const float v3825 = v3816 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3826 = v3823 ? v3825 : __uint_as_float(0xff800000u);
-        v3152.x[19] = v3826;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3827 = static_cast<unsigned int>(v3152.col(20, iron_linear_thread() & 31u));
-        const float v3829 = v3152.x[20];
-        const float v3830 = v3316.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3831 = __float_as_uint(v3830);
-        const bool v3832 = v3827 >= v3831;
-        const float v3833 = v3318.x[0];
-        const unsigned int v3834 = __float_as_uint(v3833);
-        const bool v3835 = v3827 < v3834;
-        const bool v3836 = v3832 && v3835;
-        const float v3838 = v3829 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3839 = v3836 ? v3838 : __uint_as_float(0xff800000u);
-        v3152.x[20] = v3839;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3840 = static_cast<unsigned int>(v3152.col(21, iron_linear_thread() & 31u));
-        const float v3842 = v3152.x[21];
-        const float v3843 = v3316.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3844 = __float_as_uint(v3843);
-        const bool v3845 = v3840 >= v3844;
-        const float v3846 = v3318.x[0];
-        const unsigned int v3847 = __float_as_uint(v3846);
-        const bool v3848 = v3840 < v3847;
-        const bool v3849 = v3845 && v3848;
-        const float v3851 = v3842 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3852 = v3849 ? v3851 : __uint_as_float(0xff800000u);
-        v3152.x[21] = v3852;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3853 = static_cast<unsigned int>(v3152.col(22, iron_linear_thread() & 31u));
-        const float v3855 = v3152.x[22];
-        const float v3856 = v3316.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3857 = __float_as_uint(v3856);
-        const bool v3858 = v3853 >= v3857;
-        const float v3859 = v3318.x[2];
-        const unsigned int v3860 = __float_as_uint(v3859);
-        const bool v3861 = v3853 < v3860;
-        const bool v3862 = v3858 && v3861;
-        const float v3864 = v3855 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3865 = v3862 ? v3864 : __uint_as_float(0xff800000u);
-        v3152.x[22] = v3865;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3866 = static_cast<unsigned int>(v3152.col(23, iron_linear_thread() & 31u));
-        const float v3868 = v3152.x[23];
-        const float v3869 = v3316.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3870 = __float_as_uint(v3869);
-        const bool v3871 = v3866 >= v3870;
-        const float v3872 = v3318.x[2];
-        const unsigned int v3873 = __float_as_uint(v3872);
-        const bool v3874 = v3866 < v3873;
-        const bool v3875 = v3871 && v3874;
-        const float v3877 = v3868 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3878 = v3875 ? v3877 : __uint_as_float(0xff800000u);
-        v3152.x[23] = v3878;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3879 = static_cast<unsigned int>(v3152.col(24, iron_linear_thread() & 31u));
-        const float v3881 = v3152.x[24];
-        const float v3882 = v3316.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3883 = __float_as_uint(v3882);
-        const bool v3884 = v3879 >= v3883;
-        const float v3885 = v3318.x[0];
-        const unsigned int v3886 = __float_as_uint(v3885);
-        const bool v3887 = v3879 < v3886;
-        const bool v3888 = v3884 && v3887;
-        const float v3890 = v3881 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3891 = v3888 ? v3890 : __uint_as_float(0xff800000u);
-        v3152.x[24] = v3891;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3892 = static_cast<unsigned int>(v3152.col(25, iron_linear_thread() & 31u));
-        const float v3894 = v3152.x[25];
-        const float v3895 = v3316.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3896 = __float_as_uint(v3895);
-        const bool v3897 = v3892 >= v3896;
-        const float v3898 = v3318.x[0];
-        const unsigned int v3899 = __float_as_uint(v3898);
-        const bool v3900 = v3892 < v3899;
-        const bool v3901 = v3897 && v3900;
-        const float v3903 = v3894 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3904 = v3901 ? v3903 : __uint_as_float(0xff800000u);
-        v3152.x[25] = v3904;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3905 = static_cast<unsigned int>(v3152.col(26, iron_linear_thread() & 31u));
-        const float v3907 = v3152.x[26];
-        const float v3908 = v3316.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3909 = __float_as_uint(v3908);
-        const bool v3910 = v3905 >= v3909;
-        const float v3911 = v3318.x[2];
-        const unsigned int v3912 = __float_as_uint(v3911);
-        const bool v3913 = v3905 < v3912;
-        const bool v3914 = v3910 && v3913;
-        const float v3916 = v3907 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3917 = v3914 ? v3916 : __uint_as_float(0xff800000u);
-        v3152.x[26] = v3917;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3918 = static_cast<unsigned int>(v3152.col(27, iron_linear_thread() & 31u));
-        const float v3920 = v3152.x[27];
-        const float v3921 = v3316.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3922 = __float_as_uint(v3921);
-        const bool v3923 = v3918 >= v3922;
-        const float v3924 = v3318.x[2];
-        const unsigned int v3925 = __float_as_uint(v3924);
-        const bool v3926 = v3918 < v3925;
-        const bool v3927 = v3923 && v3926;
-        const float v3929 = v3920 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3930 = v3927 ? v3929 : __uint_as_float(0xff800000u);
-        v3152.x[27] = v3930;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3931 = static_cast<unsigned int>(v3152.col(28, iron_linear_thread() & 31u));
-        const float v3933 = v3152.x[28];
-        const float v3934 = v3316.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3935 = __float_as_uint(v3934);
-        const bool v3936 = v3931 >= v3935;
-        const float v3937 = v3318.x[0];
-        const unsigned int v3938 = __float_as_uint(v3937);
-        const bool v3939 = v3931 < v3938;
-        const bool v3940 = v3936 && v3939;
-        const float v3942 = v3933 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3943 = v3940 ? v3942 : __uint_as_float(0xff800000u);
-        v3152.x[28] = v3943;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3944 = static_cast<unsigned int>(v3152.col(29, iron_linear_thread() & 31u));
-        const float v3946 = v3152.x[29];
-        const float v3947 = v3316.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3948 = __float_as_uint(v3947);
-        const bool v3949 = v3944 >= v3948;
-        const float v3950 = v3318.x[0];
-        const unsigned int v3951 = __float_as_uint(v3950);
-        const bool v3952 = v3944 < v3951;
-        const bool v3953 = v3949 && v3952;
-        const float v3955 = v3946 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3956 = v3953 ? v3955 : __uint_as_float(0xff800000u);
-        v3152.x[29] = v3956;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3957 = static_cast<unsigned int>(v3152.col(30, iron_linear_thread() & 31u));
-        const float v3959 = v3152.x[30];
-        const float v3960 = v3316.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3961 = __float_as_uint(v3960);
-        const bool v3962 = v3957 >= v3961;
-        const float v3963 = v3318.x[2];
-        const unsigned int v3964 = __float_as_uint(v3963);
-        const bool v3965 = v3957 < v3964;
-        const bool v3966 = v3962 && v3965;
-        const float v3968 = v3959 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3969 = v3966 ? v3968 : __uint_as_float(0xff800000u);
-        v3152.x[30] = v3969;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3970 = static_cast<unsigned int>(v3152.col(31, iron_linear_thread() & 31u));
-        const float v3972 = v3152.x[31];
-        const float v3973 = v3316.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3974 = __float_as_uint(v3973);
-        const bool v3975 = v3970 >= v3974;
-        const float v3976 = v3318.x[2];
-        const unsigned int v3977 = __float_as_uint(v3976);
-        const bool v3978 = v3970 < v3977;
-        const bool v3979 = v3975 && v3978;
-        const float v3981 = v3972 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3982 = v3979 ? v3981 : __uint_as_float(0xff800000u);
-        v3152.x[31] = v3982;  // kernels/sdpa/flash_tile.hpp:179
+        iron_frag<float, 2, 16, 8> v3337;  // kernels/sdpa/flash_tile.hpp:163
+        iron_frag_fill(v3337, 0.0f);
+        iron_frag<float, 2, 16, 8> v3339;  // kernels/sdpa/flash_tile.hpp:164
+        iron_frag_fill(v3339, 0.0f);
+        const unsigned int v3341 = static_cast<unsigned int>(v3337.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:168
+        const unsigned int v3343 = v56 + v3341;  // kernels/sdpa/flash_tile.hpp:169
+        const unsigned int v3345 = v3343 + v35;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v3346 = v3345 + 1u;
+        const unsigned int v3348 = v3346 - v20;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v3357 = v3348 - v9;  // kernels/sdpa/flash_tile.hpp:129
+        const bool v3361 = v3346 > v201;  // kernels/sdpa/flash_tile.hpp:128
+        const bool v3362 = v200 && v3361;
+        const unsigned int v3363 = v3362 ? v3357 : v42;
+        const unsigned int v3366 = v3363 - v2856;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v3367 = min(v3366, 64u);
+        const bool v3368 = v3363 > v2856;
+        const unsigned int v3369 = v3368 ? v3367 : v42;
+        const float v3370 = __uint_as_float(v3369);
+        v3337.x[0] = v3370;  // kernels/sdpa/flash_tile.hpp:168
+        const unsigned int v3372 = static_cast<unsigned int>(v3337.row(1, iron_linear_thread() & 31u));
+        const unsigned int v3374 = v56 + v3372;  // kernels/sdpa/flash_tile.hpp:169
+        const unsigned int v3376 = v3374 + v35;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v3377 = v3376 + 1u;
+        const unsigned int v3379 = v3377 - v20;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v3388 = v3379 - v9;  // kernels/sdpa/flash_tile.hpp:129
+        const bool v3392 = v3377 > v201;  // kernels/sdpa/flash_tile.hpp:128
+        const bool v3393 = v200 && v3392;
+        const unsigned int v3394 = v3393 ? v3388 : v42;
+        const unsigned int v3397 = v3394 - v2856;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v3398 = min(v3397, 64u);
+        const bool v3399 = v3394 > v2856;
+        const unsigned int v3400 = v3399 ? v3398 : v42;
+        const float v3401 = __uint_as_float(v3400);
+        v3337.x[1] = v3401;  // kernels/sdpa/flash_tile.hpp:168
+        const unsigned int v3403 = static_cast<unsigned int>(v3337.row(2, iron_linear_thread() & 31u));
+        const unsigned int v3405 = v56 + v3403;  // kernels/sdpa/flash_tile.hpp:169
+        const unsigned int v3407 = v3405 + v35;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v3408 = v3407 + 1u;
+        const unsigned int v3410 = v3408 - v20;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v3419 = v3410 - v9;  // kernels/sdpa/flash_tile.hpp:129
+        const bool v3423 = v3408 > v201;  // kernels/sdpa/flash_tile.hpp:128
+        const bool v3424 = v200 && v3423;
+        const unsigned int v3425 = v3424 ? v3419 : v42;
+        const unsigned int v3428 = v3425 - v2856;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v3429 = min(v3428, 64u);
+        const bool v3430 = v3425 > v2856;
+        const unsigned int v3431 = v3430 ? v3429 : v42;
+        const float v3432 = __uint_as_float(v3431);
+        v3337.x[2] = v3432;  // kernels/sdpa/flash_tile.hpp:168
+        const unsigned int v3434 = static_cast<unsigned int>(v3337.row(3, iron_linear_thread() & 31u));
+        const unsigned int v3436 = v56 + v3434;  // kernels/sdpa/flash_tile.hpp:169
+        const unsigned int v3438 = v3436 + v35;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v3439 = v3438 + 1u;
+        const unsigned int v3441 = v3439 - v20;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v3450 = v3441 - v9;  // kernels/sdpa/flash_tile.hpp:129
+        const bool v3454 = v3439 > v201;  // kernels/sdpa/flash_tile.hpp:128
+        const bool v3455 = v200 && v3454;
+        const unsigned int v3456 = v3455 ? v3450 : v42;
+        const unsigned int v3459 = v3456 - v2856;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v3460 = min(v3459, 64u);
+        const bool v3461 = v3456 > v2856;
+        const unsigned int v3462 = v3461 ? v3460 : v42;
+        const float v3463 = __uint_as_float(v3462);
+        v3337.x[3] = v3463;  // kernels/sdpa/flash_tile.hpp:168
+        const unsigned int v3465 = static_cast<unsigned int>(v3339.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v3467 = v56 + v3465;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v3469 = v3467 + v35;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v3470 = v3469 + 1u;
+        const unsigned int v3472 = v3470 - v20;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v3473 = min(v35, v3472);
+        const bool v3474 = v3470 > v20;
+        const unsigned int v3475 = v3474 ? v3473 : v42;
+        const unsigned int v3478 = v194 ? v35 : v3475;  // kernels/sdpa/flash_tile.hpp:126
+        const unsigned int v3490 = v3478 - v2856;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v3491 = min(v3490, 64u);
+        const bool v3492 = v3478 > v2856;
+        const unsigned int v3493 = v3492 ? v3491 : v42;
+        const float v3494 = __uint_as_float(v3493);
+        v3339.x[0] = v3494;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v3496 = static_cast<unsigned int>(v3339.row(1, iron_linear_thread() & 31u));
+        const unsigned int v3498 = v56 + v3496;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v3500 = v3498 + v35;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v3501 = v3500 + 1u;
+        const unsigned int v3503 = v3501 - v20;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v3504 = min(v35, v3503);
+        const bool v3505 = v3501 > v20;
+        const unsigned int v3506 = v3505 ? v3504 : v42;
+        const unsigned int v3509 = v194 ? v35 : v3506;  // kernels/sdpa/flash_tile.hpp:126
+        const unsigned int v3521 = v3509 - v2856;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v3522 = min(v3521, 64u);
+        const bool v3523 = v3509 > v2856;
+        const unsigned int v3524 = v3523 ? v3522 : v42;
+        const float v3525 = __uint_as_float(v3524);
+        v3339.x[1] = v3525;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v3527 = static_cast<unsigned int>(v3339.row(2, iron_linear_thread() & 31u));
+        const unsigned int v3529 = v56 + v3527;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v3531 = v3529 + v35;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v3532 = v3531 + 1u;
+        const unsigned int v3534 = v3532 - v20;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v3535 = min(v35, v3534);
+        const bool v3536 = v3532 > v20;
+        const unsigned int v3537 = v3536 ? v3535 : v42;
+        const unsigned int v3540 = v194 ? v35 : v3537;  // kernels/sdpa/flash_tile.hpp:126
+        const unsigned int v3552 = v3540 - v2856;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v3553 = min(v3552, 64u);
+        const bool v3554 = v3540 > v2856;
+        const unsigned int v3555 = v3554 ? v3553 : v42;
+        const float v3556 = __uint_as_float(v3555);
+        v3339.x[2] = v3556;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v3558 = static_cast<unsigned int>(v3339.row(3, iron_linear_thread() & 31u));
+        const unsigned int v3560 = v56 + v3558;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v3562 = v3560 + v35;  // kernels/sdpa/flash_tile.hpp:125
+        const unsigned int v3563 = v3562 + 1u;
+        const unsigned int v3565 = v3563 - v20;  // kernels/sdpa/flash_tile.hpp:127
+        const unsigned int v3566 = min(v35, v3565);
+        const bool v3567 = v3563 > v20;
+        const unsigned int v3568 = v3567 ? v3566 : v42;
+        const unsigned int v3571 = v194 ? v35 : v3568;  // kernels/sdpa/flash_tile.hpp:126
+        const unsigned int v3583 = v3571 - v2856;  // kernels/sdpa/flash_tile.hpp:166
+        const unsigned int v3584 = min(v3583, 64u);
+        const bool v3585 = v3571 > v2856;
+        const unsigned int v3586 = v3585 ? v3584 : v42;
+        const float v3587 = __uint_as_float(v3586);
+        v3339.x[3] = v3587;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v3588 = static_cast<unsigned int>(v3173.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:174
+        const float v3590 = v3173.x[0];
+        const float v3591 = v3337.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3592 = __float_as_uint(v3591);
+        const bool v3593 = v3588 >= v3592;
+        const float v3594 = v3339.x[0];
+        const unsigned int v3595 = __float_as_uint(v3594);
+        const bool v3596 = v3588 < v3595;
+        const bool v3597 = v3593 && v3596;
+        const float v3599 = v3590 * v232;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3600 = v3597 ? v3599 : __uint_as_float(0xff800000u);
+        v3173.x[0] = v3600;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3601 = static_cast<unsigned int>(v3173.col(1, iron_linear_thread() & 31u));
+        const float v3603 = v3173.x[1];
+        const float v3604 = v3337.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3605 = __float_as_uint(v3604);
+        const bool v3606 = v3601 >= v3605;
+        const float v3607 = v3339.x[0];
+        const unsigned int v3608 = __float_as_uint(v3607);
+        const bool v3609 = v3601 < v3608;
+        const bool v3610 = v3606 && v3609;
+        const float v3612 = v3603 * v232;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3613 = v3610 ? v3612 : __uint_as_float(0xff800000u);
+        v3173.x[1] = v3613;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3614 = static_cast<unsigned int>(v3173.col(2, iron_linear_thread() & 31u));
+        const float v3616 = v3173.x[2];
+        const float v3617 = v3337.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3618 = __float_as_uint(v3617);
+        const bool v3619 = v3614 >= v3618;
+        const float v3620 = v3339.x[2];
+        const unsigned int v3621 = __float_as_uint(v3620);
+        const bool v3622 = v3614 < v3621;
+        const bool v3623 = v3619 && v3622;
+        const float v3625 = v3616 * v232;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3626 = v3623 ? v3625 : __uint_as_float(0xff800000u);
+        v3173.x[2] = v3626;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3627 = static_cast<unsigned int>(v3173.col(3, iron_linear_thread() & 31u));
+        const float v3629 = v3173.x[3];
+        const float v3630 = v3337.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3631 = __float_as_uint(v3630);
+        const bool v3632 = v3627 >= v3631;
+        const float v3633 = v3339.x[2];
+        const unsigned int v3634 = __float_as_uint(v3633);
+        const bool v3635 = v3627 < v3634;
+        const bool v3636 = v3632 && v3635;
+        const float v3638 = v3629 * v232;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3639 = v3636 ? v3638 : __uint_as_float(0xff800000u);
+        v3173.x[3] = v3639;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3640 = static_cast<unsigned int>(v3173.col(4, iron_linear_thread() & 31u));
+        const float v3642 = v3173.x[4];
+        const float v3643 = v3337.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3644 = __float_as_uint(v3643);
+        const bool v3645 = v3640 >= v3644;
+        const float v3646 = v3339.x[0];
+        const unsigned int v3647 = __float_as_uint(v3646);
+        const bool v3648 = v3640 < v3647;
+        const bool v3649 = v3645 && v3648;
+        const float v3651 = v3642 * v232;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3652 = v3649 ? v3651 : __uint_as_float(0xff800000u);
+        v3173.x[4] = v3652;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3653 = static_cast<unsigned int>(v3173.col(5, iron_linear_thread() & 31u));
+        const float v3655 = v3173.x[5];
+        const float v3656 = v3337.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3657 = __float_as_uint(v3656);
+        const bool v3658 = v3653 >= v3657;
+        const float v3659 = v3339.x[0];
+        const unsigned int v3660 = __float_as_uint(v3659);
+        const bool v3661 = v3653 < v3660;
+        const bool v3662 = v3658 && v3661;
+        const float v3664 = v3655 * v232;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3665 = v3662 ? v3664 : __uint_as_float(0xff800000u);
+        v3173.x[5] = v3665;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3666 = static_cast<unsigned int>(v3173.col(6, iron_linear_thread() & 31u));
+        const float v3668 = v3173.x[6];
+        const float v3669 = v3337.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3670 = __float_as_uint(v3669);
+        const bool v3671 = v3666 >= v3670;
+        const float v3672 = v3339.x[2];
+        const unsigned int v3673 = __float_as_uint(v3672);
+        const bool v3674 = v3666 < v3673;
+        const bool v3675 = v3671 && v3674;
+        const float v3677 = v3668 * v232;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3678 = v3675 ? v3677 : __uint_as_float(0xff800000u);
+        v3173.x[6] = v3678;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3679 = static_cast<unsigned int>(v3173.col(7, iron_linear_thread() & 31u));
+        const float v3681 = v3173.x[7];
+        const float v3682 = v3337.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3683 = __float_as_uint(v3682);
+        const bool v3684 = v3679 >= v3683;
+        const float v3685 = v3339.x[2];
+        const unsigned int v3686 = __float_as_uint(v3685);
+        const bool v3687 = v3679 < v3686;
+        const bool v3688 = v3684 && v3687;
+        const float v3690 = v3681 * v232;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3691 = v3688 ? v3690 : __uint_as_float(0xff800000u);
+        v3173.x[7] = v3691;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3692 = static_cast<unsigned int>(v3173.col(8, iron_linear_thread() & 31u));
+        const float v3694 = v3173.x[8];
+        const float v3695 = v3337.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3696 = __float_as_uint(v3695);
+        const bool v3697 = v3692 >= v3696;
+        const float v3698 = v3339.x[0];
+        const unsigned int v3699 = __float_as_uint(v3698);
+        const bool v3700 = v3692 < v3699;
+        const bool v3701 = v3697 && v3700;
+        const float v3703 = v3694 * v232;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3704 = v3701 ? v3703 : __uint_as_float(0xff800000u);
+        v3173.x[8] = v3704;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3705 = static_cast<unsigned int>(v3173.col(9, iron_linear_thread() & 31u));
+        const float v3707 = v3173.x[9];
+        const float v3708 = v3337.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3709 = __float_as_uint(v3708);
+        const bool v3710 = v3705 >= v3709;
+        const float v3711 = v3339.x[0];
+        const unsigned int v3712 = __float_as_uint(v3711);
+        const bool v3713 = v3705 < v3712;
+        const bool v3714 = v3710 && v3713;
+        const float v3716 = v3707 * v232;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3717 = v3714 ? v3716 : __uint_as_float(0xff800000u);
+        v3173.x[9] = v3717;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3718 = static_cast<unsigned int>(v3173.col(10, iron_linear_thread() & 31u));
+        const float v3720 = v3173.x[10];
+        const float v3721 = v3337.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3722 = __float_as_uint(v3721);
+        const bool v3723 = v3718 >= v3722;
+        const float v3724 = v3339.x[2];
+        const unsigned int v3725 = __float_as_uint(v3724);
+        const bool v3726 = v3718 < v3725;
+        const bool v3727 = v3723 && v3726;
+        const float v3729 = v3720 * v232;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3730 = v3727 ? v3729 : __uint_as_float(0xff800000u);
+        v3173.x[10] = v3730;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3731 = static_cast<unsigned int>(v3173.col(11, iron_linear_thread() & 31u));
+        const float v3733 = v3173.x[11];
+        const float v3734 = v3337.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3735 = __float_as_uint(v3734);
+        const bool v3736 = v3731 >= v3735;
+        const float v3737 = v3339.x[2];
+        const unsigned int v3738 = __float_as_uint(v3737);
+        const bool v3739 = v3731 < v3738;
+        const bool v3740 = v3736 && v3739;
+        const float v3742 = v3733 * v232;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3743 = v3740 ? v3742 : __uint_as_float(0xff800000u);
+        v3173.x[11] = v3743;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3744 = static_cast<unsigned int>(v3173.col(12, iron_linear_thread() & 31u));
+        const float v3746 = v3173.x[12];
+        const float v3747 = v3337.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3748 = __float_as_uint(v3747);
+        const bool v3749 = v3744 >= v3748;
+        const float v3750 = v3339.x[0];
+        const unsigned int v3751 = __float_as_uint(v3750);
+        const bool v3752 = v3744 < v3751;
+        const bool v3753 = v3749 && v3752;
+        const float v3755 = v3746 * v232;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3756 = v3753 ? v3755 : __uint_as_float(0xff800000u);
+        v3173.x[12] = v3756;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3757 = static_cast<unsigned int>(v3173.col(13, iron_linear_thread() & 31u));
+        const float v3759 = v3173.x[13];
+        const float v3760 = v3337.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3761 = __float_as_uint(v3760);
+        const bool v3762 = v3757 >= v3761;
+        const float v3763 = v3339.x[0];
+        const unsigned int v3764 = __float_as_uint(v3763);
+        const bool v3765 = v3757 < v3764;
+        const bool v3766 = v3762 && v3765;
+        const float v3768 = v3759 * v232;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3769 = v3766 ? v3768 : __uint_as_float(0xff800000u);
+        v3173.x[13] = v3769;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3770 = static_cast<unsigned int>(v3173.col(14, iron_linear_thread() & 31u));
+        const float v3772 = v3173.x[14];
+        const float v3773 = v3337.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3774 = __float_as_uint(v3773);
+        const bool v3775 = v3770 >= v3774;
+        const float v3776 = v3339.x[2];
+        const unsigned int v3777 = __float_as_uint(v3776);
+        const bool v3778 = v3770 < v3777;
+        const bool v3779 = v3775 && v3778;
+        const float v3781 = v3772 * v232;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3782 = v3779 ? v3781 : __uint_as_float(0xff800000u);
+        v3173.x[14] = v3782;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3783 = static_cast<unsigned int>(v3173.col(15, iron_linear_thread() & 31u));
+        const float v3785 = v3173.x[15];
+        const float v3786 = v3337.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3787 = __float_as_uint(v3786);
+        const bool v3788 = v3783 >= v3787;
+        const float v3789 = v3339.x[2];
+        const unsigned int v3790 = __float_as_uint(v3789);
+        const bool v3791 = v3783 < v3790;
+        const bool v3792 = v3788 && v3791;
+        const float v3794 = v3785 * v232;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3795 = v3792 ? v3794 : __uint_as_float(0xff800000u);
+        v3173.x[15] = v3795;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3796 = static_cast<unsigned int>(v3173.col(16, iron_linear_thread() & 31u));
+        const float v3798 = v3173.x[16];
+        const float v3799 = v3337.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3800 = __float_as_uint(v3799);
+        const bool v3801 = v3796 >= v3800;
+        const float v3802 = v3339.x[0];
+        const unsigned int v3803 = __float_as_uint(v3802);
+        const bool v3804 = v3796 < v3803;
+        const bool v3805 = v3801 && v3804;
+        const float v3807 = v3798 * v232;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3808 = v3805 ? v3807 : __uint_as_float(0xff800000u);
+        v3173.x[16] = v3808;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3809 = static_cast<unsigned int>(v3173.col(17, iron_linear_thread() & 31u));
+        const float v3811 = v3173.x[17];
+        const float v3812 = v3337.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3813 = __float_as_uint(v3812);
+        const bool v3814 = v3809 >= v3813;
+        const float v3815 = v3339.x[0];
+        const unsigned int v3816 = __float_as_uint(v3815);
+        const bool v3817 = v3809 < v3816;
+        const bool v3818 = v3814 && v3817;
+        const float v3820 = v3811 * v232;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3821 = v3818 ? v3820 : __uint_as_float(0xff800000u);
+        v3173.x[17] = v3821;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3822 = static_cast<unsigned int>(v3173.col(18, iron_linear_thread() & 31u));
+        const float v3824 = v3173.x[18];
+        const float v3825 = v3337.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3826 = __float_as_uint(v3825);
+        const bool v3827 = v3822 >= v3826;
+        const float v3828 = v3339.x[2];
+        const unsigned int v3829 = __float_as_uint(v3828);
+        const bool v3830 = v3822 < v3829;
+        const bool v3831 = v3827 && v3830;
+        const float v3833 = v3824 * v232;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3834 = v3831 ? v3833 : __uint_as_float(0xff800000u);
+        v3173.x[18] = v3834;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3835 = static_cast<unsigned int>(v3173.col(19, iron_linear_thread() & 31u));
+        const float v3837 = v3173.x[19];
+        const float v3838 = v3337.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3839 = __float_as_uint(v3838);
+        const bool v3840 = v3835 >= v3839;
+        const float v3841 = v3339.x[2];
+        const unsigned int v3842 = __float_as_uint(v3841);
+        const bool v3843 = v3835 < v3842;
+        const bool v3844 = v3840 && v3843;
+        const float v3846 = v3837 * v232;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3847 = v3844 ? v3846 : __uint_as_float(0xff800000u);
+        v3173.x[19] = v3847;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3848 = static_cast<unsigned int>(v3173.col(20, iron_linear_thread() & 31u));
+        const float v3850 = v3173.x[20];
+        const float v3851 = v3337.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3852 = __float_as_uint(v3851);
+        const bool v3853 = v3848 >= v3852;
+        const float v3854 = v3339.x[0];
+        const unsigned int v3855 = __float_as_uint(v3854);
+        const bool v3856 = v3848 < v3855;
+        const bool v3857 = v3853 && v3856;
+        const float v3859 = v3850 * v232;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3860 = v3857 ? v3859 : __uint_as_float(0xff800000u);
+        v3173.x[20] = v3860;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3861 = static_cast<unsigned int>(v3173.col(21, iron_linear_thread() & 31u));
+        const float v3863 = v3173.x[21];
+        const float v3864 = v3337.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3865 = __float_as_uint(v3864);
+        const bool v3866 = v3861 >= v3865;
+        const float v3867 = v3339.x[0];
+        const unsigned int v3868 = __float_as_uint(v3867);
+        const bool v3869 = v3861 < v3868;
+        const bool v3870 = v3866 && v3869;
+        const float v3872 = v3863 * v232;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3873 = v3870 ? v3872 : __uint_as_float(0xff800000u);
+        v3173.x[21] = v3873;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3874 = static_cast<unsigned int>(v3173.col(22, iron_linear_thread() & 31u));
+        const float v3876 = v3173.x[22];
+        const float v3877 = v3337.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3878 = __float_as_uint(v3877);
+        const bool v3879 = v3874 >= v3878;
+        const float v3880 = v3339.x[2];
+        const unsigned int v3881 = __float_as_uint(v3880);
+        const bool v3882 = v3874 < v3881;
+        const bool v3883 = v3879 && v3882;
+        const float v3885 = v3876 * v232;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3886 = v3883 ? v3885 : __uint_as_float(0xff800000u);
+        v3173.x[22] = v3886;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3887 = static_cast<unsigned int>(v3173.col(23, iron_linear_thread() & 31u));
+        const float v3889 = v3173.x[23];
+        const float v3890 = v3337.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3891 = __float_as_uint(v3890);
+        const bool v3892 = v3887 >= v3891;
+        const float v3893 = v3339.x[2];
+        const unsigned int v3894 = __float_as_uint(v3893);
+        const bool v3895 = v3887 < v3894;
+        const bool v3896 = v3892 && v3895;
+        const float v3898 = v3889 * v232;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3899 = v3896 ? v3898 : __uint_as_float(0xff800000u);
+        v3173.x[23] = v3899;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3900 = static_cast<unsigned int>(v3173.col(24, iron_linear_thread() & 31u));
+        const float v3902 = v3173.x[24];
+        const float v3903 = v3337.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3904 = __float_as_uint(v3903);
+        const bool v3905 = v3900 >= v3904;
+        const float v3906 = v3339.x[0];
+        const unsigned int v3907 = __float_as_uint(v3906);
+        const bool v3908 = v3900 < v3907;
+        const bool v3909 = v3905 && v3908;
+        const float v3911 = v3902 * v232;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3912 = v3909 ? v3911 : __uint_as_float(0xff800000u);
+        v3173.x[24] = v3912;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3913 = static_cast<unsigned int>(v3173.col(25, iron_linear_thread() & 31u));
+        const float v3915 = v3173.x[25];
+        const float v3916 = v3337.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3917 = __float_as_uint(v3916);
+        const bool v3918 = v3913 >= v3917;
+        const float v3919 = v3339.x[0];
+        const unsigned int v3920 = __float_as_uint(v3919);
+        const bool v3921 = v3913 < v3920;
+        const bool v3922 = v3918 && v3921;
+        const float v3924 = v3915 * v232;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3925 = v3922 ? v3924 : __uint_as_float(0xff800000u);
+        v3173.x[25] = v3925;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3926 = static_cast<unsigned int>(v3173.col(26, iron_linear_thread() & 31u));
+        const float v3928 = v3173.x[26];
+        const float v3929 = v3337.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3930 = __float_as_uint(v3929);
+        const bool v3931 = v3926 >= v3930;
+        const float v3932 = v3339.x[2];
+        const unsigned int v3933 = __float_as_uint(v3932);
+        const bool v3934 = v3926 < v3933;
+        const bool v3935 = v3931 && v3934;
+        const float v3937 = v3928 * v232;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3938 = v3935 ? v3937 : __uint_as_float(0xff800000u);
+        v3173.x[26] = v3938;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3939 = static_cast<unsigned int>(v3173.col(27, iron_linear_thread() & 31u));
+        const float v3941 = v3173.x[27];
+        const float v3942 = v3337.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3943 = __float_as_uint(v3942);
+        const bool v3944 = v3939 >= v3943;
+        const float v3945 = v3339.x[2];
+        const unsigned int v3946 = __float_as_uint(v3945);
+        const bool v3947 = v3939 < v3946;
+        const bool v3948 = v3944 && v3947;
+        const float v3950 = v3941 * v232;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3951 = v3948 ? v3950 : __uint_as_float(0xff800000u);
+        v3173.x[27] = v3951;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3952 = static_cast<unsigned int>(v3173.col(28, iron_linear_thread() & 31u));
+        const float v3954 = v3173.x[28];
+        const float v3955 = v3337.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3956 = __float_as_uint(v3955);
+        const bool v3957 = v3952 >= v3956;
+        const float v3958 = v3339.x[0];
+        const unsigned int v3959 = __float_as_uint(v3958);
+        const bool v3960 = v3952 < v3959;
+        const bool v3961 = v3957 && v3960;
+        const float v3963 = v3954 * v232;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3964 = v3961 ? v3963 : __uint_as_float(0xff800000u);
+        v3173.x[28] = v3964;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3965 = static_cast<unsigned int>(v3173.col(29, iron_linear_thread() & 31u));
+        const float v3967 = v3173.x[29];
+        const float v3968 = v3337.x[0];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3969 = __float_as_uint(v3968);
+        const bool v3970 = v3965 >= v3969;
+        const float v3971 = v3339.x[0];
+        const unsigned int v3972 = __float_as_uint(v3971);
+        const bool v3973 = v3965 < v3972;
+        const bool v3974 = v3970 && v3973;
+        const float v3976 = v3967 * v232;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3977 = v3974 ? v3976 : __uint_as_float(0xff800000u);
+        v3173.x[29] = v3977;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3978 = static_cast<unsigned int>(v3173.col(30, iron_linear_thread() & 31u));
+        const float v3980 = v3173.x[30];
+        const float v3981 = v3337.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3982 = __float_as_uint(v3981);
+        const bool v3983 = v3978 >= v3982;
+        const float v3984 = v3339.x[2];
+        const unsigned int v3985 = __float_as_uint(v3984);
+        const bool v3986 = v3978 < v3985;
+        const bool v3987 = v3983 && v3986;
+        const float v3989 = v3980 * v232;  // kernels/sdpa/flash_tile.hpp:176
+        const float v3990 = v3987 ? v3989 : __uint_as_float(0xff800000u);
+        v3173.x[30] = v3990;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3991 = static_cast<unsigned int>(v3173.col(31, iron_linear_thread() & 31u));
+        const float v3993 = v3173.x[31];
+        const float v3994 = v3337.x[2];  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v3995 = __float_as_uint(v3994);
+        const bool v3996 = v3991 >= v3995;
+        const float v3997 = v3339.x[2];
+        const unsigned int v3998 = __float_as_uint(v3997);
+        const bool v3999 = v3991 < v3998;
+        const bool v4000 = v3996 && v3999;
+        const float v4002 = v3993 * v232;  // kernels/sdpa/flash_tile.hpp:176
+        const float v4003 = v4000 ? v4002 : __uint_as_float(0xff800000u);
+        v3173.x[31] = v4003;  // kernels/sdpa/flash_tile.hpp:174
       }
-      iron_frag<float, 2, 16, 8> v3984;  // kernels/sdpa/flash_tile.hpp:197
-      iron_frag_fill(v3984, 0.0f);
-      iron_frag<float, 2, 16, 8> v3986;  // kernels/sdpa/flash_tile.hpp:207
-      iron_frag_fill(v3986, 0.0f);
-      iron_frag_row_reduce<false>(v3986, v3152);
-      iron_frag<float, 2, 16, 8> v3988;  // kernels/sdpa/flash_tile.hpp:209
-      iron_frag_fill(v3988, 0.0f);
-      const float v3992 = v3986.x[0];  // kernels/sdpa/flash_tile.hpp:211
-      const float v3993 = v213.x[0];
-      const float v3994 = fmaxf(v3993, v3992);
-      const bool v3997 = v3994 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3998 = v3997 ? 0.0f : v3994;
-      v3988.x[0] = v3998;  // kernels/sdpa/flash_tile.hpp:210
-      const float v4002 = v3986.x[1];  // kernels/sdpa/flash_tile.hpp:211
-      const float v4003 = v213.x[1];
-      const float v4004 = fmaxf(v4003, v4002);
-      const bool v4007 = v4004 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4008 = v4007 ? 0.0f : v4004;
-      v3988.x[1] = v4008;  // kernels/sdpa/flash_tile.hpp:210
-      const float v4012 = v3986.x[2];  // kernels/sdpa/flash_tile.hpp:211
-      const float v4013 = v213.x[2];
-      const float v4014 = fmaxf(v4013, v4012);
-      const bool v4017 = v4014 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4018 = v4017 ? 0.0f : v4014;
-      v3988.x[2] = v4018;  // kernels/sdpa/flash_tile.hpp:210
-      const float v4022 = v3986.x[3];  // kernels/sdpa/flash_tile.hpp:211
-      const float v4023 = v213.x[3];
-      const float v4024 = fmaxf(v4023, v4022);
-      const bool v4027 = v4024 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4028 = v4027 ? 0.0f : v4024;
-      v3988.x[3] = v4028;  // kernels/sdpa/flash_tile.hpp:210
-      const float v4032 = v3988.x[0];  // kernels/sdpa/flash_tile.hpp:214
-      const float v4034 = v3993 - v4032;
-      const float v4035 = iron_exp2_approx(v4034);
-      v3984.x[0] = v4035;  // kernels/sdpa/flash_tile.hpp:213
-      const float v4039 = v3988.x[1];  // kernels/sdpa/flash_tile.hpp:214
-      const float v4041 = v4003 - v4039;
-      const float v4042 = iron_exp2_approx(v4041);
-      v3984.x[1] = v4042;  // kernels/sdpa/flash_tile.hpp:213
-      const float v4046 = v3988.x[2];  // kernels/sdpa/flash_tile.hpp:214
-      const float v4048 = v4013 - v4046;
-      const float v4049 = iron_exp2_approx(v4048);
-      v3984.x[2] = v4049;  // kernels/sdpa/flash_tile.hpp:213
-      const float v4053 = v3988.x[3];  // kernels/sdpa/flash_tile.hpp:214
-      const float v4055 = v4023 - v4053;
+      iron_frag<float, 2, 16, 8> v4005;  // kernels/sdpa/flash_tile.hpp:192
+      iron_frag_fill(v4005, 0.0f);
+      iron_frag<float, 2, 16, 8> v4007;  // kernels/sdpa/flash_tile.hpp:202
+      iron_frag_fill(v4007, 0.0f);
+      iron_frag_row_reduce<false>(v4007, v3173);
+      iron_frag<float, 2, 16, 8> v4009;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v4009, 0.0f);
+      const float v4013 = v4007.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4014 = v234.x[0];
+      const float v4015 = fmaxf(v4014, v4013);
+      const bool v4018 = v4015 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4019 = v4018 ? 0.0f : v4015;
+      v4009.x[0] = v4019;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4023 = v4007.x[1];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4024 = v234.x[1];
+      const float v4025 = fmaxf(v4024, v4023);
+      const bool v4028 = v4025 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4029 = v4028 ? 0.0f : v4025;
+      v4009.x[1] = v4029;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4033 = v4007.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4034 = v234.x[2];
+      const float v4035 = fmaxf(v4034, v4033);
+      const bool v4038 = v4035 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4039 = v4038 ? 0.0f : v4035;
+      v4009.x[2] = v4039;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4043 = v4007.x[3];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4044 = v234.x[3];
+      const float v4045 = fmaxf(v4044, v4043);
+      const bool v4048 = v4045 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4049 = v4048 ? 0.0f : v4045;
+      v4009.x[3] = v4049;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4053 = v4009.x[0];  // kernels/sdpa/flash_tile.hpp:209
+      const float v4055 = v4014 - v4053;
       const float v4056 = iron_exp2_approx(v4055);
-      v3984.x[3] = v4056;  // kernels/sdpa/flash_tile.hpp:213
-      v213.x[0] = v3994;  // kernels/sdpa/flash_tile.hpp:216
-      const float v4064 = v213.x[1];
-      const float v4066 = fmaxf(v4064, v4002);  // kernels/sdpa/flash_tile.hpp:217
-      v213.x[1] = v4066;  // kernels/sdpa/flash_tile.hpp:216
-      const float v4069 = v213.x[2];
-      const float v4071 = fmaxf(v4069, v4012);  // kernels/sdpa/flash_tile.hpp:217
-      v213.x[2] = v4071;  // kernels/sdpa/flash_tile.hpp:216
-      const float v4074 = v213.x[3];
-      const float v4076 = fmaxf(v4074, v4022);  // kernels/sdpa/flash_tile.hpp:217
-      v213.x[3] = v4076;  // kernels/sdpa/flash_tile.hpp:216
-      const float v4079 = v3152.x[0];  // kernels/sdpa/flash_tile.hpp:219
-      const float v4080 = v3988.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4081 = v4079 - v4080;
-      const float v4082 = iron_exp2_approx(v4081);
-      v3152.x[0] = v4082;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4085 = v3152.x[1];
-      const float v4086 = v3988.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4087 = v4085 - v4086;
-      const float v4088 = iron_exp2_approx(v4087);
-      v3152.x[1] = v4088;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4091 = v3152.x[2];
-      const float v4092 = v3988.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4093 = v4091 - v4092;
-      const float v4094 = iron_exp2_approx(v4093);
-      v3152.x[2] = v4094;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4097 = v3152.x[3];
-      const float v4098 = v3988.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4099 = v4097 - v4098;
-      const float v4100 = iron_exp2_approx(v4099);
-      v3152.x[3] = v4100;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4103 = v3152.x[4];
-      const float v4104 = v3988.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4105 = v4103 - v4104;
-      const float v4106 = iron_exp2_approx(v4105);
-      v3152.x[4] = v4106;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4109 = v3152.x[5];
-      const float v4110 = v3988.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4111 = v4109 - v4110;
-      const float v4112 = iron_exp2_approx(v4111);
-      v3152.x[5] = v4112;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4115 = v3152.x[6];
-      const float v4116 = v3988.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4117 = v4115 - v4116;
-      const float v4118 = iron_exp2_approx(v4117);
-      v3152.x[6] = v4118;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4121 = v3152.x[7];
-      const float v4122 = v3988.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4123 = v4121 - v4122;
-      const float v4124 = iron_exp2_approx(v4123);
-      v3152.x[7] = v4124;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4127 = v3152.x[8];
-      const float v4128 = v3988.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4129 = v4127 - v4128;
-      const float v4130 = iron_exp2_approx(v4129);
-      v3152.x[8] = v4130;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4133 = v3152.x[9];
-      const float v4134 = v3988.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4135 = v4133 - v4134;
-      const float v4136 = iron_exp2_approx(v4135);
-      v3152.x[9] = v4136;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4139 = v3152.x[10];
-      const float v4140 = v3988.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4141 = v4139 - v4140;
-      const float v4142 = iron_exp2_approx(v4141);
-      v3152.x[10] = v4142;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4145 = v3152.x[11];
-      const float v4146 = v3988.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4147 = v4145 - v4146;
-      const float v4148 = iron_exp2_approx(v4147);
-      v3152.x[11] = v4148;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4151 = v3152.x[12];
-      const float v4152 = v3988.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4153 = v4151 - v4152;
-      const float v4154 = iron_exp2_approx(v4153);
-      v3152.x[12] = v4154;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4157 = v3152.x[13];
-      const float v4158 = v3988.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4159 = v4157 - v4158;
-      const float v4160 = iron_exp2_approx(v4159);
-      v3152.x[13] = v4160;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4163 = v3152.x[14];
-      const float v4164 = v3988.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4165 = v4163 - v4164;
-      const float v4166 = iron_exp2_approx(v4165);
-      v3152.x[14] = v4166;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4169 = v3152.x[15];
-      const float v4170 = v3988.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4171 = v4169 - v4170;
-      const float v4172 = iron_exp2_approx(v4171);
-      v3152.x[15] = v4172;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4175 = v3152.x[16];
-      const float v4176 = v3988.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4177 = v4175 - v4176;
-      const float v4178 = iron_exp2_approx(v4177);
-      v3152.x[16] = v4178;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4181 = v3152.x[17];
-      const float v4182 = v3988.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4183 = v4181 - v4182;
-      const float v4184 = iron_exp2_approx(v4183);
-      v3152.x[17] = v4184;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4187 = v3152.x[18];
-      const float v4188 = v3988.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4189 = v4187 - v4188;
-      const float v4190 = iron_exp2_approx(v4189);
-      v3152.x[18] = v4190;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4193 = v3152.x[19];
-      const float v4194 = v3988.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4195 = v4193 - v4194;
-      const float v4196 = iron_exp2_approx(v4195);
-      v3152.x[19] = v4196;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4199 = v3152.x[20];
-      const float v4200 = v3988.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4201 = v4199 - v4200;
-      const float v4202 = iron_exp2_approx(v4201);
-      v3152.x[20] = v4202;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4205 = v3152.x[21];
-      const float v4206 = v3988.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4207 = v4205 - v4206;
-      const float v4208 = iron_exp2_approx(v4207);
-      v3152.x[21] = v4208;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4211 = v3152.x[22];
-      const float v4212 = v3988.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4213 = v4211 - v4212;
-      const float v4214 = iron_exp2_approx(v4213);
-      v3152.x[22] = v4214;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4217 = v3152.x[23];
-      const float v4218 = v3988.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4219 = v4217 - v4218;
-      const float v4220 = iron_exp2_approx(v4219);
-      v3152.x[23] = v4220;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4223 = v3152.x[24];
-      const float v4224 = v3988.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4225 = v4223 - v4224;
-      const float v4226 = iron_exp2_approx(v4225);
-      v3152.x[24] = v4226;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4229 = v3152.x[25];
-      const float v4230 = v3988.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4231 = v4229 - v4230;
-      const float v4232 = iron_exp2_approx(v4231);
-      v3152.x[25] = v4232;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4235 = v3152.x[26];
-      const float v4236 = v3988.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4237 = v4235 - v4236;
-      const float v4238 = iron_exp2_approx(v4237);
-      v3152.x[26] = v4238;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4241 = v3152.x[27];
-      const float v4242 = v3988.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4243 = v4241 - v4242;
-      const float v4244 = iron_exp2_approx(v4243);
-      v3152.x[27] = v4244;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4247 = v3152.x[28];
-      const float v4248 = v3988.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4249 = v4247 - v4248;
-      const float v4250 = iron_exp2_approx(v4249);
-      v3152.x[28] = v4250;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4253 = v3152.x[29];
-      const float v4254 = v3988.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4255 = v4253 - v4254;
-      const float v4256 = iron_exp2_approx(v4255);
-      v3152.x[29] = v4256;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4259 = v3152.x[30];
-      const float v4260 = v3988.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4261 = v4259 - v4260;
-      const float v4262 = iron_exp2_approx(v4261);
-      v3152.x[30] = v4262;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4265 = v3152.x[31];
-      const float v4266 = v3988.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4267 = v4265 - v4266;
-      const float v4268 = iron_exp2_approx(v4267);
-      v3152.x[31] = v4268;  // kernels/sdpa/flash_tile.hpp:219
-      iron_frag<float, 2, 16, 8> v4270;  // kernels/sdpa/flash_tile.hpp:222
-      iron_frag_fill(v4270, 0.0f);
-      iron_frag_row_reduce<true>(v4270, v3152);
-      const float v4273 = v215.x[0];  // kernels/sdpa/flash_tile.hpp:223
-      const float v4274 = v4270.x[0];  // kernels/sdpa/flash_tile.hpp:224
-      const float v4275 = v3984.x[0];
-      const float v4276 = v4273 * v4275;
-      const float v4277 = v4276 + v4274;
-      v215.x[0] = v4277;  // kernels/sdpa/flash_tile.hpp:223
-      const float v4280 = v215.x[1];
-      const float v4281 = v4270.x[1];  // kernels/sdpa/flash_tile.hpp:224
-      const float v4282 = v3984.x[1];
-      const float v4283 = v4280 * v4282;
-      const float v4284 = v4283 + v4281;
-      v215.x[1] = v4284;  // kernels/sdpa/flash_tile.hpp:223
-      const float v4287 = v215.x[2];
-      const float v4288 = v4270.x[2];  // kernels/sdpa/flash_tile.hpp:224
-      const float v4289 = v3984.x[2];
-      const float v4290 = v4287 * v4289;
-      const float v4291 = v4290 + v4288;
-      v215.x[2] = v4291;  // kernels/sdpa/flash_tile.hpp:223
-      const float v4294 = v215.x[3];
-      const float v4295 = v4270.x[3];  // kernels/sdpa/flash_tile.hpp:224
-      const float v4296 = v3984.x[3];
+      v4005.x[0] = v4056;  // kernels/sdpa/flash_tile.hpp:208
+      const float v4060 = v4009.x[1];  // kernels/sdpa/flash_tile.hpp:209
+      const float v4062 = v4024 - v4060;
+      const float v4063 = iron_exp2_approx(v4062);
+      v4005.x[1] = v4063;  // kernels/sdpa/flash_tile.hpp:208
+      const float v4067 = v4009.x[2];  // kernels/sdpa/flash_tile.hpp:209
+      const float v4069 = v4034 - v4067;
+      const float v4070 = iron_exp2_approx(v4069);
+      v4005.x[2] = v4070;  // kernels/sdpa/flash_tile.hpp:208
+      const float v4074 = v4009.x[3];  // kernels/sdpa/flash_tile.hpp:209
+      const float v4076 = v4044 - v4074;
+      const float v4077 = iron_exp2_approx(v4076);
+      v4005.x[3] = v4077;  // kernels/sdpa/flash_tile.hpp:208
+      v234.x[0] = v4015;  // kernels/sdpa/flash_tile.hpp:211
+      const float v4085 = v234.x[1];
+      const float v4087 = fmaxf(v4085, v4023);  // kernels/sdpa/flash_tile.hpp:212
+      v234.x[1] = v4087;  // kernels/sdpa/flash_tile.hpp:211
+      const float v4090 = v234.x[2];
+      const float v4092 = fmaxf(v4090, v4033);  // kernels/sdpa/flash_tile.hpp:212
+      v234.x[2] = v4092;  // kernels/sdpa/flash_tile.hpp:211
+      const float v4095 = v234.x[3];
+      const float v4097 = fmaxf(v4095, v4043);  // kernels/sdpa/flash_tile.hpp:212
+      v234.x[3] = v4097;  // kernels/sdpa/flash_tile.hpp:211
+      const float v4100 = v3173.x[0];  // kernels/sdpa/flash_tile.hpp:214
+      const float v4101 = v4009.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v4102 = v4100 - v4101;
+      const float v4103 = iron_exp2_approx(v4102);
+      v3173.x[0] = v4103;  // kernels/sdpa/flash_tile.hpp:214
+      const float v4106 = v3173.x[1];
+      const float v4107 = v4009.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v4108 = v4106 - v4107;
+      const float v4109 = iron_exp2_approx(v4108);
+      v3173.x[1] = v4109;  // kernels/sdpa/flash_tile.hpp:214
+      const float v4112 = v3173.x[2];
+      const float v4113 = v4009.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v4114 = v4112 - v4113;
+      const float v4115 = iron_exp2_approx(v4114);
+      v3173.x[2] = v4115;  // kernels/sdpa/flash_tile.hpp:214
+      const float v4118 = v3173.x[3];
+      const float v4119 = v4009.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v4120 = v4118 - v4119;
+      const float v4121 = iron_exp2_approx(v4120);
+      v3173.x[3] = v4121;  // kernels/sdpa/flash_tile.hpp:214
+      const float v4124 = v3173.x[4];
+      const float v4125 = v4009.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v4126 = v4124 - v4125;
+      const float v4127 = iron_exp2_approx(v4126);
+      v3173.x[4] = v4127;  // kernels/sdpa/flash_tile.hpp:214
+      const float v4130 = v3173.x[5];
+      const float v4131 = v4009.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v4132 = v4130 - v4131;
+      const float v4133 = iron_exp2_approx(v4132);
+      v3173.x[5] = v4133;  // kernels/sdpa/flash_tile.hpp:214
+      const float v4136 = v3173.x[6];
+      const float v4137 = v4009.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v4138 = v4136 - v4137;
+      const float v4139 = iron_exp2_approx(v4138);
+      v3173.x[6] = v4139;  // kernels/sdpa/flash_tile.hpp:214
+      const float v4142 = v3173.x[7];
+      const float v4143 = v4009.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v4144 = v4142 - v4143;
+      const float v4145 = iron_exp2_approx(v4144);
+      v3173.x[7] = v4145;  // kernels/sdpa/flash_tile.hpp:214
+      const float v4148 = v3173.x[8];
+      const float v4149 = v4009.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v4150 = v4148 - v4149;
+      const float v4151 = iron_exp2_approx(v4150);
+      v3173.x[8] = v4151;  // kernels/sdpa/flash_tile.hpp:214
+      const float v4154 = v3173.x[9];
+      const float v4155 = v4009.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v4156 = v4154 - v4155;
+      const float v4157 = iron_exp2_approx(v4156);
+      v3173.x[9] = v4157;  // kernels/sdpa/flash_tile.hpp:214
+      const float v4160 = v3173.x[10];
+      const float v4161 = v4009.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v4162 = v4160 - v4161;
+      const float v4163 = iron_exp2_approx(v4162);
+      v3173.x[10] = v4163;  // kernels/sdpa/flash_tile.hpp:214
+      const float v4166 = v3173.x[11];
+      const float v4167 = v4009.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v4168 = v4166 - v4167;
+      const float v4169 = iron_exp2_approx(v4168);
+      v3173.x[11] = v4169;  // kernels/sdpa/flash_tile.hpp:214
+      const float v4172 = v3173.x[12];
+      const float v4173 = v4009.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v4174 = v4172 - v4173;
+      const float v4175 = iron_exp2_approx(v4174);
+      v3173.x[12] = v4175;  // kernels/sdpa/flash_tile.hpp:214
+      const float v4178 = v3173.x[13];
+      const float v4179 = v4009.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v4180 = v4178 - v4179;
+      const float v4181 = iron_exp2_approx(v4180);
+      v3173.x[13] = v4181;  // kernels/sdpa/flash_tile.hpp:214
+      const float v4184 = v3173.x[14];
+      const float v4185 = v4009.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v4186 = v4184 - v4185;
+      const float v4187 = iron_exp2_approx(v4186);
+      v3173.x[14] = v4187;  // kernels/sdpa/flash_tile.hpp:214
+      const float v4190 = v3173.x[15];
+      const float v4191 = v4009.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v4192 = v4190 - v4191;
+      const float v4193 = iron_exp2_approx(v4192);
+      v3173.x[15] = v4193;  // kernels/sdpa/flash_tile.hpp:214
+      const float v4196 = v3173.x[16];
+      const float v4197 = v4009.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v4198 = v4196 - v4197;
+      const float v4199 = iron_exp2_approx(v4198);
+      v3173.x[16] = v4199;  // kernels/sdpa/flash_tile.hpp:214
+      const float v4202 = v3173.x[17];
+      const float v4203 = v4009.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v4204 = v4202 - v4203;
+      const float v4205 = iron_exp2_approx(v4204);
+      v3173.x[17] = v4205;  // kernels/sdpa/flash_tile.hpp:214
+      const float v4208 = v3173.x[18];
+      const float v4209 = v4009.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v4210 = v4208 - v4209;
+      const float v4211 = iron_exp2_approx(v4210);
+      v3173.x[18] = v4211;  // kernels/sdpa/flash_tile.hpp:214
+      const float v4214 = v3173.x[19];
+      const float v4215 = v4009.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v4216 = v4214 - v4215;
+      const float v4217 = iron_exp2_approx(v4216);
+      v3173.x[19] = v4217;  // kernels/sdpa/flash_tile.hpp:214
+      const float v4220 = v3173.x[20];
+      const float v4221 = v4009.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v4222 = v4220 - v4221;
+      const float v4223 = iron_exp2_approx(v4222);
+      v3173.x[20] = v4223;  // kernels/sdpa/flash_tile.hpp:214
+      const float v4226 = v3173.x[21];
+      const float v4227 = v4009.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v4228 = v4226 - v4227;
+      const float v4229 = iron_exp2_approx(v4228);
+      v3173.x[21] = v4229;  // kernels/sdpa/flash_tile.hpp:214
+      const float v4232 = v3173.x[22];
+      const float v4233 = v4009.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v4234 = v4232 - v4233;
+      const float v4235 = iron_exp2_approx(v4234);
+      v3173.x[22] = v4235;  // kernels/sdpa/flash_tile.hpp:214
+      const float v4238 = v3173.x[23];
+      const float v4239 = v4009.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v4240 = v4238 - v4239;
+      const float v4241 = iron_exp2_approx(v4240);
+      v3173.x[23] = v4241;  // kernels/sdpa/flash_tile.hpp:214
+      const float v4244 = v3173.x[24];
+      const float v4245 = v4009.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v4246 = v4244 - v4245;
+      const float v4247 = iron_exp2_approx(v4246);
+      v3173.x[24] = v4247;  // kernels/sdpa/flash_tile.hpp:214
+      const float v4250 = v3173.x[25];
+      const float v4251 = v4009.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v4252 = v4250 - v4251;
+      const float v4253 = iron_exp2_approx(v4252);
+      v3173.x[25] = v4253;  // kernels/sdpa/flash_tile.hpp:214
+      const float v4256 = v3173.x[26];
+      const float v4257 = v4009.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v4258 = v4256 - v4257;
+      const float v4259 = iron_exp2_approx(v4258);
+      v3173.x[26] = v4259;  // kernels/sdpa/flash_tile.hpp:214
+      const float v4262 = v3173.x[27];
+      const float v4263 = v4009.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v4264 = v4262 - v4263;
+      const float v4265 = iron_exp2_approx(v4264);
+      v3173.x[27] = v4265;  // kernels/sdpa/flash_tile.hpp:214
+      const float v4268 = v3173.x[28];
+      const float v4269 = v4009.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v4270 = v4268 - v4269;
+      const float v4271 = iron_exp2_approx(v4270);
+      v3173.x[28] = v4271;  // kernels/sdpa/flash_tile.hpp:214
+      const float v4274 = v3173.x[29];
+      const float v4275 = v4009.x[0];  // kernels/sdpa/flash_tile.hpp:215
+      const float v4276 = v4274 - v4275;
+      const float v4277 = iron_exp2_approx(v4276);
+      v3173.x[29] = v4277;  // kernels/sdpa/flash_tile.hpp:214
+      const float v4280 = v3173.x[30];
+      const float v4281 = v4009.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v4282 = v4280 - v4281;
+      const float v4283 = iron_exp2_approx(v4282);
+      v3173.x[30] = v4283;  // kernels/sdpa/flash_tile.hpp:214
+      const float v4286 = v3173.x[31];
+      const float v4287 = v4009.x[2];  // kernels/sdpa/flash_tile.hpp:215
+      const float v4288 = v4286 - v4287;
+      const float v4289 = iron_exp2_approx(v4288);
+      v3173.x[31] = v4289;  // kernels/sdpa/flash_tile.hpp:214
+      iron_frag<float, 2, 16, 8> v4291;  // kernels/sdpa/flash_tile.hpp:217
+      iron_frag_fill(v4291, 0.0f);
+      iron_frag_row_reduce<true>(v4291, v3173);
+      const float v4294 = v236.x[0];  // kernels/sdpa/flash_tile.hpp:218
+      const float v4295 = v4291.x[0];  // kernels/sdpa/flash_tile.hpp:219
+      const float v4296 = v4005.x[0];
       const float v4297 = v4294 * v4296;
       const float v4298 = v4297 + v4295;
-      v215.x[3] = v4298;  // kernels/sdpa/flash_tile.hpp:223
-      const float v4301 = v217.x[0];  // kernels/sdpa/flash_tile.hpp:233
-      const float v4302 = v3984.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4303 = v4301 * v4302;
-      v217.x[0] = v4303;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4306 = v217.x[1];
-      const float v4307 = v3984.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4308 = v4306 * v4307;
-      v217.x[1] = v4308;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4311 = v217.x[2];
-      const float v4312 = v3984.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4313 = v4311 * v4312;
-      v217.x[2] = v4313;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4316 = v217.x[3];
-      const float v4317 = v3984.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4318 = v4316 * v4317;
-      v217.x[3] = v4318;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4321 = v217.x[4];
-      const float v4322 = v3984.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4323 = v4321 * v4322;
-      v217.x[4] = v4323;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4326 = v217.x[5];
-      const float v4327 = v3984.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4328 = v4326 * v4327;
-      v217.x[5] = v4328;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4331 = v217.x[6];
-      const float v4332 = v3984.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4333 = v4331 * v4332;
-      v217.x[6] = v4333;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4336 = v217.x[7];
-      const float v4337 = v3984.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4338 = v4336 * v4337;
-      v217.x[7] = v4338;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4341 = v217.x[8];
-      const float v4342 = v3984.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4343 = v4341 * v4342;
-      v217.x[8] = v4343;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4346 = v217.x[9];
-      const float v4347 = v3984.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4348 = v4346 * v4347;
-      v217.x[9] = v4348;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4351 = v217.x[10];
-      const float v4352 = v3984.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4353 = v4351 * v4352;
-      v217.x[10] = v4353;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4356 = v217.x[11];
-      const float v4357 = v3984.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4358 = v4356 * v4357;
-      v217.x[11] = v4358;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4361 = v217.x[12];
-      const float v4362 = v3984.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4363 = v4361 * v4362;
-      v217.x[12] = v4363;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4366 = v217.x[13];
-      const float v4367 = v3984.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4368 = v4366 * v4367;
-      v217.x[13] = v4368;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4371 = v217.x[14];
-      const float v4372 = v3984.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4373 = v4371 * v4372;
-      v217.x[14] = v4373;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4376 = v217.x[15];
-      const float v4377 = v3984.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4378 = v4376 * v4377;
-      v217.x[15] = v4378;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4381 = v217.x[16];
-      const float v4382 = v3984.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4383 = v4381 * v4382;
-      v217.x[16] = v4383;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4386 = v217.x[17];
-      const float v4387 = v3984.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4388 = v4386 * v4387;
-      v217.x[17] = v4388;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4391 = v217.x[18];
-      const float v4392 = v3984.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4393 = v4391 * v4392;
-      v217.x[18] = v4393;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4396 = v217.x[19];
-      const float v4397 = v3984.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4398 = v4396 * v4397;
-      v217.x[19] = v4398;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4401 = v217.x[20];
-      const float v4402 = v3984.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4403 = v4401 * v4402;
-      v217.x[20] = v4403;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4406 = v217.x[21];
-      const float v4407 = v3984.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4408 = v4406 * v4407;
-      v217.x[21] = v4408;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4411 = v217.x[22];
-      const float v4412 = v3984.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4413 = v4411 * v4412;
-      v217.x[22] = v4413;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4416 = v217.x[23];
-      const float v4417 = v3984.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4418 = v4416 * v4417;
-      v217.x[23] = v4418;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4421 = v217.x[24];
-      const float v4422 = v3984.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4423 = v4421 * v4422;
-      v217.x[24] = v4423;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4426 = v217.x[25];
-      const float v4427 = v3984.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4428 = v4426 * v4427;
-      v217.x[25] = v4428;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4431 = v217.x[26];
-      const float v4432 = v3984.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4433 = v4431 * v4432;
-      v217.x[26] = v4433;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4436 = v217.x[27];
-      const float v4437 = v3984.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4438 = v4436 * v4437;
-      v217.x[27] = v4438;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4441 = v217.x[28];
-      const float v4442 = v3984.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4443 = v4441 * v4442;
-      v217.x[28] = v4443;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4446 = v217.x[29];
-      const float v4447 = v3984.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4448 = v4446 * v4447;
-      v217.x[29] = v4448;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4451 = v217.x[30];
-      const float v4452 = v3984.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4453 = v4451 * v4452;
-      v217.x[30] = v4453;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4456 = v217.x[31];
-      const float v4457 = v3984.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4458 = v4456 * v4457;
-      v217.x[31] = v4458;  // kernels/sdpa/flash_tile.hpp:233
-      iron_frag<iron_bf16, 0, 16, 64> v4460;  // kernels/sdpa/flash_warpgroup.hpp:118
-      iron_frag_fill(v4460, iron_f32_to_bf16(0.0f));
-      iron_frag_convert(v4460, v3152);
-      iron_frag_store<false>(v4460, shm3, v4467, 64u);  // kernels/sdpa/flash_warpgroup.hpp:125
+      v236.x[0] = v4298;  // kernels/sdpa/flash_tile.hpp:218
+      const float v4301 = v236.x[1];
+      const float v4302 = v4291.x[1];  // kernels/sdpa/flash_tile.hpp:219
+      const float v4303 = v4005.x[1];
+      const float v4304 = v4301 * v4303;
+      const float v4305 = v4304 + v4302;
+      v236.x[1] = v4305;  // kernels/sdpa/flash_tile.hpp:218
+      const float v4308 = v236.x[2];
+      const float v4309 = v4291.x[2];  // kernels/sdpa/flash_tile.hpp:219
+      const float v4310 = v4005.x[2];
+      const float v4311 = v4308 * v4310;
+      const float v4312 = v4311 + v4309;
+      v236.x[2] = v4312;  // kernels/sdpa/flash_tile.hpp:218
+      const float v4315 = v236.x[3];
+      const float v4316 = v4291.x[3];  // kernels/sdpa/flash_tile.hpp:219
+      const float v4317 = v4005.x[3];
+      const float v4318 = v4315 * v4317;
+      const float v4319 = v4318 + v4316;
+      v236.x[3] = v4319;  // kernels/sdpa/flash_tile.hpp:218
+      const float v4322 = v238.x[0];  // kernels/sdpa/flash_tile.hpp:228
+      const float v4323 = v4005.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v4324 = v4322 * v4323;
+      v238.x[0] = v4324;  // kernels/sdpa/flash_tile.hpp:228
+      const float v4327 = v238.x[1];
+      const float v4328 = v4005.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v4329 = v4327 * v4328;
+      v238.x[1] = v4329;  // kernels/sdpa/flash_tile.hpp:228
+      const float v4332 = v238.x[2];
+      const float v4333 = v4005.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v4334 = v4332 * v4333;
+      v238.x[2] = v4334;  // kernels/sdpa/flash_tile.hpp:228
+      const float v4337 = v238.x[3];
+      const float v4338 = v4005.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v4339 = v4337 * v4338;
+      v238.x[3] = v4339;  // kernels/sdpa/flash_tile.hpp:228
+      const float v4342 = v238.x[4];
+      const float v4343 = v4005.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v4344 = v4342 * v4343;
+      v238.x[4] = v4344;  // kernels/sdpa/flash_tile.hpp:228
+      const float v4347 = v238.x[5];
+      const float v4348 = v4005.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v4349 = v4347 * v4348;
+      v238.x[5] = v4349;  // kernels/sdpa/flash_tile.hpp:228
+      const float v4352 = v238.x[6];
+      const float v4353 = v4005.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v4354 = v4352 * v4353;
+      v238.x[6] = v4354;  // kernels/sdpa/flash_tile.hpp:228
+      const float v4357 = v238.x[7];
+      const float v4358 = v4005.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v4359 = v4357 * v4358;
+      v238.x[7] = v4359;  // kernels/sdpa/flash_tile.hpp:228
+      const float v4362 = v238.x[8];
+      const float v4363 = v4005.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v4364 = v4362 * v4363;
+      v238.x[8] = v4364;  // kernels/sdpa/flash_tile.hpp:228
+      const float v4367 = v238.x[9];
+      const float v4368 = v4005.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v4369 = v4367 * v4368;
+      v238.x[9] = v4369;  // kernels/sdpa/flash_tile.hpp:228
+      const float v4372 = v238.x[10];
+      const float v4373 = v4005.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v4374 = v4372 * v4373;
+      v238.x[10] = v4374;  // kernels/sdpa/flash_tile.hpp:228
+      const float v4377 = v238.x[11];
+      const float v4378 = v4005.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v4379 = v4377 * v4378;
+      v238.x[11] = v4379;  // kernels/sdpa/flash_tile.hpp:228
+      const float v4382 = v238.x[12];
+      const float v4383 = v4005.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v4384 = v4382 * v4383;
+      v238.x[12] = v4384;  // kernels/sdpa/flash_tile.hpp:228
+      const float v4387 = v238.x[13];
+      const float v4388 = v4005.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v4389 = v4387 * v4388;
+      v238.x[13] = v4389;  // kernels/sdpa/flash_tile.hpp:228
+      const float v4392 = v238.x[14];
+      const float v4393 = v4005.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v4394 = v4392 * v4393;
+      v238.x[14] = v4394;  // kernels/sdpa/flash_tile.hpp:228
+      const float v4397 = v238.x[15];
+      const float v4398 = v4005.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v4399 = v4397 * v4398;
+      v238.x[15] = v4399;  // kernels/sdpa/flash_tile.hpp:228
+      const float v4402 = v238.x[16];
+      const float v4403 = v4005.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v4404 = v4402 * v4403;
+      v238.x[16] = v4404;  // kernels/sdpa/flash_tile.hpp:228
+      const float v4407 = v238.x[17];
+      const float v4408 = v4005.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v4409 = v4407 * v4408;
+      v238.x[17] = v4409;  // kernels/sdpa/flash_tile.hpp:228
+      const float v4412 = v238.x[18];
+      const float v4413 = v4005.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v4414 = v4412 * v4413;
+      v238.x[18] = v4414;  // kernels/sdpa/flash_tile.hpp:228
+      const float v4417 = v238.x[19];
+      const float v4418 = v4005.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v4419 = v4417 * v4418;
+      v238.x[19] = v4419;  // kernels/sdpa/flash_tile.hpp:228
+      const float v4422 = v238.x[20];
+      const float v4423 = v4005.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v4424 = v4422 * v4423;
+      v238.x[20] = v4424;  // kernels/sdpa/flash_tile.hpp:228
+      const float v4427 = v238.x[21];
+      const float v4428 = v4005.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v4429 = v4427 * v4428;
+      v238.x[21] = v4429;  // kernels/sdpa/flash_tile.hpp:228
+      const float v4432 = v238.x[22];
+      const float v4433 = v4005.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v4434 = v4432 * v4433;
+      v238.x[22] = v4434;  // kernels/sdpa/flash_tile.hpp:228
+      const float v4437 = v238.x[23];
+      const float v4438 = v4005.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v4439 = v4437 * v4438;
+      v238.x[23] = v4439;  // kernels/sdpa/flash_tile.hpp:228
+      const float v4442 = v238.x[24];
+      const float v4443 = v4005.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v4444 = v4442 * v4443;
+      v238.x[24] = v4444;  // kernels/sdpa/flash_tile.hpp:228
+      const float v4447 = v238.x[25];
+      const float v4448 = v4005.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v4449 = v4447 * v4448;
+      v238.x[25] = v4449;  // kernels/sdpa/flash_tile.hpp:228
+      const float v4452 = v238.x[26];
+      const float v4453 = v4005.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v4454 = v4452 * v4453;
+      v238.x[26] = v4454;  // kernels/sdpa/flash_tile.hpp:228
+      const float v4457 = v238.x[27];
+      const float v4458 = v4005.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v4459 = v4457 * v4458;
+      v238.x[27] = v4459;  // kernels/sdpa/flash_tile.hpp:228
+      const float v4462 = v238.x[28];
+      const float v4463 = v4005.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v4464 = v4462 * v4463;
+      v238.x[28] = v4464;  // kernels/sdpa/flash_tile.hpp:228
+      const float v4467 = v238.x[29];
+      const float v4468 = v4005.x[0];  // kernels/sdpa/flash_tile.hpp:229
+      const float v4469 = v4467 * v4468;
+      v238.x[29] = v4469;  // kernels/sdpa/flash_tile.hpp:228
+      const float v4472 = v238.x[30];
+      const float v4473 = v4005.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v4474 = v4472 * v4473;
+      v238.x[30] = v4474;  // kernels/sdpa/flash_tile.hpp:228
+      const float v4477 = v238.x[31];
+      const float v4478 = v4005.x[2];  // kernels/sdpa/flash_tile.hpp:229
+      const float v4479 = v4477 * v4478;
+      v238.x[31] = v4479;  // kernels/sdpa/flash_tile.hpp:228
+      iron_frag<iron_bf16, 0, 16, 64> v4481;  // kernels/sdpa/flash_warpgroup.hpp:118
+      iron_frag_fill(v4481, iron_f32_to_bf16(0.0f));
+      iron_frag_convert(v4481, v3173);
+      iron_frag_store<false>(v4481, shm3, v4488, 64u);  // kernels/sdpa/flash_warpgroup.hpp:125
       __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:127
-      iron_frag<iron_bf16, 0, 16, 16> v4544;  // kernels/sdpa/flash_warpgroup.hpp:130
-      iron_frag_fill(v4544, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v4544, shm3, v4490, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4546;
-      iron_frag_fill(v4546, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4546, shm2, v3156, 64u);
-      iron_frag_mma_sync(v217, v4544, v4546);
-      const unsigned int v4553 = v3156 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v4555;
-      iron_frag_fill(v4555, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v4555, shm3, v4501, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4557;
-      iron_frag_fill(v4557, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4557, shm2, v4553, 64u);
-      iron_frag_mma_sync(v217, v4555, v4557);
-      const unsigned int v4564 = v3156 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v4566;
-      iron_frag_fill(v4566, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v4566, shm3, v4510, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4568;
-      iron_frag_fill(v4568, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4568, shm2, v4564, 64u);
-      iron_frag_mma_sync(v217, v4566, v4568);
-      const unsigned int v4575 = v3156 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v4577;
-      iron_frag_fill(v4577, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v4577, shm3, v4519, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4579;
-      iron_frag_fill(v4579, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4579, shm2, v4575, 64u);
-      iron_frag_mma_sync(v217, v4577, v4579);
+      iron_frag<iron_bf16, 0, 16, 16> v4565;  // kernels/sdpa/flash_warpgroup.hpp:130
+      iron_frag_fill(v4565, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v4565, shm3, v4511, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4567;
+      iron_frag_fill(v4567, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4567, shm2, v3177, 64u);
+      iron_frag_mma_sync(v238, v4565, v4567);
+      const unsigned int v4574 = v3177 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v4576;
+      iron_frag_fill(v4576, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v4576, shm3, v4522, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4578;
+      iron_frag_fill(v4578, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4578, shm2, v4574, 64u);
+      iron_frag_mma_sync(v238, v4576, v4578);
+      const unsigned int v4585 = v3177 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v4587;
+      iron_frag_fill(v4587, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v4587, shm3, v4531, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4589;
+      iron_frag_fill(v4589, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4589, shm2, v4585, 64u);
+      iron_frag_mma_sync(v238, v4587, v4589);
+      const unsigned int v4596 = v3177 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v4598;
+      iron_frag_fill(v4598, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v4598, shm3, v4540, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4600;
+      iron_frag_fill(v4600, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4600, shm2, v4596, 64u);
+      iron_frag_mma_sync(v238, v4598, v4600);
     }
     __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:95
-    const float v1865 = v49 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:247
-    iron_frag<float, 2, 16, 8> v1867;  // kernels/sdpa/flash_tile.hpp:248
-    iron_frag_fill(v1867, 0.0f);
-    const float v1871 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:250
-    const float v1872 = fmaxf(v1871, v1865);
-    const bool v1875 = v1872 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v1876 = v1875 ? 0.0f : v1872;
-    v1867.x[0] = v1876;  // kernels/sdpa/flash_tile.hpp:249
-    const float v1880 = v213.x[1];  // kernels/sdpa/flash_tile.hpp:250
-    const float v1881 = fmaxf(v1880, v1865);
-    const bool v1884 = v1881 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v1885 = v1884 ? 0.0f : v1881;
-    v1867.x[1] = v1885;  // kernels/sdpa/flash_tile.hpp:249
-    const float v1889 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:250
-    const float v1890 = fmaxf(v1889, v1865);
-    const bool v1893 = v1890 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v1894 = v1893 ? 0.0f : v1890;
-    v1867.x[2] = v1894;  // kernels/sdpa/flash_tile.hpp:249
-    const float v1898 = v213.x[3];  // kernels/sdpa/flash_tile.hpp:250
-    const float v1899 = fmaxf(v1898, v1865);
-    const bool v1902 = v1899 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v1903 = v1902 ? 0.0f : v1899;
-    v1867.x[3] = v1903;  // kernels/sdpa/flash_tile.hpp:249
-    iron_frag<float, 2, 16, 8> v1905;  // kernels/sdpa/flash_tile.hpp:252
-    iron_frag_fill(v1905, 0.0f);
-    const float v1909 = v1867.x[0];  // kernels/sdpa/flash_tile.hpp:254
-    const float v1910 = v1865 - v1909;
-    const float v1911 = exp2f(v1910);
-    const float v1914 = v1871 - v1909;
-    const float v1915 = exp2f(v1914);
-    const float v1916 = v215.x[0];
-    const float v1917 = v1916 * v1915;
-    const float v1918 = v1917 + v1911;
-    v1905.x[0] = v1918;  // kernels/sdpa/flash_tile.hpp:253
-    const float v1922 = v1867.x[1];  // kernels/sdpa/flash_tile.hpp:254
-    const float v1923 = v1865 - v1922;
-    const float v1924 = exp2f(v1923);
-    const float v1927 = v1880 - v1922;
-    const float v1928 = exp2f(v1927);
-    const float v1929 = v215.x[1];
-    const float v1930 = v1929 * v1928;
-    const float v1931 = v1930 + v1924;
-    v1905.x[1] = v1931;  // kernels/sdpa/flash_tile.hpp:253
-    const float v1935 = v1867.x[2];  // kernels/sdpa/flash_tile.hpp:254
-    const float v1936 = v1865 - v1935;
-    const float v1937 = exp2f(v1936);
-    const float v1940 = v1889 - v1935;
-    const float v1941 = exp2f(v1940);
-    const float v1942 = v215.x[2];
-    const float v1943 = v1942 * v1941;
-    const float v1944 = v1943 + v1937;
-    v1905.x[2] = v1944;  // kernels/sdpa/flash_tile.hpp:253
-    const float v1948 = v1867.x[3];  // kernels/sdpa/flash_tile.hpp:254
-    const float v1949 = v1865 - v1948;
-    const float v1950 = exp2f(v1949);
-    const float v1953 = v1898 - v1948;
-    const float v1954 = exp2f(v1953);
-    const float v1955 = v215.x[3];
-    const float v1956 = v1955 * v1954;
-    const float v1957 = v1956 + v1950;
-    v1905.x[3] = v1957;  // kernels/sdpa/flash_tile.hpp:253
-    iron_frag<float, 2, 16, 8> v1959;  // kernels/sdpa/flash_tile.hpp:256
-    iron_frag_fill(v1959, 0.0f);
-    const float v1963 = v1905.x[0];  // kernels/sdpa/flash_tile.hpp:258
-    const float v1969 = v1915 / v1963;  // kernels/sdpa/flash_tile.hpp:259
-    const bool v1971 = v1963 > 0.0f;
-    const float v1972 = v1971 ? v1969 : 0.0f;
-    v1959.x[0] = v1972;  // kernels/sdpa/flash_tile.hpp:257
-    const float v1976 = v1905.x[1];  // kernels/sdpa/flash_tile.hpp:258
-    const float v1982 = v1928 / v1976;  // kernels/sdpa/flash_tile.hpp:259
-    const bool v1984 = v1976 > 0.0f;
-    const float v1985 = v1984 ? v1982 : 0.0f;
-    v1959.x[1] = v1985;  // kernels/sdpa/flash_tile.hpp:257
-    const float v1989 = v1905.x[2];  // kernels/sdpa/flash_tile.hpp:258
-    const float v1995 = v1941 / v1989;  // kernels/sdpa/flash_tile.hpp:259
-    const bool v1997 = v1989 > 0.0f;
-    const float v1998 = v1997 ? v1995 : 0.0f;
-    v1959.x[2] = v1998;  // kernels/sdpa/flash_tile.hpp:257
-    const float v2002 = v1905.x[3];  // kernels/sdpa/flash_tile.hpp:258
-    const float v2008 = v1954 / v2002;  // kernels/sdpa/flash_tile.hpp:259
-    const bool v2010 = v2002 > 0.0f;
-    const float v2011 = v2010 ? v2008 : 0.0f;
-    v1959.x[3] = v2011;  // kernels/sdpa/flash_tile.hpp:257
-    const unsigned int v2013 = v56 + v4300;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2014 = v1959.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2015 = v217.x[0];
-    const float v2016 = v2015 * v2014;
-    const bool v2017 = v2013 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2017) {
-      const iron_bf16 v2021 = iron_f32_to_bf16(v2016);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2023 = v13 + v2013;
-      const unsigned int v2024 = v2023 * v1;
-      const unsigned int v2025 = v2024 + v28;
-      const unsigned int v2026 = v2025 << 6u;
-      const unsigned int v2027 = v2026 + v4299;
-      out[v2027] = v2021;
+    const float v1886 = v49 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:242
+    iron_frag<float, 2, 16, 8> v1888;  // kernels/sdpa/flash_tile.hpp:243
+    iron_frag_fill(v1888, 0.0f);
+    const float v1892 = v234.x[0];  // kernels/sdpa/flash_tile.hpp:245
+    const float v1893 = fmaxf(v1892, v1886);
+    const bool v1896 = v1893 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v1897 = v1896 ? 0.0f : v1893;
+    v1888.x[0] = v1897;  // kernels/sdpa/flash_tile.hpp:244
+    const float v1901 = v234.x[1];  // kernels/sdpa/flash_tile.hpp:245
+    const float v1902 = fmaxf(v1901, v1886);
+    const bool v1905 = v1902 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v1906 = v1905 ? 0.0f : v1902;
+    v1888.x[1] = v1906;  // kernels/sdpa/flash_tile.hpp:244
+    const float v1910 = v234.x[2];  // kernels/sdpa/flash_tile.hpp:245
+    const float v1911 = fmaxf(v1910, v1886);
+    const bool v1914 = v1911 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v1915 = v1914 ? 0.0f : v1911;
+    v1888.x[2] = v1915;  // kernels/sdpa/flash_tile.hpp:244
+    const float v1919 = v234.x[3];  // kernels/sdpa/flash_tile.hpp:245
+    const float v1920 = fmaxf(v1919, v1886);
+    const bool v1923 = v1920 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v1924 = v1923 ? 0.0f : v1920;
+    v1888.x[3] = v1924;  // kernels/sdpa/flash_tile.hpp:244
+    iron_frag<float, 2, 16, 8> v1926;  // kernels/sdpa/flash_tile.hpp:247
+    iron_frag_fill(v1926, 0.0f);
+    const float v1930 = v1888.x[0];  // kernels/sdpa/flash_tile.hpp:249
+    const float v1931 = v1886 - v1930;
+    const float v1932 = exp2f(v1931);
+    const float v1935 = v1892 - v1930;
+    const float v1936 = exp2f(v1935);
+    const float v1937 = v236.x[0];
+    const float v1938 = v1937 * v1936;
+    const float v1939 = v1938 + v1932;
+    v1926.x[0] = v1939;  // kernels/sdpa/flash_tile.hpp:248
+    const float v1943 = v1888.x[1];  // kernels/sdpa/flash_tile.hpp:249
+    const float v1944 = v1886 - v1943;
+    const float v1945 = exp2f(v1944);
+    const float v1948 = v1901 - v1943;
+    const float v1949 = exp2f(v1948);
+    const float v1950 = v236.x[1];
+    const float v1951 = v1950 * v1949;
+    const float v1952 = v1951 + v1945;
+    v1926.x[1] = v1952;  // kernels/sdpa/flash_tile.hpp:248
+    const float v1956 = v1888.x[2];  // kernels/sdpa/flash_tile.hpp:249
+    const float v1957 = v1886 - v1956;
+    const float v1958 = exp2f(v1957);
+    const float v1961 = v1910 - v1956;
+    const float v1962 = exp2f(v1961);
+    const float v1963 = v236.x[2];
+    const float v1964 = v1963 * v1962;
+    const float v1965 = v1964 + v1958;
+    v1926.x[2] = v1965;  // kernels/sdpa/flash_tile.hpp:248
+    const float v1969 = v1888.x[3];  // kernels/sdpa/flash_tile.hpp:249
+    const float v1970 = v1886 - v1969;
+    const float v1971 = exp2f(v1970);
+    const float v1974 = v1919 - v1969;
+    const float v1975 = exp2f(v1974);
+    const float v1976 = v236.x[3];
+    const float v1977 = v1976 * v1975;
+    const float v1978 = v1977 + v1971;
+    v1926.x[3] = v1978;  // kernels/sdpa/flash_tile.hpp:248
+    iron_frag<float, 2, 16, 8> v1980;  // kernels/sdpa/flash_tile.hpp:251
+    iron_frag_fill(v1980, 0.0f);
+    const float v1984 = v1926.x[0];  // kernels/sdpa/flash_tile.hpp:253
+    const float v1990 = v1936 / v1984;  // kernels/sdpa/flash_tile.hpp:254
+    const bool v1992 = v1984 > 0.0f;
+    const float v1993 = v1992 ? v1990 : 0.0f;
+    v1980.x[0] = v1993;  // kernels/sdpa/flash_tile.hpp:252
+    const float v1997 = v1926.x[1];  // kernels/sdpa/flash_tile.hpp:253
+    const float v2003 = v1949 / v1997;  // kernels/sdpa/flash_tile.hpp:254
+    const bool v2005 = v1997 > 0.0f;
+    const float v2006 = v2005 ? v2003 : 0.0f;
+    v1980.x[1] = v2006;  // kernels/sdpa/flash_tile.hpp:252
+    const float v2010 = v1926.x[2];  // kernels/sdpa/flash_tile.hpp:253
+    const float v2016 = v1962 / v2010;  // kernels/sdpa/flash_tile.hpp:254
+    const bool v2018 = v2010 > 0.0f;
+    const float v2019 = v2018 ? v2016 : 0.0f;
+    v1980.x[2] = v2019;  // kernels/sdpa/flash_tile.hpp:252
+    const float v2023 = v1926.x[3];  // kernels/sdpa/flash_tile.hpp:253
+    const float v2029 = v1975 / v2023;  // kernels/sdpa/flash_tile.hpp:254
+    const bool v2031 = v2023 > 0.0f;
+    const float v2032 = v2031 ? v2029 : 0.0f;
+    v1980.x[3] = v2032;  // kernels/sdpa/flash_tile.hpp:252
+    const unsigned int v2034 = v56 + v4321;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2035 = v1980.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2036 = v238.x[0];
+    const float v2037 = v2036 * v2035;
+    const bool v2038 = v2034 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2038) {
+      const iron_bf16 v2042 = iron_f32_to_bf16(v2037);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2044 = v13 + v2034;
+      const unsigned int v2045 = v2044 * v1;
+      const unsigned int v2046 = v2045 + v28;
+      const unsigned int v2047 = v2046 << 6u;
+      const unsigned int v2048 = v2047 + v4320;
+      out[v2048] = v2042;
     }
-    const unsigned int v2029 = v56 + v4305;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2030 = v1959.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2031 = v217.x[1];
-    const float v2032 = v2031 * v2030;
-    const bool v2033 = v2029 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2033) {
-      const iron_bf16 v2037 = iron_f32_to_bf16(v2032);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2039 = v13 + v2029;
-      const unsigned int v2040 = v2039 * v1;
-      const unsigned int v2041 = v2040 + v28;
-      const unsigned int v2042 = v2041 << 6u;
-      const unsigned int v2043 = v2042 + v4304;
-      out[v2043] = v2037;
+    const unsigned int v2050 = v56 + v4326;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2051 = v1980.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2052 = v238.x[1];
+    const float v2053 = v2052 * v2051;
+    const bool v2054 = v2050 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2054) {
+      const iron_bf16 v2058 = iron_f32_to_bf16(v2053);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2060 = v13 + v2050;
+      const unsigned int v2061 = v2060 * v1;
+      const unsigned int v2062 = v2061 + v28;
+      const unsigned int v2063 = v2062 << 6u;
+      const unsigned int v2064 = v2063 + v4325;
+      out[v2064] = v2058;
     }
-    const unsigned int v2045 = v56 + v4310;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2046 = v1959.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2047 = v217.x[2];
-    const float v2048 = v2047 * v2046;
-    const bool v2049 = v2045 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2049) {
-      const iron_bf16 v2053 = iron_f32_to_bf16(v2048);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2055 = v13 + v2045;
-      const unsigned int v2056 = v2055 * v1;
-      const unsigned int v2057 = v2056 + v28;
-      const unsigned int v2058 = v2057 << 6u;
-      const unsigned int v2059 = v2058 + v4309;
-      out[v2059] = v2053;
+    const unsigned int v2066 = v56 + v4331;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2067 = v1980.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2068 = v238.x[2];
+    const float v2069 = v2068 * v2067;
+    const bool v2070 = v2066 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2070) {
+      const iron_bf16 v2074 = iron_f32_to_bf16(v2069);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2076 = v13 + v2066;
+      const unsigned int v2077 = v2076 * v1;
+      const unsigned int v2078 = v2077 + v28;
+      const unsigned int v2079 = v2078 << 6u;
+      const unsigned int v2080 = v2079 + v4330;
+      out[v2080] = v2074;
     }
-    const unsigned int v2061 = v56 + v4315;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2062 = v1959.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2063 = v217.x[3];
-    const float v2064 = v2063 * v2062;
-    const bool v2065 = v2061 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2065) {
-      const iron_bf16 v2069 = iron_f32_to_bf16(v2064);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2071 = v13 + v2061;
-      const unsigned int v2072 = v2071 * v1;
-      const unsigned int v2073 = v2072 + v28;
-      const unsigned int v2074 = v2073 << 6u;
-      const unsigned int v2075 = v2074 + v4314;
-      out[v2075] = v2069;
+    const unsigned int v2082 = v56 + v4336;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2083 = v1980.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2084 = v238.x[3];
+    const float v2085 = v2084 * v2083;
+    const bool v2086 = v2082 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2086) {
+      const iron_bf16 v2090 = iron_f32_to_bf16(v2085);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2092 = v13 + v2082;
+      const unsigned int v2093 = v2092 * v1;
+      const unsigned int v2094 = v2093 + v28;
+      const unsigned int v2095 = v2094 << 6u;
+      const unsigned int v2096 = v2095 + v4335;
+      out[v2096] = v2090;
     }
-    const unsigned int v2077 = v56 + v4320;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2078 = v1959.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2079 = v217.x[4];
-    const float v2080 = v2079 * v2078;
-    const bool v2081 = v2077 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2081) {
-      const iron_bf16 v2085 = iron_f32_to_bf16(v2080);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2087 = v13 + v2077;
-      const unsigned int v2088 = v2087 * v1;
-      const unsigned int v2089 = v2088 + v28;
-      const unsigned int v2090 = v2089 << 6u;
-      const unsigned int v2091 = v2090 + v4319;
-      out[v2091] = v2085;
+    const unsigned int v2098 = v56 + v4341;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2099 = v1980.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2100 = v238.x[4];
+    const float v2101 = v2100 * v2099;
+    const bool v2102 = v2098 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2102) {
+      const iron_bf16 v2106 = iron_f32_to_bf16(v2101);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2108 = v13 + v2098;
+      const unsigned int v2109 = v2108 * v1;
+      const unsigned int v2110 = v2109 + v28;
+      const unsigned int v2111 = v2110 << 6u;
+      const unsigned int v2112 = v2111 + v4340;
+      out[v2112] = v2106;
     }
-    const unsigned int v2093 = v56 + v4325;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2094 = v1959.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2095 = v217.x[5];
-    const float v2096 = v2095 * v2094;
-    const bool v2097 = v2093 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2097) {
-      const iron_bf16 v2101 = iron_f32_to_bf16(v2096);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2103 = v13 + v2093;
-      const unsigned int v2104 = v2103 * v1;
-      const unsigned int v2105 = v2104 + v28;
-      const unsigned int v2106 = v2105 << 6u;
-      const unsigned int v2107 = v2106 + v4324;
-      out[v2107] = v2101;
+    const unsigned int v2114 = v56 + v4346;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2115 = v1980.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2116 = v238.x[5];
+    const float v2117 = v2116 * v2115;
+    const bool v2118 = v2114 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2118) {
+      const iron_bf16 v2122 = iron_f32_to_bf16(v2117);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2124 = v13 + v2114;
+      const unsigned int v2125 = v2124 * v1;
+      const unsigned int v2126 = v2125 + v28;
+      const unsigned int v2127 = v2126 << 6u;
+      const unsigned int v2128 = v2127 + v4345;
+      out[v2128] = v2122;
     }
-    const unsigned int v2109 = v56 + v4330;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2110 = v1959.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2111 = v217.x[6];
-    const float v2112 = v2111 * v2110;
-    const bool v2113 = v2109 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2113) {
-      const iron_bf16 v2117 = iron_f32_to_bf16(v2112);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2119 = v13 + v2109;
-      const unsigned int v2120 = v2119 * v1;
-      const unsigned int v2121 = v2120 + v28;
-      const unsigned int v2122 = v2121 << 6u;
-      const unsigned int v2123 = v2122 + v4329;
-      out[v2123] = v2117;
+    const unsigned int v2130 = v56 + v4351;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2131 = v1980.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2132 = v238.x[6];
+    const float v2133 = v2132 * v2131;
+    const bool v2134 = v2130 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2134) {
+      const iron_bf16 v2138 = iron_f32_to_bf16(v2133);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2140 = v13 + v2130;
+      const unsigned int v2141 = v2140 * v1;
+      const unsigned int v2142 = v2141 + v28;
+      const unsigned int v2143 = v2142 << 6u;
+      const unsigned int v2144 = v2143 + v4350;
+      out[v2144] = v2138;
     }
-    const unsigned int v2125 = v56 + v4335;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2126 = v1959.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2127 = v217.x[7];
-    const float v2128 = v2127 * v2126;
-    const bool v2129 = v2125 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2129) {
-      const iron_bf16 v2133 = iron_f32_to_bf16(v2128);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2135 = v13 + v2125;
-      const unsigned int v2136 = v2135 * v1;
-      const unsigned int v2137 = v2136 + v28;
-      const unsigned int v2138 = v2137 << 6u;
-      const unsigned int v2139 = v2138 + v4334;
-      out[v2139] = v2133;
+    const unsigned int v2146 = v56 + v4356;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2147 = v1980.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2148 = v238.x[7];
+    const float v2149 = v2148 * v2147;
+    const bool v2150 = v2146 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2150) {
+      const iron_bf16 v2154 = iron_f32_to_bf16(v2149);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2156 = v13 + v2146;
+      const unsigned int v2157 = v2156 * v1;
+      const unsigned int v2158 = v2157 + v28;
+      const unsigned int v2159 = v2158 << 6u;
+      const unsigned int v2160 = v2159 + v4355;
+      out[v2160] = v2154;
     }
-    const unsigned int v2141 = v56 + v4340;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2142 = v1959.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2143 = v217.x[8];
-    const float v2144 = v2143 * v2142;
-    const bool v2145 = v2141 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2145) {
-      const iron_bf16 v2149 = iron_f32_to_bf16(v2144);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2151 = v13 + v2141;
-      const unsigned int v2152 = v2151 * v1;
-      const unsigned int v2153 = v2152 + v28;
-      const unsigned int v2154 = v2153 << 6u;
-      const unsigned int v2155 = v2154 + v4339;
-      out[v2155] = v2149;
+    const unsigned int v2162 = v56 + v4361;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2163 = v1980.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2164 = v238.x[8];
+    const float v2165 = v2164 * v2163;
+    const bool v2166 = v2162 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2166) {
+      const iron_bf16 v2170 = iron_f32_to_bf16(v2165);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2172 = v13 + v2162;
+      const unsigned int v2173 = v2172 * v1;
+      const unsigned int v2174 = v2173 + v28;
+      const unsigned int v2175 = v2174 << 6u;
+      const unsigned int v2176 = v2175 + v4360;
+      out[v2176] = v2170;
     }
-    const unsigned int v2157 = v56 + v4345;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2158 = v1959.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2159 = v217.x[9];
-    const float v2160 = v2159 * v2158;
-    const bool v2161 = v2157 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2161) {
-      const iron_bf16 v2165 = iron_f32_to_bf16(v2160);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2167 = v13 + v2157;
-      const unsigned int v2168 = v2167 * v1;
-      const unsigned int v2169 = v2168 + v28;
-      const unsigned int v2170 = v2169 << 6u;
-      const unsigned int v2171 = v2170 + v4344;
-      out[v2171] = v2165;
+    const unsigned int v2178 = v56 + v4366;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2179 = v1980.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2180 = v238.x[9];
+    const float v2181 = v2180 * v2179;
+    const bool v2182 = v2178 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2182) {
+      const iron_bf16 v2186 = iron_f32_to_bf16(v2181);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2188 = v13 + v2178;
+      const unsigned int v2189 = v2188 * v1;
+      const unsigned int v2190 = v2189 + v28;
+      const unsigned int v2191 = v2190 << 6u;
+      const unsigned int v2192 = v2191 + v4365;
+      out[v2192] = v2186;
     }
-    const unsigned int v2173 = v56 + v4350;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2174 = v1959.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2175 = v217.x[10];
-    const float v2176 = v2175 * v2174;
-    const bool v2177 = v2173 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2177) {
-      const iron_bf16 v2181 = iron_f32_to_bf16(v2176);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2183 = v13 + v2173;
-      const unsigned int v2184 = v2183 * v1;
-      const unsigned int v2185 = v2184 + v28;
-      const unsigned int v2186 = v2185 << 6u;
-      const unsigned int v2187 = v2186 + v4349;
-      out[v2187] = v2181;
+    const unsigned int v2194 = v56 + v4371;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2195 = v1980.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2196 = v238.x[10];
+    const float v2197 = v2196 * v2195;
+    const bool v2198 = v2194 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2198) {
+      const iron_bf16 v2202 = iron_f32_to_bf16(v2197);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2204 = v13 + v2194;
+      const unsigned int v2205 = v2204 * v1;
+      const unsigned int v2206 = v2205 + v28;
+      const unsigned int v2207 = v2206 << 6u;
+      const unsigned int v2208 = v2207 + v4370;
+      out[v2208] = v2202;
     }
-    const unsigned int v2189 = v56 + v4355;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2190 = v1959.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2191 = v217.x[11];
-    const float v2192 = v2191 * v2190;
-    const bool v2193 = v2189 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2193) {
-      const iron_bf16 v2197 = iron_f32_to_bf16(v2192);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2199 = v13 + v2189;
-      const unsigned int v2200 = v2199 * v1;
-      const unsigned int v2201 = v2200 + v28;
-      const unsigned int v2202 = v2201 << 6u;
-      const unsigned int v2203 = v2202 + v4354;
-      out[v2203] = v2197;
+    const unsigned int v2210 = v56 + v4376;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2211 = v1980.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2212 = v238.x[11];
+    const float v2213 = v2212 * v2211;
+    const bool v2214 = v2210 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2214) {
+      const iron_bf16 v2218 = iron_f32_to_bf16(v2213);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2220 = v13 + v2210;
+      const unsigned int v2221 = v2220 * v1;
+      const unsigned int v2222 = v2221 + v28;
+      const unsigned int v2223 = v2222 << 6u;
+      const unsigned int v2224 = v2223 + v4375;
+      out[v2224] = v2218;
     }
-    const unsigned int v2205 = v56 + v4360;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2206 = v1959.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2207 = v217.x[12];
-    const float v2208 = v2207 * v2206;
-    const bool v2209 = v2205 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2209) {
-      const iron_bf16 v2213 = iron_f32_to_bf16(v2208);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2215 = v13 + v2205;
-      const unsigned int v2216 = v2215 * v1;
-      const unsigned int v2217 = v2216 + v28;
-      const unsigned int v2218 = v2217 << 6u;
-      const unsigned int v2219 = v2218 + v4359;
-      out[v2219] = v2213;
+    const unsigned int v2226 = v56 + v4381;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2227 = v1980.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2228 = v238.x[12];
+    const float v2229 = v2228 * v2227;
+    const bool v2230 = v2226 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2230) {
+      const iron_bf16 v2234 = iron_f32_to_bf16(v2229);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2236 = v13 + v2226;
+      const unsigned int v2237 = v2236 * v1;
+      const unsigned int v2238 = v2237 + v28;
+      const unsigned int v2239 = v2238 << 6u;
+      const unsigned int v2240 = v2239 + v4380;
+      out[v2240] = v2234;
     }
-    const unsigned int v2221 = v56 + v4365;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2222 = v1959.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2223 = v217.x[13];
-    const float v2224 = v2223 * v2222;
-    const bool v2225 = v2221 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2225) {
-      const iron_bf16 v2229 = iron_f32_to_bf16(v2224);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2231 = v13 + v2221;
-      const unsigned int v2232 = v2231 * v1;
-      const unsigned int v2233 = v2232 + v28;
-      const unsigned int v2234 = v2233 << 6u;
-      const unsigned int v2235 = v2234 + v4364;
-      out[v2235] = v2229;
+    const unsigned int v2242 = v56 + v4386;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2243 = v1980.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2244 = v238.x[13];
+    const float v2245 = v2244 * v2243;
+    const bool v2246 = v2242 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2246) {
+      const iron_bf16 v2250 = iron_f32_to_bf16(v2245);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2252 = v13 + v2242;
+      const unsigned int v2253 = v2252 * v1;
+      const unsigned int v2254 = v2253 + v28;
+      const unsigned int v2255 = v2254 << 6u;
+      const unsigned int v2256 = v2255 + v4385;
+      out[v2256] = v2250;
     }
-    const unsigned int v2237 = v56 + v4370;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2238 = v1959.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2239 = v217.x[14];
-    const float v2240 = v2239 * v2238;
-    const bool v2241 = v2237 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2241) {
-      const iron_bf16 v2245 = iron_f32_to_bf16(v2240);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2247 = v13 + v2237;
-      const unsigned int v2248 = v2247 * v1;
-      const unsigned int v2249 = v2248 + v28;
-      const unsigned int v2250 = v2249 << 6u;
-      const unsigned int v2251 = v2250 + v4369;
-      out[v2251] = v2245;
+    const unsigned int v2258 = v56 + v4391;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2259 = v1980.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2260 = v238.x[14];
+    const float v2261 = v2260 * v2259;
+    const bool v2262 = v2258 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2262) {
+      const iron_bf16 v2266 = iron_f32_to_bf16(v2261);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2268 = v13 + v2258;
+      const unsigned int v2269 = v2268 * v1;
+      const unsigned int v2270 = v2269 + v28;
+      const unsigned int v2271 = v2270 << 6u;
+      const unsigned int v2272 = v2271 + v4390;
+      out[v2272] = v2266;
     }
-    const unsigned int v2253 = v56 + v4375;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2254 = v1959.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2255 = v217.x[15];
-    const float v2256 = v2255 * v2254;
-    const bool v2257 = v2253 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2257) {
-      const iron_bf16 v2261 = iron_f32_to_bf16(v2256);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2263 = v13 + v2253;
-      const unsigned int v2264 = v2263 * v1;
-      const unsigned int v2265 = v2264 + v28;
-      const unsigned int v2266 = v2265 << 6u;
-      const unsigned int v2267 = v2266 + v4374;
-      out[v2267] = v2261;
+    const unsigned int v2274 = v56 + v4396;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2275 = v1980.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2276 = v238.x[15];
+    const float v2277 = v2276 * v2275;
+    const bool v2278 = v2274 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2278) {
+      const iron_bf16 v2282 = iron_f32_to_bf16(v2277);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2284 = v13 + v2274;
+      const unsigned int v2285 = v2284 * v1;
+      const unsigned int v2286 = v2285 + v28;
+      const unsigned int v2287 = v2286 << 6u;
+      const unsigned int v2288 = v2287 + v4395;
+      out[v2288] = v2282;
     }
-    const unsigned int v2269 = v56 + v4380;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2270 = v1959.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2271 = v217.x[16];
-    const float v2272 = v2271 * v2270;
-    const bool v2273 = v2269 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2273) {
-      const iron_bf16 v2277 = iron_f32_to_bf16(v2272);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2279 = v13 + v2269;
-      const unsigned int v2280 = v2279 * v1;
-      const unsigned int v2281 = v2280 + v28;
-      const unsigned int v2282 = v2281 << 6u;
-      const unsigned int v2283 = v2282 + v4379;
-      out[v2283] = v2277;
+    const unsigned int v2290 = v56 + v4401;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2291 = v1980.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2292 = v238.x[16];
+    const float v2293 = v2292 * v2291;
+    const bool v2294 = v2290 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2294) {
+      const iron_bf16 v2298 = iron_f32_to_bf16(v2293);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2300 = v13 + v2290;
+      const unsigned int v2301 = v2300 * v1;
+      const unsigned int v2302 = v2301 + v28;
+      const unsigned int v2303 = v2302 << 6u;
+      const unsigned int v2304 = v2303 + v4400;
+      out[v2304] = v2298;
     }
-    const unsigned int v2285 = v56 + v4385;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2286 = v1959.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2287 = v217.x[17];
-    const float v2288 = v2287 * v2286;
-    const bool v2289 = v2285 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2289) {
-      const iron_bf16 v2293 = iron_f32_to_bf16(v2288);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2295 = v13 + v2285;
-      const unsigned int v2296 = v2295 * v1;
-      const unsigned int v2297 = v2296 + v28;
-      const unsigned int v2298 = v2297 << 6u;
-      const unsigned int v2299 = v2298 + v4384;
-      out[v2299] = v2293;
+    const unsigned int v2306 = v56 + v4406;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2307 = v1980.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2308 = v238.x[17];
+    const float v2309 = v2308 * v2307;
+    const bool v2310 = v2306 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2310) {
+      const iron_bf16 v2314 = iron_f32_to_bf16(v2309);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2316 = v13 + v2306;
+      const unsigned int v2317 = v2316 * v1;
+      const unsigned int v2318 = v2317 + v28;
+      const unsigned int v2319 = v2318 << 6u;
+      const unsigned int v2320 = v2319 + v4405;
+      out[v2320] = v2314;
     }
-    const unsigned int v2301 = v56 + v4390;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2302 = v1959.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2303 = v217.x[18];
-    const float v2304 = v2303 * v2302;
-    const bool v2305 = v2301 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2305) {
-      const iron_bf16 v2309 = iron_f32_to_bf16(v2304);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2311 = v13 + v2301;
-      const unsigned int v2312 = v2311 * v1;
-      const unsigned int v2313 = v2312 + v28;
-      const unsigned int v2314 = v2313 << 6u;
-      const unsigned int v2315 = v2314 + v4389;
-      out[v2315] = v2309;
+    const unsigned int v2322 = v56 + v4411;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2323 = v1980.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2324 = v238.x[18];
+    const float v2325 = v2324 * v2323;
+    const bool v2326 = v2322 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2326) {
+      const iron_bf16 v2330 = iron_f32_to_bf16(v2325);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2332 = v13 + v2322;
+      const unsigned int v2333 = v2332 * v1;
+      const unsigned int v2334 = v2333 + v28;
+      const unsigned int v2335 = v2334 << 6u;
+      const unsigned int v2336 = v2335 + v4410;
+      out[v2336] = v2330;
     }
-    const unsigned int v2317 = v56 + v4395;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2318 = v1959.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2319 = v217.x[19];
-    const float v2320 = v2319 * v2318;
-    const bool v2321 = v2317 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2321) {
-      const iron_bf16 v2325 = iron_f32_to_bf16(v2320);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2327 = v13 + v2317;
-      const unsigned int v2328 = v2327 * v1;
-      const unsigned int v2329 = v2328 + v28;
-      const unsigned int v2330 = v2329 << 6u;
-      const unsigned int v2331 = v2330 + v4394;
-      out[v2331] = v2325;
+    const unsigned int v2338 = v56 + v4416;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2339 = v1980.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2340 = v238.x[19];
+    const float v2341 = v2340 * v2339;
+    const bool v2342 = v2338 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2342) {
+      const iron_bf16 v2346 = iron_f32_to_bf16(v2341);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2348 = v13 + v2338;
+      const unsigned int v2349 = v2348 * v1;
+      const unsigned int v2350 = v2349 + v28;
+      const unsigned int v2351 = v2350 << 6u;
+      const unsigned int v2352 = v2351 + v4415;
+      out[v2352] = v2346;
     }
-    const unsigned int v2333 = v56 + v4400;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2334 = v1959.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2335 = v217.x[20];
-    const float v2336 = v2335 * v2334;
-    const bool v2337 = v2333 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2337) {
-      const iron_bf16 v2341 = iron_f32_to_bf16(v2336);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2343 = v13 + v2333;
-      const unsigned int v2344 = v2343 * v1;
-      const unsigned int v2345 = v2344 + v28;
-      const unsigned int v2346 = v2345 << 6u;
-      const unsigned int v2347 = v2346 + v4399;
-      out[v2347] = v2341;
+    const unsigned int v2354 = v56 + v4421;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2355 = v1980.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2356 = v238.x[20];
+    const float v2357 = v2356 * v2355;
+    const bool v2358 = v2354 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2358) {
+      const iron_bf16 v2362 = iron_f32_to_bf16(v2357);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2364 = v13 + v2354;
+      const unsigned int v2365 = v2364 * v1;
+      const unsigned int v2366 = v2365 + v28;
+      const unsigned int v2367 = v2366 << 6u;
+      const unsigned int v2368 = v2367 + v4420;
+      out[v2368] = v2362;
     }
-    const unsigned int v2349 = v56 + v4405;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2350 = v1959.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2351 = v217.x[21];
-    const float v2352 = v2351 * v2350;
-    const bool v2353 = v2349 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2353) {
-      const iron_bf16 v2357 = iron_f32_to_bf16(v2352);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2359 = v13 + v2349;
-      const unsigned int v2360 = v2359 * v1;
-      const unsigned int v2361 = v2360 + v28;
-      const unsigned int v2362 = v2361 << 6u;
-      const unsigned int v2363 = v2362 + v4404;
-      out[v2363] = v2357;
+    const unsigned int v2370 = v56 + v4426;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2371 = v1980.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2372 = v238.x[21];
+    const float v2373 = v2372 * v2371;
+    const bool v2374 = v2370 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2374) {
+      const iron_bf16 v2378 = iron_f32_to_bf16(v2373);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2380 = v13 + v2370;
+      const unsigned int v2381 = v2380 * v1;
+      const unsigned int v2382 = v2381 + v28;
+      const unsigned int v2383 = v2382 << 6u;
+      const unsigned int v2384 = v2383 + v4425;
+      out[v2384] = v2378;
     }
-    const unsigned int v2365 = v56 + v4410;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2366 = v1959.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2367 = v217.x[22];
-    const float v2368 = v2367 * v2366;
-    const bool v2369 = v2365 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2369) {
-      const iron_bf16 v2373 = iron_f32_to_bf16(v2368);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2375 = v13 + v2365;
-      const unsigned int v2376 = v2375 * v1;
-      const unsigned int v2377 = v2376 + v28;
-      const unsigned int v2378 = v2377 << 6u;
-      const unsigned int v2379 = v2378 + v4409;
-      out[v2379] = v2373;
+    const unsigned int v2386 = v56 + v4431;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2387 = v1980.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2388 = v238.x[22];
+    const float v2389 = v2388 * v2387;
+    const bool v2390 = v2386 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2390) {
+      const iron_bf16 v2394 = iron_f32_to_bf16(v2389);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2396 = v13 + v2386;
+      const unsigned int v2397 = v2396 * v1;
+      const unsigned int v2398 = v2397 + v28;
+      const unsigned int v2399 = v2398 << 6u;
+      const unsigned int v2400 = v2399 + v4430;
+      out[v2400] = v2394;
     }
-    const unsigned int v2381 = v56 + v4415;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2382 = v1959.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2383 = v217.x[23];
-    const float v2384 = v2383 * v2382;
-    const bool v2385 = v2381 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2385) {
-      const iron_bf16 v2389 = iron_f32_to_bf16(v2384);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2391 = v13 + v2381;
-      const unsigned int v2392 = v2391 * v1;
-      const unsigned int v2393 = v2392 + v28;
-      const unsigned int v2394 = v2393 << 6u;
-      const unsigned int v2395 = v2394 + v4414;
-      out[v2395] = v2389;
+    const unsigned int v2402 = v56 + v4436;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2403 = v1980.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2404 = v238.x[23];
+    const float v2405 = v2404 * v2403;
+    const bool v2406 = v2402 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2406) {
+      const iron_bf16 v2410 = iron_f32_to_bf16(v2405);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2412 = v13 + v2402;
+      const unsigned int v2413 = v2412 * v1;
+      const unsigned int v2414 = v2413 + v28;
+      const unsigned int v2415 = v2414 << 6u;
+      const unsigned int v2416 = v2415 + v4435;
+      out[v2416] = v2410;
     }
-    const unsigned int v2397 = v56 + v4420;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2398 = v1959.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2399 = v217.x[24];
-    const float v2400 = v2399 * v2398;
-    const bool v2401 = v2397 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2401) {
-      const iron_bf16 v2405 = iron_f32_to_bf16(v2400);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2407 = v13 + v2397;
-      const unsigned int v2408 = v2407 * v1;
-      const unsigned int v2409 = v2408 + v28;
-      const unsigned int v2410 = v2409 << 6u;
-      const unsigned int v2411 = v2410 + v4419;
-      out[v2411] = v2405;
+    const unsigned int v2418 = v56 + v4441;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2419 = v1980.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2420 = v238.x[24];
+    const float v2421 = v2420 * v2419;
+    const bool v2422 = v2418 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2422) {
+      const iron_bf16 v2426 = iron_f32_to_bf16(v2421);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2428 = v13 + v2418;
+      const unsigned int v2429 = v2428 * v1;
+      const unsigned int v2430 = v2429 + v28;
+      const unsigned int v2431 = v2430 << 6u;
+      const unsigned int v2432 = v2431 + v4440;
+      out[v2432] = v2426;
     }
-    const unsigned int v2413 = v56 + v4425;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2414 = v1959.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2415 = v217.x[25];
-    const float v2416 = v2415 * v2414;
-    const bool v2417 = v2413 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2417) {
-      const iron_bf16 v2421 = iron_f32_to_bf16(v2416);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2423 = v13 + v2413;
-      const unsigned int v2424 = v2423 * v1;
-      const unsigned int v2425 = v2424 + v28;
-      const unsigned int v2426 = v2425 << 6u;
-      const unsigned int v2427 = v2426 + v4424;
-      out[v2427] = v2421;
+    const unsigned int v2434 = v56 + v4446;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2435 = v1980.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2436 = v238.x[25];
+    const float v2437 = v2436 * v2435;
+    const bool v2438 = v2434 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2438) {
+      const iron_bf16 v2442 = iron_f32_to_bf16(v2437);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2444 = v13 + v2434;
+      const unsigned int v2445 = v2444 * v1;
+      const unsigned int v2446 = v2445 + v28;
+      const unsigned int v2447 = v2446 << 6u;
+      const unsigned int v2448 = v2447 + v4445;
+      out[v2448] = v2442;
     }
-    const unsigned int v2429 = v56 + v4430;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2430 = v1959.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2431 = v217.x[26];
-    const float v2432 = v2431 * v2430;
-    const bool v2433 = v2429 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2433) {
-      const iron_bf16 v2437 = iron_f32_to_bf16(v2432);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2439 = v13 + v2429;
-      const unsigned int v2440 = v2439 * v1;
-      const unsigned int v2441 = v2440 + v28;
-      const unsigned int v2442 = v2441 << 6u;
-      const unsigned int v2443 = v2442 + v4429;
-      out[v2443] = v2437;
+    const unsigned int v2450 = v56 + v4451;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2451 = v1980.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2452 = v238.x[26];
+    const float v2453 = v2452 * v2451;
+    const bool v2454 = v2450 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2454) {
+      const iron_bf16 v2458 = iron_f32_to_bf16(v2453);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2460 = v13 + v2450;
+      const unsigned int v2461 = v2460 * v1;
+      const unsigned int v2462 = v2461 + v28;
+      const unsigned int v2463 = v2462 << 6u;
+      const unsigned int v2464 = v2463 + v4450;
+      out[v2464] = v2458;
     }
-    const unsigned int v2445 = v56 + v4435;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2446 = v1959.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2447 = v217.x[27];
-    const float v2448 = v2447 * v2446;
-    const bool v2449 = v2445 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2449) {
-      const iron_bf16 v2453 = iron_f32_to_bf16(v2448);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2455 = v13 + v2445;
-      const unsigned int v2456 = v2455 * v1;
-      const unsigned int v2457 = v2456 + v28;
-      const unsigned int v2458 = v2457 << 6u;
-      const unsigned int v2459 = v2458 + v4434;
-      out[v2459] = v2453;
+    const unsigned int v2466 = v56 + v4456;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2467 = v1980.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2468 = v238.x[27];
+    const float v2469 = v2468 * v2467;
+    const bool v2470 = v2466 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2470) {
+      const iron_bf16 v2474 = iron_f32_to_bf16(v2469);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2476 = v13 + v2466;
+      const unsigned int v2477 = v2476 * v1;
+      const unsigned int v2478 = v2477 + v28;
+      const unsigned int v2479 = v2478 << 6u;
+      const unsigned int v2480 = v2479 + v4455;
+      out[v2480] = v2474;
     }
-    const unsigned int v2461 = v56 + v4440;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2462 = v1959.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2463 = v217.x[28];
-    const float v2464 = v2463 * v2462;
-    const bool v2465 = v2461 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2465) {
-      const iron_bf16 v2469 = iron_f32_to_bf16(v2464);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2471 = v13 + v2461;
-      const unsigned int v2472 = v2471 * v1;
-      const unsigned int v2473 = v2472 + v28;
-      const unsigned int v2474 = v2473 << 6u;
-      const unsigned int v2475 = v2474 + v4439;
-      out[v2475] = v2469;
+    const unsigned int v2482 = v56 + v4461;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2483 = v1980.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2484 = v238.x[28];
+    const float v2485 = v2484 * v2483;
+    const bool v2486 = v2482 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2486) {
+      const iron_bf16 v2490 = iron_f32_to_bf16(v2485);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2492 = v13 + v2482;
+      const unsigned int v2493 = v2492 * v1;
+      const unsigned int v2494 = v2493 + v28;
+      const unsigned int v2495 = v2494 << 6u;
+      const unsigned int v2496 = v2495 + v4460;
+      out[v2496] = v2490;
     }
-    const unsigned int v2477 = v56 + v4445;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2478 = v1959.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2479 = v217.x[29];
-    const float v2480 = v2479 * v2478;
-    const bool v2481 = v2477 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2481) {
-      const iron_bf16 v2485 = iron_f32_to_bf16(v2480);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2487 = v13 + v2477;
-      const unsigned int v2488 = v2487 * v1;
-      const unsigned int v2489 = v2488 + v28;
-      const unsigned int v2490 = v2489 << 6u;
-      const unsigned int v2491 = v2490 + v4444;
-      out[v2491] = v2485;
+    const unsigned int v2498 = v56 + v4466;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2499 = v1980.x[0];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2500 = v238.x[29];
+    const float v2501 = v2500 * v2499;
+    const bool v2502 = v2498 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2502) {
+      const iron_bf16 v2506 = iron_f32_to_bf16(v2501);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2508 = v13 + v2498;
+      const unsigned int v2509 = v2508 * v1;
+      const unsigned int v2510 = v2509 + v28;
+      const unsigned int v2511 = v2510 << 6u;
+      const unsigned int v2512 = v2511 + v4465;
+      out[v2512] = v2506;
     }
-    const unsigned int v2493 = v56 + v4450;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2494 = v1959.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2495 = v217.x[30];
-    const float v2496 = v2495 * v2494;
-    const bool v2497 = v2493 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2497) {
-      const iron_bf16 v2501 = iron_f32_to_bf16(v2496);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2503 = v13 + v2493;
-      const unsigned int v2504 = v2503 * v1;
-      const unsigned int v2505 = v2504 + v28;
-      const unsigned int v2506 = v2505 << 6u;
-      const unsigned int v2507 = v2506 + v4449;
-      out[v2507] = v2501;
+    const unsigned int v2514 = v56 + v4471;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2515 = v1980.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2516 = v238.x[30];
+    const float v2517 = v2516 * v2515;
+    const bool v2518 = v2514 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2518) {
+      const iron_bf16 v2522 = iron_f32_to_bf16(v2517);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2524 = v13 + v2514;
+      const unsigned int v2525 = v2524 * v1;
+      const unsigned int v2526 = v2525 + v28;
+      const unsigned int v2527 = v2526 << 6u;
+      const unsigned int v2528 = v2527 + v4470;
+      out[v2528] = v2522;
     }
-    const unsigned int v2509 = v56 + v4455;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2510 = v1959.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2511 = v217.x[31];
-    const float v2512 = v2511 * v2510;
-    const bool v2513 = v2509 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2513) {
-      const iron_bf16 v2517 = iron_f32_to_bf16(v2512);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2519 = v13 + v2509;
-      const unsigned int v2520 = v2519 * v1;
-      const unsigned int v2521 = v2520 + v28;
-      const unsigned int v2522 = v2521 << 6u;
-      const unsigned int v2523 = v2522 + v4454;
-      out[v2523] = v2517;
+    const unsigned int v2530 = v56 + v4476;  // kernels/sdpa/flash_tile.hpp:258
+    const float v2531 = v1980.x[2];  // kernels/sdpa/flash_tile.hpp:259
+    const float v2532 = v238.x[31];
+    const float v2533 = v2532 * v2531;
+    const bool v2534 = v2530 < v20;  // kernels/sdpa/flash_tile.hpp:260
+    if (v2534) {
+      const iron_bf16 v2538 = iron_f32_to_bf16(v2533);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2540 = v13 + v2530;
+      const unsigned int v2541 = v2540 * v1;
+      const unsigned int v2542 = v2541 + v28;
+      const unsigned int v2543 = v2542 << 6u;
+      const unsigned int v2544 = v2543 + v4475;
+      out[v2544] = v2538;
     }
   }
 }
