@@ -33,6 +33,7 @@ class Hasher {
       u64(s.offset);
       u64(s.ring ? 1 : 0);
       u64(s.swizzle);
+      u64(static_cast<std::uint64_t>(s.overlays + 1));
     }
     u64(k_.shared_bytes);
     u64(k_.tensor_maps.size());

@@ -477,6 +477,16 @@ class Parser {
       c.keyword("swizzle");
       s.swizzle = c.integer<std::uint32_t>("the swizzled row's elements");
     }
+    if (c.at(Token::Kind::Word) && c.peek()->text == "overlays") {
+      c.keyword("overlays");
+      const std::string_view base = c.word("the overlaid allocation's name");
+      for (std::size_t i = 0; i < k_.shared.size(); ++i) {
+        if (k_.shared[i].name == base) s.overlays = static_cast<int>(i);
+      }
+      if (s.overlays < 0) {
+        c.fail_here(fmt::format("'overlays {}' names no earlier shared allocation", base));
+      }
+    }
     if (c.at(Token::Kind::Word)) {
       c.keyword("offset");
       c.punct('=', "after 'offset'");

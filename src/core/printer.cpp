@@ -43,6 +43,7 @@ class Printer {
       out_ += fmt::format("  shared {}: {}[{}]{}", s.name, dtype_name(s.dtype), s.size,
                           s.ring ? " ring" : "");
       if (s.swizzle != 0) out_ += fmt::format(" swizzle {}", s.swizzle);
+      if (s.overlays >= 0) out_ += fmt::format(" overlays {}", k_.shared[s.overlays].name);
       // Once laid out (shared_bytes set), every allocation shows its offset, even 0.
       if (s.offset != 0 || k_.shared_bytes != 0) out_ += fmt::format(" offset={}", s.offset);
       out_ += '\n';

@@ -100,6 +100,7 @@ class Verifier {
     check_contract();
     check_rings();
     check_swizzles();
+    check_overlays();
     return std::move(problems_);
   }
 
@@ -277,6 +278,25 @@ class Verifier {
       } else if (s.size % s.swizzle != 0) {
         report(k_.loc, fmt::format("shared {}: {} elements are not whole swizzled rows of {}",
                                    s.name, s.size, s.swizzle));
+      }
+    }
+  }
+
+  /// An overlay reuses the bytes of an earlier allocation that is not an overlay itself, and is
+  /// a plain allocation (no ring of its own, no swizzle).
+  void check_overlays() {
+    for (std::size_t i = 0; i < k_.shared.size(); ++i) {
+      const SharedAlloc& s = k_.shared[i];
+      if (s.overlays < 0) continue;
+      if (static_cast<std::size_t>(s.overlays) >= i) {
+        report(k_.loc,
+               fmt::format("shared {}: overlays an allocation that is not an earlier one", s.name));
+      } else if (k_.shared[s.overlays].overlays >= 0) {
+        report(k_.loc, fmt::format("shared {}: overlays {}, itself an overlay (overlay {} instead)",
+                                   s.name, k_.shared[s.overlays].name,
+                                   k_.shared[k_.shared[s.overlays].overlays].name));
+      } else if (s.ring || s.swizzle != 0) {
+        report(k_.loc, fmt::format("shared {}: an overlay is neither a ring nor swizzled", s.name));
       }
     }
   }

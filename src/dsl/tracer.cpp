@@ -117,6 +117,18 @@ int Tracer::add_shared(DType dtype, std::uint32_t size, bool ring, std::uint32_t
   return static_cast<int>(index);
 }
 
+int Tracer::add_overlay(DType dtype, std::uint32_t size, int base) {
+  if (base < 0 || static_cast<std::size_t>(base) >= kernel_.shared.size()) {
+    fail("overlay<U>(base, size): base is not a threadgroup allocation of this kernel");
+  }
+  if (kernel_.shared[base].overlays >= 0) {
+    fail("overlay<U>(base, size): base is itself an overlay; overlay its own base instead");
+  }
+  const int index = add_shared(dtype, size);
+  kernel_.shared[index].overlays = base;
+  return index;
+}
+
 void Tracer::set_dispatch(ir::DispatchContract contract) {
   if (dispatch_declared_) fail("dispatch(...) is declared twice");
   if (mode_locked_ && contract.mode != kernel_.dispatch.mode) {

@@ -414,6 +414,24 @@ TEST(EmitCuda, SharedMemoryAndBarrier) {
 )");
 }
 
+TEST(EmitCuda, AnOverlayIsAViewOfItsBasesBytes) {
+  std::string text(kShared);
+  text.replace(text.find("flags: u8[64]"), 13, "flags: u8[64] overlays tile");
+  EXPECT_NE(body_of(cuda(text)).find(R"(  __shared__ __align__(16) float tile[64];
+  unsigned char* const flags = reinterpret_cast<unsigned char*>(tile);
+)"),
+            std::string::npos)
+      << cuda(text);
+  text.replace(text.find("tile: f32[64]"), 13, "tile: f32[16384]");
+  const std::string source = cuda(text);
+  EXPECT_NE(source.find("; 65536 bytes of dynamic shared memory"), std::string::npos) << source;
+  EXPECT_NE(body_of(source).find(R"(  float* const tile = reinterpret_cast<float*>(iron_shared + 0);
+  unsigned char* const flags = reinterpret_cast<unsigned char*>(iron_shared + 0);
+)"),
+            std::string::npos)
+      << source;
+}
+
 TEST(EmitCuda, SharedMemoryPastTheStaticLimitIsDynamicAtItsOffsets) {
   // 64 KB + 64 bytes: past the 48 KB a block may declare statically.
   std::string text(kShared);

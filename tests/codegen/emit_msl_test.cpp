@@ -387,6 +387,16 @@ kernel void simd_f16(
 )");
 }
 
+TEST(EmitMsl, AnOverlayIsAViewOfItsBasesBytes) {
+  std::string text(kShared);
+  text.replace(text.find("flags: u8[64]"), 13, "flags: u8[64] overlays tile");
+  EXPECT_NE(body_of(msl(text)).find(R"(  alignas(16) threadgroup float tile[64];
+  threadgroup uchar* flags = reinterpret_cast<threadgroup uchar*>(tile);
+)"),
+            std::string::npos)
+      << msl(text);
+}
+
 TEST(EmitMsl, SharedMemoryAndBarrier) {
   EXPECT_EQ(body_of(msl(kShared)), R"(  threadgroup float tile[64];
   threadgroup uchar flags[64];

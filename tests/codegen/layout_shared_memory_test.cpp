@@ -134,5 +134,48 @@ TEST(PassLayoutSharedMemory, RefusesAKernelOverTheLimitNamingEveryAllocation) {
   EXPECT_EQ(k.shared_bytes, 0u) << "a refused kernel keeps its fields";
 }
 
+// A ring's 4 stages of 8 bf16 (after expand_pipelines), an epilogue's 3 f32 over them, and a
+// word after.
+constexpr std::string_view kOverlay = R"(kernel staged dtype=f32 mode=reduction
+  param out out: f32
+  shared ring: bf16[32]
+  shared staged: f32[%] overlays ring
+  shared word: f32[1]
+  rule multiple_of 32
+  values 2
+{
+  %0 = builtin thread_id.x : u32
+  %1 = shared.load @staged[%0] : f32
+  store out[%0], %1 : f32
+}
+)";
+
+std::string overlay_of(std::uint32_t elements) {
+  std::string text(kOverlay);
+  text.replace(text.find('%'), 1, std::to_string(elements));
+  return text;
+}
+
+TEST(PassLayoutSharedMemory, PlacesAnOverlayAtItsBaseAndCountsNoBytesForIt) {
+  const ir::Kernel k = apply(layout_shared_memory, overlay_of(16), native_target());
+  EXPECT_EQ(k.shared[1].offset, k.shared[0].offset);
+  EXPECT_EQ(k.shared[2].offset, 64u);
+  EXPECT_EQ(k.shared_bytes, 80u);
+  EXPECT_NE(text_of(k).find("shared staged: f32[16] overlays ring offset=0"), std::string::npos)
+      << text_of(k);
+}
+
+TEST(PassLayoutSharedMemory, RefusesAnOverlayLargerThanItsBase) {
+  ir::Kernel k = ir::parse_kernel(overlay_of(17));
+  try {
+    layout_shared_memory(k, native_target());
+    FAIL() << "expected iron::Error";
+  } catch (const TargetLimitError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "kernel staged: shared staged (f32[17], 68 bytes) overlays ring, which holds 64 "
+              "bytes on target sm_90");
+  }
+}
+
 }  // namespace
 }  // namespace iron::pass_test

@@ -102,6 +102,42 @@ TEST(PassSelectTargetPaths, EveryOtherTargetKeepsTheElseBranch) {
   }
 }
 
+// An overlay of the allocation only the else branch uses, staged through after the branch.
+constexpr std::string_view kOverlaidPath = R"(kernel t dtype=f32 mode=reduction
+  param in x: f32
+  param out out: f32
+  shared wide: f32[256]
+  shared narrow: f32[64]
+  shared over: f32[32] overlays narrow
+  rule multiple_of 32
+  values 4
+{
+  %0 = target.has warpgroup_products : bool
+  %1 = builtin thread_id.x : u32
+  %2 = load x[%1] : f32
+  if %0 {
+    shared.store @wide[%1], %2 : f32
+  } else {
+    shared.store @narrow[%1], %2 : f32
+  }
+  barrier
+  shared.store @over[%1], %2 : f32
+  %3 = shared.load @over[%1] : f32
+  store out[%1], %3 : f32
+}
+)";
+
+TEST(PassSelectTargetPaths, AnOverlayFollowsItsBaseOrKeepsItsBytesWhenTheBaseGoes) {
+  const std::string hopper =
+      run_pass(select, kOverlaidPath, TargetProfile::cuda(90, MmaStrategy::Wgmma));
+  EXPECT_NE(hopper.find("  shared wide: f32[256]\n  shared over: f32[32]\n"), std::string::npos)
+      << hopper;
+  const std::string other = run_pass(select, kOverlaidPath, TargetProfile::cuda(90));
+  EXPECT_NE(other.find("  shared narrow: f32[64]\n  shared over: f32[32] overlays narrow\n"),
+            std::string::npos)
+      << other;
+}
+
 // A branch on whether n is a multiple of 8 (launch-constant), and one on the thread's index
 // (not): only the first is bindable. The pipeline's ring is read after it, by the other path too.
 constexpr std::string_view kSpecialized = R"(kernel t dtype=f32 mode=reduction

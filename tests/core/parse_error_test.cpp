@@ -133,6 +133,10 @@ TEST(IrParseErrors, Header) {
             "line 2: expected '=' after 'offset', found '4'");
   EXPECT_EQ(parse_error(head + "  shared s: f32[4] offset=-4\n"),
             "line 2: expected the offset in bytes, found '-4'");
+  EXPECT_EQ(parse_error(head + "  shared s: f32[4] overlays t\n"),
+            "line 2: 'overlays t' names no earlier shared allocation");
+  EXPECT_EQ(parse_error(head + "  shared s: f32[4] overlays\n"),
+            "line 2: expected the overlaid allocation's name, found end of line");
   EXPECT_EQ(parse_error(head + "  shared_bytes\n"),
             "line 2: expected the shared memory size in bytes, found end of line");
   EXPECT_EQ(parse_error(head + "  rule multiple_of\n"),

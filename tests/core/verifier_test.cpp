@@ -163,6 +163,21 @@ TEST(IrVerifier, SwizzledRows) {
             std::vector<std::string>{});
 }
 
+// An overlay reuses an earlier allocation that is no overlay, and is a plain allocation itself.
+TEST(IrVerifier, Overlays) {
+  const auto with = [](std::string_view shared) {
+    return kernel("  barrier", std::string(shared) + std::string(kGroupHeader), "reduction");
+  };
+  EXPECT_EQ(problems(with("  shared shm0: bf16[64]\n  shared shm1: f32[32] overlays shm0\n")),
+            std::vector<std::string>{});
+  expect_problem(with("  shared shm0: bf16[64]\n  shared shm1: f32[16] overlays shm0\n"
+                      "  shared shm2: u32[8] overlays shm1\n"),
+                 "shared shm2: overlays shm1, itself an overlay (overlay shm0 instead)");
+  expect_problem(with("  shared shm0: bf16[1024]\n"
+                      "  shared shm1: bf16[1024] swizzle 64 overlays shm0\n"),
+                 "shared shm1: an overlay is neither a ring nor swizzled");
+}
+
 TEST(IrVerifier, SharedAccess) {
   const std::string header = "  shared shm0: f32[64]\n" + std::string(kGroupHeader);
   expect_problem(kernel("  %6 = shared.load @shm0[%0] : u32", header, "reduction"),

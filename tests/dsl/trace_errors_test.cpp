@@ -78,6 +78,29 @@ TEST(DslTraceErrors, ReturnLeavingSymbolicBranch) {
   EXPECT_NE(msg.find("IRON_IF branch"), std::string::npos) << msg;
 }
 
+int g_overlay_line = 0;
+IRON_KERNEL(trace_overlay_of_overlay, (Tensor<T> inp, Out<T> out)) {
+  dispatch(reduction, {multiple_of(32)});
+  auto ring = shared<f32>(64);
+  auto staged = overlay<f32>(ring, 32);
+  g_overlay_line = __LINE__ + 1;
+  auto again = overlay<u32>(staged, 8);
+  auto i = thread_id<0>();
+  store(ring[i], cast<f32>(load(inp[i])));
+  barrier();
+  store(staged[i], load(ring[i]));
+  barrier();
+  store(again[i], 0u);
+  store(out[i], cast<T>(load(staged[i])));
+}
+
+TEST(DslTraceErrors, OverlayOfAnOverlay) {
+  const std::string msg = trace_error("trace_overlay_of_overlay");
+  EXPECT_NE(msg.find("base is itself an overlay; overlay its own base instead"), std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find(kFile + std::to_string(g_overlay_line)), std::string::npos) << msg;
+}
+
 IRON_KERNEL(trace_throw_in_loop, (Tensor<T> inp, Out<T> out, Constexpr<u32> n)) {
   for (auto j : range(0u, n)) {
     store(out[j], load(inp[j]));

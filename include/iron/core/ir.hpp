@@ -177,6 +177,10 @@ struct SharedAlloc {
   /// (Metal, wmma) keep the order instead (layout_shared_memory clears it); results never depend
   /// on it, since every access goes through the same placement.
   std::uint32_t swizzle = 0;
+  /// The earlier allocation whose bytes this one reuses (dsl::overlay), or -1: it takes no
+  /// bytes of its own, and the two are never live at once (the simulator reports an access of
+  /// one that races with or reads over an access of the other).
+  int overlays = -1;
 };
 
 /// How the grid maps to work (docs/kernel-style-guide.md §4).

@@ -147,6 +147,20 @@ Shared<T> shared(std::uint32_t size, Swizzled layout,
   return Shared<T>(t.add_shared(dtype_of<T>, size, /*ring=*/false, layout.row));
 }
 
+/// Threadgroup memory of `size` elements of U placed over the bytes of `base` (a ring: all its
+/// stages), for a phase of the kernel that no longer needs base: an epilogue staging its sums in
+/// the stages its products read. The two are never live at once: a barrier separates the last
+/// access of one from the first of the other, and neither is read for what the other wrote (the
+/// simulator reports both). It must fit in base on every target (a target that gives a ring
+/// fewer stages fails to compile with the sizes named).
+template <Element U, Element T>
+Shared<U> overlay(const Shared<T>& base, std::uint32_t size,
+                  SourceLocation where = SourceLocation::current()) {
+  auto& t = detail::Tracer::current();
+  t.at(where);
+  return Shared<U>(t.add_overlay(dtype_of<U>, size, base.alloc()));
+}
+
 template <Element T, bool W>
 Expr<T> load(const detail::ElementRef<T, W>& ref,
              SourceLocation where = SourceLocation::current()) {

@@ -57,6 +57,8 @@ class Tracer {
 
   int add_param(std::string name, ir::ParamKind kind, DType dtype);
   int add_shared(DType dtype, std::uint32_t size, bool ring = false, std::uint32_t swizzle = 0);
+  /// An allocation placed over the bytes of allocation `base` (dsl::overlay).
+  int add_overlay(DType dtype, std::uint32_t size, int base);
   void mark_written(int param) { written_.at(static_cast<std::size_t>(param)) = true; }
   void set_dispatch(ir::DispatchContract contract);
   /// Fixes the dispatch mode once program_id() has been lowered against it.

@@ -189,6 +189,10 @@ std::vector<std::string> CudaDialect::shared_declaration(const ir::Kernel& kerne
                     : mma_ == MmaStrategy::Wgmma && s.swizzle != 0 ? 1024
                                                                    : 16;
   if (!uses_dynamic_shared(kernel.shared_bytes)) {
+    if (s.overlays >= 0) {  // a view of its base's bytes (16-byte aligned, as every array here)
+      return {fmt::format("{}* const {} = reinterpret_cast<{}*>({});", type(s.dtype), s.name,
+                          type(s.dtype), kernel.shared[s.overlays].name)};
+    }
     return {
         fmt::format("__shared__ __align__({}) {} {}[{}];", align, type(s.dtype), s.name, s.size)};
   }

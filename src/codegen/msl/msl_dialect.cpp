@@ -187,7 +187,15 @@ std::string MslDialect::barrier() const {
 std::vector<std::string> MslDialect::shared_declaration(const ir::Kernel& kernel, std::size_t index,
                                                         bool vector_access) const {
   const ir::SharedAlloc& s = kernel.shared[index];
-  return {fmt::format("{}threadgroup {} {}[{}];", vector_access ? "alignas(16) " : "",
+  if (s.overlays >= 0) {  // a view of its base's bytes, which are 16-byte aligned
+    return {fmt::format("threadgroup {}* {} = reinterpret_cast<threadgroup {}*>({});",
+                        type(s.dtype), s.name, type(s.dtype), kernel.shared[s.overlays].name)};
+  }
+  bool overlaid = false;
+  for (const ir::SharedAlloc& other : kernel.shared) {
+    overlaid |= other.overlays == static_cast<int>(index);
+  }
+  return {fmt::format("{}threadgroup {} {}[{}];", vector_access || overlaid ? "alignas(16) " : "",
                       type(s.dtype), s.name, s.size)};
 }
 

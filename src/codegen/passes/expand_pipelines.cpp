@@ -673,6 +673,7 @@ std::uint32_t pipeline_stages(const ir::Kernel& kernel, const TargetProfile& tar
   std::uint64_t fixed = 0;
   std::uint64_t per_stage = 0;
   for (const ir::SharedAlloc& a : kernel.shared) {
+    if (a.overlays >= 0) continue;  // in its base's bytes
     (a.ring ? per_stage : fixed) += aligned_bytes(a);
     fixed += alignment_gap(a, target);
   }

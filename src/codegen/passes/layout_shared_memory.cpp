@@ -1,6 +1,7 @@
 /// Shared-memory layout: 16-byte aligned offsets in declaration order (1024-byte for swizzled
-/// allocations on sm_90a, whose wgmma reads the swizzle from address bits), the total, the limit,
-/// and each allocation's placement (swizzled rows only where the target reads them).
+/// allocations on sm_90a, whose wgmma reads the swizzle from address bits; an overlay at its
+/// base's), the total, the limit, and each allocation's placement (swizzled rows only where the
+/// target reads them).
 #include "iron/codegen/passes/layout_shared_memory.hpp"
 
 #include <fmt/format.h>
@@ -44,6 +45,18 @@ void layout_shared_memory(ir::Kernel& kernel, const TargetProfile& target) {
   std::vector<std::uint64_t> offsets;
   std::uint64_t end = 0;
   for (const ir::SharedAlloc& a : kernel.shared) {
+    if (a.overlays >= 0) {  // the base's bytes, which must hold it
+      const ir::SharedAlloc& base = kernel.shared[a.overlays];
+      if (alloc_bytes(a) > alloc_bytes(base)) {
+        throw TargetLimitError(fmt::format(
+            "kernel {}: shared {} ({}[{}], {} bytes) overlays {}, which holds {} bytes on target "
+            "{}",
+            kernel.name, a.name, dtype_name(a.dtype), a.size, alloc_bytes(a), base.name,
+            alloc_bytes(base), target.name));
+      }
+      offsets.push_back(offsets[static_cast<std::size_t>(a.overlays)]);
+      continue;
+    }
     const bool swizzle_period = target.mma == MmaStrategy::Wgmma && a.swizzle != 0;
     offsets.push_back(align_up(end, swizzle_period ? kSwizzleAlignment : kAlignment));
     end = offsets.back() + alloc_bytes(a);

@@ -52,6 +52,10 @@ class Selection {
       renumbered[i] = static_cast<int>(shared.size());
       shared.push_back(std::move(kernel_.shared[i]));
     }
+    // An overlay whose base went keeps its bytes as an allocation of its own.
+    for (ir::SharedAlloc& s : shared) {
+      if (s.overlays >= 0) s.overlays = renumbered[static_cast<std::size_t>(s.overlays)];
+    }
     kernel_.shared = std::move(shared);
     renumber(kernel_.body, renumbered);
     // A ring whose pipelines were all dropped is one stage the kept path uses as it is.

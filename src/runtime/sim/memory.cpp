@@ -5,8 +5,9 @@ namespace iron::runtime::sim {
 namespace {
 
 // Another thread than `thread` among the (up to two) recorded ones, or none.
-std::optional<Conflict> other(const std::uint32_t (&threads)[2], const std::uint32_t (&at)[2],
-                              std::uint32_t thread, Access access) {
+std::optional<Conflict> other_thread(const std::uint32_t (&threads)[2],
+                                     const std::uint32_t (&at)[2], std::uint32_t thread,
+                                     Access access) {
   for (int i = 0; i < 2; ++i) {
     if (threads[i] != kNoThread && threads[i] != thread) return Conflict{threads[i], access, at[i]};
   }
@@ -33,11 +34,59 @@ SharedMemory::SharedMemory(const ir::Kernel& kernel) {
                        std::vector<std::uint32_t>(a.size), std::vector<std::uint32_t>(a.size),
                        std::vector<std::uint32_t>(a.size), std::vector<LastWrite>(a.size)});
   }
+  // An overlay shares bytes with its base and with the base's other overlays.
+  for (std::size_t i = 0; i < kernel.shared.size(); ++i) {
+    for (std::size_t j = 0; j < kernel.shared.size(); ++j) {
+      const ir::SharedAlloc& a = kernel.shared[i];
+      const ir::SharedAlloc& b = kernel.shared[j];
+      const int root_a = a.overlays >= 0 ? a.overlays : static_cast<int>(i);
+      const int root_b = b.overlays >= 0 ? b.overlays : static_cast<int>(j);
+      if (i != j && root_a == root_b) allocs_[i].overlapping.push_back(static_cast<int>(j));
+    }
+  }
 }
 
 void SharedMemory::start_group() {
   ++epoch_;
   ++group_;
+  for (Alloc& a : allocs_) {
+    a.stamp = ++next_stamp_;
+    a.pending_count = 0;
+    a.overwritten_by = -1;
+  }
+}
+
+std::optional<OverlapFinding> SharedMemory::record_overlap(int alloc, std::uint32_t thread,
+                                                           Access access, std::uint32_t instr) {
+  Alloc& self = allocs_[alloc];
+  if (self.overlapping.empty()) return std::nullopt;
+  const bool writes = access != Access::Read;
+  for (const int other : self.overlapping) {
+    Alloc& o = allocs_[other];
+    if (o.pending_count != 0) return OverlapFinding{OverlapFinding::Kind::PendingCopy, other, {}};
+    if (o.product_read_count != 0) {
+      return OverlapFinding{OverlapFinding::Kind::ProductReads, other, {}};
+    }
+    if (o.use.epoch != epoch_) continue;
+    if (auto w = other_thread(o.use.writers, o.use.writer_at, thread, Access::Write)) {
+      return OverlapFinding{OverlapFinding::Kind::Race, other, *w};
+    }
+    if (!writes) continue;
+    if (auto r = other_thread(o.use.readers, o.use.reader_at, thread, Access::Read)) {
+      return OverlapFinding{OverlapFinding::Kind::Race, other, *r};
+    }
+  }
+  if (self.use.epoch != epoch_) self.use = Use{epoch_};
+  if (writes) {
+    remember(self.use.writers, self.use.writer_at, thread, instr);
+    for (const int other : self.overlapping) {
+      allocs_[other].stamp = ++next_stamp_;
+      allocs_[other].overwritten_by = alloc;
+    }
+  } else {
+    remember(self.use.readers, self.use.reader_at, thread, instr);
+  }
+  return std::nullopt;
 }
 
 std::optional<Conflict> SharedMemory::record(int alloc, std::uint32_t index, std::uint32_t thread,
@@ -54,8 +103,8 @@ std::optional<Conflict> SharedMemory::record(int alloc, std::uint32_t index, std
       remember(c.atomics, c.atomic_at, thread, instr);
       break;
     case Access::Write:
-      if (auto r = other(c.readers, c.reader_at, thread, Access::Read)) return r;
-      if (auto a = other(c.atomics, c.atomic_at, thread, Access::Atomic)) return a;
+      if (auto r = other_thread(c.readers, c.reader_at, thread, Access::Read)) return r;
+      if (auto a = other_thread(c.atomics, c.atomic_at, thread, Access::Atomic)) return a;
       c.writer = thread;
       c.writer_at = instr;
       break;

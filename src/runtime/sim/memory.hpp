@@ -30,8 +30,26 @@ struct Conflict {
   std::uint32_t instr = 0;  ///< index into Program::code
 };
 
+/// Why an access of an allocation conflicts with an allocation sharing its bytes (an overlay and
+/// its base, or two overlays of one base): `other` is that allocation.
+struct OverlapFinding {
+  enum class Kind : std::uint8_t {
+    Race,          ///< `conflict` touched `other` in this barrier interval
+    PendingCopy,   ///< an asynchronous copy into `other` has not been waited for
+    ProductReads,  ///< a started warpgroup product still reads `other`
+  };
+  Kind kind = Kind::Race;
+  int other = -1;
+  Conflict conflict;
+};
+
 /// The threadgroup allocations of the group being run. Two accesses race when different threads
 /// touch one element between the same two barriers and one of them is a plain write.
+///
+/// Allocations that share bytes (ir::SharedAlloc::overlays) are tracked as wholes: an access of
+/// one races with another thread's access of the other in the same barrier interval when either
+/// writes, and a write to one leaves every element of the other unwritten (a read of it is
+/// reported, as it would read what the other put there).
 class SharedMemory {
  public:
   explicit SharedMemory(const ir::Kernel& kernel);
@@ -51,19 +69,31 @@ class SharedMemory {
   std::optional<Conflict> record(int alloc, std::uint32_t index, std::uint32_t thread,
                                  Access access, std::uint32_t instr);
 
-  /// Whether a thread of the group has stored to the element (an atomic on an unwritten element
-  /// reads undefined contents, so only stores count).
+  /// Checks an access against the allocations sharing `alloc`'s bytes and records it as an
+  /// access of the whole allocation; a write leaves those others unwritten.
+  std::optional<OverlapFinding> record_overlap(int alloc, std::uint32_t thread, Access access,
+                                               std::uint32_t instr);
+  /// The allocation sharing `alloc`'s bytes whose write last left it unwritten, or -1.
+  int overwritten_by(int alloc) const { return allocs_[alloc].overwritten_by; }
+
+  /// Whether a thread of the group has stored to the element since the group started and since
+  /// an allocation sharing its bytes was last written (an atomic on an unwritten element reads
+  /// undefined contents, so only stores count).
   bool written(int alloc, std::uint32_t index) const {
-    return allocs_[alloc].written[index] == group_;
+    return allocs_[alloc].written[index] == allocs_[alloc].stamp;
   }
-  void mark_written(int alloc, std::uint32_t index) { allocs_[alloc].written[index] = group_; }
+  void mark_written(int alloc, std::uint32_t index) {
+    allocs_[alloc].written[index] = allocs_[alloc].stamp;
+  }
 
   /// Whether an asynchronous copy into the element has started and not been waited for.
   bool pending(int alloc, std::uint32_t index) const {
     return allocs_[alloc].pending[index] == group_;
   }
   void set_pending(int alloc, std::uint32_t index, bool pending) {
-    allocs_[alloc].pending[index] = pending ? group_ : 0;
+    Alloc& a = allocs_[alloc];
+    if (pending != (a.pending[index] == group_)) pending ? ++a.pending_count : --a.pending_count;
+    a.pending[index] = pending ? group_ : 0;
   }
 
   /// How many started and unfinished warpgroup products read the element (wg.mma).
@@ -72,6 +102,7 @@ class SharedMemory {
   }
   void add_product_reads(int alloc, std::uint32_t index, std::int32_t delta) {
     allocs_[alloc].product_reads[index] += static_cast<std::uint32_t>(delta);
+    allocs_[alloc].product_read_count += static_cast<std::uint32_t>(delta);
   }
 
   /// The element's last write in the group being run: by `thread` (kNoThread for none) at
@@ -98,19 +129,34 @@ class SharedMemory {
     std::uint32_t atomics[2] = {kNoThread, kNoThread}, atomic_at[2] = {};
   };
 
+  // Who touched a whole allocation in the current barrier interval, for allocations that share
+  // bytes (atomics count as writes).
+  struct Use {
+    std::uint32_t epoch = 0;
+    std::uint32_t writers[2] = {kNoThread, kNoThread}, writer_at[2] = {};
+    std::uint32_t readers[2] = {kNoThread, kNoThread}, reader_at[2] = {};
+  };
+
   struct Alloc {
     DType dtype;
     std::vector<Slot> data;
     std::vector<Cell> cells;
-    std::vector<std::uint32_t> written;  ///< the group stamp of the element's last store
+    std::vector<std::uint32_t> written;  ///< `stamp` as it was at the element's last store
     std::vector<std::uint32_t> pending;  ///< the group stamp while a copy into it is pending
     std::vector<std::uint32_t> product_reads;
     std::vector<LastWrite> last_write;  ///< kept only for kernels with warpgroup products
+    std::uint32_t stamp = 0;  ///< new at each group and each write to an overlapping allocation
+    std::uint32_t pending_count = 0;       ///< elements with a pending copy
+    std::uint32_t product_read_count = 0;  ///< the sum of product_reads
+    std::vector<int> overlapping;          ///< the allocations sharing its bytes
+    Use use;
+    int overwritten_by = -1;
   };
 
   std::vector<Alloc> allocs_;
   std::uint32_t epoch_ = 0;
-  std::uint32_t group_ = 0;  ///< stamp of the group being run
+  std::uint32_t group_ = 0;       ///< stamp of the group being run
+  std::uint32_t next_stamp_ = 0;  ///< the last Alloc::stamp handed out
 };
 
 }  // namespace iron::runtime::sim

@@ -52,12 +52,18 @@ void GroupRunner::record_shared(const Instr& in, int alloc, std::uint32_t thread
   if (auto first = shared_.record(alloc, index, thread, access, instr_index(in))) {
     throw report_.race(in, thread, access, *first, name, index, shared_.size(alloc));
   }
+  if (auto found = shared_.record_overlap(alloc, thread, access, instr_index(in))) {
+    throw report_.overlap(in, thread, access, *found, name, index,
+                          program_.kernel->shared[found->other].name);
+  }
   if (access != Access::Read && program_.warpgroup_products) {
     shared_.mark_last_write(alloc, index, thread, proxy_fences_[thread], instr_index(in));
   }
   if (access == Access::Write) return shared_.mark_written(alloc, index);
   if (!shared_.written(alloc, index)) {
-    throw report_.unwritten_shared(in, thread, name, index, shared_.size(alloc));
+    const int by = shared_.overwritten_by(alloc);
+    throw report_.unwritten_shared(in, thread, name, index, shared_.size(alloc),
+                                   by >= 0 ? program_.kernel->shared[by].name : std::string());
   }
 }
 

@@ -229,13 +229,48 @@ SimError Reporter::global_race(const Instr& in, std::uint32_t thread, Access acc
 }
 
 SimError Reporter::unwritten_shared(const Instr& in, std::uint32_t thread, std::string_view alloc,
-                                    std::uint32_t index, std::uint32_t count) const {
+                                    std::uint32_t index, std::uint32_t count,
+                                    std::string_view overwritten_by) const {
+  if (!overwritten_by.empty()) {
+    return SimError(
+        SimError::Kind::UninitializedRead,
+        fmt::format("{}: read of shared memory '{}' at index {} ('{}' has {} elements) over what "
+                    "'{}', which shares its bytes, wrote: {} {} it without storing to it since, {}",
+                    program_.kernel->name, alloc, index, alloc, count, overwritten_by,
+                    thread_text(thread), access_verb(access_of(in)), where(in)));
+  }
   return SimError(SimError::Kind::UninitializedRead,
                   fmt::format("{}: read of uninitialized shared memory '{}' at index {} ('{}' has "
                               "{} elements): {} {} it before any thread of the group stored to "
                               "it, {}",
                               program_.kernel->name, alloc, index, alloc, count,
                               thread_text(thread), access_verb(access_of(in)), where(in)));
+}
+
+SimError Reporter::overlap(const Instr& in, std::uint32_t thread, Access access,
+                           const OverlapFinding& found, std::string_view alloc, std::uint32_t index,
+                           std::string_view other) const {
+  const std::string head =
+      fmt::format("{}: {} {} '{}' at index {}, whose bytes '{}' shares,", program_.kernel->name,
+                  thread_text(thread), access_verb(access), alloc, index, other);
+  switch (found.kind) {
+    case OverlapFinding::Kind::PendingCopy:
+      return SimError(SimError::Kind::SharedRace,
+                      fmt::format("{} while an asynchronous copy into '{}' has not been waited "
+                                  "for (async.wait), {}",
+                                  head, other, where(in)));
+    case OverlapFinding::Kind::ProductReads:
+      return SimError(SimError::Kind::SharedRace,
+                      fmt::format("{} while a warpgroup product still reads '{}' (wg.wait), {}",
+                                  head, other, where(in)));
+    case OverlapFinding::Kind::Race:
+      break;
+  }
+  return SimError(
+      SimError::Kind::SharedRace,
+      fmt::format("{} after {} {} '{}' at {}, with no barrier in between, {}", head,
+                  thread_text(found.conflict.thread), access_verb(found.conflict.access), other,
+                  format_loc(program_.code[found.conflict.instr].op->loc), where(in)));
 }
 
 SimError Reporter::unwritten_output(const Instr& in, std::uint32_t thread, std::string_view tensor,

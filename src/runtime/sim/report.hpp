@@ -32,9 +32,15 @@ class Reporter {
   SimError global_race(const Instr& in, std::uint32_t thread, Access access,
                        const TensorFinding& earlier, std::string_view tensor, std::uint64_t index,
                        std::uint64_t count) const;
-  /// A read (or atomic) of a shared element that no thread of the group has stored to.
+  /// An access of `alloc` that conflicts with `found.other`, an allocation sharing its bytes.
+  SimError overlap(const Instr& in, std::uint32_t thread, Access access,
+                   const OverlapFinding& found, std::string_view alloc, std::uint32_t index,
+                   std::string_view other) const;
+  /// A read (or atomic) of a shared element that no thread of the group has stored to, or not
+  /// since `overwritten_by` (an allocation sharing its bytes; empty for none) was written.
   SimError unwritten_shared(const Instr& in, std::uint32_t thread, std::string_view alloc,
-                            std::uint32_t index, std::uint32_t count) const;
+                            std::uint32_t index, std::uint32_t count,
+                            std::string_view overwritten_by = {}) const;
   /// A read (or atomic) of an Out element that no thread of the launch has written.
   SimError unwritten_output(const Instr& in, std::uint32_t thread, std::string_view tensor,
                             std::uint64_t index, std::uint64_t count) const;
