@@ -219,7 +219,8 @@ struct DenseA {
 /// m rows and k columns; `bsrc` a b source such as DenseB) and hands each simdgroup's kWM × kWN
 /// accumulator on whole: finish(acc, first_row, first_col), the row and column of its element
 /// (0, 0), for an epilogue that writes several elements at once (the convolutions' paired
-/// stores).
+/// stores); or finish(acc, first_row, first_col, spent), `spent` the a ring, which no product
+/// reads any more once every simdgroup has passed a barrier (an epilogue may overlay it).
 template <class ASource, class BSource, class Finish>
 void product_tile_from(const ASource& asrc, const BSource& bsrc, const dsl::Expr<dsl::u32>& m,
                        const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k,
@@ -277,27 +278,79 @@ void product_tile_from(const ASource& asrc, const BSource& bsrc, const dsl::Expr
       barrier();
     }
   }
-  finish(acc, row0 + warp_row, col0 + warp_col);
+  if constexpr (std::is_invocable_v<Finish&, const FragAcc<kWM, kWN>&, Expr<u32>, Expr<u32>,
+                                    const Shared<T>&>) {
+    finish(acc, row0 + warp_row, col0 + warp_col, tile_a);
+  } else {
+    finish(acc, row0 + warp_row, col0 + warp_col);
+  }
+}
+
+/// The band of accumulator rows product_from's epilogue stages at a time: a whole number of
+/// every lane map's tiles, so a band's slots are the same on every target.
+inline constexpr std::uint32_t kStagedRows = 16;
+static_assert(ir::slots_in_row_bands({ir::FragmentRole::Acc, kWM, kWN}, kStagedRows),
+              "a band's slots are named statically");
+
+/// Hands every element (r, c) < (m, n) of the kBM×kBN tile at (row0, col0) to epilogue(r, c,
+/// sum) through shared memory: round by round, the two simdgroups of one half of the tile's rows
+/// store one kStagedRows band of their accumulators (all kBN columns) to an overlay of the spent
+/// a ring, and the whole group hands the band on, each simdgroup 32 consecutive columns of a row
+/// at a time. The epilogue is then traced once, in a loop, instead of once an accumulator slot
+/// (128 a lane): NVRTC compiles the GEMMs ~40% faster (bench/NOTES.md §45), and the stores of a
+/// simdgroup cover one row's consecutive columns instead of eight rows' pairs.
+template <class T, class Epilogue>
+void staged_epilogue(const dsl::FragAcc<kWM, kWN>& acc, const dsl::Shared<T>& spent,
+                     const dsl::Expr<dsl::u32>& m, const dsl::Expr<dsl::u32>& n,
+                     const dsl::Expr<dsl::u32>& row0, const dsl::Expr<dsl::u32>& col0,
+                     Epilogue&& epilogue) {
+  using namespace iron::dsl;
+  constexpr std::uint32_t kPitch = kBN + 4;  // f32 rows 4 banks apart: a band's rows spread
+  constexpr std::uint32_t kBands = kWM / kStagedRows;
+  constexpr std::uint32_t kHalves = kBM / kWM;
+  constexpr std::uint32_t kSlotsABand = FragAcc<kWM, kWN>::elements / kBands;
+  constexpr std::uint32_t kAcross = kBN / kWN;  // simdgroups side by side in a half
+  auto staged = overlay<f32>(spent, kStagedRows * kPitch);
+  auto warp = simdgroup_id();
+  barrier();  // every simdgroup has read its last stage
+  for (auto round : range(0u, kHalves * kBands)) {
+    auto half = round / kBands;
+    auto band = round % kBands;
+    IRON_IF(warp / kAcross == half) {
+      auto column = warp % kAcross * kWN;
+      for (std::uint32_t b = 0; b < kBands; ++b) {
+        IRON_IF(band == b) {
+          for (std::uint32_t i = 0; i < kSlotsABand; ++i) {
+            const std::uint32_t slot = b * kSlotsABand + i;
+            store(staged[(acc.row(slot) - b * kStagedRows) * kPitch + column + acc.col(slot)],
+                  acc.get(slot));
+          }
+        }
+      }
+    }
+    barrier();
+    for (auto v : range(thread_id<0>(), kStagedRows * kBN, kThreads)) {
+      auto r = row0 + half * kWM + band * kStagedRows + v / kBN;
+      auto c = col0 + v % kBN;
+      IRON_IF(r < m && c < n) { epilogue(r, c, load(staged[v / kBN * kPitch + v % kBN])); }
+    }
+    barrier();
+  }
 }
 
 /// product_tile_from with an element-by-element epilogue: epilogue(r, c, sum) for every element
-/// (r, c) of the tile inside out, with sum the f32 Σ_p a(r, p) · b(p, c).
+/// (r, c) of the tile inside out, with sum the f32 Σ_p a(r, p) · b(p, c) (staged_epilogue).
 template <class ASource, class BSource, class Epilogue>
 void product_from(const ASource& asrc, const BSource& bsrc, const dsl::Expr<dsl::u32>& m,
                   const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k,
                   const dsl::Expr<dsl::u32>& row0, const dsl::Expr<dsl::u32>& col0,
                   Epilogue&& epilogue) {
   using namespace iron::dsl;
+  using T = typename ASource::type;
   product_tile_from(
       asrc, bsrc, m, n, k, row0, col0,
-      [&](const FragAcc<kWM, kWN>& acc, const Expr<u32>& first_row, const Expr<u32>& first_col) {
-        // Each lane hands on the elements it holds, where they fall inside out.
-        for (std::uint32_t slot = 0; slot < FragAcc<kWM, kWN>::elements; ++slot) {
-          auto r = first_row + acc.row(slot);
-          auto c = first_col + acc.col(slot);
-          IRON_IF(r < m && c < n) { epilogue(r, c, acc.get(slot)); }
-        }
-      });
+      [&](const FragAcc<kWM, kWN>& acc, const Expr<u32>&, const Expr<u32>&,
+          const Shared<T>& spent) { staged_epilogue(acc, spent, m, n, row0, col0, epilogue); });
 }
 
 /// Computes the kBM×kBN tile of a · op(b) at (row0, col0) (`a` [m, k] from `a_base`; `b` a b

@@ -139,4 +139,20 @@ constexpr FragmentOwner fragment_owner(LaneMap map, const FragmentShape& s, std:
   return {r / 4 * 16 + c / 4 * 8 + r % 4 * 2 + c % 4 / 2, tile * 2 + c % 2};
 }
 
+/// Whether, under every lane map, each lane's slots [b·E/B, (b + 1)·E/B) (E elements a lane,
+/// B = rows / band_rows) hold its elements of rows [b·band_rows, (b + 1)·band_rows): code that
+/// goes through a fragment a band of rows at a time may then name a band's slots statically.
+constexpr bool slots_in_row_bands(const FragmentShape& s, std::uint32_t band_rows) {
+  if (band_rows == 0 || s.rows % band_rows != 0) return false;
+  const std::uint32_t per_band = s.elements_per_lane() / (s.rows / band_rows);
+  for (const LaneMap map : {LaneMap::Mma, LaneMap::Simdgroup8x8}) {
+    for (std::uint32_t lane = 0; lane < 32; ++lane) {
+      for (std::uint32_t slot = 0; slot < s.elements_per_lane(); ++slot) {
+        if (fragment_coord(map, s, lane, slot).row / band_rows != slot / per_band) return false;
+      }
+    }
+  }
+  return true;
+}
+
 }  // namespace iron::ir

@@ -419,16 +419,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
   const unsigned int v257 = v256 * v5;
   const unsigned int v258 = v250 ? v257 : v10;
   const unsigned int v261 = v250 ? v246 : v10;  // kernels/convolution/im2col_a.hpp:191
-  const unsigned int v262 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:241
-  const unsigned int v265 = v262 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const unsigned int v262 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:242
+  const unsigned int v265 = v262 >> 1u;  // kernels/gemm/gemm_tiles.hpp:243
   const unsigned int v266 = v265 << 6u;
-  const unsigned int v269 = v262 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
+  const unsigned int v269 = v262 & 1u;  // kernels/gemm/gemm_tiles.hpp:244
   const unsigned int v270 = v269 << 6u;
-  iron_frag<float, 2, 64, 64> v272;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag<float, 2, 64, 64> v272;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v272, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v274;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag<iron_bf16, 0, 64, 16> v274;  // kernels/gemm/gemm_tiles.hpp:247
   iron_frag_fill(v274, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v276;  // kernels/gemm/gemm_tiles.hpp:247
+  iron_frag<iron_bf16, 1, 16, 64> v276;  // kernels/gemm/gemm_tiles.hpp:248
   iron_frag_fill(v276, iron_f32_to_bf16(0.0f));
   const unsigned int v279 = v2 & 7u;  // kernels/convolution/im2col_a.hpp:51
   const bool v280 = v279 == v10;
@@ -440,13 +440,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
   const unsigned int v293 = v67 & 7u;
   const bool v294 = v293 == v10;
   const bool v295 = v290 && v294;
-  const bool v296 = v286 && v295;  // kernels/gemm/gemm_tiles.hpp:260
+  const bool v296 = v286 && v295;  // kernels/gemm/gemm_tiles.hpp:261
   if (v296) {
-    for (unsigned int v5495 = v10; v5495 < 2u; v5495 += 1u) {  // kernels/gemm/gemm_tiles.hpp:267
+    for (unsigned int v5495 = v10; v5495 < 2u; v5495 += 1u) {  // kernels/gemm/gemm_tiles.hpp:268
       const unsigned int v5496 = v5495 << 6u;
       const bool v5498 = v5496 < v15;
       if (v5498) {
-        const unsigned int v5500 = v5495 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
+        const unsigned int v5500 = v5495 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
         const bool v5501 = !v88;  // kernels/convolution/im2col_a.hpp:90
         if (v5501) {
           const unsigned int v5505 = v115 & 7u;  // kernels/convolution/im2col_a.hpp:109
@@ -909,43 +909,43 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
         const unsigned int v6106 = v6105 + v6091;
         iron_copy_async<16>(shm1 + (v6106 ^ (((v6106 >> 6u) & 7u) << 3u)), weight + v6102, v6096);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:268
     }
-    const unsigned int v6119 = v266 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v6125 = v270 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v6119 = v266 << 6u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v6125 = v270 << 6u;  // kernels/gemm/gemm_tiles.hpp:256
 
-    for (unsigned int v6107 = v10; v6107 < v15; v6107 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
+    for (unsigned int v6107 = v10; v6107 < v15; v6107 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
       const unsigned int v6109 = v6107 >> 6u;
       const unsigned int v6111 = v6109 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v6113 = v6111 << 13u;  // kernels/gemm/gemm_tiles.hpp:269
-      const unsigned int v6120 = v6113 + v6119;  // kernels/gemm/gemm_tiles.hpp:251
+      const unsigned int v6113 = v6111 << 13u;  // kernels/gemm/gemm_tiles.hpp:270
+      const unsigned int v6120 = v6113 + v6119;  // kernels/gemm/gemm_tiles.hpp:252
       iron_frag_load_shared<false, 6, 3>(v274, shm0, v6120, 64u);
-      const unsigned int v6126 = v6113 + v6125;  // kernels/gemm/gemm_tiles.hpp:255
+      const unsigned int v6126 = v6113 + v6125;  // kernels/gemm/gemm_tiles.hpp:256
       iron_frag_load_shared<true, 6, 3>(v276, shm1, v6126, 64u);
-      iron_frag_mma_sync(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v6133 = v6120 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:258
+      const unsigned int v6133 = v6120 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
       iron_frag_load_shared<false, 6, 3>(v274, shm0, v6133, 64u);
-      const unsigned int v6139 = v6126 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+      const unsigned int v6139 = v6126 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
       iron_frag_load_shared<true, 6, 3>(v276, shm1, v6139, 64u);
-      iron_frag_mma_sync(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v6145 = v6120 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:258
+      const unsigned int v6145 = v6120 + 32u;  // kernels/gemm/gemm_tiles.hpp:252
       iron_frag_load_shared<false, 6, 3>(v274, shm0, v6145, 64u);
-      const unsigned int v6151 = v6126 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
+      const unsigned int v6151 = v6126 + 32u;  // kernels/gemm/gemm_tiles.hpp:256
       iron_frag_load_shared<true, 6, 3>(v276, shm1, v6151, 64u);
-      iron_frag_mma_sync(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v6157 = v6120 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:258
+      const unsigned int v6157 = v6120 + 48u;  // kernels/gemm/gemm_tiles.hpp:252
       iron_frag_load_shared<false, 6, 3>(v274, shm0, v6157, 64u);
-      const unsigned int v6163 = v6126 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
+      const unsigned int v6163 = v6126 + 48u;  // kernels/gemm/gemm_tiles.hpp:256
       iron_frag_load_shared<true, 6, 3>(v276, shm1, v6163, 64u);
-      iron_frag_mma_sync(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v6166 = v6107 + 128u;  // kernels/gemm/gemm_tiles.hpp:267
+      iron_frag_mma_sync(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:258
+      const unsigned int v6166 = v6107 + 128u;  // kernels/gemm/gemm_tiles.hpp:268
       const unsigned int v6168 = v6109 + 2u;
       const unsigned int v6169 = v6168 % 3u;
       const bool v6170 = v6166 < v15;
       if (v6170) {
-        const unsigned int v6172 = v6169 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
+        const unsigned int v6172 = v6169 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
         const bool v6173 = !v88;  // kernels/convolution/im2col_a.hpp:90
         if (v6173) {
           const unsigned int v6177 = v115 & 7u;  // kernels/convolution/im2col_a.hpp:109
@@ -1408,22 +1408,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
         const unsigned int v6778 = v6777 + v6763;
         iron_copy_async<16>(shm1 + (v6778 ^ (((v6778 >> 6u) & 7u) << 3u)), weight + v6774, v6768);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:268
     }
     __syncthreads();
   } else {
     const unsigned int v968 = blockDim.x;  // kernels/convolution/im2col_a.hpp:156
     const unsigned int v1027 = v1 + v6;  // kernels/convolution/im2col_a.hpp:71
-    const unsigned int v1081 = v266 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v1087 = v270 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
-    const unsigned int v1095 = v1081 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v1101 = v1087 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
-    const unsigned int v1107 = v1081 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v1113 = v1087 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
-    const unsigned int v1119 = v1081 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v1125 = v1087 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v1081 = v266 << 6u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v1087 = v270 << 6u;  // kernels/gemm/gemm_tiles.hpp:256
+    const unsigned int v1095 = v1081 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v1101 = v1087 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
+    const unsigned int v1107 = v1081 + 32u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v1113 = v1087 + 32u;  // kernels/gemm/gemm_tiles.hpp:256
+    const unsigned int v1119 = v1081 + 48u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v1125 = v1087 + 48u;  // kernels/gemm/gemm_tiles.hpp:256
 
-    for (unsigned int v967 = v10; v967 < v15; v967 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
+    for (unsigned int v967 = v10; v967 < v15; v967 += 64u) {  // kernels/gemm/gemm_tiles.hpp:273
       for (unsigned int v971 = v115; v971 < 8192u; v971 += v968) {  // kernels/convolution/im2col_a.hpp:156
         const unsigned int v973 = v971 >> 6u;  // kernels/convolution/im2col_a.hpp:157
         const unsigned int v975 = v971 & 63u;  // kernels/convolution/im2col_a.hpp:158
@@ -1496,23 +1496,23 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
           shm1[(v1074 ^ (((v1074 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:275
-      iron_frag_load_shared<false, 6, 3>(v274, shm0, v1081, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v276, shm1, v1087, 64u);  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma_sync(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load_shared<false, 6, 3>(v274, shm0, v1095, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v276, shm1, v1101, 64u);  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma_sync(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load_shared<false, 6, 3>(v274, shm0, v1107, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v276, shm1, v1113, 64u);  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma_sync(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load_shared<false, 6, 3>(v274, shm0, v1119, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v276, shm1, v1125, 64u);  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma_sync(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:257
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:277
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:276
+      iron_frag_load_shared<false, 6, 3>(v274, shm0, v1081, 64u);  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<true, 6, 3>(v276, shm1, v1087, 64u);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load_shared<false, 6, 3>(v274, shm0, v1095, 64u);  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<true, 6, 3>(v276, shm1, v1101, 64u);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load_shared<false, 6, 3>(v274, shm0, v1107, 64u);  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<true, 6, 3>(v276, shm1, v1113, 64u);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load_shared<false, 6, 3>(v274, shm0, v1119, 64u);  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<true, 6, 3>(v276, shm1, v1125, 64u);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:258
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:278
     }
   }
-  const unsigned int v1126 = v64 + v270;  // kernels/gemm/gemm_tiles.hpp:280
+  const unsigned int v1126 = v64 + v270;  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1127 = v60 + v266;
   const unsigned int v1132 = v3 & 1u;  // kernels/convolution/conv_tiles.hpp:88
   const bool v1133 = v1132 == v10;

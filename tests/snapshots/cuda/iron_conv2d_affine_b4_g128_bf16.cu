@@ -408,26 +408,26 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_affine_b4_g128_bf1
   const unsigned int v186 = v178 ? v185 : 0u;
   const unsigned int v188 = v174 * v1;  // kernels/convolution/im2col_a.hpp:191
   const unsigned int v189 = v178 ? v188 : 0u;
-  const unsigned int v190 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:241
-  const unsigned int v193 = v190 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const unsigned int v190 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:242
+  const unsigned int v193 = v190 >> 1u;  // kernels/gemm/gemm_tiles.hpp:243
   const unsigned int v194 = v193 << 6u;
-  const unsigned int v197 = v190 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
+  const unsigned int v197 = v190 & 1u;  // kernels/gemm/gemm_tiles.hpp:244
   const unsigned int v198 = v197 << 6u;
-  iron_frag<float, 2, 64, 64> v200;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag<float, 2, 64, 64> v200;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v200, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v202;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag<iron_bf16, 0, 64, 16> v202;  // kernels/gemm/gemm_tiles.hpp:247
   iron_frag_fill(v202, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v204;  // kernels/gemm/gemm_tiles.hpp:247
+  iron_frag<iron_bf16, 1, 16, 64> v204;  // kernels/gemm/gemm_tiles.hpp:248
   iron_frag_fill(v204, iron_f32_to_bf16(0.0f));
   const unsigned int v207 = v3 & 7u;  // kernels/convolution/im2col_a.hpp:51
   const bool v208 = v207 == 0u;
   const bool v214 = v208 && v208;
-  if (v214) {  // kernels/gemm/gemm_tiles.hpp:260
-    for (unsigned int v6294 = 0u; v6294 < 2u; v6294 += 1u) {  // kernels/gemm/gemm_tiles.hpp:267
+  if (v214) {  // kernels/gemm/gemm_tiles.hpp:261
+    for (unsigned int v6294 = 0u; v6294 < 2u; v6294 += 1u) {  // kernels/gemm/gemm_tiles.hpp:268
       const unsigned int v6295 = v6294 << 5u;
       const bool v6297 = v6295 < v18;
       if (v6297) {
-        const unsigned int v6299 = v6294 * 5120u;  // kernels/gemm/gemm_tiles.hpp:264
+        const unsigned int v6299 = v6294 * 5120u;  // kernels/gemm/gemm_tiles.hpp:265
         const bool v6300 = !v85;  // kernels/convolution/im2col_a.hpp:90
         if (v6300) {
           const unsigned int v6304 = v115 & 3u;  // kernels/convolution/im2col_a.hpp:109
@@ -963,33 +963,33 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_affine_b4_g128_bf1
         const unsigned int v7188 = v7187 + v7031;
         *reinterpret_cast<iron_bf16x8*>(shm1 + v7188) = iron_bf16x8{{v7162, v7165, v7168, v7171, v7174, v7177, v7180, v7183}};
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:268
     }
-    const unsigned int v7202 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v7208 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v7202 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v7208 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:256
 
-    for (unsigned int v7190 = 0u; v7190 < v18; v7190 += 32u) {  // kernels/gemm/gemm_tiles.hpp:267
+    for (unsigned int v7190 = 0u; v7190 < v18; v7190 += 32u) {  // kernels/gemm/gemm_tiles.hpp:268
       const unsigned int v7192 = v7190 >> 5u;
       const unsigned int v7194 = v7192 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v7196 = v7194 * 5120u;  // kernels/gemm/gemm_tiles.hpp:269
-      const unsigned int v7203 = v7196 + v7202;  // kernels/gemm/gemm_tiles.hpp:251
+      const unsigned int v7196 = v7194 * 5120u;  // kernels/gemm/gemm_tiles.hpp:270
+      const unsigned int v7203 = v7196 + v7202;  // kernels/gemm/gemm_tiles.hpp:252
       iron_frag_load_shared<false>(v202, shm0, v7203, 40u);
-      const unsigned int v7209 = v7196 + v7208;  // kernels/gemm/gemm_tiles.hpp:255
+      const unsigned int v7209 = v7196 + v7208;  // kernels/gemm/gemm_tiles.hpp:256
       iron_frag_load_shared<true>(v204, shm1, v7209, 40u);
-      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v7216 = v7203 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:258
+      const unsigned int v7216 = v7203 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
       iron_frag_load_shared<false>(v202, shm0, v7216, 40u);
-      const unsigned int v7222 = v7209 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+      const unsigned int v7222 = v7209 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
       iron_frag_load_shared<true>(v204, shm1, v7222, 40u);
-      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v7225 = v7190 + 64u;  // kernels/gemm/gemm_tiles.hpp:267
+      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:258
+      const unsigned int v7225 = v7190 + 64u;  // kernels/gemm/gemm_tiles.hpp:268
       const unsigned int v7227 = v7192 + 2u;
       const unsigned int v7228 = v7227 % 3u;
       const bool v7229 = v7225 < v18;
       if (v7229) {
-        const unsigned int v7231 = v7228 * 5120u;  // kernels/gemm/gemm_tiles.hpp:264
+        const unsigned int v7231 = v7228 * 5120u;  // kernels/gemm/gemm_tiles.hpp:265
         const bool v7232 = !v85;  // kernels/convolution/im2col_a.hpp:90
         if (v7232) {
           const unsigned int v7236 = v115 & 3u;  // kernels/convolution/im2col_a.hpp:109
@@ -1525,7 +1525,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_affine_b4_g128_bf1
         const unsigned int v8120 = v8119 + v7963;
         *reinterpret_cast<iron_bf16x8*>(shm1 + v8120) = iron_bf16x8{{v8094, v8097, v8100, v8103, v8106, v8109, v8112, v8115}};
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:268
     }
     __syncthreads();
   } else {
@@ -1577,12 +1577,12 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_affine_b4_g128_bf1
     const unsigned int v1767 = v1753 * v1265;  // kernels/gemm/quant_b.hpp:38
     const unsigned int v1895 = v1736 * 40u;  // kernels/gemm/quant_b.hpp:146
     const unsigned int v1897 = v1895 + v1740;
-    const unsigned int v1904 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v1910 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
-    const unsigned int v1918 = v1904 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v1924 = v1910 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v1904 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v1910 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:256
+    const unsigned int v1918 = v1904 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v1924 = v1910 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
 
-    for (unsigned int v1147 = 0u; v1147 < v18; v1147 += 32u) {  // kernels/gemm/gemm_tiles.hpp:272
+    for (unsigned int v1147 = 0u; v1147 < v18; v1147 += 32u) {  // kernels/gemm/gemm_tiles.hpp:273
       for (unsigned int v1151 = v115; v1151 < 4096u; v1151 += v1148) {  // kernels/convolution/im2col_a.hpp:156
         const unsigned int v1153 = v1151 >> 5u;  // kernels/convolution/im2col_a.hpp:157
         const unsigned int v1155 = v1151 & 31u;  // kernels/convolution/im2col_a.hpp:158
@@ -1947,17 +1947,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_affine_b4_g128_bf1
       const float v1891 = v1745 ? v1868 : 0.0f;
       const iron_bf16 v1892 = iron_f32_to_bf16(v1891);
       *reinterpret_cast<iron_bf16x8*>(shm1 + v1897) = iron_bf16x8{{v1871, v1874, v1877, v1880, v1883, v1886, v1889, v1892}};  // kernels/gemm/quant_b.hpp:146
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:275
-      iron_frag_load_shared<false>(v202, shm0, v1904, 40u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true>(v204, shm1, v1910, 40u);  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load_shared<false>(v202, shm0, v1918, 40u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true>(v204, shm1, v1924, 40u);  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:257
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:277
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:276
+      iron_frag_load_shared<false>(v202, shm0, v1904, 40u);  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<true>(v204, shm1, v1910, 40u);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load_shared<false>(v202, shm0, v1918, 40u);  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<true>(v204, shm1, v1924, 40u);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:258
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:278
     }
   }
-  const unsigned int v1925 = v67 + v198;  // kernels/gemm/gemm_tiles.hpp:280
+  const unsigned int v1925 = v67 + v198;  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1926 = v63 + v194;
   const unsigned int v1927 = v14 * v4;  // kernels/convolution/conv_tiles.hpp:123
   const unsigned int v1931 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:88

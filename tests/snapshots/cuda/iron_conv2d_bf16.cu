@@ -467,16 +467,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
   const unsigned int v261 = v253 ? v260 : 0u;
   const unsigned int v263 = v249 * v1;  // kernels/convolution/im2col_a.hpp:191
   const unsigned int v264 = v253 ? v263 : 0u;
-  const unsigned int v265 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:241
-  const unsigned int v268 = v265 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const unsigned int v265 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:242
+  const unsigned int v268 = v265 >> 1u;  // kernels/gemm/gemm_tiles.hpp:243
   const unsigned int v269 = v268 << 6u;
-  const unsigned int v272 = v265 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
+  const unsigned int v272 = v265 & 1u;  // kernels/gemm/gemm_tiles.hpp:244
   const unsigned int v273 = v272 << 6u;
-  iron_frag<float, 2, 64, 64> v275;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag<float, 2, 64, 64> v275;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v275, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v277;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag<iron_bf16, 0, 64, 16> v277;  // kernels/gemm/gemm_tiles.hpp:247
   iron_frag_fill(v277, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v279;  // kernels/gemm/gemm_tiles.hpp:247
+  iron_frag<iron_bf16, 1, 16, 64> v279;  // kernels/gemm/gemm_tiles.hpp:248
   iron_frag_fill(v279, iron_f32_to_bf16(0.0f));
   const unsigned int v282 = v3 & 7u;  // kernels/convolution/im2col_a.hpp:51
   const bool v283 = v282 == 0u;
@@ -488,13 +488,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
   const unsigned int v296 = v70 & 7u;
   const bool v297 = v296 == 0u;
   const bool v298 = v293 && v297;
-  const bool v299 = v289 && v298;  // kernels/gemm/gemm_tiles.hpp:260
+  const bool v299 = v289 && v298;  // kernels/gemm/gemm_tiles.hpp:261
   if (v299) {
-    for (unsigned int v5498 = 0u; v5498 < 2u; v5498 += 1u) {  // kernels/gemm/gemm_tiles.hpp:267
+    for (unsigned int v5498 = 0u; v5498 < 2u; v5498 += 1u) {  // kernels/gemm/gemm_tiles.hpp:268
       const unsigned int v5499 = v5498 << 6u;
       const bool v5501 = v5499 < v18;
       if (v5501) {
-        const unsigned int v5503 = v5498 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
+        const unsigned int v5503 = v5498 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
         const bool v5504 = !v91;  // kernels/convolution/im2col_a.hpp:90
         if (v5504) {
           const unsigned int v5508 = v118 & 7u;  // kernels/convolution/im2col_a.hpp:109
@@ -966,43 +966,43 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
         const unsigned int v6109 = v6108 + v6094;
         iron_copy_async<16>(shm1 + (v6109 ^ (((v6109 >> 6u) & 7u) << 3u)), weight + v6105, v6099);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:268
     }
-    const unsigned int v6122 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v6128 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v6122 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v6128 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:256
 
-    for (unsigned int v6110 = 0u; v6110 < v18; v6110 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
+    for (unsigned int v6110 = 0u; v6110 < v18; v6110 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
       const unsigned int v6112 = v6110 >> 6u;
       const unsigned int v6114 = v6112 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v6116 = v6114 << 13u;  // kernels/gemm/gemm_tiles.hpp:269
-      const unsigned int v6123 = v6116 + v6122;  // kernels/gemm/gemm_tiles.hpp:251
+      const unsigned int v6116 = v6114 << 13u;  // kernels/gemm/gemm_tiles.hpp:270
+      const unsigned int v6123 = v6116 + v6122;  // kernels/gemm/gemm_tiles.hpp:252
       iron_frag_load_shared<false, 6, 3>(v277, shm0, v6123, 64u);
-      const unsigned int v6129 = v6116 + v6128;  // kernels/gemm/gemm_tiles.hpp:255
+      const unsigned int v6129 = v6116 + v6128;  // kernels/gemm/gemm_tiles.hpp:256
       iron_frag_load_shared<true, 6, 3>(v279, shm1, v6129, 64u);
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v6136 = v6123 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
+      const unsigned int v6136 = v6123 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
       iron_frag_load_shared<false, 6, 3>(v277, shm0, v6136, 64u);
-      const unsigned int v6142 = v6129 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+      const unsigned int v6142 = v6129 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
       iron_frag_load_shared<true, 6, 3>(v279, shm1, v6142, 64u);
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v6148 = v6123 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
+      const unsigned int v6148 = v6123 + 32u;  // kernels/gemm/gemm_tiles.hpp:252
       iron_frag_load_shared<false, 6, 3>(v277, shm0, v6148, 64u);
-      const unsigned int v6154 = v6129 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
+      const unsigned int v6154 = v6129 + 32u;  // kernels/gemm/gemm_tiles.hpp:256
       iron_frag_load_shared<true, 6, 3>(v279, shm1, v6154, 64u);
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v6160 = v6123 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
+      const unsigned int v6160 = v6123 + 48u;  // kernels/gemm/gemm_tiles.hpp:252
       iron_frag_load_shared<false, 6, 3>(v277, shm0, v6160, 64u);
-      const unsigned int v6166 = v6129 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
+      const unsigned int v6166 = v6129 + 48u;  // kernels/gemm/gemm_tiles.hpp:256
       iron_frag_load_shared<true, 6, 3>(v279, shm1, v6166, 64u);
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v6169 = v6110 + 128u;  // kernels/gemm/gemm_tiles.hpp:267
+      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
+      const unsigned int v6169 = v6110 + 128u;  // kernels/gemm/gemm_tiles.hpp:268
       const unsigned int v6171 = v6112 + 2u;
       const unsigned int v6172 = v6171 % 3u;
       const bool v6173 = v6169 < v18;
       if (v6173) {
-        const unsigned int v6175 = v6172 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
+        const unsigned int v6175 = v6172 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
         const bool v6176 = !v91;  // kernels/convolution/im2col_a.hpp:90
         if (v6176) {
           const unsigned int v6180 = v118 & 7u;  // kernels/convolution/im2col_a.hpp:109
@@ -1474,22 +1474,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
         const unsigned int v6781 = v6780 + v6766;
         iron_copy_async<16>(shm1 + (v6781 ^ (((v6781 >> 6u) & 7u) << 3u)), weight + v6777, v6771);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:268
     }
     __syncthreads();
   } else {
     const unsigned int v971 = blockDim.x;  // kernels/convolution/im2col_a.hpp:156
     const unsigned int v1030 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
-    const unsigned int v1084 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v1090 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
-    const unsigned int v1098 = v1084 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v1104 = v1090 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
-    const unsigned int v1110 = v1084 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v1116 = v1090 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
-    const unsigned int v1122 = v1084 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v1128 = v1090 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v1084 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v1090 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:256
+    const unsigned int v1098 = v1084 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v1104 = v1090 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
+    const unsigned int v1110 = v1084 + 32u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v1116 = v1090 + 32u;  // kernels/gemm/gemm_tiles.hpp:256
+    const unsigned int v1122 = v1084 + 48u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v1128 = v1090 + 48u;  // kernels/gemm/gemm_tiles.hpp:256
 
-    for (unsigned int v970 = 0u; v970 < v18; v970 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
+    for (unsigned int v970 = 0u; v970 < v18; v970 += 64u) {  // kernels/gemm/gemm_tiles.hpp:273
       for (unsigned int v974 = v118; v974 < 8192u; v974 += v971) {  // kernels/convolution/im2col_a.hpp:156
         const unsigned int v976 = v974 >> 6u;  // kernels/convolution/im2col_a.hpp:157
         const unsigned int v978 = v974 & 63u;  // kernels/convolution/im2col_a.hpp:158
@@ -1566,23 +1566,23 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
           shm1[(v1077 ^ (((v1077 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:275
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1084, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1090, 64u);  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1098, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1104, 64u);  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1110, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1116, 64u);  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1122, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1128, 64u);  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:277
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:276
+      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1084, 64u);  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1090, 64u);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1098, 64u);  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1104, 64u);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1110, 64u);  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1116, 64u);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1122, 64u);  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1128, 64u);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:278
     }
   }
-  const unsigned int v1129 = v67 + v273;  // kernels/gemm/gemm_tiles.hpp:280
+  const unsigned int v1129 = v67 + v273;  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1130 = v63 + v269;
   const unsigned int v1135 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:88
   const bool v1136 = v1135 == 0u;

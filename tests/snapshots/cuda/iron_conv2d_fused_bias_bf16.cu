@@ -469,16 +469,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
   const unsigned int v261 = v253 ? v260 : 0u;
   const unsigned int v263 = v249 * v1;  // kernels/convolution/im2col_a.hpp:191
   const unsigned int v264 = v253 ? v263 : 0u;
-  const unsigned int v265 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:241
-  const unsigned int v268 = v265 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const unsigned int v265 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:242
+  const unsigned int v268 = v265 >> 1u;  // kernels/gemm/gemm_tiles.hpp:243
   const unsigned int v269 = v268 << 6u;
-  const unsigned int v272 = v265 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
+  const unsigned int v272 = v265 & 1u;  // kernels/gemm/gemm_tiles.hpp:244
   const unsigned int v273 = v272 << 6u;
-  iron_frag<float, 2, 64, 64> v275;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag<float, 2, 64, 64> v275;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v275, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v277;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag<iron_bf16, 0, 64, 16> v277;  // kernels/gemm/gemm_tiles.hpp:247
   iron_frag_fill(v277, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v279;  // kernels/gemm/gemm_tiles.hpp:247
+  iron_frag<iron_bf16, 1, 16, 64> v279;  // kernels/gemm/gemm_tiles.hpp:248
   iron_frag_fill(v279, iron_f32_to_bf16(0.0f));
   const unsigned int v282 = v3 & 7u;  // kernels/convolution/im2col_a.hpp:51
   const bool v283 = v282 == 0u;
@@ -490,13 +490,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
   const unsigned int v296 = v70 & 7u;
   const bool v297 = v296 == 0u;
   const bool v298 = v293 && v297;
-  const bool v299 = v289 && v298;  // kernels/gemm/gemm_tiles.hpp:260
+  const bool v299 = v289 && v298;  // kernels/gemm/gemm_tiles.hpp:261
   if (v299) {
-    for (unsigned int v6650 = 0u; v6650 < 2u; v6650 += 1u) {  // kernels/gemm/gemm_tiles.hpp:267
+    for (unsigned int v6650 = 0u; v6650 < 2u; v6650 += 1u) {  // kernels/gemm/gemm_tiles.hpp:268
       const unsigned int v6651 = v6650 << 6u;
       const bool v6653 = v6651 < v18;
       if (v6653) {
-        const unsigned int v6655 = v6650 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
+        const unsigned int v6655 = v6650 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
         const bool v6656 = !v91;  // kernels/convolution/im2col_a.hpp:90
         if (v6656) {
           const unsigned int v6660 = v118 & 7u;  // kernels/convolution/im2col_a.hpp:109
@@ -968,43 +968,43 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
         const unsigned int v7261 = v7260 + v7246;
         iron_copy_async<16>(shm1 + (v7261 ^ (((v7261 >> 6u) & 7u) << 3u)), weight + v7257, v7251);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:268
     }
-    const unsigned int v7274 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v7280 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v7274 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v7280 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:256
 
-    for (unsigned int v7262 = 0u; v7262 < v18; v7262 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
+    for (unsigned int v7262 = 0u; v7262 < v18; v7262 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
       const unsigned int v7264 = v7262 >> 6u;
       const unsigned int v7266 = v7264 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v7268 = v7266 << 13u;  // kernels/gemm/gemm_tiles.hpp:269
-      const unsigned int v7275 = v7268 + v7274;  // kernels/gemm/gemm_tiles.hpp:251
+      const unsigned int v7268 = v7266 << 13u;  // kernels/gemm/gemm_tiles.hpp:270
+      const unsigned int v7275 = v7268 + v7274;  // kernels/gemm/gemm_tiles.hpp:252
       iron_frag_load_shared<false, 6, 3>(v277, shm0, v7275, 64u);
-      const unsigned int v7281 = v7268 + v7280;  // kernels/gemm/gemm_tiles.hpp:255
+      const unsigned int v7281 = v7268 + v7280;  // kernels/gemm/gemm_tiles.hpp:256
       iron_frag_load_shared<true, 6, 3>(v279, shm1, v7281, 64u);
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v7288 = v7275 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
+      const unsigned int v7288 = v7275 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
       iron_frag_load_shared<false, 6, 3>(v277, shm0, v7288, 64u);
-      const unsigned int v7294 = v7281 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+      const unsigned int v7294 = v7281 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
       iron_frag_load_shared<true, 6, 3>(v279, shm1, v7294, 64u);
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v7300 = v7275 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
+      const unsigned int v7300 = v7275 + 32u;  // kernels/gemm/gemm_tiles.hpp:252
       iron_frag_load_shared<false, 6, 3>(v277, shm0, v7300, 64u);
-      const unsigned int v7306 = v7281 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
+      const unsigned int v7306 = v7281 + 32u;  // kernels/gemm/gemm_tiles.hpp:256
       iron_frag_load_shared<true, 6, 3>(v279, shm1, v7306, 64u);
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v7312 = v7275 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
+      const unsigned int v7312 = v7275 + 48u;  // kernels/gemm/gemm_tiles.hpp:252
       iron_frag_load_shared<false, 6, 3>(v277, shm0, v7312, 64u);
-      const unsigned int v7318 = v7281 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
+      const unsigned int v7318 = v7281 + 48u;  // kernels/gemm/gemm_tiles.hpp:256
       iron_frag_load_shared<true, 6, 3>(v279, shm1, v7318, 64u);
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v7321 = v7262 + 128u;  // kernels/gemm/gemm_tiles.hpp:267
+      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
+      const unsigned int v7321 = v7262 + 128u;  // kernels/gemm/gemm_tiles.hpp:268
       const unsigned int v7323 = v7264 + 2u;
       const unsigned int v7324 = v7323 % 3u;
       const bool v7325 = v7321 < v18;
       if (v7325) {
-        const unsigned int v7327 = v7324 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
+        const unsigned int v7327 = v7324 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
         const bool v7328 = !v91;  // kernels/convolution/im2col_a.hpp:90
         if (v7328) {
           const unsigned int v7332 = v118 & 7u;  // kernels/convolution/im2col_a.hpp:109
@@ -1476,22 +1476,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
         const unsigned int v7933 = v7932 + v7918;
         iron_copy_async<16>(shm1 + (v7933 ^ (((v7933 >> 6u) & 7u) << 3u)), weight + v7929, v7923);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:268
     }
     __syncthreads();
   } else {
     const unsigned int v971 = blockDim.x;  // kernels/convolution/im2col_a.hpp:156
     const unsigned int v1030 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
-    const unsigned int v1084 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v1090 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
-    const unsigned int v1098 = v1084 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v1104 = v1090 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
-    const unsigned int v1110 = v1084 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v1116 = v1090 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
-    const unsigned int v1122 = v1084 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v1128 = v1090 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v1084 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v1090 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:256
+    const unsigned int v1098 = v1084 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v1104 = v1090 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
+    const unsigned int v1110 = v1084 + 32u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v1116 = v1090 + 32u;  // kernels/gemm/gemm_tiles.hpp:256
+    const unsigned int v1122 = v1084 + 48u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v1128 = v1090 + 48u;  // kernels/gemm/gemm_tiles.hpp:256
 
-    for (unsigned int v970 = 0u; v970 < v18; v970 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
+    for (unsigned int v970 = 0u; v970 < v18; v970 += 64u) {  // kernels/gemm/gemm_tiles.hpp:273
       for (unsigned int v974 = v118; v974 < 8192u; v974 += v971) {  // kernels/convolution/im2col_a.hpp:156
         const unsigned int v976 = v974 >> 6u;  // kernels/convolution/im2col_a.hpp:157
         const unsigned int v978 = v974 & 63u;  // kernels/convolution/im2col_a.hpp:158
@@ -1568,23 +1568,23 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
           shm1[(v1077 ^ (((v1077 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:275
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1084, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1090, 64u);  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1098, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1104, 64u);  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1110, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1116, 64u);  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1122, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1128, 64u);  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:277
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:276
+      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1084, 64u);  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1090, 64u);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1098, 64u);  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1104, 64u);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1110, 64u);  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1116, 64u);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1122, 64u);  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1128, 64u);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:278
     }
   }
-  const unsigned int v1129 = v67 + v273;  // kernels/gemm/gemm_tiles.hpp:280
+  const unsigned int v1129 = v67 + v273;  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1130 = v63 + v269;
   const unsigned int v1135 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:88
   const bool v1136 = v1135 == 0u;

@@ -469,16 +469,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
   const unsigned int v261 = v253 ? v260 : 0u;
   const unsigned int v263 = v249 * v1;  // kernels/convolution/im2col_a.hpp:191
   const unsigned int v264 = v253 ? v263 : 0u;
-  const unsigned int v265 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:241
-  const unsigned int v268 = v265 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const unsigned int v265 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:242
+  const unsigned int v268 = v265 >> 1u;  // kernels/gemm/gemm_tiles.hpp:243
   const unsigned int v269 = v268 << 6u;
-  const unsigned int v272 = v265 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
+  const unsigned int v272 = v265 & 1u;  // kernels/gemm/gemm_tiles.hpp:244
   const unsigned int v273 = v272 << 6u;
-  iron_frag<float, 2, 64, 64> v275;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag<float, 2, 64, 64> v275;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v275, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v277;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag<iron_bf16, 0, 64, 16> v277;  // kernels/gemm/gemm_tiles.hpp:247
   iron_frag_fill(v277, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v279;  // kernels/gemm/gemm_tiles.hpp:247
+  iron_frag<iron_bf16, 1, 16, 64> v279;  // kernels/gemm/gemm_tiles.hpp:248
   iron_frag_fill(v279, iron_f32_to_bf16(0.0f));
   const unsigned int v282 = v3 & 7u;  // kernels/convolution/im2col_a.hpp:51
   const bool v283 = v282 == 0u;
@@ -490,13 +490,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
   const unsigned int v296 = v70 & 7u;
   const bool v297 = v296 == 0u;
   const bool v298 = v293 && v297;
-  const bool v299 = v289 && v298;  // kernels/gemm/gemm_tiles.hpp:260
+  const bool v299 = v289 && v298;  // kernels/gemm/gemm_tiles.hpp:261
   if (v299) {
-    for (unsigned int v7418 = 0u; v7418 < 2u; v7418 += 1u) {  // kernels/gemm/gemm_tiles.hpp:267
+    for (unsigned int v7418 = 0u; v7418 < 2u; v7418 += 1u) {  // kernels/gemm/gemm_tiles.hpp:268
       const unsigned int v7419 = v7418 << 6u;
       const bool v7421 = v7419 < v18;
       if (v7421) {
-        const unsigned int v7423 = v7418 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
+        const unsigned int v7423 = v7418 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
         const bool v7424 = !v91;  // kernels/convolution/im2col_a.hpp:90
         if (v7424) {
           const unsigned int v7428 = v118 & 7u;  // kernels/convolution/im2col_a.hpp:109
@@ -968,43 +968,43 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
         const unsigned int v8029 = v8028 + v8014;
         iron_copy_async<16>(shm1 + (v8029 ^ (((v8029 >> 6u) & 7u) << 3u)), weight + v8025, v8019);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:268
     }
-    const unsigned int v8042 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v8048 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v8042 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v8048 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:256
 
-    for (unsigned int v8030 = 0u; v8030 < v18; v8030 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
+    for (unsigned int v8030 = 0u; v8030 < v18; v8030 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
       const unsigned int v8032 = v8030 >> 6u;
       const unsigned int v8034 = v8032 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v8036 = v8034 << 13u;  // kernels/gemm/gemm_tiles.hpp:269
-      const unsigned int v8043 = v8036 + v8042;  // kernels/gemm/gemm_tiles.hpp:251
+      const unsigned int v8036 = v8034 << 13u;  // kernels/gemm/gemm_tiles.hpp:270
+      const unsigned int v8043 = v8036 + v8042;  // kernels/gemm/gemm_tiles.hpp:252
       iron_frag_load_shared<false, 6, 3>(v277, shm0, v8043, 64u);
-      const unsigned int v8049 = v8036 + v8048;  // kernels/gemm/gemm_tiles.hpp:255
+      const unsigned int v8049 = v8036 + v8048;  // kernels/gemm/gemm_tiles.hpp:256
       iron_frag_load_shared<true, 6, 3>(v279, shm1, v8049, 64u);
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v8056 = v8043 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
+      const unsigned int v8056 = v8043 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
       iron_frag_load_shared<false, 6, 3>(v277, shm0, v8056, 64u);
-      const unsigned int v8062 = v8049 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+      const unsigned int v8062 = v8049 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
       iron_frag_load_shared<true, 6, 3>(v279, shm1, v8062, 64u);
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v8068 = v8043 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
+      const unsigned int v8068 = v8043 + 32u;  // kernels/gemm/gemm_tiles.hpp:252
       iron_frag_load_shared<false, 6, 3>(v277, shm0, v8068, 64u);
-      const unsigned int v8074 = v8049 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
+      const unsigned int v8074 = v8049 + 32u;  // kernels/gemm/gemm_tiles.hpp:256
       iron_frag_load_shared<true, 6, 3>(v279, shm1, v8074, 64u);
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v8080 = v8043 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
+      const unsigned int v8080 = v8043 + 48u;  // kernels/gemm/gemm_tiles.hpp:252
       iron_frag_load_shared<false, 6, 3>(v277, shm0, v8080, 64u);
-      const unsigned int v8086 = v8049 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
+      const unsigned int v8086 = v8049 + 48u;  // kernels/gemm/gemm_tiles.hpp:256
       iron_frag_load_shared<true, 6, 3>(v279, shm1, v8086, 64u);
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v8089 = v8030 + 128u;  // kernels/gemm/gemm_tiles.hpp:267
+      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
+      const unsigned int v8089 = v8030 + 128u;  // kernels/gemm/gemm_tiles.hpp:268
       const unsigned int v8091 = v8032 + 2u;
       const unsigned int v8092 = v8091 % 3u;
       const bool v8093 = v8089 < v18;
       if (v8093) {
-        const unsigned int v8095 = v8092 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
+        const unsigned int v8095 = v8092 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
         const bool v8096 = !v91;  // kernels/convolution/im2col_a.hpp:90
         if (v8096) {
           const unsigned int v8100 = v118 & 7u;  // kernels/convolution/im2col_a.hpp:109
@@ -1476,22 +1476,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
         const unsigned int v8701 = v8700 + v8686;
         iron_copy_async<16>(shm1 + (v8701 ^ (((v8701 >> 6u) & 7u) << 3u)), weight + v8697, v8691);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:268
     }
     __syncthreads();
   } else {
     const unsigned int v971 = blockDim.x;  // kernels/convolution/im2col_a.hpp:156
     const unsigned int v1030 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
-    const unsigned int v1084 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v1090 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
-    const unsigned int v1098 = v1084 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v1104 = v1090 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
-    const unsigned int v1110 = v1084 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v1116 = v1090 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
-    const unsigned int v1122 = v1084 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v1128 = v1090 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v1084 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v1090 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:256
+    const unsigned int v1098 = v1084 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v1104 = v1090 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
+    const unsigned int v1110 = v1084 + 32u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v1116 = v1090 + 32u;  // kernels/gemm/gemm_tiles.hpp:256
+    const unsigned int v1122 = v1084 + 48u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v1128 = v1090 + 48u;  // kernels/gemm/gemm_tiles.hpp:256
 
-    for (unsigned int v970 = 0u; v970 < v18; v970 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
+    for (unsigned int v970 = 0u; v970 < v18; v970 += 64u) {  // kernels/gemm/gemm_tiles.hpp:273
       for (unsigned int v974 = v118; v974 < 8192u; v974 += v971) {  // kernels/convolution/im2col_a.hpp:156
         const unsigned int v976 = v974 >> 6u;  // kernels/convolution/im2col_a.hpp:157
         const unsigned int v978 = v974 & 63u;  // kernels/convolution/im2col_a.hpp:158
@@ -1568,23 +1568,23 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
           shm1[(v1077 ^ (((v1077 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:275
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1084, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1090, 64u);  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1098, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1104, 64u);  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1110, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1116, 64u);  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1122, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1128, 64u);  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:277
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:276
+      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1084, 64u);  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1090, 64u);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1098, 64u);  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1104, 64u);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1110, 64u);  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1116, 64u);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1122, 64u);  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1128, 64u);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:278
     }
   }
-  const unsigned int v1129 = v67 + v273;  // kernels/gemm/gemm_tiles.hpp:280
+  const unsigned int v1129 = v67 + v273;  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1130 = v63 + v269;
   const unsigned int v1135 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:88
   const bool v1136 = v1135 == 0u;

@@ -485,16 +485,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
   const unsigned int v261 = v253 ? v260 : 0u;
   const unsigned int v263 = v249 * v1;  // kernels/convolution/im2col_a.hpp:191
   const unsigned int v264 = v253 ? v263 : 0u;
-  const unsigned int v265 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:241
-  const unsigned int v268 = v265 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const unsigned int v265 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:242
+  const unsigned int v268 = v265 >> 1u;  // kernels/gemm/gemm_tiles.hpp:243
   const unsigned int v269 = v268 << 6u;
-  const unsigned int v272 = v265 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
+  const unsigned int v272 = v265 & 1u;  // kernels/gemm/gemm_tiles.hpp:244
   const unsigned int v273 = v272 << 6u;
-  iron_frag<float, 2, 64, 64> v275;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag<float, 2, 64, 64> v275;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v275, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v277;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag<iron_bf16, 0, 64, 16> v277;  // kernels/gemm/gemm_tiles.hpp:247
   iron_frag_fill(v277, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v279;  // kernels/gemm/gemm_tiles.hpp:247
+  iron_frag<iron_bf16, 1, 16, 64> v279;  // kernels/gemm/gemm_tiles.hpp:248
   iron_frag_fill(v279, iron_f32_to_bf16(0.0f));
   const unsigned int v282 = v3 & 7u;  // kernels/convolution/im2col_a.hpp:51
   const bool v283 = v282 == 0u;
@@ -506,13 +506,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
   const unsigned int v296 = v70 & 7u;
   const bool v297 = v296 == 0u;
   const bool v298 = v293 && v297;
-  const bool v299 = v289 && v298;  // kernels/gemm/gemm_tiles.hpp:260
+  const bool v299 = v289 && v298;  // kernels/gemm/gemm_tiles.hpp:261
   if (v299) {
-    for (unsigned int v9338 = 0u; v9338 < 2u; v9338 += 1u) {  // kernels/gemm/gemm_tiles.hpp:267
+    for (unsigned int v9338 = 0u; v9338 < 2u; v9338 += 1u) {  // kernels/gemm/gemm_tiles.hpp:268
       const unsigned int v9339 = v9338 << 6u;
       const bool v9341 = v9339 < v18;
       if (v9341) {
-        const unsigned int v9343 = v9338 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
+        const unsigned int v9343 = v9338 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
         const bool v9344 = !v91;  // kernels/convolution/im2col_a.hpp:90
         if (v9344) {
           const unsigned int v9348 = v118 & 7u;  // kernels/convolution/im2col_a.hpp:109
@@ -984,43 +984,43 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
         const unsigned int v9949 = v9948 + v9934;
         iron_copy_async<16>(shm1 + (v9949 ^ (((v9949 >> 6u) & 7u) << 3u)), weight + v9945, v9939);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:268
     }
-    const unsigned int v9962 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v9968 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v9962 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v9968 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:256
 
-    for (unsigned int v9950 = 0u; v9950 < v18; v9950 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
+    for (unsigned int v9950 = 0u; v9950 < v18; v9950 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
       const unsigned int v9952 = v9950 >> 6u;
       const unsigned int v9954 = v9952 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v9956 = v9954 << 13u;  // kernels/gemm/gemm_tiles.hpp:269
-      const unsigned int v9963 = v9956 + v9962;  // kernels/gemm/gemm_tiles.hpp:251
+      const unsigned int v9956 = v9954 << 13u;  // kernels/gemm/gemm_tiles.hpp:270
+      const unsigned int v9963 = v9956 + v9962;  // kernels/gemm/gemm_tiles.hpp:252
       iron_frag_load_shared<false, 6, 3>(v277, shm0, v9963, 64u);
-      const unsigned int v9969 = v9956 + v9968;  // kernels/gemm/gemm_tiles.hpp:255
+      const unsigned int v9969 = v9956 + v9968;  // kernels/gemm/gemm_tiles.hpp:256
       iron_frag_load_shared<true, 6, 3>(v279, shm1, v9969, 64u);
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v9976 = v9963 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
+      const unsigned int v9976 = v9963 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
       iron_frag_load_shared<false, 6, 3>(v277, shm0, v9976, 64u);
-      const unsigned int v9982 = v9969 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+      const unsigned int v9982 = v9969 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
       iron_frag_load_shared<true, 6, 3>(v279, shm1, v9982, 64u);
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v9988 = v9963 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
+      const unsigned int v9988 = v9963 + 32u;  // kernels/gemm/gemm_tiles.hpp:252
       iron_frag_load_shared<false, 6, 3>(v277, shm0, v9988, 64u);
-      const unsigned int v9994 = v9969 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
+      const unsigned int v9994 = v9969 + 32u;  // kernels/gemm/gemm_tiles.hpp:256
       iron_frag_load_shared<true, 6, 3>(v279, shm1, v9994, 64u);
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v10000 = v9963 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
+      const unsigned int v10000 = v9963 + 48u;  // kernels/gemm/gemm_tiles.hpp:252
       iron_frag_load_shared<false, 6, 3>(v277, shm0, v10000, 64u);
-      const unsigned int v10006 = v9969 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
+      const unsigned int v10006 = v9969 + 48u;  // kernels/gemm/gemm_tiles.hpp:256
       iron_frag_load_shared<true, 6, 3>(v279, shm1, v10006, 64u);
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v10009 = v9950 + 128u;  // kernels/gemm/gemm_tiles.hpp:267
+      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
+      const unsigned int v10009 = v9950 + 128u;  // kernels/gemm/gemm_tiles.hpp:268
       const unsigned int v10011 = v9952 + 2u;
       const unsigned int v10012 = v10011 % 3u;
       const bool v10013 = v10009 < v18;
       if (v10013) {
-        const unsigned int v10015 = v10012 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
+        const unsigned int v10015 = v10012 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
         const bool v10016 = !v91;  // kernels/convolution/im2col_a.hpp:90
         if (v10016) {
           const unsigned int v10020 = v118 & 7u;  // kernels/convolution/im2col_a.hpp:109
@@ -1492,22 +1492,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
         const unsigned int v10621 = v10620 + v10606;
         iron_copy_async<16>(shm1 + (v10621 ^ (((v10621 >> 6u) & 7u) << 3u)), weight + v10617, v10611);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:268
     }
     __syncthreads();
   } else {
     const unsigned int v971 = blockDim.x;  // kernels/convolution/im2col_a.hpp:156
     const unsigned int v1030 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
-    const unsigned int v1084 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v1090 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
-    const unsigned int v1098 = v1084 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v1104 = v1090 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
-    const unsigned int v1110 = v1084 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v1116 = v1090 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
-    const unsigned int v1122 = v1084 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v1128 = v1090 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v1084 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v1090 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:256
+    const unsigned int v1098 = v1084 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v1104 = v1090 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
+    const unsigned int v1110 = v1084 + 32u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v1116 = v1090 + 32u;  // kernels/gemm/gemm_tiles.hpp:256
+    const unsigned int v1122 = v1084 + 48u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v1128 = v1090 + 48u;  // kernels/gemm/gemm_tiles.hpp:256
 
-    for (unsigned int v970 = 0u; v970 < v18; v970 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
+    for (unsigned int v970 = 0u; v970 < v18; v970 += 64u) {  // kernels/gemm/gemm_tiles.hpp:273
       for (unsigned int v974 = v118; v974 < 8192u; v974 += v971) {  // kernels/convolution/im2col_a.hpp:156
         const unsigned int v976 = v974 >> 6u;  // kernels/convolution/im2col_a.hpp:157
         const unsigned int v978 = v974 & 63u;  // kernels/convolution/im2col_a.hpp:158
@@ -1584,23 +1584,23 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
           shm1[(v1077 ^ (((v1077 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:275
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1084, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1090, 64u);  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1098, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1104, 64u);  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1110, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1116, 64u);  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1122, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1128, 64u);  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:277
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:276
+      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1084, 64u);  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1090, 64u);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1098, 64u);  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1104, 64u);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1110, 64u);  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1116, 64u);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1122, 64u);  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1128, 64u);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:278
     }
   }
-  const unsigned int v1129 = v67 + v273;  // kernels/gemm/gemm_tiles.hpp:280
+  const unsigned int v1129 = v67 + v273;  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1130 = v63 + v269;
   const unsigned int v1135 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:88
   const bool v1136 = v1135 == 0u;

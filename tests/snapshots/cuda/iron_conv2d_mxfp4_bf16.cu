@@ -406,26 +406,26 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_mxfp4_bf16(
   const unsigned int v186 = v178 ? v185 : 0u;
   const unsigned int v188 = v174 * v1;  // kernels/convolution/im2col_a.hpp:191
   const unsigned int v189 = v178 ? v188 : 0u;
-  const unsigned int v190 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:241
-  const unsigned int v193 = v190 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const unsigned int v190 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:242
+  const unsigned int v193 = v190 >> 1u;  // kernels/gemm/gemm_tiles.hpp:243
   const unsigned int v194 = v193 << 6u;
-  const unsigned int v197 = v190 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
+  const unsigned int v197 = v190 & 1u;  // kernels/gemm/gemm_tiles.hpp:244
   const unsigned int v198 = v197 << 6u;
-  iron_frag<float, 2, 64, 64> v200;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag<float, 2, 64, 64> v200;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v200, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v202;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag<iron_bf16, 0, 64, 16> v202;  // kernels/gemm/gemm_tiles.hpp:247
   iron_frag_fill(v202, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v204;  // kernels/gemm/gemm_tiles.hpp:247
+  iron_frag<iron_bf16, 1, 16, 64> v204;  // kernels/gemm/gemm_tiles.hpp:248
   iron_frag_fill(v204, iron_f32_to_bf16(0.0f));
   const unsigned int v207 = v3 & 7u;  // kernels/convolution/im2col_a.hpp:51
   const bool v208 = v207 == 0u;
   const bool v214 = v208 && v208;
-  if (v214) {  // kernels/gemm/gemm_tiles.hpp:260
-    for (unsigned int v6862 = 0u; v6862 < 2u; v6862 += 1u) {  // kernels/gemm/gemm_tiles.hpp:267
+  if (v214) {  // kernels/gemm/gemm_tiles.hpp:261
+    for (unsigned int v6862 = 0u; v6862 < 2u; v6862 += 1u) {  // kernels/gemm/gemm_tiles.hpp:268
       const unsigned int v6863 = v6862 << 5u;
       const bool v6865 = v6863 < v18;
       if (v6865) {
-        const unsigned int v6867 = v6862 * 5120u;  // kernels/gemm/gemm_tiles.hpp:264
+        const unsigned int v6867 = v6862 * 5120u;  // kernels/gemm/gemm_tiles.hpp:265
         const bool v6868 = !v85;  // kernels/convolution/im2col_a.hpp:90
         if (v6868) {
           const unsigned int v6872 = v115 & 3u;  // kernels/convolution/im2col_a.hpp:109
@@ -1169,33 +1169,33 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_mxfp4_bf16(
         const unsigned int v8040 = v8039 + v7812;
         *reinterpret_cast<iron_bf16x8*>(shm1 + v8040) = iron_bf16x8{{v8014, v8017, v8020, v8023, v8026, v8029, v8032, v8035}};
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:268
     }
-    const unsigned int v8054 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v8060 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v8054 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v8060 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:256
 
-    for (unsigned int v8042 = 0u; v8042 < v18; v8042 += 32u) {  // kernels/gemm/gemm_tiles.hpp:267
+    for (unsigned int v8042 = 0u; v8042 < v18; v8042 += 32u) {  // kernels/gemm/gemm_tiles.hpp:268
       const unsigned int v8044 = v8042 >> 5u;
       const unsigned int v8046 = v8044 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v8048 = v8046 * 5120u;  // kernels/gemm/gemm_tiles.hpp:269
-      const unsigned int v8055 = v8048 + v8054;  // kernels/gemm/gemm_tiles.hpp:251
+      const unsigned int v8048 = v8046 * 5120u;  // kernels/gemm/gemm_tiles.hpp:270
+      const unsigned int v8055 = v8048 + v8054;  // kernels/gemm/gemm_tiles.hpp:252
       iron_frag_load_shared<false>(v202, shm0, v8055, 40u);
-      const unsigned int v8061 = v8048 + v8060;  // kernels/gemm/gemm_tiles.hpp:255
+      const unsigned int v8061 = v8048 + v8060;  // kernels/gemm/gemm_tiles.hpp:256
       iron_frag_load_shared<true>(v204, shm1, v8061, 40u);
-      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v8068 = v8055 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:258
+      const unsigned int v8068 = v8055 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
       iron_frag_load_shared<false>(v202, shm0, v8068, 40u);
-      const unsigned int v8074 = v8061 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+      const unsigned int v8074 = v8061 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
       iron_frag_load_shared<true>(v204, shm1, v8074, 40u);
-      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v8077 = v8042 + 64u;  // kernels/gemm/gemm_tiles.hpp:267
+      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:258
+      const unsigned int v8077 = v8042 + 64u;  // kernels/gemm/gemm_tiles.hpp:268
       const unsigned int v8079 = v8044 + 2u;
       const unsigned int v8080 = v8079 % 3u;
       const bool v8081 = v8077 < v18;
       if (v8081) {
-        const unsigned int v8083 = v8080 * 5120u;  // kernels/gemm/gemm_tiles.hpp:264
+        const unsigned int v8083 = v8080 * 5120u;  // kernels/gemm/gemm_tiles.hpp:265
         const bool v8084 = !v85;  // kernels/convolution/im2col_a.hpp:90
         if (v8084) {
           const unsigned int v8088 = v115 & 3u;  // kernels/convolution/im2col_a.hpp:109
@@ -1939,7 +1939,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_mxfp4_bf16(
         const unsigned int v9256 = v9255 + v9028;
         *reinterpret_cast<iron_bf16x8*>(shm1 + v9256) = iron_bf16x8{{v9230, v9233, v9236, v9239, v9242, v9245, v9248, v9251}};
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:268
     }
     __syncthreads();
   } else {
@@ -1991,12 +1991,12 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_mxfp4_bf16(
     const unsigned int v2262 = v2250 * v1547;  // kernels/gemm/quant_b.hpp:72
     const unsigned int v2463 = v2233 * 40u;  // kernels/gemm/quant_b.hpp:146
     const unsigned int v2465 = v2463 + v2237;
-    const unsigned int v2472 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v2478 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
-    const unsigned int v2486 = v2472 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v2492 = v2478 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v2472 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v2478 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:256
+    const unsigned int v2486 = v2472 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v2492 = v2478 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
 
-    for (unsigned int v1431 = 0u; v1431 < v18; v1431 += 32u) {  // kernels/gemm/gemm_tiles.hpp:272
+    for (unsigned int v1431 = 0u; v1431 < v18; v1431 += 32u) {  // kernels/gemm/gemm_tiles.hpp:273
       for (unsigned int v1435 = v115; v1435 < 4096u; v1435 += v1432) {  // kernels/convolution/im2col_a.hpp:156
         const unsigned int v1437 = v1435 >> 5u;  // kernels/convolution/im2col_a.hpp:157
         const unsigned int v1439 = v1435 & 31u;  // kernels/convolution/im2col_a.hpp:158
@@ -2569,17 +2569,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_mxfp4_bf16(
       const float v2459 = v2242 ? v2436 : 0.0f;
       const iron_bf16 v2460 = iron_f32_to_bf16(v2459);
       *reinterpret_cast<iron_bf16x8*>(shm1 + v2465) = iron_bf16x8{{v2439, v2442, v2445, v2448, v2451, v2454, v2457, v2460}};  // kernels/gemm/quant_b.hpp:146
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:275
-      iron_frag_load_shared<false>(v202, shm0, v2472, 40u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true>(v204, shm1, v2478, 40u);  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load_shared<false>(v202, shm0, v2486, 40u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true>(v204, shm1, v2492, 40u);  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:257
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:277
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:276
+      iron_frag_load_shared<false>(v202, shm0, v2472, 40u);  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<true>(v204, shm1, v2478, 40u);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load_shared<false>(v202, shm0, v2486, 40u);  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<true>(v204, shm1, v2492, 40u);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:258
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:278
     }
   }
-  const unsigned int v2493 = v67 + v198;  // kernels/gemm/gemm_tiles.hpp:280
+  const unsigned int v2493 = v67 + v198;  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v2494 = v63 + v194;
   const unsigned int v2495 = v14 * v4;  // kernels/convolution/conv_tiles.hpp:123
   const unsigned int v2499 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:88

@@ -260,6 +260,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
   extern __shared__ __align__(16) unsigned char iron_shared[];
   iron_bf16* const shm0 = reinterpret_cast<iron_bf16*>(iron_shared + 0);
   iron_bf16* const shm1 = reinterpret_cast<iron_bf16*>(iron_shared + 49152);
+  float* const shm2 = reinterpret_cast<float*>(iron_shared + 0);
 
   const unsigned int v1 = m;  // kernels/gemm/gemm.cpp:110
   const unsigned int v2 = n;
@@ -287,16 +288,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
   const unsigned int v30 = v29 << 7u;
   const unsigned int v31 = v7 * v5;  // kernels/gemm/gemm.cpp:104
   const unsigned int v32 = v7 * v4;  // kernels/gemm/gemm.cpp:103
-  const unsigned int v33 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:241
-  const unsigned int v36 = v33 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const unsigned int v33 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:242
+  const unsigned int v36 = v33 >> 1u;  // kernels/gemm/gemm_tiles.hpp:243
   const unsigned int v37 = v36 << 6u;
-  const unsigned int v40 = v33 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
+  const unsigned int v40 = v33 & 1u;  // kernels/gemm/gemm_tiles.hpp:244
   const unsigned int v41 = v40 << 6u;
-  iron_frag<float, 2, 64, 64> v43;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag<float, 2, 64, 64> v43;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v43, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v45;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag<iron_bf16, 0, 64, 16> v45;  // kernels/gemm/gemm_tiles.hpp:247
   iron_frag_fill(v45, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v47;  // kernels/gemm/gemm_tiles.hpp:247
+  iron_frag<iron_bf16, 1, 16, 64> v47;  // kernels/gemm/gemm_tiles.hpp:248
   iron_frag_fill(v47, iron_f32_to_bf16(0.0f));
   const unsigned int v50 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:203
   const bool v51 = v50 == 0u;
@@ -306,500 +307,500 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
   const unsigned int v63 = v5 & 7u;  // kernels/gemm/gemm_tiles.hpp:160
   const bool v64 = v63 == 0u;
   const bool v65 = v51 && v64;
-  const bool v66 = v56 && v65;  // kernels/gemm/gemm_tiles.hpp:260
+  const bool v66 = v56 && v65;  // kernels/gemm/gemm_tiles.hpp:261
   if (v66) {
-    for (unsigned int v2416 = 0u; v2416 < 2u; v2416 += 1u) {  // kernels/gemm/gemm_tiles.hpp:267
-      const unsigned int v2417 = v2416 << 6u;
-      const bool v2419 = v2417 < v3;
-      if (v2419) {
-        const unsigned int v2421 = v2416 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
-        const unsigned int v2423 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2426 = v2423 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2429 = v2423 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2430 = v2429 << 3u;
-        const unsigned int v2431 = v26 + v2426;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2432 = v2431 < v1;
-        const unsigned int v2433 = v2417 + v2430;
-        const bool v2434 = v2433 < v3;
-        const bool v2435 = v2432 && v2434;
-        const unsigned int v2437 = v2431 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2438 = v32 + v2437;
-        const unsigned int v2439 = v2438 + v2417;
-        const unsigned int v2440 = v2439 + v2430;
-        const unsigned int v2441 = v2435 ? v2440 : v32;
-        const unsigned int v2443 = v2426 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2444 = v2421 + v2443;
-        const unsigned int v2445 = v2444 + v2430;
-        iron_copy_async<16>(shm0 + (v2445 ^ (((v2445 >> 6u) & 7u) << 3u)), a + v2441, v2435);
-        const unsigned int v2448 = v2423 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2450 = v2448 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2453 = v2448 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2454 = v2453 << 3u;
-        const unsigned int v2455 = v26 + v2450;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2456 = v2455 < v1;
-        const unsigned int v2457 = v2417 + v2454;
-        const bool v2458 = v2457 < v3;
-        const bool v2459 = v2456 && v2458;
-        const unsigned int v2461 = v2455 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2462 = v32 + v2461;
-        const unsigned int v2463 = v2462 + v2417;
-        const unsigned int v2464 = v2463 + v2454;
-        const unsigned int v2465 = v2459 ? v2464 : v32;
-        const unsigned int v2467 = v2450 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2468 = v2421 + v2467;
-        const unsigned int v2469 = v2468 + v2454;
-        iron_copy_async<16>(shm0 + (v2469 ^ (((v2469 >> 6u) & 7u) << 3u)), a + v2465, v2459);
-        const unsigned int v2472 = v2423 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2474 = v2472 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2477 = v2472 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2478 = v2477 << 3u;
-        const unsigned int v2479 = v26 + v2474;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2480 = v2479 < v1;
-        const unsigned int v2481 = v2417 + v2478;
-        const bool v2482 = v2481 < v3;
-        const bool v2483 = v2480 && v2482;
-        const unsigned int v2485 = v2479 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2486 = v32 + v2485;
-        const unsigned int v2487 = v2486 + v2417;
-        const unsigned int v2488 = v2487 + v2478;
-        const unsigned int v2489 = v2483 ? v2488 : v32;
-        const unsigned int v2491 = v2474 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2492 = v2421 + v2491;
-        const unsigned int v2493 = v2492 + v2478;
-        iron_copy_async<16>(shm0 + (v2493 ^ (((v2493 >> 6u) & 7u) << 3u)), a + v2489, v2483);
-        const unsigned int v2496 = v2423 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2498 = v2496 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2501 = v2496 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2502 = v2501 << 3u;
-        const unsigned int v2503 = v26 + v2498;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2504 = v2503 < v1;
-        const unsigned int v2505 = v2417 + v2502;
-        const bool v2506 = v2505 < v3;
-        const bool v2507 = v2504 && v2506;
-        const unsigned int v2509 = v2503 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2510 = v32 + v2509;
-        const unsigned int v2511 = v2510 + v2417;
-        const unsigned int v2512 = v2511 + v2502;
-        const unsigned int v2513 = v2507 ? v2512 : v32;
-        const unsigned int v2515 = v2498 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2516 = v2421 + v2515;
-        const unsigned int v2517 = v2516 + v2502;
-        iron_copy_async<16>(shm0 + (v2517 ^ (((v2517 >> 6u) & 7u) << 3u)), a + v2513, v2507);
-        const unsigned int v2520 = v2423 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2522 = v2520 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2525 = v2520 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2526 = v2525 << 3u;
-        const unsigned int v2527 = v26 + v2522;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2528 = v2527 < v1;
-        const unsigned int v2529 = v2417 + v2526;
-        const bool v2530 = v2529 < v3;
-        const bool v2531 = v2528 && v2530;
-        const unsigned int v2533 = v2527 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2534 = v32 + v2533;
-        const unsigned int v2535 = v2534 + v2417;
-        const unsigned int v2536 = v2535 + v2526;
-        const unsigned int v2537 = v2531 ? v2536 : v32;
-        const unsigned int v2539 = v2522 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2540 = v2421 + v2539;
-        const unsigned int v2541 = v2540 + v2526;
-        iron_copy_async<16>(shm0 + (v2541 ^ (((v2541 >> 6u) & 7u) << 3u)), a + v2537, v2531);
-        const unsigned int v2544 = v2423 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2546 = v2544 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2549 = v2544 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2550 = v2549 << 3u;
-        const unsigned int v2551 = v26 + v2546;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2552 = v2551 < v1;
-        const unsigned int v2553 = v2417 + v2550;
-        const bool v2554 = v2553 < v3;
-        const bool v2555 = v2552 && v2554;
-        const unsigned int v2557 = v2551 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2558 = v32 + v2557;
-        const unsigned int v2559 = v2558 + v2417;
-        const unsigned int v2560 = v2559 + v2550;
-        const unsigned int v2561 = v2555 ? v2560 : v32;
-        const unsigned int v2563 = v2546 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2564 = v2421 + v2563;
-        const unsigned int v2565 = v2564 + v2550;
-        iron_copy_async<16>(shm0 + (v2565 ^ (((v2565 >> 6u) & 7u) << 3u)), a + v2561, v2555);
-        const unsigned int v2568 = v2423 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2570 = v2568 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2573 = v2568 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2574 = v2573 << 3u;
-        const unsigned int v2575 = v26 + v2570;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2576 = v2575 < v1;
-        const unsigned int v2577 = v2417 + v2574;
-        const bool v2578 = v2577 < v3;
-        const bool v2579 = v2576 && v2578;
-        const unsigned int v2581 = v2575 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2582 = v32 + v2581;
-        const unsigned int v2583 = v2582 + v2417;
-        const unsigned int v2584 = v2583 + v2574;
-        const unsigned int v2585 = v2579 ? v2584 : v32;
-        const unsigned int v2587 = v2570 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2588 = v2421 + v2587;
-        const unsigned int v2589 = v2588 + v2574;
-        iron_copy_async<16>(shm0 + (v2589 ^ (((v2589 >> 6u) & 7u) << 3u)), a + v2585, v2579);
-        const unsigned int v2592 = v2423 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2594 = v2592 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2597 = v2592 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2598 = v2597 << 3u;
-        const unsigned int v2599 = v26 + v2594;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2600 = v2599 < v1;
-        const unsigned int v2601 = v2417 + v2598;
-        const bool v2602 = v2601 < v3;
-        const bool v2603 = v2600 && v2602;
-        const unsigned int v2605 = v2599 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2606 = v32 + v2605;
-        const unsigned int v2607 = v2606 + v2417;
-        const unsigned int v2608 = v2607 + v2598;
-        const unsigned int v2609 = v2603 ? v2608 : v32;
-        const unsigned int v2611 = v2594 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2612 = v2421 + v2611;
-        const unsigned int v2613 = v2612 + v2598;
-        iron_copy_async<16>(shm0 + (v2613 ^ (((v2613 >> 6u) & 7u) << 3u)), a + v2609, v2603);
-        const unsigned int v2625 = v30 + v2426;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2626 = v2625 < v2;
-        const bool v2629 = v2626 && v2434;
-        const unsigned int v2631 = v2625 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2632 = v31 + v2631;
-        const unsigned int v2633 = v2632 + v2417;
-        const unsigned int v2634 = v2633 + v2430;
-        const unsigned int v2635 = v2629 ? v2634 : v31;
-        iron_copy_async<16>(shm1 + (v2445 ^ (((v2445 >> 6u) & 7u) << 3u)), b + v2635, v2629);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2649 = v30 + v2450;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2650 = v2649 < v2;
-        const bool v2653 = v2650 && v2458;
-        const unsigned int v2655 = v2649 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2656 = v31 + v2655;
-        const unsigned int v2657 = v2656 + v2417;
-        const unsigned int v2658 = v2657 + v2454;
-        const unsigned int v2659 = v2653 ? v2658 : v31;
-        iron_copy_async<16>(shm1 + (v2469 ^ (((v2469 >> 6u) & 7u) << 3u)), b + v2659, v2653);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2673 = v30 + v2474;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2674 = v2673 < v2;
-        const bool v2677 = v2674 && v2482;
-        const unsigned int v2679 = v2673 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2680 = v31 + v2679;
-        const unsigned int v2681 = v2680 + v2417;
-        const unsigned int v2682 = v2681 + v2478;
-        const unsigned int v2683 = v2677 ? v2682 : v31;
-        iron_copy_async<16>(shm1 + (v2493 ^ (((v2493 >> 6u) & 7u) << 3u)), b + v2683, v2677);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2697 = v30 + v2498;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2698 = v2697 < v2;
-        const bool v2701 = v2698 && v2506;
-        const unsigned int v2703 = v2697 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2704 = v31 + v2703;
-        const unsigned int v2705 = v2704 + v2417;
-        const unsigned int v2706 = v2705 + v2502;
-        const unsigned int v2707 = v2701 ? v2706 : v31;
-        iron_copy_async<16>(shm1 + (v2517 ^ (((v2517 >> 6u) & 7u) << 3u)), b + v2707, v2701);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2721 = v30 + v2522;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2722 = v2721 < v2;
-        const bool v2725 = v2722 && v2530;
-        const unsigned int v2727 = v2721 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2728 = v31 + v2727;
-        const unsigned int v2729 = v2728 + v2417;
-        const unsigned int v2730 = v2729 + v2526;
-        const unsigned int v2731 = v2725 ? v2730 : v31;
-        iron_copy_async<16>(shm1 + (v2541 ^ (((v2541 >> 6u) & 7u) << 3u)), b + v2731, v2725);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2745 = v30 + v2546;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2746 = v2745 < v2;
-        const bool v2749 = v2746 && v2554;
-        const unsigned int v2751 = v2745 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2752 = v31 + v2751;
-        const unsigned int v2753 = v2752 + v2417;
-        const unsigned int v2754 = v2753 + v2550;
-        const unsigned int v2755 = v2749 ? v2754 : v31;
-        iron_copy_async<16>(shm1 + (v2565 ^ (((v2565 >> 6u) & 7u) << 3u)), b + v2755, v2749);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2769 = v30 + v2570;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2770 = v2769 < v2;
-        const bool v2773 = v2770 && v2578;
-        const unsigned int v2775 = v2769 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2776 = v31 + v2775;
-        const unsigned int v2777 = v2776 + v2417;
-        const unsigned int v2778 = v2777 + v2574;
-        const unsigned int v2779 = v2773 ? v2778 : v31;
-        iron_copy_async<16>(shm1 + (v2589 ^ (((v2589 >> 6u) & 7u) << 3u)), b + v2779, v2773);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2793 = v30 + v2594;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2794 = v2793 < v2;
-        const bool v2797 = v2794 && v2602;
-        const unsigned int v2799 = v2793 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2800 = v31 + v2799;
-        const unsigned int v2801 = v2800 + v2417;
-        const unsigned int v2802 = v2801 + v2598;
-        const unsigned int v2803 = v2797 ? v2802 : v31;
-        iron_copy_async<16>(shm1 + (v2613 ^ (((v2613 >> 6u) & 7u) << 3u)), b + v2803, v2797);  // kernels/gemm/gemm_tiles.hpp:83
+    for (unsigned int v1833 = 0u; v1833 < 2u; v1833 += 1u) {  // kernels/gemm/gemm_tiles.hpp:268
+      const unsigned int v1834 = v1833 << 6u;
+      const bool v1836 = v1834 < v3;
+      if (v1836) {
+        const unsigned int v1838 = v1833 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
+        const unsigned int v1840 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v1843 = v1840 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v1846 = v1840 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v1847 = v1846 << 3u;
+        const unsigned int v1848 = v26 + v1843;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v1849 = v1848 < v1;
+        const unsigned int v1850 = v1834 + v1847;
+        const bool v1851 = v1850 < v3;
+        const bool v1852 = v1849 && v1851;
+        const unsigned int v1854 = v1848 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v1855 = v32 + v1854;
+        const unsigned int v1856 = v1855 + v1834;
+        const unsigned int v1857 = v1856 + v1847;
+        const unsigned int v1858 = v1852 ? v1857 : v32;
+        const unsigned int v1860 = v1843 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v1861 = v1838 + v1860;
+        const unsigned int v1862 = v1861 + v1847;
+        iron_copy_async<16>(shm0 + (v1862 ^ (((v1862 >> 6u) & 7u) << 3u)), a + v1858, v1852);
+        const unsigned int v1865 = v1840 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v1867 = v1865 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v1870 = v1865 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v1871 = v1870 << 3u;
+        const unsigned int v1872 = v26 + v1867;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v1873 = v1872 < v1;
+        const unsigned int v1874 = v1834 + v1871;
+        const bool v1875 = v1874 < v3;
+        const bool v1876 = v1873 && v1875;
+        const unsigned int v1878 = v1872 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v1879 = v32 + v1878;
+        const unsigned int v1880 = v1879 + v1834;
+        const unsigned int v1881 = v1880 + v1871;
+        const unsigned int v1882 = v1876 ? v1881 : v32;
+        const unsigned int v1884 = v1867 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v1885 = v1838 + v1884;
+        const unsigned int v1886 = v1885 + v1871;
+        iron_copy_async<16>(shm0 + (v1886 ^ (((v1886 >> 6u) & 7u) << 3u)), a + v1882, v1876);
+        const unsigned int v1889 = v1840 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v1891 = v1889 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v1894 = v1889 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v1895 = v1894 << 3u;
+        const unsigned int v1896 = v26 + v1891;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v1897 = v1896 < v1;
+        const unsigned int v1898 = v1834 + v1895;
+        const bool v1899 = v1898 < v3;
+        const bool v1900 = v1897 && v1899;
+        const unsigned int v1902 = v1896 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v1903 = v32 + v1902;
+        const unsigned int v1904 = v1903 + v1834;
+        const unsigned int v1905 = v1904 + v1895;
+        const unsigned int v1906 = v1900 ? v1905 : v32;
+        const unsigned int v1908 = v1891 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v1909 = v1838 + v1908;
+        const unsigned int v1910 = v1909 + v1895;
+        iron_copy_async<16>(shm0 + (v1910 ^ (((v1910 >> 6u) & 7u) << 3u)), a + v1906, v1900);
+        const unsigned int v1913 = v1840 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v1915 = v1913 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v1918 = v1913 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v1919 = v1918 << 3u;
+        const unsigned int v1920 = v26 + v1915;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v1921 = v1920 < v1;
+        const unsigned int v1922 = v1834 + v1919;
+        const bool v1923 = v1922 < v3;
+        const bool v1924 = v1921 && v1923;
+        const unsigned int v1926 = v1920 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v1927 = v32 + v1926;
+        const unsigned int v1928 = v1927 + v1834;
+        const unsigned int v1929 = v1928 + v1919;
+        const unsigned int v1930 = v1924 ? v1929 : v32;
+        const unsigned int v1932 = v1915 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v1933 = v1838 + v1932;
+        const unsigned int v1934 = v1933 + v1919;
+        iron_copy_async<16>(shm0 + (v1934 ^ (((v1934 >> 6u) & 7u) << 3u)), a + v1930, v1924);
+        const unsigned int v1937 = v1840 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v1939 = v1937 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v1942 = v1937 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v1943 = v1942 << 3u;
+        const unsigned int v1944 = v26 + v1939;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v1945 = v1944 < v1;
+        const unsigned int v1946 = v1834 + v1943;
+        const bool v1947 = v1946 < v3;
+        const bool v1948 = v1945 && v1947;
+        const unsigned int v1950 = v1944 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v1951 = v32 + v1950;
+        const unsigned int v1952 = v1951 + v1834;
+        const unsigned int v1953 = v1952 + v1943;
+        const unsigned int v1954 = v1948 ? v1953 : v32;
+        const unsigned int v1956 = v1939 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v1957 = v1838 + v1956;
+        const unsigned int v1958 = v1957 + v1943;
+        iron_copy_async<16>(shm0 + (v1958 ^ (((v1958 >> 6u) & 7u) << 3u)), a + v1954, v1948);
+        const unsigned int v1961 = v1840 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v1963 = v1961 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v1966 = v1961 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v1967 = v1966 << 3u;
+        const unsigned int v1968 = v26 + v1963;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v1969 = v1968 < v1;
+        const unsigned int v1970 = v1834 + v1967;
+        const bool v1971 = v1970 < v3;
+        const bool v1972 = v1969 && v1971;
+        const unsigned int v1974 = v1968 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v1975 = v32 + v1974;
+        const unsigned int v1976 = v1975 + v1834;
+        const unsigned int v1977 = v1976 + v1967;
+        const unsigned int v1978 = v1972 ? v1977 : v32;
+        const unsigned int v1980 = v1963 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v1981 = v1838 + v1980;
+        const unsigned int v1982 = v1981 + v1967;
+        iron_copy_async<16>(shm0 + (v1982 ^ (((v1982 >> 6u) & 7u) << 3u)), a + v1978, v1972);
+        const unsigned int v1985 = v1840 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v1987 = v1985 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v1990 = v1985 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v1991 = v1990 << 3u;
+        const unsigned int v1992 = v26 + v1987;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v1993 = v1992 < v1;
+        const unsigned int v1994 = v1834 + v1991;
+        const bool v1995 = v1994 < v3;
+        const bool v1996 = v1993 && v1995;
+        const unsigned int v1998 = v1992 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v1999 = v32 + v1998;
+        const unsigned int v2000 = v1999 + v1834;
+        const unsigned int v2001 = v2000 + v1991;
+        const unsigned int v2002 = v1996 ? v2001 : v32;
+        const unsigned int v2004 = v1987 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2005 = v1838 + v2004;
+        const unsigned int v2006 = v2005 + v1991;
+        iron_copy_async<16>(shm0 + (v2006 ^ (((v2006 >> 6u) & 7u) << 3u)), a + v2002, v1996);
+        const unsigned int v2009 = v1840 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2011 = v2009 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2014 = v2009 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2015 = v2014 << 3u;
+        const unsigned int v2016 = v26 + v2011;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2017 = v2016 < v1;
+        const unsigned int v2018 = v1834 + v2015;
+        const bool v2019 = v2018 < v3;
+        const bool v2020 = v2017 && v2019;
+        const unsigned int v2022 = v2016 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2023 = v32 + v2022;
+        const unsigned int v2024 = v2023 + v1834;
+        const unsigned int v2025 = v2024 + v2015;
+        const unsigned int v2026 = v2020 ? v2025 : v32;
+        const unsigned int v2028 = v2011 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2029 = v1838 + v2028;
+        const unsigned int v2030 = v2029 + v2015;
+        iron_copy_async<16>(shm0 + (v2030 ^ (((v2030 >> 6u) & 7u) << 3u)), a + v2026, v2020);
+        const unsigned int v2042 = v30 + v1843;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2043 = v2042 < v2;
+        const bool v2046 = v2043 && v1851;
+        const unsigned int v2048 = v2042 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2049 = v31 + v2048;
+        const unsigned int v2050 = v2049 + v1834;
+        const unsigned int v2051 = v2050 + v1847;
+        const unsigned int v2052 = v2046 ? v2051 : v31;
+        iron_copy_async<16>(shm1 + (v1862 ^ (((v1862 >> 6u) & 7u) << 3u)), b + v2052, v2046);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2066 = v30 + v1867;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2067 = v2066 < v2;
+        const bool v2070 = v2067 && v1875;
+        const unsigned int v2072 = v2066 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2073 = v31 + v2072;
+        const unsigned int v2074 = v2073 + v1834;
+        const unsigned int v2075 = v2074 + v1871;
+        const unsigned int v2076 = v2070 ? v2075 : v31;
+        iron_copy_async<16>(shm1 + (v1886 ^ (((v1886 >> 6u) & 7u) << 3u)), b + v2076, v2070);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2090 = v30 + v1891;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2091 = v2090 < v2;
+        const bool v2094 = v2091 && v1899;
+        const unsigned int v2096 = v2090 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2097 = v31 + v2096;
+        const unsigned int v2098 = v2097 + v1834;
+        const unsigned int v2099 = v2098 + v1895;
+        const unsigned int v2100 = v2094 ? v2099 : v31;
+        iron_copy_async<16>(shm1 + (v1910 ^ (((v1910 >> 6u) & 7u) << 3u)), b + v2100, v2094);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2114 = v30 + v1915;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2115 = v2114 < v2;
+        const bool v2118 = v2115 && v1923;
+        const unsigned int v2120 = v2114 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2121 = v31 + v2120;
+        const unsigned int v2122 = v2121 + v1834;
+        const unsigned int v2123 = v2122 + v1919;
+        const unsigned int v2124 = v2118 ? v2123 : v31;
+        iron_copy_async<16>(shm1 + (v1934 ^ (((v1934 >> 6u) & 7u) << 3u)), b + v2124, v2118);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2138 = v30 + v1939;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2139 = v2138 < v2;
+        const bool v2142 = v2139 && v1947;
+        const unsigned int v2144 = v2138 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2145 = v31 + v2144;
+        const unsigned int v2146 = v2145 + v1834;
+        const unsigned int v2147 = v2146 + v1943;
+        const unsigned int v2148 = v2142 ? v2147 : v31;
+        iron_copy_async<16>(shm1 + (v1958 ^ (((v1958 >> 6u) & 7u) << 3u)), b + v2148, v2142);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2162 = v30 + v1963;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2163 = v2162 < v2;
+        const bool v2166 = v2163 && v1971;
+        const unsigned int v2168 = v2162 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2169 = v31 + v2168;
+        const unsigned int v2170 = v2169 + v1834;
+        const unsigned int v2171 = v2170 + v1967;
+        const unsigned int v2172 = v2166 ? v2171 : v31;
+        iron_copy_async<16>(shm1 + (v1982 ^ (((v1982 >> 6u) & 7u) << 3u)), b + v2172, v2166);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2186 = v30 + v1987;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2187 = v2186 < v2;
+        const bool v2190 = v2187 && v1995;
+        const unsigned int v2192 = v2186 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2193 = v31 + v2192;
+        const unsigned int v2194 = v2193 + v1834;
+        const unsigned int v2195 = v2194 + v1991;
+        const unsigned int v2196 = v2190 ? v2195 : v31;
+        iron_copy_async<16>(shm1 + (v2006 ^ (((v2006 >> 6u) & 7u) << 3u)), b + v2196, v2190);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2210 = v30 + v2011;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2211 = v2210 < v2;
+        const bool v2214 = v2211 && v2019;
+        const unsigned int v2216 = v2210 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2217 = v31 + v2216;
+        const unsigned int v2218 = v2217 + v1834;
+        const unsigned int v2219 = v2218 + v2015;
+        const unsigned int v2220 = v2214 ? v2219 : v31;
+        iron_copy_async<16>(shm1 + (v2030 ^ (((v2030 >> 6u) & 7u) << 3u)), b + v2220, v2214);  // kernels/gemm/gemm_tiles.hpp:83
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:268
     }
-    const unsigned int v2820 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v2826 = v41 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v2237 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v2243 = v41 << 6u;  // kernels/gemm/gemm_tiles.hpp:256
 
-    for (unsigned int v2808 = 0u; v2808 < v3; v2808 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
-      const unsigned int v2810 = v2808 >> 6u;
-      const unsigned int v2812 = v2810 % 3u;
+    for (unsigned int v2225 = 0u; v2225 < v3; v2225 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      const unsigned int v2227 = v2225 >> 6u;
+      const unsigned int v2229 = v2227 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2814 = v2812 << 13u;  // kernels/gemm/gemm_tiles.hpp:269
-      const unsigned int v2821 = v2814 + v2820;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v2821, 64u);
-      const unsigned int v2827 = v2814 + v2826;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load_shared<true, 6, 3>(v47, shm1, v2827, 64u);
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v2834 = v2821 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v2834, 64u);
-      const unsigned int v2840 = v2827 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load_shared<true, 6, 3>(v47, shm1, v2840, 64u);
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v2846 = v2821 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v2846, 64u);
-      const unsigned int v2852 = v2827 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load_shared<true, 6, 3>(v47, shm1, v2852, 64u);
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v2858 = v2821 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v2858, 64u);
-      const unsigned int v2864 = v2827 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load_shared<true, 6, 3>(v47, shm1, v2864, 64u);
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v2867 = v2808 + 128u;  // kernels/gemm/gemm_tiles.hpp:267
-      const unsigned int v2869 = v2810 + 2u;
-      const unsigned int v2870 = v2869 % 3u;
-      const bool v2871 = v2867 < v3;
-      if (v2871) {
-        const unsigned int v2873 = v2870 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
-        const unsigned int v2875 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2878 = v2875 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2881 = v2875 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2882 = v2881 << 3u;
-        const unsigned int v2883 = v26 + v2878;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2884 = v2883 < v1;
-        const unsigned int v2885 = v2867 + v2882;
-        const bool v2886 = v2885 < v3;
-        const bool v2887 = v2884 && v2886;
-        const unsigned int v2889 = v2883 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2890 = v32 + v2889;
-        const unsigned int v2891 = v2890 + v2867;
-        const unsigned int v2892 = v2891 + v2882;
-        const unsigned int v2893 = v2887 ? v2892 : v32;
-        const unsigned int v2895 = v2878 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2896 = v2873 + v2895;
-        const unsigned int v2897 = v2896 + v2882;
-        iron_copy_async<16>(shm0 + (v2897 ^ (((v2897 >> 6u) & 7u) << 3u)), a + v2893, v2887);
-        const unsigned int v2900 = v2875 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2902 = v2900 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2905 = v2900 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2906 = v2905 << 3u;
-        const unsigned int v2907 = v26 + v2902;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2908 = v2907 < v1;
-        const unsigned int v2909 = v2867 + v2906;
-        const bool v2910 = v2909 < v3;
-        const bool v2911 = v2908 && v2910;
-        const unsigned int v2913 = v2907 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2914 = v32 + v2913;
-        const unsigned int v2915 = v2914 + v2867;
-        const unsigned int v2916 = v2915 + v2906;
-        const unsigned int v2917 = v2911 ? v2916 : v32;
-        const unsigned int v2919 = v2902 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2920 = v2873 + v2919;
-        const unsigned int v2921 = v2920 + v2906;
-        iron_copy_async<16>(shm0 + (v2921 ^ (((v2921 >> 6u) & 7u) << 3u)), a + v2917, v2911);
-        const unsigned int v2924 = v2875 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2926 = v2924 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2929 = v2924 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2930 = v2929 << 3u;
-        const unsigned int v2931 = v26 + v2926;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2932 = v2931 < v1;
-        const unsigned int v2933 = v2867 + v2930;
-        const bool v2934 = v2933 < v3;
-        const bool v2935 = v2932 && v2934;
-        const unsigned int v2937 = v2931 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2938 = v32 + v2937;
-        const unsigned int v2939 = v2938 + v2867;
-        const unsigned int v2940 = v2939 + v2930;
-        const unsigned int v2941 = v2935 ? v2940 : v32;
-        const unsigned int v2943 = v2926 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2944 = v2873 + v2943;
-        const unsigned int v2945 = v2944 + v2930;
-        iron_copy_async<16>(shm0 + (v2945 ^ (((v2945 >> 6u) & 7u) << 3u)), a + v2941, v2935);
-        const unsigned int v2948 = v2875 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2950 = v2948 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2953 = v2948 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2954 = v2953 << 3u;
-        const unsigned int v2955 = v26 + v2950;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2956 = v2955 < v1;
-        const unsigned int v2957 = v2867 + v2954;
-        const bool v2958 = v2957 < v3;
-        const bool v2959 = v2956 && v2958;
-        const unsigned int v2961 = v2955 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2962 = v32 + v2961;
-        const unsigned int v2963 = v2962 + v2867;
-        const unsigned int v2964 = v2963 + v2954;
-        const unsigned int v2965 = v2959 ? v2964 : v32;
-        const unsigned int v2967 = v2950 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2968 = v2873 + v2967;
-        const unsigned int v2969 = v2968 + v2954;
-        iron_copy_async<16>(shm0 + (v2969 ^ (((v2969 >> 6u) & 7u) << 3u)), a + v2965, v2959);
-        const unsigned int v2972 = v2875 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2974 = v2972 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2977 = v2972 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2978 = v2977 << 3u;
-        const unsigned int v2979 = v26 + v2974;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2980 = v2979 < v1;
-        const unsigned int v2981 = v2867 + v2978;
-        const bool v2982 = v2981 < v3;
-        const bool v2983 = v2980 && v2982;
-        const unsigned int v2985 = v2979 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2986 = v32 + v2985;
-        const unsigned int v2987 = v2986 + v2867;
-        const unsigned int v2988 = v2987 + v2978;
-        const unsigned int v2989 = v2983 ? v2988 : v32;
-        const unsigned int v2991 = v2974 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2992 = v2873 + v2991;
-        const unsigned int v2993 = v2992 + v2978;
-        iron_copy_async<16>(shm0 + (v2993 ^ (((v2993 >> 6u) & 7u) << 3u)), a + v2989, v2983);
-        const unsigned int v2996 = v2875 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2998 = v2996 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3001 = v2996 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3002 = v3001 << 3u;
-        const unsigned int v3003 = v26 + v2998;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3004 = v3003 < v1;
-        const unsigned int v3005 = v2867 + v3002;
-        const bool v3006 = v3005 < v3;
-        const bool v3007 = v3004 && v3006;
-        const unsigned int v3009 = v3003 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3010 = v32 + v3009;
-        const unsigned int v3011 = v3010 + v2867;
-        const unsigned int v3012 = v3011 + v3002;
-        const unsigned int v3013 = v3007 ? v3012 : v32;
-        const unsigned int v3015 = v2998 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3016 = v2873 + v3015;
-        const unsigned int v3017 = v3016 + v3002;
-        iron_copy_async<16>(shm0 + (v3017 ^ (((v3017 >> 6u) & 7u) << 3u)), a + v3013, v3007);
-        const unsigned int v3020 = v2875 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3022 = v3020 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3025 = v3020 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3026 = v3025 << 3u;
-        const unsigned int v3027 = v26 + v3022;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3028 = v3027 < v1;
-        const unsigned int v3029 = v2867 + v3026;
-        const bool v3030 = v3029 < v3;
-        const bool v3031 = v3028 && v3030;
-        const unsigned int v3033 = v3027 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3034 = v32 + v3033;
-        const unsigned int v3035 = v3034 + v2867;
-        const unsigned int v3036 = v3035 + v3026;
-        const unsigned int v3037 = v3031 ? v3036 : v32;
-        const unsigned int v3039 = v3022 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3040 = v2873 + v3039;
-        const unsigned int v3041 = v3040 + v3026;
-        iron_copy_async<16>(shm0 + (v3041 ^ (((v3041 >> 6u) & 7u) << 3u)), a + v3037, v3031);
-        const unsigned int v3044 = v2875 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3046 = v3044 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3049 = v3044 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3050 = v3049 << 3u;
-        const unsigned int v3051 = v26 + v3046;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3052 = v3051 < v1;
-        const unsigned int v3053 = v2867 + v3050;
-        const bool v3054 = v3053 < v3;
-        const bool v3055 = v3052 && v3054;
-        const unsigned int v3057 = v3051 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3058 = v32 + v3057;
-        const unsigned int v3059 = v3058 + v2867;
-        const unsigned int v3060 = v3059 + v3050;
-        const unsigned int v3061 = v3055 ? v3060 : v32;
-        const unsigned int v3063 = v3046 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3064 = v2873 + v3063;
-        const unsigned int v3065 = v3064 + v3050;
-        iron_copy_async<16>(shm0 + (v3065 ^ (((v3065 >> 6u) & 7u) << 3u)), a + v3061, v3055);
-        const unsigned int v3077 = v30 + v2878;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3078 = v3077 < v2;
-        const bool v3081 = v3078 && v2886;
-        const unsigned int v3083 = v3077 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3084 = v31 + v3083;
-        const unsigned int v3085 = v3084 + v2867;
-        const unsigned int v3086 = v3085 + v2882;
-        const unsigned int v3087 = v3081 ? v3086 : v31;
-        iron_copy_async<16>(shm1 + (v2897 ^ (((v2897 >> 6u) & 7u) << 3u)), b + v3087, v3081);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3101 = v30 + v2902;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3102 = v3101 < v2;
-        const bool v3105 = v3102 && v2910;
-        const unsigned int v3107 = v3101 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3108 = v31 + v3107;
-        const unsigned int v3109 = v3108 + v2867;
-        const unsigned int v3110 = v3109 + v2906;
-        const unsigned int v3111 = v3105 ? v3110 : v31;
-        iron_copy_async<16>(shm1 + (v2921 ^ (((v2921 >> 6u) & 7u) << 3u)), b + v3111, v3105);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3125 = v30 + v2926;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3126 = v3125 < v2;
-        const bool v3129 = v3126 && v2934;
-        const unsigned int v3131 = v3125 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3132 = v31 + v3131;
-        const unsigned int v3133 = v3132 + v2867;
-        const unsigned int v3134 = v3133 + v2930;
-        const unsigned int v3135 = v3129 ? v3134 : v31;
-        iron_copy_async<16>(shm1 + (v2945 ^ (((v2945 >> 6u) & 7u) << 3u)), b + v3135, v3129);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3149 = v30 + v2950;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3150 = v3149 < v2;
-        const bool v3153 = v3150 && v2958;
-        const unsigned int v3155 = v3149 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3156 = v31 + v3155;
-        const unsigned int v3157 = v3156 + v2867;
-        const unsigned int v3158 = v3157 + v2954;
-        const unsigned int v3159 = v3153 ? v3158 : v31;
-        iron_copy_async<16>(shm1 + (v2969 ^ (((v2969 >> 6u) & 7u) << 3u)), b + v3159, v3153);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3173 = v30 + v2974;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3174 = v3173 < v2;
-        const bool v3177 = v3174 && v2982;
-        const unsigned int v3179 = v3173 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3180 = v31 + v3179;
-        const unsigned int v3181 = v3180 + v2867;
-        const unsigned int v3182 = v3181 + v2978;
-        const unsigned int v3183 = v3177 ? v3182 : v31;
-        iron_copy_async<16>(shm1 + (v2993 ^ (((v2993 >> 6u) & 7u) << 3u)), b + v3183, v3177);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3197 = v30 + v2998;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3198 = v3197 < v2;
-        const bool v3201 = v3198 && v3006;
-        const unsigned int v3203 = v3197 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3204 = v31 + v3203;
-        const unsigned int v3205 = v3204 + v2867;
-        const unsigned int v3206 = v3205 + v3002;
-        const unsigned int v3207 = v3201 ? v3206 : v31;
-        iron_copy_async<16>(shm1 + (v3017 ^ (((v3017 >> 6u) & 7u) << 3u)), b + v3207, v3201);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3221 = v30 + v3022;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3222 = v3221 < v2;
-        const bool v3225 = v3222 && v3030;
-        const unsigned int v3227 = v3221 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3228 = v31 + v3227;
-        const unsigned int v3229 = v3228 + v2867;
-        const unsigned int v3230 = v3229 + v3026;
-        const unsigned int v3231 = v3225 ? v3230 : v31;
-        iron_copy_async<16>(shm1 + (v3041 ^ (((v3041 >> 6u) & 7u) << 3u)), b + v3231, v3225);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3245 = v30 + v3046;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3246 = v3245 < v2;
-        const bool v3249 = v3246 && v3054;
-        const unsigned int v3251 = v3245 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3252 = v31 + v3251;
-        const unsigned int v3253 = v3252 + v2867;
-        const unsigned int v3254 = v3253 + v3050;
-        const unsigned int v3255 = v3249 ? v3254 : v31;
-        iron_copy_async<16>(shm1 + (v3065 ^ (((v3065 >> 6u) & 7u) << 3u)), b + v3255, v3249);  // kernels/gemm/gemm_tiles.hpp:83
+      const unsigned int v2231 = v2229 << 13u;  // kernels/gemm/gemm_tiles.hpp:270
+      const unsigned int v2238 = v2231 + v2237;  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v2238, 64u);
+      const unsigned int v2244 = v2231 + v2243;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load_shared<true, 6, 3>(v47, shm1, v2244, 64u);
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:258
+      const unsigned int v2251 = v2238 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v2251, 64u);
+      const unsigned int v2257 = v2244 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load_shared<true, 6, 3>(v47, shm1, v2257, 64u);
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:258
+      const unsigned int v2263 = v2238 + 32u;  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v2263, 64u);
+      const unsigned int v2269 = v2244 + 32u;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load_shared<true, 6, 3>(v47, shm1, v2269, 64u);
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:258
+      const unsigned int v2275 = v2238 + 48u;  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v2275, 64u);
+      const unsigned int v2281 = v2244 + 48u;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load_shared<true, 6, 3>(v47, shm1, v2281, 64u);
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:258
+      const unsigned int v2284 = v2225 + 128u;  // kernels/gemm/gemm_tiles.hpp:268
+      const unsigned int v2286 = v2227 + 2u;
+      const unsigned int v2287 = v2286 % 3u;
+      const bool v2288 = v2284 < v3;
+      if (v2288) {
+        const unsigned int v2290 = v2287 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
+        const unsigned int v2292 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2295 = v2292 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2298 = v2292 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2299 = v2298 << 3u;
+        const unsigned int v2300 = v26 + v2295;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2301 = v2300 < v1;
+        const unsigned int v2302 = v2284 + v2299;
+        const bool v2303 = v2302 < v3;
+        const bool v2304 = v2301 && v2303;
+        const unsigned int v2306 = v2300 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2307 = v32 + v2306;
+        const unsigned int v2308 = v2307 + v2284;
+        const unsigned int v2309 = v2308 + v2299;
+        const unsigned int v2310 = v2304 ? v2309 : v32;
+        const unsigned int v2312 = v2295 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2313 = v2290 + v2312;
+        const unsigned int v2314 = v2313 + v2299;
+        iron_copy_async<16>(shm0 + (v2314 ^ (((v2314 >> 6u) & 7u) << 3u)), a + v2310, v2304);
+        const unsigned int v2317 = v2292 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2319 = v2317 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2322 = v2317 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2323 = v2322 << 3u;
+        const unsigned int v2324 = v26 + v2319;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2325 = v2324 < v1;
+        const unsigned int v2326 = v2284 + v2323;
+        const bool v2327 = v2326 < v3;
+        const bool v2328 = v2325 && v2327;
+        const unsigned int v2330 = v2324 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2331 = v32 + v2330;
+        const unsigned int v2332 = v2331 + v2284;
+        const unsigned int v2333 = v2332 + v2323;
+        const unsigned int v2334 = v2328 ? v2333 : v32;
+        const unsigned int v2336 = v2319 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2337 = v2290 + v2336;
+        const unsigned int v2338 = v2337 + v2323;
+        iron_copy_async<16>(shm0 + (v2338 ^ (((v2338 >> 6u) & 7u) << 3u)), a + v2334, v2328);
+        const unsigned int v2341 = v2292 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2343 = v2341 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2346 = v2341 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2347 = v2346 << 3u;
+        const unsigned int v2348 = v26 + v2343;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2349 = v2348 < v1;
+        const unsigned int v2350 = v2284 + v2347;
+        const bool v2351 = v2350 < v3;
+        const bool v2352 = v2349 && v2351;
+        const unsigned int v2354 = v2348 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2355 = v32 + v2354;
+        const unsigned int v2356 = v2355 + v2284;
+        const unsigned int v2357 = v2356 + v2347;
+        const unsigned int v2358 = v2352 ? v2357 : v32;
+        const unsigned int v2360 = v2343 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2361 = v2290 + v2360;
+        const unsigned int v2362 = v2361 + v2347;
+        iron_copy_async<16>(shm0 + (v2362 ^ (((v2362 >> 6u) & 7u) << 3u)), a + v2358, v2352);
+        const unsigned int v2365 = v2292 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2367 = v2365 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2370 = v2365 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2371 = v2370 << 3u;
+        const unsigned int v2372 = v26 + v2367;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2373 = v2372 < v1;
+        const unsigned int v2374 = v2284 + v2371;
+        const bool v2375 = v2374 < v3;
+        const bool v2376 = v2373 && v2375;
+        const unsigned int v2378 = v2372 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2379 = v32 + v2378;
+        const unsigned int v2380 = v2379 + v2284;
+        const unsigned int v2381 = v2380 + v2371;
+        const unsigned int v2382 = v2376 ? v2381 : v32;
+        const unsigned int v2384 = v2367 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2385 = v2290 + v2384;
+        const unsigned int v2386 = v2385 + v2371;
+        iron_copy_async<16>(shm0 + (v2386 ^ (((v2386 >> 6u) & 7u) << 3u)), a + v2382, v2376);
+        const unsigned int v2389 = v2292 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2391 = v2389 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2394 = v2389 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2395 = v2394 << 3u;
+        const unsigned int v2396 = v26 + v2391;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2397 = v2396 < v1;
+        const unsigned int v2398 = v2284 + v2395;
+        const bool v2399 = v2398 < v3;
+        const bool v2400 = v2397 && v2399;
+        const unsigned int v2402 = v2396 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2403 = v32 + v2402;
+        const unsigned int v2404 = v2403 + v2284;
+        const unsigned int v2405 = v2404 + v2395;
+        const unsigned int v2406 = v2400 ? v2405 : v32;
+        const unsigned int v2408 = v2391 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2409 = v2290 + v2408;
+        const unsigned int v2410 = v2409 + v2395;
+        iron_copy_async<16>(shm0 + (v2410 ^ (((v2410 >> 6u) & 7u) << 3u)), a + v2406, v2400);
+        const unsigned int v2413 = v2292 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2415 = v2413 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2418 = v2413 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2419 = v2418 << 3u;
+        const unsigned int v2420 = v26 + v2415;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2421 = v2420 < v1;
+        const unsigned int v2422 = v2284 + v2419;
+        const bool v2423 = v2422 < v3;
+        const bool v2424 = v2421 && v2423;
+        const unsigned int v2426 = v2420 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2427 = v32 + v2426;
+        const unsigned int v2428 = v2427 + v2284;
+        const unsigned int v2429 = v2428 + v2419;
+        const unsigned int v2430 = v2424 ? v2429 : v32;
+        const unsigned int v2432 = v2415 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2433 = v2290 + v2432;
+        const unsigned int v2434 = v2433 + v2419;
+        iron_copy_async<16>(shm0 + (v2434 ^ (((v2434 >> 6u) & 7u) << 3u)), a + v2430, v2424);
+        const unsigned int v2437 = v2292 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2439 = v2437 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2442 = v2437 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2443 = v2442 << 3u;
+        const unsigned int v2444 = v26 + v2439;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2445 = v2444 < v1;
+        const unsigned int v2446 = v2284 + v2443;
+        const bool v2447 = v2446 < v3;
+        const bool v2448 = v2445 && v2447;
+        const unsigned int v2450 = v2444 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2451 = v32 + v2450;
+        const unsigned int v2452 = v2451 + v2284;
+        const unsigned int v2453 = v2452 + v2443;
+        const unsigned int v2454 = v2448 ? v2453 : v32;
+        const unsigned int v2456 = v2439 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2457 = v2290 + v2456;
+        const unsigned int v2458 = v2457 + v2443;
+        iron_copy_async<16>(shm0 + (v2458 ^ (((v2458 >> 6u) & 7u) << 3u)), a + v2454, v2448);
+        const unsigned int v2461 = v2292 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2463 = v2461 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2466 = v2461 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2467 = v2466 << 3u;
+        const unsigned int v2468 = v26 + v2463;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2469 = v2468 < v1;
+        const unsigned int v2470 = v2284 + v2467;
+        const bool v2471 = v2470 < v3;
+        const bool v2472 = v2469 && v2471;
+        const unsigned int v2474 = v2468 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2475 = v32 + v2474;
+        const unsigned int v2476 = v2475 + v2284;
+        const unsigned int v2477 = v2476 + v2467;
+        const unsigned int v2478 = v2472 ? v2477 : v32;
+        const unsigned int v2480 = v2463 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2481 = v2290 + v2480;
+        const unsigned int v2482 = v2481 + v2467;
+        iron_copy_async<16>(shm0 + (v2482 ^ (((v2482 >> 6u) & 7u) << 3u)), a + v2478, v2472);
+        const unsigned int v2494 = v30 + v2295;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2495 = v2494 < v2;
+        const bool v2498 = v2495 && v2303;
+        const unsigned int v2500 = v2494 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2501 = v31 + v2500;
+        const unsigned int v2502 = v2501 + v2284;
+        const unsigned int v2503 = v2502 + v2299;
+        const unsigned int v2504 = v2498 ? v2503 : v31;
+        iron_copy_async<16>(shm1 + (v2314 ^ (((v2314 >> 6u) & 7u) << 3u)), b + v2504, v2498);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2518 = v30 + v2319;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2519 = v2518 < v2;
+        const bool v2522 = v2519 && v2327;
+        const unsigned int v2524 = v2518 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2525 = v31 + v2524;
+        const unsigned int v2526 = v2525 + v2284;
+        const unsigned int v2527 = v2526 + v2323;
+        const unsigned int v2528 = v2522 ? v2527 : v31;
+        iron_copy_async<16>(shm1 + (v2338 ^ (((v2338 >> 6u) & 7u) << 3u)), b + v2528, v2522);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2542 = v30 + v2343;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2543 = v2542 < v2;
+        const bool v2546 = v2543 && v2351;
+        const unsigned int v2548 = v2542 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2549 = v31 + v2548;
+        const unsigned int v2550 = v2549 + v2284;
+        const unsigned int v2551 = v2550 + v2347;
+        const unsigned int v2552 = v2546 ? v2551 : v31;
+        iron_copy_async<16>(shm1 + (v2362 ^ (((v2362 >> 6u) & 7u) << 3u)), b + v2552, v2546);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2566 = v30 + v2367;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2567 = v2566 < v2;
+        const bool v2570 = v2567 && v2375;
+        const unsigned int v2572 = v2566 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2573 = v31 + v2572;
+        const unsigned int v2574 = v2573 + v2284;
+        const unsigned int v2575 = v2574 + v2371;
+        const unsigned int v2576 = v2570 ? v2575 : v31;
+        iron_copy_async<16>(shm1 + (v2386 ^ (((v2386 >> 6u) & 7u) << 3u)), b + v2576, v2570);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2590 = v30 + v2391;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2591 = v2590 < v2;
+        const bool v2594 = v2591 && v2399;
+        const unsigned int v2596 = v2590 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2597 = v31 + v2596;
+        const unsigned int v2598 = v2597 + v2284;
+        const unsigned int v2599 = v2598 + v2395;
+        const unsigned int v2600 = v2594 ? v2599 : v31;
+        iron_copy_async<16>(shm1 + (v2410 ^ (((v2410 >> 6u) & 7u) << 3u)), b + v2600, v2594);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2614 = v30 + v2415;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2615 = v2614 < v2;
+        const bool v2618 = v2615 && v2423;
+        const unsigned int v2620 = v2614 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2621 = v31 + v2620;
+        const unsigned int v2622 = v2621 + v2284;
+        const unsigned int v2623 = v2622 + v2419;
+        const unsigned int v2624 = v2618 ? v2623 : v31;
+        iron_copy_async<16>(shm1 + (v2434 ^ (((v2434 >> 6u) & 7u) << 3u)), b + v2624, v2618);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2638 = v30 + v2439;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2639 = v2638 < v2;
+        const bool v2642 = v2639 && v2447;
+        const unsigned int v2644 = v2638 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2645 = v31 + v2644;
+        const unsigned int v2646 = v2645 + v2284;
+        const unsigned int v2647 = v2646 + v2443;
+        const unsigned int v2648 = v2642 ? v2647 : v31;
+        iron_copy_async<16>(shm1 + (v2458 ^ (((v2458 >> 6u) & 7u) << 3u)), b + v2648, v2642);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2662 = v30 + v2463;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2663 = v2662 < v2;
+        const bool v2666 = v2663 && v2471;
+        const unsigned int v2668 = v2662 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2669 = v31 + v2668;
+        const unsigned int v2670 = v2669 + v2284;
+        const unsigned int v2671 = v2670 + v2467;
+        const unsigned int v2672 = v2666 ? v2671 : v31;
+        iron_copy_async<16>(shm1 + (v2482 ^ (((v2482 >> 6u) & 7u) << 3u)), b + v2672, v2666);  // kernels/gemm/gemm_tiles.hpp:83
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:268
     }
     __syncthreads();
   } else {
     const unsigned int v517 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
     const unsigned int v518 = threadIdx.x;
-    const unsigned int v574 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v580 = v41 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
-    const unsigned int v588 = v574 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v594 = v580 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
-    const unsigned int v600 = v574 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v606 = v580 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
-    const unsigned int v612 = v574 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v618 = v580 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v574 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v580 = v41 << 6u;  // kernels/gemm/gemm_tiles.hpp:256
+    const unsigned int v588 = v574 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v594 = v580 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
+    const unsigned int v600 = v574 + 32u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v606 = v580 + 32u;  // kernels/gemm/gemm_tiles.hpp:256
+    const unsigned int v612 = v574 + 48u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v618 = v580 + 48u;  // kernels/gemm/gemm_tiles.hpp:256
 
-    for (unsigned int v516 = 0u; v516 < v3; v516 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
+    for (unsigned int v516 = 0u; v516 < v3; v516 += 64u) {  // kernels/gemm/gemm_tiles.hpp:273
       for (unsigned int v520 = v518; v520 < 8192u; v520 += v517) {  // kernels/gemm/gemm_tiles.hpp:95
         const unsigned int v522 = v520 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
         const unsigned int v524 = v520 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -847,2198 +848,1062 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
           shm1[(v567 ^ (((v567 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:275
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v574, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v47, shm1, v580, 64u);  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v588, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v47, shm1, v594, 64u);  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v600, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v47, shm1, v606, 64u);  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v612, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v47, shm1, v618, 64u);  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:257
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:277
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:276
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v574, 64u);  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<true, 6, 3>(v47, shm1, v580, 64u);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v588, 64u);  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<true, 6, 3>(v47, shm1, v594, 64u);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v600, 64u);  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<true, 6, 3>(v47, shm1, v606, 64u);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v612, 64u);  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<true, 6, 3>(v47, shm1, v618, 64u);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:258
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:278
     }
   }
-  const unsigned int v619 = v30 + v41;  // kernels/gemm/gemm_tiles.hpp:280
-  const unsigned int v620 = v26 + v37;
-  const unsigned int v621 = static_cast<unsigned int>(v43.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v622 = v620 + v621;
-  const unsigned int v623 = static_cast<unsigned int>(v43.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v624 = v619 + v623;
-  const bool v625 = v622 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v626 = v624 < v2;
-  const bool v627 = v625 && v626;
-  if (v627) {
-    const float v628 = v43.x[0];
-    const float v629 = v628 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v630 = iron_f32_to_bf16(v629);
-    const unsigned int v631 = v7 * v1;
-    const unsigned int v632 = v631 + v622;
-    const unsigned int v633 = v632 * v2;
-    const unsigned int v634 = v633 + v624;
-    out[v634] = v630;
-  }
-  const unsigned int v635 = static_cast<unsigned int>(v43.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v636 = v620 + v635;
-  const unsigned int v637 = static_cast<unsigned int>(v43.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v638 = v619 + v637;
-  const bool v639 = v636 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v640 = v638 < v2;
-  const bool v641 = v639 && v640;
-  if (v641) {
-    const float v642 = v43.x[1];
-    const float v643 = v642 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v644 = iron_f32_to_bf16(v643);
-    const unsigned int v645 = v7 * v1;
-    const unsigned int v646 = v645 + v636;
-    const unsigned int v647 = v646 * v2;
-    const unsigned int v648 = v647 + v638;
-    out[v648] = v644;
-  }
-  const unsigned int v649 = static_cast<unsigned int>(v43.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v650 = v620 + v649;
-  const unsigned int v651 = static_cast<unsigned int>(v43.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v652 = v619 + v651;
-  const bool v653 = v650 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v654 = v652 < v2;
-  const bool v655 = v653 && v654;
-  if (v655) {
-    const float v656 = v43.x[2];
-    const float v657 = v656 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v658 = iron_f32_to_bf16(v657);
-    const unsigned int v659 = v7 * v1;
-    const unsigned int v660 = v659 + v650;
-    const unsigned int v661 = v660 * v2;
-    const unsigned int v662 = v661 + v652;
-    out[v662] = v658;
-  }
-  const unsigned int v663 = static_cast<unsigned int>(v43.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v664 = v620 + v663;
-  const unsigned int v665 = static_cast<unsigned int>(v43.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v666 = v619 + v665;
-  const bool v667 = v664 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v668 = v666 < v2;
-  const bool v669 = v667 && v668;
-  if (v669) {
-    const float v670 = v43.x[3];
-    const float v671 = v670 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v672 = iron_f32_to_bf16(v671);
-    const unsigned int v673 = v7 * v1;
-    const unsigned int v674 = v673 + v664;
-    const unsigned int v675 = v674 * v2;
-    const unsigned int v676 = v675 + v666;
-    out[v676] = v672;
-  }
-  const unsigned int v677 = static_cast<unsigned int>(v43.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v678 = v620 + v677;
-  const unsigned int v679 = static_cast<unsigned int>(v43.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v680 = v619 + v679;
-  const bool v681 = v678 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v682 = v680 < v2;
-  const bool v683 = v681 && v682;
-  if (v683) {
-    const float v684 = v43.x[4];
-    const float v685 = v684 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v686 = iron_f32_to_bf16(v685);
-    const unsigned int v687 = v7 * v1;
-    const unsigned int v688 = v687 + v678;
-    const unsigned int v689 = v688 * v2;
-    const unsigned int v690 = v689 + v680;
-    out[v690] = v686;
-  }
-  const unsigned int v691 = static_cast<unsigned int>(v43.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v692 = v620 + v691;
-  const unsigned int v693 = static_cast<unsigned int>(v43.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v694 = v619 + v693;
-  const bool v695 = v692 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v696 = v694 < v2;
-  const bool v697 = v695 && v696;
-  if (v697) {
-    const float v698 = v43.x[5];
-    const float v699 = v698 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v700 = iron_f32_to_bf16(v699);
-    const unsigned int v701 = v7 * v1;
-    const unsigned int v702 = v701 + v692;
-    const unsigned int v703 = v702 * v2;
-    const unsigned int v704 = v703 + v694;
-    out[v704] = v700;
-  }
-  const unsigned int v705 = static_cast<unsigned int>(v43.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v706 = v620 + v705;
-  const unsigned int v707 = static_cast<unsigned int>(v43.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v708 = v619 + v707;
-  const bool v709 = v706 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v710 = v708 < v2;
-  const bool v711 = v709 && v710;
-  if (v711) {
-    const float v712 = v43.x[6];
-    const float v713 = v712 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v714 = iron_f32_to_bf16(v713);
-    const unsigned int v715 = v7 * v1;
-    const unsigned int v716 = v715 + v706;
-    const unsigned int v717 = v716 * v2;
-    const unsigned int v718 = v717 + v708;
-    out[v718] = v714;
-  }
-  const unsigned int v719 = static_cast<unsigned int>(v43.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v720 = v620 + v719;
-  const unsigned int v721 = static_cast<unsigned int>(v43.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v722 = v619 + v721;
-  const bool v723 = v720 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v724 = v722 < v2;
-  const bool v725 = v723 && v724;
-  if (v725) {
-    const float v726 = v43.x[7];
-    const float v727 = v726 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v728 = iron_f32_to_bf16(v727);
-    const unsigned int v729 = v7 * v1;
-    const unsigned int v730 = v729 + v720;
-    const unsigned int v731 = v730 * v2;
-    const unsigned int v732 = v731 + v722;
-    out[v732] = v728;
-  }
-  const unsigned int v733 = static_cast<unsigned int>(v43.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v734 = v620 + v733;
-  const unsigned int v735 = static_cast<unsigned int>(v43.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v736 = v619 + v735;
-  const bool v737 = v734 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v738 = v736 < v2;
-  const bool v739 = v737 && v738;
-  if (v739) {
-    const float v740 = v43.x[8];
-    const float v741 = v740 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v742 = iron_f32_to_bf16(v741);
-    const unsigned int v743 = v7 * v1;
-    const unsigned int v744 = v743 + v734;
-    const unsigned int v745 = v744 * v2;
-    const unsigned int v746 = v745 + v736;
-    out[v746] = v742;
-  }
-  const unsigned int v747 = static_cast<unsigned int>(v43.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v748 = v620 + v747;
-  const unsigned int v749 = static_cast<unsigned int>(v43.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v750 = v619 + v749;
-  const bool v751 = v748 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v752 = v750 < v2;
-  const bool v753 = v751 && v752;
-  if (v753) {
-    const float v754 = v43.x[9];
-    const float v755 = v754 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v756 = iron_f32_to_bf16(v755);
-    const unsigned int v757 = v7 * v1;
-    const unsigned int v758 = v757 + v748;
-    const unsigned int v759 = v758 * v2;
-    const unsigned int v760 = v759 + v750;
-    out[v760] = v756;
-  }
-  const unsigned int v761 = static_cast<unsigned int>(v43.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v762 = v620 + v761;
-  const unsigned int v763 = static_cast<unsigned int>(v43.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v764 = v619 + v763;
-  const bool v765 = v762 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v766 = v764 < v2;
-  const bool v767 = v765 && v766;
-  if (v767) {
-    const float v768 = v43.x[10];
-    const float v769 = v768 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v770 = iron_f32_to_bf16(v769);
-    const unsigned int v771 = v7 * v1;
-    const unsigned int v772 = v771 + v762;
-    const unsigned int v773 = v772 * v2;
-    const unsigned int v774 = v773 + v764;
-    out[v774] = v770;
-  }
-  const unsigned int v775 = static_cast<unsigned int>(v43.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v776 = v620 + v775;
-  const unsigned int v777 = static_cast<unsigned int>(v43.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v778 = v619 + v777;
-  const bool v779 = v776 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v780 = v778 < v2;
-  const bool v781 = v779 && v780;
-  if (v781) {
-    const float v782 = v43.x[11];
-    const float v783 = v782 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v784 = iron_f32_to_bf16(v783);
-    const unsigned int v785 = v7 * v1;
-    const unsigned int v786 = v785 + v776;
-    const unsigned int v787 = v786 * v2;
-    const unsigned int v788 = v787 + v778;
-    out[v788] = v784;
-  }
-  const unsigned int v789 = static_cast<unsigned int>(v43.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v790 = v620 + v789;
-  const unsigned int v791 = static_cast<unsigned int>(v43.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v792 = v619 + v791;
-  const bool v793 = v790 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v794 = v792 < v2;
-  const bool v795 = v793 && v794;
-  if (v795) {
-    const float v796 = v43.x[12];
-    const float v797 = v796 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v798 = iron_f32_to_bf16(v797);
-    const unsigned int v799 = v7 * v1;
-    const unsigned int v800 = v799 + v790;
-    const unsigned int v801 = v800 * v2;
-    const unsigned int v802 = v801 + v792;
-    out[v802] = v798;
-  }
-  const unsigned int v803 = static_cast<unsigned int>(v43.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v804 = v620 + v803;
-  const unsigned int v805 = static_cast<unsigned int>(v43.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v806 = v619 + v805;
-  const bool v807 = v804 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v808 = v806 < v2;
-  const bool v809 = v807 && v808;
-  if (v809) {
-    const float v810 = v43.x[13];
-    const float v811 = v810 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v812 = iron_f32_to_bf16(v811);
-    const unsigned int v813 = v7 * v1;
-    const unsigned int v814 = v813 + v804;
-    const unsigned int v815 = v814 * v2;
-    const unsigned int v816 = v815 + v806;
-    out[v816] = v812;
-  }
-  const unsigned int v817 = static_cast<unsigned int>(v43.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v818 = v620 + v817;
-  const unsigned int v819 = static_cast<unsigned int>(v43.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v820 = v619 + v819;
-  const bool v821 = v818 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v822 = v820 < v2;
-  const bool v823 = v821 && v822;
-  if (v823) {
-    const float v824 = v43.x[14];
-    const float v825 = v824 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v826 = iron_f32_to_bf16(v825);
-    const unsigned int v827 = v7 * v1;
-    const unsigned int v828 = v827 + v818;
-    const unsigned int v829 = v828 * v2;
-    const unsigned int v830 = v829 + v820;
-    out[v830] = v826;
-  }
-  const unsigned int v831 = static_cast<unsigned int>(v43.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v832 = v620 + v831;
-  const unsigned int v833 = static_cast<unsigned int>(v43.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v834 = v619 + v833;
-  const bool v835 = v832 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v836 = v834 < v2;
-  const bool v837 = v835 && v836;
-  if (v837) {
-    const float v838 = v43.x[15];
-    const float v839 = v838 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v840 = iron_f32_to_bf16(v839);
-    const unsigned int v841 = v7 * v1;
-    const unsigned int v842 = v841 + v832;
-    const unsigned int v843 = v842 * v2;
-    const unsigned int v844 = v843 + v834;
-    out[v844] = v840;
-  }
-  const unsigned int v845 = static_cast<unsigned int>(v43.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v846 = v620 + v845;
-  const unsigned int v847 = static_cast<unsigned int>(v43.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v848 = v619 + v847;
-  const bool v849 = v846 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v850 = v848 < v2;
-  const bool v851 = v849 && v850;
-  if (v851) {
-    const float v852 = v43.x[16];
-    const float v853 = v852 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v854 = iron_f32_to_bf16(v853);
-    const unsigned int v855 = v7 * v1;
-    const unsigned int v856 = v855 + v846;
-    const unsigned int v857 = v856 * v2;
-    const unsigned int v858 = v857 + v848;
-    out[v858] = v854;
-  }
-  const unsigned int v859 = static_cast<unsigned int>(v43.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v860 = v620 + v859;
-  const unsigned int v861 = static_cast<unsigned int>(v43.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v862 = v619 + v861;
-  const bool v863 = v860 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v864 = v862 < v2;
-  const bool v865 = v863 && v864;
-  if (v865) {
-    const float v866 = v43.x[17];
-    const float v867 = v866 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v868 = iron_f32_to_bf16(v867);
-    const unsigned int v869 = v7 * v1;
-    const unsigned int v870 = v869 + v860;
-    const unsigned int v871 = v870 * v2;
-    const unsigned int v872 = v871 + v862;
-    out[v872] = v868;
-  }
-  const unsigned int v873 = static_cast<unsigned int>(v43.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v874 = v620 + v873;
-  const unsigned int v875 = static_cast<unsigned int>(v43.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v876 = v619 + v875;
-  const bool v877 = v874 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v878 = v876 < v2;
-  const bool v879 = v877 && v878;
-  if (v879) {
-    const float v880 = v43.x[18];
-    const float v881 = v880 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v882 = iron_f32_to_bf16(v881);
-    const unsigned int v883 = v7 * v1;
-    const unsigned int v884 = v883 + v874;
-    const unsigned int v885 = v884 * v2;
-    const unsigned int v886 = v885 + v876;
-    out[v886] = v882;
-  }
-  const unsigned int v887 = static_cast<unsigned int>(v43.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v888 = v620 + v887;
-  const unsigned int v889 = static_cast<unsigned int>(v43.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v890 = v619 + v889;
-  const bool v891 = v888 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v892 = v890 < v2;
-  const bool v893 = v891 && v892;
-  if (v893) {
-    const float v894 = v43.x[19];
-    const float v895 = v894 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v896 = iron_f32_to_bf16(v895);
-    const unsigned int v897 = v7 * v1;
-    const unsigned int v898 = v897 + v888;
-    const unsigned int v899 = v898 * v2;
-    const unsigned int v900 = v899 + v890;
-    out[v900] = v896;
-  }
-  const unsigned int v901 = static_cast<unsigned int>(v43.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v902 = v620 + v901;
-  const unsigned int v903 = static_cast<unsigned int>(v43.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v904 = v619 + v903;
-  const bool v905 = v902 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v906 = v904 < v2;
-  const bool v907 = v905 && v906;
-  if (v907) {
-    const float v908 = v43.x[20];
-    const float v909 = v908 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v910 = iron_f32_to_bf16(v909);
-    const unsigned int v911 = v7 * v1;
-    const unsigned int v912 = v911 + v902;
-    const unsigned int v913 = v912 * v2;
-    const unsigned int v914 = v913 + v904;
-    out[v914] = v910;
-  }
-  const unsigned int v915 = static_cast<unsigned int>(v43.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v916 = v620 + v915;
-  const unsigned int v917 = static_cast<unsigned int>(v43.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v918 = v619 + v917;
-  const bool v919 = v916 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v920 = v918 < v2;
-  const bool v921 = v919 && v920;
-  if (v921) {
-    const float v922 = v43.x[21];
-    const float v923 = v922 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v924 = iron_f32_to_bf16(v923);
-    const unsigned int v925 = v7 * v1;
-    const unsigned int v926 = v925 + v916;
-    const unsigned int v927 = v926 * v2;
-    const unsigned int v928 = v927 + v918;
-    out[v928] = v924;
-  }
-  const unsigned int v929 = static_cast<unsigned int>(v43.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v930 = v620 + v929;
-  const unsigned int v931 = static_cast<unsigned int>(v43.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v932 = v619 + v931;
-  const bool v933 = v930 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v934 = v932 < v2;
-  const bool v935 = v933 && v934;
-  if (v935) {
-    const float v936 = v43.x[22];
-    const float v937 = v936 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v938 = iron_f32_to_bf16(v937);
-    const unsigned int v939 = v7 * v1;
-    const unsigned int v940 = v939 + v930;
-    const unsigned int v941 = v940 * v2;
-    const unsigned int v942 = v941 + v932;
-    out[v942] = v938;
-  }
-  const unsigned int v943 = static_cast<unsigned int>(v43.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v944 = v620 + v943;
-  const unsigned int v945 = static_cast<unsigned int>(v43.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v946 = v619 + v945;
-  const bool v947 = v944 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v948 = v946 < v2;
-  const bool v949 = v947 && v948;
-  if (v949) {
-    const float v950 = v43.x[23];
-    const float v951 = v950 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v952 = iron_f32_to_bf16(v951);
-    const unsigned int v953 = v7 * v1;
-    const unsigned int v954 = v953 + v944;
-    const unsigned int v955 = v954 * v2;
-    const unsigned int v956 = v955 + v946;
-    out[v956] = v952;
-  }
-  const unsigned int v957 = static_cast<unsigned int>(v43.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v958 = v620 + v957;
-  const unsigned int v959 = static_cast<unsigned int>(v43.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v960 = v619 + v959;
-  const bool v961 = v958 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v962 = v960 < v2;
-  const bool v963 = v961 && v962;
-  if (v963) {
-    const float v964 = v43.x[24];
-    const float v965 = v964 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v966 = iron_f32_to_bf16(v965);
-    const unsigned int v967 = v7 * v1;
-    const unsigned int v968 = v967 + v958;
-    const unsigned int v969 = v968 * v2;
-    const unsigned int v970 = v969 + v960;
-    out[v970] = v966;
-  }
-  const unsigned int v971 = static_cast<unsigned int>(v43.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v972 = v620 + v971;
-  const unsigned int v973 = static_cast<unsigned int>(v43.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v974 = v619 + v973;
-  const bool v975 = v972 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v976 = v974 < v2;
-  const bool v977 = v975 && v976;
-  if (v977) {
-    const float v978 = v43.x[25];
-    const float v979 = v978 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v980 = iron_f32_to_bf16(v979);
-    const unsigned int v981 = v7 * v1;
-    const unsigned int v982 = v981 + v972;
-    const unsigned int v983 = v982 * v2;
-    const unsigned int v984 = v983 + v974;
-    out[v984] = v980;
-  }
-  const unsigned int v985 = static_cast<unsigned int>(v43.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v986 = v620 + v985;
-  const unsigned int v987 = static_cast<unsigned int>(v43.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v988 = v619 + v987;
-  const bool v989 = v986 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v990 = v988 < v2;
-  const bool v991 = v989 && v990;
-  if (v991) {
-    const float v992 = v43.x[26];
-    const float v993 = v992 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v994 = iron_f32_to_bf16(v993);
-    const unsigned int v995 = v7 * v1;
-    const unsigned int v996 = v995 + v986;
-    const unsigned int v997 = v996 * v2;
-    const unsigned int v998 = v997 + v988;
-    out[v998] = v994;
-  }
-  const unsigned int v999 = static_cast<unsigned int>(v43.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1000 = v620 + v999;
-  const unsigned int v1001 = static_cast<unsigned int>(v43.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1002 = v619 + v1001;
-  const bool v1003 = v1000 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1004 = v1002 < v2;
-  const bool v1005 = v1003 && v1004;
-  if (v1005) {
-    const float v1006 = v43.x[27];
-    const float v1007 = v1006 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1008 = iron_f32_to_bf16(v1007);
-    const unsigned int v1009 = v7 * v1;
-    const unsigned int v1010 = v1009 + v1000;
-    const unsigned int v1011 = v1010 * v2;
-    const unsigned int v1012 = v1011 + v1002;
-    out[v1012] = v1008;
-  }
-  const unsigned int v1013 = static_cast<unsigned int>(v43.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1014 = v620 + v1013;
-  const unsigned int v1015 = static_cast<unsigned int>(v43.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1016 = v619 + v1015;
-  const bool v1017 = v1014 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1018 = v1016 < v2;
-  const bool v1019 = v1017 && v1018;
-  if (v1019) {
-    const float v1020 = v43.x[28];
-    const float v1021 = v1020 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1022 = iron_f32_to_bf16(v1021);
-    const unsigned int v1023 = v7 * v1;
-    const unsigned int v1024 = v1023 + v1014;
-    const unsigned int v1025 = v1024 * v2;
-    const unsigned int v1026 = v1025 + v1016;
-    out[v1026] = v1022;
-  }
-  const unsigned int v1027 = static_cast<unsigned int>(v43.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1028 = v620 + v1027;
-  const unsigned int v1029 = static_cast<unsigned int>(v43.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1030 = v619 + v1029;
-  const bool v1031 = v1028 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1032 = v1030 < v2;
-  const bool v1033 = v1031 && v1032;
-  if (v1033) {
-    const float v1034 = v43.x[29];
-    const float v1035 = v1034 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1036 = iron_f32_to_bf16(v1035);
-    const unsigned int v1037 = v7 * v1;
-    const unsigned int v1038 = v1037 + v1028;
-    const unsigned int v1039 = v1038 * v2;
-    const unsigned int v1040 = v1039 + v1030;
-    out[v1040] = v1036;
-  }
-  const unsigned int v1041 = static_cast<unsigned int>(v43.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1042 = v620 + v1041;
-  const unsigned int v1043 = static_cast<unsigned int>(v43.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1044 = v619 + v1043;
-  const bool v1045 = v1042 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1046 = v1044 < v2;
-  const bool v1047 = v1045 && v1046;
-  if (v1047) {
-    const float v1048 = v43.x[30];
-    const float v1049 = v1048 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1050 = iron_f32_to_bf16(v1049);
-    const unsigned int v1051 = v7 * v1;
-    const unsigned int v1052 = v1051 + v1042;
-    const unsigned int v1053 = v1052 * v2;
-    const unsigned int v1054 = v1053 + v1044;
-    out[v1054] = v1050;
-  }
-  const unsigned int v1055 = static_cast<unsigned int>(v43.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1056 = v620 + v1055;
-  const unsigned int v1057 = static_cast<unsigned int>(v43.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1058 = v619 + v1057;
-  const bool v1059 = v1056 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1060 = v1058 < v2;
-  const bool v1061 = v1059 && v1060;
-  if (v1061) {
-    const float v1062 = v43.x[31];
-    const float v1063 = v1062 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1064 = iron_f32_to_bf16(v1063);
-    const unsigned int v1065 = v7 * v1;
-    const unsigned int v1066 = v1065 + v1056;
-    const unsigned int v1067 = v1066 * v2;
-    const unsigned int v1068 = v1067 + v1058;
-    out[v1068] = v1064;
-  }
-  const unsigned int v1069 = static_cast<unsigned int>(v43.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1070 = v620 + v1069;
-  const unsigned int v1071 = static_cast<unsigned int>(v43.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1072 = v619 + v1071;
-  const bool v1073 = v1070 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1074 = v1072 < v2;
-  const bool v1075 = v1073 && v1074;
-  if (v1075) {
-    const float v1076 = v43.x[32];
-    const float v1077 = v1076 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1078 = iron_f32_to_bf16(v1077);
-    const unsigned int v1079 = v7 * v1;
-    const unsigned int v1080 = v1079 + v1070;
-    const unsigned int v1081 = v1080 * v2;
-    const unsigned int v1082 = v1081 + v1072;
-    out[v1082] = v1078;
-  }
-  const unsigned int v1083 = static_cast<unsigned int>(v43.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1084 = v620 + v1083;
-  const unsigned int v1085 = static_cast<unsigned int>(v43.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1086 = v619 + v1085;
-  const bool v1087 = v1084 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1088 = v1086 < v2;
-  const bool v1089 = v1087 && v1088;
-  if (v1089) {
-    const float v1090 = v43.x[33];
-    const float v1091 = v1090 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1092 = iron_f32_to_bf16(v1091);
-    const unsigned int v1093 = v7 * v1;
-    const unsigned int v1094 = v1093 + v1084;
-    const unsigned int v1095 = v1094 * v2;
-    const unsigned int v1096 = v1095 + v1086;
-    out[v1096] = v1092;
-  }
-  const unsigned int v1097 = static_cast<unsigned int>(v43.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1098 = v620 + v1097;
-  const unsigned int v1099 = static_cast<unsigned int>(v43.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1100 = v619 + v1099;
-  const bool v1101 = v1098 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1102 = v1100 < v2;
-  const bool v1103 = v1101 && v1102;
-  if (v1103) {
-    const float v1104 = v43.x[34];
-    const float v1105 = v1104 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1106 = iron_f32_to_bf16(v1105);
-    const unsigned int v1107 = v7 * v1;
-    const unsigned int v1108 = v1107 + v1098;
-    const unsigned int v1109 = v1108 * v2;
-    const unsigned int v1110 = v1109 + v1100;
-    out[v1110] = v1106;
-  }
-  const unsigned int v1111 = static_cast<unsigned int>(v43.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1112 = v620 + v1111;
-  const unsigned int v1113 = static_cast<unsigned int>(v43.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1114 = v619 + v1113;
-  const bool v1115 = v1112 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1116 = v1114 < v2;
-  const bool v1117 = v1115 && v1116;
-  if (v1117) {
-    const float v1118 = v43.x[35];
-    const float v1119 = v1118 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1120 = iron_f32_to_bf16(v1119);
-    const unsigned int v1121 = v7 * v1;
-    const unsigned int v1122 = v1121 + v1112;
-    const unsigned int v1123 = v1122 * v2;
-    const unsigned int v1124 = v1123 + v1114;
-    out[v1124] = v1120;
-  }
-  const unsigned int v1125 = static_cast<unsigned int>(v43.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1126 = v620 + v1125;
-  const unsigned int v1127 = static_cast<unsigned int>(v43.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1128 = v619 + v1127;
-  const bool v1129 = v1126 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1130 = v1128 < v2;
-  const bool v1131 = v1129 && v1130;
-  if (v1131) {
-    const float v1132 = v43.x[36];
-    const float v1133 = v1132 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1134 = iron_f32_to_bf16(v1133);
-    const unsigned int v1135 = v7 * v1;
-    const unsigned int v1136 = v1135 + v1126;
-    const unsigned int v1137 = v1136 * v2;
-    const unsigned int v1138 = v1137 + v1128;
-    out[v1138] = v1134;
-  }
-  const unsigned int v1139 = static_cast<unsigned int>(v43.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1140 = v620 + v1139;
-  const unsigned int v1141 = static_cast<unsigned int>(v43.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1142 = v619 + v1141;
-  const bool v1143 = v1140 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1144 = v1142 < v2;
-  const bool v1145 = v1143 && v1144;
-  if (v1145) {
-    const float v1146 = v43.x[37];
-    const float v1147 = v1146 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1148 = iron_f32_to_bf16(v1147);
-    const unsigned int v1149 = v7 * v1;
-    const unsigned int v1150 = v1149 + v1140;
-    const unsigned int v1151 = v1150 * v2;
-    const unsigned int v1152 = v1151 + v1142;
-    out[v1152] = v1148;
-  }
-  const unsigned int v1153 = static_cast<unsigned int>(v43.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1154 = v620 + v1153;
-  const unsigned int v1155 = static_cast<unsigned int>(v43.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1156 = v619 + v1155;
-  const bool v1157 = v1154 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1158 = v1156 < v2;
-  const bool v1159 = v1157 && v1158;
-  if (v1159) {
-    const float v1160 = v43.x[38];
-    const float v1161 = v1160 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1162 = iron_f32_to_bf16(v1161);
-    const unsigned int v1163 = v7 * v1;
-    const unsigned int v1164 = v1163 + v1154;
-    const unsigned int v1165 = v1164 * v2;
-    const unsigned int v1166 = v1165 + v1156;
-    out[v1166] = v1162;
-  }
-  const unsigned int v1167 = static_cast<unsigned int>(v43.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1168 = v620 + v1167;
-  const unsigned int v1169 = static_cast<unsigned int>(v43.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1170 = v619 + v1169;
-  const bool v1171 = v1168 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1172 = v1170 < v2;
-  const bool v1173 = v1171 && v1172;
-  if (v1173) {
-    const float v1174 = v43.x[39];
-    const float v1175 = v1174 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1176 = iron_f32_to_bf16(v1175);
-    const unsigned int v1177 = v7 * v1;
-    const unsigned int v1178 = v1177 + v1168;
-    const unsigned int v1179 = v1178 * v2;
-    const unsigned int v1180 = v1179 + v1170;
-    out[v1180] = v1176;
-  }
-  const unsigned int v1181 = static_cast<unsigned int>(v43.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1182 = v620 + v1181;
-  const unsigned int v1183 = static_cast<unsigned int>(v43.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1184 = v619 + v1183;
-  const bool v1185 = v1182 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1186 = v1184 < v2;
-  const bool v1187 = v1185 && v1186;
-  if (v1187) {
-    const float v1188 = v43.x[40];
-    const float v1189 = v1188 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1190 = iron_f32_to_bf16(v1189);
-    const unsigned int v1191 = v7 * v1;
-    const unsigned int v1192 = v1191 + v1182;
-    const unsigned int v1193 = v1192 * v2;
-    const unsigned int v1194 = v1193 + v1184;
-    out[v1194] = v1190;
-  }
-  const unsigned int v1195 = static_cast<unsigned int>(v43.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1196 = v620 + v1195;
-  const unsigned int v1197 = static_cast<unsigned int>(v43.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1198 = v619 + v1197;
-  const bool v1199 = v1196 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1200 = v1198 < v2;
-  const bool v1201 = v1199 && v1200;
-  if (v1201) {
-    const float v1202 = v43.x[41];
-    const float v1203 = v1202 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1204 = iron_f32_to_bf16(v1203);
-    const unsigned int v1205 = v7 * v1;
-    const unsigned int v1206 = v1205 + v1196;
-    const unsigned int v1207 = v1206 * v2;
-    const unsigned int v1208 = v1207 + v1198;
-    out[v1208] = v1204;
-  }
-  const unsigned int v1209 = static_cast<unsigned int>(v43.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1210 = v620 + v1209;
-  const unsigned int v1211 = static_cast<unsigned int>(v43.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1212 = v619 + v1211;
-  const bool v1213 = v1210 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1214 = v1212 < v2;
-  const bool v1215 = v1213 && v1214;
-  if (v1215) {
-    const float v1216 = v43.x[42];
-    const float v1217 = v1216 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1218 = iron_f32_to_bf16(v1217);
-    const unsigned int v1219 = v7 * v1;
-    const unsigned int v1220 = v1219 + v1210;
-    const unsigned int v1221 = v1220 * v2;
-    const unsigned int v1222 = v1221 + v1212;
-    out[v1222] = v1218;
-  }
-  const unsigned int v1223 = static_cast<unsigned int>(v43.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1224 = v620 + v1223;
-  const unsigned int v1225 = static_cast<unsigned int>(v43.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1226 = v619 + v1225;
-  const bool v1227 = v1224 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1228 = v1226 < v2;
-  const bool v1229 = v1227 && v1228;
-  if (v1229) {
-    const float v1230 = v43.x[43];
-    const float v1231 = v1230 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1232 = iron_f32_to_bf16(v1231);
-    const unsigned int v1233 = v7 * v1;
-    const unsigned int v1234 = v1233 + v1224;
-    const unsigned int v1235 = v1234 * v2;
-    const unsigned int v1236 = v1235 + v1226;
-    out[v1236] = v1232;
-  }
-  const unsigned int v1237 = static_cast<unsigned int>(v43.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1238 = v620 + v1237;
-  const unsigned int v1239 = static_cast<unsigned int>(v43.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1240 = v619 + v1239;
-  const bool v1241 = v1238 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1242 = v1240 < v2;
-  const bool v1243 = v1241 && v1242;
-  if (v1243) {
-    const float v1244 = v43.x[44];
-    const float v1245 = v1244 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1246 = iron_f32_to_bf16(v1245);
-    const unsigned int v1247 = v7 * v1;
-    const unsigned int v1248 = v1247 + v1238;
-    const unsigned int v1249 = v1248 * v2;
-    const unsigned int v1250 = v1249 + v1240;
-    out[v1250] = v1246;
-  }
-  const unsigned int v1251 = static_cast<unsigned int>(v43.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1252 = v620 + v1251;
-  const unsigned int v1253 = static_cast<unsigned int>(v43.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1254 = v619 + v1253;
-  const bool v1255 = v1252 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1256 = v1254 < v2;
-  const bool v1257 = v1255 && v1256;
-  if (v1257) {
-    const float v1258 = v43.x[45];
-    const float v1259 = v1258 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1260 = iron_f32_to_bf16(v1259);
-    const unsigned int v1261 = v7 * v1;
-    const unsigned int v1262 = v1261 + v1252;
-    const unsigned int v1263 = v1262 * v2;
-    const unsigned int v1264 = v1263 + v1254;
-    out[v1264] = v1260;
-  }
-  const unsigned int v1265 = static_cast<unsigned int>(v43.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1266 = v620 + v1265;
-  const unsigned int v1267 = static_cast<unsigned int>(v43.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1268 = v619 + v1267;
-  const bool v1269 = v1266 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1270 = v1268 < v2;
-  const bool v1271 = v1269 && v1270;
-  if (v1271) {
-    const float v1272 = v43.x[46];
-    const float v1273 = v1272 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1274 = iron_f32_to_bf16(v1273);
-    const unsigned int v1275 = v7 * v1;
-    const unsigned int v1276 = v1275 + v1266;
-    const unsigned int v1277 = v1276 * v2;
-    const unsigned int v1278 = v1277 + v1268;
-    out[v1278] = v1274;
-  }
-  const unsigned int v1279 = static_cast<unsigned int>(v43.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1280 = v620 + v1279;
-  const unsigned int v1281 = static_cast<unsigned int>(v43.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1282 = v619 + v1281;
-  const bool v1283 = v1280 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1284 = v1282 < v2;
-  const bool v1285 = v1283 && v1284;
-  if (v1285) {
-    const float v1286 = v43.x[47];
-    const float v1287 = v1286 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1288 = iron_f32_to_bf16(v1287);
-    const unsigned int v1289 = v7 * v1;
-    const unsigned int v1290 = v1289 + v1280;
-    const unsigned int v1291 = v1290 * v2;
-    const unsigned int v1292 = v1291 + v1282;
-    out[v1292] = v1288;
-  }
-  const unsigned int v1293 = static_cast<unsigned int>(v43.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1294 = v620 + v1293;
-  const unsigned int v1295 = static_cast<unsigned int>(v43.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1296 = v619 + v1295;
-  const bool v1297 = v1294 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1298 = v1296 < v2;
-  const bool v1299 = v1297 && v1298;
-  if (v1299) {
-    const float v1300 = v43.x[48];
-    const float v1301 = v1300 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1302 = iron_f32_to_bf16(v1301);
-    const unsigned int v1303 = v7 * v1;
-    const unsigned int v1304 = v1303 + v1294;
-    const unsigned int v1305 = v1304 * v2;
-    const unsigned int v1306 = v1305 + v1296;
-    out[v1306] = v1302;
-  }
-  const unsigned int v1307 = static_cast<unsigned int>(v43.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1308 = v620 + v1307;
-  const unsigned int v1309 = static_cast<unsigned int>(v43.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1310 = v619 + v1309;
-  const bool v1311 = v1308 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1312 = v1310 < v2;
-  const bool v1313 = v1311 && v1312;
-  if (v1313) {
-    const float v1314 = v43.x[49];
-    const float v1315 = v1314 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1316 = iron_f32_to_bf16(v1315);
-    const unsigned int v1317 = v7 * v1;
-    const unsigned int v1318 = v1317 + v1308;
-    const unsigned int v1319 = v1318 * v2;
-    const unsigned int v1320 = v1319 + v1310;
-    out[v1320] = v1316;
-  }
-  const unsigned int v1321 = static_cast<unsigned int>(v43.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1322 = v620 + v1321;
-  const unsigned int v1323 = static_cast<unsigned int>(v43.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1324 = v619 + v1323;
-  const bool v1325 = v1322 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1326 = v1324 < v2;
-  const bool v1327 = v1325 && v1326;
-  if (v1327) {
-    const float v1328 = v43.x[50];
-    const float v1329 = v1328 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1330 = iron_f32_to_bf16(v1329);
-    const unsigned int v1331 = v7 * v1;
-    const unsigned int v1332 = v1331 + v1322;
-    const unsigned int v1333 = v1332 * v2;
-    const unsigned int v1334 = v1333 + v1324;
-    out[v1334] = v1330;
-  }
-  const unsigned int v1335 = static_cast<unsigned int>(v43.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1336 = v620 + v1335;
-  const unsigned int v1337 = static_cast<unsigned int>(v43.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1338 = v619 + v1337;
-  const bool v1339 = v1336 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1340 = v1338 < v2;
-  const bool v1341 = v1339 && v1340;
-  if (v1341) {
-    const float v1342 = v43.x[51];
-    const float v1343 = v1342 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1344 = iron_f32_to_bf16(v1343);
-    const unsigned int v1345 = v7 * v1;
-    const unsigned int v1346 = v1345 + v1336;
-    const unsigned int v1347 = v1346 * v2;
-    const unsigned int v1348 = v1347 + v1338;
-    out[v1348] = v1344;
-  }
-  const unsigned int v1349 = static_cast<unsigned int>(v43.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1350 = v620 + v1349;
-  const unsigned int v1351 = static_cast<unsigned int>(v43.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1352 = v619 + v1351;
-  const bool v1353 = v1350 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1354 = v1352 < v2;
-  const bool v1355 = v1353 && v1354;
-  if (v1355) {
-    const float v1356 = v43.x[52];
-    const float v1357 = v1356 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1358 = iron_f32_to_bf16(v1357);
-    const unsigned int v1359 = v7 * v1;
-    const unsigned int v1360 = v1359 + v1350;
-    const unsigned int v1361 = v1360 * v2;
-    const unsigned int v1362 = v1361 + v1352;
-    out[v1362] = v1358;
-  }
-  const unsigned int v1363 = static_cast<unsigned int>(v43.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1364 = v620 + v1363;
-  const unsigned int v1365 = static_cast<unsigned int>(v43.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1366 = v619 + v1365;
-  const bool v1367 = v1364 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1368 = v1366 < v2;
-  const bool v1369 = v1367 && v1368;
-  if (v1369) {
-    const float v1370 = v43.x[53];
-    const float v1371 = v1370 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1372 = iron_f32_to_bf16(v1371);
-    const unsigned int v1373 = v7 * v1;
-    const unsigned int v1374 = v1373 + v1364;
-    const unsigned int v1375 = v1374 * v2;
-    const unsigned int v1376 = v1375 + v1366;
-    out[v1376] = v1372;
-  }
-  const unsigned int v1377 = static_cast<unsigned int>(v43.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1378 = v620 + v1377;
-  const unsigned int v1379 = static_cast<unsigned int>(v43.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1380 = v619 + v1379;
-  const bool v1381 = v1378 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1382 = v1380 < v2;
-  const bool v1383 = v1381 && v1382;
-  if (v1383) {
-    const float v1384 = v43.x[54];
-    const float v1385 = v1384 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1386 = iron_f32_to_bf16(v1385);
-    const unsigned int v1387 = v7 * v1;
-    const unsigned int v1388 = v1387 + v1378;
-    const unsigned int v1389 = v1388 * v2;
-    const unsigned int v1390 = v1389 + v1380;
-    out[v1390] = v1386;
-  }
-  const unsigned int v1391 = static_cast<unsigned int>(v43.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1392 = v620 + v1391;
-  const unsigned int v1393 = static_cast<unsigned int>(v43.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1394 = v619 + v1393;
-  const bool v1395 = v1392 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1396 = v1394 < v2;
-  const bool v1397 = v1395 && v1396;
-  if (v1397) {
-    const float v1398 = v43.x[55];
-    const float v1399 = v1398 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1400 = iron_f32_to_bf16(v1399);
-    const unsigned int v1401 = v7 * v1;
-    const unsigned int v1402 = v1401 + v1392;
-    const unsigned int v1403 = v1402 * v2;
-    const unsigned int v1404 = v1403 + v1394;
-    out[v1404] = v1400;
-  }
-  const unsigned int v1405 = static_cast<unsigned int>(v43.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1406 = v620 + v1405;
-  const unsigned int v1407 = static_cast<unsigned int>(v43.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1408 = v619 + v1407;
-  const bool v1409 = v1406 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1410 = v1408 < v2;
-  const bool v1411 = v1409 && v1410;
-  if (v1411) {
-    const float v1412 = v43.x[56];
-    const float v1413 = v1412 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1414 = iron_f32_to_bf16(v1413);
-    const unsigned int v1415 = v7 * v1;
-    const unsigned int v1416 = v1415 + v1406;
-    const unsigned int v1417 = v1416 * v2;
-    const unsigned int v1418 = v1417 + v1408;
-    out[v1418] = v1414;
-  }
-  const unsigned int v1419 = static_cast<unsigned int>(v43.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1420 = v620 + v1419;
-  const unsigned int v1421 = static_cast<unsigned int>(v43.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1422 = v619 + v1421;
-  const bool v1423 = v1420 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1424 = v1422 < v2;
-  const bool v1425 = v1423 && v1424;
-  if (v1425) {
-    const float v1426 = v43.x[57];
-    const float v1427 = v1426 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1428 = iron_f32_to_bf16(v1427);
-    const unsigned int v1429 = v7 * v1;
-    const unsigned int v1430 = v1429 + v1420;
-    const unsigned int v1431 = v1430 * v2;
-    const unsigned int v1432 = v1431 + v1422;
-    out[v1432] = v1428;
-  }
-  const unsigned int v1433 = static_cast<unsigned int>(v43.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1434 = v620 + v1433;
-  const unsigned int v1435 = static_cast<unsigned int>(v43.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1436 = v619 + v1435;
-  const bool v1437 = v1434 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1438 = v1436 < v2;
-  const bool v1439 = v1437 && v1438;
-  if (v1439) {
-    const float v1440 = v43.x[58];
-    const float v1441 = v1440 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1442 = iron_f32_to_bf16(v1441);
-    const unsigned int v1443 = v7 * v1;
-    const unsigned int v1444 = v1443 + v1434;
-    const unsigned int v1445 = v1444 * v2;
-    const unsigned int v1446 = v1445 + v1436;
-    out[v1446] = v1442;
-  }
-  const unsigned int v1447 = static_cast<unsigned int>(v43.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1448 = v620 + v1447;
-  const unsigned int v1449 = static_cast<unsigned int>(v43.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1450 = v619 + v1449;
-  const bool v1451 = v1448 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1452 = v1450 < v2;
-  const bool v1453 = v1451 && v1452;
-  if (v1453) {
-    const float v1454 = v43.x[59];
-    const float v1455 = v1454 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1456 = iron_f32_to_bf16(v1455);
-    const unsigned int v1457 = v7 * v1;
-    const unsigned int v1458 = v1457 + v1448;
-    const unsigned int v1459 = v1458 * v2;
-    const unsigned int v1460 = v1459 + v1450;
-    out[v1460] = v1456;
-  }
-  const unsigned int v1461 = static_cast<unsigned int>(v43.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1462 = v620 + v1461;
-  const unsigned int v1463 = static_cast<unsigned int>(v43.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1464 = v619 + v1463;
-  const bool v1465 = v1462 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1466 = v1464 < v2;
-  const bool v1467 = v1465 && v1466;
-  if (v1467) {
-    const float v1468 = v43.x[60];
-    const float v1469 = v1468 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1470 = iron_f32_to_bf16(v1469);
-    const unsigned int v1471 = v7 * v1;
-    const unsigned int v1472 = v1471 + v1462;
-    const unsigned int v1473 = v1472 * v2;
-    const unsigned int v1474 = v1473 + v1464;
-    out[v1474] = v1470;
-  }
-  const unsigned int v1475 = static_cast<unsigned int>(v43.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1476 = v620 + v1475;
-  const unsigned int v1477 = static_cast<unsigned int>(v43.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1478 = v619 + v1477;
-  const bool v1479 = v1476 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1480 = v1478 < v2;
-  const bool v1481 = v1479 && v1480;
-  if (v1481) {
-    const float v1482 = v43.x[61];
-    const float v1483 = v1482 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1484 = iron_f32_to_bf16(v1483);
-    const unsigned int v1485 = v7 * v1;
-    const unsigned int v1486 = v1485 + v1476;
-    const unsigned int v1487 = v1486 * v2;
-    const unsigned int v1488 = v1487 + v1478;
-    out[v1488] = v1484;
-  }
-  const unsigned int v1489 = static_cast<unsigned int>(v43.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1490 = v620 + v1489;
-  const unsigned int v1491 = static_cast<unsigned int>(v43.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1492 = v619 + v1491;
-  const bool v1493 = v1490 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1494 = v1492 < v2;
-  const bool v1495 = v1493 && v1494;
-  if (v1495) {
-    const float v1496 = v43.x[62];
-    const float v1497 = v1496 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1498 = iron_f32_to_bf16(v1497);
-    const unsigned int v1499 = v7 * v1;
-    const unsigned int v1500 = v1499 + v1490;
-    const unsigned int v1501 = v1500 * v2;
-    const unsigned int v1502 = v1501 + v1492;
-    out[v1502] = v1498;
-  }
-  const unsigned int v1503 = static_cast<unsigned int>(v43.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1504 = v620 + v1503;
-  const unsigned int v1505 = static_cast<unsigned int>(v43.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1506 = v619 + v1505;
-  const bool v1507 = v1504 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1508 = v1506 < v2;
-  const bool v1509 = v1507 && v1508;
-  if (v1509) {
-    const float v1510 = v43.x[63];
-    const float v1511 = v1510 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1512 = iron_f32_to_bf16(v1511);
-    const unsigned int v1513 = v7 * v1;
-    const unsigned int v1514 = v1513 + v1504;
-    const unsigned int v1515 = v1514 * v2;
-    const unsigned int v1516 = v1515 + v1506;
-    out[v1516] = v1512;
-  }
-  const unsigned int v1517 = static_cast<unsigned int>(v43.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1518 = v620 + v1517;
-  const unsigned int v1519 = static_cast<unsigned int>(v43.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1520 = v619 + v1519;
-  const bool v1521 = v1518 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1522 = v1520 < v2;
-  const bool v1523 = v1521 && v1522;
-  if (v1523) {
-    const float v1524 = v43.x[64];
-    const float v1525 = v1524 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1526 = iron_f32_to_bf16(v1525);
-    const unsigned int v1527 = v7 * v1;
-    const unsigned int v1528 = v1527 + v1518;
-    const unsigned int v1529 = v1528 * v2;
-    const unsigned int v1530 = v1529 + v1520;
-    out[v1530] = v1526;
-  }
-  const unsigned int v1531 = static_cast<unsigned int>(v43.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1532 = v620 + v1531;
-  const unsigned int v1533 = static_cast<unsigned int>(v43.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1534 = v619 + v1533;
-  const bool v1535 = v1532 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1536 = v1534 < v2;
-  const bool v1537 = v1535 && v1536;
-  if (v1537) {
-    const float v1538 = v43.x[65];
-    const float v1539 = v1538 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1540 = iron_f32_to_bf16(v1539);
-    const unsigned int v1541 = v7 * v1;
-    const unsigned int v1542 = v1541 + v1532;
-    const unsigned int v1543 = v1542 * v2;
-    const unsigned int v1544 = v1543 + v1534;
-    out[v1544] = v1540;
-  }
-  const unsigned int v1545 = static_cast<unsigned int>(v43.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1546 = v620 + v1545;
-  const unsigned int v1547 = static_cast<unsigned int>(v43.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1548 = v619 + v1547;
-  const bool v1549 = v1546 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1550 = v1548 < v2;
-  const bool v1551 = v1549 && v1550;
-  if (v1551) {
-    const float v1552 = v43.x[66];
-    const float v1553 = v1552 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1554 = iron_f32_to_bf16(v1553);
-    const unsigned int v1555 = v7 * v1;
-    const unsigned int v1556 = v1555 + v1546;
-    const unsigned int v1557 = v1556 * v2;
-    const unsigned int v1558 = v1557 + v1548;
-    out[v1558] = v1554;
-  }
-  const unsigned int v1559 = static_cast<unsigned int>(v43.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1560 = v620 + v1559;
-  const unsigned int v1561 = static_cast<unsigned int>(v43.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1562 = v619 + v1561;
-  const bool v1563 = v1560 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1564 = v1562 < v2;
-  const bool v1565 = v1563 && v1564;
-  if (v1565) {
-    const float v1566 = v43.x[67];
-    const float v1567 = v1566 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1568 = iron_f32_to_bf16(v1567);
-    const unsigned int v1569 = v7 * v1;
-    const unsigned int v1570 = v1569 + v1560;
-    const unsigned int v1571 = v1570 * v2;
-    const unsigned int v1572 = v1571 + v1562;
-    out[v1572] = v1568;
-  }
-  const unsigned int v1573 = static_cast<unsigned int>(v43.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1574 = v620 + v1573;
-  const unsigned int v1575 = static_cast<unsigned int>(v43.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1576 = v619 + v1575;
-  const bool v1577 = v1574 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1578 = v1576 < v2;
-  const bool v1579 = v1577 && v1578;
-  if (v1579) {
-    const float v1580 = v43.x[68];
-    const float v1581 = v1580 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1582 = iron_f32_to_bf16(v1581);
-    const unsigned int v1583 = v7 * v1;
-    const unsigned int v1584 = v1583 + v1574;
-    const unsigned int v1585 = v1584 * v2;
-    const unsigned int v1586 = v1585 + v1576;
-    out[v1586] = v1582;
-  }
-  const unsigned int v1587 = static_cast<unsigned int>(v43.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1588 = v620 + v1587;
-  const unsigned int v1589 = static_cast<unsigned int>(v43.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1590 = v619 + v1589;
-  const bool v1591 = v1588 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1592 = v1590 < v2;
-  const bool v1593 = v1591 && v1592;
-  if (v1593) {
-    const float v1594 = v43.x[69];
-    const float v1595 = v1594 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1596 = iron_f32_to_bf16(v1595);
-    const unsigned int v1597 = v7 * v1;
-    const unsigned int v1598 = v1597 + v1588;
-    const unsigned int v1599 = v1598 * v2;
-    const unsigned int v1600 = v1599 + v1590;
-    out[v1600] = v1596;
-  }
-  const unsigned int v1601 = static_cast<unsigned int>(v43.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1602 = v620 + v1601;
-  const unsigned int v1603 = static_cast<unsigned int>(v43.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1604 = v619 + v1603;
-  const bool v1605 = v1602 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1606 = v1604 < v2;
-  const bool v1607 = v1605 && v1606;
-  if (v1607) {
-    const float v1608 = v43.x[70];
-    const float v1609 = v1608 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1610 = iron_f32_to_bf16(v1609);
-    const unsigned int v1611 = v7 * v1;
-    const unsigned int v1612 = v1611 + v1602;
-    const unsigned int v1613 = v1612 * v2;
-    const unsigned int v1614 = v1613 + v1604;
-    out[v1614] = v1610;
-  }
-  const unsigned int v1615 = static_cast<unsigned int>(v43.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1616 = v620 + v1615;
-  const unsigned int v1617 = static_cast<unsigned int>(v43.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1618 = v619 + v1617;
-  const bool v1619 = v1616 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1620 = v1618 < v2;
-  const bool v1621 = v1619 && v1620;
-  if (v1621) {
-    const float v1622 = v43.x[71];
-    const float v1623 = v1622 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1624 = iron_f32_to_bf16(v1623);
-    const unsigned int v1625 = v7 * v1;
-    const unsigned int v1626 = v1625 + v1616;
-    const unsigned int v1627 = v1626 * v2;
-    const unsigned int v1628 = v1627 + v1618;
-    out[v1628] = v1624;
-  }
-  const unsigned int v1629 = static_cast<unsigned int>(v43.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1630 = v620 + v1629;
-  const unsigned int v1631 = static_cast<unsigned int>(v43.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1632 = v619 + v1631;
-  const bool v1633 = v1630 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1634 = v1632 < v2;
-  const bool v1635 = v1633 && v1634;
-  if (v1635) {
-    const float v1636 = v43.x[72];
-    const float v1637 = v1636 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1638 = iron_f32_to_bf16(v1637);
-    const unsigned int v1639 = v7 * v1;
-    const unsigned int v1640 = v1639 + v1630;
-    const unsigned int v1641 = v1640 * v2;
-    const unsigned int v1642 = v1641 + v1632;
-    out[v1642] = v1638;
-  }
-  const unsigned int v1643 = static_cast<unsigned int>(v43.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1644 = v620 + v1643;
-  const unsigned int v1645 = static_cast<unsigned int>(v43.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1646 = v619 + v1645;
-  const bool v1647 = v1644 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1648 = v1646 < v2;
-  const bool v1649 = v1647 && v1648;
-  if (v1649) {
-    const float v1650 = v43.x[73];
-    const float v1651 = v1650 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1652 = iron_f32_to_bf16(v1651);
-    const unsigned int v1653 = v7 * v1;
-    const unsigned int v1654 = v1653 + v1644;
-    const unsigned int v1655 = v1654 * v2;
-    const unsigned int v1656 = v1655 + v1646;
-    out[v1656] = v1652;
-  }
-  const unsigned int v1657 = static_cast<unsigned int>(v43.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1658 = v620 + v1657;
-  const unsigned int v1659 = static_cast<unsigned int>(v43.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1660 = v619 + v1659;
-  const bool v1661 = v1658 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1662 = v1660 < v2;
-  const bool v1663 = v1661 && v1662;
-  if (v1663) {
-    const float v1664 = v43.x[74];
-    const float v1665 = v1664 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1666 = iron_f32_to_bf16(v1665);
-    const unsigned int v1667 = v7 * v1;
-    const unsigned int v1668 = v1667 + v1658;
-    const unsigned int v1669 = v1668 * v2;
-    const unsigned int v1670 = v1669 + v1660;
-    out[v1670] = v1666;
-  }
-  const unsigned int v1671 = static_cast<unsigned int>(v43.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1672 = v620 + v1671;
-  const unsigned int v1673 = static_cast<unsigned int>(v43.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1674 = v619 + v1673;
-  const bool v1675 = v1672 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1676 = v1674 < v2;
-  const bool v1677 = v1675 && v1676;
-  if (v1677) {
-    const float v1678 = v43.x[75];
-    const float v1679 = v1678 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1680 = iron_f32_to_bf16(v1679);
-    const unsigned int v1681 = v7 * v1;
-    const unsigned int v1682 = v1681 + v1672;
-    const unsigned int v1683 = v1682 * v2;
-    const unsigned int v1684 = v1683 + v1674;
-    out[v1684] = v1680;
-  }
-  const unsigned int v1685 = static_cast<unsigned int>(v43.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1686 = v620 + v1685;
-  const unsigned int v1687 = static_cast<unsigned int>(v43.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1688 = v619 + v1687;
-  const bool v1689 = v1686 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1690 = v1688 < v2;
-  const bool v1691 = v1689 && v1690;
-  if (v1691) {
-    const float v1692 = v43.x[76];
-    const float v1693 = v1692 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1694 = iron_f32_to_bf16(v1693);
-    const unsigned int v1695 = v7 * v1;
-    const unsigned int v1696 = v1695 + v1686;
-    const unsigned int v1697 = v1696 * v2;
-    const unsigned int v1698 = v1697 + v1688;
-    out[v1698] = v1694;
-  }
-  const unsigned int v1699 = static_cast<unsigned int>(v43.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1700 = v620 + v1699;
-  const unsigned int v1701 = static_cast<unsigned int>(v43.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1702 = v619 + v1701;
-  const bool v1703 = v1700 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1704 = v1702 < v2;
-  const bool v1705 = v1703 && v1704;
-  if (v1705) {
-    const float v1706 = v43.x[77];
-    const float v1707 = v1706 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1708 = iron_f32_to_bf16(v1707);
-    const unsigned int v1709 = v7 * v1;
-    const unsigned int v1710 = v1709 + v1700;
-    const unsigned int v1711 = v1710 * v2;
-    const unsigned int v1712 = v1711 + v1702;
-    out[v1712] = v1708;
-  }
-  const unsigned int v1713 = static_cast<unsigned int>(v43.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1714 = v620 + v1713;
-  const unsigned int v1715 = static_cast<unsigned int>(v43.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1716 = v619 + v1715;
-  const bool v1717 = v1714 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1718 = v1716 < v2;
-  const bool v1719 = v1717 && v1718;
-  if (v1719) {
-    const float v1720 = v43.x[78];
-    const float v1721 = v1720 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1722 = iron_f32_to_bf16(v1721);
-    const unsigned int v1723 = v7 * v1;
-    const unsigned int v1724 = v1723 + v1714;
-    const unsigned int v1725 = v1724 * v2;
-    const unsigned int v1726 = v1725 + v1716;
-    out[v1726] = v1722;
-  }
-  const unsigned int v1727 = static_cast<unsigned int>(v43.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1728 = v620 + v1727;
-  const unsigned int v1729 = static_cast<unsigned int>(v43.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1730 = v619 + v1729;
-  const bool v1731 = v1728 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1732 = v1730 < v2;
-  const bool v1733 = v1731 && v1732;
-  if (v1733) {
-    const float v1734 = v43.x[79];
-    const float v1735 = v1734 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1736 = iron_f32_to_bf16(v1735);
-    const unsigned int v1737 = v7 * v1;
-    const unsigned int v1738 = v1737 + v1728;
-    const unsigned int v1739 = v1738 * v2;
-    const unsigned int v1740 = v1739 + v1730;
-    out[v1740] = v1736;
-  }
-  const unsigned int v1741 = static_cast<unsigned int>(v43.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1742 = v620 + v1741;
-  const unsigned int v1743 = static_cast<unsigned int>(v43.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1744 = v619 + v1743;
-  const bool v1745 = v1742 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1746 = v1744 < v2;
-  const bool v1747 = v1745 && v1746;
-  if (v1747) {
-    const float v1748 = v43.x[80];
-    const float v1749 = v1748 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1750 = iron_f32_to_bf16(v1749);
-    const unsigned int v1751 = v7 * v1;
-    const unsigned int v1752 = v1751 + v1742;
-    const unsigned int v1753 = v1752 * v2;
-    const unsigned int v1754 = v1753 + v1744;
-    out[v1754] = v1750;
-  }
-  const unsigned int v1755 = static_cast<unsigned int>(v43.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1756 = v620 + v1755;
-  const unsigned int v1757 = static_cast<unsigned int>(v43.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1758 = v619 + v1757;
-  const bool v1759 = v1756 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1760 = v1758 < v2;
-  const bool v1761 = v1759 && v1760;
-  if (v1761) {
-    const float v1762 = v43.x[81];
-    const float v1763 = v1762 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1764 = iron_f32_to_bf16(v1763);
-    const unsigned int v1765 = v7 * v1;
-    const unsigned int v1766 = v1765 + v1756;
-    const unsigned int v1767 = v1766 * v2;
-    const unsigned int v1768 = v1767 + v1758;
-    out[v1768] = v1764;
-  }
-  const unsigned int v1769 = static_cast<unsigned int>(v43.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1770 = v620 + v1769;
-  const unsigned int v1771 = static_cast<unsigned int>(v43.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1772 = v619 + v1771;
-  const bool v1773 = v1770 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1774 = v1772 < v2;
-  const bool v1775 = v1773 && v1774;
-  if (v1775) {
-    const float v1776 = v43.x[82];
-    const float v1777 = v1776 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1778 = iron_f32_to_bf16(v1777);
-    const unsigned int v1779 = v7 * v1;
-    const unsigned int v1780 = v1779 + v1770;
-    const unsigned int v1781 = v1780 * v2;
-    const unsigned int v1782 = v1781 + v1772;
-    out[v1782] = v1778;
-  }
-  const unsigned int v1783 = static_cast<unsigned int>(v43.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1784 = v620 + v1783;
-  const unsigned int v1785 = static_cast<unsigned int>(v43.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1786 = v619 + v1785;
-  const bool v1787 = v1784 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1788 = v1786 < v2;
-  const bool v1789 = v1787 && v1788;
-  if (v1789) {
-    const float v1790 = v43.x[83];
-    const float v1791 = v1790 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1792 = iron_f32_to_bf16(v1791);
-    const unsigned int v1793 = v7 * v1;
-    const unsigned int v1794 = v1793 + v1784;
-    const unsigned int v1795 = v1794 * v2;
-    const unsigned int v1796 = v1795 + v1786;
-    out[v1796] = v1792;
-  }
-  const unsigned int v1797 = static_cast<unsigned int>(v43.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1798 = v620 + v1797;
-  const unsigned int v1799 = static_cast<unsigned int>(v43.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1800 = v619 + v1799;
-  const bool v1801 = v1798 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1802 = v1800 < v2;
-  const bool v1803 = v1801 && v1802;
-  if (v1803) {
-    const float v1804 = v43.x[84];
-    const float v1805 = v1804 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1806 = iron_f32_to_bf16(v1805);
-    const unsigned int v1807 = v7 * v1;
-    const unsigned int v1808 = v1807 + v1798;
-    const unsigned int v1809 = v1808 * v2;
-    const unsigned int v1810 = v1809 + v1800;
-    out[v1810] = v1806;
-  }
-  const unsigned int v1811 = static_cast<unsigned int>(v43.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1812 = v620 + v1811;
-  const unsigned int v1813 = static_cast<unsigned int>(v43.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1814 = v619 + v1813;
-  const bool v1815 = v1812 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1816 = v1814 < v2;
-  const bool v1817 = v1815 && v1816;
-  if (v1817) {
-    const float v1818 = v43.x[85];
-    const float v1819 = v1818 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1820 = iron_f32_to_bf16(v1819);
-    const unsigned int v1821 = v7 * v1;
-    const unsigned int v1822 = v1821 + v1812;
-    const unsigned int v1823 = v1822 * v2;
-    const unsigned int v1824 = v1823 + v1814;
-    out[v1824] = v1820;
-  }
-  const unsigned int v1825 = static_cast<unsigned int>(v43.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1826 = v620 + v1825;
-  const unsigned int v1827 = static_cast<unsigned int>(v43.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1828 = v619 + v1827;
-  const bool v1829 = v1826 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1830 = v1828 < v2;
-  const bool v1831 = v1829 && v1830;
-  if (v1831) {
-    const float v1832 = v43.x[86];
-    const float v1833 = v1832 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1834 = iron_f32_to_bf16(v1833);
-    const unsigned int v1835 = v7 * v1;
-    const unsigned int v1836 = v1835 + v1826;
-    const unsigned int v1837 = v1836 * v2;
-    const unsigned int v1838 = v1837 + v1828;
-    out[v1838] = v1834;
-  }
-  const unsigned int v1839 = static_cast<unsigned int>(v43.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1840 = v620 + v1839;
-  const unsigned int v1841 = static_cast<unsigned int>(v43.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1842 = v619 + v1841;
-  const bool v1843 = v1840 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1844 = v1842 < v2;
-  const bool v1845 = v1843 && v1844;
-  if (v1845) {
-    const float v1846 = v43.x[87];
-    const float v1847 = v1846 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1848 = iron_f32_to_bf16(v1847);
-    const unsigned int v1849 = v7 * v1;
-    const unsigned int v1850 = v1849 + v1840;
-    const unsigned int v1851 = v1850 * v2;
-    const unsigned int v1852 = v1851 + v1842;
-    out[v1852] = v1848;
-  }
-  const unsigned int v1853 = static_cast<unsigned int>(v43.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1854 = v620 + v1853;
-  const unsigned int v1855 = static_cast<unsigned int>(v43.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1856 = v619 + v1855;
-  const bool v1857 = v1854 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1858 = v1856 < v2;
-  const bool v1859 = v1857 && v1858;
-  if (v1859) {
-    const float v1860 = v43.x[88];
-    const float v1861 = v1860 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1862 = iron_f32_to_bf16(v1861);
-    const unsigned int v1863 = v7 * v1;
-    const unsigned int v1864 = v1863 + v1854;
-    const unsigned int v1865 = v1864 * v2;
-    const unsigned int v1866 = v1865 + v1856;
-    out[v1866] = v1862;
-  }
-  const unsigned int v1867 = static_cast<unsigned int>(v43.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1868 = v620 + v1867;
-  const unsigned int v1869 = static_cast<unsigned int>(v43.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1870 = v619 + v1869;
-  const bool v1871 = v1868 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1872 = v1870 < v2;
-  const bool v1873 = v1871 && v1872;
-  if (v1873) {
-    const float v1874 = v43.x[89];
-    const float v1875 = v1874 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1876 = iron_f32_to_bf16(v1875);
-    const unsigned int v1877 = v7 * v1;
-    const unsigned int v1878 = v1877 + v1868;
-    const unsigned int v1879 = v1878 * v2;
-    const unsigned int v1880 = v1879 + v1870;
-    out[v1880] = v1876;
-  }
-  const unsigned int v1881 = static_cast<unsigned int>(v43.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1882 = v620 + v1881;
-  const unsigned int v1883 = static_cast<unsigned int>(v43.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1884 = v619 + v1883;
-  const bool v1885 = v1882 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1886 = v1884 < v2;
-  const bool v1887 = v1885 && v1886;
-  if (v1887) {
-    const float v1888 = v43.x[90];
-    const float v1889 = v1888 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1890 = iron_f32_to_bf16(v1889);
-    const unsigned int v1891 = v7 * v1;
-    const unsigned int v1892 = v1891 + v1882;
-    const unsigned int v1893 = v1892 * v2;
-    const unsigned int v1894 = v1893 + v1884;
-    out[v1894] = v1890;
-  }
-  const unsigned int v1895 = static_cast<unsigned int>(v43.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1896 = v620 + v1895;
-  const unsigned int v1897 = static_cast<unsigned int>(v43.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1898 = v619 + v1897;
-  const bool v1899 = v1896 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1900 = v1898 < v2;
-  const bool v1901 = v1899 && v1900;
-  if (v1901) {
-    const float v1902 = v43.x[91];
-    const float v1903 = v1902 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1904 = iron_f32_to_bf16(v1903);
-    const unsigned int v1905 = v7 * v1;
-    const unsigned int v1906 = v1905 + v1896;
-    const unsigned int v1907 = v1906 * v2;
-    const unsigned int v1908 = v1907 + v1898;
-    out[v1908] = v1904;
-  }
-  const unsigned int v1909 = static_cast<unsigned int>(v43.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1910 = v620 + v1909;
-  const unsigned int v1911 = static_cast<unsigned int>(v43.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1912 = v619 + v1911;
-  const bool v1913 = v1910 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1914 = v1912 < v2;
-  const bool v1915 = v1913 && v1914;
-  if (v1915) {
-    const float v1916 = v43.x[92];
-    const float v1917 = v1916 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1918 = iron_f32_to_bf16(v1917);
-    const unsigned int v1919 = v7 * v1;
-    const unsigned int v1920 = v1919 + v1910;
-    const unsigned int v1921 = v1920 * v2;
-    const unsigned int v1922 = v1921 + v1912;
-    out[v1922] = v1918;
-  }
-  const unsigned int v1923 = static_cast<unsigned int>(v43.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1924 = v620 + v1923;
-  const unsigned int v1925 = static_cast<unsigned int>(v43.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1926 = v619 + v1925;
-  const bool v1927 = v1924 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1928 = v1926 < v2;
-  const bool v1929 = v1927 && v1928;
-  if (v1929) {
-    const float v1930 = v43.x[93];
-    const float v1931 = v1930 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1932 = iron_f32_to_bf16(v1931);
-    const unsigned int v1933 = v7 * v1;
-    const unsigned int v1934 = v1933 + v1924;
-    const unsigned int v1935 = v1934 * v2;
-    const unsigned int v1936 = v1935 + v1926;
-    out[v1936] = v1932;
-  }
-  const unsigned int v1937 = static_cast<unsigned int>(v43.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1938 = v620 + v1937;
-  const unsigned int v1939 = static_cast<unsigned int>(v43.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1940 = v619 + v1939;
-  const bool v1941 = v1938 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1942 = v1940 < v2;
-  const bool v1943 = v1941 && v1942;
-  if (v1943) {
-    const float v1944 = v43.x[94];
-    const float v1945 = v1944 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1946 = iron_f32_to_bf16(v1945);
-    const unsigned int v1947 = v7 * v1;
-    const unsigned int v1948 = v1947 + v1938;
-    const unsigned int v1949 = v1948 * v2;
-    const unsigned int v1950 = v1949 + v1940;
-    out[v1950] = v1946;
-  }
-  const unsigned int v1951 = static_cast<unsigned int>(v43.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1952 = v620 + v1951;
-  const unsigned int v1953 = static_cast<unsigned int>(v43.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1954 = v619 + v1953;
-  const bool v1955 = v1952 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1956 = v1954 < v2;
-  const bool v1957 = v1955 && v1956;
-  if (v1957) {
-    const float v1958 = v43.x[95];
-    const float v1959 = v1958 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1960 = iron_f32_to_bf16(v1959);
-    const unsigned int v1961 = v7 * v1;
-    const unsigned int v1962 = v1961 + v1952;
-    const unsigned int v1963 = v1962 * v2;
-    const unsigned int v1964 = v1963 + v1954;
-    out[v1964] = v1960;
-  }
-  const unsigned int v1965 = static_cast<unsigned int>(v43.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1966 = v620 + v1965;
-  const unsigned int v1967 = static_cast<unsigned int>(v43.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1968 = v619 + v1967;
-  const bool v1969 = v1966 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1970 = v1968 < v2;
-  const bool v1971 = v1969 && v1970;
-  if (v1971) {
-    const float v1972 = v43.x[96];
-    const float v1973 = v1972 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1974 = iron_f32_to_bf16(v1973);
-    const unsigned int v1975 = v7 * v1;
-    const unsigned int v1976 = v1975 + v1966;
-    const unsigned int v1977 = v1976 * v2;
-    const unsigned int v1978 = v1977 + v1968;
-    out[v1978] = v1974;
-  }
-  const unsigned int v1979 = static_cast<unsigned int>(v43.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1980 = v620 + v1979;
-  const unsigned int v1981 = static_cast<unsigned int>(v43.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1982 = v619 + v1981;
-  const bool v1983 = v1980 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1984 = v1982 < v2;
-  const bool v1985 = v1983 && v1984;
-  if (v1985) {
-    const float v1986 = v43.x[97];
-    const float v1987 = v1986 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v1988 = iron_f32_to_bf16(v1987);
-    const unsigned int v1989 = v7 * v1;
-    const unsigned int v1990 = v1989 + v1980;
-    const unsigned int v1991 = v1990 * v2;
-    const unsigned int v1992 = v1991 + v1982;
-    out[v1992] = v1988;
-  }
-  const unsigned int v1993 = static_cast<unsigned int>(v43.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1994 = v620 + v1993;
-  const unsigned int v1995 = static_cast<unsigned int>(v43.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1996 = v619 + v1995;
-  const bool v1997 = v1994 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1998 = v1996 < v2;
-  const bool v1999 = v1997 && v1998;
-  if (v1999) {
-    const float v2000 = v43.x[98];
-    const float v2001 = v2000 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v2002 = iron_f32_to_bf16(v2001);
-    const unsigned int v2003 = v7 * v1;
-    const unsigned int v2004 = v2003 + v1994;
-    const unsigned int v2005 = v2004 * v2;
-    const unsigned int v2006 = v2005 + v1996;
-    out[v2006] = v2002;
-  }
-  const unsigned int v2007 = static_cast<unsigned int>(v43.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2008 = v620 + v2007;
-  const unsigned int v2009 = static_cast<unsigned int>(v43.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2010 = v619 + v2009;
-  const bool v2011 = v2008 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2012 = v2010 < v2;
-  const bool v2013 = v2011 && v2012;
-  if (v2013) {
-    const float v2014 = v43.x[99];
-    const float v2015 = v2014 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v2016 = iron_f32_to_bf16(v2015);
-    const unsigned int v2017 = v7 * v1;
-    const unsigned int v2018 = v2017 + v2008;
-    const unsigned int v2019 = v2018 * v2;
-    const unsigned int v2020 = v2019 + v2010;
-    out[v2020] = v2016;
-  }
-  const unsigned int v2021 = static_cast<unsigned int>(v43.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2022 = v620 + v2021;
-  const unsigned int v2023 = static_cast<unsigned int>(v43.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2024 = v619 + v2023;
-  const bool v2025 = v2022 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2026 = v2024 < v2;
-  const bool v2027 = v2025 && v2026;
-  if (v2027) {
-    const float v2028 = v43.x[100];
-    const float v2029 = v2028 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v2030 = iron_f32_to_bf16(v2029);
-    const unsigned int v2031 = v7 * v1;
-    const unsigned int v2032 = v2031 + v2022;
-    const unsigned int v2033 = v2032 * v2;
-    const unsigned int v2034 = v2033 + v2024;
-    out[v2034] = v2030;
-  }
-  const unsigned int v2035 = static_cast<unsigned int>(v43.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2036 = v620 + v2035;
-  const unsigned int v2037 = static_cast<unsigned int>(v43.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2038 = v619 + v2037;
-  const bool v2039 = v2036 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2040 = v2038 < v2;
-  const bool v2041 = v2039 && v2040;
-  if (v2041) {
-    const float v2042 = v43.x[101];
-    const float v2043 = v2042 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v2044 = iron_f32_to_bf16(v2043);
-    const unsigned int v2045 = v7 * v1;
-    const unsigned int v2046 = v2045 + v2036;
-    const unsigned int v2047 = v2046 * v2;
-    const unsigned int v2048 = v2047 + v2038;
-    out[v2048] = v2044;
-  }
-  const unsigned int v2049 = static_cast<unsigned int>(v43.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2050 = v620 + v2049;
-  const unsigned int v2051 = static_cast<unsigned int>(v43.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2052 = v619 + v2051;
-  const bool v2053 = v2050 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2054 = v2052 < v2;
-  const bool v2055 = v2053 && v2054;
-  if (v2055) {
-    const float v2056 = v43.x[102];
-    const float v2057 = v2056 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v2058 = iron_f32_to_bf16(v2057);
-    const unsigned int v2059 = v7 * v1;
-    const unsigned int v2060 = v2059 + v2050;
-    const unsigned int v2061 = v2060 * v2;
-    const unsigned int v2062 = v2061 + v2052;
-    out[v2062] = v2058;
-  }
-  const unsigned int v2063 = static_cast<unsigned int>(v43.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2064 = v620 + v2063;
-  const unsigned int v2065 = static_cast<unsigned int>(v43.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2066 = v619 + v2065;
-  const bool v2067 = v2064 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2068 = v2066 < v2;
-  const bool v2069 = v2067 && v2068;
-  if (v2069) {
-    const float v2070 = v43.x[103];
-    const float v2071 = v2070 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v2072 = iron_f32_to_bf16(v2071);
-    const unsigned int v2073 = v7 * v1;
-    const unsigned int v2074 = v2073 + v2064;
-    const unsigned int v2075 = v2074 * v2;
-    const unsigned int v2076 = v2075 + v2066;
-    out[v2076] = v2072;
-  }
-  const unsigned int v2077 = static_cast<unsigned int>(v43.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2078 = v620 + v2077;
-  const unsigned int v2079 = static_cast<unsigned int>(v43.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2080 = v619 + v2079;
-  const bool v2081 = v2078 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2082 = v2080 < v2;
-  const bool v2083 = v2081 && v2082;
-  if (v2083) {
-    const float v2084 = v43.x[104];
-    const float v2085 = v2084 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v2086 = iron_f32_to_bf16(v2085);
-    const unsigned int v2087 = v7 * v1;
-    const unsigned int v2088 = v2087 + v2078;
-    const unsigned int v2089 = v2088 * v2;
-    const unsigned int v2090 = v2089 + v2080;
-    out[v2090] = v2086;
-  }
-  const unsigned int v2091 = static_cast<unsigned int>(v43.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2092 = v620 + v2091;
-  const unsigned int v2093 = static_cast<unsigned int>(v43.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2094 = v619 + v2093;
-  const bool v2095 = v2092 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2096 = v2094 < v2;
-  const bool v2097 = v2095 && v2096;
-  if (v2097) {
-    const float v2098 = v43.x[105];
-    const float v2099 = v2098 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v2100 = iron_f32_to_bf16(v2099);
-    const unsigned int v2101 = v7 * v1;
-    const unsigned int v2102 = v2101 + v2092;
-    const unsigned int v2103 = v2102 * v2;
-    const unsigned int v2104 = v2103 + v2094;
-    out[v2104] = v2100;
-  }
-  const unsigned int v2105 = static_cast<unsigned int>(v43.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2106 = v620 + v2105;
-  const unsigned int v2107 = static_cast<unsigned int>(v43.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2108 = v619 + v2107;
-  const bool v2109 = v2106 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2110 = v2108 < v2;
-  const bool v2111 = v2109 && v2110;
-  if (v2111) {
-    const float v2112 = v43.x[106];
-    const float v2113 = v2112 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v2114 = iron_f32_to_bf16(v2113);
-    const unsigned int v2115 = v7 * v1;
-    const unsigned int v2116 = v2115 + v2106;
-    const unsigned int v2117 = v2116 * v2;
-    const unsigned int v2118 = v2117 + v2108;
-    out[v2118] = v2114;
-  }
-  const unsigned int v2119 = static_cast<unsigned int>(v43.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2120 = v620 + v2119;
-  const unsigned int v2121 = static_cast<unsigned int>(v43.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2122 = v619 + v2121;
-  const bool v2123 = v2120 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2124 = v2122 < v2;
-  const bool v2125 = v2123 && v2124;
-  if (v2125) {
-    const float v2126 = v43.x[107];
-    const float v2127 = v2126 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v2128 = iron_f32_to_bf16(v2127);
-    const unsigned int v2129 = v7 * v1;
-    const unsigned int v2130 = v2129 + v2120;
-    const unsigned int v2131 = v2130 * v2;
-    const unsigned int v2132 = v2131 + v2122;
-    out[v2132] = v2128;
-  }
-  const unsigned int v2133 = static_cast<unsigned int>(v43.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2134 = v620 + v2133;
-  const unsigned int v2135 = static_cast<unsigned int>(v43.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2136 = v619 + v2135;
-  const bool v2137 = v2134 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2138 = v2136 < v2;
-  const bool v2139 = v2137 && v2138;
-  if (v2139) {
-    const float v2140 = v43.x[108];
-    const float v2141 = v2140 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v2142 = iron_f32_to_bf16(v2141);
-    const unsigned int v2143 = v7 * v1;
-    const unsigned int v2144 = v2143 + v2134;
-    const unsigned int v2145 = v2144 * v2;
-    const unsigned int v2146 = v2145 + v2136;
-    out[v2146] = v2142;
-  }
-  const unsigned int v2147 = static_cast<unsigned int>(v43.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2148 = v620 + v2147;
-  const unsigned int v2149 = static_cast<unsigned int>(v43.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2150 = v619 + v2149;
-  const bool v2151 = v2148 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2152 = v2150 < v2;
-  const bool v2153 = v2151 && v2152;
-  if (v2153) {
-    const float v2154 = v43.x[109];
-    const float v2155 = v2154 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v2156 = iron_f32_to_bf16(v2155);
-    const unsigned int v2157 = v7 * v1;
-    const unsigned int v2158 = v2157 + v2148;
-    const unsigned int v2159 = v2158 * v2;
-    const unsigned int v2160 = v2159 + v2150;
-    out[v2160] = v2156;
-  }
-  const unsigned int v2161 = static_cast<unsigned int>(v43.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2162 = v620 + v2161;
-  const unsigned int v2163 = static_cast<unsigned int>(v43.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2164 = v619 + v2163;
-  const bool v2165 = v2162 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2166 = v2164 < v2;
-  const bool v2167 = v2165 && v2166;
-  if (v2167) {
-    const float v2168 = v43.x[110];
-    const float v2169 = v2168 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v2170 = iron_f32_to_bf16(v2169);
-    const unsigned int v2171 = v7 * v1;
-    const unsigned int v2172 = v2171 + v2162;
-    const unsigned int v2173 = v2172 * v2;
-    const unsigned int v2174 = v2173 + v2164;
-    out[v2174] = v2170;
-  }
-  const unsigned int v2175 = static_cast<unsigned int>(v43.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2176 = v620 + v2175;
-  const unsigned int v2177 = static_cast<unsigned int>(v43.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2178 = v619 + v2177;
-  const bool v2179 = v2176 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2180 = v2178 < v2;
-  const bool v2181 = v2179 && v2180;
-  if (v2181) {
-    const float v2182 = v43.x[111];
-    const float v2183 = v2182 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v2184 = iron_f32_to_bf16(v2183);
-    const unsigned int v2185 = v7 * v1;
-    const unsigned int v2186 = v2185 + v2176;
-    const unsigned int v2187 = v2186 * v2;
-    const unsigned int v2188 = v2187 + v2178;
-    out[v2188] = v2184;
-  }
-  const unsigned int v2189 = static_cast<unsigned int>(v43.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2190 = v620 + v2189;
-  const unsigned int v2191 = static_cast<unsigned int>(v43.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2192 = v619 + v2191;
-  const bool v2193 = v2190 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2194 = v2192 < v2;
-  const bool v2195 = v2193 && v2194;
-  if (v2195) {
-    const float v2196 = v43.x[112];
-    const float v2197 = v2196 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v2198 = iron_f32_to_bf16(v2197);
-    const unsigned int v2199 = v7 * v1;
-    const unsigned int v2200 = v2199 + v2190;
-    const unsigned int v2201 = v2200 * v2;
-    const unsigned int v2202 = v2201 + v2192;
-    out[v2202] = v2198;
-  }
-  const unsigned int v2203 = static_cast<unsigned int>(v43.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2204 = v620 + v2203;
-  const unsigned int v2205 = static_cast<unsigned int>(v43.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2206 = v619 + v2205;
-  const bool v2207 = v2204 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2208 = v2206 < v2;
-  const bool v2209 = v2207 && v2208;
-  if (v2209) {
-    const float v2210 = v43.x[113];
-    const float v2211 = v2210 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v2212 = iron_f32_to_bf16(v2211);
-    const unsigned int v2213 = v7 * v1;
-    const unsigned int v2214 = v2213 + v2204;
-    const unsigned int v2215 = v2214 * v2;
-    const unsigned int v2216 = v2215 + v2206;
-    out[v2216] = v2212;
-  }
-  const unsigned int v2217 = static_cast<unsigned int>(v43.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2218 = v620 + v2217;
-  const unsigned int v2219 = static_cast<unsigned int>(v43.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2220 = v619 + v2219;
-  const bool v2221 = v2218 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2222 = v2220 < v2;
-  const bool v2223 = v2221 && v2222;
-  if (v2223) {
-    const float v2224 = v43.x[114];
-    const float v2225 = v2224 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v2226 = iron_f32_to_bf16(v2225);
-    const unsigned int v2227 = v7 * v1;
-    const unsigned int v2228 = v2227 + v2218;
-    const unsigned int v2229 = v2228 * v2;
-    const unsigned int v2230 = v2229 + v2220;
-    out[v2230] = v2226;
-  }
-  const unsigned int v2231 = static_cast<unsigned int>(v43.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2232 = v620 + v2231;
-  const unsigned int v2233 = static_cast<unsigned int>(v43.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2234 = v619 + v2233;
-  const bool v2235 = v2232 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2236 = v2234 < v2;
-  const bool v2237 = v2235 && v2236;
-  if (v2237) {
-    const float v2238 = v43.x[115];
-    const float v2239 = v2238 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v2240 = iron_f32_to_bf16(v2239);
-    const unsigned int v2241 = v7 * v1;
-    const unsigned int v2242 = v2241 + v2232;
-    const unsigned int v2243 = v2242 * v2;
-    const unsigned int v2244 = v2243 + v2234;
-    out[v2244] = v2240;
-  }
-  const unsigned int v2245 = static_cast<unsigned int>(v43.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2246 = v620 + v2245;
-  const unsigned int v2247 = static_cast<unsigned int>(v43.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2248 = v619 + v2247;
-  const bool v2249 = v2246 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2250 = v2248 < v2;
-  const bool v2251 = v2249 && v2250;
-  if (v2251) {
-    const float v2252 = v43.x[116];
-    const float v2253 = v2252 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v2254 = iron_f32_to_bf16(v2253);
-    const unsigned int v2255 = v7 * v1;
-    const unsigned int v2256 = v2255 + v2246;
-    const unsigned int v2257 = v2256 * v2;
-    const unsigned int v2258 = v2257 + v2248;
-    out[v2258] = v2254;
-  }
-  const unsigned int v2259 = static_cast<unsigned int>(v43.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2260 = v620 + v2259;
-  const unsigned int v2261 = static_cast<unsigned int>(v43.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2262 = v619 + v2261;
-  const bool v2263 = v2260 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2264 = v2262 < v2;
-  const bool v2265 = v2263 && v2264;
-  if (v2265) {
-    const float v2266 = v43.x[117];
-    const float v2267 = v2266 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v2268 = iron_f32_to_bf16(v2267);
-    const unsigned int v2269 = v7 * v1;
-    const unsigned int v2270 = v2269 + v2260;
-    const unsigned int v2271 = v2270 * v2;
-    const unsigned int v2272 = v2271 + v2262;
-    out[v2272] = v2268;
-  }
-  const unsigned int v2273 = static_cast<unsigned int>(v43.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2274 = v620 + v2273;
-  const unsigned int v2275 = static_cast<unsigned int>(v43.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2276 = v619 + v2275;
-  const bool v2277 = v2274 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2278 = v2276 < v2;
-  const bool v2279 = v2277 && v2278;
-  if (v2279) {
-    const float v2280 = v43.x[118];
-    const float v2281 = v2280 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v2282 = iron_f32_to_bf16(v2281);
-    const unsigned int v2283 = v7 * v1;
-    const unsigned int v2284 = v2283 + v2274;
-    const unsigned int v2285 = v2284 * v2;
-    const unsigned int v2286 = v2285 + v2276;
-    out[v2286] = v2282;
-  }
-  const unsigned int v2287 = static_cast<unsigned int>(v43.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2288 = v620 + v2287;
-  const unsigned int v2289 = static_cast<unsigned int>(v43.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2290 = v619 + v2289;
-  const bool v2291 = v2288 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2292 = v2290 < v2;
-  const bool v2293 = v2291 && v2292;
-  if (v2293) {
-    const float v2294 = v43.x[119];
-    const float v2295 = v2294 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v2296 = iron_f32_to_bf16(v2295);
-    const unsigned int v2297 = v7 * v1;
-    const unsigned int v2298 = v2297 + v2288;
-    const unsigned int v2299 = v2298 * v2;
-    const unsigned int v2300 = v2299 + v2290;
-    out[v2300] = v2296;
-  }
-  const unsigned int v2301 = static_cast<unsigned int>(v43.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2302 = v620 + v2301;
-  const unsigned int v2303 = static_cast<unsigned int>(v43.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2304 = v619 + v2303;
-  const bool v2305 = v2302 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2306 = v2304 < v2;
-  const bool v2307 = v2305 && v2306;
-  if (v2307) {
-    const float v2308 = v43.x[120];
-    const float v2309 = v2308 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v2310 = iron_f32_to_bf16(v2309);
-    const unsigned int v2311 = v7 * v1;
-    const unsigned int v2312 = v2311 + v2302;
-    const unsigned int v2313 = v2312 * v2;
-    const unsigned int v2314 = v2313 + v2304;
-    out[v2314] = v2310;
-  }
-  const unsigned int v2315 = static_cast<unsigned int>(v43.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2316 = v620 + v2315;
-  const unsigned int v2317 = static_cast<unsigned int>(v43.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2318 = v619 + v2317;
-  const bool v2319 = v2316 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2320 = v2318 < v2;
-  const bool v2321 = v2319 && v2320;
-  if (v2321) {
-    const float v2322 = v43.x[121];
-    const float v2323 = v2322 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v2324 = iron_f32_to_bf16(v2323);
-    const unsigned int v2325 = v7 * v1;
-    const unsigned int v2326 = v2325 + v2316;
-    const unsigned int v2327 = v2326 * v2;
-    const unsigned int v2328 = v2327 + v2318;
-    out[v2328] = v2324;
-  }
-  const unsigned int v2329 = static_cast<unsigned int>(v43.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2330 = v620 + v2329;
-  const unsigned int v2331 = static_cast<unsigned int>(v43.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2332 = v619 + v2331;
-  const bool v2333 = v2330 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2334 = v2332 < v2;
-  const bool v2335 = v2333 && v2334;
-  if (v2335) {
-    const float v2336 = v43.x[122];
-    const float v2337 = v2336 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v2338 = iron_f32_to_bf16(v2337);
-    const unsigned int v2339 = v7 * v1;
-    const unsigned int v2340 = v2339 + v2330;
-    const unsigned int v2341 = v2340 * v2;
-    const unsigned int v2342 = v2341 + v2332;
-    out[v2342] = v2338;
-  }
-  const unsigned int v2343 = static_cast<unsigned int>(v43.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2344 = v620 + v2343;
-  const unsigned int v2345 = static_cast<unsigned int>(v43.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2346 = v619 + v2345;
-  const bool v2347 = v2344 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2348 = v2346 < v2;
-  const bool v2349 = v2347 && v2348;
-  if (v2349) {
-    const float v2350 = v43.x[123];
-    const float v2351 = v2350 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v2352 = iron_f32_to_bf16(v2351);
-    const unsigned int v2353 = v7 * v1;
-    const unsigned int v2354 = v2353 + v2344;
-    const unsigned int v2355 = v2354 * v2;
-    const unsigned int v2356 = v2355 + v2346;
-    out[v2356] = v2352;
-  }
-  const unsigned int v2357 = static_cast<unsigned int>(v43.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2358 = v620 + v2357;
-  const unsigned int v2359 = static_cast<unsigned int>(v43.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2360 = v619 + v2359;
-  const bool v2361 = v2358 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2362 = v2360 < v2;
-  const bool v2363 = v2361 && v2362;
-  if (v2363) {
-    const float v2364 = v43.x[124];
-    const float v2365 = v2364 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v2366 = iron_f32_to_bf16(v2365);
-    const unsigned int v2367 = v7 * v1;
-    const unsigned int v2368 = v2367 + v2358;
-    const unsigned int v2369 = v2368 * v2;
-    const unsigned int v2370 = v2369 + v2360;
-    out[v2370] = v2366;
-  }
-  const unsigned int v2371 = static_cast<unsigned int>(v43.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2372 = v620 + v2371;
-  const unsigned int v2373 = static_cast<unsigned int>(v43.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2374 = v619 + v2373;
-  const bool v2375 = v2372 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2376 = v2374 < v2;
-  const bool v2377 = v2375 && v2376;
-  if (v2377) {
-    const float v2378 = v43.x[125];
-    const float v2379 = v2378 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v2380 = iron_f32_to_bf16(v2379);
-    const unsigned int v2381 = v7 * v1;
-    const unsigned int v2382 = v2381 + v2372;
-    const unsigned int v2383 = v2382 * v2;
-    const unsigned int v2384 = v2383 + v2374;
-    out[v2384] = v2380;
-  }
-  const unsigned int v2385 = static_cast<unsigned int>(v43.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2386 = v620 + v2385;
-  const unsigned int v2387 = static_cast<unsigned int>(v43.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2388 = v619 + v2387;
-  const bool v2389 = v2386 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2390 = v2388 < v2;
-  const bool v2391 = v2389 && v2390;
-  if (v2391) {
-    const float v2392 = v43.x[126];
-    const float v2393 = v2392 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v2394 = iron_f32_to_bf16(v2393);
-    const unsigned int v2395 = v7 * v1;
-    const unsigned int v2396 = v2395 + v2386;
-    const unsigned int v2397 = v2396 * v2;
-    const unsigned int v2398 = v2397 + v2388;
-    out[v2398] = v2394;
-  }
-  const unsigned int v2399 = static_cast<unsigned int>(v43.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2400 = v620 + v2399;
-  const unsigned int v2401 = static_cast<unsigned int>(v43.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2402 = v619 + v2401;
-  const bool v2403 = v2400 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2404 = v2402 < v2;
-  const bool v2405 = v2403 && v2404;
-  if (v2405) {
-    const float v2406 = v43.x[127];
-    const float v2407 = v2406 * v6;  // kernels/gemm/gemm.cpp:106
-    const iron_bf16 v2408 = iron_f32_to_bf16(v2407);
-    const unsigned int v2409 = v7 * v1;
-    const unsigned int v2410 = v2409 + v2400;
-    const unsigned int v2411 = v2410 * v2;
-    const unsigned int v2412 = v2411 + v2402;
-    out[v2412] = v2408;
+  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:315
+  const unsigned int v1797 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:332
+
+  for (unsigned int v625 = 0u; v625 < 8u; v625 += 1u) {  // kernels/gemm/gemm_tiles.hpp:316
+    const unsigned int v627 = v625 >> 2u;  // kernels/gemm/gemm_tiles.hpp:317
+    const unsigned int v629 = v625 & 3u;  // kernels/gemm/gemm_tiles.hpp:318
+    const bool v632 = v36 == v627;  // kernels/gemm/gemm_tiles.hpp:319
+    if (v632) {
+      const bool v638 = v629 == 0u;  // kernels/gemm/gemm_tiles.hpp:322
+      if (v638) {
+        const float v639 = v43.x[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v640 = static_cast<unsigned int>(v43.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v643 = static_cast<unsigned int>(v43.row(0, iron_linear_thread() & 31u));
+        const unsigned int v645 = v643 * 132u;
+        const unsigned int v646 = v645 + v41;
+        const unsigned int v647 = v646 + v640;
+        shm2[v647] = v639;
+        const float v648 = v43.x[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v649 = static_cast<unsigned int>(v43.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v652 = static_cast<unsigned int>(v43.row(1, iron_linear_thread() & 31u));
+        const unsigned int v654 = v652 * 132u;
+        const unsigned int v655 = v654 + v41;
+        const unsigned int v656 = v655 + v649;
+        shm2[v656] = v648;
+        const float v657 = v43.x[2];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v658 = static_cast<unsigned int>(v43.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v661 = static_cast<unsigned int>(v43.row(2, iron_linear_thread() & 31u));
+        const unsigned int v663 = v661 * 132u;
+        const unsigned int v664 = v663 + v41;
+        const unsigned int v665 = v664 + v658;
+        shm2[v665] = v657;
+        const float v666 = v43.x[3];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v667 = static_cast<unsigned int>(v43.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v670 = static_cast<unsigned int>(v43.row(3, iron_linear_thread() & 31u));
+        const unsigned int v672 = v670 * 132u;
+        const unsigned int v673 = v672 + v41;
+        const unsigned int v674 = v673 + v667;
+        shm2[v674] = v666;
+        const float v675 = v43.x[4];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v676 = static_cast<unsigned int>(v43.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v679 = static_cast<unsigned int>(v43.row(4, iron_linear_thread() & 31u));
+        const unsigned int v681 = v679 * 132u;
+        const unsigned int v682 = v681 + v41;
+        const unsigned int v683 = v682 + v676;
+        shm2[v683] = v675;
+        const float v684 = v43.x[5];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v685 = static_cast<unsigned int>(v43.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v688 = static_cast<unsigned int>(v43.row(5, iron_linear_thread() & 31u));
+        const unsigned int v690 = v688 * 132u;
+        const unsigned int v691 = v690 + v41;
+        const unsigned int v692 = v691 + v685;
+        shm2[v692] = v684;
+        const float v693 = v43.x[6];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v694 = static_cast<unsigned int>(v43.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v697 = static_cast<unsigned int>(v43.row(6, iron_linear_thread() & 31u));
+        const unsigned int v699 = v697 * 132u;
+        const unsigned int v700 = v699 + v41;
+        const unsigned int v701 = v700 + v694;
+        shm2[v701] = v693;
+        const float v702 = v43.x[7];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v703 = static_cast<unsigned int>(v43.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v706 = static_cast<unsigned int>(v43.row(7, iron_linear_thread() & 31u));
+        const unsigned int v708 = v706 * 132u;
+        const unsigned int v709 = v708 + v41;
+        const unsigned int v710 = v709 + v703;
+        shm2[v710] = v702;
+        const float v711 = v43.x[8];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v712 = static_cast<unsigned int>(v43.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v715 = static_cast<unsigned int>(v43.row(8, iron_linear_thread() & 31u));
+        const unsigned int v717 = v715 * 132u;
+        const unsigned int v718 = v717 + v41;
+        const unsigned int v719 = v718 + v712;
+        shm2[v719] = v711;
+        const float v720 = v43.x[9];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v721 = static_cast<unsigned int>(v43.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v724 = static_cast<unsigned int>(v43.row(9, iron_linear_thread() & 31u));
+        const unsigned int v726 = v724 * 132u;
+        const unsigned int v727 = v726 + v41;
+        const unsigned int v728 = v727 + v721;
+        shm2[v728] = v720;
+        const float v729 = v43.x[10];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v730 = static_cast<unsigned int>(v43.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v733 = static_cast<unsigned int>(v43.row(10, iron_linear_thread() & 31u));
+        const unsigned int v735 = v733 * 132u;
+        const unsigned int v736 = v735 + v41;
+        const unsigned int v737 = v736 + v730;
+        shm2[v737] = v729;
+        const float v738 = v43.x[11];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v739 = static_cast<unsigned int>(v43.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v742 = static_cast<unsigned int>(v43.row(11, iron_linear_thread() & 31u));
+        const unsigned int v744 = v742 * 132u;
+        const unsigned int v745 = v744 + v41;
+        const unsigned int v746 = v745 + v739;
+        shm2[v746] = v738;
+        const float v747 = v43.x[12];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v748 = static_cast<unsigned int>(v43.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v751 = static_cast<unsigned int>(v43.row(12, iron_linear_thread() & 31u));
+        const unsigned int v753 = v751 * 132u;
+        const unsigned int v754 = v753 + v41;
+        const unsigned int v755 = v754 + v748;
+        shm2[v755] = v747;
+        const float v756 = v43.x[13];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v757 = static_cast<unsigned int>(v43.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v760 = static_cast<unsigned int>(v43.row(13, iron_linear_thread() & 31u));
+        const unsigned int v762 = v760 * 132u;
+        const unsigned int v763 = v762 + v41;
+        const unsigned int v764 = v763 + v757;
+        shm2[v764] = v756;
+        const float v765 = v43.x[14];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v766 = static_cast<unsigned int>(v43.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v769 = static_cast<unsigned int>(v43.row(14, iron_linear_thread() & 31u));
+        const unsigned int v771 = v769 * 132u;
+        const unsigned int v772 = v771 + v41;
+        const unsigned int v773 = v772 + v766;
+        shm2[v773] = v765;
+        const float v774 = v43.x[15];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v775 = static_cast<unsigned int>(v43.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v778 = static_cast<unsigned int>(v43.row(15, iron_linear_thread() & 31u));
+        const unsigned int v780 = v778 * 132u;
+        const unsigned int v781 = v780 + v41;
+        const unsigned int v782 = v781 + v775;
+        shm2[v782] = v774;
+        const float v783 = v43.x[16];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v784 = static_cast<unsigned int>(v43.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v787 = static_cast<unsigned int>(v43.row(16, iron_linear_thread() & 31u));
+        const unsigned int v789 = v787 * 132u;
+        const unsigned int v790 = v789 + v41;
+        const unsigned int v791 = v790 + v784;
+        shm2[v791] = v783;
+        const float v792 = v43.x[17];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v793 = static_cast<unsigned int>(v43.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v796 = static_cast<unsigned int>(v43.row(17, iron_linear_thread() & 31u));
+        const unsigned int v798 = v796 * 132u;
+        const unsigned int v799 = v798 + v41;
+        const unsigned int v800 = v799 + v793;
+        shm2[v800] = v792;
+        const float v801 = v43.x[18];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v802 = static_cast<unsigned int>(v43.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v805 = static_cast<unsigned int>(v43.row(18, iron_linear_thread() & 31u));
+        const unsigned int v807 = v805 * 132u;
+        const unsigned int v808 = v807 + v41;
+        const unsigned int v809 = v808 + v802;
+        shm2[v809] = v801;
+        const float v810 = v43.x[19];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v811 = static_cast<unsigned int>(v43.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v814 = static_cast<unsigned int>(v43.row(19, iron_linear_thread() & 31u));
+        const unsigned int v816 = v814 * 132u;
+        const unsigned int v817 = v816 + v41;
+        const unsigned int v818 = v817 + v811;
+        shm2[v818] = v810;
+        const float v819 = v43.x[20];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v820 = static_cast<unsigned int>(v43.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v823 = static_cast<unsigned int>(v43.row(20, iron_linear_thread() & 31u));
+        const unsigned int v825 = v823 * 132u;
+        const unsigned int v826 = v825 + v41;
+        const unsigned int v827 = v826 + v820;
+        shm2[v827] = v819;
+        const float v828 = v43.x[21];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v829 = static_cast<unsigned int>(v43.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v832 = static_cast<unsigned int>(v43.row(21, iron_linear_thread() & 31u));
+        const unsigned int v834 = v832 * 132u;
+        const unsigned int v835 = v834 + v41;
+        const unsigned int v836 = v835 + v829;
+        shm2[v836] = v828;
+        const float v837 = v43.x[22];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v838 = static_cast<unsigned int>(v43.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v841 = static_cast<unsigned int>(v43.row(22, iron_linear_thread() & 31u));
+        const unsigned int v843 = v841 * 132u;
+        const unsigned int v844 = v843 + v41;
+        const unsigned int v845 = v844 + v838;
+        shm2[v845] = v837;
+        const float v846 = v43.x[23];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v847 = static_cast<unsigned int>(v43.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v850 = static_cast<unsigned int>(v43.row(23, iron_linear_thread() & 31u));
+        const unsigned int v852 = v850 * 132u;
+        const unsigned int v853 = v852 + v41;
+        const unsigned int v854 = v853 + v847;
+        shm2[v854] = v846;
+        const float v855 = v43.x[24];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v856 = static_cast<unsigned int>(v43.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v859 = static_cast<unsigned int>(v43.row(24, iron_linear_thread() & 31u));
+        const unsigned int v861 = v859 * 132u;
+        const unsigned int v862 = v861 + v41;
+        const unsigned int v863 = v862 + v856;
+        shm2[v863] = v855;
+        const float v864 = v43.x[25];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v865 = static_cast<unsigned int>(v43.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v868 = static_cast<unsigned int>(v43.row(25, iron_linear_thread() & 31u));
+        const unsigned int v870 = v868 * 132u;
+        const unsigned int v871 = v870 + v41;
+        const unsigned int v872 = v871 + v865;
+        shm2[v872] = v864;
+        const float v873 = v43.x[26];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v874 = static_cast<unsigned int>(v43.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v877 = static_cast<unsigned int>(v43.row(26, iron_linear_thread() & 31u));
+        const unsigned int v879 = v877 * 132u;
+        const unsigned int v880 = v879 + v41;
+        const unsigned int v881 = v880 + v874;
+        shm2[v881] = v873;
+        const float v882 = v43.x[27];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v883 = static_cast<unsigned int>(v43.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v886 = static_cast<unsigned int>(v43.row(27, iron_linear_thread() & 31u));
+        const unsigned int v888 = v886 * 132u;
+        const unsigned int v889 = v888 + v41;
+        const unsigned int v890 = v889 + v883;
+        shm2[v890] = v882;
+        const float v891 = v43.x[28];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v892 = static_cast<unsigned int>(v43.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v895 = static_cast<unsigned int>(v43.row(28, iron_linear_thread() & 31u));
+        const unsigned int v897 = v895 * 132u;
+        const unsigned int v898 = v897 + v41;
+        const unsigned int v899 = v898 + v892;
+        shm2[v899] = v891;
+        const float v900 = v43.x[29];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v901 = static_cast<unsigned int>(v43.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v904 = static_cast<unsigned int>(v43.row(29, iron_linear_thread() & 31u));
+        const unsigned int v906 = v904 * 132u;
+        const unsigned int v907 = v906 + v41;
+        const unsigned int v908 = v907 + v901;
+        shm2[v908] = v900;
+        const float v909 = v43.x[30];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v910 = static_cast<unsigned int>(v43.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v913 = static_cast<unsigned int>(v43.row(30, iron_linear_thread() & 31u));
+        const unsigned int v915 = v913 * 132u;
+        const unsigned int v916 = v915 + v41;
+        const unsigned int v917 = v916 + v910;
+        shm2[v917] = v909;
+        const float v918 = v43.x[31];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v919 = static_cast<unsigned int>(v43.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v922 = static_cast<unsigned int>(v43.row(31, iron_linear_thread() & 31u));
+        const unsigned int v924 = v922 * 132u;
+        const unsigned int v925 = v924 + v41;
+        const unsigned int v926 = v925 + v919;
+        shm2[v926] = v918;
+      }
+      const bool v928 = v629 == 1u;  // kernels/gemm/gemm_tiles.hpp:322
+      if (v928) {
+        const float v929 = v43.x[32];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v930 = static_cast<unsigned int>(v43.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v933 = static_cast<unsigned int>(v43.row(32, iron_linear_thread() & 31u));
+        const unsigned int v934 = v933 - 16u;
+        const unsigned int v935 = v934 * 132u;
+        const unsigned int v936 = v935 + v41;
+        const unsigned int v937 = v936 + v930;
+        shm2[v937] = v929;
+        const float v938 = v43.x[33];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v939 = static_cast<unsigned int>(v43.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v942 = static_cast<unsigned int>(v43.row(33, iron_linear_thread() & 31u));
+        const unsigned int v943 = v942 - 16u;
+        const unsigned int v944 = v943 * 132u;
+        const unsigned int v945 = v944 + v41;
+        const unsigned int v946 = v945 + v939;
+        shm2[v946] = v938;
+        const float v947 = v43.x[34];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v948 = static_cast<unsigned int>(v43.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v951 = static_cast<unsigned int>(v43.row(34, iron_linear_thread() & 31u));
+        const unsigned int v952 = v951 - 16u;
+        const unsigned int v953 = v952 * 132u;
+        const unsigned int v954 = v953 + v41;
+        const unsigned int v955 = v954 + v948;
+        shm2[v955] = v947;
+        const float v956 = v43.x[35];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v957 = static_cast<unsigned int>(v43.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v960 = static_cast<unsigned int>(v43.row(35, iron_linear_thread() & 31u));
+        const unsigned int v961 = v960 - 16u;
+        const unsigned int v962 = v961 * 132u;
+        const unsigned int v963 = v962 + v41;
+        const unsigned int v964 = v963 + v957;
+        shm2[v964] = v956;
+        const float v965 = v43.x[36];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v966 = static_cast<unsigned int>(v43.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v969 = static_cast<unsigned int>(v43.row(36, iron_linear_thread() & 31u));
+        const unsigned int v970 = v969 - 16u;
+        const unsigned int v971 = v970 * 132u;
+        const unsigned int v972 = v971 + v41;
+        const unsigned int v973 = v972 + v966;
+        shm2[v973] = v965;
+        const float v974 = v43.x[37];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v975 = static_cast<unsigned int>(v43.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v978 = static_cast<unsigned int>(v43.row(37, iron_linear_thread() & 31u));
+        const unsigned int v979 = v978 - 16u;
+        const unsigned int v980 = v979 * 132u;
+        const unsigned int v981 = v980 + v41;
+        const unsigned int v982 = v981 + v975;
+        shm2[v982] = v974;
+        const float v983 = v43.x[38];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v984 = static_cast<unsigned int>(v43.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v987 = static_cast<unsigned int>(v43.row(38, iron_linear_thread() & 31u));
+        const unsigned int v988 = v987 - 16u;
+        const unsigned int v989 = v988 * 132u;
+        const unsigned int v990 = v989 + v41;
+        const unsigned int v991 = v990 + v984;
+        shm2[v991] = v983;
+        const float v992 = v43.x[39];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v993 = static_cast<unsigned int>(v43.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v996 = static_cast<unsigned int>(v43.row(39, iron_linear_thread() & 31u));
+        const unsigned int v997 = v996 - 16u;
+        const unsigned int v998 = v997 * 132u;
+        const unsigned int v999 = v998 + v41;
+        const unsigned int v1000 = v999 + v993;
+        shm2[v1000] = v992;
+        const float v1001 = v43.x[40];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1002 = static_cast<unsigned int>(v43.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1005 = static_cast<unsigned int>(v43.row(40, iron_linear_thread() & 31u));
+        const unsigned int v1006 = v1005 - 16u;
+        const unsigned int v1007 = v1006 * 132u;
+        const unsigned int v1008 = v1007 + v41;
+        const unsigned int v1009 = v1008 + v1002;
+        shm2[v1009] = v1001;
+        const float v1010 = v43.x[41];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1011 = static_cast<unsigned int>(v43.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1014 = static_cast<unsigned int>(v43.row(41, iron_linear_thread() & 31u));
+        const unsigned int v1015 = v1014 - 16u;
+        const unsigned int v1016 = v1015 * 132u;
+        const unsigned int v1017 = v1016 + v41;
+        const unsigned int v1018 = v1017 + v1011;
+        shm2[v1018] = v1010;
+        const float v1019 = v43.x[42];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1020 = static_cast<unsigned int>(v43.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1023 = static_cast<unsigned int>(v43.row(42, iron_linear_thread() & 31u));
+        const unsigned int v1024 = v1023 - 16u;
+        const unsigned int v1025 = v1024 * 132u;
+        const unsigned int v1026 = v1025 + v41;
+        const unsigned int v1027 = v1026 + v1020;
+        shm2[v1027] = v1019;
+        const float v1028 = v43.x[43];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1029 = static_cast<unsigned int>(v43.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1032 = static_cast<unsigned int>(v43.row(43, iron_linear_thread() & 31u));
+        const unsigned int v1033 = v1032 - 16u;
+        const unsigned int v1034 = v1033 * 132u;
+        const unsigned int v1035 = v1034 + v41;
+        const unsigned int v1036 = v1035 + v1029;
+        shm2[v1036] = v1028;
+        const float v1037 = v43.x[44];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1038 = static_cast<unsigned int>(v43.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1041 = static_cast<unsigned int>(v43.row(44, iron_linear_thread() & 31u));
+        const unsigned int v1042 = v1041 - 16u;
+        const unsigned int v1043 = v1042 * 132u;
+        const unsigned int v1044 = v1043 + v41;
+        const unsigned int v1045 = v1044 + v1038;
+        shm2[v1045] = v1037;
+        const float v1046 = v43.x[45];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1047 = static_cast<unsigned int>(v43.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1050 = static_cast<unsigned int>(v43.row(45, iron_linear_thread() & 31u));
+        const unsigned int v1051 = v1050 - 16u;
+        const unsigned int v1052 = v1051 * 132u;
+        const unsigned int v1053 = v1052 + v41;
+        const unsigned int v1054 = v1053 + v1047;
+        shm2[v1054] = v1046;
+        const float v1055 = v43.x[46];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1056 = static_cast<unsigned int>(v43.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1059 = static_cast<unsigned int>(v43.row(46, iron_linear_thread() & 31u));
+        const unsigned int v1060 = v1059 - 16u;
+        const unsigned int v1061 = v1060 * 132u;
+        const unsigned int v1062 = v1061 + v41;
+        const unsigned int v1063 = v1062 + v1056;
+        shm2[v1063] = v1055;
+        const float v1064 = v43.x[47];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1065 = static_cast<unsigned int>(v43.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1068 = static_cast<unsigned int>(v43.row(47, iron_linear_thread() & 31u));
+        const unsigned int v1069 = v1068 - 16u;
+        const unsigned int v1070 = v1069 * 132u;
+        const unsigned int v1071 = v1070 + v41;
+        const unsigned int v1072 = v1071 + v1065;
+        shm2[v1072] = v1064;
+        const float v1073 = v43.x[48];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1074 = static_cast<unsigned int>(v43.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1077 = static_cast<unsigned int>(v43.row(48, iron_linear_thread() & 31u));
+        const unsigned int v1078 = v1077 - 16u;
+        const unsigned int v1079 = v1078 * 132u;
+        const unsigned int v1080 = v1079 + v41;
+        const unsigned int v1081 = v1080 + v1074;
+        shm2[v1081] = v1073;
+        const float v1082 = v43.x[49];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1083 = static_cast<unsigned int>(v43.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1086 = static_cast<unsigned int>(v43.row(49, iron_linear_thread() & 31u));
+        const unsigned int v1087 = v1086 - 16u;
+        const unsigned int v1088 = v1087 * 132u;
+        const unsigned int v1089 = v1088 + v41;
+        const unsigned int v1090 = v1089 + v1083;
+        shm2[v1090] = v1082;
+        const float v1091 = v43.x[50];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1092 = static_cast<unsigned int>(v43.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1095 = static_cast<unsigned int>(v43.row(50, iron_linear_thread() & 31u));
+        const unsigned int v1096 = v1095 - 16u;
+        const unsigned int v1097 = v1096 * 132u;
+        const unsigned int v1098 = v1097 + v41;
+        const unsigned int v1099 = v1098 + v1092;
+        shm2[v1099] = v1091;
+        const float v1100 = v43.x[51];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1101 = static_cast<unsigned int>(v43.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1104 = static_cast<unsigned int>(v43.row(51, iron_linear_thread() & 31u));
+        const unsigned int v1105 = v1104 - 16u;
+        const unsigned int v1106 = v1105 * 132u;
+        const unsigned int v1107 = v1106 + v41;
+        const unsigned int v1108 = v1107 + v1101;
+        shm2[v1108] = v1100;
+        const float v1109 = v43.x[52];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1110 = static_cast<unsigned int>(v43.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1113 = static_cast<unsigned int>(v43.row(52, iron_linear_thread() & 31u));
+        const unsigned int v1114 = v1113 - 16u;
+        const unsigned int v1115 = v1114 * 132u;
+        const unsigned int v1116 = v1115 + v41;
+        const unsigned int v1117 = v1116 + v1110;
+        shm2[v1117] = v1109;
+        const float v1118 = v43.x[53];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1119 = static_cast<unsigned int>(v43.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1122 = static_cast<unsigned int>(v43.row(53, iron_linear_thread() & 31u));
+        const unsigned int v1123 = v1122 - 16u;
+        const unsigned int v1124 = v1123 * 132u;
+        const unsigned int v1125 = v1124 + v41;
+        const unsigned int v1126 = v1125 + v1119;
+        shm2[v1126] = v1118;
+        const float v1127 = v43.x[54];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1128 = static_cast<unsigned int>(v43.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1131 = static_cast<unsigned int>(v43.row(54, iron_linear_thread() & 31u));
+        const unsigned int v1132 = v1131 - 16u;
+        const unsigned int v1133 = v1132 * 132u;
+        const unsigned int v1134 = v1133 + v41;
+        const unsigned int v1135 = v1134 + v1128;
+        shm2[v1135] = v1127;
+        const float v1136 = v43.x[55];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1137 = static_cast<unsigned int>(v43.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1140 = static_cast<unsigned int>(v43.row(55, iron_linear_thread() & 31u));
+        const unsigned int v1141 = v1140 - 16u;
+        const unsigned int v1142 = v1141 * 132u;
+        const unsigned int v1143 = v1142 + v41;
+        const unsigned int v1144 = v1143 + v1137;
+        shm2[v1144] = v1136;
+        const float v1145 = v43.x[56];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1146 = static_cast<unsigned int>(v43.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1149 = static_cast<unsigned int>(v43.row(56, iron_linear_thread() & 31u));
+        const unsigned int v1150 = v1149 - 16u;
+        const unsigned int v1151 = v1150 * 132u;
+        const unsigned int v1152 = v1151 + v41;
+        const unsigned int v1153 = v1152 + v1146;
+        shm2[v1153] = v1145;
+        const float v1154 = v43.x[57];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1155 = static_cast<unsigned int>(v43.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1158 = static_cast<unsigned int>(v43.row(57, iron_linear_thread() & 31u));
+        const unsigned int v1159 = v1158 - 16u;
+        const unsigned int v1160 = v1159 * 132u;
+        const unsigned int v1161 = v1160 + v41;
+        const unsigned int v1162 = v1161 + v1155;
+        shm2[v1162] = v1154;
+        const float v1163 = v43.x[58];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1164 = static_cast<unsigned int>(v43.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1167 = static_cast<unsigned int>(v43.row(58, iron_linear_thread() & 31u));
+        const unsigned int v1168 = v1167 - 16u;
+        const unsigned int v1169 = v1168 * 132u;
+        const unsigned int v1170 = v1169 + v41;
+        const unsigned int v1171 = v1170 + v1164;
+        shm2[v1171] = v1163;
+        const float v1172 = v43.x[59];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1173 = static_cast<unsigned int>(v43.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1176 = static_cast<unsigned int>(v43.row(59, iron_linear_thread() & 31u));
+        const unsigned int v1177 = v1176 - 16u;
+        const unsigned int v1178 = v1177 * 132u;
+        const unsigned int v1179 = v1178 + v41;
+        const unsigned int v1180 = v1179 + v1173;
+        shm2[v1180] = v1172;
+        const float v1181 = v43.x[60];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1182 = static_cast<unsigned int>(v43.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1185 = static_cast<unsigned int>(v43.row(60, iron_linear_thread() & 31u));
+        const unsigned int v1186 = v1185 - 16u;
+        const unsigned int v1187 = v1186 * 132u;
+        const unsigned int v1188 = v1187 + v41;
+        const unsigned int v1189 = v1188 + v1182;
+        shm2[v1189] = v1181;
+        const float v1190 = v43.x[61];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1191 = static_cast<unsigned int>(v43.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1194 = static_cast<unsigned int>(v43.row(61, iron_linear_thread() & 31u));
+        const unsigned int v1195 = v1194 - 16u;
+        const unsigned int v1196 = v1195 * 132u;
+        const unsigned int v1197 = v1196 + v41;
+        const unsigned int v1198 = v1197 + v1191;
+        shm2[v1198] = v1190;
+        const float v1199 = v43.x[62];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1200 = static_cast<unsigned int>(v43.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1203 = static_cast<unsigned int>(v43.row(62, iron_linear_thread() & 31u));
+        const unsigned int v1204 = v1203 - 16u;
+        const unsigned int v1205 = v1204 * 132u;
+        const unsigned int v1206 = v1205 + v41;
+        const unsigned int v1207 = v1206 + v1200;
+        shm2[v1207] = v1199;
+        const float v1208 = v43.x[63];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1209 = static_cast<unsigned int>(v43.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1212 = static_cast<unsigned int>(v43.row(63, iron_linear_thread() & 31u));
+        const unsigned int v1213 = v1212 - 16u;
+        const unsigned int v1214 = v1213 * 132u;
+        const unsigned int v1215 = v1214 + v41;
+        const unsigned int v1216 = v1215 + v1209;
+        shm2[v1216] = v1208;
+      }
+      const bool v1218 = v629 == 2u;  // kernels/gemm/gemm_tiles.hpp:322
+      if (v1218) {
+        const float v1219 = v43.x[64];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1220 = static_cast<unsigned int>(v43.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1223 = static_cast<unsigned int>(v43.row(64, iron_linear_thread() & 31u));
+        const unsigned int v1224 = v1223 - 32u;
+        const unsigned int v1225 = v1224 * 132u;
+        const unsigned int v1226 = v1225 + v41;
+        const unsigned int v1227 = v1226 + v1220;
+        shm2[v1227] = v1219;
+        const float v1228 = v43.x[65];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1229 = static_cast<unsigned int>(v43.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1232 = static_cast<unsigned int>(v43.row(65, iron_linear_thread() & 31u));
+        const unsigned int v1233 = v1232 - 32u;
+        const unsigned int v1234 = v1233 * 132u;
+        const unsigned int v1235 = v1234 + v41;
+        const unsigned int v1236 = v1235 + v1229;
+        shm2[v1236] = v1228;
+        const float v1237 = v43.x[66];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1238 = static_cast<unsigned int>(v43.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1241 = static_cast<unsigned int>(v43.row(66, iron_linear_thread() & 31u));
+        const unsigned int v1242 = v1241 - 32u;
+        const unsigned int v1243 = v1242 * 132u;
+        const unsigned int v1244 = v1243 + v41;
+        const unsigned int v1245 = v1244 + v1238;
+        shm2[v1245] = v1237;
+        const float v1246 = v43.x[67];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1247 = static_cast<unsigned int>(v43.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1250 = static_cast<unsigned int>(v43.row(67, iron_linear_thread() & 31u));
+        const unsigned int v1251 = v1250 - 32u;
+        const unsigned int v1252 = v1251 * 132u;
+        const unsigned int v1253 = v1252 + v41;
+        const unsigned int v1254 = v1253 + v1247;
+        shm2[v1254] = v1246;
+        const float v1255 = v43.x[68];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1256 = static_cast<unsigned int>(v43.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1259 = static_cast<unsigned int>(v43.row(68, iron_linear_thread() & 31u));
+        const unsigned int v1260 = v1259 - 32u;
+        const unsigned int v1261 = v1260 * 132u;
+        const unsigned int v1262 = v1261 + v41;
+        const unsigned int v1263 = v1262 + v1256;
+        shm2[v1263] = v1255;
+        const float v1264 = v43.x[69];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1265 = static_cast<unsigned int>(v43.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1268 = static_cast<unsigned int>(v43.row(69, iron_linear_thread() & 31u));
+        const unsigned int v1269 = v1268 - 32u;
+        const unsigned int v1270 = v1269 * 132u;
+        const unsigned int v1271 = v1270 + v41;
+        const unsigned int v1272 = v1271 + v1265;
+        shm2[v1272] = v1264;
+        const float v1273 = v43.x[70];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1274 = static_cast<unsigned int>(v43.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1277 = static_cast<unsigned int>(v43.row(70, iron_linear_thread() & 31u));
+        const unsigned int v1278 = v1277 - 32u;
+        const unsigned int v1279 = v1278 * 132u;
+        const unsigned int v1280 = v1279 + v41;
+        const unsigned int v1281 = v1280 + v1274;
+        shm2[v1281] = v1273;
+        const float v1282 = v43.x[71];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1283 = static_cast<unsigned int>(v43.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1286 = static_cast<unsigned int>(v43.row(71, iron_linear_thread() & 31u));
+        const unsigned int v1287 = v1286 - 32u;
+        const unsigned int v1288 = v1287 * 132u;
+        const unsigned int v1289 = v1288 + v41;
+        const unsigned int v1290 = v1289 + v1283;
+        shm2[v1290] = v1282;
+        const float v1291 = v43.x[72];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1292 = static_cast<unsigned int>(v43.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1295 = static_cast<unsigned int>(v43.row(72, iron_linear_thread() & 31u));
+        const unsigned int v1296 = v1295 - 32u;
+        const unsigned int v1297 = v1296 * 132u;
+        const unsigned int v1298 = v1297 + v41;
+        const unsigned int v1299 = v1298 + v1292;
+        shm2[v1299] = v1291;
+        const float v1300 = v43.x[73];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1301 = static_cast<unsigned int>(v43.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1304 = static_cast<unsigned int>(v43.row(73, iron_linear_thread() & 31u));
+        const unsigned int v1305 = v1304 - 32u;
+        const unsigned int v1306 = v1305 * 132u;
+        const unsigned int v1307 = v1306 + v41;
+        const unsigned int v1308 = v1307 + v1301;
+        shm2[v1308] = v1300;
+        const float v1309 = v43.x[74];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1310 = static_cast<unsigned int>(v43.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1313 = static_cast<unsigned int>(v43.row(74, iron_linear_thread() & 31u));
+        const unsigned int v1314 = v1313 - 32u;
+        const unsigned int v1315 = v1314 * 132u;
+        const unsigned int v1316 = v1315 + v41;
+        const unsigned int v1317 = v1316 + v1310;
+        shm2[v1317] = v1309;
+        const float v1318 = v43.x[75];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1319 = static_cast<unsigned int>(v43.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1322 = static_cast<unsigned int>(v43.row(75, iron_linear_thread() & 31u));
+        const unsigned int v1323 = v1322 - 32u;
+        const unsigned int v1324 = v1323 * 132u;
+        const unsigned int v1325 = v1324 + v41;
+        const unsigned int v1326 = v1325 + v1319;
+        shm2[v1326] = v1318;
+        const float v1327 = v43.x[76];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1328 = static_cast<unsigned int>(v43.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1331 = static_cast<unsigned int>(v43.row(76, iron_linear_thread() & 31u));
+        const unsigned int v1332 = v1331 - 32u;
+        const unsigned int v1333 = v1332 * 132u;
+        const unsigned int v1334 = v1333 + v41;
+        const unsigned int v1335 = v1334 + v1328;
+        shm2[v1335] = v1327;
+        const float v1336 = v43.x[77];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1337 = static_cast<unsigned int>(v43.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1340 = static_cast<unsigned int>(v43.row(77, iron_linear_thread() & 31u));
+        const unsigned int v1341 = v1340 - 32u;
+        const unsigned int v1342 = v1341 * 132u;
+        const unsigned int v1343 = v1342 + v41;
+        const unsigned int v1344 = v1343 + v1337;
+        shm2[v1344] = v1336;
+        const float v1345 = v43.x[78];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1346 = static_cast<unsigned int>(v43.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1349 = static_cast<unsigned int>(v43.row(78, iron_linear_thread() & 31u));
+        const unsigned int v1350 = v1349 - 32u;
+        const unsigned int v1351 = v1350 * 132u;
+        const unsigned int v1352 = v1351 + v41;
+        const unsigned int v1353 = v1352 + v1346;
+        shm2[v1353] = v1345;
+        const float v1354 = v43.x[79];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1355 = static_cast<unsigned int>(v43.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1358 = static_cast<unsigned int>(v43.row(79, iron_linear_thread() & 31u));
+        const unsigned int v1359 = v1358 - 32u;
+        const unsigned int v1360 = v1359 * 132u;
+        const unsigned int v1361 = v1360 + v41;
+        const unsigned int v1362 = v1361 + v1355;
+        shm2[v1362] = v1354;
+        const float v1363 = v43.x[80];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1364 = static_cast<unsigned int>(v43.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1367 = static_cast<unsigned int>(v43.row(80, iron_linear_thread() & 31u));
+        const unsigned int v1368 = v1367 - 32u;
+        const unsigned int v1369 = v1368 * 132u;
+        const unsigned int v1370 = v1369 + v41;
+        const unsigned int v1371 = v1370 + v1364;
+        shm2[v1371] = v1363;
+        const float v1372 = v43.x[81];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1373 = static_cast<unsigned int>(v43.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1376 = static_cast<unsigned int>(v43.row(81, iron_linear_thread() & 31u));
+        const unsigned int v1377 = v1376 - 32u;
+        const unsigned int v1378 = v1377 * 132u;
+        const unsigned int v1379 = v1378 + v41;
+        const unsigned int v1380 = v1379 + v1373;
+        shm2[v1380] = v1372;
+        const float v1381 = v43.x[82];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1382 = static_cast<unsigned int>(v43.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1385 = static_cast<unsigned int>(v43.row(82, iron_linear_thread() & 31u));
+        const unsigned int v1386 = v1385 - 32u;
+        const unsigned int v1387 = v1386 * 132u;
+        const unsigned int v1388 = v1387 + v41;
+        const unsigned int v1389 = v1388 + v1382;
+        shm2[v1389] = v1381;
+        const float v1390 = v43.x[83];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1391 = static_cast<unsigned int>(v43.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1394 = static_cast<unsigned int>(v43.row(83, iron_linear_thread() & 31u));
+        const unsigned int v1395 = v1394 - 32u;
+        const unsigned int v1396 = v1395 * 132u;
+        const unsigned int v1397 = v1396 + v41;
+        const unsigned int v1398 = v1397 + v1391;
+        shm2[v1398] = v1390;
+        const float v1399 = v43.x[84];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1400 = static_cast<unsigned int>(v43.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1403 = static_cast<unsigned int>(v43.row(84, iron_linear_thread() & 31u));
+        const unsigned int v1404 = v1403 - 32u;
+        const unsigned int v1405 = v1404 * 132u;
+        const unsigned int v1406 = v1405 + v41;
+        const unsigned int v1407 = v1406 + v1400;
+        shm2[v1407] = v1399;
+        const float v1408 = v43.x[85];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1409 = static_cast<unsigned int>(v43.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1412 = static_cast<unsigned int>(v43.row(85, iron_linear_thread() & 31u));
+        const unsigned int v1413 = v1412 - 32u;
+        const unsigned int v1414 = v1413 * 132u;
+        const unsigned int v1415 = v1414 + v41;
+        const unsigned int v1416 = v1415 + v1409;
+        shm2[v1416] = v1408;
+        const float v1417 = v43.x[86];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1418 = static_cast<unsigned int>(v43.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1421 = static_cast<unsigned int>(v43.row(86, iron_linear_thread() & 31u));
+        const unsigned int v1422 = v1421 - 32u;
+        const unsigned int v1423 = v1422 * 132u;
+        const unsigned int v1424 = v1423 + v41;
+        const unsigned int v1425 = v1424 + v1418;
+        shm2[v1425] = v1417;
+        const float v1426 = v43.x[87];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1427 = static_cast<unsigned int>(v43.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1430 = static_cast<unsigned int>(v43.row(87, iron_linear_thread() & 31u));
+        const unsigned int v1431 = v1430 - 32u;
+        const unsigned int v1432 = v1431 * 132u;
+        const unsigned int v1433 = v1432 + v41;
+        const unsigned int v1434 = v1433 + v1427;
+        shm2[v1434] = v1426;
+        const float v1435 = v43.x[88];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1436 = static_cast<unsigned int>(v43.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1439 = static_cast<unsigned int>(v43.row(88, iron_linear_thread() & 31u));
+        const unsigned int v1440 = v1439 - 32u;
+        const unsigned int v1441 = v1440 * 132u;
+        const unsigned int v1442 = v1441 + v41;
+        const unsigned int v1443 = v1442 + v1436;
+        shm2[v1443] = v1435;
+        const float v1444 = v43.x[89];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1445 = static_cast<unsigned int>(v43.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1448 = static_cast<unsigned int>(v43.row(89, iron_linear_thread() & 31u));
+        const unsigned int v1449 = v1448 - 32u;
+        const unsigned int v1450 = v1449 * 132u;
+        const unsigned int v1451 = v1450 + v41;
+        const unsigned int v1452 = v1451 + v1445;
+        shm2[v1452] = v1444;
+        const float v1453 = v43.x[90];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1454 = static_cast<unsigned int>(v43.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1457 = static_cast<unsigned int>(v43.row(90, iron_linear_thread() & 31u));
+        const unsigned int v1458 = v1457 - 32u;
+        const unsigned int v1459 = v1458 * 132u;
+        const unsigned int v1460 = v1459 + v41;
+        const unsigned int v1461 = v1460 + v1454;
+        shm2[v1461] = v1453;
+        const float v1462 = v43.x[91];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1463 = static_cast<unsigned int>(v43.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1466 = static_cast<unsigned int>(v43.row(91, iron_linear_thread() & 31u));
+        const unsigned int v1467 = v1466 - 32u;
+        const unsigned int v1468 = v1467 * 132u;
+        const unsigned int v1469 = v1468 + v41;
+        const unsigned int v1470 = v1469 + v1463;
+        shm2[v1470] = v1462;
+        const float v1471 = v43.x[92];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1472 = static_cast<unsigned int>(v43.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1475 = static_cast<unsigned int>(v43.row(92, iron_linear_thread() & 31u));
+        const unsigned int v1476 = v1475 - 32u;
+        const unsigned int v1477 = v1476 * 132u;
+        const unsigned int v1478 = v1477 + v41;
+        const unsigned int v1479 = v1478 + v1472;
+        shm2[v1479] = v1471;
+        const float v1480 = v43.x[93];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1481 = static_cast<unsigned int>(v43.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1484 = static_cast<unsigned int>(v43.row(93, iron_linear_thread() & 31u));
+        const unsigned int v1485 = v1484 - 32u;
+        const unsigned int v1486 = v1485 * 132u;
+        const unsigned int v1487 = v1486 + v41;
+        const unsigned int v1488 = v1487 + v1481;
+        shm2[v1488] = v1480;
+        const float v1489 = v43.x[94];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1490 = static_cast<unsigned int>(v43.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1493 = static_cast<unsigned int>(v43.row(94, iron_linear_thread() & 31u));
+        const unsigned int v1494 = v1493 - 32u;
+        const unsigned int v1495 = v1494 * 132u;
+        const unsigned int v1496 = v1495 + v41;
+        const unsigned int v1497 = v1496 + v1490;
+        shm2[v1497] = v1489;
+        const float v1498 = v43.x[95];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1499 = static_cast<unsigned int>(v43.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1502 = static_cast<unsigned int>(v43.row(95, iron_linear_thread() & 31u));
+        const unsigned int v1503 = v1502 - 32u;
+        const unsigned int v1504 = v1503 * 132u;
+        const unsigned int v1505 = v1504 + v41;
+        const unsigned int v1506 = v1505 + v1499;
+        shm2[v1506] = v1498;
+      }
+      const bool v1508 = v629 == 3u;  // kernels/gemm/gemm_tiles.hpp:322
+      if (v1508) {
+        const float v1509 = v43.x[96];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1510 = static_cast<unsigned int>(v43.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1513 = static_cast<unsigned int>(v43.row(96, iron_linear_thread() & 31u));
+        const unsigned int v1514 = v1513 - 48u;
+        const unsigned int v1515 = v1514 * 132u;
+        const unsigned int v1516 = v1515 + v41;
+        const unsigned int v1517 = v1516 + v1510;
+        shm2[v1517] = v1509;
+        const float v1518 = v43.x[97];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1519 = static_cast<unsigned int>(v43.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1522 = static_cast<unsigned int>(v43.row(97, iron_linear_thread() & 31u));
+        const unsigned int v1523 = v1522 - 48u;
+        const unsigned int v1524 = v1523 * 132u;
+        const unsigned int v1525 = v1524 + v41;
+        const unsigned int v1526 = v1525 + v1519;
+        shm2[v1526] = v1518;
+        const float v1527 = v43.x[98];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1528 = static_cast<unsigned int>(v43.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1531 = static_cast<unsigned int>(v43.row(98, iron_linear_thread() & 31u));
+        const unsigned int v1532 = v1531 - 48u;
+        const unsigned int v1533 = v1532 * 132u;
+        const unsigned int v1534 = v1533 + v41;
+        const unsigned int v1535 = v1534 + v1528;
+        shm2[v1535] = v1527;
+        const float v1536 = v43.x[99];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1537 = static_cast<unsigned int>(v43.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1540 = static_cast<unsigned int>(v43.row(99, iron_linear_thread() & 31u));
+        const unsigned int v1541 = v1540 - 48u;
+        const unsigned int v1542 = v1541 * 132u;
+        const unsigned int v1543 = v1542 + v41;
+        const unsigned int v1544 = v1543 + v1537;
+        shm2[v1544] = v1536;
+        const float v1545 = v43.x[100];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1546 = static_cast<unsigned int>(v43.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1549 = static_cast<unsigned int>(v43.row(100, iron_linear_thread() & 31u));
+        const unsigned int v1550 = v1549 - 48u;
+        const unsigned int v1551 = v1550 * 132u;
+        const unsigned int v1552 = v1551 + v41;
+        const unsigned int v1553 = v1552 + v1546;
+        shm2[v1553] = v1545;
+        const float v1554 = v43.x[101];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1555 = static_cast<unsigned int>(v43.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1558 = static_cast<unsigned int>(v43.row(101, iron_linear_thread() & 31u));
+        const unsigned int v1559 = v1558 - 48u;
+        const unsigned int v1560 = v1559 * 132u;
+        const unsigned int v1561 = v1560 + v41;
+        const unsigned int v1562 = v1561 + v1555;
+        shm2[v1562] = v1554;
+        const float v1563 = v43.x[102];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1564 = static_cast<unsigned int>(v43.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1567 = static_cast<unsigned int>(v43.row(102, iron_linear_thread() & 31u));
+        const unsigned int v1568 = v1567 - 48u;
+        const unsigned int v1569 = v1568 * 132u;
+        const unsigned int v1570 = v1569 + v41;
+        const unsigned int v1571 = v1570 + v1564;
+        shm2[v1571] = v1563;
+        const float v1572 = v43.x[103];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1573 = static_cast<unsigned int>(v43.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1576 = static_cast<unsigned int>(v43.row(103, iron_linear_thread() & 31u));
+        const unsigned int v1577 = v1576 - 48u;
+        const unsigned int v1578 = v1577 * 132u;
+        const unsigned int v1579 = v1578 + v41;
+        const unsigned int v1580 = v1579 + v1573;
+        shm2[v1580] = v1572;
+        const float v1581 = v43.x[104];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1582 = static_cast<unsigned int>(v43.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1585 = static_cast<unsigned int>(v43.row(104, iron_linear_thread() & 31u));
+        const unsigned int v1586 = v1585 - 48u;
+        const unsigned int v1587 = v1586 * 132u;
+        const unsigned int v1588 = v1587 + v41;
+        const unsigned int v1589 = v1588 + v1582;
+        shm2[v1589] = v1581;
+        const float v1590 = v43.x[105];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1591 = static_cast<unsigned int>(v43.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1594 = static_cast<unsigned int>(v43.row(105, iron_linear_thread() & 31u));
+        const unsigned int v1595 = v1594 - 48u;
+        const unsigned int v1596 = v1595 * 132u;
+        const unsigned int v1597 = v1596 + v41;
+        const unsigned int v1598 = v1597 + v1591;
+        shm2[v1598] = v1590;
+        const float v1599 = v43.x[106];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1600 = static_cast<unsigned int>(v43.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1603 = static_cast<unsigned int>(v43.row(106, iron_linear_thread() & 31u));
+        const unsigned int v1604 = v1603 - 48u;
+        const unsigned int v1605 = v1604 * 132u;
+        const unsigned int v1606 = v1605 + v41;
+        const unsigned int v1607 = v1606 + v1600;
+        shm2[v1607] = v1599;
+        const float v1608 = v43.x[107];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1609 = static_cast<unsigned int>(v43.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1612 = static_cast<unsigned int>(v43.row(107, iron_linear_thread() & 31u));
+        const unsigned int v1613 = v1612 - 48u;
+        const unsigned int v1614 = v1613 * 132u;
+        const unsigned int v1615 = v1614 + v41;
+        const unsigned int v1616 = v1615 + v1609;
+        shm2[v1616] = v1608;
+        const float v1617 = v43.x[108];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1618 = static_cast<unsigned int>(v43.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1621 = static_cast<unsigned int>(v43.row(108, iron_linear_thread() & 31u));
+        const unsigned int v1622 = v1621 - 48u;
+        const unsigned int v1623 = v1622 * 132u;
+        const unsigned int v1624 = v1623 + v41;
+        const unsigned int v1625 = v1624 + v1618;
+        shm2[v1625] = v1617;
+        const float v1626 = v43.x[109];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1627 = static_cast<unsigned int>(v43.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1630 = static_cast<unsigned int>(v43.row(109, iron_linear_thread() & 31u));
+        const unsigned int v1631 = v1630 - 48u;
+        const unsigned int v1632 = v1631 * 132u;
+        const unsigned int v1633 = v1632 + v41;
+        const unsigned int v1634 = v1633 + v1627;
+        shm2[v1634] = v1626;
+        const float v1635 = v43.x[110];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1636 = static_cast<unsigned int>(v43.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1639 = static_cast<unsigned int>(v43.row(110, iron_linear_thread() & 31u));
+        const unsigned int v1640 = v1639 - 48u;
+        const unsigned int v1641 = v1640 * 132u;
+        const unsigned int v1642 = v1641 + v41;
+        const unsigned int v1643 = v1642 + v1636;
+        shm2[v1643] = v1635;
+        const float v1644 = v43.x[111];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1645 = static_cast<unsigned int>(v43.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1648 = static_cast<unsigned int>(v43.row(111, iron_linear_thread() & 31u));
+        const unsigned int v1649 = v1648 - 48u;
+        const unsigned int v1650 = v1649 * 132u;
+        const unsigned int v1651 = v1650 + v41;
+        const unsigned int v1652 = v1651 + v1645;
+        shm2[v1652] = v1644;
+        const float v1653 = v43.x[112];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1654 = static_cast<unsigned int>(v43.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1657 = static_cast<unsigned int>(v43.row(112, iron_linear_thread() & 31u));
+        const unsigned int v1658 = v1657 - 48u;
+        const unsigned int v1659 = v1658 * 132u;
+        const unsigned int v1660 = v1659 + v41;
+        const unsigned int v1661 = v1660 + v1654;
+        shm2[v1661] = v1653;
+        const float v1662 = v43.x[113];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1663 = static_cast<unsigned int>(v43.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1666 = static_cast<unsigned int>(v43.row(113, iron_linear_thread() & 31u));
+        const unsigned int v1667 = v1666 - 48u;
+        const unsigned int v1668 = v1667 * 132u;
+        const unsigned int v1669 = v1668 + v41;
+        const unsigned int v1670 = v1669 + v1663;
+        shm2[v1670] = v1662;
+        const float v1671 = v43.x[114];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1672 = static_cast<unsigned int>(v43.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1675 = static_cast<unsigned int>(v43.row(114, iron_linear_thread() & 31u));
+        const unsigned int v1676 = v1675 - 48u;
+        const unsigned int v1677 = v1676 * 132u;
+        const unsigned int v1678 = v1677 + v41;
+        const unsigned int v1679 = v1678 + v1672;
+        shm2[v1679] = v1671;
+        const float v1680 = v43.x[115];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1681 = static_cast<unsigned int>(v43.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1684 = static_cast<unsigned int>(v43.row(115, iron_linear_thread() & 31u));
+        const unsigned int v1685 = v1684 - 48u;
+        const unsigned int v1686 = v1685 * 132u;
+        const unsigned int v1687 = v1686 + v41;
+        const unsigned int v1688 = v1687 + v1681;
+        shm2[v1688] = v1680;
+        const float v1689 = v43.x[116];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1690 = static_cast<unsigned int>(v43.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1693 = static_cast<unsigned int>(v43.row(116, iron_linear_thread() & 31u));
+        const unsigned int v1694 = v1693 - 48u;
+        const unsigned int v1695 = v1694 * 132u;
+        const unsigned int v1696 = v1695 + v41;
+        const unsigned int v1697 = v1696 + v1690;
+        shm2[v1697] = v1689;
+        const float v1698 = v43.x[117];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1699 = static_cast<unsigned int>(v43.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1702 = static_cast<unsigned int>(v43.row(117, iron_linear_thread() & 31u));
+        const unsigned int v1703 = v1702 - 48u;
+        const unsigned int v1704 = v1703 * 132u;
+        const unsigned int v1705 = v1704 + v41;
+        const unsigned int v1706 = v1705 + v1699;
+        shm2[v1706] = v1698;
+        const float v1707 = v43.x[118];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1708 = static_cast<unsigned int>(v43.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1711 = static_cast<unsigned int>(v43.row(118, iron_linear_thread() & 31u));
+        const unsigned int v1712 = v1711 - 48u;
+        const unsigned int v1713 = v1712 * 132u;
+        const unsigned int v1714 = v1713 + v41;
+        const unsigned int v1715 = v1714 + v1708;
+        shm2[v1715] = v1707;
+        const float v1716 = v43.x[119];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1717 = static_cast<unsigned int>(v43.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1720 = static_cast<unsigned int>(v43.row(119, iron_linear_thread() & 31u));
+        const unsigned int v1721 = v1720 - 48u;
+        const unsigned int v1722 = v1721 * 132u;
+        const unsigned int v1723 = v1722 + v41;
+        const unsigned int v1724 = v1723 + v1717;
+        shm2[v1724] = v1716;
+        const float v1725 = v43.x[120];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1726 = static_cast<unsigned int>(v43.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1729 = static_cast<unsigned int>(v43.row(120, iron_linear_thread() & 31u));
+        const unsigned int v1730 = v1729 - 48u;
+        const unsigned int v1731 = v1730 * 132u;
+        const unsigned int v1732 = v1731 + v41;
+        const unsigned int v1733 = v1732 + v1726;
+        shm2[v1733] = v1725;
+        const float v1734 = v43.x[121];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1735 = static_cast<unsigned int>(v43.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1738 = static_cast<unsigned int>(v43.row(121, iron_linear_thread() & 31u));
+        const unsigned int v1739 = v1738 - 48u;
+        const unsigned int v1740 = v1739 * 132u;
+        const unsigned int v1741 = v1740 + v41;
+        const unsigned int v1742 = v1741 + v1735;
+        shm2[v1742] = v1734;
+        const float v1743 = v43.x[122];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1744 = static_cast<unsigned int>(v43.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1747 = static_cast<unsigned int>(v43.row(122, iron_linear_thread() & 31u));
+        const unsigned int v1748 = v1747 - 48u;
+        const unsigned int v1749 = v1748 * 132u;
+        const unsigned int v1750 = v1749 + v41;
+        const unsigned int v1751 = v1750 + v1744;
+        shm2[v1751] = v1743;
+        const float v1752 = v43.x[123];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1753 = static_cast<unsigned int>(v43.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1756 = static_cast<unsigned int>(v43.row(123, iron_linear_thread() & 31u));
+        const unsigned int v1757 = v1756 - 48u;
+        const unsigned int v1758 = v1757 * 132u;
+        const unsigned int v1759 = v1758 + v41;
+        const unsigned int v1760 = v1759 + v1753;
+        shm2[v1760] = v1752;
+        const float v1761 = v43.x[124];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1762 = static_cast<unsigned int>(v43.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1765 = static_cast<unsigned int>(v43.row(124, iron_linear_thread() & 31u));
+        const unsigned int v1766 = v1765 - 48u;
+        const unsigned int v1767 = v1766 * 132u;
+        const unsigned int v1768 = v1767 + v41;
+        const unsigned int v1769 = v1768 + v1762;
+        shm2[v1769] = v1761;
+        const float v1770 = v43.x[125];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1771 = static_cast<unsigned int>(v43.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1774 = static_cast<unsigned int>(v43.row(125, iron_linear_thread() & 31u));
+        const unsigned int v1775 = v1774 - 48u;
+        const unsigned int v1776 = v1775 * 132u;
+        const unsigned int v1777 = v1776 + v41;
+        const unsigned int v1778 = v1777 + v1771;
+        shm2[v1778] = v1770;
+        const float v1779 = v43.x[126];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1780 = static_cast<unsigned int>(v43.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1783 = static_cast<unsigned int>(v43.row(126, iron_linear_thread() & 31u));
+        const unsigned int v1784 = v1783 - 48u;
+        const unsigned int v1785 = v1784 * 132u;
+        const unsigned int v1786 = v1785 + v41;
+        const unsigned int v1787 = v1786 + v1780;
+        shm2[v1787] = v1779;
+        const float v1788 = v43.x[127];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1789 = static_cast<unsigned int>(v43.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1792 = static_cast<unsigned int>(v43.row(127, iron_linear_thread() & 31u));
+        const unsigned int v1793 = v1792 - 48u;
+        const unsigned int v1794 = v1793 * 132u;
+        const unsigned int v1795 = v1794 + v41;
+        const unsigned int v1796 = v1795 + v1789;
+        shm2[v1796] = v1788;
+      }
+    }
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:331
+    const unsigned int v1804 = v629 << 4u;  // kernels/gemm/gemm_tiles.hpp:333
+    const unsigned int v1806 = v627 << 6u;
+    const unsigned int v1807 = v26 + v1806;
+    const unsigned int v1808 = v1807 + v1804;
+
+    for (unsigned int v1800 = v1797; v1800 < 2048u; v1800 += 128u) {  // kernels/gemm/gemm_tiles.hpp:332
+      const unsigned int v1802 = v1800 >> 7u;  // kernels/gemm/gemm_tiles.hpp:333
+      const unsigned int v1809 = v1808 + v1802;
+      const unsigned int v1811 = v1800 & 127u;  // kernels/gemm/gemm_tiles.hpp:334
+      const unsigned int v1812 = v30 + v1811;
+      const bool v1813 = v1809 < v1;  // kernels/gemm/gemm_tiles.hpp:335
+      const bool v1814 = v1812 < v2;
+      const bool v1815 = v1813 && v1814;
+      if (v1815) {
+        const unsigned int v1821 = v1802 * 132u;
+        const unsigned int v1822 = v1821 + v1811;
+        const float v1823 = shm2[v1822];
+        const float v1824 = v1823 * v6;  // kernels/gemm/gemm.cpp:106
+        const iron_bf16 v1825 = iron_f32_to_bf16(v1824);
+        const unsigned int v1826 = v7 * v1;
+        const unsigned int v1827 = v1826 + v1809;
+        const unsigned int v1828 = v1827 * v2;
+        const unsigned int v1829 = v1828 + v1812;
+        out[v1829] = v1825;
+      }
+    }
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:337
   }
 }

@@ -256,6 +256,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
   extern __shared__ __align__(16) unsigned char iron_shared[];
   iron_bf16* const shm0 = reinterpret_cast<iron_bf16*>(iron_shared + 0);
   iron_bf16* const shm1 = reinterpret_cast<iron_bf16*>(iron_shared + 49152);
+  float* const shm2 = reinterpret_cast<float*>(iron_shared + 0);
 
   const unsigned int v0 = m;  // kernels/gemm/gemm_epilogue.cpp:106
   const unsigned int v1 = n;
@@ -279,481 +280,481 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
   const unsigned int v25 = v24 << 7u;
   const unsigned int v28 = v22 / v20;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v29 = v28 << 7u;
-  const unsigned int v30 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:241
-  const unsigned int v33 = v30 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const unsigned int v30 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:242
+  const unsigned int v33 = v30 >> 1u;  // kernels/gemm/gemm_tiles.hpp:243
   const unsigned int v34 = v33 << 6u;
-  const unsigned int v37 = v30 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
+  const unsigned int v37 = v30 & 1u;  // kernels/gemm/gemm_tiles.hpp:244
   const unsigned int v38 = v37 << 6u;
-  iron_frag<float, 2, 64, 64> v40;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag<float, 2, 64, 64> v40;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v40, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v42;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag<iron_bf16, 0, 64, 16> v42;  // kernels/gemm/gemm_tiles.hpp:247
   iron_frag_fill(v42, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v44;  // kernels/gemm/gemm_tiles.hpp:247
+  iron_frag<iron_bf16, 1, 16, 64> v44;  // kernels/gemm/gemm_tiles.hpp:248
   iron_frag_fill(v44, iron_f32_to_bf16(0.0f));
   const unsigned int v47 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:203
   const bool v48 = v47 == 0u;
-  const bool v63 = v48 && v48;  // kernels/gemm/gemm_tiles.hpp:260
+  const bool v63 = v48 && v48;  // kernels/gemm/gemm_tiles.hpp:261
   if (v63) {
-    for (unsigned int v2541 = 0u; v2541 < 2u; v2541 += 1u) {  // kernels/gemm/gemm_tiles.hpp:267
-      const unsigned int v2542 = v2541 << 6u;
-      const bool v2544 = v2542 < v2;
-      if (v2544) {
-        const unsigned int v2546 = v2541 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
-        const unsigned int v2548 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2551 = v2548 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2554 = v2548 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2555 = v2554 << 3u;
-        const unsigned int v2556 = v25 + v2551;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2557 = v2556 < v0;
-        const unsigned int v2558 = v2542 + v2555;
-        const bool v2559 = v2558 < v2;
-        const bool v2560 = v2557 && v2559;
-        const unsigned int v2562 = v2556 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2564 = v2562 + v2542;
-        const unsigned int v2565 = v2564 + v2555;
-        const unsigned int v2566 = v2560 ? v2565 : 0u;
-        const unsigned int v2568 = v2551 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2569 = v2546 + v2568;
-        const unsigned int v2570 = v2569 + v2555;
-        iron_copy_async<16>(shm0 + (v2570 ^ (((v2570 >> 6u) & 7u) << 3u)), a + v2566, v2560);
-        const unsigned int v2573 = v2548 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2575 = v2573 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2578 = v2573 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2579 = v2578 << 3u;
-        const unsigned int v2580 = v25 + v2575;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2581 = v2580 < v0;
-        const unsigned int v2582 = v2542 + v2579;
-        const bool v2583 = v2582 < v2;
-        const bool v2584 = v2581 && v2583;
-        const unsigned int v2586 = v2580 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2588 = v2586 + v2542;
-        const unsigned int v2589 = v2588 + v2579;
-        const unsigned int v2590 = v2584 ? v2589 : 0u;
-        const unsigned int v2592 = v2575 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2593 = v2546 + v2592;
-        const unsigned int v2594 = v2593 + v2579;
-        iron_copy_async<16>(shm0 + (v2594 ^ (((v2594 >> 6u) & 7u) << 3u)), a + v2590, v2584);
-        const unsigned int v2597 = v2548 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2599 = v2597 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2602 = v2597 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2603 = v2602 << 3u;
-        const unsigned int v2604 = v25 + v2599;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2605 = v2604 < v0;
-        const unsigned int v2606 = v2542 + v2603;
-        const bool v2607 = v2606 < v2;
-        const bool v2608 = v2605 && v2607;
-        const unsigned int v2610 = v2604 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2612 = v2610 + v2542;
-        const unsigned int v2613 = v2612 + v2603;
-        const unsigned int v2614 = v2608 ? v2613 : 0u;
-        const unsigned int v2616 = v2599 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2617 = v2546 + v2616;
-        const unsigned int v2618 = v2617 + v2603;
-        iron_copy_async<16>(shm0 + (v2618 ^ (((v2618 >> 6u) & 7u) << 3u)), a + v2614, v2608);
-        const unsigned int v2621 = v2548 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2623 = v2621 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2626 = v2621 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2627 = v2626 << 3u;
-        const unsigned int v2628 = v25 + v2623;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2629 = v2628 < v0;
-        const unsigned int v2630 = v2542 + v2627;
-        const bool v2631 = v2630 < v2;
-        const bool v2632 = v2629 && v2631;
-        const unsigned int v2634 = v2628 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2636 = v2634 + v2542;
-        const unsigned int v2637 = v2636 + v2627;
-        const unsigned int v2638 = v2632 ? v2637 : 0u;
-        const unsigned int v2640 = v2623 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2641 = v2546 + v2640;
-        const unsigned int v2642 = v2641 + v2627;
-        iron_copy_async<16>(shm0 + (v2642 ^ (((v2642 >> 6u) & 7u) << 3u)), a + v2638, v2632);
-        const unsigned int v2645 = v2548 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2647 = v2645 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2650 = v2645 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2651 = v2650 << 3u;
-        const unsigned int v2652 = v25 + v2647;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2653 = v2652 < v0;
-        const unsigned int v2654 = v2542 + v2651;
-        const bool v2655 = v2654 < v2;
-        const bool v2656 = v2653 && v2655;
-        const unsigned int v2658 = v2652 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2660 = v2658 + v2542;
-        const unsigned int v2661 = v2660 + v2651;
-        const unsigned int v2662 = v2656 ? v2661 : 0u;
-        const unsigned int v2664 = v2647 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2665 = v2546 + v2664;
-        const unsigned int v2666 = v2665 + v2651;
-        iron_copy_async<16>(shm0 + (v2666 ^ (((v2666 >> 6u) & 7u) << 3u)), a + v2662, v2656);
-        const unsigned int v2669 = v2548 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2671 = v2669 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2674 = v2669 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2675 = v2674 << 3u;
-        const unsigned int v2676 = v25 + v2671;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2677 = v2676 < v0;
-        const unsigned int v2678 = v2542 + v2675;
-        const bool v2679 = v2678 < v2;
-        const bool v2680 = v2677 && v2679;
-        const unsigned int v2682 = v2676 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2684 = v2682 + v2542;
-        const unsigned int v2685 = v2684 + v2675;
-        const unsigned int v2686 = v2680 ? v2685 : 0u;
-        const unsigned int v2688 = v2671 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2689 = v2546 + v2688;
-        const unsigned int v2690 = v2689 + v2675;
-        iron_copy_async<16>(shm0 + (v2690 ^ (((v2690 >> 6u) & 7u) << 3u)), a + v2686, v2680);
-        const unsigned int v2693 = v2548 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2695 = v2693 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2698 = v2693 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2699 = v2698 << 3u;
-        const unsigned int v2700 = v25 + v2695;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2701 = v2700 < v0;
-        const unsigned int v2702 = v2542 + v2699;
-        const bool v2703 = v2702 < v2;
-        const bool v2704 = v2701 && v2703;
-        const unsigned int v2706 = v2700 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2708 = v2706 + v2542;
-        const unsigned int v2709 = v2708 + v2699;
-        const unsigned int v2710 = v2704 ? v2709 : 0u;
-        const unsigned int v2712 = v2695 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2713 = v2546 + v2712;
-        const unsigned int v2714 = v2713 + v2699;
-        iron_copy_async<16>(shm0 + (v2714 ^ (((v2714 >> 6u) & 7u) << 3u)), a + v2710, v2704);
-        const unsigned int v2717 = v2548 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2719 = v2717 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2722 = v2717 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2723 = v2722 << 3u;
-        const unsigned int v2724 = v25 + v2719;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2725 = v2724 < v0;
-        const unsigned int v2726 = v2542 + v2723;
-        const bool v2727 = v2726 < v2;
-        const bool v2728 = v2725 && v2727;
-        const unsigned int v2730 = v2724 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2732 = v2730 + v2542;
-        const unsigned int v2733 = v2732 + v2723;
-        const unsigned int v2734 = v2728 ? v2733 : 0u;
-        const unsigned int v2736 = v2719 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2737 = v2546 + v2736;
-        const unsigned int v2738 = v2737 + v2723;
-        iron_copy_async<16>(shm0 + (v2738 ^ (((v2738 >> 6u) & 7u) << 3u)), a + v2734, v2728);
-        const unsigned int v2750 = v29 + v2551;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2751 = v2750 < v1;
-        const bool v2754 = v2751 && v2559;
-        const unsigned int v2756 = v2750 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2758 = v2756 + v2542;
-        const unsigned int v2759 = v2758 + v2555;
-        const unsigned int v2760 = v2754 ? v2759 : 0u;
-        iron_copy_async<16>(shm1 + (v2570 ^ (((v2570 >> 6u) & 7u) << 3u)), b + v2760, v2754);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2774 = v29 + v2575;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2775 = v2774 < v1;
-        const bool v2778 = v2775 && v2583;
-        const unsigned int v2780 = v2774 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2782 = v2780 + v2542;
-        const unsigned int v2783 = v2782 + v2579;
-        const unsigned int v2784 = v2778 ? v2783 : 0u;
-        iron_copy_async<16>(shm1 + (v2594 ^ (((v2594 >> 6u) & 7u) << 3u)), b + v2784, v2778);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2798 = v29 + v2599;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2799 = v2798 < v1;
-        const bool v2802 = v2799 && v2607;
-        const unsigned int v2804 = v2798 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2806 = v2804 + v2542;
-        const unsigned int v2807 = v2806 + v2603;
-        const unsigned int v2808 = v2802 ? v2807 : 0u;
-        iron_copy_async<16>(shm1 + (v2618 ^ (((v2618 >> 6u) & 7u) << 3u)), b + v2808, v2802);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2822 = v29 + v2623;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2823 = v2822 < v1;
-        const bool v2826 = v2823 && v2631;
-        const unsigned int v2828 = v2822 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2830 = v2828 + v2542;
-        const unsigned int v2831 = v2830 + v2627;
-        const unsigned int v2832 = v2826 ? v2831 : 0u;
-        iron_copy_async<16>(shm1 + (v2642 ^ (((v2642 >> 6u) & 7u) << 3u)), b + v2832, v2826);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2846 = v29 + v2647;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2847 = v2846 < v1;
-        const bool v2850 = v2847 && v2655;
-        const unsigned int v2852 = v2846 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2854 = v2852 + v2542;
-        const unsigned int v2855 = v2854 + v2651;
-        const unsigned int v2856 = v2850 ? v2855 : 0u;
-        iron_copy_async<16>(shm1 + (v2666 ^ (((v2666 >> 6u) & 7u) << 3u)), b + v2856, v2850);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2870 = v29 + v2671;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2871 = v2870 < v1;
-        const bool v2874 = v2871 && v2679;
-        const unsigned int v2876 = v2870 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2878 = v2876 + v2542;
-        const unsigned int v2879 = v2878 + v2675;
-        const unsigned int v2880 = v2874 ? v2879 : 0u;
-        iron_copy_async<16>(shm1 + (v2690 ^ (((v2690 >> 6u) & 7u) << 3u)), b + v2880, v2874);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2894 = v29 + v2695;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2895 = v2894 < v1;
-        const bool v2898 = v2895 && v2703;
-        const unsigned int v2900 = v2894 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2902 = v2900 + v2542;
-        const unsigned int v2903 = v2902 + v2699;
-        const unsigned int v2904 = v2898 ? v2903 : 0u;
-        iron_copy_async<16>(shm1 + (v2714 ^ (((v2714 >> 6u) & 7u) << 3u)), b + v2904, v2898);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2918 = v29 + v2719;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2919 = v2918 < v1;
-        const bool v2922 = v2919 && v2727;
-        const unsigned int v2924 = v2918 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2926 = v2924 + v2542;
-        const unsigned int v2927 = v2926 + v2723;
-        const unsigned int v2928 = v2922 ? v2927 : 0u;
-        iron_copy_async<16>(shm1 + (v2738 ^ (((v2738 >> 6u) & 7u) << 3u)), b + v2928, v2922);  // kernels/gemm/gemm_tiles.hpp:83
+    for (unsigned int v1831 = 0u; v1831 < 2u; v1831 += 1u) {  // kernels/gemm/gemm_tiles.hpp:268
+      const unsigned int v1832 = v1831 << 6u;
+      const bool v1834 = v1832 < v2;
+      if (v1834) {
+        const unsigned int v1836 = v1831 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
+        const unsigned int v1838 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v1841 = v1838 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v1844 = v1838 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v1845 = v1844 << 3u;
+        const unsigned int v1846 = v25 + v1841;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v1847 = v1846 < v0;
+        const unsigned int v1848 = v1832 + v1845;
+        const bool v1849 = v1848 < v2;
+        const bool v1850 = v1847 && v1849;
+        const unsigned int v1852 = v1846 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v1854 = v1852 + v1832;
+        const unsigned int v1855 = v1854 + v1845;
+        const unsigned int v1856 = v1850 ? v1855 : 0u;
+        const unsigned int v1858 = v1841 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v1859 = v1836 + v1858;
+        const unsigned int v1860 = v1859 + v1845;
+        iron_copy_async<16>(shm0 + (v1860 ^ (((v1860 >> 6u) & 7u) << 3u)), a + v1856, v1850);
+        const unsigned int v1863 = v1838 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v1865 = v1863 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v1868 = v1863 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v1869 = v1868 << 3u;
+        const unsigned int v1870 = v25 + v1865;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v1871 = v1870 < v0;
+        const unsigned int v1872 = v1832 + v1869;
+        const bool v1873 = v1872 < v2;
+        const bool v1874 = v1871 && v1873;
+        const unsigned int v1876 = v1870 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v1878 = v1876 + v1832;
+        const unsigned int v1879 = v1878 + v1869;
+        const unsigned int v1880 = v1874 ? v1879 : 0u;
+        const unsigned int v1882 = v1865 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v1883 = v1836 + v1882;
+        const unsigned int v1884 = v1883 + v1869;
+        iron_copy_async<16>(shm0 + (v1884 ^ (((v1884 >> 6u) & 7u) << 3u)), a + v1880, v1874);
+        const unsigned int v1887 = v1838 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v1889 = v1887 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v1892 = v1887 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v1893 = v1892 << 3u;
+        const unsigned int v1894 = v25 + v1889;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v1895 = v1894 < v0;
+        const unsigned int v1896 = v1832 + v1893;
+        const bool v1897 = v1896 < v2;
+        const bool v1898 = v1895 && v1897;
+        const unsigned int v1900 = v1894 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v1902 = v1900 + v1832;
+        const unsigned int v1903 = v1902 + v1893;
+        const unsigned int v1904 = v1898 ? v1903 : 0u;
+        const unsigned int v1906 = v1889 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v1907 = v1836 + v1906;
+        const unsigned int v1908 = v1907 + v1893;
+        iron_copy_async<16>(shm0 + (v1908 ^ (((v1908 >> 6u) & 7u) << 3u)), a + v1904, v1898);
+        const unsigned int v1911 = v1838 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v1913 = v1911 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v1916 = v1911 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v1917 = v1916 << 3u;
+        const unsigned int v1918 = v25 + v1913;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v1919 = v1918 < v0;
+        const unsigned int v1920 = v1832 + v1917;
+        const bool v1921 = v1920 < v2;
+        const bool v1922 = v1919 && v1921;
+        const unsigned int v1924 = v1918 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v1926 = v1924 + v1832;
+        const unsigned int v1927 = v1926 + v1917;
+        const unsigned int v1928 = v1922 ? v1927 : 0u;
+        const unsigned int v1930 = v1913 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v1931 = v1836 + v1930;
+        const unsigned int v1932 = v1931 + v1917;
+        iron_copy_async<16>(shm0 + (v1932 ^ (((v1932 >> 6u) & 7u) << 3u)), a + v1928, v1922);
+        const unsigned int v1935 = v1838 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v1937 = v1935 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v1940 = v1935 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v1941 = v1940 << 3u;
+        const unsigned int v1942 = v25 + v1937;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v1943 = v1942 < v0;
+        const unsigned int v1944 = v1832 + v1941;
+        const bool v1945 = v1944 < v2;
+        const bool v1946 = v1943 && v1945;
+        const unsigned int v1948 = v1942 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v1950 = v1948 + v1832;
+        const unsigned int v1951 = v1950 + v1941;
+        const unsigned int v1952 = v1946 ? v1951 : 0u;
+        const unsigned int v1954 = v1937 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v1955 = v1836 + v1954;
+        const unsigned int v1956 = v1955 + v1941;
+        iron_copy_async<16>(shm0 + (v1956 ^ (((v1956 >> 6u) & 7u) << 3u)), a + v1952, v1946);
+        const unsigned int v1959 = v1838 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v1961 = v1959 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v1964 = v1959 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v1965 = v1964 << 3u;
+        const unsigned int v1966 = v25 + v1961;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v1967 = v1966 < v0;
+        const unsigned int v1968 = v1832 + v1965;
+        const bool v1969 = v1968 < v2;
+        const bool v1970 = v1967 && v1969;
+        const unsigned int v1972 = v1966 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v1974 = v1972 + v1832;
+        const unsigned int v1975 = v1974 + v1965;
+        const unsigned int v1976 = v1970 ? v1975 : 0u;
+        const unsigned int v1978 = v1961 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v1979 = v1836 + v1978;
+        const unsigned int v1980 = v1979 + v1965;
+        iron_copy_async<16>(shm0 + (v1980 ^ (((v1980 >> 6u) & 7u) << 3u)), a + v1976, v1970);
+        const unsigned int v1983 = v1838 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v1985 = v1983 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v1988 = v1983 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v1989 = v1988 << 3u;
+        const unsigned int v1990 = v25 + v1985;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v1991 = v1990 < v0;
+        const unsigned int v1992 = v1832 + v1989;
+        const bool v1993 = v1992 < v2;
+        const bool v1994 = v1991 && v1993;
+        const unsigned int v1996 = v1990 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v1998 = v1996 + v1832;
+        const unsigned int v1999 = v1998 + v1989;
+        const unsigned int v2000 = v1994 ? v1999 : 0u;
+        const unsigned int v2002 = v1985 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2003 = v1836 + v2002;
+        const unsigned int v2004 = v2003 + v1989;
+        iron_copy_async<16>(shm0 + (v2004 ^ (((v2004 >> 6u) & 7u) << 3u)), a + v2000, v1994);
+        const unsigned int v2007 = v1838 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2009 = v2007 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2012 = v2007 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2013 = v2012 << 3u;
+        const unsigned int v2014 = v25 + v2009;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2015 = v2014 < v0;
+        const unsigned int v2016 = v1832 + v2013;
+        const bool v2017 = v2016 < v2;
+        const bool v2018 = v2015 && v2017;
+        const unsigned int v2020 = v2014 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2022 = v2020 + v1832;
+        const unsigned int v2023 = v2022 + v2013;
+        const unsigned int v2024 = v2018 ? v2023 : 0u;
+        const unsigned int v2026 = v2009 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2027 = v1836 + v2026;
+        const unsigned int v2028 = v2027 + v2013;
+        iron_copy_async<16>(shm0 + (v2028 ^ (((v2028 >> 6u) & 7u) << 3u)), a + v2024, v2018);
+        const unsigned int v2040 = v29 + v1841;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2041 = v2040 < v1;
+        const bool v2044 = v2041 && v1849;
+        const unsigned int v2046 = v2040 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2048 = v2046 + v1832;
+        const unsigned int v2049 = v2048 + v1845;
+        const unsigned int v2050 = v2044 ? v2049 : 0u;
+        iron_copy_async<16>(shm1 + (v1860 ^ (((v1860 >> 6u) & 7u) << 3u)), b + v2050, v2044);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2064 = v29 + v1865;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2065 = v2064 < v1;
+        const bool v2068 = v2065 && v1873;
+        const unsigned int v2070 = v2064 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2072 = v2070 + v1832;
+        const unsigned int v2073 = v2072 + v1869;
+        const unsigned int v2074 = v2068 ? v2073 : 0u;
+        iron_copy_async<16>(shm1 + (v1884 ^ (((v1884 >> 6u) & 7u) << 3u)), b + v2074, v2068);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2088 = v29 + v1889;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2089 = v2088 < v1;
+        const bool v2092 = v2089 && v1897;
+        const unsigned int v2094 = v2088 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2096 = v2094 + v1832;
+        const unsigned int v2097 = v2096 + v1893;
+        const unsigned int v2098 = v2092 ? v2097 : 0u;
+        iron_copy_async<16>(shm1 + (v1908 ^ (((v1908 >> 6u) & 7u) << 3u)), b + v2098, v2092);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2112 = v29 + v1913;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2113 = v2112 < v1;
+        const bool v2116 = v2113 && v1921;
+        const unsigned int v2118 = v2112 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2120 = v2118 + v1832;
+        const unsigned int v2121 = v2120 + v1917;
+        const unsigned int v2122 = v2116 ? v2121 : 0u;
+        iron_copy_async<16>(shm1 + (v1932 ^ (((v1932 >> 6u) & 7u) << 3u)), b + v2122, v2116);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2136 = v29 + v1937;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2137 = v2136 < v1;
+        const bool v2140 = v2137 && v1945;
+        const unsigned int v2142 = v2136 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2144 = v2142 + v1832;
+        const unsigned int v2145 = v2144 + v1941;
+        const unsigned int v2146 = v2140 ? v2145 : 0u;
+        iron_copy_async<16>(shm1 + (v1956 ^ (((v1956 >> 6u) & 7u) << 3u)), b + v2146, v2140);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2160 = v29 + v1961;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2161 = v2160 < v1;
+        const bool v2164 = v2161 && v1969;
+        const unsigned int v2166 = v2160 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2168 = v2166 + v1832;
+        const unsigned int v2169 = v2168 + v1965;
+        const unsigned int v2170 = v2164 ? v2169 : 0u;
+        iron_copy_async<16>(shm1 + (v1980 ^ (((v1980 >> 6u) & 7u) << 3u)), b + v2170, v2164);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2184 = v29 + v1985;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2185 = v2184 < v1;
+        const bool v2188 = v2185 && v1993;
+        const unsigned int v2190 = v2184 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2192 = v2190 + v1832;
+        const unsigned int v2193 = v2192 + v1989;
+        const unsigned int v2194 = v2188 ? v2193 : 0u;
+        iron_copy_async<16>(shm1 + (v2004 ^ (((v2004 >> 6u) & 7u) << 3u)), b + v2194, v2188);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2208 = v29 + v2009;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2209 = v2208 < v1;
+        const bool v2212 = v2209 && v2017;
+        const unsigned int v2214 = v2208 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2216 = v2214 + v1832;
+        const unsigned int v2217 = v2216 + v2013;
+        const unsigned int v2218 = v2212 ? v2217 : 0u;
+        iron_copy_async<16>(shm1 + (v2028 ^ (((v2028 >> 6u) & 7u) << 3u)), b + v2218, v2212);  // kernels/gemm/gemm_tiles.hpp:83
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:268
     }
-    const unsigned int v2945 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v2951 = v38 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v2235 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v2241 = v38 << 6u;  // kernels/gemm/gemm_tiles.hpp:256
 
-    for (unsigned int v2933 = 0u; v2933 < v2; v2933 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
-      const unsigned int v2935 = v2933 >> 6u;
-      const unsigned int v2937 = v2935 % 3u;
+    for (unsigned int v2223 = 0u; v2223 < v2; v2223 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      const unsigned int v2225 = v2223 >> 6u;
+      const unsigned int v2227 = v2225 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2939 = v2937 << 13u;  // kernels/gemm/gemm_tiles.hpp:269
-      const unsigned int v2946 = v2939 + v2945;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2946, 64u);
-      const unsigned int v2952 = v2939 + v2951;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load_shared<true, 6, 3>(v44, shm1, v2952, 64u);
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v2959 = v2946 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2959, 64u);
-      const unsigned int v2965 = v2952 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load_shared<true, 6, 3>(v44, shm1, v2965, 64u);
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v2971 = v2946 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2971, 64u);
-      const unsigned int v2977 = v2952 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load_shared<true, 6, 3>(v44, shm1, v2977, 64u);
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v2983 = v2946 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2983, 64u);
-      const unsigned int v2989 = v2952 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load_shared<true, 6, 3>(v44, shm1, v2989, 64u);
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v2992 = v2933 + 128u;  // kernels/gemm/gemm_tiles.hpp:267
-      const unsigned int v2994 = v2935 + 2u;
-      const unsigned int v2995 = v2994 % 3u;
-      const bool v2996 = v2992 < v2;
-      if (v2996) {
-        const unsigned int v2998 = v2995 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
-        const unsigned int v3000 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3003 = v3000 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3006 = v3000 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3007 = v3006 << 3u;
-        const unsigned int v3008 = v25 + v3003;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3009 = v3008 < v0;
-        const unsigned int v3010 = v2992 + v3007;
-        const bool v3011 = v3010 < v2;
-        const bool v3012 = v3009 && v3011;
-        const unsigned int v3014 = v3008 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3016 = v3014 + v2992;
-        const unsigned int v3017 = v3016 + v3007;
-        const unsigned int v3018 = v3012 ? v3017 : 0u;
-        const unsigned int v3020 = v3003 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3021 = v2998 + v3020;
-        const unsigned int v3022 = v3021 + v3007;
-        iron_copy_async<16>(shm0 + (v3022 ^ (((v3022 >> 6u) & 7u) << 3u)), a + v3018, v3012);
-        const unsigned int v3025 = v3000 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3027 = v3025 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3030 = v3025 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3031 = v3030 << 3u;
-        const unsigned int v3032 = v25 + v3027;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3033 = v3032 < v0;
-        const unsigned int v3034 = v2992 + v3031;
-        const bool v3035 = v3034 < v2;
-        const bool v3036 = v3033 && v3035;
-        const unsigned int v3038 = v3032 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3040 = v3038 + v2992;
-        const unsigned int v3041 = v3040 + v3031;
-        const unsigned int v3042 = v3036 ? v3041 : 0u;
-        const unsigned int v3044 = v3027 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3045 = v2998 + v3044;
-        const unsigned int v3046 = v3045 + v3031;
-        iron_copy_async<16>(shm0 + (v3046 ^ (((v3046 >> 6u) & 7u) << 3u)), a + v3042, v3036);
-        const unsigned int v3049 = v3000 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3051 = v3049 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3054 = v3049 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3055 = v3054 << 3u;
-        const unsigned int v3056 = v25 + v3051;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3057 = v3056 < v0;
-        const unsigned int v3058 = v2992 + v3055;
-        const bool v3059 = v3058 < v2;
-        const bool v3060 = v3057 && v3059;
-        const unsigned int v3062 = v3056 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3064 = v3062 + v2992;
-        const unsigned int v3065 = v3064 + v3055;
-        const unsigned int v3066 = v3060 ? v3065 : 0u;
-        const unsigned int v3068 = v3051 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3069 = v2998 + v3068;
-        const unsigned int v3070 = v3069 + v3055;
-        iron_copy_async<16>(shm0 + (v3070 ^ (((v3070 >> 6u) & 7u) << 3u)), a + v3066, v3060);
-        const unsigned int v3073 = v3000 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3075 = v3073 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3078 = v3073 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3079 = v3078 << 3u;
-        const unsigned int v3080 = v25 + v3075;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3081 = v3080 < v0;
-        const unsigned int v3082 = v2992 + v3079;
-        const bool v3083 = v3082 < v2;
-        const bool v3084 = v3081 && v3083;
-        const unsigned int v3086 = v3080 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3088 = v3086 + v2992;
-        const unsigned int v3089 = v3088 + v3079;
-        const unsigned int v3090 = v3084 ? v3089 : 0u;
-        const unsigned int v3092 = v3075 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3093 = v2998 + v3092;
-        const unsigned int v3094 = v3093 + v3079;
-        iron_copy_async<16>(shm0 + (v3094 ^ (((v3094 >> 6u) & 7u) << 3u)), a + v3090, v3084);
-        const unsigned int v3097 = v3000 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3099 = v3097 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3102 = v3097 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3103 = v3102 << 3u;
-        const unsigned int v3104 = v25 + v3099;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3105 = v3104 < v0;
-        const unsigned int v3106 = v2992 + v3103;
-        const bool v3107 = v3106 < v2;
-        const bool v3108 = v3105 && v3107;
-        const unsigned int v3110 = v3104 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3112 = v3110 + v2992;
-        const unsigned int v3113 = v3112 + v3103;
-        const unsigned int v3114 = v3108 ? v3113 : 0u;
-        const unsigned int v3116 = v3099 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3117 = v2998 + v3116;
-        const unsigned int v3118 = v3117 + v3103;
-        iron_copy_async<16>(shm0 + (v3118 ^ (((v3118 >> 6u) & 7u) << 3u)), a + v3114, v3108);
-        const unsigned int v3121 = v3000 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3123 = v3121 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3126 = v3121 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3127 = v3126 << 3u;
-        const unsigned int v3128 = v25 + v3123;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3129 = v3128 < v0;
-        const unsigned int v3130 = v2992 + v3127;
-        const bool v3131 = v3130 < v2;
-        const bool v3132 = v3129 && v3131;
-        const unsigned int v3134 = v3128 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3136 = v3134 + v2992;
-        const unsigned int v3137 = v3136 + v3127;
-        const unsigned int v3138 = v3132 ? v3137 : 0u;
-        const unsigned int v3140 = v3123 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3141 = v2998 + v3140;
-        const unsigned int v3142 = v3141 + v3127;
-        iron_copy_async<16>(shm0 + (v3142 ^ (((v3142 >> 6u) & 7u) << 3u)), a + v3138, v3132);
-        const unsigned int v3145 = v3000 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3147 = v3145 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3150 = v3145 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3151 = v3150 << 3u;
-        const unsigned int v3152 = v25 + v3147;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3153 = v3152 < v0;
-        const unsigned int v3154 = v2992 + v3151;
-        const bool v3155 = v3154 < v2;
-        const bool v3156 = v3153 && v3155;
-        const unsigned int v3158 = v3152 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3160 = v3158 + v2992;
-        const unsigned int v3161 = v3160 + v3151;
-        const unsigned int v3162 = v3156 ? v3161 : 0u;
-        const unsigned int v3164 = v3147 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3165 = v2998 + v3164;
-        const unsigned int v3166 = v3165 + v3151;
-        iron_copy_async<16>(shm0 + (v3166 ^ (((v3166 >> 6u) & 7u) << 3u)), a + v3162, v3156);
-        const unsigned int v3169 = v3000 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3171 = v3169 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3174 = v3169 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3175 = v3174 << 3u;
-        const unsigned int v3176 = v25 + v3171;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3177 = v3176 < v0;
-        const unsigned int v3178 = v2992 + v3175;
-        const bool v3179 = v3178 < v2;
-        const bool v3180 = v3177 && v3179;
-        const unsigned int v3182 = v3176 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3184 = v3182 + v2992;
-        const unsigned int v3185 = v3184 + v3175;
-        const unsigned int v3186 = v3180 ? v3185 : 0u;
-        const unsigned int v3188 = v3171 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3189 = v2998 + v3188;
-        const unsigned int v3190 = v3189 + v3175;
-        iron_copy_async<16>(shm0 + (v3190 ^ (((v3190 >> 6u) & 7u) << 3u)), a + v3186, v3180);
-        const unsigned int v3202 = v29 + v3003;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3203 = v3202 < v1;
-        const bool v3206 = v3203 && v3011;
-        const unsigned int v3208 = v3202 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3210 = v3208 + v2992;
-        const unsigned int v3211 = v3210 + v3007;
-        const unsigned int v3212 = v3206 ? v3211 : 0u;
-        iron_copy_async<16>(shm1 + (v3022 ^ (((v3022 >> 6u) & 7u) << 3u)), b + v3212, v3206);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3226 = v29 + v3027;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3227 = v3226 < v1;
-        const bool v3230 = v3227 && v3035;
-        const unsigned int v3232 = v3226 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3234 = v3232 + v2992;
-        const unsigned int v3235 = v3234 + v3031;
-        const unsigned int v3236 = v3230 ? v3235 : 0u;
-        iron_copy_async<16>(shm1 + (v3046 ^ (((v3046 >> 6u) & 7u) << 3u)), b + v3236, v3230);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3250 = v29 + v3051;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3251 = v3250 < v1;
-        const bool v3254 = v3251 && v3059;
-        const unsigned int v3256 = v3250 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3258 = v3256 + v2992;
-        const unsigned int v3259 = v3258 + v3055;
-        const unsigned int v3260 = v3254 ? v3259 : 0u;
-        iron_copy_async<16>(shm1 + (v3070 ^ (((v3070 >> 6u) & 7u) << 3u)), b + v3260, v3254);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3274 = v29 + v3075;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3275 = v3274 < v1;
-        const bool v3278 = v3275 && v3083;
-        const unsigned int v3280 = v3274 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3282 = v3280 + v2992;
-        const unsigned int v3283 = v3282 + v3079;
-        const unsigned int v3284 = v3278 ? v3283 : 0u;
-        iron_copy_async<16>(shm1 + (v3094 ^ (((v3094 >> 6u) & 7u) << 3u)), b + v3284, v3278);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3298 = v29 + v3099;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3299 = v3298 < v1;
-        const bool v3302 = v3299 && v3107;
-        const unsigned int v3304 = v3298 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3306 = v3304 + v2992;
-        const unsigned int v3307 = v3306 + v3103;
-        const unsigned int v3308 = v3302 ? v3307 : 0u;
-        iron_copy_async<16>(shm1 + (v3118 ^ (((v3118 >> 6u) & 7u) << 3u)), b + v3308, v3302);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3322 = v29 + v3123;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3323 = v3322 < v1;
-        const bool v3326 = v3323 && v3131;
-        const unsigned int v3328 = v3322 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3330 = v3328 + v2992;
-        const unsigned int v3331 = v3330 + v3127;
-        const unsigned int v3332 = v3326 ? v3331 : 0u;
-        iron_copy_async<16>(shm1 + (v3142 ^ (((v3142 >> 6u) & 7u) << 3u)), b + v3332, v3326);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3346 = v29 + v3147;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3347 = v3346 < v1;
-        const bool v3350 = v3347 && v3155;
-        const unsigned int v3352 = v3346 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3354 = v3352 + v2992;
-        const unsigned int v3355 = v3354 + v3151;
-        const unsigned int v3356 = v3350 ? v3355 : 0u;
-        iron_copy_async<16>(shm1 + (v3166 ^ (((v3166 >> 6u) & 7u) << 3u)), b + v3356, v3350);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3370 = v29 + v3171;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3371 = v3370 < v1;
-        const bool v3374 = v3371 && v3179;
-        const unsigned int v3376 = v3370 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3378 = v3376 + v2992;
-        const unsigned int v3379 = v3378 + v3175;
-        const unsigned int v3380 = v3374 ? v3379 : 0u;
-        iron_copy_async<16>(shm1 + (v3190 ^ (((v3190 >> 6u) & 7u) << 3u)), b + v3380, v3374);  // kernels/gemm/gemm_tiles.hpp:83
+      const unsigned int v2229 = v2227 << 13u;  // kernels/gemm/gemm_tiles.hpp:270
+      const unsigned int v2236 = v2229 + v2235;  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2236, 64u);
+      const unsigned int v2242 = v2229 + v2241;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load_shared<true, 6, 3>(v44, shm1, v2242, 64u);
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:258
+      const unsigned int v2249 = v2236 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2249, 64u);
+      const unsigned int v2255 = v2242 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load_shared<true, 6, 3>(v44, shm1, v2255, 64u);
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:258
+      const unsigned int v2261 = v2236 + 32u;  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2261, 64u);
+      const unsigned int v2267 = v2242 + 32u;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load_shared<true, 6, 3>(v44, shm1, v2267, 64u);
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:258
+      const unsigned int v2273 = v2236 + 48u;  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2273, 64u);
+      const unsigned int v2279 = v2242 + 48u;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load_shared<true, 6, 3>(v44, shm1, v2279, 64u);
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:258
+      const unsigned int v2282 = v2223 + 128u;  // kernels/gemm/gemm_tiles.hpp:268
+      const unsigned int v2284 = v2225 + 2u;
+      const unsigned int v2285 = v2284 % 3u;
+      const bool v2286 = v2282 < v2;
+      if (v2286) {
+        const unsigned int v2288 = v2285 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
+        const unsigned int v2290 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2293 = v2290 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2296 = v2290 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2297 = v2296 << 3u;
+        const unsigned int v2298 = v25 + v2293;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2299 = v2298 < v0;
+        const unsigned int v2300 = v2282 + v2297;
+        const bool v2301 = v2300 < v2;
+        const bool v2302 = v2299 && v2301;
+        const unsigned int v2304 = v2298 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2306 = v2304 + v2282;
+        const unsigned int v2307 = v2306 + v2297;
+        const unsigned int v2308 = v2302 ? v2307 : 0u;
+        const unsigned int v2310 = v2293 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2311 = v2288 + v2310;
+        const unsigned int v2312 = v2311 + v2297;
+        iron_copy_async<16>(shm0 + (v2312 ^ (((v2312 >> 6u) & 7u) << 3u)), a + v2308, v2302);
+        const unsigned int v2315 = v2290 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2317 = v2315 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2320 = v2315 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2321 = v2320 << 3u;
+        const unsigned int v2322 = v25 + v2317;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2323 = v2322 < v0;
+        const unsigned int v2324 = v2282 + v2321;
+        const bool v2325 = v2324 < v2;
+        const bool v2326 = v2323 && v2325;
+        const unsigned int v2328 = v2322 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2330 = v2328 + v2282;
+        const unsigned int v2331 = v2330 + v2321;
+        const unsigned int v2332 = v2326 ? v2331 : 0u;
+        const unsigned int v2334 = v2317 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2335 = v2288 + v2334;
+        const unsigned int v2336 = v2335 + v2321;
+        iron_copy_async<16>(shm0 + (v2336 ^ (((v2336 >> 6u) & 7u) << 3u)), a + v2332, v2326);
+        const unsigned int v2339 = v2290 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2341 = v2339 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2344 = v2339 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2345 = v2344 << 3u;
+        const unsigned int v2346 = v25 + v2341;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2347 = v2346 < v0;
+        const unsigned int v2348 = v2282 + v2345;
+        const bool v2349 = v2348 < v2;
+        const bool v2350 = v2347 && v2349;
+        const unsigned int v2352 = v2346 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2354 = v2352 + v2282;
+        const unsigned int v2355 = v2354 + v2345;
+        const unsigned int v2356 = v2350 ? v2355 : 0u;
+        const unsigned int v2358 = v2341 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2359 = v2288 + v2358;
+        const unsigned int v2360 = v2359 + v2345;
+        iron_copy_async<16>(shm0 + (v2360 ^ (((v2360 >> 6u) & 7u) << 3u)), a + v2356, v2350);
+        const unsigned int v2363 = v2290 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2365 = v2363 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2368 = v2363 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2369 = v2368 << 3u;
+        const unsigned int v2370 = v25 + v2365;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2371 = v2370 < v0;
+        const unsigned int v2372 = v2282 + v2369;
+        const bool v2373 = v2372 < v2;
+        const bool v2374 = v2371 && v2373;
+        const unsigned int v2376 = v2370 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2378 = v2376 + v2282;
+        const unsigned int v2379 = v2378 + v2369;
+        const unsigned int v2380 = v2374 ? v2379 : 0u;
+        const unsigned int v2382 = v2365 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2383 = v2288 + v2382;
+        const unsigned int v2384 = v2383 + v2369;
+        iron_copy_async<16>(shm0 + (v2384 ^ (((v2384 >> 6u) & 7u) << 3u)), a + v2380, v2374);
+        const unsigned int v2387 = v2290 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2389 = v2387 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2392 = v2387 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2393 = v2392 << 3u;
+        const unsigned int v2394 = v25 + v2389;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2395 = v2394 < v0;
+        const unsigned int v2396 = v2282 + v2393;
+        const bool v2397 = v2396 < v2;
+        const bool v2398 = v2395 && v2397;
+        const unsigned int v2400 = v2394 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2402 = v2400 + v2282;
+        const unsigned int v2403 = v2402 + v2393;
+        const unsigned int v2404 = v2398 ? v2403 : 0u;
+        const unsigned int v2406 = v2389 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2407 = v2288 + v2406;
+        const unsigned int v2408 = v2407 + v2393;
+        iron_copy_async<16>(shm0 + (v2408 ^ (((v2408 >> 6u) & 7u) << 3u)), a + v2404, v2398);
+        const unsigned int v2411 = v2290 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2413 = v2411 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2416 = v2411 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2417 = v2416 << 3u;
+        const unsigned int v2418 = v25 + v2413;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2419 = v2418 < v0;
+        const unsigned int v2420 = v2282 + v2417;
+        const bool v2421 = v2420 < v2;
+        const bool v2422 = v2419 && v2421;
+        const unsigned int v2424 = v2418 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2426 = v2424 + v2282;
+        const unsigned int v2427 = v2426 + v2417;
+        const unsigned int v2428 = v2422 ? v2427 : 0u;
+        const unsigned int v2430 = v2413 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2431 = v2288 + v2430;
+        const unsigned int v2432 = v2431 + v2417;
+        iron_copy_async<16>(shm0 + (v2432 ^ (((v2432 >> 6u) & 7u) << 3u)), a + v2428, v2422);
+        const unsigned int v2435 = v2290 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2437 = v2435 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2440 = v2435 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2441 = v2440 << 3u;
+        const unsigned int v2442 = v25 + v2437;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2443 = v2442 < v0;
+        const unsigned int v2444 = v2282 + v2441;
+        const bool v2445 = v2444 < v2;
+        const bool v2446 = v2443 && v2445;
+        const unsigned int v2448 = v2442 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2450 = v2448 + v2282;
+        const unsigned int v2451 = v2450 + v2441;
+        const unsigned int v2452 = v2446 ? v2451 : 0u;
+        const unsigned int v2454 = v2437 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2455 = v2288 + v2454;
+        const unsigned int v2456 = v2455 + v2441;
+        iron_copy_async<16>(shm0 + (v2456 ^ (((v2456 >> 6u) & 7u) << 3u)), a + v2452, v2446);
+        const unsigned int v2459 = v2290 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2461 = v2459 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2464 = v2459 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2465 = v2464 << 3u;
+        const unsigned int v2466 = v25 + v2461;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2467 = v2466 < v0;
+        const unsigned int v2468 = v2282 + v2465;
+        const bool v2469 = v2468 < v2;
+        const bool v2470 = v2467 && v2469;
+        const unsigned int v2472 = v2466 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2474 = v2472 + v2282;
+        const unsigned int v2475 = v2474 + v2465;
+        const unsigned int v2476 = v2470 ? v2475 : 0u;
+        const unsigned int v2478 = v2461 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2479 = v2288 + v2478;
+        const unsigned int v2480 = v2479 + v2465;
+        iron_copy_async<16>(shm0 + (v2480 ^ (((v2480 >> 6u) & 7u) << 3u)), a + v2476, v2470);
+        const unsigned int v2492 = v29 + v2293;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2493 = v2492 < v1;
+        const bool v2496 = v2493 && v2301;
+        const unsigned int v2498 = v2492 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2500 = v2498 + v2282;
+        const unsigned int v2501 = v2500 + v2297;
+        const unsigned int v2502 = v2496 ? v2501 : 0u;
+        iron_copy_async<16>(shm1 + (v2312 ^ (((v2312 >> 6u) & 7u) << 3u)), b + v2502, v2496);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2516 = v29 + v2317;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2517 = v2516 < v1;
+        const bool v2520 = v2517 && v2325;
+        const unsigned int v2522 = v2516 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2524 = v2522 + v2282;
+        const unsigned int v2525 = v2524 + v2321;
+        const unsigned int v2526 = v2520 ? v2525 : 0u;
+        iron_copy_async<16>(shm1 + (v2336 ^ (((v2336 >> 6u) & 7u) << 3u)), b + v2526, v2520);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2540 = v29 + v2341;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2541 = v2540 < v1;
+        const bool v2544 = v2541 && v2349;
+        const unsigned int v2546 = v2540 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2548 = v2546 + v2282;
+        const unsigned int v2549 = v2548 + v2345;
+        const unsigned int v2550 = v2544 ? v2549 : 0u;
+        iron_copy_async<16>(shm1 + (v2360 ^ (((v2360 >> 6u) & 7u) << 3u)), b + v2550, v2544);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2564 = v29 + v2365;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2565 = v2564 < v1;
+        const bool v2568 = v2565 && v2373;
+        const unsigned int v2570 = v2564 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2572 = v2570 + v2282;
+        const unsigned int v2573 = v2572 + v2369;
+        const unsigned int v2574 = v2568 ? v2573 : 0u;
+        iron_copy_async<16>(shm1 + (v2384 ^ (((v2384 >> 6u) & 7u) << 3u)), b + v2574, v2568);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2588 = v29 + v2389;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2589 = v2588 < v1;
+        const bool v2592 = v2589 && v2397;
+        const unsigned int v2594 = v2588 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2596 = v2594 + v2282;
+        const unsigned int v2597 = v2596 + v2393;
+        const unsigned int v2598 = v2592 ? v2597 : 0u;
+        iron_copy_async<16>(shm1 + (v2408 ^ (((v2408 >> 6u) & 7u) << 3u)), b + v2598, v2592);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2612 = v29 + v2413;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2613 = v2612 < v1;
+        const bool v2616 = v2613 && v2421;
+        const unsigned int v2618 = v2612 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2620 = v2618 + v2282;
+        const unsigned int v2621 = v2620 + v2417;
+        const unsigned int v2622 = v2616 ? v2621 : 0u;
+        iron_copy_async<16>(shm1 + (v2432 ^ (((v2432 >> 6u) & 7u) << 3u)), b + v2622, v2616);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2636 = v29 + v2437;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2637 = v2636 < v1;
+        const bool v2640 = v2637 && v2445;
+        const unsigned int v2642 = v2636 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2644 = v2642 + v2282;
+        const unsigned int v2645 = v2644 + v2441;
+        const unsigned int v2646 = v2640 ? v2645 : 0u;
+        iron_copy_async<16>(shm1 + (v2456 ^ (((v2456 >> 6u) & 7u) << 3u)), b + v2646, v2640);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2660 = v29 + v2461;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2661 = v2660 < v1;
+        const bool v2664 = v2661 && v2469;
+        const unsigned int v2666 = v2660 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2668 = v2666 + v2282;
+        const unsigned int v2669 = v2668 + v2465;
+        const unsigned int v2670 = v2664 ? v2669 : 0u;
+        iron_copy_async<16>(shm1 + (v2480 ^ (((v2480 >> 6u) & 7u) << 3u)), b + v2670, v2664);  // kernels/gemm/gemm_tiles.hpp:83
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:268
     }
     __syncthreads();
   } else {
     const unsigned int v514 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
     const unsigned int v515 = threadIdx.x;
-    const unsigned int v571 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v577 = v38 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
-    const unsigned int v585 = v571 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v591 = v577 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
-    const unsigned int v597 = v571 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v603 = v577 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
-    const unsigned int v609 = v571 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v615 = v577 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v571 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v577 = v38 << 6u;  // kernels/gemm/gemm_tiles.hpp:256
+    const unsigned int v585 = v571 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v591 = v577 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
+    const unsigned int v597 = v571 + 32u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v603 = v577 + 32u;  // kernels/gemm/gemm_tiles.hpp:256
+    const unsigned int v609 = v571 + 48u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v615 = v577 + 48u;  // kernels/gemm/gemm_tiles.hpp:256
 
-    for (unsigned int v513 = 0u; v513 < v2; v513 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
+    for (unsigned int v513 = 0u; v513 < v2; v513 += 64u) {  // kernels/gemm/gemm_tiles.hpp:273
       for (unsigned int v517 = v515; v517 < 8192u; v517 += v514) {  // kernels/gemm/gemm_tiles.hpp:95
         const unsigned int v519 = v517 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
         const unsigned int v521 = v517 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -799,2326 +800,1063 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
           shm1[(v564 ^ (((v564 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:275
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v571, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v44, shm1, v577, 64u);  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v585, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v44, shm1, v591, 64u);  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v597, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v44, shm1, v603, 64u);  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v609, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v44, shm1, v615, 64u);  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:257
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:277
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:276
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v571, 64u);  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<true, 6, 3>(v44, shm1, v577, 64u);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v585, 64u);  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<true, 6, 3>(v44, shm1, v591, 64u);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v597, 64u);  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<true, 6, 3>(v44, shm1, v603, 64u);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v609, 64u);  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<true, 6, 3>(v44, shm1, v615, 64u);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:258
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:278
     }
   }
-  const unsigned int v616 = v29 + v38;  // kernels/gemm/gemm_tiles.hpp:280
-  const unsigned int v617 = v25 + v34;
-  const unsigned int v618 = static_cast<unsigned int>(v40.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v619 = v617 + v618;
-  const unsigned int v620 = static_cast<unsigned int>(v40.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v621 = v616 + v620;
-  const bool v622 = v619 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v623 = v621 < v1;
-  const bool v624 = v622 && v623;
-  if (v624) {
-    const float v625 = v40.x[0];
-    const unsigned int v626 = v619 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v627 = v626 + v621;
-    const iron_bf16 v628 = c[v627];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v629 = iron_to_f32(v628);
-    const float v630 = v629 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v631 = fmaf(v625, v3, v630);
-    const iron_bf16 v632 = iron_f32_to_bf16(v631);
-    c[v627] = v632;
-  }
-  const unsigned int v633 = static_cast<unsigned int>(v40.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v634 = v617 + v633;
-  const unsigned int v635 = static_cast<unsigned int>(v40.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v636 = v616 + v635;
-  const bool v637 = v634 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v638 = v636 < v1;
-  const bool v639 = v637 && v638;
-  if (v639) {
-    const float v640 = v40.x[1];
-    const unsigned int v641 = v634 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v642 = v641 + v636;
-    const iron_bf16 v643 = c[v642];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v644 = iron_to_f32(v643);
-    const float v645 = v644 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v646 = fmaf(v640, v3, v645);
-    const iron_bf16 v647 = iron_f32_to_bf16(v646);
-    c[v642] = v647;
-  }
-  const unsigned int v648 = static_cast<unsigned int>(v40.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v649 = v617 + v648;
-  const unsigned int v650 = static_cast<unsigned int>(v40.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v651 = v616 + v650;
-  const bool v652 = v649 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v653 = v651 < v1;
-  const bool v654 = v652 && v653;
-  if (v654) {
-    const float v655 = v40.x[2];
-    const unsigned int v656 = v649 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v657 = v656 + v651;
-    const iron_bf16 v658 = c[v657];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v659 = iron_to_f32(v658);
-    const float v660 = v659 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v661 = fmaf(v655, v3, v660);
-    const iron_bf16 v662 = iron_f32_to_bf16(v661);
-    c[v657] = v662;
-  }
-  const unsigned int v663 = static_cast<unsigned int>(v40.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v664 = v617 + v663;
-  const unsigned int v665 = static_cast<unsigned int>(v40.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v666 = v616 + v665;
-  const bool v667 = v664 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v668 = v666 < v1;
-  const bool v669 = v667 && v668;
-  if (v669) {
-    const float v670 = v40.x[3];
-    const unsigned int v671 = v664 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v672 = v671 + v666;
-    const iron_bf16 v673 = c[v672];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v674 = iron_to_f32(v673);
-    const float v675 = v674 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v676 = fmaf(v670, v3, v675);
-    const iron_bf16 v677 = iron_f32_to_bf16(v676);
-    c[v672] = v677;
-  }
-  const unsigned int v678 = static_cast<unsigned int>(v40.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v679 = v617 + v678;
-  const unsigned int v680 = static_cast<unsigned int>(v40.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v681 = v616 + v680;
-  const bool v682 = v679 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v683 = v681 < v1;
-  const bool v684 = v682 && v683;
-  if (v684) {
-    const float v685 = v40.x[4];
-    const unsigned int v686 = v679 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v687 = v686 + v681;
-    const iron_bf16 v688 = c[v687];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v689 = iron_to_f32(v688);
-    const float v690 = v689 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v691 = fmaf(v685, v3, v690);
-    const iron_bf16 v692 = iron_f32_to_bf16(v691);
-    c[v687] = v692;
-  }
-  const unsigned int v693 = static_cast<unsigned int>(v40.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v694 = v617 + v693;
-  const unsigned int v695 = static_cast<unsigned int>(v40.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v696 = v616 + v695;
-  const bool v697 = v694 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v698 = v696 < v1;
-  const bool v699 = v697 && v698;
-  if (v699) {
-    const float v700 = v40.x[5];
-    const unsigned int v701 = v694 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v702 = v701 + v696;
-    const iron_bf16 v703 = c[v702];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v704 = iron_to_f32(v703);
-    const float v705 = v704 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v706 = fmaf(v700, v3, v705);
-    const iron_bf16 v707 = iron_f32_to_bf16(v706);
-    c[v702] = v707;
-  }
-  const unsigned int v708 = static_cast<unsigned int>(v40.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v709 = v617 + v708;
-  const unsigned int v710 = static_cast<unsigned int>(v40.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v711 = v616 + v710;
-  const bool v712 = v709 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v713 = v711 < v1;
-  const bool v714 = v712 && v713;
-  if (v714) {
-    const float v715 = v40.x[6];
-    const unsigned int v716 = v709 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v717 = v716 + v711;
-    const iron_bf16 v718 = c[v717];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v719 = iron_to_f32(v718);
-    const float v720 = v719 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v721 = fmaf(v715, v3, v720);
-    const iron_bf16 v722 = iron_f32_to_bf16(v721);
-    c[v717] = v722;
-  }
-  const unsigned int v723 = static_cast<unsigned int>(v40.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v724 = v617 + v723;
-  const unsigned int v725 = static_cast<unsigned int>(v40.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v726 = v616 + v725;
-  const bool v727 = v724 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v728 = v726 < v1;
-  const bool v729 = v727 && v728;
-  if (v729) {
-    const float v730 = v40.x[7];
-    const unsigned int v731 = v724 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v732 = v731 + v726;
-    const iron_bf16 v733 = c[v732];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v734 = iron_to_f32(v733);
-    const float v735 = v734 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v736 = fmaf(v730, v3, v735);
-    const iron_bf16 v737 = iron_f32_to_bf16(v736);
-    c[v732] = v737;
-  }
-  const unsigned int v738 = static_cast<unsigned int>(v40.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v739 = v617 + v738;
-  const unsigned int v740 = static_cast<unsigned int>(v40.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v741 = v616 + v740;
-  const bool v742 = v739 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v743 = v741 < v1;
-  const bool v744 = v742 && v743;
-  if (v744) {
-    const float v745 = v40.x[8];
-    const unsigned int v746 = v739 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v747 = v746 + v741;
-    const iron_bf16 v748 = c[v747];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v749 = iron_to_f32(v748);
-    const float v750 = v749 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v751 = fmaf(v745, v3, v750);
-    const iron_bf16 v752 = iron_f32_to_bf16(v751);
-    c[v747] = v752;
-  }
-  const unsigned int v753 = static_cast<unsigned int>(v40.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v754 = v617 + v753;
-  const unsigned int v755 = static_cast<unsigned int>(v40.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v756 = v616 + v755;
-  const bool v757 = v754 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v758 = v756 < v1;
-  const bool v759 = v757 && v758;
-  if (v759) {
-    const float v760 = v40.x[9];
-    const unsigned int v761 = v754 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v762 = v761 + v756;
-    const iron_bf16 v763 = c[v762];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v764 = iron_to_f32(v763);
-    const float v765 = v764 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v766 = fmaf(v760, v3, v765);
-    const iron_bf16 v767 = iron_f32_to_bf16(v766);
-    c[v762] = v767;
-  }
-  const unsigned int v768 = static_cast<unsigned int>(v40.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v769 = v617 + v768;
-  const unsigned int v770 = static_cast<unsigned int>(v40.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v771 = v616 + v770;
-  const bool v772 = v769 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v773 = v771 < v1;
-  const bool v774 = v772 && v773;
-  if (v774) {
-    const float v775 = v40.x[10];
-    const unsigned int v776 = v769 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v777 = v776 + v771;
-    const iron_bf16 v778 = c[v777];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v779 = iron_to_f32(v778);
-    const float v780 = v779 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v781 = fmaf(v775, v3, v780);
-    const iron_bf16 v782 = iron_f32_to_bf16(v781);
-    c[v777] = v782;
-  }
-  const unsigned int v783 = static_cast<unsigned int>(v40.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v784 = v617 + v783;
-  const unsigned int v785 = static_cast<unsigned int>(v40.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v786 = v616 + v785;
-  const bool v787 = v784 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v788 = v786 < v1;
-  const bool v789 = v787 && v788;
-  if (v789) {
-    const float v790 = v40.x[11];
-    const unsigned int v791 = v784 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v792 = v791 + v786;
-    const iron_bf16 v793 = c[v792];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v794 = iron_to_f32(v793);
-    const float v795 = v794 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v796 = fmaf(v790, v3, v795);
-    const iron_bf16 v797 = iron_f32_to_bf16(v796);
-    c[v792] = v797;
-  }
-  const unsigned int v798 = static_cast<unsigned int>(v40.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v799 = v617 + v798;
-  const unsigned int v800 = static_cast<unsigned int>(v40.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v801 = v616 + v800;
-  const bool v802 = v799 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v803 = v801 < v1;
-  const bool v804 = v802 && v803;
-  if (v804) {
-    const float v805 = v40.x[12];
-    const unsigned int v806 = v799 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v807 = v806 + v801;
-    const iron_bf16 v808 = c[v807];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v809 = iron_to_f32(v808);
-    const float v810 = v809 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v811 = fmaf(v805, v3, v810);
-    const iron_bf16 v812 = iron_f32_to_bf16(v811);
-    c[v807] = v812;
-  }
-  const unsigned int v813 = static_cast<unsigned int>(v40.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v814 = v617 + v813;
-  const unsigned int v815 = static_cast<unsigned int>(v40.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v816 = v616 + v815;
-  const bool v817 = v814 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v818 = v816 < v1;
-  const bool v819 = v817 && v818;
-  if (v819) {
-    const float v820 = v40.x[13];
-    const unsigned int v821 = v814 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v822 = v821 + v816;
-    const iron_bf16 v823 = c[v822];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v824 = iron_to_f32(v823);
-    const float v825 = v824 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v826 = fmaf(v820, v3, v825);
-    const iron_bf16 v827 = iron_f32_to_bf16(v826);
-    c[v822] = v827;
-  }
-  const unsigned int v828 = static_cast<unsigned int>(v40.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v829 = v617 + v828;
-  const unsigned int v830 = static_cast<unsigned int>(v40.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v831 = v616 + v830;
-  const bool v832 = v829 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v833 = v831 < v1;
-  const bool v834 = v832 && v833;
-  if (v834) {
-    const float v835 = v40.x[14];
-    const unsigned int v836 = v829 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v837 = v836 + v831;
-    const iron_bf16 v838 = c[v837];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v839 = iron_to_f32(v838);
-    const float v840 = v839 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v841 = fmaf(v835, v3, v840);
-    const iron_bf16 v842 = iron_f32_to_bf16(v841);
-    c[v837] = v842;
-  }
-  const unsigned int v843 = static_cast<unsigned int>(v40.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v844 = v617 + v843;
-  const unsigned int v845 = static_cast<unsigned int>(v40.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v846 = v616 + v845;
-  const bool v847 = v844 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v848 = v846 < v1;
-  const bool v849 = v847 && v848;
-  if (v849) {
-    const float v850 = v40.x[15];
-    const unsigned int v851 = v844 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v852 = v851 + v846;
-    const iron_bf16 v853 = c[v852];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v854 = iron_to_f32(v853);
-    const float v855 = v854 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v856 = fmaf(v850, v3, v855);
-    const iron_bf16 v857 = iron_f32_to_bf16(v856);
-    c[v852] = v857;
-  }
-  const unsigned int v858 = static_cast<unsigned int>(v40.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v859 = v617 + v858;
-  const unsigned int v860 = static_cast<unsigned int>(v40.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v861 = v616 + v860;
-  const bool v862 = v859 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v863 = v861 < v1;
-  const bool v864 = v862 && v863;
-  if (v864) {
-    const float v865 = v40.x[16];
-    const unsigned int v866 = v859 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v867 = v866 + v861;
-    const iron_bf16 v868 = c[v867];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v869 = iron_to_f32(v868);
-    const float v870 = v869 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v871 = fmaf(v865, v3, v870);
-    const iron_bf16 v872 = iron_f32_to_bf16(v871);
-    c[v867] = v872;
-  }
-  const unsigned int v873 = static_cast<unsigned int>(v40.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v874 = v617 + v873;
-  const unsigned int v875 = static_cast<unsigned int>(v40.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v876 = v616 + v875;
-  const bool v877 = v874 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v878 = v876 < v1;
-  const bool v879 = v877 && v878;
-  if (v879) {
-    const float v880 = v40.x[17];
-    const unsigned int v881 = v874 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v882 = v881 + v876;
-    const iron_bf16 v883 = c[v882];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v884 = iron_to_f32(v883);
-    const float v885 = v884 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v886 = fmaf(v880, v3, v885);
-    const iron_bf16 v887 = iron_f32_to_bf16(v886);
-    c[v882] = v887;
-  }
-  const unsigned int v888 = static_cast<unsigned int>(v40.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v889 = v617 + v888;
-  const unsigned int v890 = static_cast<unsigned int>(v40.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v891 = v616 + v890;
-  const bool v892 = v889 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v893 = v891 < v1;
-  const bool v894 = v892 && v893;
-  if (v894) {
-    const float v895 = v40.x[18];
-    const unsigned int v896 = v889 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v897 = v896 + v891;
-    const iron_bf16 v898 = c[v897];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v899 = iron_to_f32(v898);
-    const float v900 = v899 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v901 = fmaf(v895, v3, v900);
-    const iron_bf16 v902 = iron_f32_to_bf16(v901);
-    c[v897] = v902;
-  }
-  const unsigned int v903 = static_cast<unsigned int>(v40.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v904 = v617 + v903;
-  const unsigned int v905 = static_cast<unsigned int>(v40.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v906 = v616 + v905;
-  const bool v907 = v904 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v908 = v906 < v1;
-  const bool v909 = v907 && v908;
-  if (v909) {
-    const float v910 = v40.x[19];
-    const unsigned int v911 = v904 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v912 = v911 + v906;
-    const iron_bf16 v913 = c[v912];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v914 = iron_to_f32(v913);
-    const float v915 = v914 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v916 = fmaf(v910, v3, v915);
-    const iron_bf16 v917 = iron_f32_to_bf16(v916);
-    c[v912] = v917;
-  }
-  const unsigned int v918 = static_cast<unsigned int>(v40.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v919 = v617 + v918;
-  const unsigned int v920 = static_cast<unsigned int>(v40.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v921 = v616 + v920;
-  const bool v922 = v919 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v923 = v921 < v1;
-  const bool v924 = v922 && v923;
-  if (v924) {
-    const float v925 = v40.x[20];
-    const unsigned int v926 = v919 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v927 = v926 + v921;
-    const iron_bf16 v928 = c[v927];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v929 = iron_to_f32(v928);
-    const float v930 = v929 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v931 = fmaf(v925, v3, v930);
-    const iron_bf16 v932 = iron_f32_to_bf16(v931);
-    c[v927] = v932;
-  }
-  const unsigned int v933 = static_cast<unsigned int>(v40.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v934 = v617 + v933;
-  const unsigned int v935 = static_cast<unsigned int>(v40.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v936 = v616 + v935;
-  const bool v937 = v934 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v938 = v936 < v1;
-  const bool v939 = v937 && v938;
-  if (v939) {
-    const float v940 = v40.x[21];
-    const unsigned int v941 = v934 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v942 = v941 + v936;
-    const iron_bf16 v943 = c[v942];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v944 = iron_to_f32(v943);
-    const float v945 = v944 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v946 = fmaf(v940, v3, v945);
-    const iron_bf16 v947 = iron_f32_to_bf16(v946);
-    c[v942] = v947;
-  }
-  const unsigned int v948 = static_cast<unsigned int>(v40.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v949 = v617 + v948;
-  const unsigned int v950 = static_cast<unsigned int>(v40.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v951 = v616 + v950;
-  const bool v952 = v949 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v953 = v951 < v1;
-  const bool v954 = v952 && v953;
-  if (v954) {
-    const float v955 = v40.x[22];
-    const unsigned int v956 = v949 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v957 = v956 + v951;
-    const iron_bf16 v958 = c[v957];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v959 = iron_to_f32(v958);
-    const float v960 = v959 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v961 = fmaf(v955, v3, v960);
-    const iron_bf16 v962 = iron_f32_to_bf16(v961);
-    c[v957] = v962;
-  }
-  const unsigned int v963 = static_cast<unsigned int>(v40.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v964 = v617 + v963;
-  const unsigned int v965 = static_cast<unsigned int>(v40.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v966 = v616 + v965;
-  const bool v967 = v964 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v968 = v966 < v1;
-  const bool v969 = v967 && v968;
-  if (v969) {
-    const float v970 = v40.x[23];
-    const unsigned int v971 = v964 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v972 = v971 + v966;
-    const iron_bf16 v973 = c[v972];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v974 = iron_to_f32(v973);
-    const float v975 = v974 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v976 = fmaf(v970, v3, v975);
-    const iron_bf16 v977 = iron_f32_to_bf16(v976);
-    c[v972] = v977;
-  }
-  const unsigned int v978 = static_cast<unsigned int>(v40.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v979 = v617 + v978;
-  const unsigned int v980 = static_cast<unsigned int>(v40.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v981 = v616 + v980;
-  const bool v982 = v979 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v983 = v981 < v1;
-  const bool v984 = v982 && v983;
-  if (v984) {
-    const float v985 = v40.x[24];
-    const unsigned int v986 = v979 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v987 = v986 + v981;
-    const iron_bf16 v988 = c[v987];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v989 = iron_to_f32(v988);
-    const float v990 = v989 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v991 = fmaf(v985, v3, v990);
-    const iron_bf16 v992 = iron_f32_to_bf16(v991);
-    c[v987] = v992;
-  }
-  const unsigned int v993 = static_cast<unsigned int>(v40.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v994 = v617 + v993;
-  const unsigned int v995 = static_cast<unsigned int>(v40.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v996 = v616 + v995;
-  const bool v997 = v994 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v998 = v996 < v1;
-  const bool v999 = v997 && v998;
-  if (v999) {
-    const float v1000 = v40.x[25];
-    const unsigned int v1001 = v994 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1002 = v1001 + v996;
-    const iron_bf16 v1003 = c[v1002];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1004 = iron_to_f32(v1003);
-    const float v1005 = v1004 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1006 = fmaf(v1000, v3, v1005);
-    const iron_bf16 v1007 = iron_f32_to_bf16(v1006);
-    c[v1002] = v1007;
-  }
-  const unsigned int v1008 = static_cast<unsigned int>(v40.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1009 = v617 + v1008;
-  const unsigned int v1010 = static_cast<unsigned int>(v40.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1011 = v616 + v1010;
-  const bool v1012 = v1009 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1013 = v1011 < v1;
-  const bool v1014 = v1012 && v1013;
-  if (v1014) {
-    const float v1015 = v40.x[26];
-    const unsigned int v1016 = v1009 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1017 = v1016 + v1011;
-    const iron_bf16 v1018 = c[v1017];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1019 = iron_to_f32(v1018);
-    const float v1020 = v1019 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1021 = fmaf(v1015, v3, v1020);
-    const iron_bf16 v1022 = iron_f32_to_bf16(v1021);
-    c[v1017] = v1022;
-  }
-  const unsigned int v1023 = static_cast<unsigned int>(v40.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1024 = v617 + v1023;
-  const unsigned int v1025 = static_cast<unsigned int>(v40.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1026 = v616 + v1025;
-  const bool v1027 = v1024 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1028 = v1026 < v1;
-  const bool v1029 = v1027 && v1028;
-  if (v1029) {
-    const float v1030 = v40.x[27];
-    const unsigned int v1031 = v1024 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1032 = v1031 + v1026;
-    const iron_bf16 v1033 = c[v1032];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1034 = iron_to_f32(v1033);
-    const float v1035 = v1034 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1036 = fmaf(v1030, v3, v1035);
-    const iron_bf16 v1037 = iron_f32_to_bf16(v1036);
-    c[v1032] = v1037;
-  }
-  const unsigned int v1038 = static_cast<unsigned int>(v40.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1039 = v617 + v1038;
-  const unsigned int v1040 = static_cast<unsigned int>(v40.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1041 = v616 + v1040;
-  const bool v1042 = v1039 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1043 = v1041 < v1;
-  const bool v1044 = v1042 && v1043;
-  if (v1044) {
-    const float v1045 = v40.x[28];
-    const unsigned int v1046 = v1039 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1047 = v1046 + v1041;
-    const iron_bf16 v1048 = c[v1047];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1049 = iron_to_f32(v1048);
-    const float v1050 = v1049 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1051 = fmaf(v1045, v3, v1050);
-    const iron_bf16 v1052 = iron_f32_to_bf16(v1051);
-    c[v1047] = v1052;
-  }
-  const unsigned int v1053 = static_cast<unsigned int>(v40.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1054 = v617 + v1053;
-  const unsigned int v1055 = static_cast<unsigned int>(v40.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1056 = v616 + v1055;
-  const bool v1057 = v1054 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1058 = v1056 < v1;
-  const bool v1059 = v1057 && v1058;
-  if (v1059) {
-    const float v1060 = v40.x[29];
-    const unsigned int v1061 = v1054 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1062 = v1061 + v1056;
-    const iron_bf16 v1063 = c[v1062];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1064 = iron_to_f32(v1063);
-    const float v1065 = v1064 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1066 = fmaf(v1060, v3, v1065);
-    const iron_bf16 v1067 = iron_f32_to_bf16(v1066);
-    c[v1062] = v1067;
-  }
-  const unsigned int v1068 = static_cast<unsigned int>(v40.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1069 = v617 + v1068;
-  const unsigned int v1070 = static_cast<unsigned int>(v40.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1071 = v616 + v1070;
-  const bool v1072 = v1069 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1073 = v1071 < v1;
-  const bool v1074 = v1072 && v1073;
-  if (v1074) {
-    const float v1075 = v40.x[30];
-    const unsigned int v1076 = v1069 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1077 = v1076 + v1071;
-    const iron_bf16 v1078 = c[v1077];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1079 = iron_to_f32(v1078);
-    const float v1080 = v1079 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1081 = fmaf(v1075, v3, v1080);
-    const iron_bf16 v1082 = iron_f32_to_bf16(v1081);
-    c[v1077] = v1082;
-  }
-  const unsigned int v1083 = static_cast<unsigned int>(v40.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1084 = v617 + v1083;
-  const unsigned int v1085 = static_cast<unsigned int>(v40.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1086 = v616 + v1085;
-  const bool v1087 = v1084 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1088 = v1086 < v1;
-  const bool v1089 = v1087 && v1088;
-  if (v1089) {
-    const float v1090 = v40.x[31];
-    const unsigned int v1091 = v1084 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1092 = v1091 + v1086;
-    const iron_bf16 v1093 = c[v1092];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1094 = iron_to_f32(v1093);
-    const float v1095 = v1094 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1096 = fmaf(v1090, v3, v1095);
-    const iron_bf16 v1097 = iron_f32_to_bf16(v1096);
-    c[v1092] = v1097;
-  }
-  const unsigned int v1098 = static_cast<unsigned int>(v40.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1099 = v617 + v1098;
-  const unsigned int v1100 = static_cast<unsigned int>(v40.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1101 = v616 + v1100;
-  const bool v1102 = v1099 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1103 = v1101 < v1;
-  const bool v1104 = v1102 && v1103;
-  if (v1104) {
-    const float v1105 = v40.x[32];
-    const unsigned int v1106 = v1099 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1107 = v1106 + v1101;
-    const iron_bf16 v1108 = c[v1107];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1109 = iron_to_f32(v1108);
-    const float v1110 = v1109 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1111 = fmaf(v1105, v3, v1110);
-    const iron_bf16 v1112 = iron_f32_to_bf16(v1111);
-    c[v1107] = v1112;
-  }
-  const unsigned int v1113 = static_cast<unsigned int>(v40.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1114 = v617 + v1113;
-  const unsigned int v1115 = static_cast<unsigned int>(v40.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1116 = v616 + v1115;
-  const bool v1117 = v1114 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1118 = v1116 < v1;
-  const bool v1119 = v1117 && v1118;
-  if (v1119) {
-    const float v1120 = v40.x[33];
-    const unsigned int v1121 = v1114 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1122 = v1121 + v1116;
-    const iron_bf16 v1123 = c[v1122];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1124 = iron_to_f32(v1123);
-    const float v1125 = v1124 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1126 = fmaf(v1120, v3, v1125);
-    const iron_bf16 v1127 = iron_f32_to_bf16(v1126);
-    c[v1122] = v1127;
-  }
-  const unsigned int v1128 = static_cast<unsigned int>(v40.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1129 = v617 + v1128;
-  const unsigned int v1130 = static_cast<unsigned int>(v40.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1131 = v616 + v1130;
-  const bool v1132 = v1129 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1133 = v1131 < v1;
-  const bool v1134 = v1132 && v1133;
-  if (v1134) {
-    const float v1135 = v40.x[34];
-    const unsigned int v1136 = v1129 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1137 = v1136 + v1131;
-    const iron_bf16 v1138 = c[v1137];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1139 = iron_to_f32(v1138);
-    const float v1140 = v1139 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1141 = fmaf(v1135, v3, v1140);
-    const iron_bf16 v1142 = iron_f32_to_bf16(v1141);
-    c[v1137] = v1142;
-  }
-  const unsigned int v1143 = static_cast<unsigned int>(v40.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1144 = v617 + v1143;
-  const unsigned int v1145 = static_cast<unsigned int>(v40.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1146 = v616 + v1145;
-  const bool v1147 = v1144 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1148 = v1146 < v1;
-  const bool v1149 = v1147 && v1148;
-  if (v1149) {
-    const float v1150 = v40.x[35];
-    const unsigned int v1151 = v1144 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1152 = v1151 + v1146;
-    const iron_bf16 v1153 = c[v1152];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1154 = iron_to_f32(v1153);
-    const float v1155 = v1154 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1156 = fmaf(v1150, v3, v1155);
-    const iron_bf16 v1157 = iron_f32_to_bf16(v1156);
-    c[v1152] = v1157;
-  }
-  const unsigned int v1158 = static_cast<unsigned int>(v40.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1159 = v617 + v1158;
-  const unsigned int v1160 = static_cast<unsigned int>(v40.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1161 = v616 + v1160;
-  const bool v1162 = v1159 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1163 = v1161 < v1;
-  const bool v1164 = v1162 && v1163;
-  if (v1164) {
-    const float v1165 = v40.x[36];
-    const unsigned int v1166 = v1159 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1167 = v1166 + v1161;
-    const iron_bf16 v1168 = c[v1167];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1169 = iron_to_f32(v1168);
-    const float v1170 = v1169 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1171 = fmaf(v1165, v3, v1170);
-    const iron_bf16 v1172 = iron_f32_to_bf16(v1171);
-    c[v1167] = v1172;
-  }
-  const unsigned int v1173 = static_cast<unsigned int>(v40.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1174 = v617 + v1173;
-  const unsigned int v1175 = static_cast<unsigned int>(v40.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1176 = v616 + v1175;
-  const bool v1177 = v1174 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1178 = v1176 < v1;
-  const bool v1179 = v1177 && v1178;
-  if (v1179) {
-    const float v1180 = v40.x[37];
-    const unsigned int v1181 = v1174 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1182 = v1181 + v1176;
-    const iron_bf16 v1183 = c[v1182];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1184 = iron_to_f32(v1183);
-    const float v1185 = v1184 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1186 = fmaf(v1180, v3, v1185);
-    const iron_bf16 v1187 = iron_f32_to_bf16(v1186);
-    c[v1182] = v1187;
-  }
-  const unsigned int v1188 = static_cast<unsigned int>(v40.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1189 = v617 + v1188;
-  const unsigned int v1190 = static_cast<unsigned int>(v40.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1191 = v616 + v1190;
-  const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1193 = v1191 < v1;
-  const bool v1194 = v1192 && v1193;
-  if (v1194) {
-    const float v1195 = v40.x[38];
-    const unsigned int v1196 = v1189 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1197 = v1196 + v1191;
-    const iron_bf16 v1198 = c[v1197];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1199 = iron_to_f32(v1198);
-    const float v1200 = v1199 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1201 = fmaf(v1195, v3, v1200);
-    const iron_bf16 v1202 = iron_f32_to_bf16(v1201);
-    c[v1197] = v1202;
-  }
-  const unsigned int v1203 = static_cast<unsigned int>(v40.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1204 = v617 + v1203;
-  const unsigned int v1205 = static_cast<unsigned int>(v40.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1206 = v616 + v1205;
-  const bool v1207 = v1204 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1208 = v1206 < v1;
-  const bool v1209 = v1207 && v1208;
-  if (v1209) {
-    const float v1210 = v40.x[39];
-    const unsigned int v1211 = v1204 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1212 = v1211 + v1206;
-    const iron_bf16 v1213 = c[v1212];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1214 = iron_to_f32(v1213);
-    const float v1215 = v1214 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1216 = fmaf(v1210, v3, v1215);
-    const iron_bf16 v1217 = iron_f32_to_bf16(v1216);
-    c[v1212] = v1217;
-  }
-  const unsigned int v1218 = static_cast<unsigned int>(v40.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1219 = v617 + v1218;
-  const unsigned int v1220 = static_cast<unsigned int>(v40.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1221 = v616 + v1220;
-  const bool v1222 = v1219 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1223 = v1221 < v1;
-  const bool v1224 = v1222 && v1223;
-  if (v1224) {
-    const float v1225 = v40.x[40];
-    const unsigned int v1226 = v1219 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1227 = v1226 + v1221;
-    const iron_bf16 v1228 = c[v1227];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1229 = iron_to_f32(v1228);
-    const float v1230 = v1229 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1231 = fmaf(v1225, v3, v1230);
-    const iron_bf16 v1232 = iron_f32_to_bf16(v1231);
-    c[v1227] = v1232;
-  }
-  const unsigned int v1233 = static_cast<unsigned int>(v40.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1234 = v617 + v1233;
-  const unsigned int v1235 = static_cast<unsigned int>(v40.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1236 = v616 + v1235;
-  const bool v1237 = v1234 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1238 = v1236 < v1;
-  const bool v1239 = v1237 && v1238;
-  if (v1239) {
-    const float v1240 = v40.x[41];
-    const unsigned int v1241 = v1234 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1242 = v1241 + v1236;
-    const iron_bf16 v1243 = c[v1242];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1244 = iron_to_f32(v1243);
-    const float v1245 = v1244 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1246 = fmaf(v1240, v3, v1245);
-    const iron_bf16 v1247 = iron_f32_to_bf16(v1246);
-    c[v1242] = v1247;
-  }
-  const unsigned int v1248 = static_cast<unsigned int>(v40.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1249 = v617 + v1248;
-  const unsigned int v1250 = static_cast<unsigned int>(v40.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1251 = v616 + v1250;
-  const bool v1252 = v1249 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1253 = v1251 < v1;
-  const bool v1254 = v1252 && v1253;
-  if (v1254) {
-    const float v1255 = v40.x[42];
-    const unsigned int v1256 = v1249 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1257 = v1256 + v1251;
-    const iron_bf16 v1258 = c[v1257];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1259 = iron_to_f32(v1258);
-    const float v1260 = v1259 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1261 = fmaf(v1255, v3, v1260);
-    const iron_bf16 v1262 = iron_f32_to_bf16(v1261);
-    c[v1257] = v1262;
-  }
-  const unsigned int v1263 = static_cast<unsigned int>(v40.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1264 = v617 + v1263;
-  const unsigned int v1265 = static_cast<unsigned int>(v40.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1266 = v616 + v1265;
-  const bool v1267 = v1264 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1268 = v1266 < v1;
-  const bool v1269 = v1267 && v1268;
-  if (v1269) {
-    const float v1270 = v40.x[43];
-    const unsigned int v1271 = v1264 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1272 = v1271 + v1266;
-    const iron_bf16 v1273 = c[v1272];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1274 = iron_to_f32(v1273);
-    const float v1275 = v1274 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1276 = fmaf(v1270, v3, v1275);
-    const iron_bf16 v1277 = iron_f32_to_bf16(v1276);
-    c[v1272] = v1277;
-  }
-  const unsigned int v1278 = static_cast<unsigned int>(v40.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1279 = v617 + v1278;
-  const unsigned int v1280 = static_cast<unsigned int>(v40.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1281 = v616 + v1280;
-  const bool v1282 = v1279 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1283 = v1281 < v1;
-  const bool v1284 = v1282 && v1283;
-  if (v1284) {
-    const float v1285 = v40.x[44];
-    const unsigned int v1286 = v1279 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1287 = v1286 + v1281;
-    const iron_bf16 v1288 = c[v1287];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1289 = iron_to_f32(v1288);
-    const float v1290 = v1289 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1291 = fmaf(v1285, v3, v1290);
-    const iron_bf16 v1292 = iron_f32_to_bf16(v1291);
-    c[v1287] = v1292;
-  }
-  const unsigned int v1293 = static_cast<unsigned int>(v40.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1294 = v617 + v1293;
-  const unsigned int v1295 = static_cast<unsigned int>(v40.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1296 = v616 + v1295;
-  const bool v1297 = v1294 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1298 = v1296 < v1;
-  const bool v1299 = v1297 && v1298;
-  if (v1299) {
-    const float v1300 = v40.x[45];
-    const unsigned int v1301 = v1294 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1302 = v1301 + v1296;
-    const iron_bf16 v1303 = c[v1302];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1304 = iron_to_f32(v1303);
-    const float v1305 = v1304 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1306 = fmaf(v1300, v3, v1305);
-    const iron_bf16 v1307 = iron_f32_to_bf16(v1306);
-    c[v1302] = v1307;
-  }
-  const unsigned int v1308 = static_cast<unsigned int>(v40.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1309 = v617 + v1308;
-  const unsigned int v1310 = static_cast<unsigned int>(v40.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1311 = v616 + v1310;
-  const bool v1312 = v1309 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1313 = v1311 < v1;
-  const bool v1314 = v1312 && v1313;
-  if (v1314) {
-    const float v1315 = v40.x[46];
-    const unsigned int v1316 = v1309 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1317 = v1316 + v1311;
-    const iron_bf16 v1318 = c[v1317];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1319 = iron_to_f32(v1318);
-    const float v1320 = v1319 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1321 = fmaf(v1315, v3, v1320);
-    const iron_bf16 v1322 = iron_f32_to_bf16(v1321);
-    c[v1317] = v1322;
-  }
-  const unsigned int v1323 = static_cast<unsigned int>(v40.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1324 = v617 + v1323;
-  const unsigned int v1325 = static_cast<unsigned int>(v40.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1326 = v616 + v1325;
-  const bool v1327 = v1324 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1328 = v1326 < v1;
-  const bool v1329 = v1327 && v1328;
-  if (v1329) {
-    const float v1330 = v40.x[47];
-    const unsigned int v1331 = v1324 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1332 = v1331 + v1326;
-    const iron_bf16 v1333 = c[v1332];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1334 = iron_to_f32(v1333);
-    const float v1335 = v1334 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1336 = fmaf(v1330, v3, v1335);
-    const iron_bf16 v1337 = iron_f32_to_bf16(v1336);
-    c[v1332] = v1337;
-  }
-  const unsigned int v1338 = static_cast<unsigned int>(v40.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1339 = v617 + v1338;
-  const unsigned int v1340 = static_cast<unsigned int>(v40.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1341 = v616 + v1340;
-  const bool v1342 = v1339 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1343 = v1341 < v1;
-  const bool v1344 = v1342 && v1343;
-  if (v1344) {
-    const float v1345 = v40.x[48];
-    const unsigned int v1346 = v1339 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1347 = v1346 + v1341;
-    const iron_bf16 v1348 = c[v1347];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1349 = iron_to_f32(v1348);
-    const float v1350 = v1349 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1351 = fmaf(v1345, v3, v1350);
-    const iron_bf16 v1352 = iron_f32_to_bf16(v1351);
-    c[v1347] = v1352;
-  }
-  const unsigned int v1353 = static_cast<unsigned int>(v40.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1354 = v617 + v1353;
-  const unsigned int v1355 = static_cast<unsigned int>(v40.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1356 = v616 + v1355;
-  const bool v1357 = v1354 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1358 = v1356 < v1;
-  const bool v1359 = v1357 && v1358;
-  if (v1359) {
-    const float v1360 = v40.x[49];
-    const unsigned int v1361 = v1354 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1362 = v1361 + v1356;
-    const iron_bf16 v1363 = c[v1362];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1364 = iron_to_f32(v1363);
-    const float v1365 = v1364 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1366 = fmaf(v1360, v3, v1365);
-    const iron_bf16 v1367 = iron_f32_to_bf16(v1366);
-    c[v1362] = v1367;
-  }
-  const unsigned int v1368 = static_cast<unsigned int>(v40.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1369 = v617 + v1368;
-  const unsigned int v1370 = static_cast<unsigned int>(v40.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1371 = v616 + v1370;
-  const bool v1372 = v1369 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1373 = v1371 < v1;
-  const bool v1374 = v1372 && v1373;
-  if (v1374) {
-    const float v1375 = v40.x[50];
-    const unsigned int v1376 = v1369 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1377 = v1376 + v1371;
-    const iron_bf16 v1378 = c[v1377];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1379 = iron_to_f32(v1378);
-    const float v1380 = v1379 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1381 = fmaf(v1375, v3, v1380);
-    const iron_bf16 v1382 = iron_f32_to_bf16(v1381);
-    c[v1377] = v1382;
-  }
-  const unsigned int v1383 = static_cast<unsigned int>(v40.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1384 = v617 + v1383;
-  const unsigned int v1385 = static_cast<unsigned int>(v40.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1386 = v616 + v1385;
-  const bool v1387 = v1384 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1388 = v1386 < v1;
-  const bool v1389 = v1387 && v1388;
-  if (v1389) {
-    const float v1390 = v40.x[51];
-    const unsigned int v1391 = v1384 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1392 = v1391 + v1386;
-    const iron_bf16 v1393 = c[v1392];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1394 = iron_to_f32(v1393);
-    const float v1395 = v1394 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1396 = fmaf(v1390, v3, v1395);
-    const iron_bf16 v1397 = iron_f32_to_bf16(v1396);
-    c[v1392] = v1397;
-  }
-  const unsigned int v1398 = static_cast<unsigned int>(v40.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1399 = v617 + v1398;
-  const unsigned int v1400 = static_cast<unsigned int>(v40.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1401 = v616 + v1400;
-  const bool v1402 = v1399 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1403 = v1401 < v1;
-  const bool v1404 = v1402 && v1403;
-  if (v1404) {
-    const float v1405 = v40.x[52];
-    const unsigned int v1406 = v1399 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1407 = v1406 + v1401;
-    const iron_bf16 v1408 = c[v1407];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1409 = iron_to_f32(v1408);
-    const float v1410 = v1409 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1411 = fmaf(v1405, v3, v1410);
-    const iron_bf16 v1412 = iron_f32_to_bf16(v1411);
-    c[v1407] = v1412;
-  }
-  const unsigned int v1413 = static_cast<unsigned int>(v40.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1414 = v617 + v1413;
-  const unsigned int v1415 = static_cast<unsigned int>(v40.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1416 = v616 + v1415;
-  const bool v1417 = v1414 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1418 = v1416 < v1;
-  const bool v1419 = v1417 && v1418;
-  if (v1419) {
-    const float v1420 = v40.x[53];
-    const unsigned int v1421 = v1414 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1422 = v1421 + v1416;
-    const iron_bf16 v1423 = c[v1422];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1424 = iron_to_f32(v1423);
-    const float v1425 = v1424 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1426 = fmaf(v1420, v3, v1425);
-    const iron_bf16 v1427 = iron_f32_to_bf16(v1426);
-    c[v1422] = v1427;
-  }
-  const unsigned int v1428 = static_cast<unsigned int>(v40.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1429 = v617 + v1428;
-  const unsigned int v1430 = static_cast<unsigned int>(v40.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1431 = v616 + v1430;
-  const bool v1432 = v1429 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1433 = v1431 < v1;
-  const bool v1434 = v1432 && v1433;
-  if (v1434) {
-    const float v1435 = v40.x[54];
-    const unsigned int v1436 = v1429 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1437 = v1436 + v1431;
-    const iron_bf16 v1438 = c[v1437];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1439 = iron_to_f32(v1438);
-    const float v1440 = v1439 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1441 = fmaf(v1435, v3, v1440);
-    const iron_bf16 v1442 = iron_f32_to_bf16(v1441);
-    c[v1437] = v1442;
-  }
-  const unsigned int v1443 = static_cast<unsigned int>(v40.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1444 = v617 + v1443;
-  const unsigned int v1445 = static_cast<unsigned int>(v40.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1446 = v616 + v1445;
-  const bool v1447 = v1444 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1448 = v1446 < v1;
-  const bool v1449 = v1447 && v1448;
-  if (v1449) {
-    const float v1450 = v40.x[55];
-    const unsigned int v1451 = v1444 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1452 = v1451 + v1446;
-    const iron_bf16 v1453 = c[v1452];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1454 = iron_to_f32(v1453);
-    const float v1455 = v1454 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1456 = fmaf(v1450, v3, v1455);
-    const iron_bf16 v1457 = iron_f32_to_bf16(v1456);
-    c[v1452] = v1457;
-  }
-  const unsigned int v1458 = static_cast<unsigned int>(v40.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1459 = v617 + v1458;
-  const unsigned int v1460 = static_cast<unsigned int>(v40.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1461 = v616 + v1460;
-  const bool v1462 = v1459 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1463 = v1461 < v1;
-  const bool v1464 = v1462 && v1463;
-  if (v1464) {
-    const float v1465 = v40.x[56];
-    const unsigned int v1466 = v1459 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1467 = v1466 + v1461;
-    const iron_bf16 v1468 = c[v1467];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1469 = iron_to_f32(v1468);
-    const float v1470 = v1469 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1471 = fmaf(v1465, v3, v1470);
-    const iron_bf16 v1472 = iron_f32_to_bf16(v1471);
-    c[v1467] = v1472;
-  }
-  const unsigned int v1473 = static_cast<unsigned int>(v40.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1474 = v617 + v1473;
-  const unsigned int v1475 = static_cast<unsigned int>(v40.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1476 = v616 + v1475;
-  const bool v1477 = v1474 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1478 = v1476 < v1;
-  const bool v1479 = v1477 && v1478;
-  if (v1479) {
-    const float v1480 = v40.x[57];
-    const unsigned int v1481 = v1474 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1482 = v1481 + v1476;
-    const iron_bf16 v1483 = c[v1482];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1484 = iron_to_f32(v1483);
-    const float v1485 = v1484 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1486 = fmaf(v1480, v3, v1485);
-    const iron_bf16 v1487 = iron_f32_to_bf16(v1486);
-    c[v1482] = v1487;
-  }
-  const unsigned int v1488 = static_cast<unsigned int>(v40.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1489 = v617 + v1488;
-  const unsigned int v1490 = static_cast<unsigned int>(v40.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1491 = v616 + v1490;
-  const bool v1492 = v1489 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1493 = v1491 < v1;
-  const bool v1494 = v1492 && v1493;
-  if (v1494) {
-    const float v1495 = v40.x[58];
-    const unsigned int v1496 = v1489 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1497 = v1496 + v1491;
-    const iron_bf16 v1498 = c[v1497];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1499 = iron_to_f32(v1498);
-    const float v1500 = v1499 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1501 = fmaf(v1495, v3, v1500);
-    const iron_bf16 v1502 = iron_f32_to_bf16(v1501);
-    c[v1497] = v1502;
-  }
-  const unsigned int v1503 = static_cast<unsigned int>(v40.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1504 = v617 + v1503;
-  const unsigned int v1505 = static_cast<unsigned int>(v40.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1506 = v616 + v1505;
-  const bool v1507 = v1504 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1508 = v1506 < v1;
-  const bool v1509 = v1507 && v1508;
-  if (v1509) {
-    const float v1510 = v40.x[59];
-    const unsigned int v1511 = v1504 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1512 = v1511 + v1506;
-    const iron_bf16 v1513 = c[v1512];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1514 = iron_to_f32(v1513);
-    const float v1515 = v1514 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1516 = fmaf(v1510, v3, v1515);
-    const iron_bf16 v1517 = iron_f32_to_bf16(v1516);
-    c[v1512] = v1517;
-  }
-  const unsigned int v1518 = static_cast<unsigned int>(v40.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1519 = v617 + v1518;
-  const unsigned int v1520 = static_cast<unsigned int>(v40.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1521 = v616 + v1520;
-  const bool v1522 = v1519 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1523 = v1521 < v1;
-  const bool v1524 = v1522 && v1523;
-  if (v1524) {
-    const float v1525 = v40.x[60];
-    const unsigned int v1526 = v1519 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1527 = v1526 + v1521;
-    const iron_bf16 v1528 = c[v1527];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1529 = iron_to_f32(v1528);
-    const float v1530 = v1529 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1531 = fmaf(v1525, v3, v1530);
-    const iron_bf16 v1532 = iron_f32_to_bf16(v1531);
-    c[v1527] = v1532;
-  }
-  const unsigned int v1533 = static_cast<unsigned int>(v40.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1534 = v617 + v1533;
-  const unsigned int v1535 = static_cast<unsigned int>(v40.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1536 = v616 + v1535;
-  const bool v1537 = v1534 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1538 = v1536 < v1;
-  const bool v1539 = v1537 && v1538;
-  if (v1539) {
-    const float v1540 = v40.x[61];
-    const unsigned int v1541 = v1534 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1542 = v1541 + v1536;
-    const iron_bf16 v1543 = c[v1542];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1544 = iron_to_f32(v1543);
-    const float v1545 = v1544 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1546 = fmaf(v1540, v3, v1545);
-    const iron_bf16 v1547 = iron_f32_to_bf16(v1546);
-    c[v1542] = v1547;
-  }
-  const unsigned int v1548 = static_cast<unsigned int>(v40.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1549 = v617 + v1548;
-  const unsigned int v1550 = static_cast<unsigned int>(v40.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1551 = v616 + v1550;
-  const bool v1552 = v1549 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1553 = v1551 < v1;
-  const bool v1554 = v1552 && v1553;
-  if (v1554) {
-    const float v1555 = v40.x[62];
-    const unsigned int v1556 = v1549 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1557 = v1556 + v1551;
-    const iron_bf16 v1558 = c[v1557];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1559 = iron_to_f32(v1558);
-    const float v1560 = v1559 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1561 = fmaf(v1555, v3, v1560);
-    const iron_bf16 v1562 = iron_f32_to_bf16(v1561);
-    c[v1557] = v1562;
-  }
-  const unsigned int v1563 = static_cast<unsigned int>(v40.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1564 = v617 + v1563;
-  const unsigned int v1565 = static_cast<unsigned int>(v40.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1566 = v616 + v1565;
-  const bool v1567 = v1564 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1568 = v1566 < v1;
-  const bool v1569 = v1567 && v1568;
-  if (v1569) {
-    const float v1570 = v40.x[63];
-    const unsigned int v1571 = v1564 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1572 = v1571 + v1566;
-    const iron_bf16 v1573 = c[v1572];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1574 = iron_to_f32(v1573);
-    const float v1575 = v1574 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1576 = fmaf(v1570, v3, v1575);
-    const iron_bf16 v1577 = iron_f32_to_bf16(v1576);
-    c[v1572] = v1577;
-  }
-  const unsigned int v1578 = static_cast<unsigned int>(v40.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1579 = v617 + v1578;
-  const unsigned int v1580 = static_cast<unsigned int>(v40.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1581 = v616 + v1580;
-  const bool v1582 = v1579 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1583 = v1581 < v1;
-  const bool v1584 = v1582 && v1583;
-  if (v1584) {
-    const float v1585 = v40.x[64];
-    const unsigned int v1586 = v1579 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1587 = v1586 + v1581;
-    const iron_bf16 v1588 = c[v1587];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1589 = iron_to_f32(v1588);
-    const float v1590 = v1589 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1591 = fmaf(v1585, v3, v1590);
-    const iron_bf16 v1592 = iron_f32_to_bf16(v1591);
-    c[v1587] = v1592;
-  }
-  const unsigned int v1593 = static_cast<unsigned int>(v40.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1594 = v617 + v1593;
-  const unsigned int v1595 = static_cast<unsigned int>(v40.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1596 = v616 + v1595;
-  const bool v1597 = v1594 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1598 = v1596 < v1;
-  const bool v1599 = v1597 && v1598;
-  if (v1599) {
-    const float v1600 = v40.x[65];
-    const unsigned int v1601 = v1594 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1602 = v1601 + v1596;
-    const iron_bf16 v1603 = c[v1602];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1604 = iron_to_f32(v1603);
-    const float v1605 = v1604 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1606 = fmaf(v1600, v3, v1605);
-    const iron_bf16 v1607 = iron_f32_to_bf16(v1606);
-    c[v1602] = v1607;
-  }
-  const unsigned int v1608 = static_cast<unsigned int>(v40.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1609 = v617 + v1608;
-  const unsigned int v1610 = static_cast<unsigned int>(v40.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1611 = v616 + v1610;
-  const bool v1612 = v1609 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1613 = v1611 < v1;
-  const bool v1614 = v1612 && v1613;
-  if (v1614) {
-    const float v1615 = v40.x[66];
-    const unsigned int v1616 = v1609 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1617 = v1616 + v1611;
-    const iron_bf16 v1618 = c[v1617];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1619 = iron_to_f32(v1618);
-    const float v1620 = v1619 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1621 = fmaf(v1615, v3, v1620);
-    const iron_bf16 v1622 = iron_f32_to_bf16(v1621);
-    c[v1617] = v1622;
-  }
-  const unsigned int v1623 = static_cast<unsigned int>(v40.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1624 = v617 + v1623;
-  const unsigned int v1625 = static_cast<unsigned int>(v40.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1626 = v616 + v1625;
-  const bool v1627 = v1624 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1628 = v1626 < v1;
-  const bool v1629 = v1627 && v1628;
-  if (v1629) {
-    const float v1630 = v40.x[67];
-    const unsigned int v1631 = v1624 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1632 = v1631 + v1626;
-    const iron_bf16 v1633 = c[v1632];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1634 = iron_to_f32(v1633);
-    const float v1635 = v1634 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1636 = fmaf(v1630, v3, v1635);
-    const iron_bf16 v1637 = iron_f32_to_bf16(v1636);
-    c[v1632] = v1637;
-  }
-  const unsigned int v1638 = static_cast<unsigned int>(v40.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1639 = v617 + v1638;
-  const unsigned int v1640 = static_cast<unsigned int>(v40.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1641 = v616 + v1640;
-  const bool v1642 = v1639 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1643 = v1641 < v1;
-  const bool v1644 = v1642 && v1643;
-  if (v1644) {
-    const float v1645 = v40.x[68];
-    const unsigned int v1646 = v1639 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1647 = v1646 + v1641;
-    const iron_bf16 v1648 = c[v1647];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1649 = iron_to_f32(v1648);
-    const float v1650 = v1649 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1651 = fmaf(v1645, v3, v1650);
-    const iron_bf16 v1652 = iron_f32_to_bf16(v1651);
-    c[v1647] = v1652;
-  }
-  const unsigned int v1653 = static_cast<unsigned int>(v40.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1654 = v617 + v1653;
-  const unsigned int v1655 = static_cast<unsigned int>(v40.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1656 = v616 + v1655;
-  const bool v1657 = v1654 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1658 = v1656 < v1;
-  const bool v1659 = v1657 && v1658;
-  if (v1659) {
-    const float v1660 = v40.x[69];
-    const unsigned int v1661 = v1654 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1662 = v1661 + v1656;
-    const iron_bf16 v1663 = c[v1662];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1664 = iron_to_f32(v1663);
-    const float v1665 = v1664 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1666 = fmaf(v1660, v3, v1665);
-    const iron_bf16 v1667 = iron_f32_to_bf16(v1666);
-    c[v1662] = v1667;
-  }
-  const unsigned int v1668 = static_cast<unsigned int>(v40.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1669 = v617 + v1668;
-  const unsigned int v1670 = static_cast<unsigned int>(v40.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1671 = v616 + v1670;
-  const bool v1672 = v1669 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1673 = v1671 < v1;
-  const bool v1674 = v1672 && v1673;
-  if (v1674) {
-    const float v1675 = v40.x[70];
-    const unsigned int v1676 = v1669 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1677 = v1676 + v1671;
-    const iron_bf16 v1678 = c[v1677];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1679 = iron_to_f32(v1678);
-    const float v1680 = v1679 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1681 = fmaf(v1675, v3, v1680);
-    const iron_bf16 v1682 = iron_f32_to_bf16(v1681);
-    c[v1677] = v1682;
-  }
-  const unsigned int v1683 = static_cast<unsigned int>(v40.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1684 = v617 + v1683;
-  const unsigned int v1685 = static_cast<unsigned int>(v40.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1686 = v616 + v1685;
-  const bool v1687 = v1684 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1688 = v1686 < v1;
-  const bool v1689 = v1687 && v1688;
-  if (v1689) {
-    const float v1690 = v40.x[71];
-    const unsigned int v1691 = v1684 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1692 = v1691 + v1686;
-    const iron_bf16 v1693 = c[v1692];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1694 = iron_to_f32(v1693);
-    const float v1695 = v1694 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1696 = fmaf(v1690, v3, v1695);
-    const iron_bf16 v1697 = iron_f32_to_bf16(v1696);
-    c[v1692] = v1697;
-  }
-  const unsigned int v1698 = static_cast<unsigned int>(v40.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1699 = v617 + v1698;
-  const unsigned int v1700 = static_cast<unsigned int>(v40.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1701 = v616 + v1700;
-  const bool v1702 = v1699 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1703 = v1701 < v1;
-  const bool v1704 = v1702 && v1703;
-  if (v1704) {
-    const float v1705 = v40.x[72];
-    const unsigned int v1706 = v1699 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1707 = v1706 + v1701;
-    const iron_bf16 v1708 = c[v1707];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1709 = iron_to_f32(v1708);
-    const float v1710 = v1709 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1711 = fmaf(v1705, v3, v1710);
-    const iron_bf16 v1712 = iron_f32_to_bf16(v1711);
-    c[v1707] = v1712;
-  }
-  const unsigned int v1713 = static_cast<unsigned int>(v40.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1714 = v617 + v1713;
-  const unsigned int v1715 = static_cast<unsigned int>(v40.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1716 = v616 + v1715;
-  const bool v1717 = v1714 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1718 = v1716 < v1;
-  const bool v1719 = v1717 && v1718;
-  if (v1719) {
-    const float v1720 = v40.x[73];
-    const unsigned int v1721 = v1714 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1722 = v1721 + v1716;
-    const iron_bf16 v1723 = c[v1722];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1724 = iron_to_f32(v1723);
-    const float v1725 = v1724 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1726 = fmaf(v1720, v3, v1725);
-    const iron_bf16 v1727 = iron_f32_to_bf16(v1726);
-    c[v1722] = v1727;
-  }
-  const unsigned int v1728 = static_cast<unsigned int>(v40.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1729 = v617 + v1728;
-  const unsigned int v1730 = static_cast<unsigned int>(v40.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1731 = v616 + v1730;
-  const bool v1732 = v1729 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1733 = v1731 < v1;
-  const bool v1734 = v1732 && v1733;
-  if (v1734) {
-    const float v1735 = v40.x[74];
-    const unsigned int v1736 = v1729 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1737 = v1736 + v1731;
-    const iron_bf16 v1738 = c[v1737];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1739 = iron_to_f32(v1738);
-    const float v1740 = v1739 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1741 = fmaf(v1735, v3, v1740);
-    const iron_bf16 v1742 = iron_f32_to_bf16(v1741);
-    c[v1737] = v1742;
-  }
-  const unsigned int v1743 = static_cast<unsigned int>(v40.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1744 = v617 + v1743;
-  const unsigned int v1745 = static_cast<unsigned int>(v40.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1746 = v616 + v1745;
-  const bool v1747 = v1744 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1748 = v1746 < v1;
-  const bool v1749 = v1747 && v1748;
-  if (v1749) {
-    const float v1750 = v40.x[75];
-    const unsigned int v1751 = v1744 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1752 = v1751 + v1746;
-    const iron_bf16 v1753 = c[v1752];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1754 = iron_to_f32(v1753);
-    const float v1755 = v1754 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1756 = fmaf(v1750, v3, v1755);
-    const iron_bf16 v1757 = iron_f32_to_bf16(v1756);
-    c[v1752] = v1757;
-  }
-  const unsigned int v1758 = static_cast<unsigned int>(v40.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1759 = v617 + v1758;
-  const unsigned int v1760 = static_cast<unsigned int>(v40.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1761 = v616 + v1760;
-  const bool v1762 = v1759 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1763 = v1761 < v1;
-  const bool v1764 = v1762 && v1763;
-  if (v1764) {
-    const float v1765 = v40.x[76];
-    const unsigned int v1766 = v1759 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1767 = v1766 + v1761;
-    const iron_bf16 v1768 = c[v1767];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1769 = iron_to_f32(v1768);
-    const float v1770 = v1769 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1771 = fmaf(v1765, v3, v1770);
-    const iron_bf16 v1772 = iron_f32_to_bf16(v1771);
-    c[v1767] = v1772;
-  }
-  const unsigned int v1773 = static_cast<unsigned int>(v40.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1774 = v617 + v1773;
-  const unsigned int v1775 = static_cast<unsigned int>(v40.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1776 = v616 + v1775;
-  const bool v1777 = v1774 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1778 = v1776 < v1;
-  const bool v1779 = v1777 && v1778;
-  if (v1779) {
-    const float v1780 = v40.x[77];
-    const unsigned int v1781 = v1774 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1782 = v1781 + v1776;
-    const iron_bf16 v1783 = c[v1782];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1784 = iron_to_f32(v1783);
-    const float v1785 = v1784 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1786 = fmaf(v1780, v3, v1785);
-    const iron_bf16 v1787 = iron_f32_to_bf16(v1786);
-    c[v1782] = v1787;
-  }
-  const unsigned int v1788 = static_cast<unsigned int>(v40.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1789 = v617 + v1788;
-  const unsigned int v1790 = static_cast<unsigned int>(v40.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1791 = v616 + v1790;
-  const bool v1792 = v1789 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1793 = v1791 < v1;
-  const bool v1794 = v1792 && v1793;
-  if (v1794) {
-    const float v1795 = v40.x[78];
-    const unsigned int v1796 = v1789 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1797 = v1796 + v1791;
-    const iron_bf16 v1798 = c[v1797];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1799 = iron_to_f32(v1798);
-    const float v1800 = v1799 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1801 = fmaf(v1795, v3, v1800);
-    const iron_bf16 v1802 = iron_f32_to_bf16(v1801);
-    c[v1797] = v1802;
-  }
-  const unsigned int v1803 = static_cast<unsigned int>(v40.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1804 = v617 + v1803;
-  const unsigned int v1805 = static_cast<unsigned int>(v40.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1806 = v616 + v1805;
-  const bool v1807 = v1804 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1808 = v1806 < v1;
-  const bool v1809 = v1807 && v1808;
-  if (v1809) {
-    const float v1810 = v40.x[79];
-    const unsigned int v1811 = v1804 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1812 = v1811 + v1806;
-    const iron_bf16 v1813 = c[v1812];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1814 = iron_to_f32(v1813);
-    const float v1815 = v1814 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1816 = fmaf(v1810, v3, v1815);
-    const iron_bf16 v1817 = iron_f32_to_bf16(v1816);
-    c[v1812] = v1817;
-  }
-  const unsigned int v1818 = static_cast<unsigned int>(v40.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1819 = v617 + v1818;
-  const unsigned int v1820 = static_cast<unsigned int>(v40.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1821 = v616 + v1820;
-  const bool v1822 = v1819 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1823 = v1821 < v1;
-  const bool v1824 = v1822 && v1823;
-  if (v1824) {
-    const float v1825 = v40.x[80];
-    const unsigned int v1826 = v1819 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1827 = v1826 + v1821;
-    const iron_bf16 v1828 = c[v1827];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1829 = iron_to_f32(v1828);
-    const float v1830 = v1829 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1831 = fmaf(v1825, v3, v1830);
-    const iron_bf16 v1832 = iron_f32_to_bf16(v1831);
-    c[v1827] = v1832;
-  }
-  const unsigned int v1833 = static_cast<unsigned int>(v40.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1834 = v617 + v1833;
-  const unsigned int v1835 = static_cast<unsigned int>(v40.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1836 = v616 + v1835;
-  const bool v1837 = v1834 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1838 = v1836 < v1;
-  const bool v1839 = v1837 && v1838;
-  if (v1839) {
-    const float v1840 = v40.x[81];
-    const unsigned int v1841 = v1834 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1842 = v1841 + v1836;
-    const iron_bf16 v1843 = c[v1842];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1844 = iron_to_f32(v1843);
-    const float v1845 = v1844 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1846 = fmaf(v1840, v3, v1845);
-    const iron_bf16 v1847 = iron_f32_to_bf16(v1846);
-    c[v1842] = v1847;
-  }
-  const unsigned int v1848 = static_cast<unsigned int>(v40.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1849 = v617 + v1848;
-  const unsigned int v1850 = static_cast<unsigned int>(v40.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1851 = v616 + v1850;
-  const bool v1852 = v1849 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1853 = v1851 < v1;
-  const bool v1854 = v1852 && v1853;
-  if (v1854) {
-    const float v1855 = v40.x[82];
-    const unsigned int v1856 = v1849 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1857 = v1856 + v1851;
-    const iron_bf16 v1858 = c[v1857];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1859 = iron_to_f32(v1858);
-    const float v1860 = v1859 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1861 = fmaf(v1855, v3, v1860);
-    const iron_bf16 v1862 = iron_f32_to_bf16(v1861);
-    c[v1857] = v1862;
-  }
-  const unsigned int v1863 = static_cast<unsigned int>(v40.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1864 = v617 + v1863;
-  const unsigned int v1865 = static_cast<unsigned int>(v40.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1866 = v616 + v1865;
-  const bool v1867 = v1864 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1868 = v1866 < v1;
-  const bool v1869 = v1867 && v1868;
-  if (v1869) {
-    const float v1870 = v40.x[83];
-    const unsigned int v1871 = v1864 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1872 = v1871 + v1866;
-    const iron_bf16 v1873 = c[v1872];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1874 = iron_to_f32(v1873);
-    const float v1875 = v1874 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1876 = fmaf(v1870, v3, v1875);
-    const iron_bf16 v1877 = iron_f32_to_bf16(v1876);
-    c[v1872] = v1877;
-  }
-  const unsigned int v1878 = static_cast<unsigned int>(v40.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1879 = v617 + v1878;
-  const unsigned int v1880 = static_cast<unsigned int>(v40.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1881 = v616 + v1880;
-  const bool v1882 = v1879 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1883 = v1881 < v1;
-  const bool v1884 = v1882 && v1883;
-  if (v1884) {
-    const float v1885 = v40.x[84];
-    const unsigned int v1886 = v1879 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1887 = v1886 + v1881;
-    const iron_bf16 v1888 = c[v1887];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1889 = iron_to_f32(v1888);
-    const float v1890 = v1889 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1891 = fmaf(v1885, v3, v1890);
-    const iron_bf16 v1892 = iron_f32_to_bf16(v1891);
-    c[v1887] = v1892;
-  }
-  const unsigned int v1893 = static_cast<unsigned int>(v40.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1894 = v617 + v1893;
-  const unsigned int v1895 = static_cast<unsigned int>(v40.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1896 = v616 + v1895;
-  const bool v1897 = v1894 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1898 = v1896 < v1;
-  const bool v1899 = v1897 && v1898;
-  if (v1899) {
-    const float v1900 = v40.x[85];
-    const unsigned int v1901 = v1894 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1902 = v1901 + v1896;
-    const iron_bf16 v1903 = c[v1902];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1904 = iron_to_f32(v1903);
-    const float v1905 = v1904 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1906 = fmaf(v1900, v3, v1905);
-    const iron_bf16 v1907 = iron_f32_to_bf16(v1906);
-    c[v1902] = v1907;
-  }
-  const unsigned int v1908 = static_cast<unsigned int>(v40.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1909 = v617 + v1908;
-  const unsigned int v1910 = static_cast<unsigned int>(v40.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1911 = v616 + v1910;
-  const bool v1912 = v1909 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1913 = v1911 < v1;
-  const bool v1914 = v1912 && v1913;
-  if (v1914) {
-    const float v1915 = v40.x[86];
-    const unsigned int v1916 = v1909 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1917 = v1916 + v1911;
-    const iron_bf16 v1918 = c[v1917];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1919 = iron_to_f32(v1918);
-    const float v1920 = v1919 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1921 = fmaf(v1915, v3, v1920);
-    const iron_bf16 v1922 = iron_f32_to_bf16(v1921);
-    c[v1917] = v1922;
-  }
-  const unsigned int v1923 = static_cast<unsigned int>(v40.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1924 = v617 + v1923;
-  const unsigned int v1925 = static_cast<unsigned int>(v40.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1926 = v616 + v1925;
-  const bool v1927 = v1924 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1928 = v1926 < v1;
-  const bool v1929 = v1927 && v1928;
-  if (v1929) {
-    const float v1930 = v40.x[87];
-    const unsigned int v1931 = v1924 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1932 = v1931 + v1926;
-    const iron_bf16 v1933 = c[v1932];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1934 = iron_to_f32(v1933);
-    const float v1935 = v1934 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1936 = fmaf(v1930, v3, v1935);
-    const iron_bf16 v1937 = iron_f32_to_bf16(v1936);
-    c[v1932] = v1937;
-  }
-  const unsigned int v1938 = static_cast<unsigned int>(v40.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1939 = v617 + v1938;
-  const unsigned int v1940 = static_cast<unsigned int>(v40.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1941 = v616 + v1940;
-  const bool v1942 = v1939 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1943 = v1941 < v1;
-  const bool v1944 = v1942 && v1943;
-  if (v1944) {
-    const float v1945 = v40.x[88];
-    const unsigned int v1946 = v1939 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1947 = v1946 + v1941;
-    const iron_bf16 v1948 = c[v1947];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1949 = iron_to_f32(v1948);
-    const float v1950 = v1949 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1951 = fmaf(v1945, v3, v1950);
-    const iron_bf16 v1952 = iron_f32_to_bf16(v1951);
-    c[v1947] = v1952;
-  }
-  const unsigned int v1953 = static_cast<unsigned int>(v40.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1954 = v617 + v1953;
-  const unsigned int v1955 = static_cast<unsigned int>(v40.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1956 = v616 + v1955;
-  const bool v1957 = v1954 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1958 = v1956 < v1;
-  const bool v1959 = v1957 && v1958;
-  if (v1959) {
-    const float v1960 = v40.x[89];
-    const unsigned int v1961 = v1954 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1962 = v1961 + v1956;
-    const iron_bf16 v1963 = c[v1962];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1964 = iron_to_f32(v1963);
-    const float v1965 = v1964 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1966 = fmaf(v1960, v3, v1965);
-    const iron_bf16 v1967 = iron_f32_to_bf16(v1966);
-    c[v1962] = v1967;
-  }
-  const unsigned int v1968 = static_cast<unsigned int>(v40.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1969 = v617 + v1968;
-  const unsigned int v1970 = static_cast<unsigned int>(v40.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1971 = v616 + v1970;
-  const bool v1972 = v1969 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1973 = v1971 < v1;
-  const bool v1974 = v1972 && v1973;
-  if (v1974) {
-    const float v1975 = v40.x[90];
-    const unsigned int v1976 = v1969 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1977 = v1976 + v1971;
-    const iron_bf16 v1978 = c[v1977];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1979 = iron_to_f32(v1978);
-    const float v1980 = v1979 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1981 = fmaf(v1975, v3, v1980);
-    const iron_bf16 v1982 = iron_f32_to_bf16(v1981);
-    c[v1977] = v1982;
-  }
-  const unsigned int v1983 = static_cast<unsigned int>(v40.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1984 = v617 + v1983;
-  const unsigned int v1985 = static_cast<unsigned int>(v40.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1986 = v616 + v1985;
-  const bool v1987 = v1984 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1988 = v1986 < v1;
-  const bool v1989 = v1987 && v1988;
-  if (v1989) {
-    const float v1990 = v40.x[91];
-    const unsigned int v1991 = v1984 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1992 = v1991 + v1986;
-    const iron_bf16 v1993 = c[v1992];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1994 = iron_to_f32(v1993);
-    const float v1995 = v1994 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1996 = fmaf(v1990, v3, v1995);
-    const iron_bf16 v1997 = iron_f32_to_bf16(v1996);
-    c[v1992] = v1997;
-  }
-  const unsigned int v1998 = static_cast<unsigned int>(v40.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1999 = v617 + v1998;
-  const unsigned int v2000 = static_cast<unsigned int>(v40.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2001 = v616 + v2000;
-  const bool v2002 = v1999 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2003 = v2001 < v1;
-  const bool v2004 = v2002 && v2003;
-  if (v2004) {
-    const float v2005 = v40.x[92];
-    const unsigned int v2006 = v1999 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2007 = v2006 + v2001;
-    const iron_bf16 v2008 = c[v2007];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2009 = iron_to_f32(v2008);
-    const float v2010 = v2009 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2011 = fmaf(v2005, v3, v2010);
-    const iron_bf16 v2012 = iron_f32_to_bf16(v2011);
-    c[v2007] = v2012;
-  }
-  const unsigned int v2013 = static_cast<unsigned int>(v40.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2014 = v617 + v2013;
-  const unsigned int v2015 = static_cast<unsigned int>(v40.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2016 = v616 + v2015;
-  const bool v2017 = v2014 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2018 = v2016 < v1;
-  const bool v2019 = v2017 && v2018;
-  if (v2019) {
-    const float v2020 = v40.x[93];
-    const unsigned int v2021 = v2014 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2022 = v2021 + v2016;
-    const iron_bf16 v2023 = c[v2022];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2024 = iron_to_f32(v2023);
-    const float v2025 = v2024 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2026 = fmaf(v2020, v3, v2025);
-    const iron_bf16 v2027 = iron_f32_to_bf16(v2026);
-    c[v2022] = v2027;
-  }
-  const unsigned int v2028 = static_cast<unsigned int>(v40.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2029 = v617 + v2028;
-  const unsigned int v2030 = static_cast<unsigned int>(v40.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2031 = v616 + v2030;
-  const bool v2032 = v2029 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2033 = v2031 < v1;
-  const bool v2034 = v2032 && v2033;
-  if (v2034) {
-    const float v2035 = v40.x[94];
-    const unsigned int v2036 = v2029 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2037 = v2036 + v2031;
-    const iron_bf16 v2038 = c[v2037];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2039 = iron_to_f32(v2038);
-    const float v2040 = v2039 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2041 = fmaf(v2035, v3, v2040);
-    const iron_bf16 v2042 = iron_f32_to_bf16(v2041);
-    c[v2037] = v2042;
-  }
-  const unsigned int v2043 = static_cast<unsigned int>(v40.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2044 = v617 + v2043;
-  const unsigned int v2045 = static_cast<unsigned int>(v40.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2046 = v616 + v2045;
-  const bool v2047 = v2044 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2048 = v2046 < v1;
-  const bool v2049 = v2047 && v2048;
-  if (v2049) {
-    const float v2050 = v40.x[95];
-    const unsigned int v2051 = v2044 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2052 = v2051 + v2046;
-    const iron_bf16 v2053 = c[v2052];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2054 = iron_to_f32(v2053);
-    const float v2055 = v2054 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2056 = fmaf(v2050, v3, v2055);
-    const iron_bf16 v2057 = iron_f32_to_bf16(v2056);
-    c[v2052] = v2057;
-  }
-  const unsigned int v2058 = static_cast<unsigned int>(v40.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2059 = v617 + v2058;
-  const unsigned int v2060 = static_cast<unsigned int>(v40.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2061 = v616 + v2060;
-  const bool v2062 = v2059 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2063 = v2061 < v1;
-  const bool v2064 = v2062 && v2063;
-  if (v2064) {
-    const float v2065 = v40.x[96];
-    const unsigned int v2066 = v2059 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2067 = v2066 + v2061;
-    const iron_bf16 v2068 = c[v2067];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2069 = iron_to_f32(v2068);
-    const float v2070 = v2069 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2071 = fmaf(v2065, v3, v2070);
-    const iron_bf16 v2072 = iron_f32_to_bf16(v2071);
-    c[v2067] = v2072;
-  }
-  const unsigned int v2073 = static_cast<unsigned int>(v40.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2074 = v617 + v2073;
-  const unsigned int v2075 = static_cast<unsigned int>(v40.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2076 = v616 + v2075;
-  const bool v2077 = v2074 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2078 = v2076 < v1;
-  const bool v2079 = v2077 && v2078;
-  if (v2079) {
-    const float v2080 = v40.x[97];
-    const unsigned int v2081 = v2074 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2082 = v2081 + v2076;
-    const iron_bf16 v2083 = c[v2082];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2084 = iron_to_f32(v2083);
-    const float v2085 = v2084 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2086 = fmaf(v2080, v3, v2085);
-    const iron_bf16 v2087 = iron_f32_to_bf16(v2086);
-    c[v2082] = v2087;
-  }
-  const unsigned int v2088 = static_cast<unsigned int>(v40.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2089 = v617 + v2088;
-  const unsigned int v2090 = static_cast<unsigned int>(v40.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2091 = v616 + v2090;
-  const bool v2092 = v2089 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2093 = v2091 < v1;
-  const bool v2094 = v2092 && v2093;
-  if (v2094) {
-    const float v2095 = v40.x[98];
-    const unsigned int v2096 = v2089 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2097 = v2096 + v2091;
-    const iron_bf16 v2098 = c[v2097];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2099 = iron_to_f32(v2098);
-    const float v2100 = v2099 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2101 = fmaf(v2095, v3, v2100);
-    const iron_bf16 v2102 = iron_f32_to_bf16(v2101);
-    c[v2097] = v2102;
-  }
-  const unsigned int v2103 = static_cast<unsigned int>(v40.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2104 = v617 + v2103;
-  const unsigned int v2105 = static_cast<unsigned int>(v40.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2106 = v616 + v2105;
-  const bool v2107 = v2104 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2108 = v2106 < v1;
-  const bool v2109 = v2107 && v2108;
-  if (v2109) {
-    const float v2110 = v40.x[99];
-    const unsigned int v2111 = v2104 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2112 = v2111 + v2106;
-    const iron_bf16 v2113 = c[v2112];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2114 = iron_to_f32(v2113);
-    const float v2115 = v2114 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2116 = fmaf(v2110, v3, v2115);
-    const iron_bf16 v2117 = iron_f32_to_bf16(v2116);
-    c[v2112] = v2117;
-  }
-  const unsigned int v2118 = static_cast<unsigned int>(v40.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2119 = v617 + v2118;
-  const unsigned int v2120 = static_cast<unsigned int>(v40.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2121 = v616 + v2120;
-  const bool v2122 = v2119 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2123 = v2121 < v1;
-  const bool v2124 = v2122 && v2123;
-  if (v2124) {
-    const float v2125 = v40.x[100];
-    const unsigned int v2126 = v2119 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2127 = v2126 + v2121;
-    const iron_bf16 v2128 = c[v2127];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2129 = iron_to_f32(v2128);
-    const float v2130 = v2129 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2131 = fmaf(v2125, v3, v2130);
-    const iron_bf16 v2132 = iron_f32_to_bf16(v2131);
-    c[v2127] = v2132;
-  }
-  const unsigned int v2133 = static_cast<unsigned int>(v40.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2134 = v617 + v2133;
-  const unsigned int v2135 = static_cast<unsigned int>(v40.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2136 = v616 + v2135;
-  const bool v2137 = v2134 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2138 = v2136 < v1;
-  const bool v2139 = v2137 && v2138;
-  if (v2139) {
-    const float v2140 = v40.x[101];
-    const unsigned int v2141 = v2134 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2142 = v2141 + v2136;
-    const iron_bf16 v2143 = c[v2142];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2144 = iron_to_f32(v2143);
-    const float v2145 = v2144 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2146 = fmaf(v2140, v3, v2145);
-    const iron_bf16 v2147 = iron_f32_to_bf16(v2146);
-    c[v2142] = v2147;
-  }
-  const unsigned int v2148 = static_cast<unsigned int>(v40.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2149 = v617 + v2148;
-  const unsigned int v2150 = static_cast<unsigned int>(v40.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2151 = v616 + v2150;
-  const bool v2152 = v2149 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2153 = v2151 < v1;
-  const bool v2154 = v2152 && v2153;
-  if (v2154) {
-    const float v2155 = v40.x[102];
-    const unsigned int v2156 = v2149 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2157 = v2156 + v2151;
-    const iron_bf16 v2158 = c[v2157];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2159 = iron_to_f32(v2158);
-    const float v2160 = v2159 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2161 = fmaf(v2155, v3, v2160);
-    const iron_bf16 v2162 = iron_f32_to_bf16(v2161);
-    c[v2157] = v2162;
-  }
-  const unsigned int v2163 = static_cast<unsigned int>(v40.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2164 = v617 + v2163;
-  const unsigned int v2165 = static_cast<unsigned int>(v40.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2166 = v616 + v2165;
-  const bool v2167 = v2164 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2168 = v2166 < v1;
-  const bool v2169 = v2167 && v2168;
-  if (v2169) {
-    const float v2170 = v40.x[103];
-    const unsigned int v2171 = v2164 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2172 = v2171 + v2166;
-    const iron_bf16 v2173 = c[v2172];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2174 = iron_to_f32(v2173);
-    const float v2175 = v2174 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2176 = fmaf(v2170, v3, v2175);
-    const iron_bf16 v2177 = iron_f32_to_bf16(v2176);
-    c[v2172] = v2177;
-  }
-  const unsigned int v2178 = static_cast<unsigned int>(v40.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2179 = v617 + v2178;
-  const unsigned int v2180 = static_cast<unsigned int>(v40.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2181 = v616 + v2180;
-  const bool v2182 = v2179 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2183 = v2181 < v1;
-  const bool v2184 = v2182 && v2183;
-  if (v2184) {
-    const float v2185 = v40.x[104];
-    const unsigned int v2186 = v2179 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2187 = v2186 + v2181;
-    const iron_bf16 v2188 = c[v2187];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2189 = iron_to_f32(v2188);
-    const float v2190 = v2189 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2191 = fmaf(v2185, v3, v2190);
-    const iron_bf16 v2192 = iron_f32_to_bf16(v2191);
-    c[v2187] = v2192;
-  }
-  const unsigned int v2193 = static_cast<unsigned int>(v40.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2194 = v617 + v2193;
-  const unsigned int v2195 = static_cast<unsigned int>(v40.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2196 = v616 + v2195;
-  const bool v2197 = v2194 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2198 = v2196 < v1;
-  const bool v2199 = v2197 && v2198;
-  if (v2199) {
-    const float v2200 = v40.x[105];
-    const unsigned int v2201 = v2194 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2202 = v2201 + v2196;
-    const iron_bf16 v2203 = c[v2202];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2204 = iron_to_f32(v2203);
-    const float v2205 = v2204 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2206 = fmaf(v2200, v3, v2205);
-    const iron_bf16 v2207 = iron_f32_to_bf16(v2206);
-    c[v2202] = v2207;
-  }
-  const unsigned int v2208 = static_cast<unsigned int>(v40.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2209 = v617 + v2208;
-  const unsigned int v2210 = static_cast<unsigned int>(v40.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2211 = v616 + v2210;
-  const bool v2212 = v2209 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2213 = v2211 < v1;
-  const bool v2214 = v2212 && v2213;
-  if (v2214) {
-    const float v2215 = v40.x[106];
-    const unsigned int v2216 = v2209 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2217 = v2216 + v2211;
-    const iron_bf16 v2218 = c[v2217];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2219 = iron_to_f32(v2218);
-    const float v2220 = v2219 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2221 = fmaf(v2215, v3, v2220);
-    const iron_bf16 v2222 = iron_f32_to_bf16(v2221);
-    c[v2217] = v2222;
-  }
-  const unsigned int v2223 = static_cast<unsigned int>(v40.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2224 = v617 + v2223;
-  const unsigned int v2225 = static_cast<unsigned int>(v40.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2226 = v616 + v2225;
-  const bool v2227 = v2224 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2228 = v2226 < v1;
-  const bool v2229 = v2227 && v2228;
-  if (v2229) {
-    const float v2230 = v40.x[107];
-    const unsigned int v2231 = v2224 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2232 = v2231 + v2226;
-    const iron_bf16 v2233 = c[v2232];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2234 = iron_to_f32(v2233);
-    const float v2235 = v2234 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2236 = fmaf(v2230, v3, v2235);
-    const iron_bf16 v2237 = iron_f32_to_bf16(v2236);
-    c[v2232] = v2237;
-  }
-  const unsigned int v2238 = static_cast<unsigned int>(v40.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2239 = v617 + v2238;
-  const unsigned int v2240 = static_cast<unsigned int>(v40.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2241 = v616 + v2240;
-  const bool v2242 = v2239 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2243 = v2241 < v1;
-  const bool v2244 = v2242 && v2243;
-  if (v2244) {
-    const float v2245 = v40.x[108];
-    const unsigned int v2246 = v2239 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2247 = v2246 + v2241;
-    const iron_bf16 v2248 = c[v2247];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2249 = iron_to_f32(v2248);
-    const float v2250 = v2249 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2251 = fmaf(v2245, v3, v2250);
-    const iron_bf16 v2252 = iron_f32_to_bf16(v2251);
-    c[v2247] = v2252;
-  }
-  const unsigned int v2253 = static_cast<unsigned int>(v40.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2254 = v617 + v2253;
-  const unsigned int v2255 = static_cast<unsigned int>(v40.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2256 = v616 + v2255;
-  const bool v2257 = v2254 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2258 = v2256 < v1;
-  const bool v2259 = v2257 && v2258;
-  if (v2259) {
-    const float v2260 = v40.x[109];
-    const unsigned int v2261 = v2254 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2262 = v2261 + v2256;
-    const iron_bf16 v2263 = c[v2262];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2264 = iron_to_f32(v2263);
-    const float v2265 = v2264 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2266 = fmaf(v2260, v3, v2265);
-    const iron_bf16 v2267 = iron_f32_to_bf16(v2266);
-    c[v2262] = v2267;
-  }
-  const unsigned int v2268 = static_cast<unsigned int>(v40.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2269 = v617 + v2268;
-  const unsigned int v2270 = static_cast<unsigned int>(v40.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2271 = v616 + v2270;
-  const bool v2272 = v2269 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2273 = v2271 < v1;
-  const bool v2274 = v2272 && v2273;
-  if (v2274) {
-    const float v2275 = v40.x[110];
-    const unsigned int v2276 = v2269 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2277 = v2276 + v2271;
-    const iron_bf16 v2278 = c[v2277];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2279 = iron_to_f32(v2278);
-    const float v2280 = v2279 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2281 = fmaf(v2275, v3, v2280);
-    const iron_bf16 v2282 = iron_f32_to_bf16(v2281);
-    c[v2277] = v2282;
-  }
-  const unsigned int v2283 = static_cast<unsigned int>(v40.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2284 = v617 + v2283;
-  const unsigned int v2285 = static_cast<unsigned int>(v40.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2286 = v616 + v2285;
-  const bool v2287 = v2284 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2288 = v2286 < v1;
-  const bool v2289 = v2287 && v2288;
-  if (v2289) {
-    const float v2290 = v40.x[111];
-    const unsigned int v2291 = v2284 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2292 = v2291 + v2286;
-    const iron_bf16 v2293 = c[v2292];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2294 = iron_to_f32(v2293);
-    const float v2295 = v2294 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2296 = fmaf(v2290, v3, v2295);
-    const iron_bf16 v2297 = iron_f32_to_bf16(v2296);
-    c[v2292] = v2297;
-  }
-  const unsigned int v2298 = static_cast<unsigned int>(v40.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2299 = v617 + v2298;
-  const unsigned int v2300 = static_cast<unsigned int>(v40.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2301 = v616 + v2300;
-  const bool v2302 = v2299 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2303 = v2301 < v1;
-  const bool v2304 = v2302 && v2303;
-  if (v2304) {
-    const float v2305 = v40.x[112];
-    const unsigned int v2306 = v2299 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2307 = v2306 + v2301;
-    const iron_bf16 v2308 = c[v2307];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2309 = iron_to_f32(v2308);
-    const float v2310 = v2309 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2311 = fmaf(v2305, v3, v2310);
-    const iron_bf16 v2312 = iron_f32_to_bf16(v2311);
-    c[v2307] = v2312;
-  }
-  const unsigned int v2313 = static_cast<unsigned int>(v40.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2314 = v617 + v2313;
-  const unsigned int v2315 = static_cast<unsigned int>(v40.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2316 = v616 + v2315;
-  const bool v2317 = v2314 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2318 = v2316 < v1;
-  const bool v2319 = v2317 && v2318;
-  if (v2319) {
-    const float v2320 = v40.x[113];
-    const unsigned int v2321 = v2314 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2322 = v2321 + v2316;
-    const iron_bf16 v2323 = c[v2322];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2324 = iron_to_f32(v2323);
-    const float v2325 = v2324 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2326 = fmaf(v2320, v3, v2325);
-    const iron_bf16 v2327 = iron_f32_to_bf16(v2326);
-    c[v2322] = v2327;
-  }
-  const unsigned int v2328 = static_cast<unsigned int>(v40.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2329 = v617 + v2328;
-  const unsigned int v2330 = static_cast<unsigned int>(v40.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2331 = v616 + v2330;
-  const bool v2332 = v2329 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2333 = v2331 < v1;
-  const bool v2334 = v2332 && v2333;
-  if (v2334) {
-    const float v2335 = v40.x[114];
-    const unsigned int v2336 = v2329 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2337 = v2336 + v2331;
-    const iron_bf16 v2338 = c[v2337];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2339 = iron_to_f32(v2338);
-    const float v2340 = v2339 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2341 = fmaf(v2335, v3, v2340);
-    const iron_bf16 v2342 = iron_f32_to_bf16(v2341);
-    c[v2337] = v2342;
-  }
-  const unsigned int v2343 = static_cast<unsigned int>(v40.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2344 = v617 + v2343;
-  const unsigned int v2345 = static_cast<unsigned int>(v40.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2346 = v616 + v2345;
-  const bool v2347 = v2344 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2348 = v2346 < v1;
-  const bool v2349 = v2347 && v2348;
-  if (v2349) {
-    const float v2350 = v40.x[115];
-    const unsigned int v2351 = v2344 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2352 = v2351 + v2346;
-    const iron_bf16 v2353 = c[v2352];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2354 = iron_to_f32(v2353);
-    const float v2355 = v2354 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2356 = fmaf(v2350, v3, v2355);
-    const iron_bf16 v2357 = iron_f32_to_bf16(v2356);
-    c[v2352] = v2357;
-  }
-  const unsigned int v2358 = static_cast<unsigned int>(v40.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2359 = v617 + v2358;
-  const unsigned int v2360 = static_cast<unsigned int>(v40.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2361 = v616 + v2360;
-  const bool v2362 = v2359 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2363 = v2361 < v1;
-  const bool v2364 = v2362 && v2363;
-  if (v2364) {
-    const float v2365 = v40.x[116];
-    const unsigned int v2366 = v2359 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2367 = v2366 + v2361;
-    const iron_bf16 v2368 = c[v2367];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2369 = iron_to_f32(v2368);
-    const float v2370 = v2369 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2371 = fmaf(v2365, v3, v2370);
-    const iron_bf16 v2372 = iron_f32_to_bf16(v2371);
-    c[v2367] = v2372;
-  }
-  const unsigned int v2373 = static_cast<unsigned int>(v40.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2374 = v617 + v2373;
-  const unsigned int v2375 = static_cast<unsigned int>(v40.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2376 = v616 + v2375;
-  const bool v2377 = v2374 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2378 = v2376 < v1;
-  const bool v2379 = v2377 && v2378;
-  if (v2379) {
-    const float v2380 = v40.x[117];
-    const unsigned int v2381 = v2374 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2382 = v2381 + v2376;
-    const iron_bf16 v2383 = c[v2382];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2384 = iron_to_f32(v2383);
-    const float v2385 = v2384 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2386 = fmaf(v2380, v3, v2385);
-    const iron_bf16 v2387 = iron_f32_to_bf16(v2386);
-    c[v2382] = v2387;
-  }
-  const unsigned int v2388 = static_cast<unsigned int>(v40.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2389 = v617 + v2388;
-  const unsigned int v2390 = static_cast<unsigned int>(v40.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2391 = v616 + v2390;
-  const bool v2392 = v2389 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2393 = v2391 < v1;
-  const bool v2394 = v2392 && v2393;
-  if (v2394) {
-    const float v2395 = v40.x[118];
-    const unsigned int v2396 = v2389 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2397 = v2396 + v2391;
-    const iron_bf16 v2398 = c[v2397];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2399 = iron_to_f32(v2398);
-    const float v2400 = v2399 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2401 = fmaf(v2395, v3, v2400);
-    const iron_bf16 v2402 = iron_f32_to_bf16(v2401);
-    c[v2397] = v2402;
-  }
-  const unsigned int v2403 = static_cast<unsigned int>(v40.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2404 = v617 + v2403;
-  const unsigned int v2405 = static_cast<unsigned int>(v40.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2406 = v616 + v2405;
-  const bool v2407 = v2404 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2408 = v2406 < v1;
-  const bool v2409 = v2407 && v2408;
-  if (v2409) {
-    const float v2410 = v40.x[119];
-    const unsigned int v2411 = v2404 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2412 = v2411 + v2406;
-    const iron_bf16 v2413 = c[v2412];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2414 = iron_to_f32(v2413);
-    const float v2415 = v2414 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2416 = fmaf(v2410, v3, v2415);
-    const iron_bf16 v2417 = iron_f32_to_bf16(v2416);
-    c[v2412] = v2417;
-  }
-  const unsigned int v2418 = static_cast<unsigned int>(v40.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2419 = v617 + v2418;
-  const unsigned int v2420 = static_cast<unsigned int>(v40.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2421 = v616 + v2420;
-  const bool v2422 = v2419 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2423 = v2421 < v1;
-  const bool v2424 = v2422 && v2423;
-  if (v2424) {
-    const float v2425 = v40.x[120];
-    const unsigned int v2426 = v2419 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2427 = v2426 + v2421;
-    const iron_bf16 v2428 = c[v2427];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2429 = iron_to_f32(v2428);
-    const float v2430 = v2429 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2431 = fmaf(v2425, v3, v2430);
-    const iron_bf16 v2432 = iron_f32_to_bf16(v2431);
-    c[v2427] = v2432;
-  }
-  const unsigned int v2433 = static_cast<unsigned int>(v40.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2434 = v617 + v2433;
-  const unsigned int v2435 = static_cast<unsigned int>(v40.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2436 = v616 + v2435;
-  const bool v2437 = v2434 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2438 = v2436 < v1;
-  const bool v2439 = v2437 && v2438;
-  if (v2439) {
-    const float v2440 = v40.x[121];
-    const unsigned int v2441 = v2434 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2442 = v2441 + v2436;
-    const iron_bf16 v2443 = c[v2442];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2444 = iron_to_f32(v2443);
-    const float v2445 = v2444 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2446 = fmaf(v2440, v3, v2445);
-    const iron_bf16 v2447 = iron_f32_to_bf16(v2446);
-    c[v2442] = v2447;
-  }
-  const unsigned int v2448 = static_cast<unsigned int>(v40.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2449 = v617 + v2448;
-  const unsigned int v2450 = static_cast<unsigned int>(v40.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2451 = v616 + v2450;
-  const bool v2452 = v2449 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2453 = v2451 < v1;
-  const bool v2454 = v2452 && v2453;
-  if (v2454) {
-    const float v2455 = v40.x[122];
-    const unsigned int v2456 = v2449 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2457 = v2456 + v2451;
-    const iron_bf16 v2458 = c[v2457];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2459 = iron_to_f32(v2458);
-    const float v2460 = v2459 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2461 = fmaf(v2455, v3, v2460);
-    const iron_bf16 v2462 = iron_f32_to_bf16(v2461);
-    c[v2457] = v2462;
-  }
-  const unsigned int v2463 = static_cast<unsigned int>(v40.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2464 = v617 + v2463;
-  const unsigned int v2465 = static_cast<unsigned int>(v40.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2466 = v616 + v2465;
-  const bool v2467 = v2464 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2468 = v2466 < v1;
-  const bool v2469 = v2467 && v2468;
-  if (v2469) {
-    const float v2470 = v40.x[123];
-    const unsigned int v2471 = v2464 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2472 = v2471 + v2466;
-    const iron_bf16 v2473 = c[v2472];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2474 = iron_to_f32(v2473);
-    const float v2475 = v2474 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2476 = fmaf(v2470, v3, v2475);
-    const iron_bf16 v2477 = iron_f32_to_bf16(v2476);
-    c[v2472] = v2477;
-  }
-  const unsigned int v2478 = static_cast<unsigned int>(v40.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2479 = v617 + v2478;
-  const unsigned int v2480 = static_cast<unsigned int>(v40.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2481 = v616 + v2480;
-  const bool v2482 = v2479 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2483 = v2481 < v1;
-  const bool v2484 = v2482 && v2483;
-  if (v2484) {
-    const float v2485 = v40.x[124];
-    const unsigned int v2486 = v2479 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2487 = v2486 + v2481;
-    const iron_bf16 v2488 = c[v2487];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2489 = iron_to_f32(v2488);
-    const float v2490 = v2489 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2491 = fmaf(v2485, v3, v2490);
-    const iron_bf16 v2492 = iron_f32_to_bf16(v2491);
-    c[v2487] = v2492;
-  }
-  const unsigned int v2493 = static_cast<unsigned int>(v40.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2494 = v617 + v2493;
-  const unsigned int v2495 = static_cast<unsigned int>(v40.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2496 = v616 + v2495;
-  const bool v2497 = v2494 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2498 = v2496 < v1;
-  const bool v2499 = v2497 && v2498;
-  if (v2499) {
-    const float v2500 = v40.x[125];
-    const unsigned int v2501 = v2494 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2502 = v2501 + v2496;
-    const iron_bf16 v2503 = c[v2502];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2504 = iron_to_f32(v2503);
-    const float v2505 = v2504 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2506 = fmaf(v2500, v3, v2505);
-    const iron_bf16 v2507 = iron_f32_to_bf16(v2506);
-    c[v2502] = v2507;
-  }
-  const unsigned int v2508 = static_cast<unsigned int>(v40.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2509 = v617 + v2508;
-  const unsigned int v2510 = static_cast<unsigned int>(v40.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2511 = v616 + v2510;
-  const bool v2512 = v2509 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2513 = v2511 < v1;
-  const bool v2514 = v2512 && v2513;
-  if (v2514) {
-    const float v2515 = v40.x[126];
-    const unsigned int v2516 = v2509 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2517 = v2516 + v2511;
-    const iron_bf16 v2518 = c[v2517];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2519 = iron_to_f32(v2518);
-    const float v2520 = v2519 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2521 = fmaf(v2515, v3, v2520);
-    const iron_bf16 v2522 = iron_f32_to_bf16(v2521);
-    c[v2517] = v2522;
-  }
-  const unsigned int v2523 = static_cast<unsigned int>(v40.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2524 = v617 + v2523;
-  const unsigned int v2525 = static_cast<unsigned int>(v40.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2526 = v616 + v2525;
-  const bool v2527 = v2524 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2528 = v2526 < v1;
-  const bool v2529 = v2527 && v2528;
-  if (v2529) {
-    const float v2530 = v40.x[127];
-    const unsigned int v2531 = v2524 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2532 = v2531 + v2526;
-    const iron_bf16 v2533 = c[v2532];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2534 = iron_to_f32(v2533);
-    const float v2535 = v2534 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2536 = fmaf(v2530, v3, v2535);
-    const iron_bf16 v2537 = iron_f32_to_bf16(v2536);
-    c[v2532] = v2537;
+  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:315
+  const unsigned int v1794 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:332
+
+  for (unsigned int v622 = 0u; v622 < 8u; v622 += 1u) {  // kernels/gemm/gemm_tiles.hpp:316
+    const unsigned int v624 = v622 >> 2u;  // kernels/gemm/gemm_tiles.hpp:317
+    const unsigned int v626 = v622 & 3u;  // kernels/gemm/gemm_tiles.hpp:318
+    const bool v629 = v33 == v624;  // kernels/gemm/gemm_tiles.hpp:319
+    if (v629) {
+      const bool v635 = v626 == 0u;  // kernels/gemm/gemm_tiles.hpp:322
+      if (v635) {
+        const float v636 = v40.x[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v637 = static_cast<unsigned int>(v40.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v640 = static_cast<unsigned int>(v40.row(0, iron_linear_thread() & 31u));
+        const unsigned int v642 = v640 * 132u;
+        const unsigned int v643 = v642 + v38;
+        const unsigned int v644 = v643 + v637;
+        shm2[v644] = v636;
+        const float v645 = v40.x[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v646 = static_cast<unsigned int>(v40.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v649 = static_cast<unsigned int>(v40.row(1, iron_linear_thread() & 31u));
+        const unsigned int v651 = v649 * 132u;
+        const unsigned int v652 = v651 + v38;
+        const unsigned int v653 = v652 + v646;
+        shm2[v653] = v645;
+        const float v654 = v40.x[2];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v655 = static_cast<unsigned int>(v40.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v658 = static_cast<unsigned int>(v40.row(2, iron_linear_thread() & 31u));
+        const unsigned int v660 = v658 * 132u;
+        const unsigned int v661 = v660 + v38;
+        const unsigned int v662 = v661 + v655;
+        shm2[v662] = v654;
+        const float v663 = v40.x[3];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v664 = static_cast<unsigned int>(v40.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v667 = static_cast<unsigned int>(v40.row(3, iron_linear_thread() & 31u));
+        const unsigned int v669 = v667 * 132u;
+        const unsigned int v670 = v669 + v38;
+        const unsigned int v671 = v670 + v664;
+        shm2[v671] = v663;
+        const float v672 = v40.x[4];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v673 = static_cast<unsigned int>(v40.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v676 = static_cast<unsigned int>(v40.row(4, iron_linear_thread() & 31u));
+        const unsigned int v678 = v676 * 132u;
+        const unsigned int v679 = v678 + v38;
+        const unsigned int v680 = v679 + v673;
+        shm2[v680] = v672;
+        const float v681 = v40.x[5];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v682 = static_cast<unsigned int>(v40.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v685 = static_cast<unsigned int>(v40.row(5, iron_linear_thread() & 31u));
+        const unsigned int v687 = v685 * 132u;
+        const unsigned int v688 = v687 + v38;
+        const unsigned int v689 = v688 + v682;
+        shm2[v689] = v681;
+        const float v690 = v40.x[6];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v691 = static_cast<unsigned int>(v40.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v694 = static_cast<unsigned int>(v40.row(6, iron_linear_thread() & 31u));
+        const unsigned int v696 = v694 * 132u;
+        const unsigned int v697 = v696 + v38;
+        const unsigned int v698 = v697 + v691;
+        shm2[v698] = v690;
+        const float v699 = v40.x[7];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v700 = static_cast<unsigned int>(v40.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v703 = static_cast<unsigned int>(v40.row(7, iron_linear_thread() & 31u));
+        const unsigned int v705 = v703 * 132u;
+        const unsigned int v706 = v705 + v38;
+        const unsigned int v707 = v706 + v700;
+        shm2[v707] = v699;
+        const float v708 = v40.x[8];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v709 = static_cast<unsigned int>(v40.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v712 = static_cast<unsigned int>(v40.row(8, iron_linear_thread() & 31u));
+        const unsigned int v714 = v712 * 132u;
+        const unsigned int v715 = v714 + v38;
+        const unsigned int v716 = v715 + v709;
+        shm2[v716] = v708;
+        const float v717 = v40.x[9];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v718 = static_cast<unsigned int>(v40.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v721 = static_cast<unsigned int>(v40.row(9, iron_linear_thread() & 31u));
+        const unsigned int v723 = v721 * 132u;
+        const unsigned int v724 = v723 + v38;
+        const unsigned int v725 = v724 + v718;
+        shm2[v725] = v717;
+        const float v726 = v40.x[10];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v727 = static_cast<unsigned int>(v40.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v730 = static_cast<unsigned int>(v40.row(10, iron_linear_thread() & 31u));
+        const unsigned int v732 = v730 * 132u;
+        const unsigned int v733 = v732 + v38;
+        const unsigned int v734 = v733 + v727;
+        shm2[v734] = v726;
+        const float v735 = v40.x[11];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v736 = static_cast<unsigned int>(v40.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v739 = static_cast<unsigned int>(v40.row(11, iron_linear_thread() & 31u));
+        const unsigned int v741 = v739 * 132u;
+        const unsigned int v742 = v741 + v38;
+        const unsigned int v743 = v742 + v736;
+        shm2[v743] = v735;
+        const float v744 = v40.x[12];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v745 = static_cast<unsigned int>(v40.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v748 = static_cast<unsigned int>(v40.row(12, iron_linear_thread() & 31u));
+        const unsigned int v750 = v748 * 132u;
+        const unsigned int v751 = v750 + v38;
+        const unsigned int v752 = v751 + v745;
+        shm2[v752] = v744;
+        const float v753 = v40.x[13];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v754 = static_cast<unsigned int>(v40.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v757 = static_cast<unsigned int>(v40.row(13, iron_linear_thread() & 31u));
+        const unsigned int v759 = v757 * 132u;
+        const unsigned int v760 = v759 + v38;
+        const unsigned int v761 = v760 + v754;
+        shm2[v761] = v753;
+        const float v762 = v40.x[14];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v763 = static_cast<unsigned int>(v40.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v766 = static_cast<unsigned int>(v40.row(14, iron_linear_thread() & 31u));
+        const unsigned int v768 = v766 * 132u;
+        const unsigned int v769 = v768 + v38;
+        const unsigned int v770 = v769 + v763;
+        shm2[v770] = v762;
+        const float v771 = v40.x[15];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v772 = static_cast<unsigned int>(v40.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v775 = static_cast<unsigned int>(v40.row(15, iron_linear_thread() & 31u));
+        const unsigned int v777 = v775 * 132u;
+        const unsigned int v778 = v777 + v38;
+        const unsigned int v779 = v778 + v772;
+        shm2[v779] = v771;
+        const float v780 = v40.x[16];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v781 = static_cast<unsigned int>(v40.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v784 = static_cast<unsigned int>(v40.row(16, iron_linear_thread() & 31u));
+        const unsigned int v786 = v784 * 132u;
+        const unsigned int v787 = v786 + v38;
+        const unsigned int v788 = v787 + v781;
+        shm2[v788] = v780;
+        const float v789 = v40.x[17];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v790 = static_cast<unsigned int>(v40.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v793 = static_cast<unsigned int>(v40.row(17, iron_linear_thread() & 31u));
+        const unsigned int v795 = v793 * 132u;
+        const unsigned int v796 = v795 + v38;
+        const unsigned int v797 = v796 + v790;
+        shm2[v797] = v789;
+        const float v798 = v40.x[18];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v799 = static_cast<unsigned int>(v40.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v802 = static_cast<unsigned int>(v40.row(18, iron_linear_thread() & 31u));
+        const unsigned int v804 = v802 * 132u;
+        const unsigned int v805 = v804 + v38;
+        const unsigned int v806 = v805 + v799;
+        shm2[v806] = v798;
+        const float v807 = v40.x[19];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v808 = static_cast<unsigned int>(v40.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v811 = static_cast<unsigned int>(v40.row(19, iron_linear_thread() & 31u));
+        const unsigned int v813 = v811 * 132u;
+        const unsigned int v814 = v813 + v38;
+        const unsigned int v815 = v814 + v808;
+        shm2[v815] = v807;
+        const float v816 = v40.x[20];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v817 = static_cast<unsigned int>(v40.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v820 = static_cast<unsigned int>(v40.row(20, iron_linear_thread() & 31u));
+        const unsigned int v822 = v820 * 132u;
+        const unsigned int v823 = v822 + v38;
+        const unsigned int v824 = v823 + v817;
+        shm2[v824] = v816;
+        const float v825 = v40.x[21];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v826 = static_cast<unsigned int>(v40.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v829 = static_cast<unsigned int>(v40.row(21, iron_linear_thread() & 31u));
+        const unsigned int v831 = v829 * 132u;
+        const unsigned int v832 = v831 + v38;
+        const unsigned int v833 = v832 + v826;
+        shm2[v833] = v825;
+        const float v834 = v40.x[22];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v835 = static_cast<unsigned int>(v40.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v838 = static_cast<unsigned int>(v40.row(22, iron_linear_thread() & 31u));
+        const unsigned int v840 = v838 * 132u;
+        const unsigned int v841 = v840 + v38;
+        const unsigned int v842 = v841 + v835;
+        shm2[v842] = v834;
+        const float v843 = v40.x[23];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v844 = static_cast<unsigned int>(v40.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v847 = static_cast<unsigned int>(v40.row(23, iron_linear_thread() & 31u));
+        const unsigned int v849 = v847 * 132u;
+        const unsigned int v850 = v849 + v38;
+        const unsigned int v851 = v850 + v844;
+        shm2[v851] = v843;
+        const float v852 = v40.x[24];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v853 = static_cast<unsigned int>(v40.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v856 = static_cast<unsigned int>(v40.row(24, iron_linear_thread() & 31u));
+        const unsigned int v858 = v856 * 132u;
+        const unsigned int v859 = v858 + v38;
+        const unsigned int v860 = v859 + v853;
+        shm2[v860] = v852;
+        const float v861 = v40.x[25];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v862 = static_cast<unsigned int>(v40.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v865 = static_cast<unsigned int>(v40.row(25, iron_linear_thread() & 31u));
+        const unsigned int v867 = v865 * 132u;
+        const unsigned int v868 = v867 + v38;
+        const unsigned int v869 = v868 + v862;
+        shm2[v869] = v861;
+        const float v870 = v40.x[26];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v871 = static_cast<unsigned int>(v40.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v874 = static_cast<unsigned int>(v40.row(26, iron_linear_thread() & 31u));
+        const unsigned int v876 = v874 * 132u;
+        const unsigned int v877 = v876 + v38;
+        const unsigned int v878 = v877 + v871;
+        shm2[v878] = v870;
+        const float v879 = v40.x[27];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v880 = static_cast<unsigned int>(v40.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v883 = static_cast<unsigned int>(v40.row(27, iron_linear_thread() & 31u));
+        const unsigned int v885 = v883 * 132u;
+        const unsigned int v886 = v885 + v38;
+        const unsigned int v887 = v886 + v880;
+        shm2[v887] = v879;
+        const float v888 = v40.x[28];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v889 = static_cast<unsigned int>(v40.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v892 = static_cast<unsigned int>(v40.row(28, iron_linear_thread() & 31u));
+        const unsigned int v894 = v892 * 132u;
+        const unsigned int v895 = v894 + v38;
+        const unsigned int v896 = v895 + v889;
+        shm2[v896] = v888;
+        const float v897 = v40.x[29];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v898 = static_cast<unsigned int>(v40.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v901 = static_cast<unsigned int>(v40.row(29, iron_linear_thread() & 31u));
+        const unsigned int v903 = v901 * 132u;
+        const unsigned int v904 = v903 + v38;
+        const unsigned int v905 = v904 + v898;
+        shm2[v905] = v897;
+        const float v906 = v40.x[30];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v907 = static_cast<unsigned int>(v40.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v910 = static_cast<unsigned int>(v40.row(30, iron_linear_thread() & 31u));
+        const unsigned int v912 = v910 * 132u;
+        const unsigned int v913 = v912 + v38;
+        const unsigned int v914 = v913 + v907;
+        shm2[v914] = v906;
+        const float v915 = v40.x[31];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v916 = static_cast<unsigned int>(v40.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v919 = static_cast<unsigned int>(v40.row(31, iron_linear_thread() & 31u));
+        const unsigned int v921 = v919 * 132u;
+        const unsigned int v922 = v921 + v38;
+        const unsigned int v923 = v922 + v916;
+        shm2[v923] = v915;
+      }
+      const bool v925 = v626 == 1u;  // kernels/gemm/gemm_tiles.hpp:322
+      if (v925) {
+        const float v926 = v40.x[32];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v927 = static_cast<unsigned int>(v40.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v930 = static_cast<unsigned int>(v40.row(32, iron_linear_thread() & 31u));
+        const unsigned int v931 = v930 - 16u;
+        const unsigned int v932 = v931 * 132u;
+        const unsigned int v933 = v932 + v38;
+        const unsigned int v934 = v933 + v927;
+        shm2[v934] = v926;
+        const float v935 = v40.x[33];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v936 = static_cast<unsigned int>(v40.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v939 = static_cast<unsigned int>(v40.row(33, iron_linear_thread() & 31u));
+        const unsigned int v940 = v939 - 16u;
+        const unsigned int v941 = v940 * 132u;
+        const unsigned int v942 = v941 + v38;
+        const unsigned int v943 = v942 + v936;
+        shm2[v943] = v935;
+        const float v944 = v40.x[34];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v945 = static_cast<unsigned int>(v40.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v948 = static_cast<unsigned int>(v40.row(34, iron_linear_thread() & 31u));
+        const unsigned int v949 = v948 - 16u;
+        const unsigned int v950 = v949 * 132u;
+        const unsigned int v951 = v950 + v38;
+        const unsigned int v952 = v951 + v945;
+        shm2[v952] = v944;
+        const float v953 = v40.x[35];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v954 = static_cast<unsigned int>(v40.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v957 = static_cast<unsigned int>(v40.row(35, iron_linear_thread() & 31u));
+        const unsigned int v958 = v957 - 16u;
+        const unsigned int v959 = v958 * 132u;
+        const unsigned int v960 = v959 + v38;
+        const unsigned int v961 = v960 + v954;
+        shm2[v961] = v953;
+        const float v962 = v40.x[36];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v963 = static_cast<unsigned int>(v40.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v966 = static_cast<unsigned int>(v40.row(36, iron_linear_thread() & 31u));
+        const unsigned int v967 = v966 - 16u;
+        const unsigned int v968 = v967 * 132u;
+        const unsigned int v969 = v968 + v38;
+        const unsigned int v970 = v969 + v963;
+        shm2[v970] = v962;
+        const float v971 = v40.x[37];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v972 = static_cast<unsigned int>(v40.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v975 = static_cast<unsigned int>(v40.row(37, iron_linear_thread() & 31u));
+        const unsigned int v976 = v975 - 16u;
+        const unsigned int v977 = v976 * 132u;
+        const unsigned int v978 = v977 + v38;
+        const unsigned int v979 = v978 + v972;
+        shm2[v979] = v971;
+        const float v980 = v40.x[38];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v981 = static_cast<unsigned int>(v40.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v984 = static_cast<unsigned int>(v40.row(38, iron_linear_thread() & 31u));
+        const unsigned int v985 = v984 - 16u;
+        const unsigned int v986 = v985 * 132u;
+        const unsigned int v987 = v986 + v38;
+        const unsigned int v988 = v987 + v981;
+        shm2[v988] = v980;
+        const float v989 = v40.x[39];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v990 = static_cast<unsigned int>(v40.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v993 = static_cast<unsigned int>(v40.row(39, iron_linear_thread() & 31u));
+        const unsigned int v994 = v993 - 16u;
+        const unsigned int v995 = v994 * 132u;
+        const unsigned int v996 = v995 + v38;
+        const unsigned int v997 = v996 + v990;
+        shm2[v997] = v989;
+        const float v998 = v40.x[40];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v999 = static_cast<unsigned int>(v40.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1002 = static_cast<unsigned int>(v40.row(40, iron_linear_thread() & 31u));
+        const unsigned int v1003 = v1002 - 16u;
+        const unsigned int v1004 = v1003 * 132u;
+        const unsigned int v1005 = v1004 + v38;
+        const unsigned int v1006 = v1005 + v999;
+        shm2[v1006] = v998;
+        const float v1007 = v40.x[41];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1008 = static_cast<unsigned int>(v40.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1011 = static_cast<unsigned int>(v40.row(41, iron_linear_thread() & 31u));
+        const unsigned int v1012 = v1011 - 16u;
+        const unsigned int v1013 = v1012 * 132u;
+        const unsigned int v1014 = v1013 + v38;
+        const unsigned int v1015 = v1014 + v1008;
+        shm2[v1015] = v1007;
+        const float v1016 = v40.x[42];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1017 = static_cast<unsigned int>(v40.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1020 = static_cast<unsigned int>(v40.row(42, iron_linear_thread() & 31u));
+        const unsigned int v1021 = v1020 - 16u;
+        const unsigned int v1022 = v1021 * 132u;
+        const unsigned int v1023 = v1022 + v38;
+        const unsigned int v1024 = v1023 + v1017;
+        shm2[v1024] = v1016;
+        const float v1025 = v40.x[43];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1026 = static_cast<unsigned int>(v40.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1029 = static_cast<unsigned int>(v40.row(43, iron_linear_thread() & 31u));
+        const unsigned int v1030 = v1029 - 16u;
+        const unsigned int v1031 = v1030 * 132u;
+        const unsigned int v1032 = v1031 + v38;
+        const unsigned int v1033 = v1032 + v1026;
+        shm2[v1033] = v1025;
+        const float v1034 = v40.x[44];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1035 = static_cast<unsigned int>(v40.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1038 = static_cast<unsigned int>(v40.row(44, iron_linear_thread() & 31u));
+        const unsigned int v1039 = v1038 - 16u;
+        const unsigned int v1040 = v1039 * 132u;
+        const unsigned int v1041 = v1040 + v38;
+        const unsigned int v1042 = v1041 + v1035;
+        shm2[v1042] = v1034;
+        const float v1043 = v40.x[45];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1044 = static_cast<unsigned int>(v40.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1047 = static_cast<unsigned int>(v40.row(45, iron_linear_thread() & 31u));
+        const unsigned int v1048 = v1047 - 16u;
+        const unsigned int v1049 = v1048 * 132u;
+        const unsigned int v1050 = v1049 + v38;
+        const unsigned int v1051 = v1050 + v1044;
+        shm2[v1051] = v1043;
+        const float v1052 = v40.x[46];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1053 = static_cast<unsigned int>(v40.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1056 = static_cast<unsigned int>(v40.row(46, iron_linear_thread() & 31u));
+        const unsigned int v1057 = v1056 - 16u;
+        const unsigned int v1058 = v1057 * 132u;
+        const unsigned int v1059 = v1058 + v38;
+        const unsigned int v1060 = v1059 + v1053;
+        shm2[v1060] = v1052;
+        const float v1061 = v40.x[47];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1062 = static_cast<unsigned int>(v40.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1065 = static_cast<unsigned int>(v40.row(47, iron_linear_thread() & 31u));
+        const unsigned int v1066 = v1065 - 16u;
+        const unsigned int v1067 = v1066 * 132u;
+        const unsigned int v1068 = v1067 + v38;
+        const unsigned int v1069 = v1068 + v1062;
+        shm2[v1069] = v1061;
+        const float v1070 = v40.x[48];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1071 = static_cast<unsigned int>(v40.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1074 = static_cast<unsigned int>(v40.row(48, iron_linear_thread() & 31u));
+        const unsigned int v1075 = v1074 - 16u;
+        const unsigned int v1076 = v1075 * 132u;
+        const unsigned int v1077 = v1076 + v38;
+        const unsigned int v1078 = v1077 + v1071;
+        shm2[v1078] = v1070;
+        const float v1079 = v40.x[49];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1080 = static_cast<unsigned int>(v40.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1083 = static_cast<unsigned int>(v40.row(49, iron_linear_thread() & 31u));
+        const unsigned int v1084 = v1083 - 16u;
+        const unsigned int v1085 = v1084 * 132u;
+        const unsigned int v1086 = v1085 + v38;
+        const unsigned int v1087 = v1086 + v1080;
+        shm2[v1087] = v1079;
+        const float v1088 = v40.x[50];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1089 = static_cast<unsigned int>(v40.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1092 = static_cast<unsigned int>(v40.row(50, iron_linear_thread() & 31u));
+        const unsigned int v1093 = v1092 - 16u;
+        const unsigned int v1094 = v1093 * 132u;
+        const unsigned int v1095 = v1094 + v38;
+        const unsigned int v1096 = v1095 + v1089;
+        shm2[v1096] = v1088;
+        const float v1097 = v40.x[51];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1098 = static_cast<unsigned int>(v40.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1101 = static_cast<unsigned int>(v40.row(51, iron_linear_thread() & 31u));
+        const unsigned int v1102 = v1101 - 16u;
+        const unsigned int v1103 = v1102 * 132u;
+        const unsigned int v1104 = v1103 + v38;
+        const unsigned int v1105 = v1104 + v1098;
+        shm2[v1105] = v1097;
+        const float v1106 = v40.x[52];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1107 = static_cast<unsigned int>(v40.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1110 = static_cast<unsigned int>(v40.row(52, iron_linear_thread() & 31u));
+        const unsigned int v1111 = v1110 - 16u;
+        const unsigned int v1112 = v1111 * 132u;
+        const unsigned int v1113 = v1112 + v38;
+        const unsigned int v1114 = v1113 + v1107;
+        shm2[v1114] = v1106;
+        const float v1115 = v40.x[53];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1116 = static_cast<unsigned int>(v40.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1119 = static_cast<unsigned int>(v40.row(53, iron_linear_thread() & 31u));
+        const unsigned int v1120 = v1119 - 16u;
+        const unsigned int v1121 = v1120 * 132u;
+        const unsigned int v1122 = v1121 + v38;
+        const unsigned int v1123 = v1122 + v1116;
+        shm2[v1123] = v1115;
+        const float v1124 = v40.x[54];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1125 = static_cast<unsigned int>(v40.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1128 = static_cast<unsigned int>(v40.row(54, iron_linear_thread() & 31u));
+        const unsigned int v1129 = v1128 - 16u;
+        const unsigned int v1130 = v1129 * 132u;
+        const unsigned int v1131 = v1130 + v38;
+        const unsigned int v1132 = v1131 + v1125;
+        shm2[v1132] = v1124;
+        const float v1133 = v40.x[55];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1134 = static_cast<unsigned int>(v40.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1137 = static_cast<unsigned int>(v40.row(55, iron_linear_thread() & 31u));
+        const unsigned int v1138 = v1137 - 16u;
+        const unsigned int v1139 = v1138 * 132u;
+        const unsigned int v1140 = v1139 + v38;
+        const unsigned int v1141 = v1140 + v1134;
+        shm2[v1141] = v1133;
+        const float v1142 = v40.x[56];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1143 = static_cast<unsigned int>(v40.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1146 = static_cast<unsigned int>(v40.row(56, iron_linear_thread() & 31u));
+        const unsigned int v1147 = v1146 - 16u;
+        const unsigned int v1148 = v1147 * 132u;
+        const unsigned int v1149 = v1148 + v38;
+        const unsigned int v1150 = v1149 + v1143;
+        shm2[v1150] = v1142;
+        const float v1151 = v40.x[57];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1152 = static_cast<unsigned int>(v40.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1155 = static_cast<unsigned int>(v40.row(57, iron_linear_thread() & 31u));
+        const unsigned int v1156 = v1155 - 16u;
+        const unsigned int v1157 = v1156 * 132u;
+        const unsigned int v1158 = v1157 + v38;
+        const unsigned int v1159 = v1158 + v1152;
+        shm2[v1159] = v1151;
+        const float v1160 = v40.x[58];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1161 = static_cast<unsigned int>(v40.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1164 = static_cast<unsigned int>(v40.row(58, iron_linear_thread() & 31u));
+        const unsigned int v1165 = v1164 - 16u;
+        const unsigned int v1166 = v1165 * 132u;
+        const unsigned int v1167 = v1166 + v38;
+        const unsigned int v1168 = v1167 + v1161;
+        shm2[v1168] = v1160;
+        const float v1169 = v40.x[59];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1170 = static_cast<unsigned int>(v40.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1173 = static_cast<unsigned int>(v40.row(59, iron_linear_thread() & 31u));
+        const unsigned int v1174 = v1173 - 16u;
+        const unsigned int v1175 = v1174 * 132u;
+        const unsigned int v1176 = v1175 + v38;
+        const unsigned int v1177 = v1176 + v1170;
+        shm2[v1177] = v1169;
+        const float v1178 = v40.x[60];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1179 = static_cast<unsigned int>(v40.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1182 = static_cast<unsigned int>(v40.row(60, iron_linear_thread() & 31u));
+        const unsigned int v1183 = v1182 - 16u;
+        const unsigned int v1184 = v1183 * 132u;
+        const unsigned int v1185 = v1184 + v38;
+        const unsigned int v1186 = v1185 + v1179;
+        shm2[v1186] = v1178;
+        const float v1187 = v40.x[61];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1188 = static_cast<unsigned int>(v40.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1191 = static_cast<unsigned int>(v40.row(61, iron_linear_thread() & 31u));
+        const unsigned int v1192 = v1191 - 16u;
+        const unsigned int v1193 = v1192 * 132u;
+        const unsigned int v1194 = v1193 + v38;
+        const unsigned int v1195 = v1194 + v1188;
+        shm2[v1195] = v1187;
+        const float v1196 = v40.x[62];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1197 = static_cast<unsigned int>(v40.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1200 = static_cast<unsigned int>(v40.row(62, iron_linear_thread() & 31u));
+        const unsigned int v1201 = v1200 - 16u;
+        const unsigned int v1202 = v1201 * 132u;
+        const unsigned int v1203 = v1202 + v38;
+        const unsigned int v1204 = v1203 + v1197;
+        shm2[v1204] = v1196;
+        const float v1205 = v40.x[63];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1206 = static_cast<unsigned int>(v40.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1209 = static_cast<unsigned int>(v40.row(63, iron_linear_thread() & 31u));
+        const unsigned int v1210 = v1209 - 16u;
+        const unsigned int v1211 = v1210 * 132u;
+        const unsigned int v1212 = v1211 + v38;
+        const unsigned int v1213 = v1212 + v1206;
+        shm2[v1213] = v1205;
+      }
+      const bool v1215 = v626 == 2u;  // kernels/gemm/gemm_tiles.hpp:322
+      if (v1215) {
+        const float v1216 = v40.x[64];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1217 = static_cast<unsigned int>(v40.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1220 = static_cast<unsigned int>(v40.row(64, iron_linear_thread() & 31u));
+        const unsigned int v1221 = v1220 - 32u;
+        const unsigned int v1222 = v1221 * 132u;
+        const unsigned int v1223 = v1222 + v38;
+        const unsigned int v1224 = v1223 + v1217;
+        shm2[v1224] = v1216;
+        const float v1225 = v40.x[65];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1226 = static_cast<unsigned int>(v40.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1229 = static_cast<unsigned int>(v40.row(65, iron_linear_thread() & 31u));
+        const unsigned int v1230 = v1229 - 32u;
+        const unsigned int v1231 = v1230 * 132u;
+        const unsigned int v1232 = v1231 + v38;
+        const unsigned int v1233 = v1232 + v1226;
+        shm2[v1233] = v1225;
+        const float v1234 = v40.x[66];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1235 = static_cast<unsigned int>(v40.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1238 = static_cast<unsigned int>(v40.row(66, iron_linear_thread() & 31u));
+        const unsigned int v1239 = v1238 - 32u;
+        const unsigned int v1240 = v1239 * 132u;
+        const unsigned int v1241 = v1240 + v38;
+        const unsigned int v1242 = v1241 + v1235;
+        shm2[v1242] = v1234;
+        const float v1243 = v40.x[67];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1244 = static_cast<unsigned int>(v40.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1247 = static_cast<unsigned int>(v40.row(67, iron_linear_thread() & 31u));
+        const unsigned int v1248 = v1247 - 32u;
+        const unsigned int v1249 = v1248 * 132u;
+        const unsigned int v1250 = v1249 + v38;
+        const unsigned int v1251 = v1250 + v1244;
+        shm2[v1251] = v1243;
+        const float v1252 = v40.x[68];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1253 = static_cast<unsigned int>(v40.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1256 = static_cast<unsigned int>(v40.row(68, iron_linear_thread() & 31u));
+        const unsigned int v1257 = v1256 - 32u;
+        const unsigned int v1258 = v1257 * 132u;
+        const unsigned int v1259 = v1258 + v38;
+        const unsigned int v1260 = v1259 + v1253;
+        shm2[v1260] = v1252;
+        const float v1261 = v40.x[69];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1262 = static_cast<unsigned int>(v40.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1265 = static_cast<unsigned int>(v40.row(69, iron_linear_thread() & 31u));
+        const unsigned int v1266 = v1265 - 32u;
+        const unsigned int v1267 = v1266 * 132u;
+        const unsigned int v1268 = v1267 + v38;
+        const unsigned int v1269 = v1268 + v1262;
+        shm2[v1269] = v1261;
+        const float v1270 = v40.x[70];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1271 = static_cast<unsigned int>(v40.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1274 = static_cast<unsigned int>(v40.row(70, iron_linear_thread() & 31u));
+        const unsigned int v1275 = v1274 - 32u;
+        const unsigned int v1276 = v1275 * 132u;
+        const unsigned int v1277 = v1276 + v38;
+        const unsigned int v1278 = v1277 + v1271;
+        shm2[v1278] = v1270;
+        const float v1279 = v40.x[71];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1280 = static_cast<unsigned int>(v40.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1283 = static_cast<unsigned int>(v40.row(71, iron_linear_thread() & 31u));
+        const unsigned int v1284 = v1283 - 32u;
+        const unsigned int v1285 = v1284 * 132u;
+        const unsigned int v1286 = v1285 + v38;
+        const unsigned int v1287 = v1286 + v1280;
+        shm2[v1287] = v1279;
+        const float v1288 = v40.x[72];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1289 = static_cast<unsigned int>(v40.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1292 = static_cast<unsigned int>(v40.row(72, iron_linear_thread() & 31u));
+        const unsigned int v1293 = v1292 - 32u;
+        const unsigned int v1294 = v1293 * 132u;
+        const unsigned int v1295 = v1294 + v38;
+        const unsigned int v1296 = v1295 + v1289;
+        shm2[v1296] = v1288;
+        const float v1297 = v40.x[73];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1298 = static_cast<unsigned int>(v40.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1301 = static_cast<unsigned int>(v40.row(73, iron_linear_thread() & 31u));
+        const unsigned int v1302 = v1301 - 32u;
+        const unsigned int v1303 = v1302 * 132u;
+        const unsigned int v1304 = v1303 + v38;
+        const unsigned int v1305 = v1304 + v1298;
+        shm2[v1305] = v1297;
+        const float v1306 = v40.x[74];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1307 = static_cast<unsigned int>(v40.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1310 = static_cast<unsigned int>(v40.row(74, iron_linear_thread() & 31u));
+        const unsigned int v1311 = v1310 - 32u;
+        const unsigned int v1312 = v1311 * 132u;
+        const unsigned int v1313 = v1312 + v38;
+        const unsigned int v1314 = v1313 + v1307;
+        shm2[v1314] = v1306;
+        const float v1315 = v40.x[75];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1316 = static_cast<unsigned int>(v40.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1319 = static_cast<unsigned int>(v40.row(75, iron_linear_thread() & 31u));
+        const unsigned int v1320 = v1319 - 32u;
+        const unsigned int v1321 = v1320 * 132u;
+        const unsigned int v1322 = v1321 + v38;
+        const unsigned int v1323 = v1322 + v1316;
+        shm2[v1323] = v1315;
+        const float v1324 = v40.x[76];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1325 = static_cast<unsigned int>(v40.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1328 = static_cast<unsigned int>(v40.row(76, iron_linear_thread() & 31u));
+        const unsigned int v1329 = v1328 - 32u;
+        const unsigned int v1330 = v1329 * 132u;
+        const unsigned int v1331 = v1330 + v38;
+        const unsigned int v1332 = v1331 + v1325;
+        shm2[v1332] = v1324;
+        const float v1333 = v40.x[77];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1334 = static_cast<unsigned int>(v40.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1337 = static_cast<unsigned int>(v40.row(77, iron_linear_thread() & 31u));
+        const unsigned int v1338 = v1337 - 32u;
+        const unsigned int v1339 = v1338 * 132u;
+        const unsigned int v1340 = v1339 + v38;
+        const unsigned int v1341 = v1340 + v1334;
+        shm2[v1341] = v1333;
+        const float v1342 = v40.x[78];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1343 = static_cast<unsigned int>(v40.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1346 = static_cast<unsigned int>(v40.row(78, iron_linear_thread() & 31u));
+        const unsigned int v1347 = v1346 - 32u;
+        const unsigned int v1348 = v1347 * 132u;
+        const unsigned int v1349 = v1348 + v38;
+        const unsigned int v1350 = v1349 + v1343;
+        shm2[v1350] = v1342;
+        const float v1351 = v40.x[79];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1352 = static_cast<unsigned int>(v40.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1355 = static_cast<unsigned int>(v40.row(79, iron_linear_thread() & 31u));
+        const unsigned int v1356 = v1355 - 32u;
+        const unsigned int v1357 = v1356 * 132u;
+        const unsigned int v1358 = v1357 + v38;
+        const unsigned int v1359 = v1358 + v1352;
+        shm2[v1359] = v1351;
+        const float v1360 = v40.x[80];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1361 = static_cast<unsigned int>(v40.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1364 = static_cast<unsigned int>(v40.row(80, iron_linear_thread() & 31u));
+        const unsigned int v1365 = v1364 - 32u;
+        const unsigned int v1366 = v1365 * 132u;
+        const unsigned int v1367 = v1366 + v38;
+        const unsigned int v1368 = v1367 + v1361;
+        shm2[v1368] = v1360;
+        const float v1369 = v40.x[81];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1370 = static_cast<unsigned int>(v40.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1373 = static_cast<unsigned int>(v40.row(81, iron_linear_thread() & 31u));
+        const unsigned int v1374 = v1373 - 32u;
+        const unsigned int v1375 = v1374 * 132u;
+        const unsigned int v1376 = v1375 + v38;
+        const unsigned int v1377 = v1376 + v1370;
+        shm2[v1377] = v1369;
+        const float v1378 = v40.x[82];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1379 = static_cast<unsigned int>(v40.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1382 = static_cast<unsigned int>(v40.row(82, iron_linear_thread() & 31u));
+        const unsigned int v1383 = v1382 - 32u;
+        const unsigned int v1384 = v1383 * 132u;
+        const unsigned int v1385 = v1384 + v38;
+        const unsigned int v1386 = v1385 + v1379;
+        shm2[v1386] = v1378;
+        const float v1387 = v40.x[83];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1388 = static_cast<unsigned int>(v40.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1391 = static_cast<unsigned int>(v40.row(83, iron_linear_thread() & 31u));
+        const unsigned int v1392 = v1391 - 32u;
+        const unsigned int v1393 = v1392 * 132u;
+        const unsigned int v1394 = v1393 + v38;
+        const unsigned int v1395 = v1394 + v1388;
+        shm2[v1395] = v1387;
+        const float v1396 = v40.x[84];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1397 = static_cast<unsigned int>(v40.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1400 = static_cast<unsigned int>(v40.row(84, iron_linear_thread() & 31u));
+        const unsigned int v1401 = v1400 - 32u;
+        const unsigned int v1402 = v1401 * 132u;
+        const unsigned int v1403 = v1402 + v38;
+        const unsigned int v1404 = v1403 + v1397;
+        shm2[v1404] = v1396;
+        const float v1405 = v40.x[85];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1406 = static_cast<unsigned int>(v40.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1409 = static_cast<unsigned int>(v40.row(85, iron_linear_thread() & 31u));
+        const unsigned int v1410 = v1409 - 32u;
+        const unsigned int v1411 = v1410 * 132u;
+        const unsigned int v1412 = v1411 + v38;
+        const unsigned int v1413 = v1412 + v1406;
+        shm2[v1413] = v1405;
+        const float v1414 = v40.x[86];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1415 = static_cast<unsigned int>(v40.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1418 = static_cast<unsigned int>(v40.row(86, iron_linear_thread() & 31u));
+        const unsigned int v1419 = v1418 - 32u;
+        const unsigned int v1420 = v1419 * 132u;
+        const unsigned int v1421 = v1420 + v38;
+        const unsigned int v1422 = v1421 + v1415;
+        shm2[v1422] = v1414;
+        const float v1423 = v40.x[87];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1424 = static_cast<unsigned int>(v40.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1427 = static_cast<unsigned int>(v40.row(87, iron_linear_thread() & 31u));
+        const unsigned int v1428 = v1427 - 32u;
+        const unsigned int v1429 = v1428 * 132u;
+        const unsigned int v1430 = v1429 + v38;
+        const unsigned int v1431 = v1430 + v1424;
+        shm2[v1431] = v1423;
+        const float v1432 = v40.x[88];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1433 = static_cast<unsigned int>(v40.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1436 = static_cast<unsigned int>(v40.row(88, iron_linear_thread() & 31u));
+        const unsigned int v1437 = v1436 - 32u;
+        const unsigned int v1438 = v1437 * 132u;
+        const unsigned int v1439 = v1438 + v38;
+        const unsigned int v1440 = v1439 + v1433;
+        shm2[v1440] = v1432;
+        const float v1441 = v40.x[89];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1442 = static_cast<unsigned int>(v40.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1445 = static_cast<unsigned int>(v40.row(89, iron_linear_thread() & 31u));
+        const unsigned int v1446 = v1445 - 32u;
+        const unsigned int v1447 = v1446 * 132u;
+        const unsigned int v1448 = v1447 + v38;
+        const unsigned int v1449 = v1448 + v1442;
+        shm2[v1449] = v1441;
+        const float v1450 = v40.x[90];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1451 = static_cast<unsigned int>(v40.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1454 = static_cast<unsigned int>(v40.row(90, iron_linear_thread() & 31u));
+        const unsigned int v1455 = v1454 - 32u;
+        const unsigned int v1456 = v1455 * 132u;
+        const unsigned int v1457 = v1456 + v38;
+        const unsigned int v1458 = v1457 + v1451;
+        shm2[v1458] = v1450;
+        const float v1459 = v40.x[91];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1460 = static_cast<unsigned int>(v40.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1463 = static_cast<unsigned int>(v40.row(91, iron_linear_thread() & 31u));
+        const unsigned int v1464 = v1463 - 32u;
+        const unsigned int v1465 = v1464 * 132u;
+        const unsigned int v1466 = v1465 + v38;
+        const unsigned int v1467 = v1466 + v1460;
+        shm2[v1467] = v1459;
+        const float v1468 = v40.x[92];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1469 = static_cast<unsigned int>(v40.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1472 = static_cast<unsigned int>(v40.row(92, iron_linear_thread() & 31u));
+        const unsigned int v1473 = v1472 - 32u;
+        const unsigned int v1474 = v1473 * 132u;
+        const unsigned int v1475 = v1474 + v38;
+        const unsigned int v1476 = v1475 + v1469;
+        shm2[v1476] = v1468;
+        const float v1477 = v40.x[93];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1478 = static_cast<unsigned int>(v40.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1481 = static_cast<unsigned int>(v40.row(93, iron_linear_thread() & 31u));
+        const unsigned int v1482 = v1481 - 32u;
+        const unsigned int v1483 = v1482 * 132u;
+        const unsigned int v1484 = v1483 + v38;
+        const unsigned int v1485 = v1484 + v1478;
+        shm2[v1485] = v1477;
+        const float v1486 = v40.x[94];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1487 = static_cast<unsigned int>(v40.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1490 = static_cast<unsigned int>(v40.row(94, iron_linear_thread() & 31u));
+        const unsigned int v1491 = v1490 - 32u;
+        const unsigned int v1492 = v1491 * 132u;
+        const unsigned int v1493 = v1492 + v38;
+        const unsigned int v1494 = v1493 + v1487;
+        shm2[v1494] = v1486;
+        const float v1495 = v40.x[95];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1496 = static_cast<unsigned int>(v40.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1499 = static_cast<unsigned int>(v40.row(95, iron_linear_thread() & 31u));
+        const unsigned int v1500 = v1499 - 32u;
+        const unsigned int v1501 = v1500 * 132u;
+        const unsigned int v1502 = v1501 + v38;
+        const unsigned int v1503 = v1502 + v1496;
+        shm2[v1503] = v1495;
+      }
+      const bool v1505 = v626 == 3u;  // kernels/gemm/gemm_tiles.hpp:322
+      if (v1505) {
+        const float v1506 = v40.x[96];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1507 = static_cast<unsigned int>(v40.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1510 = static_cast<unsigned int>(v40.row(96, iron_linear_thread() & 31u));
+        const unsigned int v1511 = v1510 - 48u;
+        const unsigned int v1512 = v1511 * 132u;
+        const unsigned int v1513 = v1512 + v38;
+        const unsigned int v1514 = v1513 + v1507;
+        shm2[v1514] = v1506;
+        const float v1515 = v40.x[97];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1516 = static_cast<unsigned int>(v40.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1519 = static_cast<unsigned int>(v40.row(97, iron_linear_thread() & 31u));
+        const unsigned int v1520 = v1519 - 48u;
+        const unsigned int v1521 = v1520 * 132u;
+        const unsigned int v1522 = v1521 + v38;
+        const unsigned int v1523 = v1522 + v1516;
+        shm2[v1523] = v1515;
+        const float v1524 = v40.x[98];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1525 = static_cast<unsigned int>(v40.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1528 = static_cast<unsigned int>(v40.row(98, iron_linear_thread() & 31u));
+        const unsigned int v1529 = v1528 - 48u;
+        const unsigned int v1530 = v1529 * 132u;
+        const unsigned int v1531 = v1530 + v38;
+        const unsigned int v1532 = v1531 + v1525;
+        shm2[v1532] = v1524;
+        const float v1533 = v40.x[99];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1534 = static_cast<unsigned int>(v40.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1537 = static_cast<unsigned int>(v40.row(99, iron_linear_thread() & 31u));
+        const unsigned int v1538 = v1537 - 48u;
+        const unsigned int v1539 = v1538 * 132u;
+        const unsigned int v1540 = v1539 + v38;
+        const unsigned int v1541 = v1540 + v1534;
+        shm2[v1541] = v1533;
+        const float v1542 = v40.x[100];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1543 = static_cast<unsigned int>(v40.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1546 = static_cast<unsigned int>(v40.row(100, iron_linear_thread() & 31u));
+        const unsigned int v1547 = v1546 - 48u;
+        const unsigned int v1548 = v1547 * 132u;
+        const unsigned int v1549 = v1548 + v38;
+        const unsigned int v1550 = v1549 + v1543;
+        shm2[v1550] = v1542;
+        const float v1551 = v40.x[101];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1552 = static_cast<unsigned int>(v40.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1555 = static_cast<unsigned int>(v40.row(101, iron_linear_thread() & 31u));
+        const unsigned int v1556 = v1555 - 48u;
+        const unsigned int v1557 = v1556 * 132u;
+        const unsigned int v1558 = v1557 + v38;
+        const unsigned int v1559 = v1558 + v1552;
+        shm2[v1559] = v1551;
+        const float v1560 = v40.x[102];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1561 = static_cast<unsigned int>(v40.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1564 = static_cast<unsigned int>(v40.row(102, iron_linear_thread() & 31u));
+        const unsigned int v1565 = v1564 - 48u;
+        const unsigned int v1566 = v1565 * 132u;
+        const unsigned int v1567 = v1566 + v38;
+        const unsigned int v1568 = v1567 + v1561;
+        shm2[v1568] = v1560;
+        const float v1569 = v40.x[103];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1570 = static_cast<unsigned int>(v40.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1573 = static_cast<unsigned int>(v40.row(103, iron_linear_thread() & 31u));
+        const unsigned int v1574 = v1573 - 48u;
+        const unsigned int v1575 = v1574 * 132u;
+        const unsigned int v1576 = v1575 + v38;
+        const unsigned int v1577 = v1576 + v1570;
+        shm2[v1577] = v1569;
+        const float v1578 = v40.x[104];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1579 = static_cast<unsigned int>(v40.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1582 = static_cast<unsigned int>(v40.row(104, iron_linear_thread() & 31u));
+        const unsigned int v1583 = v1582 - 48u;
+        const unsigned int v1584 = v1583 * 132u;
+        const unsigned int v1585 = v1584 + v38;
+        const unsigned int v1586 = v1585 + v1579;
+        shm2[v1586] = v1578;
+        const float v1587 = v40.x[105];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1588 = static_cast<unsigned int>(v40.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1591 = static_cast<unsigned int>(v40.row(105, iron_linear_thread() & 31u));
+        const unsigned int v1592 = v1591 - 48u;
+        const unsigned int v1593 = v1592 * 132u;
+        const unsigned int v1594 = v1593 + v38;
+        const unsigned int v1595 = v1594 + v1588;
+        shm2[v1595] = v1587;
+        const float v1596 = v40.x[106];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1597 = static_cast<unsigned int>(v40.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1600 = static_cast<unsigned int>(v40.row(106, iron_linear_thread() & 31u));
+        const unsigned int v1601 = v1600 - 48u;
+        const unsigned int v1602 = v1601 * 132u;
+        const unsigned int v1603 = v1602 + v38;
+        const unsigned int v1604 = v1603 + v1597;
+        shm2[v1604] = v1596;
+        const float v1605 = v40.x[107];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1606 = static_cast<unsigned int>(v40.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1609 = static_cast<unsigned int>(v40.row(107, iron_linear_thread() & 31u));
+        const unsigned int v1610 = v1609 - 48u;
+        const unsigned int v1611 = v1610 * 132u;
+        const unsigned int v1612 = v1611 + v38;
+        const unsigned int v1613 = v1612 + v1606;
+        shm2[v1613] = v1605;
+        const float v1614 = v40.x[108];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1615 = static_cast<unsigned int>(v40.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1618 = static_cast<unsigned int>(v40.row(108, iron_linear_thread() & 31u));
+        const unsigned int v1619 = v1618 - 48u;
+        const unsigned int v1620 = v1619 * 132u;
+        const unsigned int v1621 = v1620 + v38;
+        const unsigned int v1622 = v1621 + v1615;
+        shm2[v1622] = v1614;
+        const float v1623 = v40.x[109];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1624 = static_cast<unsigned int>(v40.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1627 = static_cast<unsigned int>(v40.row(109, iron_linear_thread() & 31u));
+        const unsigned int v1628 = v1627 - 48u;
+        const unsigned int v1629 = v1628 * 132u;
+        const unsigned int v1630 = v1629 + v38;
+        const unsigned int v1631 = v1630 + v1624;
+        shm2[v1631] = v1623;
+        const float v1632 = v40.x[110];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1633 = static_cast<unsigned int>(v40.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1636 = static_cast<unsigned int>(v40.row(110, iron_linear_thread() & 31u));
+        const unsigned int v1637 = v1636 - 48u;
+        const unsigned int v1638 = v1637 * 132u;
+        const unsigned int v1639 = v1638 + v38;
+        const unsigned int v1640 = v1639 + v1633;
+        shm2[v1640] = v1632;
+        const float v1641 = v40.x[111];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1642 = static_cast<unsigned int>(v40.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1645 = static_cast<unsigned int>(v40.row(111, iron_linear_thread() & 31u));
+        const unsigned int v1646 = v1645 - 48u;
+        const unsigned int v1647 = v1646 * 132u;
+        const unsigned int v1648 = v1647 + v38;
+        const unsigned int v1649 = v1648 + v1642;
+        shm2[v1649] = v1641;
+        const float v1650 = v40.x[112];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1651 = static_cast<unsigned int>(v40.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1654 = static_cast<unsigned int>(v40.row(112, iron_linear_thread() & 31u));
+        const unsigned int v1655 = v1654 - 48u;
+        const unsigned int v1656 = v1655 * 132u;
+        const unsigned int v1657 = v1656 + v38;
+        const unsigned int v1658 = v1657 + v1651;
+        shm2[v1658] = v1650;
+        const float v1659 = v40.x[113];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1660 = static_cast<unsigned int>(v40.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1663 = static_cast<unsigned int>(v40.row(113, iron_linear_thread() & 31u));
+        const unsigned int v1664 = v1663 - 48u;
+        const unsigned int v1665 = v1664 * 132u;
+        const unsigned int v1666 = v1665 + v38;
+        const unsigned int v1667 = v1666 + v1660;
+        shm2[v1667] = v1659;
+        const float v1668 = v40.x[114];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1669 = static_cast<unsigned int>(v40.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1672 = static_cast<unsigned int>(v40.row(114, iron_linear_thread() & 31u));
+        const unsigned int v1673 = v1672 - 48u;
+        const unsigned int v1674 = v1673 * 132u;
+        const unsigned int v1675 = v1674 + v38;
+        const unsigned int v1676 = v1675 + v1669;
+        shm2[v1676] = v1668;
+        const float v1677 = v40.x[115];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1678 = static_cast<unsigned int>(v40.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1681 = static_cast<unsigned int>(v40.row(115, iron_linear_thread() & 31u));
+        const unsigned int v1682 = v1681 - 48u;
+        const unsigned int v1683 = v1682 * 132u;
+        const unsigned int v1684 = v1683 + v38;
+        const unsigned int v1685 = v1684 + v1678;
+        shm2[v1685] = v1677;
+        const float v1686 = v40.x[116];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1687 = static_cast<unsigned int>(v40.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1690 = static_cast<unsigned int>(v40.row(116, iron_linear_thread() & 31u));
+        const unsigned int v1691 = v1690 - 48u;
+        const unsigned int v1692 = v1691 * 132u;
+        const unsigned int v1693 = v1692 + v38;
+        const unsigned int v1694 = v1693 + v1687;
+        shm2[v1694] = v1686;
+        const float v1695 = v40.x[117];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1696 = static_cast<unsigned int>(v40.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1699 = static_cast<unsigned int>(v40.row(117, iron_linear_thread() & 31u));
+        const unsigned int v1700 = v1699 - 48u;
+        const unsigned int v1701 = v1700 * 132u;
+        const unsigned int v1702 = v1701 + v38;
+        const unsigned int v1703 = v1702 + v1696;
+        shm2[v1703] = v1695;
+        const float v1704 = v40.x[118];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1705 = static_cast<unsigned int>(v40.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1708 = static_cast<unsigned int>(v40.row(118, iron_linear_thread() & 31u));
+        const unsigned int v1709 = v1708 - 48u;
+        const unsigned int v1710 = v1709 * 132u;
+        const unsigned int v1711 = v1710 + v38;
+        const unsigned int v1712 = v1711 + v1705;
+        shm2[v1712] = v1704;
+        const float v1713 = v40.x[119];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1714 = static_cast<unsigned int>(v40.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1717 = static_cast<unsigned int>(v40.row(119, iron_linear_thread() & 31u));
+        const unsigned int v1718 = v1717 - 48u;
+        const unsigned int v1719 = v1718 * 132u;
+        const unsigned int v1720 = v1719 + v38;
+        const unsigned int v1721 = v1720 + v1714;
+        shm2[v1721] = v1713;
+        const float v1722 = v40.x[120];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1723 = static_cast<unsigned int>(v40.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1726 = static_cast<unsigned int>(v40.row(120, iron_linear_thread() & 31u));
+        const unsigned int v1727 = v1726 - 48u;
+        const unsigned int v1728 = v1727 * 132u;
+        const unsigned int v1729 = v1728 + v38;
+        const unsigned int v1730 = v1729 + v1723;
+        shm2[v1730] = v1722;
+        const float v1731 = v40.x[121];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1732 = static_cast<unsigned int>(v40.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1735 = static_cast<unsigned int>(v40.row(121, iron_linear_thread() & 31u));
+        const unsigned int v1736 = v1735 - 48u;
+        const unsigned int v1737 = v1736 * 132u;
+        const unsigned int v1738 = v1737 + v38;
+        const unsigned int v1739 = v1738 + v1732;
+        shm2[v1739] = v1731;
+        const float v1740 = v40.x[122];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1741 = static_cast<unsigned int>(v40.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1744 = static_cast<unsigned int>(v40.row(122, iron_linear_thread() & 31u));
+        const unsigned int v1745 = v1744 - 48u;
+        const unsigned int v1746 = v1745 * 132u;
+        const unsigned int v1747 = v1746 + v38;
+        const unsigned int v1748 = v1747 + v1741;
+        shm2[v1748] = v1740;
+        const float v1749 = v40.x[123];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1750 = static_cast<unsigned int>(v40.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1753 = static_cast<unsigned int>(v40.row(123, iron_linear_thread() & 31u));
+        const unsigned int v1754 = v1753 - 48u;
+        const unsigned int v1755 = v1754 * 132u;
+        const unsigned int v1756 = v1755 + v38;
+        const unsigned int v1757 = v1756 + v1750;
+        shm2[v1757] = v1749;
+        const float v1758 = v40.x[124];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1759 = static_cast<unsigned int>(v40.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1762 = static_cast<unsigned int>(v40.row(124, iron_linear_thread() & 31u));
+        const unsigned int v1763 = v1762 - 48u;
+        const unsigned int v1764 = v1763 * 132u;
+        const unsigned int v1765 = v1764 + v38;
+        const unsigned int v1766 = v1765 + v1759;
+        shm2[v1766] = v1758;
+        const float v1767 = v40.x[125];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1768 = static_cast<unsigned int>(v40.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1771 = static_cast<unsigned int>(v40.row(125, iron_linear_thread() & 31u));
+        const unsigned int v1772 = v1771 - 48u;
+        const unsigned int v1773 = v1772 * 132u;
+        const unsigned int v1774 = v1773 + v38;
+        const unsigned int v1775 = v1774 + v1768;
+        shm2[v1775] = v1767;
+        const float v1776 = v40.x[126];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1777 = static_cast<unsigned int>(v40.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1780 = static_cast<unsigned int>(v40.row(126, iron_linear_thread() & 31u));
+        const unsigned int v1781 = v1780 - 48u;
+        const unsigned int v1782 = v1781 * 132u;
+        const unsigned int v1783 = v1782 + v38;
+        const unsigned int v1784 = v1783 + v1777;
+        shm2[v1784] = v1776;
+        const float v1785 = v40.x[127];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1786 = static_cast<unsigned int>(v40.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1789 = static_cast<unsigned int>(v40.row(127, iron_linear_thread() & 31u));
+        const unsigned int v1790 = v1789 - 48u;
+        const unsigned int v1791 = v1790 * 132u;
+        const unsigned int v1792 = v1791 + v38;
+        const unsigned int v1793 = v1792 + v1786;
+        shm2[v1793] = v1785;
+      }
+    }
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:331
+    const unsigned int v1801 = v626 << 4u;  // kernels/gemm/gemm_tiles.hpp:333
+    const unsigned int v1803 = v624 << 6u;
+    const unsigned int v1804 = v25 + v1803;
+    const unsigned int v1805 = v1804 + v1801;
+
+    for (unsigned int v1797 = v1794; v1797 < 2048u; v1797 += 128u) {  // kernels/gemm/gemm_tiles.hpp:332
+      const unsigned int v1799 = v1797 >> 7u;  // kernels/gemm/gemm_tiles.hpp:333
+      const unsigned int v1806 = v1805 + v1799;
+      const unsigned int v1808 = v1797 & 127u;  // kernels/gemm/gemm_tiles.hpp:334
+      const unsigned int v1809 = v29 + v1808;
+      const bool v1810 = v1806 < v0;  // kernels/gemm/gemm_tiles.hpp:335
+      const bool v1811 = v1809 < v1;
+      const bool v1812 = v1810 && v1811;
+      if (v1812) {
+        const unsigned int v1818 = v1799 * 132u;
+        const unsigned int v1819 = v1818 + v1808;
+        const float v1820 = shm2[v1819];
+        const unsigned int v1821 = v1806 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+        const unsigned int v1822 = v1821 + v1809;
+        const iron_bf16 v1823 = c[v1822];  // kernels/gemm/gemm_epilogue.cpp:101
+        const float v1824 = iron_to_f32(v1823);
+        const float v1825 = v1824 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+        const float v1826 = fmaf(v1820, v3, v1825);
+        const iron_bf16 v1827 = iron_f32_to_bf16(v1826);
+        c[v1822] = v1827;
+      }
+    }
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:337
   }
 }

@@ -254,6 +254,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   extern __shared__ __align__(16) unsigned char iron_shared[];
   iron_bf16* const shm0 = reinterpret_cast<iron_bf16*>(iron_shared + 0);
   iron_bf16* const shm1 = reinterpret_cast<iron_bf16*>(iron_shared + 49152);
+  float* const shm2 = reinterpret_cast<float*>(iron_shared + 0);
 
   const unsigned int v0 = m;  // kernels/gemm/gemm.cpp:71
   const unsigned int v1 = n;
@@ -276,612 +277,612 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   const unsigned int v24 = v23 << 7u;
   const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v28 = v27 << 7u;
-  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:241
-  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:242
+  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:243
   const unsigned int v33 = v32 << 6u;
-  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
+  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:244
   const unsigned int v37 = v36 << 6u;
-  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v39, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:247
   iron_frag_fill(v41, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:247
+  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:248
   iron_frag_fill(v43, iron_f32_to_bf16(0.0f));
   const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:203
   const bool v47 = v46 == 0u;
   const unsigned int v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:160
   const bool v56 = v55 == 0u;
-  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:260
+  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:261
   if (v62) {
-    for (unsigned int v2140 = 0u; v2140 < 2u; v2140 += 1u) {  // kernels/gemm/gemm_tiles.hpp:267
-      const unsigned int v2141 = v2140 << 6u;
-      const bool v2143 = v2141 < v2;
-      if (v2143) {
-        const unsigned int v2145 = v2140 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
-        const unsigned int v2147 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2150 = v2147 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2153 = v2147 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2154 = v2153 << 3u;
-        const unsigned int v2155 = v24 + v2150;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2156 = v2155 < v0;
-        const unsigned int v2157 = v2141 + v2154;
-        const bool v2158 = v2157 < v2;
-        const bool v2159 = v2156 && v2158;
-        const unsigned int v2161 = v2155 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2163 = v2161 + v2141;
-        const unsigned int v2164 = v2163 + v2154;
-        const unsigned int v2165 = v2159 ? v2164 : 0u;
-        const unsigned int v2167 = v2150 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2168 = v2145 + v2167;
-        const unsigned int v2169 = v2168 + v2154;
-        iron_copy_async<16>(shm0 + (v2169 ^ (((v2169 >> 6u) & 7u) << 3u)), a + v2165, v2159);
-        const unsigned int v2172 = v2147 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2174 = v2172 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2177 = v2172 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2178 = v2177 << 3u;
-        const unsigned int v2179 = v24 + v2174;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2180 = v2179 < v0;
-        const unsigned int v2181 = v2141 + v2178;
-        const bool v2182 = v2181 < v2;
-        const bool v2183 = v2180 && v2182;
-        const unsigned int v2185 = v2179 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2187 = v2185 + v2141;
-        const unsigned int v2188 = v2187 + v2178;
-        const unsigned int v2189 = v2183 ? v2188 : 0u;
-        const unsigned int v2191 = v2174 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2192 = v2145 + v2191;
-        const unsigned int v2193 = v2192 + v2178;
-        iron_copy_async<16>(shm0 + (v2193 ^ (((v2193 >> 6u) & 7u) << 3u)), a + v2189, v2183);
-        const unsigned int v2196 = v2147 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2198 = v2196 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2201 = v2196 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2202 = v2201 << 3u;
-        const unsigned int v2203 = v24 + v2198;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2204 = v2203 < v0;
-        const unsigned int v2205 = v2141 + v2202;
-        const bool v2206 = v2205 < v2;
-        const bool v2207 = v2204 && v2206;
-        const unsigned int v2209 = v2203 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2211 = v2209 + v2141;
-        const unsigned int v2212 = v2211 + v2202;
-        const unsigned int v2213 = v2207 ? v2212 : 0u;
-        const unsigned int v2215 = v2198 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2216 = v2145 + v2215;
-        const unsigned int v2217 = v2216 + v2202;
-        iron_copy_async<16>(shm0 + (v2217 ^ (((v2217 >> 6u) & 7u) << 3u)), a + v2213, v2207);
-        const unsigned int v2220 = v2147 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2222 = v2220 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2225 = v2220 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2226 = v2225 << 3u;
-        const unsigned int v2227 = v24 + v2222;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2228 = v2227 < v0;
-        const unsigned int v2229 = v2141 + v2226;
-        const bool v2230 = v2229 < v2;
-        const bool v2231 = v2228 && v2230;
-        const unsigned int v2233 = v2227 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2235 = v2233 + v2141;
-        const unsigned int v2236 = v2235 + v2226;
-        const unsigned int v2237 = v2231 ? v2236 : 0u;
-        const unsigned int v2239 = v2222 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2240 = v2145 + v2239;
-        const unsigned int v2241 = v2240 + v2226;
-        iron_copy_async<16>(shm0 + (v2241 ^ (((v2241 >> 6u) & 7u) << 3u)), a + v2237, v2231);
-        const unsigned int v2244 = v2147 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2246 = v2244 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2249 = v2244 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2250 = v2249 << 3u;
-        const unsigned int v2251 = v24 + v2246;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2252 = v2251 < v0;
-        const unsigned int v2253 = v2141 + v2250;
-        const bool v2254 = v2253 < v2;
-        const bool v2255 = v2252 && v2254;
-        const unsigned int v2257 = v2251 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2259 = v2257 + v2141;
-        const unsigned int v2260 = v2259 + v2250;
-        const unsigned int v2261 = v2255 ? v2260 : 0u;
-        const unsigned int v2263 = v2246 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2264 = v2145 + v2263;
-        const unsigned int v2265 = v2264 + v2250;
-        iron_copy_async<16>(shm0 + (v2265 ^ (((v2265 >> 6u) & 7u) << 3u)), a + v2261, v2255);
-        const unsigned int v2268 = v2147 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2270 = v2268 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2273 = v2268 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2274 = v2273 << 3u;
-        const unsigned int v2275 = v24 + v2270;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2276 = v2275 < v0;
-        const unsigned int v2277 = v2141 + v2274;
-        const bool v2278 = v2277 < v2;
-        const bool v2279 = v2276 && v2278;
-        const unsigned int v2281 = v2275 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2283 = v2281 + v2141;
-        const unsigned int v2284 = v2283 + v2274;
-        const unsigned int v2285 = v2279 ? v2284 : 0u;
-        const unsigned int v2287 = v2270 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2288 = v2145 + v2287;
-        const unsigned int v2289 = v2288 + v2274;
-        iron_copy_async<16>(shm0 + (v2289 ^ (((v2289 >> 6u) & 7u) << 3u)), a + v2285, v2279);
-        const unsigned int v2292 = v2147 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2294 = v2292 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2297 = v2292 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2298 = v2297 << 3u;
-        const unsigned int v2299 = v24 + v2294;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2300 = v2299 < v0;
-        const unsigned int v2301 = v2141 + v2298;
-        const bool v2302 = v2301 < v2;
-        const bool v2303 = v2300 && v2302;
-        const unsigned int v2305 = v2299 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2307 = v2305 + v2141;
-        const unsigned int v2308 = v2307 + v2298;
-        const unsigned int v2309 = v2303 ? v2308 : 0u;
-        const unsigned int v2311 = v2294 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2312 = v2145 + v2311;
-        const unsigned int v2313 = v2312 + v2298;
-        iron_copy_async<16>(shm0 + (v2313 ^ (((v2313 >> 6u) & 7u) << 3u)), a + v2309, v2303);
-        const unsigned int v2316 = v2147 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2318 = v2316 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2321 = v2316 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2322 = v2321 << 3u;
-        const unsigned int v2323 = v24 + v2318;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2324 = v2323 < v0;
-        const unsigned int v2325 = v2141 + v2322;
-        const bool v2326 = v2325 < v2;
-        const bool v2327 = v2324 && v2326;
-        const unsigned int v2329 = v2323 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2331 = v2329 + v2141;
-        const unsigned int v2332 = v2331 + v2322;
-        const unsigned int v2333 = v2327 ? v2332 : 0u;
-        const unsigned int v2335 = v2318 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2336 = v2145 + v2335;
-        const unsigned int v2337 = v2336 + v2322;
-        iron_copy_async<16>(shm0 + (v2337 ^ (((v2337 >> 6u) & 7u) << 3u)), a + v2333, v2327);
-        const unsigned int v2344 = v2147 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2347 = v2147 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2348 = v2347 << 3u;
-        const unsigned int v2349 = v2141 + v2344;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2350 = v2349 < v2;
-        const unsigned int v2351 = v28 + v2348;
-        const bool v2352 = v2351 < v1;
-        const bool v2353 = v2350 && v2352;
-        const unsigned int v2355 = v2349 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2357 = v2355 + v28;
-        const unsigned int v2358 = v2357 + v2348;
-        const unsigned int v2359 = v2353 ? v2358 : 0u;
-        const unsigned int v2361 = v2344 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2362 = v2145 + v2361;
-        const unsigned int v2363 = v2362 + v2348;
-        iron_copy_async<16>(shm1 + (v2363 ^ (((v2363 >> 7u) & 7u) << 3u)), b + v2359, v2353);
-        const unsigned int v2368 = v2172 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2371 = v2172 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2372 = v2371 << 3u;
-        const unsigned int v2373 = v2141 + v2368;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2374 = v2373 < v2;
-        const unsigned int v2375 = v28 + v2372;
-        const bool v2376 = v2375 < v1;
-        const bool v2377 = v2374 && v2376;
-        const unsigned int v2379 = v2373 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2381 = v2379 + v28;
-        const unsigned int v2382 = v2381 + v2372;
-        const unsigned int v2383 = v2377 ? v2382 : 0u;
-        const unsigned int v2385 = v2368 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2386 = v2145 + v2385;
-        const unsigned int v2387 = v2386 + v2372;
-        iron_copy_async<16>(shm1 + (v2387 ^ (((v2387 >> 7u) & 7u) << 3u)), b + v2383, v2377);
-        const unsigned int v2392 = v2196 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2395 = v2196 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2396 = v2395 << 3u;
-        const unsigned int v2397 = v2141 + v2392;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2398 = v2397 < v2;
-        const unsigned int v2399 = v28 + v2396;
-        const bool v2400 = v2399 < v1;
-        const bool v2401 = v2398 && v2400;
-        const unsigned int v2403 = v2397 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2405 = v2403 + v28;
-        const unsigned int v2406 = v2405 + v2396;
-        const unsigned int v2407 = v2401 ? v2406 : 0u;
-        const unsigned int v2409 = v2392 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2410 = v2145 + v2409;
-        const unsigned int v2411 = v2410 + v2396;
-        iron_copy_async<16>(shm1 + (v2411 ^ (((v2411 >> 7u) & 7u) << 3u)), b + v2407, v2401);
-        const unsigned int v2416 = v2220 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2419 = v2220 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2420 = v2419 << 3u;
-        const unsigned int v2421 = v2141 + v2416;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2422 = v2421 < v2;
-        const unsigned int v2423 = v28 + v2420;
-        const bool v2424 = v2423 < v1;
-        const bool v2425 = v2422 && v2424;
-        const unsigned int v2427 = v2421 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2429 = v2427 + v28;
-        const unsigned int v2430 = v2429 + v2420;
-        const unsigned int v2431 = v2425 ? v2430 : 0u;
-        const unsigned int v2433 = v2416 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2434 = v2145 + v2433;
-        const unsigned int v2435 = v2434 + v2420;
-        iron_copy_async<16>(shm1 + (v2435 ^ (((v2435 >> 7u) & 7u) << 3u)), b + v2431, v2425);
-        const unsigned int v2440 = v2244 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2443 = v2244 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2444 = v2443 << 3u;
-        const unsigned int v2445 = v2141 + v2440;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2446 = v2445 < v2;
-        const unsigned int v2447 = v28 + v2444;
-        const bool v2448 = v2447 < v1;
-        const bool v2449 = v2446 && v2448;
-        const unsigned int v2451 = v2445 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2453 = v2451 + v28;
-        const unsigned int v2454 = v2453 + v2444;
-        const unsigned int v2455 = v2449 ? v2454 : 0u;
-        const unsigned int v2457 = v2440 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2458 = v2145 + v2457;
-        const unsigned int v2459 = v2458 + v2444;
-        iron_copy_async<16>(shm1 + (v2459 ^ (((v2459 >> 7u) & 7u) << 3u)), b + v2455, v2449);
-        const unsigned int v2464 = v2268 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2467 = v2268 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2468 = v2467 << 3u;
-        const unsigned int v2469 = v2141 + v2464;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2470 = v2469 < v2;
-        const unsigned int v2471 = v28 + v2468;
-        const bool v2472 = v2471 < v1;
-        const bool v2473 = v2470 && v2472;
-        const unsigned int v2475 = v2469 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2477 = v2475 + v28;
-        const unsigned int v2478 = v2477 + v2468;
-        const unsigned int v2479 = v2473 ? v2478 : 0u;
-        const unsigned int v2481 = v2464 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2482 = v2145 + v2481;
-        const unsigned int v2483 = v2482 + v2468;
-        iron_copy_async<16>(shm1 + (v2483 ^ (((v2483 >> 7u) & 7u) << 3u)), b + v2479, v2473);
-        const unsigned int v2488 = v2292 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2491 = v2292 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2492 = v2491 << 3u;
-        const unsigned int v2493 = v2141 + v2488;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2494 = v2493 < v2;
-        const unsigned int v2495 = v28 + v2492;
-        const bool v2496 = v2495 < v1;
-        const bool v2497 = v2494 && v2496;
-        const unsigned int v2499 = v2493 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2501 = v2499 + v28;
-        const unsigned int v2502 = v2501 + v2492;
-        const unsigned int v2503 = v2497 ? v2502 : 0u;
-        const unsigned int v2505 = v2488 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2506 = v2145 + v2505;
-        const unsigned int v2507 = v2506 + v2492;
-        iron_copy_async<16>(shm1 + (v2507 ^ (((v2507 >> 7u) & 7u) << 3u)), b + v2503, v2497);
-        const unsigned int v2512 = v2316 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2515 = v2316 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2516 = v2515 << 3u;
-        const unsigned int v2517 = v2141 + v2512;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2518 = v2517 < v2;
-        const unsigned int v2519 = v28 + v2516;
-        const bool v2520 = v2519 < v1;
-        const bool v2521 = v2518 && v2520;
-        const unsigned int v2523 = v2517 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2525 = v2523 + v28;
-        const unsigned int v2526 = v2525 + v2516;
-        const unsigned int v2527 = v2521 ? v2526 : 0u;
-        const unsigned int v2529 = v2512 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2530 = v2145 + v2529;
-        const unsigned int v2531 = v2530 + v2516;
-        iron_copy_async<16>(shm1 + (v2531 ^ (((v2531 >> 7u) & 7u) << 3u)), b + v2527, v2521);
+    for (unsigned int v1811 = 0u; v1811 < 2u; v1811 += 1u) {  // kernels/gemm/gemm_tiles.hpp:268
+      const unsigned int v1812 = v1811 << 6u;
+      const bool v1814 = v1812 < v2;
+      if (v1814) {
+        const unsigned int v1816 = v1811 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
+        const unsigned int v1818 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v1821 = v1818 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v1824 = v1818 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v1825 = v1824 << 3u;
+        const unsigned int v1826 = v24 + v1821;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v1827 = v1826 < v0;
+        const unsigned int v1828 = v1812 + v1825;
+        const bool v1829 = v1828 < v2;
+        const bool v1830 = v1827 && v1829;
+        const unsigned int v1832 = v1826 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v1834 = v1832 + v1812;
+        const unsigned int v1835 = v1834 + v1825;
+        const unsigned int v1836 = v1830 ? v1835 : 0u;
+        const unsigned int v1838 = v1821 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v1839 = v1816 + v1838;
+        const unsigned int v1840 = v1839 + v1825;
+        iron_copy_async<16>(shm0 + (v1840 ^ (((v1840 >> 6u) & 7u) << 3u)), a + v1836, v1830);
+        const unsigned int v1843 = v1818 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v1845 = v1843 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v1848 = v1843 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v1849 = v1848 << 3u;
+        const unsigned int v1850 = v24 + v1845;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v1851 = v1850 < v0;
+        const unsigned int v1852 = v1812 + v1849;
+        const bool v1853 = v1852 < v2;
+        const bool v1854 = v1851 && v1853;
+        const unsigned int v1856 = v1850 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v1858 = v1856 + v1812;
+        const unsigned int v1859 = v1858 + v1849;
+        const unsigned int v1860 = v1854 ? v1859 : 0u;
+        const unsigned int v1862 = v1845 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v1863 = v1816 + v1862;
+        const unsigned int v1864 = v1863 + v1849;
+        iron_copy_async<16>(shm0 + (v1864 ^ (((v1864 >> 6u) & 7u) << 3u)), a + v1860, v1854);
+        const unsigned int v1867 = v1818 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v1869 = v1867 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v1872 = v1867 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v1873 = v1872 << 3u;
+        const unsigned int v1874 = v24 + v1869;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v1875 = v1874 < v0;
+        const unsigned int v1876 = v1812 + v1873;
+        const bool v1877 = v1876 < v2;
+        const bool v1878 = v1875 && v1877;
+        const unsigned int v1880 = v1874 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v1882 = v1880 + v1812;
+        const unsigned int v1883 = v1882 + v1873;
+        const unsigned int v1884 = v1878 ? v1883 : 0u;
+        const unsigned int v1886 = v1869 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v1887 = v1816 + v1886;
+        const unsigned int v1888 = v1887 + v1873;
+        iron_copy_async<16>(shm0 + (v1888 ^ (((v1888 >> 6u) & 7u) << 3u)), a + v1884, v1878);
+        const unsigned int v1891 = v1818 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v1893 = v1891 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v1896 = v1891 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v1897 = v1896 << 3u;
+        const unsigned int v1898 = v24 + v1893;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v1899 = v1898 < v0;
+        const unsigned int v1900 = v1812 + v1897;
+        const bool v1901 = v1900 < v2;
+        const bool v1902 = v1899 && v1901;
+        const unsigned int v1904 = v1898 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v1906 = v1904 + v1812;
+        const unsigned int v1907 = v1906 + v1897;
+        const unsigned int v1908 = v1902 ? v1907 : 0u;
+        const unsigned int v1910 = v1893 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v1911 = v1816 + v1910;
+        const unsigned int v1912 = v1911 + v1897;
+        iron_copy_async<16>(shm0 + (v1912 ^ (((v1912 >> 6u) & 7u) << 3u)), a + v1908, v1902);
+        const unsigned int v1915 = v1818 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v1917 = v1915 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v1920 = v1915 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v1921 = v1920 << 3u;
+        const unsigned int v1922 = v24 + v1917;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v1923 = v1922 < v0;
+        const unsigned int v1924 = v1812 + v1921;
+        const bool v1925 = v1924 < v2;
+        const bool v1926 = v1923 && v1925;
+        const unsigned int v1928 = v1922 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v1930 = v1928 + v1812;
+        const unsigned int v1931 = v1930 + v1921;
+        const unsigned int v1932 = v1926 ? v1931 : 0u;
+        const unsigned int v1934 = v1917 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v1935 = v1816 + v1934;
+        const unsigned int v1936 = v1935 + v1921;
+        iron_copy_async<16>(shm0 + (v1936 ^ (((v1936 >> 6u) & 7u) << 3u)), a + v1932, v1926);
+        const unsigned int v1939 = v1818 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v1941 = v1939 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v1944 = v1939 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v1945 = v1944 << 3u;
+        const unsigned int v1946 = v24 + v1941;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v1947 = v1946 < v0;
+        const unsigned int v1948 = v1812 + v1945;
+        const bool v1949 = v1948 < v2;
+        const bool v1950 = v1947 && v1949;
+        const unsigned int v1952 = v1946 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v1954 = v1952 + v1812;
+        const unsigned int v1955 = v1954 + v1945;
+        const unsigned int v1956 = v1950 ? v1955 : 0u;
+        const unsigned int v1958 = v1941 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v1959 = v1816 + v1958;
+        const unsigned int v1960 = v1959 + v1945;
+        iron_copy_async<16>(shm0 + (v1960 ^ (((v1960 >> 6u) & 7u) << 3u)), a + v1956, v1950);
+        const unsigned int v1963 = v1818 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v1965 = v1963 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v1968 = v1963 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v1969 = v1968 << 3u;
+        const unsigned int v1970 = v24 + v1965;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v1971 = v1970 < v0;
+        const unsigned int v1972 = v1812 + v1969;
+        const bool v1973 = v1972 < v2;
+        const bool v1974 = v1971 && v1973;
+        const unsigned int v1976 = v1970 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v1978 = v1976 + v1812;
+        const unsigned int v1979 = v1978 + v1969;
+        const unsigned int v1980 = v1974 ? v1979 : 0u;
+        const unsigned int v1982 = v1965 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v1983 = v1816 + v1982;
+        const unsigned int v1984 = v1983 + v1969;
+        iron_copy_async<16>(shm0 + (v1984 ^ (((v1984 >> 6u) & 7u) << 3u)), a + v1980, v1974);
+        const unsigned int v1987 = v1818 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v1989 = v1987 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v1992 = v1987 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v1993 = v1992 << 3u;
+        const unsigned int v1994 = v24 + v1989;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v1995 = v1994 < v0;
+        const unsigned int v1996 = v1812 + v1993;
+        const bool v1997 = v1996 < v2;
+        const bool v1998 = v1995 && v1997;
+        const unsigned int v2000 = v1994 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2002 = v2000 + v1812;
+        const unsigned int v2003 = v2002 + v1993;
+        const unsigned int v2004 = v1998 ? v2003 : 0u;
+        const unsigned int v2006 = v1989 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2007 = v1816 + v2006;
+        const unsigned int v2008 = v2007 + v1993;
+        iron_copy_async<16>(shm0 + (v2008 ^ (((v2008 >> 6u) & 7u) << 3u)), a + v2004, v1998);
+        const unsigned int v2015 = v1818 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2018 = v1818 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2019 = v2018 << 3u;
+        const unsigned int v2020 = v1812 + v2015;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2021 = v2020 < v2;
+        const unsigned int v2022 = v28 + v2019;
+        const bool v2023 = v2022 < v1;
+        const bool v2024 = v2021 && v2023;
+        const unsigned int v2026 = v2020 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2028 = v2026 + v28;
+        const unsigned int v2029 = v2028 + v2019;
+        const unsigned int v2030 = v2024 ? v2029 : 0u;
+        const unsigned int v2032 = v2015 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2033 = v1816 + v2032;
+        const unsigned int v2034 = v2033 + v2019;
+        iron_copy_async<16>(shm1 + (v2034 ^ (((v2034 >> 7u) & 7u) << 3u)), b + v2030, v2024);
+        const unsigned int v2039 = v1843 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2042 = v1843 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2043 = v2042 << 3u;
+        const unsigned int v2044 = v1812 + v2039;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2045 = v2044 < v2;
+        const unsigned int v2046 = v28 + v2043;
+        const bool v2047 = v2046 < v1;
+        const bool v2048 = v2045 && v2047;
+        const unsigned int v2050 = v2044 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2052 = v2050 + v28;
+        const unsigned int v2053 = v2052 + v2043;
+        const unsigned int v2054 = v2048 ? v2053 : 0u;
+        const unsigned int v2056 = v2039 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2057 = v1816 + v2056;
+        const unsigned int v2058 = v2057 + v2043;
+        iron_copy_async<16>(shm1 + (v2058 ^ (((v2058 >> 7u) & 7u) << 3u)), b + v2054, v2048);
+        const unsigned int v2063 = v1867 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2066 = v1867 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2067 = v2066 << 3u;
+        const unsigned int v2068 = v1812 + v2063;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2069 = v2068 < v2;
+        const unsigned int v2070 = v28 + v2067;
+        const bool v2071 = v2070 < v1;
+        const bool v2072 = v2069 && v2071;
+        const unsigned int v2074 = v2068 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2076 = v2074 + v28;
+        const unsigned int v2077 = v2076 + v2067;
+        const unsigned int v2078 = v2072 ? v2077 : 0u;
+        const unsigned int v2080 = v2063 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2081 = v1816 + v2080;
+        const unsigned int v2082 = v2081 + v2067;
+        iron_copy_async<16>(shm1 + (v2082 ^ (((v2082 >> 7u) & 7u) << 3u)), b + v2078, v2072);
+        const unsigned int v2087 = v1891 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2090 = v1891 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2091 = v2090 << 3u;
+        const unsigned int v2092 = v1812 + v2087;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2093 = v2092 < v2;
+        const unsigned int v2094 = v28 + v2091;
+        const bool v2095 = v2094 < v1;
+        const bool v2096 = v2093 && v2095;
+        const unsigned int v2098 = v2092 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2100 = v2098 + v28;
+        const unsigned int v2101 = v2100 + v2091;
+        const unsigned int v2102 = v2096 ? v2101 : 0u;
+        const unsigned int v2104 = v2087 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2105 = v1816 + v2104;
+        const unsigned int v2106 = v2105 + v2091;
+        iron_copy_async<16>(shm1 + (v2106 ^ (((v2106 >> 7u) & 7u) << 3u)), b + v2102, v2096);
+        const unsigned int v2111 = v1915 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2114 = v1915 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2115 = v2114 << 3u;
+        const unsigned int v2116 = v1812 + v2111;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2117 = v2116 < v2;
+        const unsigned int v2118 = v28 + v2115;
+        const bool v2119 = v2118 < v1;
+        const bool v2120 = v2117 && v2119;
+        const unsigned int v2122 = v2116 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2124 = v2122 + v28;
+        const unsigned int v2125 = v2124 + v2115;
+        const unsigned int v2126 = v2120 ? v2125 : 0u;
+        const unsigned int v2128 = v2111 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2129 = v1816 + v2128;
+        const unsigned int v2130 = v2129 + v2115;
+        iron_copy_async<16>(shm1 + (v2130 ^ (((v2130 >> 7u) & 7u) << 3u)), b + v2126, v2120);
+        const unsigned int v2135 = v1939 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2138 = v1939 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2139 = v2138 << 3u;
+        const unsigned int v2140 = v1812 + v2135;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2141 = v2140 < v2;
+        const unsigned int v2142 = v28 + v2139;
+        const bool v2143 = v2142 < v1;
+        const bool v2144 = v2141 && v2143;
+        const unsigned int v2146 = v2140 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2148 = v2146 + v28;
+        const unsigned int v2149 = v2148 + v2139;
+        const unsigned int v2150 = v2144 ? v2149 : 0u;
+        const unsigned int v2152 = v2135 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2153 = v1816 + v2152;
+        const unsigned int v2154 = v2153 + v2139;
+        iron_copy_async<16>(shm1 + (v2154 ^ (((v2154 >> 7u) & 7u) << 3u)), b + v2150, v2144);
+        const unsigned int v2159 = v1963 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2162 = v1963 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2163 = v2162 << 3u;
+        const unsigned int v2164 = v1812 + v2159;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2165 = v2164 < v2;
+        const unsigned int v2166 = v28 + v2163;
+        const bool v2167 = v2166 < v1;
+        const bool v2168 = v2165 && v2167;
+        const unsigned int v2170 = v2164 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2172 = v2170 + v28;
+        const unsigned int v2173 = v2172 + v2163;
+        const unsigned int v2174 = v2168 ? v2173 : 0u;
+        const unsigned int v2176 = v2159 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2177 = v1816 + v2176;
+        const unsigned int v2178 = v2177 + v2163;
+        iron_copy_async<16>(shm1 + (v2178 ^ (((v2178 >> 7u) & 7u) << 3u)), b + v2174, v2168);
+        const unsigned int v2183 = v1987 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2186 = v1987 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2187 = v2186 << 3u;
+        const unsigned int v2188 = v1812 + v2183;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2189 = v2188 < v2;
+        const unsigned int v2190 = v28 + v2187;
+        const bool v2191 = v2190 < v1;
+        const bool v2192 = v2189 && v2191;
+        const unsigned int v2194 = v2188 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2196 = v2194 + v28;
+        const unsigned int v2197 = v2196 + v2187;
+        const unsigned int v2198 = v2192 ? v2197 : 0u;
+        const unsigned int v2200 = v2183 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2201 = v1816 + v2200;
+        const unsigned int v2202 = v2201 + v2187;
+        iron_copy_async<16>(shm1 + (v2202 ^ (((v2202 >> 7u) & 7u) << 3u)), b + v2198, v2192);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:268
     }
-    const unsigned int v2544 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v2215 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:252
 
-    for (unsigned int v2532 = 0u; v2532 < v2; v2532 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
-      const unsigned int v2534 = v2532 >> 6u;
-      const unsigned int v2536 = v2534 % 3u;
+    for (unsigned int v2203 = 0u; v2203 < v2; v2203 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      const unsigned int v2205 = v2203 >> 6u;
+      const unsigned int v2207 = v2205 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2538 = v2536 << 13u;  // kernels/gemm/gemm_tiles.hpp:269
-      const unsigned int v2545 = v2538 + v2544;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2545, 64u);
-      const unsigned int v2550 = v2538 + v37;  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2550, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v2556 = v2545 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2556, 64u);
-      const unsigned int v2559 = v2538 + 2048u;  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v2560 = v2559 + v37;
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2560, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v2566 = v2545 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2566, 64u);
-      const unsigned int v2569 = v2538 + 4096u;  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v2570 = v2569 + v37;
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2570, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v2576 = v2545 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2576, 64u);
-      const unsigned int v2579 = v2538 + 6144u;  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v2580 = v2579 + v37;
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2580, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v2583 = v2532 + 128u;  // kernels/gemm/gemm_tiles.hpp:267
-      const unsigned int v2585 = v2534 + 2u;
-      const unsigned int v2586 = v2585 % 3u;
-      const bool v2587 = v2583 < v2;
-      if (v2587) {
-        const unsigned int v2589 = v2586 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
-        const unsigned int v2591 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2594 = v2591 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2597 = v2591 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2598 = v2597 << 3u;
-        const unsigned int v2599 = v24 + v2594;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2600 = v2599 < v0;
-        const unsigned int v2601 = v2583 + v2598;
-        const bool v2602 = v2601 < v2;
-        const bool v2603 = v2600 && v2602;
-        const unsigned int v2605 = v2599 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2607 = v2605 + v2583;
-        const unsigned int v2608 = v2607 + v2598;
-        const unsigned int v2609 = v2603 ? v2608 : 0u;
-        const unsigned int v2611 = v2594 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2612 = v2589 + v2611;
-        const unsigned int v2613 = v2612 + v2598;
-        iron_copy_async<16>(shm0 + (v2613 ^ (((v2613 >> 6u) & 7u) << 3u)), a + v2609, v2603);
-        const unsigned int v2616 = v2591 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2618 = v2616 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2621 = v2616 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2622 = v2621 << 3u;
-        const unsigned int v2623 = v24 + v2618;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2624 = v2623 < v0;
-        const unsigned int v2625 = v2583 + v2622;
-        const bool v2626 = v2625 < v2;
-        const bool v2627 = v2624 && v2626;
-        const unsigned int v2629 = v2623 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2631 = v2629 + v2583;
-        const unsigned int v2632 = v2631 + v2622;
-        const unsigned int v2633 = v2627 ? v2632 : 0u;
-        const unsigned int v2635 = v2618 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2636 = v2589 + v2635;
-        const unsigned int v2637 = v2636 + v2622;
-        iron_copy_async<16>(shm0 + (v2637 ^ (((v2637 >> 6u) & 7u) << 3u)), a + v2633, v2627);
-        const unsigned int v2640 = v2591 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2642 = v2640 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2645 = v2640 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2646 = v2645 << 3u;
-        const unsigned int v2647 = v24 + v2642;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2648 = v2647 < v0;
-        const unsigned int v2649 = v2583 + v2646;
-        const bool v2650 = v2649 < v2;
-        const bool v2651 = v2648 && v2650;
-        const unsigned int v2653 = v2647 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2655 = v2653 + v2583;
-        const unsigned int v2656 = v2655 + v2646;
-        const unsigned int v2657 = v2651 ? v2656 : 0u;
-        const unsigned int v2659 = v2642 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2660 = v2589 + v2659;
-        const unsigned int v2661 = v2660 + v2646;
-        iron_copy_async<16>(shm0 + (v2661 ^ (((v2661 >> 6u) & 7u) << 3u)), a + v2657, v2651);
-        const unsigned int v2664 = v2591 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2666 = v2664 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2669 = v2664 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2670 = v2669 << 3u;
-        const unsigned int v2671 = v24 + v2666;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2672 = v2671 < v0;
-        const unsigned int v2673 = v2583 + v2670;
-        const bool v2674 = v2673 < v2;
-        const bool v2675 = v2672 && v2674;
-        const unsigned int v2677 = v2671 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2679 = v2677 + v2583;
-        const unsigned int v2680 = v2679 + v2670;
-        const unsigned int v2681 = v2675 ? v2680 : 0u;
-        const unsigned int v2683 = v2666 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2684 = v2589 + v2683;
-        const unsigned int v2685 = v2684 + v2670;
-        iron_copy_async<16>(shm0 + (v2685 ^ (((v2685 >> 6u) & 7u) << 3u)), a + v2681, v2675);
-        const unsigned int v2688 = v2591 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2690 = v2688 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2693 = v2688 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2694 = v2693 << 3u;
-        const unsigned int v2695 = v24 + v2690;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2696 = v2695 < v0;
-        const unsigned int v2697 = v2583 + v2694;
-        const bool v2698 = v2697 < v2;
-        const bool v2699 = v2696 && v2698;
-        const unsigned int v2701 = v2695 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2703 = v2701 + v2583;
-        const unsigned int v2704 = v2703 + v2694;
-        const unsigned int v2705 = v2699 ? v2704 : 0u;
-        const unsigned int v2707 = v2690 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2708 = v2589 + v2707;
-        const unsigned int v2709 = v2708 + v2694;
-        iron_copy_async<16>(shm0 + (v2709 ^ (((v2709 >> 6u) & 7u) << 3u)), a + v2705, v2699);
-        const unsigned int v2712 = v2591 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2714 = v2712 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2717 = v2712 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2718 = v2717 << 3u;
-        const unsigned int v2719 = v24 + v2714;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2720 = v2719 < v0;
-        const unsigned int v2721 = v2583 + v2718;
-        const bool v2722 = v2721 < v2;
-        const bool v2723 = v2720 && v2722;
-        const unsigned int v2725 = v2719 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2727 = v2725 + v2583;
-        const unsigned int v2728 = v2727 + v2718;
-        const unsigned int v2729 = v2723 ? v2728 : 0u;
-        const unsigned int v2731 = v2714 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2732 = v2589 + v2731;
-        const unsigned int v2733 = v2732 + v2718;
-        iron_copy_async<16>(shm0 + (v2733 ^ (((v2733 >> 6u) & 7u) << 3u)), a + v2729, v2723);
-        const unsigned int v2736 = v2591 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2738 = v2736 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2741 = v2736 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2742 = v2741 << 3u;
-        const unsigned int v2743 = v24 + v2738;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2744 = v2743 < v0;
-        const unsigned int v2745 = v2583 + v2742;
-        const bool v2746 = v2745 < v2;
-        const bool v2747 = v2744 && v2746;
-        const unsigned int v2749 = v2743 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2751 = v2749 + v2583;
-        const unsigned int v2752 = v2751 + v2742;
-        const unsigned int v2753 = v2747 ? v2752 : 0u;
-        const unsigned int v2755 = v2738 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2756 = v2589 + v2755;
-        const unsigned int v2757 = v2756 + v2742;
-        iron_copy_async<16>(shm0 + (v2757 ^ (((v2757 >> 6u) & 7u) << 3u)), a + v2753, v2747);
-        const unsigned int v2760 = v2591 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2762 = v2760 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2765 = v2760 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2766 = v2765 << 3u;
-        const unsigned int v2767 = v24 + v2762;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2768 = v2767 < v0;
-        const unsigned int v2769 = v2583 + v2766;
-        const bool v2770 = v2769 < v2;
-        const bool v2771 = v2768 && v2770;
-        const unsigned int v2773 = v2767 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2775 = v2773 + v2583;
-        const unsigned int v2776 = v2775 + v2766;
-        const unsigned int v2777 = v2771 ? v2776 : 0u;
-        const unsigned int v2779 = v2762 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2780 = v2589 + v2779;
-        const unsigned int v2781 = v2780 + v2766;
-        iron_copy_async<16>(shm0 + (v2781 ^ (((v2781 >> 6u) & 7u) << 3u)), a + v2777, v2771);
-        const unsigned int v2788 = v2591 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2791 = v2591 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2792 = v2791 << 3u;
-        const unsigned int v2793 = v2583 + v2788;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2794 = v2793 < v2;
-        const unsigned int v2795 = v28 + v2792;
-        const bool v2796 = v2795 < v1;
-        const bool v2797 = v2794 && v2796;
-        const unsigned int v2799 = v2793 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2801 = v2799 + v28;
-        const unsigned int v2802 = v2801 + v2792;
-        const unsigned int v2803 = v2797 ? v2802 : 0u;
-        const unsigned int v2805 = v2788 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2806 = v2589 + v2805;
-        const unsigned int v2807 = v2806 + v2792;
-        iron_copy_async<16>(shm1 + (v2807 ^ (((v2807 >> 7u) & 7u) << 3u)), b + v2803, v2797);
-        const unsigned int v2812 = v2616 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2815 = v2616 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2816 = v2815 << 3u;
-        const unsigned int v2817 = v2583 + v2812;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2818 = v2817 < v2;
-        const unsigned int v2819 = v28 + v2816;
-        const bool v2820 = v2819 < v1;
-        const bool v2821 = v2818 && v2820;
-        const unsigned int v2823 = v2817 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2825 = v2823 + v28;
-        const unsigned int v2826 = v2825 + v2816;
-        const unsigned int v2827 = v2821 ? v2826 : 0u;
-        const unsigned int v2829 = v2812 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2830 = v2589 + v2829;
-        const unsigned int v2831 = v2830 + v2816;
-        iron_copy_async<16>(shm1 + (v2831 ^ (((v2831 >> 7u) & 7u) << 3u)), b + v2827, v2821);
-        const unsigned int v2836 = v2640 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2839 = v2640 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2840 = v2839 << 3u;
-        const unsigned int v2841 = v2583 + v2836;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2842 = v2841 < v2;
-        const unsigned int v2843 = v28 + v2840;
-        const bool v2844 = v2843 < v1;
-        const bool v2845 = v2842 && v2844;
-        const unsigned int v2847 = v2841 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2849 = v2847 + v28;
-        const unsigned int v2850 = v2849 + v2840;
-        const unsigned int v2851 = v2845 ? v2850 : 0u;
-        const unsigned int v2853 = v2836 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2854 = v2589 + v2853;
-        const unsigned int v2855 = v2854 + v2840;
-        iron_copy_async<16>(shm1 + (v2855 ^ (((v2855 >> 7u) & 7u) << 3u)), b + v2851, v2845);
-        const unsigned int v2860 = v2664 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2863 = v2664 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2864 = v2863 << 3u;
-        const unsigned int v2865 = v2583 + v2860;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2866 = v2865 < v2;
-        const unsigned int v2867 = v28 + v2864;
-        const bool v2868 = v2867 < v1;
-        const bool v2869 = v2866 && v2868;
-        const unsigned int v2871 = v2865 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2873 = v2871 + v28;
-        const unsigned int v2874 = v2873 + v2864;
-        const unsigned int v2875 = v2869 ? v2874 : 0u;
-        const unsigned int v2877 = v2860 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2878 = v2589 + v2877;
-        const unsigned int v2879 = v2878 + v2864;
-        iron_copy_async<16>(shm1 + (v2879 ^ (((v2879 >> 7u) & 7u) << 3u)), b + v2875, v2869);
-        const unsigned int v2884 = v2688 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2887 = v2688 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2888 = v2887 << 3u;
-        const unsigned int v2889 = v2583 + v2884;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2890 = v2889 < v2;
-        const unsigned int v2891 = v28 + v2888;
-        const bool v2892 = v2891 < v1;
-        const bool v2893 = v2890 && v2892;
-        const unsigned int v2895 = v2889 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2897 = v2895 + v28;
-        const unsigned int v2898 = v2897 + v2888;
-        const unsigned int v2899 = v2893 ? v2898 : 0u;
-        const unsigned int v2901 = v2884 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2902 = v2589 + v2901;
-        const unsigned int v2903 = v2902 + v2888;
-        iron_copy_async<16>(shm1 + (v2903 ^ (((v2903 >> 7u) & 7u) << 3u)), b + v2899, v2893);
-        const unsigned int v2908 = v2712 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2911 = v2712 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2912 = v2911 << 3u;
-        const unsigned int v2913 = v2583 + v2908;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2914 = v2913 < v2;
-        const unsigned int v2915 = v28 + v2912;
-        const bool v2916 = v2915 < v1;
-        const bool v2917 = v2914 && v2916;
-        const unsigned int v2919 = v2913 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2921 = v2919 + v28;
-        const unsigned int v2922 = v2921 + v2912;
-        const unsigned int v2923 = v2917 ? v2922 : 0u;
-        const unsigned int v2925 = v2908 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2926 = v2589 + v2925;
-        const unsigned int v2927 = v2926 + v2912;
-        iron_copy_async<16>(shm1 + (v2927 ^ (((v2927 >> 7u) & 7u) << 3u)), b + v2923, v2917);
-        const unsigned int v2932 = v2736 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2935 = v2736 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2936 = v2935 << 3u;
-        const unsigned int v2937 = v2583 + v2932;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2938 = v2937 < v2;
-        const unsigned int v2939 = v28 + v2936;
-        const bool v2940 = v2939 < v1;
-        const bool v2941 = v2938 && v2940;
-        const unsigned int v2943 = v2937 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2945 = v2943 + v28;
-        const unsigned int v2946 = v2945 + v2936;
-        const unsigned int v2947 = v2941 ? v2946 : 0u;
-        const unsigned int v2949 = v2932 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2950 = v2589 + v2949;
-        const unsigned int v2951 = v2950 + v2936;
-        iron_copy_async<16>(shm1 + (v2951 ^ (((v2951 >> 7u) & 7u) << 3u)), b + v2947, v2941);
-        const unsigned int v2956 = v2760 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2959 = v2760 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2960 = v2959 << 3u;
-        const unsigned int v2961 = v2583 + v2956;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2962 = v2961 < v2;
-        const unsigned int v2963 = v28 + v2960;
-        const bool v2964 = v2963 < v1;
-        const bool v2965 = v2962 && v2964;
-        const unsigned int v2967 = v2961 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2969 = v2967 + v28;
-        const unsigned int v2970 = v2969 + v2960;
-        const unsigned int v2971 = v2965 ? v2970 : 0u;
-        const unsigned int v2973 = v2956 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2974 = v2589 + v2973;
-        const unsigned int v2975 = v2974 + v2960;
-        iron_copy_async<16>(shm1 + (v2975 ^ (((v2975 >> 7u) & 7u) << 3u)), b + v2971, v2965);
+      const unsigned int v2209 = v2207 << 13u;  // kernels/gemm/gemm_tiles.hpp:270
+      const unsigned int v2216 = v2209 + v2215;  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2216, 64u);
+      const unsigned int v2221 = v2209 + v37;  // kernels/gemm/gemm_tiles.hpp:254
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2221, 128u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:258
+      const unsigned int v2227 = v2216 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2227, 64u);
+      const unsigned int v2230 = v2209 + 2048u;  // kernels/gemm/gemm_tiles.hpp:254
+      const unsigned int v2231 = v2230 + v37;
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2231, 128u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:258
+      const unsigned int v2237 = v2216 + 32u;  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2237, 64u);
+      const unsigned int v2240 = v2209 + 4096u;  // kernels/gemm/gemm_tiles.hpp:254
+      const unsigned int v2241 = v2240 + v37;
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2241, 128u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:258
+      const unsigned int v2247 = v2216 + 48u;  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2247, 64u);
+      const unsigned int v2250 = v2209 + 6144u;  // kernels/gemm/gemm_tiles.hpp:254
+      const unsigned int v2251 = v2250 + v37;
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2251, 128u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:258
+      const unsigned int v2254 = v2203 + 128u;  // kernels/gemm/gemm_tiles.hpp:268
+      const unsigned int v2256 = v2205 + 2u;
+      const unsigned int v2257 = v2256 % 3u;
+      const bool v2258 = v2254 < v2;
+      if (v2258) {
+        const unsigned int v2260 = v2257 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
+        const unsigned int v2262 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2265 = v2262 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2268 = v2262 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2269 = v2268 << 3u;
+        const unsigned int v2270 = v24 + v2265;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2271 = v2270 < v0;
+        const unsigned int v2272 = v2254 + v2269;
+        const bool v2273 = v2272 < v2;
+        const bool v2274 = v2271 && v2273;
+        const unsigned int v2276 = v2270 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2278 = v2276 + v2254;
+        const unsigned int v2279 = v2278 + v2269;
+        const unsigned int v2280 = v2274 ? v2279 : 0u;
+        const unsigned int v2282 = v2265 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2283 = v2260 + v2282;
+        const unsigned int v2284 = v2283 + v2269;
+        iron_copy_async<16>(shm0 + (v2284 ^ (((v2284 >> 6u) & 7u) << 3u)), a + v2280, v2274);
+        const unsigned int v2287 = v2262 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2289 = v2287 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2292 = v2287 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2293 = v2292 << 3u;
+        const unsigned int v2294 = v24 + v2289;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2295 = v2294 < v0;
+        const unsigned int v2296 = v2254 + v2293;
+        const bool v2297 = v2296 < v2;
+        const bool v2298 = v2295 && v2297;
+        const unsigned int v2300 = v2294 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2302 = v2300 + v2254;
+        const unsigned int v2303 = v2302 + v2293;
+        const unsigned int v2304 = v2298 ? v2303 : 0u;
+        const unsigned int v2306 = v2289 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2307 = v2260 + v2306;
+        const unsigned int v2308 = v2307 + v2293;
+        iron_copy_async<16>(shm0 + (v2308 ^ (((v2308 >> 6u) & 7u) << 3u)), a + v2304, v2298);
+        const unsigned int v2311 = v2262 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2313 = v2311 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2316 = v2311 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2317 = v2316 << 3u;
+        const unsigned int v2318 = v24 + v2313;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2319 = v2318 < v0;
+        const unsigned int v2320 = v2254 + v2317;
+        const bool v2321 = v2320 < v2;
+        const bool v2322 = v2319 && v2321;
+        const unsigned int v2324 = v2318 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2326 = v2324 + v2254;
+        const unsigned int v2327 = v2326 + v2317;
+        const unsigned int v2328 = v2322 ? v2327 : 0u;
+        const unsigned int v2330 = v2313 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2331 = v2260 + v2330;
+        const unsigned int v2332 = v2331 + v2317;
+        iron_copy_async<16>(shm0 + (v2332 ^ (((v2332 >> 6u) & 7u) << 3u)), a + v2328, v2322);
+        const unsigned int v2335 = v2262 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2337 = v2335 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2340 = v2335 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2341 = v2340 << 3u;
+        const unsigned int v2342 = v24 + v2337;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2343 = v2342 < v0;
+        const unsigned int v2344 = v2254 + v2341;
+        const bool v2345 = v2344 < v2;
+        const bool v2346 = v2343 && v2345;
+        const unsigned int v2348 = v2342 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2350 = v2348 + v2254;
+        const unsigned int v2351 = v2350 + v2341;
+        const unsigned int v2352 = v2346 ? v2351 : 0u;
+        const unsigned int v2354 = v2337 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2355 = v2260 + v2354;
+        const unsigned int v2356 = v2355 + v2341;
+        iron_copy_async<16>(shm0 + (v2356 ^ (((v2356 >> 6u) & 7u) << 3u)), a + v2352, v2346);
+        const unsigned int v2359 = v2262 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2361 = v2359 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2364 = v2359 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2365 = v2364 << 3u;
+        const unsigned int v2366 = v24 + v2361;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2367 = v2366 < v0;
+        const unsigned int v2368 = v2254 + v2365;
+        const bool v2369 = v2368 < v2;
+        const bool v2370 = v2367 && v2369;
+        const unsigned int v2372 = v2366 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2374 = v2372 + v2254;
+        const unsigned int v2375 = v2374 + v2365;
+        const unsigned int v2376 = v2370 ? v2375 : 0u;
+        const unsigned int v2378 = v2361 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2379 = v2260 + v2378;
+        const unsigned int v2380 = v2379 + v2365;
+        iron_copy_async<16>(shm0 + (v2380 ^ (((v2380 >> 6u) & 7u) << 3u)), a + v2376, v2370);
+        const unsigned int v2383 = v2262 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2385 = v2383 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2388 = v2383 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2389 = v2388 << 3u;
+        const unsigned int v2390 = v24 + v2385;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2391 = v2390 < v0;
+        const unsigned int v2392 = v2254 + v2389;
+        const bool v2393 = v2392 < v2;
+        const bool v2394 = v2391 && v2393;
+        const unsigned int v2396 = v2390 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2398 = v2396 + v2254;
+        const unsigned int v2399 = v2398 + v2389;
+        const unsigned int v2400 = v2394 ? v2399 : 0u;
+        const unsigned int v2402 = v2385 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2403 = v2260 + v2402;
+        const unsigned int v2404 = v2403 + v2389;
+        iron_copy_async<16>(shm0 + (v2404 ^ (((v2404 >> 6u) & 7u) << 3u)), a + v2400, v2394);
+        const unsigned int v2407 = v2262 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2409 = v2407 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2412 = v2407 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2413 = v2412 << 3u;
+        const unsigned int v2414 = v24 + v2409;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2415 = v2414 < v0;
+        const unsigned int v2416 = v2254 + v2413;
+        const bool v2417 = v2416 < v2;
+        const bool v2418 = v2415 && v2417;
+        const unsigned int v2420 = v2414 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2422 = v2420 + v2254;
+        const unsigned int v2423 = v2422 + v2413;
+        const unsigned int v2424 = v2418 ? v2423 : 0u;
+        const unsigned int v2426 = v2409 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2427 = v2260 + v2426;
+        const unsigned int v2428 = v2427 + v2413;
+        iron_copy_async<16>(shm0 + (v2428 ^ (((v2428 >> 6u) & 7u) << 3u)), a + v2424, v2418);
+        const unsigned int v2431 = v2262 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2433 = v2431 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2436 = v2431 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2437 = v2436 << 3u;
+        const unsigned int v2438 = v24 + v2433;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2439 = v2438 < v0;
+        const unsigned int v2440 = v2254 + v2437;
+        const bool v2441 = v2440 < v2;
+        const bool v2442 = v2439 && v2441;
+        const unsigned int v2444 = v2438 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2446 = v2444 + v2254;
+        const unsigned int v2447 = v2446 + v2437;
+        const unsigned int v2448 = v2442 ? v2447 : 0u;
+        const unsigned int v2450 = v2433 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2451 = v2260 + v2450;
+        const unsigned int v2452 = v2451 + v2437;
+        iron_copy_async<16>(shm0 + (v2452 ^ (((v2452 >> 6u) & 7u) << 3u)), a + v2448, v2442);
+        const unsigned int v2459 = v2262 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2462 = v2262 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2463 = v2462 << 3u;
+        const unsigned int v2464 = v2254 + v2459;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2465 = v2464 < v2;
+        const unsigned int v2466 = v28 + v2463;
+        const bool v2467 = v2466 < v1;
+        const bool v2468 = v2465 && v2467;
+        const unsigned int v2470 = v2464 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2472 = v2470 + v28;
+        const unsigned int v2473 = v2472 + v2463;
+        const unsigned int v2474 = v2468 ? v2473 : 0u;
+        const unsigned int v2476 = v2459 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2477 = v2260 + v2476;
+        const unsigned int v2478 = v2477 + v2463;
+        iron_copy_async<16>(shm1 + (v2478 ^ (((v2478 >> 7u) & 7u) << 3u)), b + v2474, v2468);
+        const unsigned int v2483 = v2287 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2486 = v2287 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2487 = v2486 << 3u;
+        const unsigned int v2488 = v2254 + v2483;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2489 = v2488 < v2;
+        const unsigned int v2490 = v28 + v2487;
+        const bool v2491 = v2490 < v1;
+        const bool v2492 = v2489 && v2491;
+        const unsigned int v2494 = v2488 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2496 = v2494 + v28;
+        const unsigned int v2497 = v2496 + v2487;
+        const unsigned int v2498 = v2492 ? v2497 : 0u;
+        const unsigned int v2500 = v2483 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2501 = v2260 + v2500;
+        const unsigned int v2502 = v2501 + v2487;
+        iron_copy_async<16>(shm1 + (v2502 ^ (((v2502 >> 7u) & 7u) << 3u)), b + v2498, v2492);
+        const unsigned int v2507 = v2311 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2510 = v2311 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2511 = v2510 << 3u;
+        const unsigned int v2512 = v2254 + v2507;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2513 = v2512 < v2;
+        const unsigned int v2514 = v28 + v2511;
+        const bool v2515 = v2514 < v1;
+        const bool v2516 = v2513 && v2515;
+        const unsigned int v2518 = v2512 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2520 = v2518 + v28;
+        const unsigned int v2521 = v2520 + v2511;
+        const unsigned int v2522 = v2516 ? v2521 : 0u;
+        const unsigned int v2524 = v2507 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2525 = v2260 + v2524;
+        const unsigned int v2526 = v2525 + v2511;
+        iron_copy_async<16>(shm1 + (v2526 ^ (((v2526 >> 7u) & 7u) << 3u)), b + v2522, v2516);
+        const unsigned int v2531 = v2335 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2534 = v2335 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2535 = v2534 << 3u;
+        const unsigned int v2536 = v2254 + v2531;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2537 = v2536 < v2;
+        const unsigned int v2538 = v28 + v2535;
+        const bool v2539 = v2538 < v1;
+        const bool v2540 = v2537 && v2539;
+        const unsigned int v2542 = v2536 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2544 = v2542 + v28;
+        const unsigned int v2545 = v2544 + v2535;
+        const unsigned int v2546 = v2540 ? v2545 : 0u;
+        const unsigned int v2548 = v2531 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2549 = v2260 + v2548;
+        const unsigned int v2550 = v2549 + v2535;
+        iron_copy_async<16>(shm1 + (v2550 ^ (((v2550 >> 7u) & 7u) << 3u)), b + v2546, v2540);
+        const unsigned int v2555 = v2359 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2558 = v2359 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2559 = v2558 << 3u;
+        const unsigned int v2560 = v2254 + v2555;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2561 = v2560 < v2;
+        const unsigned int v2562 = v28 + v2559;
+        const bool v2563 = v2562 < v1;
+        const bool v2564 = v2561 && v2563;
+        const unsigned int v2566 = v2560 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2568 = v2566 + v28;
+        const unsigned int v2569 = v2568 + v2559;
+        const unsigned int v2570 = v2564 ? v2569 : 0u;
+        const unsigned int v2572 = v2555 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2573 = v2260 + v2572;
+        const unsigned int v2574 = v2573 + v2559;
+        iron_copy_async<16>(shm1 + (v2574 ^ (((v2574 >> 7u) & 7u) << 3u)), b + v2570, v2564);
+        const unsigned int v2579 = v2383 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2582 = v2383 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2583 = v2582 << 3u;
+        const unsigned int v2584 = v2254 + v2579;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2585 = v2584 < v2;
+        const unsigned int v2586 = v28 + v2583;
+        const bool v2587 = v2586 < v1;
+        const bool v2588 = v2585 && v2587;
+        const unsigned int v2590 = v2584 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2592 = v2590 + v28;
+        const unsigned int v2593 = v2592 + v2583;
+        const unsigned int v2594 = v2588 ? v2593 : 0u;
+        const unsigned int v2596 = v2579 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2597 = v2260 + v2596;
+        const unsigned int v2598 = v2597 + v2583;
+        iron_copy_async<16>(shm1 + (v2598 ^ (((v2598 >> 7u) & 7u) << 3u)), b + v2594, v2588);
+        const unsigned int v2603 = v2407 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2606 = v2407 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2607 = v2606 << 3u;
+        const unsigned int v2608 = v2254 + v2603;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2609 = v2608 < v2;
+        const unsigned int v2610 = v28 + v2607;
+        const bool v2611 = v2610 < v1;
+        const bool v2612 = v2609 && v2611;
+        const unsigned int v2614 = v2608 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2616 = v2614 + v28;
+        const unsigned int v2617 = v2616 + v2607;
+        const unsigned int v2618 = v2612 ? v2617 : 0u;
+        const unsigned int v2620 = v2603 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2621 = v2260 + v2620;
+        const unsigned int v2622 = v2621 + v2607;
+        iron_copy_async<16>(shm1 + (v2622 ^ (((v2622 >> 7u) & 7u) << 3u)), b + v2618, v2612);
+        const unsigned int v2627 = v2431 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2630 = v2431 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2631 = v2630 << 3u;
+        const unsigned int v2632 = v2254 + v2627;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2633 = v2632 < v2;
+        const unsigned int v2634 = v28 + v2631;
+        const bool v2635 = v2634 < v1;
+        const bool v2636 = v2633 && v2635;
+        const unsigned int v2638 = v2632 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2640 = v2638 + v28;
+        const unsigned int v2641 = v2640 + v2631;
+        const unsigned int v2642 = v2636 ? v2641 : 0u;
+        const unsigned int v2644 = v2627 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2645 = v2260 + v2644;
+        const unsigned int v2646 = v2645 + v2631;
+        iron_copy_async<16>(shm1 + (v2646 ^ (((v2646 >> 7u) & 7u) << 3u)), b + v2642, v2636);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:268
     }
     __syncthreads();
   } else {
     const unsigned int v505 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
     const unsigned int v506 = threadIdx.x;
-    const unsigned int v562 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v562 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:252
     const unsigned int v574 = v562 + 16u;
-    const unsigned int v578 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:253
-    const unsigned int v584 = v562 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v588 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:253
-    const unsigned int v594 = v562 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v598 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:253
+    const unsigned int v578 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:254
+    const unsigned int v584 = v562 + 32u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v588 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:254
+    const unsigned int v594 = v562 + 48u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v598 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:254
 
-    for (unsigned int v504 = 0u; v504 < v2; v504 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
+    for (unsigned int v504 = 0u; v504 < v2; v504 += 64u) {  // kernels/gemm/gemm_tiles.hpp:273
       for (unsigned int v508 = v506; v508 < 8192u; v508 += v505) {  // kernels/gemm/gemm_tiles.hpp:95
         const unsigned int v510 = v508 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
         const unsigned int v512 = v508 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -927,1942 +928,1060 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
           shm1[(v555 ^ (((v555 >> 7u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:275
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v562, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v37, 128u);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v574, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v578, 128u);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v584, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v588, 128u);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v594, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v598, 128u);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:277
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:276
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v562, 64u);  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v37, 128u);  // kernels/gemm/gemm_tiles.hpp:254
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v574, 64u);  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v578, 128u);  // kernels/gemm/gemm_tiles.hpp:254
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v584, 64u);  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v588, 128u);  // kernels/gemm/gemm_tiles.hpp:254
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v594, 64u);  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v598, 128u);  // kernels/gemm/gemm_tiles.hpp:254
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:258
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:278
     }
   }
-  const unsigned int v599 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:280
-  const unsigned int v600 = v24 + v33;
-  const unsigned int v601 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v602 = v600 + v601;
-  const unsigned int v603 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v604 = v599 + v603;
-  const bool v605 = v602 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v606 = v604 < v1;
-  const bool v607 = v605 && v606;
-  if (v607) {
-    const float v608 = v39.x[0];
-    const float v609 = v608 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v610 = iron_f32_to_bf16(v609);
-    const unsigned int v611 = v602 * v1;
-    const unsigned int v612 = v611 + v604;
-    out[v612] = v610;
-  }
-  const unsigned int v613 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v614 = v600 + v613;
-  const unsigned int v615 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v616 = v599 + v615;
-  const bool v617 = v614 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v618 = v616 < v1;
-  const bool v619 = v617 && v618;
-  if (v619) {
-    const float v620 = v39.x[1];
-    const float v621 = v620 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v622 = iron_f32_to_bf16(v621);
-    const unsigned int v623 = v614 * v1;
-    const unsigned int v624 = v623 + v616;
-    out[v624] = v622;
-  }
-  const unsigned int v625 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v626 = v600 + v625;
-  const unsigned int v627 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v628 = v599 + v627;
-  const bool v629 = v626 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v630 = v628 < v1;
-  const bool v631 = v629 && v630;
-  if (v631) {
-    const float v632 = v39.x[2];
-    const float v633 = v632 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v634 = iron_f32_to_bf16(v633);
-    const unsigned int v635 = v626 * v1;
-    const unsigned int v636 = v635 + v628;
-    out[v636] = v634;
-  }
-  const unsigned int v637 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v638 = v600 + v637;
-  const unsigned int v639 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v640 = v599 + v639;
-  const bool v641 = v638 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v642 = v640 < v1;
-  const bool v643 = v641 && v642;
-  if (v643) {
-    const float v644 = v39.x[3];
-    const float v645 = v644 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v646 = iron_f32_to_bf16(v645);
-    const unsigned int v647 = v638 * v1;
-    const unsigned int v648 = v647 + v640;
-    out[v648] = v646;
-  }
-  const unsigned int v649 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v650 = v600 + v649;
-  const unsigned int v651 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v652 = v599 + v651;
-  const bool v653 = v650 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v654 = v652 < v1;
-  const bool v655 = v653 && v654;
-  if (v655) {
-    const float v656 = v39.x[4];
-    const float v657 = v656 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v658 = iron_f32_to_bf16(v657);
-    const unsigned int v659 = v650 * v1;
-    const unsigned int v660 = v659 + v652;
-    out[v660] = v658;
-  }
-  const unsigned int v661 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v662 = v600 + v661;
-  const unsigned int v663 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v664 = v599 + v663;
-  const bool v665 = v662 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v666 = v664 < v1;
-  const bool v667 = v665 && v666;
-  if (v667) {
-    const float v668 = v39.x[5];
-    const float v669 = v668 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v670 = iron_f32_to_bf16(v669);
-    const unsigned int v671 = v662 * v1;
-    const unsigned int v672 = v671 + v664;
-    out[v672] = v670;
-  }
-  const unsigned int v673 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v674 = v600 + v673;
-  const unsigned int v675 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v676 = v599 + v675;
-  const bool v677 = v674 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v678 = v676 < v1;
-  const bool v679 = v677 && v678;
-  if (v679) {
-    const float v680 = v39.x[6];
-    const float v681 = v680 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v682 = iron_f32_to_bf16(v681);
-    const unsigned int v683 = v674 * v1;
-    const unsigned int v684 = v683 + v676;
-    out[v684] = v682;
-  }
-  const unsigned int v685 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v686 = v600 + v685;
-  const unsigned int v687 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v688 = v599 + v687;
-  const bool v689 = v686 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v690 = v688 < v1;
-  const bool v691 = v689 && v690;
-  if (v691) {
-    const float v692 = v39.x[7];
-    const float v693 = v692 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v694 = iron_f32_to_bf16(v693);
-    const unsigned int v695 = v686 * v1;
-    const unsigned int v696 = v695 + v688;
-    out[v696] = v694;
-  }
-  const unsigned int v697 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v698 = v600 + v697;
-  const unsigned int v699 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v700 = v599 + v699;
-  const bool v701 = v698 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v702 = v700 < v1;
-  const bool v703 = v701 && v702;
-  if (v703) {
-    const float v704 = v39.x[8];
-    const float v705 = v704 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v706 = iron_f32_to_bf16(v705);
-    const unsigned int v707 = v698 * v1;
-    const unsigned int v708 = v707 + v700;
-    out[v708] = v706;
-  }
-  const unsigned int v709 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v710 = v600 + v709;
-  const unsigned int v711 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v712 = v599 + v711;
-  const bool v713 = v710 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v714 = v712 < v1;
-  const bool v715 = v713 && v714;
-  if (v715) {
-    const float v716 = v39.x[9];
-    const float v717 = v716 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v718 = iron_f32_to_bf16(v717);
-    const unsigned int v719 = v710 * v1;
-    const unsigned int v720 = v719 + v712;
-    out[v720] = v718;
-  }
-  const unsigned int v721 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v722 = v600 + v721;
-  const unsigned int v723 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v724 = v599 + v723;
-  const bool v725 = v722 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v726 = v724 < v1;
-  const bool v727 = v725 && v726;
-  if (v727) {
-    const float v728 = v39.x[10];
-    const float v729 = v728 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v730 = iron_f32_to_bf16(v729);
-    const unsigned int v731 = v722 * v1;
-    const unsigned int v732 = v731 + v724;
-    out[v732] = v730;
-  }
-  const unsigned int v733 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v734 = v600 + v733;
-  const unsigned int v735 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v736 = v599 + v735;
-  const bool v737 = v734 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v738 = v736 < v1;
-  const bool v739 = v737 && v738;
-  if (v739) {
-    const float v740 = v39.x[11];
-    const float v741 = v740 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v742 = iron_f32_to_bf16(v741);
-    const unsigned int v743 = v734 * v1;
-    const unsigned int v744 = v743 + v736;
-    out[v744] = v742;
-  }
-  const unsigned int v745 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v746 = v600 + v745;
-  const unsigned int v747 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v748 = v599 + v747;
-  const bool v749 = v746 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v750 = v748 < v1;
-  const bool v751 = v749 && v750;
-  if (v751) {
-    const float v752 = v39.x[12];
-    const float v753 = v752 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v754 = iron_f32_to_bf16(v753);
-    const unsigned int v755 = v746 * v1;
-    const unsigned int v756 = v755 + v748;
-    out[v756] = v754;
-  }
-  const unsigned int v757 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v758 = v600 + v757;
-  const unsigned int v759 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v760 = v599 + v759;
-  const bool v761 = v758 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v762 = v760 < v1;
-  const bool v763 = v761 && v762;
-  if (v763) {
-    const float v764 = v39.x[13];
-    const float v765 = v764 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v766 = iron_f32_to_bf16(v765);
-    const unsigned int v767 = v758 * v1;
-    const unsigned int v768 = v767 + v760;
-    out[v768] = v766;
-  }
-  const unsigned int v769 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v770 = v600 + v769;
-  const unsigned int v771 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v772 = v599 + v771;
-  const bool v773 = v770 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v774 = v772 < v1;
-  const bool v775 = v773 && v774;
-  if (v775) {
-    const float v776 = v39.x[14];
-    const float v777 = v776 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v778 = iron_f32_to_bf16(v777);
-    const unsigned int v779 = v770 * v1;
-    const unsigned int v780 = v779 + v772;
-    out[v780] = v778;
-  }
-  const unsigned int v781 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v782 = v600 + v781;
-  const unsigned int v783 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v784 = v599 + v783;
-  const bool v785 = v782 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v786 = v784 < v1;
-  const bool v787 = v785 && v786;
-  if (v787) {
-    const float v788 = v39.x[15];
-    const float v789 = v788 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v790 = iron_f32_to_bf16(v789);
-    const unsigned int v791 = v782 * v1;
-    const unsigned int v792 = v791 + v784;
-    out[v792] = v790;
-  }
-  const unsigned int v793 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v794 = v600 + v793;
-  const unsigned int v795 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v796 = v599 + v795;
-  const bool v797 = v794 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v798 = v796 < v1;
-  const bool v799 = v797 && v798;
-  if (v799) {
-    const float v800 = v39.x[16];
-    const float v801 = v800 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v802 = iron_f32_to_bf16(v801);
-    const unsigned int v803 = v794 * v1;
-    const unsigned int v804 = v803 + v796;
-    out[v804] = v802;
-  }
-  const unsigned int v805 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v806 = v600 + v805;
-  const unsigned int v807 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v808 = v599 + v807;
-  const bool v809 = v806 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v810 = v808 < v1;
-  const bool v811 = v809 && v810;
-  if (v811) {
-    const float v812 = v39.x[17];
-    const float v813 = v812 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v814 = iron_f32_to_bf16(v813);
-    const unsigned int v815 = v806 * v1;
-    const unsigned int v816 = v815 + v808;
-    out[v816] = v814;
-  }
-  const unsigned int v817 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v818 = v600 + v817;
-  const unsigned int v819 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v820 = v599 + v819;
-  const bool v821 = v818 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v822 = v820 < v1;
-  const bool v823 = v821 && v822;
-  if (v823) {
-    const float v824 = v39.x[18];
-    const float v825 = v824 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v826 = iron_f32_to_bf16(v825);
-    const unsigned int v827 = v818 * v1;
-    const unsigned int v828 = v827 + v820;
-    out[v828] = v826;
-  }
-  const unsigned int v829 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v830 = v600 + v829;
-  const unsigned int v831 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v832 = v599 + v831;
-  const bool v833 = v830 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v834 = v832 < v1;
-  const bool v835 = v833 && v834;
-  if (v835) {
-    const float v836 = v39.x[19];
-    const float v837 = v836 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v838 = iron_f32_to_bf16(v837);
-    const unsigned int v839 = v830 * v1;
-    const unsigned int v840 = v839 + v832;
-    out[v840] = v838;
-  }
-  const unsigned int v841 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v842 = v600 + v841;
-  const unsigned int v843 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v844 = v599 + v843;
-  const bool v845 = v842 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v846 = v844 < v1;
-  const bool v847 = v845 && v846;
-  if (v847) {
-    const float v848 = v39.x[20];
-    const float v849 = v848 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v850 = iron_f32_to_bf16(v849);
-    const unsigned int v851 = v842 * v1;
-    const unsigned int v852 = v851 + v844;
-    out[v852] = v850;
-  }
-  const unsigned int v853 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v854 = v600 + v853;
-  const unsigned int v855 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v856 = v599 + v855;
-  const bool v857 = v854 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v858 = v856 < v1;
-  const bool v859 = v857 && v858;
-  if (v859) {
-    const float v860 = v39.x[21];
-    const float v861 = v860 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v862 = iron_f32_to_bf16(v861);
-    const unsigned int v863 = v854 * v1;
-    const unsigned int v864 = v863 + v856;
-    out[v864] = v862;
-  }
-  const unsigned int v865 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v866 = v600 + v865;
-  const unsigned int v867 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v868 = v599 + v867;
-  const bool v869 = v866 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v870 = v868 < v1;
-  const bool v871 = v869 && v870;
-  if (v871) {
-    const float v872 = v39.x[22];
-    const float v873 = v872 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v874 = iron_f32_to_bf16(v873);
-    const unsigned int v875 = v866 * v1;
-    const unsigned int v876 = v875 + v868;
-    out[v876] = v874;
-  }
-  const unsigned int v877 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v878 = v600 + v877;
-  const unsigned int v879 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v880 = v599 + v879;
-  const bool v881 = v878 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v882 = v880 < v1;
-  const bool v883 = v881 && v882;
-  if (v883) {
-    const float v884 = v39.x[23];
-    const float v885 = v884 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v886 = iron_f32_to_bf16(v885);
-    const unsigned int v887 = v878 * v1;
-    const unsigned int v888 = v887 + v880;
-    out[v888] = v886;
-  }
-  const unsigned int v889 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v890 = v600 + v889;
-  const unsigned int v891 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v892 = v599 + v891;
-  const bool v893 = v890 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v894 = v892 < v1;
-  const bool v895 = v893 && v894;
-  if (v895) {
-    const float v896 = v39.x[24];
-    const float v897 = v896 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v898 = iron_f32_to_bf16(v897);
-    const unsigned int v899 = v890 * v1;
-    const unsigned int v900 = v899 + v892;
-    out[v900] = v898;
-  }
-  const unsigned int v901 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v902 = v600 + v901;
-  const unsigned int v903 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v904 = v599 + v903;
-  const bool v905 = v902 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v906 = v904 < v1;
-  const bool v907 = v905 && v906;
-  if (v907) {
-    const float v908 = v39.x[25];
-    const float v909 = v908 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v910 = iron_f32_to_bf16(v909);
-    const unsigned int v911 = v902 * v1;
-    const unsigned int v912 = v911 + v904;
-    out[v912] = v910;
-  }
-  const unsigned int v913 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v914 = v600 + v913;
-  const unsigned int v915 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v916 = v599 + v915;
-  const bool v917 = v914 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v918 = v916 < v1;
-  const bool v919 = v917 && v918;
-  if (v919) {
-    const float v920 = v39.x[26];
-    const float v921 = v920 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v922 = iron_f32_to_bf16(v921);
-    const unsigned int v923 = v914 * v1;
-    const unsigned int v924 = v923 + v916;
-    out[v924] = v922;
-  }
-  const unsigned int v925 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v926 = v600 + v925;
-  const unsigned int v927 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v928 = v599 + v927;
-  const bool v929 = v926 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v930 = v928 < v1;
-  const bool v931 = v929 && v930;
-  if (v931) {
-    const float v932 = v39.x[27];
-    const float v933 = v932 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v934 = iron_f32_to_bf16(v933);
-    const unsigned int v935 = v926 * v1;
-    const unsigned int v936 = v935 + v928;
-    out[v936] = v934;
-  }
-  const unsigned int v937 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v938 = v600 + v937;
-  const unsigned int v939 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v940 = v599 + v939;
-  const bool v941 = v938 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v942 = v940 < v1;
-  const bool v943 = v941 && v942;
-  if (v943) {
-    const float v944 = v39.x[28];
-    const float v945 = v944 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v946 = iron_f32_to_bf16(v945);
-    const unsigned int v947 = v938 * v1;
-    const unsigned int v948 = v947 + v940;
-    out[v948] = v946;
-  }
-  const unsigned int v949 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v950 = v600 + v949;
-  const unsigned int v951 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v952 = v599 + v951;
-  const bool v953 = v950 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v954 = v952 < v1;
-  const bool v955 = v953 && v954;
-  if (v955) {
-    const float v956 = v39.x[29];
-    const float v957 = v956 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v958 = iron_f32_to_bf16(v957);
-    const unsigned int v959 = v950 * v1;
-    const unsigned int v960 = v959 + v952;
-    out[v960] = v958;
-  }
-  const unsigned int v961 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v962 = v600 + v961;
-  const unsigned int v963 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v964 = v599 + v963;
-  const bool v965 = v962 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v966 = v964 < v1;
-  const bool v967 = v965 && v966;
-  if (v967) {
-    const float v968 = v39.x[30];
-    const float v969 = v968 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v970 = iron_f32_to_bf16(v969);
-    const unsigned int v971 = v962 * v1;
-    const unsigned int v972 = v971 + v964;
-    out[v972] = v970;
-  }
-  const unsigned int v973 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v974 = v600 + v973;
-  const unsigned int v975 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v976 = v599 + v975;
-  const bool v977 = v974 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v978 = v976 < v1;
-  const bool v979 = v977 && v978;
-  if (v979) {
-    const float v980 = v39.x[31];
-    const float v981 = v980 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v982 = iron_f32_to_bf16(v981);
-    const unsigned int v983 = v974 * v1;
-    const unsigned int v984 = v983 + v976;
-    out[v984] = v982;
-  }
-  const unsigned int v985 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v986 = v600 + v985;
-  const unsigned int v987 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v988 = v599 + v987;
-  const bool v989 = v986 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v990 = v988 < v1;
-  const bool v991 = v989 && v990;
-  if (v991) {
-    const float v992 = v39.x[32];
-    const float v993 = v992 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v994 = iron_f32_to_bf16(v993);
-    const unsigned int v995 = v986 * v1;
-    const unsigned int v996 = v995 + v988;
-    out[v996] = v994;
-  }
-  const unsigned int v997 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v998 = v600 + v997;
-  const unsigned int v999 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1000 = v599 + v999;
-  const bool v1001 = v998 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1002 = v1000 < v1;
-  const bool v1003 = v1001 && v1002;
-  if (v1003) {
-    const float v1004 = v39.x[33];
-    const float v1005 = v1004 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1006 = iron_f32_to_bf16(v1005);
-    const unsigned int v1007 = v998 * v1;
-    const unsigned int v1008 = v1007 + v1000;
-    out[v1008] = v1006;
-  }
-  const unsigned int v1009 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1010 = v600 + v1009;
-  const unsigned int v1011 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1012 = v599 + v1011;
-  const bool v1013 = v1010 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1014 = v1012 < v1;
-  const bool v1015 = v1013 && v1014;
-  if (v1015) {
-    const float v1016 = v39.x[34];
-    const float v1017 = v1016 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1018 = iron_f32_to_bf16(v1017);
-    const unsigned int v1019 = v1010 * v1;
-    const unsigned int v1020 = v1019 + v1012;
-    out[v1020] = v1018;
-  }
-  const unsigned int v1021 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1022 = v600 + v1021;
-  const unsigned int v1023 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1024 = v599 + v1023;
-  const bool v1025 = v1022 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1026 = v1024 < v1;
-  const bool v1027 = v1025 && v1026;
-  if (v1027) {
-    const float v1028 = v39.x[35];
-    const float v1029 = v1028 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1030 = iron_f32_to_bf16(v1029);
-    const unsigned int v1031 = v1022 * v1;
-    const unsigned int v1032 = v1031 + v1024;
-    out[v1032] = v1030;
-  }
-  const unsigned int v1033 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1034 = v600 + v1033;
-  const unsigned int v1035 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1036 = v599 + v1035;
-  const bool v1037 = v1034 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1038 = v1036 < v1;
-  const bool v1039 = v1037 && v1038;
-  if (v1039) {
-    const float v1040 = v39.x[36];
-    const float v1041 = v1040 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1042 = iron_f32_to_bf16(v1041);
-    const unsigned int v1043 = v1034 * v1;
-    const unsigned int v1044 = v1043 + v1036;
-    out[v1044] = v1042;
-  }
-  const unsigned int v1045 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1046 = v600 + v1045;
-  const unsigned int v1047 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1048 = v599 + v1047;
-  const bool v1049 = v1046 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1050 = v1048 < v1;
-  const bool v1051 = v1049 && v1050;
-  if (v1051) {
-    const float v1052 = v39.x[37];
-    const float v1053 = v1052 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1054 = iron_f32_to_bf16(v1053);
-    const unsigned int v1055 = v1046 * v1;
-    const unsigned int v1056 = v1055 + v1048;
-    out[v1056] = v1054;
-  }
-  const unsigned int v1057 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1058 = v600 + v1057;
-  const unsigned int v1059 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1060 = v599 + v1059;
-  const bool v1061 = v1058 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1062 = v1060 < v1;
-  const bool v1063 = v1061 && v1062;
-  if (v1063) {
-    const float v1064 = v39.x[38];
-    const float v1065 = v1064 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1066 = iron_f32_to_bf16(v1065);
-    const unsigned int v1067 = v1058 * v1;
-    const unsigned int v1068 = v1067 + v1060;
-    out[v1068] = v1066;
-  }
-  const unsigned int v1069 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1070 = v600 + v1069;
-  const unsigned int v1071 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1072 = v599 + v1071;
-  const bool v1073 = v1070 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1074 = v1072 < v1;
-  const bool v1075 = v1073 && v1074;
-  if (v1075) {
-    const float v1076 = v39.x[39];
-    const float v1077 = v1076 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1078 = iron_f32_to_bf16(v1077);
-    const unsigned int v1079 = v1070 * v1;
-    const unsigned int v1080 = v1079 + v1072;
-    out[v1080] = v1078;
-  }
-  const unsigned int v1081 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1082 = v600 + v1081;
-  const unsigned int v1083 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1084 = v599 + v1083;
-  const bool v1085 = v1082 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1086 = v1084 < v1;
-  const bool v1087 = v1085 && v1086;
-  if (v1087) {
-    const float v1088 = v39.x[40];
-    const float v1089 = v1088 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1090 = iron_f32_to_bf16(v1089);
-    const unsigned int v1091 = v1082 * v1;
-    const unsigned int v1092 = v1091 + v1084;
-    out[v1092] = v1090;
-  }
-  const unsigned int v1093 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1094 = v600 + v1093;
-  const unsigned int v1095 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1096 = v599 + v1095;
-  const bool v1097 = v1094 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1098 = v1096 < v1;
-  const bool v1099 = v1097 && v1098;
-  if (v1099) {
-    const float v1100 = v39.x[41];
-    const float v1101 = v1100 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1102 = iron_f32_to_bf16(v1101);
-    const unsigned int v1103 = v1094 * v1;
-    const unsigned int v1104 = v1103 + v1096;
-    out[v1104] = v1102;
-  }
-  const unsigned int v1105 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1106 = v600 + v1105;
-  const unsigned int v1107 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1108 = v599 + v1107;
-  const bool v1109 = v1106 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1110 = v1108 < v1;
-  const bool v1111 = v1109 && v1110;
-  if (v1111) {
-    const float v1112 = v39.x[42];
-    const float v1113 = v1112 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1114 = iron_f32_to_bf16(v1113);
-    const unsigned int v1115 = v1106 * v1;
-    const unsigned int v1116 = v1115 + v1108;
-    out[v1116] = v1114;
-  }
-  const unsigned int v1117 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1118 = v600 + v1117;
-  const unsigned int v1119 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1120 = v599 + v1119;
-  const bool v1121 = v1118 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1122 = v1120 < v1;
-  const bool v1123 = v1121 && v1122;
-  if (v1123) {
-    const float v1124 = v39.x[43];
-    const float v1125 = v1124 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1126 = iron_f32_to_bf16(v1125);
-    const unsigned int v1127 = v1118 * v1;
-    const unsigned int v1128 = v1127 + v1120;
-    out[v1128] = v1126;
-  }
-  const unsigned int v1129 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1130 = v600 + v1129;
-  const unsigned int v1131 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1132 = v599 + v1131;
-  const bool v1133 = v1130 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1134 = v1132 < v1;
-  const bool v1135 = v1133 && v1134;
-  if (v1135) {
-    const float v1136 = v39.x[44];
-    const float v1137 = v1136 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1138 = iron_f32_to_bf16(v1137);
-    const unsigned int v1139 = v1130 * v1;
-    const unsigned int v1140 = v1139 + v1132;
-    out[v1140] = v1138;
-  }
-  const unsigned int v1141 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1142 = v600 + v1141;
-  const unsigned int v1143 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1144 = v599 + v1143;
-  const bool v1145 = v1142 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1146 = v1144 < v1;
-  const bool v1147 = v1145 && v1146;
-  if (v1147) {
-    const float v1148 = v39.x[45];
-    const float v1149 = v1148 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1150 = iron_f32_to_bf16(v1149);
-    const unsigned int v1151 = v1142 * v1;
-    const unsigned int v1152 = v1151 + v1144;
-    out[v1152] = v1150;
-  }
-  const unsigned int v1153 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1154 = v600 + v1153;
-  const unsigned int v1155 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1156 = v599 + v1155;
-  const bool v1157 = v1154 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1158 = v1156 < v1;
-  const bool v1159 = v1157 && v1158;
-  if (v1159) {
-    const float v1160 = v39.x[46];
-    const float v1161 = v1160 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1162 = iron_f32_to_bf16(v1161);
-    const unsigned int v1163 = v1154 * v1;
-    const unsigned int v1164 = v1163 + v1156;
-    out[v1164] = v1162;
-  }
-  const unsigned int v1165 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1166 = v600 + v1165;
-  const unsigned int v1167 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1168 = v599 + v1167;
-  const bool v1169 = v1166 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1170 = v1168 < v1;
-  const bool v1171 = v1169 && v1170;
-  if (v1171) {
-    const float v1172 = v39.x[47];
-    const float v1173 = v1172 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1174 = iron_f32_to_bf16(v1173);
-    const unsigned int v1175 = v1166 * v1;
-    const unsigned int v1176 = v1175 + v1168;
-    out[v1176] = v1174;
-  }
-  const unsigned int v1177 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1178 = v600 + v1177;
-  const unsigned int v1179 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1180 = v599 + v1179;
-  const bool v1181 = v1178 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1182 = v1180 < v1;
-  const bool v1183 = v1181 && v1182;
-  if (v1183) {
-    const float v1184 = v39.x[48];
-    const float v1185 = v1184 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1186 = iron_f32_to_bf16(v1185);
-    const unsigned int v1187 = v1178 * v1;
-    const unsigned int v1188 = v1187 + v1180;
-    out[v1188] = v1186;
-  }
-  const unsigned int v1189 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1190 = v600 + v1189;
-  const unsigned int v1191 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1192 = v599 + v1191;
-  const bool v1193 = v1190 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1194 = v1192 < v1;
-  const bool v1195 = v1193 && v1194;
-  if (v1195) {
-    const float v1196 = v39.x[49];
-    const float v1197 = v1196 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1198 = iron_f32_to_bf16(v1197);
-    const unsigned int v1199 = v1190 * v1;
-    const unsigned int v1200 = v1199 + v1192;
-    out[v1200] = v1198;
-  }
-  const unsigned int v1201 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1202 = v600 + v1201;
-  const unsigned int v1203 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1204 = v599 + v1203;
-  const bool v1205 = v1202 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1206 = v1204 < v1;
-  const bool v1207 = v1205 && v1206;
-  if (v1207) {
-    const float v1208 = v39.x[50];
-    const float v1209 = v1208 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1210 = iron_f32_to_bf16(v1209);
-    const unsigned int v1211 = v1202 * v1;
-    const unsigned int v1212 = v1211 + v1204;
-    out[v1212] = v1210;
-  }
-  const unsigned int v1213 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1214 = v600 + v1213;
-  const unsigned int v1215 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1216 = v599 + v1215;
-  const bool v1217 = v1214 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1218 = v1216 < v1;
-  const bool v1219 = v1217 && v1218;
-  if (v1219) {
-    const float v1220 = v39.x[51];
-    const float v1221 = v1220 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1222 = iron_f32_to_bf16(v1221);
-    const unsigned int v1223 = v1214 * v1;
-    const unsigned int v1224 = v1223 + v1216;
-    out[v1224] = v1222;
-  }
-  const unsigned int v1225 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1226 = v600 + v1225;
-  const unsigned int v1227 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1228 = v599 + v1227;
-  const bool v1229 = v1226 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1230 = v1228 < v1;
-  const bool v1231 = v1229 && v1230;
-  if (v1231) {
-    const float v1232 = v39.x[52];
-    const float v1233 = v1232 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1234 = iron_f32_to_bf16(v1233);
-    const unsigned int v1235 = v1226 * v1;
-    const unsigned int v1236 = v1235 + v1228;
-    out[v1236] = v1234;
-  }
-  const unsigned int v1237 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1238 = v600 + v1237;
-  const unsigned int v1239 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1240 = v599 + v1239;
-  const bool v1241 = v1238 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1242 = v1240 < v1;
-  const bool v1243 = v1241 && v1242;
-  if (v1243) {
-    const float v1244 = v39.x[53];
-    const float v1245 = v1244 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1246 = iron_f32_to_bf16(v1245);
-    const unsigned int v1247 = v1238 * v1;
-    const unsigned int v1248 = v1247 + v1240;
-    out[v1248] = v1246;
-  }
-  const unsigned int v1249 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1250 = v600 + v1249;
-  const unsigned int v1251 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1252 = v599 + v1251;
-  const bool v1253 = v1250 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1254 = v1252 < v1;
-  const bool v1255 = v1253 && v1254;
-  if (v1255) {
-    const float v1256 = v39.x[54];
-    const float v1257 = v1256 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1258 = iron_f32_to_bf16(v1257);
-    const unsigned int v1259 = v1250 * v1;
-    const unsigned int v1260 = v1259 + v1252;
-    out[v1260] = v1258;
-  }
-  const unsigned int v1261 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1262 = v600 + v1261;
-  const unsigned int v1263 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1264 = v599 + v1263;
-  const bool v1265 = v1262 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1266 = v1264 < v1;
-  const bool v1267 = v1265 && v1266;
-  if (v1267) {
-    const float v1268 = v39.x[55];
-    const float v1269 = v1268 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1270 = iron_f32_to_bf16(v1269);
-    const unsigned int v1271 = v1262 * v1;
-    const unsigned int v1272 = v1271 + v1264;
-    out[v1272] = v1270;
-  }
-  const unsigned int v1273 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1274 = v600 + v1273;
-  const unsigned int v1275 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1276 = v599 + v1275;
-  const bool v1277 = v1274 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1278 = v1276 < v1;
-  const bool v1279 = v1277 && v1278;
-  if (v1279) {
-    const float v1280 = v39.x[56];
-    const float v1281 = v1280 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1282 = iron_f32_to_bf16(v1281);
-    const unsigned int v1283 = v1274 * v1;
-    const unsigned int v1284 = v1283 + v1276;
-    out[v1284] = v1282;
-  }
-  const unsigned int v1285 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1286 = v600 + v1285;
-  const unsigned int v1287 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1288 = v599 + v1287;
-  const bool v1289 = v1286 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1290 = v1288 < v1;
-  const bool v1291 = v1289 && v1290;
-  if (v1291) {
-    const float v1292 = v39.x[57];
-    const float v1293 = v1292 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1294 = iron_f32_to_bf16(v1293);
-    const unsigned int v1295 = v1286 * v1;
-    const unsigned int v1296 = v1295 + v1288;
-    out[v1296] = v1294;
-  }
-  const unsigned int v1297 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1298 = v600 + v1297;
-  const unsigned int v1299 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1300 = v599 + v1299;
-  const bool v1301 = v1298 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1302 = v1300 < v1;
-  const bool v1303 = v1301 && v1302;
-  if (v1303) {
-    const float v1304 = v39.x[58];
-    const float v1305 = v1304 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1306 = iron_f32_to_bf16(v1305);
-    const unsigned int v1307 = v1298 * v1;
-    const unsigned int v1308 = v1307 + v1300;
-    out[v1308] = v1306;
-  }
-  const unsigned int v1309 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1310 = v600 + v1309;
-  const unsigned int v1311 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1312 = v599 + v1311;
-  const bool v1313 = v1310 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1314 = v1312 < v1;
-  const bool v1315 = v1313 && v1314;
-  if (v1315) {
-    const float v1316 = v39.x[59];
-    const float v1317 = v1316 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1318 = iron_f32_to_bf16(v1317);
-    const unsigned int v1319 = v1310 * v1;
-    const unsigned int v1320 = v1319 + v1312;
-    out[v1320] = v1318;
-  }
-  const unsigned int v1321 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1322 = v600 + v1321;
-  const unsigned int v1323 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1324 = v599 + v1323;
-  const bool v1325 = v1322 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1326 = v1324 < v1;
-  const bool v1327 = v1325 && v1326;
-  if (v1327) {
-    const float v1328 = v39.x[60];
-    const float v1329 = v1328 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1330 = iron_f32_to_bf16(v1329);
-    const unsigned int v1331 = v1322 * v1;
-    const unsigned int v1332 = v1331 + v1324;
-    out[v1332] = v1330;
-  }
-  const unsigned int v1333 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1334 = v600 + v1333;
-  const unsigned int v1335 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1336 = v599 + v1335;
-  const bool v1337 = v1334 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1338 = v1336 < v1;
-  const bool v1339 = v1337 && v1338;
-  if (v1339) {
-    const float v1340 = v39.x[61];
-    const float v1341 = v1340 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1342 = iron_f32_to_bf16(v1341);
-    const unsigned int v1343 = v1334 * v1;
-    const unsigned int v1344 = v1343 + v1336;
-    out[v1344] = v1342;
-  }
-  const unsigned int v1345 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1346 = v600 + v1345;
-  const unsigned int v1347 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1348 = v599 + v1347;
-  const bool v1349 = v1346 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1350 = v1348 < v1;
-  const bool v1351 = v1349 && v1350;
-  if (v1351) {
-    const float v1352 = v39.x[62];
-    const float v1353 = v1352 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1354 = iron_f32_to_bf16(v1353);
-    const unsigned int v1355 = v1346 * v1;
-    const unsigned int v1356 = v1355 + v1348;
-    out[v1356] = v1354;
-  }
-  const unsigned int v1357 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1358 = v600 + v1357;
-  const unsigned int v1359 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1360 = v599 + v1359;
-  const bool v1361 = v1358 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1362 = v1360 < v1;
-  const bool v1363 = v1361 && v1362;
-  if (v1363) {
-    const float v1364 = v39.x[63];
-    const float v1365 = v1364 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1366 = iron_f32_to_bf16(v1365);
-    const unsigned int v1367 = v1358 * v1;
-    const unsigned int v1368 = v1367 + v1360;
-    out[v1368] = v1366;
-  }
-  const unsigned int v1369 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1370 = v600 + v1369;
-  const unsigned int v1371 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1372 = v599 + v1371;
-  const bool v1373 = v1370 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1374 = v1372 < v1;
-  const bool v1375 = v1373 && v1374;
-  if (v1375) {
-    const float v1376 = v39.x[64];
-    const float v1377 = v1376 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1378 = iron_f32_to_bf16(v1377);
-    const unsigned int v1379 = v1370 * v1;
-    const unsigned int v1380 = v1379 + v1372;
-    out[v1380] = v1378;
-  }
-  const unsigned int v1381 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1382 = v600 + v1381;
-  const unsigned int v1383 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1384 = v599 + v1383;
-  const bool v1385 = v1382 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1386 = v1384 < v1;
-  const bool v1387 = v1385 && v1386;
-  if (v1387) {
-    const float v1388 = v39.x[65];
-    const float v1389 = v1388 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1390 = iron_f32_to_bf16(v1389);
-    const unsigned int v1391 = v1382 * v1;
-    const unsigned int v1392 = v1391 + v1384;
-    out[v1392] = v1390;
-  }
-  const unsigned int v1393 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1394 = v600 + v1393;
-  const unsigned int v1395 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1396 = v599 + v1395;
-  const bool v1397 = v1394 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1398 = v1396 < v1;
-  const bool v1399 = v1397 && v1398;
-  if (v1399) {
-    const float v1400 = v39.x[66];
-    const float v1401 = v1400 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1402 = iron_f32_to_bf16(v1401);
-    const unsigned int v1403 = v1394 * v1;
-    const unsigned int v1404 = v1403 + v1396;
-    out[v1404] = v1402;
-  }
-  const unsigned int v1405 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1406 = v600 + v1405;
-  const unsigned int v1407 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1408 = v599 + v1407;
-  const bool v1409 = v1406 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1410 = v1408 < v1;
-  const bool v1411 = v1409 && v1410;
-  if (v1411) {
-    const float v1412 = v39.x[67];
-    const float v1413 = v1412 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1414 = iron_f32_to_bf16(v1413);
-    const unsigned int v1415 = v1406 * v1;
-    const unsigned int v1416 = v1415 + v1408;
-    out[v1416] = v1414;
-  }
-  const unsigned int v1417 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1418 = v600 + v1417;
-  const unsigned int v1419 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1420 = v599 + v1419;
-  const bool v1421 = v1418 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1422 = v1420 < v1;
-  const bool v1423 = v1421 && v1422;
-  if (v1423) {
-    const float v1424 = v39.x[68];
-    const float v1425 = v1424 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1426 = iron_f32_to_bf16(v1425);
-    const unsigned int v1427 = v1418 * v1;
-    const unsigned int v1428 = v1427 + v1420;
-    out[v1428] = v1426;
-  }
-  const unsigned int v1429 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1430 = v600 + v1429;
-  const unsigned int v1431 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1432 = v599 + v1431;
-  const bool v1433 = v1430 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1434 = v1432 < v1;
-  const bool v1435 = v1433 && v1434;
-  if (v1435) {
-    const float v1436 = v39.x[69];
-    const float v1437 = v1436 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1438 = iron_f32_to_bf16(v1437);
-    const unsigned int v1439 = v1430 * v1;
-    const unsigned int v1440 = v1439 + v1432;
-    out[v1440] = v1438;
-  }
-  const unsigned int v1441 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1442 = v600 + v1441;
-  const unsigned int v1443 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1444 = v599 + v1443;
-  const bool v1445 = v1442 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1446 = v1444 < v1;
-  const bool v1447 = v1445 && v1446;
-  if (v1447) {
-    const float v1448 = v39.x[70];
-    const float v1449 = v1448 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1450 = iron_f32_to_bf16(v1449);
-    const unsigned int v1451 = v1442 * v1;
-    const unsigned int v1452 = v1451 + v1444;
-    out[v1452] = v1450;
-  }
-  const unsigned int v1453 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1454 = v600 + v1453;
-  const unsigned int v1455 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1456 = v599 + v1455;
-  const bool v1457 = v1454 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1458 = v1456 < v1;
-  const bool v1459 = v1457 && v1458;
-  if (v1459) {
-    const float v1460 = v39.x[71];
-    const float v1461 = v1460 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1462 = iron_f32_to_bf16(v1461);
-    const unsigned int v1463 = v1454 * v1;
-    const unsigned int v1464 = v1463 + v1456;
-    out[v1464] = v1462;
-  }
-  const unsigned int v1465 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1466 = v600 + v1465;
-  const unsigned int v1467 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1468 = v599 + v1467;
-  const bool v1469 = v1466 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1470 = v1468 < v1;
-  const bool v1471 = v1469 && v1470;
-  if (v1471) {
-    const float v1472 = v39.x[72];
-    const float v1473 = v1472 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1474 = iron_f32_to_bf16(v1473);
-    const unsigned int v1475 = v1466 * v1;
-    const unsigned int v1476 = v1475 + v1468;
-    out[v1476] = v1474;
-  }
-  const unsigned int v1477 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1478 = v600 + v1477;
-  const unsigned int v1479 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1480 = v599 + v1479;
-  const bool v1481 = v1478 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1482 = v1480 < v1;
-  const bool v1483 = v1481 && v1482;
-  if (v1483) {
-    const float v1484 = v39.x[73];
-    const float v1485 = v1484 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1486 = iron_f32_to_bf16(v1485);
-    const unsigned int v1487 = v1478 * v1;
-    const unsigned int v1488 = v1487 + v1480;
-    out[v1488] = v1486;
-  }
-  const unsigned int v1489 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1490 = v600 + v1489;
-  const unsigned int v1491 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1492 = v599 + v1491;
-  const bool v1493 = v1490 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1494 = v1492 < v1;
-  const bool v1495 = v1493 && v1494;
-  if (v1495) {
-    const float v1496 = v39.x[74];
-    const float v1497 = v1496 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1498 = iron_f32_to_bf16(v1497);
-    const unsigned int v1499 = v1490 * v1;
-    const unsigned int v1500 = v1499 + v1492;
-    out[v1500] = v1498;
-  }
-  const unsigned int v1501 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1502 = v600 + v1501;
-  const unsigned int v1503 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1504 = v599 + v1503;
-  const bool v1505 = v1502 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1506 = v1504 < v1;
-  const bool v1507 = v1505 && v1506;
-  if (v1507) {
-    const float v1508 = v39.x[75];
-    const float v1509 = v1508 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1510 = iron_f32_to_bf16(v1509);
-    const unsigned int v1511 = v1502 * v1;
-    const unsigned int v1512 = v1511 + v1504;
-    out[v1512] = v1510;
-  }
-  const unsigned int v1513 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1514 = v600 + v1513;
-  const unsigned int v1515 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1516 = v599 + v1515;
-  const bool v1517 = v1514 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1518 = v1516 < v1;
-  const bool v1519 = v1517 && v1518;
-  if (v1519) {
-    const float v1520 = v39.x[76];
-    const float v1521 = v1520 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1522 = iron_f32_to_bf16(v1521);
-    const unsigned int v1523 = v1514 * v1;
-    const unsigned int v1524 = v1523 + v1516;
-    out[v1524] = v1522;
-  }
-  const unsigned int v1525 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1526 = v600 + v1525;
-  const unsigned int v1527 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1528 = v599 + v1527;
-  const bool v1529 = v1526 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1530 = v1528 < v1;
-  const bool v1531 = v1529 && v1530;
-  if (v1531) {
-    const float v1532 = v39.x[77];
-    const float v1533 = v1532 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1534 = iron_f32_to_bf16(v1533);
-    const unsigned int v1535 = v1526 * v1;
-    const unsigned int v1536 = v1535 + v1528;
-    out[v1536] = v1534;
-  }
-  const unsigned int v1537 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1538 = v600 + v1537;
-  const unsigned int v1539 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1540 = v599 + v1539;
-  const bool v1541 = v1538 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1542 = v1540 < v1;
-  const bool v1543 = v1541 && v1542;
-  if (v1543) {
-    const float v1544 = v39.x[78];
-    const float v1545 = v1544 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1546 = iron_f32_to_bf16(v1545);
-    const unsigned int v1547 = v1538 * v1;
-    const unsigned int v1548 = v1547 + v1540;
-    out[v1548] = v1546;
-  }
-  const unsigned int v1549 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1550 = v600 + v1549;
-  const unsigned int v1551 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1552 = v599 + v1551;
-  const bool v1553 = v1550 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1554 = v1552 < v1;
-  const bool v1555 = v1553 && v1554;
-  if (v1555) {
-    const float v1556 = v39.x[79];
-    const float v1557 = v1556 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1558 = iron_f32_to_bf16(v1557);
-    const unsigned int v1559 = v1550 * v1;
-    const unsigned int v1560 = v1559 + v1552;
-    out[v1560] = v1558;
-  }
-  const unsigned int v1561 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1562 = v600 + v1561;
-  const unsigned int v1563 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1564 = v599 + v1563;
-  const bool v1565 = v1562 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1566 = v1564 < v1;
-  const bool v1567 = v1565 && v1566;
-  if (v1567) {
-    const float v1568 = v39.x[80];
-    const float v1569 = v1568 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1570 = iron_f32_to_bf16(v1569);
-    const unsigned int v1571 = v1562 * v1;
-    const unsigned int v1572 = v1571 + v1564;
-    out[v1572] = v1570;
-  }
-  const unsigned int v1573 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1574 = v600 + v1573;
-  const unsigned int v1575 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1576 = v599 + v1575;
-  const bool v1577 = v1574 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1578 = v1576 < v1;
-  const bool v1579 = v1577 && v1578;
-  if (v1579) {
-    const float v1580 = v39.x[81];
-    const float v1581 = v1580 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1582 = iron_f32_to_bf16(v1581);
-    const unsigned int v1583 = v1574 * v1;
-    const unsigned int v1584 = v1583 + v1576;
-    out[v1584] = v1582;
-  }
-  const unsigned int v1585 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1586 = v600 + v1585;
-  const unsigned int v1587 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1588 = v599 + v1587;
-  const bool v1589 = v1586 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1590 = v1588 < v1;
-  const bool v1591 = v1589 && v1590;
-  if (v1591) {
-    const float v1592 = v39.x[82];
-    const float v1593 = v1592 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1594 = iron_f32_to_bf16(v1593);
-    const unsigned int v1595 = v1586 * v1;
-    const unsigned int v1596 = v1595 + v1588;
-    out[v1596] = v1594;
-  }
-  const unsigned int v1597 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1598 = v600 + v1597;
-  const unsigned int v1599 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1600 = v599 + v1599;
-  const bool v1601 = v1598 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1602 = v1600 < v1;
-  const bool v1603 = v1601 && v1602;
-  if (v1603) {
-    const float v1604 = v39.x[83];
-    const float v1605 = v1604 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1606 = iron_f32_to_bf16(v1605);
-    const unsigned int v1607 = v1598 * v1;
-    const unsigned int v1608 = v1607 + v1600;
-    out[v1608] = v1606;
-  }
-  const unsigned int v1609 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1610 = v600 + v1609;
-  const unsigned int v1611 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1612 = v599 + v1611;
-  const bool v1613 = v1610 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1614 = v1612 < v1;
-  const bool v1615 = v1613 && v1614;
-  if (v1615) {
-    const float v1616 = v39.x[84];
-    const float v1617 = v1616 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1618 = iron_f32_to_bf16(v1617);
-    const unsigned int v1619 = v1610 * v1;
-    const unsigned int v1620 = v1619 + v1612;
-    out[v1620] = v1618;
-  }
-  const unsigned int v1621 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1622 = v600 + v1621;
-  const unsigned int v1623 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1624 = v599 + v1623;
-  const bool v1625 = v1622 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1626 = v1624 < v1;
-  const bool v1627 = v1625 && v1626;
-  if (v1627) {
-    const float v1628 = v39.x[85];
-    const float v1629 = v1628 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1630 = iron_f32_to_bf16(v1629);
-    const unsigned int v1631 = v1622 * v1;
-    const unsigned int v1632 = v1631 + v1624;
-    out[v1632] = v1630;
-  }
-  const unsigned int v1633 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1634 = v600 + v1633;
-  const unsigned int v1635 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1636 = v599 + v1635;
-  const bool v1637 = v1634 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1638 = v1636 < v1;
-  const bool v1639 = v1637 && v1638;
-  if (v1639) {
-    const float v1640 = v39.x[86];
-    const float v1641 = v1640 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1642 = iron_f32_to_bf16(v1641);
-    const unsigned int v1643 = v1634 * v1;
-    const unsigned int v1644 = v1643 + v1636;
-    out[v1644] = v1642;
-  }
-  const unsigned int v1645 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1646 = v600 + v1645;
-  const unsigned int v1647 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1648 = v599 + v1647;
-  const bool v1649 = v1646 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1650 = v1648 < v1;
-  const bool v1651 = v1649 && v1650;
-  if (v1651) {
-    const float v1652 = v39.x[87];
-    const float v1653 = v1652 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1654 = iron_f32_to_bf16(v1653);
-    const unsigned int v1655 = v1646 * v1;
-    const unsigned int v1656 = v1655 + v1648;
-    out[v1656] = v1654;
-  }
-  const unsigned int v1657 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1658 = v600 + v1657;
-  const unsigned int v1659 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1660 = v599 + v1659;
-  const bool v1661 = v1658 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1662 = v1660 < v1;
-  const bool v1663 = v1661 && v1662;
-  if (v1663) {
-    const float v1664 = v39.x[88];
-    const float v1665 = v1664 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1666 = iron_f32_to_bf16(v1665);
-    const unsigned int v1667 = v1658 * v1;
-    const unsigned int v1668 = v1667 + v1660;
-    out[v1668] = v1666;
-  }
-  const unsigned int v1669 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1670 = v600 + v1669;
-  const unsigned int v1671 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1672 = v599 + v1671;
-  const bool v1673 = v1670 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1674 = v1672 < v1;
-  const bool v1675 = v1673 && v1674;
-  if (v1675) {
-    const float v1676 = v39.x[89];
-    const float v1677 = v1676 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1678 = iron_f32_to_bf16(v1677);
-    const unsigned int v1679 = v1670 * v1;
-    const unsigned int v1680 = v1679 + v1672;
-    out[v1680] = v1678;
-  }
-  const unsigned int v1681 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1682 = v600 + v1681;
-  const unsigned int v1683 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1684 = v599 + v1683;
-  const bool v1685 = v1682 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1686 = v1684 < v1;
-  const bool v1687 = v1685 && v1686;
-  if (v1687) {
-    const float v1688 = v39.x[90];
-    const float v1689 = v1688 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1690 = iron_f32_to_bf16(v1689);
-    const unsigned int v1691 = v1682 * v1;
-    const unsigned int v1692 = v1691 + v1684;
-    out[v1692] = v1690;
-  }
-  const unsigned int v1693 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1694 = v600 + v1693;
-  const unsigned int v1695 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1696 = v599 + v1695;
-  const bool v1697 = v1694 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1698 = v1696 < v1;
-  const bool v1699 = v1697 && v1698;
-  if (v1699) {
-    const float v1700 = v39.x[91];
-    const float v1701 = v1700 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1702 = iron_f32_to_bf16(v1701);
-    const unsigned int v1703 = v1694 * v1;
-    const unsigned int v1704 = v1703 + v1696;
-    out[v1704] = v1702;
-  }
-  const unsigned int v1705 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1706 = v600 + v1705;
-  const unsigned int v1707 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1708 = v599 + v1707;
-  const bool v1709 = v1706 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1710 = v1708 < v1;
-  const bool v1711 = v1709 && v1710;
-  if (v1711) {
-    const float v1712 = v39.x[92];
-    const float v1713 = v1712 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1714 = iron_f32_to_bf16(v1713);
-    const unsigned int v1715 = v1706 * v1;
-    const unsigned int v1716 = v1715 + v1708;
-    out[v1716] = v1714;
-  }
-  const unsigned int v1717 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1718 = v600 + v1717;
-  const unsigned int v1719 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1720 = v599 + v1719;
-  const bool v1721 = v1718 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1722 = v1720 < v1;
-  const bool v1723 = v1721 && v1722;
-  if (v1723) {
-    const float v1724 = v39.x[93];
-    const float v1725 = v1724 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1726 = iron_f32_to_bf16(v1725);
-    const unsigned int v1727 = v1718 * v1;
-    const unsigned int v1728 = v1727 + v1720;
-    out[v1728] = v1726;
-  }
-  const unsigned int v1729 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1730 = v600 + v1729;
-  const unsigned int v1731 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1732 = v599 + v1731;
-  const bool v1733 = v1730 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1734 = v1732 < v1;
-  const bool v1735 = v1733 && v1734;
-  if (v1735) {
-    const float v1736 = v39.x[94];
-    const float v1737 = v1736 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1738 = iron_f32_to_bf16(v1737);
-    const unsigned int v1739 = v1730 * v1;
-    const unsigned int v1740 = v1739 + v1732;
-    out[v1740] = v1738;
-  }
-  const unsigned int v1741 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1742 = v600 + v1741;
-  const unsigned int v1743 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1744 = v599 + v1743;
-  const bool v1745 = v1742 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1746 = v1744 < v1;
-  const bool v1747 = v1745 && v1746;
-  if (v1747) {
-    const float v1748 = v39.x[95];
-    const float v1749 = v1748 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1750 = iron_f32_to_bf16(v1749);
-    const unsigned int v1751 = v1742 * v1;
-    const unsigned int v1752 = v1751 + v1744;
-    out[v1752] = v1750;
-  }
-  const unsigned int v1753 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1754 = v600 + v1753;
-  const unsigned int v1755 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1756 = v599 + v1755;
-  const bool v1757 = v1754 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1758 = v1756 < v1;
-  const bool v1759 = v1757 && v1758;
-  if (v1759) {
-    const float v1760 = v39.x[96];
-    const float v1761 = v1760 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1762 = iron_f32_to_bf16(v1761);
-    const unsigned int v1763 = v1754 * v1;
-    const unsigned int v1764 = v1763 + v1756;
-    out[v1764] = v1762;
-  }
-  const unsigned int v1765 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1766 = v600 + v1765;
-  const unsigned int v1767 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1768 = v599 + v1767;
-  const bool v1769 = v1766 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1770 = v1768 < v1;
-  const bool v1771 = v1769 && v1770;
-  if (v1771) {
-    const float v1772 = v39.x[97];
-    const float v1773 = v1772 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1774 = iron_f32_to_bf16(v1773);
-    const unsigned int v1775 = v1766 * v1;
-    const unsigned int v1776 = v1775 + v1768;
-    out[v1776] = v1774;
-  }
-  const unsigned int v1777 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1778 = v600 + v1777;
-  const unsigned int v1779 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1780 = v599 + v1779;
-  const bool v1781 = v1778 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1782 = v1780 < v1;
-  const bool v1783 = v1781 && v1782;
-  if (v1783) {
-    const float v1784 = v39.x[98];
-    const float v1785 = v1784 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1786 = iron_f32_to_bf16(v1785);
-    const unsigned int v1787 = v1778 * v1;
-    const unsigned int v1788 = v1787 + v1780;
-    out[v1788] = v1786;
-  }
-  const unsigned int v1789 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1790 = v600 + v1789;
-  const unsigned int v1791 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1792 = v599 + v1791;
-  const bool v1793 = v1790 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1794 = v1792 < v1;
-  const bool v1795 = v1793 && v1794;
-  if (v1795) {
-    const float v1796 = v39.x[99];
-    const float v1797 = v1796 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1798 = iron_f32_to_bf16(v1797);
-    const unsigned int v1799 = v1790 * v1;
-    const unsigned int v1800 = v1799 + v1792;
-    out[v1800] = v1798;
-  }
-  const unsigned int v1801 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1802 = v600 + v1801;
-  const unsigned int v1803 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1804 = v599 + v1803;
-  const bool v1805 = v1802 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1806 = v1804 < v1;
-  const bool v1807 = v1805 && v1806;
-  if (v1807) {
-    const float v1808 = v39.x[100];
-    const float v1809 = v1808 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1810 = iron_f32_to_bf16(v1809);
-    const unsigned int v1811 = v1802 * v1;
-    const unsigned int v1812 = v1811 + v1804;
-    out[v1812] = v1810;
-  }
-  const unsigned int v1813 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1814 = v600 + v1813;
-  const unsigned int v1815 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1816 = v599 + v1815;
-  const bool v1817 = v1814 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1818 = v1816 < v1;
-  const bool v1819 = v1817 && v1818;
-  if (v1819) {
-    const float v1820 = v39.x[101];
-    const float v1821 = v1820 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1822 = iron_f32_to_bf16(v1821);
-    const unsigned int v1823 = v1814 * v1;
-    const unsigned int v1824 = v1823 + v1816;
-    out[v1824] = v1822;
-  }
-  const unsigned int v1825 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1826 = v600 + v1825;
-  const unsigned int v1827 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1828 = v599 + v1827;
-  const bool v1829 = v1826 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1830 = v1828 < v1;
-  const bool v1831 = v1829 && v1830;
-  if (v1831) {
-    const float v1832 = v39.x[102];
-    const float v1833 = v1832 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1834 = iron_f32_to_bf16(v1833);
-    const unsigned int v1835 = v1826 * v1;
-    const unsigned int v1836 = v1835 + v1828;
-    out[v1836] = v1834;
-  }
-  const unsigned int v1837 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1838 = v600 + v1837;
-  const unsigned int v1839 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1840 = v599 + v1839;
-  const bool v1841 = v1838 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1842 = v1840 < v1;
-  const bool v1843 = v1841 && v1842;
-  if (v1843) {
-    const float v1844 = v39.x[103];
-    const float v1845 = v1844 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1846 = iron_f32_to_bf16(v1845);
-    const unsigned int v1847 = v1838 * v1;
-    const unsigned int v1848 = v1847 + v1840;
-    out[v1848] = v1846;
-  }
-  const unsigned int v1849 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1850 = v600 + v1849;
-  const unsigned int v1851 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1852 = v599 + v1851;
-  const bool v1853 = v1850 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1854 = v1852 < v1;
-  const bool v1855 = v1853 && v1854;
-  if (v1855) {
-    const float v1856 = v39.x[104];
-    const float v1857 = v1856 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1858 = iron_f32_to_bf16(v1857);
-    const unsigned int v1859 = v1850 * v1;
-    const unsigned int v1860 = v1859 + v1852;
-    out[v1860] = v1858;
-  }
-  const unsigned int v1861 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1862 = v600 + v1861;
-  const unsigned int v1863 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1864 = v599 + v1863;
-  const bool v1865 = v1862 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1866 = v1864 < v1;
-  const bool v1867 = v1865 && v1866;
-  if (v1867) {
-    const float v1868 = v39.x[105];
-    const float v1869 = v1868 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1870 = iron_f32_to_bf16(v1869);
-    const unsigned int v1871 = v1862 * v1;
-    const unsigned int v1872 = v1871 + v1864;
-    out[v1872] = v1870;
-  }
-  const unsigned int v1873 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1874 = v600 + v1873;
-  const unsigned int v1875 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1876 = v599 + v1875;
-  const bool v1877 = v1874 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1878 = v1876 < v1;
-  const bool v1879 = v1877 && v1878;
-  if (v1879) {
-    const float v1880 = v39.x[106];
-    const float v1881 = v1880 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1882 = iron_f32_to_bf16(v1881);
-    const unsigned int v1883 = v1874 * v1;
-    const unsigned int v1884 = v1883 + v1876;
-    out[v1884] = v1882;
-  }
-  const unsigned int v1885 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1886 = v600 + v1885;
-  const unsigned int v1887 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1888 = v599 + v1887;
-  const bool v1889 = v1886 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1890 = v1888 < v1;
-  const bool v1891 = v1889 && v1890;
-  if (v1891) {
-    const float v1892 = v39.x[107];
-    const float v1893 = v1892 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1894 = iron_f32_to_bf16(v1893);
-    const unsigned int v1895 = v1886 * v1;
-    const unsigned int v1896 = v1895 + v1888;
-    out[v1896] = v1894;
-  }
-  const unsigned int v1897 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1898 = v600 + v1897;
-  const unsigned int v1899 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1900 = v599 + v1899;
-  const bool v1901 = v1898 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1902 = v1900 < v1;
-  const bool v1903 = v1901 && v1902;
-  if (v1903) {
-    const float v1904 = v39.x[108];
-    const float v1905 = v1904 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1906 = iron_f32_to_bf16(v1905);
-    const unsigned int v1907 = v1898 * v1;
-    const unsigned int v1908 = v1907 + v1900;
-    out[v1908] = v1906;
-  }
-  const unsigned int v1909 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1910 = v600 + v1909;
-  const unsigned int v1911 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1912 = v599 + v1911;
-  const bool v1913 = v1910 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1914 = v1912 < v1;
-  const bool v1915 = v1913 && v1914;
-  if (v1915) {
-    const float v1916 = v39.x[109];
-    const float v1917 = v1916 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1918 = iron_f32_to_bf16(v1917);
-    const unsigned int v1919 = v1910 * v1;
-    const unsigned int v1920 = v1919 + v1912;
-    out[v1920] = v1918;
-  }
-  const unsigned int v1921 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1922 = v600 + v1921;
-  const unsigned int v1923 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1924 = v599 + v1923;
-  const bool v1925 = v1922 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1926 = v1924 < v1;
-  const bool v1927 = v1925 && v1926;
-  if (v1927) {
-    const float v1928 = v39.x[110];
-    const float v1929 = v1928 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1930 = iron_f32_to_bf16(v1929);
-    const unsigned int v1931 = v1922 * v1;
-    const unsigned int v1932 = v1931 + v1924;
-    out[v1932] = v1930;
-  }
-  const unsigned int v1933 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1934 = v600 + v1933;
-  const unsigned int v1935 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1936 = v599 + v1935;
-  const bool v1937 = v1934 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1938 = v1936 < v1;
-  const bool v1939 = v1937 && v1938;
-  if (v1939) {
-    const float v1940 = v39.x[111];
-    const float v1941 = v1940 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1942 = iron_f32_to_bf16(v1941);
-    const unsigned int v1943 = v1934 * v1;
-    const unsigned int v1944 = v1943 + v1936;
-    out[v1944] = v1942;
-  }
-  const unsigned int v1945 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1946 = v600 + v1945;
-  const unsigned int v1947 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1948 = v599 + v1947;
-  const bool v1949 = v1946 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1950 = v1948 < v1;
-  const bool v1951 = v1949 && v1950;
-  if (v1951) {
-    const float v1952 = v39.x[112];
-    const float v1953 = v1952 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1954 = iron_f32_to_bf16(v1953);
-    const unsigned int v1955 = v1946 * v1;
-    const unsigned int v1956 = v1955 + v1948;
-    out[v1956] = v1954;
-  }
-  const unsigned int v1957 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1958 = v600 + v1957;
-  const unsigned int v1959 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1960 = v599 + v1959;
-  const bool v1961 = v1958 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1962 = v1960 < v1;
-  const bool v1963 = v1961 && v1962;
-  if (v1963) {
-    const float v1964 = v39.x[113];
-    const float v1965 = v1964 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1966 = iron_f32_to_bf16(v1965);
-    const unsigned int v1967 = v1958 * v1;
-    const unsigned int v1968 = v1967 + v1960;
-    out[v1968] = v1966;
-  }
-  const unsigned int v1969 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1970 = v600 + v1969;
-  const unsigned int v1971 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1972 = v599 + v1971;
-  const bool v1973 = v1970 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1974 = v1972 < v1;
-  const bool v1975 = v1973 && v1974;
-  if (v1975) {
-    const float v1976 = v39.x[114];
-    const float v1977 = v1976 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1978 = iron_f32_to_bf16(v1977);
-    const unsigned int v1979 = v1970 * v1;
-    const unsigned int v1980 = v1979 + v1972;
-    out[v1980] = v1978;
-  }
-  const unsigned int v1981 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1982 = v600 + v1981;
-  const unsigned int v1983 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1984 = v599 + v1983;
-  const bool v1985 = v1982 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1986 = v1984 < v1;
-  const bool v1987 = v1985 && v1986;
-  if (v1987) {
-    const float v1988 = v39.x[115];
-    const float v1989 = v1988 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1990 = iron_f32_to_bf16(v1989);
-    const unsigned int v1991 = v1982 * v1;
-    const unsigned int v1992 = v1991 + v1984;
-    out[v1992] = v1990;
-  }
-  const unsigned int v1993 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1994 = v600 + v1993;
-  const unsigned int v1995 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1996 = v599 + v1995;
-  const bool v1997 = v1994 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1998 = v1996 < v1;
-  const bool v1999 = v1997 && v1998;
-  if (v1999) {
-    const float v2000 = v39.x[116];
-    const float v2001 = v2000 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v2002 = iron_f32_to_bf16(v2001);
-    const unsigned int v2003 = v1994 * v1;
-    const unsigned int v2004 = v2003 + v1996;
-    out[v2004] = v2002;
-  }
-  const unsigned int v2005 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2006 = v600 + v2005;
-  const unsigned int v2007 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2008 = v599 + v2007;
-  const bool v2009 = v2006 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2010 = v2008 < v1;
-  const bool v2011 = v2009 && v2010;
-  if (v2011) {
-    const float v2012 = v39.x[117];
-    const float v2013 = v2012 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v2014 = iron_f32_to_bf16(v2013);
-    const unsigned int v2015 = v2006 * v1;
-    const unsigned int v2016 = v2015 + v2008;
-    out[v2016] = v2014;
-  }
-  const unsigned int v2017 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2018 = v600 + v2017;
-  const unsigned int v2019 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2020 = v599 + v2019;
-  const bool v2021 = v2018 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2022 = v2020 < v1;
-  const bool v2023 = v2021 && v2022;
-  if (v2023) {
-    const float v2024 = v39.x[118];
-    const float v2025 = v2024 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v2026 = iron_f32_to_bf16(v2025);
-    const unsigned int v2027 = v2018 * v1;
-    const unsigned int v2028 = v2027 + v2020;
-    out[v2028] = v2026;
-  }
-  const unsigned int v2029 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2030 = v600 + v2029;
-  const unsigned int v2031 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2032 = v599 + v2031;
-  const bool v2033 = v2030 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2034 = v2032 < v1;
-  const bool v2035 = v2033 && v2034;
-  if (v2035) {
-    const float v2036 = v39.x[119];
-    const float v2037 = v2036 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v2038 = iron_f32_to_bf16(v2037);
-    const unsigned int v2039 = v2030 * v1;
-    const unsigned int v2040 = v2039 + v2032;
-    out[v2040] = v2038;
-  }
-  const unsigned int v2041 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2042 = v600 + v2041;
-  const unsigned int v2043 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2044 = v599 + v2043;
-  const bool v2045 = v2042 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2046 = v2044 < v1;
-  const bool v2047 = v2045 && v2046;
-  if (v2047) {
-    const float v2048 = v39.x[120];
-    const float v2049 = v2048 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v2050 = iron_f32_to_bf16(v2049);
-    const unsigned int v2051 = v2042 * v1;
-    const unsigned int v2052 = v2051 + v2044;
-    out[v2052] = v2050;
-  }
-  const unsigned int v2053 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2054 = v600 + v2053;
-  const unsigned int v2055 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2056 = v599 + v2055;
-  const bool v2057 = v2054 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2058 = v2056 < v1;
-  const bool v2059 = v2057 && v2058;
-  if (v2059) {
-    const float v2060 = v39.x[121];
-    const float v2061 = v2060 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v2062 = iron_f32_to_bf16(v2061);
-    const unsigned int v2063 = v2054 * v1;
-    const unsigned int v2064 = v2063 + v2056;
-    out[v2064] = v2062;
-  }
-  const unsigned int v2065 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2066 = v600 + v2065;
-  const unsigned int v2067 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2068 = v599 + v2067;
-  const bool v2069 = v2066 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2070 = v2068 < v1;
-  const bool v2071 = v2069 && v2070;
-  if (v2071) {
-    const float v2072 = v39.x[122];
-    const float v2073 = v2072 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v2074 = iron_f32_to_bf16(v2073);
-    const unsigned int v2075 = v2066 * v1;
-    const unsigned int v2076 = v2075 + v2068;
-    out[v2076] = v2074;
-  }
-  const unsigned int v2077 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2078 = v600 + v2077;
-  const unsigned int v2079 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2080 = v599 + v2079;
-  const bool v2081 = v2078 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2082 = v2080 < v1;
-  const bool v2083 = v2081 && v2082;
-  if (v2083) {
-    const float v2084 = v39.x[123];
-    const float v2085 = v2084 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v2086 = iron_f32_to_bf16(v2085);
-    const unsigned int v2087 = v2078 * v1;
-    const unsigned int v2088 = v2087 + v2080;
-    out[v2088] = v2086;
-  }
-  const unsigned int v2089 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2090 = v600 + v2089;
-  const unsigned int v2091 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2092 = v599 + v2091;
-  const bool v2093 = v2090 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2094 = v2092 < v1;
-  const bool v2095 = v2093 && v2094;
-  if (v2095) {
-    const float v2096 = v39.x[124];
-    const float v2097 = v2096 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v2098 = iron_f32_to_bf16(v2097);
-    const unsigned int v2099 = v2090 * v1;
-    const unsigned int v2100 = v2099 + v2092;
-    out[v2100] = v2098;
-  }
-  const unsigned int v2101 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2102 = v600 + v2101;
-  const unsigned int v2103 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2104 = v599 + v2103;
-  const bool v2105 = v2102 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2106 = v2104 < v1;
-  const bool v2107 = v2105 && v2106;
-  if (v2107) {
-    const float v2108 = v39.x[125];
-    const float v2109 = v2108 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v2110 = iron_f32_to_bf16(v2109);
-    const unsigned int v2111 = v2102 * v1;
-    const unsigned int v2112 = v2111 + v2104;
-    out[v2112] = v2110;
-  }
-  const unsigned int v2113 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2114 = v600 + v2113;
-  const unsigned int v2115 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2116 = v599 + v2115;
-  const bool v2117 = v2114 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2118 = v2116 < v1;
-  const bool v2119 = v2117 && v2118;
-  if (v2119) {
-    const float v2120 = v39.x[126];
-    const float v2121 = v2120 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v2122 = iron_f32_to_bf16(v2121);
-    const unsigned int v2123 = v2114 * v1;
-    const unsigned int v2124 = v2123 + v2116;
-    out[v2124] = v2122;
-  }
-  const unsigned int v2125 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2126 = v600 + v2125;
-  const unsigned int v2127 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2128 = v599 + v2127;
-  const bool v2129 = v2126 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2130 = v2128 < v1;
-  const bool v2131 = v2129 && v2130;
-  if (v2131) {
-    const float v2132 = v39.x[127];
-    const float v2133 = v2132 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v2134 = iron_f32_to_bf16(v2133);
-    const unsigned int v2135 = v2126 * v1;
-    const unsigned int v2136 = v2135 + v2128;
-    out[v2136] = v2134;
+  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:315
+  const unsigned int v1777 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:332
+
+  for (unsigned int v605 = 0u; v605 < 8u; v605 += 1u) {  // kernels/gemm/gemm_tiles.hpp:316
+    const unsigned int v607 = v605 >> 2u;  // kernels/gemm/gemm_tiles.hpp:317
+    const unsigned int v609 = v605 & 3u;  // kernels/gemm/gemm_tiles.hpp:318
+    const bool v612 = v32 == v607;  // kernels/gemm/gemm_tiles.hpp:319
+    if (v612) {
+      const bool v618 = v609 == 0u;  // kernels/gemm/gemm_tiles.hpp:322
+      if (v618) {
+        const float v619 = v39.x[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v620 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v623 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));
+        const unsigned int v625 = v623 * 132u;
+        const unsigned int v626 = v625 + v37;
+        const unsigned int v627 = v626 + v620;
+        shm2[v627] = v619;
+        const float v628 = v39.x[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v629 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v632 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));
+        const unsigned int v634 = v632 * 132u;
+        const unsigned int v635 = v634 + v37;
+        const unsigned int v636 = v635 + v629;
+        shm2[v636] = v628;
+        const float v637 = v39.x[2];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v638 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v641 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));
+        const unsigned int v643 = v641 * 132u;
+        const unsigned int v644 = v643 + v37;
+        const unsigned int v645 = v644 + v638;
+        shm2[v645] = v637;
+        const float v646 = v39.x[3];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v647 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v650 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));
+        const unsigned int v652 = v650 * 132u;
+        const unsigned int v653 = v652 + v37;
+        const unsigned int v654 = v653 + v647;
+        shm2[v654] = v646;
+        const float v655 = v39.x[4];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v656 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v659 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));
+        const unsigned int v661 = v659 * 132u;
+        const unsigned int v662 = v661 + v37;
+        const unsigned int v663 = v662 + v656;
+        shm2[v663] = v655;
+        const float v664 = v39.x[5];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v665 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v668 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));
+        const unsigned int v670 = v668 * 132u;
+        const unsigned int v671 = v670 + v37;
+        const unsigned int v672 = v671 + v665;
+        shm2[v672] = v664;
+        const float v673 = v39.x[6];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v674 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v677 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));
+        const unsigned int v679 = v677 * 132u;
+        const unsigned int v680 = v679 + v37;
+        const unsigned int v681 = v680 + v674;
+        shm2[v681] = v673;
+        const float v682 = v39.x[7];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v683 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v686 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));
+        const unsigned int v688 = v686 * 132u;
+        const unsigned int v689 = v688 + v37;
+        const unsigned int v690 = v689 + v683;
+        shm2[v690] = v682;
+        const float v691 = v39.x[8];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v692 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v695 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));
+        const unsigned int v697 = v695 * 132u;
+        const unsigned int v698 = v697 + v37;
+        const unsigned int v699 = v698 + v692;
+        shm2[v699] = v691;
+        const float v700 = v39.x[9];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v701 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v704 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));
+        const unsigned int v706 = v704 * 132u;
+        const unsigned int v707 = v706 + v37;
+        const unsigned int v708 = v707 + v701;
+        shm2[v708] = v700;
+        const float v709 = v39.x[10];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v710 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v713 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));
+        const unsigned int v715 = v713 * 132u;
+        const unsigned int v716 = v715 + v37;
+        const unsigned int v717 = v716 + v710;
+        shm2[v717] = v709;
+        const float v718 = v39.x[11];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v719 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v722 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));
+        const unsigned int v724 = v722 * 132u;
+        const unsigned int v725 = v724 + v37;
+        const unsigned int v726 = v725 + v719;
+        shm2[v726] = v718;
+        const float v727 = v39.x[12];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v728 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v731 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));
+        const unsigned int v733 = v731 * 132u;
+        const unsigned int v734 = v733 + v37;
+        const unsigned int v735 = v734 + v728;
+        shm2[v735] = v727;
+        const float v736 = v39.x[13];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v737 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v740 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));
+        const unsigned int v742 = v740 * 132u;
+        const unsigned int v743 = v742 + v37;
+        const unsigned int v744 = v743 + v737;
+        shm2[v744] = v736;
+        const float v745 = v39.x[14];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v746 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v749 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));
+        const unsigned int v751 = v749 * 132u;
+        const unsigned int v752 = v751 + v37;
+        const unsigned int v753 = v752 + v746;
+        shm2[v753] = v745;
+        const float v754 = v39.x[15];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v755 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v758 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));
+        const unsigned int v760 = v758 * 132u;
+        const unsigned int v761 = v760 + v37;
+        const unsigned int v762 = v761 + v755;
+        shm2[v762] = v754;
+        const float v763 = v39.x[16];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v764 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v767 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));
+        const unsigned int v769 = v767 * 132u;
+        const unsigned int v770 = v769 + v37;
+        const unsigned int v771 = v770 + v764;
+        shm2[v771] = v763;
+        const float v772 = v39.x[17];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v773 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v776 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));
+        const unsigned int v778 = v776 * 132u;
+        const unsigned int v779 = v778 + v37;
+        const unsigned int v780 = v779 + v773;
+        shm2[v780] = v772;
+        const float v781 = v39.x[18];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v782 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v785 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));
+        const unsigned int v787 = v785 * 132u;
+        const unsigned int v788 = v787 + v37;
+        const unsigned int v789 = v788 + v782;
+        shm2[v789] = v781;
+        const float v790 = v39.x[19];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v791 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v794 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));
+        const unsigned int v796 = v794 * 132u;
+        const unsigned int v797 = v796 + v37;
+        const unsigned int v798 = v797 + v791;
+        shm2[v798] = v790;
+        const float v799 = v39.x[20];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v800 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v803 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));
+        const unsigned int v805 = v803 * 132u;
+        const unsigned int v806 = v805 + v37;
+        const unsigned int v807 = v806 + v800;
+        shm2[v807] = v799;
+        const float v808 = v39.x[21];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v809 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v812 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));
+        const unsigned int v814 = v812 * 132u;
+        const unsigned int v815 = v814 + v37;
+        const unsigned int v816 = v815 + v809;
+        shm2[v816] = v808;
+        const float v817 = v39.x[22];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v818 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v821 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));
+        const unsigned int v823 = v821 * 132u;
+        const unsigned int v824 = v823 + v37;
+        const unsigned int v825 = v824 + v818;
+        shm2[v825] = v817;
+        const float v826 = v39.x[23];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v827 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v830 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));
+        const unsigned int v832 = v830 * 132u;
+        const unsigned int v833 = v832 + v37;
+        const unsigned int v834 = v833 + v827;
+        shm2[v834] = v826;
+        const float v835 = v39.x[24];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v836 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v839 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));
+        const unsigned int v841 = v839 * 132u;
+        const unsigned int v842 = v841 + v37;
+        const unsigned int v843 = v842 + v836;
+        shm2[v843] = v835;
+        const float v844 = v39.x[25];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v845 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v848 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));
+        const unsigned int v850 = v848 * 132u;
+        const unsigned int v851 = v850 + v37;
+        const unsigned int v852 = v851 + v845;
+        shm2[v852] = v844;
+        const float v853 = v39.x[26];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v854 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v857 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));
+        const unsigned int v859 = v857 * 132u;
+        const unsigned int v860 = v859 + v37;
+        const unsigned int v861 = v860 + v854;
+        shm2[v861] = v853;
+        const float v862 = v39.x[27];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v863 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v866 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));
+        const unsigned int v868 = v866 * 132u;
+        const unsigned int v869 = v868 + v37;
+        const unsigned int v870 = v869 + v863;
+        shm2[v870] = v862;
+        const float v871 = v39.x[28];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v872 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v875 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));
+        const unsigned int v877 = v875 * 132u;
+        const unsigned int v878 = v877 + v37;
+        const unsigned int v879 = v878 + v872;
+        shm2[v879] = v871;
+        const float v880 = v39.x[29];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v881 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v884 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));
+        const unsigned int v886 = v884 * 132u;
+        const unsigned int v887 = v886 + v37;
+        const unsigned int v888 = v887 + v881;
+        shm2[v888] = v880;
+        const float v889 = v39.x[30];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v890 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v893 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));
+        const unsigned int v895 = v893 * 132u;
+        const unsigned int v896 = v895 + v37;
+        const unsigned int v897 = v896 + v890;
+        shm2[v897] = v889;
+        const float v898 = v39.x[31];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v899 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v902 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));
+        const unsigned int v904 = v902 * 132u;
+        const unsigned int v905 = v904 + v37;
+        const unsigned int v906 = v905 + v899;
+        shm2[v906] = v898;
+      }
+      const bool v908 = v609 == 1u;  // kernels/gemm/gemm_tiles.hpp:322
+      if (v908) {
+        const float v909 = v39.x[32];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v910 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v913 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));
+        const unsigned int v914 = v913 - 16u;
+        const unsigned int v915 = v914 * 132u;
+        const unsigned int v916 = v915 + v37;
+        const unsigned int v917 = v916 + v910;
+        shm2[v917] = v909;
+        const float v918 = v39.x[33];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v919 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v922 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));
+        const unsigned int v923 = v922 - 16u;
+        const unsigned int v924 = v923 * 132u;
+        const unsigned int v925 = v924 + v37;
+        const unsigned int v926 = v925 + v919;
+        shm2[v926] = v918;
+        const float v927 = v39.x[34];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v928 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v931 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));
+        const unsigned int v932 = v931 - 16u;
+        const unsigned int v933 = v932 * 132u;
+        const unsigned int v934 = v933 + v37;
+        const unsigned int v935 = v934 + v928;
+        shm2[v935] = v927;
+        const float v936 = v39.x[35];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v937 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v940 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));
+        const unsigned int v941 = v940 - 16u;
+        const unsigned int v942 = v941 * 132u;
+        const unsigned int v943 = v942 + v37;
+        const unsigned int v944 = v943 + v937;
+        shm2[v944] = v936;
+        const float v945 = v39.x[36];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v946 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v949 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));
+        const unsigned int v950 = v949 - 16u;
+        const unsigned int v951 = v950 * 132u;
+        const unsigned int v952 = v951 + v37;
+        const unsigned int v953 = v952 + v946;
+        shm2[v953] = v945;
+        const float v954 = v39.x[37];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v955 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v958 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));
+        const unsigned int v959 = v958 - 16u;
+        const unsigned int v960 = v959 * 132u;
+        const unsigned int v961 = v960 + v37;
+        const unsigned int v962 = v961 + v955;
+        shm2[v962] = v954;
+        const float v963 = v39.x[38];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v964 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v967 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));
+        const unsigned int v968 = v967 - 16u;
+        const unsigned int v969 = v968 * 132u;
+        const unsigned int v970 = v969 + v37;
+        const unsigned int v971 = v970 + v964;
+        shm2[v971] = v963;
+        const float v972 = v39.x[39];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v973 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v976 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));
+        const unsigned int v977 = v976 - 16u;
+        const unsigned int v978 = v977 * 132u;
+        const unsigned int v979 = v978 + v37;
+        const unsigned int v980 = v979 + v973;
+        shm2[v980] = v972;
+        const float v981 = v39.x[40];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v982 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v985 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));
+        const unsigned int v986 = v985 - 16u;
+        const unsigned int v987 = v986 * 132u;
+        const unsigned int v988 = v987 + v37;
+        const unsigned int v989 = v988 + v982;
+        shm2[v989] = v981;
+        const float v990 = v39.x[41];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v991 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v994 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));
+        const unsigned int v995 = v994 - 16u;
+        const unsigned int v996 = v995 * 132u;
+        const unsigned int v997 = v996 + v37;
+        const unsigned int v998 = v997 + v991;
+        shm2[v998] = v990;
+        const float v999 = v39.x[42];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1000 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1003 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));
+        const unsigned int v1004 = v1003 - 16u;
+        const unsigned int v1005 = v1004 * 132u;
+        const unsigned int v1006 = v1005 + v37;
+        const unsigned int v1007 = v1006 + v1000;
+        shm2[v1007] = v999;
+        const float v1008 = v39.x[43];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1009 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1012 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));
+        const unsigned int v1013 = v1012 - 16u;
+        const unsigned int v1014 = v1013 * 132u;
+        const unsigned int v1015 = v1014 + v37;
+        const unsigned int v1016 = v1015 + v1009;
+        shm2[v1016] = v1008;
+        const float v1017 = v39.x[44];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1018 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1021 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));
+        const unsigned int v1022 = v1021 - 16u;
+        const unsigned int v1023 = v1022 * 132u;
+        const unsigned int v1024 = v1023 + v37;
+        const unsigned int v1025 = v1024 + v1018;
+        shm2[v1025] = v1017;
+        const float v1026 = v39.x[45];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1027 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1030 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));
+        const unsigned int v1031 = v1030 - 16u;
+        const unsigned int v1032 = v1031 * 132u;
+        const unsigned int v1033 = v1032 + v37;
+        const unsigned int v1034 = v1033 + v1027;
+        shm2[v1034] = v1026;
+        const float v1035 = v39.x[46];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1036 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1039 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));
+        const unsigned int v1040 = v1039 - 16u;
+        const unsigned int v1041 = v1040 * 132u;
+        const unsigned int v1042 = v1041 + v37;
+        const unsigned int v1043 = v1042 + v1036;
+        shm2[v1043] = v1035;
+        const float v1044 = v39.x[47];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1045 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1048 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));
+        const unsigned int v1049 = v1048 - 16u;
+        const unsigned int v1050 = v1049 * 132u;
+        const unsigned int v1051 = v1050 + v37;
+        const unsigned int v1052 = v1051 + v1045;
+        shm2[v1052] = v1044;
+        const float v1053 = v39.x[48];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1054 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1057 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));
+        const unsigned int v1058 = v1057 - 16u;
+        const unsigned int v1059 = v1058 * 132u;
+        const unsigned int v1060 = v1059 + v37;
+        const unsigned int v1061 = v1060 + v1054;
+        shm2[v1061] = v1053;
+        const float v1062 = v39.x[49];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1063 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1066 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));
+        const unsigned int v1067 = v1066 - 16u;
+        const unsigned int v1068 = v1067 * 132u;
+        const unsigned int v1069 = v1068 + v37;
+        const unsigned int v1070 = v1069 + v1063;
+        shm2[v1070] = v1062;
+        const float v1071 = v39.x[50];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1072 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1075 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));
+        const unsigned int v1076 = v1075 - 16u;
+        const unsigned int v1077 = v1076 * 132u;
+        const unsigned int v1078 = v1077 + v37;
+        const unsigned int v1079 = v1078 + v1072;
+        shm2[v1079] = v1071;
+        const float v1080 = v39.x[51];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1081 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1084 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));
+        const unsigned int v1085 = v1084 - 16u;
+        const unsigned int v1086 = v1085 * 132u;
+        const unsigned int v1087 = v1086 + v37;
+        const unsigned int v1088 = v1087 + v1081;
+        shm2[v1088] = v1080;
+        const float v1089 = v39.x[52];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1090 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1093 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));
+        const unsigned int v1094 = v1093 - 16u;
+        const unsigned int v1095 = v1094 * 132u;
+        const unsigned int v1096 = v1095 + v37;
+        const unsigned int v1097 = v1096 + v1090;
+        shm2[v1097] = v1089;
+        const float v1098 = v39.x[53];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1099 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1102 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));
+        const unsigned int v1103 = v1102 - 16u;
+        const unsigned int v1104 = v1103 * 132u;
+        const unsigned int v1105 = v1104 + v37;
+        const unsigned int v1106 = v1105 + v1099;
+        shm2[v1106] = v1098;
+        const float v1107 = v39.x[54];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1108 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1111 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));
+        const unsigned int v1112 = v1111 - 16u;
+        const unsigned int v1113 = v1112 * 132u;
+        const unsigned int v1114 = v1113 + v37;
+        const unsigned int v1115 = v1114 + v1108;
+        shm2[v1115] = v1107;
+        const float v1116 = v39.x[55];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1117 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1120 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));
+        const unsigned int v1121 = v1120 - 16u;
+        const unsigned int v1122 = v1121 * 132u;
+        const unsigned int v1123 = v1122 + v37;
+        const unsigned int v1124 = v1123 + v1117;
+        shm2[v1124] = v1116;
+        const float v1125 = v39.x[56];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1126 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1129 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));
+        const unsigned int v1130 = v1129 - 16u;
+        const unsigned int v1131 = v1130 * 132u;
+        const unsigned int v1132 = v1131 + v37;
+        const unsigned int v1133 = v1132 + v1126;
+        shm2[v1133] = v1125;
+        const float v1134 = v39.x[57];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1135 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1138 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));
+        const unsigned int v1139 = v1138 - 16u;
+        const unsigned int v1140 = v1139 * 132u;
+        const unsigned int v1141 = v1140 + v37;
+        const unsigned int v1142 = v1141 + v1135;
+        shm2[v1142] = v1134;
+        const float v1143 = v39.x[58];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1144 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1147 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));
+        const unsigned int v1148 = v1147 - 16u;
+        const unsigned int v1149 = v1148 * 132u;
+        const unsigned int v1150 = v1149 + v37;
+        const unsigned int v1151 = v1150 + v1144;
+        shm2[v1151] = v1143;
+        const float v1152 = v39.x[59];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1153 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1156 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));
+        const unsigned int v1157 = v1156 - 16u;
+        const unsigned int v1158 = v1157 * 132u;
+        const unsigned int v1159 = v1158 + v37;
+        const unsigned int v1160 = v1159 + v1153;
+        shm2[v1160] = v1152;
+        const float v1161 = v39.x[60];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1162 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1165 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));
+        const unsigned int v1166 = v1165 - 16u;
+        const unsigned int v1167 = v1166 * 132u;
+        const unsigned int v1168 = v1167 + v37;
+        const unsigned int v1169 = v1168 + v1162;
+        shm2[v1169] = v1161;
+        const float v1170 = v39.x[61];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1171 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1174 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));
+        const unsigned int v1175 = v1174 - 16u;
+        const unsigned int v1176 = v1175 * 132u;
+        const unsigned int v1177 = v1176 + v37;
+        const unsigned int v1178 = v1177 + v1171;
+        shm2[v1178] = v1170;
+        const float v1179 = v39.x[62];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1180 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1183 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));
+        const unsigned int v1184 = v1183 - 16u;
+        const unsigned int v1185 = v1184 * 132u;
+        const unsigned int v1186 = v1185 + v37;
+        const unsigned int v1187 = v1186 + v1180;
+        shm2[v1187] = v1179;
+        const float v1188 = v39.x[63];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1189 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1192 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));
+        const unsigned int v1193 = v1192 - 16u;
+        const unsigned int v1194 = v1193 * 132u;
+        const unsigned int v1195 = v1194 + v37;
+        const unsigned int v1196 = v1195 + v1189;
+        shm2[v1196] = v1188;
+      }
+      const bool v1198 = v609 == 2u;  // kernels/gemm/gemm_tiles.hpp:322
+      if (v1198) {
+        const float v1199 = v39.x[64];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1200 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1203 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));
+        const unsigned int v1204 = v1203 - 32u;
+        const unsigned int v1205 = v1204 * 132u;
+        const unsigned int v1206 = v1205 + v37;
+        const unsigned int v1207 = v1206 + v1200;
+        shm2[v1207] = v1199;
+        const float v1208 = v39.x[65];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1209 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1212 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));
+        const unsigned int v1213 = v1212 - 32u;
+        const unsigned int v1214 = v1213 * 132u;
+        const unsigned int v1215 = v1214 + v37;
+        const unsigned int v1216 = v1215 + v1209;
+        shm2[v1216] = v1208;
+        const float v1217 = v39.x[66];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1218 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1221 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));
+        const unsigned int v1222 = v1221 - 32u;
+        const unsigned int v1223 = v1222 * 132u;
+        const unsigned int v1224 = v1223 + v37;
+        const unsigned int v1225 = v1224 + v1218;
+        shm2[v1225] = v1217;
+        const float v1226 = v39.x[67];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1227 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1230 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));
+        const unsigned int v1231 = v1230 - 32u;
+        const unsigned int v1232 = v1231 * 132u;
+        const unsigned int v1233 = v1232 + v37;
+        const unsigned int v1234 = v1233 + v1227;
+        shm2[v1234] = v1226;
+        const float v1235 = v39.x[68];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1236 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1239 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));
+        const unsigned int v1240 = v1239 - 32u;
+        const unsigned int v1241 = v1240 * 132u;
+        const unsigned int v1242 = v1241 + v37;
+        const unsigned int v1243 = v1242 + v1236;
+        shm2[v1243] = v1235;
+        const float v1244 = v39.x[69];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1245 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1248 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));
+        const unsigned int v1249 = v1248 - 32u;
+        const unsigned int v1250 = v1249 * 132u;
+        const unsigned int v1251 = v1250 + v37;
+        const unsigned int v1252 = v1251 + v1245;
+        shm2[v1252] = v1244;
+        const float v1253 = v39.x[70];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1254 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1257 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));
+        const unsigned int v1258 = v1257 - 32u;
+        const unsigned int v1259 = v1258 * 132u;
+        const unsigned int v1260 = v1259 + v37;
+        const unsigned int v1261 = v1260 + v1254;
+        shm2[v1261] = v1253;
+        const float v1262 = v39.x[71];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1263 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1266 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));
+        const unsigned int v1267 = v1266 - 32u;
+        const unsigned int v1268 = v1267 * 132u;
+        const unsigned int v1269 = v1268 + v37;
+        const unsigned int v1270 = v1269 + v1263;
+        shm2[v1270] = v1262;
+        const float v1271 = v39.x[72];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1272 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1275 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));
+        const unsigned int v1276 = v1275 - 32u;
+        const unsigned int v1277 = v1276 * 132u;
+        const unsigned int v1278 = v1277 + v37;
+        const unsigned int v1279 = v1278 + v1272;
+        shm2[v1279] = v1271;
+        const float v1280 = v39.x[73];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1281 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1284 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));
+        const unsigned int v1285 = v1284 - 32u;
+        const unsigned int v1286 = v1285 * 132u;
+        const unsigned int v1287 = v1286 + v37;
+        const unsigned int v1288 = v1287 + v1281;
+        shm2[v1288] = v1280;
+        const float v1289 = v39.x[74];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1290 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1293 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));
+        const unsigned int v1294 = v1293 - 32u;
+        const unsigned int v1295 = v1294 * 132u;
+        const unsigned int v1296 = v1295 + v37;
+        const unsigned int v1297 = v1296 + v1290;
+        shm2[v1297] = v1289;
+        const float v1298 = v39.x[75];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1299 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1302 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));
+        const unsigned int v1303 = v1302 - 32u;
+        const unsigned int v1304 = v1303 * 132u;
+        const unsigned int v1305 = v1304 + v37;
+        const unsigned int v1306 = v1305 + v1299;
+        shm2[v1306] = v1298;
+        const float v1307 = v39.x[76];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1308 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1311 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));
+        const unsigned int v1312 = v1311 - 32u;
+        const unsigned int v1313 = v1312 * 132u;
+        const unsigned int v1314 = v1313 + v37;
+        const unsigned int v1315 = v1314 + v1308;
+        shm2[v1315] = v1307;
+        const float v1316 = v39.x[77];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1317 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1320 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));
+        const unsigned int v1321 = v1320 - 32u;
+        const unsigned int v1322 = v1321 * 132u;
+        const unsigned int v1323 = v1322 + v37;
+        const unsigned int v1324 = v1323 + v1317;
+        shm2[v1324] = v1316;
+        const float v1325 = v39.x[78];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1326 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1329 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));
+        const unsigned int v1330 = v1329 - 32u;
+        const unsigned int v1331 = v1330 * 132u;
+        const unsigned int v1332 = v1331 + v37;
+        const unsigned int v1333 = v1332 + v1326;
+        shm2[v1333] = v1325;
+        const float v1334 = v39.x[79];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1335 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1338 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));
+        const unsigned int v1339 = v1338 - 32u;
+        const unsigned int v1340 = v1339 * 132u;
+        const unsigned int v1341 = v1340 + v37;
+        const unsigned int v1342 = v1341 + v1335;
+        shm2[v1342] = v1334;
+        const float v1343 = v39.x[80];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1344 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1347 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));
+        const unsigned int v1348 = v1347 - 32u;
+        const unsigned int v1349 = v1348 * 132u;
+        const unsigned int v1350 = v1349 + v37;
+        const unsigned int v1351 = v1350 + v1344;
+        shm2[v1351] = v1343;
+        const float v1352 = v39.x[81];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1353 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1356 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));
+        const unsigned int v1357 = v1356 - 32u;
+        const unsigned int v1358 = v1357 * 132u;
+        const unsigned int v1359 = v1358 + v37;
+        const unsigned int v1360 = v1359 + v1353;
+        shm2[v1360] = v1352;
+        const float v1361 = v39.x[82];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1362 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1365 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));
+        const unsigned int v1366 = v1365 - 32u;
+        const unsigned int v1367 = v1366 * 132u;
+        const unsigned int v1368 = v1367 + v37;
+        const unsigned int v1369 = v1368 + v1362;
+        shm2[v1369] = v1361;
+        const float v1370 = v39.x[83];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1371 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1374 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));
+        const unsigned int v1375 = v1374 - 32u;
+        const unsigned int v1376 = v1375 * 132u;
+        const unsigned int v1377 = v1376 + v37;
+        const unsigned int v1378 = v1377 + v1371;
+        shm2[v1378] = v1370;
+        const float v1379 = v39.x[84];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1380 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1383 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));
+        const unsigned int v1384 = v1383 - 32u;
+        const unsigned int v1385 = v1384 * 132u;
+        const unsigned int v1386 = v1385 + v37;
+        const unsigned int v1387 = v1386 + v1380;
+        shm2[v1387] = v1379;
+        const float v1388 = v39.x[85];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1389 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1392 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));
+        const unsigned int v1393 = v1392 - 32u;
+        const unsigned int v1394 = v1393 * 132u;
+        const unsigned int v1395 = v1394 + v37;
+        const unsigned int v1396 = v1395 + v1389;
+        shm2[v1396] = v1388;
+        const float v1397 = v39.x[86];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1398 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1401 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));
+        const unsigned int v1402 = v1401 - 32u;
+        const unsigned int v1403 = v1402 * 132u;
+        const unsigned int v1404 = v1403 + v37;
+        const unsigned int v1405 = v1404 + v1398;
+        shm2[v1405] = v1397;
+        const float v1406 = v39.x[87];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1407 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1410 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));
+        const unsigned int v1411 = v1410 - 32u;
+        const unsigned int v1412 = v1411 * 132u;
+        const unsigned int v1413 = v1412 + v37;
+        const unsigned int v1414 = v1413 + v1407;
+        shm2[v1414] = v1406;
+        const float v1415 = v39.x[88];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1416 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1419 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));
+        const unsigned int v1420 = v1419 - 32u;
+        const unsigned int v1421 = v1420 * 132u;
+        const unsigned int v1422 = v1421 + v37;
+        const unsigned int v1423 = v1422 + v1416;
+        shm2[v1423] = v1415;
+        const float v1424 = v39.x[89];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1425 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1428 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));
+        const unsigned int v1429 = v1428 - 32u;
+        const unsigned int v1430 = v1429 * 132u;
+        const unsigned int v1431 = v1430 + v37;
+        const unsigned int v1432 = v1431 + v1425;
+        shm2[v1432] = v1424;
+        const float v1433 = v39.x[90];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1434 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1437 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));
+        const unsigned int v1438 = v1437 - 32u;
+        const unsigned int v1439 = v1438 * 132u;
+        const unsigned int v1440 = v1439 + v37;
+        const unsigned int v1441 = v1440 + v1434;
+        shm2[v1441] = v1433;
+        const float v1442 = v39.x[91];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1443 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1446 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));
+        const unsigned int v1447 = v1446 - 32u;
+        const unsigned int v1448 = v1447 * 132u;
+        const unsigned int v1449 = v1448 + v37;
+        const unsigned int v1450 = v1449 + v1443;
+        shm2[v1450] = v1442;
+        const float v1451 = v39.x[92];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1452 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1455 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));
+        const unsigned int v1456 = v1455 - 32u;
+        const unsigned int v1457 = v1456 * 132u;
+        const unsigned int v1458 = v1457 + v37;
+        const unsigned int v1459 = v1458 + v1452;
+        shm2[v1459] = v1451;
+        const float v1460 = v39.x[93];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1461 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1464 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));
+        const unsigned int v1465 = v1464 - 32u;
+        const unsigned int v1466 = v1465 * 132u;
+        const unsigned int v1467 = v1466 + v37;
+        const unsigned int v1468 = v1467 + v1461;
+        shm2[v1468] = v1460;
+        const float v1469 = v39.x[94];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1470 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1473 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));
+        const unsigned int v1474 = v1473 - 32u;
+        const unsigned int v1475 = v1474 * 132u;
+        const unsigned int v1476 = v1475 + v37;
+        const unsigned int v1477 = v1476 + v1470;
+        shm2[v1477] = v1469;
+        const float v1478 = v39.x[95];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1479 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1482 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));
+        const unsigned int v1483 = v1482 - 32u;
+        const unsigned int v1484 = v1483 * 132u;
+        const unsigned int v1485 = v1484 + v37;
+        const unsigned int v1486 = v1485 + v1479;
+        shm2[v1486] = v1478;
+      }
+      const bool v1488 = v609 == 3u;  // kernels/gemm/gemm_tiles.hpp:322
+      if (v1488) {
+        const float v1489 = v39.x[96];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1490 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1493 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));
+        const unsigned int v1494 = v1493 - 48u;
+        const unsigned int v1495 = v1494 * 132u;
+        const unsigned int v1496 = v1495 + v37;
+        const unsigned int v1497 = v1496 + v1490;
+        shm2[v1497] = v1489;
+        const float v1498 = v39.x[97];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1499 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1502 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));
+        const unsigned int v1503 = v1502 - 48u;
+        const unsigned int v1504 = v1503 * 132u;
+        const unsigned int v1505 = v1504 + v37;
+        const unsigned int v1506 = v1505 + v1499;
+        shm2[v1506] = v1498;
+        const float v1507 = v39.x[98];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1508 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1511 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));
+        const unsigned int v1512 = v1511 - 48u;
+        const unsigned int v1513 = v1512 * 132u;
+        const unsigned int v1514 = v1513 + v37;
+        const unsigned int v1515 = v1514 + v1508;
+        shm2[v1515] = v1507;
+        const float v1516 = v39.x[99];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1517 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1520 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));
+        const unsigned int v1521 = v1520 - 48u;
+        const unsigned int v1522 = v1521 * 132u;
+        const unsigned int v1523 = v1522 + v37;
+        const unsigned int v1524 = v1523 + v1517;
+        shm2[v1524] = v1516;
+        const float v1525 = v39.x[100];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1526 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1529 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));
+        const unsigned int v1530 = v1529 - 48u;
+        const unsigned int v1531 = v1530 * 132u;
+        const unsigned int v1532 = v1531 + v37;
+        const unsigned int v1533 = v1532 + v1526;
+        shm2[v1533] = v1525;
+        const float v1534 = v39.x[101];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1535 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1538 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));
+        const unsigned int v1539 = v1538 - 48u;
+        const unsigned int v1540 = v1539 * 132u;
+        const unsigned int v1541 = v1540 + v37;
+        const unsigned int v1542 = v1541 + v1535;
+        shm2[v1542] = v1534;
+        const float v1543 = v39.x[102];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1544 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1547 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));
+        const unsigned int v1548 = v1547 - 48u;
+        const unsigned int v1549 = v1548 * 132u;
+        const unsigned int v1550 = v1549 + v37;
+        const unsigned int v1551 = v1550 + v1544;
+        shm2[v1551] = v1543;
+        const float v1552 = v39.x[103];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1553 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1556 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));
+        const unsigned int v1557 = v1556 - 48u;
+        const unsigned int v1558 = v1557 * 132u;
+        const unsigned int v1559 = v1558 + v37;
+        const unsigned int v1560 = v1559 + v1553;
+        shm2[v1560] = v1552;
+        const float v1561 = v39.x[104];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1562 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1565 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));
+        const unsigned int v1566 = v1565 - 48u;
+        const unsigned int v1567 = v1566 * 132u;
+        const unsigned int v1568 = v1567 + v37;
+        const unsigned int v1569 = v1568 + v1562;
+        shm2[v1569] = v1561;
+        const float v1570 = v39.x[105];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1571 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1574 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));
+        const unsigned int v1575 = v1574 - 48u;
+        const unsigned int v1576 = v1575 * 132u;
+        const unsigned int v1577 = v1576 + v37;
+        const unsigned int v1578 = v1577 + v1571;
+        shm2[v1578] = v1570;
+        const float v1579 = v39.x[106];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1580 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1583 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));
+        const unsigned int v1584 = v1583 - 48u;
+        const unsigned int v1585 = v1584 * 132u;
+        const unsigned int v1586 = v1585 + v37;
+        const unsigned int v1587 = v1586 + v1580;
+        shm2[v1587] = v1579;
+        const float v1588 = v39.x[107];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1589 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1592 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));
+        const unsigned int v1593 = v1592 - 48u;
+        const unsigned int v1594 = v1593 * 132u;
+        const unsigned int v1595 = v1594 + v37;
+        const unsigned int v1596 = v1595 + v1589;
+        shm2[v1596] = v1588;
+        const float v1597 = v39.x[108];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1598 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1601 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));
+        const unsigned int v1602 = v1601 - 48u;
+        const unsigned int v1603 = v1602 * 132u;
+        const unsigned int v1604 = v1603 + v37;
+        const unsigned int v1605 = v1604 + v1598;
+        shm2[v1605] = v1597;
+        const float v1606 = v39.x[109];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1607 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1610 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));
+        const unsigned int v1611 = v1610 - 48u;
+        const unsigned int v1612 = v1611 * 132u;
+        const unsigned int v1613 = v1612 + v37;
+        const unsigned int v1614 = v1613 + v1607;
+        shm2[v1614] = v1606;
+        const float v1615 = v39.x[110];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1616 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1619 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));
+        const unsigned int v1620 = v1619 - 48u;
+        const unsigned int v1621 = v1620 * 132u;
+        const unsigned int v1622 = v1621 + v37;
+        const unsigned int v1623 = v1622 + v1616;
+        shm2[v1623] = v1615;
+        const float v1624 = v39.x[111];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1625 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1628 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));
+        const unsigned int v1629 = v1628 - 48u;
+        const unsigned int v1630 = v1629 * 132u;
+        const unsigned int v1631 = v1630 + v37;
+        const unsigned int v1632 = v1631 + v1625;
+        shm2[v1632] = v1624;
+        const float v1633 = v39.x[112];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1634 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1637 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));
+        const unsigned int v1638 = v1637 - 48u;
+        const unsigned int v1639 = v1638 * 132u;
+        const unsigned int v1640 = v1639 + v37;
+        const unsigned int v1641 = v1640 + v1634;
+        shm2[v1641] = v1633;
+        const float v1642 = v39.x[113];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1643 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1646 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));
+        const unsigned int v1647 = v1646 - 48u;
+        const unsigned int v1648 = v1647 * 132u;
+        const unsigned int v1649 = v1648 + v37;
+        const unsigned int v1650 = v1649 + v1643;
+        shm2[v1650] = v1642;
+        const float v1651 = v39.x[114];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1652 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1655 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));
+        const unsigned int v1656 = v1655 - 48u;
+        const unsigned int v1657 = v1656 * 132u;
+        const unsigned int v1658 = v1657 + v37;
+        const unsigned int v1659 = v1658 + v1652;
+        shm2[v1659] = v1651;
+        const float v1660 = v39.x[115];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1661 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1664 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));
+        const unsigned int v1665 = v1664 - 48u;
+        const unsigned int v1666 = v1665 * 132u;
+        const unsigned int v1667 = v1666 + v37;
+        const unsigned int v1668 = v1667 + v1661;
+        shm2[v1668] = v1660;
+        const float v1669 = v39.x[116];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1670 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1673 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));
+        const unsigned int v1674 = v1673 - 48u;
+        const unsigned int v1675 = v1674 * 132u;
+        const unsigned int v1676 = v1675 + v37;
+        const unsigned int v1677 = v1676 + v1670;
+        shm2[v1677] = v1669;
+        const float v1678 = v39.x[117];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1679 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1682 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));
+        const unsigned int v1683 = v1682 - 48u;
+        const unsigned int v1684 = v1683 * 132u;
+        const unsigned int v1685 = v1684 + v37;
+        const unsigned int v1686 = v1685 + v1679;
+        shm2[v1686] = v1678;
+        const float v1687 = v39.x[118];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1688 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1691 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));
+        const unsigned int v1692 = v1691 - 48u;
+        const unsigned int v1693 = v1692 * 132u;
+        const unsigned int v1694 = v1693 + v37;
+        const unsigned int v1695 = v1694 + v1688;
+        shm2[v1695] = v1687;
+        const float v1696 = v39.x[119];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1697 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1700 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));
+        const unsigned int v1701 = v1700 - 48u;
+        const unsigned int v1702 = v1701 * 132u;
+        const unsigned int v1703 = v1702 + v37;
+        const unsigned int v1704 = v1703 + v1697;
+        shm2[v1704] = v1696;
+        const float v1705 = v39.x[120];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1706 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1709 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));
+        const unsigned int v1710 = v1709 - 48u;
+        const unsigned int v1711 = v1710 * 132u;
+        const unsigned int v1712 = v1711 + v37;
+        const unsigned int v1713 = v1712 + v1706;
+        shm2[v1713] = v1705;
+        const float v1714 = v39.x[121];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1715 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1718 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));
+        const unsigned int v1719 = v1718 - 48u;
+        const unsigned int v1720 = v1719 * 132u;
+        const unsigned int v1721 = v1720 + v37;
+        const unsigned int v1722 = v1721 + v1715;
+        shm2[v1722] = v1714;
+        const float v1723 = v39.x[122];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1724 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1727 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));
+        const unsigned int v1728 = v1727 - 48u;
+        const unsigned int v1729 = v1728 * 132u;
+        const unsigned int v1730 = v1729 + v37;
+        const unsigned int v1731 = v1730 + v1724;
+        shm2[v1731] = v1723;
+        const float v1732 = v39.x[123];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1733 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1736 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));
+        const unsigned int v1737 = v1736 - 48u;
+        const unsigned int v1738 = v1737 * 132u;
+        const unsigned int v1739 = v1738 + v37;
+        const unsigned int v1740 = v1739 + v1733;
+        shm2[v1740] = v1732;
+        const float v1741 = v39.x[124];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1742 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1745 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));
+        const unsigned int v1746 = v1745 - 48u;
+        const unsigned int v1747 = v1746 * 132u;
+        const unsigned int v1748 = v1747 + v37;
+        const unsigned int v1749 = v1748 + v1742;
+        shm2[v1749] = v1741;
+        const float v1750 = v39.x[125];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1751 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1754 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));
+        const unsigned int v1755 = v1754 - 48u;
+        const unsigned int v1756 = v1755 * 132u;
+        const unsigned int v1757 = v1756 + v37;
+        const unsigned int v1758 = v1757 + v1751;
+        shm2[v1758] = v1750;
+        const float v1759 = v39.x[126];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1760 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1763 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));
+        const unsigned int v1764 = v1763 - 48u;
+        const unsigned int v1765 = v1764 * 132u;
+        const unsigned int v1766 = v1765 + v37;
+        const unsigned int v1767 = v1766 + v1760;
+        shm2[v1767] = v1759;
+        const float v1768 = v39.x[127];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1769 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1772 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));
+        const unsigned int v1773 = v1772 - 48u;
+        const unsigned int v1774 = v1773 * 132u;
+        const unsigned int v1775 = v1774 + v37;
+        const unsigned int v1776 = v1775 + v1769;
+        shm2[v1776] = v1768;
+      }
+    }
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:331
+    const unsigned int v1784 = v609 << 4u;  // kernels/gemm/gemm_tiles.hpp:333
+    const unsigned int v1786 = v607 << 6u;
+    const unsigned int v1787 = v24 + v1786;
+    const unsigned int v1788 = v1787 + v1784;
+
+    for (unsigned int v1780 = v1777; v1780 < 2048u; v1780 += 128u) {  // kernels/gemm/gemm_tiles.hpp:332
+      const unsigned int v1782 = v1780 >> 7u;  // kernels/gemm/gemm_tiles.hpp:333
+      const unsigned int v1789 = v1788 + v1782;
+      const unsigned int v1791 = v1780 & 127u;  // kernels/gemm/gemm_tiles.hpp:334
+      const unsigned int v1792 = v28 + v1791;
+      const bool v1793 = v1789 < v0;  // kernels/gemm/gemm_tiles.hpp:335
+      const bool v1794 = v1792 < v1;
+      const bool v1795 = v1793 && v1794;
+      if (v1795) {
+        const unsigned int v1801 = v1782 * 132u;
+        const unsigned int v1802 = v1801 + v1791;
+        const float v1803 = shm2[v1802];
+        const float v1804 = v1803 * v3;  // kernels/gemm/gemm.cpp:68
+        const iron_bf16 v1805 = iron_f32_to_bf16(v1804);
+        const unsigned int v1806 = v1789 * v1;
+        const unsigned int v1807 = v1806 + v1792;
+        out[v1807] = v1805;
+      }
+    }
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:337
   }
 }

@@ -254,6 +254,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
   extern __shared__ __align__(16) unsigned char iron_shared[];
   iron_bf16* const shm0 = reinterpret_cast<iron_bf16*>(iron_shared + 0);
   iron_bf16* const shm1 = reinterpret_cast<iron_bf16*>(iron_shared + 49152);
+  float* const shm2 = reinterpret_cast<float*>(iron_shared + 0);
 
   const unsigned int v0 = m;  // kernels/gemm/gemm.cpp:72
   const unsigned int v1 = n;
@@ -276,481 +277,481 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
   const unsigned int v24 = v23 << 7u;
   const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v28 = v27 << 7u;
-  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:241
-  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:242
+  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:243
   const unsigned int v33 = v32 << 6u;
-  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
+  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:244
   const unsigned int v37 = v36 << 6u;
-  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v39, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:247
   iron_frag_fill(v41, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:247
+  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:248
   iron_frag_fill(v43, iron_f32_to_bf16(0.0f));
   const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:203
   const bool v47 = v46 == 0u;
-  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:260
+  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:261
   if (v62) {
-    for (unsigned int v2156 = 0u; v2156 < 2u; v2156 += 1u) {  // kernels/gemm/gemm_tiles.hpp:267
-      const unsigned int v2157 = v2156 << 6u;
-      const bool v2159 = v2157 < v2;
-      if (v2159) {
-        const unsigned int v2161 = v2156 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
-        const unsigned int v2163 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2166 = v2163 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2169 = v2163 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2170 = v2169 << 3u;
-        const unsigned int v2171 = v24 + v2166;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2172 = v2171 < v0;
-        const unsigned int v2173 = v2157 + v2170;
-        const bool v2174 = v2173 < v2;
-        const bool v2175 = v2172 && v2174;
-        const unsigned int v2177 = v2171 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2179 = v2177 + v2157;
-        const unsigned int v2180 = v2179 + v2170;
-        const unsigned int v2181 = v2175 ? v2180 : 0u;
-        const unsigned int v2183 = v2166 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2184 = v2161 + v2183;
-        const unsigned int v2185 = v2184 + v2170;
-        iron_copy_async<16>(shm0 + (v2185 ^ (((v2185 >> 6u) & 7u) << 3u)), a + v2181, v2175);
-        const unsigned int v2188 = v2163 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2190 = v2188 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2193 = v2188 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2194 = v2193 << 3u;
-        const unsigned int v2195 = v24 + v2190;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2196 = v2195 < v0;
-        const unsigned int v2197 = v2157 + v2194;
-        const bool v2198 = v2197 < v2;
-        const bool v2199 = v2196 && v2198;
-        const unsigned int v2201 = v2195 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2203 = v2201 + v2157;
-        const unsigned int v2204 = v2203 + v2194;
-        const unsigned int v2205 = v2199 ? v2204 : 0u;
-        const unsigned int v2207 = v2190 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2208 = v2161 + v2207;
-        const unsigned int v2209 = v2208 + v2194;
-        iron_copy_async<16>(shm0 + (v2209 ^ (((v2209 >> 6u) & 7u) << 3u)), a + v2205, v2199);
-        const unsigned int v2212 = v2163 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2214 = v2212 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2217 = v2212 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2218 = v2217 << 3u;
-        const unsigned int v2219 = v24 + v2214;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2220 = v2219 < v0;
-        const unsigned int v2221 = v2157 + v2218;
-        const bool v2222 = v2221 < v2;
-        const bool v2223 = v2220 && v2222;
-        const unsigned int v2225 = v2219 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2227 = v2225 + v2157;
-        const unsigned int v2228 = v2227 + v2218;
-        const unsigned int v2229 = v2223 ? v2228 : 0u;
-        const unsigned int v2231 = v2214 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2232 = v2161 + v2231;
-        const unsigned int v2233 = v2232 + v2218;
-        iron_copy_async<16>(shm0 + (v2233 ^ (((v2233 >> 6u) & 7u) << 3u)), a + v2229, v2223);
-        const unsigned int v2236 = v2163 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2238 = v2236 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2241 = v2236 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2242 = v2241 << 3u;
-        const unsigned int v2243 = v24 + v2238;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2244 = v2243 < v0;
-        const unsigned int v2245 = v2157 + v2242;
-        const bool v2246 = v2245 < v2;
-        const bool v2247 = v2244 && v2246;
-        const unsigned int v2249 = v2243 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2251 = v2249 + v2157;
-        const unsigned int v2252 = v2251 + v2242;
-        const unsigned int v2253 = v2247 ? v2252 : 0u;
-        const unsigned int v2255 = v2238 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2256 = v2161 + v2255;
-        const unsigned int v2257 = v2256 + v2242;
-        iron_copy_async<16>(shm0 + (v2257 ^ (((v2257 >> 6u) & 7u) << 3u)), a + v2253, v2247);
-        const unsigned int v2260 = v2163 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2262 = v2260 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2265 = v2260 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2266 = v2265 << 3u;
-        const unsigned int v2267 = v24 + v2262;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2268 = v2267 < v0;
-        const unsigned int v2269 = v2157 + v2266;
-        const bool v2270 = v2269 < v2;
-        const bool v2271 = v2268 && v2270;
-        const unsigned int v2273 = v2267 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2275 = v2273 + v2157;
-        const unsigned int v2276 = v2275 + v2266;
-        const unsigned int v2277 = v2271 ? v2276 : 0u;
-        const unsigned int v2279 = v2262 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2280 = v2161 + v2279;
-        const unsigned int v2281 = v2280 + v2266;
-        iron_copy_async<16>(shm0 + (v2281 ^ (((v2281 >> 6u) & 7u) << 3u)), a + v2277, v2271);
-        const unsigned int v2284 = v2163 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2286 = v2284 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2289 = v2284 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2290 = v2289 << 3u;
-        const unsigned int v2291 = v24 + v2286;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2292 = v2291 < v0;
-        const unsigned int v2293 = v2157 + v2290;
-        const bool v2294 = v2293 < v2;
-        const bool v2295 = v2292 && v2294;
-        const unsigned int v2297 = v2291 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2299 = v2297 + v2157;
-        const unsigned int v2300 = v2299 + v2290;
-        const unsigned int v2301 = v2295 ? v2300 : 0u;
-        const unsigned int v2303 = v2286 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2304 = v2161 + v2303;
-        const unsigned int v2305 = v2304 + v2290;
-        iron_copy_async<16>(shm0 + (v2305 ^ (((v2305 >> 6u) & 7u) << 3u)), a + v2301, v2295);
-        const unsigned int v2308 = v2163 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2310 = v2308 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2313 = v2308 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2314 = v2313 << 3u;
-        const unsigned int v2315 = v24 + v2310;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2316 = v2315 < v0;
-        const unsigned int v2317 = v2157 + v2314;
-        const bool v2318 = v2317 < v2;
-        const bool v2319 = v2316 && v2318;
-        const unsigned int v2321 = v2315 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2323 = v2321 + v2157;
-        const unsigned int v2324 = v2323 + v2314;
-        const unsigned int v2325 = v2319 ? v2324 : 0u;
-        const unsigned int v2327 = v2310 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2328 = v2161 + v2327;
-        const unsigned int v2329 = v2328 + v2314;
-        iron_copy_async<16>(shm0 + (v2329 ^ (((v2329 >> 6u) & 7u) << 3u)), a + v2325, v2319);
-        const unsigned int v2332 = v2163 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2334 = v2332 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2337 = v2332 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2338 = v2337 << 3u;
-        const unsigned int v2339 = v24 + v2334;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2340 = v2339 < v0;
-        const unsigned int v2341 = v2157 + v2338;
-        const bool v2342 = v2341 < v2;
-        const bool v2343 = v2340 && v2342;
-        const unsigned int v2345 = v2339 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2347 = v2345 + v2157;
-        const unsigned int v2348 = v2347 + v2338;
-        const unsigned int v2349 = v2343 ? v2348 : 0u;
-        const unsigned int v2351 = v2334 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2352 = v2161 + v2351;
-        const unsigned int v2353 = v2352 + v2338;
-        iron_copy_async<16>(shm0 + (v2353 ^ (((v2353 >> 6u) & 7u) << 3u)), a + v2349, v2343);
-        const unsigned int v2365 = v28 + v2166;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2366 = v2365 < v1;
-        const bool v2369 = v2366 && v2174;
-        const unsigned int v2371 = v2365 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2373 = v2371 + v2157;
-        const unsigned int v2374 = v2373 + v2170;
-        const unsigned int v2375 = v2369 ? v2374 : 0u;
-        iron_copy_async<16>(shm1 + (v2185 ^ (((v2185 >> 6u) & 7u) << 3u)), b + v2375, v2369);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2389 = v28 + v2190;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2390 = v2389 < v1;
-        const bool v2393 = v2390 && v2198;
-        const unsigned int v2395 = v2389 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2397 = v2395 + v2157;
-        const unsigned int v2398 = v2397 + v2194;
-        const unsigned int v2399 = v2393 ? v2398 : 0u;
-        iron_copy_async<16>(shm1 + (v2209 ^ (((v2209 >> 6u) & 7u) << 3u)), b + v2399, v2393);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2413 = v28 + v2214;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2414 = v2413 < v1;
-        const bool v2417 = v2414 && v2222;
-        const unsigned int v2419 = v2413 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2421 = v2419 + v2157;
-        const unsigned int v2422 = v2421 + v2218;
-        const unsigned int v2423 = v2417 ? v2422 : 0u;
-        iron_copy_async<16>(shm1 + (v2233 ^ (((v2233 >> 6u) & 7u) << 3u)), b + v2423, v2417);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2437 = v28 + v2238;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2438 = v2437 < v1;
-        const bool v2441 = v2438 && v2246;
-        const unsigned int v2443 = v2437 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2445 = v2443 + v2157;
-        const unsigned int v2446 = v2445 + v2242;
-        const unsigned int v2447 = v2441 ? v2446 : 0u;
-        iron_copy_async<16>(shm1 + (v2257 ^ (((v2257 >> 6u) & 7u) << 3u)), b + v2447, v2441);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2461 = v28 + v2262;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2462 = v2461 < v1;
-        const bool v2465 = v2462 && v2270;
-        const unsigned int v2467 = v2461 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2469 = v2467 + v2157;
-        const unsigned int v2470 = v2469 + v2266;
-        const unsigned int v2471 = v2465 ? v2470 : 0u;
-        iron_copy_async<16>(shm1 + (v2281 ^ (((v2281 >> 6u) & 7u) << 3u)), b + v2471, v2465);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2485 = v28 + v2286;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2486 = v2485 < v1;
-        const bool v2489 = v2486 && v2294;
-        const unsigned int v2491 = v2485 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2493 = v2491 + v2157;
-        const unsigned int v2494 = v2493 + v2290;
-        const unsigned int v2495 = v2489 ? v2494 : 0u;
-        iron_copy_async<16>(shm1 + (v2305 ^ (((v2305 >> 6u) & 7u) << 3u)), b + v2495, v2489);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2509 = v28 + v2310;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2510 = v2509 < v1;
-        const bool v2513 = v2510 && v2318;
-        const unsigned int v2515 = v2509 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2517 = v2515 + v2157;
-        const unsigned int v2518 = v2517 + v2314;
-        const unsigned int v2519 = v2513 ? v2518 : 0u;
-        iron_copy_async<16>(shm1 + (v2329 ^ (((v2329 >> 6u) & 7u) << 3u)), b + v2519, v2513);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2533 = v28 + v2334;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2534 = v2533 < v1;
-        const bool v2537 = v2534 && v2342;
-        const unsigned int v2539 = v2533 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2541 = v2539 + v2157;
-        const unsigned int v2542 = v2541 + v2338;
-        const unsigned int v2543 = v2537 ? v2542 : 0u;
-        iron_copy_async<16>(shm1 + (v2353 ^ (((v2353 >> 6u) & 7u) << 3u)), b + v2543, v2537);  // kernels/gemm/gemm_tiles.hpp:83
+    for (unsigned int v1827 = 0u; v1827 < 2u; v1827 += 1u) {  // kernels/gemm/gemm_tiles.hpp:268
+      const unsigned int v1828 = v1827 << 6u;
+      const bool v1830 = v1828 < v2;
+      if (v1830) {
+        const unsigned int v1832 = v1827 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
+        const unsigned int v1834 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v1837 = v1834 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v1840 = v1834 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v1841 = v1840 << 3u;
+        const unsigned int v1842 = v24 + v1837;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v1843 = v1842 < v0;
+        const unsigned int v1844 = v1828 + v1841;
+        const bool v1845 = v1844 < v2;
+        const bool v1846 = v1843 && v1845;
+        const unsigned int v1848 = v1842 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v1850 = v1848 + v1828;
+        const unsigned int v1851 = v1850 + v1841;
+        const unsigned int v1852 = v1846 ? v1851 : 0u;
+        const unsigned int v1854 = v1837 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v1855 = v1832 + v1854;
+        const unsigned int v1856 = v1855 + v1841;
+        iron_copy_async<16>(shm0 + (v1856 ^ (((v1856 >> 6u) & 7u) << 3u)), a + v1852, v1846);
+        const unsigned int v1859 = v1834 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v1861 = v1859 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v1864 = v1859 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v1865 = v1864 << 3u;
+        const unsigned int v1866 = v24 + v1861;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v1867 = v1866 < v0;
+        const unsigned int v1868 = v1828 + v1865;
+        const bool v1869 = v1868 < v2;
+        const bool v1870 = v1867 && v1869;
+        const unsigned int v1872 = v1866 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v1874 = v1872 + v1828;
+        const unsigned int v1875 = v1874 + v1865;
+        const unsigned int v1876 = v1870 ? v1875 : 0u;
+        const unsigned int v1878 = v1861 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v1879 = v1832 + v1878;
+        const unsigned int v1880 = v1879 + v1865;
+        iron_copy_async<16>(shm0 + (v1880 ^ (((v1880 >> 6u) & 7u) << 3u)), a + v1876, v1870);
+        const unsigned int v1883 = v1834 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v1885 = v1883 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v1888 = v1883 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v1889 = v1888 << 3u;
+        const unsigned int v1890 = v24 + v1885;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v1891 = v1890 < v0;
+        const unsigned int v1892 = v1828 + v1889;
+        const bool v1893 = v1892 < v2;
+        const bool v1894 = v1891 && v1893;
+        const unsigned int v1896 = v1890 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v1898 = v1896 + v1828;
+        const unsigned int v1899 = v1898 + v1889;
+        const unsigned int v1900 = v1894 ? v1899 : 0u;
+        const unsigned int v1902 = v1885 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v1903 = v1832 + v1902;
+        const unsigned int v1904 = v1903 + v1889;
+        iron_copy_async<16>(shm0 + (v1904 ^ (((v1904 >> 6u) & 7u) << 3u)), a + v1900, v1894);
+        const unsigned int v1907 = v1834 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v1909 = v1907 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v1912 = v1907 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v1913 = v1912 << 3u;
+        const unsigned int v1914 = v24 + v1909;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v1915 = v1914 < v0;
+        const unsigned int v1916 = v1828 + v1913;
+        const bool v1917 = v1916 < v2;
+        const bool v1918 = v1915 && v1917;
+        const unsigned int v1920 = v1914 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v1922 = v1920 + v1828;
+        const unsigned int v1923 = v1922 + v1913;
+        const unsigned int v1924 = v1918 ? v1923 : 0u;
+        const unsigned int v1926 = v1909 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v1927 = v1832 + v1926;
+        const unsigned int v1928 = v1927 + v1913;
+        iron_copy_async<16>(shm0 + (v1928 ^ (((v1928 >> 6u) & 7u) << 3u)), a + v1924, v1918);
+        const unsigned int v1931 = v1834 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v1933 = v1931 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v1936 = v1931 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v1937 = v1936 << 3u;
+        const unsigned int v1938 = v24 + v1933;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v1939 = v1938 < v0;
+        const unsigned int v1940 = v1828 + v1937;
+        const bool v1941 = v1940 < v2;
+        const bool v1942 = v1939 && v1941;
+        const unsigned int v1944 = v1938 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v1946 = v1944 + v1828;
+        const unsigned int v1947 = v1946 + v1937;
+        const unsigned int v1948 = v1942 ? v1947 : 0u;
+        const unsigned int v1950 = v1933 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v1951 = v1832 + v1950;
+        const unsigned int v1952 = v1951 + v1937;
+        iron_copy_async<16>(shm0 + (v1952 ^ (((v1952 >> 6u) & 7u) << 3u)), a + v1948, v1942);
+        const unsigned int v1955 = v1834 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v1957 = v1955 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v1960 = v1955 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v1961 = v1960 << 3u;
+        const unsigned int v1962 = v24 + v1957;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v1963 = v1962 < v0;
+        const unsigned int v1964 = v1828 + v1961;
+        const bool v1965 = v1964 < v2;
+        const bool v1966 = v1963 && v1965;
+        const unsigned int v1968 = v1962 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v1970 = v1968 + v1828;
+        const unsigned int v1971 = v1970 + v1961;
+        const unsigned int v1972 = v1966 ? v1971 : 0u;
+        const unsigned int v1974 = v1957 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v1975 = v1832 + v1974;
+        const unsigned int v1976 = v1975 + v1961;
+        iron_copy_async<16>(shm0 + (v1976 ^ (((v1976 >> 6u) & 7u) << 3u)), a + v1972, v1966);
+        const unsigned int v1979 = v1834 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v1981 = v1979 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v1984 = v1979 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v1985 = v1984 << 3u;
+        const unsigned int v1986 = v24 + v1981;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v1987 = v1986 < v0;
+        const unsigned int v1988 = v1828 + v1985;
+        const bool v1989 = v1988 < v2;
+        const bool v1990 = v1987 && v1989;
+        const unsigned int v1992 = v1986 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v1994 = v1992 + v1828;
+        const unsigned int v1995 = v1994 + v1985;
+        const unsigned int v1996 = v1990 ? v1995 : 0u;
+        const unsigned int v1998 = v1981 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v1999 = v1832 + v1998;
+        const unsigned int v2000 = v1999 + v1985;
+        iron_copy_async<16>(shm0 + (v2000 ^ (((v2000 >> 6u) & 7u) << 3u)), a + v1996, v1990);
+        const unsigned int v2003 = v1834 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2005 = v2003 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2008 = v2003 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2009 = v2008 << 3u;
+        const unsigned int v2010 = v24 + v2005;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2011 = v2010 < v0;
+        const unsigned int v2012 = v1828 + v2009;
+        const bool v2013 = v2012 < v2;
+        const bool v2014 = v2011 && v2013;
+        const unsigned int v2016 = v2010 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2018 = v2016 + v1828;
+        const unsigned int v2019 = v2018 + v2009;
+        const unsigned int v2020 = v2014 ? v2019 : 0u;
+        const unsigned int v2022 = v2005 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2023 = v1832 + v2022;
+        const unsigned int v2024 = v2023 + v2009;
+        iron_copy_async<16>(shm0 + (v2024 ^ (((v2024 >> 6u) & 7u) << 3u)), a + v2020, v2014);
+        const unsigned int v2036 = v28 + v1837;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2037 = v2036 < v1;
+        const bool v2040 = v2037 && v1845;
+        const unsigned int v2042 = v2036 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2044 = v2042 + v1828;
+        const unsigned int v2045 = v2044 + v1841;
+        const unsigned int v2046 = v2040 ? v2045 : 0u;
+        iron_copy_async<16>(shm1 + (v1856 ^ (((v1856 >> 6u) & 7u) << 3u)), b + v2046, v2040);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2060 = v28 + v1861;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2061 = v2060 < v1;
+        const bool v2064 = v2061 && v1869;
+        const unsigned int v2066 = v2060 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2068 = v2066 + v1828;
+        const unsigned int v2069 = v2068 + v1865;
+        const unsigned int v2070 = v2064 ? v2069 : 0u;
+        iron_copy_async<16>(shm1 + (v1880 ^ (((v1880 >> 6u) & 7u) << 3u)), b + v2070, v2064);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2084 = v28 + v1885;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2085 = v2084 < v1;
+        const bool v2088 = v2085 && v1893;
+        const unsigned int v2090 = v2084 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2092 = v2090 + v1828;
+        const unsigned int v2093 = v2092 + v1889;
+        const unsigned int v2094 = v2088 ? v2093 : 0u;
+        iron_copy_async<16>(shm1 + (v1904 ^ (((v1904 >> 6u) & 7u) << 3u)), b + v2094, v2088);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2108 = v28 + v1909;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2109 = v2108 < v1;
+        const bool v2112 = v2109 && v1917;
+        const unsigned int v2114 = v2108 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2116 = v2114 + v1828;
+        const unsigned int v2117 = v2116 + v1913;
+        const unsigned int v2118 = v2112 ? v2117 : 0u;
+        iron_copy_async<16>(shm1 + (v1928 ^ (((v1928 >> 6u) & 7u) << 3u)), b + v2118, v2112);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2132 = v28 + v1933;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2133 = v2132 < v1;
+        const bool v2136 = v2133 && v1941;
+        const unsigned int v2138 = v2132 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2140 = v2138 + v1828;
+        const unsigned int v2141 = v2140 + v1937;
+        const unsigned int v2142 = v2136 ? v2141 : 0u;
+        iron_copy_async<16>(shm1 + (v1952 ^ (((v1952 >> 6u) & 7u) << 3u)), b + v2142, v2136);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2156 = v28 + v1957;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2157 = v2156 < v1;
+        const bool v2160 = v2157 && v1965;
+        const unsigned int v2162 = v2156 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2164 = v2162 + v1828;
+        const unsigned int v2165 = v2164 + v1961;
+        const unsigned int v2166 = v2160 ? v2165 : 0u;
+        iron_copy_async<16>(shm1 + (v1976 ^ (((v1976 >> 6u) & 7u) << 3u)), b + v2166, v2160);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2180 = v28 + v1981;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2181 = v2180 < v1;
+        const bool v2184 = v2181 && v1989;
+        const unsigned int v2186 = v2180 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2188 = v2186 + v1828;
+        const unsigned int v2189 = v2188 + v1985;
+        const unsigned int v2190 = v2184 ? v2189 : 0u;
+        iron_copy_async<16>(shm1 + (v2000 ^ (((v2000 >> 6u) & 7u) << 3u)), b + v2190, v2184);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2204 = v28 + v2005;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2205 = v2204 < v1;
+        const bool v2208 = v2205 && v2013;
+        const unsigned int v2210 = v2204 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2212 = v2210 + v1828;
+        const unsigned int v2213 = v2212 + v2009;
+        const unsigned int v2214 = v2208 ? v2213 : 0u;
+        iron_copy_async<16>(shm1 + (v2024 ^ (((v2024 >> 6u) & 7u) << 3u)), b + v2214, v2208);  // kernels/gemm/gemm_tiles.hpp:83
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:268
     }
-    const unsigned int v2560 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v2566 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v2231 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v2237 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:256
 
-    for (unsigned int v2548 = 0u; v2548 < v2; v2548 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
-      const unsigned int v2550 = v2548 >> 6u;
-      const unsigned int v2552 = v2550 % 3u;
+    for (unsigned int v2219 = 0u; v2219 < v2; v2219 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      const unsigned int v2221 = v2219 >> 6u;
+      const unsigned int v2223 = v2221 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2554 = v2552 << 13u;  // kernels/gemm/gemm_tiles.hpp:269
-      const unsigned int v2561 = v2554 + v2560;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2561, 64u);
-      const unsigned int v2567 = v2554 + v2566;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2567, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v2574 = v2561 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2574, 64u);
-      const unsigned int v2580 = v2567 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2580, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v2586 = v2561 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2586, 64u);
-      const unsigned int v2592 = v2567 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2592, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v2598 = v2561 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2598, 64u);
-      const unsigned int v2604 = v2567 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2604, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v2607 = v2548 + 128u;  // kernels/gemm/gemm_tiles.hpp:267
-      const unsigned int v2609 = v2550 + 2u;
-      const unsigned int v2610 = v2609 % 3u;
-      const bool v2611 = v2607 < v2;
-      if (v2611) {
-        const unsigned int v2613 = v2610 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
-        const unsigned int v2615 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2618 = v2615 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2621 = v2615 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2622 = v2621 << 3u;
-        const unsigned int v2623 = v24 + v2618;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2624 = v2623 < v0;
-        const unsigned int v2625 = v2607 + v2622;
-        const bool v2626 = v2625 < v2;
-        const bool v2627 = v2624 && v2626;
-        const unsigned int v2629 = v2623 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2631 = v2629 + v2607;
-        const unsigned int v2632 = v2631 + v2622;
-        const unsigned int v2633 = v2627 ? v2632 : 0u;
-        const unsigned int v2635 = v2618 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2636 = v2613 + v2635;
-        const unsigned int v2637 = v2636 + v2622;
-        iron_copy_async<16>(shm0 + (v2637 ^ (((v2637 >> 6u) & 7u) << 3u)), a + v2633, v2627);
-        const unsigned int v2640 = v2615 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2642 = v2640 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2645 = v2640 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2646 = v2645 << 3u;
-        const unsigned int v2647 = v24 + v2642;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2648 = v2647 < v0;
-        const unsigned int v2649 = v2607 + v2646;
-        const bool v2650 = v2649 < v2;
-        const bool v2651 = v2648 && v2650;
-        const unsigned int v2653 = v2647 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2655 = v2653 + v2607;
-        const unsigned int v2656 = v2655 + v2646;
-        const unsigned int v2657 = v2651 ? v2656 : 0u;
-        const unsigned int v2659 = v2642 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2660 = v2613 + v2659;
-        const unsigned int v2661 = v2660 + v2646;
-        iron_copy_async<16>(shm0 + (v2661 ^ (((v2661 >> 6u) & 7u) << 3u)), a + v2657, v2651);
-        const unsigned int v2664 = v2615 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2666 = v2664 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2669 = v2664 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2670 = v2669 << 3u;
-        const unsigned int v2671 = v24 + v2666;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2672 = v2671 < v0;
-        const unsigned int v2673 = v2607 + v2670;
-        const bool v2674 = v2673 < v2;
-        const bool v2675 = v2672 && v2674;
-        const unsigned int v2677 = v2671 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2679 = v2677 + v2607;
-        const unsigned int v2680 = v2679 + v2670;
-        const unsigned int v2681 = v2675 ? v2680 : 0u;
-        const unsigned int v2683 = v2666 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2684 = v2613 + v2683;
-        const unsigned int v2685 = v2684 + v2670;
-        iron_copy_async<16>(shm0 + (v2685 ^ (((v2685 >> 6u) & 7u) << 3u)), a + v2681, v2675);
-        const unsigned int v2688 = v2615 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2690 = v2688 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2693 = v2688 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2694 = v2693 << 3u;
-        const unsigned int v2695 = v24 + v2690;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2696 = v2695 < v0;
-        const unsigned int v2697 = v2607 + v2694;
-        const bool v2698 = v2697 < v2;
-        const bool v2699 = v2696 && v2698;
-        const unsigned int v2701 = v2695 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2703 = v2701 + v2607;
-        const unsigned int v2704 = v2703 + v2694;
-        const unsigned int v2705 = v2699 ? v2704 : 0u;
-        const unsigned int v2707 = v2690 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2708 = v2613 + v2707;
-        const unsigned int v2709 = v2708 + v2694;
-        iron_copy_async<16>(shm0 + (v2709 ^ (((v2709 >> 6u) & 7u) << 3u)), a + v2705, v2699);
-        const unsigned int v2712 = v2615 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2714 = v2712 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2717 = v2712 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2718 = v2717 << 3u;
-        const unsigned int v2719 = v24 + v2714;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2720 = v2719 < v0;
-        const unsigned int v2721 = v2607 + v2718;
-        const bool v2722 = v2721 < v2;
-        const bool v2723 = v2720 && v2722;
-        const unsigned int v2725 = v2719 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2727 = v2725 + v2607;
-        const unsigned int v2728 = v2727 + v2718;
-        const unsigned int v2729 = v2723 ? v2728 : 0u;
-        const unsigned int v2731 = v2714 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2732 = v2613 + v2731;
-        const unsigned int v2733 = v2732 + v2718;
-        iron_copy_async<16>(shm0 + (v2733 ^ (((v2733 >> 6u) & 7u) << 3u)), a + v2729, v2723);
-        const unsigned int v2736 = v2615 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2738 = v2736 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2741 = v2736 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2742 = v2741 << 3u;
-        const unsigned int v2743 = v24 + v2738;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2744 = v2743 < v0;
-        const unsigned int v2745 = v2607 + v2742;
-        const bool v2746 = v2745 < v2;
-        const bool v2747 = v2744 && v2746;
-        const unsigned int v2749 = v2743 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2751 = v2749 + v2607;
-        const unsigned int v2752 = v2751 + v2742;
-        const unsigned int v2753 = v2747 ? v2752 : 0u;
-        const unsigned int v2755 = v2738 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2756 = v2613 + v2755;
-        const unsigned int v2757 = v2756 + v2742;
-        iron_copy_async<16>(shm0 + (v2757 ^ (((v2757 >> 6u) & 7u) << 3u)), a + v2753, v2747);
-        const unsigned int v2760 = v2615 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2762 = v2760 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2765 = v2760 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2766 = v2765 << 3u;
-        const unsigned int v2767 = v24 + v2762;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2768 = v2767 < v0;
-        const unsigned int v2769 = v2607 + v2766;
-        const bool v2770 = v2769 < v2;
-        const bool v2771 = v2768 && v2770;
-        const unsigned int v2773 = v2767 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2775 = v2773 + v2607;
-        const unsigned int v2776 = v2775 + v2766;
-        const unsigned int v2777 = v2771 ? v2776 : 0u;
-        const unsigned int v2779 = v2762 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2780 = v2613 + v2779;
-        const unsigned int v2781 = v2780 + v2766;
-        iron_copy_async<16>(shm0 + (v2781 ^ (((v2781 >> 6u) & 7u) << 3u)), a + v2777, v2771);
-        const unsigned int v2784 = v2615 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2786 = v2784 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2789 = v2784 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2790 = v2789 << 3u;
-        const unsigned int v2791 = v24 + v2786;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2792 = v2791 < v0;
-        const unsigned int v2793 = v2607 + v2790;
-        const bool v2794 = v2793 < v2;
-        const bool v2795 = v2792 && v2794;
-        const unsigned int v2797 = v2791 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2799 = v2797 + v2607;
-        const unsigned int v2800 = v2799 + v2790;
-        const unsigned int v2801 = v2795 ? v2800 : 0u;
-        const unsigned int v2803 = v2786 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2804 = v2613 + v2803;
-        const unsigned int v2805 = v2804 + v2790;
-        iron_copy_async<16>(shm0 + (v2805 ^ (((v2805 >> 6u) & 7u) << 3u)), a + v2801, v2795);
-        const unsigned int v2817 = v28 + v2618;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2818 = v2817 < v1;
-        const bool v2821 = v2818 && v2626;
-        const unsigned int v2823 = v2817 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2825 = v2823 + v2607;
-        const unsigned int v2826 = v2825 + v2622;
-        const unsigned int v2827 = v2821 ? v2826 : 0u;
-        iron_copy_async<16>(shm1 + (v2637 ^ (((v2637 >> 6u) & 7u) << 3u)), b + v2827, v2821);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2841 = v28 + v2642;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2842 = v2841 < v1;
-        const bool v2845 = v2842 && v2650;
-        const unsigned int v2847 = v2841 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2849 = v2847 + v2607;
-        const unsigned int v2850 = v2849 + v2646;
-        const unsigned int v2851 = v2845 ? v2850 : 0u;
-        iron_copy_async<16>(shm1 + (v2661 ^ (((v2661 >> 6u) & 7u) << 3u)), b + v2851, v2845);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2865 = v28 + v2666;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2866 = v2865 < v1;
-        const bool v2869 = v2866 && v2674;
-        const unsigned int v2871 = v2865 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2873 = v2871 + v2607;
-        const unsigned int v2874 = v2873 + v2670;
-        const unsigned int v2875 = v2869 ? v2874 : 0u;
-        iron_copy_async<16>(shm1 + (v2685 ^ (((v2685 >> 6u) & 7u) << 3u)), b + v2875, v2869);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2889 = v28 + v2690;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2890 = v2889 < v1;
-        const bool v2893 = v2890 && v2698;
-        const unsigned int v2895 = v2889 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2897 = v2895 + v2607;
-        const unsigned int v2898 = v2897 + v2694;
-        const unsigned int v2899 = v2893 ? v2898 : 0u;
-        iron_copy_async<16>(shm1 + (v2709 ^ (((v2709 >> 6u) & 7u) << 3u)), b + v2899, v2893);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2913 = v28 + v2714;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2914 = v2913 < v1;
-        const bool v2917 = v2914 && v2722;
-        const unsigned int v2919 = v2913 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2921 = v2919 + v2607;
-        const unsigned int v2922 = v2921 + v2718;
-        const unsigned int v2923 = v2917 ? v2922 : 0u;
-        iron_copy_async<16>(shm1 + (v2733 ^ (((v2733 >> 6u) & 7u) << 3u)), b + v2923, v2917);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2937 = v28 + v2738;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2938 = v2937 < v1;
-        const bool v2941 = v2938 && v2746;
-        const unsigned int v2943 = v2937 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2945 = v2943 + v2607;
-        const unsigned int v2946 = v2945 + v2742;
-        const unsigned int v2947 = v2941 ? v2946 : 0u;
-        iron_copy_async<16>(shm1 + (v2757 ^ (((v2757 >> 6u) & 7u) << 3u)), b + v2947, v2941);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2961 = v28 + v2762;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2962 = v2961 < v1;
-        const bool v2965 = v2962 && v2770;
-        const unsigned int v2967 = v2961 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2969 = v2967 + v2607;
-        const unsigned int v2970 = v2969 + v2766;
-        const unsigned int v2971 = v2965 ? v2970 : 0u;
-        iron_copy_async<16>(shm1 + (v2781 ^ (((v2781 >> 6u) & 7u) << 3u)), b + v2971, v2965);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2985 = v28 + v2786;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2986 = v2985 < v1;
-        const bool v2989 = v2986 && v2794;
-        const unsigned int v2991 = v2985 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2993 = v2991 + v2607;
-        const unsigned int v2994 = v2993 + v2790;
-        const unsigned int v2995 = v2989 ? v2994 : 0u;
-        iron_copy_async<16>(shm1 + (v2805 ^ (((v2805 >> 6u) & 7u) << 3u)), b + v2995, v2989);  // kernels/gemm/gemm_tiles.hpp:83
+      const unsigned int v2225 = v2223 << 13u;  // kernels/gemm/gemm_tiles.hpp:270
+      const unsigned int v2232 = v2225 + v2231;  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2232, 64u);
+      const unsigned int v2238 = v2225 + v2237;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2238, 64u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:258
+      const unsigned int v2245 = v2232 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2245, 64u);
+      const unsigned int v2251 = v2238 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2251, 64u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:258
+      const unsigned int v2257 = v2232 + 32u;  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2257, 64u);
+      const unsigned int v2263 = v2238 + 32u;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2263, 64u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:258
+      const unsigned int v2269 = v2232 + 48u;  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2269, 64u);
+      const unsigned int v2275 = v2238 + 48u;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2275, 64u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:258
+      const unsigned int v2278 = v2219 + 128u;  // kernels/gemm/gemm_tiles.hpp:268
+      const unsigned int v2280 = v2221 + 2u;
+      const unsigned int v2281 = v2280 % 3u;
+      const bool v2282 = v2278 < v2;
+      if (v2282) {
+        const unsigned int v2284 = v2281 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
+        const unsigned int v2286 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2289 = v2286 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2292 = v2286 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2293 = v2292 << 3u;
+        const unsigned int v2294 = v24 + v2289;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2295 = v2294 < v0;
+        const unsigned int v2296 = v2278 + v2293;
+        const bool v2297 = v2296 < v2;
+        const bool v2298 = v2295 && v2297;
+        const unsigned int v2300 = v2294 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2302 = v2300 + v2278;
+        const unsigned int v2303 = v2302 + v2293;
+        const unsigned int v2304 = v2298 ? v2303 : 0u;
+        const unsigned int v2306 = v2289 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2307 = v2284 + v2306;
+        const unsigned int v2308 = v2307 + v2293;
+        iron_copy_async<16>(shm0 + (v2308 ^ (((v2308 >> 6u) & 7u) << 3u)), a + v2304, v2298);
+        const unsigned int v2311 = v2286 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2313 = v2311 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2316 = v2311 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2317 = v2316 << 3u;
+        const unsigned int v2318 = v24 + v2313;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2319 = v2318 < v0;
+        const unsigned int v2320 = v2278 + v2317;
+        const bool v2321 = v2320 < v2;
+        const bool v2322 = v2319 && v2321;
+        const unsigned int v2324 = v2318 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2326 = v2324 + v2278;
+        const unsigned int v2327 = v2326 + v2317;
+        const unsigned int v2328 = v2322 ? v2327 : 0u;
+        const unsigned int v2330 = v2313 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2331 = v2284 + v2330;
+        const unsigned int v2332 = v2331 + v2317;
+        iron_copy_async<16>(shm0 + (v2332 ^ (((v2332 >> 6u) & 7u) << 3u)), a + v2328, v2322);
+        const unsigned int v2335 = v2286 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2337 = v2335 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2340 = v2335 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2341 = v2340 << 3u;
+        const unsigned int v2342 = v24 + v2337;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2343 = v2342 < v0;
+        const unsigned int v2344 = v2278 + v2341;
+        const bool v2345 = v2344 < v2;
+        const bool v2346 = v2343 && v2345;
+        const unsigned int v2348 = v2342 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2350 = v2348 + v2278;
+        const unsigned int v2351 = v2350 + v2341;
+        const unsigned int v2352 = v2346 ? v2351 : 0u;
+        const unsigned int v2354 = v2337 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2355 = v2284 + v2354;
+        const unsigned int v2356 = v2355 + v2341;
+        iron_copy_async<16>(shm0 + (v2356 ^ (((v2356 >> 6u) & 7u) << 3u)), a + v2352, v2346);
+        const unsigned int v2359 = v2286 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2361 = v2359 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2364 = v2359 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2365 = v2364 << 3u;
+        const unsigned int v2366 = v24 + v2361;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2367 = v2366 < v0;
+        const unsigned int v2368 = v2278 + v2365;
+        const bool v2369 = v2368 < v2;
+        const bool v2370 = v2367 && v2369;
+        const unsigned int v2372 = v2366 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2374 = v2372 + v2278;
+        const unsigned int v2375 = v2374 + v2365;
+        const unsigned int v2376 = v2370 ? v2375 : 0u;
+        const unsigned int v2378 = v2361 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2379 = v2284 + v2378;
+        const unsigned int v2380 = v2379 + v2365;
+        iron_copy_async<16>(shm0 + (v2380 ^ (((v2380 >> 6u) & 7u) << 3u)), a + v2376, v2370);
+        const unsigned int v2383 = v2286 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2385 = v2383 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2388 = v2383 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2389 = v2388 << 3u;
+        const unsigned int v2390 = v24 + v2385;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2391 = v2390 < v0;
+        const unsigned int v2392 = v2278 + v2389;
+        const bool v2393 = v2392 < v2;
+        const bool v2394 = v2391 && v2393;
+        const unsigned int v2396 = v2390 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2398 = v2396 + v2278;
+        const unsigned int v2399 = v2398 + v2389;
+        const unsigned int v2400 = v2394 ? v2399 : 0u;
+        const unsigned int v2402 = v2385 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2403 = v2284 + v2402;
+        const unsigned int v2404 = v2403 + v2389;
+        iron_copy_async<16>(shm0 + (v2404 ^ (((v2404 >> 6u) & 7u) << 3u)), a + v2400, v2394);
+        const unsigned int v2407 = v2286 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2409 = v2407 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2412 = v2407 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2413 = v2412 << 3u;
+        const unsigned int v2414 = v24 + v2409;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2415 = v2414 < v0;
+        const unsigned int v2416 = v2278 + v2413;
+        const bool v2417 = v2416 < v2;
+        const bool v2418 = v2415 && v2417;
+        const unsigned int v2420 = v2414 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2422 = v2420 + v2278;
+        const unsigned int v2423 = v2422 + v2413;
+        const unsigned int v2424 = v2418 ? v2423 : 0u;
+        const unsigned int v2426 = v2409 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2427 = v2284 + v2426;
+        const unsigned int v2428 = v2427 + v2413;
+        iron_copy_async<16>(shm0 + (v2428 ^ (((v2428 >> 6u) & 7u) << 3u)), a + v2424, v2418);
+        const unsigned int v2431 = v2286 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2433 = v2431 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2436 = v2431 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2437 = v2436 << 3u;
+        const unsigned int v2438 = v24 + v2433;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2439 = v2438 < v0;
+        const unsigned int v2440 = v2278 + v2437;
+        const bool v2441 = v2440 < v2;
+        const bool v2442 = v2439 && v2441;
+        const unsigned int v2444 = v2438 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2446 = v2444 + v2278;
+        const unsigned int v2447 = v2446 + v2437;
+        const unsigned int v2448 = v2442 ? v2447 : 0u;
+        const unsigned int v2450 = v2433 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2451 = v2284 + v2450;
+        const unsigned int v2452 = v2451 + v2437;
+        iron_copy_async<16>(shm0 + (v2452 ^ (((v2452 >> 6u) & 7u) << 3u)), a + v2448, v2442);
+        const unsigned int v2455 = v2286 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2457 = v2455 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2460 = v2455 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2461 = v2460 << 3u;
+        const unsigned int v2462 = v24 + v2457;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2463 = v2462 < v0;
+        const unsigned int v2464 = v2278 + v2461;
+        const bool v2465 = v2464 < v2;
+        const bool v2466 = v2463 && v2465;
+        const unsigned int v2468 = v2462 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2470 = v2468 + v2278;
+        const unsigned int v2471 = v2470 + v2461;
+        const unsigned int v2472 = v2466 ? v2471 : 0u;
+        const unsigned int v2474 = v2457 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2475 = v2284 + v2474;
+        const unsigned int v2476 = v2475 + v2461;
+        iron_copy_async<16>(shm0 + (v2476 ^ (((v2476 >> 6u) & 7u) << 3u)), a + v2472, v2466);
+        const unsigned int v2488 = v28 + v2289;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2489 = v2488 < v1;
+        const bool v2492 = v2489 && v2297;
+        const unsigned int v2494 = v2488 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2496 = v2494 + v2278;
+        const unsigned int v2497 = v2496 + v2293;
+        const unsigned int v2498 = v2492 ? v2497 : 0u;
+        iron_copy_async<16>(shm1 + (v2308 ^ (((v2308 >> 6u) & 7u) << 3u)), b + v2498, v2492);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2512 = v28 + v2313;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2513 = v2512 < v1;
+        const bool v2516 = v2513 && v2321;
+        const unsigned int v2518 = v2512 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2520 = v2518 + v2278;
+        const unsigned int v2521 = v2520 + v2317;
+        const unsigned int v2522 = v2516 ? v2521 : 0u;
+        iron_copy_async<16>(shm1 + (v2332 ^ (((v2332 >> 6u) & 7u) << 3u)), b + v2522, v2516);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2536 = v28 + v2337;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2537 = v2536 < v1;
+        const bool v2540 = v2537 && v2345;
+        const unsigned int v2542 = v2536 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2544 = v2542 + v2278;
+        const unsigned int v2545 = v2544 + v2341;
+        const unsigned int v2546 = v2540 ? v2545 : 0u;
+        iron_copy_async<16>(shm1 + (v2356 ^ (((v2356 >> 6u) & 7u) << 3u)), b + v2546, v2540);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2560 = v28 + v2361;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2561 = v2560 < v1;
+        const bool v2564 = v2561 && v2369;
+        const unsigned int v2566 = v2560 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2568 = v2566 + v2278;
+        const unsigned int v2569 = v2568 + v2365;
+        const unsigned int v2570 = v2564 ? v2569 : 0u;
+        iron_copy_async<16>(shm1 + (v2380 ^ (((v2380 >> 6u) & 7u) << 3u)), b + v2570, v2564);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2584 = v28 + v2385;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2585 = v2584 < v1;
+        const bool v2588 = v2585 && v2393;
+        const unsigned int v2590 = v2584 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2592 = v2590 + v2278;
+        const unsigned int v2593 = v2592 + v2389;
+        const unsigned int v2594 = v2588 ? v2593 : 0u;
+        iron_copy_async<16>(shm1 + (v2404 ^ (((v2404 >> 6u) & 7u) << 3u)), b + v2594, v2588);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2608 = v28 + v2409;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2609 = v2608 < v1;
+        const bool v2612 = v2609 && v2417;
+        const unsigned int v2614 = v2608 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2616 = v2614 + v2278;
+        const unsigned int v2617 = v2616 + v2413;
+        const unsigned int v2618 = v2612 ? v2617 : 0u;
+        iron_copy_async<16>(shm1 + (v2428 ^ (((v2428 >> 6u) & 7u) << 3u)), b + v2618, v2612);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2632 = v28 + v2433;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2633 = v2632 < v1;
+        const bool v2636 = v2633 && v2441;
+        const unsigned int v2638 = v2632 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2640 = v2638 + v2278;
+        const unsigned int v2641 = v2640 + v2437;
+        const unsigned int v2642 = v2636 ? v2641 : 0u;
+        iron_copy_async<16>(shm1 + (v2452 ^ (((v2452 >> 6u) & 7u) << 3u)), b + v2642, v2636);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2656 = v28 + v2457;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2657 = v2656 < v1;
+        const bool v2660 = v2657 && v2465;
+        const unsigned int v2662 = v2656 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2664 = v2662 + v2278;
+        const unsigned int v2665 = v2664 + v2461;
+        const unsigned int v2666 = v2660 ? v2665 : 0u;
+        iron_copy_async<16>(shm1 + (v2476 ^ (((v2476 >> 6u) & 7u) << 3u)), b + v2666, v2660);  // kernels/gemm/gemm_tiles.hpp:83
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:268
     }
     __syncthreads();
   } else {
     const unsigned int v513 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
     const unsigned int v514 = threadIdx.x;
-    const unsigned int v570 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v576 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
-    const unsigned int v584 = v570 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v590 = v576 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
-    const unsigned int v596 = v570 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v602 = v576 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
-    const unsigned int v608 = v570 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v614 = v576 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v570 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v576 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:256
+    const unsigned int v584 = v570 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v590 = v576 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
+    const unsigned int v596 = v570 + 32u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v602 = v576 + 32u;  // kernels/gemm/gemm_tiles.hpp:256
+    const unsigned int v608 = v570 + 48u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v614 = v576 + 48u;  // kernels/gemm/gemm_tiles.hpp:256
 
-    for (unsigned int v512 = 0u; v512 < v2; v512 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
+    for (unsigned int v512 = 0u; v512 < v2; v512 += 64u) {  // kernels/gemm/gemm_tiles.hpp:273
       for (unsigned int v516 = v514; v516 < 8192u; v516 += v513) {  // kernels/gemm/gemm_tiles.hpp:95
         const unsigned int v518 = v516 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
         const unsigned int v520 = v516 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -796,1942 +797,1060 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
           shm1[(v563 ^ (((v563 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:275
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v570, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v576, 64u);  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v584, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v590, 64u);  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v596, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v602, 64u);  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v608, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v614, 64u);  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:277
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:276
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v570, 64u);  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v576, 64u);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v584, 64u);  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v590, 64u);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v596, 64u);  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v602, 64u);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v608, 64u);  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v614, 64u);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:258
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:278
     }
   }
-  const unsigned int v615 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:280
-  const unsigned int v616 = v24 + v33;
-  const unsigned int v617 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v618 = v616 + v617;
-  const unsigned int v619 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v620 = v615 + v619;
-  const bool v621 = v618 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v622 = v620 < v1;
-  const bool v623 = v621 && v622;
-  if (v623) {
-    const float v624 = v39.x[0];
-    const float v625 = v624 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v626 = iron_f32_to_bf16(v625);
-    const unsigned int v627 = v618 * v1;
-    const unsigned int v628 = v627 + v620;
-    out[v628] = v626;
-  }
-  const unsigned int v629 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v630 = v616 + v629;
-  const unsigned int v631 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v632 = v615 + v631;
-  const bool v633 = v630 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v634 = v632 < v1;
-  const bool v635 = v633 && v634;
-  if (v635) {
-    const float v636 = v39.x[1];
-    const float v637 = v636 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v638 = iron_f32_to_bf16(v637);
-    const unsigned int v639 = v630 * v1;
-    const unsigned int v640 = v639 + v632;
-    out[v640] = v638;
-  }
-  const unsigned int v641 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v642 = v616 + v641;
-  const unsigned int v643 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v644 = v615 + v643;
-  const bool v645 = v642 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v646 = v644 < v1;
-  const bool v647 = v645 && v646;
-  if (v647) {
-    const float v648 = v39.x[2];
-    const float v649 = v648 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v650 = iron_f32_to_bf16(v649);
-    const unsigned int v651 = v642 * v1;
-    const unsigned int v652 = v651 + v644;
-    out[v652] = v650;
-  }
-  const unsigned int v653 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v654 = v616 + v653;
-  const unsigned int v655 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v656 = v615 + v655;
-  const bool v657 = v654 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v658 = v656 < v1;
-  const bool v659 = v657 && v658;
-  if (v659) {
-    const float v660 = v39.x[3];
-    const float v661 = v660 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v662 = iron_f32_to_bf16(v661);
-    const unsigned int v663 = v654 * v1;
-    const unsigned int v664 = v663 + v656;
-    out[v664] = v662;
-  }
-  const unsigned int v665 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v666 = v616 + v665;
-  const unsigned int v667 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v668 = v615 + v667;
-  const bool v669 = v666 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v670 = v668 < v1;
-  const bool v671 = v669 && v670;
-  if (v671) {
-    const float v672 = v39.x[4];
-    const float v673 = v672 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v674 = iron_f32_to_bf16(v673);
-    const unsigned int v675 = v666 * v1;
-    const unsigned int v676 = v675 + v668;
-    out[v676] = v674;
-  }
-  const unsigned int v677 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v678 = v616 + v677;
-  const unsigned int v679 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v680 = v615 + v679;
-  const bool v681 = v678 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v682 = v680 < v1;
-  const bool v683 = v681 && v682;
-  if (v683) {
-    const float v684 = v39.x[5];
-    const float v685 = v684 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v686 = iron_f32_to_bf16(v685);
-    const unsigned int v687 = v678 * v1;
-    const unsigned int v688 = v687 + v680;
-    out[v688] = v686;
-  }
-  const unsigned int v689 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v690 = v616 + v689;
-  const unsigned int v691 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v692 = v615 + v691;
-  const bool v693 = v690 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v694 = v692 < v1;
-  const bool v695 = v693 && v694;
-  if (v695) {
-    const float v696 = v39.x[6];
-    const float v697 = v696 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v698 = iron_f32_to_bf16(v697);
-    const unsigned int v699 = v690 * v1;
-    const unsigned int v700 = v699 + v692;
-    out[v700] = v698;
-  }
-  const unsigned int v701 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v702 = v616 + v701;
-  const unsigned int v703 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v704 = v615 + v703;
-  const bool v705 = v702 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v706 = v704 < v1;
-  const bool v707 = v705 && v706;
-  if (v707) {
-    const float v708 = v39.x[7];
-    const float v709 = v708 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v710 = iron_f32_to_bf16(v709);
-    const unsigned int v711 = v702 * v1;
-    const unsigned int v712 = v711 + v704;
-    out[v712] = v710;
-  }
-  const unsigned int v713 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v714 = v616 + v713;
-  const unsigned int v715 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v716 = v615 + v715;
-  const bool v717 = v714 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v718 = v716 < v1;
-  const bool v719 = v717 && v718;
-  if (v719) {
-    const float v720 = v39.x[8];
-    const float v721 = v720 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v722 = iron_f32_to_bf16(v721);
-    const unsigned int v723 = v714 * v1;
-    const unsigned int v724 = v723 + v716;
-    out[v724] = v722;
-  }
-  const unsigned int v725 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v726 = v616 + v725;
-  const unsigned int v727 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v728 = v615 + v727;
-  const bool v729 = v726 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v730 = v728 < v1;
-  const bool v731 = v729 && v730;
-  if (v731) {
-    const float v732 = v39.x[9];
-    const float v733 = v732 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v734 = iron_f32_to_bf16(v733);
-    const unsigned int v735 = v726 * v1;
-    const unsigned int v736 = v735 + v728;
-    out[v736] = v734;
-  }
-  const unsigned int v737 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v738 = v616 + v737;
-  const unsigned int v739 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v740 = v615 + v739;
-  const bool v741 = v738 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v742 = v740 < v1;
-  const bool v743 = v741 && v742;
-  if (v743) {
-    const float v744 = v39.x[10];
-    const float v745 = v744 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v746 = iron_f32_to_bf16(v745);
-    const unsigned int v747 = v738 * v1;
-    const unsigned int v748 = v747 + v740;
-    out[v748] = v746;
-  }
-  const unsigned int v749 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v750 = v616 + v749;
-  const unsigned int v751 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v752 = v615 + v751;
-  const bool v753 = v750 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v754 = v752 < v1;
-  const bool v755 = v753 && v754;
-  if (v755) {
-    const float v756 = v39.x[11];
-    const float v757 = v756 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v758 = iron_f32_to_bf16(v757);
-    const unsigned int v759 = v750 * v1;
-    const unsigned int v760 = v759 + v752;
-    out[v760] = v758;
-  }
-  const unsigned int v761 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v762 = v616 + v761;
-  const unsigned int v763 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v764 = v615 + v763;
-  const bool v765 = v762 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v766 = v764 < v1;
-  const bool v767 = v765 && v766;
-  if (v767) {
-    const float v768 = v39.x[12];
-    const float v769 = v768 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v770 = iron_f32_to_bf16(v769);
-    const unsigned int v771 = v762 * v1;
-    const unsigned int v772 = v771 + v764;
-    out[v772] = v770;
-  }
-  const unsigned int v773 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v774 = v616 + v773;
-  const unsigned int v775 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v776 = v615 + v775;
-  const bool v777 = v774 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v778 = v776 < v1;
-  const bool v779 = v777 && v778;
-  if (v779) {
-    const float v780 = v39.x[13];
-    const float v781 = v780 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v782 = iron_f32_to_bf16(v781);
-    const unsigned int v783 = v774 * v1;
-    const unsigned int v784 = v783 + v776;
-    out[v784] = v782;
-  }
-  const unsigned int v785 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v786 = v616 + v785;
-  const unsigned int v787 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v788 = v615 + v787;
-  const bool v789 = v786 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v790 = v788 < v1;
-  const bool v791 = v789 && v790;
-  if (v791) {
-    const float v792 = v39.x[14];
-    const float v793 = v792 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v794 = iron_f32_to_bf16(v793);
-    const unsigned int v795 = v786 * v1;
-    const unsigned int v796 = v795 + v788;
-    out[v796] = v794;
-  }
-  const unsigned int v797 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v798 = v616 + v797;
-  const unsigned int v799 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v800 = v615 + v799;
-  const bool v801 = v798 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v802 = v800 < v1;
-  const bool v803 = v801 && v802;
-  if (v803) {
-    const float v804 = v39.x[15];
-    const float v805 = v804 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v806 = iron_f32_to_bf16(v805);
-    const unsigned int v807 = v798 * v1;
-    const unsigned int v808 = v807 + v800;
-    out[v808] = v806;
-  }
-  const unsigned int v809 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v810 = v616 + v809;
-  const unsigned int v811 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v812 = v615 + v811;
-  const bool v813 = v810 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v814 = v812 < v1;
-  const bool v815 = v813 && v814;
-  if (v815) {
-    const float v816 = v39.x[16];
-    const float v817 = v816 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v818 = iron_f32_to_bf16(v817);
-    const unsigned int v819 = v810 * v1;
-    const unsigned int v820 = v819 + v812;
-    out[v820] = v818;
-  }
-  const unsigned int v821 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v822 = v616 + v821;
-  const unsigned int v823 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v824 = v615 + v823;
-  const bool v825 = v822 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v826 = v824 < v1;
-  const bool v827 = v825 && v826;
-  if (v827) {
-    const float v828 = v39.x[17];
-    const float v829 = v828 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v830 = iron_f32_to_bf16(v829);
-    const unsigned int v831 = v822 * v1;
-    const unsigned int v832 = v831 + v824;
-    out[v832] = v830;
-  }
-  const unsigned int v833 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v834 = v616 + v833;
-  const unsigned int v835 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v836 = v615 + v835;
-  const bool v837 = v834 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v838 = v836 < v1;
-  const bool v839 = v837 && v838;
-  if (v839) {
-    const float v840 = v39.x[18];
-    const float v841 = v840 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v842 = iron_f32_to_bf16(v841);
-    const unsigned int v843 = v834 * v1;
-    const unsigned int v844 = v843 + v836;
-    out[v844] = v842;
-  }
-  const unsigned int v845 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v846 = v616 + v845;
-  const unsigned int v847 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v848 = v615 + v847;
-  const bool v849 = v846 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v850 = v848 < v1;
-  const bool v851 = v849 && v850;
-  if (v851) {
-    const float v852 = v39.x[19];
-    const float v853 = v852 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v854 = iron_f32_to_bf16(v853);
-    const unsigned int v855 = v846 * v1;
-    const unsigned int v856 = v855 + v848;
-    out[v856] = v854;
-  }
-  const unsigned int v857 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v858 = v616 + v857;
-  const unsigned int v859 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v860 = v615 + v859;
-  const bool v861 = v858 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v862 = v860 < v1;
-  const bool v863 = v861 && v862;
-  if (v863) {
-    const float v864 = v39.x[20];
-    const float v865 = v864 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v866 = iron_f32_to_bf16(v865);
-    const unsigned int v867 = v858 * v1;
-    const unsigned int v868 = v867 + v860;
-    out[v868] = v866;
-  }
-  const unsigned int v869 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v870 = v616 + v869;
-  const unsigned int v871 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v872 = v615 + v871;
-  const bool v873 = v870 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v874 = v872 < v1;
-  const bool v875 = v873 && v874;
-  if (v875) {
-    const float v876 = v39.x[21];
-    const float v877 = v876 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v878 = iron_f32_to_bf16(v877);
-    const unsigned int v879 = v870 * v1;
-    const unsigned int v880 = v879 + v872;
-    out[v880] = v878;
-  }
-  const unsigned int v881 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v882 = v616 + v881;
-  const unsigned int v883 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v884 = v615 + v883;
-  const bool v885 = v882 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v886 = v884 < v1;
-  const bool v887 = v885 && v886;
-  if (v887) {
-    const float v888 = v39.x[22];
-    const float v889 = v888 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v890 = iron_f32_to_bf16(v889);
-    const unsigned int v891 = v882 * v1;
-    const unsigned int v892 = v891 + v884;
-    out[v892] = v890;
-  }
-  const unsigned int v893 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v894 = v616 + v893;
-  const unsigned int v895 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v896 = v615 + v895;
-  const bool v897 = v894 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v898 = v896 < v1;
-  const bool v899 = v897 && v898;
-  if (v899) {
-    const float v900 = v39.x[23];
-    const float v901 = v900 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v902 = iron_f32_to_bf16(v901);
-    const unsigned int v903 = v894 * v1;
-    const unsigned int v904 = v903 + v896;
-    out[v904] = v902;
-  }
-  const unsigned int v905 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v906 = v616 + v905;
-  const unsigned int v907 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v908 = v615 + v907;
-  const bool v909 = v906 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v910 = v908 < v1;
-  const bool v911 = v909 && v910;
-  if (v911) {
-    const float v912 = v39.x[24];
-    const float v913 = v912 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v914 = iron_f32_to_bf16(v913);
-    const unsigned int v915 = v906 * v1;
-    const unsigned int v916 = v915 + v908;
-    out[v916] = v914;
-  }
-  const unsigned int v917 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v918 = v616 + v917;
-  const unsigned int v919 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v920 = v615 + v919;
-  const bool v921 = v918 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v922 = v920 < v1;
-  const bool v923 = v921 && v922;
-  if (v923) {
-    const float v924 = v39.x[25];
-    const float v925 = v924 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v926 = iron_f32_to_bf16(v925);
-    const unsigned int v927 = v918 * v1;
-    const unsigned int v928 = v927 + v920;
-    out[v928] = v926;
-  }
-  const unsigned int v929 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v930 = v616 + v929;
-  const unsigned int v931 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v932 = v615 + v931;
-  const bool v933 = v930 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v934 = v932 < v1;
-  const bool v935 = v933 && v934;
-  if (v935) {
-    const float v936 = v39.x[26];
-    const float v937 = v936 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v938 = iron_f32_to_bf16(v937);
-    const unsigned int v939 = v930 * v1;
-    const unsigned int v940 = v939 + v932;
-    out[v940] = v938;
-  }
-  const unsigned int v941 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v942 = v616 + v941;
-  const unsigned int v943 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v944 = v615 + v943;
-  const bool v945 = v942 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v946 = v944 < v1;
-  const bool v947 = v945 && v946;
-  if (v947) {
-    const float v948 = v39.x[27];
-    const float v949 = v948 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v950 = iron_f32_to_bf16(v949);
-    const unsigned int v951 = v942 * v1;
-    const unsigned int v952 = v951 + v944;
-    out[v952] = v950;
-  }
-  const unsigned int v953 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v954 = v616 + v953;
-  const unsigned int v955 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v956 = v615 + v955;
-  const bool v957 = v954 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v958 = v956 < v1;
-  const bool v959 = v957 && v958;
-  if (v959) {
-    const float v960 = v39.x[28];
-    const float v961 = v960 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v962 = iron_f32_to_bf16(v961);
-    const unsigned int v963 = v954 * v1;
-    const unsigned int v964 = v963 + v956;
-    out[v964] = v962;
-  }
-  const unsigned int v965 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v966 = v616 + v965;
-  const unsigned int v967 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v968 = v615 + v967;
-  const bool v969 = v966 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v970 = v968 < v1;
-  const bool v971 = v969 && v970;
-  if (v971) {
-    const float v972 = v39.x[29];
-    const float v973 = v972 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v974 = iron_f32_to_bf16(v973);
-    const unsigned int v975 = v966 * v1;
-    const unsigned int v976 = v975 + v968;
-    out[v976] = v974;
-  }
-  const unsigned int v977 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v978 = v616 + v977;
-  const unsigned int v979 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v980 = v615 + v979;
-  const bool v981 = v978 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v982 = v980 < v1;
-  const bool v983 = v981 && v982;
-  if (v983) {
-    const float v984 = v39.x[30];
-    const float v985 = v984 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v986 = iron_f32_to_bf16(v985);
-    const unsigned int v987 = v978 * v1;
-    const unsigned int v988 = v987 + v980;
-    out[v988] = v986;
-  }
-  const unsigned int v989 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v990 = v616 + v989;
-  const unsigned int v991 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v992 = v615 + v991;
-  const bool v993 = v990 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v994 = v992 < v1;
-  const bool v995 = v993 && v994;
-  if (v995) {
-    const float v996 = v39.x[31];
-    const float v997 = v996 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v998 = iron_f32_to_bf16(v997);
-    const unsigned int v999 = v990 * v1;
-    const unsigned int v1000 = v999 + v992;
-    out[v1000] = v998;
-  }
-  const unsigned int v1001 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1002 = v616 + v1001;
-  const unsigned int v1003 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1004 = v615 + v1003;
-  const bool v1005 = v1002 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1006 = v1004 < v1;
-  const bool v1007 = v1005 && v1006;
-  if (v1007) {
-    const float v1008 = v39.x[32];
-    const float v1009 = v1008 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1010 = iron_f32_to_bf16(v1009);
-    const unsigned int v1011 = v1002 * v1;
-    const unsigned int v1012 = v1011 + v1004;
-    out[v1012] = v1010;
-  }
-  const unsigned int v1013 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1014 = v616 + v1013;
-  const unsigned int v1015 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1016 = v615 + v1015;
-  const bool v1017 = v1014 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1018 = v1016 < v1;
-  const bool v1019 = v1017 && v1018;
-  if (v1019) {
-    const float v1020 = v39.x[33];
-    const float v1021 = v1020 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1022 = iron_f32_to_bf16(v1021);
-    const unsigned int v1023 = v1014 * v1;
-    const unsigned int v1024 = v1023 + v1016;
-    out[v1024] = v1022;
-  }
-  const unsigned int v1025 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1026 = v616 + v1025;
-  const unsigned int v1027 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1028 = v615 + v1027;
-  const bool v1029 = v1026 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1030 = v1028 < v1;
-  const bool v1031 = v1029 && v1030;
-  if (v1031) {
-    const float v1032 = v39.x[34];
-    const float v1033 = v1032 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1034 = iron_f32_to_bf16(v1033);
-    const unsigned int v1035 = v1026 * v1;
-    const unsigned int v1036 = v1035 + v1028;
-    out[v1036] = v1034;
-  }
-  const unsigned int v1037 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1038 = v616 + v1037;
-  const unsigned int v1039 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1040 = v615 + v1039;
-  const bool v1041 = v1038 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1042 = v1040 < v1;
-  const bool v1043 = v1041 && v1042;
-  if (v1043) {
-    const float v1044 = v39.x[35];
-    const float v1045 = v1044 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1046 = iron_f32_to_bf16(v1045);
-    const unsigned int v1047 = v1038 * v1;
-    const unsigned int v1048 = v1047 + v1040;
-    out[v1048] = v1046;
-  }
-  const unsigned int v1049 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1050 = v616 + v1049;
-  const unsigned int v1051 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1052 = v615 + v1051;
-  const bool v1053 = v1050 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1054 = v1052 < v1;
-  const bool v1055 = v1053 && v1054;
-  if (v1055) {
-    const float v1056 = v39.x[36];
-    const float v1057 = v1056 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1058 = iron_f32_to_bf16(v1057);
-    const unsigned int v1059 = v1050 * v1;
-    const unsigned int v1060 = v1059 + v1052;
-    out[v1060] = v1058;
-  }
-  const unsigned int v1061 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1062 = v616 + v1061;
-  const unsigned int v1063 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1064 = v615 + v1063;
-  const bool v1065 = v1062 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1066 = v1064 < v1;
-  const bool v1067 = v1065 && v1066;
-  if (v1067) {
-    const float v1068 = v39.x[37];
-    const float v1069 = v1068 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1070 = iron_f32_to_bf16(v1069);
-    const unsigned int v1071 = v1062 * v1;
-    const unsigned int v1072 = v1071 + v1064;
-    out[v1072] = v1070;
-  }
-  const unsigned int v1073 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1074 = v616 + v1073;
-  const unsigned int v1075 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1076 = v615 + v1075;
-  const bool v1077 = v1074 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1078 = v1076 < v1;
-  const bool v1079 = v1077 && v1078;
-  if (v1079) {
-    const float v1080 = v39.x[38];
-    const float v1081 = v1080 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1082 = iron_f32_to_bf16(v1081);
-    const unsigned int v1083 = v1074 * v1;
-    const unsigned int v1084 = v1083 + v1076;
-    out[v1084] = v1082;
-  }
-  const unsigned int v1085 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1086 = v616 + v1085;
-  const unsigned int v1087 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1088 = v615 + v1087;
-  const bool v1089 = v1086 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1090 = v1088 < v1;
-  const bool v1091 = v1089 && v1090;
-  if (v1091) {
-    const float v1092 = v39.x[39];
-    const float v1093 = v1092 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1094 = iron_f32_to_bf16(v1093);
-    const unsigned int v1095 = v1086 * v1;
-    const unsigned int v1096 = v1095 + v1088;
-    out[v1096] = v1094;
-  }
-  const unsigned int v1097 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1098 = v616 + v1097;
-  const unsigned int v1099 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1100 = v615 + v1099;
-  const bool v1101 = v1098 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1102 = v1100 < v1;
-  const bool v1103 = v1101 && v1102;
-  if (v1103) {
-    const float v1104 = v39.x[40];
-    const float v1105 = v1104 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1106 = iron_f32_to_bf16(v1105);
-    const unsigned int v1107 = v1098 * v1;
-    const unsigned int v1108 = v1107 + v1100;
-    out[v1108] = v1106;
-  }
-  const unsigned int v1109 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1110 = v616 + v1109;
-  const unsigned int v1111 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1112 = v615 + v1111;
-  const bool v1113 = v1110 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1114 = v1112 < v1;
-  const bool v1115 = v1113 && v1114;
-  if (v1115) {
-    const float v1116 = v39.x[41];
-    const float v1117 = v1116 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1118 = iron_f32_to_bf16(v1117);
-    const unsigned int v1119 = v1110 * v1;
-    const unsigned int v1120 = v1119 + v1112;
-    out[v1120] = v1118;
-  }
-  const unsigned int v1121 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1122 = v616 + v1121;
-  const unsigned int v1123 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1124 = v615 + v1123;
-  const bool v1125 = v1122 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1126 = v1124 < v1;
-  const bool v1127 = v1125 && v1126;
-  if (v1127) {
-    const float v1128 = v39.x[42];
-    const float v1129 = v1128 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1130 = iron_f32_to_bf16(v1129);
-    const unsigned int v1131 = v1122 * v1;
-    const unsigned int v1132 = v1131 + v1124;
-    out[v1132] = v1130;
-  }
-  const unsigned int v1133 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1134 = v616 + v1133;
-  const unsigned int v1135 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1136 = v615 + v1135;
-  const bool v1137 = v1134 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1138 = v1136 < v1;
-  const bool v1139 = v1137 && v1138;
-  if (v1139) {
-    const float v1140 = v39.x[43];
-    const float v1141 = v1140 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1142 = iron_f32_to_bf16(v1141);
-    const unsigned int v1143 = v1134 * v1;
-    const unsigned int v1144 = v1143 + v1136;
-    out[v1144] = v1142;
-  }
-  const unsigned int v1145 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1146 = v616 + v1145;
-  const unsigned int v1147 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1148 = v615 + v1147;
-  const bool v1149 = v1146 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1150 = v1148 < v1;
-  const bool v1151 = v1149 && v1150;
-  if (v1151) {
-    const float v1152 = v39.x[44];
-    const float v1153 = v1152 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1154 = iron_f32_to_bf16(v1153);
-    const unsigned int v1155 = v1146 * v1;
-    const unsigned int v1156 = v1155 + v1148;
-    out[v1156] = v1154;
-  }
-  const unsigned int v1157 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1158 = v616 + v1157;
-  const unsigned int v1159 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1160 = v615 + v1159;
-  const bool v1161 = v1158 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1162 = v1160 < v1;
-  const bool v1163 = v1161 && v1162;
-  if (v1163) {
-    const float v1164 = v39.x[45];
-    const float v1165 = v1164 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1166 = iron_f32_to_bf16(v1165);
-    const unsigned int v1167 = v1158 * v1;
-    const unsigned int v1168 = v1167 + v1160;
-    out[v1168] = v1166;
-  }
-  const unsigned int v1169 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1170 = v616 + v1169;
-  const unsigned int v1171 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1172 = v615 + v1171;
-  const bool v1173 = v1170 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1174 = v1172 < v1;
-  const bool v1175 = v1173 && v1174;
-  if (v1175) {
-    const float v1176 = v39.x[46];
-    const float v1177 = v1176 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1178 = iron_f32_to_bf16(v1177);
-    const unsigned int v1179 = v1170 * v1;
-    const unsigned int v1180 = v1179 + v1172;
-    out[v1180] = v1178;
-  }
-  const unsigned int v1181 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1182 = v616 + v1181;
-  const unsigned int v1183 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1184 = v615 + v1183;
-  const bool v1185 = v1182 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1186 = v1184 < v1;
-  const bool v1187 = v1185 && v1186;
-  if (v1187) {
-    const float v1188 = v39.x[47];
-    const float v1189 = v1188 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1190 = iron_f32_to_bf16(v1189);
-    const unsigned int v1191 = v1182 * v1;
-    const unsigned int v1192 = v1191 + v1184;
-    out[v1192] = v1190;
-  }
-  const unsigned int v1193 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1194 = v616 + v1193;
-  const unsigned int v1195 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1196 = v615 + v1195;
-  const bool v1197 = v1194 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1198 = v1196 < v1;
-  const bool v1199 = v1197 && v1198;
-  if (v1199) {
-    const float v1200 = v39.x[48];
-    const float v1201 = v1200 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1202 = iron_f32_to_bf16(v1201);
-    const unsigned int v1203 = v1194 * v1;
-    const unsigned int v1204 = v1203 + v1196;
-    out[v1204] = v1202;
-  }
-  const unsigned int v1205 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1206 = v616 + v1205;
-  const unsigned int v1207 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1208 = v615 + v1207;
-  const bool v1209 = v1206 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1210 = v1208 < v1;
-  const bool v1211 = v1209 && v1210;
-  if (v1211) {
-    const float v1212 = v39.x[49];
-    const float v1213 = v1212 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1214 = iron_f32_to_bf16(v1213);
-    const unsigned int v1215 = v1206 * v1;
-    const unsigned int v1216 = v1215 + v1208;
-    out[v1216] = v1214;
-  }
-  const unsigned int v1217 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1218 = v616 + v1217;
-  const unsigned int v1219 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1220 = v615 + v1219;
-  const bool v1221 = v1218 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1222 = v1220 < v1;
-  const bool v1223 = v1221 && v1222;
-  if (v1223) {
-    const float v1224 = v39.x[50];
-    const float v1225 = v1224 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1226 = iron_f32_to_bf16(v1225);
-    const unsigned int v1227 = v1218 * v1;
-    const unsigned int v1228 = v1227 + v1220;
-    out[v1228] = v1226;
-  }
-  const unsigned int v1229 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1230 = v616 + v1229;
-  const unsigned int v1231 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1232 = v615 + v1231;
-  const bool v1233 = v1230 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1234 = v1232 < v1;
-  const bool v1235 = v1233 && v1234;
-  if (v1235) {
-    const float v1236 = v39.x[51];
-    const float v1237 = v1236 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1238 = iron_f32_to_bf16(v1237);
-    const unsigned int v1239 = v1230 * v1;
-    const unsigned int v1240 = v1239 + v1232;
-    out[v1240] = v1238;
-  }
-  const unsigned int v1241 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1242 = v616 + v1241;
-  const unsigned int v1243 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1244 = v615 + v1243;
-  const bool v1245 = v1242 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1246 = v1244 < v1;
-  const bool v1247 = v1245 && v1246;
-  if (v1247) {
-    const float v1248 = v39.x[52];
-    const float v1249 = v1248 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1250 = iron_f32_to_bf16(v1249);
-    const unsigned int v1251 = v1242 * v1;
-    const unsigned int v1252 = v1251 + v1244;
-    out[v1252] = v1250;
-  }
-  const unsigned int v1253 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1254 = v616 + v1253;
-  const unsigned int v1255 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1256 = v615 + v1255;
-  const bool v1257 = v1254 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1258 = v1256 < v1;
-  const bool v1259 = v1257 && v1258;
-  if (v1259) {
-    const float v1260 = v39.x[53];
-    const float v1261 = v1260 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1262 = iron_f32_to_bf16(v1261);
-    const unsigned int v1263 = v1254 * v1;
-    const unsigned int v1264 = v1263 + v1256;
-    out[v1264] = v1262;
-  }
-  const unsigned int v1265 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1266 = v616 + v1265;
-  const unsigned int v1267 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1268 = v615 + v1267;
-  const bool v1269 = v1266 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1270 = v1268 < v1;
-  const bool v1271 = v1269 && v1270;
-  if (v1271) {
-    const float v1272 = v39.x[54];
-    const float v1273 = v1272 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1274 = iron_f32_to_bf16(v1273);
-    const unsigned int v1275 = v1266 * v1;
-    const unsigned int v1276 = v1275 + v1268;
-    out[v1276] = v1274;
-  }
-  const unsigned int v1277 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1278 = v616 + v1277;
-  const unsigned int v1279 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1280 = v615 + v1279;
-  const bool v1281 = v1278 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1282 = v1280 < v1;
-  const bool v1283 = v1281 && v1282;
-  if (v1283) {
-    const float v1284 = v39.x[55];
-    const float v1285 = v1284 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1286 = iron_f32_to_bf16(v1285);
-    const unsigned int v1287 = v1278 * v1;
-    const unsigned int v1288 = v1287 + v1280;
-    out[v1288] = v1286;
-  }
-  const unsigned int v1289 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1290 = v616 + v1289;
-  const unsigned int v1291 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1292 = v615 + v1291;
-  const bool v1293 = v1290 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1294 = v1292 < v1;
-  const bool v1295 = v1293 && v1294;
-  if (v1295) {
-    const float v1296 = v39.x[56];
-    const float v1297 = v1296 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1298 = iron_f32_to_bf16(v1297);
-    const unsigned int v1299 = v1290 * v1;
-    const unsigned int v1300 = v1299 + v1292;
-    out[v1300] = v1298;
-  }
-  const unsigned int v1301 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1302 = v616 + v1301;
-  const unsigned int v1303 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1304 = v615 + v1303;
-  const bool v1305 = v1302 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1306 = v1304 < v1;
-  const bool v1307 = v1305 && v1306;
-  if (v1307) {
-    const float v1308 = v39.x[57];
-    const float v1309 = v1308 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1310 = iron_f32_to_bf16(v1309);
-    const unsigned int v1311 = v1302 * v1;
-    const unsigned int v1312 = v1311 + v1304;
-    out[v1312] = v1310;
-  }
-  const unsigned int v1313 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1314 = v616 + v1313;
-  const unsigned int v1315 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1316 = v615 + v1315;
-  const bool v1317 = v1314 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1318 = v1316 < v1;
-  const bool v1319 = v1317 && v1318;
-  if (v1319) {
-    const float v1320 = v39.x[58];
-    const float v1321 = v1320 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1322 = iron_f32_to_bf16(v1321);
-    const unsigned int v1323 = v1314 * v1;
-    const unsigned int v1324 = v1323 + v1316;
-    out[v1324] = v1322;
-  }
-  const unsigned int v1325 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1326 = v616 + v1325;
-  const unsigned int v1327 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1328 = v615 + v1327;
-  const bool v1329 = v1326 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1330 = v1328 < v1;
-  const bool v1331 = v1329 && v1330;
-  if (v1331) {
-    const float v1332 = v39.x[59];
-    const float v1333 = v1332 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1334 = iron_f32_to_bf16(v1333);
-    const unsigned int v1335 = v1326 * v1;
-    const unsigned int v1336 = v1335 + v1328;
-    out[v1336] = v1334;
-  }
-  const unsigned int v1337 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1338 = v616 + v1337;
-  const unsigned int v1339 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1340 = v615 + v1339;
-  const bool v1341 = v1338 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1342 = v1340 < v1;
-  const bool v1343 = v1341 && v1342;
-  if (v1343) {
-    const float v1344 = v39.x[60];
-    const float v1345 = v1344 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1346 = iron_f32_to_bf16(v1345);
-    const unsigned int v1347 = v1338 * v1;
-    const unsigned int v1348 = v1347 + v1340;
-    out[v1348] = v1346;
-  }
-  const unsigned int v1349 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1350 = v616 + v1349;
-  const unsigned int v1351 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1352 = v615 + v1351;
-  const bool v1353 = v1350 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1354 = v1352 < v1;
-  const bool v1355 = v1353 && v1354;
-  if (v1355) {
-    const float v1356 = v39.x[61];
-    const float v1357 = v1356 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1358 = iron_f32_to_bf16(v1357);
-    const unsigned int v1359 = v1350 * v1;
-    const unsigned int v1360 = v1359 + v1352;
-    out[v1360] = v1358;
-  }
-  const unsigned int v1361 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1362 = v616 + v1361;
-  const unsigned int v1363 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1364 = v615 + v1363;
-  const bool v1365 = v1362 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1366 = v1364 < v1;
-  const bool v1367 = v1365 && v1366;
-  if (v1367) {
-    const float v1368 = v39.x[62];
-    const float v1369 = v1368 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1370 = iron_f32_to_bf16(v1369);
-    const unsigned int v1371 = v1362 * v1;
-    const unsigned int v1372 = v1371 + v1364;
-    out[v1372] = v1370;
-  }
-  const unsigned int v1373 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1374 = v616 + v1373;
-  const unsigned int v1375 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1376 = v615 + v1375;
-  const bool v1377 = v1374 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1378 = v1376 < v1;
-  const bool v1379 = v1377 && v1378;
-  if (v1379) {
-    const float v1380 = v39.x[63];
-    const float v1381 = v1380 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1382 = iron_f32_to_bf16(v1381);
-    const unsigned int v1383 = v1374 * v1;
-    const unsigned int v1384 = v1383 + v1376;
-    out[v1384] = v1382;
-  }
-  const unsigned int v1385 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1386 = v616 + v1385;
-  const unsigned int v1387 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1388 = v615 + v1387;
-  const bool v1389 = v1386 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1390 = v1388 < v1;
-  const bool v1391 = v1389 && v1390;
-  if (v1391) {
-    const float v1392 = v39.x[64];
-    const float v1393 = v1392 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1394 = iron_f32_to_bf16(v1393);
-    const unsigned int v1395 = v1386 * v1;
-    const unsigned int v1396 = v1395 + v1388;
-    out[v1396] = v1394;
-  }
-  const unsigned int v1397 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1398 = v616 + v1397;
-  const unsigned int v1399 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1400 = v615 + v1399;
-  const bool v1401 = v1398 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1402 = v1400 < v1;
-  const bool v1403 = v1401 && v1402;
-  if (v1403) {
-    const float v1404 = v39.x[65];
-    const float v1405 = v1404 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1406 = iron_f32_to_bf16(v1405);
-    const unsigned int v1407 = v1398 * v1;
-    const unsigned int v1408 = v1407 + v1400;
-    out[v1408] = v1406;
-  }
-  const unsigned int v1409 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1410 = v616 + v1409;
-  const unsigned int v1411 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1412 = v615 + v1411;
-  const bool v1413 = v1410 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1414 = v1412 < v1;
-  const bool v1415 = v1413 && v1414;
-  if (v1415) {
-    const float v1416 = v39.x[66];
-    const float v1417 = v1416 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1418 = iron_f32_to_bf16(v1417);
-    const unsigned int v1419 = v1410 * v1;
-    const unsigned int v1420 = v1419 + v1412;
-    out[v1420] = v1418;
-  }
-  const unsigned int v1421 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1422 = v616 + v1421;
-  const unsigned int v1423 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1424 = v615 + v1423;
-  const bool v1425 = v1422 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1426 = v1424 < v1;
-  const bool v1427 = v1425 && v1426;
-  if (v1427) {
-    const float v1428 = v39.x[67];
-    const float v1429 = v1428 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1430 = iron_f32_to_bf16(v1429);
-    const unsigned int v1431 = v1422 * v1;
-    const unsigned int v1432 = v1431 + v1424;
-    out[v1432] = v1430;
-  }
-  const unsigned int v1433 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1434 = v616 + v1433;
-  const unsigned int v1435 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1436 = v615 + v1435;
-  const bool v1437 = v1434 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1438 = v1436 < v1;
-  const bool v1439 = v1437 && v1438;
-  if (v1439) {
-    const float v1440 = v39.x[68];
-    const float v1441 = v1440 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1442 = iron_f32_to_bf16(v1441);
-    const unsigned int v1443 = v1434 * v1;
-    const unsigned int v1444 = v1443 + v1436;
-    out[v1444] = v1442;
-  }
-  const unsigned int v1445 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1446 = v616 + v1445;
-  const unsigned int v1447 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1448 = v615 + v1447;
-  const bool v1449 = v1446 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1450 = v1448 < v1;
-  const bool v1451 = v1449 && v1450;
-  if (v1451) {
-    const float v1452 = v39.x[69];
-    const float v1453 = v1452 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1454 = iron_f32_to_bf16(v1453);
-    const unsigned int v1455 = v1446 * v1;
-    const unsigned int v1456 = v1455 + v1448;
-    out[v1456] = v1454;
-  }
-  const unsigned int v1457 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1458 = v616 + v1457;
-  const unsigned int v1459 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1460 = v615 + v1459;
-  const bool v1461 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1462 = v1460 < v1;
-  const bool v1463 = v1461 && v1462;
-  if (v1463) {
-    const float v1464 = v39.x[70];
-    const float v1465 = v1464 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1466 = iron_f32_to_bf16(v1465);
-    const unsigned int v1467 = v1458 * v1;
-    const unsigned int v1468 = v1467 + v1460;
-    out[v1468] = v1466;
-  }
-  const unsigned int v1469 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1470 = v616 + v1469;
-  const unsigned int v1471 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1472 = v615 + v1471;
-  const bool v1473 = v1470 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1474 = v1472 < v1;
-  const bool v1475 = v1473 && v1474;
-  if (v1475) {
-    const float v1476 = v39.x[71];
-    const float v1477 = v1476 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1478 = iron_f32_to_bf16(v1477);
-    const unsigned int v1479 = v1470 * v1;
-    const unsigned int v1480 = v1479 + v1472;
-    out[v1480] = v1478;
-  }
-  const unsigned int v1481 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1482 = v616 + v1481;
-  const unsigned int v1483 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1484 = v615 + v1483;
-  const bool v1485 = v1482 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1486 = v1484 < v1;
-  const bool v1487 = v1485 && v1486;
-  if (v1487) {
-    const float v1488 = v39.x[72];
-    const float v1489 = v1488 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1490 = iron_f32_to_bf16(v1489);
-    const unsigned int v1491 = v1482 * v1;
-    const unsigned int v1492 = v1491 + v1484;
-    out[v1492] = v1490;
-  }
-  const unsigned int v1493 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1494 = v616 + v1493;
-  const unsigned int v1495 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1496 = v615 + v1495;
-  const bool v1497 = v1494 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1498 = v1496 < v1;
-  const bool v1499 = v1497 && v1498;
-  if (v1499) {
-    const float v1500 = v39.x[73];
-    const float v1501 = v1500 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1502 = iron_f32_to_bf16(v1501);
-    const unsigned int v1503 = v1494 * v1;
-    const unsigned int v1504 = v1503 + v1496;
-    out[v1504] = v1502;
-  }
-  const unsigned int v1505 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1506 = v616 + v1505;
-  const unsigned int v1507 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1508 = v615 + v1507;
-  const bool v1509 = v1506 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1510 = v1508 < v1;
-  const bool v1511 = v1509 && v1510;
-  if (v1511) {
-    const float v1512 = v39.x[74];
-    const float v1513 = v1512 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1514 = iron_f32_to_bf16(v1513);
-    const unsigned int v1515 = v1506 * v1;
-    const unsigned int v1516 = v1515 + v1508;
-    out[v1516] = v1514;
-  }
-  const unsigned int v1517 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1518 = v616 + v1517;
-  const unsigned int v1519 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1520 = v615 + v1519;
-  const bool v1521 = v1518 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1522 = v1520 < v1;
-  const bool v1523 = v1521 && v1522;
-  if (v1523) {
-    const float v1524 = v39.x[75];
-    const float v1525 = v1524 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1526 = iron_f32_to_bf16(v1525);
-    const unsigned int v1527 = v1518 * v1;
-    const unsigned int v1528 = v1527 + v1520;
-    out[v1528] = v1526;
-  }
-  const unsigned int v1529 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1530 = v616 + v1529;
-  const unsigned int v1531 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1532 = v615 + v1531;
-  const bool v1533 = v1530 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1534 = v1532 < v1;
-  const bool v1535 = v1533 && v1534;
-  if (v1535) {
-    const float v1536 = v39.x[76];
-    const float v1537 = v1536 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1538 = iron_f32_to_bf16(v1537);
-    const unsigned int v1539 = v1530 * v1;
-    const unsigned int v1540 = v1539 + v1532;
-    out[v1540] = v1538;
-  }
-  const unsigned int v1541 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1542 = v616 + v1541;
-  const unsigned int v1543 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1544 = v615 + v1543;
-  const bool v1545 = v1542 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1546 = v1544 < v1;
-  const bool v1547 = v1545 && v1546;
-  if (v1547) {
-    const float v1548 = v39.x[77];
-    const float v1549 = v1548 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1550 = iron_f32_to_bf16(v1549);
-    const unsigned int v1551 = v1542 * v1;
-    const unsigned int v1552 = v1551 + v1544;
-    out[v1552] = v1550;
-  }
-  const unsigned int v1553 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1554 = v616 + v1553;
-  const unsigned int v1555 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1556 = v615 + v1555;
-  const bool v1557 = v1554 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1558 = v1556 < v1;
-  const bool v1559 = v1557 && v1558;
-  if (v1559) {
-    const float v1560 = v39.x[78];
-    const float v1561 = v1560 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1562 = iron_f32_to_bf16(v1561);
-    const unsigned int v1563 = v1554 * v1;
-    const unsigned int v1564 = v1563 + v1556;
-    out[v1564] = v1562;
-  }
-  const unsigned int v1565 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1566 = v616 + v1565;
-  const unsigned int v1567 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1568 = v615 + v1567;
-  const bool v1569 = v1566 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1570 = v1568 < v1;
-  const bool v1571 = v1569 && v1570;
-  if (v1571) {
-    const float v1572 = v39.x[79];
-    const float v1573 = v1572 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1574 = iron_f32_to_bf16(v1573);
-    const unsigned int v1575 = v1566 * v1;
-    const unsigned int v1576 = v1575 + v1568;
-    out[v1576] = v1574;
-  }
-  const unsigned int v1577 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1578 = v616 + v1577;
-  const unsigned int v1579 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1580 = v615 + v1579;
-  const bool v1581 = v1578 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1582 = v1580 < v1;
-  const bool v1583 = v1581 && v1582;
-  if (v1583) {
-    const float v1584 = v39.x[80];
-    const float v1585 = v1584 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1586 = iron_f32_to_bf16(v1585);
-    const unsigned int v1587 = v1578 * v1;
-    const unsigned int v1588 = v1587 + v1580;
-    out[v1588] = v1586;
-  }
-  const unsigned int v1589 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1590 = v616 + v1589;
-  const unsigned int v1591 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1592 = v615 + v1591;
-  const bool v1593 = v1590 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1594 = v1592 < v1;
-  const bool v1595 = v1593 && v1594;
-  if (v1595) {
-    const float v1596 = v39.x[81];
-    const float v1597 = v1596 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1598 = iron_f32_to_bf16(v1597);
-    const unsigned int v1599 = v1590 * v1;
-    const unsigned int v1600 = v1599 + v1592;
-    out[v1600] = v1598;
-  }
-  const unsigned int v1601 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1602 = v616 + v1601;
-  const unsigned int v1603 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1604 = v615 + v1603;
-  const bool v1605 = v1602 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1606 = v1604 < v1;
-  const bool v1607 = v1605 && v1606;
-  if (v1607) {
-    const float v1608 = v39.x[82];
-    const float v1609 = v1608 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1610 = iron_f32_to_bf16(v1609);
-    const unsigned int v1611 = v1602 * v1;
-    const unsigned int v1612 = v1611 + v1604;
-    out[v1612] = v1610;
-  }
-  const unsigned int v1613 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1614 = v616 + v1613;
-  const unsigned int v1615 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1616 = v615 + v1615;
-  const bool v1617 = v1614 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1618 = v1616 < v1;
-  const bool v1619 = v1617 && v1618;
-  if (v1619) {
-    const float v1620 = v39.x[83];
-    const float v1621 = v1620 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1622 = iron_f32_to_bf16(v1621);
-    const unsigned int v1623 = v1614 * v1;
-    const unsigned int v1624 = v1623 + v1616;
-    out[v1624] = v1622;
-  }
-  const unsigned int v1625 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1626 = v616 + v1625;
-  const unsigned int v1627 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1628 = v615 + v1627;
-  const bool v1629 = v1626 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1630 = v1628 < v1;
-  const bool v1631 = v1629 && v1630;
-  if (v1631) {
-    const float v1632 = v39.x[84];
-    const float v1633 = v1632 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1634 = iron_f32_to_bf16(v1633);
-    const unsigned int v1635 = v1626 * v1;
-    const unsigned int v1636 = v1635 + v1628;
-    out[v1636] = v1634;
-  }
-  const unsigned int v1637 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1638 = v616 + v1637;
-  const unsigned int v1639 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1640 = v615 + v1639;
-  const bool v1641 = v1638 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1642 = v1640 < v1;
-  const bool v1643 = v1641 && v1642;
-  if (v1643) {
-    const float v1644 = v39.x[85];
-    const float v1645 = v1644 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1646 = iron_f32_to_bf16(v1645);
-    const unsigned int v1647 = v1638 * v1;
-    const unsigned int v1648 = v1647 + v1640;
-    out[v1648] = v1646;
-  }
-  const unsigned int v1649 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1650 = v616 + v1649;
-  const unsigned int v1651 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1652 = v615 + v1651;
-  const bool v1653 = v1650 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1654 = v1652 < v1;
-  const bool v1655 = v1653 && v1654;
-  if (v1655) {
-    const float v1656 = v39.x[86];
-    const float v1657 = v1656 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1658 = iron_f32_to_bf16(v1657);
-    const unsigned int v1659 = v1650 * v1;
-    const unsigned int v1660 = v1659 + v1652;
-    out[v1660] = v1658;
-  }
-  const unsigned int v1661 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1662 = v616 + v1661;
-  const unsigned int v1663 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1664 = v615 + v1663;
-  const bool v1665 = v1662 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1666 = v1664 < v1;
-  const bool v1667 = v1665 && v1666;
-  if (v1667) {
-    const float v1668 = v39.x[87];
-    const float v1669 = v1668 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1670 = iron_f32_to_bf16(v1669);
-    const unsigned int v1671 = v1662 * v1;
-    const unsigned int v1672 = v1671 + v1664;
-    out[v1672] = v1670;
-  }
-  const unsigned int v1673 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1674 = v616 + v1673;
-  const unsigned int v1675 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1676 = v615 + v1675;
-  const bool v1677 = v1674 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1678 = v1676 < v1;
-  const bool v1679 = v1677 && v1678;
-  if (v1679) {
-    const float v1680 = v39.x[88];
-    const float v1681 = v1680 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1682 = iron_f32_to_bf16(v1681);
-    const unsigned int v1683 = v1674 * v1;
-    const unsigned int v1684 = v1683 + v1676;
-    out[v1684] = v1682;
-  }
-  const unsigned int v1685 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1686 = v616 + v1685;
-  const unsigned int v1687 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1688 = v615 + v1687;
-  const bool v1689 = v1686 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1690 = v1688 < v1;
-  const bool v1691 = v1689 && v1690;
-  if (v1691) {
-    const float v1692 = v39.x[89];
-    const float v1693 = v1692 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1694 = iron_f32_to_bf16(v1693);
-    const unsigned int v1695 = v1686 * v1;
-    const unsigned int v1696 = v1695 + v1688;
-    out[v1696] = v1694;
-  }
-  const unsigned int v1697 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1698 = v616 + v1697;
-  const unsigned int v1699 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1700 = v615 + v1699;
-  const bool v1701 = v1698 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1702 = v1700 < v1;
-  const bool v1703 = v1701 && v1702;
-  if (v1703) {
-    const float v1704 = v39.x[90];
-    const float v1705 = v1704 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1706 = iron_f32_to_bf16(v1705);
-    const unsigned int v1707 = v1698 * v1;
-    const unsigned int v1708 = v1707 + v1700;
-    out[v1708] = v1706;
-  }
-  const unsigned int v1709 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1710 = v616 + v1709;
-  const unsigned int v1711 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1712 = v615 + v1711;
-  const bool v1713 = v1710 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1714 = v1712 < v1;
-  const bool v1715 = v1713 && v1714;
-  if (v1715) {
-    const float v1716 = v39.x[91];
-    const float v1717 = v1716 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1718 = iron_f32_to_bf16(v1717);
-    const unsigned int v1719 = v1710 * v1;
-    const unsigned int v1720 = v1719 + v1712;
-    out[v1720] = v1718;
-  }
-  const unsigned int v1721 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1722 = v616 + v1721;
-  const unsigned int v1723 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1724 = v615 + v1723;
-  const bool v1725 = v1722 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1726 = v1724 < v1;
-  const bool v1727 = v1725 && v1726;
-  if (v1727) {
-    const float v1728 = v39.x[92];
-    const float v1729 = v1728 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1730 = iron_f32_to_bf16(v1729);
-    const unsigned int v1731 = v1722 * v1;
-    const unsigned int v1732 = v1731 + v1724;
-    out[v1732] = v1730;
-  }
-  const unsigned int v1733 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1734 = v616 + v1733;
-  const unsigned int v1735 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1736 = v615 + v1735;
-  const bool v1737 = v1734 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1738 = v1736 < v1;
-  const bool v1739 = v1737 && v1738;
-  if (v1739) {
-    const float v1740 = v39.x[93];
-    const float v1741 = v1740 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1742 = iron_f32_to_bf16(v1741);
-    const unsigned int v1743 = v1734 * v1;
-    const unsigned int v1744 = v1743 + v1736;
-    out[v1744] = v1742;
-  }
-  const unsigned int v1745 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1746 = v616 + v1745;
-  const unsigned int v1747 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1748 = v615 + v1747;
-  const bool v1749 = v1746 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1750 = v1748 < v1;
-  const bool v1751 = v1749 && v1750;
-  if (v1751) {
-    const float v1752 = v39.x[94];
-    const float v1753 = v1752 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1754 = iron_f32_to_bf16(v1753);
-    const unsigned int v1755 = v1746 * v1;
-    const unsigned int v1756 = v1755 + v1748;
-    out[v1756] = v1754;
-  }
-  const unsigned int v1757 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1758 = v616 + v1757;
-  const unsigned int v1759 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1760 = v615 + v1759;
-  const bool v1761 = v1758 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1762 = v1760 < v1;
-  const bool v1763 = v1761 && v1762;
-  if (v1763) {
-    const float v1764 = v39.x[95];
-    const float v1765 = v1764 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1766 = iron_f32_to_bf16(v1765);
-    const unsigned int v1767 = v1758 * v1;
-    const unsigned int v1768 = v1767 + v1760;
-    out[v1768] = v1766;
-  }
-  const unsigned int v1769 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1770 = v616 + v1769;
-  const unsigned int v1771 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1772 = v615 + v1771;
-  const bool v1773 = v1770 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1774 = v1772 < v1;
-  const bool v1775 = v1773 && v1774;
-  if (v1775) {
-    const float v1776 = v39.x[96];
-    const float v1777 = v1776 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1778 = iron_f32_to_bf16(v1777);
-    const unsigned int v1779 = v1770 * v1;
-    const unsigned int v1780 = v1779 + v1772;
-    out[v1780] = v1778;
-  }
-  const unsigned int v1781 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1782 = v616 + v1781;
-  const unsigned int v1783 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1784 = v615 + v1783;
-  const bool v1785 = v1782 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1786 = v1784 < v1;
-  const bool v1787 = v1785 && v1786;
-  if (v1787) {
-    const float v1788 = v39.x[97];
-    const float v1789 = v1788 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1790 = iron_f32_to_bf16(v1789);
-    const unsigned int v1791 = v1782 * v1;
-    const unsigned int v1792 = v1791 + v1784;
-    out[v1792] = v1790;
-  }
-  const unsigned int v1793 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1794 = v616 + v1793;
-  const unsigned int v1795 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1796 = v615 + v1795;
-  const bool v1797 = v1794 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1798 = v1796 < v1;
-  const bool v1799 = v1797 && v1798;
-  if (v1799) {
-    const float v1800 = v39.x[98];
-    const float v1801 = v1800 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1802 = iron_f32_to_bf16(v1801);
-    const unsigned int v1803 = v1794 * v1;
-    const unsigned int v1804 = v1803 + v1796;
-    out[v1804] = v1802;
-  }
-  const unsigned int v1805 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1806 = v616 + v1805;
-  const unsigned int v1807 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1808 = v615 + v1807;
-  const bool v1809 = v1806 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1810 = v1808 < v1;
-  const bool v1811 = v1809 && v1810;
-  if (v1811) {
-    const float v1812 = v39.x[99];
-    const float v1813 = v1812 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1814 = iron_f32_to_bf16(v1813);
-    const unsigned int v1815 = v1806 * v1;
-    const unsigned int v1816 = v1815 + v1808;
-    out[v1816] = v1814;
-  }
-  const unsigned int v1817 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1818 = v616 + v1817;
-  const unsigned int v1819 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1820 = v615 + v1819;
-  const bool v1821 = v1818 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1822 = v1820 < v1;
-  const bool v1823 = v1821 && v1822;
-  if (v1823) {
-    const float v1824 = v39.x[100];
-    const float v1825 = v1824 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1826 = iron_f32_to_bf16(v1825);
-    const unsigned int v1827 = v1818 * v1;
-    const unsigned int v1828 = v1827 + v1820;
-    out[v1828] = v1826;
-  }
-  const unsigned int v1829 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1830 = v616 + v1829;
-  const unsigned int v1831 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1832 = v615 + v1831;
-  const bool v1833 = v1830 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1834 = v1832 < v1;
-  const bool v1835 = v1833 && v1834;
-  if (v1835) {
-    const float v1836 = v39.x[101];
-    const float v1837 = v1836 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1838 = iron_f32_to_bf16(v1837);
-    const unsigned int v1839 = v1830 * v1;
-    const unsigned int v1840 = v1839 + v1832;
-    out[v1840] = v1838;
-  }
-  const unsigned int v1841 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1842 = v616 + v1841;
-  const unsigned int v1843 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1844 = v615 + v1843;
-  const bool v1845 = v1842 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1846 = v1844 < v1;
-  const bool v1847 = v1845 && v1846;
-  if (v1847) {
-    const float v1848 = v39.x[102];
-    const float v1849 = v1848 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1850 = iron_f32_to_bf16(v1849);
-    const unsigned int v1851 = v1842 * v1;
-    const unsigned int v1852 = v1851 + v1844;
-    out[v1852] = v1850;
-  }
-  const unsigned int v1853 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1854 = v616 + v1853;
-  const unsigned int v1855 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1856 = v615 + v1855;
-  const bool v1857 = v1854 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1858 = v1856 < v1;
-  const bool v1859 = v1857 && v1858;
-  if (v1859) {
-    const float v1860 = v39.x[103];
-    const float v1861 = v1860 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1862 = iron_f32_to_bf16(v1861);
-    const unsigned int v1863 = v1854 * v1;
-    const unsigned int v1864 = v1863 + v1856;
-    out[v1864] = v1862;
-  }
-  const unsigned int v1865 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1866 = v616 + v1865;
-  const unsigned int v1867 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1868 = v615 + v1867;
-  const bool v1869 = v1866 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1870 = v1868 < v1;
-  const bool v1871 = v1869 && v1870;
-  if (v1871) {
-    const float v1872 = v39.x[104];
-    const float v1873 = v1872 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1874 = iron_f32_to_bf16(v1873);
-    const unsigned int v1875 = v1866 * v1;
-    const unsigned int v1876 = v1875 + v1868;
-    out[v1876] = v1874;
-  }
-  const unsigned int v1877 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1878 = v616 + v1877;
-  const unsigned int v1879 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1880 = v615 + v1879;
-  const bool v1881 = v1878 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1882 = v1880 < v1;
-  const bool v1883 = v1881 && v1882;
-  if (v1883) {
-    const float v1884 = v39.x[105];
-    const float v1885 = v1884 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1886 = iron_f32_to_bf16(v1885);
-    const unsigned int v1887 = v1878 * v1;
-    const unsigned int v1888 = v1887 + v1880;
-    out[v1888] = v1886;
-  }
-  const unsigned int v1889 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1890 = v616 + v1889;
-  const unsigned int v1891 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1892 = v615 + v1891;
-  const bool v1893 = v1890 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1894 = v1892 < v1;
-  const bool v1895 = v1893 && v1894;
-  if (v1895) {
-    const float v1896 = v39.x[106];
-    const float v1897 = v1896 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1898 = iron_f32_to_bf16(v1897);
-    const unsigned int v1899 = v1890 * v1;
-    const unsigned int v1900 = v1899 + v1892;
-    out[v1900] = v1898;
-  }
-  const unsigned int v1901 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1902 = v616 + v1901;
-  const unsigned int v1903 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1904 = v615 + v1903;
-  const bool v1905 = v1902 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1906 = v1904 < v1;
-  const bool v1907 = v1905 && v1906;
-  if (v1907) {
-    const float v1908 = v39.x[107];
-    const float v1909 = v1908 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1910 = iron_f32_to_bf16(v1909);
-    const unsigned int v1911 = v1902 * v1;
-    const unsigned int v1912 = v1911 + v1904;
-    out[v1912] = v1910;
-  }
-  const unsigned int v1913 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1914 = v616 + v1913;
-  const unsigned int v1915 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1916 = v615 + v1915;
-  const bool v1917 = v1914 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1918 = v1916 < v1;
-  const bool v1919 = v1917 && v1918;
-  if (v1919) {
-    const float v1920 = v39.x[108];
-    const float v1921 = v1920 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1922 = iron_f32_to_bf16(v1921);
-    const unsigned int v1923 = v1914 * v1;
-    const unsigned int v1924 = v1923 + v1916;
-    out[v1924] = v1922;
-  }
-  const unsigned int v1925 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1926 = v616 + v1925;
-  const unsigned int v1927 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1928 = v615 + v1927;
-  const bool v1929 = v1926 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1930 = v1928 < v1;
-  const bool v1931 = v1929 && v1930;
-  if (v1931) {
-    const float v1932 = v39.x[109];
-    const float v1933 = v1932 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1934 = iron_f32_to_bf16(v1933);
-    const unsigned int v1935 = v1926 * v1;
-    const unsigned int v1936 = v1935 + v1928;
-    out[v1936] = v1934;
-  }
-  const unsigned int v1937 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1938 = v616 + v1937;
-  const unsigned int v1939 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1940 = v615 + v1939;
-  const bool v1941 = v1938 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1942 = v1940 < v1;
-  const bool v1943 = v1941 && v1942;
-  if (v1943) {
-    const float v1944 = v39.x[110];
-    const float v1945 = v1944 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1946 = iron_f32_to_bf16(v1945);
-    const unsigned int v1947 = v1938 * v1;
-    const unsigned int v1948 = v1947 + v1940;
-    out[v1948] = v1946;
-  }
-  const unsigned int v1949 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1950 = v616 + v1949;
-  const unsigned int v1951 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1952 = v615 + v1951;
-  const bool v1953 = v1950 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1954 = v1952 < v1;
-  const bool v1955 = v1953 && v1954;
-  if (v1955) {
-    const float v1956 = v39.x[111];
-    const float v1957 = v1956 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1958 = iron_f32_to_bf16(v1957);
-    const unsigned int v1959 = v1950 * v1;
-    const unsigned int v1960 = v1959 + v1952;
-    out[v1960] = v1958;
-  }
-  const unsigned int v1961 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1962 = v616 + v1961;
-  const unsigned int v1963 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1964 = v615 + v1963;
-  const bool v1965 = v1962 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1966 = v1964 < v1;
-  const bool v1967 = v1965 && v1966;
-  if (v1967) {
-    const float v1968 = v39.x[112];
-    const float v1969 = v1968 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1970 = iron_f32_to_bf16(v1969);
-    const unsigned int v1971 = v1962 * v1;
-    const unsigned int v1972 = v1971 + v1964;
-    out[v1972] = v1970;
-  }
-  const unsigned int v1973 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1974 = v616 + v1973;
-  const unsigned int v1975 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1976 = v615 + v1975;
-  const bool v1977 = v1974 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1978 = v1976 < v1;
-  const bool v1979 = v1977 && v1978;
-  if (v1979) {
-    const float v1980 = v39.x[113];
-    const float v1981 = v1980 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1982 = iron_f32_to_bf16(v1981);
-    const unsigned int v1983 = v1974 * v1;
-    const unsigned int v1984 = v1983 + v1976;
-    out[v1984] = v1982;
-  }
-  const unsigned int v1985 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1986 = v616 + v1985;
-  const unsigned int v1987 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1988 = v615 + v1987;
-  const bool v1989 = v1986 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1990 = v1988 < v1;
-  const bool v1991 = v1989 && v1990;
-  if (v1991) {
-    const float v1992 = v39.x[114];
-    const float v1993 = v1992 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1994 = iron_f32_to_bf16(v1993);
-    const unsigned int v1995 = v1986 * v1;
-    const unsigned int v1996 = v1995 + v1988;
-    out[v1996] = v1994;
-  }
-  const unsigned int v1997 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1998 = v616 + v1997;
-  const unsigned int v1999 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2000 = v615 + v1999;
-  const bool v2001 = v1998 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2002 = v2000 < v1;
-  const bool v2003 = v2001 && v2002;
-  if (v2003) {
-    const float v2004 = v39.x[115];
-    const float v2005 = v2004 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v2006 = iron_f32_to_bf16(v2005);
-    const unsigned int v2007 = v1998 * v1;
-    const unsigned int v2008 = v2007 + v2000;
-    out[v2008] = v2006;
-  }
-  const unsigned int v2009 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2010 = v616 + v2009;
-  const unsigned int v2011 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2012 = v615 + v2011;
-  const bool v2013 = v2010 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2014 = v2012 < v1;
-  const bool v2015 = v2013 && v2014;
-  if (v2015) {
-    const float v2016 = v39.x[116];
-    const float v2017 = v2016 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v2018 = iron_f32_to_bf16(v2017);
-    const unsigned int v2019 = v2010 * v1;
-    const unsigned int v2020 = v2019 + v2012;
-    out[v2020] = v2018;
-  }
-  const unsigned int v2021 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2022 = v616 + v2021;
-  const unsigned int v2023 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2024 = v615 + v2023;
-  const bool v2025 = v2022 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2026 = v2024 < v1;
-  const bool v2027 = v2025 && v2026;
-  if (v2027) {
-    const float v2028 = v39.x[117];
-    const float v2029 = v2028 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v2030 = iron_f32_to_bf16(v2029);
-    const unsigned int v2031 = v2022 * v1;
-    const unsigned int v2032 = v2031 + v2024;
-    out[v2032] = v2030;
-  }
-  const unsigned int v2033 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2034 = v616 + v2033;
-  const unsigned int v2035 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2036 = v615 + v2035;
-  const bool v2037 = v2034 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2038 = v2036 < v1;
-  const bool v2039 = v2037 && v2038;
-  if (v2039) {
-    const float v2040 = v39.x[118];
-    const float v2041 = v2040 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v2042 = iron_f32_to_bf16(v2041);
-    const unsigned int v2043 = v2034 * v1;
-    const unsigned int v2044 = v2043 + v2036;
-    out[v2044] = v2042;
-  }
-  const unsigned int v2045 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2046 = v616 + v2045;
-  const unsigned int v2047 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2048 = v615 + v2047;
-  const bool v2049 = v2046 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2050 = v2048 < v1;
-  const bool v2051 = v2049 && v2050;
-  if (v2051) {
-    const float v2052 = v39.x[119];
-    const float v2053 = v2052 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v2054 = iron_f32_to_bf16(v2053);
-    const unsigned int v2055 = v2046 * v1;
-    const unsigned int v2056 = v2055 + v2048;
-    out[v2056] = v2054;
-  }
-  const unsigned int v2057 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2058 = v616 + v2057;
-  const unsigned int v2059 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2060 = v615 + v2059;
-  const bool v2061 = v2058 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2062 = v2060 < v1;
-  const bool v2063 = v2061 && v2062;
-  if (v2063) {
-    const float v2064 = v39.x[120];
-    const float v2065 = v2064 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v2066 = iron_f32_to_bf16(v2065);
-    const unsigned int v2067 = v2058 * v1;
-    const unsigned int v2068 = v2067 + v2060;
-    out[v2068] = v2066;
-  }
-  const unsigned int v2069 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2070 = v616 + v2069;
-  const unsigned int v2071 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2072 = v615 + v2071;
-  const bool v2073 = v2070 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2074 = v2072 < v1;
-  const bool v2075 = v2073 && v2074;
-  if (v2075) {
-    const float v2076 = v39.x[121];
-    const float v2077 = v2076 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v2078 = iron_f32_to_bf16(v2077);
-    const unsigned int v2079 = v2070 * v1;
-    const unsigned int v2080 = v2079 + v2072;
-    out[v2080] = v2078;
-  }
-  const unsigned int v2081 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2082 = v616 + v2081;
-  const unsigned int v2083 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2084 = v615 + v2083;
-  const bool v2085 = v2082 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2086 = v2084 < v1;
-  const bool v2087 = v2085 && v2086;
-  if (v2087) {
-    const float v2088 = v39.x[122];
-    const float v2089 = v2088 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v2090 = iron_f32_to_bf16(v2089);
-    const unsigned int v2091 = v2082 * v1;
-    const unsigned int v2092 = v2091 + v2084;
-    out[v2092] = v2090;
-  }
-  const unsigned int v2093 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2094 = v616 + v2093;
-  const unsigned int v2095 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2096 = v615 + v2095;
-  const bool v2097 = v2094 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2098 = v2096 < v1;
-  const bool v2099 = v2097 && v2098;
-  if (v2099) {
-    const float v2100 = v39.x[123];
-    const float v2101 = v2100 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v2102 = iron_f32_to_bf16(v2101);
-    const unsigned int v2103 = v2094 * v1;
-    const unsigned int v2104 = v2103 + v2096;
-    out[v2104] = v2102;
-  }
-  const unsigned int v2105 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2106 = v616 + v2105;
-  const unsigned int v2107 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2108 = v615 + v2107;
-  const bool v2109 = v2106 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2110 = v2108 < v1;
-  const bool v2111 = v2109 && v2110;
-  if (v2111) {
-    const float v2112 = v39.x[124];
-    const float v2113 = v2112 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v2114 = iron_f32_to_bf16(v2113);
-    const unsigned int v2115 = v2106 * v1;
-    const unsigned int v2116 = v2115 + v2108;
-    out[v2116] = v2114;
-  }
-  const unsigned int v2117 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2118 = v616 + v2117;
-  const unsigned int v2119 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2120 = v615 + v2119;
-  const bool v2121 = v2118 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2122 = v2120 < v1;
-  const bool v2123 = v2121 && v2122;
-  if (v2123) {
-    const float v2124 = v39.x[125];
-    const float v2125 = v2124 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v2126 = iron_f32_to_bf16(v2125);
-    const unsigned int v2127 = v2118 * v1;
-    const unsigned int v2128 = v2127 + v2120;
-    out[v2128] = v2126;
-  }
-  const unsigned int v2129 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2130 = v616 + v2129;
-  const unsigned int v2131 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2132 = v615 + v2131;
-  const bool v2133 = v2130 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2134 = v2132 < v1;
-  const bool v2135 = v2133 && v2134;
-  if (v2135) {
-    const float v2136 = v39.x[126];
-    const float v2137 = v2136 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v2138 = iron_f32_to_bf16(v2137);
-    const unsigned int v2139 = v2130 * v1;
-    const unsigned int v2140 = v2139 + v2132;
-    out[v2140] = v2138;
-  }
-  const unsigned int v2141 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2142 = v616 + v2141;
-  const unsigned int v2143 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2144 = v615 + v2143;
-  const bool v2145 = v2142 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2146 = v2144 < v1;
-  const bool v2147 = v2145 && v2146;
-  if (v2147) {
-    const float v2148 = v39.x[127];
-    const float v2149 = v2148 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v2150 = iron_f32_to_bf16(v2149);
-    const unsigned int v2151 = v2142 * v1;
-    const unsigned int v2152 = v2151 + v2144;
-    out[v2152] = v2150;
+  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:315
+  const unsigned int v1793 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:332
+
+  for (unsigned int v621 = 0u; v621 < 8u; v621 += 1u) {  // kernels/gemm/gemm_tiles.hpp:316
+    const unsigned int v623 = v621 >> 2u;  // kernels/gemm/gemm_tiles.hpp:317
+    const unsigned int v625 = v621 & 3u;  // kernels/gemm/gemm_tiles.hpp:318
+    const bool v628 = v32 == v623;  // kernels/gemm/gemm_tiles.hpp:319
+    if (v628) {
+      const bool v634 = v625 == 0u;  // kernels/gemm/gemm_tiles.hpp:322
+      if (v634) {
+        const float v635 = v39.x[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v636 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v639 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));
+        const unsigned int v641 = v639 * 132u;
+        const unsigned int v642 = v641 + v37;
+        const unsigned int v643 = v642 + v636;
+        shm2[v643] = v635;
+        const float v644 = v39.x[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v645 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v648 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));
+        const unsigned int v650 = v648 * 132u;
+        const unsigned int v651 = v650 + v37;
+        const unsigned int v652 = v651 + v645;
+        shm2[v652] = v644;
+        const float v653 = v39.x[2];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v654 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v657 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));
+        const unsigned int v659 = v657 * 132u;
+        const unsigned int v660 = v659 + v37;
+        const unsigned int v661 = v660 + v654;
+        shm2[v661] = v653;
+        const float v662 = v39.x[3];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v663 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v666 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));
+        const unsigned int v668 = v666 * 132u;
+        const unsigned int v669 = v668 + v37;
+        const unsigned int v670 = v669 + v663;
+        shm2[v670] = v662;
+        const float v671 = v39.x[4];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v672 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v675 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));
+        const unsigned int v677 = v675 * 132u;
+        const unsigned int v678 = v677 + v37;
+        const unsigned int v679 = v678 + v672;
+        shm2[v679] = v671;
+        const float v680 = v39.x[5];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v681 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v684 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));
+        const unsigned int v686 = v684 * 132u;
+        const unsigned int v687 = v686 + v37;
+        const unsigned int v688 = v687 + v681;
+        shm2[v688] = v680;
+        const float v689 = v39.x[6];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v690 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v693 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));
+        const unsigned int v695 = v693 * 132u;
+        const unsigned int v696 = v695 + v37;
+        const unsigned int v697 = v696 + v690;
+        shm2[v697] = v689;
+        const float v698 = v39.x[7];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v699 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v702 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));
+        const unsigned int v704 = v702 * 132u;
+        const unsigned int v705 = v704 + v37;
+        const unsigned int v706 = v705 + v699;
+        shm2[v706] = v698;
+        const float v707 = v39.x[8];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v708 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v711 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));
+        const unsigned int v713 = v711 * 132u;
+        const unsigned int v714 = v713 + v37;
+        const unsigned int v715 = v714 + v708;
+        shm2[v715] = v707;
+        const float v716 = v39.x[9];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v717 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v720 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));
+        const unsigned int v722 = v720 * 132u;
+        const unsigned int v723 = v722 + v37;
+        const unsigned int v724 = v723 + v717;
+        shm2[v724] = v716;
+        const float v725 = v39.x[10];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v726 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v729 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));
+        const unsigned int v731 = v729 * 132u;
+        const unsigned int v732 = v731 + v37;
+        const unsigned int v733 = v732 + v726;
+        shm2[v733] = v725;
+        const float v734 = v39.x[11];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v735 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v738 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));
+        const unsigned int v740 = v738 * 132u;
+        const unsigned int v741 = v740 + v37;
+        const unsigned int v742 = v741 + v735;
+        shm2[v742] = v734;
+        const float v743 = v39.x[12];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v744 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v747 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));
+        const unsigned int v749 = v747 * 132u;
+        const unsigned int v750 = v749 + v37;
+        const unsigned int v751 = v750 + v744;
+        shm2[v751] = v743;
+        const float v752 = v39.x[13];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v753 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v756 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));
+        const unsigned int v758 = v756 * 132u;
+        const unsigned int v759 = v758 + v37;
+        const unsigned int v760 = v759 + v753;
+        shm2[v760] = v752;
+        const float v761 = v39.x[14];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v762 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v765 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));
+        const unsigned int v767 = v765 * 132u;
+        const unsigned int v768 = v767 + v37;
+        const unsigned int v769 = v768 + v762;
+        shm2[v769] = v761;
+        const float v770 = v39.x[15];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v771 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v774 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));
+        const unsigned int v776 = v774 * 132u;
+        const unsigned int v777 = v776 + v37;
+        const unsigned int v778 = v777 + v771;
+        shm2[v778] = v770;
+        const float v779 = v39.x[16];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v780 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v783 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));
+        const unsigned int v785 = v783 * 132u;
+        const unsigned int v786 = v785 + v37;
+        const unsigned int v787 = v786 + v780;
+        shm2[v787] = v779;
+        const float v788 = v39.x[17];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v789 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v792 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));
+        const unsigned int v794 = v792 * 132u;
+        const unsigned int v795 = v794 + v37;
+        const unsigned int v796 = v795 + v789;
+        shm2[v796] = v788;
+        const float v797 = v39.x[18];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v798 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v801 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));
+        const unsigned int v803 = v801 * 132u;
+        const unsigned int v804 = v803 + v37;
+        const unsigned int v805 = v804 + v798;
+        shm2[v805] = v797;
+        const float v806 = v39.x[19];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v807 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v810 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));
+        const unsigned int v812 = v810 * 132u;
+        const unsigned int v813 = v812 + v37;
+        const unsigned int v814 = v813 + v807;
+        shm2[v814] = v806;
+        const float v815 = v39.x[20];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v816 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v819 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));
+        const unsigned int v821 = v819 * 132u;
+        const unsigned int v822 = v821 + v37;
+        const unsigned int v823 = v822 + v816;
+        shm2[v823] = v815;
+        const float v824 = v39.x[21];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v825 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v828 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));
+        const unsigned int v830 = v828 * 132u;
+        const unsigned int v831 = v830 + v37;
+        const unsigned int v832 = v831 + v825;
+        shm2[v832] = v824;
+        const float v833 = v39.x[22];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v834 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v837 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));
+        const unsigned int v839 = v837 * 132u;
+        const unsigned int v840 = v839 + v37;
+        const unsigned int v841 = v840 + v834;
+        shm2[v841] = v833;
+        const float v842 = v39.x[23];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v843 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v846 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));
+        const unsigned int v848 = v846 * 132u;
+        const unsigned int v849 = v848 + v37;
+        const unsigned int v850 = v849 + v843;
+        shm2[v850] = v842;
+        const float v851 = v39.x[24];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v852 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v855 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));
+        const unsigned int v857 = v855 * 132u;
+        const unsigned int v858 = v857 + v37;
+        const unsigned int v859 = v858 + v852;
+        shm2[v859] = v851;
+        const float v860 = v39.x[25];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v861 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v864 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));
+        const unsigned int v866 = v864 * 132u;
+        const unsigned int v867 = v866 + v37;
+        const unsigned int v868 = v867 + v861;
+        shm2[v868] = v860;
+        const float v869 = v39.x[26];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v870 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v873 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));
+        const unsigned int v875 = v873 * 132u;
+        const unsigned int v876 = v875 + v37;
+        const unsigned int v877 = v876 + v870;
+        shm2[v877] = v869;
+        const float v878 = v39.x[27];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v879 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v882 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));
+        const unsigned int v884 = v882 * 132u;
+        const unsigned int v885 = v884 + v37;
+        const unsigned int v886 = v885 + v879;
+        shm2[v886] = v878;
+        const float v887 = v39.x[28];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v888 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v891 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));
+        const unsigned int v893 = v891 * 132u;
+        const unsigned int v894 = v893 + v37;
+        const unsigned int v895 = v894 + v888;
+        shm2[v895] = v887;
+        const float v896 = v39.x[29];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v897 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v900 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));
+        const unsigned int v902 = v900 * 132u;
+        const unsigned int v903 = v902 + v37;
+        const unsigned int v904 = v903 + v897;
+        shm2[v904] = v896;
+        const float v905 = v39.x[30];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v906 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v909 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));
+        const unsigned int v911 = v909 * 132u;
+        const unsigned int v912 = v911 + v37;
+        const unsigned int v913 = v912 + v906;
+        shm2[v913] = v905;
+        const float v914 = v39.x[31];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v915 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v918 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));
+        const unsigned int v920 = v918 * 132u;
+        const unsigned int v921 = v920 + v37;
+        const unsigned int v922 = v921 + v915;
+        shm2[v922] = v914;
+      }
+      const bool v924 = v625 == 1u;  // kernels/gemm/gemm_tiles.hpp:322
+      if (v924) {
+        const float v925 = v39.x[32];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v926 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v929 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));
+        const unsigned int v930 = v929 - 16u;
+        const unsigned int v931 = v930 * 132u;
+        const unsigned int v932 = v931 + v37;
+        const unsigned int v933 = v932 + v926;
+        shm2[v933] = v925;
+        const float v934 = v39.x[33];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v935 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v938 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));
+        const unsigned int v939 = v938 - 16u;
+        const unsigned int v940 = v939 * 132u;
+        const unsigned int v941 = v940 + v37;
+        const unsigned int v942 = v941 + v935;
+        shm2[v942] = v934;
+        const float v943 = v39.x[34];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v944 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v947 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));
+        const unsigned int v948 = v947 - 16u;
+        const unsigned int v949 = v948 * 132u;
+        const unsigned int v950 = v949 + v37;
+        const unsigned int v951 = v950 + v944;
+        shm2[v951] = v943;
+        const float v952 = v39.x[35];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v953 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v956 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));
+        const unsigned int v957 = v956 - 16u;
+        const unsigned int v958 = v957 * 132u;
+        const unsigned int v959 = v958 + v37;
+        const unsigned int v960 = v959 + v953;
+        shm2[v960] = v952;
+        const float v961 = v39.x[36];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v962 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v965 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));
+        const unsigned int v966 = v965 - 16u;
+        const unsigned int v967 = v966 * 132u;
+        const unsigned int v968 = v967 + v37;
+        const unsigned int v969 = v968 + v962;
+        shm2[v969] = v961;
+        const float v970 = v39.x[37];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v971 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v974 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));
+        const unsigned int v975 = v974 - 16u;
+        const unsigned int v976 = v975 * 132u;
+        const unsigned int v977 = v976 + v37;
+        const unsigned int v978 = v977 + v971;
+        shm2[v978] = v970;
+        const float v979 = v39.x[38];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v980 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v983 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));
+        const unsigned int v984 = v983 - 16u;
+        const unsigned int v985 = v984 * 132u;
+        const unsigned int v986 = v985 + v37;
+        const unsigned int v987 = v986 + v980;
+        shm2[v987] = v979;
+        const float v988 = v39.x[39];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v989 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v992 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));
+        const unsigned int v993 = v992 - 16u;
+        const unsigned int v994 = v993 * 132u;
+        const unsigned int v995 = v994 + v37;
+        const unsigned int v996 = v995 + v989;
+        shm2[v996] = v988;
+        const float v997 = v39.x[40];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v998 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1001 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));
+        const unsigned int v1002 = v1001 - 16u;
+        const unsigned int v1003 = v1002 * 132u;
+        const unsigned int v1004 = v1003 + v37;
+        const unsigned int v1005 = v1004 + v998;
+        shm2[v1005] = v997;
+        const float v1006 = v39.x[41];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1007 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1010 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));
+        const unsigned int v1011 = v1010 - 16u;
+        const unsigned int v1012 = v1011 * 132u;
+        const unsigned int v1013 = v1012 + v37;
+        const unsigned int v1014 = v1013 + v1007;
+        shm2[v1014] = v1006;
+        const float v1015 = v39.x[42];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1016 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1019 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));
+        const unsigned int v1020 = v1019 - 16u;
+        const unsigned int v1021 = v1020 * 132u;
+        const unsigned int v1022 = v1021 + v37;
+        const unsigned int v1023 = v1022 + v1016;
+        shm2[v1023] = v1015;
+        const float v1024 = v39.x[43];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1025 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1028 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));
+        const unsigned int v1029 = v1028 - 16u;
+        const unsigned int v1030 = v1029 * 132u;
+        const unsigned int v1031 = v1030 + v37;
+        const unsigned int v1032 = v1031 + v1025;
+        shm2[v1032] = v1024;
+        const float v1033 = v39.x[44];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1034 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1037 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));
+        const unsigned int v1038 = v1037 - 16u;
+        const unsigned int v1039 = v1038 * 132u;
+        const unsigned int v1040 = v1039 + v37;
+        const unsigned int v1041 = v1040 + v1034;
+        shm2[v1041] = v1033;
+        const float v1042 = v39.x[45];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1043 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1046 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));
+        const unsigned int v1047 = v1046 - 16u;
+        const unsigned int v1048 = v1047 * 132u;
+        const unsigned int v1049 = v1048 + v37;
+        const unsigned int v1050 = v1049 + v1043;
+        shm2[v1050] = v1042;
+        const float v1051 = v39.x[46];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1052 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1055 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));
+        const unsigned int v1056 = v1055 - 16u;
+        const unsigned int v1057 = v1056 * 132u;
+        const unsigned int v1058 = v1057 + v37;
+        const unsigned int v1059 = v1058 + v1052;
+        shm2[v1059] = v1051;
+        const float v1060 = v39.x[47];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1061 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1064 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));
+        const unsigned int v1065 = v1064 - 16u;
+        const unsigned int v1066 = v1065 * 132u;
+        const unsigned int v1067 = v1066 + v37;
+        const unsigned int v1068 = v1067 + v1061;
+        shm2[v1068] = v1060;
+        const float v1069 = v39.x[48];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1070 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1073 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));
+        const unsigned int v1074 = v1073 - 16u;
+        const unsigned int v1075 = v1074 * 132u;
+        const unsigned int v1076 = v1075 + v37;
+        const unsigned int v1077 = v1076 + v1070;
+        shm2[v1077] = v1069;
+        const float v1078 = v39.x[49];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1079 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1082 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));
+        const unsigned int v1083 = v1082 - 16u;
+        const unsigned int v1084 = v1083 * 132u;
+        const unsigned int v1085 = v1084 + v37;
+        const unsigned int v1086 = v1085 + v1079;
+        shm2[v1086] = v1078;
+        const float v1087 = v39.x[50];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1088 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1091 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));
+        const unsigned int v1092 = v1091 - 16u;
+        const unsigned int v1093 = v1092 * 132u;
+        const unsigned int v1094 = v1093 + v37;
+        const unsigned int v1095 = v1094 + v1088;
+        shm2[v1095] = v1087;
+        const float v1096 = v39.x[51];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1097 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1100 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));
+        const unsigned int v1101 = v1100 - 16u;
+        const unsigned int v1102 = v1101 * 132u;
+        const unsigned int v1103 = v1102 + v37;
+        const unsigned int v1104 = v1103 + v1097;
+        shm2[v1104] = v1096;
+        const float v1105 = v39.x[52];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1106 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1109 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));
+        const unsigned int v1110 = v1109 - 16u;
+        const unsigned int v1111 = v1110 * 132u;
+        const unsigned int v1112 = v1111 + v37;
+        const unsigned int v1113 = v1112 + v1106;
+        shm2[v1113] = v1105;
+        const float v1114 = v39.x[53];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1115 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1118 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));
+        const unsigned int v1119 = v1118 - 16u;
+        const unsigned int v1120 = v1119 * 132u;
+        const unsigned int v1121 = v1120 + v37;
+        const unsigned int v1122 = v1121 + v1115;
+        shm2[v1122] = v1114;
+        const float v1123 = v39.x[54];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1124 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1127 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));
+        const unsigned int v1128 = v1127 - 16u;
+        const unsigned int v1129 = v1128 * 132u;
+        const unsigned int v1130 = v1129 + v37;
+        const unsigned int v1131 = v1130 + v1124;
+        shm2[v1131] = v1123;
+        const float v1132 = v39.x[55];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1133 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1136 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));
+        const unsigned int v1137 = v1136 - 16u;
+        const unsigned int v1138 = v1137 * 132u;
+        const unsigned int v1139 = v1138 + v37;
+        const unsigned int v1140 = v1139 + v1133;
+        shm2[v1140] = v1132;
+        const float v1141 = v39.x[56];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1142 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1145 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));
+        const unsigned int v1146 = v1145 - 16u;
+        const unsigned int v1147 = v1146 * 132u;
+        const unsigned int v1148 = v1147 + v37;
+        const unsigned int v1149 = v1148 + v1142;
+        shm2[v1149] = v1141;
+        const float v1150 = v39.x[57];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1151 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1154 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));
+        const unsigned int v1155 = v1154 - 16u;
+        const unsigned int v1156 = v1155 * 132u;
+        const unsigned int v1157 = v1156 + v37;
+        const unsigned int v1158 = v1157 + v1151;
+        shm2[v1158] = v1150;
+        const float v1159 = v39.x[58];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1160 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1163 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));
+        const unsigned int v1164 = v1163 - 16u;
+        const unsigned int v1165 = v1164 * 132u;
+        const unsigned int v1166 = v1165 + v37;
+        const unsigned int v1167 = v1166 + v1160;
+        shm2[v1167] = v1159;
+        const float v1168 = v39.x[59];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1169 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1172 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));
+        const unsigned int v1173 = v1172 - 16u;
+        const unsigned int v1174 = v1173 * 132u;
+        const unsigned int v1175 = v1174 + v37;
+        const unsigned int v1176 = v1175 + v1169;
+        shm2[v1176] = v1168;
+        const float v1177 = v39.x[60];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1178 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1181 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));
+        const unsigned int v1182 = v1181 - 16u;
+        const unsigned int v1183 = v1182 * 132u;
+        const unsigned int v1184 = v1183 + v37;
+        const unsigned int v1185 = v1184 + v1178;
+        shm2[v1185] = v1177;
+        const float v1186 = v39.x[61];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1187 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1190 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));
+        const unsigned int v1191 = v1190 - 16u;
+        const unsigned int v1192 = v1191 * 132u;
+        const unsigned int v1193 = v1192 + v37;
+        const unsigned int v1194 = v1193 + v1187;
+        shm2[v1194] = v1186;
+        const float v1195 = v39.x[62];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1196 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1199 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));
+        const unsigned int v1200 = v1199 - 16u;
+        const unsigned int v1201 = v1200 * 132u;
+        const unsigned int v1202 = v1201 + v37;
+        const unsigned int v1203 = v1202 + v1196;
+        shm2[v1203] = v1195;
+        const float v1204 = v39.x[63];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1205 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1208 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));
+        const unsigned int v1209 = v1208 - 16u;
+        const unsigned int v1210 = v1209 * 132u;
+        const unsigned int v1211 = v1210 + v37;
+        const unsigned int v1212 = v1211 + v1205;
+        shm2[v1212] = v1204;
+      }
+      const bool v1214 = v625 == 2u;  // kernels/gemm/gemm_tiles.hpp:322
+      if (v1214) {
+        const float v1215 = v39.x[64];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1216 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1219 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));
+        const unsigned int v1220 = v1219 - 32u;
+        const unsigned int v1221 = v1220 * 132u;
+        const unsigned int v1222 = v1221 + v37;
+        const unsigned int v1223 = v1222 + v1216;
+        shm2[v1223] = v1215;
+        const float v1224 = v39.x[65];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1225 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1228 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));
+        const unsigned int v1229 = v1228 - 32u;
+        const unsigned int v1230 = v1229 * 132u;
+        const unsigned int v1231 = v1230 + v37;
+        const unsigned int v1232 = v1231 + v1225;
+        shm2[v1232] = v1224;
+        const float v1233 = v39.x[66];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1234 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1237 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));
+        const unsigned int v1238 = v1237 - 32u;
+        const unsigned int v1239 = v1238 * 132u;
+        const unsigned int v1240 = v1239 + v37;
+        const unsigned int v1241 = v1240 + v1234;
+        shm2[v1241] = v1233;
+        const float v1242 = v39.x[67];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1243 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1246 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));
+        const unsigned int v1247 = v1246 - 32u;
+        const unsigned int v1248 = v1247 * 132u;
+        const unsigned int v1249 = v1248 + v37;
+        const unsigned int v1250 = v1249 + v1243;
+        shm2[v1250] = v1242;
+        const float v1251 = v39.x[68];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1252 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1255 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));
+        const unsigned int v1256 = v1255 - 32u;
+        const unsigned int v1257 = v1256 * 132u;
+        const unsigned int v1258 = v1257 + v37;
+        const unsigned int v1259 = v1258 + v1252;
+        shm2[v1259] = v1251;
+        const float v1260 = v39.x[69];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1261 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1264 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));
+        const unsigned int v1265 = v1264 - 32u;
+        const unsigned int v1266 = v1265 * 132u;
+        const unsigned int v1267 = v1266 + v37;
+        const unsigned int v1268 = v1267 + v1261;
+        shm2[v1268] = v1260;
+        const float v1269 = v39.x[70];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1270 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1273 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));
+        const unsigned int v1274 = v1273 - 32u;
+        const unsigned int v1275 = v1274 * 132u;
+        const unsigned int v1276 = v1275 + v37;
+        const unsigned int v1277 = v1276 + v1270;
+        shm2[v1277] = v1269;
+        const float v1278 = v39.x[71];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1279 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1282 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));
+        const unsigned int v1283 = v1282 - 32u;
+        const unsigned int v1284 = v1283 * 132u;
+        const unsigned int v1285 = v1284 + v37;
+        const unsigned int v1286 = v1285 + v1279;
+        shm2[v1286] = v1278;
+        const float v1287 = v39.x[72];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1288 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1291 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));
+        const unsigned int v1292 = v1291 - 32u;
+        const unsigned int v1293 = v1292 * 132u;
+        const unsigned int v1294 = v1293 + v37;
+        const unsigned int v1295 = v1294 + v1288;
+        shm2[v1295] = v1287;
+        const float v1296 = v39.x[73];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1297 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1300 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));
+        const unsigned int v1301 = v1300 - 32u;
+        const unsigned int v1302 = v1301 * 132u;
+        const unsigned int v1303 = v1302 + v37;
+        const unsigned int v1304 = v1303 + v1297;
+        shm2[v1304] = v1296;
+        const float v1305 = v39.x[74];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1306 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1309 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));
+        const unsigned int v1310 = v1309 - 32u;
+        const unsigned int v1311 = v1310 * 132u;
+        const unsigned int v1312 = v1311 + v37;
+        const unsigned int v1313 = v1312 + v1306;
+        shm2[v1313] = v1305;
+        const float v1314 = v39.x[75];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1315 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1318 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));
+        const unsigned int v1319 = v1318 - 32u;
+        const unsigned int v1320 = v1319 * 132u;
+        const unsigned int v1321 = v1320 + v37;
+        const unsigned int v1322 = v1321 + v1315;
+        shm2[v1322] = v1314;
+        const float v1323 = v39.x[76];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1324 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1327 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));
+        const unsigned int v1328 = v1327 - 32u;
+        const unsigned int v1329 = v1328 * 132u;
+        const unsigned int v1330 = v1329 + v37;
+        const unsigned int v1331 = v1330 + v1324;
+        shm2[v1331] = v1323;
+        const float v1332 = v39.x[77];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1333 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1336 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));
+        const unsigned int v1337 = v1336 - 32u;
+        const unsigned int v1338 = v1337 * 132u;
+        const unsigned int v1339 = v1338 + v37;
+        const unsigned int v1340 = v1339 + v1333;
+        shm2[v1340] = v1332;
+        const float v1341 = v39.x[78];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1342 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1345 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));
+        const unsigned int v1346 = v1345 - 32u;
+        const unsigned int v1347 = v1346 * 132u;
+        const unsigned int v1348 = v1347 + v37;
+        const unsigned int v1349 = v1348 + v1342;
+        shm2[v1349] = v1341;
+        const float v1350 = v39.x[79];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1351 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1354 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));
+        const unsigned int v1355 = v1354 - 32u;
+        const unsigned int v1356 = v1355 * 132u;
+        const unsigned int v1357 = v1356 + v37;
+        const unsigned int v1358 = v1357 + v1351;
+        shm2[v1358] = v1350;
+        const float v1359 = v39.x[80];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1360 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1363 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));
+        const unsigned int v1364 = v1363 - 32u;
+        const unsigned int v1365 = v1364 * 132u;
+        const unsigned int v1366 = v1365 + v37;
+        const unsigned int v1367 = v1366 + v1360;
+        shm2[v1367] = v1359;
+        const float v1368 = v39.x[81];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1369 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1372 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));
+        const unsigned int v1373 = v1372 - 32u;
+        const unsigned int v1374 = v1373 * 132u;
+        const unsigned int v1375 = v1374 + v37;
+        const unsigned int v1376 = v1375 + v1369;
+        shm2[v1376] = v1368;
+        const float v1377 = v39.x[82];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1378 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1381 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));
+        const unsigned int v1382 = v1381 - 32u;
+        const unsigned int v1383 = v1382 * 132u;
+        const unsigned int v1384 = v1383 + v37;
+        const unsigned int v1385 = v1384 + v1378;
+        shm2[v1385] = v1377;
+        const float v1386 = v39.x[83];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1387 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1390 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));
+        const unsigned int v1391 = v1390 - 32u;
+        const unsigned int v1392 = v1391 * 132u;
+        const unsigned int v1393 = v1392 + v37;
+        const unsigned int v1394 = v1393 + v1387;
+        shm2[v1394] = v1386;
+        const float v1395 = v39.x[84];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1396 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1399 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));
+        const unsigned int v1400 = v1399 - 32u;
+        const unsigned int v1401 = v1400 * 132u;
+        const unsigned int v1402 = v1401 + v37;
+        const unsigned int v1403 = v1402 + v1396;
+        shm2[v1403] = v1395;
+        const float v1404 = v39.x[85];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1405 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1408 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));
+        const unsigned int v1409 = v1408 - 32u;
+        const unsigned int v1410 = v1409 * 132u;
+        const unsigned int v1411 = v1410 + v37;
+        const unsigned int v1412 = v1411 + v1405;
+        shm2[v1412] = v1404;
+        const float v1413 = v39.x[86];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1414 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1417 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));
+        const unsigned int v1418 = v1417 - 32u;
+        const unsigned int v1419 = v1418 * 132u;
+        const unsigned int v1420 = v1419 + v37;
+        const unsigned int v1421 = v1420 + v1414;
+        shm2[v1421] = v1413;
+        const float v1422 = v39.x[87];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1423 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1426 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));
+        const unsigned int v1427 = v1426 - 32u;
+        const unsigned int v1428 = v1427 * 132u;
+        const unsigned int v1429 = v1428 + v37;
+        const unsigned int v1430 = v1429 + v1423;
+        shm2[v1430] = v1422;
+        const float v1431 = v39.x[88];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1432 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1435 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));
+        const unsigned int v1436 = v1435 - 32u;
+        const unsigned int v1437 = v1436 * 132u;
+        const unsigned int v1438 = v1437 + v37;
+        const unsigned int v1439 = v1438 + v1432;
+        shm2[v1439] = v1431;
+        const float v1440 = v39.x[89];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1441 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1444 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));
+        const unsigned int v1445 = v1444 - 32u;
+        const unsigned int v1446 = v1445 * 132u;
+        const unsigned int v1447 = v1446 + v37;
+        const unsigned int v1448 = v1447 + v1441;
+        shm2[v1448] = v1440;
+        const float v1449 = v39.x[90];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1450 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1453 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));
+        const unsigned int v1454 = v1453 - 32u;
+        const unsigned int v1455 = v1454 * 132u;
+        const unsigned int v1456 = v1455 + v37;
+        const unsigned int v1457 = v1456 + v1450;
+        shm2[v1457] = v1449;
+        const float v1458 = v39.x[91];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1459 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1462 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));
+        const unsigned int v1463 = v1462 - 32u;
+        const unsigned int v1464 = v1463 * 132u;
+        const unsigned int v1465 = v1464 + v37;
+        const unsigned int v1466 = v1465 + v1459;
+        shm2[v1466] = v1458;
+        const float v1467 = v39.x[92];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1468 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1471 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));
+        const unsigned int v1472 = v1471 - 32u;
+        const unsigned int v1473 = v1472 * 132u;
+        const unsigned int v1474 = v1473 + v37;
+        const unsigned int v1475 = v1474 + v1468;
+        shm2[v1475] = v1467;
+        const float v1476 = v39.x[93];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1477 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1480 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));
+        const unsigned int v1481 = v1480 - 32u;
+        const unsigned int v1482 = v1481 * 132u;
+        const unsigned int v1483 = v1482 + v37;
+        const unsigned int v1484 = v1483 + v1477;
+        shm2[v1484] = v1476;
+        const float v1485 = v39.x[94];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1486 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1489 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));
+        const unsigned int v1490 = v1489 - 32u;
+        const unsigned int v1491 = v1490 * 132u;
+        const unsigned int v1492 = v1491 + v37;
+        const unsigned int v1493 = v1492 + v1486;
+        shm2[v1493] = v1485;
+        const float v1494 = v39.x[95];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1495 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1498 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));
+        const unsigned int v1499 = v1498 - 32u;
+        const unsigned int v1500 = v1499 * 132u;
+        const unsigned int v1501 = v1500 + v37;
+        const unsigned int v1502 = v1501 + v1495;
+        shm2[v1502] = v1494;
+      }
+      const bool v1504 = v625 == 3u;  // kernels/gemm/gemm_tiles.hpp:322
+      if (v1504) {
+        const float v1505 = v39.x[96];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1506 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1509 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));
+        const unsigned int v1510 = v1509 - 48u;
+        const unsigned int v1511 = v1510 * 132u;
+        const unsigned int v1512 = v1511 + v37;
+        const unsigned int v1513 = v1512 + v1506;
+        shm2[v1513] = v1505;
+        const float v1514 = v39.x[97];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1515 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1518 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));
+        const unsigned int v1519 = v1518 - 48u;
+        const unsigned int v1520 = v1519 * 132u;
+        const unsigned int v1521 = v1520 + v37;
+        const unsigned int v1522 = v1521 + v1515;
+        shm2[v1522] = v1514;
+        const float v1523 = v39.x[98];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1524 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1527 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));
+        const unsigned int v1528 = v1527 - 48u;
+        const unsigned int v1529 = v1528 * 132u;
+        const unsigned int v1530 = v1529 + v37;
+        const unsigned int v1531 = v1530 + v1524;
+        shm2[v1531] = v1523;
+        const float v1532 = v39.x[99];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1533 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1536 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));
+        const unsigned int v1537 = v1536 - 48u;
+        const unsigned int v1538 = v1537 * 132u;
+        const unsigned int v1539 = v1538 + v37;
+        const unsigned int v1540 = v1539 + v1533;
+        shm2[v1540] = v1532;
+        const float v1541 = v39.x[100];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1542 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1545 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));
+        const unsigned int v1546 = v1545 - 48u;
+        const unsigned int v1547 = v1546 * 132u;
+        const unsigned int v1548 = v1547 + v37;
+        const unsigned int v1549 = v1548 + v1542;
+        shm2[v1549] = v1541;
+        const float v1550 = v39.x[101];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1551 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1554 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));
+        const unsigned int v1555 = v1554 - 48u;
+        const unsigned int v1556 = v1555 * 132u;
+        const unsigned int v1557 = v1556 + v37;
+        const unsigned int v1558 = v1557 + v1551;
+        shm2[v1558] = v1550;
+        const float v1559 = v39.x[102];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1560 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1563 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));
+        const unsigned int v1564 = v1563 - 48u;
+        const unsigned int v1565 = v1564 * 132u;
+        const unsigned int v1566 = v1565 + v37;
+        const unsigned int v1567 = v1566 + v1560;
+        shm2[v1567] = v1559;
+        const float v1568 = v39.x[103];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1569 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1572 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));
+        const unsigned int v1573 = v1572 - 48u;
+        const unsigned int v1574 = v1573 * 132u;
+        const unsigned int v1575 = v1574 + v37;
+        const unsigned int v1576 = v1575 + v1569;
+        shm2[v1576] = v1568;
+        const float v1577 = v39.x[104];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1578 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1581 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));
+        const unsigned int v1582 = v1581 - 48u;
+        const unsigned int v1583 = v1582 * 132u;
+        const unsigned int v1584 = v1583 + v37;
+        const unsigned int v1585 = v1584 + v1578;
+        shm2[v1585] = v1577;
+        const float v1586 = v39.x[105];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1587 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1590 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));
+        const unsigned int v1591 = v1590 - 48u;
+        const unsigned int v1592 = v1591 * 132u;
+        const unsigned int v1593 = v1592 + v37;
+        const unsigned int v1594 = v1593 + v1587;
+        shm2[v1594] = v1586;
+        const float v1595 = v39.x[106];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1596 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1599 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));
+        const unsigned int v1600 = v1599 - 48u;
+        const unsigned int v1601 = v1600 * 132u;
+        const unsigned int v1602 = v1601 + v37;
+        const unsigned int v1603 = v1602 + v1596;
+        shm2[v1603] = v1595;
+        const float v1604 = v39.x[107];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1605 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1608 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));
+        const unsigned int v1609 = v1608 - 48u;
+        const unsigned int v1610 = v1609 * 132u;
+        const unsigned int v1611 = v1610 + v37;
+        const unsigned int v1612 = v1611 + v1605;
+        shm2[v1612] = v1604;
+        const float v1613 = v39.x[108];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1614 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1617 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));
+        const unsigned int v1618 = v1617 - 48u;
+        const unsigned int v1619 = v1618 * 132u;
+        const unsigned int v1620 = v1619 + v37;
+        const unsigned int v1621 = v1620 + v1614;
+        shm2[v1621] = v1613;
+        const float v1622 = v39.x[109];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1623 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1626 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));
+        const unsigned int v1627 = v1626 - 48u;
+        const unsigned int v1628 = v1627 * 132u;
+        const unsigned int v1629 = v1628 + v37;
+        const unsigned int v1630 = v1629 + v1623;
+        shm2[v1630] = v1622;
+        const float v1631 = v39.x[110];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1632 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1635 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));
+        const unsigned int v1636 = v1635 - 48u;
+        const unsigned int v1637 = v1636 * 132u;
+        const unsigned int v1638 = v1637 + v37;
+        const unsigned int v1639 = v1638 + v1632;
+        shm2[v1639] = v1631;
+        const float v1640 = v39.x[111];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1641 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1644 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));
+        const unsigned int v1645 = v1644 - 48u;
+        const unsigned int v1646 = v1645 * 132u;
+        const unsigned int v1647 = v1646 + v37;
+        const unsigned int v1648 = v1647 + v1641;
+        shm2[v1648] = v1640;
+        const float v1649 = v39.x[112];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1650 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1653 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));
+        const unsigned int v1654 = v1653 - 48u;
+        const unsigned int v1655 = v1654 * 132u;
+        const unsigned int v1656 = v1655 + v37;
+        const unsigned int v1657 = v1656 + v1650;
+        shm2[v1657] = v1649;
+        const float v1658 = v39.x[113];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1659 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1662 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));
+        const unsigned int v1663 = v1662 - 48u;
+        const unsigned int v1664 = v1663 * 132u;
+        const unsigned int v1665 = v1664 + v37;
+        const unsigned int v1666 = v1665 + v1659;
+        shm2[v1666] = v1658;
+        const float v1667 = v39.x[114];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1668 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1671 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));
+        const unsigned int v1672 = v1671 - 48u;
+        const unsigned int v1673 = v1672 * 132u;
+        const unsigned int v1674 = v1673 + v37;
+        const unsigned int v1675 = v1674 + v1668;
+        shm2[v1675] = v1667;
+        const float v1676 = v39.x[115];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1677 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1680 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));
+        const unsigned int v1681 = v1680 - 48u;
+        const unsigned int v1682 = v1681 * 132u;
+        const unsigned int v1683 = v1682 + v37;
+        const unsigned int v1684 = v1683 + v1677;
+        shm2[v1684] = v1676;
+        const float v1685 = v39.x[116];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1686 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1689 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));
+        const unsigned int v1690 = v1689 - 48u;
+        const unsigned int v1691 = v1690 * 132u;
+        const unsigned int v1692 = v1691 + v37;
+        const unsigned int v1693 = v1692 + v1686;
+        shm2[v1693] = v1685;
+        const float v1694 = v39.x[117];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1695 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1698 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));
+        const unsigned int v1699 = v1698 - 48u;
+        const unsigned int v1700 = v1699 * 132u;
+        const unsigned int v1701 = v1700 + v37;
+        const unsigned int v1702 = v1701 + v1695;
+        shm2[v1702] = v1694;
+        const float v1703 = v39.x[118];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1704 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1707 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));
+        const unsigned int v1708 = v1707 - 48u;
+        const unsigned int v1709 = v1708 * 132u;
+        const unsigned int v1710 = v1709 + v37;
+        const unsigned int v1711 = v1710 + v1704;
+        shm2[v1711] = v1703;
+        const float v1712 = v39.x[119];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1713 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1716 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));
+        const unsigned int v1717 = v1716 - 48u;
+        const unsigned int v1718 = v1717 * 132u;
+        const unsigned int v1719 = v1718 + v37;
+        const unsigned int v1720 = v1719 + v1713;
+        shm2[v1720] = v1712;
+        const float v1721 = v39.x[120];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1722 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1725 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));
+        const unsigned int v1726 = v1725 - 48u;
+        const unsigned int v1727 = v1726 * 132u;
+        const unsigned int v1728 = v1727 + v37;
+        const unsigned int v1729 = v1728 + v1722;
+        shm2[v1729] = v1721;
+        const float v1730 = v39.x[121];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1731 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1734 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));
+        const unsigned int v1735 = v1734 - 48u;
+        const unsigned int v1736 = v1735 * 132u;
+        const unsigned int v1737 = v1736 + v37;
+        const unsigned int v1738 = v1737 + v1731;
+        shm2[v1738] = v1730;
+        const float v1739 = v39.x[122];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1740 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1743 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));
+        const unsigned int v1744 = v1743 - 48u;
+        const unsigned int v1745 = v1744 * 132u;
+        const unsigned int v1746 = v1745 + v37;
+        const unsigned int v1747 = v1746 + v1740;
+        shm2[v1747] = v1739;
+        const float v1748 = v39.x[123];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1749 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1752 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));
+        const unsigned int v1753 = v1752 - 48u;
+        const unsigned int v1754 = v1753 * 132u;
+        const unsigned int v1755 = v1754 + v37;
+        const unsigned int v1756 = v1755 + v1749;
+        shm2[v1756] = v1748;
+        const float v1757 = v39.x[124];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1758 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1761 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));
+        const unsigned int v1762 = v1761 - 48u;
+        const unsigned int v1763 = v1762 * 132u;
+        const unsigned int v1764 = v1763 + v37;
+        const unsigned int v1765 = v1764 + v1758;
+        shm2[v1765] = v1757;
+        const float v1766 = v39.x[125];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1767 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1770 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));
+        const unsigned int v1771 = v1770 - 48u;
+        const unsigned int v1772 = v1771 * 132u;
+        const unsigned int v1773 = v1772 + v37;
+        const unsigned int v1774 = v1773 + v1767;
+        shm2[v1774] = v1766;
+        const float v1775 = v39.x[126];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1776 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1779 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));
+        const unsigned int v1780 = v1779 - 48u;
+        const unsigned int v1781 = v1780 * 132u;
+        const unsigned int v1782 = v1781 + v37;
+        const unsigned int v1783 = v1782 + v1776;
+        shm2[v1783] = v1775;
+        const float v1784 = v39.x[127];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1785 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1788 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));
+        const unsigned int v1789 = v1788 - 48u;
+        const unsigned int v1790 = v1789 * 132u;
+        const unsigned int v1791 = v1790 + v37;
+        const unsigned int v1792 = v1791 + v1785;
+        shm2[v1792] = v1784;
+      }
+    }
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:331
+    const unsigned int v1800 = v625 << 4u;  // kernels/gemm/gemm_tiles.hpp:333
+    const unsigned int v1802 = v623 << 6u;
+    const unsigned int v1803 = v24 + v1802;
+    const unsigned int v1804 = v1803 + v1800;
+
+    for (unsigned int v1796 = v1793; v1796 < 2048u; v1796 += 128u) {  // kernels/gemm/gemm_tiles.hpp:332
+      const unsigned int v1798 = v1796 >> 7u;  // kernels/gemm/gemm_tiles.hpp:333
+      const unsigned int v1805 = v1804 + v1798;
+      const unsigned int v1807 = v1796 & 127u;  // kernels/gemm/gemm_tiles.hpp:334
+      const unsigned int v1808 = v28 + v1807;
+      const bool v1809 = v1805 < v0;  // kernels/gemm/gemm_tiles.hpp:335
+      const bool v1810 = v1808 < v1;
+      const bool v1811 = v1809 && v1810;
+      if (v1811) {
+        const unsigned int v1817 = v1798 * 132u;
+        const unsigned int v1818 = v1817 + v1807;
+        const float v1819 = shm2[v1818];
+        const float v1820 = v1819 * v3;  // kernels/gemm/gemm.cpp:68
+        const iron_bf16 v1821 = iron_f32_to_bf16(v1820);
+        const unsigned int v1822 = v1805 * v1;
+        const unsigned int v1823 = v1822 + v1808;
+        out[v1823] = v1821;
+      }
+    }
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:337
   }
 }

@@ -256,6 +256,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
   extern __shared__ __align__(16) unsigned char iron_shared[];
   iron_bf16* const shm0 = reinterpret_cast<iron_bf16*>(iron_shared + 0);
   iron_bf16* const shm1 = reinterpret_cast<iron_bf16*>(iron_shared + 49152);
+  float* const shm2 = reinterpret_cast<float*>(iron_shared + 0);
 
   const unsigned int v0 = m;  // kernels/gemm/gemm_epilogue.cpp:91
   const unsigned int v1 = n;
@@ -278,481 +279,481 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
   const unsigned int v24 = v23 << 7u;
   const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v28 = v27 << 7u;
-  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:241
-  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:242
+  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:243
   const unsigned int v33 = v32 << 6u;
-  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
+  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:244
   const unsigned int v37 = v36 << 6u;
-  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v39, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:247
   iron_frag_fill(v41, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:247
+  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:248
   iron_frag_fill(v43, iron_f32_to_bf16(0.0f));
   const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:203
   const bool v47 = v46 == 0u;
-  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:260
+  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:261
   if (v62) {
-    for (unsigned int v2412 = 0u; v2412 < 2u; v2412 += 1u) {  // kernels/gemm/gemm_tiles.hpp:267
-      const unsigned int v2413 = v2412 << 6u;
-      const bool v2415 = v2413 < v2;
-      if (v2415) {
-        const unsigned int v2417 = v2412 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
-        const unsigned int v2419 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2422 = v2419 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2425 = v2419 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2426 = v2425 << 3u;
-        const unsigned int v2427 = v24 + v2422;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2428 = v2427 < v0;
-        const unsigned int v2429 = v2413 + v2426;
-        const bool v2430 = v2429 < v2;
-        const bool v2431 = v2428 && v2430;
-        const unsigned int v2433 = v2427 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2435 = v2433 + v2413;
-        const unsigned int v2436 = v2435 + v2426;
-        const unsigned int v2437 = v2431 ? v2436 : 0u;
-        const unsigned int v2439 = v2422 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2440 = v2417 + v2439;
-        const unsigned int v2441 = v2440 + v2426;
-        iron_copy_async<16>(shm0 + (v2441 ^ (((v2441 >> 6u) & 7u) << 3u)), a + v2437, v2431);
-        const unsigned int v2444 = v2419 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2446 = v2444 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2449 = v2444 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2450 = v2449 << 3u;
-        const unsigned int v2451 = v24 + v2446;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2452 = v2451 < v0;
-        const unsigned int v2453 = v2413 + v2450;
-        const bool v2454 = v2453 < v2;
-        const bool v2455 = v2452 && v2454;
-        const unsigned int v2457 = v2451 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2459 = v2457 + v2413;
-        const unsigned int v2460 = v2459 + v2450;
-        const unsigned int v2461 = v2455 ? v2460 : 0u;
-        const unsigned int v2463 = v2446 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2464 = v2417 + v2463;
-        const unsigned int v2465 = v2464 + v2450;
-        iron_copy_async<16>(shm0 + (v2465 ^ (((v2465 >> 6u) & 7u) << 3u)), a + v2461, v2455);
-        const unsigned int v2468 = v2419 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2470 = v2468 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2473 = v2468 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2474 = v2473 << 3u;
-        const unsigned int v2475 = v24 + v2470;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2476 = v2475 < v0;
-        const unsigned int v2477 = v2413 + v2474;
-        const bool v2478 = v2477 < v2;
-        const bool v2479 = v2476 && v2478;
-        const unsigned int v2481 = v2475 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2483 = v2481 + v2413;
-        const unsigned int v2484 = v2483 + v2474;
-        const unsigned int v2485 = v2479 ? v2484 : 0u;
-        const unsigned int v2487 = v2470 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2488 = v2417 + v2487;
-        const unsigned int v2489 = v2488 + v2474;
-        iron_copy_async<16>(shm0 + (v2489 ^ (((v2489 >> 6u) & 7u) << 3u)), a + v2485, v2479);
-        const unsigned int v2492 = v2419 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2494 = v2492 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2497 = v2492 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2498 = v2497 << 3u;
-        const unsigned int v2499 = v24 + v2494;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2500 = v2499 < v0;
-        const unsigned int v2501 = v2413 + v2498;
-        const bool v2502 = v2501 < v2;
-        const bool v2503 = v2500 && v2502;
-        const unsigned int v2505 = v2499 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2507 = v2505 + v2413;
-        const unsigned int v2508 = v2507 + v2498;
-        const unsigned int v2509 = v2503 ? v2508 : 0u;
-        const unsigned int v2511 = v2494 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2512 = v2417 + v2511;
-        const unsigned int v2513 = v2512 + v2498;
-        iron_copy_async<16>(shm0 + (v2513 ^ (((v2513 >> 6u) & 7u) << 3u)), a + v2509, v2503);
-        const unsigned int v2516 = v2419 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2518 = v2516 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2521 = v2516 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2522 = v2521 << 3u;
-        const unsigned int v2523 = v24 + v2518;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2524 = v2523 < v0;
-        const unsigned int v2525 = v2413 + v2522;
-        const bool v2526 = v2525 < v2;
-        const bool v2527 = v2524 && v2526;
-        const unsigned int v2529 = v2523 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2531 = v2529 + v2413;
-        const unsigned int v2532 = v2531 + v2522;
-        const unsigned int v2533 = v2527 ? v2532 : 0u;
-        const unsigned int v2535 = v2518 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2536 = v2417 + v2535;
-        const unsigned int v2537 = v2536 + v2522;
-        iron_copy_async<16>(shm0 + (v2537 ^ (((v2537 >> 6u) & 7u) << 3u)), a + v2533, v2527);
-        const unsigned int v2540 = v2419 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2542 = v2540 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2545 = v2540 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2546 = v2545 << 3u;
-        const unsigned int v2547 = v24 + v2542;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2548 = v2547 < v0;
-        const unsigned int v2549 = v2413 + v2546;
-        const bool v2550 = v2549 < v2;
-        const bool v2551 = v2548 && v2550;
-        const unsigned int v2553 = v2547 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2555 = v2553 + v2413;
-        const unsigned int v2556 = v2555 + v2546;
-        const unsigned int v2557 = v2551 ? v2556 : 0u;
-        const unsigned int v2559 = v2542 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2560 = v2417 + v2559;
-        const unsigned int v2561 = v2560 + v2546;
-        iron_copy_async<16>(shm0 + (v2561 ^ (((v2561 >> 6u) & 7u) << 3u)), a + v2557, v2551);
-        const unsigned int v2564 = v2419 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2566 = v2564 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2569 = v2564 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2570 = v2569 << 3u;
-        const unsigned int v2571 = v24 + v2566;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2572 = v2571 < v0;
-        const unsigned int v2573 = v2413 + v2570;
-        const bool v2574 = v2573 < v2;
-        const bool v2575 = v2572 && v2574;
-        const unsigned int v2577 = v2571 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2579 = v2577 + v2413;
-        const unsigned int v2580 = v2579 + v2570;
-        const unsigned int v2581 = v2575 ? v2580 : 0u;
-        const unsigned int v2583 = v2566 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2584 = v2417 + v2583;
-        const unsigned int v2585 = v2584 + v2570;
-        iron_copy_async<16>(shm0 + (v2585 ^ (((v2585 >> 6u) & 7u) << 3u)), a + v2581, v2575);
-        const unsigned int v2588 = v2419 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2590 = v2588 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2593 = v2588 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2594 = v2593 << 3u;
-        const unsigned int v2595 = v24 + v2590;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2596 = v2595 < v0;
-        const unsigned int v2597 = v2413 + v2594;
-        const bool v2598 = v2597 < v2;
-        const bool v2599 = v2596 && v2598;
-        const unsigned int v2601 = v2595 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2603 = v2601 + v2413;
-        const unsigned int v2604 = v2603 + v2594;
-        const unsigned int v2605 = v2599 ? v2604 : 0u;
-        const unsigned int v2607 = v2590 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2608 = v2417 + v2607;
-        const unsigned int v2609 = v2608 + v2594;
-        iron_copy_async<16>(shm0 + (v2609 ^ (((v2609 >> 6u) & 7u) << 3u)), a + v2605, v2599);
-        const unsigned int v2621 = v28 + v2422;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2622 = v2621 < v1;
-        const bool v2625 = v2622 && v2430;
-        const unsigned int v2627 = v2621 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2629 = v2627 + v2413;
-        const unsigned int v2630 = v2629 + v2426;
-        const unsigned int v2631 = v2625 ? v2630 : 0u;
-        iron_copy_async<16>(shm1 + (v2441 ^ (((v2441 >> 6u) & 7u) << 3u)), b + v2631, v2625);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2645 = v28 + v2446;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2646 = v2645 < v1;
-        const bool v2649 = v2646 && v2454;
-        const unsigned int v2651 = v2645 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2653 = v2651 + v2413;
-        const unsigned int v2654 = v2653 + v2450;
-        const unsigned int v2655 = v2649 ? v2654 : 0u;
-        iron_copy_async<16>(shm1 + (v2465 ^ (((v2465 >> 6u) & 7u) << 3u)), b + v2655, v2649);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2669 = v28 + v2470;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2670 = v2669 < v1;
-        const bool v2673 = v2670 && v2478;
-        const unsigned int v2675 = v2669 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2677 = v2675 + v2413;
-        const unsigned int v2678 = v2677 + v2474;
-        const unsigned int v2679 = v2673 ? v2678 : 0u;
-        iron_copy_async<16>(shm1 + (v2489 ^ (((v2489 >> 6u) & 7u) << 3u)), b + v2679, v2673);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2693 = v28 + v2494;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2694 = v2693 < v1;
-        const bool v2697 = v2694 && v2502;
-        const unsigned int v2699 = v2693 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2701 = v2699 + v2413;
-        const unsigned int v2702 = v2701 + v2498;
-        const unsigned int v2703 = v2697 ? v2702 : 0u;
-        iron_copy_async<16>(shm1 + (v2513 ^ (((v2513 >> 6u) & 7u) << 3u)), b + v2703, v2697);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2717 = v28 + v2518;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2718 = v2717 < v1;
-        const bool v2721 = v2718 && v2526;
-        const unsigned int v2723 = v2717 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2725 = v2723 + v2413;
-        const unsigned int v2726 = v2725 + v2522;
-        const unsigned int v2727 = v2721 ? v2726 : 0u;
-        iron_copy_async<16>(shm1 + (v2537 ^ (((v2537 >> 6u) & 7u) << 3u)), b + v2727, v2721);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2741 = v28 + v2542;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2742 = v2741 < v1;
-        const bool v2745 = v2742 && v2550;
-        const unsigned int v2747 = v2741 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2749 = v2747 + v2413;
-        const unsigned int v2750 = v2749 + v2546;
-        const unsigned int v2751 = v2745 ? v2750 : 0u;
-        iron_copy_async<16>(shm1 + (v2561 ^ (((v2561 >> 6u) & 7u) << 3u)), b + v2751, v2745);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2765 = v28 + v2566;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2766 = v2765 < v1;
-        const bool v2769 = v2766 && v2574;
-        const unsigned int v2771 = v2765 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2773 = v2771 + v2413;
-        const unsigned int v2774 = v2773 + v2570;
-        const unsigned int v2775 = v2769 ? v2774 : 0u;
-        iron_copy_async<16>(shm1 + (v2585 ^ (((v2585 >> 6u) & 7u) << 3u)), b + v2775, v2769);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2789 = v28 + v2590;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2790 = v2789 < v1;
-        const bool v2793 = v2790 && v2598;
-        const unsigned int v2795 = v2789 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2797 = v2795 + v2413;
-        const unsigned int v2798 = v2797 + v2594;
-        const unsigned int v2799 = v2793 ? v2798 : 0u;
-        iron_copy_async<16>(shm1 + (v2609 ^ (((v2609 >> 6u) & 7u) << 3u)), b + v2799, v2793);  // kernels/gemm/gemm_tiles.hpp:83
+    for (unsigned int v1829 = 0u; v1829 < 2u; v1829 += 1u) {  // kernels/gemm/gemm_tiles.hpp:268
+      const unsigned int v1830 = v1829 << 6u;
+      const bool v1832 = v1830 < v2;
+      if (v1832) {
+        const unsigned int v1834 = v1829 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
+        const unsigned int v1836 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v1839 = v1836 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v1842 = v1836 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v1843 = v1842 << 3u;
+        const unsigned int v1844 = v24 + v1839;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v1845 = v1844 < v0;
+        const unsigned int v1846 = v1830 + v1843;
+        const bool v1847 = v1846 < v2;
+        const bool v1848 = v1845 && v1847;
+        const unsigned int v1850 = v1844 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v1852 = v1850 + v1830;
+        const unsigned int v1853 = v1852 + v1843;
+        const unsigned int v1854 = v1848 ? v1853 : 0u;
+        const unsigned int v1856 = v1839 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v1857 = v1834 + v1856;
+        const unsigned int v1858 = v1857 + v1843;
+        iron_copy_async<16>(shm0 + (v1858 ^ (((v1858 >> 6u) & 7u) << 3u)), a + v1854, v1848);
+        const unsigned int v1861 = v1836 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v1863 = v1861 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v1866 = v1861 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v1867 = v1866 << 3u;
+        const unsigned int v1868 = v24 + v1863;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v1869 = v1868 < v0;
+        const unsigned int v1870 = v1830 + v1867;
+        const bool v1871 = v1870 < v2;
+        const bool v1872 = v1869 && v1871;
+        const unsigned int v1874 = v1868 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v1876 = v1874 + v1830;
+        const unsigned int v1877 = v1876 + v1867;
+        const unsigned int v1878 = v1872 ? v1877 : 0u;
+        const unsigned int v1880 = v1863 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v1881 = v1834 + v1880;
+        const unsigned int v1882 = v1881 + v1867;
+        iron_copy_async<16>(shm0 + (v1882 ^ (((v1882 >> 6u) & 7u) << 3u)), a + v1878, v1872);
+        const unsigned int v1885 = v1836 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v1887 = v1885 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v1890 = v1885 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v1891 = v1890 << 3u;
+        const unsigned int v1892 = v24 + v1887;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v1893 = v1892 < v0;
+        const unsigned int v1894 = v1830 + v1891;
+        const bool v1895 = v1894 < v2;
+        const bool v1896 = v1893 && v1895;
+        const unsigned int v1898 = v1892 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v1900 = v1898 + v1830;
+        const unsigned int v1901 = v1900 + v1891;
+        const unsigned int v1902 = v1896 ? v1901 : 0u;
+        const unsigned int v1904 = v1887 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v1905 = v1834 + v1904;
+        const unsigned int v1906 = v1905 + v1891;
+        iron_copy_async<16>(shm0 + (v1906 ^ (((v1906 >> 6u) & 7u) << 3u)), a + v1902, v1896);
+        const unsigned int v1909 = v1836 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v1911 = v1909 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v1914 = v1909 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v1915 = v1914 << 3u;
+        const unsigned int v1916 = v24 + v1911;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v1917 = v1916 < v0;
+        const unsigned int v1918 = v1830 + v1915;
+        const bool v1919 = v1918 < v2;
+        const bool v1920 = v1917 && v1919;
+        const unsigned int v1922 = v1916 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v1924 = v1922 + v1830;
+        const unsigned int v1925 = v1924 + v1915;
+        const unsigned int v1926 = v1920 ? v1925 : 0u;
+        const unsigned int v1928 = v1911 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v1929 = v1834 + v1928;
+        const unsigned int v1930 = v1929 + v1915;
+        iron_copy_async<16>(shm0 + (v1930 ^ (((v1930 >> 6u) & 7u) << 3u)), a + v1926, v1920);
+        const unsigned int v1933 = v1836 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v1935 = v1933 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v1938 = v1933 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v1939 = v1938 << 3u;
+        const unsigned int v1940 = v24 + v1935;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v1941 = v1940 < v0;
+        const unsigned int v1942 = v1830 + v1939;
+        const bool v1943 = v1942 < v2;
+        const bool v1944 = v1941 && v1943;
+        const unsigned int v1946 = v1940 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v1948 = v1946 + v1830;
+        const unsigned int v1949 = v1948 + v1939;
+        const unsigned int v1950 = v1944 ? v1949 : 0u;
+        const unsigned int v1952 = v1935 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v1953 = v1834 + v1952;
+        const unsigned int v1954 = v1953 + v1939;
+        iron_copy_async<16>(shm0 + (v1954 ^ (((v1954 >> 6u) & 7u) << 3u)), a + v1950, v1944);
+        const unsigned int v1957 = v1836 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v1959 = v1957 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v1962 = v1957 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v1963 = v1962 << 3u;
+        const unsigned int v1964 = v24 + v1959;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v1965 = v1964 < v0;
+        const unsigned int v1966 = v1830 + v1963;
+        const bool v1967 = v1966 < v2;
+        const bool v1968 = v1965 && v1967;
+        const unsigned int v1970 = v1964 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v1972 = v1970 + v1830;
+        const unsigned int v1973 = v1972 + v1963;
+        const unsigned int v1974 = v1968 ? v1973 : 0u;
+        const unsigned int v1976 = v1959 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v1977 = v1834 + v1976;
+        const unsigned int v1978 = v1977 + v1963;
+        iron_copy_async<16>(shm0 + (v1978 ^ (((v1978 >> 6u) & 7u) << 3u)), a + v1974, v1968);
+        const unsigned int v1981 = v1836 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v1983 = v1981 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v1986 = v1981 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v1987 = v1986 << 3u;
+        const unsigned int v1988 = v24 + v1983;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v1989 = v1988 < v0;
+        const unsigned int v1990 = v1830 + v1987;
+        const bool v1991 = v1990 < v2;
+        const bool v1992 = v1989 && v1991;
+        const unsigned int v1994 = v1988 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v1996 = v1994 + v1830;
+        const unsigned int v1997 = v1996 + v1987;
+        const unsigned int v1998 = v1992 ? v1997 : 0u;
+        const unsigned int v2000 = v1983 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2001 = v1834 + v2000;
+        const unsigned int v2002 = v2001 + v1987;
+        iron_copy_async<16>(shm0 + (v2002 ^ (((v2002 >> 6u) & 7u) << 3u)), a + v1998, v1992);
+        const unsigned int v2005 = v1836 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2007 = v2005 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2010 = v2005 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2011 = v2010 << 3u;
+        const unsigned int v2012 = v24 + v2007;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2013 = v2012 < v0;
+        const unsigned int v2014 = v1830 + v2011;
+        const bool v2015 = v2014 < v2;
+        const bool v2016 = v2013 && v2015;
+        const unsigned int v2018 = v2012 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2020 = v2018 + v1830;
+        const unsigned int v2021 = v2020 + v2011;
+        const unsigned int v2022 = v2016 ? v2021 : 0u;
+        const unsigned int v2024 = v2007 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2025 = v1834 + v2024;
+        const unsigned int v2026 = v2025 + v2011;
+        iron_copy_async<16>(shm0 + (v2026 ^ (((v2026 >> 6u) & 7u) << 3u)), a + v2022, v2016);
+        const unsigned int v2038 = v28 + v1839;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2039 = v2038 < v1;
+        const bool v2042 = v2039 && v1847;
+        const unsigned int v2044 = v2038 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2046 = v2044 + v1830;
+        const unsigned int v2047 = v2046 + v1843;
+        const unsigned int v2048 = v2042 ? v2047 : 0u;
+        iron_copy_async<16>(shm1 + (v1858 ^ (((v1858 >> 6u) & 7u) << 3u)), b + v2048, v2042);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2062 = v28 + v1863;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2063 = v2062 < v1;
+        const bool v2066 = v2063 && v1871;
+        const unsigned int v2068 = v2062 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2070 = v2068 + v1830;
+        const unsigned int v2071 = v2070 + v1867;
+        const unsigned int v2072 = v2066 ? v2071 : 0u;
+        iron_copy_async<16>(shm1 + (v1882 ^ (((v1882 >> 6u) & 7u) << 3u)), b + v2072, v2066);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2086 = v28 + v1887;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2087 = v2086 < v1;
+        const bool v2090 = v2087 && v1895;
+        const unsigned int v2092 = v2086 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2094 = v2092 + v1830;
+        const unsigned int v2095 = v2094 + v1891;
+        const unsigned int v2096 = v2090 ? v2095 : 0u;
+        iron_copy_async<16>(shm1 + (v1906 ^ (((v1906 >> 6u) & 7u) << 3u)), b + v2096, v2090);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2110 = v28 + v1911;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2111 = v2110 < v1;
+        const bool v2114 = v2111 && v1919;
+        const unsigned int v2116 = v2110 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2118 = v2116 + v1830;
+        const unsigned int v2119 = v2118 + v1915;
+        const unsigned int v2120 = v2114 ? v2119 : 0u;
+        iron_copy_async<16>(shm1 + (v1930 ^ (((v1930 >> 6u) & 7u) << 3u)), b + v2120, v2114);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2134 = v28 + v1935;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2135 = v2134 < v1;
+        const bool v2138 = v2135 && v1943;
+        const unsigned int v2140 = v2134 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2142 = v2140 + v1830;
+        const unsigned int v2143 = v2142 + v1939;
+        const unsigned int v2144 = v2138 ? v2143 : 0u;
+        iron_copy_async<16>(shm1 + (v1954 ^ (((v1954 >> 6u) & 7u) << 3u)), b + v2144, v2138);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2158 = v28 + v1959;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2159 = v2158 < v1;
+        const bool v2162 = v2159 && v1967;
+        const unsigned int v2164 = v2158 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2166 = v2164 + v1830;
+        const unsigned int v2167 = v2166 + v1963;
+        const unsigned int v2168 = v2162 ? v2167 : 0u;
+        iron_copy_async<16>(shm1 + (v1978 ^ (((v1978 >> 6u) & 7u) << 3u)), b + v2168, v2162);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2182 = v28 + v1983;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2183 = v2182 < v1;
+        const bool v2186 = v2183 && v1991;
+        const unsigned int v2188 = v2182 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2190 = v2188 + v1830;
+        const unsigned int v2191 = v2190 + v1987;
+        const unsigned int v2192 = v2186 ? v2191 : 0u;
+        iron_copy_async<16>(shm1 + (v2002 ^ (((v2002 >> 6u) & 7u) << 3u)), b + v2192, v2186);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2206 = v28 + v2007;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2207 = v2206 < v1;
+        const bool v2210 = v2207 && v2015;
+        const unsigned int v2212 = v2206 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2214 = v2212 + v1830;
+        const unsigned int v2215 = v2214 + v2011;
+        const unsigned int v2216 = v2210 ? v2215 : 0u;
+        iron_copy_async<16>(shm1 + (v2026 ^ (((v2026 >> 6u) & 7u) << 3u)), b + v2216, v2210);  // kernels/gemm/gemm_tiles.hpp:83
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:268
     }
-    const unsigned int v2816 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v2822 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v2233 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v2239 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:256
 
-    for (unsigned int v2804 = 0u; v2804 < v2; v2804 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
-      const unsigned int v2806 = v2804 >> 6u;
-      const unsigned int v2808 = v2806 % 3u;
+    for (unsigned int v2221 = 0u; v2221 < v2; v2221 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      const unsigned int v2223 = v2221 >> 6u;
+      const unsigned int v2225 = v2223 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2810 = v2808 << 13u;  // kernels/gemm/gemm_tiles.hpp:269
-      const unsigned int v2817 = v2810 + v2816;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2817, 64u);
-      const unsigned int v2823 = v2810 + v2822;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2823, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v2830 = v2817 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2830, 64u);
-      const unsigned int v2836 = v2823 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2836, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v2842 = v2817 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2842, 64u);
-      const unsigned int v2848 = v2823 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2848, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v2854 = v2817 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2854, 64u);
-      const unsigned int v2860 = v2823 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2860, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v2863 = v2804 + 128u;  // kernels/gemm/gemm_tiles.hpp:267
-      const unsigned int v2865 = v2806 + 2u;
-      const unsigned int v2866 = v2865 % 3u;
-      const bool v2867 = v2863 < v2;
-      if (v2867) {
-        const unsigned int v2869 = v2866 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
-        const unsigned int v2871 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2874 = v2871 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2877 = v2871 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2878 = v2877 << 3u;
-        const unsigned int v2879 = v24 + v2874;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2880 = v2879 < v0;
-        const unsigned int v2881 = v2863 + v2878;
-        const bool v2882 = v2881 < v2;
-        const bool v2883 = v2880 && v2882;
-        const unsigned int v2885 = v2879 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2887 = v2885 + v2863;
-        const unsigned int v2888 = v2887 + v2878;
-        const unsigned int v2889 = v2883 ? v2888 : 0u;
-        const unsigned int v2891 = v2874 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2892 = v2869 + v2891;
-        const unsigned int v2893 = v2892 + v2878;
-        iron_copy_async<16>(shm0 + (v2893 ^ (((v2893 >> 6u) & 7u) << 3u)), a + v2889, v2883);
-        const unsigned int v2896 = v2871 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2898 = v2896 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2901 = v2896 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2902 = v2901 << 3u;
-        const unsigned int v2903 = v24 + v2898;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2904 = v2903 < v0;
-        const unsigned int v2905 = v2863 + v2902;
-        const bool v2906 = v2905 < v2;
-        const bool v2907 = v2904 && v2906;
-        const unsigned int v2909 = v2903 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2911 = v2909 + v2863;
-        const unsigned int v2912 = v2911 + v2902;
-        const unsigned int v2913 = v2907 ? v2912 : 0u;
-        const unsigned int v2915 = v2898 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2916 = v2869 + v2915;
-        const unsigned int v2917 = v2916 + v2902;
-        iron_copy_async<16>(shm0 + (v2917 ^ (((v2917 >> 6u) & 7u) << 3u)), a + v2913, v2907);
-        const unsigned int v2920 = v2871 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2922 = v2920 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2925 = v2920 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2926 = v2925 << 3u;
-        const unsigned int v2927 = v24 + v2922;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2928 = v2927 < v0;
-        const unsigned int v2929 = v2863 + v2926;
-        const bool v2930 = v2929 < v2;
-        const bool v2931 = v2928 && v2930;
-        const unsigned int v2933 = v2927 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2935 = v2933 + v2863;
-        const unsigned int v2936 = v2935 + v2926;
-        const unsigned int v2937 = v2931 ? v2936 : 0u;
-        const unsigned int v2939 = v2922 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2940 = v2869 + v2939;
-        const unsigned int v2941 = v2940 + v2926;
-        iron_copy_async<16>(shm0 + (v2941 ^ (((v2941 >> 6u) & 7u) << 3u)), a + v2937, v2931);
-        const unsigned int v2944 = v2871 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2946 = v2944 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2949 = v2944 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2950 = v2949 << 3u;
-        const unsigned int v2951 = v24 + v2946;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2952 = v2951 < v0;
-        const unsigned int v2953 = v2863 + v2950;
-        const bool v2954 = v2953 < v2;
-        const bool v2955 = v2952 && v2954;
-        const unsigned int v2957 = v2951 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2959 = v2957 + v2863;
-        const unsigned int v2960 = v2959 + v2950;
-        const unsigned int v2961 = v2955 ? v2960 : 0u;
-        const unsigned int v2963 = v2946 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2964 = v2869 + v2963;
-        const unsigned int v2965 = v2964 + v2950;
-        iron_copy_async<16>(shm0 + (v2965 ^ (((v2965 >> 6u) & 7u) << 3u)), a + v2961, v2955);
-        const unsigned int v2968 = v2871 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2970 = v2968 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2973 = v2968 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2974 = v2973 << 3u;
-        const unsigned int v2975 = v24 + v2970;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2976 = v2975 < v0;
-        const unsigned int v2977 = v2863 + v2974;
-        const bool v2978 = v2977 < v2;
-        const bool v2979 = v2976 && v2978;
-        const unsigned int v2981 = v2975 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2983 = v2981 + v2863;
-        const unsigned int v2984 = v2983 + v2974;
-        const unsigned int v2985 = v2979 ? v2984 : 0u;
-        const unsigned int v2987 = v2970 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2988 = v2869 + v2987;
-        const unsigned int v2989 = v2988 + v2974;
-        iron_copy_async<16>(shm0 + (v2989 ^ (((v2989 >> 6u) & 7u) << 3u)), a + v2985, v2979);
-        const unsigned int v2992 = v2871 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2994 = v2992 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2997 = v2992 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2998 = v2997 << 3u;
-        const unsigned int v2999 = v24 + v2994;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3000 = v2999 < v0;
-        const unsigned int v3001 = v2863 + v2998;
-        const bool v3002 = v3001 < v2;
-        const bool v3003 = v3000 && v3002;
-        const unsigned int v3005 = v2999 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3007 = v3005 + v2863;
-        const unsigned int v3008 = v3007 + v2998;
-        const unsigned int v3009 = v3003 ? v3008 : 0u;
-        const unsigned int v3011 = v2994 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3012 = v2869 + v3011;
-        const unsigned int v3013 = v3012 + v2998;
-        iron_copy_async<16>(shm0 + (v3013 ^ (((v3013 >> 6u) & 7u) << 3u)), a + v3009, v3003);
-        const unsigned int v3016 = v2871 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3018 = v3016 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3021 = v3016 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3022 = v3021 << 3u;
-        const unsigned int v3023 = v24 + v3018;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3024 = v3023 < v0;
-        const unsigned int v3025 = v2863 + v3022;
-        const bool v3026 = v3025 < v2;
-        const bool v3027 = v3024 && v3026;
-        const unsigned int v3029 = v3023 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3031 = v3029 + v2863;
-        const unsigned int v3032 = v3031 + v3022;
-        const unsigned int v3033 = v3027 ? v3032 : 0u;
-        const unsigned int v3035 = v3018 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3036 = v2869 + v3035;
-        const unsigned int v3037 = v3036 + v3022;
-        iron_copy_async<16>(shm0 + (v3037 ^ (((v3037 >> 6u) & 7u) << 3u)), a + v3033, v3027);
-        const unsigned int v3040 = v2871 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3042 = v3040 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3045 = v3040 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3046 = v3045 << 3u;
-        const unsigned int v3047 = v24 + v3042;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3048 = v3047 < v0;
-        const unsigned int v3049 = v2863 + v3046;
-        const bool v3050 = v3049 < v2;
-        const bool v3051 = v3048 && v3050;
-        const unsigned int v3053 = v3047 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3055 = v3053 + v2863;
-        const unsigned int v3056 = v3055 + v3046;
-        const unsigned int v3057 = v3051 ? v3056 : 0u;
-        const unsigned int v3059 = v3042 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3060 = v2869 + v3059;
-        const unsigned int v3061 = v3060 + v3046;
-        iron_copy_async<16>(shm0 + (v3061 ^ (((v3061 >> 6u) & 7u) << 3u)), a + v3057, v3051);
-        const unsigned int v3073 = v28 + v2874;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3074 = v3073 < v1;
-        const bool v3077 = v3074 && v2882;
-        const unsigned int v3079 = v3073 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3081 = v3079 + v2863;
-        const unsigned int v3082 = v3081 + v2878;
-        const unsigned int v3083 = v3077 ? v3082 : 0u;
-        iron_copy_async<16>(shm1 + (v2893 ^ (((v2893 >> 6u) & 7u) << 3u)), b + v3083, v3077);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3097 = v28 + v2898;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3098 = v3097 < v1;
-        const bool v3101 = v3098 && v2906;
-        const unsigned int v3103 = v3097 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3105 = v3103 + v2863;
-        const unsigned int v3106 = v3105 + v2902;
-        const unsigned int v3107 = v3101 ? v3106 : 0u;
-        iron_copy_async<16>(shm1 + (v2917 ^ (((v2917 >> 6u) & 7u) << 3u)), b + v3107, v3101);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3121 = v28 + v2922;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3122 = v3121 < v1;
-        const bool v3125 = v3122 && v2930;
-        const unsigned int v3127 = v3121 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3129 = v3127 + v2863;
-        const unsigned int v3130 = v3129 + v2926;
-        const unsigned int v3131 = v3125 ? v3130 : 0u;
-        iron_copy_async<16>(shm1 + (v2941 ^ (((v2941 >> 6u) & 7u) << 3u)), b + v3131, v3125);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3145 = v28 + v2946;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3146 = v3145 < v1;
-        const bool v3149 = v3146 && v2954;
-        const unsigned int v3151 = v3145 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3153 = v3151 + v2863;
-        const unsigned int v3154 = v3153 + v2950;
-        const unsigned int v3155 = v3149 ? v3154 : 0u;
-        iron_copy_async<16>(shm1 + (v2965 ^ (((v2965 >> 6u) & 7u) << 3u)), b + v3155, v3149);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3169 = v28 + v2970;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3170 = v3169 < v1;
-        const bool v3173 = v3170 && v2978;
-        const unsigned int v3175 = v3169 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3177 = v3175 + v2863;
-        const unsigned int v3178 = v3177 + v2974;
-        const unsigned int v3179 = v3173 ? v3178 : 0u;
-        iron_copy_async<16>(shm1 + (v2989 ^ (((v2989 >> 6u) & 7u) << 3u)), b + v3179, v3173);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3193 = v28 + v2994;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3194 = v3193 < v1;
-        const bool v3197 = v3194 && v3002;
-        const unsigned int v3199 = v3193 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3201 = v3199 + v2863;
-        const unsigned int v3202 = v3201 + v2998;
-        const unsigned int v3203 = v3197 ? v3202 : 0u;
-        iron_copy_async<16>(shm1 + (v3013 ^ (((v3013 >> 6u) & 7u) << 3u)), b + v3203, v3197);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3217 = v28 + v3018;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3218 = v3217 < v1;
-        const bool v3221 = v3218 && v3026;
-        const unsigned int v3223 = v3217 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3225 = v3223 + v2863;
-        const unsigned int v3226 = v3225 + v3022;
-        const unsigned int v3227 = v3221 ? v3226 : 0u;
-        iron_copy_async<16>(shm1 + (v3037 ^ (((v3037 >> 6u) & 7u) << 3u)), b + v3227, v3221);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3241 = v28 + v3042;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3242 = v3241 < v1;
-        const bool v3245 = v3242 && v3050;
-        const unsigned int v3247 = v3241 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3249 = v3247 + v2863;
-        const unsigned int v3250 = v3249 + v3046;
-        const unsigned int v3251 = v3245 ? v3250 : 0u;
-        iron_copy_async<16>(shm1 + (v3061 ^ (((v3061 >> 6u) & 7u) << 3u)), b + v3251, v3245);  // kernels/gemm/gemm_tiles.hpp:83
+      const unsigned int v2227 = v2225 << 13u;  // kernels/gemm/gemm_tiles.hpp:270
+      const unsigned int v2234 = v2227 + v2233;  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2234, 64u);
+      const unsigned int v2240 = v2227 + v2239;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2240, 64u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:258
+      const unsigned int v2247 = v2234 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2247, 64u);
+      const unsigned int v2253 = v2240 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2253, 64u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:258
+      const unsigned int v2259 = v2234 + 32u;  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2259, 64u);
+      const unsigned int v2265 = v2240 + 32u;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2265, 64u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:258
+      const unsigned int v2271 = v2234 + 48u;  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2271, 64u);
+      const unsigned int v2277 = v2240 + 48u;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2277, 64u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:258
+      const unsigned int v2280 = v2221 + 128u;  // kernels/gemm/gemm_tiles.hpp:268
+      const unsigned int v2282 = v2223 + 2u;
+      const unsigned int v2283 = v2282 % 3u;
+      const bool v2284 = v2280 < v2;
+      if (v2284) {
+        const unsigned int v2286 = v2283 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
+        const unsigned int v2288 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2291 = v2288 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2294 = v2288 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2295 = v2294 << 3u;
+        const unsigned int v2296 = v24 + v2291;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2297 = v2296 < v0;
+        const unsigned int v2298 = v2280 + v2295;
+        const bool v2299 = v2298 < v2;
+        const bool v2300 = v2297 && v2299;
+        const unsigned int v2302 = v2296 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2304 = v2302 + v2280;
+        const unsigned int v2305 = v2304 + v2295;
+        const unsigned int v2306 = v2300 ? v2305 : 0u;
+        const unsigned int v2308 = v2291 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2309 = v2286 + v2308;
+        const unsigned int v2310 = v2309 + v2295;
+        iron_copy_async<16>(shm0 + (v2310 ^ (((v2310 >> 6u) & 7u) << 3u)), a + v2306, v2300);
+        const unsigned int v2313 = v2288 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2315 = v2313 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2318 = v2313 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2319 = v2318 << 3u;
+        const unsigned int v2320 = v24 + v2315;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2321 = v2320 < v0;
+        const unsigned int v2322 = v2280 + v2319;
+        const bool v2323 = v2322 < v2;
+        const bool v2324 = v2321 && v2323;
+        const unsigned int v2326 = v2320 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2328 = v2326 + v2280;
+        const unsigned int v2329 = v2328 + v2319;
+        const unsigned int v2330 = v2324 ? v2329 : 0u;
+        const unsigned int v2332 = v2315 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2333 = v2286 + v2332;
+        const unsigned int v2334 = v2333 + v2319;
+        iron_copy_async<16>(shm0 + (v2334 ^ (((v2334 >> 6u) & 7u) << 3u)), a + v2330, v2324);
+        const unsigned int v2337 = v2288 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2339 = v2337 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2342 = v2337 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2343 = v2342 << 3u;
+        const unsigned int v2344 = v24 + v2339;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2345 = v2344 < v0;
+        const unsigned int v2346 = v2280 + v2343;
+        const bool v2347 = v2346 < v2;
+        const bool v2348 = v2345 && v2347;
+        const unsigned int v2350 = v2344 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2352 = v2350 + v2280;
+        const unsigned int v2353 = v2352 + v2343;
+        const unsigned int v2354 = v2348 ? v2353 : 0u;
+        const unsigned int v2356 = v2339 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2357 = v2286 + v2356;
+        const unsigned int v2358 = v2357 + v2343;
+        iron_copy_async<16>(shm0 + (v2358 ^ (((v2358 >> 6u) & 7u) << 3u)), a + v2354, v2348);
+        const unsigned int v2361 = v2288 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2363 = v2361 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2366 = v2361 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2367 = v2366 << 3u;
+        const unsigned int v2368 = v24 + v2363;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2369 = v2368 < v0;
+        const unsigned int v2370 = v2280 + v2367;
+        const bool v2371 = v2370 < v2;
+        const bool v2372 = v2369 && v2371;
+        const unsigned int v2374 = v2368 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2376 = v2374 + v2280;
+        const unsigned int v2377 = v2376 + v2367;
+        const unsigned int v2378 = v2372 ? v2377 : 0u;
+        const unsigned int v2380 = v2363 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2381 = v2286 + v2380;
+        const unsigned int v2382 = v2381 + v2367;
+        iron_copy_async<16>(shm0 + (v2382 ^ (((v2382 >> 6u) & 7u) << 3u)), a + v2378, v2372);
+        const unsigned int v2385 = v2288 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2387 = v2385 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2390 = v2385 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2391 = v2390 << 3u;
+        const unsigned int v2392 = v24 + v2387;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2393 = v2392 < v0;
+        const unsigned int v2394 = v2280 + v2391;
+        const bool v2395 = v2394 < v2;
+        const bool v2396 = v2393 && v2395;
+        const unsigned int v2398 = v2392 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2400 = v2398 + v2280;
+        const unsigned int v2401 = v2400 + v2391;
+        const unsigned int v2402 = v2396 ? v2401 : 0u;
+        const unsigned int v2404 = v2387 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2405 = v2286 + v2404;
+        const unsigned int v2406 = v2405 + v2391;
+        iron_copy_async<16>(shm0 + (v2406 ^ (((v2406 >> 6u) & 7u) << 3u)), a + v2402, v2396);
+        const unsigned int v2409 = v2288 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2411 = v2409 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2414 = v2409 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2415 = v2414 << 3u;
+        const unsigned int v2416 = v24 + v2411;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2417 = v2416 < v0;
+        const unsigned int v2418 = v2280 + v2415;
+        const bool v2419 = v2418 < v2;
+        const bool v2420 = v2417 && v2419;
+        const unsigned int v2422 = v2416 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2424 = v2422 + v2280;
+        const unsigned int v2425 = v2424 + v2415;
+        const unsigned int v2426 = v2420 ? v2425 : 0u;
+        const unsigned int v2428 = v2411 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2429 = v2286 + v2428;
+        const unsigned int v2430 = v2429 + v2415;
+        iron_copy_async<16>(shm0 + (v2430 ^ (((v2430 >> 6u) & 7u) << 3u)), a + v2426, v2420);
+        const unsigned int v2433 = v2288 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2435 = v2433 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2438 = v2433 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2439 = v2438 << 3u;
+        const unsigned int v2440 = v24 + v2435;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2441 = v2440 < v0;
+        const unsigned int v2442 = v2280 + v2439;
+        const bool v2443 = v2442 < v2;
+        const bool v2444 = v2441 && v2443;
+        const unsigned int v2446 = v2440 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2448 = v2446 + v2280;
+        const unsigned int v2449 = v2448 + v2439;
+        const unsigned int v2450 = v2444 ? v2449 : 0u;
+        const unsigned int v2452 = v2435 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2453 = v2286 + v2452;
+        const unsigned int v2454 = v2453 + v2439;
+        iron_copy_async<16>(shm0 + (v2454 ^ (((v2454 >> 6u) & 7u) << 3u)), a + v2450, v2444);
+        const unsigned int v2457 = v2288 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2459 = v2457 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2462 = v2457 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2463 = v2462 << 3u;
+        const unsigned int v2464 = v24 + v2459;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2465 = v2464 < v0;
+        const unsigned int v2466 = v2280 + v2463;
+        const bool v2467 = v2466 < v2;
+        const bool v2468 = v2465 && v2467;
+        const unsigned int v2470 = v2464 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2472 = v2470 + v2280;
+        const unsigned int v2473 = v2472 + v2463;
+        const unsigned int v2474 = v2468 ? v2473 : 0u;
+        const unsigned int v2476 = v2459 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2477 = v2286 + v2476;
+        const unsigned int v2478 = v2477 + v2463;
+        iron_copy_async<16>(shm0 + (v2478 ^ (((v2478 >> 6u) & 7u) << 3u)), a + v2474, v2468);
+        const unsigned int v2490 = v28 + v2291;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2491 = v2490 < v1;
+        const bool v2494 = v2491 && v2299;
+        const unsigned int v2496 = v2490 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2498 = v2496 + v2280;
+        const unsigned int v2499 = v2498 + v2295;
+        const unsigned int v2500 = v2494 ? v2499 : 0u;
+        iron_copy_async<16>(shm1 + (v2310 ^ (((v2310 >> 6u) & 7u) << 3u)), b + v2500, v2494);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2514 = v28 + v2315;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2515 = v2514 < v1;
+        const bool v2518 = v2515 && v2323;
+        const unsigned int v2520 = v2514 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2522 = v2520 + v2280;
+        const unsigned int v2523 = v2522 + v2319;
+        const unsigned int v2524 = v2518 ? v2523 : 0u;
+        iron_copy_async<16>(shm1 + (v2334 ^ (((v2334 >> 6u) & 7u) << 3u)), b + v2524, v2518);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2538 = v28 + v2339;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2539 = v2538 < v1;
+        const bool v2542 = v2539 && v2347;
+        const unsigned int v2544 = v2538 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2546 = v2544 + v2280;
+        const unsigned int v2547 = v2546 + v2343;
+        const unsigned int v2548 = v2542 ? v2547 : 0u;
+        iron_copy_async<16>(shm1 + (v2358 ^ (((v2358 >> 6u) & 7u) << 3u)), b + v2548, v2542);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2562 = v28 + v2363;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2563 = v2562 < v1;
+        const bool v2566 = v2563 && v2371;
+        const unsigned int v2568 = v2562 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2570 = v2568 + v2280;
+        const unsigned int v2571 = v2570 + v2367;
+        const unsigned int v2572 = v2566 ? v2571 : 0u;
+        iron_copy_async<16>(shm1 + (v2382 ^ (((v2382 >> 6u) & 7u) << 3u)), b + v2572, v2566);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2586 = v28 + v2387;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2587 = v2586 < v1;
+        const bool v2590 = v2587 && v2395;
+        const unsigned int v2592 = v2586 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2594 = v2592 + v2280;
+        const unsigned int v2595 = v2594 + v2391;
+        const unsigned int v2596 = v2590 ? v2595 : 0u;
+        iron_copy_async<16>(shm1 + (v2406 ^ (((v2406 >> 6u) & 7u) << 3u)), b + v2596, v2590);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2610 = v28 + v2411;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2611 = v2610 < v1;
+        const bool v2614 = v2611 && v2419;
+        const unsigned int v2616 = v2610 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2618 = v2616 + v2280;
+        const unsigned int v2619 = v2618 + v2415;
+        const unsigned int v2620 = v2614 ? v2619 : 0u;
+        iron_copy_async<16>(shm1 + (v2430 ^ (((v2430 >> 6u) & 7u) << 3u)), b + v2620, v2614);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2634 = v28 + v2435;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2635 = v2634 < v1;
+        const bool v2638 = v2635 && v2443;
+        const unsigned int v2640 = v2634 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2642 = v2640 + v2280;
+        const unsigned int v2643 = v2642 + v2439;
+        const unsigned int v2644 = v2638 ? v2643 : 0u;
+        iron_copy_async<16>(shm1 + (v2454 ^ (((v2454 >> 6u) & 7u) << 3u)), b + v2644, v2638);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2658 = v28 + v2459;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2659 = v2658 < v1;
+        const bool v2662 = v2659 && v2467;
+        const unsigned int v2664 = v2658 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2666 = v2664 + v2280;
+        const unsigned int v2667 = v2666 + v2463;
+        const unsigned int v2668 = v2662 ? v2667 : 0u;
+        iron_copy_async<16>(shm1 + (v2478 ^ (((v2478 >> 6u) & 7u) << 3u)), b + v2668, v2662);  // kernels/gemm/gemm_tiles.hpp:83
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:268
     }
     __syncthreads();
   } else {
     const unsigned int v513 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
     const unsigned int v514 = threadIdx.x;
-    const unsigned int v570 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v576 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
-    const unsigned int v584 = v570 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v590 = v576 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
-    const unsigned int v596 = v570 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v602 = v576 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
-    const unsigned int v608 = v570 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v614 = v576 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v570 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v576 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:256
+    const unsigned int v584 = v570 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v590 = v576 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
+    const unsigned int v596 = v570 + 32u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v602 = v576 + 32u;  // kernels/gemm/gemm_tiles.hpp:256
+    const unsigned int v608 = v570 + 48u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v614 = v576 + 48u;  // kernels/gemm/gemm_tiles.hpp:256
 
-    for (unsigned int v512 = 0u; v512 < v2; v512 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
+    for (unsigned int v512 = 0u; v512 < v2; v512 += 64u) {  // kernels/gemm/gemm_tiles.hpp:273
       for (unsigned int v516 = v514; v516 < 8192u; v516 += v513) {  // kernels/gemm/gemm_tiles.hpp:95
         const unsigned int v518 = v516 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
         const unsigned int v520 = v516 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -798,2198 +799,1062 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
           shm1[(v563 ^ (((v563 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:275
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v570, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v576, 64u);  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v584, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v590, 64u);  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v596, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v602, 64u);  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v608, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v614, 64u);  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:277
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:276
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v570, 64u);  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v576, 64u);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v584, 64u);  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v590, 64u);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v596, 64u);  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v602, 64u);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v608, 64u);  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v614, 64u);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:258
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:278
     }
   }
-  const unsigned int v615 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:280
-  const unsigned int v616 = v24 + v33;
-  const unsigned int v617 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v618 = v616 + v617;
-  const unsigned int v619 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v620 = v615 + v619;
-  const bool v621 = v618 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v622 = v620 < v1;
-  const bool v623 = v621 && v622;
-  if (v623) {
-    const float v624 = v39.x[0];
-    const unsigned int v625 = v618 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v626 = v625 + v620;
-    const iron_bf16 v627 = residual[v626];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v628 = iron_to_f32(v627);
-    const float v629 = fmaf(v624, v3, v628);
-    const iron_bf16 v630 = iron_f32_to_bf16(v629);
-    out[v626] = v630;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v631 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v632 = v616 + v631;
-  const unsigned int v633 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v634 = v615 + v633;
-  const bool v635 = v632 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v636 = v634 < v1;
-  const bool v637 = v635 && v636;
-  if (v637) {
-    const float v638 = v39.x[1];
-    const unsigned int v639 = v632 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v640 = v639 + v634;
-    const iron_bf16 v641 = residual[v640];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v642 = iron_to_f32(v641);
-    const float v643 = fmaf(v638, v3, v642);
-    const iron_bf16 v644 = iron_f32_to_bf16(v643);
-    out[v640] = v644;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v645 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v646 = v616 + v645;
-  const unsigned int v647 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v648 = v615 + v647;
-  const bool v649 = v646 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v650 = v648 < v1;
-  const bool v651 = v649 && v650;
-  if (v651) {
-    const float v652 = v39.x[2];
-    const unsigned int v653 = v646 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v654 = v653 + v648;
-    const iron_bf16 v655 = residual[v654];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v656 = iron_to_f32(v655);
-    const float v657 = fmaf(v652, v3, v656);
-    const iron_bf16 v658 = iron_f32_to_bf16(v657);
-    out[v654] = v658;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v659 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v660 = v616 + v659;
-  const unsigned int v661 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v662 = v615 + v661;
-  const bool v663 = v660 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v664 = v662 < v1;
-  const bool v665 = v663 && v664;
-  if (v665) {
-    const float v666 = v39.x[3];
-    const unsigned int v667 = v660 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v668 = v667 + v662;
-    const iron_bf16 v669 = residual[v668];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v670 = iron_to_f32(v669);
-    const float v671 = fmaf(v666, v3, v670);
-    const iron_bf16 v672 = iron_f32_to_bf16(v671);
-    out[v668] = v672;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v673 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v674 = v616 + v673;
-  const unsigned int v675 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v676 = v615 + v675;
-  const bool v677 = v674 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v678 = v676 < v1;
-  const bool v679 = v677 && v678;
-  if (v679) {
-    const float v680 = v39.x[4];
-    const unsigned int v681 = v674 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v682 = v681 + v676;
-    const iron_bf16 v683 = residual[v682];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v684 = iron_to_f32(v683);
-    const float v685 = fmaf(v680, v3, v684);
-    const iron_bf16 v686 = iron_f32_to_bf16(v685);
-    out[v682] = v686;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v687 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v688 = v616 + v687;
-  const unsigned int v689 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v690 = v615 + v689;
-  const bool v691 = v688 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v692 = v690 < v1;
-  const bool v693 = v691 && v692;
-  if (v693) {
-    const float v694 = v39.x[5];
-    const unsigned int v695 = v688 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v696 = v695 + v690;
-    const iron_bf16 v697 = residual[v696];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v698 = iron_to_f32(v697);
-    const float v699 = fmaf(v694, v3, v698);
-    const iron_bf16 v700 = iron_f32_to_bf16(v699);
-    out[v696] = v700;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v701 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v702 = v616 + v701;
-  const unsigned int v703 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v704 = v615 + v703;
-  const bool v705 = v702 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v706 = v704 < v1;
-  const bool v707 = v705 && v706;
-  if (v707) {
-    const float v708 = v39.x[6];
-    const unsigned int v709 = v702 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v710 = v709 + v704;
-    const iron_bf16 v711 = residual[v710];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v712 = iron_to_f32(v711);
-    const float v713 = fmaf(v708, v3, v712);
-    const iron_bf16 v714 = iron_f32_to_bf16(v713);
-    out[v710] = v714;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v715 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v716 = v616 + v715;
-  const unsigned int v717 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v718 = v615 + v717;
-  const bool v719 = v716 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v720 = v718 < v1;
-  const bool v721 = v719 && v720;
-  if (v721) {
-    const float v722 = v39.x[7];
-    const unsigned int v723 = v716 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v724 = v723 + v718;
-    const iron_bf16 v725 = residual[v724];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v726 = iron_to_f32(v725);
-    const float v727 = fmaf(v722, v3, v726);
-    const iron_bf16 v728 = iron_f32_to_bf16(v727);
-    out[v724] = v728;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v729 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v730 = v616 + v729;
-  const unsigned int v731 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v732 = v615 + v731;
-  const bool v733 = v730 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v734 = v732 < v1;
-  const bool v735 = v733 && v734;
-  if (v735) {
-    const float v736 = v39.x[8];
-    const unsigned int v737 = v730 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v738 = v737 + v732;
-    const iron_bf16 v739 = residual[v738];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v740 = iron_to_f32(v739);
-    const float v741 = fmaf(v736, v3, v740);
-    const iron_bf16 v742 = iron_f32_to_bf16(v741);
-    out[v738] = v742;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v743 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v744 = v616 + v743;
-  const unsigned int v745 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v746 = v615 + v745;
-  const bool v747 = v744 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v748 = v746 < v1;
-  const bool v749 = v747 && v748;
-  if (v749) {
-    const float v750 = v39.x[9];
-    const unsigned int v751 = v744 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v752 = v751 + v746;
-    const iron_bf16 v753 = residual[v752];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v754 = iron_to_f32(v753);
-    const float v755 = fmaf(v750, v3, v754);
-    const iron_bf16 v756 = iron_f32_to_bf16(v755);
-    out[v752] = v756;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v757 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v758 = v616 + v757;
-  const unsigned int v759 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v760 = v615 + v759;
-  const bool v761 = v758 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v762 = v760 < v1;
-  const bool v763 = v761 && v762;
-  if (v763) {
-    const float v764 = v39.x[10];
-    const unsigned int v765 = v758 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v766 = v765 + v760;
-    const iron_bf16 v767 = residual[v766];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v768 = iron_to_f32(v767);
-    const float v769 = fmaf(v764, v3, v768);
-    const iron_bf16 v770 = iron_f32_to_bf16(v769);
-    out[v766] = v770;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v771 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v772 = v616 + v771;
-  const unsigned int v773 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v774 = v615 + v773;
-  const bool v775 = v772 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v776 = v774 < v1;
-  const bool v777 = v775 && v776;
-  if (v777) {
-    const float v778 = v39.x[11];
-    const unsigned int v779 = v772 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v780 = v779 + v774;
-    const iron_bf16 v781 = residual[v780];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v782 = iron_to_f32(v781);
-    const float v783 = fmaf(v778, v3, v782);
-    const iron_bf16 v784 = iron_f32_to_bf16(v783);
-    out[v780] = v784;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v785 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v786 = v616 + v785;
-  const unsigned int v787 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v788 = v615 + v787;
-  const bool v789 = v786 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v790 = v788 < v1;
-  const bool v791 = v789 && v790;
-  if (v791) {
-    const float v792 = v39.x[12];
-    const unsigned int v793 = v786 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v794 = v793 + v788;
-    const iron_bf16 v795 = residual[v794];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v796 = iron_to_f32(v795);
-    const float v797 = fmaf(v792, v3, v796);
-    const iron_bf16 v798 = iron_f32_to_bf16(v797);
-    out[v794] = v798;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v799 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v800 = v616 + v799;
-  const unsigned int v801 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v802 = v615 + v801;
-  const bool v803 = v800 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v804 = v802 < v1;
-  const bool v805 = v803 && v804;
-  if (v805) {
-    const float v806 = v39.x[13];
-    const unsigned int v807 = v800 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v808 = v807 + v802;
-    const iron_bf16 v809 = residual[v808];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v810 = iron_to_f32(v809);
-    const float v811 = fmaf(v806, v3, v810);
-    const iron_bf16 v812 = iron_f32_to_bf16(v811);
-    out[v808] = v812;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v813 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v814 = v616 + v813;
-  const unsigned int v815 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v816 = v615 + v815;
-  const bool v817 = v814 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v818 = v816 < v1;
-  const bool v819 = v817 && v818;
-  if (v819) {
-    const float v820 = v39.x[14];
-    const unsigned int v821 = v814 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v822 = v821 + v816;
-    const iron_bf16 v823 = residual[v822];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v824 = iron_to_f32(v823);
-    const float v825 = fmaf(v820, v3, v824);
-    const iron_bf16 v826 = iron_f32_to_bf16(v825);
-    out[v822] = v826;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v827 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v828 = v616 + v827;
-  const unsigned int v829 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v830 = v615 + v829;
-  const bool v831 = v828 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v832 = v830 < v1;
-  const bool v833 = v831 && v832;
-  if (v833) {
-    const float v834 = v39.x[15];
-    const unsigned int v835 = v828 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v836 = v835 + v830;
-    const iron_bf16 v837 = residual[v836];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v838 = iron_to_f32(v837);
-    const float v839 = fmaf(v834, v3, v838);
-    const iron_bf16 v840 = iron_f32_to_bf16(v839);
-    out[v836] = v840;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v841 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v842 = v616 + v841;
-  const unsigned int v843 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v844 = v615 + v843;
-  const bool v845 = v842 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v846 = v844 < v1;
-  const bool v847 = v845 && v846;
-  if (v847) {
-    const float v848 = v39.x[16];
-    const unsigned int v849 = v842 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v850 = v849 + v844;
-    const iron_bf16 v851 = residual[v850];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v852 = iron_to_f32(v851);
-    const float v853 = fmaf(v848, v3, v852);
-    const iron_bf16 v854 = iron_f32_to_bf16(v853);
-    out[v850] = v854;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v855 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v856 = v616 + v855;
-  const unsigned int v857 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v858 = v615 + v857;
-  const bool v859 = v856 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v860 = v858 < v1;
-  const bool v861 = v859 && v860;
-  if (v861) {
-    const float v862 = v39.x[17];
-    const unsigned int v863 = v856 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v864 = v863 + v858;
-    const iron_bf16 v865 = residual[v864];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v866 = iron_to_f32(v865);
-    const float v867 = fmaf(v862, v3, v866);
-    const iron_bf16 v868 = iron_f32_to_bf16(v867);
-    out[v864] = v868;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v869 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v870 = v616 + v869;
-  const unsigned int v871 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v872 = v615 + v871;
-  const bool v873 = v870 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v874 = v872 < v1;
-  const bool v875 = v873 && v874;
-  if (v875) {
-    const float v876 = v39.x[18];
-    const unsigned int v877 = v870 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v878 = v877 + v872;
-    const iron_bf16 v879 = residual[v878];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v880 = iron_to_f32(v879);
-    const float v881 = fmaf(v876, v3, v880);
-    const iron_bf16 v882 = iron_f32_to_bf16(v881);
-    out[v878] = v882;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v883 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v884 = v616 + v883;
-  const unsigned int v885 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v886 = v615 + v885;
-  const bool v887 = v884 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v888 = v886 < v1;
-  const bool v889 = v887 && v888;
-  if (v889) {
-    const float v890 = v39.x[19];
-    const unsigned int v891 = v884 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v892 = v891 + v886;
-    const iron_bf16 v893 = residual[v892];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v894 = iron_to_f32(v893);
-    const float v895 = fmaf(v890, v3, v894);
-    const iron_bf16 v896 = iron_f32_to_bf16(v895);
-    out[v892] = v896;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v897 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v898 = v616 + v897;
-  const unsigned int v899 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v900 = v615 + v899;
-  const bool v901 = v898 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v902 = v900 < v1;
-  const bool v903 = v901 && v902;
-  if (v903) {
-    const float v904 = v39.x[20];
-    const unsigned int v905 = v898 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v906 = v905 + v900;
-    const iron_bf16 v907 = residual[v906];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v908 = iron_to_f32(v907);
-    const float v909 = fmaf(v904, v3, v908);
-    const iron_bf16 v910 = iron_f32_to_bf16(v909);
-    out[v906] = v910;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v911 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v912 = v616 + v911;
-  const unsigned int v913 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v914 = v615 + v913;
-  const bool v915 = v912 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v916 = v914 < v1;
-  const bool v917 = v915 && v916;
-  if (v917) {
-    const float v918 = v39.x[21];
-    const unsigned int v919 = v912 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v920 = v919 + v914;
-    const iron_bf16 v921 = residual[v920];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v922 = iron_to_f32(v921);
-    const float v923 = fmaf(v918, v3, v922);
-    const iron_bf16 v924 = iron_f32_to_bf16(v923);
-    out[v920] = v924;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v925 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v926 = v616 + v925;
-  const unsigned int v927 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v928 = v615 + v927;
-  const bool v929 = v926 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v930 = v928 < v1;
-  const bool v931 = v929 && v930;
-  if (v931) {
-    const float v932 = v39.x[22];
-    const unsigned int v933 = v926 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v934 = v933 + v928;
-    const iron_bf16 v935 = residual[v934];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v936 = iron_to_f32(v935);
-    const float v937 = fmaf(v932, v3, v936);
-    const iron_bf16 v938 = iron_f32_to_bf16(v937);
-    out[v934] = v938;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v939 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v940 = v616 + v939;
-  const unsigned int v941 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v942 = v615 + v941;
-  const bool v943 = v940 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v944 = v942 < v1;
-  const bool v945 = v943 && v944;
-  if (v945) {
-    const float v946 = v39.x[23];
-    const unsigned int v947 = v940 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v948 = v947 + v942;
-    const iron_bf16 v949 = residual[v948];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v950 = iron_to_f32(v949);
-    const float v951 = fmaf(v946, v3, v950);
-    const iron_bf16 v952 = iron_f32_to_bf16(v951);
-    out[v948] = v952;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v953 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v954 = v616 + v953;
-  const unsigned int v955 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v956 = v615 + v955;
-  const bool v957 = v954 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v958 = v956 < v1;
-  const bool v959 = v957 && v958;
-  if (v959) {
-    const float v960 = v39.x[24];
-    const unsigned int v961 = v954 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v962 = v961 + v956;
-    const iron_bf16 v963 = residual[v962];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v964 = iron_to_f32(v963);
-    const float v965 = fmaf(v960, v3, v964);
-    const iron_bf16 v966 = iron_f32_to_bf16(v965);
-    out[v962] = v966;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v967 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v968 = v616 + v967;
-  const unsigned int v969 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v970 = v615 + v969;
-  const bool v971 = v968 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v972 = v970 < v1;
-  const bool v973 = v971 && v972;
-  if (v973) {
-    const float v974 = v39.x[25];
-    const unsigned int v975 = v968 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v976 = v975 + v970;
-    const iron_bf16 v977 = residual[v976];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v978 = iron_to_f32(v977);
-    const float v979 = fmaf(v974, v3, v978);
-    const iron_bf16 v980 = iron_f32_to_bf16(v979);
-    out[v976] = v980;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v981 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v982 = v616 + v981;
-  const unsigned int v983 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v984 = v615 + v983;
-  const bool v985 = v982 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v986 = v984 < v1;
-  const bool v987 = v985 && v986;
-  if (v987) {
-    const float v988 = v39.x[26];
-    const unsigned int v989 = v982 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v990 = v989 + v984;
-    const iron_bf16 v991 = residual[v990];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v992 = iron_to_f32(v991);
-    const float v993 = fmaf(v988, v3, v992);
-    const iron_bf16 v994 = iron_f32_to_bf16(v993);
-    out[v990] = v994;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v995 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v996 = v616 + v995;
-  const unsigned int v997 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v998 = v615 + v997;
-  const bool v999 = v996 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1000 = v998 < v1;
-  const bool v1001 = v999 && v1000;
-  if (v1001) {
-    const float v1002 = v39.x[27];
-    const unsigned int v1003 = v996 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1004 = v1003 + v998;
-    const iron_bf16 v1005 = residual[v1004];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1006 = iron_to_f32(v1005);
-    const float v1007 = fmaf(v1002, v3, v1006);
-    const iron_bf16 v1008 = iron_f32_to_bf16(v1007);
-    out[v1004] = v1008;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1009 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1010 = v616 + v1009;
-  const unsigned int v1011 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1012 = v615 + v1011;
-  const bool v1013 = v1010 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1014 = v1012 < v1;
-  const bool v1015 = v1013 && v1014;
-  if (v1015) {
-    const float v1016 = v39.x[28];
-    const unsigned int v1017 = v1010 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1018 = v1017 + v1012;
-    const iron_bf16 v1019 = residual[v1018];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1020 = iron_to_f32(v1019);
-    const float v1021 = fmaf(v1016, v3, v1020);
-    const iron_bf16 v1022 = iron_f32_to_bf16(v1021);
-    out[v1018] = v1022;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1023 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1024 = v616 + v1023;
-  const unsigned int v1025 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1026 = v615 + v1025;
-  const bool v1027 = v1024 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1028 = v1026 < v1;
-  const bool v1029 = v1027 && v1028;
-  if (v1029) {
-    const float v1030 = v39.x[29];
-    const unsigned int v1031 = v1024 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1032 = v1031 + v1026;
-    const iron_bf16 v1033 = residual[v1032];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1034 = iron_to_f32(v1033);
-    const float v1035 = fmaf(v1030, v3, v1034);
-    const iron_bf16 v1036 = iron_f32_to_bf16(v1035);
-    out[v1032] = v1036;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1037 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1038 = v616 + v1037;
-  const unsigned int v1039 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1040 = v615 + v1039;
-  const bool v1041 = v1038 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1042 = v1040 < v1;
-  const bool v1043 = v1041 && v1042;
-  if (v1043) {
-    const float v1044 = v39.x[30];
-    const unsigned int v1045 = v1038 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1046 = v1045 + v1040;
-    const iron_bf16 v1047 = residual[v1046];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1048 = iron_to_f32(v1047);
-    const float v1049 = fmaf(v1044, v3, v1048);
-    const iron_bf16 v1050 = iron_f32_to_bf16(v1049);
-    out[v1046] = v1050;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1051 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1052 = v616 + v1051;
-  const unsigned int v1053 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1054 = v615 + v1053;
-  const bool v1055 = v1052 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1056 = v1054 < v1;
-  const bool v1057 = v1055 && v1056;
-  if (v1057) {
-    const float v1058 = v39.x[31];
-    const unsigned int v1059 = v1052 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1060 = v1059 + v1054;
-    const iron_bf16 v1061 = residual[v1060];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1062 = iron_to_f32(v1061);
-    const float v1063 = fmaf(v1058, v3, v1062);
-    const iron_bf16 v1064 = iron_f32_to_bf16(v1063);
-    out[v1060] = v1064;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1065 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1066 = v616 + v1065;
-  const unsigned int v1067 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1068 = v615 + v1067;
-  const bool v1069 = v1066 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1070 = v1068 < v1;
-  const bool v1071 = v1069 && v1070;
-  if (v1071) {
-    const float v1072 = v39.x[32];
-    const unsigned int v1073 = v1066 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1074 = v1073 + v1068;
-    const iron_bf16 v1075 = residual[v1074];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1076 = iron_to_f32(v1075);
-    const float v1077 = fmaf(v1072, v3, v1076);
-    const iron_bf16 v1078 = iron_f32_to_bf16(v1077);
-    out[v1074] = v1078;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1079 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1080 = v616 + v1079;
-  const unsigned int v1081 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1082 = v615 + v1081;
-  const bool v1083 = v1080 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1084 = v1082 < v1;
-  const bool v1085 = v1083 && v1084;
-  if (v1085) {
-    const float v1086 = v39.x[33];
-    const unsigned int v1087 = v1080 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1088 = v1087 + v1082;
-    const iron_bf16 v1089 = residual[v1088];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1090 = iron_to_f32(v1089);
-    const float v1091 = fmaf(v1086, v3, v1090);
-    const iron_bf16 v1092 = iron_f32_to_bf16(v1091);
-    out[v1088] = v1092;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1093 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1094 = v616 + v1093;
-  const unsigned int v1095 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1096 = v615 + v1095;
-  const bool v1097 = v1094 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1098 = v1096 < v1;
-  const bool v1099 = v1097 && v1098;
-  if (v1099) {
-    const float v1100 = v39.x[34];
-    const unsigned int v1101 = v1094 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1102 = v1101 + v1096;
-    const iron_bf16 v1103 = residual[v1102];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1104 = iron_to_f32(v1103);
-    const float v1105 = fmaf(v1100, v3, v1104);
-    const iron_bf16 v1106 = iron_f32_to_bf16(v1105);
-    out[v1102] = v1106;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1107 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1108 = v616 + v1107;
-  const unsigned int v1109 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1110 = v615 + v1109;
-  const bool v1111 = v1108 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1112 = v1110 < v1;
-  const bool v1113 = v1111 && v1112;
-  if (v1113) {
-    const float v1114 = v39.x[35];
-    const unsigned int v1115 = v1108 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1116 = v1115 + v1110;
-    const iron_bf16 v1117 = residual[v1116];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1118 = iron_to_f32(v1117);
-    const float v1119 = fmaf(v1114, v3, v1118);
-    const iron_bf16 v1120 = iron_f32_to_bf16(v1119);
-    out[v1116] = v1120;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1121 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1122 = v616 + v1121;
-  const unsigned int v1123 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1124 = v615 + v1123;
-  const bool v1125 = v1122 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1126 = v1124 < v1;
-  const bool v1127 = v1125 && v1126;
-  if (v1127) {
-    const float v1128 = v39.x[36];
-    const unsigned int v1129 = v1122 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1130 = v1129 + v1124;
-    const iron_bf16 v1131 = residual[v1130];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1132 = iron_to_f32(v1131);
-    const float v1133 = fmaf(v1128, v3, v1132);
-    const iron_bf16 v1134 = iron_f32_to_bf16(v1133);
-    out[v1130] = v1134;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1135 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1136 = v616 + v1135;
-  const unsigned int v1137 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1138 = v615 + v1137;
-  const bool v1139 = v1136 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1140 = v1138 < v1;
-  const bool v1141 = v1139 && v1140;
-  if (v1141) {
-    const float v1142 = v39.x[37];
-    const unsigned int v1143 = v1136 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1144 = v1143 + v1138;
-    const iron_bf16 v1145 = residual[v1144];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1146 = iron_to_f32(v1145);
-    const float v1147 = fmaf(v1142, v3, v1146);
-    const iron_bf16 v1148 = iron_f32_to_bf16(v1147);
-    out[v1144] = v1148;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1149 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1150 = v616 + v1149;
-  const unsigned int v1151 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1152 = v615 + v1151;
-  const bool v1153 = v1150 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1154 = v1152 < v1;
-  const bool v1155 = v1153 && v1154;
-  if (v1155) {
-    const float v1156 = v39.x[38];
-    const unsigned int v1157 = v1150 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1158 = v1157 + v1152;
-    const iron_bf16 v1159 = residual[v1158];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1160 = iron_to_f32(v1159);
-    const float v1161 = fmaf(v1156, v3, v1160);
-    const iron_bf16 v1162 = iron_f32_to_bf16(v1161);
-    out[v1158] = v1162;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1163 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1164 = v616 + v1163;
-  const unsigned int v1165 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1166 = v615 + v1165;
-  const bool v1167 = v1164 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1168 = v1166 < v1;
-  const bool v1169 = v1167 && v1168;
-  if (v1169) {
-    const float v1170 = v39.x[39];
-    const unsigned int v1171 = v1164 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1172 = v1171 + v1166;
-    const iron_bf16 v1173 = residual[v1172];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1174 = iron_to_f32(v1173);
-    const float v1175 = fmaf(v1170, v3, v1174);
-    const iron_bf16 v1176 = iron_f32_to_bf16(v1175);
-    out[v1172] = v1176;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1177 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1178 = v616 + v1177;
-  const unsigned int v1179 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1180 = v615 + v1179;
-  const bool v1181 = v1178 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1182 = v1180 < v1;
-  const bool v1183 = v1181 && v1182;
-  if (v1183) {
-    const float v1184 = v39.x[40];
-    const unsigned int v1185 = v1178 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1186 = v1185 + v1180;
-    const iron_bf16 v1187 = residual[v1186];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1188 = iron_to_f32(v1187);
-    const float v1189 = fmaf(v1184, v3, v1188);
-    const iron_bf16 v1190 = iron_f32_to_bf16(v1189);
-    out[v1186] = v1190;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1191 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1192 = v616 + v1191;
-  const unsigned int v1193 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1194 = v615 + v1193;
-  const bool v1195 = v1192 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1196 = v1194 < v1;
-  const bool v1197 = v1195 && v1196;
-  if (v1197) {
-    const float v1198 = v39.x[41];
-    const unsigned int v1199 = v1192 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1200 = v1199 + v1194;
-    const iron_bf16 v1201 = residual[v1200];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1202 = iron_to_f32(v1201);
-    const float v1203 = fmaf(v1198, v3, v1202);
-    const iron_bf16 v1204 = iron_f32_to_bf16(v1203);
-    out[v1200] = v1204;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1205 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1206 = v616 + v1205;
-  const unsigned int v1207 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1208 = v615 + v1207;
-  const bool v1209 = v1206 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1210 = v1208 < v1;
-  const bool v1211 = v1209 && v1210;
-  if (v1211) {
-    const float v1212 = v39.x[42];
-    const unsigned int v1213 = v1206 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1214 = v1213 + v1208;
-    const iron_bf16 v1215 = residual[v1214];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1216 = iron_to_f32(v1215);
-    const float v1217 = fmaf(v1212, v3, v1216);
-    const iron_bf16 v1218 = iron_f32_to_bf16(v1217);
-    out[v1214] = v1218;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1219 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1220 = v616 + v1219;
-  const unsigned int v1221 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1222 = v615 + v1221;
-  const bool v1223 = v1220 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1224 = v1222 < v1;
-  const bool v1225 = v1223 && v1224;
-  if (v1225) {
-    const float v1226 = v39.x[43];
-    const unsigned int v1227 = v1220 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1228 = v1227 + v1222;
-    const iron_bf16 v1229 = residual[v1228];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1230 = iron_to_f32(v1229);
-    const float v1231 = fmaf(v1226, v3, v1230);
-    const iron_bf16 v1232 = iron_f32_to_bf16(v1231);
-    out[v1228] = v1232;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1233 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1234 = v616 + v1233;
-  const unsigned int v1235 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1236 = v615 + v1235;
-  const bool v1237 = v1234 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1238 = v1236 < v1;
-  const bool v1239 = v1237 && v1238;
-  if (v1239) {
-    const float v1240 = v39.x[44];
-    const unsigned int v1241 = v1234 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1242 = v1241 + v1236;
-    const iron_bf16 v1243 = residual[v1242];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1244 = iron_to_f32(v1243);
-    const float v1245 = fmaf(v1240, v3, v1244);
-    const iron_bf16 v1246 = iron_f32_to_bf16(v1245);
-    out[v1242] = v1246;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1247 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1248 = v616 + v1247;
-  const unsigned int v1249 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1250 = v615 + v1249;
-  const bool v1251 = v1248 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1252 = v1250 < v1;
-  const bool v1253 = v1251 && v1252;
-  if (v1253) {
-    const float v1254 = v39.x[45];
-    const unsigned int v1255 = v1248 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1256 = v1255 + v1250;
-    const iron_bf16 v1257 = residual[v1256];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1258 = iron_to_f32(v1257);
-    const float v1259 = fmaf(v1254, v3, v1258);
-    const iron_bf16 v1260 = iron_f32_to_bf16(v1259);
-    out[v1256] = v1260;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1261 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1262 = v616 + v1261;
-  const unsigned int v1263 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1264 = v615 + v1263;
-  const bool v1265 = v1262 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1266 = v1264 < v1;
-  const bool v1267 = v1265 && v1266;
-  if (v1267) {
-    const float v1268 = v39.x[46];
-    const unsigned int v1269 = v1262 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1270 = v1269 + v1264;
-    const iron_bf16 v1271 = residual[v1270];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1272 = iron_to_f32(v1271);
-    const float v1273 = fmaf(v1268, v3, v1272);
-    const iron_bf16 v1274 = iron_f32_to_bf16(v1273);
-    out[v1270] = v1274;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1275 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1276 = v616 + v1275;
-  const unsigned int v1277 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1278 = v615 + v1277;
-  const bool v1279 = v1276 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1280 = v1278 < v1;
-  const bool v1281 = v1279 && v1280;
-  if (v1281) {
-    const float v1282 = v39.x[47];
-    const unsigned int v1283 = v1276 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1284 = v1283 + v1278;
-    const iron_bf16 v1285 = residual[v1284];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1286 = iron_to_f32(v1285);
-    const float v1287 = fmaf(v1282, v3, v1286);
-    const iron_bf16 v1288 = iron_f32_to_bf16(v1287);
-    out[v1284] = v1288;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1289 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1290 = v616 + v1289;
-  const unsigned int v1291 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1292 = v615 + v1291;
-  const bool v1293 = v1290 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1294 = v1292 < v1;
-  const bool v1295 = v1293 && v1294;
-  if (v1295) {
-    const float v1296 = v39.x[48];
-    const unsigned int v1297 = v1290 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1298 = v1297 + v1292;
-    const iron_bf16 v1299 = residual[v1298];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1300 = iron_to_f32(v1299);
-    const float v1301 = fmaf(v1296, v3, v1300);
-    const iron_bf16 v1302 = iron_f32_to_bf16(v1301);
-    out[v1298] = v1302;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1303 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1304 = v616 + v1303;
-  const unsigned int v1305 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1306 = v615 + v1305;
-  const bool v1307 = v1304 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1308 = v1306 < v1;
-  const bool v1309 = v1307 && v1308;
-  if (v1309) {
-    const float v1310 = v39.x[49];
-    const unsigned int v1311 = v1304 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1312 = v1311 + v1306;
-    const iron_bf16 v1313 = residual[v1312];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1314 = iron_to_f32(v1313);
-    const float v1315 = fmaf(v1310, v3, v1314);
-    const iron_bf16 v1316 = iron_f32_to_bf16(v1315);
-    out[v1312] = v1316;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1317 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1318 = v616 + v1317;
-  const unsigned int v1319 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1320 = v615 + v1319;
-  const bool v1321 = v1318 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1322 = v1320 < v1;
-  const bool v1323 = v1321 && v1322;
-  if (v1323) {
-    const float v1324 = v39.x[50];
-    const unsigned int v1325 = v1318 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1326 = v1325 + v1320;
-    const iron_bf16 v1327 = residual[v1326];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1328 = iron_to_f32(v1327);
-    const float v1329 = fmaf(v1324, v3, v1328);
-    const iron_bf16 v1330 = iron_f32_to_bf16(v1329);
-    out[v1326] = v1330;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1331 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1332 = v616 + v1331;
-  const unsigned int v1333 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1334 = v615 + v1333;
-  const bool v1335 = v1332 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1336 = v1334 < v1;
-  const bool v1337 = v1335 && v1336;
-  if (v1337) {
-    const float v1338 = v39.x[51];
-    const unsigned int v1339 = v1332 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1340 = v1339 + v1334;
-    const iron_bf16 v1341 = residual[v1340];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1342 = iron_to_f32(v1341);
-    const float v1343 = fmaf(v1338, v3, v1342);
-    const iron_bf16 v1344 = iron_f32_to_bf16(v1343);
-    out[v1340] = v1344;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1345 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1346 = v616 + v1345;
-  const unsigned int v1347 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1348 = v615 + v1347;
-  const bool v1349 = v1346 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1350 = v1348 < v1;
-  const bool v1351 = v1349 && v1350;
-  if (v1351) {
-    const float v1352 = v39.x[52];
-    const unsigned int v1353 = v1346 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1354 = v1353 + v1348;
-    const iron_bf16 v1355 = residual[v1354];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1356 = iron_to_f32(v1355);
-    const float v1357 = fmaf(v1352, v3, v1356);
-    const iron_bf16 v1358 = iron_f32_to_bf16(v1357);
-    out[v1354] = v1358;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1359 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1360 = v616 + v1359;
-  const unsigned int v1361 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1362 = v615 + v1361;
-  const bool v1363 = v1360 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1364 = v1362 < v1;
-  const bool v1365 = v1363 && v1364;
-  if (v1365) {
-    const float v1366 = v39.x[53];
-    const unsigned int v1367 = v1360 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1368 = v1367 + v1362;
-    const iron_bf16 v1369 = residual[v1368];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1370 = iron_to_f32(v1369);
-    const float v1371 = fmaf(v1366, v3, v1370);
-    const iron_bf16 v1372 = iron_f32_to_bf16(v1371);
-    out[v1368] = v1372;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1373 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1374 = v616 + v1373;
-  const unsigned int v1375 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1376 = v615 + v1375;
-  const bool v1377 = v1374 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1378 = v1376 < v1;
-  const bool v1379 = v1377 && v1378;
-  if (v1379) {
-    const float v1380 = v39.x[54];
-    const unsigned int v1381 = v1374 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1382 = v1381 + v1376;
-    const iron_bf16 v1383 = residual[v1382];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1384 = iron_to_f32(v1383);
-    const float v1385 = fmaf(v1380, v3, v1384);
-    const iron_bf16 v1386 = iron_f32_to_bf16(v1385);
-    out[v1382] = v1386;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1387 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1388 = v616 + v1387;
-  const unsigned int v1389 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1390 = v615 + v1389;
-  const bool v1391 = v1388 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1392 = v1390 < v1;
-  const bool v1393 = v1391 && v1392;
-  if (v1393) {
-    const float v1394 = v39.x[55];
-    const unsigned int v1395 = v1388 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1396 = v1395 + v1390;
-    const iron_bf16 v1397 = residual[v1396];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1398 = iron_to_f32(v1397);
-    const float v1399 = fmaf(v1394, v3, v1398);
-    const iron_bf16 v1400 = iron_f32_to_bf16(v1399);
-    out[v1396] = v1400;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1401 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1402 = v616 + v1401;
-  const unsigned int v1403 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1404 = v615 + v1403;
-  const bool v1405 = v1402 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1406 = v1404 < v1;
-  const bool v1407 = v1405 && v1406;
-  if (v1407) {
-    const float v1408 = v39.x[56];
-    const unsigned int v1409 = v1402 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1410 = v1409 + v1404;
-    const iron_bf16 v1411 = residual[v1410];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1412 = iron_to_f32(v1411);
-    const float v1413 = fmaf(v1408, v3, v1412);
-    const iron_bf16 v1414 = iron_f32_to_bf16(v1413);
-    out[v1410] = v1414;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1415 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1416 = v616 + v1415;
-  const unsigned int v1417 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1418 = v615 + v1417;
-  const bool v1419 = v1416 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1420 = v1418 < v1;
-  const bool v1421 = v1419 && v1420;
-  if (v1421) {
-    const float v1422 = v39.x[57];
-    const unsigned int v1423 = v1416 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1424 = v1423 + v1418;
-    const iron_bf16 v1425 = residual[v1424];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1426 = iron_to_f32(v1425);
-    const float v1427 = fmaf(v1422, v3, v1426);
-    const iron_bf16 v1428 = iron_f32_to_bf16(v1427);
-    out[v1424] = v1428;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1429 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1430 = v616 + v1429;
-  const unsigned int v1431 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1432 = v615 + v1431;
-  const bool v1433 = v1430 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1434 = v1432 < v1;
-  const bool v1435 = v1433 && v1434;
-  if (v1435) {
-    const float v1436 = v39.x[58];
-    const unsigned int v1437 = v1430 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1438 = v1437 + v1432;
-    const iron_bf16 v1439 = residual[v1438];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1440 = iron_to_f32(v1439);
-    const float v1441 = fmaf(v1436, v3, v1440);
-    const iron_bf16 v1442 = iron_f32_to_bf16(v1441);
-    out[v1438] = v1442;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1443 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1444 = v616 + v1443;
-  const unsigned int v1445 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1446 = v615 + v1445;
-  const bool v1447 = v1444 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1448 = v1446 < v1;
-  const bool v1449 = v1447 && v1448;
-  if (v1449) {
-    const float v1450 = v39.x[59];
-    const unsigned int v1451 = v1444 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1452 = v1451 + v1446;
-    const iron_bf16 v1453 = residual[v1452];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1454 = iron_to_f32(v1453);
-    const float v1455 = fmaf(v1450, v3, v1454);
-    const iron_bf16 v1456 = iron_f32_to_bf16(v1455);
-    out[v1452] = v1456;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1457 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1458 = v616 + v1457;
-  const unsigned int v1459 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1460 = v615 + v1459;
-  const bool v1461 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1462 = v1460 < v1;
-  const bool v1463 = v1461 && v1462;
-  if (v1463) {
-    const float v1464 = v39.x[60];
-    const unsigned int v1465 = v1458 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1466 = v1465 + v1460;
-    const iron_bf16 v1467 = residual[v1466];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1468 = iron_to_f32(v1467);
-    const float v1469 = fmaf(v1464, v3, v1468);
-    const iron_bf16 v1470 = iron_f32_to_bf16(v1469);
-    out[v1466] = v1470;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1471 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1472 = v616 + v1471;
-  const unsigned int v1473 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1474 = v615 + v1473;
-  const bool v1475 = v1472 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1476 = v1474 < v1;
-  const bool v1477 = v1475 && v1476;
-  if (v1477) {
-    const float v1478 = v39.x[61];
-    const unsigned int v1479 = v1472 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1480 = v1479 + v1474;
-    const iron_bf16 v1481 = residual[v1480];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1482 = iron_to_f32(v1481);
-    const float v1483 = fmaf(v1478, v3, v1482);
-    const iron_bf16 v1484 = iron_f32_to_bf16(v1483);
-    out[v1480] = v1484;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1485 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1486 = v616 + v1485;
-  const unsigned int v1487 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1488 = v615 + v1487;
-  const bool v1489 = v1486 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1490 = v1488 < v1;
-  const bool v1491 = v1489 && v1490;
-  if (v1491) {
-    const float v1492 = v39.x[62];
-    const unsigned int v1493 = v1486 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1494 = v1493 + v1488;
-    const iron_bf16 v1495 = residual[v1494];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1496 = iron_to_f32(v1495);
-    const float v1497 = fmaf(v1492, v3, v1496);
-    const iron_bf16 v1498 = iron_f32_to_bf16(v1497);
-    out[v1494] = v1498;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1499 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1500 = v616 + v1499;
-  const unsigned int v1501 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1502 = v615 + v1501;
-  const bool v1503 = v1500 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1504 = v1502 < v1;
-  const bool v1505 = v1503 && v1504;
-  if (v1505) {
-    const float v1506 = v39.x[63];
-    const unsigned int v1507 = v1500 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1508 = v1507 + v1502;
-    const iron_bf16 v1509 = residual[v1508];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1510 = iron_to_f32(v1509);
-    const float v1511 = fmaf(v1506, v3, v1510);
-    const iron_bf16 v1512 = iron_f32_to_bf16(v1511);
-    out[v1508] = v1512;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1513 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1514 = v616 + v1513;
-  const unsigned int v1515 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1516 = v615 + v1515;
-  const bool v1517 = v1514 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1518 = v1516 < v1;
-  const bool v1519 = v1517 && v1518;
-  if (v1519) {
-    const float v1520 = v39.x[64];
-    const unsigned int v1521 = v1514 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1522 = v1521 + v1516;
-    const iron_bf16 v1523 = residual[v1522];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1524 = iron_to_f32(v1523);
-    const float v1525 = fmaf(v1520, v3, v1524);
-    const iron_bf16 v1526 = iron_f32_to_bf16(v1525);
-    out[v1522] = v1526;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1527 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1528 = v616 + v1527;
-  const unsigned int v1529 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1530 = v615 + v1529;
-  const bool v1531 = v1528 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1532 = v1530 < v1;
-  const bool v1533 = v1531 && v1532;
-  if (v1533) {
-    const float v1534 = v39.x[65];
-    const unsigned int v1535 = v1528 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1536 = v1535 + v1530;
-    const iron_bf16 v1537 = residual[v1536];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1538 = iron_to_f32(v1537);
-    const float v1539 = fmaf(v1534, v3, v1538);
-    const iron_bf16 v1540 = iron_f32_to_bf16(v1539);
-    out[v1536] = v1540;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1541 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1542 = v616 + v1541;
-  const unsigned int v1543 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1544 = v615 + v1543;
-  const bool v1545 = v1542 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1546 = v1544 < v1;
-  const bool v1547 = v1545 && v1546;
-  if (v1547) {
-    const float v1548 = v39.x[66];
-    const unsigned int v1549 = v1542 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1550 = v1549 + v1544;
-    const iron_bf16 v1551 = residual[v1550];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1552 = iron_to_f32(v1551);
-    const float v1553 = fmaf(v1548, v3, v1552);
-    const iron_bf16 v1554 = iron_f32_to_bf16(v1553);
-    out[v1550] = v1554;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1555 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1556 = v616 + v1555;
-  const unsigned int v1557 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1558 = v615 + v1557;
-  const bool v1559 = v1556 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1560 = v1558 < v1;
-  const bool v1561 = v1559 && v1560;
-  if (v1561) {
-    const float v1562 = v39.x[67];
-    const unsigned int v1563 = v1556 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1564 = v1563 + v1558;
-    const iron_bf16 v1565 = residual[v1564];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1566 = iron_to_f32(v1565);
-    const float v1567 = fmaf(v1562, v3, v1566);
-    const iron_bf16 v1568 = iron_f32_to_bf16(v1567);
-    out[v1564] = v1568;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1569 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1570 = v616 + v1569;
-  const unsigned int v1571 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1572 = v615 + v1571;
-  const bool v1573 = v1570 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1574 = v1572 < v1;
-  const bool v1575 = v1573 && v1574;
-  if (v1575) {
-    const float v1576 = v39.x[68];
-    const unsigned int v1577 = v1570 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1578 = v1577 + v1572;
-    const iron_bf16 v1579 = residual[v1578];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1580 = iron_to_f32(v1579);
-    const float v1581 = fmaf(v1576, v3, v1580);
-    const iron_bf16 v1582 = iron_f32_to_bf16(v1581);
-    out[v1578] = v1582;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1583 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1584 = v616 + v1583;
-  const unsigned int v1585 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1586 = v615 + v1585;
-  const bool v1587 = v1584 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1588 = v1586 < v1;
-  const bool v1589 = v1587 && v1588;
-  if (v1589) {
-    const float v1590 = v39.x[69];
-    const unsigned int v1591 = v1584 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1592 = v1591 + v1586;
-    const iron_bf16 v1593 = residual[v1592];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1594 = iron_to_f32(v1593);
-    const float v1595 = fmaf(v1590, v3, v1594);
-    const iron_bf16 v1596 = iron_f32_to_bf16(v1595);
-    out[v1592] = v1596;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1597 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1598 = v616 + v1597;
-  const unsigned int v1599 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1600 = v615 + v1599;
-  const bool v1601 = v1598 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1602 = v1600 < v1;
-  const bool v1603 = v1601 && v1602;
-  if (v1603) {
-    const float v1604 = v39.x[70];
-    const unsigned int v1605 = v1598 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1606 = v1605 + v1600;
-    const iron_bf16 v1607 = residual[v1606];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1608 = iron_to_f32(v1607);
-    const float v1609 = fmaf(v1604, v3, v1608);
-    const iron_bf16 v1610 = iron_f32_to_bf16(v1609);
-    out[v1606] = v1610;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1611 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1612 = v616 + v1611;
-  const unsigned int v1613 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1614 = v615 + v1613;
-  const bool v1615 = v1612 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1616 = v1614 < v1;
-  const bool v1617 = v1615 && v1616;
-  if (v1617) {
-    const float v1618 = v39.x[71];
-    const unsigned int v1619 = v1612 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1620 = v1619 + v1614;
-    const iron_bf16 v1621 = residual[v1620];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1622 = iron_to_f32(v1621);
-    const float v1623 = fmaf(v1618, v3, v1622);
-    const iron_bf16 v1624 = iron_f32_to_bf16(v1623);
-    out[v1620] = v1624;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1625 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1626 = v616 + v1625;
-  const unsigned int v1627 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1628 = v615 + v1627;
-  const bool v1629 = v1626 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1630 = v1628 < v1;
-  const bool v1631 = v1629 && v1630;
-  if (v1631) {
-    const float v1632 = v39.x[72];
-    const unsigned int v1633 = v1626 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1634 = v1633 + v1628;
-    const iron_bf16 v1635 = residual[v1634];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1636 = iron_to_f32(v1635);
-    const float v1637 = fmaf(v1632, v3, v1636);
-    const iron_bf16 v1638 = iron_f32_to_bf16(v1637);
-    out[v1634] = v1638;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1639 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1640 = v616 + v1639;
-  const unsigned int v1641 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1642 = v615 + v1641;
-  const bool v1643 = v1640 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1644 = v1642 < v1;
-  const bool v1645 = v1643 && v1644;
-  if (v1645) {
-    const float v1646 = v39.x[73];
-    const unsigned int v1647 = v1640 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1648 = v1647 + v1642;
-    const iron_bf16 v1649 = residual[v1648];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1650 = iron_to_f32(v1649);
-    const float v1651 = fmaf(v1646, v3, v1650);
-    const iron_bf16 v1652 = iron_f32_to_bf16(v1651);
-    out[v1648] = v1652;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1653 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1654 = v616 + v1653;
-  const unsigned int v1655 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1656 = v615 + v1655;
-  const bool v1657 = v1654 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1658 = v1656 < v1;
-  const bool v1659 = v1657 && v1658;
-  if (v1659) {
-    const float v1660 = v39.x[74];
-    const unsigned int v1661 = v1654 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1662 = v1661 + v1656;
-    const iron_bf16 v1663 = residual[v1662];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1664 = iron_to_f32(v1663);
-    const float v1665 = fmaf(v1660, v3, v1664);
-    const iron_bf16 v1666 = iron_f32_to_bf16(v1665);
-    out[v1662] = v1666;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1667 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1668 = v616 + v1667;
-  const unsigned int v1669 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1670 = v615 + v1669;
-  const bool v1671 = v1668 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1672 = v1670 < v1;
-  const bool v1673 = v1671 && v1672;
-  if (v1673) {
-    const float v1674 = v39.x[75];
-    const unsigned int v1675 = v1668 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1676 = v1675 + v1670;
-    const iron_bf16 v1677 = residual[v1676];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1678 = iron_to_f32(v1677);
-    const float v1679 = fmaf(v1674, v3, v1678);
-    const iron_bf16 v1680 = iron_f32_to_bf16(v1679);
-    out[v1676] = v1680;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1681 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1682 = v616 + v1681;
-  const unsigned int v1683 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1684 = v615 + v1683;
-  const bool v1685 = v1682 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1686 = v1684 < v1;
-  const bool v1687 = v1685 && v1686;
-  if (v1687) {
-    const float v1688 = v39.x[76];
-    const unsigned int v1689 = v1682 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1690 = v1689 + v1684;
-    const iron_bf16 v1691 = residual[v1690];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1692 = iron_to_f32(v1691);
-    const float v1693 = fmaf(v1688, v3, v1692);
-    const iron_bf16 v1694 = iron_f32_to_bf16(v1693);
-    out[v1690] = v1694;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1695 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1696 = v616 + v1695;
-  const unsigned int v1697 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1698 = v615 + v1697;
-  const bool v1699 = v1696 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1700 = v1698 < v1;
-  const bool v1701 = v1699 && v1700;
-  if (v1701) {
-    const float v1702 = v39.x[77];
-    const unsigned int v1703 = v1696 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1704 = v1703 + v1698;
-    const iron_bf16 v1705 = residual[v1704];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1706 = iron_to_f32(v1705);
-    const float v1707 = fmaf(v1702, v3, v1706);
-    const iron_bf16 v1708 = iron_f32_to_bf16(v1707);
-    out[v1704] = v1708;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1709 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1710 = v616 + v1709;
-  const unsigned int v1711 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1712 = v615 + v1711;
-  const bool v1713 = v1710 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1714 = v1712 < v1;
-  const bool v1715 = v1713 && v1714;
-  if (v1715) {
-    const float v1716 = v39.x[78];
-    const unsigned int v1717 = v1710 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1718 = v1717 + v1712;
-    const iron_bf16 v1719 = residual[v1718];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1720 = iron_to_f32(v1719);
-    const float v1721 = fmaf(v1716, v3, v1720);
-    const iron_bf16 v1722 = iron_f32_to_bf16(v1721);
-    out[v1718] = v1722;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1723 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1724 = v616 + v1723;
-  const unsigned int v1725 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1726 = v615 + v1725;
-  const bool v1727 = v1724 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1728 = v1726 < v1;
-  const bool v1729 = v1727 && v1728;
-  if (v1729) {
-    const float v1730 = v39.x[79];
-    const unsigned int v1731 = v1724 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1732 = v1731 + v1726;
-    const iron_bf16 v1733 = residual[v1732];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1734 = iron_to_f32(v1733);
-    const float v1735 = fmaf(v1730, v3, v1734);
-    const iron_bf16 v1736 = iron_f32_to_bf16(v1735);
-    out[v1732] = v1736;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1737 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1738 = v616 + v1737;
-  const unsigned int v1739 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1740 = v615 + v1739;
-  const bool v1741 = v1738 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1742 = v1740 < v1;
-  const bool v1743 = v1741 && v1742;
-  if (v1743) {
-    const float v1744 = v39.x[80];
-    const unsigned int v1745 = v1738 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1746 = v1745 + v1740;
-    const iron_bf16 v1747 = residual[v1746];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1748 = iron_to_f32(v1747);
-    const float v1749 = fmaf(v1744, v3, v1748);
-    const iron_bf16 v1750 = iron_f32_to_bf16(v1749);
-    out[v1746] = v1750;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1751 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1752 = v616 + v1751;
-  const unsigned int v1753 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1754 = v615 + v1753;
-  const bool v1755 = v1752 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1756 = v1754 < v1;
-  const bool v1757 = v1755 && v1756;
-  if (v1757) {
-    const float v1758 = v39.x[81];
-    const unsigned int v1759 = v1752 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1760 = v1759 + v1754;
-    const iron_bf16 v1761 = residual[v1760];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1762 = iron_to_f32(v1761);
-    const float v1763 = fmaf(v1758, v3, v1762);
-    const iron_bf16 v1764 = iron_f32_to_bf16(v1763);
-    out[v1760] = v1764;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1765 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1766 = v616 + v1765;
-  const unsigned int v1767 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1768 = v615 + v1767;
-  const bool v1769 = v1766 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1770 = v1768 < v1;
-  const bool v1771 = v1769 && v1770;
-  if (v1771) {
-    const float v1772 = v39.x[82];
-    const unsigned int v1773 = v1766 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1774 = v1773 + v1768;
-    const iron_bf16 v1775 = residual[v1774];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1776 = iron_to_f32(v1775);
-    const float v1777 = fmaf(v1772, v3, v1776);
-    const iron_bf16 v1778 = iron_f32_to_bf16(v1777);
-    out[v1774] = v1778;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1779 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1780 = v616 + v1779;
-  const unsigned int v1781 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1782 = v615 + v1781;
-  const bool v1783 = v1780 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1784 = v1782 < v1;
-  const bool v1785 = v1783 && v1784;
-  if (v1785) {
-    const float v1786 = v39.x[83];
-    const unsigned int v1787 = v1780 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1788 = v1787 + v1782;
-    const iron_bf16 v1789 = residual[v1788];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1790 = iron_to_f32(v1789);
-    const float v1791 = fmaf(v1786, v3, v1790);
-    const iron_bf16 v1792 = iron_f32_to_bf16(v1791);
-    out[v1788] = v1792;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1793 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1794 = v616 + v1793;
-  const unsigned int v1795 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1796 = v615 + v1795;
-  const bool v1797 = v1794 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1798 = v1796 < v1;
-  const bool v1799 = v1797 && v1798;
-  if (v1799) {
-    const float v1800 = v39.x[84];
-    const unsigned int v1801 = v1794 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1802 = v1801 + v1796;
-    const iron_bf16 v1803 = residual[v1802];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1804 = iron_to_f32(v1803);
-    const float v1805 = fmaf(v1800, v3, v1804);
-    const iron_bf16 v1806 = iron_f32_to_bf16(v1805);
-    out[v1802] = v1806;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1807 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1808 = v616 + v1807;
-  const unsigned int v1809 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1810 = v615 + v1809;
-  const bool v1811 = v1808 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1812 = v1810 < v1;
-  const bool v1813 = v1811 && v1812;
-  if (v1813) {
-    const float v1814 = v39.x[85];
-    const unsigned int v1815 = v1808 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1816 = v1815 + v1810;
-    const iron_bf16 v1817 = residual[v1816];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1818 = iron_to_f32(v1817);
-    const float v1819 = fmaf(v1814, v3, v1818);
-    const iron_bf16 v1820 = iron_f32_to_bf16(v1819);
-    out[v1816] = v1820;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1821 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1822 = v616 + v1821;
-  const unsigned int v1823 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1824 = v615 + v1823;
-  const bool v1825 = v1822 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1826 = v1824 < v1;
-  const bool v1827 = v1825 && v1826;
-  if (v1827) {
-    const float v1828 = v39.x[86];
-    const unsigned int v1829 = v1822 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1830 = v1829 + v1824;
-    const iron_bf16 v1831 = residual[v1830];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1832 = iron_to_f32(v1831);
-    const float v1833 = fmaf(v1828, v3, v1832);
-    const iron_bf16 v1834 = iron_f32_to_bf16(v1833);
-    out[v1830] = v1834;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1835 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1836 = v616 + v1835;
-  const unsigned int v1837 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1838 = v615 + v1837;
-  const bool v1839 = v1836 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1840 = v1838 < v1;
-  const bool v1841 = v1839 && v1840;
-  if (v1841) {
-    const float v1842 = v39.x[87];
-    const unsigned int v1843 = v1836 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1844 = v1843 + v1838;
-    const iron_bf16 v1845 = residual[v1844];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1846 = iron_to_f32(v1845);
-    const float v1847 = fmaf(v1842, v3, v1846);
-    const iron_bf16 v1848 = iron_f32_to_bf16(v1847);
-    out[v1844] = v1848;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1849 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1850 = v616 + v1849;
-  const unsigned int v1851 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1852 = v615 + v1851;
-  const bool v1853 = v1850 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1854 = v1852 < v1;
-  const bool v1855 = v1853 && v1854;
-  if (v1855) {
-    const float v1856 = v39.x[88];
-    const unsigned int v1857 = v1850 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1858 = v1857 + v1852;
-    const iron_bf16 v1859 = residual[v1858];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1860 = iron_to_f32(v1859);
-    const float v1861 = fmaf(v1856, v3, v1860);
-    const iron_bf16 v1862 = iron_f32_to_bf16(v1861);
-    out[v1858] = v1862;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1863 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1864 = v616 + v1863;
-  const unsigned int v1865 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1866 = v615 + v1865;
-  const bool v1867 = v1864 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1868 = v1866 < v1;
-  const bool v1869 = v1867 && v1868;
-  if (v1869) {
-    const float v1870 = v39.x[89];
-    const unsigned int v1871 = v1864 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1872 = v1871 + v1866;
-    const iron_bf16 v1873 = residual[v1872];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1874 = iron_to_f32(v1873);
-    const float v1875 = fmaf(v1870, v3, v1874);
-    const iron_bf16 v1876 = iron_f32_to_bf16(v1875);
-    out[v1872] = v1876;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1877 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1878 = v616 + v1877;
-  const unsigned int v1879 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1880 = v615 + v1879;
-  const bool v1881 = v1878 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1882 = v1880 < v1;
-  const bool v1883 = v1881 && v1882;
-  if (v1883) {
-    const float v1884 = v39.x[90];
-    const unsigned int v1885 = v1878 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1886 = v1885 + v1880;
-    const iron_bf16 v1887 = residual[v1886];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1888 = iron_to_f32(v1887);
-    const float v1889 = fmaf(v1884, v3, v1888);
-    const iron_bf16 v1890 = iron_f32_to_bf16(v1889);
-    out[v1886] = v1890;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1891 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1892 = v616 + v1891;
-  const unsigned int v1893 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1894 = v615 + v1893;
-  const bool v1895 = v1892 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1896 = v1894 < v1;
-  const bool v1897 = v1895 && v1896;
-  if (v1897) {
-    const float v1898 = v39.x[91];
-    const unsigned int v1899 = v1892 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1900 = v1899 + v1894;
-    const iron_bf16 v1901 = residual[v1900];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1902 = iron_to_f32(v1901);
-    const float v1903 = fmaf(v1898, v3, v1902);
-    const iron_bf16 v1904 = iron_f32_to_bf16(v1903);
-    out[v1900] = v1904;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1905 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1906 = v616 + v1905;
-  const unsigned int v1907 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1908 = v615 + v1907;
-  const bool v1909 = v1906 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1910 = v1908 < v1;
-  const bool v1911 = v1909 && v1910;
-  if (v1911) {
-    const float v1912 = v39.x[92];
-    const unsigned int v1913 = v1906 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1914 = v1913 + v1908;
-    const iron_bf16 v1915 = residual[v1914];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1916 = iron_to_f32(v1915);
-    const float v1917 = fmaf(v1912, v3, v1916);
-    const iron_bf16 v1918 = iron_f32_to_bf16(v1917);
-    out[v1914] = v1918;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1919 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1920 = v616 + v1919;
-  const unsigned int v1921 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1922 = v615 + v1921;
-  const bool v1923 = v1920 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1924 = v1922 < v1;
-  const bool v1925 = v1923 && v1924;
-  if (v1925) {
-    const float v1926 = v39.x[93];
-    const unsigned int v1927 = v1920 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1928 = v1927 + v1922;
-    const iron_bf16 v1929 = residual[v1928];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1930 = iron_to_f32(v1929);
-    const float v1931 = fmaf(v1926, v3, v1930);
-    const iron_bf16 v1932 = iron_f32_to_bf16(v1931);
-    out[v1928] = v1932;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1933 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1934 = v616 + v1933;
-  const unsigned int v1935 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1936 = v615 + v1935;
-  const bool v1937 = v1934 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1938 = v1936 < v1;
-  const bool v1939 = v1937 && v1938;
-  if (v1939) {
-    const float v1940 = v39.x[94];
-    const unsigned int v1941 = v1934 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1942 = v1941 + v1936;
-    const iron_bf16 v1943 = residual[v1942];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1944 = iron_to_f32(v1943);
-    const float v1945 = fmaf(v1940, v3, v1944);
-    const iron_bf16 v1946 = iron_f32_to_bf16(v1945);
-    out[v1942] = v1946;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1947 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1948 = v616 + v1947;
-  const unsigned int v1949 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1950 = v615 + v1949;
-  const bool v1951 = v1948 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1952 = v1950 < v1;
-  const bool v1953 = v1951 && v1952;
-  if (v1953) {
-    const float v1954 = v39.x[95];
-    const unsigned int v1955 = v1948 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1956 = v1955 + v1950;
-    const iron_bf16 v1957 = residual[v1956];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1958 = iron_to_f32(v1957);
-    const float v1959 = fmaf(v1954, v3, v1958);
-    const iron_bf16 v1960 = iron_f32_to_bf16(v1959);
-    out[v1956] = v1960;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1961 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1962 = v616 + v1961;
-  const unsigned int v1963 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1964 = v615 + v1963;
-  const bool v1965 = v1962 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1966 = v1964 < v1;
-  const bool v1967 = v1965 && v1966;
-  if (v1967) {
-    const float v1968 = v39.x[96];
-    const unsigned int v1969 = v1962 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1970 = v1969 + v1964;
-    const iron_bf16 v1971 = residual[v1970];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1972 = iron_to_f32(v1971);
-    const float v1973 = fmaf(v1968, v3, v1972);
-    const iron_bf16 v1974 = iron_f32_to_bf16(v1973);
-    out[v1970] = v1974;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1975 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1976 = v616 + v1975;
-  const unsigned int v1977 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1978 = v615 + v1977;
-  const bool v1979 = v1976 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1980 = v1978 < v1;
-  const bool v1981 = v1979 && v1980;
-  if (v1981) {
-    const float v1982 = v39.x[97];
-    const unsigned int v1983 = v1976 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1984 = v1983 + v1978;
-    const iron_bf16 v1985 = residual[v1984];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1986 = iron_to_f32(v1985);
-    const float v1987 = fmaf(v1982, v3, v1986);
-    const iron_bf16 v1988 = iron_f32_to_bf16(v1987);
-    out[v1984] = v1988;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1989 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v1990 = v616 + v1989;
-  const unsigned int v1991 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v1992 = v615 + v1991;
-  const bool v1993 = v1990 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1994 = v1992 < v1;
-  const bool v1995 = v1993 && v1994;
-  if (v1995) {
-    const float v1996 = v39.x[98];
-    const unsigned int v1997 = v1990 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1998 = v1997 + v1992;
-    const iron_bf16 v1999 = residual[v1998];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2000 = iron_to_f32(v1999);
-    const float v2001 = fmaf(v1996, v3, v2000);
-    const iron_bf16 v2002 = iron_f32_to_bf16(v2001);
-    out[v1998] = v2002;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2003 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2004 = v616 + v2003;
-  const unsigned int v2005 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2006 = v615 + v2005;
-  const bool v2007 = v2004 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2008 = v2006 < v1;
-  const bool v2009 = v2007 && v2008;
-  if (v2009) {
-    const float v2010 = v39.x[99];
-    const unsigned int v2011 = v2004 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2012 = v2011 + v2006;
-    const iron_bf16 v2013 = residual[v2012];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2014 = iron_to_f32(v2013);
-    const float v2015 = fmaf(v2010, v3, v2014);
-    const iron_bf16 v2016 = iron_f32_to_bf16(v2015);
-    out[v2012] = v2016;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2017 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2018 = v616 + v2017;
-  const unsigned int v2019 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2020 = v615 + v2019;
-  const bool v2021 = v2018 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2022 = v2020 < v1;
-  const bool v2023 = v2021 && v2022;
-  if (v2023) {
-    const float v2024 = v39.x[100];
-    const unsigned int v2025 = v2018 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2026 = v2025 + v2020;
-    const iron_bf16 v2027 = residual[v2026];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2028 = iron_to_f32(v2027);
-    const float v2029 = fmaf(v2024, v3, v2028);
-    const iron_bf16 v2030 = iron_f32_to_bf16(v2029);
-    out[v2026] = v2030;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2031 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2032 = v616 + v2031;
-  const unsigned int v2033 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2034 = v615 + v2033;
-  const bool v2035 = v2032 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2036 = v2034 < v1;
-  const bool v2037 = v2035 && v2036;
-  if (v2037) {
-    const float v2038 = v39.x[101];
-    const unsigned int v2039 = v2032 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2040 = v2039 + v2034;
-    const iron_bf16 v2041 = residual[v2040];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2042 = iron_to_f32(v2041);
-    const float v2043 = fmaf(v2038, v3, v2042);
-    const iron_bf16 v2044 = iron_f32_to_bf16(v2043);
-    out[v2040] = v2044;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2045 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2046 = v616 + v2045;
-  const unsigned int v2047 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2048 = v615 + v2047;
-  const bool v2049 = v2046 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2050 = v2048 < v1;
-  const bool v2051 = v2049 && v2050;
-  if (v2051) {
-    const float v2052 = v39.x[102];
-    const unsigned int v2053 = v2046 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2054 = v2053 + v2048;
-    const iron_bf16 v2055 = residual[v2054];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2056 = iron_to_f32(v2055);
-    const float v2057 = fmaf(v2052, v3, v2056);
-    const iron_bf16 v2058 = iron_f32_to_bf16(v2057);
-    out[v2054] = v2058;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2059 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2060 = v616 + v2059;
-  const unsigned int v2061 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2062 = v615 + v2061;
-  const bool v2063 = v2060 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2064 = v2062 < v1;
-  const bool v2065 = v2063 && v2064;
-  if (v2065) {
-    const float v2066 = v39.x[103];
-    const unsigned int v2067 = v2060 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2068 = v2067 + v2062;
-    const iron_bf16 v2069 = residual[v2068];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2070 = iron_to_f32(v2069);
-    const float v2071 = fmaf(v2066, v3, v2070);
-    const iron_bf16 v2072 = iron_f32_to_bf16(v2071);
-    out[v2068] = v2072;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2073 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2074 = v616 + v2073;
-  const unsigned int v2075 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2076 = v615 + v2075;
-  const bool v2077 = v2074 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2078 = v2076 < v1;
-  const bool v2079 = v2077 && v2078;
-  if (v2079) {
-    const float v2080 = v39.x[104];
-    const unsigned int v2081 = v2074 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2082 = v2081 + v2076;
-    const iron_bf16 v2083 = residual[v2082];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2084 = iron_to_f32(v2083);
-    const float v2085 = fmaf(v2080, v3, v2084);
-    const iron_bf16 v2086 = iron_f32_to_bf16(v2085);
-    out[v2082] = v2086;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2087 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2088 = v616 + v2087;
-  const unsigned int v2089 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2090 = v615 + v2089;
-  const bool v2091 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2092 = v2090 < v1;
-  const bool v2093 = v2091 && v2092;
-  if (v2093) {
-    const float v2094 = v39.x[105];
-    const unsigned int v2095 = v2088 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2096 = v2095 + v2090;
-    const iron_bf16 v2097 = residual[v2096];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2098 = iron_to_f32(v2097);
-    const float v2099 = fmaf(v2094, v3, v2098);
-    const iron_bf16 v2100 = iron_f32_to_bf16(v2099);
-    out[v2096] = v2100;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2101 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2102 = v616 + v2101;
-  const unsigned int v2103 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2104 = v615 + v2103;
-  const bool v2105 = v2102 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2106 = v2104 < v1;
-  const bool v2107 = v2105 && v2106;
-  if (v2107) {
-    const float v2108 = v39.x[106];
-    const unsigned int v2109 = v2102 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2110 = v2109 + v2104;
-    const iron_bf16 v2111 = residual[v2110];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2112 = iron_to_f32(v2111);
-    const float v2113 = fmaf(v2108, v3, v2112);
-    const iron_bf16 v2114 = iron_f32_to_bf16(v2113);
-    out[v2110] = v2114;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2115 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2116 = v616 + v2115;
-  const unsigned int v2117 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2118 = v615 + v2117;
-  const bool v2119 = v2116 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2120 = v2118 < v1;
-  const bool v2121 = v2119 && v2120;
-  if (v2121) {
-    const float v2122 = v39.x[107];
-    const unsigned int v2123 = v2116 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2124 = v2123 + v2118;
-    const iron_bf16 v2125 = residual[v2124];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2126 = iron_to_f32(v2125);
-    const float v2127 = fmaf(v2122, v3, v2126);
-    const iron_bf16 v2128 = iron_f32_to_bf16(v2127);
-    out[v2124] = v2128;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2129 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2130 = v616 + v2129;
-  const unsigned int v2131 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2132 = v615 + v2131;
-  const bool v2133 = v2130 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2134 = v2132 < v1;
-  const bool v2135 = v2133 && v2134;
-  if (v2135) {
-    const float v2136 = v39.x[108];
-    const unsigned int v2137 = v2130 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2138 = v2137 + v2132;
-    const iron_bf16 v2139 = residual[v2138];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2140 = iron_to_f32(v2139);
-    const float v2141 = fmaf(v2136, v3, v2140);
-    const iron_bf16 v2142 = iron_f32_to_bf16(v2141);
-    out[v2138] = v2142;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2143 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2144 = v616 + v2143;
-  const unsigned int v2145 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2146 = v615 + v2145;
-  const bool v2147 = v2144 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2148 = v2146 < v1;
-  const bool v2149 = v2147 && v2148;
-  if (v2149) {
-    const float v2150 = v39.x[109];
-    const unsigned int v2151 = v2144 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2152 = v2151 + v2146;
-    const iron_bf16 v2153 = residual[v2152];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2154 = iron_to_f32(v2153);
-    const float v2155 = fmaf(v2150, v3, v2154);
-    const iron_bf16 v2156 = iron_f32_to_bf16(v2155);
-    out[v2152] = v2156;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2157 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2158 = v616 + v2157;
-  const unsigned int v2159 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2160 = v615 + v2159;
-  const bool v2161 = v2158 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2162 = v2160 < v1;
-  const bool v2163 = v2161 && v2162;
-  if (v2163) {
-    const float v2164 = v39.x[110];
-    const unsigned int v2165 = v2158 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2166 = v2165 + v2160;
-    const iron_bf16 v2167 = residual[v2166];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2168 = iron_to_f32(v2167);
-    const float v2169 = fmaf(v2164, v3, v2168);
-    const iron_bf16 v2170 = iron_f32_to_bf16(v2169);
-    out[v2166] = v2170;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2171 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2172 = v616 + v2171;
-  const unsigned int v2173 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2174 = v615 + v2173;
-  const bool v2175 = v2172 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2176 = v2174 < v1;
-  const bool v2177 = v2175 && v2176;
-  if (v2177) {
-    const float v2178 = v39.x[111];
-    const unsigned int v2179 = v2172 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2180 = v2179 + v2174;
-    const iron_bf16 v2181 = residual[v2180];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2182 = iron_to_f32(v2181);
-    const float v2183 = fmaf(v2178, v3, v2182);
-    const iron_bf16 v2184 = iron_f32_to_bf16(v2183);
-    out[v2180] = v2184;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2185 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2186 = v616 + v2185;
-  const unsigned int v2187 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2188 = v615 + v2187;
-  const bool v2189 = v2186 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2190 = v2188 < v1;
-  const bool v2191 = v2189 && v2190;
-  if (v2191) {
-    const float v2192 = v39.x[112];
-    const unsigned int v2193 = v2186 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2194 = v2193 + v2188;
-    const iron_bf16 v2195 = residual[v2194];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2196 = iron_to_f32(v2195);
-    const float v2197 = fmaf(v2192, v3, v2196);
-    const iron_bf16 v2198 = iron_f32_to_bf16(v2197);
-    out[v2194] = v2198;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2199 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2200 = v616 + v2199;
-  const unsigned int v2201 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2202 = v615 + v2201;
-  const bool v2203 = v2200 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2204 = v2202 < v1;
-  const bool v2205 = v2203 && v2204;
-  if (v2205) {
-    const float v2206 = v39.x[113];
-    const unsigned int v2207 = v2200 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2208 = v2207 + v2202;
-    const iron_bf16 v2209 = residual[v2208];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2210 = iron_to_f32(v2209);
-    const float v2211 = fmaf(v2206, v3, v2210);
-    const iron_bf16 v2212 = iron_f32_to_bf16(v2211);
-    out[v2208] = v2212;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2213 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2214 = v616 + v2213;
-  const unsigned int v2215 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2216 = v615 + v2215;
-  const bool v2217 = v2214 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2218 = v2216 < v1;
-  const bool v2219 = v2217 && v2218;
-  if (v2219) {
-    const float v2220 = v39.x[114];
-    const unsigned int v2221 = v2214 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2222 = v2221 + v2216;
-    const iron_bf16 v2223 = residual[v2222];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2224 = iron_to_f32(v2223);
-    const float v2225 = fmaf(v2220, v3, v2224);
-    const iron_bf16 v2226 = iron_f32_to_bf16(v2225);
-    out[v2222] = v2226;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2227 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2228 = v616 + v2227;
-  const unsigned int v2229 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2230 = v615 + v2229;
-  const bool v2231 = v2228 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2232 = v2230 < v1;
-  const bool v2233 = v2231 && v2232;
-  if (v2233) {
-    const float v2234 = v39.x[115];
-    const unsigned int v2235 = v2228 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2236 = v2235 + v2230;
-    const iron_bf16 v2237 = residual[v2236];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2238 = iron_to_f32(v2237);
-    const float v2239 = fmaf(v2234, v3, v2238);
-    const iron_bf16 v2240 = iron_f32_to_bf16(v2239);
-    out[v2236] = v2240;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2241 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2242 = v616 + v2241;
-  const unsigned int v2243 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2244 = v615 + v2243;
-  const bool v2245 = v2242 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2246 = v2244 < v1;
-  const bool v2247 = v2245 && v2246;
-  if (v2247) {
-    const float v2248 = v39.x[116];
-    const unsigned int v2249 = v2242 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2250 = v2249 + v2244;
-    const iron_bf16 v2251 = residual[v2250];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2252 = iron_to_f32(v2251);
-    const float v2253 = fmaf(v2248, v3, v2252);
-    const iron_bf16 v2254 = iron_f32_to_bf16(v2253);
-    out[v2250] = v2254;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2255 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2256 = v616 + v2255;
-  const unsigned int v2257 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2258 = v615 + v2257;
-  const bool v2259 = v2256 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2260 = v2258 < v1;
-  const bool v2261 = v2259 && v2260;
-  if (v2261) {
-    const float v2262 = v39.x[117];
-    const unsigned int v2263 = v2256 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2264 = v2263 + v2258;
-    const iron_bf16 v2265 = residual[v2264];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2266 = iron_to_f32(v2265);
-    const float v2267 = fmaf(v2262, v3, v2266);
-    const iron_bf16 v2268 = iron_f32_to_bf16(v2267);
-    out[v2264] = v2268;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2269 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2270 = v616 + v2269;
-  const unsigned int v2271 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2272 = v615 + v2271;
-  const bool v2273 = v2270 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2274 = v2272 < v1;
-  const bool v2275 = v2273 && v2274;
-  if (v2275) {
-    const float v2276 = v39.x[118];
-    const unsigned int v2277 = v2270 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2278 = v2277 + v2272;
-    const iron_bf16 v2279 = residual[v2278];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2280 = iron_to_f32(v2279);
-    const float v2281 = fmaf(v2276, v3, v2280);
-    const iron_bf16 v2282 = iron_f32_to_bf16(v2281);
-    out[v2278] = v2282;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2283 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2284 = v616 + v2283;
-  const unsigned int v2285 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2286 = v615 + v2285;
-  const bool v2287 = v2284 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2288 = v2286 < v1;
-  const bool v2289 = v2287 && v2288;
-  if (v2289) {
-    const float v2290 = v39.x[119];
-    const unsigned int v2291 = v2284 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2292 = v2291 + v2286;
-    const iron_bf16 v2293 = residual[v2292];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2294 = iron_to_f32(v2293);
-    const float v2295 = fmaf(v2290, v3, v2294);
-    const iron_bf16 v2296 = iron_f32_to_bf16(v2295);
-    out[v2292] = v2296;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2297 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2298 = v616 + v2297;
-  const unsigned int v2299 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2300 = v615 + v2299;
-  const bool v2301 = v2298 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2302 = v2300 < v1;
-  const bool v2303 = v2301 && v2302;
-  if (v2303) {
-    const float v2304 = v39.x[120];
-    const unsigned int v2305 = v2298 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2306 = v2305 + v2300;
-    const iron_bf16 v2307 = residual[v2306];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2308 = iron_to_f32(v2307);
-    const float v2309 = fmaf(v2304, v3, v2308);
-    const iron_bf16 v2310 = iron_f32_to_bf16(v2309);
-    out[v2306] = v2310;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2311 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2312 = v616 + v2311;
-  const unsigned int v2313 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2314 = v615 + v2313;
-  const bool v2315 = v2312 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2316 = v2314 < v1;
-  const bool v2317 = v2315 && v2316;
-  if (v2317) {
-    const float v2318 = v39.x[121];
-    const unsigned int v2319 = v2312 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2320 = v2319 + v2314;
-    const iron_bf16 v2321 = residual[v2320];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2322 = iron_to_f32(v2321);
-    const float v2323 = fmaf(v2318, v3, v2322);
-    const iron_bf16 v2324 = iron_f32_to_bf16(v2323);
-    out[v2320] = v2324;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2325 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2326 = v616 + v2325;
-  const unsigned int v2327 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2328 = v615 + v2327;
-  const bool v2329 = v2326 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2330 = v2328 < v1;
-  const bool v2331 = v2329 && v2330;
-  if (v2331) {
-    const float v2332 = v39.x[122];
-    const unsigned int v2333 = v2326 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2334 = v2333 + v2328;
-    const iron_bf16 v2335 = residual[v2334];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2336 = iron_to_f32(v2335);
-    const float v2337 = fmaf(v2332, v3, v2336);
-    const iron_bf16 v2338 = iron_f32_to_bf16(v2337);
-    out[v2334] = v2338;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2339 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2340 = v616 + v2339;
-  const unsigned int v2341 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2342 = v615 + v2341;
-  const bool v2343 = v2340 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2344 = v2342 < v1;
-  const bool v2345 = v2343 && v2344;
-  if (v2345) {
-    const float v2346 = v39.x[123];
-    const unsigned int v2347 = v2340 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2348 = v2347 + v2342;
-    const iron_bf16 v2349 = residual[v2348];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2350 = iron_to_f32(v2349);
-    const float v2351 = fmaf(v2346, v3, v2350);
-    const iron_bf16 v2352 = iron_f32_to_bf16(v2351);
-    out[v2348] = v2352;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2353 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2354 = v616 + v2353;
-  const unsigned int v2355 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2356 = v615 + v2355;
-  const bool v2357 = v2354 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2358 = v2356 < v1;
-  const bool v2359 = v2357 && v2358;
-  if (v2359) {
-    const float v2360 = v39.x[124];
-    const unsigned int v2361 = v2354 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2362 = v2361 + v2356;
-    const iron_bf16 v2363 = residual[v2362];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2364 = iron_to_f32(v2363);
-    const float v2365 = fmaf(v2360, v3, v2364);
-    const iron_bf16 v2366 = iron_f32_to_bf16(v2365);
-    out[v2362] = v2366;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2367 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2368 = v616 + v2367;
-  const unsigned int v2369 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2370 = v615 + v2369;
-  const bool v2371 = v2368 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2372 = v2370 < v1;
-  const bool v2373 = v2371 && v2372;
-  if (v2373) {
-    const float v2374 = v39.x[125];
-    const unsigned int v2375 = v2368 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2376 = v2375 + v2370;
-    const iron_bf16 v2377 = residual[v2376];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2378 = iron_to_f32(v2377);
-    const float v2379 = fmaf(v2374, v3, v2378);
-    const iron_bf16 v2380 = iron_f32_to_bf16(v2379);
-    out[v2376] = v2380;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2381 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2382 = v616 + v2381;
-  const unsigned int v2383 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2384 = v615 + v2383;
-  const bool v2385 = v2382 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2386 = v2384 < v1;
-  const bool v2387 = v2385 && v2386;
-  if (v2387) {
-    const float v2388 = v39.x[126];
-    const unsigned int v2389 = v2382 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2390 = v2389 + v2384;
-    const iron_bf16 v2391 = residual[v2390];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2392 = iron_to_f32(v2391);
-    const float v2393 = fmaf(v2388, v3, v2392);
-    const iron_bf16 v2394 = iron_f32_to_bf16(v2393);
-    out[v2390] = v2394;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2395 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-  const unsigned int v2396 = v616 + v2395;
-  const unsigned int v2397 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-  const unsigned int v2398 = v615 + v2397;
-  const bool v2399 = v2396 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2400 = v2398 < v1;
-  const bool v2401 = v2399 && v2400;
-  if (v2401) {
-    const float v2402 = v39.x[127];
-    const unsigned int v2403 = v2396 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2404 = v2403 + v2398;
-    const iron_bf16 v2405 = residual[v2404];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2406 = iron_to_f32(v2405);
-    const float v2407 = fmaf(v2402, v3, v2406);
-    const iron_bf16 v2408 = iron_f32_to_bf16(v2407);
-    out[v2404] = v2408;  // kernels/gemm/gemm_epilogue.cpp:86
+  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:315
+  const unsigned int v1793 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:332
+
+  for (unsigned int v621 = 0u; v621 < 8u; v621 += 1u) {  // kernels/gemm/gemm_tiles.hpp:316
+    const unsigned int v623 = v621 >> 2u;  // kernels/gemm/gemm_tiles.hpp:317
+    const unsigned int v625 = v621 & 3u;  // kernels/gemm/gemm_tiles.hpp:318
+    const bool v628 = v32 == v623;  // kernels/gemm/gemm_tiles.hpp:319
+    if (v628) {
+      const bool v634 = v625 == 0u;  // kernels/gemm/gemm_tiles.hpp:322
+      if (v634) {
+        const float v635 = v39.x[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v636 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v639 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));
+        const unsigned int v641 = v639 * 132u;
+        const unsigned int v642 = v641 + v37;
+        const unsigned int v643 = v642 + v636;
+        shm2[v643] = v635;
+        const float v644 = v39.x[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v645 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v648 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));
+        const unsigned int v650 = v648 * 132u;
+        const unsigned int v651 = v650 + v37;
+        const unsigned int v652 = v651 + v645;
+        shm2[v652] = v644;
+        const float v653 = v39.x[2];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v654 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v657 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));
+        const unsigned int v659 = v657 * 132u;
+        const unsigned int v660 = v659 + v37;
+        const unsigned int v661 = v660 + v654;
+        shm2[v661] = v653;
+        const float v662 = v39.x[3];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v663 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v666 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));
+        const unsigned int v668 = v666 * 132u;
+        const unsigned int v669 = v668 + v37;
+        const unsigned int v670 = v669 + v663;
+        shm2[v670] = v662;
+        const float v671 = v39.x[4];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v672 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v675 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));
+        const unsigned int v677 = v675 * 132u;
+        const unsigned int v678 = v677 + v37;
+        const unsigned int v679 = v678 + v672;
+        shm2[v679] = v671;
+        const float v680 = v39.x[5];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v681 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v684 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));
+        const unsigned int v686 = v684 * 132u;
+        const unsigned int v687 = v686 + v37;
+        const unsigned int v688 = v687 + v681;
+        shm2[v688] = v680;
+        const float v689 = v39.x[6];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v690 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v693 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));
+        const unsigned int v695 = v693 * 132u;
+        const unsigned int v696 = v695 + v37;
+        const unsigned int v697 = v696 + v690;
+        shm2[v697] = v689;
+        const float v698 = v39.x[7];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v699 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v702 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));
+        const unsigned int v704 = v702 * 132u;
+        const unsigned int v705 = v704 + v37;
+        const unsigned int v706 = v705 + v699;
+        shm2[v706] = v698;
+        const float v707 = v39.x[8];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v708 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v711 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));
+        const unsigned int v713 = v711 * 132u;
+        const unsigned int v714 = v713 + v37;
+        const unsigned int v715 = v714 + v708;
+        shm2[v715] = v707;
+        const float v716 = v39.x[9];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v717 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v720 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));
+        const unsigned int v722 = v720 * 132u;
+        const unsigned int v723 = v722 + v37;
+        const unsigned int v724 = v723 + v717;
+        shm2[v724] = v716;
+        const float v725 = v39.x[10];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v726 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v729 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));
+        const unsigned int v731 = v729 * 132u;
+        const unsigned int v732 = v731 + v37;
+        const unsigned int v733 = v732 + v726;
+        shm2[v733] = v725;
+        const float v734 = v39.x[11];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v735 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v738 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));
+        const unsigned int v740 = v738 * 132u;
+        const unsigned int v741 = v740 + v37;
+        const unsigned int v742 = v741 + v735;
+        shm2[v742] = v734;
+        const float v743 = v39.x[12];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v744 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v747 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));
+        const unsigned int v749 = v747 * 132u;
+        const unsigned int v750 = v749 + v37;
+        const unsigned int v751 = v750 + v744;
+        shm2[v751] = v743;
+        const float v752 = v39.x[13];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v753 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v756 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));
+        const unsigned int v758 = v756 * 132u;
+        const unsigned int v759 = v758 + v37;
+        const unsigned int v760 = v759 + v753;
+        shm2[v760] = v752;
+        const float v761 = v39.x[14];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v762 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v765 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));
+        const unsigned int v767 = v765 * 132u;
+        const unsigned int v768 = v767 + v37;
+        const unsigned int v769 = v768 + v762;
+        shm2[v769] = v761;
+        const float v770 = v39.x[15];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v771 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v774 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));
+        const unsigned int v776 = v774 * 132u;
+        const unsigned int v777 = v776 + v37;
+        const unsigned int v778 = v777 + v771;
+        shm2[v778] = v770;
+        const float v779 = v39.x[16];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v780 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v783 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));
+        const unsigned int v785 = v783 * 132u;
+        const unsigned int v786 = v785 + v37;
+        const unsigned int v787 = v786 + v780;
+        shm2[v787] = v779;
+        const float v788 = v39.x[17];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v789 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v792 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));
+        const unsigned int v794 = v792 * 132u;
+        const unsigned int v795 = v794 + v37;
+        const unsigned int v796 = v795 + v789;
+        shm2[v796] = v788;
+        const float v797 = v39.x[18];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v798 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v801 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));
+        const unsigned int v803 = v801 * 132u;
+        const unsigned int v804 = v803 + v37;
+        const unsigned int v805 = v804 + v798;
+        shm2[v805] = v797;
+        const float v806 = v39.x[19];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v807 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v810 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));
+        const unsigned int v812 = v810 * 132u;
+        const unsigned int v813 = v812 + v37;
+        const unsigned int v814 = v813 + v807;
+        shm2[v814] = v806;
+        const float v815 = v39.x[20];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v816 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v819 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));
+        const unsigned int v821 = v819 * 132u;
+        const unsigned int v822 = v821 + v37;
+        const unsigned int v823 = v822 + v816;
+        shm2[v823] = v815;
+        const float v824 = v39.x[21];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v825 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v828 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));
+        const unsigned int v830 = v828 * 132u;
+        const unsigned int v831 = v830 + v37;
+        const unsigned int v832 = v831 + v825;
+        shm2[v832] = v824;
+        const float v833 = v39.x[22];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v834 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v837 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));
+        const unsigned int v839 = v837 * 132u;
+        const unsigned int v840 = v839 + v37;
+        const unsigned int v841 = v840 + v834;
+        shm2[v841] = v833;
+        const float v842 = v39.x[23];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v843 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v846 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));
+        const unsigned int v848 = v846 * 132u;
+        const unsigned int v849 = v848 + v37;
+        const unsigned int v850 = v849 + v843;
+        shm2[v850] = v842;
+        const float v851 = v39.x[24];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v852 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v855 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));
+        const unsigned int v857 = v855 * 132u;
+        const unsigned int v858 = v857 + v37;
+        const unsigned int v859 = v858 + v852;
+        shm2[v859] = v851;
+        const float v860 = v39.x[25];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v861 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v864 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));
+        const unsigned int v866 = v864 * 132u;
+        const unsigned int v867 = v866 + v37;
+        const unsigned int v868 = v867 + v861;
+        shm2[v868] = v860;
+        const float v869 = v39.x[26];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v870 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v873 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));
+        const unsigned int v875 = v873 * 132u;
+        const unsigned int v876 = v875 + v37;
+        const unsigned int v877 = v876 + v870;
+        shm2[v877] = v869;
+        const float v878 = v39.x[27];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v879 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v882 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));
+        const unsigned int v884 = v882 * 132u;
+        const unsigned int v885 = v884 + v37;
+        const unsigned int v886 = v885 + v879;
+        shm2[v886] = v878;
+        const float v887 = v39.x[28];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v888 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v891 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));
+        const unsigned int v893 = v891 * 132u;
+        const unsigned int v894 = v893 + v37;
+        const unsigned int v895 = v894 + v888;
+        shm2[v895] = v887;
+        const float v896 = v39.x[29];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v897 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v900 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));
+        const unsigned int v902 = v900 * 132u;
+        const unsigned int v903 = v902 + v37;
+        const unsigned int v904 = v903 + v897;
+        shm2[v904] = v896;
+        const float v905 = v39.x[30];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v906 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v909 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));
+        const unsigned int v911 = v909 * 132u;
+        const unsigned int v912 = v911 + v37;
+        const unsigned int v913 = v912 + v906;
+        shm2[v913] = v905;
+        const float v914 = v39.x[31];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v915 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v918 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));
+        const unsigned int v920 = v918 * 132u;
+        const unsigned int v921 = v920 + v37;
+        const unsigned int v922 = v921 + v915;
+        shm2[v922] = v914;
+      }
+      const bool v924 = v625 == 1u;  // kernels/gemm/gemm_tiles.hpp:322
+      if (v924) {
+        const float v925 = v39.x[32];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v926 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v929 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));
+        const unsigned int v930 = v929 - 16u;
+        const unsigned int v931 = v930 * 132u;
+        const unsigned int v932 = v931 + v37;
+        const unsigned int v933 = v932 + v926;
+        shm2[v933] = v925;
+        const float v934 = v39.x[33];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v935 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v938 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));
+        const unsigned int v939 = v938 - 16u;
+        const unsigned int v940 = v939 * 132u;
+        const unsigned int v941 = v940 + v37;
+        const unsigned int v942 = v941 + v935;
+        shm2[v942] = v934;
+        const float v943 = v39.x[34];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v944 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v947 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));
+        const unsigned int v948 = v947 - 16u;
+        const unsigned int v949 = v948 * 132u;
+        const unsigned int v950 = v949 + v37;
+        const unsigned int v951 = v950 + v944;
+        shm2[v951] = v943;
+        const float v952 = v39.x[35];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v953 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v956 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));
+        const unsigned int v957 = v956 - 16u;
+        const unsigned int v958 = v957 * 132u;
+        const unsigned int v959 = v958 + v37;
+        const unsigned int v960 = v959 + v953;
+        shm2[v960] = v952;
+        const float v961 = v39.x[36];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v962 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v965 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));
+        const unsigned int v966 = v965 - 16u;
+        const unsigned int v967 = v966 * 132u;
+        const unsigned int v968 = v967 + v37;
+        const unsigned int v969 = v968 + v962;
+        shm2[v969] = v961;
+        const float v970 = v39.x[37];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v971 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v974 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));
+        const unsigned int v975 = v974 - 16u;
+        const unsigned int v976 = v975 * 132u;
+        const unsigned int v977 = v976 + v37;
+        const unsigned int v978 = v977 + v971;
+        shm2[v978] = v970;
+        const float v979 = v39.x[38];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v980 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v983 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));
+        const unsigned int v984 = v983 - 16u;
+        const unsigned int v985 = v984 * 132u;
+        const unsigned int v986 = v985 + v37;
+        const unsigned int v987 = v986 + v980;
+        shm2[v987] = v979;
+        const float v988 = v39.x[39];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v989 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v992 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));
+        const unsigned int v993 = v992 - 16u;
+        const unsigned int v994 = v993 * 132u;
+        const unsigned int v995 = v994 + v37;
+        const unsigned int v996 = v995 + v989;
+        shm2[v996] = v988;
+        const float v997 = v39.x[40];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v998 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1001 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));
+        const unsigned int v1002 = v1001 - 16u;
+        const unsigned int v1003 = v1002 * 132u;
+        const unsigned int v1004 = v1003 + v37;
+        const unsigned int v1005 = v1004 + v998;
+        shm2[v1005] = v997;
+        const float v1006 = v39.x[41];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1007 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1010 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));
+        const unsigned int v1011 = v1010 - 16u;
+        const unsigned int v1012 = v1011 * 132u;
+        const unsigned int v1013 = v1012 + v37;
+        const unsigned int v1014 = v1013 + v1007;
+        shm2[v1014] = v1006;
+        const float v1015 = v39.x[42];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1016 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1019 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));
+        const unsigned int v1020 = v1019 - 16u;
+        const unsigned int v1021 = v1020 * 132u;
+        const unsigned int v1022 = v1021 + v37;
+        const unsigned int v1023 = v1022 + v1016;
+        shm2[v1023] = v1015;
+        const float v1024 = v39.x[43];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1025 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1028 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));
+        const unsigned int v1029 = v1028 - 16u;
+        const unsigned int v1030 = v1029 * 132u;
+        const unsigned int v1031 = v1030 + v37;
+        const unsigned int v1032 = v1031 + v1025;
+        shm2[v1032] = v1024;
+        const float v1033 = v39.x[44];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1034 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1037 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));
+        const unsigned int v1038 = v1037 - 16u;
+        const unsigned int v1039 = v1038 * 132u;
+        const unsigned int v1040 = v1039 + v37;
+        const unsigned int v1041 = v1040 + v1034;
+        shm2[v1041] = v1033;
+        const float v1042 = v39.x[45];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1043 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1046 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));
+        const unsigned int v1047 = v1046 - 16u;
+        const unsigned int v1048 = v1047 * 132u;
+        const unsigned int v1049 = v1048 + v37;
+        const unsigned int v1050 = v1049 + v1043;
+        shm2[v1050] = v1042;
+        const float v1051 = v39.x[46];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1052 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1055 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));
+        const unsigned int v1056 = v1055 - 16u;
+        const unsigned int v1057 = v1056 * 132u;
+        const unsigned int v1058 = v1057 + v37;
+        const unsigned int v1059 = v1058 + v1052;
+        shm2[v1059] = v1051;
+        const float v1060 = v39.x[47];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1061 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1064 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));
+        const unsigned int v1065 = v1064 - 16u;
+        const unsigned int v1066 = v1065 * 132u;
+        const unsigned int v1067 = v1066 + v37;
+        const unsigned int v1068 = v1067 + v1061;
+        shm2[v1068] = v1060;
+        const float v1069 = v39.x[48];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1070 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1073 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));
+        const unsigned int v1074 = v1073 - 16u;
+        const unsigned int v1075 = v1074 * 132u;
+        const unsigned int v1076 = v1075 + v37;
+        const unsigned int v1077 = v1076 + v1070;
+        shm2[v1077] = v1069;
+        const float v1078 = v39.x[49];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1079 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1082 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));
+        const unsigned int v1083 = v1082 - 16u;
+        const unsigned int v1084 = v1083 * 132u;
+        const unsigned int v1085 = v1084 + v37;
+        const unsigned int v1086 = v1085 + v1079;
+        shm2[v1086] = v1078;
+        const float v1087 = v39.x[50];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1088 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1091 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));
+        const unsigned int v1092 = v1091 - 16u;
+        const unsigned int v1093 = v1092 * 132u;
+        const unsigned int v1094 = v1093 + v37;
+        const unsigned int v1095 = v1094 + v1088;
+        shm2[v1095] = v1087;
+        const float v1096 = v39.x[51];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1097 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1100 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));
+        const unsigned int v1101 = v1100 - 16u;
+        const unsigned int v1102 = v1101 * 132u;
+        const unsigned int v1103 = v1102 + v37;
+        const unsigned int v1104 = v1103 + v1097;
+        shm2[v1104] = v1096;
+        const float v1105 = v39.x[52];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1106 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1109 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));
+        const unsigned int v1110 = v1109 - 16u;
+        const unsigned int v1111 = v1110 * 132u;
+        const unsigned int v1112 = v1111 + v37;
+        const unsigned int v1113 = v1112 + v1106;
+        shm2[v1113] = v1105;
+        const float v1114 = v39.x[53];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1115 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1118 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));
+        const unsigned int v1119 = v1118 - 16u;
+        const unsigned int v1120 = v1119 * 132u;
+        const unsigned int v1121 = v1120 + v37;
+        const unsigned int v1122 = v1121 + v1115;
+        shm2[v1122] = v1114;
+        const float v1123 = v39.x[54];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1124 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1127 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));
+        const unsigned int v1128 = v1127 - 16u;
+        const unsigned int v1129 = v1128 * 132u;
+        const unsigned int v1130 = v1129 + v37;
+        const unsigned int v1131 = v1130 + v1124;
+        shm2[v1131] = v1123;
+        const float v1132 = v39.x[55];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1133 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1136 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));
+        const unsigned int v1137 = v1136 - 16u;
+        const unsigned int v1138 = v1137 * 132u;
+        const unsigned int v1139 = v1138 + v37;
+        const unsigned int v1140 = v1139 + v1133;
+        shm2[v1140] = v1132;
+        const float v1141 = v39.x[56];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1142 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1145 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));
+        const unsigned int v1146 = v1145 - 16u;
+        const unsigned int v1147 = v1146 * 132u;
+        const unsigned int v1148 = v1147 + v37;
+        const unsigned int v1149 = v1148 + v1142;
+        shm2[v1149] = v1141;
+        const float v1150 = v39.x[57];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1151 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1154 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));
+        const unsigned int v1155 = v1154 - 16u;
+        const unsigned int v1156 = v1155 * 132u;
+        const unsigned int v1157 = v1156 + v37;
+        const unsigned int v1158 = v1157 + v1151;
+        shm2[v1158] = v1150;
+        const float v1159 = v39.x[58];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1160 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1163 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));
+        const unsigned int v1164 = v1163 - 16u;
+        const unsigned int v1165 = v1164 * 132u;
+        const unsigned int v1166 = v1165 + v37;
+        const unsigned int v1167 = v1166 + v1160;
+        shm2[v1167] = v1159;
+        const float v1168 = v39.x[59];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1169 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1172 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));
+        const unsigned int v1173 = v1172 - 16u;
+        const unsigned int v1174 = v1173 * 132u;
+        const unsigned int v1175 = v1174 + v37;
+        const unsigned int v1176 = v1175 + v1169;
+        shm2[v1176] = v1168;
+        const float v1177 = v39.x[60];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1178 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1181 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));
+        const unsigned int v1182 = v1181 - 16u;
+        const unsigned int v1183 = v1182 * 132u;
+        const unsigned int v1184 = v1183 + v37;
+        const unsigned int v1185 = v1184 + v1178;
+        shm2[v1185] = v1177;
+        const float v1186 = v39.x[61];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1187 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1190 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));
+        const unsigned int v1191 = v1190 - 16u;
+        const unsigned int v1192 = v1191 * 132u;
+        const unsigned int v1193 = v1192 + v37;
+        const unsigned int v1194 = v1193 + v1187;
+        shm2[v1194] = v1186;
+        const float v1195 = v39.x[62];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1196 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1199 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));
+        const unsigned int v1200 = v1199 - 16u;
+        const unsigned int v1201 = v1200 * 132u;
+        const unsigned int v1202 = v1201 + v37;
+        const unsigned int v1203 = v1202 + v1196;
+        shm2[v1203] = v1195;
+        const float v1204 = v39.x[63];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1205 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1208 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));
+        const unsigned int v1209 = v1208 - 16u;
+        const unsigned int v1210 = v1209 * 132u;
+        const unsigned int v1211 = v1210 + v37;
+        const unsigned int v1212 = v1211 + v1205;
+        shm2[v1212] = v1204;
+      }
+      const bool v1214 = v625 == 2u;  // kernels/gemm/gemm_tiles.hpp:322
+      if (v1214) {
+        const float v1215 = v39.x[64];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1216 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1219 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));
+        const unsigned int v1220 = v1219 - 32u;
+        const unsigned int v1221 = v1220 * 132u;
+        const unsigned int v1222 = v1221 + v37;
+        const unsigned int v1223 = v1222 + v1216;
+        shm2[v1223] = v1215;
+        const float v1224 = v39.x[65];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1225 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1228 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));
+        const unsigned int v1229 = v1228 - 32u;
+        const unsigned int v1230 = v1229 * 132u;
+        const unsigned int v1231 = v1230 + v37;
+        const unsigned int v1232 = v1231 + v1225;
+        shm2[v1232] = v1224;
+        const float v1233 = v39.x[66];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1234 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1237 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));
+        const unsigned int v1238 = v1237 - 32u;
+        const unsigned int v1239 = v1238 * 132u;
+        const unsigned int v1240 = v1239 + v37;
+        const unsigned int v1241 = v1240 + v1234;
+        shm2[v1241] = v1233;
+        const float v1242 = v39.x[67];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1243 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1246 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));
+        const unsigned int v1247 = v1246 - 32u;
+        const unsigned int v1248 = v1247 * 132u;
+        const unsigned int v1249 = v1248 + v37;
+        const unsigned int v1250 = v1249 + v1243;
+        shm2[v1250] = v1242;
+        const float v1251 = v39.x[68];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1252 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1255 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));
+        const unsigned int v1256 = v1255 - 32u;
+        const unsigned int v1257 = v1256 * 132u;
+        const unsigned int v1258 = v1257 + v37;
+        const unsigned int v1259 = v1258 + v1252;
+        shm2[v1259] = v1251;
+        const float v1260 = v39.x[69];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1261 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1264 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));
+        const unsigned int v1265 = v1264 - 32u;
+        const unsigned int v1266 = v1265 * 132u;
+        const unsigned int v1267 = v1266 + v37;
+        const unsigned int v1268 = v1267 + v1261;
+        shm2[v1268] = v1260;
+        const float v1269 = v39.x[70];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1270 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1273 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));
+        const unsigned int v1274 = v1273 - 32u;
+        const unsigned int v1275 = v1274 * 132u;
+        const unsigned int v1276 = v1275 + v37;
+        const unsigned int v1277 = v1276 + v1270;
+        shm2[v1277] = v1269;
+        const float v1278 = v39.x[71];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1279 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1282 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));
+        const unsigned int v1283 = v1282 - 32u;
+        const unsigned int v1284 = v1283 * 132u;
+        const unsigned int v1285 = v1284 + v37;
+        const unsigned int v1286 = v1285 + v1279;
+        shm2[v1286] = v1278;
+        const float v1287 = v39.x[72];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1288 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1291 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));
+        const unsigned int v1292 = v1291 - 32u;
+        const unsigned int v1293 = v1292 * 132u;
+        const unsigned int v1294 = v1293 + v37;
+        const unsigned int v1295 = v1294 + v1288;
+        shm2[v1295] = v1287;
+        const float v1296 = v39.x[73];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1297 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1300 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));
+        const unsigned int v1301 = v1300 - 32u;
+        const unsigned int v1302 = v1301 * 132u;
+        const unsigned int v1303 = v1302 + v37;
+        const unsigned int v1304 = v1303 + v1297;
+        shm2[v1304] = v1296;
+        const float v1305 = v39.x[74];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1306 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1309 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));
+        const unsigned int v1310 = v1309 - 32u;
+        const unsigned int v1311 = v1310 * 132u;
+        const unsigned int v1312 = v1311 + v37;
+        const unsigned int v1313 = v1312 + v1306;
+        shm2[v1313] = v1305;
+        const float v1314 = v39.x[75];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1315 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1318 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));
+        const unsigned int v1319 = v1318 - 32u;
+        const unsigned int v1320 = v1319 * 132u;
+        const unsigned int v1321 = v1320 + v37;
+        const unsigned int v1322 = v1321 + v1315;
+        shm2[v1322] = v1314;
+        const float v1323 = v39.x[76];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1324 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1327 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));
+        const unsigned int v1328 = v1327 - 32u;
+        const unsigned int v1329 = v1328 * 132u;
+        const unsigned int v1330 = v1329 + v37;
+        const unsigned int v1331 = v1330 + v1324;
+        shm2[v1331] = v1323;
+        const float v1332 = v39.x[77];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1333 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1336 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));
+        const unsigned int v1337 = v1336 - 32u;
+        const unsigned int v1338 = v1337 * 132u;
+        const unsigned int v1339 = v1338 + v37;
+        const unsigned int v1340 = v1339 + v1333;
+        shm2[v1340] = v1332;
+        const float v1341 = v39.x[78];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1342 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1345 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));
+        const unsigned int v1346 = v1345 - 32u;
+        const unsigned int v1347 = v1346 * 132u;
+        const unsigned int v1348 = v1347 + v37;
+        const unsigned int v1349 = v1348 + v1342;
+        shm2[v1349] = v1341;
+        const float v1350 = v39.x[79];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1351 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1354 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));
+        const unsigned int v1355 = v1354 - 32u;
+        const unsigned int v1356 = v1355 * 132u;
+        const unsigned int v1357 = v1356 + v37;
+        const unsigned int v1358 = v1357 + v1351;
+        shm2[v1358] = v1350;
+        const float v1359 = v39.x[80];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1360 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1363 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));
+        const unsigned int v1364 = v1363 - 32u;
+        const unsigned int v1365 = v1364 * 132u;
+        const unsigned int v1366 = v1365 + v37;
+        const unsigned int v1367 = v1366 + v1360;
+        shm2[v1367] = v1359;
+        const float v1368 = v39.x[81];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1369 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1372 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));
+        const unsigned int v1373 = v1372 - 32u;
+        const unsigned int v1374 = v1373 * 132u;
+        const unsigned int v1375 = v1374 + v37;
+        const unsigned int v1376 = v1375 + v1369;
+        shm2[v1376] = v1368;
+        const float v1377 = v39.x[82];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1378 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1381 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));
+        const unsigned int v1382 = v1381 - 32u;
+        const unsigned int v1383 = v1382 * 132u;
+        const unsigned int v1384 = v1383 + v37;
+        const unsigned int v1385 = v1384 + v1378;
+        shm2[v1385] = v1377;
+        const float v1386 = v39.x[83];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1387 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1390 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));
+        const unsigned int v1391 = v1390 - 32u;
+        const unsigned int v1392 = v1391 * 132u;
+        const unsigned int v1393 = v1392 + v37;
+        const unsigned int v1394 = v1393 + v1387;
+        shm2[v1394] = v1386;
+        const float v1395 = v39.x[84];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1396 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1399 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));
+        const unsigned int v1400 = v1399 - 32u;
+        const unsigned int v1401 = v1400 * 132u;
+        const unsigned int v1402 = v1401 + v37;
+        const unsigned int v1403 = v1402 + v1396;
+        shm2[v1403] = v1395;
+        const float v1404 = v39.x[85];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1405 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1408 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));
+        const unsigned int v1409 = v1408 - 32u;
+        const unsigned int v1410 = v1409 * 132u;
+        const unsigned int v1411 = v1410 + v37;
+        const unsigned int v1412 = v1411 + v1405;
+        shm2[v1412] = v1404;
+        const float v1413 = v39.x[86];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1414 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1417 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));
+        const unsigned int v1418 = v1417 - 32u;
+        const unsigned int v1419 = v1418 * 132u;
+        const unsigned int v1420 = v1419 + v37;
+        const unsigned int v1421 = v1420 + v1414;
+        shm2[v1421] = v1413;
+        const float v1422 = v39.x[87];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1423 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1426 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));
+        const unsigned int v1427 = v1426 - 32u;
+        const unsigned int v1428 = v1427 * 132u;
+        const unsigned int v1429 = v1428 + v37;
+        const unsigned int v1430 = v1429 + v1423;
+        shm2[v1430] = v1422;
+        const float v1431 = v39.x[88];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1432 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1435 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));
+        const unsigned int v1436 = v1435 - 32u;
+        const unsigned int v1437 = v1436 * 132u;
+        const unsigned int v1438 = v1437 + v37;
+        const unsigned int v1439 = v1438 + v1432;
+        shm2[v1439] = v1431;
+        const float v1440 = v39.x[89];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1441 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1444 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));
+        const unsigned int v1445 = v1444 - 32u;
+        const unsigned int v1446 = v1445 * 132u;
+        const unsigned int v1447 = v1446 + v37;
+        const unsigned int v1448 = v1447 + v1441;
+        shm2[v1448] = v1440;
+        const float v1449 = v39.x[90];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1450 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1453 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));
+        const unsigned int v1454 = v1453 - 32u;
+        const unsigned int v1455 = v1454 * 132u;
+        const unsigned int v1456 = v1455 + v37;
+        const unsigned int v1457 = v1456 + v1450;
+        shm2[v1457] = v1449;
+        const float v1458 = v39.x[91];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1459 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1462 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));
+        const unsigned int v1463 = v1462 - 32u;
+        const unsigned int v1464 = v1463 * 132u;
+        const unsigned int v1465 = v1464 + v37;
+        const unsigned int v1466 = v1465 + v1459;
+        shm2[v1466] = v1458;
+        const float v1467 = v39.x[92];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1468 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1471 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));
+        const unsigned int v1472 = v1471 - 32u;
+        const unsigned int v1473 = v1472 * 132u;
+        const unsigned int v1474 = v1473 + v37;
+        const unsigned int v1475 = v1474 + v1468;
+        shm2[v1475] = v1467;
+        const float v1476 = v39.x[93];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1477 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1480 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));
+        const unsigned int v1481 = v1480 - 32u;
+        const unsigned int v1482 = v1481 * 132u;
+        const unsigned int v1483 = v1482 + v37;
+        const unsigned int v1484 = v1483 + v1477;
+        shm2[v1484] = v1476;
+        const float v1485 = v39.x[94];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1486 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1489 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));
+        const unsigned int v1490 = v1489 - 32u;
+        const unsigned int v1491 = v1490 * 132u;
+        const unsigned int v1492 = v1491 + v37;
+        const unsigned int v1493 = v1492 + v1486;
+        shm2[v1493] = v1485;
+        const float v1494 = v39.x[95];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1495 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1498 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));
+        const unsigned int v1499 = v1498 - 32u;
+        const unsigned int v1500 = v1499 * 132u;
+        const unsigned int v1501 = v1500 + v37;
+        const unsigned int v1502 = v1501 + v1495;
+        shm2[v1502] = v1494;
+      }
+      const bool v1504 = v625 == 3u;  // kernels/gemm/gemm_tiles.hpp:322
+      if (v1504) {
+        const float v1505 = v39.x[96];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1506 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1509 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));
+        const unsigned int v1510 = v1509 - 48u;
+        const unsigned int v1511 = v1510 * 132u;
+        const unsigned int v1512 = v1511 + v37;
+        const unsigned int v1513 = v1512 + v1506;
+        shm2[v1513] = v1505;
+        const float v1514 = v39.x[97];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1515 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1518 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));
+        const unsigned int v1519 = v1518 - 48u;
+        const unsigned int v1520 = v1519 * 132u;
+        const unsigned int v1521 = v1520 + v37;
+        const unsigned int v1522 = v1521 + v1515;
+        shm2[v1522] = v1514;
+        const float v1523 = v39.x[98];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1524 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1527 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));
+        const unsigned int v1528 = v1527 - 48u;
+        const unsigned int v1529 = v1528 * 132u;
+        const unsigned int v1530 = v1529 + v37;
+        const unsigned int v1531 = v1530 + v1524;
+        shm2[v1531] = v1523;
+        const float v1532 = v39.x[99];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1533 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1536 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));
+        const unsigned int v1537 = v1536 - 48u;
+        const unsigned int v1538 = v1537 * 132u;
+        const unsigned int v1539 = v1538 + v37;
+        const unsigned int v1540 = v1539 + v1533;
+        shm2[v1540] = v1532;
+        const float v1541 = v39.x[100];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1542 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1545 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));
+        const unsigned int v1546 = v1545 - 48u;
+        const unsigned int v1547 = v1546 * 132u;
+        const unsigned int v1548 = v1547 + v37;
+        const unsigned int v1549 = v1548 + v1542;
+        shm2[v1549] = v1541;
+        const float v1550 = v39.x[101];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1551 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1554 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));
+        const unsigned int v1555 = v1554 - 48u;
+        const unsigned int v1556 = v1555 * 132u;
+        const unsigned int v1557 = v1556 + v37;
+        const unsigned int v1558 = v1557 + v1551;
+        shm2[v1558] = v1550;
+        const float v1559 = v39.x[102];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1560 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1563 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));
+        const unsigned int v1564 = v1563 - 48u;
+        const unsigned int v1565 = v1564 * 132u;
+        const unsigned int v1566 = v1565 + v37;
+        const unsigned int v1567 = v1566 + v1560;
+        shm2[v1567] = v1559;
+        const float v1568 = v39.x[103];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1569 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1572 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));
+        const unsigned int v1573 = v1572 - 48u;
+        const unsigned int v1574 = v1573 * 132u;
+        const unsigned int v1575 = v1574 + v37;
+        const unsigned int v1576 = v1575 + v1569;
+        shm2[v1576] = v1568;
+        const float v1577 = v39.x[104];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1578 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1581 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));
+        const unsigned int v1582 = v1581 - 48u;
+        const unsigned int v1583 = v1582 * 132u;
+        const unsigned int v1584 = v1583 + v37;
+        const unsigned int v1585 = v1584 + v1578;
+        shm2[v1585] = v1577;
+        const float v1586 = v39.x[105];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1587 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1590 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));
+        const unsigned int v1591 = v1590 - 48u;
+        const unsigned int v1592 = v1591 * 132u;
+        const unsigned int v1593 = v1592 + v37;
+        const unsigned int v1594 = v1593 + v1587;
+        shm2[v1594] = v1586;
+        const float v1595 = v39.x[106];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1596 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1599 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));
+        const unsigned int v1600 = v1599 - 48u;
+        const unsigned int v1601 = v1600 * 132u;
+        const unsigned int v1602 = v1601 + v37;
+        const unsigned int v1603 = v1602 + v1596;
+        shm2[v1603] = v1595;
+        const float v1604 = v39.x[107];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1605 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1608 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));
+        const unsigned int v1609 = v1608 - 48u;
+        const unsigned int v1610 = v1609 * 132u;
+        const unsigned int v1611 = v1610 + v37;
+        const unsigned int v1612 = v1611 + v1605;
+        shm2[v1612] = v1604;
+        const float v1613 = v39.x[108];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1614 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1617 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));
+        const unsigned int v1618 = v1617 - 48u;
+        const unsigned int v1619 = v1618 * 132u;
+        const unsigned int v1620 = v1619 + v37;
+        const unsigned int v1621 = v1620 + v1614;
+        shm2[v1621] = v1613;
+        const float v1622 = v39.x[109];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1623 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1626 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));
+        const unsigned int v1627 = v1626 - 48u;
+        const unsigned int v1628 = v1627 * 132u;
+        const unsigned int v1629 = v1628 + v37;
+        const unsigned int v1630 = v1629 + v1623;
+        shm2[v1630] = v1622;
+        const float v1631 = v39.x[110];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1632 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1635 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));
+        const unsigned int v1636 = v1635 - 48u;
+        const unsigned int v1637 = v1636 * 132u;
+        const unsigned int v1638 = v1637 + v37;
+        const unsigned int v1639 = v1638 + v1632;
+        shm2[v1639] = v1631;
+        const float v1640 = v39.x[111];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1641 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1644 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));
+        const unsigned int v1645 = v1644 - 48u;
+        const unsigned int v1646 = v1645 * 132u;
+        const unsigned int v1647 = v1646 + v37;
+        const unsigned int v1648 = v1647 + v1641;
+        shm2[v1648] = v1640;
+        const float v1649 = v39.x[112];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1650 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1653 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));
+        const unsigned int v1654 = v1653 - 48u;
+        const unsigned int v1655 = v1654 * 132u;
+        const unsigned int v1656 = v1655 + v37;
+        const unsigned int v1657 = v1656 + v1650;
+        shm2[v1657] = v1649;
+        const float v1658 = v39.x[113];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1659 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1662 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));
+        const unsigned int v1663 = v1662 - 48u;
+        const unsigned int v1664 = v1663 * 132u;
+        const unsigned int v1665 = v1664 + v37;
+        const unsigned int v1666 = v1665 + v1659;
+        shm2[v1666] = v1658;
+        const float v1667 = v39.x[114];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1668 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1671 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));
+        const unsigned int v1672 = v1671 - 48u;
+        const unsigned int v1673 = v1672 * 132u;
+        const unsigned int v1674 = v1673 + v37;
+        const unsigned int v1675 = v1674 + v1668;
+        shm2[v1675] = v1667;
+        const float v1676 = v39.x[115];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1677 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1680 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));
+        const unsigned int v1681 = v1680 - 48u;
+        const unsigned int v1682 = v1681 * 132u;
+        const unsigned int v1683 = v1682 + v37;
+        const unsigned int v1684 = v1683 + v1677;
+        shm2[v1684] = v1676;
+        const float v1685 = v39.x[116];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1686 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1689 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));
+        const unsigned int v1690 = v1689 - 48u;
+        const unsigned int v1691 = v1690 * 132u;
+        const unsigned int v1692 = v1691 + v37;
+        const unsigned int v1693 = v1692 + v1686;
+        shm2[v1693] = v1685;
+        const float v1694 = v39.x[117];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1695 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1698 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));
+        const unsigned int v1699 = v1698 - 48u;
+        const unsigned int v1700 = v1699 * 132u;
+        const unsigned int v1701 = v1700 + v37;
+        const unsigned int v1702 = v1701 + v1695;
+        shm2[v1702] = v1694;
+        const float v1703 = v39.x[118];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1704 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1707 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));
+        const unsigned int v1708 = v1707 - 48u;
+        const unsigned int v1709 = v1708 * 132u;
+        const unsigned int v1710 = v1709 + v37;
+        const unsigned int v1711 = v1710 + v1704;
+        shm2[v1711] = v1703;
+        const float v1712 = v39.x[119];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1713 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1716 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));
+        const unsigned int v1717 = v1716 - 48u;
+        const unsigned int v1718 = v1717 * 132u;
+        const unsigned int v1719 = v1718 + v37;
+        const unsigned int v1720 = v1719 + v1713;
+        shm2[v1720] = v1712;
+        const float v1721 = v39.x[120];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1722 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1725 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));
+        const unsigned int v1726 = v1725 - 48u;
+        const unsigned int v1727 = v1726 * 132u;
+        const unsigned int v1728 = v1727 + v37;
+        const unsigned int v1729 = v1728 + v1722;
+        shm2[v1729] = v1721;
+        const float v1730 = v39.x[121];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1731 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1734 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));
+        const unsigned int v1735 = v1734 - 48u;
+        const unsigned int v1736 = v1735 * 132u;
+        const unsigned int v1737 = v1736 + v37;
+        const unsigned int v1738 = v1737 + v1731;
+        shm2[v1738] = v1730;
+        const float v1739 = v39.x[122];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1740 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1743 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));
+        const unsigned int v1744 = v1743 - 48u;
+        const unsigned int v1745 = v1744 * 132u;
+        const unsigned int v1746 = v1745 + v37;
+        const unsigned int v1747 = v1746 + v1740;
+        shm2[v1747] = v1739;
+        const float v1748 = v39.x[123];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1749 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1752 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));
+        const unsigned int v1753 = v1752 - 48u;
+        const unsigned int v1754 = v1753 * 132u;
+        const unsigned int v1755 = v1754 + v37;
+        const unsigned int v1756 = v1755 + v1749;
+        shm2[v1756] = v1748;
+        const float v1757 = v39.x[124];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1758 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1761 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));
+        const unsigned int v1762 = v1761 - 48u;
+        const unsigned int v1763 = v1762 * 132u;
+        const unsigned int v1764 = v1763 + v37;
+        const unsigned int v1765 = v1764 + v1758;
+        shm2[v1765] = v1757;
+        const float v1766 = v39.x[125];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1767 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1770 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));
+        const unsigned int v1771 = v1770 - 48u;
+        const unsigned int v1772 = v1771 * 132u;
+        const unsigned int v1773 = v1772 + v37;
+        const unsigned int v1774 = v1773 + v1767;
+        shm2[v1774] = v1766;
+        const float v1775 = v39.x[126];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1776 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1779 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));
+        const unsigned int v1780 = v1779 - 48u;
+        const unsigned int v1781 = v1780 * 132u;
+        const unsigned int v1782 = v1781 + v37;
+        const unsigned int v1783 = v1782 + v1776;
+        shm2[v1783] = v1775;
+        const float v1784 = v39.x[127];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1785 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1788 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));
+        const unsigned int v1789 = v1788 - 48u;
+        const unsigned int v1790 = v1789 * 132u;
+        const unsigned int v1791 = v1790 + v37;
+        const unsigned int v1792 = v1791 + v1785;
+        shm2[v1792] = v1784;
+      }
+    }
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:331
+    const unsigned int v1800 = v625 << 4u;  // kernels/gemm/gemm_tiles.hpp:333
+    const unsigned int v1802 = v623 << 6u;
+    const unsigned int v1803 = v24 + v1802;
+    const unsigned int v1804 = v1803 + v1800;
+
+    for (unsigned int v1796 = v1793; v1796 < 2048u; v1796 += 128u) {  // kernels/gemm/gemm_tiles.hpp:332
+      const unsigned int v1798 = v1796 >> 7u;  // kernels/gemm/gemm_tiles.hpp:333
+      const unsigned int v1805 = v1804 + v1798;
+      const unsigned int v1807 = v1796 & 127u;  // kernels/gemm/gemm_tiles.hpp:334
+      const unsigned int v1808 = v28 + v1807;
+      const bool v1809 = v1805 < v0;  // kernels/gemm/gemm_tiles.hpp:335
+      const bool v1810 = v1808 < v1;
+      const bool v1811 = v1809 && v1810;
+      if (v1811) {
+        const unsigned int v1817 = v1798 * 132u;
+        const unsigned int v1818 = v1817 + v1807;
+        const float v1819 = shm2[v1818];
+        const unsigned int v1820 = v1805 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+        const unsigned int v1821 = v1820 + v1808;
+        const iron_bf16 v1822 = residual[v1821];  // kernels/gemm/gemm_epilogue.cpp:87
+        const float v1823 = iron_to_f32(v1822);
+        const float v1824 = fmaf(v1819, v3, v1823);
+        const iron_bf16 v1825 = iron_f32_to_bf16(v1824);
+        out[v1821] = v1825;  // kernels/gemm/gemm_epilogue.cpp:86
+      }
+    }
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:337
   }
 }

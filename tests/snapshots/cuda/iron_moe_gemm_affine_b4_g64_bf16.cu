@@ -265,6 +265,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
   extern __shared__ __align__(16) unsigned char iron_shared[];
   iron_bf16* const shm0 = reinterpret_cast<iron_bf16*>(iron_shared + 0);
   iron_bf16* const shm1 = reinterpret_cast<iron_bf16*>(iron_shared + 30720);
+  float* const shm2 = reinterpret_cast<float*>(iron_shared + 0);
 
   const unsigned int v0 = rows;  // kernels/moe/grouped_gemm.cpp:171
   const unsigned int v1 = experts;
@@ -311,15 +312,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
     const unsigned int v60 = v21 - v52;  // kernels/moe/expert_tiles.hpp:41
     const unsigned int v61 = v60 << 7u;
     const unsigned int v63 = v40 + v61;
-    const unsigned int v5410 = v27;  // kernels/moe/expert_tiles.hpp:39
-    const unsigned int v5411 = v57 ? v39 : v5410;  // kernels/moe/expert_tiles.hpp:40
-    v27 = v5411;
-    const unsigned int v5412 = v29;  // kernels/moe/expert_tiles.hpp:39
-    const unsigned int v5413 = v57 ? v63 : v5412;  // kernels/moe/expert_tiles.hpp:41
-    v29 = v5413;
-    const unsigned int v5414 = v30;  // kernels/moe/expert_tiles.hpp:39
-    const unsigned int v5415 = v57 ? v45 : v5414;  // kernels/moe/expert_tiles.hpp:42
-    v30 = v5415;
+    const unsigned int v4584 = v27;  // kernels/moe/expert_tiles.hpp:39
+    const unsigned int v4585 = v57 ? v39 : v4584;  // kernels/moe/expert_tiles.hpp:40
+    v27 = v4585;
+    const unsigned int v4586 = v29;  // kernels/moe/expert_tiles.hpp:39
+    const unsigned int v4587 = v57 ? v63 : v4586;  // kernels/moe/expert_tiles.hpp:41
+    v29 = v4587;
+    const unsigned int v4588 = v30;  // kernels/moe/expert_tiles.hpp:39
+    const unsigned int v4589 = v57 ? v45 : v4588;  // kernels/moe/expert_tiles.hpp:42
+    v30 = v4589;
     const unsigned int v64 = v32;  // kernels/moe/expert_tiles.hpp:44
     const unsigned int v65 = v64 + v51;
     v32 = v65;
@@ -332,9 +333,9 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
   const unsigned int v71 = v70 << 7u;
   const unsigned int v72 = v36;
   const unsigned int v73 = v72 + v71;
-  const unsigned int v5416 = v29;
-  const unsigned int v5417 = v67 ? v73 : v5416;
-  v29 = v5417;
+  const unsigned int v4590 = v29;
+  const unsigned int v4591 = v67 ? v73 : v4590;
+  v29 = v4591;
   const unsigned int v74 = v27;  // kernels/moe/expert_tiles.hpp:48
   const unsigned int v75 = v29;
   const unsigned int v76 = v30;
@@ -343,847 +344,847 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
     const unsigned int v78 = v74 * v2;  // kernels/moe/grouped_gemm.cpp:167
     const unsigned int v79 = v1 * v2;
     const unsigned int v80 = v78 + v26;  // kernels/moe/grouped_gemm.cpp:113
-    const unsigned int v82 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:241
-    const unsigned int v85 = v82 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
+    const unsigned int v82 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:242
+    const unsigned int v85 = v82 >> 1u;  // kernels/gemm/gemm_tiles.hpp:243
     const unsigned int v86 = v85 << 6u;
-    const unsigned int v89 = v82 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
+    const unsigned int v89 = v82 & 1u;  // kernels/gemm/gemm_tiles.hpp:244
     const unsigned int v90 = v89 << 6u;
-    iron_frag<float, 2, 64, 64> v92;  // kernels/gemm/gemm_tiles.hpp:245
+    iron_frag<float, 2, 64, 64> v92;  // kernels/gemm/gemm_tiles.hpp:246
     iron_frag_fill(v92, 0.0f);
-    iron_frag<iron_bf16, 0, 64, 16> v94;  // kernels/gemm/gemm_tiles.hpp:246
+    iron_frag<iron_bf16, 0, 64, 16> v94;  // kernels/gemm/gemm_tiles.hpp:247
     iron_frag_fill(v94, iron_f32_to_bf16(0.0f));
-    iron_frag<iron_bf16, 1, 16, 64> v96;  // kernels/gemm/gemm_tiles.hpp:247
+    iron_frag<iron_bf16, 1, 16, 64> v96;  // kernels/gemm/gemm_tiles.hpp:248
     iron_frag_fill(v96, iron_f32_to_bf16(0.0f));
     const unsigned int v99 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:203
     const bool v100 = v99 == 0u;
-    if (v100) {  // kernels/gemm/gemm_tiles.hpp:260
-      for (unsigned int v3705 = 0u; v3705 < 2u; v3705 += 1u) {  // kernels/gemm/gemm_tiles.hpp:267
-        const unsigned int v3706 = v3705 << 5u;
-        const bool v3708 = v3706 < v3;
-        if (v3708) {
-          const unsigned int v3710 = v3705 * 5120u;  // kernels/gemm/gemm_tiles.hpp:264
-          const unsigned int v3712 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3715 = v3712 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3718 = v3712 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3719 = v3718 << 3u;
-          const unsigned int v3720 = v75 + v3715;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v3721 = v3720 < v76;
-          const unsigned int v3722 = v3706 + v3719;
-          const bool v3723 = v3722 < v3;
-          const bool v3724 = v3721 && v3723;
-          const unsigned int v3726 = v3720 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3728 = v3726 + v3706;
-          const unsigned int v3729 = v3728 + v3719;
-          const unsigned int v3730 = v3724 ? v3729 : 0u;
-          const unsigned int v3732 = v3715 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3733 = v3710 + v3732;
-          const unsigned int v3734 = v3733 + v3719;
-          iron_copy_async<16>(shm0 + v3734, x_sorted + v3730, v3724);
-          const unsigned int v3737 = v3712 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3739 = v3737 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3742 = v3737 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3743 = v3742 << 3u;
-          const unsigned int v3744 = v75 + v3739;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v3745 = v3744 < v76;
-          const unsigned int v3746 = v3706 + v3743;
-          const bool v3747 = v3746 < v3;
-          const bool v3748 = v3745 && v3747;
-          const unsigned int v3750 = v3744 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3752 = v3750 + v3706;
-          const unsigned int v3753 = v3752 + v3743;
-          const unsigned int v3754 = v3748 ? v3753 : 0u;
-          const unsigned int v3756 = v3739 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3757 = v3710 + v3756;
-          const unsigned int v3758 = v3757 + v3743;
-          iron_copy_async<16>(shm0 + v3758, x_sorted + v3754, v3748);
-          const unsigned int v3761 = v3712 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3763 = v3761 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3766 = v3761 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3767 = v3766 << 3u;
-          const unsigned int v3768 = v75 + v3763;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v3769 = v3768 < v76;
-          const unsigned int v3770 = v3706 + v3767;
-          const bool v3771 = v3770 < v3;
-          const bool v3772 = v3769 && v3771;
-          const unsigned int v3774 = v3768 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3776 = v3774 + v3706;
-          const unsigned int v3777 = v3776 + v3767;
-          const unsigned int v3778 = v3772 ? v3777 : 0u;
-          const unsigned int v3780 = v3763 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3781 = v3710 + v3780;
-          const unsigned int v3782 = v3781 + v3767;
-          iron_copy_async<16>(shm0 + v3782, x_sorted + v3778, v3772);
-          const unsigned int v3785 = v3712 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3787 = v3785 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3790 = v3785 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3791 = v3790 << 3u;
-          const unsigned int v3792 = v75 + v3787;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v3793 = v3792 < v76;
-          const unsigned int v3794 = v3706 + v3791;
-          const bool v3795 = v3794 < v3;
-          const bool v3796 = v3793 && v3795;
-          const unsigned int v3798 = v3792 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3800 = v3798 + v3706;
-          const unsigned int v3801 = v3800 + v3791;
-          const unsigned int v3802 = v3796 ? v3801 : 0u;
-          const unsigned int v3804 = v3787 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3805 = v3710 + v3804;
-          const unsigned int v3806 = v3805 + v3791;
-          iron_copy_async<16>(shm0 + v3806, x_sorted + v3802, v3796);
-          const unsigned int v3818 = v80 + v3715;  // kernels/gemm/quant_b.hpp:137
-          const bool v3819 = v3818 < v79;
-          const bool v3822 = v3819 && v3723;
-          const unsigned int v3824 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v3826 = min(v3722, v3824);
-          const unsigned int v3828 = v79 - 1u;
-          const unsigned int v3830 = min(v3818, v3828);
-          const unsigned int v3832 = v3826 >> 3u;  // kernels/gemm/quant_b.hpp:35
-          const unsigned int v3834 = v3 >> 3u;
-          const unsigned int v3835 = v3830 * v3834;
-          const unsigned int v3836 = v3835 + v3832;
-          const unsigned int v3839 = packed[v3836];  // kernels/gemm/quant_b.hpp:37
-          const unsigned int v3841 = v3826 >> 6u;  // kernels/gemm/quant_b.hpp:38
-          const unsigned int v3843 = v3 >> 6u;
-          const unsigned int v3844 = v3830 * v3843;
-          const unsigned int v3845 = v3844 + v3841;
-          const iron_bf16 v3846 = scales[v3845];  // kernels/gemm/quant_b.hpp:39
-          const float v3847 = iron_to_f32(v3846);
-          const iron_bf16 v3848 = biases[v3845];  // kernels/gemm/quant_b.hpp:40
-          const float v3849 = iron_to_f32(v3848);
-          const unsigned int v3854 = v3839 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v3855 = v3854 & 15u;
-          const unsigned int v3858 = v3855 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v3859 = __uint_as_float(v3858);
-          const float v3860 = v3859 - 8388608.0f;
-          const float v3861 = fmaf(v3860, v3847, v3849);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v3866 = v3839 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v3867 = v3866 & 15u;
-          const unsigned int v3870 = v3867 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v3871 = __uint_as_float(v3870);
-          const float v3872 = v3871 - 8388608.0f;
-          const float v3873 = fmaf(v3872, v3847, v3849);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v3878 = v3839 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v3879 = v3878 & 15u;
-          const unsigned int v3882 = v3879 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v3883 = __uint_as_float(v3882);
-          const float v3884 = v3883 - 8388608.0f;
-          const float v3885 = fmaf(v3884, v3847, v3849);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v3890 = v3839 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v3891 = v3890 & 15u;
-          const unsigned int v3894 = v3891 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v3895 = __uint_as_float(v3894);
-          const float v3896 = v3895 - 8388608.0f;
-          const float v3897 = fmaf(v3896, v3847, v3849);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v3902 = v3839 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v3903 = v3902 & 15u;
-          const unsigned int v3906 = v3903 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v3907 = __uint_as_float(v3906);
-          const float v3908 = v3907 - 8388608.0f;
-          const float v3909 = fmaf(v3908, v3847, v3849);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v3914 = v3839 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v3915 = v3914 & 15u;
-          const unsigned int v3918 = v3915 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v3919 = __uint_as_float(v3918);
-          const float v3920 = v3919 - 8388608.0f;
-          const float v3921 = fmaf(v3920, v3847, v3849);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v3926 = v3839 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v3927 = v3926 & 15u;
-          const unsigned int v3930 = v3927 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v3931 = __uint_as_float(v3930);
-          const float v3932 = v3931 - 8388608.0f;
-          const float v3933 = fmaf(v3932, v3847, v3849);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v3938 = v3839 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v3939 = v3938 & 15u;
-          const unsigned int v3942 = v3939 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v3943 = __uint_as_float(v3942);
-          const float v3944 = v3943 - 8388608.0f;
-          const float v3945 = fmaf(v3944, v3847, v3849);  // kernels/gemm/quant_b.hpp:51
-          const float v3947 = v3822 ? v3861 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_bf16 v3948 = iron_f32_to_bf16(v3947);
-          const float v3950 = v3822 ? v3873 : 0.0f;
-          const iron_bf16 v3951 = iron_f32_to_bf16(v3950);
-          const float v3953 = v3822 ? v3885 : 0.0f;
-          const iron_bf16 v3954 = iron_f32_to_bf16(v3953);
-          const float v3956 = v3822 ? v3897 : 0.0f;
-          const iron_bf16 v3957 = iron_f32_to_bf16(v3956);
-          const float v3959 = v3822 ? v3909 : 0.0f;
-          const iron_bf16 v3960 = iron_f32_to_bf16(v3959);
-          const float v3962 = v3822 ? v3921 : 0.0f;
-          const iron_bf16 v3963 = iron_f32_to_bf16(v3962);
-          const float v3965 = v3822 ? v3933 : 0.0f;
-          const iron_bf16 v3966 = iron_f32_to_bf16(v3965);
-          const float v3968 = v3822 ? v3945 : 0.0f;
-          const iron_bf16 v3969 = iron_f32_to_bf16(v3968);
-          *reinterpret_cast<iron_bf16x8*>(shm1 + v3734) = iron_bf16x8{{v3948, v3951, v3954, v3957, v3960, v3963, v3966, v3969}};  // kernels/gemm/quant_b.hpp:146
-          const unsigned int v3985 = v80 + v3739;  // kernels/gemm/quant_b.hpp:137
-          const bool v3986 = v3985 < v79;
-          const bool v3989 = v3986 && v3747;
-          const unsigned int v3993 = min(v3746, v3824);  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v3997 = min(v3985, v3828);
-          const unsigned int v3999 = v3993 >> 3u;  // kernels/gemm/quant_b.hpp:35
-          const unsigned int v4002 = v3997 * v3834;
-          const unsigned int v4003 = v4002 + v3999;
-          const unsigned int v4006 = packed[v4003];  // kernels/gemm/quant_b.hpp:37
-          const unsigned int v4008 = v3993 >> 6u;  // kernels/gemm/quant_b.hpp:38
-          const unsigned int v4011 = v3997 * v3843;
-          const unsigned int v4012 = v4011 + v4008;
-          const iron_bf16 v4013 = scales[v4012];  // kernels/gemm/quant_b.hpp:39
-          const float v4014 = iron_to_f32(v4013);
-          const iron_bf16 v4015 = biases[v4012];  // kernels/gemm/quant_b.hpp:40
-          const float v4016 = iron_to_f32(v4015);
-          const unsigned int v4021 = v4006 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4022 = v4021 & 15u;
-          const unsigned int v4025 = v4022 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4026 = __uint_as_float(v4025);
-          const float v4027 = v4026 - 8388608.0f;
-          const float v4028 = fmaf(v4027, v4014, v4016);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4033 = v4006 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4034 = v4033 & 15u;
-          const unsigned int v4037 = v4034 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4038 = __uint_as_float(v4037);
-          const float v4039 = v4038 - 8388608.0f;
-          const float v4040 = fmaf(v4039, v4014, v4016);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4045 = v4006 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4046 = v4045 & 15u;
-          const unsigned int v4049 = v4046 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4050 = __uint_as_float(v4049);
-          const float v4051 = v4050 - 8388608.0f;
-          const float v4052 = fmaf(v4051, v4014, v4016);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4057 = v4006 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4058 = v4057 & 15u;
-          const unsigned int v4061 = v4058 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4062 = __uint_as_float(v4061);
-          const float v4063 = v4062 - 8388608.0f;
-          const float v4064 = fmaf(v4063, v4014, v4016);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4069 = v4006 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4070 = v4069 & 15u;
-          const unsigned int v4073 = v4070 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4074 = __uint_as_float(v4073);
-          const float v4075 = v4074 - 8388608.0f;
-          const float v4076 = fmaf(v4075, v4014, v4016);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4081 = v4006 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4082 = v4081 & 15u;
-          const unsigned int v4085 = v4082 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4086 = __uint_as_float(v4085);
-          const float v4087 = v4086 - 8388608.0f;
-          const float v4088 = fmaf(v4087, v4014, v4016);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4093 = v4006 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4094 = v4093 & 15u;
-          const unsigned int v4097 = v4094 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4098 = __uint_as_float(v4097);
-          const float v4099 = v4098 - 8388608.0f;
-          const float v4100 = fmaf(v4099, v4014, v4016);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4105 = v4006 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4106 = v4105 & 15u;
-          const unsigned int v4109 = v4106 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4110 = __uint_as_float(v4109);
-          const float v4111 = v4110 - 8388608.0f;
-          const float v4112 = fmaf(v4111, v4014, v4016);  // kernels/gemm/quant_b.hpp:51
-          const float v4114 = v3989 ? v4028 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_bf16 v4115 = iron_f32_to_bf16(v4114);
-          const float v4117 = v3989 ? v4040 : 0.0f;
-          const iron_bf16 v4118 = iron_f32_to_bf16(v4117);
-          const float v4120 = v3989 ? v4052 : 0.0f;
-          const iron_bf16 v4121 = iron_f32_to_bf16(v4120);
-          const float v4123 = v3989 ? v4064 : 0.0f;
-          const iron_bf16 v4124 = iron_f32_to_bf16(v4123);
-          const float v4126 = v3989 ? v4076 : 0.0f;
-          const iron_bf16 v4127 = iron_f32_to_bf16(v4126);
-          const float v4129 = v3989 ? v4088 : 0.0f;
-          const iron_bf16 v4130 = iron_f32_to_bf16(v4129);
-          const float v4132 = v3989 ? v4100 : 0.0f;
-          const iron_bf16 v4133 = iron_f32_to_bf16(v4132);
-          const float v4135 = v3989 ? v4112 : 0.0f;
-          const iron_bf16 v4136 = iron_f32_to_bf16(v4135);
-          *reinterpret_cast<iron_bf16x8*>(shm1 + v3758) = iron_bf16x8{{v4115, v4118, v4121, v4124, v4127, v4130, v4133, v4136}};  // kernels/gemm/quant_b.hpp:146
-          const unsigned int v4152 = v80 + v3763;  // kernels/gemm/quant_b.hpp:137
-          const bool v4153 = v4152 < v79;
-          const bool v4156 = v4153 && v3771;
-          const unsigned int v4160 = min(v3770, v3824);  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v4164 = min(v4152, v3828);
-          const unsigned int v4166 = v4160 >> 3u;  // kernels/gemm/quant_b.hpp:35
-          const unsigned int v4169 = v4164 * v3834;
-          const unsigned int v4170 = v4169 + v4166;
-          const unsigned int v4173 = packed[v4170];  // kernels/gemm/quant_b.hpp:37
-          const unsigned int v4175 = v4160 >> 6u;  // kernels/gemm/quant_b.hpp:38
-          const unsigned int v4178 = v4164 * v3843;
-          const unsigned int v4179 = v4178 + v4175;
-          const iron_bf16 v4180 = scales[v4179];  // kernels/gemm/quant_b.hpp:39
-          const float v4181 = iron_to_f32(v4180);
-          const iron_bf16 v4182 = biases[v4179];  // kernels/gemm/quant_b.hpp:40
-          const float v4183 = iron_to_f32(v4182);
-          const unsigned int v4188 = v4173 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4189 = v4188 & 15u;
-          const unsigned int v4192 = v4189 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4193 = __uint_as_float(v4192);
-          const float v4194 = v4193 - 8388608.0f;
-          const float v4195 = fmaf(v4194, v4181, v4183);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4200 = v4173 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4201 = v4200 & 15u;
-          const unsigned int v4204 = v4201 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4205 = __uint_as_float(v4204);
-          const float v4206 = v4205 - 8388608.0f;
-          const float v4207 = fmaf(v4206, v4181, v4183);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4212 = v4173 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4213 = v4212 & 15u;
-          const unsigned int v4216 = v4213 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4217 = __uint_as_float(v4216);
-          const float v4218 = v4217 - 8388608.0f;
-          const float v4219 = fmaf(v4218, v4181, v4183);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4224 = v4173 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4225 = v4224 & 15u;
-          const unsigned int v4228 = v4225 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4229 = __uint_as_float(v4228);
-          const float v4230 = v4229 - 8388608.0f;
-          const float v4231 = fmaf(v4230, v4181, v4183);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4236 = v4173 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4237 = v4236 & 15u;
-          const unsigned int v4240 = v4237 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4241 = __uint_as_float(v4240);
-          const float v4242 = v4241 - 8388608.0f;
-          const float v4243 = fmaf(v4242, v4181, v4183);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4248 = v4173 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4249 = v4248 & 15u;
-          const unsigned int v4252 = v4249 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4253 = __uint_as_float(v4252);
-          const float v4254 = v4253 - 8388608.0f;
-          const float v4255 = fmaf(v4254, v4181, v4183);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4260 = v4173 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4261 = v4260 & 15u;
-          const unsigned int v4264 = v4261 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4265 = __uint_as_float(v4264);
-          const float v4266 = v4265 - 8388608.0f;
-          const float v4267 = fmaf(v4266, v4181, v4183);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4272 = v4173 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4273 = v4272 & 15u;
-          const unsigned int v4276 = v4273 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4277 = __uint_as_float(v4276);
-          const float v4278 = v4277 - 8388608.0f;
-          const float v4279 = fmaf(v4278, v4181, v4183);  // kernels/gemm/quant_b.hpp:51
-          const float v4281 = v4156 ? v4195 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_bf16 v4282 = iron_f32_to_bf16(v4281);
-          const float v4284 = v4156 ? v4207 : 0.0f;
-          const iron_bf16 v4285 = iron_f32_to_bf16(v4284);
-          const float v4287 = v4156 ? v4219 : 0.0f;
-          const iron_bf16 v4288 = iron_f32_to_bf16(v4287);
-          const float v4290 = v4156 ? v4231 : 0.0f;
-          const iron_bf16 v4291 = iron_f32_to_bf16(v4290);
-          const float v4293 = v4156 ? v4243 : 0.0f;
-          const iron_bf16 v4294 = iron_f32_to_bf16(v4293);
-          const float v4296 = v4156 ? v4255 : 0.0f;
-          const iron_bf16 v4297 = iron_f32_to_bf16(v4296);
-          const float v4299 = v4156 ? v4267 : 0.0f;
-          const iron_bf16 v4300 = iron_f32_to_bf16(v4299);
-          const float v4302 = v4156 ? v4279 : 0.0f;
-          const iron_bf16 v4303 = iron_f32_to_bf16(v4302);
-          *reinterpret_cast<iron_bf16x8*>(shm1 + v3782) = iron_bf16x8{{v4282, v4285, v4288, v4291, v4294, v4297, v4300, v4303}};  // kernels/gemm/quant_b.hpp:146
-          const unsigned int v4319 = v80 + v3787;  // kernels/gemm/quant_b.hpp:137
-          const bool v4320 = v4319 < v79;
-          const bool v4323 = v4320 && v3795;
-          const unsigned int v4327 = min(v3794, v3824);  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v4331 = min(v4319, v3828);
-          const unsigned int v4333 = v4327 >> 3u;  // kernels/gemm/quant_b.hpp:35
-          const unsigned int v4336 = v4331 * v3834;
-          const unsigned int v4337 = v4336 + v4333;
-          const unsigned int v4340 = packed[v4337];  // kernels/gemm/quant_b.hpp:37
-          const unsigned int v4342 = v4327 >> 6u;  // kernels/gemm/quant_b.hpp:38
-          const unsigned int v4345 = v4331 * v3843;
-          const unsigned int v4346 = v4345 + v4342;
-          const iron_bf16 v4347 = scales[v4346];  // kernels/gemm/quant_b.hpp:39
-          const float v4348 = iron_to_f32(v4347);
-          const iron_bf16 v4349 = biases[v4346];  // kernels/gemm/quant_b.hpp:40
-          const float v4350 = iron_to_f32(v4349);
-          const unsigned int v4355 = v4340 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4356 = v4355 & 15u;
-          const unsigned int v4359 = v4356 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4360 = __uint_as_float(v4359);
-          const float v4361 = v4360 - 8388608.0f;
-          const float v4362 = fmaf(v4361, v4348, v4350);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4367 = v4340 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4368 = v4367 & 15u;
-          const unsigned int v4371 = v4368 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4372 = __uint_as_float(v4371);
-          const float v4373 = v4372 - 8388608.0f;
-          const float v4374 = fmaf(v4373, v4348, v4350);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4379 = v4340 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4380 = v4379 & 15u;
-          const unsigned int v4383 = v4380 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4384 = __uint_as_float(v4383);
-          const float v4385 = v4384 - 8388608.0f;
-          const float v4386 = fmaf(v4385, v4348, v4350);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4391 = v4340 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4392 = v4391 & 15u;
-          const unsigned int v4395 = v4392 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4396 = __uint_as_float(v4395);
-          const float v4397 = v4396 - 8388608.0f;
-          const float v4398 = fmaf(v4397, v4348, v4350);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4403 = v4340 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4404 = v4403 & 15u;
-          const unsigned int v4407 = v4404 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4408 = __uint_as_float(v4407);
-          const float v4409 = v4408 - 8388608.0f;
-          const float v4410 = fmaf(v4409, v4348, v4350);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4415 = v4340 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4416 = v4415 & 15u;
-          const unsigned int v4419 = v4416 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4420 = __uint_as_float(v4419);
-          const float v4421 = v4420 - 8388608.0f;
-          const float v4422 = fmaf(v4421, v4348, v4350);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4427 = v4340 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4428 = v4427 & 15u;
-          const unsigned int v4431 = v4428 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4432 = __uint_as_float(v4431);
-          const float v4433 = v4432 - 8388608.0f;
-          const float v4434 = fmaf(v4433, v4348, v4350);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4439 = v4340 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4440 = v4439 & 15u;
-          const unsigned int v4443 = v4440 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4444 = __uint_as_float(v4443);
-          const float v4445 = v4444 - 8388608.0f;
-          const float v4446 = fmaf(v4445, v4348, v4350);  // kernels/gemm/quant_b.hpp:51
-          const float v4448 = v4323 ? v4362 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_bf16 v4449 = iron_f32_to_bf16(v4448);
-          const float v4451 = v4323 ? v4374 : 0.0f;
-          const iron_bf16 v4452 = iron_f32_to_bf16(v4451);
-          const float v4454 = v4323 ? v4386 : 0.0f;
-          const iron_bf16 v4455 = iron_f32_to_bf16(v4454);
-          const float v4457 = v4323 ? v4398 : 0.0f;
-          const iron_bf16 v4458 = iron_f32_to_bf16(v4457);
-          const float v4460 = v4323 ? v4410 : 0.0f;
-          const iron_bf16 v4461 = iron_f32_to_bf16(v4460);
-          const float v4463 = v4323 ? v4422 : 0.0f;
-          const iron_bf16 v4464 = iron_f32_to_bf16(v4463);
-          const float v4466 = v4323 ? v4434 : 0.0f;
-          const iron_bf16 v4467 = iron_f32_to_bf16(v4466);
-          const float v4469 = v4323 ? v4446 : 0.0f;
-          const iron_bf16 v4470 = iron_f32_to_bf16(v4469);
-          *reinterpret_cast<iron_bf16x8*>(shm1 + v3806) = iron_bf16x8{{v4449, v4452, v4455, v4458, v4461, v4464, v4467, v4470}};  // kernels/gemm/quant_b.hpp:146
+    if (v100) {  // kernels/gemm/gemm_tiles.hpp:261
+      for (unsigned int v2868 = 0u; v2868 < 2u; v2868 += 1u) {  // kernels/gemm/gemm_tiles.hpp:268
+        const unsigned int v2869 = v2868 << 5u;
+        const bool v2871 = v2869 < v3;
+        if (v2871) {
+          const unsigned int v2873 = v2868 * 5120u;  // kernels/gemm/gemm_tiles.hpp:265
+          const unsigned int v2875 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v2878 = v2875 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v2881 = v2875 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v2882 = v2881 << 3u;
+          const unsigned int v2883 = v75 + v2878;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v2884 = v2883 < v76;
+          const unsigned int v2885 = v2869 + v2882;
+          const bool v2886 = v2885 < v3;
+          const bool v2887 = v2884 && v2886;
+          const unsigned int v2889 = v2883 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v2891 = v2889 + v2869;
+          const unsigned int v2892 = v2891 + v2882;
+          const unsigned int v2893 = v2887 ? v2892 : 0u;
+          const unsigned int v2895 = v2878 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v2896 = v2873 + v2895;
+          const unsigned int v2897 = v2896 + v2882;
+          iron_copy_async<16>(shm0 + v2897, x_sorted + v2893, v2887);
+          const unsigned int v2900 = v2875 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v2902 = v2900 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v2905 = v2900 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v2906 = v2905 << 3u;
+          const unsigned int v2907 = v75 + v2902;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v2908 = v2907 < v76;
+          const unsigned int v2909 = v2869 + v2906;
+          const bool v2910 = v2909 < v3;
+          const bool v2911 = v2908 && v2910;
+          const unsigned int v2913 = v2907 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v2915 = v2913 + v2869;
+          const unsigned int v2916 = v2915 + v2906;
+          const unsigned int v2917 = v2911 ? v2916 : 0u;
+          const unsigned int v2919 = v2902 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v2920 = v2873 + v2919;
+          const unsigned int v2921 = v2920 + v2906;
+          iron_copy_async<16>(shm0 + v2921, x_sorted + v2917, v2911);
+          const unsigned int v2924 = v2875 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v2926 = v2924 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v2929 = v2924 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v2930 = v2929 << 3u;
+          const unsigned int v2931 = v75 + v2926;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v2932 = v2931 < v76;
+          const unsigned int v2933 = v2869 + v2930;
+          const bool v2934 = v2933 < v3;
+          const bool v2935 = v2932 && v2934;
+          const unsigned int v2937 = v2931 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v2939 = v2937 + v2869;
+          const unsigned int v2940 = v2939 + v2930;
+          const unsigned int v2941 = v2935 ? v2940 : 0u;
+          const unsigned int v2943 = v2926 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v2944 = v2873 + v2943;
+          const unsigned int v2945 = v2944 + v2930;
+          iron_copy_async<16>(shm0 + v2945, x_sorted + v2941, v2935);
+          const unsigned int v2948 = v2875 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v2950 = v2948 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v2953 = v2948 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v2954 = v2953 << 3u;
+          const unsigned int v2955 = v75 + v2950;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v2956 = v2955 < v76;
+          const unsigned int v2957 = v2869 + v2954;
+          const bool v2958 = v2957 < v3;
+          const bool v2959 = v2956 && v2958;
+          const unsigned int v2961 = v2955 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v2963 = v2961 + v2869;
+          const unsigned int v2964 = v2963 + v2954;
+          const unsigned int v2965 = v2959 ? v2964 : 0u;
+          const unsigned int v2967 = v2950 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v2968 = v2873 + v2967;
+          const unsigned int v2969 = v2968 + v2954;
+          iron_copy_async<16>(shm0 + v2969, x_sorted + v2965, v2959);
+          const unsigned int v2981 = v80 + v2878;  // kernels/gemm/quant_b.hpp:137
+          const bool v2982 = v2981 < v79;
+          const bool v2985 = v2982 && v2886;
+          const unsigned int v2987 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v2989 = min(v2885, v2987);
+          const unsigned int v2991 = v79 - 1u;
+          const unsigned int v2993 = min(v2981, v2991);
+          const unsigned int v2995 = v2989 >> 3u;  // kernels/gemm/quant_b.hpp:35
+          const unsigned int v2997 = v3 >> 3u;
+          const unsigned int v2998 = v2993 * v2997;
+          const unsigned int v2999 = v2998 + v2995;
+          const unsigned int v3002 = packed[v2999];  // kernels/gemm/quant_b.hpp:37
+          const unsigned int v3004 = v2989 >> 6u;  // kernels/gemm/quant_b.hpp:38
+          const unsigned int v3006 = v3 >> 6u;
+          const unsigned int v3007 = v2993 * v3006;
+          const unsigned int v3008 = v3007 + v3004;
+          const iron_bf16 v3009 = scales[v3008];  // kernels/gemm/quant_b.hpp:39
+          const float v3010 = iron_to_f32(v3009);
+          const iron_bf16 v3011 = biases[v3008];  // kernels/gemm/quant_b.hpp:40
+          const float v3012 = iron_to_f32(v3011);
+          const unsigned int v3017 = v3002 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3018 = v3017 & 15u;
+          const unsigned int v3021 = v3018 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3022 = __uint_as_float(v3021);
+          const float v3023 = v3022 - 8388608.0f;
+          const float v3024 = fmaf(v3023, v3010, v3012);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3029 = v3002 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3030 = v3029 & 15u;
+          const unsigned int v3033 = v3030 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3034 = __uint_as_float(v3033);
+          const float v3035 = v3034 - 8388608.0f;
+          const float v3036 = fmaf(v3035, v3010, v3012);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3041 = v3002 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3042 = v3041 & 15u;
+          const unsigned int v3045 = v3042 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3046 = __uint_as_float(v3045);
+          const float v3047 = v3046 - 8388608.0f;
+          const float v3048 = fmaf(v3047, v3010, v3012);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3053 = v3002 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3054 = v3053 & 15u;
+          const unsigned int v3057 = v3054 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3058 = __uint_as_float(v3057);
+          const float v3059 = v3058 - 8388608.0f;
+          const float v3060 = fmaf(v3059, v3010, v3012);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3065 = v3002 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3066 = v3065 & 15u;
+          const unsigned int v3069 = v3066 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3070 = __uint_as_float(v3069);
+          const float v3071 = v3070 - 8388608.0f;
+          const float v3072 = fmaf(v3071, v3010, v3012);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3077 = v3002 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3078 = v3077 & 15u;
+          const unsigned int v3081 = v3078 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3082 = __uint_as_float(v3081);
+          const float v3083 = v3082 - 8388608.0f;
+          const float v3084 = fmaf(v3083, v3010, v3012);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3089 = v3002 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3090 = v3089 & 15u;
+          const unsigned int v3093 = v3090 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3094 = __uint_as_float(v3093);
+          const float v3095 = v3094 - 8388608.0f;
+          const float v3096 = fmaf(v3095, v3010, v3012);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3101 = v3002 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3102 = v3101 & 15u;
+          const unsigned int v3105 = v3102 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3106 = __uint_as_float(v3105);
+          const float v3107 = v3106 - 8388608.0f;
+          const float v3108 = fmaf(v3107, v3010, v3012);  // kernels/gemm/quant_b.hpp:51
+          const float v3110 = v2985 ? v3024 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_bf16 v3111 = iron_f32_to_bf16(v3110);
+          const float v3113 = v2985 ? v3036 : 0.0f;
+          const iron_bf16 v3114 = iron_f32_to_bf16(v3113);
+          const float v3116 = v2985 ? v3048 : 0.0f;
+          const iron_bf16 v3117 = iron_f32_to_bf16(v3116);
+          const float v3119 = v2985 ? v3060 : 0.0f;
+          const iron_bf16 v3120 = iron_f32_to_bf16(v3119);
+          const float v3122 = v2985 ? v3072 : 0.0f;
+          const iron_bf16 v3123 = iron_f32_to_bf16(v3122);
+          const float v3125 = v2985 ? v3084 : 0.0f;
+          const iron_bf16 v3126 = iron_f32_to_bf16(v3125);
+          const float v3128 = v2985 ? v3096 : 0.0f;
+          const iron_bf16 v3129 = iron_f32_to_bf16(v3128);
+          const float v3131 = v2985 ? v3108 : 0.0f;
+          const iron_bf16 v3132 = iron_f32_to_bf16(v3131);
+          *reinterpret_cast<iron_bf16x8*>(shm1 + v2897) = iron_bf16x8{{v3111, v3114, v3117, v3120, v3123, v3126, v3129, v3132}};  // kernels/gemm/quant_b.hpp:146
+          const unsigned int v3148 = v80 + v2902;  // kernels/gemm/quant_b.hpp:137
+          const bool v3149 = v3148 < v79;
+          const bool v3152 = v3149 && v2910;
+          const unsigned int v3156 = min(v2909, v2987);  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v3160 = min(v3148, v2991);
+          const unsigned int v3162 = v3156 >> 3u;  // kernels/gemm/quant_b.hpp:35
+          const unsigned int v3165 = v3160 * v2997;
+          const unsigned int v3166 = v3165 + v3162;
+          const unsigned int v3169 = packed[v3166];  // kernels/gemm/quant_b.hpp:37
+          const unsigned int v3171 = v3156 >> 6u;  // kernels/gemm/quant_b.hpp:38
+          const unsigned int v3174 = v3160 * v3006;
+          const unsigned int v3175 = v3174 + v3171;
+          const iron_bf16 v3176 = scales[v3175];  // kernels/gemm/quant_b.hpp:39
+          const float v3177 = iron_to_f32(v3176);
+          const iron_bf16 v3178 = biases[v3175];  // kernels/gemm/quant_b.hpp:40
+          const float v3179 = iron_to_f32(v3178);
+          const unsigned int v3184 = v3169 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3185 = v3184 & 15u;
+          const unsigned int v3188 = v3185 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3189 = __uint_as_float(v3188);
+          const float v3190 = v3189 - 8388608.0f;
+          const float v3191 = fmaf(v3190, v3177, v3179);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3196 = v3169 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3197 = v3196 & 15u;
+          const unsigned int v3200 = v3197 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3201 = __uint_as_float(v3200);
+          const float v3202 = v3201 - 8388608.0f;
+          const float v3203 = fmaf(v3202, v3177, v3179);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3208 = v3169 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3209 = v3208 & 15u;
+          const unsigned int v3212 = v3209 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3213 = __uint_as_float(v3212);
+          const float v3214 = v3213 - 8388608.0f;
+          const float v3215 = fmaf(v3214, v3177, v3179);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3220 = v3169 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3221 = v3220 & 15u;
+          const unsigned int v3224 = v3221 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3225 = __uint_as_float(v3224);
+          const float v3226 = v3225 - 8388608.0f;
+          const float v3227 = fmaf(v3226, v3177, v3179);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3232 = v3169 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3233 = v3232 & 15u;
+          const unsigned int v3236 = v3233 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3237 = __uint_as_float(v3236);
+          const float v3238 = v3237 - 8388608.0f;
+          const float v3239 = fmaf(v3238, v3177, v3179);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3244 = v3169 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3245 = v3244 & 15u;
+          const unsigned int v3248 = v3245 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3249 = __uint_as_float(v3248);
+          const float v3250 = v3249 - 8388608.0f;
+          const float v3251 = fmaf(v3250, v3177, v3179);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3256 = v3169 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3257 = v3256 & 15u;
+          const unsigned int v3260 = v3257 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3261 = __uint_as_float(v3260);
+          const float v3262 = v3261 - 8388608.0f;
+          const float v3263 = fmaf(v3262, v3177, v3179);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3268 = v3169 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3269 = v3268 & 15u;
+          const unsigned int v3272 = v3269 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3273 = __uint_as_float(v3272);
+          const float v3274 = v3273 - 8388608.0f;
+          const float v3275 = fmaf(v3274, v3177, v3179);  // kernels/gemm/quant_b.hpp:51
+          const float v3277 = v3152 ? v3191 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_bf16 v3278 = iron_f32_to_bf16(v3277);
+          const float v3280 = v3152 ? v3203 : 0.0f;
+          const iron_bf16 v3281 = iron_f32_to_bf16(v3280);
+          const float v3283 = v3152 ? v3215 : 0.0f;
+          const iron_bf16 v3284 = iron_f32_to_bf16(v3283);
+          const float v3286 = v3152 ? v3227 : 0.0f;
+          const iron_bf16 v3287 = iron_f32_to_bf16(v3286);
+          const float v3289 = v3152 ? v3239 : 0.0f;
+          const iron_bf16 v3290 = iron_f32_to_bf16(v3289);
+          const float v3292 = v3152 ? v3251 : 0.0f;
+          const iron_bf16 v3293 = iron_f32_to_bf16(v3292);
+          const float v3295 = v3152 ? v3263 : 0.0f;
+          const iron_bf16 v3296 = iron_f32_to_bf16(v3295);
+          const float v3298 = v3152 ? v3275 : 0.0f;
+          const iron_bf16 v3299 = iron_f32_to_bf16(v3298);
+          *reinterpret_cast<iron_bf16x8*>(shm1 + v2921) = iron_bf16x8{{v3278, v3281, v3284, v3287, v3290, v3293, v3296, v3299}};  // kernels/gemm/quant_b.hpp:146
+          const unsigned int v3315 = v80 + v2926;  // kernels/gemm/quant_b.hpp:137
+          const bool v3316 = v3315 < v79;
+          const bool v3319 = v3316 && v2934;
+          const unsigned int v3323 = min(v2933, v2987);  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v3327 = min(v3315, v2991);
+          const unsigned int v3329 = v3323 >> 3u;  // kernels/gemm/quant_b.hpp:35
+          const unsigned int v3332 = v3327 * v2997;
+          const unsigned int v3333 = v3332 + v3329;
+          const unsigned int v3336 = packed[v3333];  // kernels/gemm/quant_b.hpp:37
+          const unsigned int v3338 = v3323 >> 6u;  // kernels/gemm/quant_b.hpp:38
+          const unsigned int v3341 = v3327 * v3006;
+          const unsigned int v3342 = v3341 + v3338;
+          const iron_bf16 v3343 = scales[v3342];  // kernels/gemm/quant_b.hpp:39
+          const float v3344 = iron_to_f32(v3343);
+          const iron_bf16 v3345 = biases[v3342];  // kernels/gemm/quant_b.hpp:40
+          const float v3346 = iron_to_f32(v3345);
+          const unsigned int v3351 = v3336 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3352 = v3351 & 15u;
+          const unsigned int v3355 = v3352 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3356 = __uint_as_float(v3355);
+          const float v3357 = v3356 - 8388608.0f;
+          const float v3358 = fmaf(v3357, v3344, v3346);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3363 = v3336 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3364 = v3363 & 15u;
+          const unsigned int v3367 = v3364 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3368 = __uint_as_float(v3367);
+          const float v3369 = v3368 - 8388608.0f;
+          const float v3370 = fmaf(v3369, v3344, v3346);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3375 = v3336 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3376 = v3375 & 15u;
+          const unsigned int v3379 = v3376 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3380 = __uint_as_float(v3379);
+          const float v3381 = v3380 - 8388608.0f;
+          const float v3382 = fmaf(v3381, v3344, v3346);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3387 = v3336 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3388 = v3387 & 15u;
+          const unsigned int v3391 = v3388 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3392 = __uint_as_float(v3391);
+          const float v3393 = v3392 - 8388608.0f;
+          const float v3394 = fmaf(v3393, v3344, v3346);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3399 = v3336 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3400 = v3399 & 15u;
+          const unsigned int v3403 = v3400 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3404 = __uint_as_float(v3403);
+          const float v3405 = v3404 - 8388608.0f;
+          const float v3406 = fmaf(v3405, v3344, v3346);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3411 = v3336 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3412 = v3411 & 15u;
+          const unsigned int v3415 = v3412 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3416 = __uint_as_float(v3415);
+          const float v3417 = v3416 - 8388608.0f;
+          const float v3418 = fmaf(v3417, v3344, v3346);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3423 = v3336 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3424 = v3423 & 15u;
+          const unsigned int v3427 = v3424 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3428 = __uint_as_float(v3427);
+          const float v3429 = v3428 - 8388608.0f;
+          const float v3430 = fmaf(v3429, v3344, v3346);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3435 = v3336 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3436 = v3435 & 15u;
+          const unsigned int v3439 = v3436 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3440 = __uint_as_float(v3439);
+          const float v3441 = v3440 - 8388608.0f;
+          const float v3442 = fmaf(v3441, v3344, v3346);  // kernels/gemm/quant_b.hpp:51
+          const float v3444 = v3319 ? v3358 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_bf16 v3445 = iron_f32_to_bf16(v3444);
+          const float v3447 = v3319 ? v3370 : 0.0f;
+          const iron_bf16 v3448 = iron_f32_to_bf16(v3447);
+          const float v3450 = v3319 ? v3382 : 0.0f;
+          const iron_bf16 v3451 = iron_f32_to_bf16(v3450);
+          const float v3453 = v3319 ? v3394 : 0.0f;
+          const iron_bf16 v3454 = iron_f32_to_bf16(v3453);
+          const float v3456 = v3319 ? v3406 : 0.0f;
+          const iron_bf16 v3457 = iron_f32_to_bf16(v3456);
+          const float v3459 = v3319 ? v3418 : 0.0f;
+          const iron_bf16 v3460 = iron_f32_to_bf16(v3459);
+          const float v3462 = v3319 ? v3430 : 0.0f;
+          const iron_bf16 v3463 = iron_f32_to_bf16(v3462);
+          const float v3465 = v3319 ? v3442 : 0.0f;
+          const iron_bf16 v3466 = iron_f32_to_bf16(v3465);
+          *reinterpret_cast<iron_bf16x8*>(shm1 + v2945) = iron_bf16x8{{v3445, v3448, v3451, v3454, v3457, v3460, v3463, v3466}};  // kernels/gemm/quant_b.hpp:146
+          const unsigned int v3482 = v80 + v2950;  // kernels/gemm/quant_b.hpp:137
+          const bool v3483 = v3482 < v79;
+          const bool v3486 = v3483 && v2958;
+          const unsigned int v3490 = min(v2957, v2987);  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v3494 = min(v3482, v2991);
+          const unsigned int v3496 = v3490 >> 3u;  // kernels/gemm/quant_b.hpp:35
+          const unsigned int v3499 = v3494 * v2997;
+          const unsigned int v3500 = v3499 + v3496;
+          const unsigned int v3503 = packed[v3500];  // kernels/gemm/quant_b.hpp:37
+          const unsigned int v3505 = v3490 >> 6u;  // kernels/gemm/quant_b.hpp:38
+          const unsigned int v3508 = v3494 * v3006;
+          const unsigned int v3509 = v3508 + v3505;
+          const iron_bf16 v3510 = scales[v3509];  // kernels/gemm/quant_b.hpp:39
+          const float v3511 = iron_to_f32(v3510);
+          const iron_bf16 v3512 = biases[v3509];  // kernels/gemm/quant_b.hpp:40
+          const float v3513 = iron_to_f32(v3512);
+          const unsigned int v3518 = v3503 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3519 = v3518 & 15u;
+          const unsigned int v3522 = v3519 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3523 = __uint_as_float(v3522);
+          const float v3524 = v3523 - 8388608.0f;
+          const float v3525 = fmaf(v3524, v3511, v3513);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3530 = v3503 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3531 = v3530 & 15u;
+          const unsigned int v3534 = v3531 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3535 = __uint_as_float(v3534);
+          const float v3536 = v3535 - 8388608.0f;
+          const float v3537 = fmaf(v3536, v3511, v3513);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3542 = v3503 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3543 = v3542 & 15u;
+          const unsigned int v3546 = v3543 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3547 = __uint_as_float(v3546);
+          const float v3548 = v3547 - 8388608.0f;
+          const float v3549 = fmaf(v3548, v3511, v3513);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3554 = v3503 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3555 = v3554 & 15u;
+          const unsigned int v3558 = v3555 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3559 = __uint_as_float(v3558);
+          const float v3560 = v3559 - 8388608.0f;
+          const float v3561 = fmaf(v3560, v3511, v3513);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3566 = v3503 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3567 = v3566 & 15u;
+          const unsigned int v3570 = v3567 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3571 = __uint_as_float(v3570);
+          const float v3572 = v3571 - 8388608.0f;
+          const float v3573 = fmaf(v3572, v3511, v3513);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3578 = v3503 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3579 = v3578 & 15u;
+          const unsigned int v3582 = v3579 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3583 = __uint_as_float(v3582);
+          const float v3584 = v3583 - 8388608.0f;
+          const float v3585 = fmaf(v3584, v3511, v3513);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3590 = v3503 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3591 = v3590 & 15u;
+          const unsigned int v3594 = v3591 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3595 = __uint_as_float(v3594);
+          const float v3596 = v3595 - 8388608.0f;
+          const float v3597 = fmaf(v3596, v3511, v3513);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3602 = v3503 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3603 = v3602 & 15u;
+          const unsigned int v3606 = v3603 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3607 = __uint_as_float(v3606);
+          const float v3608 = v3607 - 8388608.0f;
+          const float v3609 = fmaf(v3608, v3511, v3513);  // kernels/gemm/quant_b.hpp:51
+          const float v3611 = v3486 ? v3525 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_bf16 v3612 = iron_f32_to_bf16(v3611);
+          const float v3614 = v3486 ? v3537 : 0.0f;
+          const iron_bf16 v3615 = iron_f32_to_bf16(v3614);
+          const float v3617 = v3486 ? v3549 : 0.0f;
+          const iron_bf16 v3618 = iron_f32_to_bf16(v3617);
+          const float v3620 = v3486 ? v3561 : 0.0f;
+          const iron_bf16 v3621 = iron_f32_to_bf16(v3620);
+          const float v3623 = v3486 ? v3573 : 0.0f;
+          const iron_bf16 v3624 = iron_f32_to_bf16(v3623);
+          const float v3626 = v3486 ? v3585 : 0.0f;
+          const iron_bf16 v3627 = iron_f32_to_bf16(v3626);
+          const float v3629 = v3486 ? v3597 : 0.0f;
+          const iron_bf16 v3630 = iron_f32_to_bf16(v3629);
+          const float v3632 = v3486 ? v3609 : 0.0f;
+          const iron_bf16 v3633 = iron_f32_to_bf16(v3632);
+          *reinterpret_cast<iron_bf16x8*>(shm1 + v2969) = iron_bf16x8{{v3612, v3615, v3618, v3621, v3624, v3627, v3630, v3633}};  // kernels/gemm/quant_b.hpp:146
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:268
       }
-      const unsigned int v4489 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
-      const unsigned int v4495 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
+      const unsigned int v3652 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:252
+      const unsigned int v3658 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:256
 
-      for (unsigned int v4477 = 0u; v4477 < v3; v4477 += 32u) {  // kernels/gemm/gemm_tiles.hpp:267
-        const unsigned int v4479 = v4477 >> 5u;
-        const unsigned int v4481 = v4479 % 3u;
+      for (unsigned int v3640 = 0u; v3640 < v3; v3640 += 32u) {  // kernels/gemm/gemm_tiles.hpp:268
+        const unsigned int v3642 = v3640 >> 5u;
+        const unsigned int v3644 = v3642 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        const unsigned int v4483 = v4481 * 5120u;  // kernels/gemm/gemm_tiles.hpp:269
-        const unsigned int v4490 = v4483 + v4489;  // kernels/gemm/gemm_tiles.hpp:251
-        iron_frag_load_shared<false>(v94, shm0, v4490, 40u);
-        const unsigned int v4496 = v4483 + v4495;  // kernels/gemm/gemm_tiles.hpp:255
-        iron_frag_load_shared<true>(v96, shm1, v4496, 40u);
-        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:257
-        const unsigned int v4503 = v4490 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-        iron_frag_load_shared<false>(v94, shm0, v4503, 40u);
-        const unsigned int v4509 = v4496 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
-        iron_frag_load_shared<true>(v96, shm1, v4509, 40u);
-        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:257
-        const unsigned int v4512 = v4477 + 64u;  // kernels/gemm/gemm_tiles.hpp:267
-        const unsigned int v4514 = v4479 + 2u;
-        const unsigned int v4515 = v4514 % 3u;
-        const bool v4516 = v4512 < v3;
-        if (v4516) {
-          const unsigned int v4518 = v4515 * 5120u;  // kernels/gemm/gemm_tiles.hpp:264
-          const unsigned int v4520 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4523 = v4520 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4526 = v4520 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4527 = v4526 << 3u;
-          const unsigned int v4528 = v75 + v4523;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v4529 = v4528 < v76;
-          const unsigned int v4530 = v4512 + v4527;
-          const bool v4531 = v4530 < v3;
-          const bool v4532 = v4529 && v4531;
-          const unsigned int v4534 = v4528 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4536 = v4534 + v4512;
-          const unsigned int v4537 = v4536 + v4527;
-          const unsigned int v4538 = v4532 ? v4537 : 0u;
-          const unsigned int v4540 = v4523 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4541 = v4518 + v4540;
-          const unsigned int v4542 = v4541 + v4527;
-          iron_copy_async<16>(shm0 + v4542, x_sorted + v4538, v4532);
-          const unsigned int v4545 = v4520 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4547 = v4545 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4550 = v4545 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4551 = v4550 << 3u;
-          const unsigned int v4552 = v75 + v4547;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v4553 = v4552 < v76;
-          const unsigned int v4554 = v4512 + v4551;
-          const bool v4555 = v4554 < v3;
-          const bool v4556 = v4553 && v4555;
-          const unsigned int v4558 = v4552 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4560 = v4558 + v4512;
-          const unsigned int v4561 = v4560 + v4551;
-          const unsigned int v4562 = v4556 ? v4561 : 0u;
-          const unsigned int v4564 = v4547 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4565 = v4518 + v4564;
-          const unsigned int v4566 = v4565 + v4551;
-          iron_copy_async<16>(shm0 + v4566, x_sorted + v4562, v4556);
-          const unsigned int v4569 = v4520 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4571 = v4569 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4574 = v4569 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4575 = v4574 << 3u;
-          const unsigned int v4576 = v75 + v4571;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v4577 = v4576 < v76;
-          const unsigned int v4578 = v4512 + v4575;
-          const bool v4579 = v4578 < v3;
-          const bool v4580 = v4577 && v4579;
-          const unsigned int v4582 = v4576 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4584 = v4582 + v4512;
-          const unsigned int v4585 = v4584 + v4575;
-          const unsigned int v4586 = v4580 ? v4585 : 0u;
-          const unsigned int v4588 = v4571 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4589 = v4518 + v4588;
-          const unsigned int v4590 = v4589 + v4575;
-          iron_copy_async<16>(shm0 + v4590, x_sorted + v4586, v4580);
-          const unsigned int v4593 = v4520 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4595 = v4593 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4598 = v4593 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4599 = v4598 << 3u;
-          const unsigned int v4600 = v75 + v4595;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v4601 = v4600 < v76;
-          const unsigned int v4602 = v4512 + v4599;
-          const bool v4603 = v4602 < v3;
-          const bool v4604 = v4601 && v4603;
-          const unsigned int v4606 = v4600 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4608 = v4606 + v4512;
-          const unsigned int v4609 = v4608 + v4599;
-          const unsigned int v4610 = v4604 ? v4609 : 0u;
-          const unsigned int v4612 = v4595 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4613 = v4518 + v4612;
-          const unsigned int v4614 = v4613 + v4599;
-          iron_copy_async<16>(shm0 + v4614, x_sorted + v4610, v4604);
-          const unsigned int v4626 = v80 + v4523;  // kernels/gemm/quant_b.hpp:137
-          const bool v4627 = v4626 < v79;
-          const bool v4630 = v4627 && v4531;
-          const unsigned int v4632 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v4634 = min(v4530, v4632);
-          const unsigned int v4636 = v79 - 1u;
-          const unsigned int v4638 = min(v4626, v4636);
-          const unsigned int v4640 = v4634 >> 3u;  // kernels/gemm/quant_b.hpp:35
-          const unsigned int v4642 = v3 >> 3u;
-          const unsigned int v4643 = v4638 * v4642;
-          const unsigned int v4644 = v4643 + v4640;
-          const unsigned int v4647 = packed[v4644];  // kernels/gemm/quant_b.hpp:37
-          const unsigned int v4649 = v4634 >> 6u;  // kernels/gemm/quant_b.hpp:38
-          const unsigned int v4651 = v3 >> 6u;
-          const unsigned int v4652 = v4638 * v4651;
-          const unsigned int v4653 = v4652 + v4649;
-          const iron_bf16 v4654 = scales[v4653];  // kernels/gemm/quant_b.hpp:39
-          const float v4655 = iron_to_f32(v4654);
-          const iron_bf16 v4656 = biases[v4653];  // kernels/gemm/quant_b.hpp:40
-          const float v4657 = iron_to_f32(v4656);
-          const unsigned int v4662 = v4647 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4663 = v4662 & 15u;
-          const unsigned int v4666 = v4663 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4667 = __uint_as_float(v4666);
-          const float v4668 = v4667 - 8388608.0f;
-          const float v4669 = fmaf(v4668, v4655, v4657);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4674 = v4647 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4675 = v4674 & 15u;
-          const unsigned int v4678 = v4675 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4679 = __uint_as_float(v4678);
-          const float v4680 = v4679 - 8388608.0f;
-          const float v4681 = fmaf(v4680, v4655, v4657);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4686 = v4647 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4687 = v4686 & 15u;
-          const unsigned int v4690 = v4687 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4691 = __uint_as_float(v4690);
-          const float v4692 = v4691 - 8388608.0f;
-          const float v4693 = fmaf(v4692, v4655, v4657);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4698 = v4647 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4699 = v4698 & 15u;
-          const unsigned int v4702 = v4699 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4703 = __uint_as_float(v4702);
-          const float v4704 = v4703 - 8388608.0f;
-          const float v4705 = fmaf(v4704, v4655, v4657);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4710 = v4647 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4711 = v4710 & 15u;
-          const unsigned int v4714 = v4711 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4715 = __uint_as_float(v4714);
-          const float v4716 = v4715 - 8388608.0f;
-          const float v4717 = fmaf(v4716, v4655, v4657);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4722 = v4647 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4723 = v4722 & 15u;
-          const unsigned int v4726 = v4723 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4727 = __uint_as_float(v4726);
-          const float v4728 = v4727 - 8388608.0f;
-          const float v4729 = fmaf(v4728, v4655, v4657);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4734 = v4647 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4735 = v4734 & 15u;
-          const unsigned int v4738 = v4735 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4739 = __uint_as_float(v4738);
-          const float v4740 = v4739 - 8388608.0f;
-          const float v4741 = fmaf(v4740, v4655, v4657);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4746 = v4647 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4747 = v4746 & 15u;
-          const unsigned int v4750 = v4747 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4751 = __uint_as_float(v4750);
-          const float v4752 = v4751 - 8388608.0f;
-          const float v4753 = fmaf(v4752, v4655, v4657);  // kernels/gemm/quant_b.hpp:51
-          const float v4755 = v4630 ? v4669 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_bf16 v4756 = iron_f32_to_bf16(v4755);
-          const float v4758 = v4630 ? v4681 : 0.0f;
-          const iron_bf16 v4759 = iron_f32_to_bf16(v4758);
-          const float v4761 = v4630 ? v4693 : 0.0f;
-          const iron_bf16 v4762 = iron_f32_to_bf16(v4761);
-          const float v4764 = v4630 ? v4705 : 0.0f;
-          const iron_bf16 v4765 = iron_f32_to_bf16(v4764);
-          const float v4767 = v4630 ? v4717 : 0.0f;
-          const iron_bf16 v4768 = iron_f32_to_bf16(v4767);
-          const float v4770 = v4630 ? v4729 : 0.0f;
-          const iron_bf16 v4771 = iron_f32_to_bf16(v4770);
-          const float v4773 = v4630 ? v4741 : 0.0f;
-          const iron_bf16 v4774 = iron_f32_to_bf16(v4773);
-          const float v4776 = v4630 ? v4753 : 0.0f;
-          const iron_bf16 v4777 = iron_f32_to_bf16(v4776);
-          *reinterpret_cast<iron_bf16x8*>(shm1 + v4542) = iron_bf16x8{{v4756, v4759, v4762, v4765, v4768, v4771, v4774, v4777}};  // kernels/gemm/quant_b.hpp:146
-          const unsigned int v4793 = v80 + v4547;  // kernels/gemm/quant_b.hpp:137
-          const bool v4794 = v4793 < v79;
-          const bool v4797 = v4794 && v4555;
-          const unsigned int v4801 = min(v4554, v4632);  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v4805 = min(v4793, v4636);
-          const unsigned int v4807 = v4801 >> 3u;  // kernels/gemm/quant_b.hpp:35
-          const unsigned int v4810 = v4805 * v4642;
-          const unsigned int v4811 = v4810 + v4807;
-          const unsigned int v4814 = packed[v4811];  // kernels/gemm/quant_b.hpp:37
-          const unsigned int v4816 = v4801 >> 6u;  // kernels/gemm/quant_b.hpp:38
-          const unsigned int v4819 = v4805 * v4651;
-          const unsigned int v4820 = v4819 + v4816;
-          const iron_bf16 v4821 = scales[v4820];  // kernels/gemm/quant_b.hpp:39
-          const float v4822 = iron_to_f32(v4821);
-          const iron_bf16 v4823 = biases[v4820];  // kernels/gemm/quant_b.hpp:40
-          const float v4824 = iron_to_f32(v4823);
-          const unsigned int v4829 = v4814 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4830 = v4829 & 15u;
-          const unsigned int v4833 = v4830 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4834 = __uint_as_float(v4833);
-          const float v4835 = v4834 - 8388608.0f;
-          const float v4836 = fmaf(v4835, v4822, v4824);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4841 = v4814 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4842 = v4841 & 15u;
-          const unsigned int v4845 = v4842 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4846 = __uint_as_float(v4845);
-          const float v4847 = v4846 - 8388608.0f;
-          const float v4848 = fmaf(v4847, v4822, v4824);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4853 = v4814 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4854 = v4853 & 15u;
-          const unsigned int v4857 = v4854 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4858 = __uint_as_float(v4857);
-          const float v4859 = v4858 - 8388608.0f;
-          const float v4860 = fmaf(v4859, v4822, v4824);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4865 = v4814 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4866 = v4865 & 15u;
-          const unsigned int v4869 = v4866 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4870 = __uint_as_float(v4869);
-          const float v4871 = v4870 - 8388608.0f;
-          const float v4872 = fmaf(v4871, v4822, v4824);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4877 = v4814 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4878 = v4877 & 15u;
-          const unsigned int v4881 = v4878 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4882 = __uint_as_float(v4881);
-          const float v4883 = v4882 - 8388608.0f;
-          const float v4884 = fmaf(v4883, v4822, v4824);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4889 = v4814 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4890 = v4889 & 15u;
-          const unsigned int v4893 = v4890 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4894 = __uint_as_float(v4893);
-          const float v4895 = v4894 - 8388608.0f;
-          const float v4896 = fmaf(v4895, v4822, v4824);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4901 = v4814 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4902 = v4901 & 15u;
-          const unsigned int v4905 = v4902 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4906 = __uint_as_float(v4905);
-          const float v4907 = v4906 - 8388608.0f;
-          const float v4908 = fmaf(v4907, v4822, v4824);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4913 = v4814 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4914 = v4913 & 15u;
-          const unsigned int v4917 = v4914 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4918 = __uint_as_float(v4917);
-          const float v4919 = v4918 - 8388608.0f;
-          const float v4920 = fmaf(v4919, v4822, v4824);  // kernels/gemm/quant_b.hpp:51
-          const float v4922 = v4797 ? v4836 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_bf16 v4923 = iron_f32_to_bf16(v4922);
-          const float v4925 = v4797 ? v4848 : 0.0f;
-          const iron_bf16 v4926 = iron_f32_to_bf16(v4925);
-          const float v4928 = v4797 ? v4860 : 0.0f;
-          const iron_bf16 v4929 = iron_f32_to_bf16(v4928);
-          const float v4931 = v4797 ? v4872 : 0.0f;
-          const iron_bf16 v4932 = iron_f32_to_bf16(v4931);
-          const float v4934 = v4797 ? v4884 : 0.0f;
-          const iron_bf16 v4935 = iron_f32_to_bf16(v4934);
-          const float v4937 = v4797 ? v4896 : 0.0f;
-          const iron_bf16 v4938 = iron_f32_to_bf16(v4937);
-          const float v4940 = v4797 ? v4908 : 0.0f;
-          const iron_bf16 v4941 = iron_f32_to_bf16(v4940);
-          const float v4943 = v4797 ? v4920 : 0.0f;
-          const iron_bf16 v4944 = iron_f32_to_bf16(v4943);
-          *reinterpret_cast<iron_bf16x8*>(shm1 + v4566) = iron_bf16x8{{v4923, v4926, v4929, v4932, v4935, v4938, v4941, v4944}};  // kernels/gemm/quant_b.hpp:146
-          const unsigned int v4960 = v80 + v4571;  // kernels/gemm/quant_b.hpp:137
-          const bool v4961 = v4960 < v79;
-          const bool v4964 = v4961 && v4579;
-          const unsigned int v4968 = min(v4578, v4632);  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v4972 = min(v4960, v4636);
-          const unsigned int v4974 = v4968 >> 3u;  // kernels/gemm/quant_b.hpp:35
-          const unsigned int v4977 = v4972 * v4642;
-          const unsigned int v4978 = v4977 + v4974;
-          const unsigned int v4981 = packed[v4978];  // kernels/gemm/quant_b.hpp:37
-          const unsigned int v4983 = v4968 >> 6u;  // kernels/gemm/quant_b.hpp:38
-          const unsigned int v4986 = v4972 * v4651;
-          const unsigned int v4987 = v4986 + v4983;
-          const iron_bf16 v4988 = scales[v4987];  // kernels/gemm/quant_b.hpp:39
-          const float v4989 = iron_to_f32(v4988);
-          const iron_bf16 v4990 = biases[v4987];  // kernels/gemm/quant_b.hpp:40
-          const float v4991 = iron_to_f32(v4990);
-          const unsigned int v4996 = v4981 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4997 = v4996 & 15u;
-          const unsigned int v5000 = v4997 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5001 = __uint_as_float(v5000);
-          const float v5002 = v5001 - 8388608.0f;
-          const float v5003 = fmaf(v5002, v4989, v4991);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5008 = v4981 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5009 = v5008 & 15u;
-          const unsigned int v5012 = v5009 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5013 = __uint_as_float(v5012);
-          const float v5014 = v5013 - 8388608.0f;
-          const float v5015 = fmaf(v5014, v4989, v4991);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5020 = v4981 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5021 = v5020 & 15u;
-          const unsigned int v5024 = v5021 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5025 = __uint_as_float(v5024);
-          const float v5026 = v5025 - 8388608.0f;
-          const float v5027 = fmaf(v5026, v4989, v4991);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5032 = v4981 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5033 = v5032 & 15u;
-          const unsigned int v5036 = v5033 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5037 = __uint_as_float(v5036);
-          const float v5038 = v5037 - 8388608.0f;
-          const float v5039 = fmaf(v5038, v4989, v4991);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5044 = v4981 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5045 = v5044 & 15u;
-          const unsigned int v5048 = v5045 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5049 = __uint_as_float(v5048);
-          const float v5050 = v5049 - 8388608.0f;
-          const float v5051 = fmaf(v5050, v4989, v4991);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5056 = v4981 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5057 = v5056 & 15u;
-          const unsigned int v5060 = v5057 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5061 = __uint_as_float(v5060);
-          const float v5062 = v5061 - 8388608.0f;
-          const float v5063 = fmaf(v5062, v4989, v4991);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5068 = v4981 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5069 = v5068 & 15u;
-          const unsigned int v5072 = v5069 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5073 = __uint_as_float(v5072);
-          const float v5074 = v5073 - 8388608.0f;
-          const float v5075 = fmaf(v5074, v4989, v4991);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5080 = v4981 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5081 = v5080 & 15u;
-          const unsigned int v5084 = v5081 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5085 = __uint_as_float(v5084);
-          const float v5086 = v5085 - 8388608.0f;
-          const float v5087 = fmaf(v5086, v4989, v4991);  // kernels/gemm/quant_b.hpp:51
-          const float v5089 = v4964 ? v5003 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_bf16 v5090 = iron_f32_to_bf16(v5089);
-          const float v5092 = v4964 ? v5015 : 0.0f;
-          const iron_bf16 v5093 = iron_f32_to_bf16(v5092);
-          const float v5095 = v4964 ? v5027 : 0.0f;
-          const iron_bf16 v5096 = iron_f32_to_bf16(v5095);
-          const float v5098 = v4964 ? v5039 : 0.0f;
-          const iron_bf16 v5099 = iron_f32_to_bf16(v5098);
-          const float v5101 = v4964 ? v5051 : 0.0f;
-          const iron_bf16 v5102 = iron_f32_to_bf16(v5101);
-          const float v5104 = v4964 ? v5063 : 0.0f;
-          const iron_bf16 v5105 = iron_f32_to_bf16(v5104);
-          const float v5107 = v4964 ? v5075 : 0.0f;
-          const iron_bf16 v5108 = iron_f32_to_bf16(v5107);
-          const float v5110 = v4964 ? v5087 : 0.0f;
-          const iron_bf16 v5111 = iron_f32_to_bf16(v5110);
-          *reinterpret_cast<iron_bf16x8*>(shm1 + v4590) = iron_bf16x8{{v5090, v5093, v5096, v5099, v5102, v5105, v5108, v5111}};  // kernels/gemm/quant_b.hpp:146
-          const unsigned int v5127 = v80 + v4595;  // kernels/gemm/quant_b.hpp:137
-          const bool v5128 = v5127 < v79;
-          const bool v5131 = v5128 && v4603;
-          const unsigned int v5135 = min(v4602, v4632);  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v5139 = min(v5127, v4636);
-          const unsigned int v5141 = v5135 >> 3u;  // kernels/gemm/quant_b.hpp:35
-          const unsigned int v5144 = v5139 * v4642;
-          const unsigned int v5145 = v5144 + v5141;
-          const unsigned int v5148 = packed[v5145];  // kernels/gemm/quant_b.hpp:37
-          const unsigned int v5150 = v5135 >> 6u;  // kernels/gemm/quant_b.hpp:38
-          const unsigned int v5153 = v5139 * v4651;
-          const unsigned int v5154 = v5153 + v5150;
-          const iron_bf16 v5155 = scales[v5154];  // kernels/gemm/quant_b.hpp:39
-          const float v5156 = iron_to_f32(v5155);
-          const iron_bf16 v5157 = biases[v5154];  // kernels/gemm/quant_b.hpp:40
-          const float v5158 = iron_to_f32(v5157);
-          const unsigned int v5163 = v5148 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5164 = v5163 & 15u;
-          const unsigned int v5167 = v5164 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5168 = __uint_as_float(v5167);
-          const float v5169 = v5168 - 8388608.0f;
-          const float v5170 = fmaf(v5169, v5156, v5158);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5175 = v5148 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5176 = v5175 & 15u;
-          const unsigned int v5179 = v5176 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5180 = __uint_as_float(v5179);
-          const float v5181 = v5180 - 8388608.0f;
-          const float v5182 = fmaf(v5181, v5156, v5158);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5187 = v5148 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5188 = v5187 & 15u;
-          const unsigned int v5191 = v5188 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5192 = __uint_as_float(v5191);
-          const float v5193 = v5192 - 8388608.0f;
-          const float v5194 = fmaf(v5193, v5156, v5158);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5199 = v5148 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5200 = v5199 & 15u;
-          const unsigned int v5203 = v5200 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5204 = __uint_as_float(v5203);
-          const float v5205 = v5204 - 8388608.0f;
-          const float v5206 = fmaf(v5205, v5156, v5158);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5211 = v5148 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5212 = v5211 & 15u;
-          const unsigned int v5215 = v5212 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5216 = __uint_as_float(v5215);
-          const float v5217 = v5216 - 8388608.0f;
-          const float v5218 = fmaf(v5217, v5156, v5158);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5223 = v5148 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5224 = v5223 & 15u;
-          const unsigned int v5227 = v5224 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5228 = __uint_as_float(v5227);
-          const float v5229 = v5228 - 8388608.0f;
-          const float v5230 = fmaf(v5229, v5156, v5158);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5235 = v5148 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5236 = v5235 & 15u;
-          const unsigned int v5239 = v5236 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5240 = __uint_as_float(v5239);
-          const float v5241 = v5240 - 8388608.0f;
-          const float v5242 = fmaf(v5241, v5156, v5158);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5247 = v5148 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5248 = v5247 & 15u;
-          const unsigned int v5251 = v5248 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5252 = __uint_as_float(v5251);
-          const float v5253 = v5252 - 8388608.0f;
-          const float v5254 = fmaf(v5253, v5156, v5158);  // kernels/gemm/quant_b.hpp:51
-          const float v5256 = v5131 ? v5170 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_bf16 v5257 = iron_f32_to_bf16(v5256);
-          const float v5259 = v5131 ? v5182 : 0.0f;
-          const iron_bf16 v5260 = iron_f32_to_bf16(v5259);
-          const float v5262 = v5131 ? v5194 : 0.0f;
-          const iron_bf16 v5263 = iron_f32_to_bf16(v5262);
-          const float v5265 = v5131 ? v5206 : 0.0f;
-          const iron_bf16 v5266 = iron_f32_to_bf16(v5265);
-          const float v5268 = v5131 ? v5218 : 0.0f;
-          const iron_bf16 v5269 = iron_f32_to_bf16(v5268);
-          const float v5271 = v5131 ? v5230 : 0.0f;
-          const iron_bf16 v5272 = iron_f32_to_bf16(v5271);
-          const float v5274 = v5131 ? v5242 : 0.0f;
-          const iron_bf16 v5275 = iron_f32_to_bf16(v5274);
-          const float v5277 = v5131 ? v5254 : 0.0f;
-          const iron_bf16 v5278 = iron_f32_to_bf16(v5277);
-          *reinterpret_cast<iron_bf16x8*>(shm1 + v4614) = iron_bf16x8{{v5257, v5260, v5263, v5266, v5269, v5272, v5275, v5278}};  // kernels/gemm/quant_b.hpp:146
+        const unsigned int v3646 = v3644 * 5120u;  // kernels/gemm/gemm_tiles.hpp:270
+        const unsigned int v3653 = v3646 + v3652;  // kernels/gemm/gemm_tiles.hpp:252
+        iron_frag_load_shared<false>(v94, shm0, v3653, 40u);
+        const unsigned int v3659 = v3646 + v3658;  // kernels/gemm/gemm_tiles.hpp:256
+        iron_frag_load_shared<true>(v96, shm1, v3659, 40u);
+        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:258
+        const unsigned int v3666 = v3653 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
+        iron_frag_load_shared<false>(v94, shm0, v3666, 40u);
+        const unsigned int v3672 = v3659 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
+        iron_frag_load_shared<true>(v96, shm1, v3672, 40u);
+        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:258
+        const unsigned int v3675 = v3640 + 64u;  // kernels/gemm/gemm_tiles.hpp:268
+        const unsigned int v3677 = v3642 + 2u;
+        const unsigned int v3678 = v3677 % 3u;
+        const bool v3679 = v3675 < v3;
+        if (v3679) {
+          const unsigned int v3681 = v3678 * 5120u;  // kernels/gemm/gemm_tiles.hpp:265
+          const unsigned int v3683 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3686 = v3683 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3689 = v3683 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3690 = v3689 << 3u;
+          const unsigned int v3691 = v75 + v3686;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3692 = v3691 < v76;
+          const unsigned int v3693 = v3675 + v3690;
+          const bool v3694 = v3693 < v3;
+          const bool v3695 = v3692 && v3694;
+          const unsigned int v3697 = v3691 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3699 = v3697 + v3675;
+          const unsigned int v3700 = v3699 + v3690;
+          const unsigned int v3701 = v3695 ? v3700 : 0u;
+          const unsigned int v3703 = v3686 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3704 = v3681 + v3703;
+          const unsigned int v3705 = v3704 + v3690;
+          iron_copy_async<16>(shm0 + v3705, x_sorted + v3701, v3695);
+          const unsigned int v3708 = v3683 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3710 = v3708 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3713 = v3708 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3714 = v3713 << 3u;
+          const unsigned int v3715 = v75 + v3710;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3716 = v3715 < v76;
+          const unsigned int v3717 = v3675 + v3714;
+          const bool v3718 = v3717 < v3;
+          const bool v3719 = v3716 && v3718;
+          const unsigned int v3721 = v3715 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3723 = v3721 + v3675;
+          const unsigned int v3724 = v3723 + v3714;
+          const unsigned int v3725 = v3719 ? v3724 : 0u;
+          const unsigned int v3727 = v3710 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3728 = v3681 + v3727;
+          const unsigned int v3729 = v3728 + v3714;
+          iron_copy_async<16>(shm0 + v3729, x_sorted + v3725, v3719);
+          const unsigned int v3732 = v3683 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3734 = v3732 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3737 = v3732 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3738 = v3737 << 3u;
+          const unsigned int v3739 = v75 + v3734;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3740 = v3739 < v76;
+          const unsigned int v3741 = v3675 + v3738;
+          const bool v3742 = v3741 < v3;
+          const bool v3743 = v3740 && v3742;
+          const unsigned int v3745 = v3739 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3747 = v3745 + v3675;
+          const unsigned int v3748 = v3747 + v3738;
+          const unsigned int v3749 = v3743 ? v3748 : 0u;
+          const unsigned int v3751 = v3734 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3752 = v3681 + v3751;
+          const unsigned int v3753 = v3752 + v3738;
+          iron_copy_async<16>(shm0 + v3753, x_sorted + v3749, v3743);
+          const unsigned int v3756 = v3683 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3758 = v3756 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3761 = v3756 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3762 = v3761 << 3u;
+          const unsigned int v3763 = v75 + v3758;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3764 = v3763 < v76;
+          const unsigned int v3765 = v3675 + v3762;
+          const bool v3766 = v3765 < v3;
+          const bool v3767 = v3764 && v3766;
+          const unsigned int v3769 = v3763 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3771 = v3769 + v3675;
+          const unsigned int v3772 = v3771 + v3762;
+          const unsigned int v3773 = v3767 ? v3772 : 0u;
+          const unsigned int v3775 = v3758 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3776 = v3681 + v3775;
+          const unsigned int v3777 = v3776 + v3762;
+          iron_copy_async<16>(shm0 + v3777, x_sorted + v3773, v3767);
+          const unsigned int v3789 = v80 + v3686;  // kernels/gemm/quant_b.hpp:137
+          const bool v3790 = v3789 < v79;
+          const bool v3793 = v3790 && v3694;
+          const unsigned int v3795 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v3797 = min(v3693, v3795);
+          const unsigned int v3799 = v79 - 1u;
+          const unsigned int v3801 = min(v3789, v3799);
+          const unsigned int v3803 = v3797 >> 3u;  // kernels/gemm/quant_b.hpp:35
+          const unsigned int v3805 = v3 >> 3u;
+          const unsigned int v3806 = v3801 * v3805;
+          const unsigned int v3807 = v3806 + v3803;
+          const unsigned int v3810 = packed[v3807];  // kernels/gemm/quant_b.hpp:37
+          const unsigned int v3812 = v3797 >> 6u;  // kernels/gemm/quant_b.hpp:38
+          const unsigned int v3814 = v3 >> 6u;
+          const unsigned int v3815 = v3801 * v3814;
+          const unsigned int v3816 = v3815 + v3812;
+          const iron_bf16 v3817 = scales[v3816];  // kernels/gemm/quant_b.hpp:39
+          const float v3818 = iron_to_f32(v3817);
+          const iron_bf16 v3819 = biases[v3816];  // kernels/gemm/quant_b.hpp:40
+          const float v3820 = iron_to_f32(v3819);
+          const unsigned int v3825 = v3810 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3826 = v3825 & 15u;
+          const unsigned int v3829 = v3826 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3830 = __uint_as_float(v3829);
+          const float v3831 = v3830 - 8388608.0f;
+          const float v3832 = fmaf(v3831, v3818, v3820);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3837 = v3810 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3838 = v3837 & 15u;
+          const unsigned int v3841 = v3838 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3842 = __uint_as_float(v3841);
+          const float v3843 = v3842 - 8388608.0f;
+          const float v3844 = fmaf(v3843, v3818, v3820);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3849 = v3810 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3850 = v3849 & 15u;
+          const unsigned int v3853 = v3850 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3854 = __uint_as_float(v3853);
+          const float v3855 = v3854 - 8388608.0f;
+          const float v3856 = fmaf(v3855, v3818, v3820);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3861 = v3810 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3862 = v3861 & 15u;
+          const unsigned int v3865 = v3862 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3866 = __uint_as_float(v3865);
+          const float v3867 = v3866 - 8388608.0f;
+          const float v3868 = fmaf(v3867, v3818, v3820);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3873 = v3810 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3874 = v3873 & 15u;
+          const unsigned int v3877 = v3874 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3878 = __uint_as_float(v3877);
+          const float v3879 = v3878 - 8388608.0f;
+          const float v3880 = fmaf(v3879, v3818, v3820);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3885 = v3810 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3886 = v3885 & 15u;
+          const unsigned int v3889 = v3886 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3890 = __uint_as_float(v3889);
+          const float v3891 = v3890 - 8388608.0f;
+          const float v3892 = fmaf(v3891, v3818, v3820);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3897 = v3810 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3898 = v3897 & 15u;
+          const unsigned int v3901 = v3898 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3902 = __uint_as_float(v3901);
+          const float v3903 = v3902 - 8388608.0f;
+          const float v3904 = fmaf(v3903, v3818, v3820);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3909 = v3810 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3910 = v3909 & 15u;
+          const unsigned int v3913 = v3910 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3914 = __uint_as_float(v3913);
+          const float v3915 = v3914 - 8388608.0f;
+          const float v3916 = fmaf(v3915, v3818, v3820);  // kernels/gemm/quant_b.hpp:51
+          const float v3918 = v3793 ? v3832 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_bf16 v3919 = iron_f32_to_bf16(v3918);
+          const float v3921 = v3793 ? v3844 : 0.0f;
+          const iron_bf16 v3922 = iron_f32_to_bf16(v3921);
+          const float v3924 = v3793 ? v3856 : 0.0f;
+          const iron_bf16 v3925 = iron_f32_to_bf16(v3924);
+          const float v3927 = v3793 ? v3868 : 0.0f;
+          const iron_bf16 v3928 = iron_f32_to_bf16(v3927);
+          const float v3930 = v3793 ? v3880 : 0.0f;
+          const iron_bf16 v3931 = iron_f32_to_bf16(v3930);
+          const float v3933 = v3793 ? v3892 : 0.0f;
+          const iron_bf16 v3934 = iron_f32_to_bf16(v3933);
+          const float v3936 = v3793 ? v3904 : 0.0f;
+          const iron_bf16 v3937 = iron_f32_to_bf16(v3936);
+          const float v3939 = v3793 ? v3916 : 0.0f;
+          const iron_bf16 v3940 = iron_f32_to_bf16(v3939);
+          *reinterpret_cast<iron_bf16x8*>(shm1 + v3705) = iron_bf16x8{{v3919, v3922, v3925, v3928, v3931, v3934, v3937, v3940}};  // kernels/gemm/quant_b.hpp:146
+          const unsigned int v3956 = v80 + v3710;  // kernels/gemm/quant_b.hpp:137
+          const bool v3957 = v3956 < v79;
+          const bool v3960 = v3957 && v3718;
+          const unsigned int v3964 = min(v3717, v3795);  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v3968 = min(v3956, v3799);
+          const unsigned int v3970 = v3964 >> 3u;  // kernels/gemm/quant_b.hpp:35
+          const unsigned int v3973 = v3968 * v3805;
+          const unsigned int v3974 = v3973 + v3970;
+          const unsigned int v3977 = packed[v3974];  // kernels/gemm/quant_b.hpp:37
+          const unsigned int v3979 = v3964 >> 6u;  // kernels/gemm/quant_b.hpp:38
+          const unsigned int v3982 = v3968 * v3814;
+          const unsigned int v3983 = v3982 + v3979;
+          const iron_bf16 v3984 = scales[v3983];  // kernels/gemm/quant_b.hpp:39
+          const float v3985 = iron_to_f32(v3984);
+          const iron_bf16 v3986 = biases[v3983];  // kernels/gemm/quant_b.hpp:40
+          const float v3987 = iron_to_f32(v3986);
+          const unsigned int v3992 = v3977 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3993 = v3992 & 15u;
+          const unsigned int v3996 = v3993 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3997 = __uint_as_float(v3996);
+          const float v3998 = v3997 - 8388608.0f;
+          const float v3999 = fmaf(v3998, v3985, v3987);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4004 = v3977 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4005 = v4004 & 15u;
+          const unsigned int v4008 = v4005 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4009 = __uint_as_float(v4008);
+          const float v4010 = v4009 - 8388608.0f;
+          const float v4011 = fmaf(v4010, v3985, v3987);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4016 = v3977 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4017 = v4016 & 15u;
+          const unsigned int v4020 = v4017 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4021 = __uint_as_float(v4020);
+          const float v4022 = v4021 - 8388608.0f;
+          const float v4023 = fmaf(v4022, v3985, v3987);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4028 = v3977 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4029 = v4028 & 15u;
+          const unsigned int v4032 = v4029 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4033 = __uint_as_float(v4032);
+          const float v4034 = v4033 - 8388608.0f;
+          const float v4035 = fmaf(v4034, v3985, v3987);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4040 = v3977 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4041 = v4040 & 15u;
+          const unsigned int v4044 = v4041 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4045 = __uint_as_float(v4044);
+          const float v4046 = v4045 - 8388608.0f;
+          const float v4047 = fmaf(v4046, v3985, v3987);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4052 = v3977 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4053 = v4052 & 15u;
+          const unsigned int v4056 = v4053 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4057 = __uint_as_float(v4056);
+          const float v4058 = v4057 - 8388608.0f;
+          const float v4059 = fmaf(v4058, v3985, v3987);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4064 = v3977 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4065 = v4064 & 15u;
+          const unsigned int v4068 = v4065 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4069 = __uint_as_float(v4068);
+          const float v4070 = v4069 - 8388608.0f;
+          const float v4071 = fmaf(v4070, v3985, v3987);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4076 = v3977 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4077 = v4076 & 15u;
+          const unsigned int v4080 = v4077 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4081 = __uint_as_float(v4080);
+          const float v4082 = v4081 - 8388608.0f;
+          const float v4083 = fmaf(v4082, v3985, v3987);  // kernels/gemm/quant_b.hpp:51
+          const float v4085 = v3960 ? v3999 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_bf16 v4086 = iron_f32_to_bf16(v4085);
+          const float v4088 = v3960 ? v4011 : 0.0f;
+          const iron_bf16 v4089 = iron_f32_to_bf16(v4088);
+          const float v4091 = v3960 ? v4023 : 0.0f;
+          const iron_bf16 v4092 = iron_f32_to_bf16(v4091);
+          const float v4094 = v3960 ? v4035 : 0.0f;
+          const iron_bf16 v4095 = iron_f32_to_bf16(v4094);
+          const float v4097 = v3960 ? v4047 : 0.0f;
+          const iron_bf16 v4098 = iron_f32_to_bf16(v4097);
+          const float v4100 = v3960 ? v4059 : 0.0f;
+          const iron_bf16 v4101 = iron_f32_to_bf16(v4100);
+          const float v4103 = v3960 ? v4071 : 0.0f;
+          const iron_bf16 v4104 = iron_f32_to_bf16(v4103);
+          const float v4106 = v3960 ? v4083 : 0.0f;
+          const iron_bf16 v4107 = iron_f32_to_bf16(v4106);
+          *reinterpret_cast<iron_bf16x8*>(shm1 + v3729) = iron_bf16x8{{v4086, v4089, v4092, v4095, v4098, v4101, v4104, v4107}};  // kernels/gemm/quant_b.hpp:146
+          const unsigned int v4123 = v80 + v3734;  // kernels/gemm/quant_b.hpp:137
+          const bool v4124 = v4123 < v79;
+          const bool v4127 = v4124 && v3742;
+          const unsigned int v4131 = min(v3741, v3795);  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v4135 = min(v4123, v3799);
+          const unsigned int v4137 = v4131 >> 3u;  // kernels/gemm/quant_b.hpp:35
+          const unsigned int v4140 = v4135 * v3805;
+          const unsigned int v4141 = v4140 + v4137;
+          const unsigned int v4144 = packed[v4141];  // kernels/gemm/quant_b.hpp:37
+          const unsigned int v4146 = v4131 >> 6u;  // kernels/gemm/quant_b.hpp:38
+          const unsigned int v4149 = v4135 * v3814;
+          const unsigned int v4150 = v4149 + v4146;
+          const iron_bf16 v4151 = scales[v4150];  // kernels/gemm/quant_b.hpp:39
+          const float v4152 = iron_to_f32(v4151);
+          const iron_bf16 v4153 = biases[v4150];  // kernels/gemm/quant_b.hpp:40
+          const float v4154 = iron_to_f32(v4153);
+          const unsigned int v4159 = v4144 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4160 = v4159 & 15u;
+          const unsigned int v4163 = v4160 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4164 = __uint_as_float(v4163);
+          const float v4165 = v4164 - 8388608.0f;
+          const float v4166 = fmaf(v4165, v4152, v4154);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4171 = v4144 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4172 = v4171 & 15u;
+          const unsigned int v4175 = v4172 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4176 = __uint_as_float(v4175);
+          const float v4177 = v4176 - 8388608.0f;
+          const float v4178 = fmaf(v4177, v4152, v4154);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4183 = v4144 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4184 = v4183 & 15u;
+          const unsigned int v4187 = v4184 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4188 = __uint_as_float(v4187);
+          const float v4189 = v4188 - 8388608.0f;
+          const float v4190 = fmaf(v4189, v4152, v4154);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4195 = v4144 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4196 = v4195 & 15u;
+          const unsigned int v4199 = v4196 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4200 = __uint_as_float(v4199);
+          const float v4201 = v4200 - 8388608.0f;
+          const float v4202 = fmaf(v4201, v4152, v4154);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4207 = v4144 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4208 = v4207 & 15u;
+          const unsigned int v4211 = v4208 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4212 = __uint_as_float(v4211);
+          const float v4213 = v4212 - 8388608.0f;
+          const float v4214 = fmaf(v4213, v4152, v4154);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4219 = v4144 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4220 = v4219 & 15u;
+          const unsigned int v4223 = v4220 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4224 = __uint_as_float(v4223);
+          const float v4225 = v4224 - 8388608.0f;
+          const float v4226 = fmaf(v4225, v4152, v4154);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4231 = v4144 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4232 = v4231 & 15u;
+          const unsigned int v4235 = v4232 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4236 = __uint_as_float(v4235);
+          const float v4237 = v4236 - 8388608.0f;
+          const float v4238 = fmaf(v4237, v4152, v4154);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4243 = v4144 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4244 = v4243 & 15u;
+          const unsigned int v4247 = v4244 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4248 = __uint_as_float(v4247);
+          const float v4249 = v4248 - 8388608.0f;
+          const float v4250 = fmaf(v4249, v4152, v4154);  // kernels/gemm/quant_b.hpp:51
+          const float v4252 = v4127 ? v4166 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_bf16 v4253 = iron_f32_to_bf16(v4252);
+          const float v4255 = v4127 ? v4178 : 0.0f;
+          const iron_bf16 v4256 = iron_f32_to_bf16(v4255);
+          const float v4258 = v4127 ? v4190 : 0.0f;
+          const iron_bf16 v4259 = iron_f32_to_bf16(v4258);
+          const float v4261 = v4127 ? v4202 : 0.0f;
+          const iron_bf16 v4262 = iron_f32_to_bf16(v4261);
+          const float v4264 = v4127 ? v4214 : 0.0f;
+          const iron_bf16 v4265 = iron_f32_to_bf16(v4264);
+          const float v4267 = v4127 ? v4226 : 0.0f;
+          const iron_bf16 v4268 = iron_f32_to_bf16(v4267);
+          const float v4270 = v4127 ? v4238 : 0.0f;
+          const iron_bf16 v4271 = iron_f32_to_bf16(v4270);
+          const float v4273 = v4127 ? v4250 : 0.0f;
+          const iron_bf16 v4274 = iron_f32_to_bf16(v4273);
+          *reinterpret_cast<iron_bf16x8*>(shm1 + v3753) = iron_bf16x8{{v4253, v4256, v4259, v4262, v4265, v4268, v4271, v4274}};  // kernels/gemm/quant_b.hpp:146
+          const unsigned int v4290 = v80 + v3758;  // kernels/gemm/quant_b.hpp:137
+          const bool v4291 = v4290 < v79;
+          const bool v4294 = v4291 && v3766;
+          const unsigned int v4298 = min(v3765, v3795);  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v4302 = min(v4290, v3799);
+          const unsigned int v4304 = v4298 >> 3u;  // kernels/gemm/quant_b.hpp:35
+          const unsigned int v4307 = v4302 * v3805;
+          const unsigned int v4308 = v4307 + v4304;
+          const unsigned int v4311 = packed[v4308];  // kernels/gemm/quant_b.hpp:37
+          const unsigned int v4313 = v4298 >> 6u;  // kernels/gemm/quant_b.hpp:38
+          const unsigned int v4316 = v4302 * v3814;
+          const unsigned int v4317 = v4316 + v4313;
+          const iron_bf16 v4318 = scales[v4317];  // kernels/gemm/quant_b.hpp:39
+          const float v4319 = iron_to_f32(v4318);
+          const iron_bf16 v4320 = biases[v4317];  // kernels/gemm/quant_b.hpp:40
+          const float v4321 = iron_to_f32(v4320);
+          const unsigned int v4326 = v4311 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4327 = v4326 & 15u;
+          const unsigned int v4330 = v4327 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4331 = __uint_as_float(v4330);
+          const float v4332 = v4331 - 8388608.0f;
+          const float v4333 = fmaf(v4332, v4319, v4321);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4338 = v4311 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4339 = v4338 & 15u;
+          const unsigned int v4342 = v4339 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4343 = __uint_as_float(v4342);
+          const float v4344 = v4343 - 8388608.0f;
+          const float v4345 = fmaf(v4344, v4319, v4321);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4350 = v4311 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4351 = v4350 & 15u;
+          const unsigned int v4354 = v4351 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4355 = __uint_as_float(v4354);
+          const float v4356 = v4355 - 8388608.0f;
+          const float v4357 = fmaf(v4356, v4319, v4321);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4362 = v4311 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4363 = v4362 & 15u;
+          const unsigned int v4366 = v4363 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4367 = __uint_as_float(v4366);
+          const float v4368 = v4367 - 8388608.0f;
+          const float v4369 = fmaf(v4368, v4319, v4321);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4374 = v4311 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4375 = v4374 & 15u;
+          const unsigned int v4378 = v4375 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4379 = __uint_as_float(v4378);
+          const float v4380 = v4379 - 8388608.0f;
+          const float v4381 = fmaf(v4380, v4319, v4321);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4386 = v4311 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4387 = v4386 & 15u;
+          const unsigned int v4390 = v4387 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4391 = __uint_as_float(v4390);
+          const float v4392 = v4391 - 8388608.0f;
+          const float v4393 = fmaf(v4392, v4319, v4321);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4398 = v4311 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4399 = v4398 & 15u;
+          const unsigned int v4402 = v4399 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4403 = __uint_as_float(v4402);
+          const float v4404 = v4403 - 8388608.0f;
+          const float v4405 = fmaf(v4404, v4319, v4321);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4410 = v4311 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4411 = v4410 & 15u;
+          const unsigned int v4414 = v4411 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4415 = __uint_as_float(v4414);
+          const float v4416 = v4415 - 8388608.0f;
+          const float v4417 = fmaf(v4416, v4319, v4321);  // kernels/gemm/quant_b.hpp:51
+          const float v4419 = v4294 ? v4333 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_bf16 v4420 = iron_f32_to_bf16(v4419);
+          const float v4422 = v4294 ? v4345 : 0.0f;
+          const iron_bf16 v4423 = iron_f32_to_bf16(v4422);
+          const float v4425 = v4294 ? v4357 : 0.0f;
+          const iron_bf16 v4426 = iron_f32_to_bf16(v4425);
+          const float v4428 = v4294 ? v4369 : 0.0f;
+          const iron_bf16 v4429 = iron_f32_to_bf16(v4428);
+          const float v4431 = v4294 ? v4381 : 0.0f;
+          const iron_bf16 v4432 = iron_f32_to_bf16(v4431);
+          const float v4434 = v4294 ? v4393 : 0.0f;
+          const iron_bf16 v4435 = iron_f32_to_bf16(v4434);
+          const float v4437 = v4294 ? v4405 : 0.0f;
+          const iron_bf16 v4438 = iron_f32_to_bf16(v4437);
+          const float v4440 = v4294 ? v4417 : 0.0f;
+          const iron_bf16 v4441 = iron_f32_to_bf16(v4440);
+          *reinterpret_cast<iron_bf16x8*>(shm1 + v3777) = iron_bf16x8{{v4420, v4423, v4426, v4429, v4432, v4435, v4438, v4441}};  // kernels/gemm/quant_b.hpp:146
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:268
       }
       __syncthreads();
     } else {
@@ -1236,12 +1237,12 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
       const unsigned int v1477 = v1463 * v975;  // kernels/gemm/quant_b.hpp:38
       const unsigned int v1605 = v1446 * 40u;  // kernels/gemm/quant_b.hpp:146
       const unsigned int v1607 = v1605 + v1450;
-      const unsigned int v1614 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
-      const unsigned int v1620 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
-      const unsigned int v1628 = v1614 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-      const unsigned int v1634 = v1620 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+      const unsigned int v1614 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:252
+      const unsigned int v1620 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:256
+      const unsigned int v1628 = v1614 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
+      const unsigned int v1634 = v1620 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
 
-      for (unsigned int v913 = 0u; v913 < v3; v913 += 32u) {  // kernels/gemm/gemm_tiles.hpp:272
+      for (unsigned int v913 = 0u; v913 < v3; v913 += 32u) {  // kernels/gemm/gemm_tiles.hpp:273
         for (unsigned int v917 = v915; v917 < 4096u; v917 += v914) {  // kernels/gemm/gemm_tiles.hpp:95
           const unsigned int v919 = v917 >> 5u;  // kernels/gemm/gemm_tiles.hpp:96
           const unsigned int v921 = v917 & 31u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -1576,2594 +1577,1077 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         const float v1601 = v1455 ? v1578 : 0.0f;
         const iron_bf16 v1602 = iron_f32_to_bf16(v1601);
         *reinterpret_cast<iron_bf16x8*>(shm1 + v1607) = iron_bf16x8{{v1581, v1584, v1587, v1590, v1593, v1596, v1599, v1602}};  // kernels/gemm/quant_b.hpp:146
-        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_load_shared<false>(v94, shm0, v1614, 40u);  // kernels/gemm/gemm_tiles.hpp:251
-        iron_frag_load_shared<true>(v96, shm1, v1620, 40u);  // kernels/gemm/gemm_tiles.hpp:255
-        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:257
-        iron_frag_load_shared<false>(v94, shm0, v1628, 40u);  // kernels/gemm/gemm_tiles.hpp:251
-        iron_frag_load_shared<true>(v96, shm1, v1634, 40u);  // kernels/gemm/gemm_tiles.hpp:255
-        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:257
-        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:277
+        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:276
+        iron_frag_load_shared<false>(v94, shm0, v1614, 40u);  // kernels/gemm/gemm_tiles.hpp:252
+        iron_frag_load_shared<true>(v96, shm1, v1620, 40u);  // kernels/gemm/gemm_tiles.hpp:256
+        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:258
+        iron_frag_load_shared<false>(v94, shm0, v1628, 40u);  // kernels/gemm/gemm_tiles.hpp:252
+        iron_frag_load_shared<true>(v96, shm1, v1634, 40u);  // kernels/gemm/gemm_tiles.hpp:256
+        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:258
+        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:278
       }
     }
-    const unsigned int v1635 = v80 + v90;  // kernels/gemm/gemm_tiles.hpp:280
-    const unsigned int v1636 = v75 + v86;
-    const unsigned int v1637 = static_cast<unsigned int>(v92.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v1638 = v1636 + v1637;
-    const unsigned int v1639 = static_cast<unsigned int>(v92.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v1640 = v1635 + v1639;
-    const bool v1641 = v1638 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v1642 = v1640 < v79;
-    const bool v1643 = v1641 && v1642;
-    if (v1643) {
-      const float v1644 = v92.x[0];
-      const unsigned int v1646 = v1640 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1647 = v1646 < v2;
-      const bool v1648 = v1641 && v1647;
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:315
+    const unsigned int v2813 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:332
+
+    for (unsigned int v1641 = 0u; v1641 < 8u; v1641 += 1u) {  // kernels/gemm/gemm_tiles.hpp:316
+      const unsigned int v1643 = v1641 >> 2u;  // kernels/gemm/gemm_tiles.hpp:317
+      const unsigned int v1645 = v1641 & 3u;  // kernels/gemm/gemm_tiles.hpp:318
+      const bool v1648 = v85 == v1643;  // kernels/gemm/gemm_tiles.hpp:319
       if (v1648) {
-        const iron_bf16 v1649 = iron_f32_to_bf16(v1644);
-        const unsigned int v1650 = v1638 * v2;
-        const unsigned int v1651 = v1650 + v1640;
-        const unsigned int v1652 = v1651 - v78;
-        out[v1652] = v1649;
-      }
-    }
-    const unsigned int v1653 = static_cast<unsigned int>(v92.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v1654 = v1636 + v1653;
-    const unsigned int v1655 = static_cast<unsigned int>(v92.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v1656 = v1635 + v1655;
-    const bool v1657 = v1654 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v1658 = v1656 < v79;
-    const bool v1659 = v1657 && v1658;
-    if (v1659) {
-      const float v1660 = v92.x[1];
-      const unsigned int v1662 = v1656 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1663 = v1662 < v2;
-      const bool v1664 = v1657 && v1663;
-      if (v1664) {
-        const iron_bf16 v1665 = iron_f32_to_bf16(v1660);
-        const unsigned int v1666 = v1654 * v2;
-        const unsigned int v1667 = v1666 + v1656;
-        const unsigned int v1668 = v1667 - v78;
-        out[v1668] = v1665;
-      }
-    }
-    const unsigned int v1669 = static_cast<unsigned int>(v92.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v1670 = v1636 + v1669;
-    const unsigned int v1671 = static_cast<unsigned int>(v92.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v1672 = v1635 + v1671;
-    const bool v1673 = v1670 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v1674 = v1672 < v79;
-    const bool v1675 = v1673 && v1674;
-    if (v1675) {
-      const float v1676 = v92.x[2];
-      const unsigned int v1678 = v1672 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1679 = v1678 < v2;
-      const bool v1680 = v1673 && v1679;
-      if (v1680) {
-        const iron_bf16 v1681 = iron_f32_to_bf16(v1676);
-        const unsigned int v1682 = v1670 * v2;
-        const unsigned int v1683 = v1682 + v1672;
-        const unsigned int v1684 = v1683 - v78;
-        out[v1684] = v1681;
-      }
-    }
-    const unsigned int v1685 = static_cast<unsigned int>(v92.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v1686 = v1636 + v1685;
-    const unsigned int v1687 = static_cast<unsigned int>(v92.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v1688 = v1635 + v1687;
-    const bool v1689 = v1686 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v1690 = v1688 < v79;
-    const bool v1691 = v1689 && v1690;
-    if (v1691) {
-      const float v1692 = v92.x[3];
-      const unsigned int v1694 = v1688 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1695 = v1694 < v2;
-      const bool v1696 = v1689 && v1695;
-      if (v1696) {
-        const iron_bf16 v1697 = iron_f32_to_bf16(v1692);
-        const unsigned int v1698 = v1686 * v2;
-        const unsigned int v1699 = v1698 + v1688;
-        const unsigned int v1700 = v1699 - v78;
-        out[v1700] = v1697;
-      }
-    }
-    const unsigned int v1701 = static_cast<unsigned int>(v92.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v1702 = v1636 + v1701;
-    const unsigned int v1703 = static_cast<unsigned int>(v92.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v1704 = v1635 + v1703;
-    const bool v1705 = v1702 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v1706 = v1704 < v79;
-    const bool v1707 = v1705 && v1706;
-    if (v1707) {
-      const float v1708 = v92.x[4];
-      const unsigned int v1710 = v1704 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1711 = v1710 < v2;
-      const bool v1712 = v1705 && v1711;
-      if (v1712) {
-        const iron_bf16 v1713 = iron_f32_to_bf16(v1708);
-        const unsigned int v1714 = v1702 * v2;
-        const unsigned int v1715 = v1714 + v1704;
-        const unsigned int v1716 = v1715 - v78;
-        out[v1716] = v1713;
-      }
-    }
-    const unsigned int v1717 = static_cast<unsigned int>(v92.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v1718 = v1636 + v1717;
-    const unsigned int v1719 = static_cast<unsigned int>(v92.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v1720 = v1635 + v1719;
-    const bool v1721 = v1718 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v1722 = v1720 < v79;
-    const bool v1723 = v1721 && v1722;
-    if (v1723) {
-      const float v1724 = v92.x[5];
-      const unsigned int v1726 = v1720 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1727 = v1726 < v2;
-      const bool v1728 = v1721 && v1727;
-      if (v1728) {
-        const iron_bf16 v1729 = iron_f32_to_bf16(v1724);
-        const unsigned int v1730 = v1718 * v2;
-        const unsigned int v1731 = v1730 + v1720;
-        const unsigned int v1732 = v1731 - v78;
-        out[v1732] = v1729;
-      }
-    }
-    const unsigned int v1733 = static_cast<unsigned int>(v92.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v1734 = v1636 + v1733;
-    const unsigned int v1735 = static_cast<unsigned int>(v92.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v1736 = v1635 + v1735;
-    const bool v1737 = v1734 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v1738 = v1736 < v79;
-    const bool v1739 = v1737 && v1738;
-    if (v1739) {
-      const float v1740 = v92.x[6];
-      const unsigned int v1742 = v1736 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1743 = v1742 < v2;
-      const bool v1744 = v1737 && v1743;
-      if (v1744) {
-        const iron_bf16 v1745 = iron_f32_to_bf16(v1740);
-        const unsigned int v1746 = v1734 * v2;
-        const unsigned int v1747 = v1746 + v1736;
-        const unsigned int v1748 = v1747 - v78;
-        out[v1748] = v1745;
-      }
-    }
-    const unsigned int v1749 = static_cast<unsigned int>(v92.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v1750 = v1636 + v1749;
-    const unsigned int v1751 = static_cast<unsigned int>(v92.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v1752 = v1635 + v1751;
-    const bool v1753 = v1750 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v1754 = v1752 < v79;
-    const bool v1755 = v1753 && v1754;
-    if (v1755) {
-      const float v1756 = v92.x[7];
-      const unsigned int v1758 = v1752 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1759 = v1758 < v2;
-      const bool v1760 = v1753 && v1759;
-      if (v1760) {
-        const iron_bf16 v1761 = iron_f32_to_bf16(v1756);
-        const unsigned int v1762 = v1750 * v2;
-        const unsigned int v1763 = v1762 + v1752;
-        const unsigned int v1764 = v1763 - v78;
-        out[v1764] = v1761;
-      }
-    }
-    const unsigned int v1765 = static_cast<unsigned int>(v92.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v1766 = v1636 + v1765;
-    const unsigned int v1767 = static_cast<unsigned int>(v92.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v1768 = v1635 + v1767;
-    const bool v1769 = v1766 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v1770 = v1768 < v79;
-    const bool v1771 = v1769 && v1770;
-    if (v1771) {
-      const float v1772 = v92.x[8];
-      const unsigned int v1774 = v1768 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1775 = v1774 < v2;
-      const bool v1776 = v1769 && v1775;
-      if (v1776) {
-        const iron_bf16 v1777 = iron_f32_to_bf16(v1772);
-        const unsigned int v1778 = v1766 * v2;
-        const unsigned int v1779 = v1778 + v1768;
-        const unsigned int v1780 = v1779 - v78;
-        out[v1780] = v1777;
-      }
-    }
-    const unsigned int v1781 = static_cast<unsigned int>(v92.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v1782 = v1636 + v1781;
-    const unsigned int v1783 = static_cast<unsigned int>(v92.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v1784 = v1635 + v1783;
-    const bool v1785 = v1782 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v1786 = v1784 < v79;
-    const bool v1787 = v1785 && v1786;
-    if (v1787) {
-      const float v1788 = v92.x[9];
-      const unsigned int v1790 = v1784 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1791 = v1790 < v2;
-      const bool v1792 = v1785 && v1791;
-      if (v1792) {
-        const iron_bf16 v1793 = iron_f32_to_bf16(v1788);
-        const unsigned int v1794 = v1782 * v2;
-        const unsigned int v1795 = v1794 + v1784;
-        const unsigned int v1796 = v1795 - v78;
-        out[v1796] = v1793;
-      }
-    }
-    const unsigned int v1797 = static_cast<unsigned int>(v92.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v1798 = v1636 + v1797;
-    const unsigned int v1799 = static_cast<unsigned int>(v92.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v1800 = v1635 + v1799;
-    const bool v1801 = v1798 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v1802 = v1800 < v79;
-    const bool v1803 = v1801 && v1802;
-    if (v1803) {
-      const float v1804 = v92.x[10];
-      const unsigned int v1806 = v1800 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1807 = v1806 < v2;
-      const bool v1808 = v1801 && v1807;
-      if (v1808) {
-        const iron_bf16 v1809 = iron_f32_to_bf16(v1804);
-        const unsigned int v1810 = v1798 * v2;
-        const unsigned int v1811 = v1810 + v1800;
-        const unsigned int v1812 = v1811 - v78;
-        out[v1812] = v1809;
-      }
-    }
-    const unsigned int v1813 = static_cast<unsigned int>(v92.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v1814 = v1636 + v1813;
-    const unsigned int v1815 = static_cast<unsigned int>(v92.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v1816 = v1635 + v1815;
-    const bool v1817 = v1814 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v1818 = v1816 < v79;
-    const bool v1819 = v1817 && v1818;
-    if (v1819) {
-      const float v1820 = v92.x[11];
-      const unsigned int v1822 = v1816 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1823 = v1822 < v2;
-      const bool v1824 = v1817 && v1823;
-      if (v1824) {
-        const iron_bf16 v1825 = iron_f32_to_bf16(v1820);
-        const unsigned int v1826 = v1814 * v2;
-        const unsigned int v1827 = v1826 + v1816;
-        const unsigned int v1828 = v1827 - v78;
-        out[v1828] = v1825;
-      }
-    }
-    const unsigned int v1829 = static_cast<unsigned int>(v92.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v1830 = v1636 + v1829;
-    const unsigned int v1831 = static_cast<unsigned int>(v92.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v1832 = v1635 + v1831;
-    const bool v1833 = v1830 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v1834 = v1832 < v79;
-    const bool v1835 = v1833 && v1834;
-    if (v1835) {
-      const float v1836 = v92.x[12];
-      const unsigned int v1838 = v1832 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1839 = v1838 < v2;
-      const bool v1840 = v1833 && v1839;
-      if (v1840) {
-        const iron_bf16 v1841 = iron_f32_to_bf16(v1836);
-        const unsigned int v1842 = v1830 * v2;
-        const unsigned int v1843 = v1842 + v1832;
-        const unsigned int v1844 = v1843 - v78;
-        out[v1844] = v1841;
-      }
-    }
-    const unsigned int v1845 = static_cast<unsigned int>(v92.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v1846 = v1636 + v1845;
-    const unsigned int v1847 = static_cast<unsigned int>(v92.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v1848 = v1635 + v1847;
-    const bool v1849 = v1846 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v1850 = v1848 < v79;
-    const bool v1851 = v1849 && v1850;
-    if (v1851) {
-      const float v1852 = v92.x[13];
-      const unsigned int v1854 = v1848 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1855 = v1854 < v2;
-      const bool v1856 = v1849 && v1855;
-      if (v1856) {
-        const iron_bf16 v1857 = iron_f32_to_bf16(v1852);
-        const unsigned int v1858 = v1846 * v2;
-        const unsigned int v1859 = v1858 + v1848;
-        const unsigned int v1860 = v1859 - v78;
-        out[v1860] = v1857;
-      }
-    }
-    const unsigned int v1861 = static_cast<unsigned int>(v92.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v1862 = v1636 + v1861;
-    const unsigned int v1863 = static_cast<unsigned int>(v92.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v1864 = v1635 + v1863;
-    const bool v1865 = v1862 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v1866 = v1864 < v79;
-    const bool v1867 = v1865 && v1866;
-    if (v1867) {
-      const float v1868 = v92.x[14];
-      const unsigned int v1870 = v1864 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1871 = v1870 < v2;
-      const bool v1872 = v1865 && v1871;
-      if (v1872) {
-        const iron_bf16 v1873 = iron_f32_to_bf16(v1868);
-        const unsigned int v1874 = v1862 * v2;
-        const unsigned int v1875 = v1874 + v1864;
-        const unsigned int v1876 = v1875 - v78;
-        out[v1876] = v1873;
-      }
-    }
-    const unsigned int v1877 = static_cast<unsigned int>(v92.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v1878 = v1636 + v1877;
-    const unsigned int v1879 = static_cast<unsigned int>(v92.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v1880 = v1635 + v1879;
-    const bool v1881 = v1878 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v1882 = v1880 < v79;
-    const bool v1883 = v1881 && v1882;
-    if (v1883) {
-      const float v1884 = v92.x[15];
-      const unsigned int v1886 = v1880 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1887 = v1886 < v2;
-      const bool v1888 = v1881 && v1887;
-      if (v1888) {
-        const iron_bf16 v1889 = iron_f32_to_bf16(v1884);
-        const unsigned int v1890 = v1878 * v2;
-        const unsigned int v1891 = v1890 + v1880;
-        const unsigned int v1892 = v1891 - v78;
-        out[v1892] = v1889;
-      }
-    }
-    const unsigned int v1893 = static_cast<unsigned int>(v92.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v1894 = v1636 + v1893;
-    const unsigned int v1895 = static_cast<unsigned int>(v92.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v1896 = v1635 + v1895;
-    const bool v1897 = v1894 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v1898 = v1896 < v79;
-    const bool v1899 = v1897 && v1898;
-    if (v1899) {
-      const float v1900 = v92.x[16];
-      const unsigned int v1902 = v1896 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1903 = v1902 < v2;
-      const bool v1904 = v1897 && v1903;
-      if (v1904) {
-        const iron_bf16 v1905 = iron_f32_to_bf16(v1900);
-        const unsigned int v1906 = v1894 * v2;
-        const unsigned int v1907 = v1906 + v1896;
-        const unsigned int v1908 = v1907 - v78;
-        out[v1908] = v1905;
-      }
-    }
-    const unsigned int v1909 = static_cast<unsigned int>(v92.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v1910 = v1636 + v1909;
-    const unsigned int v1911 = static_cast<unsigned int>(v92.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v1912 = v1635 + v1911;
-    const bool v1913 = v1910 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v1914 = v1912 < v79;
-    const bool v1915 = v1913 && v1914;
-    if (v1915) {
-      const float v1916 = v92.x[17];
-      const unsigned int v1918 = v1912 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1919 = v1918 < v2;
-      const bool v1920 = v1913 && v1919;
-      if (v1920) {
-        const iron_bf16 v1921 = iron_f32_to_bf16(v1916);
-        const unsigned int v1922 = v1910 * v2;
-        const unsigned int v1923 = v1922 + v1912;
-        const unsigned int v1924 = v1923 - v78;
-        out[v1924] = v1921;
-      }
-    }
-    const unsigned int v1925 = static_cast<unsigned int>(v92.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v1926 = v1636 + v1925;
-    const unsigned int v1927 = static_cast<unsigned int>(v92.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v1928 = v1635 + v1927;
-    const bool v1929 = v1926 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v1930 = v1928 < v79;
-    const bool v1931 = v1929 && v1930;
-    if (v1931) {
-      const float v1932 = v92.x[18];
-      const unsigned int v1934 = v1928 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1935 = v1934 < v2;
-      const bool v1936 = v1929 && v1935;
-      if (v1936) {
-        const iron_bf16 v1937 = iron_f32_to_bf16(v1932);
-        const unsigned int v1938 = v1926 * v2;
-        const unsigned int v1939 = v1938 + v1928;
-        const unsigned int v1940 = v1939 - v78;
-        out[v1940] = v1937;
-      }
-    }
-    const unsigned int v1941 = static_cast<unsigned int>(v92.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v1942 = v1636 + v1941;
-    const unsigned int v1943 = static_cast<unsigned int>(v92.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v1944 = v1635 + v1943;
-    const bool v1945 = v1942 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v1946 = v1944 < v79;
-    const bool v1947 = v1945 && v1946;
-    if (v1947) {
-      const float v1948 = v92.x[19];
-      const unsigned int v1950 = v1944 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1951 = v1950 < v2;
-      const bool v1952 = v1945 && v1951;
-      if (v1952) {
-        const iron_bf16 v1953 = iron_f32_to_bf16(v1948);
-        const unsigned int v1954 = v1942 * v2;
-        const unsigned int v1955 = v1954 + v1944;
-        const unsigned int v1956 = v1955 - v78;
-        out[v1956] = v1953;
-      }
-    }
-    const unsigned int v1957 = static_cast<unsigned int>(v92.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v1958 = v1636 + v1957;
-    const unsigned int v1959 = static_cast<unsigned int>(v92.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v1960 = v1635 + v1959;
-    const bool v1961 = v1958 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v1962 = v1960 < v79;
-    const bool v1963 = v1961 && v1962;
-    if (v1963) {
-      const float v1964 = v92.x[20];
-      const unsigned int v1966 = v1960 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1967 = v1966 < v2;
-      const bool v1968 = v1961 && v1967;
-      if (v1968) {
-        const iron_bf16 v1969 = iron_f32_to_bf16(v1964);
-        const unsigned int v1970 = v1958 * v2;
-        const unsigned int v1971 = v1970 + v1960;
-        const unsigned int v1972 = v1971 - v78;
-        out[v1972] = v1969;
-      }
-    }
-    const unsigned int v1973 = static_cast<unsigned int>(v92.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v1974 = v1636 + v1973;
-    const unsigned int v1975 = static_cast<unsigned int>(v92.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v1976 = v1635 + v1975;
-    const bool v1977 = v1974 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v1978 = v1976 < v79;
-    const bool v1979 = v1977 && v1978;
-    if (v1979) {
-      const float v1980 = v92.x[21];
-      const unsigned int v1982 = v1976 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1983 = v1982 < v2;
-      const bool v1984 = v1977 && v1983;
-      if (v1984) {
-        const iron_bf16 v1985 = iron_f32_to_bf16(v1980);
-        const unsigned int v1986 = v1974 * v2;
-        const unsigned int v1987 = v1986 + v1976;
-        const unsigned int v1988 = v1987 - v78;
-        out[v1988] = v1985;
-      }
-    }
-    const unsigned int v1989 = static_cast<unsigned int>(v92.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v1990 = v1636 + v1989;
-    const unsigned int v1991 = static_cast<unsigned int>(v92.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v1992 = v1635 + v1991;
-    const bool v1993 = v1990 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v1994 = v1992 < v79;
-    const bool v1995 = v1993 && v1994;
-    if (v1995) {
-      const float v1996 = v92.x[22];
-      const unsigned int v1998 = v1992 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1999 = v1998 < v2;
-      const bool v2000 = v1993 && v1999;
-      if (v2000) {
-        const iron_bf16 v2001 = iron_f32_to_bf16(v1996);
-        const unsigned int v2002 = v1990 * v2;
-        const unsigned int v2003 = v2002 + v1992;
-        const unsigned int v2004 = v2003 - v78;
-        out[v2004] = v2001;
-      }
-    }
-    const unsigned int v2005 = static_cast<unsigned int>(v92.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2006 = v1636 + v2005;
-    const unsigned int v2007 = static_cast<unsigned int>(v92.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2008 = v1635 + v2007;
-    const bool v2009 = v2006 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2010 = v2008 < v79;
-    const bool v2011 = v2009 && v2010;
-    if (v2011) {
-      const float v2012 = v92.x[23];
-      const unsigned int v2014 = v2008 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2015 = v2014 < v2;
-      const bool v2016 = v2009 && v2015;
-      if (v2016) {
-        const iron_bf16 v2017 = iron_f32_to_bf16(v2012);
-        const unsigned int v2018 = v2006 * v2;
-        const unsigned int v2019 = v2018 + v2008;
-        const unsigned int v2020 = v2019 - v78;
-        out[v2020] = v2017;
-      }
-    }
-    const unsigned int v2021 = static_cast<unsigned int>(v92.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2022 = v1636 + v2021;
-    const unsigned int v2023 = static_cast<unsigned int>(v92.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2024 = v1635 + v2023;
-    const bool v2025 = v2022 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2026 = v2024 < v79;
-    const bool v2027 = v2025 && v2026;
-    if (v2027) {
-      const float v2028 = v92.x[24];
-      const unsigned int v2030 = v2024 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2031 = v2030 < v2;
-      const bool v2032 = v2025 && v2031;
-      if (v2032) {
-        const iron_bf16 v2033 = iron_f32_to_bf16(v2028);
-        const unsigned int v2034 = v2022 * v2;
-        const unsigned int v2035 = v2034 + v2024;
-        const unsigned int v2036 = v2035 - v78;
-        out[v2036] = v2033;
-      }
-    }
-    const unsigned int v2037 = static_cast<unsigned int>(v92.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2038 = v1636 + v2037;
-    const unsigned int v2039 = static_cast<unsigned int>(v92.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2040 = v1635 + v2039;
-    const bool v2041 = v2038 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2042 = v2040 < v79;
-    const bool v2043 = v2041 && v2042;
-    if (v2043) {
-      const float v2044 = v92.x[25];
-      const unsigned int v2046 = v2040 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2047 = v2046 < v2;
-      const bool v2048 = v2041 && v2047;
-      if (v2048) {
-        const iron_bf16 v2049 = iron_f32_to_bf16(v2044);
-        const unsigned int v2050 = v2038 * v2;
-        const unsigned int v2051 = v2050 + v2040;
-        const unsigned int v2052 = v2051 - v78;
-        out[v2052] = v2049;
-      }
-    }
-    const unsigned int v2053 = static_cast<unsigned int>(v92.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2054 = v1636 + v2053;
-    const unsigned int v2055 = static_cast<unsigned int>(v92.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2056 = v1635 + v2055;
-    const bool v2057 = v2054 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2058 = v2056 < v79;
-    const bool v2059 = v2057 && v2058;
-    if (v2059) {
-      const float v2060 = v92.x[26];
-      const unsigned int v2062 = v2056 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2063 = v2062 < v2;
-      const bool v2064 = v2057 && v2063;
-      if (v2064) {
-        const iron_bf16 v2065 = iron_f32_to_bf16(v2060);
-        const unsigned int v2066 = v2054 * v2;
-        const unsigned int v2067 = v2066 + v2056;
-        const unsigned int v2068 = v2067 - v78;
-        out[v2068] = v2065;
-      }
-    }
-    const unsigned int v2069 = static_cast<unsigned int>(v92.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2070 = v1636 + v2069;
-    const unsigned int v2071 = static_cast<unsigned int>(v92.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2072 = v1635 + v2071;
-    const bool v2073 = v2070 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2074 = v2072 < v79;
-    const bool v2075 = v2073 && v2074;
-    if (v2075) {
-      const float v2076 = v92.x[27];
-      const unsigned int v2078 = v2072 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2079 = v2078 < v2;
-      const bool v2080 = v2073 && v2079;
-      if (v2080) {
-        const iron_bf16 v2081 = iron_f32_to_bf16(v2076);
-        const unsigned int v2082 = v2070 * v2;
-        const unsigned int v2083 = v2082 + v2072;
-        const unsigned int v2084 = v2083 - v78;
-        out[v2084] = v2081;
-      }
-    }
-    const unsigned int v2085 = static_cast<unsigned int>(v92.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2086 = v1636 + v2085;
-    const unsigned int v2087 = static_cast<unsigned int>(v92.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2088 = v1635 + v2087;
-    const bool v2089 = v2086 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2090 = v2088 < v79;
-    const bool v2091 = v2089 && v2090;
-    if (v2091) {
-      const float v2092 = v92.x[28];
-      const unsigned int v2094 = v2088 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2095 = v2094 < v2;
-      const bool v2096 = v2089 && v2095;
-      if (v2096) {
-        const iron_bf16 v2097 = iron_f32_to_bf16(v2092);
-        const unsigned int v2098 = v2086 * v2;
-        const unsigned int v2099 = v2098 + v2088;
-        const unsigned int v2100 = v2099 - v78;
-        out[v2100] = v2097;
-      }
-    }
-    const unsigned int v2101 = static_cast<unsigned int>(v92.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2102 = v1636 + v2101;
-    const unsigned int v2103 = static_cast<unsigned int>(v92.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2104 = v1635 + v2103;
-    const bool v2105 = v2102 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2106 = v2104 < v79;
-    const bool v2107 = v2105 && v2106;
-    if (v2107) {
-      const float v2108 = v92.x[29];
-      const unsigned int v2110 = v2104 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2111 = v2110 < v2;
-      const bool v2112 = v2105 && v2111;
-      if (v2112) {
-        const iron_bf16 v2113 = iron_f32_to_bf16(v2108);
-        const unsigned int v2114 = v2102 * v2;
-        const unsigned int v2115 = v2114 + v2104;
-        const unsigned int v2116 = v2115 - v78;
-        out[v2116] = v2113;
-      }
-    }
-    const unsigned int v2117 = static_cast<unsigned int>(v92.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2118 = v1636 + v2117;
-    const unsigned int v2119 = static_cast<unsigned int>(v92.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2120 = v1635 + v2119;
-    const bool v2121 = v2118 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2122 = v2120 < v79;
-    const bool v2123 = v2121 && v2122;
-    if (v2123) {
-      const float v2124 = v92.x[30];
-      const unsigned int v2126 = v2120 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2127 = v2126 < v2;
-      const bool v2128 = v2121 && v2127;
-      if (v2128) {
-        const iron_bf16 v2129 = iron_f32_to_bf16(v2124);
-        const unsigned int v2130 = v2118 * v2;
-        const unsigned int v2131 = v2130 + v2120;
-        const unsigned int v2132 = v2131 - v78;
-        out[v2132] = v2129;
-      }
-    }
-    const unsigned int v2133 = static_cast<unsigned int>(v92.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2134 = v1636 + v2133;
-    const unsigned int v2135 = static_cast<unsigned int>(v92.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2136 = v1635 + v2135;
-    const bool v2137 = v2134 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2138 = v2136 < v79;
-    const bool v2139 = v2137 && v2138;
-    if (v2139) {
-      const float v2140 = v92.x[31];
-      const unsigned int v2142 = v2136 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2143 = v2142 < v2;
-      const bool v2144 = v2137 && v2143;
-      if (v2144) {
-        const iron_bf16 v2145 = iron_f32_to_bf16(v2140);
-        const unsigned int v2146 = v2134 * v2;
-        const unsigned int v2147 = v2146 + v2136;
-        const unsigned int v2148 = v2147 - v78;
-        out[v2148] = v2145;
-      }
-    }
-    const unsigned int v2149 = static_cast<unsigned int>(v92.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2150 = v1636 + v2149;
-    const unsigned int v2151 = static_cast<unsigned int>(v92.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2152 = v1635 + v2151;
-    const bool v2153 = v2150 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2154 = v2152 < v79;
-    const bool v2155 = v2153 && v2154;
-    if (v2155) {
-      const float v2156 = v92.x[32];
-      const unsigned int v2158 = v2152 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2159 = v2158 < v2;
-      const bool v2160 = v2153 && v2159;
-      if (v2160) {
-        const iron_bf16 v2161 = iron_f32_to_bf16(v2156);
-        const unsigned int v2162 = v2150 * v2;
-        const unsigned int v2163 = v2162 + v2152;
-        const unsigned int v2164 = v2163 - v78;
-        out[v2164] = v2161;
-      }
-    }
-    const unsigned int v2165 = static_cast<unsigned int>(v92.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2166 = v1636 + v2165;
-    const unsigned int v2167 = static_cast<unsigned int>(v92.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2168 = v1635 + v2167;
-    const bool v2169 = v2166 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2170 = v2168 < v79;
-    const bool v2171 = v2169 && v2170;
-    if (v2171) {
-      const float v2172 = v92.x[33];
-      const unsigned int v2174 = v2168 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2175 = v2174 < v2;
-      const bool v2176 = v2169 && v2175;
-      if (v2176) {
-        const iron_bf16 v2177 = iron_f32_to_bf16(v2172);
-        const unsigned int v2178 = v2166 * v2;
-        const unsigned int v2179 = v2178 + v2168;
-        const unsigned int v2180 = v2179 - v78;
-        out[v2180] = v2177;
-      }
-    }
-    const unsigned int v2181 = static_cast<unsigned int>(v92.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2182 = v1636 + v2181;
-    const unsigned int v2183 = static_cast<unsigned int>(v92.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2184 = v1635 + v2183;
-    const bool v2185 = v2182 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2186 = v2184 < v79;
-    const bool v2187 = v2185 && v2186;
-    if (v2187) {
-      const float v2188 = v92.x[34];
-      const unsigned int v2190 = v2184 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2191 = v2190 < v2;
-      const bool v2192 = v2185 && v2191;
-      if (v2192) {
-        const iron_bf16 v2193 = iron_f32_to_bf16(v2188);
-        const unsigned int v2194 = v2182 * v2;
-        const unsigned int v2195 = v2194 + v2184;
-        const unsigned int v2196 = v2195 - v78;
-        out[v2196] = v2193;
-      }
-    }
-    const unsigned int v2197 = static_cast<unsigned int>(v92.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2198 = v1636 + v2197;
-    const unsigned int v2199 = static_cast<unsigned int>(v92.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2200 = v1635 + v2199;
-    const bool v2201 = v2198 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2202 = v2200 < v79;
-    const bool v2203 = v2201 && v2202;
-    if (v2203) {
-      const float v2204 = v92.x[35];
-      const unsigned int v2206 = v2200 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2207 = v2206 < v2;
-      const bool v2208 = v2201 && v2207;
-      if (v2208) {
-        const iron_bf16 v2209 = iron_f32_to_bf16(v2204);
-        const unsigned int v2210 = v2198 * v2;
-        const unsigned int v2211 = v2210 + v2200;
-        const unsigned int v2212 = v2211 - v78;
-        out[v2212] = v2209;
-      }
-    }
-    const unsigned int v2213 = static_cast<unsigned int>(v92.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2214 = v1636 + v2213;
-    const unsigned int v2215 = static_cast<unsigned int>(v92.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2216 = v1635 + v2215;
-    const bool v2217 = v2214 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2218 = v2216 < v79;
-    const bool v2219 = v2217 && v2218;
-    if (v2219) {
-      const float v2220 = v92.x[36];
-      const unsigned int v2222 = v2216 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2223 = v2222 < v2;
-      const bool v2224 = v2217 && v2223;
-      if (v2224) {
-        const iron_bf16 v2225 = iron_f32_to_bf16(v2220);
-        const unsigned int v2226 = v2214 * v2;
-        const unsigned int v2227 = v2226 + v2216;
-        const unsigned int v2228 = v2227 - v78;
-        out[v2228] = v2225;
-      }
-    }
-    const unsigned int v2229 = static_cast<unsigned int>(v92.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2230 = v1636 + v2229;
-    const unsigned int v2231 = static_cast<unsigned int>(v92.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2232 = v1635 + v2231;
-    const bool v2233 = v2230 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2234 = v2232 < v79;
-    const bool v2235 = v2233 && v2234;
-    if (v2235) {
-      const float v2236 = v92.x[37];
-      const unsigned int v2238 = v2232 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2239 = v2238 < v2;
-      const bool v2240 = v2233 && v2239;
-      if (v2240) {
-        const iron_bf16 v2241 = iron_f32_to_bf16(v2236);
-        const unsigned int v2242 = v2230 * v2;
-        const unsigned int v2243 = v2242 + v2232;
-        const unsigned int v2244 = v2243 - v78;
-        out[v2244] = v2241;
-      }
-    }
-    const unsigned int v2245 = static_cast<unsigned int>(v92.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2246 = v1636 + v2245;
-    const unsigned int v2247 = static_cast<unsigned int>(v92.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2248 = v1635 + v2247;
-    const bool v2249 = v2246 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2250 = v2248 < v79;
-    const bool v2251 = v2249 && v2250;
-    if (v2251) {
-      const float v2252 = v92.x[38];
-      const unsigned int v2254 = v2248 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2255 = v2254 < v2;
-      const bool v2256 = v2249 && v2255;
-      if (v2256) {
-        const iron_bf16 v2257 = iron_f32_to_bf16(v2252);
-        const unsigned int v2258 = v2246 * v2;
-        const unsigned int v2259 = v2258 + v2248;
-        const unsigned int v2260 = v2259 - v78;
-        out[v2260] = v2257;
-      }
-    }
-    const unsigned int v2261 = static_cast<unsigned int>(v92.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2262 = v1636 + v2261;
-    const unsigned int v2263 = static_cast<unsigned int>(v92.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2264 = v1635 + v2263;
-    const bool v2265 = v2262 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2266 = v2264 < v79;
-    const bool v2267 = v2265 && v2266;
-    if (v2267) {
-      const float v2268 = v92.x[39];
-      const unsigned int v2270 = v2264 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2271 = v2270 < v2;
-      const bool v2272 = v2265 && v2271;
-      if (v2272) {
-        const iron_bf16 v2273 = iron_f32_to_bf16(v2268);
-        const unsigned int v2274 = v2262 * v2;
-        const unsigned int v2275 = v2274 + v2264;
-        const unsigned int v2276 = v2275 - v78;
-        out[v2276] = v2273;
-      }
-    }
-    const unsigned int v2277 = static_cast<unsigned int>(v92.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2278 = v1636 + v2277;
-    const unsigned int v2279 = static_cast<unsigned int>(v92.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2280 = v1635 + v2279;
-    const bool v2281 = v2278 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2282 = v2280 < v79;
-    const bool v2283 = v2281 && v2282;
-    if (v2283) {
-      const float v2284 = v92.x[40];
-      const unsigned int v2286 = v2280 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2287 = v2286 < v2;
-      const bool v2288 = v2281 && v2287;
-      if (v2288) {
-        const iron_bf16 v2289 = iron_f32_to_bf16(v2284);
-        const unsigned int v2290 = v2278 * v2;
-        const unsigned int v2291 = v2290 + v2280;
-        const unsigned int v2292 = v2291 - v78;
-        out[v2292] = v2289;
-      }
-    }
-    const unsigned int v2293 = static_cast<unsigned int>(v92.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2294 = v1636 + v2293;
-    const unsigned int v2295 = static_cast<unsigned int>(v92.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2296 = v1635 + v2295;
-    const bool v2297 = v2294 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2298 = v2296 < v79;
-    const bool v2299 = v2297 && v2298;
-    if (v2299) {
-      const float v2300 = v92.x[41];
-      const unsigned int v2302 = v2296 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2303 = v2302 < v2;
-      const bool v2304 = v2297 && v2303;
-      if (v2304) {
-        const iron_bf16 v2305 = iron_f32_to_bf16(v2300);
-        const unsigned int v2306 = v2294 * v2;
-        const unsigned int v2307 = v2306 + v2296;
-        const unsigned int v2308 = v2307 - v78;
-        out[v2308] = v2305;
-      }
-    }
-    const unsigned int v2309 = static_cast<unsigned int>(v92.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2310 = v1636 + v2309;
-    const unsigned int v2311 = static_cast<unsigned int>(v92.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2312 = v1635 + v2311;
-    const bool v2313 = v2310 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2314 = v2312 < v79;
-    const bool v2315 = v2313 && v2314;
-    if (v2315) {
-      const float v2316 = v92.x[42];
-      const unsigned int v2318 = v2312 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2319 = v2318 < v2;
-      const bool v2320 = v2313 && v2319;
-      if (v2320) {
-        const iron_bf16 v2321 = iron_f32_to_bf16(v2316);
-        const unsigned int v2322 = v2310 * v2;
-        const unsigned int v2323 = v2322 + v2312;
-        const unsigned int v2324 = v2323 - v78;
-        out[v2324] = v2321;
-      }
-    }
-    const unsigned int v2325 = static_cast<unsigned int>(v92.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2326 = v1636 + v2325;
-    const unsigned int v2327 = static_cast<unsigned int>(v92.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2328 = v1635 + v2327;
-    const bool v2329 = v2326 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2330 = v2328 < v79;
-    const bool v2331 = v2329 && v2330;
-    if (v2331) {
-      const float v2332 = v92.x[43];
-      const unsigned int v2334 = v2328 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2335 = v2334 < v2;
-      const bool v2336 = v2329 && v2335;
-      if (v2336) {
-        const iron_bf16 v2337 = iron_f32_to_bf16(v2332);
-        const unsigned int v2338 = v2326 * v2;
-        const unsigned int v2339 = v2338 + v2328;
-        const unsigned int v2340 = v2339 - v78;
-        out[v2340] = v2337;
-      }
-    }
-    const unsigned int v2341 = static_cast<unsigned int>(v92.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2342 = v1636 + v2341;
-    const unsigned int v2343 = static_cast<unsigned int>(v92.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2344 = v1635 + v2343;
-    const bool v2345 = v2342 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2346 = v2344 < v79;
-    const bool v2347 = v2345 && v2346;
-    if (v2347) {
-      const float v2348 = v92.x[44];
-      const unsigned int v2350 = v2344 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2351 = v2350 < v2;
-      const bool v2352 = v2345 && v2351;
-      if (v2352) {
-        const iron_bf16 v2353 = iron_f32_to_bf16(v2348);
-        const unsigned int v2354 = v2342 * v2;
-        const unsigned int v2355 = v2354 + v2344;
-        const unsigned int v2356 = v2355 - v78;
-        out[v2356] = v2353;
-      }
-    }
-    const unsigned int v2357 = static_cast<unsigned int>(v92.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2358 = v1636 + v2357;
-    const unsigned int v2359 = static_cast<unsigned int>(v92.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2360 = v1635 + v2359;
-    const bool v2361 = v2358 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2362 = v2360 < v79;
-    const bool v2363 = v2361 && v2362;
-    if (v2363) {
-      const float v2364 = v92.x[45];
-      const unsigned int v2366 = v2360 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2367 = v2366 < v2;
-      const bool v2368 = v2361 && v2367;
-      if (v2368) {
-        const iron_bf16 v2369 = iron_f32_to_bf16(v2364);
-        const unsigned int v2370 = v2358 * v2;
-        const unsigned int v2371 = v2370 + v2360;
-        const unsigned int v2372 = v2371 - v78;
-        out[v2372] = v2369;
-      }
-    }
-    const unsigned int v2373 = static_cast<unsigned int>(v92.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2374 = v1636 + v2373;
-    const unsigned int v2375 = static_cast<unsigned int>(v92.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2376 = v1635 + v2375;
-    const bool v2377 = v2374 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2378 = v2376 < v79;
-    const bool v2379 = v2377 && v2378;
-    if (v2379) {
-      const float v2380 = v92.x[46];
-      const unsigned int v2382 = v2376 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2383 = v2382 < v2;
-      const bool v2384 = v2377 && v2383;
-      if (v2384) {
-        const iron_bf16 v2385 = iron_f32_to_bf16(v2380);
-        const unsigned int v2386 = v2374 * v2;
-        const unsigned int v2387 = v2386 + v2376;
-        const unsigned int v2388 = v2387 - v78;
-        out[v2388] = v2385;
-      }
-    }
-    const unsigned int v2389 = static_cast<unsigned int>(v92.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2390 = v1636 + v2389;
-    const unsigned int v2391 = static_cast<unsigned int>(v92.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2392 = v1635 + v2391;
-    const bool v2393 = v2390 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2394 = v2392 < v79;
-    const bool v2395 = v2393 && v2394;
-    if (v2395) {
-      const float v2396 = v92.x[47];
-      const unsigned int v2398 = v2392 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2399 = v2398 < v2;
-      const bool v2400 = v2393 && v2399;
-      if (v2400) {
-        const iron_bf16 v2401 = iron_f32_to_bf16(v2396);
-        const unsigned int v2402 = v2390 * v2;
-        const unsigned int v2403 = v2402 + v2392;
-        const unsigned int v2404 = v2403 - v78;
-        out[v2404] = v2401;
-      }
-    }
-    const unsigned int v2405 = static_cast<unsigned int>(v92.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2406 = v1636 + v2405;
-    const unsigned int v2407 = static_cast<unsigned int>(v92.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2408 = v1635 + v2407;
-    const bool v2409 = v2406 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2410 = v2408 < v79;
-    const bool v2411 = v2409 && v2410;
-    if (v2411) {
-      const float v2412 = v92.x[48];
-      const unsigned int v2414 = v2408 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2415 = v2414 < v2;
-      const bool v2416 = v2409 && v2415;
-      if (v2416) {
-        const iron_bf16 v2417 = iron_f32_to_bf16(v2412);
-        const unsigned int v2418 = v2406 * v2;
-        const unsigned int v2419 = v2418 + v2408;
-        const unsigned int v2420 = v2419 - v78;
-        out[v2420] = v2417;
-      }
-    }
-    const unsigned int v2421 = static_cast<unsigned int>(v92.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2422 = v1636 + v2421;
-    const unsigned int v2423 = static_cast<unsigned int>(v92.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2424 = v1635 + v2423;
-    const bool v2425 = v2422 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2426 = v2424 < v79;
-    const bool v2427 = v2425 && v2426;
-    if (v2427) {
-      const float v2428 = v92.x[49];
-      const unsigned int v2430 = v2424 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2431 = v2430 < v2;
-      const bool v2432 = v2425 && v2431;
-      if (v2432) {
-        const iron_bf16 v2433 = iron_f32_to_bf16(v2428);
-        const unsigned int v2434 = v2422 * v2;
-        const unsigned int v2435 = v2434 + v2424;
-        const unsigned int v2436 = v2435 - v78;
-        out[v2436] = v2433;
-      }
-    }
-    const unsigned int v2437 = static_cast<unsigned int>(v92.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2438 = v1636 + v2437;
-    const unsigned int v2439 = static_cast<unsigned int>(v92.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2440 = v1635 + v2439;
-    const bool v2441 = v2438 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2442 = v2440 < v79;
-    const bool v2443 = v2441 && v2442;
-    if (v2443) {
-      const float v2444 = v92.x[50];
-      const unsigned int v2446 = v2440 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2447 = v2446 < v2;
-      const bool v2448 = v2441 && v2447;
-      if (v2448) {
-        const iron_bf16 v2449 = iron_f32_to_bf16(v2444);
-        const unsigned int v2450 = v2438 * v2;
-        const unsigned int v2451 = v2450 + v2440;
-        const unsigned int v2452 = v2451 - v78;
-        out[v2452] = v2449;
-      }
-    }
-    const unsigned int v2453 = static_cast<unsigned int>(v92.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2454 = v1636 + v2453;
-    const unsigned int v2455 = static_cast<unsigned int>(v92.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2456 = v1635 + v2455;
-    const bool v2457 = v2454 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2458 = v2456 < v79;
-    const bool v2459 = v2457 && v2458;
-    if (v2459) {
-      const float v2460 = v92.x[51];
-      const unsigned int v2462 = v2456 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2463 = v2462 < v2;
-      const bool v2464 = v2457 && v2463;
-      if (v2464) {
-        const iron_bf16 v2465 = iron_f32_to_bf16(v2460);
-        const unsigned int v2466 = v2454 * v2;
-        const unsigned int v2467 = v2466 + v2456;
-        const unsigned int v2468 = v2467 - v78;
-        out[v2468] = v2465;
-      }
-    }
-    const unsigned int v2469 = static_cast<unsigned int>(v92.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2470 = v1636 + v2469;
-    const unsigned int v2471 = static_cast<unsigned int>(v92.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2472 = v1635 + v2471;
-    const bool v2473 = v2470 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2474 = v2472 < v79;
-    const bool v2475 = v2473 && v2474;
-    if (v2475) {
-      const float v2476 = v92.x[52];
-      const unsigned int v2478 = v2472 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2479 = v2478 < v2;
-      const bool v2480 = v2473 && v2479;
-      if (v2480) {
-        const iron_bf16 v2481 = iron_f32_to_bf16(v2476);
-        const unsigned int v2482 = v2470 * v2;
-        const unsigned int v2483 = v2482 + v2472;
-        const unsigned int v2484 = v2483 - v78;
-        out[v2484] = v2481;
-      }
-    }
-    const unsigned int v2485 = static_cast<unsigned int>(v92.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2486 = v1636 + v2485;
-    const unsigned int v2487 = static_cast<unsigned int>(v92.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2488 = v1635 + v2487;
-    const bool v2489 = v2486 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2490 = v2488 < v79;
-    const bool v2491 = v2489 && v2490;
-    if (v2491) {
-      const float v2492 = v92.x[53];
-      const unsigned int v2494 = v2488 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2495 = v2494 < v2;
-      const bool v2496 = v2489 && v2495;
-      if (v2496) {
-        const iron_bf16 v2497 = iron_f32_to_bf16(v2492);
-        const unsigned int v2498 = v2486 * v2;
-        const unsigned int v2499 = v2498 + v2488;
-        const unsigned int v2500 = v2499 - v78;
-        out[v2500] = v2497;
-      }
-    }
-    const unsigned int v2501 = static_cast<unsigned int>(v92.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2502 = v1636 + v2501;
-    const unsigned int v2503 = static_cast<unsigned int>(v92.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2504 = v1635 + v2503;
-    const bool v2505 = v2502 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2506 = v2504 < v79;
-    const bool v2507 = v2505 && v2506;
-    if (v2507) {
-      const float v2508 = v92.x[54];
-      const unsigned int v2510 = v2504 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2511 = v2510 < v2;
-      const bool v2512 = v2505 && v2511;
-      if (v2512) {
-        const iron_bf16 v2513 = iron_f32_to_bf16(v2508);
-        const unsigned int v2514 = v2502 * v2;
-        const unsigned int v2515 = v2514 + v2504;
-        const unsigned int v2516 = v2515 - v78;
-        out[v2516] = v2513;
-      }
-    }
-    const unsigned int v2517 = static_cast<unsigned int>(v92.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2518 = v1636 + v2517;
-    const unsigned int v2519 = static_cast<unsigned int>(v92.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2520 = v1635 + v2519;
-    const bool v2521 = v2518 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2522 = v2520 < v79;
-    const bool v2523 = v2521 && v2522;
-    if (v2523) {
-      const float v2524 = v92.x[55];
-      const unsigned int v2526 = v2520 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2527 = v2526 < v2;
-      const bool v2528 = v2521 && v2527;
-      if (v2528) {
-        const iron_bf16 v2529 = iron_f32_to_bf16(v2524);
-        const unsigned int v2530 = v2518 * v2;
-        const unsigned int v2531 = v2530 + v2520;
-        const unsigned int v2532 = v2531 - v78;
-        out[v2532] = v2529;
-      }
-    }
-    const unsigned int v2533 = static_cast<unsigned int>(v92.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2534 = v1636 + v2533;
-    const unsigned int v2535 = static_cast<unsigned int>(v92.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2536 = v1635 + v2535;
-    const bool v2537 = v2534 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2538 = v2536 < v79;
-    const bool v2539 = v2537 && v2538;
-    if (v2539) {
-      const float v2540 = v92.x[56];
-      const unsigned int v2542 = v2536 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2543 = v2542 < v2;
-      const bool v2544 = v2537 && v2543;
-      if (v2544) {
-        const iron_bf16 v2545 = iron_f32_to_bf16(v2540);
-        const unsigned int v2546 = v2534 * v2;
-        const unsigned int v2547 = v2546 + v2536;
-        const unsigned int v2548 = v2547 - v78;
-        out[v2548] = v2545;
-      }
-    }
-    const unsigned int v2549 = static_cast<unsigned int>(v92.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2550 = v1636 + v2549;
-    const unsigned int v2551 = static_cast<unsigned int>(v92.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2552 = v1635 + v2551;
-    const bool v2553 = v2550 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2554 = v2552 < v79;
-    const bool v2555 = v2553 && v2554;
-    if (v2555) {
-      const float v2556 = v92.x[57];
-      const unsigned int v2558 = v2552 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2559 = v2558 < v2;
-      const bool v2560 = v2553 && v2559;
-      if (v2560) {
-        const iron_bf16 v2561 = iron_f32_to_bf16(v2556);
-        const unsigned int v2562 = v2550 * v2;
-        const unsigned int v2563 = v2562 + v2552;
-        const unsigned int v2564 = v2563 - v78;
-        out[v2564] = v2561;
-      }
-    }
-    const unsigned int v2565 = static_cast<unsigned int>(v92.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2566 = v1636 + v2565;
-    const unsigned int v2567 = static_cast<unsigned int>(v92.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2568 = v1635 + v2567;
-    const bool v2569 = v2566 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2570 = v2568 < v79;
-    const bool v2571 = v2569 && v2570;
-    if (v2571) {
-      const float v2572 = v92.x[58];
-      const unsigned int v2574 = v2568 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2575 = v2574 < v2;
-      const bool v2576 = v2569 && v2575;
-      if (v2576) {
-        const iron_bf16 v2577 = iron_f32_to_bf16(v2572);
-        const unsigned int v2578 = v2566 * v2;
-        const unsigned int v2579 = v2578 + v2568;
-        const unsigned int v2580 = v2579 - v78;
-        out[v2580] = v2577;
-      }
-    }
-    const unsigned int v2581 = static_cast<unsigned int>(v92.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2582 = v1636 + v2581;
-    const unsigned int v2583 = static_cast<unsigned int>(v92.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2584 = v1635 + v2583;
-    const bool v2585 = v2582 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2586 = v2584 < v79;
-    const bool v2587 = v2585 && v2586;
-    if (v2587) {
-      const float v2588 = v92.x[59];
-      const unsigned int v2590 = v2584 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2591 = v2590 < v2;
-      const bool v2592 = v2585 && v2591;
-      if (v2592) {
-        const iron_bf16 v2593 = iron_f32_to_bf16(v2588);
-        const unsigned int v2594 = v2582 * v2;
-        const unsigned int v2595 = v2594 + v2584;
-        const unsigned int v2596 = v2595 - v78;
-        out[v2596] = v2593;
-      }
-    }
-    const unsigned int v2597 = static_cast<unsigned int>(v92.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2598 = v1636 + v2597;
-    const unsigned int v2599 = static_cast<unsigned int>(v92.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2600 = v1635 + v2599;
-    const bool v2601 = v2598 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2602 = v2600 < v79;
-    const bool v2603 = v2601 && v2602;
-    if (v2603) {
-      const float v2604 = v92.x[60];
-      const unsigned int v2606 = v2600 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2607 = v2606 < v2;
-      const bool v2608 = v2601 && v2607;
-      if (v2608) {
-        const iron_bf16 v2609 = iron_f32_to_bf16(v2604);
-        const unsigned int v2610 = v2598 * v2;
-        const unsigned int v2611 = v2610 + v2600;
-        const unsigned int v2612 = v2611 - v78;
-        out[v2612] = v2609;
-      }
-    }
-    const unsigned int v2613 = static_cast<unsigned int>(v92.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2614 = v1636 + v2613;
-    const unsigned int v2615 = static_cast<unsigned int>(v92.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2616 = v1635 + v2615;
-    const bool v2617 = v2614 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2618 = v2616 < v79;
-    const bool v2619 = v2617 && v2618;
-    if (v2619) {
-      const float v2620 = v92.x[61];
-      const unsigned int v2622 = v2616 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2623 = v2622 < v2;
-      const bool v2624 = v2617 && v2623;
-      if (v2624) {
-        const iron_bf16 v2625 = iron_f32_to_bf16(v2620);
-        const unsigned int v2626 = v2614 * v2;
-        const unsigned int v2627 = v2626 + v2616;
-        const unsigned int v2628 = v2627 - v78;
-        out[v2628] = v2625;
-      }
-    }
-    const unsigned int v2629 = static_cast<unsigned int>(v92.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2630 = v1636 + v2629;
-    const unsigned int v2631 = static_cast<unsigned int>(v92.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2632 = v1635 + v2631;
-    const bool v2633 = v2630 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2634 = v2632 < v79;
-    const bool v2635 = v2633 && v2634;
-    if (v2635) {
-      const float v2636 = v92.x[62];
-      const unsigned int v2638 = v2632 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2639 = v2638 < v2;
-      const bool v2640 = v2633 && v2639;
-      if (v2640) {
-        const iron_bf16 v2641 = iron_f32_to_bf16(v2636);
-        const unsigned int v2642 = v2630 * v2;
-        const unsigned int v2643 = v2642 + v2632;
-        const unsigned int v2644 = v2643 - v78;
-        out[v2644] = v2641;
-      }
-    }
-    const unsigned int v2645 = static_cast<unsigned int>(v92.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2646 = v1636 + v2645;
-    const unsigned int v2647 = static_cast<unsigned int>(v92.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2648 = v1635 + v2647;
-    const bool v2649 = v2646 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2650 = v2648 < v79;
-    const bool v2651 = v2649 && v2650;
-    if (v2651) {
-      const float v2652 = v92.x[63];
-      const unsigned int v2654 = v2648 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2655 = v2654 < v2;
-      const bool v2656 = v2649 && v2655;
-      if (v2656) {
-        const iron_bf16 v2657 = iron_f32_to_bf16(v2652);
-        const unsigned int v2658 = v2646 * v2;
-        const unsigned int v2659 = v2658 + v2648;
-        const unsigned int v2660 = v2659 - v78;
-        out[v2660] = v2657;
-      }
-    }
-    const unsigned int v2661 = static_cast<unsigned int>(v92.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2662 = v1636 + v2661;
-    const unsigned int v2663 = static_cast<unsigned int>(v92.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2664 = v1635 + v2663;
-    const bool v2665 = v2662 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2666 = v2664 < v79;
-    const bool v2667 = v2665 && v2666;
-    if (v2667) {
-      const float v2668 = v92.x[64];
-      const unsigned int v2670 = v2664 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2671 = v2670 < v2;
-      const bool v2672 = v2665 && v2671;
-      if (v2672) {
-        const iron_bf16 v2673 = iron_f32_to_bf16(v2668);
-        const unsigned int v2674 = v2662 * v2;
-        const unsigned int v2675 = v2674 + v2664;
-        const unsigned int v2676 = v2675 - v78;
-        out[v2676] = v2673;
-      }
-    }
-    const unsigned int v2677 = static_cast<unsigned int>(v92.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2678 = v1636 + v2677;
-    const unsigned int v2679 = static_cast<unsigned int>(v92.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2680 = v1635 + v2679;
-    const bool v2681 = v2678 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2682 = v2680 < v79;
-    const bool v2683 = v2681 && v2682;
-    if (v2683) {
-      const float v2684 = v92.x[65];
-      const unsigned int v2686 = v2680 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2687 = v2686 < v2;
-      const bool v2688 = v2681 && v2687;
-      if (v2688) {
-        const iron_bf16 v2689 = iron_f32_to_bf16(v2684);
-        const unsigned int v2690 = v2678 * v2;
-        const unsigned int v2691 = v2690 + v2680;
-        const unsigned int v2692 = v2691 - v78;
-        out[v2692] = v2689;
-      }
-    }
-    const unsigned int v2693 = static_cast<unsigned int>(v92.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2694 = v1636 + v2693;
-    const unsigned int v2695 = static_cast<unsigned int>(v92.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2696 = v1635 + v2695;
-    const bool v2697 = v2694 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2698 = v2696 < v79;
-    const bool v2699 = v2697 && v2698;
-    if (v2699) {
-      const float v2700 = v92.x[66];
-      const unsigned int v2702 = v2696 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2703 = v2702 < v2;
-      const bool v2704 = v2697 && v2703;
-      if (v2704) {
-        const iron_bf16 v2705 = iron_f32_to_bf16(v2700);
-        const unsigned int v2706 = v2694 * v2;
-        const unsigned int v2707 = v2706 + v2696;
-        const unsigned int v2708 = v2707 - v78;
-        out[v2708] = v2705;
-      }
-    }
-    const unsigned int v2709 = static_cast<unsigned int>(v92.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2710 = v1636 + v2709;
-    const unsigned int v2711 = static_cast<unsigned int>(v92.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2712 = v1635 + v2711;
-    const bool v2713 = v2710 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2714 = v2712 < v79;
-    const bool v2715 = v2713 && v2714;
-    if (v2715) {
-      const float v2716 = v92.x[67];
-      const unsigned int v2718 = v2712 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2719 = v2718 < v2;
-      const bool v2720 = v2713 && v2719;
-      if (v2720) {
-        const iron_bf16 v2721 = iron_f32_to_bf16(v2716);
-        const unsigned int v2722 = v2710 * v2;
-        const unsigned int v2723 = v2722 + v2712;
-        const unsigned int v2724 = v2723 - v78;
-        out[v2724] = v2721;
-      }
-    }
-    const unsigned int v2725 = static_cast<unsigned int>(v92.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2726 = v1636 + v2725;
-    const unsigned int v2727 = static_cast<unsigned int>(v92.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2728 = v1635 + v2727;
-    const bool v2729 = v2726 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2730 = v2728 < v79;
-    const bool v2731 = v2729 && v2730;
-    if (v2731) {
-      const float v2732 = v92.x[68];
-      const unsigned int v2734 = v2728 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2735 = v2734 < v2;
-      const bool v2736 = v2729 && v2735;
-      if (v2736) {
-        const iron_bf16 v2737 = iron_f32_to_bf16(v2732);
-        const unsigned int v2738 = v2726 * v2;
-        const unsigned int v2739 = v2738 + v2728;
-        const unsigned int v2740 = v2739 - v78;
-        out[v2740] = v2737;
-      }
-    }
-    const unsigned int v2741 = static_cast<unsigned int>(v92.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2742 = v1636 + v2741;
-    const unsigned int v2743 = static_cast<unsigned int>(v92.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2744 = v1635 + v2743;
-    const bool v2745 = v2742 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2746 = v2744 < v79;
-    const bool v2747 = v2745 && v2746;
-    if (v2747) {
-      const float v2748 = v92.x[69];
-      const unsigned int v2750 = v2744 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2751 = v2750 < v2;
-      const bool v2752 = v2745 && v2751;
-      if (v2752) {
-        const iron_bf16 v2753 = iron_f32_to_bf16(v2748);
-        const unsigned int v2754 = v2742 * v2;
-        const unsigned int v2755 = v2754 + v2744;
-        const unsigned int v2756 = v2755 - v78;
-        out[v2756] = v2753;
-      }
-    }
-    const unsigned int v2757 = static_cast<unsigned int>(v92.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2758 = v1636 + v2757;
-    const unsigned int v2759 = static_cast<unsigned int>(v92.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2760 = v1635 + v2759;
-    const bool v2761 = v2758 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2762 = v2760 < v79;
-    const bool v2763 = v2761 && v2762;
-    if (v2763) {
-      const float v2764 = v92.x[70];
-      const unsigned int v2766 = v2760 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2767 = v2766 < v2;
-      const bool v2768 = v2761 && v2767;
-      if (v2768) {
-        const iron_bf16 v2769 = iron_f32_to_bf16(v2764);
-        const unsigned int v2770 = v2758 * v2;
-        const unsigned int v2771 = v2770 + v2760;
-        const unsigned int v2772 = v2771 - v78;
-        out[v2772] = v2769;
-      }
-    }
-    const unsigned int v2773 = static_cast<unsigned int>(v92.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2774 = v1636 + v2773;
-    const unsigned int v2775 = static_cast<unsigned int>(v92.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2776 = v1635 + v2775;
-    const bool v2777 = v2774 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2778 = v2776 < v79;
-    const bool v2779 = v2777 && v2778;
-    if (v2779) {
-      const float v2780 = v92.x[71];
-      const unsigned int v2782 = v2776 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2783 = v2782 < v2;
-      const bool v2784 = v2777 && v2783;
-      if (v2784) {
-        const iron_bf16 v2785 = iron_f32_to_bf16(v2780);
-        const unsigned int v2786 = v2774 * v2;
-        const unsigned int v2787 = v2786 + v2776;
-        const unsigned int v2788 = v2787 - v78;
-        out[v2788] = v2785;
-      }
-    }
-    const unsigned int v2789 = static_cast<unsigned int>(v92.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2790 = v1636 + v2789;
-    const unsigned int v2791 = static_cast<unsigned int>(v92.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2792 = v1635 + v2791;
-    const bool v2793 = v2790 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2794 = v2792 < v79;
-    const bool v2795 = v2793 && v2794;
-    if (v2795) {
-      const float v2796 = v92.x[72];
-      const unsigned int v2798 = v2792 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2799 = v2798 < v2;
-      const bool v2800 = v2793 && v2799;
-      if (v2800) {
-        const iron_bf16 v2801 = iron_f32_to_bf16(v2796);
-        const unsigned int v2802 = v2790 * v2;
-        const unsigned int v2803 = v2802 + v2792;
-        const unsigned int v2804 = v2803 - v78;
-        out[v2804] = v2801;
-      }
-    }
-    const unsigned int v2805 = static_cast<unsigned int>(v92.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2806 = v1636 + v2805;
-    const unsigned int v2807 = static_cast<unsigned int>(v92.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2808 = v1635 + v2807;
-    const bool v2809 = v2806 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2810 = v2808 < v79;
-    const bool v2811 = v2809 && v2810;
-    if (v2811) {
-      const float v2812 = v92.x[73];
-      const unsigned int v2814 = v2808 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2815 = v2814 < v2;
-      const bool v2816 = v2809 && v2815;
-      if (v2816) {
-        const iron_bf16 v2817 = iron_f32_to_bf16(v2812);
-        const unsigned int v2818 = v2806 * v2;
-        const unsigned int v2819 = v2818 + v2808;
-        const unsigned int v2820 = v2819 - v78;
-        out[v2820] = v2817;
-      }
-    }
-    const unsigned int v2821 = static_cast<unsigned int>(v92.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2822 = v1636 + v2821;
-    const unsigned int v2823 = static_cast<unsigned int>(v92.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2824 = v1635 + v2823;
-    const bool v2825 = v2822 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2826 = v2824 < v79;
-    const bool v2827 = v2825 && v2826;
-    if (v2827) {
-      const float v2828 = v92.x[74];
-      const unsigned int v2830 = v2824 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2831 = v2830 < v2;
-      const bool v2832 = v2825 && v2831;
-      if (v2832) {
-        const iron_bf16 v2833 = iron_f32_to_bf16(v2828);
-        const unsigned int v2834 = v2822 * v2;
-        const unsigned int v2835 = v2834 + v2824;
-        const unsigned int v2836 = v2835 - v78;
-        out[v2836] = v2833;
-      }
-    }
-    const unsigned int v2837 = static_cast<unsigned int>(v92.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2838 = v1636 + v2837;
-    const unsigned int v2839 = static_cast<unsigned int>(v92.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2840 = v1635 + v2839;
-    const bool v2841 = v2838 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2842 = v2840 < v79;
-    const bool v2843 = v2841 && v2842;
-    if (v2843) {
-      const float v2844 = v92.x[75];
-      const unsigned int v2846 = v2840 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2847 = v2846 < v2;
-      const bool v2848 = v2841 && v2847;
-      if (v2848) {
-        const iron_bf16 v2849 = iron_f32_to_bf16(v2844);
-        const unsigned int v2850 = v2838 * v2;
-        const unsigned int v2851 = v2850 + v2840;
-        const unsigned int v2852 = v2851 - v78;
-        out[v2852] = v2849;
-      }
-    }
-    const unsigned int v2853 = static_cast<unsigned int>(v92.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2854 = v1636 + v2853;
-    const unsigned int v2855 = static_cast<unsigned int>(v92.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2856 = v1635 + v2855;
-    const bool v2857 = v2854 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2858 = v2856 < v79;
-    const bool v2859 = v2857 && v2858;
-    if (v2859) {
-      const float v2860 = v92.x[76];
-      const unsigned int v2862 = v2856 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2863 = v2862 < v2;
-      const bool v2864 = v2857 && v2863;
-      if (v2864) {
-        const iron_bf16 v2865 = iron_f32_to_bf16(v2860);
-        const unsigned int v2866 = v2854 * v2;
-        const unsigned int v2867 = v2866 + v2856;
-        const unsigned int v2868 = v2867 - v78;
-        out[v2868] = v2865;
-      }
-    }
-    const unsigned int v2869 = static_cast<unsigned int>(v92.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2870 = v1636 + v2869;
-    const unsigned int v2871 = static_cast<unsigned int>(v92.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2872 = v1635 + v2871;
-    const bool v2873 = v2870 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2874 = v2872 < v79;
-    const bool v2875 = v2873 && v2874;
-    if (v2875) {
-      const float v2876 = v92.x[77];
-      const unsigned int v2878 = v2872 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2879 = v2878 < v2;
-      const bool v2880 = v2873 && v2879;
-      if (v2880) {
-        const iron_bf16 v2881 = iron_f32_to_bf16(v2876);
-        const unsigned int v2882 = v2870 * v2;
-        const unsigned int v2883 = v2882 + v2872;
-        const unsigned int v2884 = v2883 - v78;
-        out[v2884] = v2881;
-      }
-    }
-    const unsigned int v2885 = static_cast<unsigned int>(v92.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2886 = v1636 + v2885;
-    const unsigned int v2887 = static_cast<unsigned int>(v92.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2888 = v1635 + v2887;
-    const bool v2889 = v2886 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2890 = v2888 < v79;
-    const bool v2891 = v2889 && v2890;
-    if (v2891) {
-      const float v2892 = v92.x[78];
-      const unsigned int v2894 = v2888 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2895 = v2894 < v2;
-      const bool v2896 = v2889 && v2895;
-      if (v2896) {
-        const iron_bf16 v2897 = iron_f32_to_bf16(v2892);
-        const unsigned int v2898 = v2886 * v2;
-        const unsigned int v2899 = v2898 + v2888;
-        const unsigned int v2900 = v2899 - v78;
-        out[v2900] = v2897;
-      }
-    }
-    const unsigned int v2901 = static_cast<unsigned int>(v92.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2902 = v1636 + v2901;
-    const unsigned int v2903 = static_cast<unsigned int>(v92.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2904 = v1635 + v2903;
-    const bool v2905 = v2902 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2906 = v2904 < v79;
-    const bool v2907 = v2905 && v2906;
-    if (v2907) {
-      const float v2908 = v92.x[79];
-      const unsigned int v2910 = v2904 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2911 = v2910 < v2;
-      const bool v2912 = v2905 && v2911;
-      if (v2912) {
-        const iron_bf16 v2913 = iron_f32_to_bf16(v2908);
-        const unsigned int v2914 = v2902 * v2;
-        const unsigned int v2915 = v2914 + v2904;
-        const unsigned int v2916 = v2915 - v78;
-        out[v2916] = v2913;
-      }
-    }
-    const unsigned int v2917 = static_cast<unsigned int>(v92.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2918 = v1636 + v2917;
-    const unsigned int v2919 = static_cast<unsigned int>(v92.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2920 = v1635 + v2919;
-    const bool v2921 = v2918 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2922 = v2920 < v79;
-    const bool v2923 = v2921 && v2922;
-    if (v2923) {
-      const float v2924 = v92.x[80];
-      const unsigned int v2926 = v2920 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2927 = v2926 < v2;
-      const bool v2928 = v2921 && v2927;
-      if (v2928) {
-        const iron_bf16 v2929 = iron_f32_to_bf16(v2924);
-        const unsigned int v2930 = v2918 * v2;
-        const unsigned int v2931 = v2930 + v2920;
-        const unsigned int v2932 = v2931 - v78;
-        out[v2932] = v2929;
-      }
-    }
-    const unsigned int v2933 = static_cast<unsigned int>(v92.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2934 = v1636 + v2933;
-    const unsigned int v2935 = static_cast<unsigned int>(v92.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2936 = v1635 + v2935;
-    const bool v2937 = v2934 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2938 = v2936 < v79;
-    const bool v2939 = v2937 && v2938;
-    if (v2939) {
-      const float v2940 = v92.x[81];
-      const unsigned int v2942 = v2936 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2943 = v2942 < v2;
-      const bool v2944 = v2937 && v2943;
-      if (v2944) {
-        const iron_bf16 v2945 = iron_f32_to_bf16(v2940);
-        const unsigned int v2946 = v2934 * v2;
-        const unsigned int v2947 = v2946 + v2936;
-        const unsigned int v2948 = v2947 - v78;
-        out[v2948] = v2945;
-      }
-    }
-    const unsigned int v2949 = static_cast<unsigned int>(v92.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2950 = v1636 + v2949;
-    const unsigned int v2951 = static_cast<unsigned int>(v92.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2952 = v1635 + v2951;
-    const bool v2953 = v2950 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2954 = v2952 < v79;
-    const bool v2955 = v2953 && v2954;
-    if (v2955) {
-      const float v2956 = v92.x[82];
-      const unsigned int v2958 = v2952 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2959 = v2958 < v2;
-      const bool v2960 = v2953 && v2959;
-      if (v2960) {
-        const iron_bf16 v2961 = iron_f32_to_bf16(v2956);
-        const unsigned int v2962 = v2950 * v2;
-        const unsigned int v2963 = v2962 + v2952;
-        const unsigned int v2964 = v2963 - v78;
-        out[v2964] = v2961;
-      }
-    }
-    const unsigned int v2965 = static_cast<unsigned int>(v92.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2966 = v1636 + v2965;
-    const unsigned int v2967 = static_cast<unsigned int>(v92.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2968 = v1635 + v2967;
-    const bool v2969 = v2966 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2970 = v2968 < v79;
-    const bool v2971 = v2969 && v2970;
-    if (v2971) {
-      const float v2972 = v92.x[83];
-      const unsigned int v2974 = v2968 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2975 = v2974 < v2;
-      const bool v2976 = v2969 && v2975;
-      if (v2976) {
-        const iron_bf16 v2977 = iron_f32_to_bf16(v2972);
-        const unsigned int v2978 = v2966 * v2;
-        const unsigned int v2979 = v2978 + v2968;
-        const unsigned int v2980 = v2979 - v78;
-        out[v2980] = v2977;
-      }
-    }
-    const unsigned int v2981 = static_cast<unsigned int>(v92.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2982 = v1636 + v2981;
-    const unsigned int v2983 = static_cast<unsigned int>(v92.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2984 = v1635 + v2983;
-    const bool v2985 = v2982 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2986 = v2984 < v79;
-    const bool v2987 = v2985 && v2986;
-    if (v2987) {
-      const float v2988 = v92.x[84];
-      const unsigned int v2990 = v2984 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2991 = v2990 < v2;
-      const bool v2992 = v2985 && v2991;
-      if (v2992) {
-        const iron_bf16 v2993 = iron_f32_to_bf16(v2988);
-        const unsigned int v2994 = v2982 * v2;
-        const unsigned int v2995 = v2994 + v2984;
-        const unsigned int v2996 = v2995 - v78;
-        out[v2996] = v2993;
-      }
-    }
-    const unsigned int v2997 = static_cast<unsigned int>(v92.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2998 = v1636 + v2997;
-    const unsigned int v2999 = static_cast<unsigned int>(v92.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3000 = v1635 + v2999;
-    const bool v3001 = v2998 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3002 = v3000 < v79;
-    const bool v3003 = v3001 && v3002;
-    if (v3003) {
-      const float v3004 = v92.x[85];
-      const unsigned int v3006 = v3000 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3007 = v3006 < v2;
-      const bool v3008 = v3001 && v3007;
-      if (v3008) {
-        const iron_bf16 v3009 = iron_f32_to_bf16(v3004);
-        const unsigned int v3010 = v2998 * v2;
-        const unsigned int v3011 = v3010 + v3000;
-        const unsigned int v3012 = v3011 - v78;
-        out[v3012] = v3009;
-      }
-    }
-    const unsigned int v3013 = static_cast<unsigned int>(v92.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3014 = v1636 + v3013;
-    const unsigned int v3015 = static_cast<unsigned int>(v92.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3016 = v1635 + v3015;
-    const bool v3017 = v3014 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3018 = v3016 < v79;
-    const bool v3019 = v3017 && v3018;
-    if (v3019) {
-      const float v3020 = v92.x[86];
-      const unsigned int v3022 = v3016 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3023 = v3022 < v2;
-      const bool v3024 = v3017 && v3023;
-      if (v3024) {
-        const iron_bf16 v3025 = iron_f32_to_bf16(v3020);
-        const unsigned int v3026 = v3014 * v2;
-        const unsigned int v3027 = v3026 + v3016;
-        const unsigned int v3028 = v3027 - v78;
-        out[v3028] = v3025;
-      }
-    }
-    const unsigned int v3029 = static_cast<unsigned int>(v92.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3030 = v1636 + v3029;
-    const unsigned int v3031 = static_cast<unsigned int>(v92.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3032 = v1635 + v3031;
-    const bool v3033 = v3030 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3034 = v3032 < v79;
-    const bool v3035 = v3033 && v3034;
-    if (v3035) {
-      const float v3036 = v92.x[87];
-      const unsigned int v3038 = v3032 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3039 = v3038 < v2;
-      const bool v3040 = v3033 && v3039;
-      if (v3040) {
-        const iron_bf16 v3041 = iron_f32_to_bf16(v3036);
-        const unsigned int v3042 = v3030 * v2;
-        const unsigned int v3043 = v3042 + v3032;
-        const unsigned int v3044 = v3043 - v78;
-        out[v3044] = v3041;
-      }
-    }
-    const unsigned int v3045 = static_cast<unsigned int>(v92.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3046 = v1636 + v3045;
-    const unsigned int v3047 = static_cast<unsigned int>(v92.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3048 = v1635 + v3047;
-    const bool v3049 = v3046 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3050 = v3048 < v79;
-    const bool v3051 = v3049 && v3050;
-    if (v3051) {
-      const float v3052 = v92.x[88];
-      const unsigned int v3054 = v3048 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3055 = v3054 < v2;
-      const bool v3056 = v3049 && v3055;
-      if (v3056) {
-        const iron_bf16 v3057 = iron_f32_to_bf16(v3052);
-        const unsigned int v3058 = v3046 * v2;
-        const unsigned int v3059 = v3058 + v3048;
-        const unsigned int v3060 = v3059 - v78;
-        out[v3060] = v3057;
-      }
-    }
-    const unsigned int v3061 = static_cast<unsigned int>(v92.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3062 = v1636 + v3061;
-    const unsigned int v3063 = static_cast<unsigned int>(v92.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3064 = v1635 + v3063;
-    const bool v3065 = v3062 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3066 = v3064 < v79;
-    const bool v3067 = v3065 && v3066;
-    if (v3067) {
-      const float v3068 = v92.x[89];
-      const unsigned int v3070 = v3064 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3071 = v3070 < v2;
-      const bool v3072 = v3065 && v3071;
-      if (v3072) {
-        const iron_bf16 v3073 = iron_f32_to_bf16(v3068);
-        const unsigned int v3074 = v3062 * v2;
-        const unsigned int v3075 = v3074 + v3064;
-        const unsigned int v3076 = v3075 - v78;
-        out[v3076] = v3073;
-      }
-    }
-    const unsigned int v3077 = static_cast<unsigned int>(v92.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3078 = v1636 + v3077;
-    const unsigned int v3079 = static_cast<unsigned int>(v92.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3080 = v1635 + v3079;
-    const bool v3081 = v3078 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3082 = v3080 < v79;
-    const bool v3083 = v3081 && v3082;
-    if (v3083) {
-      const float v3084 = v92.x[90];
-      const unsigned int v3086 = v3080 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3087 = v3086 < v2;
-      const bool v3088 = v3081 && v3087;
-      if (v3088) {
-        const iron_bf16 v3089 = iron_f32_to_bf16(v3084);
-        const unsigned int v3090 = v3078 * v2;
-        const unsigned int v3091 = v3090 + v3080;
-        const unsigned int v3092 = v3091 - v78;
-        out[v3092] = v3089;
-      }
-    }
-    const unsigned int v3093 = static_cast<unsigned int>(v92.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3094 = v1636 + v3093;
-    const unsigned int v3095 = static_cast<unsigned int>(v92.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3096 = v1635 + v3095;
-    const bool v3097 = v3094 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3098 = v3096 < v79;
-    const bool v3099 = v3097 && v3098;
-    if (v3099) {
-      const float v3100 = v92.x[91];
-      const unsigned int v3102 = v3096 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3103 = v3102 < v2;
-      const bool v3104 = v3097 && v3103;
-      if (v3104) {
-        const iron_bf16 v3105 = iron_f32_to_bf16(v3100);
-        const unsigned int v3106 = v3094 * v2;
-        const unsigned int v3107 = v3106 + v3096;
-        const unsigned int v3108 = v3107 - v78;
-        out[v3108] = v3105;
-      }
-    }
-    const unsigned int v3109 = static_cast<unsigned int>(v92.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3110 = v1636 + v3109;
-    const unsigned int v3111 = static_cast<unsigned int>(v92.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3112 = v1635 + v3111;
-    const bool v3113 = v3110 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3114 = v3112 < v79;
-    const bool v3115 = v3113 && v3114;
-    if (v3115) {
-      const float v3116 = v92.x[92];
-      const unsigned int v3118 = v3112 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3119 = v3118 < v2;
-      const bool v3120 = v3113 && v3119;
-      if (v3120) {
-        const iron_bf16 v3121 = iron_f32_to_bf16(v3116);
-        const unsigned int v3122 = v3110 * v2;
-        const unsigned int v3123 = v3122 + v3112;
-        const unsigned int v3124 = v3123 - v78;
-        out[v3124] = v3121;
-      }
-    }
-    const unsigned int v3125 = static_cast<unsigned int>(v92.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3126 = v1636 + v3125;
-    const unsigned int v3127 = static_cast<unsigned int>(v92.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3128 = v1635 + v3127;
-    const bool v3129 = v3126 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3130 = v3128 < v79;
-    const bool v3131 = v3129 && v3130;
-    if (v3131) {
-      const float v3132 = v92.x[93];
-      const unsigned int v3134 = v3128 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3135 = v3134 < v2;
-      const bool v3136 = v3129 && v3135;
-      if (v3136) {
-        const iron_bf16 v3137 = iron_f32_to_bf16(v3132);
-        const unsigned int v3138 = v3126 * v2;
-        const unsigned int v3139 = v3138 + v3128;
-        const unsigned int v3140 = v3139 - v78;
-        out[v3140] = v3137;
-      }
-    }
-    const unsigned int v3141 = static_cast<unsigned int>(v92.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3142 = v1636 + v3141;
-    const unsigned int v3143 = static_cast<unsigned int>(v92.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3144 = v1635 + v3143;
-    const bool v3145 = v3142 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3146 = v3144 < v79;
-    const bool v3147 = v3145 && v3146;
-    if (v3147) {
-      const float v3148 = v92.x[94];
-      const unsigned int v3150 = v3144 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3151 = v3150 < v2;
-      const bool v3152 = v3145 && v3151;
-      if (v3152) {
-        const iron_bf16 v3153 = iron_f32_to_bf16(v3148);
-        const unsigned int v3154 = v3142 * v2;
-        const unsigned int v3155 = v3154 + v3144;
-        const unsigned int v3156 = v3155 - v78;
-        out[v3156] = v3153;
-      }
-    }
-    const unsigned int v3157 = static_cast<unsigned int>(v92.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3158 = v1636 + v3157;
-    const unsigned int v3159 = static_cast<unsigned int>(v92.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3160 = v1635 + v3159;
-    const bool v3161 = v3158 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3162 = v3160 < v79;
-    const bool v3163 = v3161 && v3162;
-    if (v3163) {
-      const float v3164 = v92.x[95];
-      const unsigned int v3166 = v3160 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3167 = v3166 < v2;
-      const bool v3168 = v3161 && v3167;
-      if (v3168) {
-        const iron_bf16 v3169 = iron_f32_to_bf16(v3164);
-        const unsigned int v3170 = v3158 * v2;
-        const unsigned int v3171 = v3170 + v3160;
-        const unsigned int v3172 = v3171 - v78;
-        out[v3172] = v3169;
-      }
-    }
-    const unsigned int v3173 = static_cast<unsigned int>(v92.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3174 = v1636 + v3173;
-    const unsigned int v3175 = static_cast<unsigned int>(v92.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3176 = v1635 + v3175;
-    const bool v3177 = v3174 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3178 = v3176 < v79;
-    const bool v3179 = v3177 && v3178;
-    if (v3179) {
-      const float v3180 = v92.x[96];
-      const unsigned int v3182 = v3176 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3183 = v3182 < v2;
-      const bool v3184 = v3177 && v3183;
-      if (v3184) {
-        const iron_bf16 v3185 = iron_f32_to_bf16(v3180);
-        const unsigned int v3186 = v3174 * v2;
-        const unsigned int v3187 = v3186 + v3176;
-        const unsigned int v3188 = v3187 - v78;
-        out[v3188] = v3185;
-      }
-    }
-    const unsigned int v3189 = static_cast<unsigned int>(v92.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3190 = v1636 + v3189;
-    const unsigned int v3191 = static_cast<unsigned int>(v92.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3192 = v1635 + v3191;
-    const bool v3193 = v3190 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3194 = v3192 < v79;
-    const bool v3195 = v3193 && v3194;
-    if (v3195) {
-      const float v3196 = v92.x[97];
-      const unsigned int v3198 = v3192 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3199 = v3198 < v2;
-      const bool v3200 = v3193 && v3199;
-      if (v3200) {
-        const iron_bf16 v3201 = iron_f32_to_bf16(v3196);
-        const unsigned int v3202 = v3190 * v2;
-        const unsigned int v3203 = v3202 + v3192;
-        const unsigned int v3204 = v3203 - v78;
-        out[v3204] = v3201;
-      }
-    }
-    const unsigned int v3205 = static_cast<unsigned int>(v92.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3206 = v1636 + v3205;
-    const unsigned int v3207 = static_cast<unsigned int>(v92.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3208 = v1635 + v3207;
-    const bool v3209 = v3206 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3210 = v3208 < v79;
-    const bool v3211 = v3209 && v3210;
-    if (v3211) {
-      const float v3212 = v92.x[98];
-      const unsigned int v3214 = v3208 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3215 = v3214 < v2;
-      const bool v3216 = v3209 && v3215;
-      if (v3216) {
-        const iron_bf16 v3217 = iron_f32_to_bf16(v3212);
-        const unsigned int v3218 = v3206 * v2;
-        const unsigned int v3219 = v3218 + v3208;
-        const unsigned int v3220 = v3219 - v78;
-        out[v3220] = v3217;
-      }
-    }
-    const unsigned int v3221 = static_cast<unsigned int>(v92.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3222 = v1636 + v3221;
-    const unsigned int v3223 = static_cast<unsigned int>(v92.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3224 = v1635 + v3223;
-    const bool v3225 = v3222 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3226 = v3224 < v79;
-    const bool v3227 = v3225 && v3226;
-    if (v3227) {
-      const float v3228 = v92.x[99];
-      const unsigned int v3230 = v3224 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3231 = v3230 < v2;
-      const bool v3232 = v3225 && v3231;
-      if (v3232) {
-        const iron_bf16 v3233 = iron_f32_to_bf16(v3228);
-        const unsigned int v3234 = v3222 * v2;
-        const unsigned int v3235 = v3234 + v3224;
-        const unsigned int v3236 = v3235 - v78;
-        out[v3236] = v3233;
-      }
-    }
-    const unsigned int v3237 = static_cast<unsigned int>(v92.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3238 = v1636 + v3237;
-    const unsigned int v3239 = static_cast<unsigned int>(v92.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3240 = v1635 + v3239;
-    const bool v3241 = v3238 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3242 = v3240 < v79;
-    const bool v3243 = v3241 && v3242;
-    if (v3243) {
-      const float v3244 = v92.x[100];
-      const unsigned int v3246 = v3240 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3247 = v3246 < v2;
-      const bool v3248 = v3241 && v3247;
-      if (v3248) {
-        const iron_bf16 v3249 = iron_f32_to_bf16(v3244);
-        const unsigned int v3250 = v3238 * v2;
-        const unsigned int v3251 = v3250 + v3240;
-        const unsigned int v3252 = v3251 - v78;
-        out[v3252] = v3249;
-      }
-    }
-    const unsigned int v3253 = static_cast<unsigned int>(v92.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3254 = v1636 + v3253;
-    const unsigned int v3255 = static_cast<unsigned int>(v92.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3256 = v1635 + v3255;
-    const bool v3257 = v3254 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3258 = v3256 < v79;
-    const bool v3259 = v3257 && v3258;
-    if (v3259) {
-      const float v3260 = v92.x[101];
-      const unsigned int v3262 = v3256 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3263 = v3262 < v2;
-      const bool v3264 = v3257 && v3263;
-      if (v3264) {
-        const iron_bf16 v3265 = iron_f32_to_bf16(v3260);
-        const unsigned int v3266 = v3254 * v2;
-        const unsigned int v3267 = v3266 + v3256;
-        const unsigned int v3268 = v3267 - v78;
-        out[v3268] = v3265;
-      }
-    }
-    const unsigned int v3269 = static_cast<unsigned int>(v92.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3270 = v1636 + v3269;
-    const unsigned int v3271 = static_cast<unsigned int>(v92.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3272 = v1635 + v3271;
-    const bool v3273 = v3270 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3274 = v3272 < v79;
-    const bool v3275 = v3273 && v3274;
-    if (v3275) {
-      const float v3276 = v92.x[102];
-      const unsigned int v3278 = v3272 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3279 = v3278 < v2;
-      const bool v3280 = v3273 && v3279;
-      if (v3280) {
-        const iron_bf16 v3281 = iron_f32_to_bf16(v3276);
-        const unsigned int v3282 = v3270 * v2;
-        const unsigned int v3283 = v3282 + v3272;
-        const unsigned int v3284 = v3283 - v78;
-        out[v3284] = v3281;
-      }
-    }
-    const unsigned int v3285 = static_cast<unsigned int>(v92.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3286 = v1636 + v3285;
-    const unsigned int v3287 = static_cast<unsigned int>(v92.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3288 = v1635 + v3287;
-    const bool v3289 = v3286 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3290 = v3288 < v79;
-    const bool v3291 = v3289 && v3290;
-    if (v3291) {
-      const float v3292 = v92.x[103];
-      const unsigned int v3294 = v3288 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3295 = v3294 < v2;
-      const bool v3296 = v3289 && v3295;
-      if (v3296) {
-        const iron_bf16 v3297 = iron_f32_to_bf16(v3292);
-        const unsigned int v3298 = v3286 * v2;
-        const unsigned int v3299 = v3298 + v3288;
-        const unsigned int v3300 = v3299 - v78;
-        out[v3300] = v3297;
-      }
-    }
-    const unsigned int v3301 = static_cast<unsigned int>(v92.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3302 = v1636 + v3301;
-    const unsigned int v3303 = static_cast<unsigned int>(v92.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3304 = v1635 + v3303;
-    const bool v3305 = v3302 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3306 = v3304 < v79;
-    const bool v3307 = v3305 && v3306;
-    if (v3307) {
-      const float v3308 = v92.x[104];
-      const unsigned int v3310 = v3304 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3311 = v3310 < v2;
-      const bool v3312 = v3305 && v3311;
-      if (v3312) {
-        const iron_bf16 v3313 = iron_f32_to_bf16(v3308);
-        const unsigned int v3314 = v3302 * v2;
-        const unsigned int v3315 = v3314 + v3304;
-        const unsigned int v3316 = v3315 - v78;
-        out[v3316] = v3313;
-      }
-    }
-    const unsigned int v3317 = static_cast<unsigned int>(v92.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3318 = v1636 + v3317;
-    const unsigned int v3319 = static_cast<unsigned int>(v92.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3320 = v1635 + v3319;
-    const bool v3321 = v3318 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3322 = v3320 < v79;
-    const bool v3323 = v3321 && v3322;
-    if (v3323) {
-      const float v3324 = v92.x[105];
-      const unsigned int v3326 = v3320 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3327 = v3326 < v2;
-      const bool v3328 = v3321 && v3327;
-      if (v3328) {
-        const iron_bf16 v3329 = iron_f32_to_bf16(v3324);
-        const unsigned int v3330 = v3318 * v2;
-        const unsigned int v3331 = v3330 + v3320;
-        const unsigned int v3332 = v3331 - v78;
-        out[v3332] = v3329;
-      }
-    }
-    const unsigned int v3333 = static_cast<unsigned int>(v92.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3334 = v1636 + v3333;
-    const unsigned int v3335 = static_cast<unsigned int>(v92.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3336 = v1635 + v3335;
-    const bool v3337 = v3334 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3338 = v3336 < v79;
-    const bool v3339 = v3337 && v3338;
-    if (v3339) {
-      const float v3340 = v92.x[106];
-      const unsigned int v3342 = v3336 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3343 = v3342 < v2;
-      const bool v3344 = v3337 && v3343;
-      if (v3344) {
-        const iron_bf16 v3345 = iron_f32_to_bf16(v3340);
-        const unsigned int v3346 = v3334 * v2;
-        const unsigned int v3347 = v3346 + v3336;
-        const unsigned int v3348 = v3347 - v78;
-        out[v3348] = v3345;
-      }
-    }
-    const unsigned int v3349 = static_cast<unsigned int>(v92.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3350 = v1636 + v3349;
-    const unsigned int v3351 = static_cast<unsigned int>(v92.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3352 = v1635 + v3351;
-    const bool v3353 = v3350 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3354 = v3352 < v79;
-    const bool v3355 = v3353 && v3354;
-    if (v3355) {
-      const float v3356 = v92.x[107];
-      const unsigned int v3358 = v3352 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3359 = v3358 < v2;
-      const bool v3360 = v3353 && v3359;
-      if (v3360) {
-        const iron_bf16 v3361 = iron_f32_to_bf16(v3356);
-        const unsigned int v3362 = v3350 * v2;
-        const unsigned int v3363 = v3362 + v3352;
-        const unsigned int v3364 = v3363 - v78;
-        out[v3364] = v3361;
-      }
-    }
-    const unsigned int v3365 = static_cast<unsigned int>(v92.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3366 = v1636 + v3365;
-    const unsigned int v3367 = static_cast<unsigned int>(v92.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3368 = v1635 + v3367;
-    const bool v3369 = v3366 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3370 = v3368 < v79;
-    const bool v3371 = v3369 && v3370;
-    if (v3371) {
-      const float v3372 = v92.x[108];
-      const unsigned int v3374 = v3368 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3375 = v3374 < v2;
-      const bool v3376 = v3369 && v3375;
-      if (v3376) {
-        const iron_bf16 v3377 = iron_f32_to_bf16(v3372);
-        const unsigned int v3378 = v3366 * v2;
-        const unsigned int v3379 = v3378 + v3368;
-        const unsigned int v3380 = v3379 - v78;
-        out[v3380] = v3377;
-      }
-    }
-    const unsigned int v3381 = static_cast<unsigned int>(v92.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3382 = v1636 + v3381;
-    const unsigned int v3383 = static_cast<unsigned int>(v92.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3384 = v1635 + v3383;
-    const bool v3385 = v3382 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3386 = v3384 < v79;
-    const bool v3387 = v3385 && v3386;
-    if (v3387) {
-      const float v3388 = v92.x[109];
-      const unsigned int v3390 = v3384 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3391 = v3390 < v2;
-      const bool v3392 = v3385 && v3391;
-      if (v3392) {
-        const iron_bf16 v3393 = iron_f32_to_bf16(v3388);
-        const unsigned int v3394 = v3382 * v2;
-        const unsigned int v3395 = v3394 + v3384;
-        const unsigned int v3396 = v3395 - v78;
-        out[v3396] = v3393;
-      }
-    }
-    const unsigned int v3397 = static_cast<unsigned int>(v92.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3398 = v1636 + v3397;
-    const unsigned int v3399 = static_cast<unsigned int>(v92.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3400 = v1635 + v3399;
-    const bool v3401 = v3398 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3402 = v3400 < v79;
-    const bool v3403 = v3401 && v3402;
-    if (v3403) {
-      const float v3404 = v92.x[110];
-      const unsigned int v3406 = v3400 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3407 = v3406 < v2;
-      const bool v3408 = v3401 && v3407;
-      if (v3408) {
-        const iron_bf16 v3409 = iron_f32_to_bf16(v3404);
-        const unsigned int v3410 = v3398 * v2;
-        const unsigned int v3411 = v3410 + v3400;
-        const unsigned int v3412 = v3411 - v78;
-        out[v3412] = v3409;
-      }
-    }
-    const unsigned int v3413 = static_cast<unsigned int>(v92.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3414 = v1636 + v3413;
-    const unsigned int v3415 = static_cast<unsigned int>(v92.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3416 = v1635 + v3415;
-    const bool v3417 = v3414 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3418 = v3416 < v79;
-    const bool v3419 = v3417 && v3418;
-    if (v3419) {
-      const float v3420 = v92.x[111];
-      const unsigned int v3422 = v3416 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3423 = v3422 < v2;
-      const bool v3424 = v3417 && v3423;
-      if (v3424) {
-        const iron_bf16 v3425 = iron_f32_to_bf16(v3420);
-        const unsigned int v3426 = v3414 * v2;
-        const unsigned int v3427 = v3426 + v3416;
-        const unsigned int v3428 = v3427 - v78;
-        out[v3428] = v3425;
-      }
-    }
-    const unsigned int v3429 = static_cast<unsigned int>(v92.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3430 = v1636 + v3429;
-    const unsigned int v3431 = static_cast<unsigned int>(v92.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3432 = v1635 + v3431;
-    const bool v3433 = v3430 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3434 = v3432 < v79;
-    const bool v3435 = v3433 && v3434;
-    if (v3435) {
-      const float v3436 = v92.x[112];
-      const unsigned int v3438 = v3432 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3439 = v3438 < v2;
-      const bool v3440 = v3433 && v3439;
-      if (v3440) {
-        const iron_bf16 v3441 = iron_f32_to_bf16(v3436);
-        const unsigned int v3442 = v3430 * v2;
-        const unsigned int v3443 = v3442 + v3432;
-        const unsigned int v3444 = v3443 - v78;
-        out[v3444] = v3441;
-      }
-    }
-    const unsigned int v3445 = static_cast<unsigned int>(v92.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3446 = v1636 + v3445;
-    const unsigned int v3447 = static_cast<unsigned int>(v92.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3448 = v1635 + v3447;
-    const bool v3449 = v3446 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3450 = v3448 < v79;
-    const bool v3451 = v3449 && v3450;
-    if (v3451) {
-      const float v3452 = v92.x[113];
-      const unsigned int v3454 = v3448 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3455 = v3454 < v2;
-      const bool v3456 = v3449 && v3455;
-      if (v3456) {
-        const iron_bf16 v3457 = iron_f32_to_bf16(v3452);
-        const unsigned int v3458 = v3446 * v2;
-        const unsigned int v3459 = v3458 + v3448;
-        const unsigned int v3460 = v3459 - v78;
-        out[v3460] = v3457;
-      }
-    }
-    const unsigned int v3461 = static_cast<unsigned int>(v92.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3462 = v1636 + v3461;
-    const unsigned int v3463 = static_cast<unsigned int>(v92.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3464 = v1635 + v3463;
-    const bool v3465 = v3462 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3466 = v3464 < v79;
-    const bool v3467 = v3465 && v3466;
-    if (v3467) {
-      const float v3468 = v92.x[114];
-      const unsigned int v3470 = v3464 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3471 = v3470 < v2;
-      const bool v3472 = v3465 && v3471;
-      if (v3472) {
-        const iron_bf16 v3473 = iron_f32_to_bf16(v3468);
-        const unsigned int v3474 = v3462 * v2;
-        const unsigned int v3475 = v3474 + v3464;
-        const unsigned int v3476 = v3475 - v78;
-        out[v3476] = v3473;
-      }
-    }
-    const unsigned int v3477 = static_cast<unsigned int>(v92.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3478 = v1636 + v3477;
-    const unsigned int v3479 = static_cast<unsigned int>(v92.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3480 = v1635 + v3479;
-    const bool v3481 = v3478 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3482 = v3480 < v79;
-    const bool v3483 = v3481 && v3482;
-    if (v3483) {
-      const float v3484 = v92.x[115];
-      const unsigned int v3486 = v3480 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3487 = v3486 < v2;
-      const bool v3488 = v3481 && v3487;
-      if (v3488) {
-        const iron_bf16 v3489 = iron_f32_to_bf16(v3484);
-        const unsigned int v3490 = v3478 * v2;
-        const unsigned int v3491 = v3490 + v3480;
-        const unsigned int v3492 = v3491 - v78;
-        out[v3492] = v3489;
-      }
-    }
-    const unsigned int v3493 = static_cast<unsigned int>(v92.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3494 = v1636 + v3493;
-    const unsigned int v3495 = static_cast<unsigned int>(v92.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3496 = v1635 + v3495;
-    const bool v3497 = v3494 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3498 = v3496 < v79;
-    const bool v3499 = v3497 && v3498;
-    if (v3499) {
-      const float v3500 = v92.x[116];
-      const unsigned int v3502 = v3496 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3503 = v3502 < v2;
-      const bool v3504 = v3497 && v3503;
-      if (v3504) {
-        const iron_bf16 v3505 = iron_f32_to_bf16(v3500);
-        const unsigned int v3506 = v3494 * v2;
-        const unsigned int v3507 = v3506 + v3496;
-        const unsigned int v3508 = v3507 - v78;
-        out[v3508] = v3505;
-      }
-    }
-    const unsigned int v3509 = static_cast<unsigned int>(v92.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3510 = v1636 + v3509;
-    const unsigned int v3511 = static_cast<unsigned int>(v92.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3512 = v1635 + v3511;
-    const bool v3513 = v3510 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3514 = v3512 < v79;
-    const bool v3515 = v3513 && v3514;
-    if (v3515) {
-      const float v3516 = v92.x[117];
-      const unsigned int v3518 = v3512 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3519 = v3518 < v2;
-      const bool v3520 = v3513 && v3519;
-      if (v3520) {
-        const iron_bf16 v3521 = iron_f32_to_bf16(v3516);
-        const unsigned int v3522 = v3510 * v2;
-        const unsigned int v3523 = v3522 + v3512;
-        const unsigned int v3524 = v3523 - v78;
-        out[v3524] = v3521;
-      }
-    }
-    const unsigned int v3525 = static_cast<unsigned int>(v92.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3526 = v1636 + v3525;
-    const unsigned int v3527 = static_cast<unsigned int>(v92.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3528 = v1635 + v3527;
-    const bool v3529 = v3526 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3530 = v3528 < v79;
-    const bool v3531 = v3529 && v3530;
-    if (v3531) {
-      const float v3532 = v92.x[118];
-      const unsigned int v3534 = v3528 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3535 = v3534 < v2;
-      const bool v3536 = v3529 && v3535;
-      if (v3536) {
-        const iron_bf16 v3537 = iron_f32_to_bf16(v3532);
-        const unsigned int v3538 = v3526 * v2;
-        const unsigned int v3539 = v3538 + v3528;
-        const unsigned int v3540 = v3539 - v78;
-        out[v3540] = v3537;
-      }
-    }
-    const unsigned int v3541 = static_cast<unsigned int>(v92.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3542 = v1636 + v3541;
-    const unsigned int v3543 = static_cast<unsigned int>(v92.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3544 = v1635 + v3543;
-    const bool v3545 = v3542 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3546 = v3544 < v79;
-    const bool v3547 = v3545 && v3546;
-    if (v3547) {
-      const float v3548 = v92.x[119];
-      const unsigned int v3550 = v3544 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3551 = v3550 < v2;
-      const bool v3552 = v3545 && v3551;
-      if (v3552) {
-        const iron_bf16 v3553 = iron_f32_to_bf16(v3548);
-        const unsigned int v3554 = v3542 * v2;
-        const unsigned int v3555 = v3554 + v3544;
-        const unsigned int v3556 = v3555 - v78;
-        out[v3556] = v3553;
-      }
-    }
-    const unsigned int v3557 = static_cast<unsigned int>(v92.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3558 = v1636 + v3557;
-    const unsigned int v3559 = static_cast<unsigned int>(v92.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3560 = v1635 + v3559;
-    const bool v3561 = v3558 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3562 = v3560 < v79;
-    const bool v3563 = v3561 && v3562;
-    if (v3563) {
-      const float v3564 = v92.x[120];
-      const unsigned int v3566 = v3560 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3567 = v3566 < v2;
-      const bool v3568 = v3561 && v3567;
-      if (v3568) {
-        const iron_bf16 v3569 = iron_f32_to_bf16(v3564);
-        const unsigned int v3570 = v3558 * v2;
-        const unsigned int v3571 = v3570 + v3560;
-        const unsigned int v3572 = v3571 - v78;
-        out[v3572] = v3569;
-      }
-    }
-    const unsigned int v3573 = static_cast<unsigned int>(v92.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3574 = v1636 + v3573;
-    const unsigned int v3575 = static_cast<unsigned int>(v92.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3576 = v1635 + v3575;
-    const bool v3577 = v3574 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3578 = v3576 < v79;
-    const bool v3579 = v3577 && v3578;
-    if (v3579) {
-      const float v3580 = v92.x[121];
-      const unsigned int v3582 = v3576 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3583 = v3582 < v2;
-      const bool v3584 = v3577 && v3583;
-      if (v3584) {
-        const iron_bf16 v3585 = iron_f32_to_bf16(v3580);
-        const unsigned int v3586 = v3574 * v2;
-        const unsigned int v3587 = v3586 + v3576;
-        const unsigned int v3588 = v3587 - v78;
-        out[v3588] = v3585;
-      }
-    }
-    const unsigned int v3589 = static_cast<unsigned int>(v92.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3590 = v1636 + v3589;
-    const unsigned int v3591 = static_cast<unsigned int>(v92.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3592 = v1635 + v3591;
-    const bool v3593 = v3590 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3594 = v3592 < v79;
-    const bool v3595 = v3593 && v3594;
-    if (v3595) {
-      const float v3596 = v92.x[122];
-      const unsigned int v3598 = v3592 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3599 = v3598 < v2;
-      const bool v3600 = v3593 && v3599;
-      if (v3600) {
-        const iron_bf16 v3601 = iron_f32_to_bf16(v3596);
-        const unsigned int v3602 = v3590 * v2;
-        const unsigned int v3603 = v3602 + v3592;
-        const unsigned int v3604 = v3603 - v78;
-        out[v3604] = v3601;
-      }
-    }
-    const unsigned int v3605 = static_cast<unsigned int>(v92.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3606 = v1636 + v3605;
-    const unsigned int v3607 = static_cast<unsigned int>(v92.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3608 = v1635 + v3607;
-    const bool v3609 = v3606 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3610 = v3608 < v79;
-    const bool v3611 = v3609 && v3610;
-    if (v3611) {
-      const float v3612 = v92.x[123];
-      const unsigned int v3614 = v3608 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3615 = v3614 < v2;
-      const bool v3616 = v3609 && v3615;
-      if (v3616) {
-        const iron_bf16 v3617 = iron_f32_to_bf16(v3612);
-        const unsigned int v3618 = v3606 * v2;
-        const unsigned int v3619 = v3618 + v3608;
-        const unsigned int v3620 = v3619 - v78;
-        out[v3620] = v3617;
-      }
-    }
-    const unsigned int v3621 = static_cast<unsigned int>(v92.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3622 = v1636 + v3621;
-    const unsigned int v3623 = static_cast<unsigned int>(v92.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3624 = v1635 + v3623;
-    const bool v3625 = v3622 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3626 = v3624 < v79;
-    const bool v3627 = v3625 && v3626;
-    if (v3627) {
-      const float v3628 = v92.x[124];
-      const unsigned int v3630 = v3624 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3631 = v3630 < v2;
-      const bool v3632 = v3625 && v3631;
-      if (v3632) {
-        const iron_bf16 v3633 = iron_f32_to_bf16(v3628);
-        const unsigned int v3634 = v3622 * v2;
-        const unsigned int v3635 = v3634 + v3624;
-        const unsigned int v3636 = v3635 - v78;
-        out[v3636] = v3633;
-      }
-    }
-    const unsigned int v3637 = static_cast<unsigned int>(v92.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3638 = v1636 + v3637;
-    const unsigned int v3639 = static_cast<unsigned int>(v92.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3640 = v1635 + v3639;
-    const bool v3641 = v3638 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3642 = v3640 < v79;
-    const bool v3643 = v3641 && v3642;
-    if (v3643) {
-      const float v3644 = v92.x[125];
-      const unsigned int v3646 = v3640 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3647 = v3646 < v2;
-      const bool v3648 = v3641 && v3647;
-      if (v3648) {
-        const iron_bf16 v3649 = iron_f32_to_bf16(v3644);
-        const unsigned int v3650 = v3638 * v2;
-        const unsigned int v3651 = v3650 + v3640;
-        const unsigned int v3652 = v3651 - v78;
-        out[v3652] = v3649;
-      }
-    }
-    const unsigned int v3653 = static_cast<unsigned int>(v92.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3654 = v1636 + v3653;
-    const unsigned int v3655 = static_cast<unsigned int>(v92.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3656 = v1635 + v3655;
-    const bool v3657 = v3654 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3658 = v3656 < v79;
-    const bool v3659 = v3657 && v3658;
-    if (v3659) {
-      const float v3660 = v92.x[126];
-      const unsigned int v3662 = v3656 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3663 = v3662 < v2;
-      const bool v3664 = v3657 && v3663;
-      if (v3664) {
-        const iron_bf16 v3665 = iron_f32_to_bf16(v3660);
-        const unsigned int v3666 = v3654 * v2;
-        const unsigned int v3667 = v3666 + v3656;
-        const unsigned int v3668 = v3667 - v78;
-        out[v3668] = v3665;
-      }
-    }
-    const unsigned int v3669 = static_cast<unsigned int>(v92.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3670 = v1636 + v3669;
-    const unsigned int v3671 = static_cast<unsigned int>(v92.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3672 = v1635 + v3671;
-    const bool v3673 = v3670 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3674 = v3672 < v79;
-    const bool v3675 = v3673 && v3674;
-    if (v3675) {
-      const float v3676 = v92.x[127];
-      const unsigned int v3678 = v3672 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3679 = v3678 < v2;
-      const bool v3680 = v3673 && v3679;
-      if (v3680) {
-        const iron_bf16 v3681 = iron_f32_to_bf16(v3676);
-        const unsigned int v3682 = v3670 * v2;
-        const unsigned int v3683 = v3682 + v3672;
-        const unsigned int v3684 = v3683 - v78;
-        out[v3684] = v3681;
-      }
+        const bool v1654 = v1645 == 0u;  // kernels/gemm/gemm_tiles.hpp:322
+        if (v1654) {
+          const float v1655 = v92.x[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v1656 = static_cast<unsigned int>(v92.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v1659 = static_cast<unsigned int>(v92.row(0, iron_linear_thread() & 31u));
+          const unsigned int v1661 = v1659 * 132u;
+          const unsigned int v1662 = v1661 + v90;
+          const unsigned int v1663 = v1662 + v1656;
+          shm2[v1663] = v1655;
+          const float v1664 = v92.x[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v1665 = static_cast<unsigned int>(v92.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v1668 = static_cast<unsigned int>(v92.row(1, iron_linear_thread() & 31u));
+          const unsigned int v1670 = v1668 * 132u;
+          const unsigned int v1671 = v1670 + v90;
+          const unsigned int v1672 = v1671 + v1665;
+          shm2[v1672] = v1664;
+          const float v1673 = v92.x[2];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v1674 = static_cast<unsigned int>(v92.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v1677 = static_cast<unsigned int>(v92.row(2, iron_linear_thread() & 31u));
+          const unsigned int v1679 = v1677 * 132u;
+          const unsigned int v1680 = v1679 + v90;
+          const unsigned int v1681 = v1680 + v1674;
+          shm2[v1681] = v1673;
+          const float v1682 = v92.x[3];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v1683 = static_cast<unsigned int>(v92.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v1686 = static_cast<unsigned int>(v92.row(3, iron_linear_thread() & 31u));
+          const unsigned int v1688 = v1686 * 132u;
+          const unsigned int v1689 = v1688 + v90;
+          const unsigned int v1690 = v1689 + v1683;
+          shm2[v1690] = v1682;
+          const float v1691 = v92.x[4];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v1692 = static_cast<unsigned int>(v92.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v1695 = static_cast<unsigned int>(v92.row(4, iron_linear_thread() & 31u));
+          const unsigned int v1697 = v1695 * 132u;
+          const unsigned int v1698 = v1697 + v90;
+          const unsigned int v1699 = v1698 + v1692;
+          shm2[v1699] = v1691;
+          const float v1700 = v92.x[5];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v1701 = static_cast<unsigned int>(v92.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v1704 = static_cast<unsigned int>(v92.row(5, iron_linear_thread() & 31u));
+          const unsigned int v1706 = v1704 * 132u;
+          const unsigned int v1707 = v1706 + v90;
+          const unsigned int v1708 = v1707 + v1701;
+          shm2[v1708] = v1700;
+          const float v1709 = v92.x[6];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v1710 = static_cast<unsigned int>(v92.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v1713 = static_cast<unsigned int>(v92.row(6, iron_linear_thread() & 31u));
+          const unsigned int v1715 = v1713 * 132u;
+          const unsigned int v1716 = v1715 + v90;
+          const unsigned int v1717 = v1716 + v1710;
+          shm2[v1717] = v1709;
+          const float v1718 = v92.x[7];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v1719 = static_cast<unsigned int>(v92.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v1722 = static_cast<unsigned int>(v92.row(7, iron_linear_thread() & 31u));
+          const unsigned int v1724 = v1722 * 132u;
+          const unsigned int v1725 = v1724 + v90;
+          const unsigned int v1726 = v1725 + v1719;
+          shm2[v1726] = v1718;
+          const float v1727 = v92.x[8];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v1728 = static_cast<unsigned int>(v92.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v1731 = static_cast<unsigned int>(v92.row(8, iron_linear_thread() & 31u));
+          const unsigned int v1733 = v1731 * 132u;
+          const unsigned int v1734 = v1733 + v90;
+          const unsigned int v1735 = v1734 + v1728;
+          shm2[v1735] = v1727;
+          const float v1736 = v92.x[9];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v1737 = static_cast<unsigned int>(v92.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v1740 = static_cast<unsigned int>(v92.row(9, iron_linear_thread() & 31u));
+          const unsigned int v1742 = v1740 * 132u;
+          const unsigned int v1743 = v1742 + v90;
+          const unsigned int v1744 = v1743 + v1737;
+          shm2[v1744] = v1736;
+          const float v1745 = v92.x[10];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v1746 = static_cast<unsigned int>(v92.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v1749 = static_cast<unsigned int>(v92.row(10, iron_linear_thread() & 31u));
+          const unsigned int v1751 = v1749 * 132u;
+          const unsigned int v1752 = v1751 + v90;
+          const unsigned int v1753 = v1752 + v1746;
+          shm2[v1753] = v1745;
+          const float v1754 = v92.x[11];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v1755 = static_cast<unsigned int>(v92.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v1758 = static_cast<unsigned int>(v92.row(11, iron_linear_thread() & 31u));
+          const unsigned int v1760 = v1758 * 132u;
+          const unsigned int v1761 = v1760 + v90;
+          const unsigned int v1762 = v1761 + v1755;
+          shm2[v1762] = v1754;
+          const float v1763 = v92.x[12];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v1764 = static_cast<unsigned int>(v92.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v1767 = static_cast<unsigned int>(v92.row(12, iron_linear_thread() & 31u));
+          const unsigned int v1769 = v1767 * 132u;
+          const unsigned int v1770 = v1769 + v90;
+          const unsigned int v1771 = v1770 + v1764;
+          shm2[v1771] = v1763;
+          const float v1772 = v92.x[13];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v1773 = static_cast<unsigned int>(v92.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v1776 = static_cast<unsigned int>(v92.row(13, iron_linear_thread() & 31u));
+          const unsigned int v1778 = v1776 * 132u;
+          const unsigned int v1779 = v1778 + v90;
+          const unsigned int v1780 = v1779 + v1773;
+          shm2[v1780] = v1772;
+          const float v1781 = v92.x[14];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v1782 = static_cast<unsigned int>(v92.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v1785 = static_cast<unsigned int>(v92.row(14, iron_linear_thread() & 31u));
+          const unsigned int v1787 = v1785 * 132u;
+          const unsigned int v1788 = v1787 + v90;
+          const unsigned int v1789 = v1788 + v1782;
+          shm2[v1789] = v1781;
+          const float v1790 = v92.x[15];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v1791 = static_cast<unsigned int>(v92.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v1794 = static_cast<unsigned int>(v92.row(15, iron_linear_thread() & 31u));
+          const unsigned int v1796 = v1794 * 132u;
+          const unsigned int v1797 = v1796 + v90;
+          const unsigned int v1798 = v1797 + v1791;
+          shm2[v1798] = v1790;
+          const float v1799 = v92.x[16];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v1800 = static_cast<unsigned int>(v92.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v1803 = static_cast<unsigned int>(v92.row(16, iron_linear_thread() & 31u));
+          const unsigned int v1805 = v1803 * 132u;
+          const unsigned int v1806 = v1805 + v90;
+          const unsigned int v1807 = v1806 + v1800;
+          shm2[v1807] = v1799;
+          const float v1808 = v92.x[17];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v1809 = static_cast<unsigned int>(v92.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v1812 = static_cast<unsigned int>(v92.row(17, iron_linear_thread() & 31u));
+          const unsigned int v1814 = v1812 * 132u;
+          const unsigned int v1815 = v1814 + v90;
+          const unsigned int v1816 = v1815 + v1809;
+          shm2[v1816] = v1808;
+          const float v1817 = v92.x[18];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v1818 = static_cast<unsigned int>(v92.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v1821 = static_cast<unsigned int>(v92.row(18, iron_linear_thread() & 31u));
+          const unsigned int v1823 = v1821 * 132u;
+          const unsigned int v1824 = v1823 + v90;
+          const unsigned int v1825 = v1824 + v1818;
+          shm2[v1825] = v1817;
+          const float v1826 = v92.x[19];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v1827 = static_cast<unsigned int>(v92.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v1830 = static_cast<unsigned int>(v92.row(19, iron_linear_thread() & 31u));
+          const unsigned int v1832 = v1830 * 132u;
+          const unsigned int v1833 = v1832 + v90;
+          const unsigned int v1834 = v1833 + v1827;
+          shm2[v1834] = v1826;
+          const float v1835 = v92.x[20];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v1836 = static_cast<unsigned int>(v92.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v1839 = static_cast<unsigned int>(v92.row(20, iron_linear_thread() & 31u));
+          const unsigned int v1841 = v1839 * 132u;
+          const unsigned int v1842 = v1841 + v90;
+          const unsigned int v1843 = v1842 + v1836;
+          shm2[v1843] = v1835;
+          const float v1844 = v92.x[21];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v1845 = static_cast<unsigned int>(v92.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v1848 = static_cast<unsigned int>(v92.row(21, iron_linear_thread() & 31u));
+          const unsigned int v1850 = v1848 * 132u;
+          const unsigned int v1851 = v1850 + v90;
+          const unsigned int v1852 = v1851 + v1845;
+          shm2[v1852] = v1844;
+          const float v1853 = v92.x[22];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v1854 = static_cast<unsigned int>(v92.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v1857 = static_cast<unsigned int>(v92.row(22, iron_linear_thread() & 31u));
+          const unsigned int v1859 = v1857 * 132u;
+          const unsigned int v1860 = v1859 + v90;
+          const unsigned int v1861 = v1860 + v1854;
+          shm2[v1861] = v1853;
+          const float v1862 = v92.x[23];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v1863 = static_cast<unsigned int>(v92.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v1866 = static_cast<unsigned int>(v92.row(23, iron_linear_thread() & 31u));
+          const unsigned int v1868 = v1866 * 132u;
+          const unsigned int v1869 = v1868 + v90;
+          const unsigned int v1870 = v1869 + v1863;
+          shm2[v1870] = v1862;
+          const float v1871 = v92.x[24];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v1872 = static_cast<unsigned int>(v92.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v1875 = static_cast<unsigned int>(v92.row(24, iron_linear_thread() & 31u));
+          const unsigned int v1877 = v1875 * 132u;
+          const unsigned int v1878 = v1877 + v90;
+          const unsigned int v1879 = v1878 + v1872;
+          shm2[v1879] = v1871;
+          const float v1880 = v92.x[25];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v1881 = static_cast<unsigned int>(v92.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v1884 = static_cast<unsigned int>(v92.row(25, iron_linear_thread() & 31u));
+          const unsigned int v1886 = v1884 * 132u;
+          const unsigned int v1887 = v1886 + v90;
+          const unsigned int v1888 = v1887 + v1881;
+          shm2[v1888] = v1880;
+          const float v1889 = v92.x[26];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v1890 = static_cast<unsigned int>(v92.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v1893 = static_cast<unsigned int>(v92.row(26, iron_linear_thread() & 31u));
+          const unsigned int v1895 = v1893 * 132u;
+          const unsigned int v1896 = v1895 + v90;
+          const unsigned int v1897 = v1896 + v1890;
+          shm2[v1897] = v1889;
+          const float v1898 = v92.x[27];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v1899 = static_cast<unsigned int>(v92.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v1902 = static_cast<unsigned int>(v92.row(27, iron_linear_thread() & 31u));
+          const unsigned int v1904 = v1902 * 132u;
+          const unsigned int v1905 = v1904 + v90;
+          const unsigned int v1906 = v1905 + v1899;
+          shm2[v1906] = v1898;
+          const float v1907 = v92.x[28];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v1908 = static_cast<unsigned int>(v92.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v1911 = static_cast<unsigned int>(v92.row(28, iron_linear_thread() & 31u));
+          const unsigned int v1913 = v1911 * 132u;
+          const unsigned int v1914 = v1913 + v90;
+          const unsigned int v1915 = v1914 + v1908;
+          shm2[v1915] = v1907;
+          const float v1916 = v92.x[29];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v1917 = static_cast<unsigned int>(v92.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v1920 = static_cast<unsigned int>(v92.row(29, iron_linear_thread() & 31u));
+          const unsigned int v1922 = v1920 * 132u;
+          const unsigned int v1923 = v1922 + v90;
+          const unsigned int v1924 = v1923 + v1917;
+          shm2[v1924] = v1916;
+          const float v1925 = v92.x[30];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v1926 = static_cast<unsigned int>(v92.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v1929 = static_cast<unsigned int>(v92.row(30, iron_linear_thread() & 31u));
+          const unsigned int v1931 = v1929 * 132u;
+          const unsigned int v1932 = v1931 + v90;
+          const unsigned int v1933 = v1932 + v1926;
+          shm2[v1933] = v1925;
+          const float v1934 = v92.x[31];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v1935 = static_cast<unsigned int>(v92.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v1938 = static_cast<unsigned int>(v92.row(31, iron_linear_thread() & 31u));
+          const unsigned int v1940 = v1938 * 132u;
+          const unsigned int v1941 = v1940 + v90;
+          const unsigned int v1942 = v1941 + v1935;
+          shm2[v1942] = v1934;
+        }
+        const bool v1944 = v1645 == 1u;  // kernels/gemm/gemm_tiles.hpp:322
+        if (v1944) {
+          const float v1945 = v92.x[32];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v1946 = static_cast<unsigned int>(v92.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v1949 = static_cast<unsigned int>(v92.row(32, iron_linear_thread() & 31u));
+          const unsigned int v1950 = v1949 - 16u;
+          const unsigned int v1951 = v1950 * 132u;
+          const unsigned int v1952 = v1951 + v90;
+          const unsigned int v1953 = v1952 + v1946;
+          shm2[v1953] = v1945;
+          const float v1954 = v92.x[33];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v1955 = static_cast<unsigned int>(v92.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v1958 = static_cast<unsigned int>(v92.row(33, iron_linear_thread() & 31u));
+          const unsigned int v1959 = v1958 - 16u;
+          const unsigned int v1960 = v1959 * 132u;
+          const unsigned int v1961 = v1960 + v90;
+          const unsigned int v1962 = v1961 + v1955;
+          shm2[v1962] = v1954;
+          const float v1963 = v92.x[34];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v1964 = static_cast<unsigned int>(v92.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v1967 = static_cast<unsigned int>(v92.row(34, iron_linear_thread() & 31u));
+          const unsigned int v1968 = v1967 - 16u;
+          const unsigned int v1969 = v1968 * 132u;
+          const unsigned int v1970 = v1969 + v90;
+          const unsigned int v1971 = v1970 + v1964;
+          shm2[v1971] = v1963;
+          const float v1972 = v92.x[35];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v1973 = static_cast<unsigned int>(v92.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v1976 = static_cast<unsigned int>(v92.row(35, iron_linear_thread() & 31u));
+          const unsigned int v1977 = v1976 - 16u;
+          const unsigned int v1978 = v1977 * 132u;
+          const unsigned int v1979 = v1978 + v90;
+          const unsigned int v1980 = v1979 + v1973;
+          shm2[v1980] = v1972;
+          const float v1981 = v92.x[36];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v1982 = static_cast<unsigned int>(v92.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v1985 = static_cast<unsigned int>(v92.row(36, iron_linear_thread() & 31u));
+          const unsigned int v1986 = v1985 - 16u;
+          const unsigned int v1987 = v1986 * 132u;
+          const unsigned int v1988 = v1987 + v90;
+          const unsigned int v1989 = v1988 + v1982;
+          shm2[v1989] = v1981;
+          const float v1990 = v92.x[37];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v1991 = static_cast<unsigned int>(v92.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v1994 = static_cast<unsigned int>(v92.row(37, iron_linear_thread() & 31u));
+          const unsigned int v1995 = v1994 - 16u;
+          const unsigned int v1996 = v1995 * 132u;
+          const unsigned int v1997 = v1996 + v90;
+          const unsigned int v1998 = v1997 + v1991;
+          shm2[v1998] = v1990;
+          const float v1999 = v92.x[38];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2000 = static_cast<unsigned int>(v92.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2003 = static_cast<unsigned int>(v92.row(38, iron_linear_thread() & 31u));
+          const unsigned int v2004 = v2003 - 16u;
+          const unsigned int v2005 = v2004 * 132u;
+          const unsigned int v2006 = v2005 + v90;
+          const unsigned int v2007 = v2006 + v2000;
+          shm2[v2007] = v1999;
+          const float v2008 = v92.x[39];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2009 = static_cast<unsigned int>(v92.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2012 = static_cast<unsigned int>(v92.row(39, iron_linear_thread() & 31u));
+          const unsigned int v2013 = v2012 - 16u;
+          const unsigned int v2014 = v2013 * 132u;
+          const unsigned int v2015 = v2014 + v90;
+          const unsigned int v2016 = v2015 + v2009;
+          shm2[v2016] = v2008;
+          const float v2017 = v92.x[40];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2018 = static_cast<unsigned int>(v92.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2021 = static_cast<unsigned int>(v92.row(40, iron_linear_thread() & 31u));
+          const unsigned int v2022 = v2021 - 16u;
+          const unsigned int v2023 = v2022 * 132u;
+          const unsigned int v2024 = v2023 + v90;
+          const unsigned int v2025 = v2024 + v2018;
+          shm2[v2025] = v2017;
+          const float v2026 = v92.x[41];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2027 = static_cast<unsigned int>(v92.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2030 = static_cast<unsigned int>(v92.row(41, iron_linear_thread() & 31u));
+          const unsigned int v2031 = v2030 - 16u;
+          const unsigned int v2032 = v2031 * 132u;
+          const unsigned int v2033 = v2032 + v90;
+          const unsigned int v2034 = v2033 + v2027;
+          shm2[v2034] = v2026;
+          const float v2035 = v92.x[42];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2036 = static_cast<unsigned int>(v92.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2039 = static_cast<unsigned int>(v92.row(42, iron_linear_thread() & 31u));
+          const unsigned int v2040 = v2039 - 16u;
+          const unsigned int v2041 = v2040 * 132u;
+          const unsigned int v2042 = v2041 + v90;
+          const unsigned int v2043 = v2042 + v2036;
+          shm2[v2043] = v2035;
+          const float v2044 = v92.x[43];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2045 = static_cast<unsigned int>(v92.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2048 = static_cast<unsigned int>(v92.row(43, iron_linear_thread() & 31u));
+          const unsigned int v2049 = v2048 - 16u;
+          const unsigned int v2050 = v2049 * 132u;
+          const unsigned int v2051 = v2050 + v90;
+          const unsigned int v2052 = v2051 + v2045;
+          shm2[v2052] = v2044;
+          const float v2053 = v92.x[44];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2054 = static_cast<unsigned int>(v92.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2057 = static_cast<unsigned int>(v92.row(44, iron_linear_thread() & 31u));
+          const unsigned int v2058 = v2057 - 16u;
+          const unsigned int v2059 = v2058 * 132u;
+          const unsigned int v2060 = v2059 + v90;
+          const unsigned int v2061 = v2060 + v2054;
+          shm2[v2061] = v2053;
+          const float v2062 = v92.x[45];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2063 = static_cast<unsigned int>(v92.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2066 = static_cast<unsigned int>(v92.row(45, iron_linear_thread() & 31u));
+          const unsigned int v2067 = v2066 - 16u;
+          const unsigned int v2068 = v2067 * 132u;
+          const unsigned int v2069 = v2068 + v90;
+          const unsigned int v2070 = v2069 + v2063;
+          shm2[v2070] = v2062;
+          const float v2071 = v92.x[46];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2072 = static_cast<unsigned int>(v92.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2075 = static_cast<unsigned int>(v92.row(46, iron_linear_thread() & 31u));
+          const unsigned int v2076 = v2075 - 16u;
+          const unsigned int v2077 = v2076 * 132u;
+          const unsigned int v2078 = v2077 + v90;
+          const unsigned int v2079 = v2078 + v2072;
+          shm2[v2079] = v2071;
+          const float v2080 = v92.x[47];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2081 = static_cast<unsigned int>(v92.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2084 = static_cast<unsigned int>(v92.row(47, iron_linear_thread() & 31u));
+          const unsigned int v2085 = v2084 - 16u;
+          const unsigned int v2086 = v2085 * 132u;
+          const unsigned int v2087 = v2086 + v90;
+          const unsigned int v2088 = v2087 + v2081;
+          shm2[v2088] = v2080;
+          const float v2089 = v92.x[48];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2090 = static_cast<unsigned int>(v92.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2093 = static_cast<unsigned int>(v92.row(48, iron_linear_thread() & 31u));
+          const unsigned int v2094 = v2093 - 16u;
+          const unsigned int v2095 = v2094 * 132u;
+          const unsigned int v2096 = v2095 + v90;
+          const unsigned int v2097 = v2096 + v2090;
+          shm2[v2097] = v2089;
+          const float v2098 = v92.x[49];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2099 = static_cast<unsigned int>(v92.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2102 = static_cast<unsigned int>(v92.row(49, iron_linear_thread() & 31u));
+          const unsigned int v2103 = v2102 - 16u;
+          const unsigned int v2104 = v2103 * 132u;
+          const unsigned int v2105 = v2104 + v90;
+          const unsigned int v2106 = v2105 + v2099;
+          shm2[v2106] = v2098;
+          const float v2107 = v92.x[50];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2108 = static_cast<unsigned int>(v92.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2111 = static_cast<unsigned int>(v92.row(50, iron_linear_thread() & 31u));
+          const unsigned int v2112 = v2111 - 16u;
+          const unsigned int v2113 = v2112 * 132u;
+          const unsigned int v2114 = v2113 + v90;
+          const unsigned int v2115 = v2114 + v2108;
+          shm2[v2115] = v2107;
+          const float v2116 = v92.x[51];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2117 = static_cast<unsigned int>(v92.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2120 = static_cast<unsigned int>(v92.row(51, iron_linear_thread() & 31u));
+          const unsigned int v2121 = v2120 - 16u;
+          const unsigned int v2122 = v2121 * 132u;
+          const unsigned int v2123 = v2122 + v90;
+          const unsigned int v2124 = v2123 + v2117;
+          shm2[v2124] = v2116;
+          const float v2125 = v92.x[52];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2126 = static_cast<unsigned int>(v92.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2129 = static_cast<unsigned int>(v92.row(52, iron_linear_thread() & 31u));
+          const unsigned int v2130 = v2129 - 16u;
+          const unsigned int v2131 = v2130 * 132u;
+          const unsigned int v2132 = v2131 + v90;
+          const unsigned int v2133 = v2132 + v2126;
+          shm2[v2133] = v2125;
+          const float v2134 = v92.x[53];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2135 = static_cast<unsigned int>(v92.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2138 = static_cast<unsigned int>(v92.row(53, iron_linear_thread() & 31u));
+          const unsigned int v2139 = v2138 - 16u;
+          const unsigned int v2140 = v2139 * 132u;
+          const unsigned int v2141 = v2140 + v90;
+          const unsigned int v2142 = v2141 + v2135;
+          shm2[v2142] = v2134;
+          const float v2143 = v92.x[54];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2144 = static_cast<unsigned int>(v92.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2147 = static_cast<unsigned int>(v92.row(54, iron_linear_thread() & 31u));
+          const unsigned int v2148 = v2147 - 16u;
+          const unsigned int v2149 = v2148 * 132u;
+          const unsigned int v2150 = v2149 + v90;
+          const unsigned int v2151 = v2150 + v2144;
+          shm2[v2151] = v2143;
+          const float v2152 = v92.x[55];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2153 = static_cast<unsigned int>(v92.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2156 = static_cast<unsigned int>(v92.row(55, iron_linear_thread() & 31u));
+          const unsigned int v2157 = v2156 - 16u;
+          const unsigned int v2158 = v2157 * 132u;
+          const unsigned int v2159 = v2158 + v90;
+          const unsigned int v2160 = v2159 + v2153;
+          shm2[v2160] = v2152;
+          const float v2161 = v92.x[56];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2162 = static_cast<unsigned int>(v92.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2165 = static_cast<unsigned int>(v92.row(56, iron_linear_thread() & 31u));
+          const unsigned int v2166 = v2165 - 16u;
+          const unsigned int v2167 = v2166 * 132u;
+          const unsigned int v2168 = v2167 + v90;
+          const unsigned int v2169 = v2168 + v2162;
+          shm2[v2169] = v2161;
+          const float v2170 = v92.x[57];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2171 = static_cast<unsigned int>(v92.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2174 = static_cast<unsigned int>(v92.row(57, iron_linear_thread() & 31u));
+          const unsigned int v2175 = v2174 - 16u;
+          const unsigned int v2176 = v2175 * 132u;
+          const unsigned int v2177 = v2176 + v90;
+          const unsigned int v2178 = v2177 + v2171;
+          shm2[v2178] = v2170;
+          const float v2179 = v92.x[58];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2180 = static_cast<unsigned int>(v92.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2183 = static_cast<unsigned int>(v92.row(58, iron_linear_thread() & 31u));
+          const unsigned int v2184 = v2183 - 16u;
+          const unsigned int v2185 = v2184 * 132u;
+          const unsigned int v2186 = v2185 + v90;
+          const unsigned int v2187 = v2186 + v2180;
+          shm2[v2187] = v2179;
+          const float v2188 = v92.x[59];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2189 = static_cast<unsigned int>(v92.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2192 = static_cast<unsigned int>(v92.row(59, iron_linear_thread() & 31u));
+          const unsigned int v2193 = v2192 - 16u;
+          const unsigned int v2194 = v2193 * 132u;
+          const unsigned int v2195 = v2194 + v90;
+          const unsigned int v2196 = v2195 + v2189;
+          shm2[v2196] = v2188;
+          const float v2197 = v92.x[60];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2198 = static_cast<unsigned int>(v92.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2201 = static_cast<unsigned int>(v92.row(60, iron_linear_thread() & 31u));
+          const unsigned int v2202 = v2201 - 16u;
+          const unsigned int v2203 = v2202 * 132u;
+          const unsigned int v2204 = v2203 + v90;
+          const unsigned int v2205 = v2204 + v2198;
+          shm2[v2205] = v2197;
+          const float v2206 = v92.x[61];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2207 = static_cast<unsigned int>(v92.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2210 = static_cast<unsigned int>(v92.row(61, iron_linear_thread() & 31u));
+          const unsigned int v2211 = v2210 - 16u;
+          const unsigned int v2212 = v2211 * 132u;
+          const unsigned int v2213 = v2212 + v90;
+          const unsigned int v2214 = v2213 + v2207;
+          shm2[v2214] = v2206;
+          const float v2215 = v92.x[62];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2216 = static_cast<unsigned int>(v92.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2219 = static_cast<unsigned int>(v92.row(62, iron_linear_thread() & 31u));
+          const unsigned int v2220 = v2219 - 16u;
+          const unsigned int v2221 = v2220 * 132u;
+          const unsigned int v2222 = v2221 + v90;
+          const unsigned int v2223 = v2222 + v2216;
+          shm2[v2223] = v2215;
+          const float v2224 = v92.x[63];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2225 = static_cast<unsigned int>(v92.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2228 = static_cast<unsigned int>(v92.row(63, iron_linear_thread() & 31u));
+          const unsigned int v2229 = v2228 - 16u;
+          const unsigned int v2230 = v2229 * 132u;
+          const unsigned int v2231 = v2230 + v90;
+          const unsigned int v2232 = v2231 + v2225;
+          shm2[v2232] = v2224;
+        }
+        const bool v2234 = v1645 == 2u;  // kernels/gemm/gemm_tiles.hpp:322
+        if (v2234) {
+          const float v2235 = v92.x[64];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2236 = static_cast<unsigned int>(v92.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2239 = static_cast<unsigned int>(v92.row(64, iron_linear_thread() & 31u));
+          const unsigned int v2240 = v2239 - 32u;
+          const unsigned int v2241 = v2240 * 132u;
+          const unsigned int v2242 = v2241 + v90;
+          const unsigned int v2243 = v2242 + v2236;
+          shm2[v2243] = v2235;
+          const float v2244 = v92.x[65];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2245 = static_cast<unsigned int>(v92.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2248 = static_cast<unsigned int>(v92.row(65, iron_linear_thread() & 31u));
+          const unsigned int v2249 = v2248 - 32u;
+          const unsigned int v2250 = v2249 * 132u;
+          const unsigned int v2251 = v2250 + v90;
+          const unsigned int v2252 = v2251 + v2245;
+          shm2[v2252] = v2244;
+          const float v2253 = v92.x[66];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2254 = static_cast<unsigned int>(v92.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2257 = static_cast<unsigned int>(v92.row(66, iron_linear_thread() & 31u));
+          const unsigned int v2258 = v2257 - 32u;
+          const unsigned int v2259 = v2258 * 132u;
+          const unsigned int v2260 = v2259 + v90;
+          const unsigned int v2261 = v2260 + v2254;
+          shm2[v2261] = v2253;
+          const float v2262 = v92.x[67];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2263 = static_cast<unsigned int>(v92.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2266 = static_cast<unsigned int>(v92.row(67, iron_linear_thread() & 31u));
+          const unsigned int v2267 = v2266 - 32u;
+          const unsigned int v2268 = v2267 * 132u;
+          const unsigned int v2269 = v2268 + v90;
+          const unsigned int v2270 = v2269 + v2263;
+          shm2[v2270] = v2262;
+          const float v2271 = v92.x[68];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2272 = static_cast<unsigned int>(v92.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2275 = static_cast<unsigned int>(v92.row(68, iron_linear_thread() & 31u));
+          const unsigned int v2276 = v2275 - 32u;
+          const unsigned int v2277 = v2276 * 132u;
+          const unsigned int v2278 = v2277 + v90;
+          const unsigned int v2279 = v2278 + v2272;
+          shm2[v2279] = v2271;
+          const float v2280 = v92.x[69];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2281 = static_cast<unsigned int>(v92.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2284 = static_cast<unsigned int>(v92.row(69, iron_linear_thread() & 31u));
+          const unsigned int v2285 = v2284 - 32u;
+          const unsigned int v2286 = v2285 * 132u;
+          const unsigned int v2287 = v2286 + v90;
+          const unsigned int v2288 = v2287 + v2281;
+          shm2[v2288] = v2280;
+          const float v2289 = v92.x[70];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2290 = static_cast<unsigned int>(v92.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2293 = static_cast<unsigned int>(v92.row(70, iron_linear_thread() & 31u));
+          const unsigned int v2294 = v2293 - 32u;
+          const unsigned int v2295 = v2294 * 132u;
+          const unsigned int v2296 = v2295 + v90;
+          const unsigned int v2297 = v2296 + v2290;
+          shm2[v2297] = v2289;
+          const float v2298 = v92.x[71];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2299 = static_cast<unsigned int>(v92.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2302 = static_cast<unsigned int>(v92.row(71, iron_linear_thread() & 31u));
+          const unsigned int v2303 = v2302 - 32u;
+          const unsigned int v2304 = v2303 * 132u;
+          const unsigned int v2305 = v2304 + v90;
+          const unsigned int v2306 = v2305 + v2299;
+          shm2[v2306] = v2298;
+          const float v2307 = v92.x[72];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2308 = static_cast<unsigned int>(v92.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2311 = static_cast<unsigned int>(v92.row(72, iron_linear_thread() & 31u));
+          const unsigned int v2312 = v2311 - 32u;
+          const unsigned int v2313 = v2312 * 132u;
+          const unsigned int v2314 = v2313 + v90;
+          const unsigned int v2315 = v2314 + v2308;
+          shm2[v2315] = v2307;
+          const float v2316 = v92.x[73];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2317 = static_cast<unsigned int>(v92.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2320 = static_cast<unsigned int>(v92.row(73, iron_linear_thread() & 31u));
+          const unsigned int v2321 = v2320 - 32u;
+          const unsigned int v2322 = v2321 * 132u;
+          const unsigned int v2323 = v2322 + v90;
+          const unsigned int v2324 = v2323 + v2317;
+          shm2[v2324] = v2316;
+          const float v2325 = v92.x[74];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2326 = static_cast<unsigned int>(v92.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2329 = static_cast<unsigned int>(v92.row(74, iron_linear_thread() & 31u));
+          const unsigned int v2330 = v2329 - 32u;
+          const unsigned int v2331 = v2330 * 132u;
+          const unsigned int v2332 = v2331 + v90;
+          const unsigned int v2333 = v2332 + v2326;
+          shm2[v2333] = v2325;
+          const float v2334 = v92.x[75];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2335 = static_cast<unsigned int>(v92.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2338 = static_cast<unsigned int>(v92.row(75, iron_linear_thread() & 31u));
+          const unsigned int v2339 = v2338 - 32u;
+          const unsigned int v2340 = v2339 * 132u;
+          const unsigned int v2341 = v2340 + v90;
+          const unsigned int v2342 = v2341 + v2335;
+          shm2[v2342] = v2334;
+          const float v2343 = v92.x[76];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2344 = static_cast<unsigned int>(v92.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2347 = static_cast<unsigned int>(v92.row(76, iron_linear_thread() & 31u));
+          const unsigned int v2348 = v2347 - 32u;
+          const unsigned int v2349 = v2348 * 132u;
+          const unsigned int v2350 = v2349 + v90;
+          const unsigned int v2351 = v2350 + v2344;
+          shm2[v2351] = v2343;
+          const float v2352 = v92.x[77];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2353 = static_cast<unsigned int>(v92.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2356 = static_cast<unsigned int>(v92.row(77, iron_linear_thread() & 31u));
+          const unsigned int v2357 = v2356 - 32u;
+          const unsigned int v2358 = v2357 * 132u;
+          const unsigned int v2359 = v2358 + v90;
+          const unsigned int v2360 = v2359 + v2353;
+          shm2[v2360] = v2352;
+          const float v2361 = v92.x[78];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2362 = static_cast<unsigned int>(v92.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2365 = static_cast<unsigned int>(v92.row(78, iron_linear_thread() & 31u));
+          const unsigned int v2366 = v2365 - 32u;
+          const unsigned int v2367 = v2366 * 132u;
+          const unsigned int v2368 = v2367 + v90;
+          const unsigned int v2369 = v2368 + v2362;
+          shm2[v2369] = v2361;
+          const float v2370 = v92.x[79];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2371 = static_cast<unsigned int>(v92.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2374 = static_cast<unsigned int>(v92.row(79, iron_linear_thread() & 31u));
+          const unsigned int v2375 = v2374 - 32u;
+          const unsigned int v2376 = v2375 * 132u;
+          const unsigned int v2377 = v2376 + v90;
+          const unsigned int v2378 = v2377 + v2371;
+          shm2[v2378] = v2370;
+          const float v2379 = v92.x[80];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2380 = static_cast<unsigned int>(v92.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2383 = static_cast<unsigned int>(v92.row(80, iron_linear_thread() & 31u));
+          const unsigned int v2384 = v2383 - 32u;
+          const unsigned int v2385 = v2384 * 132u;
+          const unsigned int v2386 = v2385 + v90;
+          const unsigned int v2387 = v2386 + v2380;
+          shm2[v2387] = v2379;
+          const float v2388 = v92.x[81];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2389 = static_cast<unsigned int>(v92.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2392 = static_cast<unsigned int>(v92.row(81, iron_linear_thread() & 31u));
+          const unsigned int v2393 = v2392 - 32u;
+          const unsigned int v2394 = v2393 * 132u;
+          const unsigned int v2395 = v2394 + v90;
+          const unsigned int v2396 = v2395 + v2389;
+          shm2[v2396] = v2388;
+          const float v2397 = v92.x[82];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2398 = static_cast<unsigned int>(v92.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2401 = static_cast<unsigned int>(v92.row(82, iron_linear_thread() & 31u));
+          const unsigned int v2402 = v2401 - 32u;
+          const unsigned int v2403 = v2402 * 132u;
+          const unsigned int v2404 = v2403 + v90;
+          const unsigned int v2405 = v2404 + v2398;
+          shm2[v2405] = v2397;
+          const float v2406 = v92.x[83];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2407 = static_cast<unsigned int>(v92.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2410 = static_cast<unsigned int>(v92.row(83, iron_linear_thread() & 31u));
+          const unsigned int v2411 = v2410 - 32u;
+          const unsigned int v2412 = v2411 * 132u;
+          const unsigned int v2413 = v2412 + v90;
+          const unsigned int v2414 = v2413 + v2407;
+          shm2[v2414] = v2406;
+          const float v2415 = v92.x[84];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2416 = static_cast<unsigned int>(v92.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2419 = static_cast<unsigned int>(v92.row(84, iron_linear_thread() & 31u));
+          const unsigned int v2420 = v2419 - 32u;
+          const unsigned int v2421 = v2420 * 132u;
+          const unsigned int v2422 = v2421 + v90;
+          const unsigned int v2423 = v2422 + v2416;
+          shm2[v2423] = v2415;
+          const float v2424 = v92.x[85];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2425 = static_cast<unsigned int>(v92.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2428 = static_cast<unsigned int>(v92.row(85, iron_linear_thread() & 31u));
+          const unsigned int v2429 = v2428 - 32u;
+          const unsigned int v2430 = v2429 * 132u;
+          const unsigned int v2431 = v2430 + v90;
+          const unsigned int v2432 = v2431 + v2425;
+          shm2[v2432] = v2424;
+          const float v2433 = v92.x[86];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2434 = static_cast<unsigned int>(v92.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2437 = static_cast<unsigned int>(v92.row(86, iron_linear_thread() & 31u));
+          const unsigned int v2438 = v2437 - 32u;
+          const unsigned int v2439 = v2438 * 132u;
+          const unsigned int v2440 = v2439 + v90;
+          const unsigned int v2441 = v2440 + v2434;
+          shm2[v2441] = v2433;
+          const float v2442 = v92.x[87];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2443 = static_cast<unsigned int>(v92.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2446 = static_cast<unsigned int>(v92.row(87, iron_linear_thread() & 31u));
+          const unsigned int v2447 = v2446 - 32u;
+          const unsigned int v2448 = v2447 * 132u;
+          const unsigned int v2449 = v2448 + v90;
+          const unsigned int v2450 = v2449 + v2443;
+          shm2[v2450] = v2442;
+          const float v2451 = v92.x[88];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2452 = static_cast<unsigned int>(v92.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2455 = static_cast<unsigned int>(v92.row(88, iron_linear_thread() & 31u));
+          const unsigned int v2456 = v2455 - 32u;
+          const unsigned int v2457 = v2456 * 132u;
+          const unsigned int v2458 = v2457 + v90;
+          const unsigned int v2459 = v2458 + v2452;
+          shm2[v2459] = v2451;
+          const float v2460 = v92.x[89];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2461 = static_cast<unsigned int>(v92.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2464 = static_cast<unsigned int>(v92.row(89, iron_linear_thread() & 31u));
+          const unsigned int v2465 = v2464 - 32u;
+          const unsigned int v2466 = v2465 * 132u;
+          const unsigned int v2467 = v2466 + v90;
+          const unsigned int v2468 = v2467 + v2461;
+          shm2[v2468] = v2460;
+          const float v2469 = v92.x[90];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2470 = static_cast<unsigned int>(v92.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2473 = static_cast<unsigned int>(v92.row(90, iron_linear_thread() & 31u));
+          const unsigned int v2474 = v2473 - 32u;
+          const unsigned int v2475 = v2474 * 132u;
+          const unsigned int v2476 = v2475 + v90;
+          const unsigned int v2477 = v2476 + v2470;
+          shm2[v2477] = v2469;
+          const float v2478 = v92.x[91];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2479 = static_cast<unsigned int>(v92.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2482 = static_cast<unsigned int>(v92.row(91, iron_linear_thread() & 31u));
+          const unsigned int v2483 = v2482 - 32u;
+          const unsigned int v2484 = v2483 * 132u;
+          const unsigned int v2485 = v2484 + v90;
+          const unsigned int v2486 = v2485 + v2479;
+          shm2[v2486] = v2478;
+          const float v2487 = v92.x[92];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2488 = static_cast<unsigned int>(v92.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2491 = static_cast<unsigned int>(v92.row(92, iron_linear_thread() & 31u));
+          const unsigned int v2492 = v2491 - 32u;
+          const unsigned int v2493 = v2492 * 132u;
+          const unsigned int v2494 = v2493 + v90;
+          const unsigned int v2495 = v2494 + v2488;
+          shm2[v2495] = v2487;
+          const float v2496 = v92.x[93];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2497 = static_cast<unsigned int>(v92.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2500 = static_cast<unsigned int>(v92.row(93, iron_linear_thread() & 31u));
+          const unsigned int v2501 = v2500 - 32u;
+          const unsigned int v2502 = v2501 * 132u;
+          const unsigned int v2503 = v2502 + v90;
+          const unsigned int v2504 = v2503 + v2497;
+          shm2[v2504] = v2496;
+          const float v2505 = v92.x[94];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2506 = static_cast<unsigned int>(v92.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2509 = static_cast<unsigned int>(v92.row(94, iron_linear_thread() & 31u));
+          const unsigned int v2510 = v2509 - 32u;
+          const unsigned int v2511 = v2510 * 132u;
+          const unsigned int v2512 = v2511 + v90;
+          const unsigned int v2513 = v2512 + v2506;
+          shm2[v2513] = v2505;
+          const float v2514 = v92.x[95];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2515 = static_cast<unsigned int>(v92.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2518 = static_cast<unsigned int>(v92.row(95, iron_linear_thread() & 31u));
+          const unsigned int v2519 = v2518 - 32u;
+          const unsigned int v2520 = v2519 * 132u;
+          const unsigned int v2521 = v2520 + v90;
+          const unsigned int v2522 = v2521 + v2515;
+          shm2[v2522] = v2514;
+        }
+        const bool v2524 = v1645 == 3u;  // kernels/gemm/gemm_tiles.hpp:322
+        if (v2524) {
+          const float v2525 = v92.x[96];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2526 = static_cast<unsigned int>(v92.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2529 = static_cast<unsigned int>(v92.row(96, iron_linear_thread() & 31u));
+          const unsigned int v2530 = v2529 - 48u;
+          const unsigned int v2531 = v2530 * 132u;
+          const unsigned int v2532 = v2531 + v90;
+          const unsigned int v2533 = v2532 + v2526;
+          shm2[v2533] = v2525;
+          const float v2534 = v92.x[97];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2535 = static_cast<unsigned int>(v92.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2538 = static_cast<unsigned int>(v92.row(97, iron_linear_thread() & 31u));
+          const unsigned int v2539 = v2538 - 48u;
+          const unsigned int v2540 = v2539 * 132u;
+          const unsigned int v2541 = v2540 + v90;
+          const unsigned int v2542 = v2541 + v2535;
+          shm2[v2542] = v2534;
+          const float v2543 = v92.x[98];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2544 = static_cast<unsigned int>(v92.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2547 = static_cast<unsigned int>(v92.row(98, iron_linear_thread() & 31u));
+          const unsigned int v2548 = v2547 - 48u;
+          const unsigned int v2549 = v2548 * 132u;
+          const unsigned int v2550 = v2549 + v90;
+          const unsigned int v2551 = v2550 + v2544;
+          shm2[v2551] = v2543;
+          const float v2552 = v92.x[99];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2553 = static_cast<unsigned int>(v92.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2556 = static_cast<unsigned int>(v92.row(99, iron_linear_thread() & 31u));
+          const unsigned int v2557 = v2556 - 48u;
+          const unsigned int v2558 = v2557 * 132u;
+          const unsigned int v2559 = v2558 + v90;
+          const unsigned int v2560 = v2559 + v2553;
+          shm2[v2560] = v2552;
+          const float v2561 = v92.x[100];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2562 = static_cast<unsigned int>(v92.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2565 = static_cast<unsigned int>(v92.row(100, iron_linear_thread() & 31u));
+          const unsigned int v2566 = v2565 - 48u;
+          const unsigned int v2567 = v2566 * 132u;
+          const unsigned int v2568 = v2567 + v90;
+          const unsigned int v2569 = v2568 + v2562;
+          shm2[v2569] = v2561;
+          const float v2570 = v92.x[101];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2571 = static_cast<unsigned int>(v92.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2574 = static_cast<unsigned int>(v92.row(101, iron_linear_thread() & 31u));
+          const unsigned int v2575 = v2574 - 48u;
+          const unsigned int v2576 = v2575 * 132u;
+          const unsigned int v2577 = v2576 + v90;
+          const unsigned int v2578 = v2577 + v2571;
+          shm2[v2578] = v2570;
+          const float v2579 = v92.x[102];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2580 = static_cast<unsigned int>(v92.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2583 = static_cast<unsigned int>(v92.row(102, iron_linear_thread() & 31u));
+          const unsigned int v2584 = v2583 - 48u;
+          const unsigned int v2585 = v2584 * 132u;
+          const unsigned int v2586 = v2585 + v90;
+          const unsigned int v2587 = v2586 + v2580;
+          shm2[v2587] = v2579;
+          const float v2588 = v92.x[103];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2589 = static_cast<unsigned int>(v92.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2592 = static_cast<unsigned int>(v92.row(103, iron_linear_thread() & 31u));
+          const unsigned int v2593 = v2592 - 48u;
+          const unsigned int v2594 = v2593 * 132u;
+          const unsigned int v2595 = v2594 + v90;
+          const unsigned int v2596 = v2595 + v2589;
+          shm2[v2596] = v2588;
+          const float v2597 = v92.x[104];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2598 = static_cast<unsigned int>(v92.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2601 = static_cast<unsigned int>(v92.row(104, iron_linear_thread() & 31u));
+          const unsigned int v2602 = v2601 - 48u;
+          const unsigned int v2603 = v2602 * 132u;
+          const unsigned int v2604 = v2603 + v90;
+          const unsigned int v2605 = v2604 + v2598;
+          shm2[v2605] = v2597;
+          const float v2606 = v92.x[105];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2607 = static_cast<unsigned int>(v92.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2610 = static_cast<unsigned int>(v92.row(105, iron_linear_thread() & 31u));
+          const unsigned int v2611 = v2610 - 48u;
+          const unsigned int v2612 = v2611 * 132u;
+          const unsigned int v2613 = v2612 + v90;
+          const unsigned int v2614 = v2613 + v2607;
+          shm2[v2614] = v2606;
+          const float v2615 = v92.x[106];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2616 = static_cast<unsigned int>(v92.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2619 = static_cast<unsigned int>(v92.row(106, iron_linear_thread() & 31u));
+          const unsigned int v2620 = v2619 - 48u;
+          const unsigned int v2621 = v2620 * 132u;
+          const unsigned int v2622 = v2621 + v90;
+          const unsigned int v2623 = v2622 + v2616;
+          shm2[v2623] = v2615;
+          const float v2624 = v92.x[107];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2625 = static_cast<unsigned int>(v92.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2628 = static_cast<unsigned int>(v92.row(107, iron_linear_thread() & 31u));
+          const unsigned int v2629 = v2628 - 48u;
+          const unsigned int v2630 = v2629 * 132u;
+          const unsigned int v2631 = v2630 + v90;
+          const unsigned int v2632 = v2631 + v2625;
+          shm2[v2632] = v2624;
+          const float v2633 = v92.x[108];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2634 = static_cast<unsigned int>(v92.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2637 = static_cast<unsigned int>(v92.row(108, iron_linear_thread() & 31u));
+          const unsigned int v2638 = v2637 - 48u;
+          const unsigned int v2639 = v2638 * 132u;
+          const unsigned int v2640 = v2639 + v90;
+          const unsigned int v2641 = v2640 + v2634;
+          shm2[v2641] = v2633;
+          const float v2642 = v92.x[109];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2643 = static_cast<unsigned int>(v92.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2646 = static_cast<unsigned int>(v92.row(109, iron_linear_thread() & 31u));
+          const unsigned int v2647 = v2646 - 48u;
+          const unsigned int v2648 = v2647 * 132u;
+          const unsigned int v2649 = v2648 + v90;
+          const unsigned int v2650 = v2649 + v2643;
+          shm2[v2650] = v2642;
+          const float v2651 = v92.x[110];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2652 = static_cast<unsigned int>(v92.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2655 = static_cast<unsigned int>(v92.row(110, iron_linear_thread() & 31u));
+          const unsigned int v2656 = v2655 - 48u;
+          const unsigned int v2657 = v2656 * 132u;
+          const unsigned int v2658 = v2657 + v90;
+          const unsigned int v2659 = v2658 + v2652;
+          shm2[v2659] = v2651;
+          const float v2660 = v92.x[111];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2661 = static_cast<unsigned int>(v92.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2664 = static_cast<unsigned int>(v92.row(111, iron_linear_thread() & 31u));
+          const unsigned int v2665 = v2664 - 48u;
+          const unsigned int v2666 = v2665 * 132u;
+          const unsigned int v2667 = v2666 + v90;
+          const unsigned int v2668 = v2667 + v2661;
+          shm2[v2668] = v2660;
+          const float v2669 = v92.x[112];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2670 = static_cast<unsigned int>(v92.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2673 = static_cast<unsigned int>(v92.row(112, iron_linear_thread() & 31u));
+          const unsigned int v2674 = v2673 - 48u;
+          const unsigned int v2675 = v2674 * 132u;
+          const unsigned int v2676 = v2675 + v90;
+          const unsigned int v2677 = v2676 + v2670;
+          shm2[v2677] = v2669;
+          const float v2678 = v92.x[113];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2679 = static_cast<unsigned int>(v92.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2682 = static_cast<unsigned int>(v92.row(113, iron_linear_thread() & 31u));
+          const unsigned int v2683 = v2682 - 48u;
+          const unsigned int v2684 = v2683 * 132u;
+          const unsigned int v2685 = v2684 + v90;
+          const unsigned int v2686 = v2685 + v2679;
+          shm2[v2686] = v2678;
+          const float v2687 = v92.x[114];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2688 = static_cast<unsigned int>(v92.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2691 = static_cast<unsigned int>(v92.row(114, iron_linear_thread() & 31u));
+          const unsigned int v2692 = v2691 - 48u;
+          const unsigned int v2693 = v2692 * 132u;
+          const unsigned int v2694 = v2693 + v90;
+          const unsigned int v2695 = v2694 + v2688;
+          shm2[v2695] = v2687;
+          const float v2696 = v92.x[115];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2697 = static_cast<unsigned int>(v92.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2700 = static_cast<unsigned int>(v92.row(115, iron_linear_thread() & 31u));
+          const unsigned int v2701 = v2700 - 48u;
+          const unsigned int v2702 = v2701 * 132u;
+          const unsigned int v2703 = v2702 + v90;
+          const unsigned int v2704 = v2703 + v2697;
+          shm2[v2704] = v2696;
+          const float v2705 = v92.x[116];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2706 = static_cast<unsigned int>(v92.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2709 = static_cast<unsigned int>(v92.row(116, iron_linear_thread() & 31u));
+          const unsigned int v2710 = v2709 - 48u;
+          const unsigned int v2711 = v2710 * 132u;
+          const unsigned int v2712 = v2711 + v90;
+          const unsigned int v2713 = v2712 + v2706;
+          shm2[v2713] = v2705;
+          const float v2714 = v92.x[117];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2715 = static_cast<unsigned int>(v92.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2718 = static_cast<unsigned int>(v92.row(117, iron_linear_thread() & 31u));
+          const unsigned int v2719 = v2718 - 48u;
+          const unsigned int v2720 = v2719 * 132u;
+          const unsigned int v2721 = v2720 + v90;
+          const unsigned int v2722 = v2721 + v2715;
+          shm2[v2722] = v2714;
+          const float v2723 = v92.x[118];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2724 = static_cast<unsigned int>(v92.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2727 = static_cast<unsigned int>(v92.row(118, iron_linear_thread() & 31u));
+          const unsigned int v2728 = v2727 - 48u;
+          const unsigned int v2729 = v2728 * 132u;
+          const unsigned int v2730 = v2729 + v90;
+          const unsigned int v2731 = v2730 + v2724;
+          shm2[v2731] = v2723;
+          const float v2732 = v92.x[119];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2733 = static_cast<unsigned int>(v92.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2736 = static_cast<unsigned int>(v92.row(119, iron_linear_thread() & 31u));
+          const unsigned int v2737 = v2736 - 48u;
+          const unsigned int v2738 = v2737 * 132u;
+          const unsigned int v2739 = v2738 + v90;
+          const unsigned int v2740 = v2739 + v2733;
+          shm2[v2740] = v2732;
+          const float v2741 = v92.x[120];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2742 = static_cast<unsigned int>(v92.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2745 = static_cast<unsigned int>(v92.row(120, iron_linear_thread() & 31u));
+          const unsigned int v2746 = v2745 - 48u;
+          const unsigned int v2747 = v2746 * 132u;
+          const unsigned int v2748 = v2747 + v90;
+          const unsigned int v2749 = v2748 + v2742;
+          shm2[v2749] = v2741;
+          const float v2750 = v92.x[121];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2751 = static_cast<unsigned int>(v92.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2754 = static_cast<unsigned int>(v92.row(121, iron_linear_thread() & 31u));
+          const unsigned int v2755 = v2754 - 48u;
+          const unsigned int v2756 = v2755 * 132u;
+          const unsigned int v2757 = v2756 + v90;
+          const unsigned int v2758 = v2757 + v2751;
+          shm2[v2758] = v2750;
+          const float v2759 = v92.x[122];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2760 = static_cast<unsigned int>(v92.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2763 = static_cast<unsigned int>(v92.row(122, iron_linear_thread() & 31u));
+          const unsigned int v2764 = v2763 - 48u;
+          const unsigned int v2765 = v2764 * 132u;
+          const unsigned int v2766 = v2765 + v90;
+          const unsigned int v2767 = v2766 + v2760;
+          shm2[v2767] = v2759;
+          const float v2768 = v92.x[123];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2769 = static_cast<unsigned int>(v92.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2772 = static_cast<unsigned int>(v92.row(123, iron_linear_thread() & 31u));
+          const unsigned int v2773 = v2772 - 48u;
+          const unsigned int v2774 = v2773 * 132u;
+          const unsigned int v2775 = v2774 + v90;
+          const unsigned int v2776 = v2775 + v2769;
+          shm2[v2776] = v2768;
+          const float v2777 = v92.x[124];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2778 = static_cast<unsigned int>(v92.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2781 = static_cast<unsigned int>(v92.row(124, iron_linear_thread() & 31u));
+          const unsigned int v2782 = v2781 - 48u;
+          const unsigned int v2783 = v2782 * 132u;
+          const unsigned int v2784 = v2783 + v90;
+          const unsigned int v2785 = v2784 + v2778;
+          shm2[v2785] = v2777;
+          const float v2786 = v92.x[125];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2787 = static_cast<unsigned int>(v92.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2790 = static_cast<unsigned int>(v92.row(125, iron_linear_thread() & 31u));
+          const unsigned int v2791 = v2790 - 48u;
+          const unsigned int v2792 = v2791 * 132u;
+          const unsigned int v2793 = v2792 + v90;
+          const unsigned int v2794 = v2793 + v2787;
+          shm2[v2794] = v2786;
+          const float v2795 = v92.x[126];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2796 = static_cast<unsigned int>(v92.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2799 = static_cast<unsigned int>(v92.row(126, iron_linear_thread() & 31u));
+          const unsigned int v2800 = v2799 - 48u;
+          const unsigned int v2801 = v2800 * 132u;
+          const unsigned int v2802 = v2801 + v90;
+          const unsigned int v2803 = v2802 + v2796;
+          shm2[v2803] = v2795;
+          const float v2804 = v92.x[127];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2805 = static_cast<unsigned int>(v92.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2808 = static_cast<unsigned int>(v92.row(127, iron_linear_thread() & 31u));
+          const unsigned int v2809 = v2808 - 48u;
+          const unsigned int v2810 = v2809 * 132u;
+          const unsigned int v2811 = v2810 + v90;
+          const unsigned int v2812 = v2811 + v2805;
+          shm2[v2812] = v2804;
+        }
+      }
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:331
+      const unsigned int v2820 = v1645 << 4u;  // kernels/gemm/gemm_tiles.hpp:333
+      const unsigned int v2822 = v1643 << 6u;
+      const unsigned int v2823 = v75 + v2822;
+      const unsigned int v2824 = v2823 + v2820;
+
+      for (unsigned int v2816 = v2813; v2816 < 2048u; v2816 += 128u) {  // kernels/gemm/gemm_tiles.hpp:332
+        const unsigned int v2818 = v2816 >> 7u;  // kernels/gemm/gemm_tiles.hpp:333
+        const unsigned int v2825 = v2824 + v2818;
+        const unsigned int v2827 = v2816 & 127u;  // kernels/gemm/gemm_tiles.hpp:334
+        const unsigned int v2828 = v80 + v2827;
+        const bool v2829 = v2825 < v76;  // kernels/gemm/gemm_tiles.hpp:335
+        const bool v2830 = v2828 < v79;
+        const bool v2831 = v2829 && v2830;
+        if (v2831) {
+          const unsigned int v2837 = v2818 * 132u;
+          const unsigned int v2838 = v2837 + v2827;
+          const float v2839 = shm2[v2838];
+          const unsigned int v2841 = v2828 - v78;  // kernels/moe/grouped_gemm.cpp:88
+          const bool v2842 = v2841 < v2;
+          const bool v2843 = v2829 && v2842;
+          if (v2843) {
+            const iron_bf16 v2844 = iron_f32_to_bf16(v2839);
+            const unsigned int v2845 = v2825 * v2;
+            const unsigned int v2846 = v2845 + v2828;
+            const unsigned int v2847 = v2846 - v78;
+            out[v2847] = v2844;
+          }
+        }
+      }
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:337
     }
   } else {
-    const unsigned int v3685 = blockDim.x;  // kernels/moe/expert_tiles.hpp:64
-    const unsigned int v3686 = threadIdx.x;
+    const unsigned int v2848 = blockDim.x;  // kernels/moe/expert_tiles.hpp:64
+    const unsigned int v2849 = threadIdx.x;
 
-    for (unsigned int v3688 = v3686; v3688 < 16384u; v3688 += v3685) {
-      const unsigned int v3690 = v3688 >> 7u;  // kernels/moe/expert_tiles.hpp:65
-      const unsigned int v3691 = v75 + v3690;
-      const unsigned int v3693 = v3688 & 127u;  // kernels/moe/expert_tiles.hpp:66
-      const unsigned int v3694 = v26 + v3693;
-      const bool v3695 = v3691 < v0;  // kernels/moe/expert_tiles.hpp:67
-      const bool v3696 = v3694 < v2;
-      const bool v3697 = v3695 && v3696;
-      if (v3697) {
-        const unsigned int v3700 = v3691 * v2;
-        const unsigned int v3701 = v3700 + v3694;
-        out[v3701] = iron_f32_to_bf16(0.0f);
+    for (unsigned int v2851 = v2849; v2851 < 16384u; v2851 += v2848) {
+      const unsigned int v2853 = v2851 >> 7u;  // kernels/moe/expert_tiles.hpp:65
+      const unsigned int v2854 = v75 + v2853;
+      const unsigned int v2856 = v2851 & 127u;  // kernels/moe/expert_tiles.hpp:66
+      const unsigned int v2857 = v26 + v2856;
+      const bool v2858 = v2854 < v0;  // kernels/moe/expert_tiles.hpp:67
+      const bool v2859 = v2857 < v2;
+      const bool v2860 = v2858 && v2859;
+      if (v2860) {
+        const unsigned int v2863 = v2854 * v2;
+        const unsigned int v2864 = v2863 + v2857;
+        out[v2864] = iron_f32_to_bf16(0.0f);
       }
     }
   }

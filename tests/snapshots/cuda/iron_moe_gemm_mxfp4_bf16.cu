@@ -263,6 +263,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
   extern __shared__ __align__(16) unsigned char iron_shared[];
   iron_bf16* const shm0 = reinterpret_cast<iron_bf16*>(iron_shared + 0);
   iron_bf16* const shm1 = reinterpret_cast<iron_bf16*>(iron_shared + 30720);
+  float* const shm2 = reinterpret_cast<float*>(iron_shared + 0);
 
   const unsigned int v0 = rows;  // kernels/moe/grouped_gemm.cpp:174
   const unsigned int v1 = experts;
@@ -309,15 +310,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
     const unsigned int v60 = v21 - v52;  // kernels/moe/expert_tiles.hpp:41
     const unsigned int v61 = v60 << 7u;
     const unsigned int v63 = v40 + v61;
-    const unsigned int v6546 = v27;  // kernels/moe/expert_tiles.hpp:39
-    const unsigned int v6547 = v57 ? v39 : v6546;  // kernels/moe/expert_tiles.hpp:40
-    v27 = v6547;
-    const unsigned int v6548 = v29;  // kernels/moe/expert_tiles.hpp:39
-    const unsigned int v6549 = v57 ? v63 : v6548;  // kernels/moe/expert_tiles.hpp:41
-    v29 = v6549;
-    const unsigned int v6550 = v30;  // kernels/moe/expert_tiles.hpp:39
-    const unsigned int v6551 = v57 ? v45 : v6550;  // kernels/moe/expert_tiles.hpp:42
-    v30 = v6551;
+    const unsigned int v5720 = v27;  // kernels/moe/expert_tiles.hpp:39
+    const unsigned int v5721 = v57 ? v39 : v5720;  // kernels/moe/expert_tiles.hpp:40
+    v27 = v5721;
+    const unsigned int v5722 = v29;  // kernels/moe/expert_tiles.hpp:39
+    const unsigned int v5723 = v57 ? v63 : v5722;  // kernels/moe/expert_tiles.hpp:41
+    v29 = v5723;
+    const unsigned int v5724 = v30;  // kernels/moe/expert_tiles.hpp:39
+    const unsigned int v5725 = v57 ? v45 : v5724;  // kernels/moe/expert_tiles.hpp:42
+    v30 = v5725;
     const unsigned int v64 = v32;  // kernels/moe/expert_tiles.hpp:44
     const unsigned int v65 = v64 + v51;
     v32 = v65;
@@ -330,9 +331,9 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
   const unsigned int v71 = v70 << 7u;
   const unsigned int v72 = v36;
   const unsigned int v73 = v72 + v71;
-  const unsigned int v6552 = v29;
-  const unsigned int v6553 = v67 ? v73 : v6552;
-  v29 = v6553;
+  const unsigned int v5726 = v29;
+  const unsigned int v5727 = v67 ? v73 : v5726;
+  v29 = v5727;
   const unsigned int v74 = v27;  // kernels/moe/expert_tiles.hpp:48
   const unsigned int v75 = v29;
   const unsigned int v76 = v30;
@@ -341,1263 +342,1263 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
     const unsigned int v78 = v74 * v2;  // kernels/moe/grouped_gemm.cpp:186
     const unsigned int v79 = v1 * v2;
     const unsigned int v80 = v78 + v26;  // kernels/moe/grouped_gemm.cpp:113
-    const unsigned int v82 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:241
-    const unsigned int v85 = v82 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
+    const unsigned int v82 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:242
+    const unsigned int v85 = v82 >> 1u;  // kernels/gemm/gemm_tiles.hpp:243
     const unsigned int v86 = v85 << 6u;
-    const unsigned int v89 = v82 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
+    const unsigned int v89 = v82 & 1u;  // kernels/gemm/gemm_tiles.hpp:244
     const unsigned int v90 = v89 << 6u;
-    iron_frag<float, 2, 64, 64> v92;  // kernels/gemm/gemm_tiles.hpp:245
+    iron_frag<float, 2, 64, 64> v92;  // kernels/gemm/gemm_tiles.hpp:246
     iron_frag_fill(v92, 0.0f);
-    iron_frag<iron_bf16, 0, 64, 16> v94;  // kernels/gemm/gemm_tiles.hpp:246
+    iron_frag<iron_bf16, 0, 64, 16> v94;  // kernels/gemm/gemm_tiles.hpp:247
     iron_frag_fill(v94, iron_f32_to_bf16(0.0f));
-    iron_frag<iron_bf16, 1, 16, 64> v96;  // kernels/gemm/gemm_tiles.hpp:247
+    iron_frag<iron_bf16, 1, 16, 64> v96;  // kernels/gemm/gemm_tiles.hpp:248
     iron_frag_fill(v96, iron_f32_to_bf16(0.0f));
     const unsigned int v99 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:203
     const bool v100 = v99 == 0u;
-    if (v100) {  // kernels/gemm/gemm_tiles.hpp:260
-      for (unsigned int v4273 = 0u; v4273 < 2u; v4273 += 1u) {  // kernels/gemm/gemm_tiles.hpp:267
-        const unsigned int v4274 = v4273 << 5u;
-        const bool v4276 = v4274 < v3;
-        if (v4276) {
-          const unsigned int v4278 = v4273 * 5120u;  // kernels/gemm/gemm_tiles.hpp:264
-          const unsigned int v4280 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4283 = v4280 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4286 = v4280 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4287 = v4286 << 3u;
-          const unsigned int v4288 = v75 + v4283;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v4289 = v4288 < v76;
-          const unsigned int v4290 = v4274 + v4287;
-          const bool v4291 = v4290 < v3;
-          const bool v4292 = v4289 && v4291;
-          const unsigned int v4294 = v4288 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4296 = v4294 + v4274;
-          const unsigned int v4297 = v4296 + v4287;
-          const unsigned int v4298 = v4292 ? v4297 : 0u;
-          const unsigned int v4300 = v4283 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4301 = v4278 + v4300;
-          const unsigned int v4302 = v4301 + v4287;
-          iron_copy_async<16>(shm0 + v4302, x_sorted + v4298, v4292);
-          const unsigned int v4305 = v4280 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4307 = v4305 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4310 = v4305 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4311 = v4310 << 3u;
-          const unsigned int v4312 = v75 + v4307;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v4313 = v4312 < v76;
-          const unsigned int v4314 = v4274 + v4311;
-          const bool v4315 = v4314 < v3;
-          const bool v4316 = v4313 && v4315;
-          const unsigned int v4318 = v4312 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4320 = v4318 + v4274;
-          const unsigned int v4321 = v4320 + v4311;
-          const unsigned int v4322 = v4316 ? v4321 : 0u;
-          const unsigned int v4324 = v4307 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4325 = v4278 + v4324;
-          const unsigned int v4326 = v4325 + v4311;
-          iron_copy_async<16>(shm0 + v4326, x_sorted + v4322, v4316);
-          const unsigned int v4329 = v4280 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4331 = v4329 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4334 = v4329 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4335 = v4334 << 3u;
-          const unsigned int v4336 = v75 + v4331;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v4337 = v4336 < v76;
-          const unsigned int v4338 = v4274 + v4335;
-          const bool v4339 = v4338 < v3;
-          const bool v4340 = v4337 && v4339;
-          const unsigned int v4342 = v4336 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4344 = v4342 + v4274;
-          const unsigned int v4345 = v4344 + v4335;
-          const unsigned int v4346 = v4340 ? v4345 : 0u;
-          const unsigned int v4348 = v4331 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4349 = v4278 + v4348;
-          const unsigned int v4350 = v4349 + v4335;
-          iron_copy_async<16>(shm0 + v4350, x_sorted + v4346, v4340);
-          const unsigned int v4353 = v4280 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4355 = v4353 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4358 = v4353 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4359 = v4358 << 3u;
-          const unsigned int v4360 = v75 + v4355;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v4361 = v4360 < v76;
-          const unsigned int v4362 = v4274 + v4359;
-          const bool v4363 = v4362 < v3;
-          const bool v4364 = v4361 && v4363;
-          const unsigned int v4366 = v4360 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4368 = v4366 + v4274;
-          const unsigned int v4369 = v4368 + v4359;
-          const unsigned int v4370 = v4364 ? v4369 : 0u;
-          const unsigned int v4372 = v4355 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4373 = v4278 + v4372;
-          const unsigned int v4374 = v4373 + v4359;
-          iron_copy_async<16>(shm0 + v4374, x_sorted + v4370, v4364);
-          const unsigned int v4386 = v80 + v4283;  // kernels/gemm/quant_b.hpp:137
-          const bool v4387 = v4386 < v79;
-          const bool v4390 = v4387 && v4291;
-          const unsigned int v4392 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v4394 = min(v4290, v4392);
-          const unsigned int v4396 = v79 - 1u;
-          const unsigned int v4398 = min(v4386, v4396);
-          const unsigned int v4400 = v4394 >> 3u;  // kernels/gemm/quant_b.hpp:71
-          const unsigned int v4402 = v3 >> 3u;
-          const unsigned int v4403 = v4398 * v4402;
-          const unsigned int v4404 = v4403 + v4400;
-          const unsigned int v4405 = packed[v4404];
-          const unsigned int v4407 = v4394 >> 5u;  // kernels/gemm/quant_b.hpp:72
-          const unsigned int v4409 = v3 >> 5u;
-          const unsigned int v4410 = v4398 * v4409;
-          const unsigned int v4411 = v4410 + v4407;
-          const unsigned char v4412 = scales[v4411];
-          const unsigned int v4413 = static_cast<unsigned int>(v4412);
-          const unsigned int v4415 = v4413 << 23u;  // kernels/primitives/mxfp4.hpp:29
-          const bool v4418 = v4413 == 255u;
-          const unsigned int v4419 = v4418 ? 2143289344u : v4415;
-          const bool v4421 = v4413 == 0u;  // kernels/primitives/mxfp4.hpp:30
-          const unsigned int v4423 = v4421 ? 4194304u : v4419;
-          const float v4424 = __uint_as_float(v4423);
-          const unsigned int v4426 = v4405 >> 0u;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4428 = v4426 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4430 = v4428 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4432 = v4430 << 22u;
-          const unsigned int v4434 = v4428 * 1056964608u;
-          const bool v4436 = v4428 < 2u;
-          const unsigned int v4437 = v4436 ? v4434 : v4432;
-          const unsigned int v4439 = v4426 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4441 = v4439 << 28u;
-          const unsigned int v4442 = v4437 | v4441;
-          const float v4443 = __uint_as_float(v4442);
-          const float v4444 = v4443 * v4424;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4446 = v4405 >> 4u;
-          const unsigned int v4448 = v4446 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4450 = v4448 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4452 = v4450 << 22u;
-          const unsigned int v4454 = v4448 * 1056964608u;
-          const bool v4456 = v4448 < 2u;
-          const unsigned int v4457 = v4456 ? v4454 : v4452;
-          const unsigned int v4459 = v4446 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4461 = v4459 << 28u;
-          const unsigned int v4462 = v4457 | v4461;
-          const float v4463 = __uint_as_float(v4462);
-          const float v4464 = v4463 * v4424;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4466 = v4405 >> 8u;
-          const unsigned int v4468 = v4466 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4470 = v4468 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4472 = v4470 << 22u;
-          const unsigned int v4474 = v4468 * 1056964608u;
-          const bool v4476 = v4468 < 2u;
-          const unsigned int v4477 = v4476 ? v4474 : v4472;
-          const unsigned int v4479 = v4466 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4481 = v4479 << 28u;
-          const unsigned int v4482 = v4477 | v4481;
-          const float v4483 = __uint_as_float(v4482);
-          const float v4484 = v4483 * v4424;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4486 = v4405 >> 12u;
-          const unsigned int v4488 = v4486 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4490 = v4488 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4492 = v4490 << 22u;
-          const unsigned int v4494 = v4488 * 1056964608u;
-          const bool v4496 = v4488 < 2u;
-          const unsigned int v4497 = v4496 ? v4494 : v4492;
-          const unsigned int v4499 = v4486 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4501 = v4499 << 28u;
-          const unsigned int v4502 = v4497 | v4501;
-          const float v4503 = __uint_as_float(v4502);
-          const float v4504 = v4503 * v4424;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4506 = v4405 >> 16u;
-          const unsigned int v4508 = v4506 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4510 = v4508 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4512 = v4510 << 22u;
-          const unsigned int v4514 = v4508 * 1056964608u;
-          const bool v4516 = v4508 < 2u;
-          const unsigned int v4517 = v4516 ? v4514 : v4512;
-          const unsigned int v4519 = v4506 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4521 = v4519 << 28u;
-          const unsigned int v4522 = v4517 | v4521;
-          const float v4523 = __uint_as_float(v4522);
-          const float v4524 = v4523 * v4424;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4526 = v4405 >> 20u;
-          const unsigned int v4528 = v4526 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4530 = v4528 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4532 = v4530 << 22u;
-          const unsigned int v4534 = v4528 * 1056964608u;
-          const bool v4536 = v4528 < 2u;
-          const unsigned int v4537 = v4536 ? v4534 : v4532;
-          const unsigned int v4539 = v4526 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4541 = v4539 << 28u;
-          const unsigned int v4542 = v4537 | v4541;
-          const float v4543 = __uint_as_float(v4542);
-          const float v4544 = v4543 * v4424;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4546 = v4405 >> 24u;
-          const unsigned int v4548 = v4546 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4550 = v4548 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4552 = v4550 << 22u;
-          const unsigned int v4554 = v4548 * 1056964608u;
-          const bool v4556 = v4548 < 2u;
-          const unsigned int v4557 = v4556 ? v4554 : v4552;
-          const unsigned int v4559 = v4546 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4561 = v4559 << 28u;
-          const unsigned int v4562 = v4557 | v4561;
-          const float v4563 = __uint_as_float(v4562);
-          const float v4564 = v4563 * v4424;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4566 = v4405 >> 28u;
-          const unsigned int v4568 = v4566 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4570 = v4568 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4572 = v4570 << 22u;
-          const unsigned int v4574 = v4568 * 1056964608u;
-          const bool v4576 = v4568 < 2u;
-          const unsigned int v4577 = v4576 ? v4574 : v4572;
-          const unsigned int v4579 = v4566 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4581 = v4579 << 28u;
-          const unsigned int v4582 = v4577 | v4581;
-          const float v4583 = __uint_as_float(v4582);
-          const float v4584 = v4583 * v4424;  // kernels/gemm/quant_b.hpp:80
-          const float v4586 = v4390 ? v4444 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_bf16 v4587 = iron_f32_to_bf16(v4586);
-          const float v4589 = v4390 ? v4464 : 0.0f;
-          const iron_bf16 v4590 = iron_f32_to_bf16(v4589);
-          const float v4592 = v4390 ? v4484 : 0.0f;
-          const iron_bf16 v4593 = iron_f32_to_bf16(v4592);
-          const float v4595 = v4390 ? v4504 : 0.0f;
-          const iron_bf16 v4596 = iron_f32_to_bf16(v4595);
-          const float v4598 = v4390 ? v4524 : 0.0f;
-          const iron_bf16 v4599 = iron_f32_to_bf16(v4598);
-          const float v4601 = v4390 ? v4544 : 0.0f;
-          const iron_bf16 v4602 = iron_f32_to_bf16(v4601);
-          const float v4604 = v4390 ? v4564 : 0.0f;
-          const iron_bf16 v4605 = iron_f32_to_bf16(v4604);
-          const float v4607 = v4390 ? v4584 : 0.0f;
-          const iron_bf16 v4608 = iron_f32_to_bf16(v4607);
-          *reinterpret_cast<iron_bf16x8*>(shm1 + v4302) = iron_bf16x8{{v4587, v4590, v4593, v4596, v4599, v4602, v4605, v4608}};  // kernels/gemm/quant_b.hpp:146
-          const unsigned int v4624 = v80 + v4307;  // kernels/gemm/quant_b.hpp:137
-          const bool v4625 = v4624 < v79;
-          const bool v4628 = v4625 && v4315;
-          const unsigned int v4632 = min(v4314, v4392);  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v4636 = min(v4624, v4396);
-          const unsigned int v4638 = v4632 >> 3u;  // kernels/gemm/quant_b.hpp:71
-          const unsigned int v4641 = v4636 * v4402;
-          const unsigned int v4642 = v4641 + v4638;
-          const unsigned int v4643 = packed[v4642];
-          const unsigned int v4645 = v4632 >> 5u;  // kernels/gemm/quant_b.hpp:72
-          const unsigned int v4648 = v4636 * v4409;
-          const unsigned int v4649 = v4648 + v4645;
-          const unsigned char v4650 = scales[v4649];
-          const unsigned int v4651 = static_cast<unsigned int>(v4650);
-          const unsigned int v4653 = v4651 << 23u;  // kernels/primitives/mxfp4.hpp:29
-          const bool v4656 = v4651 == 255u;
-          const unsigned int v4657 = v4656 ? 2143289344u : v4653;
-          const bool v4659 = v4651 == 0u;  // kernels/primitives/mxfp4.hpp:30
-          const unsigned int v4661 = v4659 ? 4194304u : v4657;
-          const float v4662 = __uint_as_float(v4661);
-          const unsigned int v4664 = v4643 >> 0u;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4666 = v4664 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4668 = v4666 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4670 = v4668 << 22u;
-          const unsigned int v4672 = v4666 * 1056964608u;
-          const bool v4674 = v4666 < 2u;
-          const unsigned int v4675 = v4674 ? v4672 : v4670;
-          const unsigned int v4677 = v4664 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4679 = v4677 << 28u;
-          const unsigned int v4680 = v4675 | v4679;
-          const float v4681 = __uint_as_float(v4680);
-          const float v4682 = v4681 * v4662;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4684 = v4643 >> 4u;
-          const unsigned int v4686 = v4684 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4688 = v4686 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4690 = v4688 << 22u;
-          const unsigned int v4692 = v4686 * 1056964608u;
-          const bool v4694 = v4686 < 2u;
-          const unsigned int v4695 = v4694 ? v4692 : v4690;
-          const unsigned int v4697 = v4684 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4699 = v4697 << 28u;
-          const unsigned int v4700 = v4695 | v4699;
-          const float v4701 = __uint_as_float(v4700);
-          const float v4702 = v4701 * v4662;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4704 = v4643 >> 8u;
-          const unsigned int v4706 = v4704 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4708 = v4706 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4710 = v4708 << 22u;
-          const unsigned int v4712 = v4706 * 1056964608u;
-          const bool v4714 = v4706 < 2u;
-          const unsigned int v4715 = v4714 ? v4712 : v4710;
-          const unsigned int v4717 = v4704 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4719 = v4717 << 28u;
-          const unsigned int v4720 = v4715 | v4719;
-          const float v4721 = __uint_as_float(v4720);
-          const float v4722 = v4721 * v4662;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4724 = v4643 >> 12u;
-          const unsigned int v4726 = v4724 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4728 = v4726 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4730 = v4728 << 22u;
-          const unsigned int v4732 = v4726 * 1056964608u;
-          const bool v4734 = v4726 < 2u;
-          const unsigned int v4735 = v4734 ? v4732 : v4730;
-          const unsigned int v4737 = v4724 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4739 = v4737 << 28u;
-          const unsigned int v4740 = v4735 | v4739;
-          const float v4741 = __uint_as_float(v4740);
-          const float v4742 = v4741 * v4662;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4744 = v4643 >> 16u;
-          const unsigned int v4746 = v4744 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4748 = v4746 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4750 = v4748 << 22u;
-          const unsigned int v4752 = v4746 * 1056964608u;
-          const bool v4754 = v4746 < 2u;
-          const unsigned int v4755 = v4754 ? v4752 : v4750;
-          const unsigned int v4757 = v4744 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4759 = v4757 << 28u;
-          const unsigned int v4760 = v4755 | v4759;
-          const float v4761 = __uint_as_float(v4760);
-          const float v4762 = v4761 * v4662;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4764 = v4643 >> 20u;
-          const unsigned int v4766 = v4764 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4768 = v4766 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4770 = v4768 << 22u;
-          const unsigned int v4772 = v4766 * 1056964608u;
-          const bool v4774 = v4766 < 2u;
-          const unsigned int v4775 = v4774 ? v4772 : v4770;
-          const unsigned int v4777 = v4764 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4779 = v4777 << 28u;
-          const unsigned int v4780 = v4775 | v4779;
-          const float v4781 = __uint_as_float(v4780);
-          const float v4782 = v4781 * v4662;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4784 = v4643 >> 24u;
-          const unsigned int v4786 = v4784 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4788 = v4786 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4790 = v4788 << 22u;
-          const unsigned int v4792 = v4786 * 1056964608u;
-          const bool v4794 = v4786 < 2u;
-          const unsigned int v4795 = v4794 ? v4792 : v4790;
-          const unsigned int v4797 = v4784 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4799 = v4797 << 28u;
-          const unsigned int v4800 = v4795 | v4799;
-          const float v4801 = __uint_as_float(v4800);
-          const float v4802 = v4801 * v4662;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4804 = v4643 >> 28u;
-          const unsigned int v4806 = v4804 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4808 = v4806 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4810 = v4808 << 22u;
-          const unsigned int v4812 = v4806 * 1056964608u;
-          const bool v4814 = v4806 < 2u;
-          const unsigned int v4815 = v4814 ? v4812 : v4810;
-          const unsigned int v4817 = v4804 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4819 = v4817 << 28u;
-          const unsigned int v4820 = v4815 | v4819;
-          const float v4821 = __uint_as_float(v4820);
-          const float v4822 = v4821 * v4662;  // kernels/gemm/quant_b.hpp:80
-          const float v4824 = v4628 ? v4682 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_bf16 v4825 = iron_f32_to_bf16(v4824);
-          const float v4827 = v4628 ? v4702 : 0.0f;
-          const iron_bf16 v4828 = iron_f32_to_bf16(v4827);
-          const float v4830 = v4628 ? v4722 : 0.0f;
-          const iron_bf16 v4831 = iron_f32_to_bf16(v4830);
-          const float v4833 = v4628 ? v4742 : 0.0f;
-          const iron_bf16 v4834 = iron_f32_to_bf16(v4833);
-          const float v4836 = v4628 ? v4762 : 0.0f;
-          const iron_bf16 v4837 = iron_f32_to_bf16(v4836);
-          const float v4839 = v4628 ? v4782 : 0.0f;
-          const iron_bf16 v4840 = iron_f32_to_bf16(v4839);
-          const float v4842 = v4628 ? v4802 : 0.0f;
-          const iron_bf16 v4843 = iron_f32_to_bf16(v4842);
-          const float v4845 = v4628 ? v4822 : 0.0f;
-          const iron_bf16 v4846 = iron_f32_to_bf16(v4845);
-          *reinterpret_cast<iron_bf16x8*>(shm1 + v4326) = iron_bf16x8{{v4825, v4828, v4831, v4834, v4837, v4840, v4843, v4846}};  // kernels/gemm/quant_b.hpp:146
-          const unsigned int v4862 = v80 + v4331;  // kernels/gemm/quant_b.hpp:137
-          const bool v4863 = v4862 < v79;
-          const bool v4866 = v4863 && v4339;
-          const unsigned int v4870 = min(v4338, v4392);  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v4874 = min(v4862, v4396);
-          const unsigned int v4876 = v4870 >> 3u;  // kernels/gemm/quant_b.hpp:71
-          const unsigned int v4879 = v4874 * v4402;
-          const unsigned int v4880 = v4879 + v4876;
-          const unsigned int v4881 = packed[v4880];
-          const unsigned int v4883 = v4870 >> 5u;  // kernels/gemm/quant_b.hpp:72
-          const unsigned int v4886 = v4874 * v4409;
-          const unsigned int v4887 = v4886 + v4883;
-          const unsigned char v4888 = scales[v4887];
-          const unsigned int v4889 = static_cast<unsigned int>(v4888);
-          const unsigned int v4891 = v4889 << 23u;  // kernels/primitives/mxfp4.hpp:29
-          const bool v4894 = v4889 == 255u;
-          const unsigned int v4895 = v4894 ? 2143289344u : v4891;
-          const bool v4897 = v4889 == 0u;  // kernels/primitives/mxfp4.hpp:30
-          const unsigned int v4899 = v4897 ? 4194304u : v4895;
-          const float v4900 = __uint_as_float(v4899);
-          const unsigned int v4902 = v4881 >> 0u;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4904 = v4902 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4906 = v4904 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4908 = v4906 << 22u;
-          const unsigned int v4910 = v4904 * 1056964608u;
-          const bool v4912 = v4904 < 2u;
-          const unsigned int v4913 = v4912 ? v4910 : v4908;
-          const unsigned int v4915 = v4902 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4917 = v4915 << 28u;
-          const unsigned int v4918 = v4913 | v4917;
-          const float v4919 = __uint_as_float(v4918);
-          const float v4920 = v4919 * v4900;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4922 = v4881 >> 4u;
-          const unsigned int v4924 = v4922 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4926 = v4924 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4928 = v4926 << 22u;
-          const unsigned int v4930 = v4924 * 1056964608u;
-          const bool v4932 = v4924 < 2u;
-          const unsigned int v4933 = v4932 ? v4930 : v4928;
-          const unsigned int v4935 = v4922 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4937 = v4935 << 28u;
-          const unsigned int v4938 = v4933 | v4937;
-          const float v4939 = __uint_as_float(v4938);
-          const float v4940 = v4939 * v4900;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4942 = v4881 >> 8u;
-          const unsigned int v4944 = v4942 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4946 = v4944 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4948 = v4946 << 22u;
-          const unsigned int v4950 = v4944 * 1056964608u;
-          const bool v4952 = v4944 < 2u;
-          const unsigned int v4953 = v4952 ? v4950 : v4948;
-          const unsigned int v4955 = v4942 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4957 = v4955 << 28u;
-          const unsigned int v4958 = v4953 | v4957;
-          const float v4959 = __uint_as_float(v4958);
-          const float v4960 = v4959 * v4900;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4962 = v4881 >> 12u;
-          const unsigned int v4964 = v4962 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4966 = v4964 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4968 = v4966 << 22u;
-          const unsigned int v4970 = v4964 * 1056964608u;
-          const bool v4972 = v4964 < 2u;
-          const unsigned int v4973 = v4972 ? v4970 : v4968;
-          const unsigned int v4975 = v4962 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4977 = v4975 << 28u;
-          const unsigned int v4978 = v4973 | v4977;
-          const float v4979 = __uint_as_float(v4978);
-          const float v4980 = v4979 * v4900;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4982 = v4881 >> 16u;
-          const unsigned int v4984 = v4982 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4986 = v4984 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4988 = v4986 << 22u;
-          const unsigned int v4990 = v4984 * 1056964608u;
-          const bool v4992 = v4984 < 2u;
-          const unsigned int v4993 = v4992 ? v4990 : v4988;
-          const unsigned int v4995 = v4982 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4997 = v4995 << 28u;
-          const unsigned int v4998 = v4993 | v4997;
-          const float v4999 = __uint_as_float(v4998);
-          const float v5000 = v4999 * v4900;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5002 = v4881 >> 20u;
-          const unsigned int v5004 = v5002 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5006 = v5004 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5008 = v5006 << 22u;
-          const unsigned int v5010 = v5004 * 1056964608u;
-          const bool v5012 = v5004 < 2u;
-          const unsigned int v5013 = v5012 ? v5010 : v5008;
-          const unsigned int v5015 = v5002 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5017 = v5015 << 28u;
-          const unsigned int v5018 = v5013 | v5017;
-          const float v5019 = __uint_as_float(v5018);
-          const float v5020 = v5019 * v4900;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5022 = v4881 >> 24u;
-          const unsigned int v5024 = v5022 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5026 = v5024 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5028 = v5026 << 22u;
-          const unsigned int v5030 = v5024 * 1056964608u;
-          const bool v5032 = v5024 < 2u;
-          const unsigned int v5033 = v5032 ? v5030 : v5028;
-          const unsigned int v5035 = v5022 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5037 = v5035 << 28u;
-          const unsigned int v5038 = v5033 | v5037;
-          const float v5039 = __uint_as_float(v5038);
-          const float v5040 = v5039 * v4900;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5042 = v4881 >> 28u;
-          const unsigned int v5044 = v5042 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5046 = v5044 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5048 = v5046 << 22u;
-          const unsigned int v5050 = v5044 * 1056964608u;
-          const bool v5052 = v5044 < 2u;
-          const unsigned int v5053 = v5052 ? v5050 : v5048;
-          const unsigned int v5055 = v5042 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5057 = v5055 << 28u;
-          const unsigned int v5058 = v5053 | v5057;
-          const float v5059 = __uint_as_float(v5058);
-          const float v5060 = v5059 * v4900;  // kernels/gemm/quant_b.hpp:80
-          const float v5062 = v4866 ? v4920 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_bf16 v5063 = iron_f32_to_bf16(v5062);
-          const float v5065 = v4866 ? v4940 : 0.0f;
-          const iron_bf16 v5066 = iron_f32_to_bf16(v5065);
-          const float v5068 = v4866 ? v4960 : 0.0f;
-          const iron_bf16 v5069 = iron_f32_to_bf16(v5068);
-          const float v5071 = v4866 ? v4980 : 0.0f;
-          const iron_bf16 v5072 = iron_f32_to_bf16(v5071);
-          const float v5074 = v4866 ? v5000 : 0.0f;
-          const iron_bf16 v5075 = iron_f32_to_bf16(v5074);
-          const float v5077 = v4866 ? v5020 : 0.0f;
-          const iron_bf16 v5078 = iron_f32_to_bf16(v5077);
-          const float v5080 = v4866 ? v5040 : 0.0f;
-          const iron_bf16 v5081 = iron_f32_to_bf16(v5080);
-          const float v5083 = v4866 ? v5060 : 0.0f;
-          const iron_bf16 v5084 = iron_f32_to_bf16(v5083);
-          *reinterpret_cast<iron_bf16x8*>(shm1 + v4350) = iron_bf16x8{{v5063, v5066, v5069, v5072, v5075, v5078, v5081, v5084}};  // kernels/gemm/quant_b.hpp:146
-          const unsigned int v5100 = v80 + v4355;  // kernels/gemm/quant_b.hpp:137
-          const bool v5101 = v5100 < v79;
-          const bool v5104 = v5101 && v4363;
-          const unsigned int v5108 = min(v4362, v4392);  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v5112 = min(v5100, v4396);
-          const unsigned int v5114 = v5108 >> 3u;  // kernels/gemm/quant_b.hpp:71
-          const unsigned int v5117 = v5112 * v4402;
-          const unsigned int v5118 = v5117 + v5114;
-          const unsigned int v5119 = packed[v5118];
-          const unsigned int v5121 = v5108 >> 5u;  // kernels/gemm/quant_b.hpp:72
-          const unsigned int v5124 = v5112 * v4409;
-          const unsigned int v5125 = v5124 + v5121;
-          const unsigned char v5126 = scales[v5125];
-          const unsigned int v5127 = static_cast<unsigned int>(v5126);
-          const unsigned int v5129 = v5127 << 23u;  // kernels/primitives/mxfp4.hpp:29
-          const bool v5132 = v5127 == 255u;
-          const unsigned int v5133 = v5132 ? 2143289344u : v5129;
-          const bool v5135 = v5127 == 0u;  // kernels/primitives/mxfp4.hpp:30
-          const unsigned int v5137 = v5135 ? 4194304u : v5133;
-          const float v5138 = __uint_as_float(v5137);
-          const unsigned int v5140 = v5119 >> 0u;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5142 = v5140 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5144 = v5142 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5146 = v5144 << 22u;
-          const unsigned int v5148 = v5142 * 1056964608u;
-          const bool v5150 = v5142 < 2u;
-          const unsigned int v5151 = v5150 ? v5148 : v5146;
-          const unsigned int v5153 = v5140 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5155 = v5153 << 28u;
-          const unsigned int v5156 = v5151 | v5155;
-          const float v5157 = __uint_as_float(v5156);
-          const float v5158 = v5157 * v5138;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5160 = v5119 >> 4u;
-          const unsigned int v5162 = v5160 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5164 = v5162 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5166 = v5164 << 22u;
-          const unsigned int v5168 = v5162 * 1056964608u;
-          const bool v5170 = v5162 < 2u;
-          const unsigned int v5171 = v5170 ? v5168 : v5166;
-          const unsigned int v5173 = v5160 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5175 = v5173 << 28u;
-          const unsigned int v5176 = v5171 | v5175;
-          const float v5177 = __uint_as_float(v5176);
-          const float v5178 = v5177 * v5138;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5180 = v5119 >> 8u;
-          const unsigned int v5182 = v5180 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5184 = v5182 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5186 = v5184 << 22u;
-          const unsigned int v5188 = v5182 * 1056964608u;
-          const bool v5190 = v5182 < 2u;
-          const unsigned int v5191 = v5190 ? v5188 : v5186;
-          const unsigned int v5193 = v5180 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5195 = v5193 << 28u;
-          const unsigned int v5196 = v5191 | v5195;
-          const float v5197 = __uint_as_float(v5196);
-          const float v5198 = v5197 * v5138;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5200 = v5119 >> 12u;
-          const unsigned int v5202 = v5200 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5204 = v5202 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5206 = v5204 << 22u;
-          const unsigned int v5208 = v5202 * 1056964608u;
-          const bool v5210 = v5202 < 2u;
-          const unsigned int v5211 = v5210 ? v5208 : v5206;
-          const unsigned int v5213 = v5200 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5215 = v5213 << 28u;
-          const unsigned int v5216 = v5211 | v5215;
-          const float v5217 = __uint_as_float(v5216);
-          const float v5218 = v5217 * v5138;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5220 = v5119 >> 16u;
-          const unsigned int v5222 = v5220 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5224 = v5222 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5226 = v5224 << 22u;
-          const unsigned int v5228 = v5222 * 1056964608u;
-          const bool v5230 = v5222 < 2u;
-          const unsigned int v5231 = v5230 ? v5228 : v5226;
-          const unsigned int v5233 = v5220 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5235 = v5233 << 28u;
-          const unsigned int v5236 = v5231 | v5235;
-          const float v5237 = __uint_as_float(v5236);
-          const float v5238 = v5237 * v5138;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5240 = v5119 >> 20u;
-          const unsigned int v5242 = v5240 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5244 = v5242 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5246 = v5244 << 22u;
-          const unsigned int v5248 = v5242 * 1056964608u;
-          const bool v5250 = v5242 < 2u;
-          const unsigned int v5251 = v5250 ? v5248 : v5246;
-          const unsigned int v5253 = v5240 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5255 = v5253 << 28u;
-          const unsigned int v5256 = v5251 | v5255;
-          const float v5257 = __uint_as_float(v5256);
-          const float v5258 = v5257 * v5138;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5260 = v5119 >> 24u;
-          const unsigned int v5262 = v5260 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5264 = v5262 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5266 = v5264 << 22u;
-          const unsigned int v5268 = v5262 * 1056964608u;
-          const bool v5270 = v5262 < 2u;
-          const unsigned int v5271 = v5270 ? v5268 : v5266;
-          const unsigned int v5273 = v5260 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5275 = v5273 << 28u;
-          const unsigned int v5276 = v5271 | v5275;
-          const float v5277 = __uint_as_float(v5276);
-          const float v5278 = v5277 * v5138;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5280 = v5119 >> 28u;
-          const unsigned int v5282 = v5280 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5284 = v5282 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5286 = v5284 << 22u;
-          const unsigned int v5288 = v5282 * 1056964608u;
-          const bool v5290 = v5282 < 2u;
-          const unsigned int v5291 = v5290 ? v5288 : v5286;
-          const unsigned int v5293 = v5280 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5295 = v5293 << 28u;
-          const unsigned int v5296 = v5291 | v5295;
-          const float v5297 = __uint_as_float(v5296);
-          const float v5298 = v5297 * v5138;  // kernels/gemm/quant_b.hpp:80
-          const float v5300 = v5104 ? v5158 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_bf16 v5301 = iron_f32_to_bf16(v5300);
-          const float v5303 = v5104 ? v5178 : 0.0f;
-          const iron_bf16 v5304 = iron_f32_to_bf16(v5303);
-          const float v5306 = v5104 ? v5198 : 0.0f;
-          const iron_bf16 v5307 = iron_f32_to_bf16(v5306);
-          const float v5309 = v5104 ? v5218 : 0.0f;
-          const iron_bf16 v5310 = iron_f32_to_bf16(v5309);
-          const float v5312 = v5104 ? v5238 : 0.0f;
-          const iron_bf16 v5313 = iron_f32_to_bf16(v5312);
-          const float v5315 = v5104 ? v5258 : 0.0f;
-          const iron_bf16 v5316 = iron_f32_to_bf16(v5315);
-          const float v5318 = v5104 ? v5278 : 0.0f;
-          const iron_bf16 v5319 = iron_f32_to_bf16(v5318);
-          const float v5321 = v5104 ? v5298 : 0.0f;
-          const iron_bf16 v5322 = iron_f32_to_bf16(v5321);
-          *reinterpret_cast<iron_bf16x8*>(shm1 + v4374) = iron_bf16x8{{v5301, v5304, v5307, v5310, v5313, v5316, v5319, v5322}};  // kernels/gemm/quant_b.hpp:146
+    if (v100) {  // kernels/gemm/gemm_tiles.hpp:261
+      for (unsigned int v3436 = 0u; v3436 < 2u; v3436 += 1u) {  // kernels/gemm/gemm_tiles.hpp:268
+        const unsigned int v3437 = v3436 << 5u;
+        const bool v3439 = v3437 < v3;
+        if (v3439) {
+          const unsigned int v3441 = v3436 * 5120u;  // kernels/gemm/gemm_tiles.hpp:265
+          const unsigned int v3443 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3446 = v3443 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3449 = v3443 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3450 = v3449 << 3u;
+          const unsigned int v3451 = v75 + v3446;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3452 = v3451 < v76;
+          const unsigned int v3453 = v3437 + v3450;
+          const bool v3454 = v3453 < v3;
+          const bool v3455 = v3452 && v3454;
+          const unsigned int v3457 = v3451 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3459 = v3457 + v3437;
+          const unsigned int v3460 = v3459 + v3450;
+          const unsigned int v3461 = v3455 ? v3460 : 0u;
+          const unsigned int v3463 = v3446 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3464 = v3441 + v3463;
+          const unsigned int v3465 = v3464 + v3450;
+          iron_copy_async<16>(shm0 + v3465, x_sorted + v3461, v3455);
+          const unsigned int v3468 = v3443 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3470 = v3468 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3473 = v3468 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3474 = v3473 << 3u;
+          const unsigned int v3475 = v75 + v3470;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3476 = v3475 < v76;
+          const unsigned int v3477 = v3437 + v3474;
+          const bool v3478 = v3477 < v3;
+          const bool v3479 = v3476 && v3478;
+          const unsigned int v3481 = v3475 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3483 = v3481 + v3437;
+          const unsigned int v3484 = v3483 + v3474;
+          const unsigned int v3485 = v3479 ? v3484 : 0u;
+          const unsigned int v3487 = v3470 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3488 = v3441 + v3487;
+          const unsigned int v3489 = v3488 + v3474;
+          iron_copy_async<16>(shm0 + v3489, x_sorted + v3485, v3479);
+          const unsigned int v3492 = v3443 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3494 = v3492 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3497 = v3492 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3498 = v3497 << 3u;
+          const unsigned int v3499 = v75 + v3494;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3500 = v3499 < v76;
+          const unsigned int v3501 = v3437 + v3498;
+          const bool v3502 = v3501 < v3;
+          const bool v3503 = v3500 && v3502;
+          const unsigned int v3505 = v3499 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3507 = v3505 + v3437;
+          const unsigned int v3508 = v3507 + v3498;
+          const unsigned int v3509 = v3503 ? v3508 : 0u;
+          const unsigned int v3511 = v3494 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3512 = v3441 + v3511;
+          const unsigned int v3513 = v3512 + v3498;
+          iron_copy_async<16>(shm0 + v3513, x_sorted + v3509, v3503);
+          const unsigned int v3516 = v3443 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3518 = v3516 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3521 = v3516 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3522 = v3521 << 3u;
+          const unsigned int v3523 = v75 + v3518;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3524 = v3523 < v76;
+          const unsigned int v3525 = v3437 + v3522;
+          const bool v3526 = v3525 < v3;
+          const bool v3527 = v3524 && v3526;
+          const unsigned int v3529 = v3523 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3531 = v3529 + v3437;
+          const unsigned int v3532 = v3531 + v3522;
+          const unsigned int v3533 = v3527 ? v3532 : 0u;
+          const unsigned int v3535 = v3518 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3536 = v3441 + v3535;
+          const unsigned int v3537 = v3536 + v3522;
+          iron_copy_async<16>(shm0 + v3537, x_sorted + v3533, v3527);
+          const unsigned int v3549 = v80 + v3446;  // kernels/gemm/quant_b.hpp:137
+          const bool v3550 = v3549 < v79;
+          const bool v3553 = v3550 && v3454;
+          const unsigned int v3555 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v3557 = min(v3453, v3555);
+          const unsigned int v3559 = v79 - 1u;
+          const unsigned int v3561 = min(v3549, v3559);
+          const unsigned int v3563 = v3557 >> 3u;  // kernels/gemm/quant_b.hpp:71
+          const unsigned int v3565 = v3 >> 3u;
+          const unsigned int v3566 = v3561 * v3565;
+          const unsigned int v3567 = v3566 + v3563;
+          const unsigned int v3568 = packed[v3567];
+          const unsigned int v3570 = v3557 >> 5u;  // kernels/gemm/quant_b.hpp:72
+          const unsigned int v3572 = v3 >> 5u;
+          const unsigned int v3573 = v3561 * v3572;
+          const unsigned int v3574 = v3573 + v3570;
+          const unsigned char v3575 = scales[v3574];
+          const unsigned int v3576 = static_cast<unsigned int>(v3575);
+          const unsigned int v3578 = v3576 << 23u;  // kernels/primitives/mxfp4.hpp:29
+          const bool v3581 = v3576 == 255u;
+          const unsigned int v3582 = v3581 ? 2143289344u : v3578;
+          const bool v3584 = v3576 == 0u;  // kernels/primitives/mxfp4.hpp:30
+          const unsigned int v3586 = v3584 ? 4194304u : v3582;
+          const float v3587 = __uint_as_float(v3586);
+          const unsigned int v3589 = v3568 >> 0u;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v3591 = v3589 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v3593 = v3591 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v3595 = v3593 << 22u;
+          const unsigned int v3597 = v3591 * 1056964608u;
+          const bool v3599 = v3591 < 2u;
+          const unsigned int v3600 = v3599 ? v3597 : v3595;
+          const unsigned int v3602 = v3589 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v3604 = v3602 << 28u;
+          const unsigned int v3605 = v3600 | v3604;
+          const float v3606 = __uint_as_float(v3605);
+          const float v3607 = v3606 * v3587;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v3609 = v3568 >> 4u;
+          const unsigned int v3611 = v3609 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v3613 = v3611 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v3615 = v3613 << 22u;
+          const unsigned int v3617 = v3611 * 1056964608u;
+          const bool v3619 = v3611 < 2u;
+          const unsigned int v3620 = v3619 ? v3617 : v3615;
+          const unsigned int v3622 = v3609 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v3624 = v3622 << 28u;
+          const unsigned int v3625 = v3620 | v3624;
+          const float v3626 = __uint_as_float(v3625);
+          const float v3627 = v3626 * v3587;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v3629 = v3568 >> 8u;
+          const unsigned int v3631 = v3629 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v3633 = v3631 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v3635 = v3633 << 22u;
+          const unsigned int v3637 = v3631 * 1056964608u;
+          const bool v3639 = v3631 < 2u;
+          const unsigned int v3640 = v3639 ? v3637 : v3635;
+          const unsigned int v3642 = v3629 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v3644 = v3642 << 28u;
+          const unsigned int v3645 = v3640 | v3644;
+          const float v3646 = __uint_as_float(v3645);
+          const float v3647 = v3646 * v3587;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v3649 = v3568 >> 12u;
+          const unsigned int v3651 = v3649 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v3653 = v3651 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v3655 = v3653 << 22u;
+          const unsigned int v3657 = v3651 * 1056964608u;
+          const bool v3659 = v3651 < 2u;
+          const unsigned int v3660 = v3659 ? v3657 : v3655;
+          const unsigned int v3662 = v3649 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v3664 = v3662 << 28u;
+          const unsigned int v3665 = v3660 | v3664;
+          const float v3666 = __uint_as_float(v3665);
+          const float v3667 = v3666 * v3587;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v3669 = v3568 >> 16u;
+          const unsigned int v3671 = v3669 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v3673 = v3671 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v3675 = v3673 << 22u;
+          const unsigned int v3677 = v3671 * 1056964608u;
+          const bool v3679 = v3671 < 2u;
+          const unsigned int v3680 = v3679 ? v3677 : v3675;
+          const unsigned int v3682 = v3669 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v3684 = v3682 << 28u;
+          const unsigned int v3685 = v3680 | v3684;
+          const float v3686 = __uint_as_float(v3685);
+          const float v3687 = v3686 * v3587;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v3689 = v3568 >> 20u;
+          const unsigned int v3691 = v3689 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v3693 = v3691 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v3695 = v3693 << 22u;
+          const unsigned int v3697 = v3691 * 1056964608u;
+          const bool v3699 = v3691 < 2u;
+          const unsigned int v3700 = v3699 ? v3697 : v3695;
+          const unsigned int v3702 = v3689 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v3704 = v3702 << 28u;
+          const unsigned int v3705 = v3700 | v3704;
+          const float v3706 = __uint_as_float(v3705);
+          const float v3707 = v3706 * v3587;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v3709 = v3568 >> 24u;
+          const unsigned int v3711 = v3709 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v3713 = v3711 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v3715 = v3713 << 22u;
+          const unsigned int v3717 = v3711 * 1056964608u;
+          const bool v3719 = v3711 < 2u;
+          const unsigned int v3720 = v3719 ? v3717 : v3715;
+          const unsigned int v3722 = v3709 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v3724 = v3722 << 28u;
+          const unsigned int v3725 = v3720 | v3724;
+          const float v3726 = __uint_as_float(v3725);
+          const float v3727 = v3726 * v3587;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v3729 = v3568 >> 28u;
+          const unsigned int v3731 = v3729 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v3733 = v3731 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v3735 = v3733 << 22u;
+          const unsigned int v3737 = v3731 * 1056964608u;
+          const bool v3739 = v3731 < 2u;
+          const unsigned int v3740 = v3739 ? v3737 : v3735;
+          const unsigned int v3742 = v3729 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v3744 = v3742 << 28u;
+          const unsigned int v3745 = v3740 | v3744;
+          const float v3746 = __uint_as_float(v3745);
+          const float v3747 = v3746 * v3587;  // kernels/gemm/quant_b.hpp:80
+          const float v3749 = v3553 ? v3607 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_bf16 v3750 = iron_f32_to_bf16(v3749);
+          const float v3752 = v3553 ? v3627 : 0.0f;
+          const iron_bf16 v3753 = iron_f32_to_bf16(v3752);
+          const float v3755 = v3553 ? v3647 : 0.0f;
+          const iron_bf16 v3756 = iron_f32_to_bf16(v3755);
+          const float v3758 = v3553 ? v3667 : 0.0f;
+          const iron_bf16 v3759 = iron_f32_to_bf16(v3758);
+          const float v3761 = v3553 ? v3687 : 0.0f;
+          const iron_bf16 v3762 = iron_f32_to_bf16(v3761);
+          const float v3764 = v3553 ? v3707 : 0.0f;
+          const iron_bf16 v3765 = iron_f32_to_bf16(v3764);
+          const float v3767 = v3553 ? v3727 : 0.0f;
+          const iron_bf16 v3768 = iron_f32_to_bf16(v3767);
+          const float v3770 = v3553 ? v3747 : 0.0f;
+          const iron_bf16 v3771 = iron_f32_to_bf16(v3770);
+          *reinterpret_cast<iron_bf16x8*>(shm1 + v3465) = iron_bf16x8{{v3750, v3753, v3756, v3759, v3762, v3765, v3768, v3771}};  // kernels/gemm/quant_b.hpp:146
+          const unsigned int v3787 = v80 + v3470;  // kernels/gemm/quant_b.hpp:137
+          const bool v3788 = v3787 < v79;
+          const bool v3791 = v3788 && v3478;
+          const unsigned int v3795 = min(v3477, v3555);  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v3799 = min(v3787, v3559);
+          const unsigned int v3801 = v3795 >> 3u;  // kernels/gemm/quant_b.hpp:71
+          const unsigned int v3804 = v3799 * v3565;
+          const unsigned int v3805 = v3804 + v3801;
+          const unsigned int v3806 = packed[v3805];
+          const unsigned int v3808 = v3795 >> 5u;  // kernels/gemm/quant_b.hpp:72
+          const unsigned int v3811 = v3799 * v3572;
+          const unsigned int v3812 = v3811 + v3808;
+          const unsigned char v3813 = scales[v3812];
+          const unsigned int v3814 = static_cast<unsigned int>(v3813);
+          const unsigned int v3816 = v3814 << 23u;  // kernels/primitives/mxfp4.hpp:29
+          const bool v3819 = v3814 == 255u;
+          const unsigned int v3820 = v3819 ? 2143289344u : v3816;
+          const bool v3822 = v3814 == 0u;  // kernels/primitives/mxfp4.hpp:30
+          const unsigned int v3824 = v3822 ? 4194304u : v3820;
+          const float v3825 = __uint_as_float(v3824);
+          const unsigned int v3827 = v3806 >> 0u;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v3829 = v3827 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v3831 = v3829 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v3833 = v3831 << 22u;
+          const unsigned int v3835 = v3829 * 1056964608u;
+          const bool v3837 = v3829 < 2u;
+          const unsigned int v3838 = v3837 ? v3835 : v3833;
+          const unsigned int v3840 = v3827 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v3842 = v3840 << 28u;
+          const unsigned int v3843 = v3838 | v3842;
+          const float v3844 = __uint_as_float(v3843);
+          const float v3845 = v3844 * v3825;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v3847 = v3806 >> 4u;
+          const unsigned int v3849 = v3847 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v3851 = v3849 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v3853 = v3851 << 22u;
+          const unsigned int v3855 = v3849 * 1056964608u;
+          const bool v3857 = v3849 < 2u;
+          const unsigned int v3858 = v3857 ? v3855 : v3853;
+          const unsigned int v3860 = v3847 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v3862 = v3860 << 28u;
+          const unsigned int v3863 = v3858 | v3862;
+          const float v3864 = __uint_as_float(v3863);
+          const float v3865 = v3864 * v3825;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v3867 = v3806 >> 8u;
+          const unsigned int v3869 = v3867 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v3871 = v3869 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v3873 = v3871 << 22u;
+          const unsigned int v3875 = v3869 * 1056964608u;
+          const bool v3877 = v3869 < 2u;
+          const unsigned int v3878 = v3877 ? v3875 : v3873;
+          const unsigned int v3880 = v3867 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v3882 = v3880 << 28u;
+          const unsigned int v3883 = v3878 | v3882;
+          const float v3884 = __uint_as_float(v3883);
+          const float v3885 = v3884 * v3825;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v3887 = v3806 >> 12u;
+          const unsigned int v3889 = v3887 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v3891 = v3889 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v3893 = v3891 << 22u;
+          const unsigned int v3895 = v3889 * 1056964608u;
+          const bool v3897 = v3889 < 2u;
+          const unsigned int v3898 = v3897 ? v3895 : v3893;
+          const unsigned int v3900 = v3887 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v3902 = v3900 << 28u;
+          const unsigned int v3903 = v3898 | v3902;
+          const float v3904 = __uint_as_float(v3903);
+          const float v3905 = v3904 * v3825;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v3907 = v3806 >> 16u;
+          const unsigned int v3909 = v3907 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v3911 = v3909 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v3913 = v3911 << 22u;
+          const unsigned int v3915 = v3909 * 1056964608u;
+          const bool v3917 = v3909 < 2u;
+          const unsigned int v3918 = v3917 ? v3915 : v3913;
+          const unsigned int v3920 = v3907 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v3922 = v3920 << 28u;
+          const unsigned int v3923 = v3918 | v3922;
+          const float v3924 = __uint_as_float(v3923);
+          const float v3925 = v3924 * v3825;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v3927 = v3806 >> 20u;
+          const unsigned int v3929 = v3927 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v3931 = v3929 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v3933 = v3931 << 22u;
+          const unsigned int v3935 = v3929 * 1056964608u;
+          const bool v3937 = v3929 < 2u;
+          const unsigned int v3938 = v3937 ? v3935 : v3933;
+          const unsigned int v3940 = v3927 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v3942 = v3940 << 28u;
+          const unsigned int v3943 = v3938 | v3942;
+          const float v3944 = __uint_as_float(v3943);
+          const float v3945 = v3944 * v3825;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v3947 = v3806 >> 24u;
+          const unsigned int v3949 = v3947 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v3951 = v3949 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v3953 = v3951 << 22u;
+          const unsigned int v3955 = v3949 * 1056964608u;
+          const bool v3957 = v3949 < 2u;
+          const unsigned int v3958 = v3957 ? v3955 : v3953;
+          const unsigned int v3960 = v3947 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v3962 = v3960 << 28u;
+          const unsigned int v3963 = v3958 | v3962;
+          const float v3964 = __uint_as_float(v3963);
+          const float v3965 = v3964 * v3825;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v3967 = v3806 >> 28u;
+          const unsigned int v3969 = v3967 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v3971 = v3969 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v3973 = v3971 << 22u;
+          const unsigned int v3975 = v3969 * 1056964608u;
+          const bool v3977 = v3969 < 2u;
+          const unsigned int v3978 = v3977 ? v3975 : v3973;
+          const unsigned int v3980 = v3967 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v3982 = v3980 << 28u;
+          const unsigned int v3983 = v3978 | v3982;
+          const float v3984 = __uint_as_float(v3983);
+          const float v3985 = v3984 * v3825;  // kernels/gemm/quant_b.hpp:80
+          const float v3987 = v3791 ? v3845 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_bf16 v3988 = iron_f32_to_bf16(v3987);
+          const float v3990 = v3791 ? v3865 : 0.0f;
+          const iron_bf16 v3991 = iron_f32_to_bf16(v3990);
+          const float v3993 = v3791 ? v3885 : 0.0f;
+          const iron_bf16 v3994 = iron_f32_to_bf16(v3993);
+          const float v3996 = v3791 ? v3905 : 0.0f;
+          const iron_bf16 v3997 = iron_f32_to_bf16(v3996);
+          const float v3999 = v3791 ? v3925 : 0.0f;
+          const iron_bf16 v4000 = iron_f32_to_bf16(v3999);
+          const float v4002 = v3791 ? v3945 : 0.0f;
+          const iron_bf16 v4003 = iron_f32_to_bf16(v4002);
+          const float v4005 = v3791 ? v3965 : 0.0f;
+          const iron_bf16 v4006 = iron_f32_to_bf16(v4005);
+          const float v4008 = v3791 ? v3985 : 0.0f;
+          const iron_bf16 v4009 = iron_f32_to_bf16(v4008);
+          *reinterpret_cast<iron_bf16x8*>(shm1 + v3489) = iron_bf16x8{{v3988, v3991, v3994, v3997, v4000, v4003, v4006, v4009}};  // kernels/gemm/quant_b.hpp:146
+          const unsigned int v4025 = v80 + v3494;  // kernels/gemm/quant_b.hpp:137
+          const bool v4026 = v4025 < v79;
+          const bool v4029 = v4026 && v3502;
+          const unsigned int v4033 = min(v3501, v3555);  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v4037 = min(v4025, v3559);
+          const unsigned int v4039 = v4033 >> 3u;  // kernels/gemm/quant_b.hpp:71
+          const unsigned int v4042 = v4037 * v3565;
+          const unsigned int v4043 = v4042 + v4039;
+          const unsigned int v4044 = packed[v4043];
+          const unsigned int v4046 = v4033 >> 5u;  // kernels/gemm/quant_b.hpp:72
+          const unsigned int v4049 = v4037 * v3572;
+          const unsigned int v4050 = v4049 + v4046;
+          const unsigned char v4051 = scales[v4050];
+          const unsigned int v4052 = static_cast<unsigned int>(v4051);
+          const unsigned int v4054 = v4052 << 23u;  // kernels/primitives/mxfp4.hpp:29
+          const bool v4057 = v4052 == 255u;
+          const unsigned int v4058 = v4057 ? 2143289344u : v4054;
+          const bool v4060 = v4052 == 0u;  // kernels/primitives/mxfp4.hpp:30
+          const unsigned int v4062 = v4060 ? 4194304u : v4058;
+          const float v4063 = __uint_as_float(v4062);
+          const unsigned int v4065 = v4044 >> 0u;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4067 = v4065 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4069 = v4067 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4071 = v4069 << 22u;
+          const unsigned int v4073 = v4067 * 1056964608u;
+          const bool v4075 = v4067 < 2u;
+          const unsigned int v4076 = v4075 ? v4073 : v4071;
+          const unsigned int v4078 = v4065 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4080 = v4078 << 28u;
+          const unsigned int v4081 = v4076 | v4080;
+          const float v4082 = __uint_as_float(v4081);
+          const float v4083 = v4082 * v4063;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4085 = v4044 >> 4u;
+          const unsigned int v4087 = v4085 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4089 = v4087 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4091 = v4089 << 22u;
+          const unsigned int v4093 = v4087 * 1056964608u;
+          const bool v4095 = v4087 < 2u;
+          const unsigned int v4096 = v4095 ? v4093 : v4091;
+          const unsigned int v4098 = v4085 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4100 = v4098 << 28u;
+          const unsigned int v4101 = v4096 | v4100;
+          const float v4102 = __uint_as_float(v4101);
+          const float v4103 = v4102 * v4063;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4105 = v4044 >> 8u;
+          const unsigned int v4107 = v4105 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4109 = v4107 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4111 = v4109 << 22u;
+          const unsigned int v4113 = v4107 * 1056964608u;
+          const bool v4115 = v4107 < 2u;
+          const unsigned int v4116 = v4115 ? v4113 : v4111;
+          const unsigned int v4118 = v4105 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4120 = v4118 << 28u;
+          const unsigned int v4121 = v4116 | v4120;
+          const float v4122 = __uint_as_float(v4121);
+          const float v4123 = v4122 * v4063;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4125 = v4044 >> 12u;
+          const unsigned int v4127 = v4125 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4129 = v4127 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4131 = v4129 << 22u;
+          const unsigned int v4133 = v4127 * 1056964608u;
+          const bool v4135 = v4127 < 2u;
+          const unsigned int v4136 = v4135 ? v4133 : v4131;
+          const unsigned int v4138 = v4125 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4140 = v4138 << 28u;
+          const unsigned int v4141 = v4136 | v4140;
+          const float v4142 = __uint_as_float(v4141);
+          const float v4143 = v4142 * v4063;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4145 = v4044 >> 16u;
+          const unsigned int v4147 = v4145 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4149 = v4147 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4151 = v4149 << 22u;
+          const unsigned int v4153 = v4147 * 1056964608u;
+          const bool v4155 = v4147 < 2u;
+          const unsigned int v4156 = v4155 ? v4153 : v4151;
+          const unsigned int v4158 = v4145 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4160 = v4158 << 28u;
+          const unsigned int v4161 = v4156 | v4160;
+          const float v4162 = __uint_as_float(v4161);
+          const float v4163 = v4162 * v4063;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4165 = v4044 >> 20u;
+          const unsigned int v4167 = v4165 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4169 = v4167 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4171 = v4169 << 22u;
+          const unsigned int v4173 = v4167 * 1056964608u;
+          const bool v4175 = v4167 < 2u;
+          const unsigned int v4176 = v4175 ? v4173 : v4171;
+          const unsigned int v4178 = v4165 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4180 = v4178 << 28u;
+          const unsigned int v4181 = v4176 | v4180;
+          const float v4182 = __uint_as_float(v4181);
+          const float v4183 = v4182 * v4063;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4185 = v4044 >> 24u;
+          const unsigned int v4187 = v4185 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4189 = v4187 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4191 = v4189 << 22u;
+          const unsigned int v4193 = v4187 * 1056964608u;
+          const bool v4195 = v4187 < 2u;
+          const unsigned int v4196 = v4195 ? v4193 : v4191;
+          const unsigned int v4198 = v4185 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4200 = v4198 << 28u;
+          const unsigned int v4201 = v4196 | v4200;
+          const float v4202 = __uint_as_float(v4201);
+          const float v4203 = v4202 * v4063;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4205 = v4044 >> 28u;
+          const unsigned int v4207 = v4205 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4209 = v4207 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4211 = v4209 << 22u;
+          const unsigned int v4213 = v4207 * 1056964608u;
+          const bool v4215 = v4207 < 2u;
+          const unsigned int v4216 = v4215 ? v4213 : v4211;
+          const unsigned int v4218 = v4205 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4220 = v4218 << 28u;
+          const unsigned int v4221 = v4216 | v4220;
+          const float v4222 = __uint_as_float(v4221);
+          const float v4223 = v4222 * v4063;  // kernels/gemm/quant_b.hpp:80
+          const float v4225 = v4029 ? v4083 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_bf16 v4226 = iron_f32_to_bf16(v4225);
+          const float v4228 = v4029 ? v4103 : 0.0f;
+          const iron_bf16 v4229 = iron_f32_to_bf16(v4228);
+          const float v4231 = v4029 ? v4123 : 0.0f;
+          const iron_bf16 v4232 = iron_f32_to_bf16(v4231);
+          const float v4234 = v4029 ? v4143 : 0.0f;
+          const iron_bf16 v4235 = iron_f32_to_bf16(v4234);
+          const float v4237 = v4029 ? v4163 : 0.0f;
+          const iron_bf16 v4238 = iron_f32_to_bf16(v4237);
+          const float v4240 = v4029 ? v4183 : 0.0f;
+          const iron_bf16 v4241 = iron_f32_to_bf16(v4240);
+          const float v4243 = v4029 ? v4203 : 0.0f;
+          const iron_bf16 v4244 = iron_f32_to_bf16(v4243);
+          const float v4246 = v4029 ? v4223 : 0.0f;
+          const iron_bf16 v4247 = iron_f32_to_bf16(v4246);
+          *reinterpret_cast<iron_bf16x8*>(shm1 + v3513) = iron_bf16x8{{v4226, v4229, v4232, v4235, v4238, v4241, v4244, v4247}};  // kernels/gemm/quant_b.hpp:146
+          const unsigned int v4263 = v80 + v3518;  // kernels/gemm/quant_b.hpp:137
+          const bool v4264 = v4263 < v79;
+          const bool v4267 = v4264 && v3526;
+          const unsigned int v4271 = min(v3525, v3555);  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v4275 = min(v4263, v3559);
+          const unsigned int v4277 = v4271 >> 3u;  // kernels/gemm/quant_b.hpp:71
+          const unsigned int v4280 = v4275 * v3565;
+          const unsigned int v4281 = v4280 + v4277;
+          const unsigned int v4282 = packed[v4281];
+          const unsigned int v4284 = v4271 >> 5u;  // kernels/gemm/quant_b.hpp:72
+          const unsigned int v4287 = v4275 * v3572;
+          const unsigned int v4288 = v4287 + v4284;
+          const unsigned char v4289 = scales[v4288];
+          const unsigned int v4290 = static_cast<unsigned int>(v4289);
+          const unsigned int v4292 = v4290 << 23u;  // kernels/primitives/mxfp4.hpp:29
+          const bool v4295 = v4290 == 255u;
+          const unsigned int v4296 = v4295 ? 2143289344u : v4292;
+          const bool v4298 = v4290 == 0u;  // kernels/primitives/mxfp4.hpp:30
+          const unsigned int v4300 = v4298 ? 4194304u : v4296;
+          const float v4301 = __uint_as_float(v4300);
+          const unsigned int v4303 = v4282 >> 0u;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4305 = v4303 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4307 = v4305 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4309 = v4307 << 22u;
+          const unsigned int v4311 = v4305 * 1056964608u;
+          const bool v4313 = v4305 < 2u;
+          const unsigned int v4314 = v4313 ? v4311 : v4309;
+          const unsigned int v4316 = v4303 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4318 = v4316 << 28u;
+          const unsigned int v4319 = v4314 | v4318;
+          const float v4320 = __uint_as_float(v4319);
+          const float v4321 = v4320 * v4301;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4323 = v4282 >> 4u;
+          const unsigned int v4325 = v4323 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4327 = v4325 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4329 = v4327 << 22u;
+          const unsigned int v4331 = v4325 * 1056964608u;
+          const bool v4333 = v4325 < 2u;
+          const unsigned int v4334 = v4333 ? v4331 : v4329;
+          const unsigned int v4336 = v4323 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4338 = v4336 << 28u;
+          const unsigned int v4339 = v4334 | v4338;
+          const float v4340 = __uint_as_float(v4339);
+          const float v4341 = v4340 * v4301;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4343 = v4282 >> 8u;
+          const unsigned int v4345 = v4343 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4347 = v4345 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4349 = v4347 << 22u;
+          const unsigned int v4351 = v4345 * 1056964608u;
+          const bool v4353 = v4345 < 2u;
+          const unsigned int v4354 = v4353 ? v4351 : v4349;
+          const unsigned int v4356 = v4343 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4358 = v4356 << 28u;
+          const unsigned int v4359 = v4354 | v4358;
+          const float v4360 = __uint_as_float(v4359);
+          const float v4361 = v4360 * v4301;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4363 = v4282 >> 12u;
+          const unsigned int v4365 = v4363 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4367 = v4365 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4369 = v4367 << 22u;
+          const unsigned int v4371 = v4365 * 1056964608u;
+          const bool v4373 = v4365 < 2u;
+          const unsigned int v4374 = v4373 ? v4371 : v4369;
+          const unsigned int v4376 = v4363 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4378 = v4376 << 28u;
+          const unsigned int v4379 = v4374 | v4378;
+          const float v4380 = __uint_as_float(v4379);
+          const float v4381 = v4380 * v4301;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4383 = v4282 >> 16u;
+          const unsigned int v4385 = v4383 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4387 = v4385 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4389 = v4387 << 22u;
+          const unsigned int v4391 = v4385 * 1056964608u;
+          const bool v4393 = v4385 < 2u;
+          const unsigned int v4394 = v4393 ? v4391 : v4389;
+          const unsigned int v4396 = v4383 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4398 = v4396 << 28u;
+          const unsigned int v4399 = v4394 | v4398;
+          const float v4400 = __uint_as_float(v4399);
+          const float v4401 = v4400 * v4301;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4403 = v4282 >> 20u;
+          const unsigned int v4405 = v4403 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4407 = v4405 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4409 = v4407 << 22u;
+          const unsigned int v4411 = v4405 * 1056964608u;
+          const bool v4413 = v4405 < 2u;
+          const unsigned int v4414 = v4413 ? v4411 : v4409;
+          const unsigned int v4416 = v4403 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4418 = v4416 << 28u;
+          const unsigned int v4419 = v4414 | v4418;
+          const float v4420 = __uint_as_float(v4419);
+          const float v4421 = v4420 * v4301;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4423 = v4282 >> 24u;
+          const unsigned int v4425 = v4423 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4427 = v4425 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4429 = v4427 << 22u;
+          const unsigned int v4431 = v4425 * 1056964608u;
+          const bool v4433 = v4425 < 2u;
+          const unsigned int v4434 = v4433 ? v4431 : v4429;
+          const unsigned int v4436 = v4423 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4438 = v4436 << 28u;
+          const unsigned int v4439 = v4434 | v4438;
+          const float v4440 = __uint_as_float(v4439);
+          const float v4441 = v4440 * v4301;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4443 = v4282 >> 28u;
+          const unsigned int v4445 = v4443 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4447 = v4445 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4449 = v4447 << 22u;
+          const unsigned int v4451 = v4445 * 1056964608u;
+          const bool v4453 = v4445 < 2u;
+          const unsigned int v4454 = v4453 ? v4451 : v4449;
+          const unsigned int v4456 = v4443 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4458 = v4456 << 28u;
+          const unsigned int v4459 = v4454 | v4458;
+          const float v4460 = __uint_as_float(v4459);
+          const float v4461 = v4460 * v4301;  // kernels/gemm/quant_b.hpp:80
+          const float v4463 = v4267 ? v4321 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_bf16 v4464 = iron_f32_to_bf16(v4463);
+          const float v4466 = v4267 ? v4341 : 0.0f;
+          const iron_bf16 v4467 = iron_f32_to_bf16(v4466);
+          const float v4469 = v4267 ? v4361 : 0.0f;
+          const iron_bf16 v4470 = iron_f32_to_bf16(v4469);
+          const float v4472 = v4267 ? v4381 : 0.0f;
+          const iron_bf16 v4473 = iron_f32_to_bf16(v4472);
+          const float v4475 = v4267 ? v4401 : 0.0f;
+          const iron_bf16 v4476 = iron_f32_to_bf16(v4475);
+          const float v4478 = v4267 ? v4421 : 0.0f;
+          const iron_bf16 v4479 = iron_f32_to_bf16(v4478);
+          const float v4481 = v4267 ? v4441 : 0.0f;
+          const iron_bf16 v4482 = iron_f32_to_bf16(v4481);
+          const float v4484 = v4267 ? v4461 : 0.0f;
+          const iron_bf16 v4485 = iron_f32_to_bf16(v4484);
+          *reinterpret_cast<iron_bf16x8*>(shm1 + v3537) = iron_bf16x8{{v4464, v4467, v4470, v4473, v4476, v4479, v4482, v4485}};  // kernels/gemm/quant_b.hpp:146
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:268
       }
-      const unsigned int v5341 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
-      const unsigned int v5347 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
+      const unsigned int v4504 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:252
+      const unsigned int v4510 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:256
 
-      for (unsigned int v5329 = 0u; v5329 < v3; v5329 += 32u) {  // kernels/gemm/gemm_tiles.hpp:267
-        const unsigned int v5331 = v5329 >> 5u;
-        const unsigned int v5333 = v5331 % 3u;
+      for (unsigned int v4492 = 0u; v4492 < v3; v4492 += 32u) {  // kernels/gemm/gemm_tiles.hpp:268
+        const unsigned int v4494 = v4492 >> 5u;
+        const unsigned int v4496 = v4494 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        const unsigned int v5335 = v5333 * 5120u;  // kernels/gemm/gemm_tiles.hpp:269
-        const unsigned int v5342 = v5335 + v5341;  // kernels/gemm/gemm_tiles.hpp:251
-        iron_frag_load_shared<false>(v94, shm0, v5342, 40u);
-        const unsigned int v5348 = v5335 + v5347;  // kernels/gemm/gemm_tiles.hpp:255
-        iron_frag_load_shared<true>(v96, shm1, v5348, 40u);
-        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:257
-        const unsigned int v5355 = v5342 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-        iron_frag_load_shared<false>(v94, shm0, v5355, 40u);
-        const unsigned int v5361 = v5348 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
-        iron_frag_load_shared<true>(v96, shm1, v5361, 40u);
-        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:257
-        const unsigned int v5364 = v5329 + 64u;  // kernels/gemm/gemm_tiles.hpp:267
-        const unsigned int v5366 = v5331 + 2u;
-        const unsigned int v5367 = v5366 % 3u;
-        const bool v5368 = v5364 < v3;
-        if (v5368) {
-          const unsigned int v5370 = v5367 * 5120u;  // kernels/gemm/gemm_tiles.hpp:264
-          const unsigned int v5372 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v5375 = v5372 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v5378 = v5372 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v5379 = v5378 << 3u;
-          const unsigned int v5380 = v75 + v5375;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v5381 = v5380 < v76;
-          const unsigned int v5382 = v5364 + v5379;
-          const bool v5383 = v5382 < v3;
-          const bool v5384 = v5381 && v5383;
-          const unsigned int v5386 = v5380 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v5388 = v5386 + v5364;
-          const unsigned int v5389 = v5388 + v5379;
-          const unsigned int v5390 = v5384 ? v5389 : 0u;
-          const unsigned int v5392 = v5375 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v5393 = v5370 + v5392;
-          const unsigned int v5394 = v5393 + v5379;
-          iron_copy_async<16>(shm0 + v5394, x_sorted + v5390, v5384);
-          const unsigned int v5397 = v5372 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v5399 = v5397 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v5402 = v5397 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v5403 = v5402 << 3u;
-          const unsigned int v5404 = v75 + v5399;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v5405 = v5404 < v76;
-          const unsigned int v5406 = v5364 + v5403;
-          const bool v5407 = v5406 < v3;
-          const bool v5408 = v5405 && v5407;
-          const unsigned int v5410 = v5404 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v5412 = v5410 + v5364;
-          const unsigned int v5413 = v5412 + v5403;
-          const unsigned int v5414 = v5408 ? v5413 : 0u;
-          const unsigned int v5416 = v5399 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v5417 = v5370 + v5416;
-          const unsigned int v5418 = v5417 + v5403;
-          iron_copy_async<16>(shm0 + v5418, x_sorted + v5414, v5408);
-          const unsigned int v5421 = v5372 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v5423 = v5421 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v5426 = v5421 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v5427 = v5426 << 3u;
-          const unsigned int v5428 = v75 + v5423;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v5429 = v5428 < v76;
-          const unsigned int v5430 = v5364 + v5427;
-          const bool v5431 = v5430 < v3;
-          const bool v5432 = v5429 && v5431;
-          const unsigned int v5434 = v5428 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v5436 = v5434 + v5364;
-          const unsigned int v5437 = v5436 + v5427;
-          const unsigned int v5438 = v5432 ? v5437 : 0u;
-          const unsigned int v5440 = v5423 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v5441 = v5370 + v5440;
-          const unsigned int v5442 = v5441 + v5427;
-          iron_copy_async<16>(shm0 + v5442, x_sorted + v5438, v5432);
-          const unsigned int v5445 = v5372 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v5447 = v5445 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v5450 = v5445 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v5451 = v5450 << 3u;
-          const unsigned int v5452 = v75 + v5447;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v5453 = v5452 < v76;
-          const unsigned int v5454 = v5364 + v5451;
-          const bool v5455 = v5454 < v3;
-          const bool v5456 = v5453 && v5455;
-          const unsigned int v5458 = v5452 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v5460 = v5458 + v5364;
-          const unsigned int v5461 = v5460 + v5451;
-          const unsigned int v5462 = v5456 ? v5461 : 0u;
-          const unsigned int v5464 = v5447 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v5465 = v5370 + v5464;
-          const unsigned int v5466 = v5465 + v5451;
-          iron_copy_async<16>(shm0 + v5466, x_sorted + v5462, v5456);
-          const unsigned int v5478 = v80 + v5375;  // kernels/gemm/quant_b.hpp:137
-          const bool v5479 = v5478 < v79;
-          const bool v5482 = v5479 && v5383;
-          const unsigned int v5484 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v5486 = min(v5382, v5484);
-          const unsigned int v5488 = v79 - 1u;
-          const unsigned int v5490 = min(v5478, v5488);
-          const unsigned int v5492 = v5486 >> 3u;  // kernels/gemm/quant_b.hpp:71
-          const unsigned int v5494 = v3 >> 3u;
-          const unsigned int v5495 = v5490 * v5494;
-          const unsigned int v5496 = v5495 + v5492;
-          const unsigned int v5497 = packed[v5496];
-          const unsigned int v5499 = v5486 >> 5u;  // kernels/gemm/quant_b.hpp:72
-          const unsigned int v5501 = v3 >> 5u;
-          const unsigned int v5502 = v5490 * v5501;
-          const unsigned int v5503 = v5502 + v5499;
-          const unsigned char v5504 = scales[v5503];
-          const unsigned int v5505 = static_cast<unsigned int>(v5504);
-          const unsigned int v5507 = v5505 << 23u;  // kernels/primitives/mxfp4.hpp:29
-          const bool v5510 = v5505 == 255u;
-          const unsigned int v5511 = v5510 ? 2143289344u : v5507;
-          const bool v5513 = v5505 == 0u;  // kernels/primitives/mxfp4.hpp:30
-          const unsigned int v5515 = v5513 ? 4194304u : v5511;
-          const float v5516 = __uint_as_float(v5515);
-          const unsigned int v5518 = v5497 >> 0u;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5520 = v5518 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5522 = v5520 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5524 = v5522 << 22u;
-          const unsigned int v5526 = v5520 * 1056964608u;
-          const bool v5528 = v5520 < 2u;
-          const unsigned int v5529 = v5528 ? v5526 : v5524;
-          const unsigned int v5531 = v5518 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5533 = v5531 << 28u;
-          const unsigned int v5534 = v5529 | v5533;
-          const float v5535 = __uint_as_float(v5534);
-          const float v5536 = v5535 * v5516;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5538 = v5497 >> 4u;
-          const unsigned int v5540 = v5538 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5542 = v5540 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5544 = v5542 << 22u;
-          const unsigned int v5546 = v5540 * 1056964608u;
-          const bool v5548 = v5540 < 2u;
-          const unsigned int v5549 = v5548 ? v5546 : v5544;
-          const unsigned int v5551 = v5538 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5553 = v5551 << 28u;
-          const unsigned int v5554 = v5549 | v5553;
-          const float v5555 = __uint_as_float(v5554);
-          const float v5556 = v5555 * v5516;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5558 = v5497 >> 8u;
-          const unsigned int v5560 = v5558 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5562 = v5560 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5564 = v5562 << 22u;
-          const unsigned int v5566 = v5560 * 1056964608u;
-          const bool v5568 = v5560 < 2u;
-          const unsigned int v5569 = v5568 ? v5566 : v5564;
-          const unsigned int v5571 = v5558 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5573 = v5571 << 28u;
-          const unsigned int v5574 = v5569 | v5573;
-          const float v5575 = __uint_as_float(v5574);
-          const float v5576 = v5575 * v5516;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5578 = v5497 >> 12u;
-          const unsigned int v5580 = v5578 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5582 = v5580 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5584 = v5582 << 22u;
-          const unsigned int v5586 = v5580 * 1056964608u;
-          const bool v5588 = v5580 < 2u;
-          const unsigned int v5589 = v5588 ? v5586 : v5584;
-          const unsigned int v5591 = v5578 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5593 = v5591 << 28u;
-          const unsigned int v5594 = v5589 | v5593;
-          const float v5595 = __uint_as_float(v5594);
-          const float v5596 = v5595 * v5516;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5598 = v5497 >> 16u;
-          const unsigned int v5600 = v5598 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5602 = v5600 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5604 = v5602 << 22u;
-          const unsigned int v5606 = v5600 * 1056964608u;
-          const bool v5608 = v5600 < 2u;
-          const unsigned int v5609 = v5608 ? v5606 : v5604;
-          const unsigned int v5611 = v5598 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5613 = v5611 << 28u;
-          const unsigned int v5614 = v5609 | v5613;
-          const float v5615 = __uint_as_float(v5614);
-          const float v5616 = v5615 * v5516;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5618 = v5497 >> 20u;
-          const unsigned int v5620 = v5618 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5622 = v5620 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5624 = v5622 << 22u;
-          const unsigned int v5626 = v5620 * 1056964608u;
-          const bool v5628 = v5620 < 2u;
-          const unsigned int v5629 = v5628 ? v5626 : v5624;
-          const unsigned int v5631 = v5618 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5633 = v5631 << 28u;
-          const unsigned int v5634 = v5629 | v5633;
-          const float v5635 = __uint_as_float(v5634);
-          const float v5636 = v5635 * v5516;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5638 = v5497 >> 24u;
-          const unsigned int v5640 = v5638 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5642 = v5640 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5644 = v5642 << 22u;
-          const unsigned int v5646 = v5640 * 1056964608u;
-          const bool v5648 = v5640 < 2u;
-          const unsigned int v5649 = v5648 ? v5646 : v5644;
-          const unsigned int v5651 = v5638 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5653 = v5651 << 28u;
-          const unsigned int v5654 = v5649 | v5653;
-          const float v5655 = __uint_as_float(v5654);
-          const float v5656 = v5655 * v5516;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5658 = v5497 >> 28u;
-          const unsigned int v5660 = v5658 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5662 = v5660 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5664 = v5662 << 22u;
-          const unsigned int v5666 = v5660 * 1056964608u;
-          const bool v5668 = v5660 < 2u;
-          const unsigned int v5669 = v5668 ? v5666 : v5664;
-          const unsigned int v5671 = v5658 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5673 = v5671 << 28u;
-          const unsigned int v5674 = v5669 | v5673;
-          const float v5675 = __uint_as_float(v5674);
-          const float v5676 = v5675 * v5516;  // kernels/gemm/quant_b.hpp:80
-          const float v5678 = v5482 ? v5536 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_bf16 v5679 = iron_f32_to_bf16(v5678);
-          const float v5681 = v5482 ? v5556 : 0.0f;
-          const iron_bf16 v5682 = iron_f32_to_bf16(v5681);
-          const float v5684 = v5482 ? v5576 : 0.0f;
-          const iron_bf16 v5685 = iron_f32_to_bf16(v5684);
-          const float v5687 = v5482 ? v5596 : 0.0f;
-          const iron_bf16 v5688 = iron_f32_to_bf16(v5687);
-          const float v5690 = v5482 ? v5616 : 0.0f;
-          const iron_bf16 v5691 = iron_f32_to_bf16(v5690);
-          const float v5693 = v5482 ? v5636 : 0.0f;
-          const iron_bf16 v5694 = iron_f32_to_bf16(v5693);
-          const float v5696 = v5482 ? v5656 : 0.0f;
-          const iron_bf16 v5697 = iron_f32_to_bf16(v5696);
-          const float v5699 = v5482 ? v5676 : 0.0f;
-          const iron_bf16 v5700 = iron_f32_to_bf16(v5699);
-          *reinterpret_cast<iron_bf16x8*>(shm1 + v5394) = iron_bf16x8{{v5679, v5682, v5685, v5688, v5691, v5694, v5697, v5700}};  // kernels/gemm/quant_b.hpp:146
-          const unsigned int v5716 = v80 + v5399;  // kernels/gemm/quant_b.hpp:137
-          const bool v5717 = v5716 < v79;
-          const bool v5720 = v5717 && v5407;
-          const unsigned int v5724 = min(v5406, v5484);  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v5728 = min(v5716, v5488);
-          const unsigned int v5730 = v5724 >> 3u;  // kernels/gemm/quant_b.hpp:71
-          const unsigned int v5733 = v5728 * v5494;
-          const unsigned int v5734 = v5733 + v5730;
-          const unsigned int v5735 = packed[v5734];
-          const unsigned int v5737 = v5724 >> 5u;  // kernels/gemm/quant_b.hpp:72
-          const unsigned int v5740 = v5728 * v5501;
-          const unsigned int v5741 = v5740 + v5737;
-          const unsigned char v5742 = scales[v5741];
-          const unsigned int v5743 = static_cast<unsigned int>(v5742);
-          const unsigned int v5745 = v5743 << 23u;  // kernels/primitives/mxfp4.hpp:29
-          const bool v5748 = v5743 == 255u;
-          const unsigned int v5749 = v5748 ? 2143289344u : v5745;
-          const bool v5751 = v5743 == 0u;  // kernels/primitives/mxfp4.hpp:30
-          const unsigned int v5753 = v5751 ? 4194304u : v5749;
-          const float v5754 = __uint_as_float(v5753);
-          const unsigned int v5756 = v5735 >> 0u;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5758 = v5756 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5760 = v5758 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5762 = v5760 << 22u;
-          const unsigned int v5764 = v5758 * 1056964608u;
-          const bool v5766 = v5758 < 2u;
-          const unsigned int v5767 = v5766 ? v5764 : v5762;
-          const unsigned int v5769 = v5756 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5771 = v5769 << 28u;
-          const unsigned int v5772 = v5767 | v5771;
-          const float v5773 = __uint_as_float(v5772);
-          const float v5774 = v5773 * v5754;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5776 = v5735 >> 4u;
-          const unsigned int v5778 = v5776 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5780 = v5778 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5782 = v5780 << 22u;
-          const unsigned int v5784 = v5778 * 1056964608u;
-          const bool v5786 = v5778 < 2u;
-          const unsigned int v5787 = v5786 ? v5784 : v5782;
-          const unsigned int v5789 = v5776 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5791 = v5789 << 28u;
-          const unsigned int v5792 = v5787 | v5791;
-          const float v5793 = __uint_as_float(v5792);
-          const float v5794 = v5793 * v5754;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5796 = v5735 >> 8u;
-          const unsigned int v5798 = v5796 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5800 = v5798 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5802 = v5800 << 22u;
-          const unsigned int v5804 = v5798 * 1056964608u;
-          const bool v5806 = v5798 < 2u;
-          const unsigned int v5807 = v5806 ? v5804 : v5802;
-          const unsigned int v5809 = v5796 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5811 = v5809 << 28u;
-          const unsigned int v5812 = v5807 | v5811;
-          const float v5813 = __uint_as_float(v5812);
-          const float v5814 = v5813 * v5754;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5816 = v5735 >> 12u;
-          const unsigned int v5818 = v5816 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5820 = v5818 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5822 = v5820 << 22u;
-          const unsigned int v5824 = v5818 * 1056964608u;
-          const bool v5826 = v5818 < 2u;
-          const unsigned int v5827 = v5826 ? v5824 : v5822;
-          const unsigned int v5829 = v5816 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5831 = v5829 << 28u;
-          const unsigned int v5832 = v5827 | v5831;
-          const float v5833 = __uint_as_float(v5832);
-          const float v5834 = v5833 * v5754;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5836 = v5735 >> 16u;
-          const unsigned int v5838 = v5836 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5840 = v5838 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5842 = v5840 << 22u;
-          const unsigned int v5844 = v5838 * 1056964608u;
-          const bool v5846 = v5838 < 2u;
-          const unsigned int v5847 = v5846 ? v5844 : v5842;
-          const unsigned int v5849 = v5836 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5851 = v5849 << 28u;
-          const unsigned int v5852 = v5847 | v5851;
-          const float v5853 = __uint_as_float(v5852);
-          const float v5854 = v5853 * v5754;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5856 = v5735 >> 20u;
-          const unsigned int v5858 = v5856 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5860 = v5858 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5862 = v5860 << 22u;
-          const unsigned int v5864 = v5858 * 1056964608u;
-          const bool v5866 = v5858 < 2u;
-          const unsigned int v5867 = v5866 ? v5864 : v5862;
-          const unsigned int v5869 = v5856 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5871 = v5869 << 28u;
-          const unsigned int v5872 = v5867 | v5871;
-          const float v5873 = __uint_as_float(v5872);
-          const float v5874 = v5873 * v5754;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5876 = v5735 >> 24u;
-          const unsigned int v5878 = v5876 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5880 = v5878 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5882 = v5880 << 22u;
-          const unsigned int v5884 = v5878 * 1056964608u;
-          const bool v5886 = v5878 < 2u;
-          const unsigned int v5887 = v5886 ? v5884 : v5882;
-          const unsigned int v5889 = v5876 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5891 = v5889 << 28u;
-          const unsigned int v5892 = v5887 | v5891;
-          const float v5893 = __uint_as_float(v5892);
-          const float v5894 = v5893 * v5754;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5896 = v5735 >> 28u;
-          const unsigned int v5898 = v5896 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5900 = v5898 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5902 = v5900 << 22u;
-          const unsigned int v5904 = v5898 * 1056964608u;
-          const bool v5906 = v5898 < 2u;
-          const unsigned int v5907 = v5906 ? v5904 : v5902;
-          const unsigned int v5909 = v5896 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5911 = v5909 << 28u;
-          const unsigned int v5912 = v5907 | v5911;
-          const float v5913 = __uint_as_float(v5912);
-          const float v5914 = v5913 * v5754;  // kernels/gemm/quant_b.hpp:80
-          const float v5916 = v5720 ? v5774 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_bf16 v5917 = iron_f32_to_bf16(v5916);
-          const float v5919 = v5720 ? v5794 : 0.0f;
-          const iron_bf16 v5920 = iron_f32_to_bf16(v5919);
-          const float v5922 = v5720 ? v5814 : 0.0f;
-          const iron_bf16 v5923 = iron_f32_to_bf16(v5922);
-          const float v5925 = v5720 ? v5834 : 0.0f;
-          const iron_bf16 v5926 = iron_f32_to_bf16(v5925);
-          const float v5928 = v5720 ? v5854 : 0.0f;
-          const iron_bf16 v5929 = iron_f32_to_bf16(v5928);
-          const float v5931 = v5720 ? v5874 : 0.0f;
-          const iron_bf16 v5932 = iron_f32_to_bf16(v5931);
-          const float v5934 = v5720 ? v5894 : 0.0f;
-          const iron_bf16 v5935 = iron_f32_to_bf16(v5934);
-          const float v5937 = v5720 ? v5914 : 0.0f;
-          const iron_bf16 v5938 = iron_f32_to_bf16(v5937);
-          *reinterpret_cast<iron_bf16x8*>(shm1 + v5418) = iron_bf16x8{{v5917, v5920, v5923, v5926, v5929, v5932, v5935, v5938}};  // kernels/gemm/quant_b.hpp:146
-          const unsigned int v5954 = v80 + v5423;  // kernels/gemm/quant_b.hpp:137
-          const bool v5955 = v5954 < v79;
-          const bool v5958 = v5955 && v5431;
-          const unsigned int v5962 = min(v5430, v5484);  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v5966 = min(v5954, v5488);
-          const unsigned int v5968 = v5962 >> 3u;  // kernels/gemm/quant_b.hpp:71
-          const unsigned int v5971 = v5966 * v5494;
-          const unsigned int v5972 = v5971 + v5968;
-          const unsigned int v5973 = packed[v5972];
-          const unsigned int v5975 = v5962 >> 5u;  // kernels/gemm/quant_b.hpp:72
-          const unsigned int v5978 = v5966 * v5501;
-          const unsigned int v5979 = v5978 + v5975;
-          const unsigned char v5980 = scales[v5979];
-          const unsigned int v5981 = static_cast<unsigned int>(v5980);
-          const unsigned int v5983 = v5981 << 23u;  // kernels/primitives/mxfp4.hpp:29
-          const bool v5986 = v5981 == 255u;
-          const unsigned int v5987 = v5986 ? 2143289344u : v5983;
-          const bool v5989 = v5981 == 0u;  // kernels/primitives/mxfp4.hpp:30
-          const unsigned int v5991 = v5989 ? 4194304u : v5987;
-          const float v5992 = __uint_as_float(v5991);
-          const unsigned int v5994 = v5973 >> 0u;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5996 = v5994 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5998 = v5996 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6000 = v5998 << 22u;
-          const unsigned int v6002 = v5996 * 1056964608u;
-          const bool v6004 = v5996 < 2u;
-          const unsigned int v6005 = v6004 ? v6002 : v6000;
-          const unsigned int v6007 = v5994 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6009 = v6007 << 28u;
-          const unsigned int v6010 = v6005 | v6009;
-          const float v6011 = __uint_as_float(v6010);
-          const float v6012 = v6011 * v5992;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6014 = v5973 >> 4u;
-          const unsigned int v6016 = v6014 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6018 = v6016 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6020 = v6018 << 22u;
-          const unsigned int v6022 = v6016 * 1056964608u;
-          const bool v6024 = v6016 < 2u;
-          const unsigned int v6025 = v6024 ? v6022 : v6020;
-          const unsigned int v6027 = v6014 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6029 = v6027 << 28u;
-          const unsigned int v6030 = v6025 | v6029;
-          const float v6031 = __uint_as_float(v6030);
-          const float v6032 = v6031 * v5992;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6034 = v5973 >> 8u;
-          const unsigned int v6036 = v6034 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6038 = v6036 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6040 = v6038 << 22u;
-          const unsigned int v6042 = v6036 * 1056964608u;
-          const bool v6044 = v6036 < 2u;
-          const unsigned int v6045 = v6044 ? v6042 : v6040;
-          const unsigned int v6047 = v6034 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6049 = v6047 << 28u;
-          const unsigned int v6050 = v6045 | v6049;
-          const float v6051 = __uint_as_float(v6050);
-          const float v6052 = v6051 * v5992;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6054 = v5973 >> 12u;
-          const unsigned int v6056 = v6054 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6058 = v6056 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6060 = v6058 << 22u;
-          const unsigned int v6062 = v6056 * 1056964608u;
-          const bool v6064 = v6056 < 2u;
-          const unsigned int v6065 = v6064 ? v6062 : v6060;
-          const unsigned int v6067 = v6054 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6069 = v6067 << 28u;
-          const unsigned int v6070 = v6065 | v6069;
-          const float v6071 = __uint_as_float(v6070);
-          const float v6072 = v6071 * v5992;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6074 = v5973 >> 16u;
-          const unsigned int v6076 = v6074 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6078 = v6076 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6080 = v6078 << 22u;
-          const unsigned int v6082 = v6076 * 1056964608u;
-          const bool v6084 = v6076 < 2u;
-          const unsigned int v6085 = v6084 ? v6082 : v6080;
-          const unsigned int v6087 = v6074 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6089 = v6087 << 28u;
-          const unsigned int v6090 = v6085 | v6089;
-          const float v6091 = __uint_as_float(v6090);
-          const float v6092 = v6091 * v5992;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6094 = v5973 >> 20u;
-          const unsigned int v6096 = v6094 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6098 = v6096 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6100 = v6098 << 22u;
-          const unsigned int v6102 = v6096 * 1056964608u;
-          const bool v6104 = v6096 < 2u;
-          const unsigned int v6105 = v6104 ? v6102 : v6100;
-          const unsigned int v6107 = v6094 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6109 = v6107 << 28u;
-          const unsigned int v6110 = v6105 | v6109;
-          const float v6111 = __uint_as_float(v6110);
-          const float v6112 = v6111 * v5992;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6114 = v5973 >> 24u;
-          const unsigned int v6116 = v6114 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6118 = v6116 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6120 = v6118 << 22u;
-          const unsigned int v6122 = v6116 * 1056964608u;
-          const bool v6124 = v6116 < 2u;
-          const unsigned int v6125 = v6124 ? v6122 : v6120;
-          const unsigned int v6127 = v6114 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6129 = v6127 << 28u;
-          const unsigned int v6130 = v6125 | v6129;
-          const float v6131 = __uint_as_float(v6130);
-          const float v6132 = v6131 * v5992;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6134 = v5973 >> 28u;
-          const unsigned int v6136 = v6134 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6138 = v6136 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6140 = v6138 << 22u;
-          const unsigned int v6142 = v6136 * 1056964608u;
-          const bool v6144 = v6136 < 2u;
-          const unsigned int v6145 = v6144 ? v6142 : v6140;
-          const unsigned int v6147 = v6134 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6149 = v6147 << 28u;
-          const unsigned int v6150 = v6145 | v6149;
-          const float v6151 = __uint_as_float(v6150);
-          const float v6152 = v6151 * v5992;  // kernels/gemm/quant_b.hpp:80
-          const float v6154 = v5958 ? v6012 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_bf16 v6155 = iron_f32_to_bf16(v6154);
-          const float v6157 = v5958 ? v6032 : 0.0f;
-          const iron_bf16 v6158 = iron_f32_to_bf16(v6157);
-          const float v6160 = v5958 ? v6052 : 0.0f;
-          const iron_bf16 v6161 = iron_f32_to_bf16(v6160);
-          const float v6163 = v5958 ? v6072 : 0.0f;
-          const iron_bf16 v6164 = iron_f32_to_bf16(v6163);
-          const float v6166 = v5958 ? v6092 : 0.0f;
-          const iron_bf16 v6167 = iron_f32_to_bf16(v6166);
-          const float v6169 = v5958 ? v6112 : 0.0f;
-          const iron_bf16 v6170 = iron_f32_to_bf16(v6169);
-          const float v6172 = v5958 ? v6132 : 0.0f;
-          const iron_bf16 v6173 = iron_f32_to_bf16(v6172);
-          const float v6175 = v5958 ? v6152 : 0.0f;
-          const iron_bf16 v6176 = iron_f32_to_bf16(v6175);
-          *reinterpret_cast<iron_bf16x8*>(shm1 + v5442) = iron_bf16x8{{v6155, v6158, v6161, v6164, v6167, v6170, v6173, v6176}};  // kernels/gemm/quant_b.hpp:146
-          const unsigned int v6192 = v80 + v5447;  // kernels/gemm/quant_b.hpp:137
-          const bool v6193 = v6192 < v79;
-          const bool v6196 = v6193 && v5455;
-          const unsigned int v6200 = min(v5454, v5484);  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v6204 = min(v6192, v5488);
-          const unsigned int v6206 = v6200 >> 3u;  // kernels/gemm/quant_b.hpp:71
-          const unsigned int v6209 = v6204 * v5494;
-          const unsigned int v6210 = v6209 + v6206;
-          const unsigned int v6211 = packed[v6210];
-          const unsigned int v6213 = v6200 >> 5u;  // kernels/gemm/quant_b.hpp:72
-          const unsigned int v6216 = v6204 * v5501;
-          const unsigned int v6217 = v6216 + v6213;
-          const unsigned char v6218 = scales[v6217];
-          const unsigned int v6219 = static_cast<unsigned int>(v6218);
-          const unsigned int v6221 = v6219 << 23u;  // kernels/primitives/mxfp4.hpp:29
-          const bool v6224 = v6219 == 255u;
-          const unsigned int v6225 = v6224 ? 2143289344u : v6221;
-          const bool v6227 = v6219 == 0u;  // kernels/primitives/mxfp4.hpp:30
-          const unsigned int v6229 = v6227 ? 4194304u : v6225;
-          const float v6230 = __uint_as_float(v6229);
-          const unsigned int v6232 = v6211 >> 0u;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6234 = v6232 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6236 = v6234 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6238 = v6236 << 22u;
-          const unsigned int v6240 = v6234 * 1056964608u;
-          const bool v6242 = v6234 < 2u;
-          const unsigned int v6243 = v6242 ? v6240 : v6238;
-          const unsigned int v6245 = v6232 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6247 = v6245 << 28u;
-          const unsigned int v6248 = v6243 | v6247;
-          const float v6249 = __uint_as_float(v6248);
-          const float v6250 = v6249 * v6230;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6252 = v6211 >> 4u;
-          const unsigned int v6254 = v6252 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6256 = v6254 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6258 = v6256 << 22u;
-          const unsigned int v6260 = v6254 * 1056964608u;
-          const bool v6262 = v6254 < 2u;
-          const unsigned int v6263 = v6262 ? v6260 : v6258;
-          const unsigned int v6265 = v6252 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6267 = v6265 << 28u;
-          const unsigned int v6268 = v6263 | v6267;
-          const float v6269 = __uint_as_float(v6268);
-          const float v6270 = v6269 * v6230;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6272 = v6211 >> 8u;
-          const unsigned int v6274 = v6272 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6276 = v6274 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6278 = v6276 << 22u;
-          const unsigned int v6280 = v6274 * 1056964608u;
-          const bool v6282 = v6274 < 2u;
-          const unsigned int v6283 = v6282 ? v6280 : v6278;
-          const unsigned int v6285 = v6272 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6287 = v6285 << 28u;
-          const unsigned int v6288 = v6283 | v6287;
-          const float v6289 = __uint_as_float(v6288);
-          const float v6290 = v6289 * v6230;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6292 = v6211 >> 12u;
-          const unsigned int v6294 = v6292 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6296 = v6294 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6298 = v6296 << 22u;
-          const unsigned int v6300 = v6294 * 1056964608u;
-          const bool v6302 = v6294 < 2u;
-          const unsigned int v6303 = v6302 ? v6300 : v6298;
-          const unsigned int v6305 = v6292 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6307 = v6305 << 28u;
-          const unsigned int v6308 = v6303 | v6307;
-          const float v6309 = __uint_as_float(v6308);
-          const float v6310 = v6309 * v6230;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6312 = v6211 >> 16u;
-          const unsigned int v6314 = v6312 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6316 = v6314 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6318 = v6316 << 22u;
-          const unsigned int v6320 = v6314 * 1056964608u;
-          const bool v6322 = v6314 < 2u;
-          const unsigned int v6323 = v6322 ? v6320 : v6318;
-          const unsigned int v6325 = v6312 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6327 = v6325 << 28u;
-          const unsigned int v6328 = v6323 | v6327;
-          const float v6329 = __uint_as_float(v6328);
-          const float v6330 = v6329 * v6230;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6332 = v6211 >> 20u;
-          const unsigned int v6334 = v6332 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6336 = v6334 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6338 = v6336 << 22u;
-          const unsigned int v6340 = v6334 * 1056964608u;
-          const bool v6342 = v6334 < 2u;
-          const unsigned int v6343 = v6342 ? v6340 : v6338;
-          const unsigned int v6345 = v6332 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6347 = v6345 << 28u;
-          const unsigned int v6348 = v6343 | v6347;
-          const float v6349 = __uint_as_float(v6348);
-          const float v6350 = v6349 * v6230;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6352 = v6211 >> 24u;
-          const unsigned int v6354 = v6352 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6356 = v6354 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6358 = v6356 << 22u;
-          const unsigned int v6360 = v6354 * 1056964608u;
-          const bool v6362 = v6354 < 2u;
-          const unsigned int v6363 = v6362 ? v6360 : v6358;
-          const unsigned int v6365 = v6352 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6367 = v6365 << 28u;
-          const unsigned int v6368 = v6363 | v6367;
-          const float v6369 = __uint_as_float(v6368);
-          const float v6370 = v6369 * v6230;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6372 = v6211 >> 28u;
-          const unsigned int v6374 = v6372 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6376 = v6374 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6378 = v6376 << 22u;
-          const unsigned int v6380 = v6374 * 1056964608u;
-          const bool v6382 = v6374 < 2u;
-          const unsigned int v6383 = v6382 ? v6380 : v6378;
-          const unsigned int v6385 = v6372 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6387 = v6385 << 28u;
-          const unsigned int v6388 = v6383 | v6387;
-          const float v6389 = __uint_as_float(v6388);
-          const float v6390 = v6389 * v6230;  // kernels/gemm/quant_b.hpp:80
-          const float v6392 = v6196 ? v6250 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_bf16 v6393 = iron_f32_to_bf16(v6392);
-          const float v6395 = v6196 ? v6270 : 0.0f;
-          const iron_bf16 v6396 = iron_f32_to_bf16(v6395);
-          const float v6398 = v6196 ? v6290 : 0.0f;
-          const iron_bf16 v6399 = iron_f32_to_bf16(v6398);
-          const float v6401 = v6196 ? v6310 : 0.0f;
-          const iron_bf16 v6402 = iron_f32_to_bf16(v6401);
-          const float v6404 = v6196 ? v6330 : 0.0f;
-          const iron_bf16 v6405 = iron_f32_to_bf16(v6404);
-          const float v6407 = v6196 ? v6350 : 0.0f;
-          const iron_bf16 v6408 = iron_f32_to_bf16(v6407);
-          const float v6410 = v6196 ? v6370 : 0.0f;
-          const iron_bf16 v6411 = iron_f32_to_bf16(v6410);
-          const float v6413 = v6196 ? v6390 : 0.0f;
-          const iron_bf16 v6414 = iron_f32_to_bf16(v6413);
-          *reinterpret_cast<iron_bf16x8*>(shm1 + v5466) = iron_bf16x8{{v6393, v6396, v6399, v6402, v6405, v6408, v6411, v6414}};  // kernels/gemm/quant_b.hpp:146
+        const unsigned int v4498 = v4496 * 5120u;  // kernels/gemm/gemm_tiles.hpp:270
+        const unsigned int v4505 = v4498 + v4504;  // kernels/gemm/gemm_tiles.hpp:252
+        iron_frag_load_shared<false>(v94, shm0, v4505, 40u);
+        const unsigned int v4511 = v4498 + v4510;  // kernels/gemm/gemm_tiles.hpp:256
+        iron_frag_load_shared<true>(v96, shm1, v4511, 40u);
+        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:258
+        const unsigned int v4518 = v4505 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
+        iron_frag_load_shared<false>(v94, shm0, v4518, 40u);
+        const unsigned int v4524 = v4511 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
+        iron_frag_load_shared<true>(v96, shm1, v4524, 40u);
+        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:258
+        const unsigned int v4527 = v4492 + 64u;  // kernels/gemm/gemm_tiles.hpp:268
+        const unsigned int v4529 = v4494 + 2u;
+        const unsigned int v4530 = v4529 % 3u;
+        const bool v4531 = v4527 < v3;
+        if (v4531) {
+          const unsigned int v4533 = v4530 * 5120u;  // kernels/gemm/gemm_tiles.hpp:265
+          const unsigned int v4535 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4538 = v4535 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4541 = v4535 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4542 = v4541 << 3u;
+          const unsigned int v4543 = v75 + v4538;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v4544 = v4543 < v76;
+          const unsigned int v4545 = v4527 + v4542;
+          const bool v4546 = v4545 < v3;
+          const bool v4547 = v4544 && v4546;
+          const unsigned int v4549 = v4543 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4551 = v4549 + v4527;
+          const unsigned int v4552 = v4551 + v4542;
+          const unsigned int v4553 = v4547 ? v4552 : 0u;
+          const unsigned int v4555 = v4538 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4556 = v4533 + v4555;
+          const unsigned int v4557 = v4556 + v4542;
+          iron_copy_async<16>(shm0 + v4557, x_sorted + v4553, v4547);
+          const unsigned int v4560 = v4535 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4562 = v4560 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4565 = v4560 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4566 = v4565 << 3u;
+          const unsigned int v4567 = v75 + v4562;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v4568 = v4567 < v76;
+          const unsigned int v4569 = v4527 + v4566;
+          const bool v4570 = v4569 < v3;
+          const bool v4571 = v4568 && v4570;
+          const unsigned int v4573 = v4567 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4575 = v4573 + v4527;
+          const unsigned int v4576 = v4575 + v4566;
+          const unsigned int v4577 = v4571 ? v4576 : 0u;
+          const unsigned int v4579 = v4562 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4580 = v4533 + v4579;
+          const unsigned int v4581 = v4580 + v4566;
+          iron_copy_async<16>(shm0 + v4581, x_sorted + v4577, v4571);
+          const unsigned int v4584 = v4535 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4586 = v4584 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4589 = v4584 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4590 = v4589 << 3u;
+          const unsigned int v4591 = v75 + v4586;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v4592 = v4591 < v76;
+          const unsigned int v4593 = v4527 + v4590;
+          const bool v4594 = v4593 < v3;
+          const bool v4595 = v4592 && v4594;
+          const unsigned int v4597 = v4591 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4599 = v4597 + v4527;
+          const unsigned int v4600 = v4599 + v4590;
+          const unsigned int v4601 = v4595 ? v4600 : 0u;
+          const unsigned int v4603 = v4586 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4604 = v4533 + v4603;
+          const unsigned int v4605 = v4604 + v4590;
+          iron_copy_async<16>(shm0 + v4605, x_sorted + v4601, v4595);
+          const unsigned int v4608 = v4535 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4610 = v4608 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4613 = v4608 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4614 = v4613 << 3u;
+          const unsigned int v4615 = v75 + v4610;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v4616 = v4615 < v76;
+          const unsigned int v4617 = v4527 + v4614;
+          const bool v4618 = v4617 < v3;
+          const bool v4619 = v4616 && v4618;
+          const unsigned int v4621 = v4615 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4623 = v4621 + v4527;
+          const unsigned int v4624 = v4623 + v4614;
+          const unsigned int v4625 = v4619 ? v4624 : 0u;
+          const unsigned int v4627 = v4610 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4628 = v4533 + v4627;
+          const unsigned int v4629 = v4628 + v4614;
+          iron_copy_async<16>(shm0 + v4629, x_sorted + v4625, v4619);
+          const unsigned int v4641 = v80 + v4538;  // kernels/gemm/quant_b.hpp:137
+          const bool v4642 = v4641 < v79;
+          const bool v4645 = v4642 && v4546;
+          const unsigned int v4647 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v4649 = min(v4545, v4647);
+          const unsigned int v4651 = v79 - 1u;
+          const unsigned int v4653 = min(v4641, v4651);
+          const unsigned int v4655 = v4649 >> 3u;  // kernels/gemm/quant_b.hpp:71
+          const unsigned int v4657 = v3 >> 3u;
+          const unsigned int v4658 = v4653 * v4657;
+          const unsigned int v4659 = v4658 + v4655;
+          const unsigned int v4660 = packed[v4659];
+          const unsigned int v4662 = v4649 >> 5u;  // kernels/gemm/quant_b.hpp:72
+          const unsigned int v4664 = v3 >> 5u;
+          const unsigned int v4665 = v4653 * v4664;
+          const unsigned int v4666 = v4665 + v4662;
+          const unsigned char v4667 = scales[v4666];
+          const unsigned int v4668 = static_cast<unsigned int>(v4667);
+          const unsigned int v4670 = v4668 << 23u;  // kernels/primitives/mxfp4.hpp:29
+          const bool v4673 = v4668 == 255u;
+          const unsigned int v4674 = v4673 ? 2143289344u : v4670;
+          const bool v4676 = v4668 == 0u;  // kernels/primitives/mxfp4.hpp:30
+          const unsigned int v4678 = v4676 ? 4194304u : v4674;
+          const float v4679 = __uint_as_float(v4678);
+          const unsigned int v4681 = v4660 >> 0u;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4683 = v4681 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4685 = v4683 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4687 = v4685 << 22u;
+          const unsigned int v4689 = v4683 * 1056964608u;
+          const bool v4691 = v4683 < 2u;
+          const unsigned int v4692 = v4691 ? v4689 : v4687;
+          const unsigned int v4694 = v4681 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4696 = v4694 << 28u;
+          const unsigned int v4697 = v4692 | v4696;
+          const float v4698 = __uint_as_float(v4697);
+          const float v4699 = v4698 * v4679;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4701 = v4660 >> 4u;
+          const unsigned int v4703 = v4701 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4705 = v4703 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4707 = v4705 << 22u;
+          const unsigned int v4709 = v4703 * 1056964608u;
+          const bool v4711 = v4703 < 2u;
+          const unsigned int v4712 = v4711 ? v4709 : v4707;
+          const unsigned int v4714 = v4701 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4716 = v4714 << 28u;
+          const unsigned int v4717 = v4712 | v4716;
+          const float v4718 = __uint_as_float(v4717);
+          const float v4719 = v4718 * v4679;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4721 = v4660 >> 8u;
+          const unsigned int v4723 = v4721 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4725 = v4723 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4727 = v4725 << 22u;
+          const unsigned int v4729 = v4723 * 1056964608u;
+          const bool v4731 = v4723 < 2u;
+          const unsigned int v4732 = v4731 ? v4729 : v4727;
+          const unsigned int v4734 = v4721 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4736 = v4734 << 28u;
+          const unsigned int v4737 = v4732 | v4736;
+          const float v4738 = __uint_as_float(v4737);
+          const float v4739 = v4738 * v4679;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4741 = v4660 >> 12u;
+          const unsigned int v4743 = v4741 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4745 = v4743 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4747 = v4745 << 22u;
+          const unsigned int v4749 = v4743 * 1056964608u;
+          const bool v4751 = v4743 < 2u;
+          const unsigned int v4752 = v4751 ? v4749 : v4747;
+          const unsigned int v4754 = v4741 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4756 = v4754 << 28u;
+          const unsigned int v4757 = v4752 | v4756;
+          const float v4758 = __uint_as_float(v4757);
+          const float v4759 = v4758 * v4679;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4761 = v4660 >> 16u;
+          const unsigned int v4763 = v4761 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4765 = v4763 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4767 = v4765 << 22u;
+          const unsigned int v4769 = v4763 * 1056964608u;
+          const bool v4771 = v4763 < 2u;
+          const unsigned int v4772 = v4771 ? v4769 : v4767;
+          const unsigned int v4774 = v4761 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4776 = v4774 << 28u;
+          const unsigned int v4777 = v4772 | v4776;
+          const float v4778 = __uint_as_float(v4777);
+          const float v4779 = v4778 * v4679;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4781 = v4660 >> 20u;
+          const unsigned int v4783 = v4781 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4785 = v4783 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4787 = v4785 << 22u;
+          const unsigned int v4789 = v4783 * 1056964608u;
+          const bool v4791 = v4783 < 2u;
+          const unsigned int v4792 = v4791 ? v4789 : v4787;
+          const unsigned int v4794 = v4781 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4796 = v4794 << 28u;
+          const unsigned int v4797 = v4792 | v4796;
+          const float v4798 = __uint_as_float(v4797);
+          const float v4799 = v4798 * v4679;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4801 = v4660 >> 24u;
+          const unsigned int v4803 = v4801 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4805 = v4803 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4807 = v4805 << 22u;
+          const unsigned int v4809 = v4803 * 1056964608u;
+          const bool v4811 = v4803 < 2u;
+          const unsigned int v4812 = v4811 ? v4809 : v4807;
+          const unsigned int v4814 = v4801 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4816 = v4814 << 28u;
+          const unsigned int v4817 = v4812 | v4816;
+          const float v4818 = __uint_as_float(v4817);
+          const float v4819 = v4818 * v4679;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4821 = v4660 >> 28u;
+          const unsigned int v4823 = v4821 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4825 = v4823 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4827 = v4825 << 22u;
+          const unsigned int v4829 = v4823 * 1056964608u;
+          const bool v4831 = v4823 < 2u;
+          const unsigned int v4832 = v4831 ? v4829 : v4827;
+          const unsigned int v4834 = v4821 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4836 = v4834 << 28u;
+          const unsigned int v4837 = v4832 | v4836;
+          const float v4838 = __uint_as_float(v4837);
+          const float v4839 = v4838 * v4679;  // kernels/gemm/quant_b.hpp:80
+          const float v4841 = v4645 ? v4699 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_bf16 v4842 = iron_f32_to_bf16(v4841);
+          const float v4844 = v4645 ? v4719 : 0.0f;
+          const iron_bf16 v4845 = iron_f32_to_bf16(v4844);
+          const float v4847 = v4645 ? v4739 : 0.0f;
+          const iron_bf16 v4848 = iron_f32_to_bf16(v4847);
+          const float v4850 = v4645 ? v4759 : 0.0f;
+          const iron_bf16 v4851 = iron_f32_to_bf16(v4850);
+          const float v4853 = v4645 ? v4779 : 0.0f;
+          const iron_bf16 v4854 = iron_f32_to_bf16(v4853);
+          const float v4856 = v4645 ? v4799 : 0.0f;
+          const iron_bf16 v4857 = iron_f32_to_bf16(v4856);
+          const float v4859 = v4645 ? v4819 : 0.0f;
+          const iron_bf16 v4860 = iron_f32_to_bf16(v4859);
+          const float v4862 = v4645 ? v4839 : 0.0f;
+          const iron_bf16 v4863 = iron_f32_to_bf16(v4862);
+          *reinterpret_cast<iron_bf16x8*>(shm1 + v4557) = iron_bf16x8{{v4842, v4845, v4848, v4851, v4854, v4857, v4860, v4863}};  // kernels/gemm/quant_b.hpp:146
+          const unsigned int v4879 = v80 + v4562;  // kernels/gemm/quant_b.hpp:137
+          const bool v4880 = v4879 < v79;
+          const bool v4883 = v4880 && v4570;
+          const unsigned int v4887 = min(v4569, v4647);  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v4891 = min(v4879, v4651);
+          const unsigned int v4893 = v4887 >> 3u;  // kernels/gemm/quant_b.hpp:71
+          const unsigned int v4896 = v4891 * v4657;
+          const unsigned int v4897 = v4896 + v4893;
+          const unsigned int v4898 = packed[v4897];
+          const unsigned int v4900 = v4887 >> 5u;  // kernels/gemm/quant_b.hpp:72
+          const unsigned int v4903 = v4891 * v4664;
+          const unsigned int v4904 = v4903 + v4900;
+          const unsigned char v4905 = scales[v4904];
+          const unsigned int v4906 = static_cast<unsigned int>(v4905);
+          const unsigned int v4908 = v4906 << 23u;  // kernels/primitives/mxfp4.hpp:29
+          const bool v4911 = v4906 == 255u;
+          const unsigned int v4912 = v4911 ? 2143289344u : v4908;
+          const bool v4914 = v4906 == 0u;  // kernels/primitives/mxfp4.hpp:30
+          const unsigned int v4916 = v4914 ? 4194304u : v4912;
+          const float v4917 = __uint_as_float(v4916);
+          const unsigned int v4919 = v4898 >> 0u;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4921 = v4919 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4923 = v4921 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4925 = v4923 << 22u;
+          const unsigned int v4927 = v4921 * 1056964608u;
+          const bool v4929 = v4921 < 2u;
+          const unsigned int v4930 = v4929 ? v4927 : v4925;
+          const unsigned int v4932 = v4919 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4934 = v4932 << 28u;
+          const unsigned int v4935 = v4930 | v4934;
+          const float v4936 = __uint_as_float(v4935);
+          const float v4937 = v4936 * v4917;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4939 = v4898 >> 4u;
+          const unsigned int v4941 = v4939 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4943 = v4941 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4945 = v4943 << 22u;
+          const unsigned int v4947 = v4941 * 1056964608u;
+          const bool v4949 = v4941 < 2u;
+          const unsigned int v4950 = v4949 ? v4947 : v4945;
+          const unsigned int v4952 = v4939 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4954 = v4952 << 28u;
+          const unsigned int v4955 = v4950 | v4954;
+          const float v4956 = __uint_as_float(v4955);
+          const float v4957 = v4956 * v4917;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4959 = v4898 >> 8u;
+          const unsigned int v4961 = v4959 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4963 = v4961 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4965 = v4963 << 22u;
+          const unsigned int v4967 = v4961 * 1056964608u;
+          const bool v4969 = v4961 < 2u;
+          const unsigned int v4970 = v4969 ? v4967 : v4965;
+          const unsigned int v4972 = v4959 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4974 = v4972 << 28u;
+          const unsigned int v4975 = v4970 | v4974;
+          const float v4976 = __uint_as_float(v4975);
+          const float v4977 = v4976 * v4917;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4979 = v4898 >> 12u;
+          const unsigned int v4981 = v4979 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4983 = v4981 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4985 = v4983 << 22u;
+          const unsigned int v4987 = v4981 * 1056964608u;
+          const bool v4989 = v4981 < 2u;
+          const unsigned int v4990 = v4989 ? v4987 : v4985;
+          const unsigned int v4992 = v4979 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4994 = v4992 << 28u;
+          const unsigned int v4995 = v4990 | v4994;
+          const float v4996 = __uint_as_float(v4995);
+          const float v4997 = v4996 * v4917;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4999 = v4898 >> 16u;
+          const unsigned int v5001 = v4999 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5003 = v5001 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5005 = v5003 << 22u;
+          const unsigned int v5007 = v5001 * 1056964608u;
+          const bool v5009 = v5001 < 2u;
+          const unsigned int v5010 = v5009 ? v5007 : v5005;
+          const unsigned int v5012 = v4999 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5014 = v5012 << 28u;
+          const unsigned int v5015 = v5010 | v5014;
+          const float v5016 = __uint_as_float(v5015);
+          const float v5017 = v5016 * v4917;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5019 = v4898 >> 20u;
+          const unsigned int v5021 = v5019 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5023 = v5021 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5025 = v5023 << 22u;
+          const unsigned int v5027 = v5021 * 1056964608u;
+          const bool v5029 = v5021 < 2u;
+          const unsigned int v5030 = v5029 ? v5027 : v5025;
+          const unsigned int v5032 = v5019 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5034 = v5032 << 28u;
+          const unsigned int v5035 = v5030 | v5034;
+          const float v5036 = __uint_as_float(v5035);
+          const float v5037 = v5036 * v4917;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5039 = v4898 >> 24u;
+          const unsigned int v5041 = v5039 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5043 = v5041 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5045 = v5043 << 22u;
+          const unsigned int v5047 = v5041 * 1056964608u;
+          const bool v5049 = v5041 < 2u;
+          const unsigned int v5050 = v5049 ? v5047 : v5045;
+          const unsigned int v5052 = v5039 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5054 = v5052 << 28u;
+          const unsigned int v5055 = v5050 | v5054;
+          const float v5056 = __uint_as_float(v5055);
+          const float v5057 = v5056 * v4917;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5059 = v4898 >> 28u;
+          const unsigned int v5061 = v5059 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5063 = v5061 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5065 = v5063 << 22u;
+          const unsigned int v5067 = v5061 * 1056964608u;
+          const bool v5069 = v5061 < 2u;
+          const unsigned int v5070 = v5069 ? v5067 : v5065;
+          const unsigned int v5072 = v5059 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5074 = v5072 << 28u;
+          const unsigned int v5075 = v5070 | v5074;
+          const float v5076 = __uint_as_float(v5075);
+          const float v5077 = v5076 * v4917;  // kernels/gemm/quant_b.hpp:80
+          const float v5079 = v4883 ? v4937 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_bf16 v5080 = iron_f32_to_bf16(v5079);
+          const float v5082 = v4883 ? v4957 : 0.0f;
+          const iron_bf16 v5083 = iron_f32_to_bf16(v5082);
+          const float v5085 = v4883 ? v4977 : 0.0f;
+          const iron_bf16 v5086 = iron_f32_to_bf16(v5085);
+          const float v5088 = v4883 ? v4997 : 0.0f;
+          const iron_bf16 v5089 = iron_f32_to_bf16(v5088);
+          const float v5091 = v4883 ? v5017 : 0.0f;
+          const iron_bf16 v5092 = iron_f32_to_bf16(v5091);
+          const float v5094 = v4883 ? v5037 : 0.0f;
+          const iron_bf16 v5095 = iron_f32_to_bf16(v5094);
+          const float v5097 = v4883 ? v5057 : 0.0f;
+          const iron_bf16 v5098 = iron_f32_to_bf16(v5097);
+          const float v5100 = v4883 ? v5077 : 0.0f;
+          const iron_bf16 v5101 = iron_f32_to_bf16(v5100);
+          *reinterpret_cast<iron_bf16x8*>(shm1 + v4581) = iron_bf16x8{{v5080, v5083, v5086, v5089, v5092, v5095, v5098, v5101}};  // kernels/gemm/quant_b.hpp:146
+          const unsigned int v5117 = v80 + v4586;  // kernels/gemm/quant_b.hpp:137
+          const bool v5118 = v5117 < v79;
+          const bool v5121 = v5118 && v4594;
+          const unsigned int v5125 = min(v4593, v4647);  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v5129 = min(v5117, v4651);
+          const unsigned int v5131 = v5125 >> 3u;  // kernels/gemm/quant_b.hpp:71
+          const unsigned int v5134 = v5129 * v4657;
+          const unsigned int v5135 = v5134 + v5131;
+          const unsigned int v5136 = packed[v5135];
+          const unsigned int v5138 = v5125 >> 5u;  // kernels/gemm/quant_b.hpp:72
+          const unsigned int v5141 = v5129 * v4664;
+          const unsigned int v5142 = v5141 + v5138;
+          const unsigned char v5143 = scales[v5142];
+          const unsigned int v5144 = static_cast<unsigned int>(v5143);
+          const unsigned int v5146 = v5144 << 23u;  // kernels/primitives/mxfp4.hpp:29
+          const bool v5149 = v5144 == 255u;
+          const unsigned int v5150 = v5149 ? 2143289344u : v5146;
+          const bool v5152 = v5144 == 0u;  // kernels/primitives/mxfp4.hpp:30
+          const unsigned int v5154 = v5152 ? 4194304u : v5150;
+          const float v5155 = __uint_as_float(v5154);
+          const unsigned int v5157 = v5136 >> 0u;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5159 = v5157 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5161 = v5159 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5163 = v5161 << 22u;
+          const unsigned int v5165 = v5159 * 1056964608u;
+          const bool v5167 = v5159 < 2u;
+          const unsigned int v5168 = v5167 ? v5165 : v5163;
+          const unsigned int v5170 = v5157 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5172 = v5170 << 28u;
+          const unsigned int v5173 = v5168 | v5172;
+          const float v5174 = __uint_as_float(v5173);
+          const float v5175 = v5174 * v5155;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5177 = v5136 >> 4u;
+          const unsigned int v5179 = v5177 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5181 = v5179 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5183 = v5181 << 22u;
+          const unsigned int v5185 = v5179 * 1056964608u;
+          const bool v5187 = v5179 < 2u;
+          const unsigned int v5188 = v5187 ? v5185 : v5183;
+          const unsigned int v5190 = v5177 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5192 = v5190 << 28u;
+          const unsigned int v5193 = v5188 | v5192;
+          const float v5194 = __uint_as_float(v5193);
+          const float v5195 = v5194 * v5155;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5197 = v5136 >> 8u;
+          const unsigned int v5199 = v5197 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5201 = v5199 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5203 = v5201 << 22u;
+          const unsigned int v5205 = v5199 * 1056964608u;
+          const bool v5207 = v5199 < 2u;
+          const unsigned int v5208 = v5207 ? v5205 : v5203;
+          const unsigned int v5210 = v5197 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5212 = v5210 << 28u;
+          const unsigned int v5213 = v5208 | v5212;
+          const float v5214 = __uint_as_float(v5213);
+          const float v5215 = v5214 * v5155;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5217 = v5136 >> 12u;
+          const unsigned int v5219 = v5217 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5221 = v5219 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5223 = v5221 << 22u;
+          const unsigned int v5225 = v5219 * 1056964608u;
+          const bool v5227 = v5219 < 2u;
+          const unsigned int v5228 = v5227 ? v5225 : v5223;
+          const unsigned int v5230 = v5217 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5232 = v5230 << 28u;
+          const unsigned int v5233 = v5228 | v5232;
+          const float v5234 = __uint_as_float(v5233);
+          const float v5235 = v5234 * v5155;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5237 = v5136 >> 16u;
+          const unsigned int v5239 = v5237 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5241 = v5239 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5243 = v5241 << 22u;
+          const unsigned int v5245 = v5239 * 1056964608u;
+          const bool v5247 = v5239 < 2u;
+          const unsigned int v5248 = v5247 ? v5245 : v5243;
+          const unsigned int v5250 = v5237 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5252 = v5250 << 28u;
+          const unsigned int v5253 = v5248 | v5252;
+          const float v5254 = __uint_as_float(v5253);
+          const float v5255 = v5254 * v5155;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5257 = v5136 >> 20u;
+          const unsigned int v5259 = v5257 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5261 = v5259 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5263 = v5261 << 22u;
+          const unsigned int v5265 = v5259 * 1056964608u;
+          const bool v5267 = v5259 < 2u;
+          const unsigned int v5268 = v5267 ? v5265 : v5263;
+          const unsigned int v5270 = v5257 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5272 = v5270 << 28u;
+          const unsigned int v5273 = v5268 | v5272;
+          const float v5274 = __uint_as_float(v5273);
+          const float v5275 = v5274 * v5155;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5277 = v5136 >> 24u;
+          const unsigned int v5279 = v5277 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5281 = v5279 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5283 = v5281 << 22u;
+          const unsigned int v5285 = v5279 * 1056964608u;
+          const bool v5287 = v5279 < 2u;
+          const unsigned int v5288 = v5287 ? v5285 : v5283;
+          const unsigned int v5290 = v5277 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5292 = v5290 << 28u;
+          const unsigned int v5293 = v5288 | v5292;
+          const float v5294 = __uint_as_float(v5293);
+          const float v5295 = v5294 * v5155;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5297 = v5136 >> 28u;
+          const unsigned int v5299 = v5297 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5301 = v5299 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5303 = v5301 << 22u;
+          const unsigned int v5305 = v5299 * 1056964608u;
+          const bool v5307 = v5299 < 2u;
+          const unsigned int v5308 = v5307 ? v5305 : v5303;
+          const unsigned int v5310 = v5297 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5312 = v5310 << 28u;
+          const unsigned int v5313 = v5308 | v5312;
+          const float v5314 = __uint_as_float(v5313);
+          const float v5315 = v5314 * v5155;  // kernels/gemm/quant_b.hpp:80
+          const float v5317 = v5121 ? v5175 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_bf16 v5318 = iron_f32_to_bf16(v5317);
+          const float v5320 = v5121 ? v5195 : 0.0f;
+          const iron_bf16 v5321 = iron_f32_to_bf16(v5320);
+          const float v5323 = v5121 ? v5215 : 0.0f;
+          const iron_bf16 v5324 = iron_f32_to_bf16(v5323);
+          const float v5326 = v5121 ? v5235 : 0.0f;
+          const iron_bf16 v5327 = iron_f32_to_bf16(v5326);
+          const float v5329 = v5121 ? v5255 : 0.0f;
+          const iron_bf16 v5330 = iron_f32_to_bf16(v5329);
+          const float v5332 = v5121 ? v5275 : 0.0f;
+          const iron_bf16 v5333 = iron_f32_to_bf16(v5332);
+          const float v5335 = v5121 ? v5295 : 0.0f;
+          const iron_bf16 v5336 = iron_f32_to_bf16(v5335);
+          const float v5338 = v5121 ? v5315 : 0.0f;
+          const iron_bf16 v5339 = iron_f32_to_bf16(v5338);
+          *reinterpret_cast<iron_bf16x8*>(shm1 + v4605) = iron_bf16x8{{v5318, v5321, v5324, v5327, v5330, v5333, v5336, v5339}};  // kernels/gemm/quant_b.hpp:146
+          const unsigned int v5355 = v80 + v4610;  // kernels/gemm/quant_b.hpp:137
+          const bool v5356 = v5355 < v79;
+          const bool v5359 = v5356 && v4618;
+          const unsigned int v5363 = min(v4617, v4647);  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v5367 = min(v5355, v4651);
+          const unsigned int v5369 = v5363 >> 3u;  // kernels/gemm/quant_b.hpp:71
+          const unsigned int v5372 = v5367 * v4657;
+          const unsigned int v5373 = v5372 + v5369;
+          const unsigned int v5374 = packed[v5373];
+          const unsigned int v5376 = v5363 >> 5u;  // kernels/gemm/quant_b.hpp:72
+          const unsigned int v5379 = v5367 * v4664;
+          const unsigned int v5380 = v5379 + v5376;
+          const unsigned char v5381 = scales[v5380];
+          const unsigned int v5382 = static_cast<unsigned int>(v5381);
+          const unsigned int v5384 = v5382 << 23u;  // kernels/primitives/mxfp4.hpp:29
+          const bool v5387 = v5382 == 255u;
+          const unsigned int v5388 = v5387 ? 2143289344u : v5384;
+          const bool v5390 = v5382 == 0u;  // kernels/primitives/mxfp4.hpp:30
+          const unsigned int v5392 = v5390 ? 4194304u : v5388;
+          const float v5393 = __uint_as_float(v5392);
+          const unsigned int v5395 = v5374 >> 0u;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5397 = v5395 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5399 = v5397 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5401 = v5399 << 22u;
+          const unsigned int v5403 = v5397 * 1056964608u;
+          const bool v5405 = v5397 < 2u;
+          const unsigned int v5406 = v5405 ? v5403 : v5401;
+          const unsigned int v5408 = v5395 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5410 = v5408 << 28u;
+          const unsigned int v5411 = v5406 | v5410;
+          const float v5412 = __uint_as_float(v5411);
+          const float v5413 = v5412 * v5393;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5415 = v5374 >> 4u;
+          const unsigned int v5417 = v5415 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5419 = v5417 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5421 = v5419 << 22u;
+          const unsigned int v5423 = v5417 * 1056964608u;
+          const bool v5425 = v5417 < 2u;
+          const unsigned int v5426 = v5425 ? v5423 : v5421;
+          const unsigned int v5428 = v5415 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5430 = v5428 << 28u;
+          const unsigned int v5431 = v5426 | v5430;
+          const float v5432 = __uint_as_float(v5431);
+          const float v5433 = v5432 * v5393;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5435 = v5374 >> 8u;
+          const unsigned int v5437 = v5435 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5439 = v5437 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5441 = v5439 << 22u;
+          const unsigned int v5443 = v5437 * 1056964608u;
+          const bool v5445 = v5437 < 2u;
+          const unsigned int v5446 = v5445 ? v5443 : v5441;
+          const unsigned int v5448 = v5435 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5450 = v5448 << 28u;
+          const unsigned int v5451 = v5446 | v5450;
+          const float v5452 = __uint_as_float(v5451);
+          const float v5453 = v5452 * v5393;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5455 = v5374 >> 12u;
+          const unsigned int v5457 = v5455 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5459 = v5457 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5461 = v5459 << 22u;
+          const unsigned int v5463 = v5457 * 1056964608u;
+          const bool v5465 = v5457 < 2u;
+          const unsigned int v5466 = v5465 ? v5463 : v5461;
+          const unsigned int v5468 = v5455 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5470 = v5468 << 28u;
+          const unsigned int v5471 = v5466 | v5470;
+          const float v5472 = __uint_as_float(v5471);
+          const float v5473 = v5472 * v5393;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5475 = v5374 >> 16u;
+          const unsigned int v5477 = v5475 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5479 = v5477 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5481 = v5479 << 22u;
+          const unsigned int v5483 = v5477 * 1056964608u;
+          const bool v5485 = v5477 < 2u;
+          const unsigned int v5486 = v5485 ? v5483 : v5481;
+          const unsigned int v5488 = v5475 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5490 = v5488 << 28u;
+          const unsigned int v5491 = v5486 | v5490;
+          const float v5492 = __uint_as_float(v5491);
+          const float v5493 = v5492 * v5393;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5495 = v5374 >> 20u;
+          const unsigned int v5497 = v5495 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5499 = v5497 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5501 = v5499 << 22u;
+          const unsigned int v5503 = v5497 * 1056964608u;
+          const bool v5505 = v5497 < 2u;
+          const unsigned int v5506 = v5505 ? v5503 : v5501;
+          const unsigned int v5508 = v5495 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5510 = v5508 << 28u;
+          const unsigned int v5511 = v5506 | v5510;
+          const float v5512 = __uint_as_float(v5511);
+          const float v5513 = v5512 * v5393;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5515 = v5374 >> 24u;
+          const unsigned int v5517 = v5515 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5519 = v5517 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5521 = v5519 << 22u;
+          const unsigned int v5523 = v5517 * 1056964608u;
+          const bool v5525 = v5517 < 2u;
+          const unsigned int v5526 = v5525 ? v5523 : v5521;
+          const unsigned int v5528 = v5515 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5530 = v5528 << 28u;
+          const unsigned int v5531 = v5526 | v5530;
+          const float v5532 = __uint_as_float(v5531);
+          const float v5533 = v5532 * v5393;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5535 = v5374 >> 28u;
+          const unsigned int v5537 = v5535 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5539 = v5537 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5541 = v5539 << 22u;
+          const unsigned int v5543 = v5537 * 1056964608u;
+          const bool v5545 = v5537 < 2u;
+          const unsigned int v5546 = v5545 ? v5543 : v5541;
+          const unsigned int v5548 = v5535 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5550 = v5548 << 28u;
+          const unsigned int v5551 = v5546 | v5550;
+          const float v5552 = __uint_as_float(v5551);
+          const float v5553 = v5552 * v5393;  // kernels/gemm/quant_b.hpp:80
+          const float v5555 = v5359 ? v5413 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_bf16 v5556 = iron_f32_to_bf16(v5555);
+          const float v5558 = v5359 ? v5433 : 0.0f;
+          const iron_bf16 v5559 = iron_f32_to_bf16(v5558);
+          const float v5561 = v5359 ? v5453 : 0.0f;
+          const iron_bf16 v5562 = iron_f32_to_bf16(v5561);
+          const float v5564 = v5359 ? v5473 : 0.0f;
+          const iron_bf16 v5565 = iron_f32_to_bf16(v5564);
+          const float v5567 = v5359 ? v5493 : 0.0f;
+          const iron_bf16 v5568 = iron_f32_to_bf16(v5567);
+          const float v5570 = v5359 ? v5513 : 0.0f;
+          const iron_bf16 v5571 = iron_f32_to_bf16(v5570);
+          const float v5573 = v5359 ? v5533 : 0.0f;
+          const iron_bf16 v5574 = iron_f32_to_bf16(v5573);
+          const float v5576 = v5359 ? v5553 : 0.0f;
+          const iron_bf16 v5577 = iron_f32_to_bf16(v5576);
+          *reinterpret_cast<iron_bf16x8*>(shm1 + v4629) = iron_bf16x8{{v5556, v5559, v5562, v5565, v5568, v5571, v5574, v5577}};  // kernels/gemm/quant_b.hpp:146
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:268
       }
       __syncthreads();
     } else {
@@ -1650,12 +1651,12 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
       const unsigned int v1972 = v1960 * v1257;  // kernels/gemm/quant_b.hpp:72
       const unsigned int v2173 = v1943 * 40u;  // kernels/gemm/quant_b.hpp:146
       const unsigned int v2175 = v2173 + v1947;
-      const unsigned int v2182 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
-      const unsigned int v2188 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
-      const unsigned int v2196 = v2182 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-      const unsigned int v2202 = v2188 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+      const unsigned int v2182 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:252
+      const unsigned int v2188 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:256
+      const unsigned int v2196 = v2182 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
+      const unsigned int v2202 = v2188 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
 
-      for (unsigned int v1197 = 0u; v1197 < v3; v1197 += 32u) {  // kernels/gemm/gemm_tiles.hpp:272
+      for (unsigned int v1197 = 0u; v1197 < v3; v1197 += 32u) {  // kernels/gemm/gemm_tiles.hpp:273
         for (unsigned int v1201 = v1199; v1201 < 4096u; v1201 += v1198) {  // kernels/gemm/gemm_tiles.hpp:95
           const unsigned int v1203 = v1201 >> 5u;  // kernels/gemm/gemm_tiles.hpp:96
           const unsigned int v1205 = v1201 & 31u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -2198,2594 +2199,1077 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         const float v2169 = v1952 ? v2146 : 0.0f;
         const iron_bf16 v2170 = iron_f32_to_bf16(v2169);
         *reinterpret_cast<iron_bf16x8*>(shm1 + v2175) = iron_bf16x8{{v2149, v2152, v2155, v2158, v2161, v2164, v2167, v2170}};  // kernels/gemm/quant_b.hpp:146
-        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_load_shared<false>(v94, shm0, v2182, 40u);  // kernels/gemm/gemm_tiles.hpp:251
-        iron_frag_load_shared<true>(v96, shm1, v2188, 40u);  // kernels/gemm/gemm_tiles.hpp:255
-        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:257
-        iron_frag_load_shared<false>(v94, shm0, v2196, 40u);  // kernels/gemm/gemm_tiles.hpp:251
-        iron_frag_load_shared<true>(v96, shm1, v2202, 40u);  // kernels/gemm/gemm_tiles.hpp:255
-        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:257
-        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:277
+        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:276
+        iron_frag_load_shared<false>(v94, shm0, v2182, 40u);  // kernels/gemm/gemm_tiles.hpp:252
+        iron_frag_load_shared<true>(v96, shm1, v2188, 40u);  // kernels/gemm/gemm_tiles.hpp:256
+        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:258
+        iron_frag_load_shared<false>(v94, shm0, v2196, 40u);  // kernels/gemm/gemm_tiles.hpp:252
+        iron_frag_load_shared<true>(v96, shm1, v2202, 40u);  // kernels/gemm/gemm_tiles.hpp:256
+        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:258
+        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:278
       }
     }
-    const unsigned int v2203 = v80 + v90;  // kernels/gemm/gemm_tiles.hpp:280
-    const unsigned int v2204 = v75 + v86;
-    const unsigned int v2205 = static_cast<unsigned int>(v92.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2206 = v2204 + v2205;
-    const unsigned int v2207 = static_cast<unsigned int>(v92.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2208 = v2203 + v2207;
-    const bool v2209 = v2206 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2210 = v2208 < v79;
-    const bool v2211 = v2209 && v2210;
-    if (v2211) {
-      const float v2212 = v92.x[0];
-      const unsigned int v2214 = v2208 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2215 = v2214 < v2;
-      const bool v2216 = v2209 && v2215;
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:315
+    const unsigned int v3381 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:332
+
+    for (unsigned int v2209 = 0u; v2209 < 8u; v2209 += 1u) {  // kernels/gemm/gemm_tiles.hpp:316
+      const unsigned int v2211 = v2209 >> 2u;  // kernels/gemm/gemm_tiles.hpp:317
+      const unsigned int v2213 = v2209 & 3u;  // kernels/gemm/gemm_tiles.hpp:318
+      const bool v2216 = v85 == v2211;  // kernels/gemm/gemm_tiles.hpp:319
       if (v2216) {
-        const iron_bf16 v2217 = iron_f32_to_bf16(v2212);
-        const unsigned int v2218 = v2206 * v2;
-        const unsigned int v2219 = v2218 + v2208;
-        const unsigned int v2220 = v2219 - v78;
-        out[v2220] = v2217;
-      }
-    }
-    const unsigned int v2221 = static_cast<unsigned int>(v92.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2222 = v2204 + v2221;
-    const unsigned int v2223 = static_cast<unsigned int>(v92.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2224 = v2203 + v2223;
-    const bool v2225 = v2222 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2226 = v2224 < v79;
-    const bool v2227 = v2225 && v2226;
-    if (v2227) {
-      const float v2228 = v92.x[1];
-      const unsigned int v2230 = v2224 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2231 = v2230 < v2;
-      const bool v2232 = v2225 && v2231;
-      if (v2232) {
-        const iron_bf16 v2233 = iron_f32_to_bf16(v2228);
-        const unsigned int v2234 = v2222 * v2;
-        const unsigned int v2235 = v2234 + v2224;
-        const unsigned int v2236 = v2235 - v78;
-        out[v2236] = v2233;
-      }
-    }
-    const unsigned int v2237 = static_cast<unsigned int>(v92.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2238 = v2204 + v2237;
-    const unsigned int v2239 = static_cast<unsigned int>(v92.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2240 = v2203 + v2239;
-    const bool v2241 = v2238 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2242 = v2240 < v79;
-    const bool v2243 = v2241 && v2242;
-    if (v2243) {
-      const float v2244 = v92.x[2];
-      const unsigned int v2246 = v2240 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2247 = v2246 < v2;
-      const bool v2248 = v2241 && v2247;
-      if (v2248) {
-        const iron_bf16 v2249 = iron_f32_to_bf16(v2244);
-        const unsigned int v2250 = v2238 * v2;
-        const unsigned int v2251 = v2250 + v2240;
-        const unsigned int v2252 = v2251 - v78;
-        out[v2252] = v2249;
-      }
-    }
-    const unsigned int v2253 = static_cast<unsigned int>(v92.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2254 = v2204 + v2253;
-    const unsigned int v2255 = static_cast<unsigned int>(v92.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2256 = v2203 + v2255;
-    const bool v2257 = v2254 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2258 = v2256 < v79;
-    const bool v2259 = v2257 && v2258;
-    if (v2259) {
-      const float v2260 = v92.x[3];
-      const unsigned int v2262 = v2256 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2263 = v2262 < v2;
-      const bool v2264 = v2257 && v2263;
-      if (v2264) {
-        const iron_bf16 v2265 = iron_f32_to_bf16(v2260);
-        const unsigned int v2266 = v2254 * v2;
-        const unsigned int v2267 = v2266 + v2256;
-        const unsigned int v2268 = v2267 - v78;
-        out[v2268] = v2265;
-      }
-    }
-    const unsigned int v2269 = static_cast<unsigned int>(v92.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2270 = v2204 + v2269;
-    const unsigned int v2271 = static_cast<unsigned int>(v92.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2272 = v2203 + v2271;
-    const bool v2273 = v2270 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2274 = v2272 < v79;
-    const bool v2275 = v2273 && v2274;
-    if (v2275) {
-      const float v2276 = v92.x[4];
-      const unsigned int v2278 = v2272 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2279 = v2278 < v2;
-      const bool v2280 = v2273 && v2279;
-      if (v2280) {
-        const iron_bf16 v2281 = iron_f32_to_bf16(v2276);
-        const unsigned int v2282 = v2270 * v2;
-        const unsigned int v2283 = v2282 + v2272;
-        const unsigned int v2284 = v2283 - v78;
-        out[v2284] = v2281;
-      }
-    }
-    const unsigned int v2285 = static_cast<unsigned int>(v92.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2286 = v2204 + v2285;
-    const unsigned int v2287 = static_cast<unsigned int>(v92.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2288 = v2203 + v2287;
-    const bool v2289 = v2286 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2290 = v2288 < v79;
-    const bool v2291 = v2289 && v2290;
-    if (v2291) {
-      const float v2292 = v92.x[5];
-      const unsigned int v2294 = v2288 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2295 = v2294 < v2;
-      const bool v2296 = v2289 && v2295;
-      if (v2296) {
-        const iron_bf16 v2297 = iron_f32_to_bf16(v2292);
-        const unsigned int v2298 = v2286 * v2;
-        const unsigned int v2299 = v2298 + v2288;
-        const unsigned int v2300 = v2299 - v78;
-        out[v2300] = v2297;
-      }
-    }
-    const unsigned int v2301 = static_cast<unsigned int>(v92.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2302 = v2204 + v2301;
-    const unsigned int v2303 = static_cast<unsigned int>(v92.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2304 = v2203 + v2303;
-    const bool v2305 = v2302 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2306 = v2304 < v79;
-    const bool v2307 = v2305 && v2306;
-    if (v2307) {
-      const float v2308 = v92.x[6];
-      const unsigned int v2310 = v2304 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2311 = v2310 < v2;
-      const bool v2312 = v2305 && v2311;
-      if (v2312) {
-        const iron_bf16 v2313 = iron_f32_to_bf16(v2308);
-        const unsigned int v2314 = v2302 * v2;
-        const unsigned int v2315 = v2314 + v2304;
-        const unsigned int v2316 = v2315 - v78;
-        out[v2316] = v2313;
-      }
-    }
-    const unsigned int v2317 = static_cast<unsigned int>(v92.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2318 = v2204 + v2317;
-    const unsigned int v2319 = static_cast<unsigned int>(v92.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2320 = v2203 + v2319;
-    const bool v2321 = v2318 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2322 = v2320 < v79;
-    const bool v2323 = v2321 && v2322;
-    if (v2323) {
-      const float v2324 = v92.x[7];
-      const unsigned int v2326 = v2320 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2327 = v2326 < v2;
-      const bool v2328 = v2321 && v2327;
-      if (v2328) {
-        const iron_bf16 v2329 = iron_f32_to_bf16(v2324);
-        const unsigned int v2330 = v2318 * v2;
-        const unsigned int v2331 = v2330 + v2320;
-        const unsigned int v2332 = v2331 - v78;
-        out[v2332] = v2329;
-      }
-    }
-    const unsigned int v2333 = static_cast<unsigned int>(v92.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2334 = v2204 + v2333;
-    const unsigned int v2335 = static_cast<unsigned int>(v92.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2336 = v2203 + v2335;
-    const bool v2337 = v2334 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2338 = v2336 < v79;
-    const bool v2339 = v2337 && v2338;
-    if (v2339) {
-      const float v2340 = v92.x[8];
-      const unsigned int v2342 = v2336 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2343 = v2342 < v2;
-      const bool v2344 = v2337 && v2343;
-      if (v2344) {
-        const iron_bf16 v2345 = iron_f32_to_bf16(v2340);
-        const unsigned int v2346 = v2334 * v2;
-        const unsigned int v2347 = v2346 + v2336;
-        const unsigned int v2348 = v2347 - v78;
-        out[v2348] = v2345;
-      }
-    }
-    const unsigned int v2349 = static_cast<unsigned int>(v92.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2350 = v2204 + v2349;
-    const unsigned int v2351 = static_cast<unsigned int>(v92.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2352 = v2203 + v2351;
-    const bool v2353 = v2350 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2354 = v2352 < v79;
-    const bool v2355 = v2353 && v2354;
-    if (v2355) {
-      const float v2356 = v92.x[9];
-      const unsigned int v2358 = v2352 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2359 = v2358 < v2;
-      const bool v2360 = v2353 && v2359;
-      if (v2360) {
-        const iron_bf16 v2361 = iron_f32_to_bf16(v2356);
-        const unsigned int v2362 = v2350 * v2;
-        const unsigned int v2363 = v2362 + v2352;
-        const unsigned int v2364 = v2363 - v78;
-        out[v2364] = v2361;
-      }
-    }
-    const unsigned int v2365 = static_cast<unsigned int>(v92.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2366 = v2204 + v2365;
-    const unsigned int v2367 = static_cast<unsigned int>(v92.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2368 = v2203 + v2367;
-    const bool v2369 = v2366 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2370 = v2368 < v79;
-    const bool v2371 = v2369 && v2370;
-    if (v2371) {
-      const float v2372 = v92.x[10];
-      const unsigned int v2374 = v2368 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2375 = v2374 < v2;
-      const bool v2376 = v2369 && v2375;
-      if (v2376) {
-        const iron_bf16 v2377 = iron_f32_to_bf16(v2372);
-        const unsigned int v2378 = v2366 * v2;
-        const unsigned int v2379 = v2378 + v2368;
-        const unsigned int v2380 = v2379 - v78;
-        out[v2380] = v2377;
-      }
-    }
-    const unsigned int v2381 = static_cast<unsigned int>(v92.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2382 = v2204 + v2381;
-    const unsigned int v2383 = static_cast<unsigned int>(v92.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2384 = v2203 + v2383;
-    const bool v2385 = v2382 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2386 = v2384 < v79;
-    const bool v2387 = v2385 && v2386;
-    if (v2387) {
-      const float v2388 = v92.x[11];
-      const unsigned int v2390 = v2384 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2391 = v2390 < v2;
-      const bool v2392 = v2385 && v2391;
-      if (v2392) {
-        const iron_bf16 v2393 = iron_f32_to_bf16(v2388);
-        const unsigned int v2394 = v2382 * v2;
-        const unsigned int v2395 = v2394 + v2384;
-        const unsigned int v2396 = v2395 - v78;
-        out[v2396] = v2393;
-      }
-    }
-    const unsigned int v2397 = static_cast<unsigned int>(v92.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2398 = v2204 + v2397;
-    const unsigned int v2399 = static_cast<unsigned int>(v92.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2400 = v2203 + v2399;
-    const bool v2401 = v2398 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2402 = v2400 < v79;
-    const bool v2403 = v2401 && v2402;
-    if (v2403) {
-      const float v2404 = v92.x[12];
-      const unsigned int v2406 = v2400 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2407 = v2406 < v2;
-      const bool v2408 = v2401 && v2407;
-      if (v2408) {
-        const iron_bf16 v2409 = iron_f32_to_bf16(v2404);
-        const unsigned int v2410 = v2398 * v2;
-        const unsigned int v2411 = v2410 + v2400;
-        const unsigned int v2412 = v2411 - v78;
-        out[v2412] = v2409;
-      }
-    }
-    const unsigned int v2413 = static_cast<unsigned int>(v92.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2414 = v2204 + v2413;
-    const unsigned int v2415 = static_cast<unsigned int>(v92.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2416 = v2203 + v2415;
-    const bool v2417 = v2414 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2418 = v2416 < v79;
-    const bool v2419 = v2417 && v2418;
-    if (v2419) {
-      const float v2420 = v92.x[13];
-      const unsigned int v2422 = v2416 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2423 = v2422 < v2;
-      const bool v2424 = v2417 && v2423;
-      if (v2424) {
-        const iron_bf16 v2425 = iron_f32_to_bf16(v2420);
-        const unsigned int v2426 = v2414 * v2;
-        const unsigned int v2427 = v2426 + v2416;
-        const unsigned int v2428 = v2427 - v78;
-        out[v2428] = v2425;
-      }
-    }
-    const unsigned int v2429 = static_cast<unsigned int>(v92.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2430 = v2204 + v2429;
-    const unsigned int v2431 = static_cast<unsigned int>(v92.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2432 = v2203 + v2431;
-    const bool v2433 = v2430 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2434 = v2432 < v79;
-    const bool v2435 = v2433 && v2434;
-    if (v2435) {
-      const float v2436 = v92.x[14];
-      const unsigned int v2438 = v2432 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2439 = v2438 < v2;
-      const bool v2440 = v2433 && v2439;
-      if (v2440) {
-        const iron_bf16 v2441 = iron_f32_to_bf16(v2436);
-        const unsigned int v2442 = v2430 * v2;
-        const unsigned int v2443 = v2442 + v2432;
-        const unsigned int v2444 = v2443 - v78;
-        out[v2444] = v2441;
-      }
-    }
-    const unsigned int v2445 = static_cast<unsigned int>(v92.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2446 = v2204 + v2445;
-    const unsigned int v2447 = static_cast<unsigned int>(v92.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2448 = v2203 + v2447;
-    const bool v2449 = v2446 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2450 = v2448 < v79;
-    const bool v2451 = v2449 && v2450;
-    if (v2451) {
-      const float v2452 = v92.x[15];
-      const unsigned int v2454 = v2448 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2455 = v2454 < v2;
-      const bool v2456 = v2449 && v2455;
-      if (v2456) {
-        const iron_bf16 v2457 = iron_f32_to_bf16(v2452);
-        const unsigned int v2458 = v2446 * v2;
-        const unsigned int v2459 = v2458 + v2448;
-        const unsigned int v2460 = v2459 - v78;
-        out[v2460] = v2457;
-      }
-    }
-    const unsigned int v2461 = static_cast<unsigned int>(v92.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2462 = v2204 + v2461;
-    const unsigned int v2463 = static_cast<unsigned int>(v92.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2464 = v2203 + v2463;
-    const bool v2465 = v2462 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2466 = v2464 < v79;
-    const bool v2467 = v2465 && v2466;
-    if (v2467) {
-      const float v2468 = v92.x[16];
-      const unsigned int v2470 = v2464 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2471 = v2470 < v2;
-      const bool v2472 = v2465 && v2471;
-      if (v2472) {
-        const iron_bf16 v2473 = iron_f32_to_bf16(v2468);
-        const unsigned int v2474 = v2462 * v2;
-        const unsigned int v2475 = v2474 + v2464;
-        const unsigned int v2476 = v2475 - v78;
-        out[v2476] = v2473;
-      }
-    }
-    const unsigned int v2477 = static_cast<unsigned int>(v92.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2478 = v2204 + v2477;
-    const unsigned int v2479 = static_cast<unsigned int>(v92.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2480 = v2203 + v2479;
-    const bool v2481 = v2478 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2482 = v2480 < v79;
-    const bool v2483 = v2481 && v2482;
-    if (v2483) {
-      const float v2484 = v92.x[17];
-      const unsigned int v2486 = v2480 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2487 = v2486 < v2;
-      const bool v2488 = v2481 && v2487;
-      if (v2488) {
-        const iron_bf16 v2489 = iron_f32_to_bf16(v2484);
-        const unsigned int v2490 = v2478 * v2;
-        const unsigned int v2491 = v2490 + v2480;
-        const unsigned int v2492 = v2491 - v78;
-        out[v2492] = v2489;
-      }
-    }
-    const unsigned int v2493 = static_cast<unsigned int>(v92.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2494 = v2204 + v2493;
-    const unsigned int v2495 = static_cast<unsigned int>(v92.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2496 = v2203 + v2495;
-    const bool v2497 = v2494 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2498 = v2496 < v79;
-    const bool v2499 = v2497 && v2498;
-    if (v2499) {
-      const float v2500 = v92.x[18];
-      const unsigned int v2502 = v2496 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2503 = v2502 < v2;
-      const bool v2504 = v2497 && v2503;
-      if (v2504) {
-        const iron_bf16 v2505 = iron_f32_to_bf16(v2500);
-        const unsigned int v2506 = v2494 * v2;
-        const unsigned int v2507 = v2506 + v2496;
-        const unsigned int v2508 = v2507 - v78;
-        out[v2508] = v2505;
-      }
-    }
-    const unsigned int v2509 = static_cast<unsigned int>(v92.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2510 = v2204 + v2509;
-    const unsigned int v2511 = static_cast<unsigned int>(v92.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2512 = v2203 + v2511;
-    const bool v2513 = v2510 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2514 = v2512 < v79;
-    const bool v2515 = v2513 && v2514;
-    if (v2515) {
-      const float v2516 = v92.x[19];
-      const unsigned int v2518 = v2512 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2519 = v2518 < v2;
-      const bool v2520 = v2513 && v2519;
-      if (v2520) {
-        const iron_bf16 v2521 = iron_f32_to_bf16(v2516);
-        const unsigned int v2522 = v2510 * v2;
-        const unsigned int v2523 = v2522 + v2512;
-        const unsigned int v2524 = v2523 - v78;
-        out[v2524] = v2521;
-      }
-    }
-    const unsigned int v2525 = static_cast<unsigned int>(v92.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2526 = v2204 + v2525;
-    const unsigned int v2527 = static_cast<unsigned int>(v92.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2528 = v2203 + v2527;
-    const bool v2529 = v2526 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2530 = v2528 < v79;
-    const bool v2531 = v2529 && v2530;
-    if (v2531) {
-      const float v2532 = v92.x[20];
-      const unsigned int v2534 = v2528 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2535 = v2534 < v2;
-      const bool v2536 = v2529 && v2535;
-      if (v2536) {
-        const iron_bf16 v2537 = iron_f32_to_bf16(v2532);
-        const unsigned int v2538 = v2526 * v2;
-        const unsigned int v2539 = v2538 + v2528;
-        const unsigned int v2540 = v2539 - v78;
-        out[v2540] = v2537;
-      }
-    }
-    const unsigned int v2541 = static_cast<unsigned int>(v92.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2542 = v2204 + v2541;
-    const unsigned int v2543 = static_cast<unsigned int>(v92.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2544 = v2203 + v2543;
-    const bool v2545 = v2542 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2546 = v2544 < v79;
-    const bool v2547 = v2545 && v2546;
-    if (v2547) {
-      const float v2548 = v92.x[21];
-      const unsigned int v2550 = v2544 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2551 = v2550 < v2;
-      const bool v2552 = v2545 && v2551;
-      if (v2552) {
-        const iron_bf16 v2553 = iron_f32_to_bf16(v2548);
-        const unsigned int v2554 = v2542 * v2;
-        const unsigned int v2555 = v2554 + v2544;
-        const unsigned int v2556 = v2555 - v78;
-        out[v2556] = v2553;
-      }
-    }
-    const unsigned int v2557 = static_cast<unsigned int>(v92.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2558 = v2204 + v2557;
-    const unsigned int v2559 = static_cast<unsigned int>(v92.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2560 = v2203 + v2559;
-    const bool v2561 = v2558 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2562 = v2560 < v79;
-    const bool v2563 = v2561 && v2562;
-    if (v2563) {
-      const float v2564 = v92.x[22];
-      const unsigned int v2566 = v2560 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2567 = v2566 < v2;
-      const bool v2568 = v2561 && v2567;
-      if (v2568) {
-        const iron_bf16 v2569 = iron_f32_to_bf16(v2564);
-        const unsigned int v2570 = v2558 * v2;
-        const unsigned int v2571 = v2570 + v2560;
-        const unsigned int v2572 = v2571 - v78;
-        out[v2572] = v2569;
-      }
-    }
-    const unsigned int v2573 = static_cast<unsigned int>(v92.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2574 = v2204 + v2573;
-    const unsigned int v2575 = static_cast<unsigned int>(v92.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2576 = v2203 + v2575;
-    const bool v2577 = v2574 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2578 = v2576 < v79;
-    const bool v2579 = v2577 && v2578;
-    if (v2579) {
-      const float v2580 = v92.x[23];
-      const unsigned int v2582 = v2576 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2583 = v2582 < v2;
-      const bool v2584 = v2577 && v2583;
-      if (v2584) {
-        const iron_bf16 v2585 = iron_f32_to_bf16(v2580);
-        const unsigned int v2586 = v2574 * v2;
-        const unsigned int v2587 = v2586 + v2576;
-        const unsigned int v2588 = v2587 - v78;
-        out[v2588] = v2585;
-      }
-    }
-    const unsigned int v2589 = static_cast<unsigned int>(v92.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2590 = v2204 + v2589;
-    const unsigned int v2591 = static_cast<unsigned int>(v92.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2592 = v2203 + v2591;
-    const bool v2593 = v2590 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2594 = v2592 < v79;
-    const bool v2595 = v2593 && v2594;
-    if (v2595) {
-      const float v2596 = v92.x[24];
-      const unsigned int v2598 = v2592 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2599 = v2598 < v2;
-      const bool v2600 = v2593 && v2599;
-      if (v2600) {
-        const iron_bf16 v2601 = iron_f32_to_bf16(v2596);
-        const unsigned int v2602 = v2590 * v2;
-        const unsigned int v2603 = v2602 + v2592;
-        const unsigned int v2604 = v2603 - v78;
-        out[v2604] = v2601;
-      }
-    }
-    const unsigned int v2605 = static_cast<unsigned int>(v92.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2606 = v2204 + v2605;
-    const unsigned int v2607 = static_cast<unsigned int>(v92.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2608 = v2203 + v2607;
-    const bool v2609 = v2606 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2610 = v2608 < v79;
-    const bool v2611 = v2609 && v2610;
-    if (v2611) {
-      const float v2612 = v92.x[25];
-      const unsigned int v2614 = v2608 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2615 = v2614 < v2;
-      const bool v2616 = v2609 && v2615;
-      if (v2616) {
-        const iron_bf16 v2617 = iron_f32_to_bf16(v2612);
-        const unsigned int v2618 = v2606 * v2;
-        const unsigned int v2619 = v2618 + v2608;
-        const unsigned int v2620 = v2619 - v78;
-        out[v2620] = v2617;
-      }
-    }
-    const unsigned int v2621 = static_cast<unsigned int>(v92.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2622 = v2204 + v2621;
-    const unsigned int v2623 = static_cast<unsigned int>(v92.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2624 = v2203 + v2623;
-    const bool v2625 = v2622 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2626 = v2624 < v79;
-    const bool v2627 = v2625 && v2626;
-    if (v2627) {
-      const float v2628 = v92.x[26];
-      const unsigned int v2630 = v2624 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2631 = v2630 < v2;
-      const bool v2632 = v2625 && v2631;
-      if (v2632) {
-        const iron_bf16 v2633 = iron_f32_to_bf16(v2628);
-        const unsigned int v2634 = v2622 * v2;
-        const unsigned int v2635 = v2634 + v2624;
-        const unsigned int v2636 = v2635 - v78;
-        out[v2636] = v2633;
-      }
-    }
-    const unsigned int v2637 = static_cast<unsigned int>(v92.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2638 = v2204 + v2637;
-    const unsigned int v2639 = static_cast<unsigned int>(v92.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2640 = v2203 + v2639;
-    const bool v2641 = v2638 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2642 = v2640 < v79;
-    const bool v2643 = v2641 && v2642;
-    if (v2643) {
-      const float v2644 = v92.x[27];
-      const unsigned int v2646 = v2640 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2647 = v2646 < v2;
-      const bool v2648 = v2641 && v2647;
-      if (v2648) {
-        const iron_bf16 v2649 = iron_f32_to_bf16(v2644);
-        const unsigned int v2650 = v2638 * v2;
-        const unsigned int v2651 = v2650 + v2640;
-        const unsigned int v2652 = v2651 - v78;
-        out[v2652] = v2649;
-      }
-    }
-    const unsigned int v2653 = static_cast<unsigned int>(v92.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2654 = v2204 + v2653;
-    const unsigned int v2655 = static_cast<unsigned int>(v92.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2656 = v2203 + v2655;
-    const bool v2657 = v2654 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2658 = v2656 < v79;
-    const bool v2659 = v2657 && v2658;
-    if (v2659) {
-      const float v2660 = v92.x[28];
-      const unsigned int v2662 = v2656 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2663 = v2662 < v2;
-      const bool v2664 = v2657 && v2663;
-      if (v2664) {
-        const iron_bf16 v2665 = iron_f32_to_bf16(v2660);
-        const unsigned int v2666 = v2654 * v2;
-        const unsigned int v2667 = v2666 + v2656;
-        const unsigned int v2668 = v2667 - v78;
-        out[v2668] = v2665;
-      }
-    }
-    const unsigned int v2669 = static_cast<unsigned int>(v92.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2670 = v2204 + v2669;
-    const unsigned int v2671 = static_cast<unsigned int>(v92.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2672 = v2203 + v2671;
-    const bool v2673 = v2670 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2674 = v2672 < v79;
-    const bool v2675 = v2673 && v2674;
-    if (v2675) {
-      const float v2676 = v92.x[29];
-      const unsigned int v2678 = v2672 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2679 = v2678 < v2;
-      const bool v2680 = v2673 && v2679;
-      if (v2680) {
-        const iron_bf16 v2681 = iron_f32_to_bf16(v2676);
-        const unsigned int v2682 = v2670 * v2;
-        const unsigned int v2683 = v2682 + v2672;
-        const unsigned int v2684 = v2683 - v78;
-        out[v2684] = v2681;
-      }
-    }
-    const unsigned int v2685 = static_cast<unsigned int>(v92.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2686 = v2204 + v2685;
-    const unsigned int v2687 = static_cast<unsigned int>(v92.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2688 = v2203 + v2687;
-    const bool v2689 = v2686 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2690 = v2688 < v79;
-    const bool v2691 = v2689 && v2690;
-    if (v2691) {
-      const float v2692 = v92.x[30];
-      const unsigned int v2694 = v2688 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2695 = v2694 < v2;
-      const bool v2696 = v2689 && v2695;
-      if (v2696) {
-        const iron_bf16 v2697 = iron_f32_to_bf16(v2692);
-        const unsigned int v2698 = v2686 * v2;
-        const unsigned int v2699 = v2698 + v2688;
-        const unsigned int v2700 = v2699 - v78;
-        out[v2700] = v2697;
-      }
-    }
-    const unsigned int v2701 = static_cast<unsigned int>(v92.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2702 = v2204 + v2701;
-    const unsigned int v2703 = static_cast<unsigned int>(v92.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2704 = v2203 + v2703;
-    const bool v2705 = v2702 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2706 = v2704 < v79;
-    const bool v2707 = v2705 && v2706;
-    if (v2707) {
-      const float v2708 = v92.x[31];
-      const unsigned int v2710 = v2704 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2711 = v2710 < v2;
-      const bool v2712 = v2705 && v2711;
-      if (v2712) {
-        const iron_bf16 v2713 = iron_f32_to_bf16(v2708);
-        const unsigned int v2714 = v2702 * v2;
-        const unsigned int v2715 = v2714 + v2704;
-        const unsigned int v2716 = v2715 - v78;
-        out[v2716] = v2713;
-      }
-    }
-    const unsigned int v2717 = static_cast<unsigned int>(v92.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2718 = v2204 + v2717;
-    const unsigned int v2719 = static_cast<unsigned int>(v92.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2720 = v2203 + v2719;
-    const bool v2721 = v2718 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2722 = v2720 < v79;
-    const bool v2723 = v2721 && v2722;
-    if (v2723) {
-      const float v2724 = v92.x[32];
-      const unsigned int v2726 = v2720 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2727 = v2726 < v2;
-      const bool v2728 = v2721 && v2727;
-      if (v2728) {
-        const iron_bf16 v2729 = iron_f32_to_bf16(v2724);
-        const unsigned int v2730 = v2718 * v2;
-        const unsigned int v2731 = v2730 + v2720;
-        const unsigned int v2732 = v2731 - v78;
-        out[v2732] = v2729;
-      }
-    }
-    const unsigned int v2733 = static_cast<unsigned int>(v92.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2734 = v2204 + v2733;
-    const unsigned int v2735 = static_cast<unsigned int>(v92.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2736 = v2203 + v2735;
-    const bool v2737 = v2734 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2738 = v2736 < v79;
-    const bool v2739 = v2737 && v2738;
-    if (v2739) {
-      const float v2740 = v92.x[33];
-      const unsigned int v2742 = v2736 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2743 = v2742 < v2;
-      const bool v2744 = v2737 && v2743;
-      if (v2744) {
-        const iron_bf16 v2745 = iron_f32_to_bf16(v2740);
-        const unsigned int v2746 = v2734 * v2;
-        const unsigned int v2747 = v2746 + v2736;
-        const unsigned int v2748 = v2747 - v78;
-        out[v2748] = v2745;
-      }
-    }
-    const unsigned int v2749 = static_cast<unsigned int>(v92.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2750 = v2204 + v2749;
-    const unsigned int v2751 = static_cast<unsigned int>(v92.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2752 = v2203 + v2751;
-    const bool v2753 = v2750 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2754 = v2752 < v79;
-    const bool v2755 = v2753 && v2754;
-    if (v2755) {
-      const float v2756 = v92.x[34];
-      const unsigned int v2758 = v2752 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2759 = v2758 < v2;
-      const bool v2760 = v2753 && v2759;
-      if (v2760) {
-        const iron_bf16 v2761 = iron_f32_to_bf16(v2756);
-        const unsigned int v2762 = v2750 * v2;
-        const unsigned int v2763 = v2762 + v2752;
-        const unsigned int v2764 = v2763 - v78;
-        out[v2764] = v2761;
-      }
-    }
-    const unsigned int v2765 = static_cast<unsigned int>(v92.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2766 = v2204 + v2765;
-    const unsigned int v2767 = static_cast<unsigned int>(v92.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2768 = v2203 + v2767;
-    const bool v2769 = v2766 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2770 = v2768 < v79;
-    const bool v2771 = v2769 && v2770;
-    if (v2771) {
-      const float v2772 = v92.x[35];
-      const unsigned int v2774 = v2768 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2775 = v2774 < v2;
-      const bool v2776 = v2769 && v2775;
-      if (v2776) {
-        const iron_bf16 v2777 = iron_f32_to_bf16(v2772);
-        const unsigned int v2778 = v2766 * v2;
-        const unsigned int v2779 = v2778 + v2768;
-        const unsigned int v2780 = v2779 - v78;
-        out[v2780] = v2777;
-      }
-    }
-    const unsigned int v2781 = static_cast<unsigned int>(v92.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2782 = v2204 + v2781;
-    const unsigned int v2783 = static_cast<unsigned int>(v92.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2784 = v2203 + v2783;
-    const bool v2785 = v2782 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2786 = v2784 < v79;
-    const bool v2787 = v2785 && v2786;
-    if (v2787) {
-      const float v2788 = v92.x[36];
-      const unsigned int v2790 = v2784 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2791 = v2790 < v2;
-      const bool v2792 = v2785 && v2791;
-      if (v2792) {
-        const iron_bf16 v2793 = iron_f32_to_bf16(v2788);
-        const unsigned int v2794 = v2782 * v2;
-        const unsigned int v2795 = v2794 + v2784;
-        const unsigned int v2796 = v2795 - v78;
-        out[v2796] = v2793;
-      }
-    }
-    const unsigned int v2797 = static_cast<unsigned int>(v92.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2798 = v2204 + v2797;
-    const unsigned int v2799 = static_cast<unsigned int>(v92.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2800 = v2203 + v2799;
-    const bool v2801 = v2798 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2802 = v2800 < v79;
-    const bool v2803 = v2801 && v2802;
-    if (v2803) {
-      const float v2804 = v92.x[37];
-      const unsigned int v2806 = v2800 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2807 = v2806 < v2;
-      const bool v2808 = v2801 && v2807;
-      if (v2808) {
-        const iron_bf16 v2809 = iron_f32_to_bf16(v2804);
-        const unsigned int v2810 = v2798 * v2;
-        const unsigned int v2811 = v2810 + v2800;
-        const unsigned int v2812 = v2811 - v78;
-        out[v2812] = v2809;
-      }
-    }
-    const unsigned int v2813 = static_cast<unsigned int>(v92.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2814 = v2204 + v2813;
-    const unsigned int v2815 = static_cast<unsigned int>(v92.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2816 = v2203 + v2815;
-    const bool v2817 = v2814 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2818 = v2816 < v79;
-    const bool v2819 = v2817 && v2818;
-    if (v2819) {
-      const float v2820 = v92.x[38];
-      const unsigned int v2822 = v2816 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2823 = v2822 < v2;
-      const bool v2824 = v2817 && v2823;
-      if (v2824) {
-        const iron_bf16 v2825 = iron_f32_to_bf16(v2820);
-        const unsigned int v2826 = v2814 * v2;
-        const unsigned int v2827 = v2826 + v2816;
-        const unsigned int v2828 = v2827 - v78;
-        out[v2828] = v2825;
-      }
-    }
-    const unsigned int v2829 = static_cast<unsigned int>(v92.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2830 = v2204 + v2829;
-    const unsigned int v2831 = static_cast<unsigned int>(v92.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2832 = v2203 + v2831;
-    const bool v2833 = v2830 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2834 = v2832 < v79;
-    const bool v2835 = v2833 && v2834;
-    if (v2835) {
-      const float v2836 = v92.x[39];
-      const unsigned int v2838 = v2832 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2839 = v2838 < v2;
-      const bool v2840 = v2833 && v2839;
-      if (v2840) {
-        const iron_bf16 v2841 = iron_f32_to_bf16(v2836);
-        const unsigned int v2842 = v2830 * v2;
-        const unsigned int v2843 = v2842 + v2832;
-        const unsigned int v2844 = v2843 - v78;
-        out[v2844] = v2841;
-      }
-    }
-    const unsigned int v2845 = static_cast<unsigned int>(v92.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2846 = v2204 + v2845;
-    const unsigned int v2847 = static_cast<unsigned int>(v92.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2848 = v2203 + v2847;
-    const bool v2849 = v2846 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2850 = v2848 < v79;
-    const bool v2851 = v2849 && v2850;
-    if (v2851) {
-      const float v2852 = v92.x[40];
-      const unsigned int v2854 = v2848 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2855 = v2854 < v2;
-      const bool v2856 = v2849 && v2855;
-      if (v2856) {
-        const iron_bf16 v2857 = iron_f32_to_bf16(v2852);
-        const unsigned int v2858 = v2846 * v2;
-        const unsigned int v2859 = v2858 + v2848;
-        const unsigned int v2860 = v2859 - v78;
-        out[v2860] = v2857;
-      }
-    }
-    const unsigned int v2861 = static_cast<unsigned int>(v92.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2862 = v2204 + v2861;
-    const unsigned int v2863 = static_cast<unsigned int>(v92.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2864 = v2203 + v2863;
-    const bool v2865 = v2862 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2866 = v2864 < v79;
-    const bool v2867 = v2865 && v2866;
-    if (v2867) {
-      const float v2868 = v92.x[41];
-      const unsigned int v2870 = v2864 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2871 = v2870 < v2;
-      const bool v2872 = v2865 && v2871;
-      if (v2872) {
-        const iron_bf16 v2873 = iron_f32_to_bf16(v2868);
-        const unsigned int v2874 = v2862 * v2;
-        const unsigned int v2875 = v2874 + v2864;
-        const unsigned int v2876 = v2875 - v78;
-        out[v2876] = v2873;
-      }
-    }
-    const unsigned int v2877 = static_cast<unsigned int>(v92.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2878 = v2204 + v2877;
-    const unsigned int v2879 = static_cast<unsigned int>(v92.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2880 = v2203 + v2879;
-    const bool v2881 = v2878 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2882 = v2880 < v79;
-    const bool v2883 = v2881 && v2882;
-    if (v2883) {
-      const float v2884 = v92.x[42];
-      const unsigned int v2886 = v2880 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2887 = v2886 < v2;
-      const bool v2888 = v2881 && v2887;
-      if (v2888) {
-        const iron_bf16 v2889 = iron_f32_to_bf16(v2884);
-        const unsigned int v2890 = v2878 * v2;
-        const unsigned int v2891 = v2890 + v2880;
-        const unsigned int v2892 = v2891 - v78;
-        out[v2892] = v2889;
-      }
-    }
-    const unsigned int v2893 = static_cast<unsigned int>(v92.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2894 = v2204 + v2893;
-    const unsigned int v2895 = static_cast<unsigned int>(v92.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2896 = v2203 + v2895;
-    const bool v2897 = v2894 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2898 = v2896 < v79;
-    const bool v2899 = v2897 && v2898;
-    if (v2899) {
-      const float v2900 = v92.x[43];
-      const unsigned int v2902 = v2896 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2903 = v2902 < v2;
-      const bool v2904 = v2897 && v2903;
-      if (v2904) {
-        const iron_bf16 v2905 = iron_f32_to_bf16(v2900);
-        const unsigned int v2906 = v2894 * v2;
-        const unsigned int v2907 = v2906 + v2896;
-        const unsigned int v2908 = v2907 - v78;
-        out[v2908] = v2905;
-      }
-    }
-    const unsigned int v2909 = static_cast<unsigned int>(v92.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2910 = v2204 + v2909;
-    const unsigned int v2911 = static_cast<unsigned int>(v92.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2912 = v2203 + v2911;
-    const bool v2913 = v2910 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2914 = v2912 < v79;
-    const bool v2915 = v2913 && v2914;
-    if (v2915) {
-      const float v2916 = v92.x[44];
-      const unsigned int v2918 = v2912 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2919 = v2918 < v2;
-      const bool v2920 = v2913 && v2919;
-      if (v2920) {
-        const iron_bf16 v2921 = iron_f32_to_bf16(v2916);
-        const unsigned int v2922 = v2910 * v2;
-        const unsigned int v2923 = v2922 + v2912;
-        const unsigned int v2924 = v2923 - v78;
-        out[v2924] = v2921;
-      }
-    }
-    const unsigned int v2925 = static_cast<unsigned int>(v92.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2926 = v2204 + v2925;
-    const unsigned int v2927 = static_cast<unsigned int>(v92.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2928 = v2203 + v2927;
-    const bool v2929 = v2926 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2930 = v2928 < v79;
-    const bool v2931 = v2929 && v2930;
-    if (v2931) {
-      const float v2932 = v92.x[45];
-      const unsigned int v2934 = v2928 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2935 = v2934 < v2;
-      const bool v2936 = v2929 && v2935;
-      if (v2936) {
-        const iron_bf16 v2937 = iron_f32_to_bf16(v2932);
-        const unsigned int v2938 = v2926 * v2;
-        const unsigned int v2939 = v2938 + v2928;
-        const unsigned int v2940 = v2939 - v78;
-        out[v2940] = v2937;
-      }
-    }
-    const unsigned int v2941 = static_cast<unsigned int>(v92.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2942 = v2204 + v2941;
-    const unsigned int v2943 = static_cast<unsigned int>(v92.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2944 = v2203 + v2943;
-    const bool v2945 = v2942 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2946 = v2944 < v79;
-    const bool v2947 = v2945 && v2946;
-    if (v2947) {
-      const float v2948 = v92.x[46];
-      const unsigned int v2950 = v2944 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2951 = v2950 < v2;
-      const bool v2952 = v2945 && v2951;
-      if (v2952) {
-        const iron_bf16 v2953 = iron_f32_to_bf16(v2948);
-        const unsigned int v2954 = v2942 * v2;
-        const unsigned int v2955 = v2954 + v2944;
-        const unsigned int v2956 = v2955 - v78;
-        out[v2956] = v2953;
-      }
-    }
-    const unsigned int v2957 = static_cast<unsigned int>(v92.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2958 = v2204 + v2957;
-    const unsigned int v2959 = static_cast<unsigned int>(v92.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2960 = v2203 + v2959;
-    const bool v2961 = v2958 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2962 = v2960 < v79;
-    const bool v2963 = v2961 && v2962;
-    if (v2963) {
-      const float v2964 = v92.x[47];
-      const unsigned int v2966 = v2960 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2967 = v2966 < v2;
-      const bool v2968 = v2961 && v2967;
-      if (v2968) {
-        const iron_bf16 v2969 = iron_f32_to_bf16(v2964);
-        const unsigned int v2970 = v2958 * v2;
-        const unsigned int v2971 = v2970 + v2960;
-        const unsigned int v2972 = v2971 - v78;
-        out[v2972] = v2969;
-      }
-    }
-    const unsigned int v2973 = static_cast<unsigned int>(v92.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2974 = v2204 + v2973;
-    const unsigned int v2975 = static_cast<unsigned int>(v92.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2976 = v2203 + v2975;
-    const bool v2977 = v2974 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2978 = v2976 < v79;
-    const bool v2979 = v2977 && v2978;
-    if (v2979) {
-      const float v2980 = v92.x[48];
-      const unsigned int v2982 = v2976 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2983 = v2982 < v2;
-      const bool v2984 = v2977 && v2983;
-      if (v2984) {
-        const iron_bf16 v2985 = iron_f32_to_bf16(v2980);
-        const unsigned int v2986 = v2974 * v2;
-        const unsigned int v2987 = v2986 + v2976;
-        const unsigned int v2988 = v2987 - v78;
-        out[v2988] = v2985;
-      }
-    }
-    const unsigned int v2989 = static_cast<unsigned int>(v92.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v2990 = v2204 + v2989;
-    const unsigned int v2991 = static_cast<unsigned int>(v92.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v2992 = v2203 + v2991;
-    const bool v2993 = v2990 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2994 = v2992 < v79;
-    const bool v2995 = v2993 && v2994;
-    if (v2995) {
-      const float v2996 = v92.x[49];
-      const unsigned int v2998 = v2992 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2999 = v2998 < v2;
-      const bool v3000 = v2993 && v2999;
-      if (v3000) {
-        const iron_bf16 v3001 = iron_f32_to_bf16(v2996);
-        const unsigned int v3002 = v2990 * v2;
-        const unsigned int v3003 = v3002 + v2992;
-        const unsigned int v3004 = v3003 - v78;
-        out[v3004] = v3001;
-      }
-    }
-    const unsigned int v3005 = static_cast<unsigned int>(v92.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3006 = v2204 + v3005;
-    const unsigned int v3007 = static_cast<unsigned int>(v92.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3008 = v2203 + v3007;
-    const bool v3009 = v3006 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3010 = v3008 < v79;
-    const bool v3011 = v3009 && v3010;
-    if (v3011) {
-      const float v3012 = v92.x[50];
-      const unsigned int v3014 = v3008 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3015 = v3014 < v2;
-      const bool v3016 = v3009 && v3015;
-      if (v3016) {
-        const iron_bf16 v3017 = iron_f32_to_bf16(v3012);
-        const unsigned int v3018 = v3006 * v2;
-        const unsigned int v3019 = v3018 + v3008;
-        const unsigned int v3020 = v3019 - v78;
-        out[v3020] = v3017;
-      }
-    }
-    const unsigned int v3021 = static_cast<unsigned int>(v92.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3022 = v2204 + v3021;
-    const unsigned int v3023 = static_cast<unsigned int>(v92.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3024 = v2203 + v3023;
-    const bool v3025 = v3022 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3026 = v3024 < v79;
-    const bool v3027 = v3025 && v3026;
-    if (v3027) {
-      const float v3028 = v92.x[51];
-      const unsigned int v3030 = v3024 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3031 = v3030 < v2;
-      const bool v3032 = v3025 && v3031;
-      if (v3032) {
-        const iron_bf16 v3033 = iron_f32_to_bf16(v3028);
-        const unsigned int v3034 = v3022 * v2;
-        const unsigned int v3035 = v3034 + v3024;
-        const unsigned int v3036 = v3035 - v78;
-        out[v3036] = v3033;
-      }
-    }
-    const unsigned int v3037 = static_cast<unsigned int>(v92.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3038 = v2204 + v3037;
-    const unsigned int v3039 = static_cast<unsigned int>(v92.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3040 = v2203 + v3039;
-    const bool v3041 = v3038 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3042 = v3040 < v79;
-    const bool v3043 = v3041 && v3042;
-    if (v3043) {
-      const float v3044 = v92.x[52];
-      const unsigned int v3046 = v3040 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3047 = v3046 < v2;
-      const bool v3048 = v3041 && v3047;
-      if (v3048) {
-        const iron_bf16 v3049 = iron_f32_to_bf16(v3044);
-        const unsigned int v3050 = v3038 * v2;
-        const unsigned int v3051 = v3050 + v3040;
-        const unsigned int v3052 = v3051 - v78;
-        out[v3052] = v3049;
-      }
-    }
-    const unsigned int v3053 = static_cast<unsigned int>(v92.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3054 = v2204 + v3053;
-    const unsigned int v3055 = static_cast<unsigned int>(v92.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3056 = v2203 + v3055;
-    const bool v3057 = v3054 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3058 = v3056 < v79;
-    const bool v3059 = v3057 && v3058;
-    if (v3059) {
-      const float v3060 = v92.x[53];
-      const unsigned int v3062 = v3056 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3063 = v3062 < v2;
-      const bool v3064 = v3057 && v3063;
-      if (v3064) {
-        const iron_bf16 v3065 = iron_f32_to_bf16(v3060);
-        const unsigned int v3066 = v3054 * v2;
-        const unsigned int v3067 = v3066 + v3056;
-        const unsigned int v3068 = v3067 - v78;
-        out[v3068] = v3065;
-      }
-    }
-    const unsigned int v3069 = static_cast<unsigned int>(v92.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3070 = v2204 + v3069;
-    const unsigned int v3071 = static_cast<unsigned int>(v92.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3072 = v2203 + v3071;
-    const bool v3073 = v3070 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3074 = v3072 < v79;
-    const bool v3075 = v3073 && v3074;
-    if (v3075) {
-      const float v3076 = v92.x[54];
-      const unsigned int v3078 = v3072 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3079 = v3078 < v2;
-      const bool v3080 = v3073 && v3079;
-      if (v3080) {
-        const iron_bf16 v3081 = iron_f32_to_bf16(v3076);
-        const unsigned int v3082 = v3070 * v2;
-        const unsigned int v3083 = v3082 + v3072;
-        const unsigned int v3084 = v3083 - v78;
-        out[v3084] = v3081;
-      }
-    }
-    const unsigned int v3085 = static_cast<unsigned int>(v92.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3086 = v2204 + v3085;
-    const unsigned int v3087 = static_cast<unsigned int>(v92.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3088 = v2203 + v3087;
-    const bool v3089 = v3086 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3090 = v3088 < v79;
-    const bool v3091 = v3089 && v3090;
-    if (v3091) {
-      const float v3092 = v92.x[55];
-      const unsigned int v3094 = v3088 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3095 = v3094 < v2;
-      const bool v3096 = v3089 && v3095;
-      if (v3096) {
-        const iron_bf16 v3097 = iron_f32_to_bf16(v3092);
-        const unsigned int v3098 = v3086 * v2;
-        const unsigned int v3099 = v3098 + v3088;
-        const unsigned int v3100 = v3099 - v78;
-        out[v3100] = v3097;
-      }
-    }
-    const unsigned int v3101 = static_cast<unsigned int>(v92.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3102 = v2204 + v3101;
-    const unsigned int v3103 = static_cast<unsigned int>(v92.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3104 = v2203 + v3103;
-    const bool v3105 = v3102 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3106 = v3104 < v79;
-    const bool v3107 = v3105 && v3106;
-    if (v3107) {
-      const float v3108 = v92.x[56];
-      const unsigned int v3110 = v3104 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3111 = v3110 < v2;
-      const bool v3112 = v3105 && v3111;
-      if (v3112) {
-        const iron_bf16 v3113 = iron_f32_to_bf16(v3108);
-        const unsigned int v3114 = v3102 * v2;
-        const unsigned int v3115 = v3114 + v3104;
-        const unsigned int v3116 = v3115 - v78;
-        out[v3116] = v3113;
-      }
-    }
-    const unsigned int v3117 = static_cast<unsigned int>(v92.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3118 = v2204 + v3117;
-    const unsigned int v3119 = static_cast<unsigned int>(v92.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3120 = v2203 + v3119;
-    const bool v3121 = v3118 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3122 = v3120 < v79;
-    const bool v3123 = v3121 && v3122;
-    if (v3123) {
-      const float v3124 = v92.x[57];
-      const unsigned int v3126 = v3120 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3127 = v3126 < v2;
-      const bool v3128 = v3121 && v3127;
-      if (v3128) {
-        const iron_bf16 v3129 = iron_f32_to_bf16(v3124);
-        const unsigned int v3130 = v3118 * v2;
-        const unsigned int v3131 = v3130 + v3120;
-        const unsigned int v3132 = v3131 - v78;
-        out[v3132] = v3129;
-      }
-    }
-    const unsigned int v3133 = static_cast<unsigned int>(v92.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3134 = v2204 + v3133;
-    const unsigned int v3135 = static_cast<unsigned int>(v92.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3136 = v2203 + v3135;
-    const bool v3137 = v3134 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3138 = v3136 < v79;
-    const bool v3139 = v3137 && v3138;
-    if (v3139) {
-      const float v3140 = v92.x[58];
-      const unsigned int v3142 = v3136 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3143 = v3142 < v2;
-      const bool v3144 = v3137 && v3143;
-      if (v3144) {
-        const iron_bf16 v3145 = iron_f32_to_bf16(v3140);
-        const unsigned int v3146 = v3134 * v2;
-        const unsigned int v3147 = v3146 + v3136;
-        const unsigned int v3148 = v3147 - v78;
-        out[v3148] = v3145;
-      }
-    }
-    const unsigned int v3149 = static_cast<unsigned int>(v92.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3150 = v2204 + v3149;
-    const unsigned int v3151 = static_cast<unsigned int>(v92.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3152 = v2203 + v3151;
-    const bool v3153 = v3150 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3154 = v3152 < v79;
-    const bool v3155 = v3153 && v3154;
-    if (v3155) {
-      const float v3156 = v92.x[59];
-      const unsigned int v3158 = v3152 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3159 = v3158 < v2;
-      const bool v3160 = v3153 && v3159;
-      if (v3160) {
-        const iron_bf16 v3161 = iron_f32_to_bf16(v3156);
-        const unsigned int v3162 = v3150 * v2;
-        const unsigned int v3163 = v3162 + v3152;
-        const unsigned int v3164 = v3163 - v78;
-        out[v3164] = v3161;
-      }
-    }
-    const unsigned int v3165 = static_cast<unsigned int>(v92.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3166 = v2204 + v3165;
-    const unsigned int v3167 = static_cast<unsigned int>(v92.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3168 = v2203 + v3167;
-    const bool v3169 = v3166 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3170 = v3168 < v79;
-    const bool v3171 = v3169 && v3170;
-    if (v3171) {
-      const float v3172 = v92.x[60];
-      const unsigned int v3174 = v3168 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3175 = v3174 < v2;
-      const bool v3176 = v3169 && v3175;
-      if (v3176) {
-        const iron_bf16 v3177 = iron_f32_to_bf16(v3172);
-        const unsigned int v3178 = v3166 * v2;
-        const unsigned int v3179 = v3178 + v3168;
-        const unsigned int v3180 = v3179 - v78;
-        out[v3180] = v3177;
-      }
-    }
-    const unsigned int v3181 = static_cast<unsigned int>(v92.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3182 = v2204 + v3181;
-    const unsigned int v3183 = static_cast<unsigned int>(v92.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3184 = v2203 + v3183;
-    const bool v3185 = v3182 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3186 = v3184 < v79;
-    const bool v3187 = v3185 && v3186;
-    if (v3187) {
-      const float v3188 = v92.x[61];
-      const unsigned int v3190 = v3184 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3191 = v3190 < v2;
-      const bool v3192 = v3185 && v3191;
-      if (v3192) {
-        const iron_bf16 v3193 = iron_f32_to_bf16(v3188);
-        const unsigned int v3194 = v3182 * v2;
-        const unsigned int v3195 = v3194 + v3184;
-        const unsigned int v3196 = v3195 - v78;
-        out[v3196] = v3193;
-      }
-    }
-    const unsigned int v3197 = static_cast<unsigned int>(v92.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3198 = v2204 + v3197;
-    const unsigned int v3199 = static_cast<unsigned int>(v92.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3200 = v2203 + v3199;
-    const bool v3201 = v3198 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3202 = v3200 < v79;
-    const bool v3203 = v3201 && v3202;
-    if (v3203) {
-      const float v3204 = v92.x[62];
-      const unsigned int v3206 = v3200 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3207 = v3206 < v2;
-      const bool v3208 = v3201 && v3207;
-      if (v3208) {
-        const iron_bf16 v3209 = iron_f32_to_bf16(v3204);
-        const unsigned int v3210 = v3198 * v2;
-        const unsigned int v3211 = v3210 + v3200;
-        const unsigned int v3212 = v3211 - v78;
-        out[v3212] = v3209;
-      }
-    }
-    const unsigned int v3213 = static_cast<unsigned int>(v92.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3214 = v2204 + v3213;
-    const unsigned int v3215 = static_cast<unsigned int>(v92.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3216 = v2203 + v3215;
-    const bool v3217 = v3214 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3218 = v3216 < v79;
-    const bool v3219 = v3217 && v3218;
-    if (v3219) {
-      const float v3220 = v92.x[63];
-      const unsigned int v3222 = v3216 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3223 = v3222 < v2;
-      const bool v3224 = v3217 && v3223;
-      if (v3224) {
-        const iron_bf16 v3225 = iron_f32_to_bf16(v3220);
-        const unsigned int v3226 = v3214 * v2;
-        const unsigned int v3227 = v3226 + v3216;
-        const unsigned int v3228 = v3227 - v78;
-        out[v3228] = v3225;
-      }
-    }
-    const unsigned int v3229 = static_cast<unsigned int>(v92.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3230 = v2204 + v3229;
-    const unsigned int v3231 = static_cast<unsigned int>(v92.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3232 = v2203 + v3231;
-    const bool v3233 = v3230 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3234 = v3232 < v79;
-    const bool v3235 = v3233 && v3234;
-    if (v3235) {
-      const float v3236 = v92.x[64];
-      const unsigned int v3238 = v3232 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3239 = v3238 < v2;
-      const bool v3240 = v3233 && v3239;
-      if (v3240) {
-        const iron_bf16 v3241 = iron_f32_to_bf16(v3236);
-        const unsigned int v3242 = v3230 * v2;
-        const unsigned int v3243 = v3242 + v3232;
-        const unsigned int v3244 = v3243 - v78;
-        out[v3244] = v3241;
-      }
-    }
-    const unsigned int v3245 = static_cast<unsigned int>(v92.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3246 = v2204 + v3245;
-    const unsigned int v3247 = static_cast<unsigned int>(v92.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3248 = v2203 + v3247;
-    const bool v3249 = v3246 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3250 = v3248 < v79;
-    const bool v3251 = v3249 && v3250;
-    if (v3251) {
-      const float v3252 = v92.x[65];
-      const unsigned int v3254 = v3248 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3255 = v3254 < v2;
-      const bool v3256 = v3249 && v3255;
-      if (v3256) {
-        const iron_bf16 v3257 = iron_f32_to_bf16(v3252);
-        const unsigned int v3258 = v3246 * v2;
-        const unsigned int v3259 = v3258 + v3248;
-        const unsigned int v3260 = v3259 - v78;
-        out[v3260] = v3257;
-      }
-    }
-    const unsigned int v3261 = static_cast<unsigned int>(v92.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3262 = v2204 + v3261;
-    const unsigned int v3263 = static_cast<unsigned int>(v92.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3264 = v2203 + v3263;
-    const bool v3265 = v3262 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3266 = v3264 < v79;
-    const bool v3267 = v3265 && v3266;
-    if (v3267) {
-      const float v3268 = v92.x[66];
-      const unsigned int v3270 = v3264 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3271 = v3270 < v2;
-      const bool v3272 = v3265 && v3271;
-      if (v3272) {
-        const iron_bf16 v3273 = iron_f32_to_bf16(v3268);
-        const unsigned int v3274 = v3262 * v2;
-        const unsigned int v3275 = v3274 + v3264;
-        const unsigned int v3276 = v3275 - v78;
-        out[v3276] = v3273;
-      }
-    }
-    const unsigned int v3277 = static_cast<unsigned int>(v92.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3278 = v2204 + v3277;
-    const unsigned int v3279 = static_cast<unsigned int>(v92.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3280 = v2203 + v3279;
-    const bool v3281 = v3278 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3282 = v3280 < v79;
-    const bool v3283 = v3281 && v3282;
-    if (v3283) {
-      const float v3284 = v92.x[67];
-      const unsigned int v3286 = v3280 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3287 = v3286 < v2;
-      const bool v3288 = v3281 && v3287;
-      if (v3288) {
-        const iron_bf16 v3289 = iron_f32_to_bf16(v3284);
-        const unsigned int v3290 = v3278 * v2;
-        const unsigned int v3291 = v3290 + v3280;
-        const unsigned int v3292 = v3291 - v78;
-        out[v3292] = v3289;
-      }
-    }
-    const unsigned int v3293 = static_cast<unsigned int>(v92.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3294 = v2204 + v3293;
-    const unsigned int v3295 = static_cast<unsigned int>(v92.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3296 = v2203 + v3295;
-    const bool v3297 = v3294 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3298 = v3296 < v79;
-    const bool v3299 = v3297 && v3298;
-    if (v3299) {
-      const float v3300 = v92.x[68];
-      const unsigned int v3302 = v3296 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3303 = v3302 < v2;
-      const bool v3304 = v3297 && v3303;
-      if (v3304) {
-        const iron_bf16 v3305 = iron_f32_to_bf16(v3300);
-        const unsigned int v3306 = v3294 * v2;
-        const unsigned int v3307 = v3306 + v3296;
-        const unsigned int v3308 = v3307 - v78;
-        out[v3308] = v3305;
-      }
-    }
-    const unsigned int v3309 = static_cast<unsigned int>(v92.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3310 = v2204 + v3309;
-    const unsigned int v3311 = static_cast<unsigned int>(v92.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3312 = v2203 + v3311;
-    const bool v3313 = v3310 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3314 = v3312 < v79;
-    const bool v3315 = v3313 && v3314;
-    if (v3315) {
-      const float v3316 = v92.x[69];
-      const unsigned int v3318 = v3312 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3319 = v3318 < v2;
-      const bool v3320 = v3313 && v3319;
-      if (v3320) {
-        const iron_bf16 v3321 = iron_f32_to_bf16(v3316);
-        const unsigned int v3322 = v3310 * v2;
-        const unsigned int v3323 = v3322 + v3312;
-        const unsigned int v3324 = v3323 - v78;
-        out[v3324] = v3321;
-      }
-    }
-    const unsigned int v3325 = static_cast<unsigned int>(v92.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3326 = v2204 + v3325;
-    const unsigned int v3327 = static_cast<unsigned int>(v92.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3328 = v2203 + v3327;
-    const bool v3329 = v3326 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3330 = v3328 < v79;
-    const bool v3331 = v3329 && v3330;
-    if (v3331) {
-      const float v3332 = v92.x[70];
-      const unsigned int v3334 = v3328 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3335 = v3334 < v2;
-      const bool v3336 = v3329 && v3335;
-      if (v3336) {
-        const iron_bf16 v3337 = iron_f32_to_bf16(v3332);
-        const unsigned int v3338 = v3326 * v2;
-        const unsigned int v3339 = v3338 + v3328;
-        const unsigned int v3340 = v3339 - v78;
-        out[v3340] = v3337;
-      }
-    }
-    const unsigned int v3341 = static_cast<unsigned int>(v92.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3342 = v2204 + v3341;
-    const unsigned int v3343 = static_cast<unsigned int>(v92.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3344 = v2203 + v3343;
-    const bool v3345 = v3342 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3346 = v3344 < v79;
-    const bool v3347 = v3345 && v3346;
-    if (v3347) {
-      const float v3348 = v92.x[71];
-      const unsigned int v3350 = v3344 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3351 = v3350 < v2;
-      const bool v3352 = v3345 && v3351;
-      if (v3352) {
-        const iron_bf16 v3353 = iron_f32_to_bf16(v3348);
-        const unsigned int v3354 = v3342 * v2;
-        const unsigned int v3355 = v3354 + v3344;
-        const unsigned int v3356 = v3355 - v78;
-        out[v3356] = v3353;
-      }
-    }
-    const unsigned int v3357 = static_cast<unsigned int>(v92.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3358 = v2204 + v3357;
-    const unsigned int v3359 = static_cast<unsigned int>(v92.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3360 = v2203 + v3359;
-    const bool v3361 = v3358 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3362 = v3360 < v79;
-    const bool v3363 = v3361 && v3362;
-    if (v3363) {
-      const float v3364 = v92.x[72];
-      const unsigned int v3366 = v3360 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3367 = v3366 < v2;
-      const bool v3368 = v3361 && v3367;
-      if (v3368) {
-        const iron_bf16 v3369 = iron_f32_to_bf16(v3364);
-        const unsigned int v3370 = v3358 * v2;
-        const unsigned int v3371 = v3370 + v3360;
-        const unsigned int v3372 = v3371 - v78;
-        out[v3372] = v3369;
-      }
-    }
-    const unsigned int v3373 = static_cast<unsigned int>(v92.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3374 = v2204 + v3373;
-    const unsigned int v3375 = static_cast<unsigned int>(v92.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3376 = v2203 + v3375;
-    const bool v3377 = v3374 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3378 = v3376 < v79;
-    const bool v3379 = v3377 && v3378;
-    if (v3379) {
-      const float v3380 = v92.x[73];
-      const unsigned int v3382 = v3376 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3383 = v3382 < v2;
-      const bool v3384 = v3377 && v3383;
-      if (v3384) {
-        const iron_bf16 v3385 = iron_f32_to_bf16(v3380);
-        const unsigned int v3386 = v3374 * v2;
-        const unsigned int v3387 = v3386 + v3376;
-        const unsigned int v3388 = v3387 - v78;
-        out[v3388] = v3385;
-      }
-    }
-    const unsigned int v3389 = static_cast<unsigned int>(v92.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3390 = v2204 + v3389;
-    const unsigned int v3391 = static_cast<unsigned int>(v92.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3392 = v2203 + v3391;
-    const bool v3393 = v3390 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3394 = v3392 < v79;
-    const bool v3395 = v3393 && v3394;
-    if (v3395) {
-      const float v3396 = v92.x[74];
-      const unsigned int v3398 = v3392 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3399 = v3398 < v2;
-      const bool v3400 = v3393 && v3399;
-      if (v3400) {
-        const iron_bf16 v3401 = iron_f32_to_bf16(v3396);
-        const unsigned int v3402 = v3390 * v2;
-        const unsigned int v3403 = v3402 + v3392;
-        const unsigned int v3404 = v3403 - v78;
-        out[v3404] = v3401;
-      }
-    }
-    const unsigned int v3405 = static_cast<unsigned int>(v92.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3406 = v2204 + v3405;
-    const unsigned int v3407 = static_cast<unsigned int>(v92.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3408 = v2203 + v3407;
-    const bool v3409 = v3406 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3410 = v3408 < v79;
-    const bool v3411 = v3409 && v3410;
-    if (v3411) {
-      const float v3412 = v92.x[75];
-      const unsigned int v3414 = v3408 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3415 = v3414 < v2;
-      const bool v3416 = v3409 && v3415;
-      if (v3416) {
-        const iron_bf16 v3417 = iron_f32_to_bf16(v3412);
-        const unsigned int v3418 = v3406 * v2;
-        const unsigned int v3419 = v3418 + v3408;
-        const unsigned int v3420 = v3419 - v78;
-        out[v3420] = v3417;
-      }
-    }
-    const unsigned int v3421 = static_cast<unsigned int>(v92.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3422 = v2204 + v3421;
-    const unsigned int v3423 = static_cast<unsigned int>(v92.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3424 = v2203 + v3423;
-    const bool v3425 = v3422 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3426 = v3424 < v79;
-    const bool v3427 = v3425 && v3426;
-    if (v3427) {
-      const float v3428 = v92.x[76];
-      const unsigned int v3430 = v3424 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3431 = v3430 < v2;
-      const bool v3432 = v3425 && v3431;
-      if (v3432) {
-        const iron_bf16 v3433 = iron_f32_to_bf16(v3428);
-        const unsigned int v3434 = v3422 * v2;
-        const unsigned int v3435 = v3434 + v3424;
-        const unsigned int v3436 = v3435 - v78;
-        out[v3436] = v3433;
-      }
-    }
-    const unsigned int v3437 = static_cast<unsigned int>(v92.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3438 = v2204 + v3437;
-    const unsigned int v3439 = static_cast<unsigned int>(v92.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3440 = v2203 + v3439;
-    const bool v3441 = v3438 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3442 = v3440 < v79;
-    const bool v3443 = v3441 && v3442;
-    if (v3443) {
-      const float v3444 = v92.x[77];
-      const unsigned int v3446 = v3440 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3447 = v3446 < v2;
-      const bool v3448 = v3441 && v3447;
-      if (v3448) {
-        const iron_bf16 v3449 = iron_f32_to_bf16(v3444);
-        const unsigned int v3450 = v3438 * v2;
-        const unsigned int v3451 = v3450 + v3440;
-        const unsigned int v3452 = v3451 - v78;
-        out[v3452] = v3449;
-      }
-    }
-    const unsigned int v3453 = static_cast<unsigned int>(v92.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3454 = v2204 + v3453;
-    const unsigned int v3455 = static_cast<unsigned int>(v92.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3456 = v2203 + v3455;
-    const bool v3457 = v3454 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3458 = v3456 < v79;
-    const bool v3459 = v3457 && v3458;
-    if (v3459) {
-      const float v3460 = v92.x[78];
-      const unsigned int v3462 = v3456 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3463 = v3462 < v2;
-      const bool v3464 = v3457 && v3463;
-      if (v3464) {
-        const iron_bf16 v3465 = iron_f32_to_bf16(v3460);
-        const unsigned int v3466 = v3454 * v2;
-        const unsigned int v3467 = v3466 + v3456;
-        const unsigned int v3468 = v3467 - v78;
-        out[v3468] = v3465;
-      }
-    }
-    const unsigned int v3469 = static_cast<unsigned int>(v92.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3470 = v2204 + v3469;
-    const unsigned int v3471 = static_cast<unsigned int>(v92.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3472 = v2203 + v3471;
-    const bool v3473 = v3470 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3474 = v3472 < v79;
-    const bool v3475 = v3473 && v3474;
-    if (v3475) {
-      const float v3476 = v92.x[79];
-      const unsigned int v3478 = v3472 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3479 = v3478 < v2;
-      const bool v3480 = v3473 && v3479;
-      if (v3480) {
-        const iron_bf16 v3481 = iron_f32_to_bf16(v3476);
-        const unsigned int v3482 = v3470 * v2;
-        const unsigned int v3483 = v3482 + v3472;
-        const unsigned int v3484 = v3483 - v78;
-        out[v3484] = v3481;
-      }
-    }
-    const unsigned int v3485 = static_cast<unsigned int>(v92.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3486 = v2204 + v3485;
-    const unsigned int v3487 = static_cast<unsigned int>(v92.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3488 = v2203 + v3487;
-    const bool v3489 = v3486 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3490 = v3488 < v79;
-    const bool v3491 = v3489 && v3490;
-    if (v3491) {
-      const float v3492 = v92.x[80];
-      const unsigned int v3494 = v3488 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3495 = v3494 < v2;
-      const bool v3496 = v3489 && v3495;
-      if (v3496) {
-        const iron_bf16 v3497 = iron_f32_to_bf16(v3492);
-        const unsigned int v3498 = v3486 * v2;
-        const unsigned int v3499 = v3498 + v3488;
-        const unsigned int v3500 = v3499 - v78;
-        out[v3500] = v3497;
-      }
-    }
-    const unsigned int v3501 = static_cast<unsigned int>(v92.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3502 = v2204 + v3501;
-    const unsigned int v3503 = static_cast<unsigned int>(v92.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3504 = v2203 + v3503;
-    const bool v3505 = v3502 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3506 = v3504 < v79;
-    const bool v3507 = v3505 && v3506;
-    if (v3507) {
-      const float v3508 = v92.x[81];
-      const unsigned int v3510 = v3504 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3511 = v3510 < v2;
-      const bool v3512 = v3505 && v3511;
-      if (v3512) {
-        const iron_bf16 v3513 = iron_f32_to_bf16(v3508);
-        const unsigned int v3514 = v3502 * v2;
-        const unsigned int v3515 = v3514 + v3504;
-        const unsigned int v3516 = v3515 - v78;
-        out[v3516] = v3513;
-      }
-    }
-    const unsigned int v3517 = static_cast<unsigned int>(v92.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3518 = v2204 + v3517;
-    const unsigned int v3519 = static_cast<unsigned int>(v92.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3520 = v2203 + v3519;
-    const bool v3521 = v3518 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3522 = v3520 < v79;
-    const bool v3523 = v3521 && v3522;
-    if (v3523) {
-      const float v3524 = v92.x[82];
-      const unsigned int v3526 = v3520 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3527 = v3526 < v2;
-      const bool v3528 = v3521 && v3527;
-      if (v3528) {
-        const iron_bf16 v3529 = iron_f32_to_bf16(v3524);
-        const unsigned int v3530 = v3518 * v2;
-        const unsigned int v3531 = v3530 + v3520;
-        const unsigned int v3532 = v3531 - v78;
-        out[v3532] = v3529;
-      }
-    }
-    const unsigned int v3533 = static_cast<unsigned int>(v92.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3534 = v2204 + v3533;
-    const unsigned int v3535 = static_cast<unsigned int>(v92.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3536 = v2203 + v3535;
-    const bool v3537 = v3534 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3538 = v3536 < v79;
-    const bool v3539 = v3537 && v3538;
-    if (v3539) {
-      const float v3540 = v92.x[83];
-      const unsigned int v3542 = v3536 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3543 = v3542 < v2;
-      const bool v3544 = v3537 && v3543;
-      if (v3544) {
-        const iron_bf16 v3545 = iron_f32_to_bf16(v3540);
-        const unsigned int v3546 = v3534 * v2;
-        const unsigned int v3547 = v3546 + v3536;
-        const unsigned int v3548 = v3547 - v78;
-        out[v3548] = v3545;
-      }
-    }
-    const unsigned int v3549 = static_cast<unsigned int>(v92.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3550 = v2204 + v3549;
-    const unsigned int v3551 = static_cast<unsigned int>(v92.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3552 = v2203 + v3551;
-    const bool v3553 = v3550 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3554 = v3552 < v79;
-    const bool v3555 = v3553 && v3554;
-    if (v3555) {
-      const float v3556 = v92.x[84];
-      const unsigned int v3558 = v3552 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3559 = v3558 < v2;
-      const bool v3560 = v3553 && v3559;
-      if (v3560) {
-        const iron_bf16 v3561 = iron_f32_to_bf16(v3556);
-        const unsigned int v3562 = v3550 * v2;
-        const unsigned int v3563 = v3562 + v3552;
-        const unsigned int v3564 = v3563 - v78;
-        out[v3564] = v3561;
-      }
-    }
-    const unsigned int v3565 = static_cast<unsigned int>(v92.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3566 = v2204 + v3565;
-    const unsigned int v3567 = static_cast<unsigned int>(v92.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3568 = v2203 + v3567;
-    const bool v3569 = v3566 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3570 = v3568 < v79;
-    const bool v3571 = v3569 && v3570;
-    if (v3571) {
-      const float v3572 = v92.x[85];
-      const unsigned int v3574 = v3568 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3575 = v3574 < v2;
-      const bool v3576 = v3569 && v3575;
-      if (v3576) {
-        const iron_bf16 v3577 = iron_f32_to_bf16(v3572);
-        const unsigned int v3578 = v3566 * v2;
-        const unsigned int v3579 = v3578 + v3568;
-        const unsigned int v3580 = v3579 - v78;
-        out[v3580] = v3577;
-      }
-    }
-    const unsigned int v3581 = static_cast<unsigned int>(v92.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3582 = v2204 + v3581;
-    const unsigned int v3583 = static_cast<unsigned int>(v92.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3584 = v2203 + v3583;
-    const bool v3585 = v3582 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3586 = v3584 < v79;
-    const bool v3587 = v3585 && v3586;
-    if (v3587) {
-      const float v3588 = v92.x[86];
-      const unsigned int v3590 = v3584 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3591 = v3590 < v2;
-      const bool v3592 = v3585 && v3591;
-      if (v3592) {
-        const iron_bf16 v3593 = iron_f32_to_bf16(v3588);
-        const unsigned int v3594 = v3582 * v2;
-        const unsigned int v3595 = v3594 + v3584;
-        const unsigned int v3596 = v3595 - v78;
-        out[v3596] = v3593;
-      }
-    }
-    const unsigned int v3597 = static_cast<unsigned int>(v92.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3598 = v2204 + v3597;
-    const unsigned int v3599 = static_cast<unsigned int>(v92.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3600 = v2203 + v3599;
-    const bool v3601 = v3598 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3602 = v3600 < v79;
-    const bool v3603 = v3601 && v3602;
-    if (v3603) {
-      const float v3604 = v92.x[87];
-      const unsigned int v3606 = v3600 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3607 = v3606 < v2;
-      const bool v3608 = v3601 && v3607;
-      if (v3608) {
-        const iron_bf16 v3609 = iron_f32_to_bf16(v3604);
-        const unsigned int v3610 = v3598 * v2;
-        const unsigned int v3611 = v3610 + v3600;
-        const unsigned int v3612 = v3611 - v78;
-        out[v3612] = v3609;
-      }
-    }
-    const unsigned int v3613 = static_cast<unsigned int>(v92.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3614 = v2204 + v3613;
-    const unsigned int v3615 = static_cast<unsigned int>(v92.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3616 = v2203 + v3615;
-    const bool v3617 = v3614 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3618 = v3616 < v79;
-    const bool v3619 = v3617 && v3618;
-    if (v3619) {
-      const float v3620 = v92.x[88];
-      const unsigned int v3622 = v3616 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3623 = v3622 < v2;
-      const bool v3624 = v3617 && v3623;
-      if (v3624) {
-        const iron_bf16 v3625 = iron_f32_to_bf16(v3620);
-        const unsigned int v3626 = v3614 * v2;
-        const unsigned int v3627 = v3626 + v3616;
-        const unsigned int v3628 = v3627 - v78;
-        out[v3628] = v3625;
-      }
-    }
-    const unsigned int v3629 = static_cast<unsigned int>(v92.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3630 = v2204 + v3629;
-    const unsigned int v3631 = static_cast<unsigned int>(v92.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3632 = v2203 + v3631;
-    const bool v3633 = v3630 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3634 = v3632 < v79;
-    const bool v3635 = v3633 && v3634;
-    if (v3635) {
-      const float v3636 = v92.x[89];
-      const unsigned int v3638 = v3632 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3639 = v3638 < v2;
-      const bool v3640 = v3633 && v3639;
-      if (v3640) {
-        const iron_bf16 v3641 = iron_f32_to_bf16(v3636);
-        const unsigned int v3642 = v3630 * v2;
-        const unsigned int v3643 = v3642 + v3632;
-        const unsigned int v3644 = v3643 - v78;
-        out[v3644] = v3641;
-      }
-    }
-    const unsigned int v3645 = static_cast<unsigned int>(v92.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3646 = v2204 + v3645;
-    const unsigned int v3647 = static_cast<unsigned int>(v92.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3648 = v2203 + v3647;
-    const bool v3649 = v3646 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3650 = v3648 < v79;
-    const bool v3651 = v3649 && v3650;
-    if (v3651) {
-      const float v3652 = v92.x[90];
-      const unsigned int v3654 = v3648 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3655 = v3654 < v2;
-      const bool v3656 = v3649 && v3655;
-      if (v3656) {
-        const iron_bf16 v3657 = iron_f32_to_bf16(v3652);
-        const unsigned int v3658 = v3646 * v2;
-        const unsigned int v3659 = v3658 + v3648;
-        const unsigned int v3660 = v3659 - v78;
-        out[v3660] = v3657;
-      }
-    }
-    const unsigned int v3661 = static_cast<unsigned int>(v92.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3662 = v2204 + v3661;
-    const unsigned int v3663 = static_cast<unsigned int>(v92.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3664 = v2203 + v3663;
-    const bool v3665 = v3662 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3666 = v3664 < v79;
-    const bool v3667 = v3665 && v3666;
-    if (v3667) {
-      const float v3668 = v92.x[91];
-      const unsigned int v3670 = v3664 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3671 = v3670 < v2;
-      const bool v3672 = v3665 && v3671;
-      if (v3672) {
-        const iron_bf16 v3673 = iron_f32_to_bf16(v3668);
-        const unsigned int v3674 = v3662 * v2;
-        const unsigned int v3675 = v3674 + v3664;
-        const unsigned int v3676 = v3675 - v78;
-        out[v3676] = v3673;
-      }
-    }
-    const unsigned int v3677 = static_cast<unsigned int>(v92.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3678 = v2204 + v3677;
-    const unsigned int v3679 = static_cast<unsigned int>(v92.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3680 = v2203 + v3679;
-    const bool v3681 = v3678 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3682 = v3680 < v79;
-    const bool v3683 = v3681 && v3682;
-    if (v3683) {
-      const float v3684 = v92.x[92];
-      const unsigned int v3686 = v3680 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3687 = v3686 < v2;
-      const bool v3688 = v3681 && v3687;
-      if (v3688) {
-        const iron_bf16 v3689 = iron_f32_to_bf16(v3684);
-        const unsigned int v3690 = v3678 * v2;
-        const unsigned int v3691 = v3690 + v3680;
-        const unsigned int v3692 = v3691 - v78;
-        out[v3692] = v3689;
-      }
-    }
-    const unsigned int v3693 = static_cast<unsigned int>(v92.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3694 = v2204 + v3693;
-    const unsigned int v3695 = static_cast<unsigned int>(v92.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3696 = v2203 + v3695;
-    const bool v3697 = v3694 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3698 = v3696 < v79;
-    const bool v3699 = v3697 && v3698;
-    if (v3699) {
-      const float v3700 = v92.x[93];
-      const unsigned int v3702 = v3696 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3703 = v3702 < v2;
-      const bool v3704 = v3697 && v3703;
-      if (v3704) {
-        const iron_bf16 v3705 = iron_f32_to_bf16(v3700);
-        const unsigned int v3706 = v3694 * v2;
-        const unsigned int v3707 = v3706 + v3696;
-        const unsigned int v3708 = v3707 - v78;
-        out[v3708] = v3705;
-      }
-    }
-    const unsigned int v3709 = static_cast<unsigned int>(v92.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3710 = v2204 + v3709;
-    const unsigned int v3711 = static_cast<unsigned int>(v92.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3712 = v2203 + v3711;
-    const bool v3713 = v3710 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3714 = v3712 < v79;
-    const bool v3715 = v3713 && v3714;
-    if (v3715) {
-      const float v3716 = v92.x[94];
-      const unsigned int v3718 = v3712 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3719 = v3718 < v2;
-      const bool v3720 = v3713 && v3719;
-      if (v3720) {
-        const iron_bf16 v3721 = iron_f32_to_bf16(v3716);
-        const unsigned int v3722 = v3710 * v2;
-        const unsigned int v3723 = v3722 + v3712;
-        const unsigned int v3724 = v3723 - v78;
-        out[v3724] = v3721;
-      }
-    }
-    const unsigned int v3725 = static_cast<unsigned int>(v92.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3726 = v2204 + v3725;
-    const unsigned int v3727 = static_cast<unsigned int>(v92.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3728 = v2203 + v3727;
-    const bool v3729 = v3726 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3730 = v3728 < v79;
-    const bool v3731 = v3729 && v3730;
-    if (v3731) {
-      const float v3732 = v92.x[95];
-      const unsigned int v3734 = v3728 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3735 = v3734 < v2;
-      const bool v3736 = v3729 && v3735;
-      if (v3736) {
-        const iron_bf16 v3737 = iron_f32_to_bf16(v3732);
-        const unsigned int v3738 = v3726 * v2;
-        const unsigned int v3739 = v3738 + v3728;
-        const unsigned int v3740 = v3739 - v78;
-        out[v3740] = v3737;
-      }
-    }
-    const unsigned int v3741 = static_cast<unsigned int>(v92.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3742 = v2204 + v3741;
-    const unsigned int v3743 = static_cast<unsigned int>(v92.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3744 = v2203 + v3743;
-    const bool v3745 = v3742 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3746 = v3744 < v79;
-    const bool v3747 = v3745 && v3746;
-    if (v3747) {
-      const float v3748 = v92.x[96];
-      const unsigned int v3750 = v3744 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3751 = v3750 < v2;
-      const bool v3752 = v3745 && v3751;
-      if (v3752) {
-        const iron_bf16 v3753 = iron_f32_to_bf16(v3748);
-        const unsigned int v3754 = v3742 * v2;
-        const unsigned int v3755 = v3754 + v3744;
-        const unsigned int v3756 = v3755 - v78;
-        out[v3756] = v3753;
-      }
-    }
-    const unsigned int v3757 = static_cast<unsigned int>(v92.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3758 = v2204 + v3757;
-    const unsigned int v3759 = static_cast<unsigned int>(v92.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3760 = v2203 + v3759;
-    const bool v3761 = v3758 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3762 = v3760 < v79;
-    const bool v3763 = v3761 && v3762;
-    if (v3763) {
-      const float v3764 = v92.x[97];
-      const unsigned int v3766 = v3760 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3767 = v3766 < v2;
-      const bool v3768 = v3761 && v3767;
-      if (v3768) {
-        const iron_bf16 v3769 = iron_f32_to_bf16(v3764);
-        const unsigned int v3770 = v3758 * v2;
-        const unsigned int v3771 = v3770 + v3760;
-        const unsigned int v3772 = v3771 - v78;
-        out[v3772] = v3769;
-      }
-    }
-    const unsigned int v3773 = static_cast<unsigned int>(v92.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3774 = v2204 + v3773;
-    const unsigned int v3775 = static_cast<unsigned int>(v92.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3776 = v2203 + v3775;
-    const bool v3777 = v3774 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3778 = v3776 < v79;
-    const bool v3779 = v3777 && v3778;
-    if (v3779) {
-      const float v3780 = v92.x[98];
-      const unsigned int v3782 = v3776 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3783 = v3782 < v2;
-      const bool v3784 = v3777 && v3783;
-      if (v3784) {
-        const iron_bf16 v3785 = iron_f32_to_bf16(v3780);
-        const unsigned int v3786 = v3774 * v2;
-        const unsigned int v3787 = v3786 + v3776;
-        const unsigned int v3788 = v3787 - v78;
-        out[v3788] = v3785;
-      }
-    }
-    const unsigned int v3789 = static_cast<unsigned int>(v92.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3790 = v2204 + v3789;
-    const unsigned int v3791 = static_cast<unsigned int>(v92.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3792 = v2203 + v3791;
-    const bool v3793 = v3790 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3794 = v3792 < v79;
-    const bool v3795 = v3793 && v3794;
-    if (v3795) {
-      const float v3796 = v92.x[99];
-      const unsigned int v3798 = v3792 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3799 = v3798 < v2;
-      const bool v3800 = v3793 && v3799;
-      if (v3800) {
-        const iron_bf16 v3801 = iron_f32_to_bf16(v3796);
-        const unsigned int v3802 = v3790 * v2;
-        const unsigned int v3803 = v3802 + v3792;
-        const unsigned int v3804 = v3803 - v78;
-        out[v3804] = v3801;
-      }
-    }
-    const unsigned int v3805 = static_cast<unsigned int>(v92.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3806 = v2204 + v3805;
-    const unsigned int v3807 = static_cast<unsigned int>(v92.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3808 = v2203 + v3807;
-    const bool v3809 = v3806 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3810 = v3808 < v79;
-    const bool v3811 = v3809 && v3810;
-    if (v3811) {
-      const float v3812 = v92.x[100];
-      const unsigned int v3814 = v3808 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3815 = v3814 < v2;
-      const bool v3816 = v3809 && v3815;
-      if (v3816) {
-        const iron_bf16 v3817 = iron_f32_to_bf16(v3812);
-        const unsigned int v3818 = v3806 * v2;
-        const unsigned int v3819 = v3818 + v3808;
-        const unsigned int v3820 = v3819 - v78;
-        out[v3820] = v3817;
-      }
-    }
-    const unsigned int v3821 = static_cast<unsigned int>(v92.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3822 = v2204 + v3821;
-    const unsigned int v3823 = static_cast<unsigned int>(v92.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3824 = v2203 + v3823;
-    const bool v3825 = v3822 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3826 = v3824 < v79;
-    const bool v3827 = v3825 && v3826;
-    if (v3827) {
-      const float v3828 = v92.x[101];
-      const unsigned int v3830 = v3824 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3831 = v3830 < v2;
-      const bool v3832 = v3825 && v3831;
-      if (v3832) {
-        const iron_bf16 v3833 = iron_f32_to_bf16(v3828);
-        const unsigned int v3834 = v3822 * v2;
-        const unsigned int v3835 = v3834 + v3824;
-        const unsigned int v3836 = v3835 - v78;
-        out[v3836] = v3833;
-      }
-    }
-    const unsigned int v3837 = static_cast<unsigned int>(v92.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3838 = v2204 + v3837;
-    const unsigned int v3839 = static_cast<unsigned int>(v92.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3840 = v2203 + v3839;
-    const bool v3841 = v3838 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3842 = v3840 < v79;
-    const bool v3843 = v3841 && v3842;
-    if (v3843) {
-      const float v3844 = v92.x[102];
-      const unsigned int v3846 = v3840 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3847 = v3846 < v2;
-      const bool v3848 = v3841 && v3847;
-      if (v3848) {
-        const iron_bf16 v3849 = iron_f32_to_bf16(v3844);
-        const unsigned int v3850 = v3838 * v2;
-        const unsigned int v3851 = v3850 + v3840;
-        const unsigned int v3852 = v3851 - v78;
-        out[v3852] = v3849;
-      }
-    }
-    const unsigned int v3853 = static_cast<unsigned int>(v92.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3854 = v2204 + v3853;
-    const unsigned int v3855 = static_cast<unsigned int>(v92.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3856 = v2203 + v3855;
-    const bool v3857 = v3854 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3858 = v3856 < v79;
-    const bool v3859 = v3857 && v3858;
-    if (v3859) {
-      const float v3860 = v92.x[103];
-      const unsigned int v3862 = v3856 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3863 = v3862 < v2;
-      const bool v3864 = v3857 && v3863;
-      if (v3864) {
-        const iron_bf16 v3865 = iron_f32_to_bf16(v3860);
-        const unsigned int v3866 = v3854 * v2;
-        const unsigned int v3867 = v3866 + v3856;
-        const unsigned int v3868 = v3867 - v78;
-        out[v3868] = v3865;
-      }
-    }
-    const unsigned int v3869 = static_cast<unsigned int>(v92.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3870 = v2204 + v3869;
-    const unsigned int v3871 = static_cast<unsigned int>(v92.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3872 = v2203 + v3871;
-    const bool v3873 = v3870 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3874 = v3872 < v79;
-    const bool v3875 = v3873 && v3874;
-    if (v3875) {
-      const float v3876 = v92.x[104];
-      const unsigned int v3878 = v3872 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3879 = v3878 < v2;
-      const bool v3880 = v3873 && v3879;
-      if (v3880) {
-        const iron_bf16 v3881 = iron_f32_to_bf16(v3876);
-        const unsigned int v3882 = v3870 * v2;
-        const unsigned int v3883 = v3882 + v3872;
-        const unsigned int v3884 = v3883 - v78;
-        out[v3884] = v3881;
-      }
-    }
-    const unsigned int v3885 = static_cast<unsigned int>(v92.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3886 = v2204 + v3885;
-    const unsigned int v3887 = static_cast<unsigned int>(v92.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3888 = v2203 + v3887;
-    const bool v3889 = v3886 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3890 = v3888 < v79;
-    const bool v3891 = v3889 && v3890;
-    if (v3891) {
-      const float v3892 = v92.x[105];
-      const unsigned int v3894 = v3888 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3895 = v3894 < v2;
-      const bool v3896 = v3889 && v3895;
-      if (v3896) {
-        const iron_bf16 v3897 = iron_f32_to_bf16(v3892);
-        const unsigned int v3898 = v3886 * v2;
-        const unsigned int v3899 = v3898 + v3888;
-        const unsigned int v3900 = v3899 - v78;
-        out[v3900] = v3897;
-      }
-    }
-    const unsigned int v3901 = static_cast<unsigned int>(v92.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3902 = v2204 + v3901;
-    const unsigned int v3903 = static_cast<unsigned int>(v92.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3904 = v2203 + v3903;
-    const bool v3905 = v3902 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3906 = v3904 < v79;
-    const bool v3907 = v3905 && v3906;
-    if (v3907) {
-      const float v3908 = v92.x[106];
-      const unsigned int v3910 = v3904 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3911 = v3910 < v2;
-      const bool v3912 = v3905 && v3911;
-      if (v3912) {
-        const iron_bf16 v3913 = iron_f32_to_bf16(v3908);
-        const unsigned int v3914 = v3902 * v2;
-        const unsigned int v3915 = v3914 + v3904;
-        const unsigned int v3916 = v3915 - v78;
-        out[v3916] = v3913;
-      }
-    }
-    const unsigned int v3917 = static_cast<unsigned int>(v92.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3918 = v2204 + v3917;
-    const unsigned int v3919 = static_cast<unsigned int>(v92.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3920 = v2203 + v3919;
-    const bool v3921 = v3918 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3922 = v3920 < v79;
-    const bool v3923 = v3921 && v3922;
-    if (v3923) {
-      const float v3924 = v92.x[107];
-      const unsigned int v3926 = v3920 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3927 = v3926 < v2;
-      const bool v3928 = v3921 && v3927;
-      if (v3928) {
-        const iron_bf16 v3929 = iron_f32_to_bf16(v3924);
-        const unsigned int v3930 = v3918 * v2;
-        const unsigned int v3931 = v3930 + v3920;
-        const unsigned int v3932 = v3931 - v78;
-        out[v3932] = v3929;
-      }
-    }
-    const unsigned int v3933 = static_cast<unsigned int>(v92.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3934 = v2204 + v3933;
-    const unsigned int v3935 = static_cast<unsigned int>(v92.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3936 = v2203 + v3935;
-    const bool v3937 = v3934 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3938 = v3936 < v79;
-    const bool v3939 = v3937 && v3938;
-    if (v3939) {
-      const float v3940 = v92.x[108];
-      const unsigned int v3942 = v3936 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3943 = v3942 < v2;
-      const bool v3944 = v3937 && v3943;
-      if (v3944) {
-        const iron_bf16 v3945 = iron_f32_to_bf16(v3940);
-        const unsigned int v3946 = v3934 * v2;
-        const unsigned int v3947 = v3946 + v3936;
-        const unsigned int v3948 = v3947 - v78;
-        out[v3948] = v3945;
-      }
-    }
-    const unsigned int v3949 = static_cast<unsigned int>(v92.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3950 = v2204 + v3949;
-    const unsigned int v3951 = static_cast<unsigned int>(v92.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3952 = v2203 + v3951;
-    const bool v3953 = v3950 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3954 = v3952 < v79;
-    const bool v3955 = v3953 && v3954;
-    if (v3955) {
-      const float v3956 = v92.x[109];
-      const unsigned int v3958 = v3952 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3959 = v3958 < v2;
-      const bool v3960 = v3953 && v3959;
-      if (v3960) {
-        const iron_bf16 v3961 = iron_f32_to_bf16(v3956);
-        const unsigned int v3962 = v3950 * v2;
-        const unsigned int v3963 = v3962 + v3952;
-        const unsigned int v3964 = v3963 - v78;
-        out[v3964] = v3961;
-      }
-    }
-    const unsigned int v3965 = static_cast<unsigned int>(v92.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3966 = v2204 + v3965;
-    const unsigned int v3967 = static_cast<unsigned int>(v92.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3968 = v2203 + v3967;
-    const bool v3969 = v3966 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3970 = v3968 < v79;
-    const bool v3971 = v3969 && v3970;
-    if (v3971) {
-      const float v3972 = v92.x[110];
-      const unsigned int v3974 = v3968 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3975 = v3974 < v2;
-      const bool v3976 = v3969 && v3975;
-      if (v3976) {
-        const iron_bf16 v3977 = iron_f32_to_bf16(v3972);
-        const unsigned int v3978 = v3966 * v2;
-        const unsigned int v3979 = v3978 + v3968;
-        const unsigned int v3980 = v3979 - v78;
-        out[v3980] = v3977;
-      }
-    }
-    const unsigned int v3981 = static_cast<unsigned int>(v92.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3982 = v2204 + v3981;
-    const unsigned int v3983 = static_cast<unsigned int>(v92.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v3984 = v2203 + v3983;
-    const bool v3985 = v3982 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3986 = v3984 < v79;
-    const bool v3987 = v3985 && v3986;
-    if (v3987) {
-      const float v3988 = v92.x[111];
-      const unsigned int v3990 = v3984 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3991 = v3990 < v2;
-      const bool v3992 = v3985 && v3991;
-      if (v3992) {
-        const iron_bf16 v3993 = iron_f32_to_bf16(v3988);
-        const unsigned int v3994 = v3982 * v2;
-        const unsigned int v3995 = v3994 + v3984;
-        const unsigned int v3996 = v3995 - v78;
-        out[v3996] = v3993;
-      }
-    }
-    const unsigned int v3997 = static_cast<unsigned int>(v92.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v3998 = v2204 + v3997;
-    const unsigned int v3999 = static_cast<unsigned int>(v92.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v4000 = v2203 + v3999;
-    const bool v4001 = v3998 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v4002 = v4000 < v79;
-    const bool v4003 = v4001 && v4002;
-    if (v4003) {
-      const float v4004 = v92.x[112];
-      const unsigned int v4006 = v4000 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4007 = v4006 < v2;
-      const bool v4008 = v4001 && v4007;
-      if (v4008) {
-        const iron_bf16 v4009 = iron_f32_to_bf16(v4004);
-        const unsigned int v4010 = v3998 * v2;
-        const unsigned int v4011 = v4010 + v4000;
-        const unsigned int v4012 = v4011 - v78;
-        out[v4012] = v4009;
-      }
-    }
-    const unsigned int v4013 = static_cast<unsigned int>(v92.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v4014 = v2204 + v4013;
-    const unsigned int v4015 = static_cast<unsigned int>(v92.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v4016 = v2203 + v4015;
-    const bool v4017 = v4014 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v4018 = v4016 < v79;
-    const bool v4019 = v4017 && v4018;
-    if (v4019) {
-      const float v4020 = v92.x[113];
-      const unsigned int v4022 = v4016 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4023 = v4022 < v2;
-      const bool v4024 = v4017 && v4023;
-      if (v4024) {
-        const iron_bf16 v4025 = iron_f32_to_bf16(v4020);
-        const unsigned int v4026 = v4014 * v2;
-        const unsigned int v4027 = v4026 + v4016;
-        const unsigned int v4028 = v4027 - v78;
-        out[v4028] = v4025;
-      }
-    }
-    const unsigned int v4029 = static_cast<unsigned int>(v92.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v4030 = v2204 + v4029;
-    const unsigned int v4031 = static_cast<unsigned int>(v92.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v4032 = v2203 + v4031;
-    const bool v4033 = v4030 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v4034 = v4032 < v79;
-    const bool v4035 = v4033 && v4034;
-    if (v4035) {
-      const float v4036 = v92.x[114];
-      const unsigned int v4038 = v4032 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4039 = v4038 < v2;
-      const bool v4040 = v4033 && v4039;
-      if (v4040) {
-        const iron_bf16 v4041 = iron_f32_to_bf16(v4036);
-        const unsigned int v4042 = v4030 * v2;
-        const unsigned int v4043 = v4042 + v4032;
-        const unsigned int v4044 = v4043 - v78;
-        out[v4044] = v4041;
-      }
-    }
-    const unsigned int v4045 = static_cast<unsigned int>(v92.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v4046 = v2204 + v4045;
-    const unsigned int v4047 = static_cast<unsigned int>(v92.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v4048 = v2203 + v4047;
-    const bool v4049 = v4046 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v4050 = v4048 < v79;
-    const bool v4051 = v4049 && v4050;
-    if (v4051) {
-      const float v4052 = v92.x[115];
-      const unsigned int v4054 = v4048 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4055 = v4054 < v2;
-      const bool v4056 = v4049 && v4055;
-      if (v4056) {
-        const iron_bf16 v4057 = iron_f32_to_bf16(v4052);
-        const unsigned int v4058 = v4046 * v2;
-        const unsigned int v4059 = v4058 + v4048;
-        const unsigned int v4060 = v4059 - v78;
-        out[v4060] = v4057;
-      }
-    }
-    const unsigned int v4061 = static_cast<unsigned int>(v92.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v4062 = v2204 + v4061;
-    const unsigned int v4063 = static_cast<unsigned int>(v92.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v4064 = v2203 + v4063;
-    const bool v4065 = v4062 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v4066 = v4064 < v79;
-    const bool v4067 = v4065 && v4066;
-    if (v4067) {
-      const float v4068 = v92.x[116];
-      const unsigned int v4070 = v4064 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4071 = v4070 < v2;
-      const bool v4072 = v4065 && v4071;
-      if (v4072) {
-        const iron_bf16 v4073 = iron_f32_to_bf16(v4068);
-        const unsigned int v4074 = v4062 * v2;
-        const unsigned int v4075 = v4074 + v4064;
-        const unsigned int v4076 = v4075 - v78;
-        out[v4076] = v4073;
-      }
-    }
-    const unsigned int v4077 = static_cast<unsigned int>(v92.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v4078 = v2204 + v4077;
-    const unsigned int v4079 = static_cast<unsigned int>(v92.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v4080 = v2203 + v4079;
-    const bool v4081 = v4078 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v4082 = v4080 < v79;
-    const bool v4083 = v4081 && v4082;
-    if (v4083) {
-      const float v4084 = v92.x[117];
-      const unsigned int v4086 = v4080 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4087 = v4086 < v2;
-      const bool v4088 = v4081 && v4087;
-      if (v4088) {
-        const iron_bf16 v4089 = iron_f32_to_bf16(v4084);
-        const unsigned int v4090 = v4078 * v2;
-        const unsigned int v4091 = v4090 + v4080;
-        const unsigned int v4092 = v4091 - v78;
-        out[v4092] = v4089;
-      }
-    }
-    const unsigned int v4093 = static_cast<unsigned int>(v92.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v4094 = v2204 + v4093;
-    const unsigned int v4095 = static_cast<unsigned int>(v92.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v4096 = v2203 + v4095;
-    const bool v4097 = v4094 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v4098 = v4096 < v79;
-    const bool v4099 = v4097 && v4098;
-    if (v4099) {
-      const float v4100 = v92.x[118];
-      const unsigned int v4102 = v4096 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4103 = v4102 < v2;
-      const bool v4104 = v4097 && v4103;
-      if (v4104) {
-        const iron_bf16 v4105 = iron_f32_to_bf16(v4100);
-        const unsigned int v4106 = v4094 * v2;
-        const unsigned int v4107 = v4106 + v4096;
-        const unsigned int v4108 = v4107 - v78;
-        out[v4108] = v4105;
-      }
-    }
-    const unsigned int v4109 = static_cast<unsigned int>(v92.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v4110 = v2204 + v4109;
-    const unsigned int v4111 = static_cast<unsigned int>(v92.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v4112 = v2203 + v4111;
-    const bool v4113 = v4110 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v4114 = v4112 < v79;
-    const bool v4115 = v4113 && v4114;
-    if (v4115) {
-      const float v4116 = v92.x[119];
-      const unsigned int v4118 = v4112 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4119 = v4118 < v2;
-      const bool v4120 = v4113 && v4119;
-      if (v4120) {
-        const iron_bf16 v4121 = iron_f32_to_bf16(v4116);
-        const unsigned int v4122 = v4110 * v2;
-        const unsigned int v4123 = v4122 + v4112;
-        const unsigned int v4124 = v4123 - v78;
-        out[v4124] = v4121;
-      }
-    }
-    const unsigned int v4125 = static_cast<unsigned int>(v92.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v4126 = v2204 + v4125;
-    const unsigned int v4127 = static_cast<unsigned int>(v92.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v4128 = v2203 + v4127;
-    const bool v4129 = v4126 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v4130 = v4128 < v79;
-    const bool v4131 = v4129 && v4130;
-    if (v4131) {
-      const float v4132 = v92.x[120];
-      const unsigned int v4134 = v4128 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4135 = v4134 < v2;
-      const bool v4136 = v4129 && v4135;
-      if (v4136) {
-        const iron_bf16 v4137 = iron_f32_to_bf16(v4132);
-        const unsigned int v4138 = v4126 * v2;
-        const unsigned int v4139 = v4138 + v4128;
-        const unsigned int v4140 = v4139 - v78;
-        out[v4140] = v4137;
-      }
-    }
-    const unsigned int v4141 = static_cast<unsigned int>(v92.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v4142 = v2204 + v4141;
-    const unsigned int v4143 = static_cast<unsigned int>(v92.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v4144 = v2203 + v4143;
-    const bool v4145 = v4142 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v4146 = v4144 < v79;
-    const bool v4147 = v4145 && v4146;
-    if (v4147) {
-      const float v4148 = v92.x[121];
-      const unsigned int v4150 = v4144 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4151 = v4150 < v2;
-      const bool v4152 = v4145 && v4151;
-      if (v4152) {
-        const iron_bf16 v4153 = iron_f32_to_bf16(v4148);
-        const unsigned int v4154 = v4142 * v2;
-        const unsigned int v4155 = v4154 + v4144;
-        const unsigned int v4156 = v4155 - v78;
-        out[v4156] = v4153;
-      }
-    }
-    const unsigned int v4157 = static_cast<unsigned int>(v92.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v4158 = v2204 + v4157;
-    const unsigned int v4159 = static_cast<unsigned int>(v92.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v4160 = v2203 + v4159;
-    const bool v4161 = v4158 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v4162 = v4160 < v79;
-    const bool v4163 = v4161 && v4162;
-    if (v4163) {
-      const float v4164 = v92.x[122];
-      const unsigned int v4166 = v4160 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4167 = v4166 < v2;
-      const bool v4168 = v4161 && v4167;
-      if (v4168) {
-        const iron_bf16 v4169 = iron_f32_to_bf16(v4164);
-        const unsigned int v4170 = v4158 * v2;
-        const unsigned int v4171 = v4170 + v4160;
-        const unsigned int v4172 = v4171 - v78;
-        out[v4172] = v4169;
-      }
-    }
-    const unsigned int v4173 = static_cast<unsigned int>(v92.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v4174 = v2204 + v4173;
-    const unsigned int v4175 = static_cast<unsigned int>(v92.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v4176 = v2203 + v4175;
-    const bool v4177 = v4174 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v4178 = v4176 < v79;
-    const bool v4179 = v4177 && v4178;
-    if (v4179) {
-      const float v4180 = v92.x[123];
-      const unsigned int v4182 = v4176 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4183 = v4182 < v2;
-      const bool v4184 = v4177 && v4183;
-      if (v4184) {
-        const iron_bf16 v4185 = iron_f32_to_bf16(v4180);
-        const unsigned int v4186 = v4174 * v2;
-        const unsigned int v4187 = v4186 + v4176;
-        const unsigned int v4188 = v4187 - v78;
-        out[v4188] = v4185;
-      }
-    }
-    const unsigned int v4189 = static_cast<unsigned int>(v92.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v4190 = v2204 + v4189;
-    const unsigned int v4191 = static_cast<unsigned int>(v92.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v4192 = v2203 + v4191;
-    const bool v4193 = v4190 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v4194 = v4192 < v79;
-    const bool v4195 = v4193 && v4194;
-    if (v4195) {
-      const float v4196 = v92.x[124];
-      const unsigned int v4198 = v4192 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4199 = v4198 < v2;
-      const bool v4200 = v4193 && v4199;
-      if (v4200) {
-        const iron_bf16 v4201 = iron_f32_to_bf16(v4196);
-        const unsigned int v4202 = v4190 * v2;
-        const unsigned int v4203 = v4202 + v4192;
-        const unsigned int v4204 = v4203 - v78;
-        out[v4204] = v4201;
-      }
-    }
-    const unsigned int v4205 = static_cast<unsigned int>(v92.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v4206 = v2204 + v4205;
-    const unsigned int v4207 = static_cast<unsigned int>(v92.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v4208 = v2203 + v4207;
-    const bool v4209 = v4206 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v4210 = v4208 < v79;
-    const bool v4211 = v4209 && v4210;
-    if (v4211) {
-      const float v4212 = v92.x[125];
-      const unsigned int v4214 = v4208 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4215 = v4214 < v2;
-      const bool v4216 = v4209 && v4215;
-      if (v4216) {
-        const iron_bf16 v4217 = iron_f32_to_bf16(v4212);
-        const unsigned int v4218 = v4206 * v2;
-        const unsigned int v4219 = v4218 + v4208;
-        const unsigned int v4220 = v4219 - v78;
-        out[v4220] = v4217;
-      }
-    }
-    const unsigned int v4221 = static_cast<unsigned int>(v92.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v4222 = v2204 + v4221;
-    const unsigned int v4223 = static_cast<unsigned int>(v92.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v4224 = v2203 + v4223;
-    const bool v4225 = v4222 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v4226 = v4224 < v79;
-    const bool v4227 = v4225 && v4226;
-    if (v4227) {
-      const float v4228 = v92.x[126];
-      const unsigned int v4230 = v4224 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4231 = v4230 < v2;
-      const bool v4232 = v4225 && v4231;
-      if (v4232) {
-        const iron_bf16 v4233 = iron_f32_to_bf16(v4228);
-        const unsigned int v4234 = v4222 * v2;
-        const unsigned int v4235 = v4234 + v4224;
-        const unsigned int v4236 = v4235 - v78;
-        out[v4236] = v4233;
-      }
-    }
-    const unsigned int v4237 = static_cast<unsigned int>(v92.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
-    const unsigned int v4238 = v2204 + v4237;
-    const unsigned int v4239 = static_cast<unsigned int>(v92.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
-    const unsigned int v4240 = v2203 + v4239;
-    const bool v4241 = v4238 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v4242 = v4240 < v79;
-    const bool v4243 = v4241 && v4242;
-    if (v4243) {
-      const float v4244 = v92.x[127];
-      const unsigned int v4246 = v4240 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4247 = v4246 < v2;
-      const bool v4248 = v4241 && v4247;
-      if (v4248) {
-        const iron_bf16 v4249 = iron_f32_to_bf16(v4244);
-        const unsigned int v4250 = v4238 * v2;
-        const unsigned int v4251 = v4250 + v4240;
-        const unsigned int v4252 = v4251 - v78;
-        out[v4252] = v4249;
-      }
+        const bool v2222 = v2213 == 0u;  // kernels/gemm/gemm_tiles.hpp:322
+        if (v2222) {
+          const float v2223 = v92.x[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2224 = static_cast<unsigned int>(v92.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2227 = static_cast<unsigned int>(v92.row(0, iron_linear_thread() & 31u));
+          const unsigned int v2229 = v2227 * 132u;
+          const unsigned int v2230 = v2229 + v90;
+          const unsigned int v2231 = v2230 + v2224;
+          shm2[v2231] = v2223;
+          const float v2232 = v92.x[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2233 = static_cast<unsigned int>(v92.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2236 = static_cast<unsigned int>(v92.row(1, iron_linear_thread() & 31u));
+          const unsigned int v2238 = v2236 * 132u;
+          const unsigned int v2239 = v2238 + v90;
+          const unsigned int v2240 = v2239 + v2233;
+          shm2[v2240] = v2232;
+          const float v2241 = v92.x[2];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2242 = static_cast<unsigned int>(v92.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2245 = static_cast<unsigned int>(v92.row(2, iron_linear_thread() & 31u));
+          const unsigned int v2247 = v2245 * 132u;
+          const unsigned int v2248 = v2247 + v90;
+          const unsigned int v2249 = v2248 + v2242;
+          shm2[v2249] = v2241;
+          const float v2250 = v92.x[3];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2251 = static_cast<unsigned int>(v92.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2254 = static_cast<unsigned int>(v92.row(3, iron_linear_thread() & 31u));
+          const unsigned int v2256 = v2254 * 132u;
+          const unsigned int v2257 = v2256 + v90;
+          const unsigned int v2258 = v2257 + v2251;
+          shm2[v2258] = v2250;
+          const float v2259 = v92.x[4];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2260 = static_cast<unsigned int>(v92.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2263 = static_cast<unsigned int>(v92.row(4, iron_linear_thread() & 31u));
+          const unsigned int v2265 = v2263 * 132u;
+          const unsigned int v2266 = v2265 + v90;
+          const unsigned int v2267 = v2266 + v2260;
+          shm2[v2267] = v2259;
+          const float v2268 = v92.x[5];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2269 = static_cast<unsigned int>(v92.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2272 = static_cast<unsigned int>(v92.row(5, iron_linear_thread() & 31u));
+          const unsigned int v2274 = v2272 * 132u;
+          const unsigned int v2275 = v2274 + v90;
+          const unsigned int v2276 = v2275 + v2269;
+          shm2[v2276] = v2268;
+          const float v2277 = v92.x[6];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2278 = static_cast<unsigned int>(v92.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2281 = static_cast<unsigned int>(v92.row(6, iron_linear_thread() & 31u));
+          const unsigned int v2283 = v2281 * 132u;
+          const unsigned int v2284 = v2283 + v90;
+          const unsigned int v2285 = v2284 + v2278;
+          shm2[v2285] = v2277;
+          const float v2286 = v92.x[7];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2287 = static_cast<unsigned int>(v92.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2290 = static_cast<unsigned int>(v92.row(7, iron_linear_thread() & 31u));
+          const unsigned int v2292 = v2290 * 132u;
+          const unsigned int v2293 = v2292 + v90;
+          const unsigned int v2294 = v2293 + v2287;
+          shm2[v2294] = v2286;
+          const float v2295 = v92.x[8];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2296 = static_cast<unsigned int>(v92.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2299 = static_cast<unsigned int>(v92.row(8, iron_linear_thread() & 31u));
+          const unsigned int v2301 = v2299 * 132u;
+          const unsigned int v2302 = v2301 + v90;
+          const unsigned int v2303 = v2302 + v2296;
+          shm2[v2303] = v2295;
+          const float v2304 = v92.x[9];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2305 = static_cast<unsigned int>(v92.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2308 = static_cast<unsigned int>(v92.row(9, iron_linear_thread() & 31u));
+          const unsigned int v2310 = v2308 * 132u;
+          const unsigned int v2311 = v2310 + v90;
+          const unsigned int v2312 = v2311 + v2305;
+          shm2[v2312] = v2304;
+          const float v2313 = v92.x[10];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2314 = static_cast<unsigned int>(v92.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2317 = static_cast<unsigned int>(v92.row(10, iron_linear_thread() & 31u));
+          const unsigned int v2319 = v2317 * 132u;
+          const unsigned int v2320 = v2319 + v90;
+          const unsigned int v2321 = v2320 + v2314;
+          shm2[v2321] = v2313;
+          const float v2322 = v92.x[11];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2323 = static_cast<unsigned int>(v92.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2326 = static_cast<unsigned int>(v92.row(11, iron_linear_thread() & 31u));
+          const unsigned int v2328 = v2326 * 132u;
+          const unsigned int v2329 = v2328 + v90;
+          const unsigned int v2330 = v2329 + v2323;
+          shm2[v2330] = v2322;
+          const float v2331 = v92.x[12];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2332 = static_cast<unsigned int>(v92.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2335 = static_cast<unsigned int>(v92.row(12, iron_linear_thread() & 31u));
+          const unsigned int v2337 = v2335 * 132u;
+          const unsigned int v2338 = v2337 + v90;
+          const unsigned int v2339 = v2338 + v2332;
+          shm2[v2339] = v2331;
+          const float v2340 = v92.x[13];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2341 = static_cast<unsigned int>(v92.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2344 = static_cast<unsigned int>(v92.row(13, iron_linear_thread() & 31u));
+          const unsigned int v2346 = v2344 * 132u;
+          const unsigned int v2347 = v2346 + v90;
+          const unsigned int v2348 = v2347 + v2341;
+          shm2[v2348] = v2340;
+          const float v2349 = v92.x[14];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2350 = static_cast<unsigned int>(v92.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2353 = static_cast<unsigned int>(v92.row(14, iron_linear_thread() & 31u));
+          const unsigned int v2355 = v2353 * 132u;
+          const unsigned int v2356 = v2355 + v90;
+          const unsigned int v2357 = v2356 + v2350;
+          shm2[v2357] = v2349;
+          const float v2358 = v92.x[15];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2359 = static_cast<unsigned int>(v92.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2362 = static_cast<unsigned int>(v92.row(15, iron_linear_thread() & 31u));
+          const unsigned int v2364 = v2362 * 132u;
+          const unsigned int v2365 = v2364 + v90;
+          const unsigned int v2366 = v2365 + v2359;
+          shm2[v2366] = v2358;
+          const float v2367 = v92.x[16];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2368 = static_cast<unsigned int>(v92.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2371 = static_cast<unsigned int>(v92.row(16, iron_linear_thread() & 31u));
+          const unsigned int v2373 = v2371 * 132u;
+          const unsigned int v2374 = v2373 + v90;
+          const unsigned int v2375 = v2374 + v2368;
+          shm2[v2375] = v2367;
+          const float v2376 = v92.x[17];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2377 = static_cast<unsigned int>(v92.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2380 = static_cast<unsigned int>(v92.row(17, iron_linear_thread() & 31u));
+          const unsigned int v2382 = v2380 * 132u;
+          const unsigned int v2383 = v2382 + v90;
+          const unsigned int v2384 = v2383 + v2377;
+          shm2[v2384] = v2376;
+          const float v2385 = v92.x[18];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2386 = static_cast<unsigned int>(v92.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2389 = static_cast<unsigned int>(v92.row(18, iron_linear_thread() & 31u));
+          const unsigned int v2391 = v2389 * 132u;
+          const unsigned int v2392 = v2391 + v90;
+          const unsigned int v2393 = v2392 + v2386;
+          shm2[v2393] = v2385;
+          const float v2394 = v92.x[19];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2395 = static_cast<unsigned int>(v92.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2398 = static_cast<unsigned int>(v92.row(19, iron_linear_thread() & 31u));
+          const unsigned int v2400 = v2398 * 132u;
+          const unsigned int v2401 = v2400 + v90;
+          const unsigned int v2402 = v2401 + v2395;
+          shm2[v2402] = v2394;
+          const float v2403 = v92.x[20];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2404 = static_cast<unsigned int>(v92.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2407 = static_cast<unsigned int>(v92.row(20, iron_linear_thread() & 31u));
+          const unsigned int v2409 = v2407 * 132u;
+          const unsigned int v2410 = v2409 + v90;
+          const unsigned int v2411 = v2410 + v2404;
+          shm2[v2411] = v2403;
+          const float v2412 = v92.x[21];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2413 = static_cast<unsigned int>(v92.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2416 = static_cast<unsigned int>(v92.row(21, iron_linear_thread() & 31u));
+          const unsigned int v2418 = v2416 * 132u;
+          const unsigned int v2419 = v2418 + v90;
+          const unsigned int v2420 = v2419 + v2413;
+          shm2[v2420] = v2412;
+          const float v2421 = v92.x[22];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2422 = static_cast<unsigned int>(v92.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2425 = static_cast<unsigned int>(v92.row(22, iron_linear_thread() & 31u));
+          const unsigned int v2427 = v2425 * 132u;
+          const unsigned int v2428 = v2427 + v90;
+          const unsigned int v2429 = v2428 + v2422;
+          shm2[v2429] = v2421;
+          const float v2430 = v92.x[23];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2431 = static_cast<unsigned int>(v92.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2434 = static_cast<unsigned int>(v92.row(23, iron_linear_thread() & 31u));
+          const unsigned int v2436 = v2434 * 132u;
+          const unsigned int v2437 = v2436 + v90;
+          const unsigned int v2438 = v2437 + v2431;
+          shm2[v2438] = v2430;
+          const float v2439 = v92.x[24];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2440 = static_cast<unsigned int>(v92.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2443 = static_cast<unsigned int>(v92.row(24, iron_linear_thread() & 31u));
+          const unsigned int v2445 = v2443 * 132u;
+          const unsigned int v2446 = v2445 + v90;
+          const unsigned int v2447 = v2446 + v2440;
+          shm2[v2447] = v2439;
+          const float v2448 = v92.x[25];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2449 = static_cast<unsigned int>(v92.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2452 = static_cast<unsigned int>(v92.row(25, iron_linear_thread() & 31u));
+          const unsigned int v2454 = v2452 * 132u;
+          const unsigned int v2455 = v2454 + v90;
+          const unsigned int v2456 = v2455 + v2449;
+          shm2[v2456] = v2448;
+          const float v2457 = v92.x[26];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2458 = static_cast<unsigned int>(v92.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2461 = static_cast<unsigned int>(v92.row(26, iron_linear_thread() & 31u));
+          const unsigned int v2463 = v2461 * 132u;
+          const unsigned int v2464 = v2463 + v90;
+          const unsigned int v2465 = v2464 + v2458;
+          shm2[v2465] = v2457;
+          const float v2466 = v92.x[27];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2467 = static_cast<unsigned int>(v92.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2470 = static_cast<unsigned int>(v92.row(27, iron_linear_thread() & 31u));
+          const unsigned int v2472 = v2470 * 132u;
+          const unsigned int v2473 = v2472 + v90;
+          const unsigned int v2474 = v2473 + v2467;
+          shm2[v2474] = v2466;
+          const float v2475 = v92.x[28];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2476 = static_cast<unsigned int>(v92.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2479 = static_cast<unsigned int>(v92.row(28, iron_linear_thread() & 31u));
+          const unsigned int v2481 = v2479 * 132u;
+          const unsigned int v2482 = v2481 + v90;
+          const unsigned int v2483 = v2482 + v2476;
+          shm2[v2483] = v2475;
+          const float v2484 = v92.x[29];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2485 = static_cast<unsigned int>(v92.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2488 = static_cast<unsigned int>(v92.row(29, iron_linear_thread() & 31u));
+          const unsigned int v2490 = v2488 * 132u;
+          const unsigned int v2491 = v2490 + v90;
+          const unsigned int v2492 = v2491 + v2485;
+          shm2[v2492] = v2484;
+          const float v2493 = v92.x[30];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2494 = static_cast<unsigned int>(v92.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2497 = static_cast<unsigned int>(v92.row(30, iron_linear_thread() & 31u));
+          const unsigned int v2499 = v2497 * 132u;
+          const unsigned int v2500 = v2499 + v90;
+          const unsigned int v2501 = v2500 + v2494;
+          shm2[v2501] = v2493;
+          const float v2502 = v92.x[31];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2503 = static_cast<unsigned int>(v92.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2506 = static_cast<unsigned int>(v92.row(31, iron_linear_thread() & 31u));
+          const unsigned int v2508 = v2506 * 132u;
+          const unsigned int v2509 = v2508 + v90;
+          const unsigned int v2510 = v2509 + v2503;
+          shm2[v2510] = v2502;
+        }
+        const bool v2512 = v2213 == 1u;  // kernels/gemm/gemm_tiles.hpp:322
+        if (v2512) {
+          const float v2513 = v92.x[32];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2514 = static_cast<unsigned int>(v92.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2517 = static_cast<unsigned int>(v92.row(32, iron_linear_thread() & 31u));
+          const unsigned int v2518 = v2517 - 16u;
+          const unsigned int v2519 = v2518 * 132u;
+          const unsigned int v2520 = v2519 + v90;
+          const unsigned int v2521 = v2520 + v2514;
+          shm2[v2521] = v2513;
+          const float v2522 = v92.x[33];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2523 = static_cast<unsigned int>(v92.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2526 = static_cast<unsigned int>(v92.row(33, iron_linear_thread() & 31u));
+          const unsigned int v2527 = v2526 - 16u;
+          const unsigned int v2528 = v2527 * 132u;
+          const unsigned int v2529 = v2528 + v90;
+          const unsigned int v2530 = v2529 + v2523;
+          shm2[v2530] = v2522;
+          const float v2531 = v92.x[34];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2532 = static_cast<unsigned int>(v92.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2535 = static_cast<unsigned int>(v92.row(34, iron_linear_thread() & 31u));
+          const unsigned int v2536 = v2535 - 16u;
+          const unsigned int v2537 = v2536 * 132u;
+          const unsigned int v2538 = v2537 + v90;
+          const unsigned int v2539 = v2538 + v2532;
+          shm2[v2539] = v2531;
+          const float v2540 = v92.x[35];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2541 = static_cast<unsigned int>(v92.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2544 = static_cast<unsigned int>(v92.row(35, iron_linear_thread() & 31u));
+          const unsigned int v2545 = v2544 - 16u;
+          const unsigned int v2546 = v2545 * 132u;
+          const unsigned int v2547 = v2546 + v90;
+          const unsigned int v2548 = v2547 + v2541;
+          shm2[v2548] = v2540;
+          const float v2549 = v92.x[36];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2550 = static_cast<unsigned int>(v92.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2553 = static_cast<unsigned int>(v92.row(36, iron_linear_thread() & 31u));
+          const unsigned int v2554 = v2553 - 16u;
+          const unsigned int v2555 = v2554 * 132u;
+          const unsigned int v2556 = v2555 + v90;
+          const unsigned int v2557 = v2556 + v2550;
+          shm2[v2557] = v2549;
+          const float v2558 = v92.x[37];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2559 = static_cast<unsigned int>(v92.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2562 = static_cast<unsigned int>(v92.row(37, iron_linear_thread() & 31u));
+          const unsigned int v2563 = v2562 - 16u;
+          const unsigned int v2564 = v2563 * 132u;
+          const unsigned int v2565 = v2564 + v90;
+          const unsigned int v2566 = v2565 + v2559;
+          shm2[v2566] = v2558;
+          const float v2567 = v92.x[38];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2568 = static_cast<unsigned int>(v92.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2571 = static_cast<unsigned int>(v92.row(38, iron_linear_thread() & 31u));
+          const unsigned int v2572 = v2571 - 16u;
+          const unsigned int v2573 = v2572 * 132u;
+          const unsigned int v2574 = v2573 + v90;
+          const unsigned int v2575 = v2574 + v2568;
+          shm2[v2575] = v2567;
+          const float v2576 = v92.x[39];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2577 = static_cast<unsigned int>(v92.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2580 = static_cast<unsigned int>(v92.row(39, iron_linear_thread() & 31u));
+          const unsigned int v2581 = v2580 - 16u;
+          const unsigned int v2582 = v2581 * 132u;
+          const unsigned int v2583 = v2582 + v90;
+          const unsigned int v2584 = v2583 + v2577;
+          shm2[v2584] = v2576;
+          const float v2585 = v92.x[40];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2586 = static_cast<unsigned int>(v92.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2589 = static_cast<unsigned int>(v92.row(40, iron_linear_thread() & 31u));
+          const unsigned int v2590 = v2589 - 16u;
+          const unsigned int v2591 = v2590 * 132u;
+          const unsigned int v2592 = v2591 + v90;
+          const unsigned int v2593 = v2592 + v2586;
+          shm2[v2593] = v2585;
+          const float v2594 = v92.x[41];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2595 = static_cast<unsigned int>(v92.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2598 = static_cast<unsigned int>(v92.row(41, iron_linear_thread() & 31u));
+          const unsigned int v2599 = v2598 - 16u;
+          const unsigned int v2600 = v2599 * 132u;
+          const unsigned int v2601 = v2600 + v90;
+          const unsigned int v2602 = v2601 + v2595;
+          shm2[v2602] = v2594;
+          const float v2603 = v92.x[42];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2604 = static_cast<unsigned int>(v92.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2607 = static_cast<unsigned int>(v92.row(42, iron_linear_thread() & 31u));
+          const unsigned int v2608 = v2607 - 16u;
+          const unsigned int v2609 = v2608 * 132u;
+          const unsigned int v2610 = v2609 + v90;
+          const unsigned int v2611 = v2610 + v2604;
+          shm2[v2611] = v2603;
+          const float v2612 = v92.x[43];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2613 = static_cast<unsigned int>(v92.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2616 = static_cast<unsigned int>(v92.row(43, iron_linear_thread() & 31u));
+          const unsigned int v2617 = v2616 - 16u;
+          const unsigned int v2618 = v2617 * 132u;
+          const unsigned int v2619 = v2618 + v90;
+          const unsigned int v2620 = v2619 + v2613;
+          shm2[v2620] = v2612;
+          const float v2621 = v92.x[44];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2622 = static_cast<unsigned int>(v92.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2625 = static_cast<unsigned int>(v92.row(44, iron_linear_thread() & 31u));
+          const unsigned int v2626 = v2625 - 16u;
+          const unsigned int v2627 = v2626 * 132u;
+          const unsigned int v2628 = v2627 + v90;
+          const unsigned int v2629 = v2628 + v2622;
+          shm2[v2629] = v2621;
+          const float v2630 = v92.x[45];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2631 = static_cast<unsigned int>(v92.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2634 = static_cast<unsigned int>(v92.row(45, iron_linear_thread() & 31u));
+          const unsigned int v2635 = v2634 - 16u;
+          const unsigned int v2636 = v2635 * 132u;
+          const unsigned int v2637 = v2636 + v90;
+          const unsigned int v2638 = v2637 + v2631;
+          shm2[v2638] = v2630;
+          const float v2639 = v92.x[46];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2640 = static_cast<unsigned int>(v92.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2643 = static_cast<unsigned int>(v92.row(46, iron_linear_thread() & 31u));
+          const unsigned int v2644 = v2643 - 16u;
+          const unsigned int v2645 = v2644 * 132u;
+          const unsigned int v2646 = v2645 + v90;
+          const unsigned int v2647 = v2646 + v2640;
+          shm2[v2647] = v2639;
+          const float v2648 = v92.x[47];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2649 = static_cast<unsigned int>(v92.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2652 = static_cast<unsigned int>(v92.row(47, iron_linear_thread() & 31u));
+          const unsigned int v2653 = v2652 - 16u;
+          const unsigned int v2654 = v2653 * 132u;
+          const unsigned int v2655 = v2654 + v90;
+          const unsigned int v2656 = v2655 + v2649;
+          shm2[v2656] = v2648;
+          const float v2657 = v92.x[48];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2658 = static_cast<unsigned int>(v92.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2661 = static_cast<unsigned int>(v92.row(48, iron_linear_thread() & 31u));
+          const unsigned int v2662 = v2661 - 16u;
+          const unsigned int v2663 = v2662 * 132u;
+          const unsigned int v2664 = v2663 + v90;
+          const unsigned int v2665 = v2664 + v2658;
+          shm2[v2665] = v2657;
+          const float v2666 = v92.x[49];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2667 = static_cast<unsigned int>(v92.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2670 = static_cast<unsigned int>(v92.row(49, iron_linear_thread() & 31u));
+          const unsigned int v2671 = v2670 - 16u;
+          const unsigned int v2672 = v2671 * 132u;
+          const unsigned int v2673 = v2672 + v90;
+          const unsigned int v2674 = v2673 + v2667;
+          shm2[v2674] = v2666;
+          const float v2675 = v92.x[50];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2676 = static_cast<unsigned int>(v92.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2679 = static_cast<unsigned int>(v92.row(50, iron_linear_thread() & 31u));
+          const unsigned int v2680 = v2679 - 16u;
+          const unsigned int v2681 = v2680 * 132u;
+          const unsigned int v2682 = v2681 + v90;
+          const unsigned int v2683 = v2682 + v2676;
+          shm2[v2683] = v2675;
+          const float v2684 = v92.x[51];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2685 = static_cast<unsigned int>(v92.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2688 = static_cast<unsigned int>(v92.row(51, iron_linear_thread() & 31u));
+          const unsigned int v2689 = v2688 - 16u;
+          const unsigned int v2690 = v2689 * 132u;
+          const unsigned int v2691 = v2690 + v90;
+          const unsigned int v2692 = v2691 + v2685;
+          shm2[v2692] = v2684;
+          const float v2693 = v92.x[52];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2694 = static_cast<unsigned int>(v92.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2697 = static_cast<unsigned int>(v92.row(52, iron_linear_thread() & 31u));
+          const unsigned int v2698 = v2697 - 16u;
+          const unsigned int v2699 = v2698 * 132u;
+          const unsigned int v2700 = v2699 + v90;
+          const unsigned int v2701 = v2700 + v2694;
+          shm2[v2701] = v2693;
+          const float v2702 = v92.x[53];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2703 = static_cast<unsigned int>(v92.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2706 = static_cast<unsigned int>(v92.row(53, iron_linear_thread() & 31u));
+          const unsigned int v2707 = v2706 - 16u;
+          const unsigned int v2708 = v2707 * 132u;
+          const unsigned int v2709 = v2708 + v90;
+          const unsigned int v2710 = v2709 + v2703;
+          shm2[v2710] = v2702;
+          const float v2711 = v92.x[54];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2712 = static_cast<unsigned int>(v92.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2715 = static_cast<unsigned int>(v92.row(54, iron_linear_thread() & 31u));
+          const unsigned int v2716 = v2715 - 16u;
+          const unsigned int v2717 = v2716 * 132u;
+          const unsigned int v2718 = v2717 + v90;
+          const unsigned int v2719 = v2718 + v2712;
+          shm2[v2719] = v2711;
+          const float v2720 = v92.x[55];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2721 = static_cast<unsigned int>(v92.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2724 = static_cast<unsigned int>(v92.row(55, iron_linear_thread() & 31u));
+          const unsigned int v2725 = v2724 - 16u;
+          const unsigned int v2726 = v2725 * 132u;
+          const unsigned int v2727 = v2726 + v90;
+          const unsigned int v2728 = v2727 + v2721;
+          shm2[v2728] = v2720;
+          const float v2729 = v92.x[56];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2730 = static_cast<unsigned int>(v92.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2733 = static_cast<unsigned int>(v92.row(56, iron_linear_thread() & 31u));
+          const unsigned int v2734 = v2733 - 16u;
+          const unsigned int v2735 = v2734 * 132u;
+          const unsigned int v2736 = v2735 + v90;
+          const unsigned int v2737 = v2736 + v2730;
+          shm2[v2737] = v2729;
+          const float v2738 = v92.x[57];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2739 = static_cast<unsigned int>(v92.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2742 = static_cast<unsigned int>(v92.row(57, iron_linear_thread() & 31u));
+          const unsigned int v2743 = v2742 - 16u;
+          const unsigned int v2744 = v2743 * 132u;
+          const unsigned int v2745 = v2744 + v90;
+          const unsigned int v2746 = v2745 + v2739;
+          shm2[v2746] = v2738;
+          const float v2747 = v92.x[58];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2748 = static_cast<unsigned int>(v92.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2751 = static_cast<unsigned int>(v92.row(58, iron_linear_thread() & 31u));
+          const unsigned int v2752 = v2751 - 16u;
+          const unsigned int v2753 = v2752 * 132u;
+          const unsigned int v2754 = v2753 + v90;
+          const unsigned int v2755 = v2754 + v2748;
+          shm2[v2755] = v2747;
+          const float v2756 = v92.x[59];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2757 = static_cast<unsigned int>(v92.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2760 = static_cast<unsigned int>(v92.row(59, iron_linear_thread() & 31u));
+          const unsigned int v2761 = v2760 - 16u;
+          const unsigned int v2762 = v2761 * 132u;
+          const unsigned int v2763 = v2762 + v90;
+          const unsigned int v2764 = v2763 + v2757;
+          shm2[v2764] = v2756;
+          const float v2765 = v92.x[60];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2766 = static_cast<unsigned int>(v92.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2769 = static_cast<unsigned int>(v92.row(60, iron_linear_thread() & 31u));
+          const unsigned int v2770 = v2769 - 16u;
+          const unsigned int v2771 = v2770 * 132u;
+          const unsigned int v2772 = v2771 + v90;
+          const unsigned int v2773 = v2772 + v2766;
+          shm2[v2773] = v2765;
+          const float v2774 = v92.x[61];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2775 = static_cast<unsigned int>(v92.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2778 = static_cast<unsigned int>(v92.row(61, iron_linear_thread() & 31u));
+          const unsigned int v2779 = v2778 - 16u;
+          const unsigned int v2780 = v2779 * 132u;
+          const unsigned int v2781 = v2780 + v90;
+          const unsigned int v2782 = v2781 + v2775;
+          shm2[v2782] = v2774;
+          const float v2783 = v92.x[62];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2784 = static_cast<unsigned int>(v92.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2787 = static_cast<unsigned int>(v92.row(62, iron_linear_thread() & 31u));
+          const unsigned int v2788 = v2787 - 16u;
+          const unsigned int v2789 = v2788 * 132u;
+          const unsigned int v2790 = v2789 + v90;
+          const unsigned int v2791 = v2790 + v2784;
+          shm2[v2791] = v2783;
+          const float v2792 = v92.x[63];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2793 = static_cast<unsigned int>(v92.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2796 = static_cast<unsigned int>(v92.row(63, iron_linear_thread() & 31u));
+          const unsigned int v2797 = v2796 - 16u;
+          const unsigned int v2798 = v2797 * 132u;
+          const unsigned int v2799 = v2798 + v90;
+          const unsigned int v2800 = v2799 + v2793;
+          shm2[v2800] = v2792;
+        }
+        const bool v2802 = v2213 == 2u;  // kernels/gemm/gemm_tiles.hpp:322
+        if (v2802) {
+          const float v2803 = v92.x[64];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2804 = static_cast<unsigned int>(v92.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2807 = static_cast<unsigned int>(v92.row(64, iron_linear_thread() & 31u));
+          const unsigned int v2808 = v2807 - 32u;
+          const unsigned int v2809 = v2808 * 132u;
+          const unsigned int v2810 = v2809 + v90;
+          const unsigned int v2811 = v2810 + v2804;
+          shm2[v2811] = v2803;
+          const float v2812 = v92.x[65];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2813 = static_cast<unsigned int>(v92.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2816 = static_cast<unsigned int>(v92.row(65, iron_linear_thread() & 31u));
+          const unsigned int v2817 = v2816 - 32u;
+          const unsigned int v2818 = v2817 * 132u;
+          const unsigned int v2819 = v2818 + v90;
+          const unsigned int v2820 = v2819 + v2813;
+          shm2[v2820] = v2812;
+          const float v2821 = v92.x[66];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2822 = static_cast<unsigned int>(v92.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2825 = static_cast<unsigned int>(v92.row(66, iron_linear_thread() & 31u));
+          const unsigned int v2826 = v2825 - 32u;
+          const unsigned int v2827 = v2826 * 132u;
+          const unsigned int v2828 = v2827 + v90;
+          const unsigned int v2829 = v2828 + v2822;
+          shm2[v2829] = v2821;
+          const float v2830 = v92.x[67];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2831 = static_cast<unsigned int>(v92.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2834 = static_cast<unsigned int>(v92.row(67, iron_linear_thread() & 31u));
+          const unsigned int v2835 = v2834 - 32u;
+          const unsigned int v2836 = v2835 * 132u;
+          const unsigned int v2837 = v2836 + v90;
+          const unsigned int v2838 = v2837 + v2831;
+          shm2[v2838] = v2830;
+          const float v2839 = v92.x[68];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2840 = static_cast<unsigned int>(v92.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2843 = static_cast<unsigned int>(v92.row(68, iron_linear_thread() & 31u));
+          const unsigned int v2844 = v2843 - 32u;
+          const unsigned int v2845 = v2844 * 132u;
+          const unsigned int v2846 = v2845 + v90;
+          const unsigned int v2847 = v2846 + v2840;
+          shm2[v2847] = v2839;
+          const float v2848 = v92.x[69];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2849 = static_cast<unsigned int>(v92.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2852 = static_cast<unsigned int>(v92.row(69, iron_linear_thread() & 31u));
+          const unsigned int v2853 = v2852 - 32u;
+          const unsigned int v2854 = v2853 * 132u;
+          const unsigned int v2855 = v2854 + v90;
+          const unsigned int v2856 = v2855 + v2849;
+          shm2[v2856] = v2848;
+          const float v2857 = v92.x[70];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2858 = static_cast<unsigned int>(v92.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2861 = static_cast<unsigned int>(v92.row(70, iron_linear_thread() & 31u));
+          const unsigned int v2862 = v2861 - 32u;
+          const unsigned int v2863 = v2862 * 132u;
+          const unsigned int v2864 = v2863 + v90;
+          const unsigned int v2865 = v2864 + v2858;
+          shm2[v2865] = v2857;
+          const float v2866 = v92.x[71];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2867 = static_cast<unsigned int>(v92.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2870 = static_cast<unsigned int>(v92.row(71, iron_linear_thread() & 31u));
+          const unsigned int v2871 = v2870 - 32u;
+          const unsigned int v2872 = v2871 * 132u;
+          const unsigned int v2873 = v2872 + v90;
+          const unsigned int v2874 = v2873 + v2867;
+          shm2[v2874] = v2866;
+          const float v2875 = v92.x[72];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2876 = static_cast<unsigned int>(v92.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2879 = static_cast<unsigned int>(v92.row(72, iron_linear_thread() & 31u));
+          const unsigned int v2880 = v2879 - 32u;
+          const unsigned int v2881 = v2880 * 132u;
+          const unsigned int v2882 = v2881 + v90;
+          const unsigned int v2883 = v2882 + v2876;
+          shm2[v2883] = v2875;
+          const float v2884 = v92.x[73];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2885 = static_cast<unsigned int>(v92.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2888 = static_cast<unsigned int>(v92.row(73, iron_linear_thread() & 31u));
+          const unsigned int v2889 = v2888 - 32u;
+          const unsigned int v2890 = v2889 * 132u;
+          const unsigned int v2891 = v2890 + v90;
+          const unsigned int v2892 = v2891 + v2885;
+          shm2[v2892] = v2884;
+          const float v2893 = v92.x[74];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2894 = static_cast<unsigned int>(v92.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2897 = static_cast<unsigned int>(v92.row(74, iron_linear_thread() & 31u));
+          const unsigned int v2898 = v2897 - 32u;
+          const unsigned int v2899 = v2898 * 132u;
+          const unsigned int v2900 = v2899 + v90;
+          const unsigned int v2901 = v2900 + v2894;
+          shm2[v2901] = v2893;
+          const float v2902 = v92.x[75];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2903 = static_cast<unsigned int>(v92.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2906 = static_cast<unsigned int>(v92.row(75, iron_linear_thread() & 31u));
+          const unsigned int v2907 = v2906 - 32u;
+          const unsigned int v2908 = v2907 * 132u;
+          const unsigned int v2909 = v2908 + v90;
+          const unsigned int v2910 = v2909 + v2903;
+          shm2[v2910] = v2902;
+          const float v2911 = v92.x[76];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2912 = static_cast<unsigned int>(v92.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2915 = static_cast<unsigned int>(v92.row(76, iron_linear_thread() & 31u));
+          const unsigned int v2916 = v2915 - 32u;
+          const unsigned int v2917 = v2916 * 132u;
+          const unsigned int v2918 = v2917 + v90;
+          const unsigned int v2919 = v2918 + v2912;
+          shm2[v2919] = v2911;
+          const float v2920 = v92.x[77];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2921 = static_cast<unsigned int>(v92.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2924 = static_cast<unsigned int>(v92.row(77, iron_linear_thread() & 31u));
+          const unsigned int v2925 = v2924 - 32u;
+          const unsigned int v2926 = v2925 * 132u;
+          const unsigned int v2927 = v2926 + v90;
+          const unsigned int v2928 = v2927 + v2921;
+          shm2[v2928] = v2920;
+          const float v2929 = v92.x[78];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2930 = static_cast<unsigned int>(v92.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2933 = static_cast<unsigned int>(v92.row(78, iron_linear_thread() & 31u));
+          const unsigned int v2934 = v2933 - 32u;
+          const unsigned int v2935 = v2934 * 132u;
+          const unsigned int v2936 = v2935 + v90;
+          const unsigned int v2937 = v2936 + v2930;
+          shm2[v2937] = v2929;
+          const float v2938 = v92.x[79];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2939 = static_cast<unsigned int>(v92.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2942 = static_cast<unsigned int>(v92.row(79, iron_linear_thread() & 31u));
+          const unsigned int v2943 = v2942 - 32u;
+          const unsigned int v2944 = v2943 * 132u;
+          const unsigned int v2945 = v2944 + v90;
+          const unsigned int v2946 = v2945 + v2939;
+          shm2[v2946] = v2938;
+          const float v2947 = v92.x[80];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2948 = static_cast<unsigned int>(v92.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2951 = static_cast<unsigned int>(v92.row(80, iron_linear_thread() & 31u));
+          const unsigned int v2952 = v2951 - 32u;
+          const unsigned int v2953 = v2952 * 132u;
+          const unsigned int v2954 = v2953 + v90;
+          const unsigned int v2955 = v2954 + v2948;
+          shm2[v2955] = v2947;
+          const float v2956 = v92.x[81];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2957 = static_cast<unsigned int>(v92.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2960 = static_cast<unsigned int>(v92.row(81, iron_linear_thread() & 31u));
+          const unsigned int v2961 = v2960 - 32u;
+          const unsigned int v2962 = v2961 * 132u;
+          const unsigned int v2963 = v2962 + v90;
+          const unsigned int v2964 = v2963 + v2957;
+          shm2[v2964] = v2956;
+          const float v2965 = v92.x[82];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2966 = static_cast<unsigned int>(v92.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2969 = static_cast<unsigned int>(v92.row(82, iron_linear_thread() & 31u));
+          const unsigned int v2970 = v2969 - 32u;
+          const unsigned int v2971 = v2970 * 132u;
+          const unsigned int v2972 = v2971 + v90;
+          const unsigned int v2973 = v2972 + v2966;
+          shm2[v2973] = v2965;
+          const float v2974 = v92.x[83];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2975 = static_cast<unsigned int>(v92.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2978 = static_cast<unsigned int>(v92.row(83, iron_linear_thread() & 31u));
+          const unsigned int v2979 = v2978 - 32u;
+          const unsigned int v2980 = v2979 * 132u;
+          const unsigned int v2981 = v2980 + v90;
+          const unsigned int v2982 = v2981 + v2975;
+          shm2[v2982] = v2974;
+          const float v2983 = v92.x[84];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2984 = static_cast<unsigned int>(v92.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2987 = static_cast<unsigned int>(v92.row(84, iron_linear_thread() & 31u));
+          const unsigned int v2988 = v2987 - 32u;
+          const unsigned int v2989 = v2988 * 132u;
+          const unsigned int v2990 = v2989 + v90;
+          const unsigned int v2991 = v2990 + v2984;
+          shm2[v2991] = v2983;
+          const float v2992 = v92.x[85];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v2993 = static_cast<unsigned int>(v92.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v2996 = static_cast<unsigned int>(v92.row(85, iron_linear_thread() & 31u));
+          const unsigned int v2997 = v2996 - 32u;
+          const unsigned int v2998 = v2997 * 132u;
+          const unsigned int v2999 = v2998 + v90;
+          const unsigned int v3000 = v2999 + v2993;
+          shm2[v3000] = v2992;
+          const float v3001 = v92.x[86];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v3002 = static_cast<unsigned int>(v92.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v3005 = static_cast<unsigned int>(v92.row(86, iron_linear_thread() & 31u));
+          const unsigned int v3006 = v3005 - 32u;
+          const unsigned int v3007 = v3006 * 132u;
+          const unsigned int v3008 = v3007 + v90;
+          const unsigned int v3009 = v3008 + v3002;
+          shm2[v3009] = v3001;
+          const float v3010 = v92.x[87];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v3011 = static_cast<unsigned int>(v92.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v3014 = static_cast<unsigned int>(v92.row(87, iron_linear_thread() & 31u));
+          const unsigned int v3015 = v3014 - 32u;
+          const unsigned int v3016 = v3015 * 132u;
+          const unsigned int v3017 = v3016 + v90;
+          const unsigned int v3018 = v3017 + v3011;
+          shm2[v3018] = v3010;
+          const float v3019 = v92.x[88];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v3020 = static_cast<unsigned int>(v92.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v3023 = static_cast<unsigned int>(v92.row(88, iron_linear_thread() & 31u));
+          const unsigned int v3024 = v3023 - 32u;
+          const unsigned int v3025 = v3024 * 132u;
+          const unsigned int v3026 = v3025 + v90;
+          const unsigned int v3027 = v3026 + v3020;
+          shm2[v3027] = v3019;
+          const float v3028 = v92.x[89];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v3029 = static_cast<unsigned int>(v92.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v3032 = static_cast<unsigned int>(v92.row(89, iron_linear_thread() & 31u));
+          const unsigned int v3033 = v3032 - 32u;
+          const unsigned int v3034 = v3033 * 132u;
+          const unsigned int v3035 = v3034 + v90;
+          const unsigned int v3036 = v3035 + v3029;
+          shm2[v3036] = v3028;
+          const float v3037 = v92.x[90];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v3038 = static_cast<unsigned int>(v92.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v3041 = static_cast<unsigned int>(v92.row(90, iron_linear_thread() & 31u));
+          const unsigned int v3042 = v3041 - 32u;
+          const unsigned int v3043 = v3042 * 132u;
+          const unsigned int v3044 = v3043 + v90;
+          const unsigned int v3045 = v3044 + v3038;
+          shm2[v3045] = v3037;
+          const float v3046 = v92.x[91];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v3047 = static_cast<unsigned int>(v92.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v3050 = static_cast<unsigned int>(v92.row(91, iron_linear_thread() & 31u));
+          const unsigned int v3051 = v3050 - 32u;
+          const unsigned int v3052 = v3051 * 132u;
+          const unsigned int v3053 = v3052 + v90;
+          const unsigned int v3054 = v3053 + v3047;
+          shm2[v3054] = v3046;
+          const float v3055 = v92.x[92];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v3056 = static_cast<unsigned int>(v92.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v3059 = static_cast<unsigned int>(v92.row(92, iron_linear_thread() & 31u));
+          const unsigned int v3060 = v3059 - 32u;
+          const unsigned int v3061 = v3060 * 132u;
+          const unsigned int v3062 = v3061 + v90;
+          const unsigned int v3063 = v3062 + v3056;
+          shm2[v3063] = v3055;
+          const float v3064 = v92.x[93];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v3065 = static_cast<unsigned int>(v92.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v3068 = static_cast<unsigned int>(v92.row(93, iron_linear_thread() & 31u));
+          const unsigned int v3069 = v3068 - 32u;
+          const unsigned int v3070 = v3069 * 132u;
+          const unsigned int v3071 = v3070 + v90;
+          const unsigned int v3072 = v3071 + v3065;
+          shm2[v3072] = v3064;
+          const float v3073 = v92.x[94];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v3074 = static_cast<unsigned int>(v92.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v3077 = static_cast<unsigned int>(v92.row(94, iron_linear_thread() & 31u));
+          const unsigned int v3078 = v3077 - 32u;
+          const unsigned int v3079 = v3078 * 132u;
+          const unsigned int v3080 = v3079 + v90;
+          const unsigned int v3081 = v3080 + v3074;
+          shm2[v3081] = v3073;
+          const float v3082 = v92.x[95];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v3083 = static_cast<unsigned int>(v92.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v3086 = static_cast<unsigned int>(v92.row(95, iron_linear_thread() & 31u));
+          const unsigned int v3087 = v3086 - 32u;
+          const unsigned int v3088 = v3087 * 132u;
+          const unsigned int v3089 = v3088 + v90;
+          const unsigned int v3090 = v3089 + v3083;
+          shm2[v3090] = v3082;
+        }
+        const bool v3092 = v2213 == 3u;  // kernels/gemm/gemm_tiles.hpp:322
+        if (v3092) {
+          const float v3093 = v92.x[96];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v3094 = static_cast<unsigned int>(v92.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v3097 = static_cast<unsigned int>(v92.row(96, iron_linear_thread() & 31u));
+          const unsigned int v3098 = v3097 - 48u;
+          const unsigned int v3099 = v3098 * 132u;
+          const unsigned int v3100 = v3099 + v90;
+          const unsigned int v3101 = v3100 + v3094;
+          shm2[v3101] = v3093;
+          const float v3102 = v92.x[97];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v3103 = static_cast<unsigned int>(v92.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v3106 = static_cast<unsigned int>(v92.row(97, iron_linear_thread() & 31u));
+          const unsigned int v3107 = v3106 - 48u;
+          const unsigned int v3108 = v3107 * 132u;
+          const unsigned int v3109 = v3108 + v90;
+          const unsigned int v3110 = v3109 + v3103;
+          shm2[v3110] = v3102;
+          const float v3111 = v92.x[98];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v3112 = static_cast<unsigned int>(v92.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v3115 = static_cast<unsigned int>(v92.row(98, iron_linear_thread() & 31u));
+          const unsigned int v3116 = v3115 - 48u;
+          const unsigned int v3117 = v3116 * 132u;
+          const unsigned int v3118 = v3117 + v90;
+          const unsigned int v3119 = v3118 + v3112;
+          shm2[v3119] = v3111;
+          const float v3120 = v92.x[99];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v3121 = static_cast<unsigned int>(v92.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v3124 = static_cast<unsigned int>(v92.row(99, iron_linear_thread() & 31u));
+          const unsigned int v3125 = v3124 - 48u;
+          const unsigned int v3126 = v3125 * 132u;
+          const unsigned int v3127 = v3126 + v90;
+          const unsigned int v3128 = v3127 + v3121;
+          shm2[v3128] = v3120;
+          const float v3129 = v92.x[100];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v3130 = static_cast<unsigned int>(v92.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v3133 = static_cast<unsigned int>(v92.row(100, iron_linear_thread() & 31u));
+          const unsigned int v3134 = v3133 - 48u;
+          const unsigned int v3135 = v3134 * 132u;
+          const unsigned int v3136 = v3135 + v90;
+          const unsigned int v3137 = v3136 + v3130;
+          shm2[v3137] = v3129;
+          const float v3138 = v92.x[101];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v3139 = static_cast<unsigned int>(v92.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v3142 = static_cast<unsigned int>(v92.row(101, iron_linear_thread() & 31u));
+          const unsigned int v3143 = v3142 - 48u;
+          const unsigned int v3144 = v3143 * 132u;
+          const unsigned int v3145 = v3144 + v90;
+          const unsigned int v3146 = v3145 + v3139;
+          shm2[v3146] = v3138;
+          const float v3147 = v92.x[102];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v3148 = static_cast<unsigned int>(v92.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v3151 = static_cast<unsigned int>(v92.row(102, iron_linear_thread() & 31u));
+          const unsigned int v3152 = v3151 - 48u;
+          const unsigned int v3153 = v3152 * 132u;
+          const unsigned int v3154 = v3153 + v90;
+          const unsigned int v3155 = v3154 + v3148;
+          shm2[v3155] = v3147;
+          const float v3156 = v92.x[103];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v3157 = static_cast<unsigned int>(v92.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v3160 = static_cast<unsigned int>(v92.row(103, iron_linear_thread() & 31u));
+          const unsigned int v3161 = v3160 - 48u;
+          const unsigned int v3162 = v3161 * 132u;
+          const unsigned int v3163 = v3162 + v90;
+          const unsigned int v3164 = v3163 + v3157;
+          shm2[v3164] = v3156;
+          const float v3165 = v92.x[104];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v3166 = static_cast<unsigned int>(v92.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v3169 = static_cast<unsigned int>(v92.row(104, iron_linear_thread() & 31u));
+          const unsigned int v3170 = v3169 - 48u;
+          const unsigned int v3171 = v3170 * 132u;
+          const unsigned int v3172 = v3171 + v90;
+          const unsigned int v3173 = v3172 + v3166;
+          shm2[v3173] = v3165;
+          const float v3174 = v92.x[105];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v3175 = static_cast<unsigned int>(v92.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v3178 = static_cast<unsigned int>(v92.row(105, iron_linear_thread() & 31u));
+          const unsigned int v3179 = v3178 - 48u;
+          const unsigned int v3180 = v3179 * 132u;
+          const unsigned int v3181 = v3180 + v90;
+          const unsigned int v3182 = v3181 + v3175;
+          shm2[v3182] = v3174;
+          const float v3183 = v92.x[106];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v3184 = static_cast<unsigned int>(v92.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v3187 = static_cast<unsigned int>(v92.row(106, iron_linear_thread() & 31u));
+          const unsigned int v3188 = v3187 - 48u;
+          const unsigned int v3189 = v3188 * 132u;
+          const unsigned int v3190 = v3189 + v90;
+          const unsigned int v3191 = v3190 + v3184;
+          shm2[v3191] = v3183;
+          const float v3192 = v92.x[107];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v3193 = static_cast<unsigned int>(v92.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v3196 = static_cast<unsigned int>(v92.row(107, iron_linear_thread() & 31u));
+          const unsigned int v3197 = v3196 - 48u;
+          const unsigned int v3198 = v3197 * 132u;
+          const unsigned int v3199 = v3198 + v90;
+          const unsigned int v3200 = v3199 + v3193;
+          shm2[v3200] = v3192;
+          const float v3201 = v92.x[108];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v3202 = static_cast<unsigned int>(v92.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v3205 = static_cast<unsigned int>(v92.row(108, iron_linear_thread() & 31u));
+          const unsigned int v3206 = v3205 - 48u;
+          const unsigned int v3207 = v3206 * 132u;
+          const unsigned int v3208 = v3207 + v90;
+          const unsigned int v3209 = v3208 + v3202;
+          shm2[v3209] = v3201;
+          const float v3210 = v92.x[109];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v3211 = static_cast<unsigned int>(v92.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v3214 = static_cast<unsigned int>(v92.row(109, iron_linear_thread() & 31u));
+          const unsigned int v3215 = v3214 - 48u;
+          const unsigned int v3216 = v3215 * 132u;
+          const unsigned int v3217 = v3216 + v90;
+          const unsigned int v3218 = v3217 + v3211;
+          shm2[v3218] = v3210;
+          const float v3219 = v92.x[110];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v3220 = static_cast<unsigned int>(v92.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v3223 = static_cast<unsigned int>(v92.row(110, iron_linear_thread() & 31u));
+          const unsigned int v3224 = v3223 - 48u;
+          const unsigned int v3225 = v3224 * 132u;
+          const unsigned int v3226 = v3225 + v90;
+          const unsigned int v3227 = v3226 + v3220;
+          shm2[v3227] = v3219;
+          const float v3228 = v92.x[111];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v3229 = static_cast<unsigned int>(v92.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v3232 = static_cast<unsigned int>(v92.row(111, iron_linear_thread() & 31u));
+          const unsigned int v3233 = v3232 - 48u;
+          const unsigned int v3234 = v3233 * 132u;
+          const unsigned int v3235 = v3234 + v90;
+          const unsigned int v3236 = v3235 + v3229;
+          shm2[v3236] = v3228;
+          const float v3237 = v92.x[112];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v3238 = static_cast<unsigned int>(v92.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v3241 = static_cast<unsigned int>(v92.row(112, iron_linear_thread() & 31u));
+          const unsigned int v3242 = v3241 - 48u;
+          const unsigned int v3243 = v3242 * 132u;
+          const unsigned int v3244 = v3243 + v90;
+          const unsigned int v3245 = v3244 + v3238;
+          shm2[v3245] = v3237;
+          const float v3246 = v92.x[113];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v3247 = static_cast<unsigned int>(v92.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v3250 = static_cast<unsigned int>(v92.row(113, iron_linear_thread() & 31u));
+          const unsigned int v3251 = v3250 - 48u;
+          const unsigned int v3252 = v3251 * 132u;
+          const unsigned int v3253 = v3252 + v90;
+          const unsigned int v3254 = v3253 + v3247;
+          shm2[v3254] = v3246;
+          const float v3255 = v92.x[114];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v3256 = static_cast<unsigned int>(v92.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v3259 = static_cast<unsigned int>(v92.row(114, iron_linear_thread() & 31u));
+          const unsigned int v3260 = v3259 - 48u;
+          const unsigned int v3261 = v3260 * 132u;
+          const unsigned int v3262 = v3261 + v90;
+          const unsigned int v3263 = v3262 + v3256;
+          shm2[v3263] = v3255;
+          const float v3264 = v92.x[115];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v3265 = static_cast<unsigned int>(v92.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v3268 = static_cast<unsigned int>(v92.row(115, iron_linear_thread() & 31u));
+          const unsigned int v3269 = v3268 - 48u;
+          const unsigned int v3270 = v3269 * 132u;
+          const unsigned int v3271 = v3270 + v90;
+          const unsigned int v3272 = v3271 + v3265;
+          shm2[v3272] = v3264;
+          const float v3273 = v92.x[116];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v3274 = static_cast<unsigned int>(v92.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v3277 = static_cast<unsigned int>(v92.row(116, iron_linear_thread() & 31u));
+          const unsigned int v3278 = v3277 - 48u;
+          const unsigned int v3279 = v3278 * 132u;
+          const unsigned int v3280 = v3279 + v90;
+          const unsigned int v3281 = v3280 + v3274;
+          shm2[v3281] = v3273;
+          const float v3282 = v92.x[117];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v3283 = static_cast<unsigned int>(v92.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v3286 = static_cast<unsigned int>(v92.row(117, iron_linear_thread() & 31u));
+          const unsigned int v3287 = v3286 - 48u;
+          const unsigned int v3288 = v3287 * 132u;
+          const unsigned int v3289 = v3288 + v90;
+          const unsigned int v3290 = v3289 + v3283;
+          shm2[v3290] = v3282;
+          const float v3291 = v92.x[118];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v3292 = static_cast<unsigned int>(v92.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v3295 = static_cast<unsigned int>(v92.row(118, iron_linear_thread() & 31u));
+          const unsigned int v3296 = v3295 - 48u;
+          const unsigned int v3297 = v3296 * 132u;
+          const unsigned int v3298 = v3297 + v90;
+          const unsigned int v3299 = v3298 + v3292;
+          shm2[v3299] = v3291;
+          const float v3300 = v92.x[119];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v3301 = static_cast<unsigned int>(v92.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v3304 = static_cast<unsigned int>(v92.row(119, iron_linear_thread() & 31u));
+          const unsigned int v3305 = v3304 - 48u;
+          const unsigned int v3306 = v3305 * 132u;
+          const unsigned int v3307 = v3306 + v90;
+          const unsigned int v3308 = v3307 + v3301;
+          shm2[v3308] = v3300;
+          const float v3309 = v92.x[120];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v3310 = static_cast<unsigned int>(v92.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v3313 = static_cast<unsigned int>(v92.row(120, iron_linear_thread() & 31u));
+          const unsigned int v3314 = v3313 - 48u;
+          const unsigned int v3315 = v3314 * 132u;
+          const unsigned int v3316 = v3315 + v90;
+          const unsigned int v3317 = v3316 + v3310;
+          shm2[v3317] = v3309;
+          const float v3318 = v92.x[121];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v3319 = static_cast<unsigned int>(v92.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v3322 = static_cast<unsigned int>(v92.row(121, iron_linear_thread() & 31u));
+          const unsigned int v3323 = v3322 - 48u;
+          const unsigned int v3324 = v3323 * 132u;
+          const unsigned int v3325 = v3324 + v90;
+          const unsigned int v3326 = v3325 + v3319;
+          shm2[v3326] = v3318;
+          const float v3327 = v92.x[122];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v3328 = static_cast<unsigned int>(v92.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v3331 = static_cast<unsigned int>(v92.row(122, iron_linear_thread() & 31u));
+          const unsigned int v3332 = v3331 - 48u;
+          const unsigned int v3333 = v3332 * 132u;
+          const unsigned int v3334 = v3333 + v90;
+          const unsigned int v3335 = v3334 + v3328;
+          shm2[v3335] = v3327;
+          const float v3336 = v92.x[123];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v3337 = static_cast<unsigned int>(v92.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v3340 = static_cast<unsigned int>(v92.row(123, iron_linear_thread() & 31u));
+          const unsigned int v3341 = v3340 - 48u;
+          const unsigned int v3342 = v3341 * 132u;
+          const unsigned int v3343 = v3342 + v90;
+          const unsigned int v3344 = v3343 + v3337;
+          shm2[v3344] = v3336;
+          const float v3345 = v92.x[124];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v3346 = static_cast<unsigned int>(v92.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v3349 = static_cast<unsigned int>(v92.row(124, iron_linear_thread() & 31u));
+          const unsigned int v3350 = v3349 - 48u;
+          const unsigned int v3351 = v3350 * 132u;
+          const unsigned int v3352 = v3351 + v90;
+          const unsigned int v3353 = v3352 + v3346;
+          shm2[v3353] = v3345;
+          const float v3354 = v92.x[125];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v3355 = static_cast<unsigned int>(v92.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v3358 = static_cast<unsigned int>(v92.row(125, iron_linear_thread() & 31u));
+          const unsigned int v3359 = v3358 - 48u;
+          const unsigned int v3360 = v3359 * 132u;
+          const unsigned int v3361 = v3360 + v90;
+          const unsigned int v3362 = v3361 + v3355;
+          shm2[v3362] = v3354;
+          const float v3363 = v92.x[126];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v3364 = static_cast<unsigned int>(v92.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v3367 = static_cast<unsigned int>(v92.row(126, iron_linear_thread() & 31u));
+          const unsigned int v3368 = v3367 - 48u;
+          const unsigned int v3369 = v3368 * 132u;
+          const unsigned int v3370 = v3369 + v90;
+          const unsigned int v3371 = v3370 + v3364;
+          shm2[v3371] = v3363;
+          const float v3372 = v92.x[127];  // kernels/gemm/gemm_tiles.hpp:326
+          const unsigned int v3373 = static_cast<unsigned int>(v92.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+          const unsigned int v3376 = static_cast<unsigned int>(v92.row(127, iron_linear_thread() & 31u));
+          const unsigned int v3377 = v3376 - 48u;
+          const unsigned int v3378 = v3377 * 132u;
+          const unsigned int v3379 = v3378 + v90;
+          const unsigned int v3380 = v3379 + v3373;
+          shm2[v3380] = v3372;
+        }
+      }
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:331
+      const unsigned int v3388 = v2213 << 4u;  // kernels/gemm/gemm_tiles.hpp:333
+      const unsigned int v3390 = v2211 << 6u;
+      const unsigned int v3391 = v75 + v3390;
+      const unsigned int v3392 = v3391 + v3388;
+
+      for (unsigned int v3384 = v3381; v3384 < 2048u; v3384 += 128u) {  // kernels/gemm/gemm_tiles.hpp:332
+        const unsigned int v3386 = v3384 >> 7u;  // kernels/gemm/gemm_tiles.hpp:333
+        const unsigned int v3393 = v3392 + v3386;
+        const unsigned int v3395 = v3384 & 127u;  // kernels/gemm/gemm_tiles.hpp:334
+        const unsigned int v3396 = v80 + v3395;
+        const bool v3397 = v3393 < v76;  // kernels/gemm/gemm_tiles.hpp:335
+        const bool v3398 = v3396 < v79;
+        const bool v3399 = v3397 && v3398;
+        if (v3399) {
+          const unsigned int v3405 = v3386 * 132u;
+          const unsigned int v3406 = v3405 + v3395;
+          const float v3407 = shm2[v3406];
+          const unsigned int v3409 = v3396 - v78;  // kernels/moe/grouped_gemm.cpp:88
+          const bool v3410 = v3409 < v2;
+          const bool v3411 = v3397 && v3410;
+          if (v3411) {
+            const iron_bf16 v3412 = iron_f32_to_bf16(v3407);
+            const unsigned int v3413 = v3393 * v2;
+            const unsigned int v3414 = v3413 + v3396;
+            const unsigned int v3415 = v3414 - v78;
+            out[v3415] = v3412;
+          }
+        }
+      }
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:337
     }
   } else {
-    const unsigned int v4253 = blockDim.x;  // kernels/moe/expert_tiles.hpp:64
-    const unsigned int v4254 = threadIdx.x;
+    const unsigned int v3416 = blockDim.x;  // kernels/moe/expert_tiles.hpp:64
+    const unsigned int v3417 = threadIdx.x;
 
-    for (unsigned int v4256 = v4254; v4256 < 16384u; v4256 += v4253) {
-      const unsigned int v4258 = v4256 >> 7u;  // kernels/moe/expert_tiles.hpp:65
-      const unsigned int v4259 = v75 + v4258;
-      const unsigned int v4261 = v4256 & 127u;  // kernels/moe/expert_tiles.hpp:66
-      const unsigned int v4262 = v26 + v4261;
-      const bool v4263 = v4259 < v0;  // kernels/moe/expert_tiles.hpp:67
-      const bool v4264 = v4262 < v2;
-      const bool v4265 = v4263 && v4264;
-      if (v4265) {
-        const unsigned int v4268 = v4259 * v2;
-        const unsigned int v4269 = v4268 + v4262;
-        out[v4269] = iron_f32_to_bf16(0.0f);
+    for (unsigned int v3419 = v3417; v3419 < 16384u; v3419 += v3416) {
+      const unsigned int v3421 = v3419 >> 7u;  // kernels/moe/expert_tiles.hpp:65
+      const unsigned int v3422 = v75 + v3421;
+      const unsigned int v3424 = v3419 & 127u;  // kernels/moe/expert_tiles.hpp:66
+      const unsigned int v3425 = v26 + v3424;
+      const bool v3426 = v3422 < v0;  // kernels/moe/expert_tiles.hpp:67
+      const bool v3427 = v3425 < v2;
+      const bool v3428 = v3426 && v3427;
+      if (v3428) {
+        const unsigned int v3431 = v3422 * v2;
+        const unsigned int v3432 = v3431 + v3425;
+        out[v3432] = iron_f32_to_bf16(0.0f);
       }
     }
   }

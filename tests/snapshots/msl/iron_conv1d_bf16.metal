@@ -239,16 +239,16 @@ kernel void iron_conv1d_bf16(
   const uint v257 = v256 * v5;
   const uint v258 = v250 ? v257 : v10;
   const uint v261 = v250 ? v246 : v10;  // kernels/convolution/im2col_a.hpp:191
-  const uint v262 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:241
-  const uint v265 = v262 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const uint v262 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:242
+  const uint v265 = v262 >> 1u;  // kernels/gemm/gemm_tiles.hpp:243
   const uint v266 = v265 << 6u;
-  const uint v269 = v262 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
+  const uint v269 = v262 & 1u;  // kernels/gemm/gemm_tiles.hpp:244
   const uint v270 = v269 << 6u;
-  iron_frag<float, 64, 64> v272;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag<float, 64, 64> v272;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v272, float(0.0f));
-  iron_frag<bfloat, 64, 16> v274;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag<bfloat, 64, 16> v274;  // kernels/gemm/gemm_tiles.hpp:247
   iron_frag_fill(v274, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v276;  // kernels/gemm/gemm_tiles.hpp:247
+  iron_frag<bfloat, 16, 64> v276;  // kernels/gemm/gemm_tiles.hpp:248
   iron_frag_fill(v276, bfloat(bfloat(0.0f)));
   const uint v279 = v2 & 7u;  // kernels/convolution/im2col_a.hpp:51
   const bool v280 = v279 == v10;
@@ -260,7 +260,7 @@ kernel void iron_conv1d_bf16(
   const uint v293 = v67 & 7u;
   const bool v294 = v293 == v10;
   const bool v295 = v290 && v294;
-  const bool v296 = v286 && v295;  // kernels/gemm/gemm_tiles.hpp:260
+  const bool v296 = v286 && v295;  // kernels/gemm/gemm_tiles.hpp:261
   if (v296) {
     const bool v5499 = !v88;  // kernels/convolution/im2col_a.hpp:90
     const uint v5920 = v115 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
@@ -333,14 +333,14 @@ kernel void iron_conv1d_bf16(
     const uint v6096 = v6090 * v15;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v6097 = v66 + v6096;
     const uint v6102 = v6085 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v6112 = v266 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v6118 = v270 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v6112 = v266 << 6u;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v6118 = v270 << 6u;  // kernels/gemm/gemm_tiles.hpp:256
 
-    for (uint v5492 = v10; v5492 < v15; v5492 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
+    for (uint v5492 = v10; v5492 < v15; v5492 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
       const uint v5494 = v5492 >> 6u;
       const uint v5496 = v5494 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v5498 = v5496 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
+      const uint v5498 = v5496 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
       if (v5499) {  // kernels/convolution/im2col_a.hpp:90
         const uint v5505 = v5492 + v5921;  // kernels/convolution/im2col_a.hpp:110
         const uint v5507 = v5505 / v13;  // kernels/convolution/im2col_a.hpp:112
@@ -738,44 +738,44 @@ kernel void iron_conv1d_bf16(
       for (uint e = 0; e < 8u; ++e) {
         shm1[v6104 + e] = v6094 ? weight[v6100 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:267
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:268
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v6113 = v5498 + v6112;  // kernels/gemm/gemm_tiles.hpp:251
+      const uint v6113 = v5498 + v6112;  // kernels/gemm/gemm_tiles.hpp:252
       iron_frag_load<false>(v274, shm0, long(v6113), long(64u));
-      const uint v6119 = v5498 + v6118;  // kernels/gemm/gemm_tiles.hpp:255
+      const uint v6119 = v5498 + v6118;  // kernels/gemm/gemm_tiles.hpp:256
       iron_frag_load<true>(v276, shm1, long(v6119), long(64u));
-      iron_frag_mma(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:257
-      const uint v6126 = v6113 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:258
+      const uint v6126 = v6113 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
       iron_frag_load<false>(v274, shm0, long(v6126), long(64u));
-      const uint v6132 = v6119 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+      const uint v6132 = v6119 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
       iron_frag_load<true>(v276, shm1, long(v6132), long(64u));
-      iron_frag_mma(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:257
-      const uint v6138 = v6113 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:258
+      const uint v6138 = v6113 + 32u;  // kernels/gemm/gemm_tiles.hpp:252
       iron_frag_load<false>(v274, shm0, long(v6138), long(64u));
-      const uint v6144 = v6119 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
+      const uint v6144 = v6119 + 32u;  // kernels/gemm/gemm_tiles.hpp:256
       iron_frag_load<true>(v276, shm1, long(v6144), long(64u));
-      iron_frag_mma(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:257
-      const uint v6150 = v6113 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:258
+      const uint v6150 = v6113 + 48u;  // kernels/gemm/gemm_tiles.hpp:252
       iron_frag_load<false>(v274, shm0, long(v6150), long(64u));
-      const uint v6156 = v6119 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
+      const uint v6156 = v6119 + 48u;  // kernels/gemm/gemm_tiles.hpp:256
       iron_frag_load<true>(v276, shm1, long(v6156), long(64u));
-      iron_frag_mma(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_mma(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:258
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:267
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:268
   } else {
     const uint v968 = iron_tpg.x;  // kernels/convolution/im2col_a.hpp:156
     const uint v1027 = v1 + v6;  // kernels/convolution/im2col_a.hpp:71
-    const uint v1081 = v266 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v1087 = v270 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
-    const uint v1095 = v1081 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v1101 = v1087 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
-    const uint v1107 = v1081 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v1113 = v1087 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
-    const uint v1119 = v1081 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v1125 = v1087 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v1081 = v266 << 6u;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v1087 = v270 << 6u;  // kernels/gemm/gemm_tiles.hpp:256
+    const uint v1095 = v1081 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v1101 = v1087 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
+    const uint v1107 = v1081 + 32u;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v1113 = v1087 + 32u;  // kernels/gemm/gemm_tiles.hpp:256
+    const uint v1119 = v1081 + 48u;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v1125 = v1087 + 48u;  // kernels/gemm/gemm_tiles.hpp:256
 
-    for (uint v967 = v10; v967 < v15; v967 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
+    for (uint v967 = v10; v967 < v15; v967 += 64u) {  // kernels/gemm/gemm_tiles.hpp:273
       for (uint v971 = v115; v971 < 8192u; v971 += v968) {  // kernels/convolution/im2col_a.hpp:156
         const uint v973 = v971 >> 6u;  // kernels/convolution/im2col_a.hpp:157
         const uint v975 = v971 & 63u;  // kernels/convolution/im2col_a.hpp:158
@@ -848,23 +848,23 @@ kernel void iron_conv1d_bf16(
           shm1[v1074] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:275
-      iron_frag_load<false>(v274, shm0, long(v1081), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v276, shm1, long(v1087), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load<false>(v274, shm0, long(v1095), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v276, shm1, long(v1101), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load<false>(v274, shm0, long(v1107), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v276, shm1, long(v1113), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load<false>(v274, shm0, long(v1119), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v276, shm1, long(v1125), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:257
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:277
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:276
+      iron_frag_load<false>(v274, shm0, long(v1081), long(64u));  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<true>(v276, shm1, long(v1087), long(64u));  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load<false>(v274, shm0, long(v1095), long(64u));  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<true>(v276, shm1, long(v1101), long(64u));  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load<false>(v274, shm0, long(v1107), long(64u));  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<true>(v276, shm1, long(v1113), long(64u));  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load<false>(v274, shm0, long(v1119), long(64u));  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<true>(v276, shm1, long(v1125), long(64u));  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:258
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:278
     }
   }
-  const uint v1126 = v64 + v270;  // kernels/gemm/gemm_tiles.hpp:280
+  const uint v1126 = v64 + v270;  // kernels/gemm/gemm_tiles.hpp:285
   const uint v1127 = v60 + v266;
   const uint v1132 = v3 & 1u;  // kernels/convolution/conv_tiles.hpp:88
   const bool v1133 = v1132 == v10;

@@ -230,21 +230,21 @@ kernel void iron_conv2d_affine_b4_g128_bf16(
   const uint v186 = v178 ? v185 : 0u;
   const uint v188 = v174 * v1;  // kernels/convolution/im2col_a.hpp:191
   const uint v189 = v178 ? v188 : 0u;
-  const uint v190 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:241
-  const uint v193 = v190 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const uint v190 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:242
+  const uint v193 = v190 >> 1u;  // kernels/gemm/gemm_tiles.hpp:243
   const uint v194 = v193 << 6u;
-  const uint v197 = v190 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
+  const uint v197 = v190 & 1u;  // kernels/gemm/gemm_tiles.hpp:244
   const uint v198 = v197 << 6u;
-  iron_frag<float, 64, 64> v200;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag<float, 64, 64> v200;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v200, float(0.0f));
-  iron_frag<bfloat, 64, 16> v202;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag<bfloat, 64, 16> v202;  // kernels/gemm/gemm_tiles.hpp:247
   iron_frag_fill(v202, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v204;  // kernels/gemm/gemm_tiles.hpp:247
+  iron_frag<bfloat, 16, 64> v204;  // kernels/gemm/gemm_tiles.hpp:248
   iron_frag_fill(v204, bfloat(bfloat(0.0f)));
   const uint v207 = v3 & 7u;  // kernels/convolution/im2col_a.hpp:51
   const bool v208 = v207 == 0u;
   const bool v214 = v208 && v208;
-  if (v214) {  // kernels/gemm/gemm_tiles.hpp:260
+  if (v214) {  // kernels/gemm/gemm_tiles.hpp:261
     const bool v6298 = !v85;  // kernels/convolution/im2col_a.hpp:90
     const uint v6527 = v115 & 3u;  // kernels/gemm/quant_b.hpp:136
     const uint v6528 = v6527 << 3u;
@@ -288,14 +288,14 @@ kernel void iron_conv2d_affine_b4_g128_bf16(
     const uint v7047 = v7042 * v6545;  // kernels/gemm/quant_b.hpp:35
     const uint v7056 = v7042 * v6554;  // kernels/gemm/quant_b.hpp:38
     const uint v7184 = v7025 * 40u;  // kernels/gemm/quant_b.hpp:146
-    const uint v7195 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v7201 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v7195 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v7201 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:256
 
-    for (uint v6291 = 0u; v6291 < v18; v6291 += 32u) {  // kernels/gemm/gemm_tiles.hpp:267
+    for (uint v6291 = 0u; v6291 < v18; v6291 += 32u) {  // kernels/gemm/gemm_tiles.hpp:268
       const uint v6293 = v6291 >> 5u;
       const uint v6295 = v6293 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v6297 = v6295 * 5120u;  // kernels/gemm/gemm_tiles.hpp:264
+      const uint v6297 = v6295 * 5120u;  // kernels/gemm/gemm_tiles.hpp:265
       if (v6298) {  // kernels/convolution/im2col_a.hpp:90
         const uint v6304 = v6291 + v6528;  // kernels/convolution/im2col_a.hpp:110
         const uint v6306 = v6304 / v3;  // kernels/convolution/im2col_a.hpp:112
@@ -782,21 +782,21 @@ kernel void iron_conv2d_affine_b4_g128_bf16(
       const uint v7185 = v6297 + v7184;  // kernels/gemm/quant_b.hpp:146
       const uint v7186 = v7185 + v7029;
       *(threadgroup iron_bf16x8*)(shm1 + v7186) = iron_bf16x8{{bfloat4(v7160, v7163, v7166, v7169), bfloat4(v7172, v7175, v7178, v7181)}};
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:267
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:268
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v7196 = v6297 + v7195;  // kernels/gemm/gemm_tiles.hpp:251
+      const uint v7196 = v6297 + v7195;  // kernels/gemm/gemm_tiles.hpp:252
       iron_frag_load<false>(v202, shm0, long(v7196), long(40u));
-      const uint v7202 = v6297 + v7201;  // kernels/gemm/gemm_tiles.hpp:255
+      const uint v7202 = v6297 + v7201;  // kernels/gemm/gemm_tiles.hpp:256
       iron_frag_load<true>(v204, shm1, long(v7202), long(40u));
-      iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:257
-      const uint v7209 = v7196 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:258
+      const uint v7209 = v7196 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
       iron_frag_load<false>(v202, shm0, long(v7209), long(40u));
-      const uint v7215 = v7202 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+      const uint v7215 = v7202 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
       iron_frag_load<true>(v204, shm1, long(v7215), long(40u));
-      iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:258
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:267
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:268
   } else {
     const uint v1148 = iron_tpg.x;  // kernels/convolution/im2col_a.hpp:156
     const uint v1207 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
@@ -846,12 +846,12 @@ kernel void iron_conv2d_affine_b4_g128_bf16(
     const uint v1767 = v1753 * v1265;  // kernels/gemm/quant_b.hpp:38
     const uint v1895 = v1736 * 40u;  // kernels/gemm/quant_b.hpp:146
     const uint v1897 = v1895 + v1740;
-    const uint v1904 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v1910 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
-    const uint v1918 = v1904 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v1924 = v1910 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v1904 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v1910 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:256
+    const uint v1918 = v1904 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v1924 = v1910 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
 
-    for (uint v1147 = 0u; v1147 < v18; v1147 += 32u) {  // kernels/gemm/gemm_tiles.hpp:272
+    for (uint v1147 = 0u; v1147 < v18; v1147 += 32u) {  // kernels/gemm/gemm_tiles.hpp:273
       for (uint v1151 = v115; v1151 < 4096u; v1151 += v1148) {  // kernels/convolution/im2col_a.hpp:156
         const uint v1153 = v1151 >> 5u;  // kernels/convolution/im2col_a.hpp:157
         const uint v1155 = v1151 & 31u;  // kernels/convolution/im2col_a.hpp:158
@@ -1216,17 +1216,17 @@ kernel void iron_conv2d_affine_b4_g128_bf16(
       const float v1891 = v1745 ? v1868 : 0.0f;
       const bfloat v1892 = bfloat(v1891);
       *(threadgroup iron_bf16x8*)(shm1 + v1897) = iron_bf16x8{{bfloat4(v1871, v1874, v1877, v1880), bfloat4(v1883, v1886, v1889, v1892)}};  // kernels/gemm/quant_b.hpp:146
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:275
-      iron_frag_load<false>(v202, shm0, long(v1904), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v204, shm1, long(v1910), long(40u));  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load<false>(v202, shm0, long(v1918), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v204, shm1, long(v1924), long(40u));  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:257
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:277
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:276
+      iron_frag_load<false>(v202, shm0, long(v1904), long(40u));  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<true>(v204, shm1, long(v1910), long(40u));  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load<false>(v202, shm0, long(v1918), long(40u));  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<true>(v204, shm1, long(v1924), long(40u));  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:258
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:278
     }
   }
-  const uint v1925 = v67 + v198;  // kernels/gemm/gemm_tiles.hpp:280
+  const uint v1925 = v67 + v198;  // kernels/gemm/gemm_tiles.hpp:285
   const uint v1926 = v63 + v194;
   const uint v1927 = v14 * v4;  // kernels/convolution/conv_tiles.hpp:123
   const uint v1931 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:88

@@ -287,16 +287,16 @@ kernel void iron_conv2d_bf16(
   const uint v261 = v253 ? v260 : 0u;
   const uint v263 = v249 * v1;  // kernels/convolution/im2col_a.hpp:191
   const uint v264 = v253 ? v263 : 0u;
-  const uint v265 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:241
-  const uint v268 = v265 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const uint v265 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:242
+  const uint v268 = v265 >> 1u;  // kernels/gemm/gemm_tiles.hpp:243
   const uint v269 = v268 << 6u;
-  const uint v272 = v265 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
+  const uint v272 = v265 & 1u;  // kernels/gemm/gemm_tiles.hpp:244
   const uint v273 = v272 << 6u;
-  iron_frag<float, 64, 64> v275;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag<float, 64, 64> v275;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v275, float(0.0f));
-  iron_frag<bfloat, 64, 16> v277;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag<bfloat, 64, 16> v277;  // kernels/gemm/gemm_tiles.hpp:247
   iron_frag_fill(v277, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v279;  // kernels/gemm/gemm_tiles.hpp:247
+  iron_frag<bfloat, 16, 64> v279;  // kernels/gemm/gemm_tiles.hpp:248
   iron_frag_fill(v279, bfloat(bfloat(0.0f)));
   const uint v282 = v3 & 7u;  // kernels/convolution/im2col_a.hpp:51
   const bool v283 = v282 == 0u;
@@ -308,7 +308,7 @@ kernel void iron_conv2d_bf16(
   const uint v296 = v70 & 7u;
   const bool v297 = v296 == 0u;
   const bool v298 = v293 && v297;
-  const bool v299 = v289 && v298;  // kernels/gemm/gemm_tiles.hpp:260
+  const bool v299 = v289 && v298;  // kernels/gemm/gemm_tiles.hpp:261
   if (v299) {
     const bool v5502 = !v91;  // kernels/convolution/im2col_a.hpp:90
     const uint v5923 = v118 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
@@ -381,14 +381,14 @@ kernel void iron_conv2d_bf16(
     const uint v6099 = v6093 * v18;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v6100 = v69 + v6099;
     const uint v6105 = v6088 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v6115 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v6121 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v6115 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v6121 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:256
 
-    for (uint v5495 = 0u; v5495 < v18; v5495 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
+    for (uint v5495 = 0u; v5495 < v18; v5495 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
       const uint v5497 = v5495 >> 6u;
       const uint v5499 = v5497 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v5501 = v5499 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
+      const uint v5501 = v5499 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
       if (v5502) {  // kernels/convolution/im2col_a.hpp:90
         const uint v5508 = v5495 + v5924;  // kernels/convolution/im2col_a.hpp:110
         const uint v5510 = v5508 / v16;  // kernels/convolution/im2col_a.hpp:112
@@ -795,44 +795,44 @@ kernel void iron_conv2d_bf16(
       for (uint e = 0; e < 8u; ++e) {
         shm1[v6107 + e] = v6097 ? weight[v6103 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:267
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:268
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v6116 = v5501 + v6115;  // kernels/gemm/gemm_tiles.hpp:251
+      const uint v6116 = v5501 + v6115;  // kernels/gemm/gemm_tiles.hpp:252
       iron_frag_load<false>(v277, shm0, long(v6116), long(64u));
-      const uint v6122 = v5501 + v6121;  // kernels/gemm/gemm_tiles.hpp:255
+      const uint v6122 = v5501 + v6121;  // kernels/gemm/gemm_tiles.hpp:256
       iron_frag_load<true>(v279, shm1, long(v6122), long(64u));
-      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      const uint v6129 = v6116 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
+      const uint v6129 = v6116 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
       iron_frag_load<false>(v277, shm0, long(v6129), long(64u));
-      const uint v6135 = v6122 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+      const uint v6135 = v6122 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
       iron_frag_load<true>(v279, shm1, long(v6135), long(64u));
-      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      const uint v6141 = v6116 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
+      const uint v6141 = v6116 + 32u;  // kernels/gemm/gemm_tiles.hpp:252
       iron_frag_load<false>(v277, shm0, long(v6141), long(64u));
-      const uint v6147 = v6122 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
+      const uint v6147 = v6122 + 32u;  // kernels/gemm/gemm_tiles.hpp:256
       iron_frag_load<true>(v279, shm1, long(v6147), long(64u));
-      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      const uint v6153 = v6116 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
+      const uint v6153 = v6116 + 48u;  // kernels/gemm/gemm_tiles.hpp:252
       iron_frag_load<false>(v277, shm0, long(v6153), long(64u));
-      const uint v6159 = v6122 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
+      const uint v6159 = v6122 + 48u;  // kernels/gemm/gemm_tiles.hpp:256
       iron_frag_load<true>(v279, shm1, long(v6159), long(64u));
-      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:267
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:268
   } else {
     const uint v971 = iron_tpg.x;  // kernels/convolution/im2col_a.hpp:156
     const uint v1030 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
-    const uint v1084 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v1090 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
-    const uint v1098 = v1084 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v1104 = v1090 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
-    const uint v1110 = v1084 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v1116 = v1090 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
-    const uint v1122 = v1084 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v1128 = v1090 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v1084 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v1090 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:256
+    const uint v1098 = v1084 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v1104 = v1090 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
+    const uint v1110 = v1084 + 32u;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v1116 = v1090 + 32u;  // kernels/gemm/gemm_tiles.hpp:256
+    const uint v1122 = v1084 + 48u;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v1128 = v1090 + 48u;  // kernels/gemm/gemm_tiles.hpp:256
 
-    for (uint v970 = 0u; v970 < v18; v970 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
+    for (uint v970 = 0u; v970 < v18; v970 += 64u) {  // kernels/gemm/gemm_tiles.hpp:273
       for (uint v974 = v118; v974 < 8192u; v974 += v971) {  // kernels/convolution/im2col_a.hpp:156
         const uint v976 = v974 >> 6u;  // kernels/convolution/im2col_a.hpp:157
         const uint v978 = v974 & 63u;  // kernels/convolution/im2col_a.hpp:158
@@ -909,23 +909,23 @@ kernel void iron_conv2d_bf16(
           shm1[v1077] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:275
-      iron_frag_load<false>(v277, shm0, long(v1084), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v279, shm1, long(v1090), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load<false>(v277, shm0, long(v1098), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v279, shm1, long(v1104), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load<false>(v277, shm0, long(v1110), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v279, shm1, long(v1116), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load<false>(v277, shm0, long(v1122), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v279, shm1, long(v1128), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:277
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:276
+      iron_frag_load<false>(v277, shm0, long(v1084), long(64u));  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<true>(v279, shm1, long(v1090), long(64u));  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load<false>(v277, shm0, long(v1098), long(64u));  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<true>(v279, shm1, long(v1104), long(64u));  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load<false>(v277, shm0, long(v1110), long(64u));  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<true>(v279, shm1, long(v1116), long(64u));  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load<false>(v277, shm0, long(v1122), long(64u));  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<true>(v279, shm1, long(v1128), long(64u));  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:278
     }
   }
-  const uint v1129 = v67 + v273;  // kernels/gemm/gemm_tiles.hpp:280
+  const uint v1129 = v67 + v273;  // kernels/gemm/gemm_tiles.hpp:285
   const uint v1130 = v63 + v269;
   const uint v1135 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:88
   const bool v1136 = v1135 == 0u;

@@ -295,16 +295,16 @@ kernel void iron_conv2d_fused_bias_silu_bf16(
   const uint v261 = v253 ? v260 : 0u;
   const uint v263 = v249 * v1;  // kernels/convolution/im2col_a.hpp:191
   const uint v264 = v253 ? v263 : 0u;
-  const uint v265 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:241
-  const uint v268 = v265 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const uint v265 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:242
+  const uint v268 = v265 >> 1u;  // kernels/gemm/gemm_tiles.hpp:243
   const uint v269 = v268 << 6u;
-  const uint v272 = v265 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
+  const uint v272 = v265 & 1u;  // kernels/gemm/gemm_tiles.hpp:244
   const uint v273 = v272 << 6u;
-  iron_frag<float, 64, 64> v275;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag<float, 64, 64> v275;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v275, float(0.0f));
-  iron_frag<bfloat, 64, 16> v277;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag<bfloat, 64, 16> v277;  // kernels/gemm/gemm_tiles.hpp:247
   iron_frag_fill(v277, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v279;  // kernels/gemm/gemm_tiles.hpp:247
+  iron_frag<bfloat, 16, 64> v279;  // kernels/gemm/gemm_tiles.hpp:248
   iron_frag_fill(v279, bfloat(bfloat(0.0f)));
   const uint v282 = v3 & 7u;  // kernels/convolution/im2col_a.hpp:51
   const bool v283 = v282 == 0u;
@@ -316,7 +316,7 @@ kernel void iron_conv2d_fused_bias_silu_bf16(
   const uint v296 = v70 & 7u;
   const bool v297 = v296 == 0u;
   const bool v298 = v293 && v297;
-  const bool v299 = v289 && v298;  // kernels/gemm/gemm_tiles.hpp:260
+  const bool v299 = v289 && v298;  // kernels/gemm/gemm_tiles.hpp:261
   if (v299) {
     const bool v9342 = !v91;  // kernels/convolution/im2col_a.hpp:90
     const uint v9763 = v118 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
@@ -389,14 +389,14 @@ kernel void iron_conv2d_fused_bias_silu_bf16(
     const uint v9939 = v9933 * v18;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v9940 = v69 + v9939;
     const uint v9945 = v9928 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v9955 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v9961 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v9955 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v9961 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:256
 
-    for (uint v9335 = 0u; v9335 < v18; v9335 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
+    for (uint v9335 = 0u; v9335 < v18; v9335 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
       const uint v9337 = v9335 >> 6u;
       const uint v9339 = v9337 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v9341 = v9339 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
+      const uint v9341 = v9339 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
       if (v9342) {  // kernels/convolution/im2col_a.hpp:90
         const uint v9348 = v9335 + v9764;  // kernels/convolution/im2col_a.hpp:110
         const uint v9350 = v9348 / v16;  // kernels/convolution/im2col_a.hpp:112
@@ -803,44 +803,44 @@ kernel void iron_conv2d_fused_bias_silu_bf16(
       for (uint e = 0; e < 8u; ++e) {
         shm1[v9947 + e] = v9937 ? weight[v9943 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:267
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:268
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v9956 = v9341 + v9955;  // kernels/gemm/gemm_tiles.hpp:251
+      const uint v9956 = v9341 + v9955;  // kernels/gemm/gemm_tiles.hpp:252
       iron_frag_load<false>(v277, shm0, long(v9956), long(64u));
-      const uint v9962 = v9341 + v9961;  // kernels/gemm/gemm_tiles.hpp:255
+      const uint v9962 = v9341 + v9961;  // kernels/gemm/gemm_tiles.hpp:256
       iron_frag_load<true>(v279, shm1, long(v9962), long(64u));
-      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      const uint v9969 = v9956 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
+      const uint v9969 = v9956 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
       iron_frag_load<false>(v277, shm0, long(v9969), long(64u));
-      const uint v9975 = v9962 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+      const uint v9975 = v9962 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
       iron_frag_load<true>(v279, shm1, long(v9975), long(64u));
-      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      const uint v9981 = v9956 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
+      const uint v9981 = v9956 + 32u;  // kernels/gemm/gemm_tiles.hpp:252
       iron_frag_load<false>(v277, shm0, long(v9981), long(64u));
-      const uint v9987 = v9962 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
+      const uint v9987 = v9962 + 32u;  // kernels/gemm/gemm_tiles.hpp:256
       iron_frag_load<true>(v279, shm1, long(v9987), long(64u));
-      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      const uint v9993 = v9956 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
+      const uint v9993 = v9956 + 48u;  // kernels/gemm/gemm_tiles.hpp:252
       iron_frag_load<false>(v277, shm0, long(v9993), long(64u));
-      const uint v9999 = v9962 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
+      const uint v9999 = v9962 + 48u;  // kernels/gemm/gemm_tiles.hpp:256
       iron_frag_load<true>(v279, shm1, long(v9999), long(64u));
-      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:267
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:268
   } else {
     const uint v971 = iron_tpg.x;  // kernels/convolution/im2col_a.hpp:156
     const uint v1030 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
-    const uint v1084 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v1090 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
-    const uint v1098 = v1084 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v1104 = v1090 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
-    const uint v1110 = v1084 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v1116 = v1090 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
-    const uint v1122 = v1084 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v1128 = v1090 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v1084 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v1090 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:256
+    const uint v1098 = v1084 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v1104 = v1090 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
+    const uint v1110 = v1084 + 32u;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v1116 = v1090 + 32u;  // kernels/gemm/gemm_tiles.hpp:256
+    const uint v1122 = v1084 + 48u;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v1128 = v1090 + 48u;  // kernels/gemm/gemm_tiles.hpp:256
 
-    for (uint v970 = 0u; v970 < v18; v970 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
+    for (uint v970 = 0u; v970 < v18; v970 += 64u) {  // kernels/gemm/gemm_tiles.hpp:273
       for (uint v974 = v118; v974 < 8192u; v974 += v971) {  // kernels/convolution/im2col_a.hpp:156
         const uint v976 = v974 >> 6u;  // kernels/convolution/im2col_a.hpp:157
         const uint v978 = v974 & 63u;  // kernels/convolution/im2col_a.hpp:158
@@ -917,23 +917,23 @@ kernel void iron_conv2d_fused_bias_silu_bf16(
           shm1[v1077] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:275
-      iron_frag_load<false>(v277, shm0, long(v1084), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v279, shm1, long(v1090), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load<false>(v277, shm0, long(v1098), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v279, shm1, long(v1104), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load<false>(v277, shm0, long(v1110), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v279, shm1, long(v1116), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load<false>(v277, shm0, long(v1122), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v279, shm1, long(v1128), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:277
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:276
+      iron_frag_load<false>(v277, shm0, long(v1084), long(64u));  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<true>(v279, shm1, long(v1090), long(64u));  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load<false>(v277, shm0, long(v1098), long(64u));  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<true>(v279, shm1, long(v1104), long(64u));  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load<false>(v277, shm0, long(v1110), long(64u));  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<true>(v279, shm1, long(v1116), long(64u));  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load<false>(v277, shm0, long(v1122), long(64u));  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<true>(v279, shm1, long(v1128), long(64u));  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:278
     }
   }
-  const uint v1129 = v67 + v273;  // kernels/gemm/gemm_tiles.hpp:280
+  const uint v1129 = v67 + v273;  // kernels/gemm/gemm_tiles.hpp:285
   const uint v1130 = v63 + v269;
   const uint v1135 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:88
   const bool v1136 = v1135 == 0u;

@@ -228,21 +228,21 @@ kernel void iron_conv2d_mxfp4_bf16(
   const uint v186 = v178 ? v185 : 0u;
   const uint v188 = v174 * v1;  // kernels/convolution/im2col_a.hpp:191
   const uint v189 = v178 ? v188 : 0u;
-  const uint v190 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:241
-  const uint v193 = v190 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const uint v190 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:242
+  const uint v193 = v190 >> 1u;  // kernels/gemm/gemm_tiles.hpp:243
   const uint v194 = v193 << 6u;
-  const uint v197 = v190 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
+  const uint v197 = v190 & 1u;  // kernels/gemm/gemm_tiles.hpp:244
   const uint v198 = v197 << 6u;
-  iron_frag<float, 64, 64> v200;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag<float, 64, 64> v200;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v200, float(0.0f));
-  iron_frag<bfloat, 64, 16> v202;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag<bfloat, 64, 16> v202;  // kernels/gemm/gemm_tiles.hpp:247
   iron_frag_fill(v202, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v204;  // kernels/gemm/gemm_tiles.hpp:247
+  iron_frag<bfloat, 16, 64> v204;  // kernels/gemm/gemm_tiles.hpp:248
   iron_frag_fill(v204, bfloat(bfloat(0.0f)));
   const uint v207 = v3 & 7u;  // kernels/convolution/im2col_a.hpp:51
   const bool v208 = v207 == 0u;
   const bool v214 = v208 && v208;
-  if (v214) {  // kernels/gemm/gemm_tiles.hpp:260
+  if (v214) {  // kernels/gemm/gemm_tiles.hpp:261
     const bool v6866 = !v85;  // kernels/convolution/im2col_a.hpp:90
     const uint v7095 = v115 & 3u;  // kernels/gemm/quant_b.hpp:136
     const uint v7096 = v7095 << 3u;
@@ -286,14 +286,14 @@ kernel void iron_conv2d_mxfp4_bf16(
     const uint v7828 = v7823 * v7113;  // kernels/gemm/quant_b.hpp:71
     const uint v7835 = v7823 * v7120;  // kernels/gemm/quant_b.hpp:72
     const uint v8036 = v7806 * 40u;  // kernels/gemm/quant_b.hpp:146
-    const uint v8047 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v8053 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v8047 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v8053 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:256
 
-    for (uint v6859 = 0u; v6859 < v18; v6859 += 32u) {  // kernels/gemm/gemm_tiles.hpp:267
+    for (uint v6859 = 0u; v6859 < v18; v6859 += 32u) {  // kernels/gemm/gemm_tiles.hpp:268
       const uint v6861 = v6859 >> 5u;
       const uint v6863 = v6861 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v6865 = v6863 * 5120u;  // kernels/gemm/gemm_tiles.hpp:264
+      const uint v6865 = v6863 * 5120u;  // kernels/gemm/gemm_tiles.hpp:265
       if (v6866) {  // kernels/convolution/im2col_a.hpp:90
         const uint v6872 = v6859 + v7096;  // kernels/convolution/im2col_a.hpp:110
         const uint v6874 = v6872 / v3;  // kernels/convolution/im2col_a.hpp:112
@@ -988,21 +988,21 @@ kernel void iron_conv2d_mxfp4_bf16(
       const uint v8037 = v6865 + v8036;  // kernels/gemm/quant_b.hpp:146
       const uint v8038 = v8037 + v7810;
       *(threadgroup iron_bf16x8*)(shm1 + v8038) = iron_bf16x8{{bfloat4(v8012, v8015, v8018, v8021), bfloat4(v8024, v8027, v8030, v8033)}};
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:267
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:268
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v8048 = v6865 + v8047;  // kernels/gemm/gemm_tiles.hpp:251
+      const uint v8048 = v6865 + v8047;  // kernels/gemm/gemm_tiles.hpp:252
       iron_frag_load<false>(v202, shm0, long(v8048), long(40u));
-      const uint v8054 = v6865 + v8053;  // kernels/gemm/gemm_tiles.hpp:255
+      const uint v8054 = v6865 + v8053;  // kernels/gemm/gemm_tiles.hpp:256
       iron_frag_load<true>(v204, shm1, long(v8054), long(40u));
-      iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:257
-      const uint v8061 = v8048 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:258
+      const uint v8061 = v8048 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
       iron_frag_load<false>(v202, shm0, long(v8061), long(40u));
-      const uint v8067 = v8054 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+      const uint v8067 = v8054 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
       iron_frag_load<true>(v204, shm1, long(v8067), long(40u));
-      iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:258
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:267
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:268
   } else {
     const uint v1432 = iron_tpg.x;  // kernels/convolution/im2col_a.hpp:156
     const uint v1491 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
@@ -1052,12 +1052,12 @@ kernel void iron_conv2d_mxfp4_bf16(
     const uint v2262 = v2250 * v1547;  // kernels/gemm/quant_b.hpp:72
     const uint v2463 = v2233 * 40u;  // kernels/gemm/quant_b.hpp:146
     const uint v2465 = v2463 + v2237;
-    const uint v2472 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v2478 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
-    const uint v2486 = v2472 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v2492 = v2478 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v2472 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v2478 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:256
+    const uint v2486 = v2472 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v2492 = v2478 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
 
-    for (uint v1431 = 0u; v1431 < v18; v1431 += 32u) {  // kernels/gemm/gemm_tiles.hpp:272
+    for (uint v1431 = 0u; v1431 < v18; v1431 += 32u) {  // kernels/gemm/gemm_tiles.hpp:273
       for (uint v1435 = v115; v1435 < 4096u; v1435 += v1432) {  // kernels/convolution/im2col_a.hpp:156
         const uint v1437 = v1435 >> 5u;  // kernels/convolution/im2col_a.hpp:157
         const uint v1439 = v1435 & 31u;  // kernels/convolution/im2col_a.hpp:158
@@ -1630,17 +1630,17 @@ kernel void iron_conv2d_mxfp4_bf16(
       const float v2459 = v2242 ? v2436 : 0.0f;
       const bfloat v2460 = bfloat(v2459);
       *(threadgroup iron_bf16x8*)(shm1 + v2465) = iron_bf16x8{{bfloat4(v2439, v2442, v2445, v2448), bfloat4(v2451, v2454, v2457, v2460)}};  // kernels/gemm/quant_b.hpp:146
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:275
-      iron_frag_load<false>(v202, shm0, long(v2472), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v204, shm1, long(v2478), long(40u));  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load<false>(v202, shm0, long(v2486), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v204, shm1, long(v2492), long(40u));  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:257
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:277
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:276
+      iron_frag_load<false>(v202, shm0, long(v2472), long(40u));  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<true>(v204, shm1, long(v2478), long(40u));  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load<false>(v202, shm0, long(v2486), long(40u));  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<true>(v204, shm1, long(v2492), long(40u));  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:258
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:278
     }
   }
-  const uint v2493 = v67 + v198;  // kernels/gemm/gemm_tiles.hpp:280
+  const uint v2493 = v67 + v198;  // kernels/gemm/gemm_tiles.hpp:285
   const uint v2494 = v63 + v194;
   const uint v2495 = v14 * v4;  // kernels/convolution/conv_tiles.hpp:123
   const uint v2499 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:88

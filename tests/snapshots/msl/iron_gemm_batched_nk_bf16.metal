@@ -85,6 +85,7 @@ kernel void iron_gemm_batched_nk_bf16(
     uint iron_sg [[simdgroup_index_in_threadgroup]]) {
   alignas(16) threadgroup bfloat shm0[8192];
   alignas(16) threadgroup bfloat shm1[8192];
+  threadgroup float* shm2 = reinterpret_cast<threadgroup float*>(shm0);
 
   const uint v1 = m;  // kernels/gemm/gemm.cpp:110
   const uint v2 = n;
@@ -112,16 +113,16 @@ kernel void iron_gemm_batched_nk_bf16(
   const uint v30 = v29 << 7u;
   const uint v31 = v7 * v5;  // kernels/gemm/gemm.cpp:104
   const uint v32 = v7 * v4;  // kernels/gemm/gemm.cpp:103
-  const uint v33 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:241
-  const uint v36 = v33 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const uint v33 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:242
+  const uint v36 = v33 >> 1u;  // kernels/gemm/gemm_tiles.hpp:243
   const uint v37 = v36 << 6u;
-  const uint v40 = v33 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
+  const uint v40 = v33 & 1u;  // kernels/gemm/gemm_tiles.hpp:244
   const uint v41 = v40 << 6u;
-  iron_frag<float, 64, 64> v43;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag<float, 64, 64> v43;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v43, float(0.0f));
-  iron_frag<bfloat, 64, 16> v45;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag<bfloat, 64, 16> v45;  // kernels/gemm/gemm_tiles.hpp:247
   iron_frag_fill(v45, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v47;  // kernels/gemm/gemm_tiles.hpp:247
+  iron_frag<bfloat, 16, 64> v47;  // kernels/gemm/gemm_tiles.hpp:248
   iron_frag_fill(v47, bfloat(bfloat(0.0f)));
   const uint v50 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:203
   const bool v51 = v50 == 0u;
@@ -131,302 +132,302 @@ kernel void iron_gemm_batched_nk_bf16(
   const uint v63 = v5 & 7u;  // kernels/gemm/gemm_tiles.hpp:160
   const bool v64 = v63 == 0u;
   const bool v65 = v51 && v64;
-  const bool v66 = v56 && v65;  // kernels/gemm/gemm_tiles.hpp:260
+  const bool v66 = v56 && v65;  // kernels/gemm/gemm_tiles.hpp:261
   if (v66) {
-    const uint v2421 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2424 = v2421 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2427 = v2421 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2428 = v2427 << 3u;
-    const uint v2429 = v26 + v2424;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2430 = v2429 < v1;
-    const uint v2435 = v2429 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2436 = v32 + v2435;
-    const uint v2441 = v2424 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2446 = v2421 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2448 = v2446 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2451 = v2446 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2452 = v2451 << 3u;
-    const uint v2453 = v26 + v2448;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2454 = v2453 < v1;
-    const uint v2459 = v2453 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2460 = v32 + v2459;
-    const uint v2465 = v2448 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2470 = v2421 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2472 = v2470 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2475 = v2470 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2476 = v2475 << 3u;
-    const uint v2477 = v26 + v2472;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2478 = v2477 < v1;
-    const uint v2483 = v2477 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2484 = v32 + v2483;
-    const uint v2489 = v2472 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2494 = v2421 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2496 = v2494 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2499 = v2494 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2500 = v2499 << 3u;
-    const uint v2501 = v26 + v2496;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2502 = v2501 < v1;
-    const uint v2507 = v2501 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2508 = v32 + v2507;
-    const uint v2513 = v2496 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2518 = v2421 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2520 = v2518 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2523 = v2518 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2524 = v2523 << 3u;
-    const uint v2525 = v26 + v2520;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2526 = v2525 < v1;
-    const uint v2531 = v2525 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2532 = v32 + v2531;
-    const uint v2537 = v2520 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2542 = v2421 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2544 = v2542 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2547 = v2542 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2548 = v2547 << 3u;
-    const uint v2549 = v26 + v2544;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2550 = v2549 < v1;
-    const uint v2555 = v2549 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2556 = v32 + v2555;
-    const uint v2561 = v2544 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2566 = v2421 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2568 = v2566 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2571 = v2566 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2572 = v2571 << 3u;
-    const uint v2573 = v26 + v2568;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2574 = v2573 < v1;
-    const uint v2579 = v2573 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2580 = v32 + v2579;
-    const uint v2585 = v2568 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2590 = v2421 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2592 = v2590 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2595 = v2590 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2596 = v2595 << 3u;
-    const uint v2597 = v26 + v2592;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2598 = v2597 < v1;
-    const uint v2603 = v2597 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2604 = v32 + v2603;
-    const uint v2609 = v2592 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2623 = v30 + v2424;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2624 = v2623 < v2;
-    const uint v2629 = v2623 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2630 = v31 + v2629;
-    const uint v2647 = v30 + v2448;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2648 = v2647 < v2;
-    const uint v2653 = v2647 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2654 = v31 + v2653;
-    const uint v2671 = v30 + v2472;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2672 = v2671 < v2;
-    const uint v2677 = v2671 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2678 = v31 + v2677;
-    const uint v2695 = v30 + v2496;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2696 = v2695 < v2;
-    const uint v2701 = v2695 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2702 = v31 + v2701;
-    const uint v2719 = v30 + v2520;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2720 = v2719 < v2;
-    const uint v2725 = v2719 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2726 = v31 + v2725;
-    const uint v2743 = v30 + v2544;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2744 = v2743 < v2;
-    const uint v2749 = v2743 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2750 = v31 + v2749;
-    const uint v2767 = v30 + v2568;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2768 = v2767 < v2;
-    const uint v2773 = v2767 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2774 = v31 + v2773;
-    const uint v2791 = v30 + v2592;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2792 = v2791 < v2;
-    const uint v2797 = v2791 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2798 = v31 + v2797;
-    const uint v2813 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v2819 = v41 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v1838 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v1841 = v1838 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v1844 = v1838 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v1845 = v1844 << 3u;
+    const uint v1846 = v26 + v1841;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v1847 = v1846 < v1;
+    const uint v1852 = v1846 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v1853 = v32 + v1852;
+    const uint v1858 = v1841 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v1863 = v1838 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v1865 = v1863 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v1868 = v1863 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v1869 = v1868 << 3u;
+    const uint v1870 = v26 + v1865;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v1871 = v1870 < v1;
+    const uint v1876 = v1870 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v1877 = v32 + v1876;
+    const uint v1882 = v1865 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v1887 = v1838 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v1889 = v1887 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v1892 = v1887 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v1893 = v1892 << 3u;
+    const uint v1894 = v26 + v1889;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v1895 = v1894 < v1;
+    const uint v1900 = v1894 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v1901 = v32 + v1900;
+    const uint v1906 = v1889 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v1911 = v1838 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v1913 = v1911 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v1916 = v1911 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v1917 = v1916 << 3u;
+    const uint v1918 = v26 + v1913;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v1919 = v1918 < v1;
+    const uint v1924 = v1918 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v1925 = v32 + v1924;
+    const uint v1930 = v1913 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v1935 = v1838 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v1937 = v1935 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v1940 = v1935 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v1941 = v1940 << 3u;
+    const uint v1942 = v26 + v1937;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v1943 = v1942 < v1;
+    const uint v1948 = v1942 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v1949 = v32 + v1948;
+    const uint v1954 = v1937 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v1959 = v1838 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v1961 = v1959 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v1964 = v1959 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v1965 = v1964 << 3u;
+    const uint v1966 = v26 + v1961;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v1967 = v1966 < v1;
+    const uint v1972 = v1966 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v1973 = v32 + v1972;
+    const uint v1978 = v1961 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v1983 = v1838 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v1985 = v1983 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v1988 = v1983 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v1989 = v1988 << 3u;
+    const uint v1990 = v26 + v1985;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v1991 = v1990 < v1;
+    const uint v1996 = v1990 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v1997 = v32 + v1996;
+    const uint v2002 = v1985 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2007 = v1838 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2009 = v2007 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2012 = v2007 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2013 = v2012 << 3u;
+    const uint v2014 = v26 + v2009;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2015 = v2014 < v1;
+    const uint v2020 = v2014 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2021 = v32 + v2020;
+    const uint v2026 = v2009 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2040 = v30 + v1841;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2041 = v2040 < v2;
+    const uint v2046 = v2040 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2047 = v31 + v2046;
+    const uint v2064 = v30 + v1865;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2065 = v2064 < v2;
+    const uint v2070 = v2064 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2071 = v31 + v2070;
+    const uint v2088 = v30 + v1889;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2089 = v2088 < v2;
+    const uint v2094 = v2088 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2095 = v31 + v2094;
+    const uint v2112 = v30 + v1913;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2113 = v2112 < v2;
+    const uint v2118 = v2112 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2119 = v31 + v2118;
+    const uint v2136 = v30 + v1937;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2137 = v2136 < v2;
+    const uint v2142 = v2136 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2143 = v31 + v2142;
+    const uint v2160 = v30 + v1961;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2161 = v2160 < v2;
+    const uint v2166 = v2160 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2167 = v31 + v2166;
+    const uint v2184 = v30 + v1985;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2185 = v2184 < v2;
+    const uint v2190 = v2184 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2191 = v31 + v2190;
+    const uint v2208 = v30 + v2009;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2209 = v2208 < v2;
+    const uint v2214 = v2208 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2215 = v31 + v2214;
+    const uint v2230 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v2236 = v41 << 6u;  // kernels/gemm/gemm_tiles.hpp:256
 
-    for (uint v2413 = 0u; v2413 < v3; v2413 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
-      const uint v2415 = v2413 >> 6u;
-      const uint v2417 = v2415 % 1u;
+    for (uint v1830 = 0u; v1830 < v3; v1830 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      const uint v1832 = v1830 >> 6u;
+      const uint v1834 = v1832 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2419 = v2417 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
-      const uint v2431 = v2413 + v2428;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2432 = v2431 < v3;
-      const bool v2433 = v2430 && v2432;
-      const uint v2437 = v2436 + v2413;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2438 = v2437 + v2428;
-      const uint v2439 = v2433 ? v2438 : v32;
-      const uint v2442 = v2419 + v2441;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2443 = v2442 + v2428;
+      const uint v1836 = v1834 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
+      const uint v1848 = v1830 + v1845;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v1849 = v1848 < v3;
+      const bool v1850 = v1847 && v1849;
+      const uint v1854 = v1853 + v1830;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v1855 = v1854 + v1845;
+      const uint v1856 = v1850 ? v1855 : v32;
+      const uint v1859 = v1836 + v1858;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v1860 = v1859 + v1845;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2443 + e] = v2433 ? a[v2439 + e] : bfloat(0);
+        shm0[v1860 + e] = v1850 ? a[v1856 + e] : bfloat(0);
       }
-      const uint v2455 = v2413 + v2452;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2456 = v2455 < v3;
-      const bool v2457 = v2454 && v2456;
-      const uint v2461 = v2460 + v2413;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2462 = v2461 + v2452;
-      const uint v2463 = v2457 ? v2462 : v32;
-      const uint v2466 = v2419 + v2465;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2467 = v2466 + v2452;
+      const uint v1872 = v1830 + v1869;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v1873 = v1872 < v3;
+      const bool v1874 = v1871 && v1873;
+      const uint v1878 = v1877 + v1830;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v1879 = v1878 + v1869;
+      const uint v1880 = v1874 ? v1879 : v32;
+      const uint v1883 = v1836 + v1882;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v1884 = v1883 + v1869;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2467 + e] = v2457 ? a[v2463 + e] : bfloat(0);
+        shm0[v1884 + e] = v1874 ? a[v1880 + e] : bfloat(0);
       }
-      const uint v2479 = v2413 + v2476;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2480 = v2479 < v3;
-      const bool v2481 = v2478 && v2480;
-      const uint v2485 = v2484 + v2413;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2486 = v2485 + v2476;
-      const uint v2487 = v2481 ? v2486 : v32;
-      const uint v2490 = v2419 + v2489;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2491 = v2490 + v2476;
+      const uint v1896 = v1830 + v1893;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v1897 = v1896 < v3;
+      const bool v1898 = v1895 && v1897;
+      const uint v1902 = v1901 + v1830;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v1903 = v1902 + v1893;
+      const uint v1904 = v1898 ? v1903 : v32;
+      const uint v1907 = v1836 + v1906;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v1908 = v1907 + v1893;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2491 + e] = v2481 ? a[v2487 + e] : bfloat(0);
+        shm0[v1908 + e] = v1898 ? a[v1904 + e] : bfloat(0);
       }
-      const uint v2503 = v2413 + v2500;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2504 = v2503 < v3;
-      const bool v2505 = v2502 && v2504;
-      const uint v2509 = v2508 + v2413;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2510 = v2509 + v2500;
-      const uint v2511 = v2505 ? v2510 : v32;
-      const uint v2514 = v2419 + v2513;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2515 = v2514 + v2500;
+      const uint v1920 = v1830 + v1917;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v1921 = v1920 < v3;
+      const bool v1922 = v1919 && v1921;
+      const uint v1926 = v1925 + v1830;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v1927 = v1926 + v1917;
+      const uint v1928 = v1922 ? v1927 : v32;
+      const uint v1931 = v1836 + v1930;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v1932 = v1931 + v1917;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2515 + e] = v2505 ? a[v2511 + e] : bfloat(0);
+        shm0[v1932 + e] = v1922 ? a[v1928 + e] : bfloat(0);
       }
-      const uint v2527 = v2413 + v2524;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2528 = v2527 < v3;
-      const bool v2529 = v2526 && v2528;
-      const uint v2533 = v2532 + v2413;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2534 = v2533 + v2524;
-      const uint v2535 = v2529 ? v2534 : v32;
-      const uint v2538 = v2419 + v2537;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2539 = v2538 + v2524;
+      const uint v1944 = v1830 + v1941;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v1945 = v1944 < v3;
+      const bool v1946 = v1943 && v1945;
+      const uint v1950 = v1949 + v1830;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v1951 = v1950 + v1941;
+      const uint v1952 = v1946 ? v1951 : v32;
+      const uint v1955 = v1836 + v1954;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v1956 = v1955 + v1941;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2539 + e] = v2529 ? a[v2535 + e] : bfloat(0);
+        shm0[v1956 + e] = v1946 ? a[v1952 + e] : bfloat(0);
       }
-      const uint v2551 = v2413 + v2548;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2552 = v2551 < v3;
-      const bool v2553 = v2550 && v2552;
-      const uint v2557 = v2556 + v2413;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2558 = v2557 + v2548;
-      const uint v2559 = v2553 ? v2558 : v32;
-      const uint v2562 = v2419 + v2561;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2563 = v2562 + v2548;
+      const uint v1968 = v1830 + v1965;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v1969 = v1968 < v3;
+      const bool v1970 = v1967 && v1969;
+      const uint v1974 = v1973 + v1830;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v1975 = v1974 + v1965;
+      const uint v1976 = v1970 ? v1975 : v32;
+      const uint v1979 = v1836 + v1978;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v1980 = v1979 + v1965;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2563 + e] = v2553 ? a[v2559 + e] : bfloat(0);
+        shm0[v1980 + e] = v1970 ? a[v1976 + e] : bfloat(0);
       }
-      const uint v2575 = v2413 + v2572;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2576 = v2575 < v3;
-      const bool v2577 = v2574 && v2576;
-      const uint v2581 = v2580 + v2413;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2582 = v2581 + v2572;
-      const uint v2583 = v2577 ? v2582 : v32;
-      const uint v2586 = v2419 + v2585;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2587 = v2586 + v2572;
+      const uint v1992 = v1830 + v1989;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v1993 = v1992 < v3;
+      const bool v1994 = v1991 && v1993;
+      const uint v1998 = v1997 + v1830;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v1999 = v1998 + v1989;
+      const uint v2000 = v1994 ? v1999 : v32;
+      const uint v2003 = v1836 + v2002;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2004 = v2003 + v1989;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2587 + e] = v2577 ? a[v2583 + e] : bfloat(0);
+        shm0[v2004 + e] = v1994 ? a[v2000 + e] : bfloat(0);
       }
-      const uint v2599 = v2413 + v2596;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2600 = v2599 < v3;
-      const bool v2601 = v2598 && v2600;
-      const uint v2605 = v2604 + v2413;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2606 = v2605 + v2596;
-      const uint v2607 = v2601 ? v2606 : v32;
-      const uint v2610 = v2419 + v2609;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2611 = v2610 + v2596;
+      const uint v2016 = v1830 + v2013;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2017 = v2016 < v3;
+      const bool v2018 = v2015 && v2017;
+      const uint v2022 = v2021 + v1830;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2023 = v2022 + v2013;
+      const uint v2024 = v2018 ? v2023 : v32;
+      const uint v2027 = v1836 + v2026;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2028 = v2027 + v2013;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2611 + e] = v2601 ? a[v2607 + e] : bfloat(0);
+        shm0[v2028 + e] = v2018 ? a[v2024 + e] : bfloat(0);
       }
-      const bool v2627 = v2624 && v2432;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2631 = v2630 + v2413;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2632 = v2631 + v2428;
-      const uint v2633 = v2627 ? v2632 : v31;
+      const bool v2044 = v2041 && v1849;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2048 = v2047 + v1830;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2049 = v2048 + v1845;
+      const uint v2050 = v2044 ? v2049 : v31;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2443 + e] = v2627 ? b[v2633 + e] : bfloat(0);
+        shm1[v1860 + e] = v2044 ? b[v2050 + e] : bfloat(0);
       }
-      const bool v2651 = v2648 && v2456;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2655 = v2654 + v2413;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2656 = v2655 + v2452;
-      const uint v2657 = v2651 ? v2656 : v31;
+      const bool v2068 = v2065 && v1873;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2072 = v2071 + v1830;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2073 = v2072 + v1869;
+      const uint v2074 = v2068 ? v2073 : v31;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2467 + e] = v2651 ? b[v2657 + e] : bfloat(0);
+        shm1[v1884 + e] = v2068 ? b[v2074 + e] : bfloat(0);
       }
-      const bool v2675 = v2672 && v2480;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2679 = v2678 + v2413;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2680 = v2679 + v2476;
-      const uint v2681 = v2675 ? v2680 : v31;
+      const bool v2092 = v2089 && v1897;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2096 = v2095 + v1830;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2097 = v2096 + v1893;
+      const uint v2098 = v2092 ? v2097 : v31;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2491 + e] = v2675 ? b[v2681 + e] : bfloat(0);
+        shm1[v1908 + e] = v2092 ? b[v2098 + e] : bfloat(0);
       }
-      const bool v2699 = v2696 && v2504;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2703 = v2702 + v2413;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2704 = v2703 + v2500;
-      const uint v2705 = v2699 ? v2704 : v31;
+      const bool v2116 = v2113 && v1921;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2120 = v2119 + v1830;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2121 = v2120 + v1917;
+      const uint v2122 = v2116 ? v2121 : v31;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2515 + e] = v2699 ? b[v2705 + e] : bfloat(0);
+        shm1[v1932 + e] = v2116 ? b[v2122 + e] : bfloat(0);
       }
-      const bool v2723 = v2720 && v2528;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2727 = v2726 + v2413;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2728 = v2727 + v2524;
-      const uint v2729 = v2723 ? v2728 : v31;
+      const bool v2140 = v2137 && v1945;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2144 = v2143 + v1830;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2145 = v2144 + v1941;
+      const uint v2146 = v2140 ? v2145 : v31;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2539 + e] = v2723 ? b[v2729 + e] : bfloat(0);
+        shm1[v1956 + e] = v2140 ? b[v2146 + e] : bfloat(0);
       }
-      const bool v2747 = v2744 && v2552;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2751 = v2750 + v2413;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2752 = v2751 + v2548;
-      const uint v2753 = v2747 ? v2752 : v31;
+      const bool v2164 = v2161 && v1969;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2168 = v2167 + v1830;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2169 = v2168 + v1965;
+      const uint v2170 = v2164 ? v2169 : v31;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2563 + e] = v2747 ? b[v2753 + e] : bfloat(0);
+        shm1[v1980 + e] = v2164 ? b[v2170 + e] : bfloat(0);
       }
-      const bool v2771 = v2768 && v2576;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2775 = v2774 + v2413;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2776 = v2775 + v2572;
-      const uint v2777 = v2771 ? v2776 : v31;
+      const bool v2188 = v2185 && v1993;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2192 = v2191 + v1830;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2193 = v2192 + v1989;
+      const uint v2194 = v2188 ? v2193 : v31;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2587 + e] = v2771 ? b[v2777 + e] : bfloat(0);
+        shm1[v2004 + e] = v2188 ? b[v2194 + e] : bfloat(0);
       }
-      const bool v2795 = v2792 && v2600;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2799 = v2798 + v2413;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2800 = v2799 + v2596;
-      const uint v2801 = v2795 ? v2800 : v31;
+      const bool v2212 = v2209 && v2017;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2216 = v2215 + v1830;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2217 = v2216 + v2013;
+      const uint v2218 = v2212 ? v2217 : v31;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2611 + e] = v2795 ? b[v2801 + e] : bfloat(0);
+        shm1[v2028 + e] = v2212 ? b[v2218 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:267
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:268
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2814 = v2419 + v2813;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<false>(v45, shm0, long(v2814), long(64u));
-      const uint v2820 = v2419 + v2819;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load<true>(v47, shm1, long(v2820), long(64u));
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:257
-      const uint v2827 = v2814 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<false>(v45, shm0, long(v2827), long(64u));
-      const uint v2833 = v2820 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load<true>(v47, shm1, long(v2833), long(64u));
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:257
-      const uint v2839 = v2814 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<false>(v45, shm0, long(v2839), long(64u));
-      const uint v2845 = v2820 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load<true>(v47, shm1, long(v2845), long(64u));
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:257
-      const uint v2851 = v2814 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<false>(v45, shm0, long(v2851), long(64u));
-      const uint v2857 = v2820 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load<true>(v47, shm1, long(v2857), long(64u));
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:257
+      const uint v2231 = v1836 + v2230;  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<false>(v45, shm0, long(v2231), long(64u));
+      const uint v2237 = v1836 + v2236;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load<true>(v47, shm1, long(v2237), long(64u));
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:258
+      const uint v2244 = v2231 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<false>(v45, shm0, long(v2244), long(64u));
+      const uint v2250 = v2237 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load<true>(v47, shm1, long(v2250), long(64u));
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:258
+      const uint v2256 = v2231 + 32u;  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<false>(v45, shm0, long(v2256), long(64u));
+      const uint v2262 = v2237 + 32u;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load<true>(v47, shm1, long(v2262), long(64u));
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:258
+      const uint v2268 = v2231 + 48u;  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<false>(v45, shm0, long(v2268), long(64u));
+      const uint v2274 = v2237 + 48u;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load<true>(v47, shm1, long(v2274), long(64u));
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:258
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:267
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:268
   } else {
     const uint v517 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
     const uint v518 = iron_tid.x;
-    const uint v574 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v580 = v41 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
-    const uint v588 = v574 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v594 = v580 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
-    const uint v600 = v574 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v606 = v580 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
-    const uint v612 = v574 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v618 = v580 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v574 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v580 = v41 << 6u;  // kernels/gemm/gemm_tiles.hpp:256
+    const uint v588 = v574 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v594 = v580 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
+    const uint v600 = v574 + 32u;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v606 = v580 + 32u;  // kernels/gemm/gemm_tiles.hpp:256
+    const uint v612 = v574 + 48u;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v618 = v580 + 48u;  // kernels/gemm/gemm_tiles.hpp:256
 
-    for (uint v516 = 0u; v516 < v3; v516 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
+    for (uint v516 = 0u; v516 < v3; v516 += 64u) {  // kernels/gemm/gemm_tiles.hpp:273
       for (uint v520 = v518; v520 < 8192u; v520 += v517) {  // kernels/gemm/gemm_tiles.hpp:95
         const uint v522 = v520 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
         const uint v524 = v520 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -474,2198 +475,1062 @@ kernel void iron_gemm_batched_nk_bf16(
           shm1[v567] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:275
-      iron_frag_load<false>(v45, shm0, long(v574), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v47, shm1, long(v580), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load<false>(v45, shm0, long(v588), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v47, shm1, long(v594), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load<false>(v45, shm0, long(v600), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v47, shm1, long(v606), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load<false>(v45, shm0, long(v612), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v47, shm1, long(v618), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:257
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:277
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:276
+      iron_frag_load<false>(v45, shm0, long(v574), long(64u));  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<true>(v47, shm1, long(v580), long(64u));  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load<false>(v45, shm0, long(v588), long(64u));  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<true>(v47, shm1, long(v594), long(64u));  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load<false>(v45, shm0, long(v600), long(64u));  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<true>(v47, shm1, long(v606), long(64u));  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load<false>(v45, shm0, long(v612), long(64u));  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<true>(v47, shm1, long(v618), long(64u));  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:258
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:278
     }
   }
-  const uint v619 = v30 + v41;  // kernels/gemm/gemm_tiles.hpp:280
-  const uint v620 = v26 + v37;
-  const uint v621 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v622 = v620 + v621;
-  const uint v623 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v624 = v619 + v623;
-  const bool v625 = v622 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v626 = v624 < v2;
-  const bool v627 = v625 && v626;
-  if (v627) {
-    const float v628 = v43.m[0][0].thread_elements()[0];
-    const float v629 = v628 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v630 = bfloat(v629);
-    const uint v631 = v7 * v1;
-    const uint v632 = v631 + v622;
-    const uint v633 = v632 * v2;
-    const uint v634 = v633 + v624;
-    out[v634] = v630;
-  }
-  const uint v635 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v636 = v620 + v635;
-  const uint v637 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v638 = v619 + v637;
-  const bool v639 = v636 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v640 = v638 < v2;
-  const bool v641 = v639 && v640;
-  if (v641) {
-    const float v642 = v43.m[0][0].thread_elements()[1];
-    const float v643 = v642 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v644 = bfloat(v643);
-    const uint v645 = v7 * v1;
-    const uint v646 = v645 + v636;
-    const uint v647 = v646 * v2;
-    const uint v648 = v647 + v638;
-    out[v648] = v644;
-  }
-  const uint v649 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v650 = v620 + v649;
-  const uint v651 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v652 = v619 + v651;
-  const bool v653 = v650 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v654 = v652 < v2;
-  const bool v655 = v653 && v654;
-  if (v655) {
-    const float v656 = v43.m[0][1].thread_elements()[0];
-    const float v657 = v656 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v658 = bfloat(v657);
-    const uint v659 = v7 * v1;
-    const uint v660 = v659 + v650;
-    const uint v661 = v660 * v2;
-    const uint v662 = v661 + v652;
-    out[v662] = v658;
-  }
-  const uint v663 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v664 = v620 + v663;
-  const uint v665 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v666 = v619 + v665;
-  const bool v667 = v664 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v668 = v666 < v2;
-  const bool v669 = v667 && v668;
-  if (v669) {
-    const float v670 = v43.m[0][1].thread_elements()[1];
-    const float v671 = v670 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v672 = bfloat(v671);
-    const uint v673 = v7 * v1;
-    const uint v674 = v673 + v664;
-    const uint v675 = v674 * v2;
-    const uint v676 = v675 + v666;
-    out[v676] = v672;
-  }
-  const uint v677 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v678 = v620 + v677;
-  const uint v679 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v680 = v619 + v679;
-  const bool v681 = v678 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v682 = v680 < v2;
-  const bool v683 = v681 && v682;
-  if (v683) {
-    const float v684 = v43.m[0][2].thread_elements()[0];
-    const float v685 = v684 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v686 = bfloat(v685);
-    const uint v687 = v7 * v1;
-    const uint v688 = v687 + v678;
-    const uint v689 = v688 * v2;
-    const uint v690 = v689 + v680;
-    out[v690] = v686;
-  }
-  const uint v691 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v692 = v620 + v691;
-  const uint v693 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v694 = v619 + v693;
-  const bool v695 = v692 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v696 = v694 < v2;
-  const bool v697 = v695 && v696;
-  if (v697) {
-    const float v698 = v43.m[0][2].thread_elements()[1];
-    const float v699 = v698 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v700 = bfloat(v699);
-    const uint v701 = v7 * v1;
-    const uint v702 = v701 + v692;
-    const uint v703 = v702 * v2;
-    const uint v704 = v703 + v694;
-    out[v704] = v700;
-  }
-  const uint v705 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v706 = v620 + v705;
-  const uint v707 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v708 = v619 + v707;
-  const bool v709 = v706 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v710 = v708 < v2;
-  const bool v711 = v709 && v710;
-  if (v711) {
-    const float v712 = v43.m[0][3].thread_elements()[0];
-    const float v713 = v712 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v714 = bfloat(v713);
-    const uint v715 = v7 * v1;
-    const uint v716 = v715 + v706;
-    const uint v717 = v716 * v2;
-    const uint v718 = v717 + v708;
-    out[v718] = v714;
-  }
-  const uint v719 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v720 = v620 + v719;
-  const uint v721 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v722 = v619 + v721;
-  const bool v723 = v720 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v724 = v722 < v2;
-  const bool v725 = v723 && v724;
-  if (v725) {
-    const float v726 = v43.m[0][3].thread_elements()[1];
-    const float v727 = v726 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v728 = bfloat(v727);
-    const uint v729 = v7 * v1;
-    const uint v730 = v729 + v720;
-    const uint v731 = v730 * v2;
-    const uint v732 = v731 + v722;
-    out[v732] = v728;
-  }
-  const uint v733 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v734 = v620 + v733;
-  const uint v735 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v736 = v619 + v735;
-  const bool v737 = v734 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v738 = v736 < v2;
-  const bool v739 = v737 && v738;
-  if (v739) {
-    const float v740 = v43.m[0][4].thread_elements()[0];
-    const float v741 = v740 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v742 = bfloat(v741);
-    const uint v743 = v7 * v1;
-    const uint v744 = v743 + v734;
-    const uint v745 = v744 * v2;
-    const uint v746 = v745 + v736;
-    out[v746] = v742;
-  }
-  const uint v747 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v748 = v620 + v747;
-  const uint v749 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v750 = v619 + v749;
-  const bool v751 = v748 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v752 = v750 < v2;
-  const bool v753 = v751 && v752;
-  if (v753) {
-    const float v754 = v43.m[0][4].thread_elements()[1];
-    const float v755 = v754 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v756 = bfloat(v755);
-    const uint v757 = v7 * v1;
-    const uint v758 = v757 + v748;
-    const uint v759 = v758 * v2;
-    const uint v760 = v759 + v750;
-    out[v760] = v756;
-  }
-  const uint v761 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v762 = v620 + v761;
-  const uint v763 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v764 = v619 + v763;
-  const bool v765 = v762 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v766 = v764 < v2;
-  const bool v767 = v765 && v766;
-  if (v767) {
-    const float v768 = v43.m[0][5].thread_elements()[0];
-    const float v769 = v768 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v770 = bfloat(v769);
-    const uint v771 = v7 * v1;
-    const uint v772 = v771 + v762;
-    const uint v773 = v772 * v2;
-    const uint v774 = v773 + v764;
-    out[v774] = v770;
-  }
-  const uint v775 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v776 = v620 + v775;
-  const uint v777 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v778 = v619 + v777;
-  const bool v779 = v776 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v780 = v778 < v2;
-  const bool v781 = v779 && v780;
-  if (v781) {
-    const float v782 = v43.m[0][5].thread_elements()[1];
-    const float v783 = v782 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v784 = bfloat(v783);
-    const uint v785 = v7 * v1;
-    const uint v786 = v785 + v776;
-    const uint v787 = v786 * v2;
-    const uint v788 = v787 + v778;
-    out[v788] = v784;
-  }
-  const uint v789 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v790 = v620 + v789;
-  const uint v791 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v792 = v619 + v791;
-  const bool v793 = v790 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v794 = v792 < v2;
-  const bool v795 = v793 && v794;
-  if (v795) {
-    const float v796 = v43.m[0][6].thread_elements()[0];
-    const float v797 = v796 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v798 = bfloat(v797);
-    const uint v799 = v7 * v1;
-    const uint v800 = v799 + v790;
-    const uint v801 = v800 * v2;
-    const uint v802 = v801 + v792;
-    out[v802] = v798;
-  }
-  const uint v803 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v804 = v620 + v803;
-  const uint v805 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v806 = v619 + v805;
-  const bool v807 = v804 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v808 = v806 < v2;
-  const bool v809 = v807 && v808;
-  if (v809) {
-    const float v810 = v43.m[0][6].thread_elements()[1];
-    const float v811 = v810 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v812 = bfloat(v811);
-    const uint v813 = v7 * v1;
-    const uint v814 = v813 + v804;
-    const uint v815 = v814 * v2;
-    const uint v816 = v815 + v806;
-    out[v816] = v812;
-  }
-  const uint v817 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v818 = v620 + v817;
-  const uint v819 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v820 = v619 + v819;
-  const bool v821 = v818 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v822 = v820 < v2;
-  const bool v823 = v821 && v822;
-  if (v823) {
-    const float v824 = v43.m[0][7].thread_elements()[0];
-    const float v825 = v824 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v826 = bfloat(v825);
-    const uint v827 = v7 * v1;
-    const uint v828 = v827 + v818;
-    const uint v829 = v828 * v2;
-    const uint v830 = v829 + v820;
-    out[v830] = v826;
-  }
-  const uint v831 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v832 = v620 + v831;
-  const uint v833 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v834 = v619 + v833;
-  const bool v835 = v832 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v836 = v834 < v2;
-  const bool v837 = v835 && v836;
-  if (v837) {
-    const float v838 = v43.m[0][7].thread_elements()[1];
-    const float v839 = v838 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v840 = bfloat(v839);
-    const uint v841 = v7 * v1;
-    const uint v842 = v841 + v832;
-    const uint v843 = v842 * v2;
-    const uint v844 = v843 + v834;
-    out[v844] = v840;
-  }
-  const uint v845 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v846 = v620 + v845;
-  const uint v847 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v848 = v619 + v847;
-  const bool v849 = v846 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v850 = v848 < v2;
-  const bool v851 = v849 && v850;
-  if (v851) {
-    const float v852 = v43.m[1][0].thread_elements()[0];
-    const float v853 = v852 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v854 = bfloat(v853);
-    const uint v855 = v7 * v1;
-    const uint v856 = v855 + v846;
-    const uint v857 = v856 * v2;
-    const uint v858 = v857 + v848;
-    out[v858] = v854;
-  }
-  const uint v859 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v860 = v620 + v859;
-  const uint v861 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v862 = v619 + v861;
-  const bool v863 = v860 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v864 = v862 < v2;
-  const bool v865 = v863 && v864;
-  if (v865) {
-    const float v866 = v43.m[1][0].thread_elements()[1];
-    const float v867 = v866 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v868 = bfloat(v867);
-    const uint v869 = v7 * v1;
-    const uint v870 = v869 + v860;
-    const uint v871 = v870 * v2;
-    const uint v872 = v871 + v862;
-    out[v872] = v868;
-  }
-  const uint v873 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v874 = v620 + v873;
-  const uint v875 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v876 = v619 + v875;
-  const bool v877 = v874 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v878 = v876 < v2;
-  const bool v879 = v877 && v878;
-  if (v879) {
-    const float v880 = v43.m[1][1].thread_elements()[0];
-    const float v881 = v880 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v882 = bfloat(v881);
-    const uint v883 = v7 * v1;
-    const uint v884 = v883 + v874;
-    const uint v885 = v884 * v2;
-    const uint v886 = v885 + v876;
-    out[v886] = v882;
-  }
-  const uint v887 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v888 = v620 + v887;
-  const uint v889 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v890 = v619 + v889;
-  const bool v891 = v888 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v892 = v890 < v2;
-  const bool v893 = v891 && v892;
-  if (v893) {
-    const float v894 = v43.m[1][1].thread_elements()[1];
-    const float v895 = v894 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v896 = bfloat(v895);
-    const uint v897 = v7 * v1;
-    const uint v898 = v897 + v888;
-    const uint v899 = v898 * v2;
-    const uint v900 = v899 + v890;
-    out[v900] = v896;
-  }
-  const uint v901 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v902 = v620 + v901;
-  const uint v903 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v904 = v619 + v903;
-  const bool v905 = v902 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v906 = v904 < v2;
-  const bool v907 = v905 && v906;
-  if (v907) {
-    const float v908 = v43.m[1][2].thread_elements()[0];
-    const float v909 = v908 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v910 = bfloat(v909);
-    const uint v911 = v7 * v1;
-    const uint v912 = v911 + v902;
-    const uint v913 = v912 * v2;
-    const uint v914 = v913 + v904;
-    out[v914] = v910;
-  }
-  const uint v915 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v916 = v620 + v915;
-  const uint v917 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v918 = v619 + v917;
-  const bool v919 = v916 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v920 = v918 < v2;
-  const bool v921 = v919 && v920;
-  if (v921) {
-    const float v922 = v43.m[1][2].thread_elements()[1];
-    const float v923 = v922 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v924 = bfloat(v923);
-    const uint v925 = v7 * v1;
-    const uint v926 = v925 + v916;
-    const uint v927 = v926 * v2;
-    const uint v928 = v927 + v918;
-    out[v928] = v924;
-  }
-  const uint v929 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v930 = v620 + v929;
-  const uint v931 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v932 = v619 + v931;
-  const bool v933 = v930 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v934 = v932 < v2;
-  const bool v935 = v933 && v934;
-  if (v935) {
-    const float v936 = v43.m[1][3].thread_elements()[0];
-    const float v937 = v936 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v938 = bfloat(v937);
-    const uint v939 = v7 * v1;
-    const uint v940 = v939 + v930;
-    const uint v941 = v940 * v2;
-    const uint v942 = v941 + v932;
-    out[v942] = v938;
-  }
-  const uint v943 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v944 = v620 + v943;
-  const uint v945 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v946 = v619 + v945;
-  const bool v947 = v944 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v948 = v946 < v2;
-  const bool v949 = v947 && v948;
-  if (v949) {
-    const float v950 = v43.m[1][3].thread_elements()[1];
-    const float v951 = v950 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v952 = bfloat(v951);
-    const uint v953 = v7 * v1;
-    const uint v954 = v953 + v944;
-    const uint v955 = v954 * v2;
-    const uint v956 = v955 + v946;
-    out[v956] = v952;
-  }
-  const uint v957 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v958 = v620 + v957;
-  const uint v959 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v960 = v619 + v959;
-  const bool v961 = v958 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v962 = v960 < v2;
-  const bool v963 = v961 && v962;
-  if (v963) {
-    const float v964 = v43.m[1][4].thread_elements()[0];
-    const float v965 = v964 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v966 = bfloat(v965);
-    const uint v967 = v7 * v1;
-    const uint v968 = v967 + v958;
-    const uint v969 = v968 * v2;
-    const uint v970 = v969 + v960;
-    out[v970] = v966;
-  }
-  const uint v971 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v972 = v620 + v971;
-  const uint v973 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v974 = v619 + v973;
-  const bool v975 = v972 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v976 = v974 < v2;
-  const bool v977 = v975 && v976;
-  if (v977) {
-    const float v978 = v43.m[1][4].thread_elements()[1];
-    const float v979 = v978 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v980 = bfloat(v979);
-    const uint v981 = v7 * v1;
-    const uint v982 = v981 + v972;
-    const uint v983 = v982 * v2;
-    const uint v984 = v983 + v974;
-    out[v984] = v980;
-  }
-  const uint v985 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v986 = v620 + v985;
-  const uint v987 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v988 = v619 + v987;
-  const bool v989 = v986 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v990 = v988 < v2;
-  const bool v991 = v989 && v990;
-  if (v991) {
-    const float v992 = v43.m[1][5].thread_elements()[0];
-    const float v993 = v992 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v994 = bfloat(v993);
-    const uint v995 = v7 * v1;
-    const uint v996 = v995 + v986;
-    const uint v997 = v996 * v2;
-    const uint v998 = v997 + v988;
-    out[v998] = v994;
-  }
-  const uint v999 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1000 = v620 + v999;
-  const uint v1001 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1002 = v619 + v1001;
-  const bool v1003 = v1000 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1004 = v1002 < v2;
-  const bool v1005 = v1003 && v1004;
-  if (v1005) {
-    const float v1006 = v43.m[1][5].thread_elements()[1];
-    const float v1007 = v1006 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1008 = bfloat(v1007);
-    const uint v1009 = v7 * v1;
-    const uint v1010 = v1009 + v1000;
-    const uint v1011 = v1010 * v2;
-    const uint v1012 = v1011 + v1002;
-    out[v1012] = v1008;
-  }
-  const uint v1013 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1014 = v620 + v1013;
-  const uint v1015 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1016 = v619 + v1015;
-  const bool v1017 = v1014 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1018 = v1016 < v2;
-  const bool v1019 = v1017 && v1018;
-  if (v1019) {
-    const float v1020 = v43.m[1][6].thread_elements()[0];
-    const float v1021 = v1020 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1022 = bfloat(v1021);
-    const uint v1023 = v7 * v1;
-    const uint v1024 = v1023 + v1014;
-    const uint v1025 = v1024 * v2;
-    const uint v1026 = v1025 + v1016;
-    out[v1026] = v1022;
-  }
-  const uint v1027 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1028 = v620 + v1027;
-  const uint v1029 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1030 = v619 + v1029;
-  const bool v1031 = v1028 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1032 = v1030 < v2;
-  const bool v1033 = v1031 && v1032;
-  if (v1033) {
-    const float v1034 = v43.m[1][6].thread_elements()[1];
-    const float v1035 = v1034 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1036 = bfloat(v1035);
-    const uint v1037 = v7 * v1;
-    const uint v1038 = v1037 + v1028;
-    const uint v1039 = v1038 * v2;
-    const uint v1040 = v1039 + v1030;
-    out[v1040] = v1036;
-  }
-  const uint v1041 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1042 = v620 + v1041;
-  const uint v1043 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1044 = v619 + v1043;
-  const bool v1045 = v1042 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1046 = v1044 < v2;
-  const bool v1047 = v1045 && v1046;
-  if (v1047) {
-    const float v1048 = v43.m[1][7].thread_elements()[0];
-    const float v1049 = v1048 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1050 = bfloat(v1049);
-    const uint v1051 = v7 * v1;
-    const uint v1052 = v1051 + v1042;
-    const uint v1053 = v1052 * v2;
-    const uint v1054 = v1053 + v1044;
-    out[v1054] = v1050;
-  }
-  const uint v1055 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1056 = v620 + v1055;
-  const uint v1057 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1058 = v619 + v1057;
-  const bool v1059 = v1056 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1060 = v1058 < v2;
-  const bool v1061 = v1059 && v1060;
-  if (v1061) {
-    const float v1062 = v43.m[1][7].thread_elements()[1];
-    const float v1063 = v1062 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1064 = bfloat(v1063);
-    const uint v1065 = v7 * v1;
-    const uint v1066 = v1065 + v1056;
-    const uint v1067 = v1066 * v2;
-    const uint v1068 = v1067 + v1058;
-    out[v1068] = v1064;
-  }
-  const uint v1069 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1070 = v620 + v1069;
-  const uint v1071 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1072 = v619 + v1071;
-  const bool v1073 = v1070 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1074 = v1072 < v2;
-  const bool v1075 = v1073 && v1074;
-  if (v1075) {
-    const float v1076 = v43.m[2][0].thread_elements()[0];
-    const float v1077 = v1076 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1078 = bfloat(v1077);
-    const uint v1079 = v7 * v1;
-    const uint v1080 = v1079 + v1070;
-    const uint v1081 = v1080 * v2;
-    const uint v1082 = v1081 + v1072;
-    out[v1082] = v1078;
-  }
-  const uint v1083 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1084 = v620 + v1083;
-  const uint v1085 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1086 = v619 + v1085;
-  const bool v1087 = v1084 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1088 = v1086 < v2;
-  const bool v1089 = v1087 && v1088;
-  if (v1089) {
-    const float v1090 = v43.m[2][0].thread_elements()[1];
-    const float v1091 = v1090 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1092 = bfloat(v1091);
-    const uint v1093 = v7 * v1;
-    const uint v1094 = v1093 + v1084;
-    const uint v1095 = v1094 * v2;
-    const uint v1096 = v1095 + v1086;
-    out[v1096] = v1092;
-  }
-  const uint v1097 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1098 = v620 + v1097;
-  const uint v1099 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1100 = v619 + v1099;
-  const bool v1101 = v1098 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1102 = v1100 < v2;
-  const bool v1103 = v1101 && v1102;
-  if (v1103) {
-    const float v1104 = v43.m[2][1].thread_elements()[0];
-    const float v1105 = v1104 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1106 = bfloat(v1105);
-    const uint v1107 = v7 * v1;
-    const uint v1108 = v1107 + v1098;
-    const uint v1109 = v1108 * v2;
-    const uint v1110 = v1109 + v1100;
-    out[v1110] = v1106;
-  }
-  const uint v1111 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1112 = v620 + v1111;
-  const uint v1113 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1114 = v619 + v1113;
-  const bool v1115 = v1112 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1116 = v1114 < v2;
-  const bool v1117 = v1115 && v1116;
-  if (v1117) {
-    const float v1118 = v43.m[2][1].thread_elements()[1];
-    const float v1119 = v1118 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1120 = bfloat(v1119);
-    const uint v1121 = v7 * v1;
-    const uint v1122 = v1121 + v1112;
-    const uint v1123 = v1122 * v2;
-    const uint v1124 = v1123 + v1114;
-    out[v1124] = v1120;
-  }
-  const uint v1125 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1126 = v620 + v1125;
-  const uint v1127 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1128 = v619 + v1127;
-  const bool v1129 = v1126 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1130 = v1128 < v2;
-  const bool v1131 = v1129 && v1130;
-  if (v1131) {
-    const float v1132 = v43.m[2][2].thread_elements()[0];
-    const float v1133 = v1132 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1134 = bfloat(v1133);
-    const uint v1135 = v7 * v1;
-    const uint v1136 = v1135 + v1126;
-    const uint v1137 = v1136 * v2;
-    const uint v1138 = v1137 + v1128;
-    out[v1138] = v1134;
-  }
-  const uint v1139 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1140 = v620 + v1139;
-  const uint v1141 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1142 = v619 + v1141;
-  const bool v1143 = v1140 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1144 = v1142 < v2;
-  const bool v1145 = v1143 && v1144;
-  if (v1145) {
-    const float v1146 = v43.m[2][2].thread_elements()[1];
-    const float v1147 = v1146 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1148 = bfloat(v1147);
-    const uint v1149 = v7 * v1;
-    const uint v1150 = v1149 + v1140;
-    const uint v1151 = v1150 * v2;
-    const uint v1152 = v1151 + v1142;
-    out[v1152] = v1148;
-  }
-  const uint v1153 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1154 = v620 + v1153;
-  const uint v1155 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1156 = v619 + v1155;
-  const bool v1157 = v1154 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1158 = v1156 < v2;
-  const bool v1159 = v1157 && v1158;
-  if (v1159) {
-    const float v1160 = v43.m[2][3].thread_elements()[0];
-    const float v1161 = v1160 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1162 = bfloat(v1161);
-    const uint v1163 = v7 * v1;
-    const uint v1164 = v1163 + v1154;
-    const uint v1165 = v1164 * v2;
-    const uint v1166 = v1165 + v1156;
-    out[v1166] = v1162;
-  }
-  const uint v1167 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1168 = v620 + v1167;
-  const uint v1169 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1170 = v619 + v1169;
-  const bool v1171 = v1168 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1172 = v1170 < v2;
-  const bool v1173 = v1171 && v1172;
-  if (v1173) {
-    const float v1174 = v43.m[2][3].thread_elements()[1];
-    const float v1175 = v1174 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1176 = bfloat(v1175);
-    const uint v1177 = v7 * v1;
-    const uint v1178 = v1177 + v1168;
-    const uint v1179 = v1178 * v2;
-    const uint v1180 = v1179 + v1170;
-    out[v1180] = v1176;
-  }
-  const uint v1181 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1182 = v620 + v1181;
-  const uint v1183 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1184 = v619 + v1183;
-  const bool v1185 = v1182 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1186 = v1184 < v2;
-  const bool v1187 = v1185 && v1186;
-  if (v1187) {
-    const float v1188 = v43.m[2][4].thread_elements()[0];
-    const float v1189 = v1188 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1190 = bfloat(v1189);
-    const uint v1191 = v7 * v1;
-    const uint v1192 = v1191 + v1182;
-    const uint v1193 = v1192 * v2;
-    const uint v1194 = v1193 + v1184;
-    out[v1194] = v1190;
-  }
-  const uint v1195 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1196 = v620 + v1195;
-  const uint v1197 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1198 = v619 + v1197;
-  const bool v1199 = v1196 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1200 = v1198 < v2;
-  const bool v1201 = v1199 && v1200;
-  if (v1201) {
-    const float v1202 = v43.m[2][4].thread_elements()[1];
-    const float v1203 = v1202 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1204 = bfloat(v1203);
-    const uint v1205 = v7 * v1;
-    const uint v1206 = v1205 + v1196;
-    const uint v1207 = v1206 * v2;
-    const uint v1208 = v1207 + v1198;
-    out[v1208] = v1204;
-  }
-  const uint v1209 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1210 = v620 + v1209;
-  const uint v1211 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1212 = v619 + v1211;
-  const bool v1213 = v1210 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1214 = v1212 < v2;
-  const bool v1215 = v1213 && v1214;
-  if (v1215) {
-    const float v1216 = v43.m[2][5].thread_elements()[0];
-    const float v1217 = v1216 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1218 = bfloat(v1217);
-    const uint v1219 = v7 * v1;
-    const uint v1220 = v1219 + v1210;
-    const uint v1221 = v1220 * v2;
-    const uint v1222 = v1221 + v1212;
-    out[v1222] = v1218;
-  }
-  const uint v1223 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1224 = v620 + v1223;
-  const uint v1225 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1226 = v619 + v1225;
-  const bool v1227 = v1224 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1228 = v1226 < v2;
-  const bool v1229 = v1227 && v1228;
-  if (v1229) {
-    const float v1230 = v43.m[2][5].thread_elements()[1];
-    const float v1231 = v1230 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1232 = bfloat(v1231);
-    const uint v1233 = v7 * v1;
-    const uint v1234 = v1233 + v1224;
-    const uint v1235 = v1234 * v2;
-    const uint v1236 = v1235 + v1226;
-    out[v1236] = v1232;
-  }
-  const uint v1237 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1238 = v620 + v1237;
-  const uint v1239 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1240 = v619 + v1239;
-  const bool v1241 = v1238 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1242 = v1240 < v2;
-  const bool v1243 = v1241 && v1242;
-  if (v1243) {
-    const float v1244 = v43.m[2][6].thread_elements()[0];
-    const float v1245 = v1244 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1246 = bfloat(v1245);
-    const uint v1247 = v7 * v1;
-    const uint v1248 = v1247 + v1238;
-    const uint v1249 = v1248 * v2;
-    const uint v1250 = v1249 + v1240;
-    out[v1250] = v1246;
-  }
-  const uint v1251 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1252 = v620 + v1251;
-  const uint v1253 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1254 = v619 + v1253;
-  const bool v1255 = v1252 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1256 = v1254 < v2;
-  const bool v1257 = v1255 && v1256;
-  if (v1257) {
-    const float v1258 = v43.m[2][6].thread_elements()[1];
-    const float v1259 = v1258 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1260 = bfloat(v1259);
-    const uint v1261 = v7 * v1;
-    const uint v1262 = v1261 + v1252;
-    const uint v1263 = v1262 * v2;
-    const uint v1264 = v1263 + v1254;
-    out[v1264] = v1260;
-  }
-  const uint v1265 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1266 = v620 + v1265;
-  const uint v1267 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1268 = v619 + v1267;
-  const bool v1269 = v1266 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1270 = v1268 < v2;
-  const bool v1271 = v1269 && v1270;
-  if (v1271) {
-    const float v1272 = v43.m[2][7].thread_elements()[0];
-    const float v1273 = v1272 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1274 = bfloat(v1273);
-    const uint v1275 = v7 * v1;
-    const uint v1276 = v1275 + v1266;
-    const uint v1277 = v1276 * v2;
-    const uint v1278 = v1277 + v1268;
-    out[v1278] = v1274;
-  }
-  const uint v1279 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1280 = v620 + v1279;
-  const uint v1281 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1282 = v619 + v1281;
-  const bool v1283 = v1280 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1284 = v1282 < v2;
-  const bool v1285 = v1283 && v1284;
-  if (v1285) {
-    const float v1286 = v43.m[2][7].thread_elements()[1];
-    const float v1287 = v1286 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1288 = bfloat(v1287);
-    const uint v1289 = v7 * v1;
-    const uint v1290 = v1289 + v1280;
-    const uint v1291 = v1290 * v2;
-    const uint v1292 = v1291 + v1282;
-    out[v1292] = v1288;
-  }
-  const uint v1293 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1294 = v620 + v1293;
-  const uint v1295 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1296 = v619 + v1295;
-  const bool v1297 = v1294 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1298 = v1296 < v2;
-  const bool v1299 = v1297 && v1298;
-  if (v1299) {
-    const float v1300 = v43.m[3][0].thread_elements()[0];
-    const float v1301 = v1300 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1302 = bfloat(v1301);
-    const uint v1303 = v7 * v1;
-    const uint v1304 = v1303 + v1294;
-    const uint v1305 = v1304 * v2;
-    const uint v1306 = v1305 + v1296;
-    out[v1306] = v1302;
-  }
-  const uint v1307 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1308 = v620 + v1307;
-  const uint v1309 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1310 = v619 + v1309;
-  const bool v1311 = v1308 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1312 = v1310 < v2;
-  const bool v1313 = v1311 && v1312;
-  if (v1313) {
-    const float v1314 = v43.m[3][0].thread_elements()[1];
-    const float v1315 = v1314 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1316 = bfloat(v1315);
-    const uint v1317 = v7 * v1;
-    const uint v1318 = v1317 + v1308;
-    const uint v1319 = v1318 * v2;
-    const uint v1320 = v1319 + v1310;
-    out[v1320] = v1316;
-  }
-  const uint v1321 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1322 = v620 + v1321;
-  const uint v1323 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1324 = v619 + v1323;
-  const bool v1325 = v1322 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1326 = v1324 < v2;
-  const bool v1327 = v1325 && v1326;
-  if (v1327) {
-    const float v1328 = v43.m[3][1].thread_elements()[0];
-    const float v1329 = v1328 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1330 = bfloat(v1329);
-    const uint v1331 = v7 * v1;
-    const uint v1332 = v1331 + v1322;
-    const uint v1333 = v1332 * v2;
-    const uint v1334 = v1333 + v1324;
-    out[v1334] = v1330;
-  }
-  const uint v1335 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1336 = v620 + v1335;
-  const uint v1337 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1338 = v619 + v1337;
-  const bool v1339 = v1336 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1340 = v1338 < v2;
-  const bool v1341 = v1339 && v1340;
-  if (v1341) {
-    const float v1342 = v43.m[3][1].thread_elements()[1];
-    const float v1343 = v1342 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1344 = bfloat(v1343);
-    const uint v1345 = v7 * v1;
-    const uint v1346 = v1345 + v1336;
-    const uint v1347 = v1346 * v2;
-    const uint v1348 = v1347 + v1338;
-    out[v1348] = v1344;
-  }
-  const uint v1349 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1350 = v620 + v1349;
-  const uint v1351 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1352 = v619 + v1351;
-  const bool v1353 = v1350 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1354 = v1352 < v2;
-  const bool v1355 = v1353 && v1354;
-  if (v1355) {
-    const float v1356 = v43.m[3][2].thread_elements()[0];
-    const float v1357 = v1356 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1358 = bfloat(v1357);
-    const uint v1359 = v7 * v1;
-    const uint v1360 = v1359 + v1350;
-    const uint v1361 = v1360 * v2;
-    const uint v1362 = v1361 + v1352;
-    out[v1362] = v1358;
-  }
-  const uint v1363 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1364 = v620 + v1363;
-  const uint v1365 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1366 = v619 + v1365;
-  const bool v1367 = v1364 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1368 = v1366 < v2;
-  const bool v1369 = v1367 && v1368;
-  if (v1369) {
-    const float v1370 = v43.m[3][2].thread_elements()[1];
-    const float v1371 = v1370 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1372 = bfloat(v1371);
-    const uint v1373 = v7 * v1;
-    const uint v1374 = v1373 + v1364;
-    const uint v1375 = v1374 * v2;
-    const uint v1376 = v1375 + v1366;
-    out[v1376] = v1372;
-  }
-  const uint v1377 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1378 = v620 + v1377;
-  const uint v1379 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1380 = v619 + v1379;
-  const bool v1381 = v1378 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1382 = v1380 < v2;
-  const bool v1383 = v1381 && v1382;
-  if (v1383) {
-    const float v1384 = v43.m[3][3].thread_elements()[0];
-    const float v1385 = v1384 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1386 = bfloat(v1385);
-    const uint v1387 = v7 * v1;
-    const uint v1388 = v1387 + v1378;
-    const uint v1389 = v1388 * v2;
-    const uint v1390 = v1389 + v1380;
-    out[v1390] = v1386;
-  }
-  const uint v1391 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1392 = v620 + v1391;
-  const uint v1393 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1394 = v619 + v1393;
-  const bool v1395 = v1392 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1396 = v1394 < v2;
-  const bool v1397 = v1395 && v1396;
-  if (v1397) {
-    const float v1398 = v43.m[3][3].thread_elements()[1];
-    const float v1399 = v1398 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1400 = bfloat(v1399);
-    const uint v1401 = v7 * v1;
-    const uint v1402 = v1401 + v1392;
-    const uint v1403 = v1402 * v2;
-    const uint v1404 = v1403 + v1394;
-    out[v1404] = v1400;
-  }
-  const uint v1405 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1406 = v620 + v1405;
-  const uint v1407 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1408 = v619 + v1407;
-  const bool v1409 = v1406 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1410 = v1408 < v2;
-  const bool v1411 = v1409 && v1410;
-  if (v1411) {
-    const float v1412 = v43.m[3][4].thread_elements()[0];
-    const float v1413 = v1412 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1414 = bfloat(v1413);
-    const uint v1415 = v7 * v1;
-    const uint v1416 = v1415 + v1406;
-    const uint v1417 = v1416 * v2;
-    const uint v1418 = v1417 + v1408;
-    out[v1418] = v1414;
-  }
-  const uint v1419 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1420 = v620 + v1419;
-  const uint v1421 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1422 = v619 + v1421;
-  const bool v1423 = v1420 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1424 = v1422 < v2;
-  const bool v1425 = v1423 && v1424;
-  if (v1425) {
-    const float v1426 = v43.m[3][4].thread_elements()[1];
-    const float v1427 = v1426 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1428 = bfloat(v1427);
-    const uint v1429 = v7 * v1;
-    const uint v1430 = v1429 + v1420;
-    const uint v1431 = v1430 * v2;
-    const uint v1432 = v1431 + v1422;
-    out[v1432] = v1428;
-  }
-  const uint v1433 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1434 = v620 + v1433;
-  const uint v1435 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1436 = v619 + v1435;
-  const bool v1437 = v1434 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1438 = v1436 < v2;
-  const bool v1439 = v1437 && v1438;
-  if (v1439) {
-    const float v1440 = v43.m[3][5].thread_elements()[0];
-    const float v1441 = v1440 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1442 = bfloat(v1441);
-    const uint v1443 = v7 * v1;
-    const uint v1444 = v1443 + v1434;
-    const uint v1445 = v1444 * v2;
-    const uint v1446 = v1445 + v1436;
-    out[v1446] = v1442;
-  }
-  const uint v1447 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1448 = v620 + v1447;
-  const uint v1449 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1450 = v619 + v1449;
-  const bool v1451 = v1448 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1452 = v1450 < v2;
-  const bool v1453 = v1451 && v1452;
-  if (v1453) {
-    const float v1454 = v43.m[3][5].thread_elements()[1];
-    const float v1455 = v1454 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1456 = bfloat(v1455);
-    const uint v1457 = v7 * v1;
-    const uint v1458 = v1457 + v1448;
-    const uint v1459 = v1458 * v2;
-    const uint v1460 = v1459 + v1450;
-    out[v1460] = v1456;
-  }
-  const uint v1461 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1462 = v620 + v1461;
-  const uint v1463 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1464 = v619 + v1463;
-  const bool v1465 = v1462 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1466 = v1464 < v2;
-  const bool v1467 = v1465 && v1466;
-  if (v1467) {
-    const float v1468 = v43.m[3][6].thread_elements()[0];
-    const float v1469 = v1468 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1470 = bfloat(v1469);
-    const uint v1471 = v7 * v1;
-    const uint v1472 = v1471 + v1462;
-    const uint v1473 = v1472 * v2;
-    const uint v1474 = v1473 + v1464;
-    out[v1474] = v1470;
-  }
-  const uint v1475 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1476 = v620 + v1475;
-  const uint v1477 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1478 = v619 + v1477;
-  const bool v1479 = v1476 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1480 = v1478 < v2;
-  const bool v1481 = v1479 && v1480;
-  if (v1481) {
-    const float v1482 = v43.m[3][6].thread_elements()[1];
-    const float v1483 = v1482 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1484 = bfloat(v1483);
-    const uint v1485 = v7 * v1;
-    const uint v1486 = v1485 + v1476;
-    const uint v1487 = v1486 * v2;
-    const uint v1488 = v1487 + v1478;
-    out[v1488] = v1484;
-  }
-  const uint v1489 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1490 = v620 + v1489;
-  const uint v1491 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1492 = v619 + v1491;
-  const bool v1493 = v1490 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1494 = v1492 < v2;
-  const bool v1495 = v1493 && v1494;
-  if (v1495) {
-    const float v1496 = v43.m[3][7].thread_elements()[0];
-    const float v1497 = v1496 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1498 = bfloat(v1497);
-    const uint v1499 = v7 * v1;
-    const uint v1500 = v1499 + v1490;
-    const uint v1501 = v1500 * v2;
-    const uint v1502 = v1501 + v1492;
-    out[v1502] = v1498;
-  }
-  const uint v1503 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1504 = v620 + v1503;
-  const uint v1505 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1506 = v619 + v1505;
-  const bool v1507 = v1504 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1508 = v1506 < v2;
-  const bool v1509 = v1507 && v1508;
-  if (v1509) {
-    const float v1510 = v43.m[3][7].thread_elements()[1];
-    const float v1511 = v1510 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1512 = bfloat(v1511);
-    const uint v1513 = v7 * v1;
-    const uint v1514 = v1513 + v1504;
-    const uint v1515 = v1514 * v2;
-    const uint v1516 = v1515 + v1506;
-    out[v1516] = v1512;
-  }
-  const uint v1517 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1518 = v620 + v1517;
-  const uint v1519 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1520 = v619 + v1519;
-  const bool v1521 = v1518 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1522 = v1520 < v2;
-  const bool v1523 = v1521 && v1522;
-  if (v1523) {
-    const float v1524 = v43.m[4][0].thread_elements()[0];
-    const float v1525 = v1524 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1526 = bfloat(v1525);
-    const uint v1527 = v7 * v1;
-    const uint v1528 = v1527 + v1518;
-    const uint v1529 = v1528 * v2;
-    const uint v1530 = v1529 + v1520;
-    out[v1530] = v1526;
-  }
-  const uint v1531 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1532 = v620 + v1531;
-  const uint v1533 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1534 = v619 + v1533;
-  const bool v1535 = v1532 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1536 = v1534 < v2;
-  const bool v1537 = v1535 && v1536;
-  if (v1537) {
-    const float v1538 = v43.m[4][0].thread_elements()[1];
-    const float v1539 = v1538 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1540 = bfloat(v1539);
-    const uint v1541 = v7 * v1;
-    const uint v1542 = v1541 + v1532;
-    const uint v1543 = v1542 * v2;
-    const uint v1544 = v1543 + v1534;
-    out[v1544] = v1540;
-  }
-  const uint v1545 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1546 = v620 + v1545;
-  const uint v1547 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1548 = v619 + v1547;
-  const bool v1549 = v1546 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1550 = v1548 < v2;
-  const bool v1551 = v1549 && v1550;
-  if (v1551) {
-    const float v1552 = v43.m[4][1].thread_elements()[0];
-    const float v1553 = v1552 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1554 = bfloat(v1553);
-    const uint v1555 = v7 * v1;
-    const uint v1556 = v1555 + v1546;
-    const uint v1557 = v1556 * v2;
-    const uint v1558 = v1557 + v1548;
-    out[v1558] = v1554;
-  }
-  const uint v1559 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1560 = v620 + v1559;
-  const uint v1561 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1562 = v619 + v1561;
-  const bool v1563 = v1560 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1564 = v1562 < v2;
-  const bool v1565 = v1563 && v1564;
-  if (v1565) {
-    const float v1566 = v43.m[4][1].thread_elements()[1];
-    const float v1567 = v1566 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1568 = bfloat(v1567);
-    const uint v1569 = v7 * v1;
-    const uint v1570 = v1569 + v1560;
-    const uint v1571 = v1570 * v2;
-    const uint v1572 = v1571 + v1562;
-    out[v1572] = v1568;
-  }
-  const uint v1573 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1574 = v620 + v1573;
-  const uint v1575 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1576 = v619 + v1575;
-  const bool v1577 = v1574 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1578 = v1576 < v2;
-  const bool v1579 = v1577 && v1578;
-  if (v1579) {
-    const float v1580 = v43.m[4][2].thread_elements()[0];
-    const float v1581 = v1580 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1582 = bfloat(v1581);
-    const uint v1583 = v7 * v1;
-    const uint v1584 = v1583 + v1574;
-    const uint v1585 = v1584 * v2;
-    const uint v1586 = v1585 + v1576;
-    out[v1586] = v1582;
-  }
-  const uint v1587 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1588 = v620 + v1587;
-  const uint v1589 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1590 = v619 + v1589;
-  const bool v1591 = v1588 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1592 = v1590 < v2;
-  const bool v1593 = v1591 && v1592;
-  if (v1593) {
-    const float v1594 = v43.m[4][2].thread_elements()[1];
-    const float v1595 = v1594 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1596 = bfloat(v1595);
-    const uint v1597 = v7 * v1;
-    const uint v1598 = v1597 + v1588;
-    const uint v1599 = v1598 * v2;
-    const uint v1600 = v1599 + v1590;
-    out[v1600] = v1596;
-  }
-  const uint v1601 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1602 = v620 + v1601;
-  const uint v1603 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1604 = v619 + v1603;
-  const bool v1605 = v1602 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1606 = v1604 < v2;
-  const bool v1607 = v1605 && v1606;
-  if (v1607) {
-    const float v1608 = v43.m[4][3].thread_elements()[0];
-    const float v1609 = v1608 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1610 = bfloat(v1609);
-    const uint v1611 = v7 * v1;
-    const uint v1612 = v1611 + v1602;
-    const uint v1613 = v1612 * v2;
-    const uint v1614 = v1613 + v1604;
-    out[v1614] = v1610;
-  }
-  const uint v1615 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1616 = v620 + v1615;
-  const uint v1617 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1618 = v619 + v1617;
-  const bool v1619 = v1616 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1620 = v1618 < v2;
-  const bool v1621 = v1619 && v1620;
-  if (v1621) {
-    const float v1622 = v43.m[4][3].thread_elements()[1];
-    const float v1623 = v1622 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1624 = bfloat(v1623);
-    const uint v1625 = v7 * v1;
-    const uint v1626 = v1625 + v1616;
-    const uint v1627 = v1626 * v2;
-    const uint v1628 = v1627 + v1618;
-    out[v1628] = v1624;
-  }
-  const uint v1629 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1630 = v620 + v1629;
-  const uint v1631 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1632 = v619 + v1631;
-  const bool v1633 = v1630 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1634 = v1632 < v2;
-  const bool v1635 = v1633 && v1634;
-  if (v1635) {
-    const float v1636 = v43.m[4][4].thread_elements()[0];
-    const float v1637 = v1636 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1638 = bfloat(v1637);
-    const uint v1639 = v7 * v1;
-    const uint v1640 = v1639 + v1630;
-    const uint v1641 = v1640 * v2;
-    const uint v1642 = v1641 + v1632;
-    out[v1642] = v1638;
-  }
-  const uint v1643 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1644 = v620 + v1643;
-  const uint v1645 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1646 = v619 + v1645;
-  const bool v1647 = v1644 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1648 = v1646 < v2;
-  const bool v1649 = v1647 && v1648;
-  if (v1649) {
-    const float v1650 = v43.m[4][4].thread_elements()[1];
-    const float v1651 = v1650 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1652 = bfloat(v1651);
-    const uint v1653 = v7 * v1;
-    const uint v1654 = v1653 + v1644;
-    const uint v1655 = v1654 * v2;
-    const uint v1656 = v1655 + v1646;
-    out[v1656] = v1652;
-  }
-  const uint v1657 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1658 = v620 + v1657;
-  const uint v1659 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1660 = v619 + v1659;
-  const bool v1661 = v1658 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1662 = v1660 < v2;
-  const bool v1663 = v1661 && v1662;
-  if (v1663) {
-    const float v1664 = v43.m[4][5].thread_elements()[0];
-    const float v1665 = v1664 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1666 = bfloat(v1665);
-    const uint v1667 = v7 * v1;
-    const uint v1668 = v1667 + v1658;
-    const uint v1669 = v1668 * v2;
-    const uint v1670 = v1669 + v1660;
-    out[v1670] = v1666;
-  }
-  const uint v1671 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1672 = v620 + v1671;
-  const uint v1673 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1674 = v619 + v1673;
-  const bool v1675 = v1672 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1676 = v1674 < v2;
-  const bool v1677 = v1675 && v1676;
-  if (v1677) {
-    const float v1678 = v43.m[4][5].thread_elements()[1];
-    const float v1679 = v1678 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1680 = bfloat(v1679);
-    const uint v1681 = v7 * v1;
-    const uint v1682 = v1681 + v1672;
-    const uint v1683 = v1682 * v2;
-    const uint v1684 = v1683 + v1674;
-    out[v1684] = v1680;
-  }
-  const uint v1685 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1686 = v620 + v1685;
-  const uint v1687 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1688 = v619 + v1687;
-  const bool v1689 = v1686 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1690 = v1688 < v2;
-  const bool v1691 = v1689 && v1690;
-  if (v1691) {
-    const float v1692 = v43.m[4][6].thread_elements()[0];
-    const float v1693 = v1692 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1694 = bfloat(v1693);
-    const uint v1695 = v7 * v1;
-    const uint v1696 = v1695 + v1686;
-    const uint v1697 = v1696 * v2;
-    const uint v1698 = v1697 + v1688;
-    out[v1698] = v1694;
-  }
-  const uint v1699 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1700 = v620 + v1699;
-  const uint v1701 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1702 = v619 + v1701;
-  const bool v1703 = v1700 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1704 = v1702 < v2;
-  const bool v1705 = v1703 && v1704;
-  if (v1705) {
-    const float v1706 = v43.m[4][6].thread_elements()[1];
-    const float v1707 = v1706 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1708 = bfloat(v1707);
-    const uint v1709 = v7 * v1;
-    const uint v1710 = v1709 + v1700;
-    const uint v1711 = v1710 * v2;
-    const uint v1712 = v1711 + v1702;
-    out[v1712] = v1708;
-  }
-  const uint v1713 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1714 = v620 + v1713;
-  const uint v1715 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1716 = v619 + v1715;
-  const bool v1717 = v1714 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1718 = v1716 < v2;
-  const bool v1719 = v1717 && v1718;
-  if (v1719) {
-    const float v1720 = v43.m[4][7].thread_elements()[0];
-    const float v1721 = v1720 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1722 = bfloat(v1721);
-    const uint v1723 = v7 * v1;
-    const uint v1724 = v1723 + v1714;
-    const uint v1725 = v1724 * v2;
-    const uint v1726 = v1725 + v1716;
-    out[v1726] = v1722;
-  }
-  const uint v1727 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1728 = v620 + v1727;
-  const uint v1729 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1730 = v619 + v1729;
-  const bool v1731 = v1728 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1732 = v1730 < v2;
-  const bool v1733 = v1731 && v1732;
-  if (v1733) {
-    const float v1734 = v43.m[4][7].thread_elements()[1];
-    const float v1735 = v1734 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1736 = bfloat(v1735);
-    const uint v1737 = v7 * v1;
-    const uint v1738 = v1737 + v1728;
-    const uint v1739 = v1738 * v2;
-    const uint v1740 = v1739 + v1730;
-    out[v1740] = v1736;
-  }
-  const uint v1741 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1742 = v620 + v1741;
-  const uint v1743 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1744 = v619 + v1743;
-  const bool v1745 = v1742 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1746 = v1744 < v2;
-  const bool v1747 = v1745 && v1746;
-  if (v1747) {
-    const float v1748 = v43.m[5][0].thread_elements()[0];
-    const float v1749 = v1748 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1750 = bfloat(v1749);
-    const uint v1751 = v7 * v1;
-    const uint v1752 = v1751 + v1742;
-    const uint v1753 = v1752 * v2;
-    const uint v1754 = v1753 + v1744;
-    out[v1754] = v1750;
-  }
-  const uint v1755 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1756 = v620 + v1755;
-  const uint v1757 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1758 = v619 + v1757;
-  const bool v1759 = v1756 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1760 = v1758 < v2;
-  const bool v1761 = v1759 && v1760;
-  if (v1761) {
-    const float v1762 = v43.m[5][0].thread_elements()[1];
-    const float v1763 = v1762 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1764 = bfloat(v1763);
-    const uint v1765 = v7 * v1;
-    const uint v1766 = v1765 + v1756;
-    const uint v1767 = v1766 * v2;
-    const uint v1768 = v1767 + v1758;
-    out[v1768] = v1764;
-  }
-  const uint v1769 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1770 = v620 + v1769;
-  const uint v1771 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1772 = v619 + v1771;
-  const bool v1773 = v1770 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1774 = v1772 < v2;
-  const bool v1775 = v1773 && v1774;
-  if (v1775) {
-    const float v1776 = v43.m[5][1].thread_elements()[0];
-    const float v1777 = v1776 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1778 = bfloat(v1777);
-    const uint v1779 = v7 * v1;
-    const uint v1780 = v1779 + v1770;
-    const uint v1781 = v1780 * v2;
-    const uint v1782 = v1781 + v1772;
-    out[v1782] = v1778;
-  }
-  const uint v1783 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1784 = v620 + v1783;
-  const uint v1785 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1786 = v619 + v1785;
-  const bool v1787 = v1784 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1788 = v1786 < v2;
-  const bool v1789 = v1787 && v1788;
-  if (v1789) {
-    const float v1790 = v43.m[5][1].thread_elements()[1];
-    const float v1791 = v1790 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1792 = bfloat(v1791);
-    const uint v1793 = v7 * v1;
-    const uint v1794 = v1793 + v1784;
-    const uint v1795 = v1794 * v2;
-    const uint v1796 = v1795 + v1786;
-    out[v1796] = v1792;
-  }
-  const uint v1797 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1798 = v620 + v1797;
-  const uint v1799 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1800 = v619 + v1799;
-  const bool v1801 = v1798 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1802 = v1800 < v2;
-  const bool v1803 = v1801 && v1802;
-  if (v1803) {
-    const float v1804 = v43.m[5][2].thread_elements()[0];
-    const float v1805 = v1804 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1806 = bfloat(v1805);
-    const uint v1807 = v7 * v1;
-    const uint v1808 = v1807 + v1798;
-    const uint v1809 = v1808 * v2;
-    const uint v1810 = v1809 + v1800;
-    out[v1810] = v1806;
-  }
-  const uint v1811 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1812 = v620 + v1811;
-  const uint v1813 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1814 = v619 + v1813;
-  const bool v1815 = v1812 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1816 = v1814 < v2;
-  const bool v1817 = v1815 && v1816;
-  if (v1817) {
-    const float v1818 = v43.m[5][2].thread_elements()[1];
-    const float v1819 = v1818 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1820 = bfloat(v1819);
-    const uint v1821 = v7 * v1;
-    const uint v1822 = v1821 + v1812;
-    const uint v1823 = v1822 * v2;
-    const uint v1824 = v1823 + v1814;
-    out[v1824] = v1820;
-  }
-  const uint v1825 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1826 = v620 + v1825;
-  const uint v1827 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1828 = v619 + v1827;
-  const bool v1829 = v1826 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1830 = v1828 < v2;
-  const bool v1831 = v1829 && v1830;
-  if (v1831) {
-    const float v1832 = v43.m[5][3].thread_elements()[0];
-    const float v1833 = v1832 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1834 = bfloat(v1833);
-    const uint v1835 = v7 * v1;
-    const uint v1836 = v1835 + v1826;
-    const uint v1837 = v1836 * v2;
-    const uint v1838 = v1837 + v1828;
-    out[v1838] = v1834;
-  }
-  const uint v1839 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1840 = v620 + v1839;
-  const uint v1841 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1842 = v619 + v1841;
-  const bool v1843 = v1840 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1844 = v1842 < v2;
-  const bool v1845 = v1843 && v1844;
-  if (v1845) {
-    const float v1846 = v43.m[5][3].thread_elements()[1];
-    const float v1847 = v1846 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1848 = bfloat(v1847);
-    const uint v1849 = v7 * v1;
-    const uint v1850 = v1849 + v1840;
-    const uint v1851 = v1850 * v2;
-    const uint v1852 = v1851 + v1842;
-    out[v1852] = v1848;
-  }
-  const uint v1853 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1854 = v620 + v1853;
-  const uint v1855 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1856 = v619 + v1855;
-  const bool v1857 = v1854 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1858 = v1856 < v2;
-  const bool v1859 = v1857 && v1858;
-  if (v1859) {
-    const float v1860 = v43.m[5][4].thread_elements()[0];
-    const float v1861 = v1860 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1862 = bfloat(v1861);
-    const uint v1863 = v7 * v1;
-    const uint v1864 = v1863 + v1854;
-    const uint v1865 = v1864 * v2;
-    const uint v1866 = v1865 + v1856;
-    out[v1866] = v1862;
-  }
-  const uint v1867 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1868 = v620 + v1867;
-  const uint v1869 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1870 = v619 + v1869;
-  const bool v1871 = v1868 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1872 = v1870 < v2;
-  const bool v1873 = v1871 && v1872;
-  if (v1873) {
-    const float v1874 = v43.m[5][4].thread_elements()[1];
-    const float v1875 = v1874 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1876 = bfloat(v1875);
-    const uint v1877 = v7 * v1;
-    const uint v1878 = v1877 + v1868;
-    const uint v1879 = v1878 * v2;
-    const uint v1880 = v1879 + v1870;
-    out[v1880] = v1876;
-  }
-  const uint v1881 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1882 = v620 + v1881;
-  const uint v1883 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1884 = v619 + v1883;
-  const bool v1885 = v1882 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1886 = v1884 < v2;
-  const bool v1887 = v1885 && v1886;
-  if (v1887) {
-    const float v1888 = v43.m[5][5].thread_elements()[0];
-    const float v1889 = v1888 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1890 = bfloat(v1889);
-    const uint v1891 = v7 * v1;
-    const uint v1892 = v1891 + v1882;
-    const uint v1893 = v1892 * v2;
-    const uint v1894 = v1893 + v1884;
-    out[v1894] = v1890;
-  }
-  const uint v1895 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1896 = v620 + v1895;
-  const uint v1897 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1898 = v619 + v1897;
-  const bool v1899 = v1896 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1900 = v1898 < v2;
-  const bool v1901 = v1899 && v1900;
-  if (v1901) {
-    const float v1902 = v43.m[5][5].thread_elements()[1];
-    const float v1903 = v1902 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1904 = bfloat(v1903);
-    const uint v1905 = v7 * v1;
-    const uint v1906 = v1905 + v1896;
-    const uint v1907 = v1906 * v2;
-    const uint v1908 = v1907 + v1898;
-    out[v1908] = v1904;
-  }
-  const uint v1909 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1910 = v620 + v1909;
-  const uint v1911 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1912 = v619 + v1911;
-  const bool v1913 = v1910 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1914 = v1912 < v2;
-  const bool v1915 = v1913 && v1914;
-  if (v1915) {
-    const float v1916 = v43.m[5][6].thread_elements()[0];
-    const float v1917 = v1916 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1918 = bfloat(v1917);
-    const uint v1919 = v7 * v1;
-    const uint v1920 = v1919 + v1910;
-    const uint v1921 = v1920 * v2;
-    const uint v1922 = v1921 + v1912;
-    out[v1922] = v1918;
-  }
-  const uint v1923 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1924 = v620 + v1923;
-  const uint v1925 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1926 = v619 + v1925;
-  const bool v1927 = v1924 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1928 = v1926 < v2;
-  const bool v1929 = v1927 && v1928;
-  if (v1929) {
-    const float v1930 = v43.m[5][6].thread_elements()[1];
-    const float v1931 = v1930 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1932 = bfloat(v1931);
-    const uint v1933 = v7 * v1;
-    const uint v1934 = v1933 + v1924;
-    const uint v1935 = v1934 * v2;
-    const uint v1936 = v1935 + v1926;
-    out[v1936] = v1932;
-  }
-  const uint v1937 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1938 = v620 + v1937;
-  const uint v1939 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1940 = v619 + v1939;
-  const bool v1941 = v1938 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1942 = v1940 < v2;
-  const bool v1943 = v1941 && v1942;
-  if (v1943) {
-    const float v1944 = v43.m[5][7].thread_elements()[0];
-    const float v1945 = v1944 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1946 = bfloat(v1945);
-    const uint v1947 = v7 * v1;
-    const uint v1948 = v1947 + v1938;
-    const uint v1949 = v1948 * v2;
-    const uint v1950 = v1949 + v1940;
-    out[v1950] = v1946;
-  }
-  const uint v1951 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1952 = v620 + v1951;
-  const uint v1953 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1954 = v619 + v1953;
-  const bool v1955 = v1952 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1956 = v1954 < v2;
-  const bool v1957 = v1955 && v1956;
-  if (v1957) {
-    const float v1958 = v43.m[5][7].thread_elements()[1];
-    const float v1959 = v1958 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1960 = bfloat(v1959);
-    const uint v1961 = v7 * v1;
-    const uint v1962 = v1961 + v1952;
-    const uint v1963 = v1962 * v2;
-    const uint v1964 = v1963 + v1954;
-    out[v1964] = v1960;
-  }
-  const uint v1965 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1966 = v620 + v1965;
-  const uint v1967 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1968 = v619 + v1967;
-  const bool v1969 = v1966 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1970 = v1968 < v2;
-  const bool v1971 = v1969 && v1970;
-  if (v1971) {
-    const float v1972 = v43.m[6][0].thread_elements()[0];
-    const float v1973 = v1972 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1974 = bfloat(v1973);
-    const uint v1975 = v7 * v1;
-    const uint v1976 = v1975 + v1966;
-    const uint v1977 = v1976 * v2;
-    const uint v1978 = v1977 + v1968;
-    out[v1978] = v1974;
-  }
-  const uint v1979 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1980 = v620 + v1979;
-  const uint v1981 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1982 = v619 + v1981;
-  const bool v1983 = v1980 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1984 = v1982 < v2;
-  const bool v1985 = v1983 && v1984;
-  if (v1985) {
-    const float v1986 = v43.m[6][0].thread_elements()[1];
-    const float v1987 = v1986 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v1988 = bfloat(v1987);
-    const uint v1989 = v7 * v1;
-    const uint v1990 = v1989 + v1980;
-    const uint v1991 = v1990 * v2;
-    const uint v1992 = v1991 + v1982;
-    out[v1992] = v1988;
-  }
-  const uint v1993 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1994 = v620 + v1993;
-  const uint v1995 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1996 = v619 + v1995;
-  const bool v1997 = v1994 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1998 = v1996 < v2;
-  const bool v1999 = v1997 && v1998;
-  if (v1999) {
-    const float v2000 = v43.m[6][1].thread_elements()[0];
-    const float v2001 = v2000 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v2002 = bfloat(v2001);
-    const uint v2003 = v7 * v1;
-    const uint v2004 = v2003 + v1994;
-    const uint v2005 = v2004 * v2;
-    const uint v2006 = v2005 + v1996;
-    out[v2006] = v2002;
-  }
-  const uint v2007 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2008 = v620 + v2007;
-  const uint v2009 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2010 = v619 + v2009;
-  const bool v2011 = v2008 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2012 = v2010 < v2;
-  const bool v2013 = v2011 && v2012;
-  if (v2013) {
-    const float v2014 = v43.m[6][1].thread_elements()[1];
-    const float v2015 = v2014 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v2016 = bfloat(v2015);
-    const uint v2017 = v7 * v1;
-    const uint v2018 = v2017 + v2008;
-    const uint v2019 = v2018 * v2;
-    const uint v2020 = v2019 + v2010;
-    out[v2020] = v2016;
-  }
-  const uint v2021 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2022 = v620 + v2021;
-  const uint v2023 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2024 = v619 + v2023;
-  const bool v2025 = v2022 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2026 = v2024 < v2;
-  const bool v2027 = v2025 && v2026;
-  if (v2027) {
-    const float v2028 = v43.m[6][2].thread_elements()[0];
-    const float v2029 = v2028 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v2030 = bfloat(v2029);
-    const uint v2031 = v7 * v1;
-    const uint v2032 = v2031 + v2022;
-    const uint v2033 = v2032 * v2;
-    const uint v2034 = v2033 + v2024;
-    out[v2034] = v2030;
-  }
-  const uint v2035 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2036 = v620 + v2035;
-  const uint v2037 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2038 = v619 + v2037;
-  const bool v2039 = v2036 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2040 = v2038 < v2;
-  const bool v2041 = v2039 && v2040;
-  if (v2041) {
-    const float v2042 = v43.m[6][2].thread_elements()[1];
-    const float v2043 = v2042 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v2044 = bfloat(v2043);
-    const uint v2045 = v7 * v1;
-    const uint v2046 = v2045 + v2036;
-    const uint v2047 = v2046 * v2;
-    const uint v2048 = v2047 + v2038;
-    out[v2048] = v2044;
-  }
-  const uint v2049 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2050 = v620 + v2049;
-  const uint v2051 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2052 = v619 + v2051;
-  const bool v2053 = v2050 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2054 = v2052 < v2;
-  const bool v2055 = v2053 && v2054;
-  if (v2055) {
-    const float v2056 = v43.m[6][3].thread_elements()[0];
-    const float v2057 = v2056 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v2058 = bfloat(v2057);
-    const uint v2059 = v7 * v1;
-    const uint v2060 = v2059 + v2050;
-    const uint v2061 = v2060 * v2;
-    const uint v2062 = v2061 + v2052;
-    out[v2062] = v2058;
-  }
-  const uint v2063 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2064 = v620 + v2063;
-  const uint v2065 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2066 = v619 + v2065;
-  const bool v2067 = v2064 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2068 = v2066 < v2;
-  const bool v2069 = v2067 && v2068;
-  if (v2069) {
-    const float v2070 = v43.m[6][3].thread_elements()[1];
-    const float v2071 = v2070 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v2072 = bfloat(v2071);
-    const uint v2073 = v7 * v1;
-    const uint v2074 = v2073 + v2064;
-    const uint v2075 = v2074 * v2;
-    const uint v2076 = v2075 + v2066;
-    out[v2076] = v2072;
-  }
-  const uint v2077 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2078 = v620 + v2077;
-  const uint v2079 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2080 = v619 + v2079;
-  const bool v2081 = v2078 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2082 = v2080 < v2;
-  const bool v2083 = v2081 && v2082;
-  if (v2083) {
-    const float v2084 = v43.m[6][4].thread_elements()[0];
-    const float v2085 = v2084 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v2086 = bfloat(v2085);
-    const uint v2087 = v7 * v1;
-    const uint v2088 = v2087 + v2078;
-    const uint v2089 = v2088 * v2;
-    const uint v2090 = v2089 + v2080;
-    out[v2090] = v2086;
-  }
-  const uint v2091 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2092 = v620 + v2091;
-  const uint v2093 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2094 = v619 + v2093;
-  const bool v2095 = v2092 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2096 = v2094 < v2;
-  const bool v2097 = v2095 && v2096;
-  if (v2097) {
-    const float v2098 = v43.m[6][4].thread_elements()[1];
-    const float v2099 = v2098 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v2100 = bfloat(v2099);
-    const uint v2101 = v7 * v1;
-    const uint v2102 = v2101 + v2092;
-    const uint v2103 = v2102 * v2;
-    const uint v2104 = v2103 + v2094;
-    out[v2104] = v2100;
-  }
-  const uint v2105 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2106 = v620 + v2105;
-  const uint v2107 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2108 = v619 + v2107;
-  const bool v2109 = v2106 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2110 = v2108 < v2;
-  const bool v2111 = v2109 && v2110;
-  if (v2111) {
-    const float v2112 = v43.m[6][5].thread_elements()[0];
-    const float v2113 = v2112 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v2114 = bfloat(v2113);
-    const uint v2115 = v7 * v1;
-    const uint v2116 = v2115 + v2106;
-    const uint v2117 = v2116 * v2;
-    const uint v2118 = v2117 + v2108;
-    out[v2118] = v2114;
-  }
-  const uint v2119 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2120 = v620 + v2119;
-  const uint v2121 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2122 = v619 + v2121;
-  const bool v2123 = v2120 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2124 = v2122 < v2;
-  const bool v2125 = v2123 && v2124;
-  if (v2125) {
-    const float v2126 = v43.m[6][5].thread_elements()[1];
-    const float v2127 = v2126 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v2128 = bfloat(v2127);
-    const uint v2129 = v7 * v1;
-    const uint v2130 = v2129 + v2120;
-    const uint v2131 = v2130 * v2;
-    const uint v2132 = v2131 + v2122;
-    out[v2132] = v2128;
-  }
-  const uint v2133 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2134 = v620 + v2133;
-  const uint v2135 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2136 = v619 + v2135;
-  const bool v2137 = v2134 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2138 = v2136 < v2;
-  const bool v2139 = v2137 && v2138;
-  if (v2139) {
-    const float v2140 = v43.m[6][6].thread_elements()[0];
-    const float v2141 = v2140 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v2142 = bfloat(v2141);
-    const uint v2143 = v7 * v1;
-    const uint v2144 = v2143 + v2134;
-    const uint v2145 = v2144 * v2;
-    const uint v2146 = v2145 + v2136;
-    out[v2146] = v2142;
-  }
-  const uint v2147 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2148 = v620 + v2147;
-  const uint v2149 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2150 = v619 + v2149;
-  const bool v2151 = v2148 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2152 = v2150 < v2;
-  const bool v2153 = v2151 && v2152;
-  if (v2153) {
-    const float v2154 = v43.m[6][6].thread_elements()[1];
-    const float v2155 = v2154 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v2156 = bfloat(v2155);
-    const uint v2157 = v7 * v1;
-    const uint v2158 = v2157 + v2148;
-    const uint v2159 = v2158 * v2;
-    const uint v2160 = v2159 + v2150;
-    out[v2160] = v2156;
-  }
-  const uint v2161 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2162 = v620 + v2161;
-  const uint v2163 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2164 = v619 + v2163;
-  const bool v2165 = v2162 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2166 = v2164 < v2;
-  const bool v2167 = v2165 && v2166;
-  if (v2167) {
-    const float v2168 = v43.m[6][7].thread_elements()[0];
-    const float v2169 = v2168 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v2170 = bfloat(v2169);
-    const uint v2171 = v7 * v1;
-    const uint v2172 = v2171 + v2162;
-    const uint v2173 = v2172 * v2;
-    const uint v2174 = v2173 + v2164;
-    out[v2174] = v2170;
-  }
-  const uint v2175 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2176 = v620 + v2175;
-  const uint v2177 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2178 = v619 + v2177;
-  const bool v2179 = v2176 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2180 = v2178 < v2;
-  const bool v2181 = v2179 && v2180;
-  if (v2181) {
-    const float v2182 = v43.m[6][7].thread_elements()[1];
-    const float v2183 = v2182 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v2184 = bfloat(v2183);
-    const uint v2185 = v7 * v1;
-    const uint v2186 = v2185 + v2176;
-    const uint v2187 = v2186 * v2;
-    const uint v2188 = v2187 + v2178;
-    out[v2188] = v2184;
-  }
-  const uint v2189 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2190 = v620 + v2189;
-  const uint v2191 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2192 = v619 + v2191;
-  const bool v2193 = v2190 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2194 = v2192 < v2;
-  const bool v2195 = v2193 && v2194;
-  if (v2195) {
-    const float v2196 = v43.m[7][0].thread_elements()[0];
-    const float v2197 = v2196 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v2198 = bfloat(v2197);
-    const uint v2199 = v7 * v1;
-    const uint v2200 = v2199 + v2190;
-    const uint v2201 = v2200 * v2;
-    const uint v2202 = v2201 + v2192;
-    out[v2202] = v2198;
-  }
-  const uint v2203 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2204 = v620 + v2203;
-  const uint v2205 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2206 = v619 + v2205;
-  const bool v2207 = v2204 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2208 = v2206 < v2;
-  const bool v2209 = v2207 && v2208;
-  if (v2209) {
-    const float v2210 = v43.m[7][0].thread_elements()[1];
-    const float v2211 = v2210 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v2212 = bfloat(v2211);
-    const uint v2213 = v7 * v1;
-    const uint v2214 = v2213 + v2204;
-    const uint v2215 = v2214 * v2;
-    const uint v2216 = v2215 + v2206;
-    out[v2216] = v2212;
-  }
-  const uint v2217 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2218 = v620 + v2217;
-  const uint v2219 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2220 = v619 + v2219;
-  const bool v2221 = v2218 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2222 = v2220 < v2;
-  const bool v2223 = v2221 && v2222;
-  if (v2223) {
-    const float v2224 = v43.m[7][1].thread_elements()[0];
-    const float v2225 = v2224 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v2226 = bfloat(v2225);
-    const uint v2227 = v7 * v1;
-    const uint v2228 = v2227 + v2218;
-    const uint v2229 = v2228 * v2;
-    const uint v2230 = v2229 + v2220;
-    out[v2230] = v2226;
-  }
-  const uint v2231 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2232 = v620 + v2231;
-  const uint v2233 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2234 = v619 + v2233;
-  const bool v2235 = v2232 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2236 = v2234 < v2;
-  const bool v2237 = v2235 && v2236;
-  if (v2237) {
-    const float v2238 = v43.m[7][1].thread_elements()[1];
-    const float v2239 = v2238 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v2240 = bfloat(v2239);
-    const uint v2241 = v7 * v1;
-    const uint v2242 = v2241 + v2232;
-    const uint v2243 = v2242 * v2;
-    const uint v2244 = v2243 + v2234;
-    out[v2244] = v2240;
-  }
-  const uint v2245 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2246 = v620 + v2245;
-  const uint v2247 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2248 = v619 + v2247;
-  const bool v2249 = v2246 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2250 = v2248 < v2;
-  const bool v2251 = v2249 && v2250;
-  if (v2251) {
-    const float v2252 = v43.m[7][2].thread_elements()[0];
-    const float v2253 = v2252 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v2254 = bfloat(v2253);
-    const uint v2255 = v7 * v1;
-    const uint v2256 = v2255 + v2246;
-    const uint v2257 = v2256 * v2;
-    const uint v2258 = v2257 + v2248;
-    out[v2258] = v2254;
-  }
-  const uint v2259 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2260 = v620 + v2259;
-  const uint v2261 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2262 = v619 + v2261;
-  const bool v2263 = v2260 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2264 = v2262 < v2;
-  const bool v2265 = v2263 && v2264;
-  if (v2265) {
-    const float v2266 = v43.m[7][2].thread_elements()[1];
-    const float v2267 = v2266 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v2268 = bfloat(v2267);
-    const uint v2269 = v7 * v1;
-    const uint v2270 = v2269 + v2260;
-    const uint v2271 = v2270 * v2;
-    const uint v2272 = v2271 + v2262;
-    out[v2272] = v2268;
-  }
-  const uint v2273 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2274 = v620 + v2273;
-  const uint v2275 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2276 = v619 + v2275;
-  const bool v2277 = v2274 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2278 = v2276 < v2;
-  const bool v2279 = v2277 && v2278;
-  if (v2279) {
-    const float v2280 = v43.m[7][3].thread_elements()[0];
-    const float v2281 = v2280 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v2282 = bfloat(v2281);
-    const uint v2283 = v7 * v1;
-    const uint v2284 = v2283 + v2274;
-    const uint v2285 = v2284 * v2;
-    const uint v2286 = v2285 + v2276;
-    out[v2286] = v2282;
-  }
-  const uint v2287 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2288 = v620 + v2287;
-  const uint v2289 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2290 = v619 + v2289;
-  const bool v2291 = v2288 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2292 = v2290 < v2;
-  const bool v2293 = v2291 && v2292;
-  if (v2293) {
-    const float v2294 = v43.m[7][3].thread_elements()[1];
-    const float v2295 = v2294 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v2296 = bfloat(v2295);
-    const uint v2297 = v7 * v1;
-    const uint v2298 = v2297 + v2288;
-    const uint v2299 = v2298 * v2;
-    const uint v2300 = v2299 + v2290;
-    out[v2300] = v2296;
-  }
-  const uint v2301 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2302 = v620 + v2301;
-  const uint v2303 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2304 = v619 + v2303;
-  const bool v2305 = v2302 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2306 = v2304 < v2;
-  const bool v2307 = v2305 && v2306;
-  if (v2307) {
-    const float v2308 = v43.m[7][4].thread_elements()[0];
-    const float v2309 = v2308 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v2310 = bfloat(v2309);
-    const uint v2311 = v7 * v1;
-    const uint v2312 = v2311 + v2302;
-    const uint v2313 = v2312 * v2;
-    const uint v2314 = v2313 + v2304;
-    out[v2314] = v2310;
-  }
-  const uint v2315 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2316 = v620 + v2315;
-  const uint v2317 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2318 = v619 + v2317;
-  const bool v2319 = v2316 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2320 = v2318 < v2;
-  const bool v2321 = v2319 && v2320;
-  if (v2321) {
-    const float v2322 = v43.m[7][4].thread_elements()[1];
-    const float v2323 = v2322 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v2324 = bfloat(v2323);
-    const uint v2325 = v7 * v1;
-    const uint v2326 = v2325 + v2316;
-    const uint v2327 = v2326 * v2;
-    const uint v2328 = v2327 + v2318;
-    out[v2328] = v2324;
-  }
-  const uint v2329 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2330 = v620 + v2329;
-  const uint v2331 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2332 = v619 + v2331;
-  const bool v2333 = v2330 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2334 = v2332 < v2;
-  const bool v2335 = v2333 && v2334;
-  if (v2335) {
-    const float v2336 = v43.m[7][5].thread_elements()[0];
-    const float v2337 = v2336 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v2338 = bfloat(v2337);
-    const uint v2339 = v7 * v1;
-    const uint v2340 = v2339 + v2330;
-    const uint v2341 = v2340 * v2;
-    const uint v2342 = v2341 + v2332;
-    out[v2342] = v2338;
-  }
-  const uint v2343 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2344 = v620 + v2343;
-  const uint v2345 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2346 = v619 + v2345;
-  const bool v2347 = v2344 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2348 = v2346 < v2;
-  const bool v2349 = v2347 && v2348;
-  if (v2349) {
-    const float v2350 = v43.m[7][5].thread_elements()[1];
-    const float v2351 = v2350 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v2352 = bfloat(v2351);
-    const uint v2353 = v7 * v1;
-    const uint v2354 = v2353 + v2344;
-    const uint v2355 = v2354 * v2;
-    const uint v2356 = v2355 + v2346;
-    out[v2356] = v2352;
-  }
-  const uint v2357 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2358 = v620 + v2357;
-  const uint v2359 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2360 = v619 + v2359;
-  const bool v2361 = v2358 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2362 = v2360 < v2;
-  const bool v2363 = v2361 && v2362;
-  if (v2363) {
-    const float v2364 = v43.m[7][6].thread_elements()[0];
-    const float v2365 = v2364 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v2366 = bfloat(v2365);
-    const uint v2367 = v7 * v1;
-    const uint v2368 = v2367 + v2358;
-    const uint v2369 = v2368 * v2;
-    const uint v2370 = v2369 + v2360;
-    out[v2370] = v2366;
-  }
-  const uint v2371 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2372 = v620 + v2371;
-  const uint v2373 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2374 = v619 + v2373;
-  const bool v2375 = v2372 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2376 = v2374 < v2;
-  const bool v2377 = v2375 && v2376;
-  if (v2377) {
-    const float v2378 = v43.m[7][6].thread_elements()[1];
-    const float v2379 = v2378 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v2380 = bfloat(v2379);
-    const uint v2381 = v7 * v1;
-    const uint v2382 = v2381 + v2372;
-    const uint v2383 = v2382 * v2;
-    const uint v2384 = v2383 + v2374;
-    out[v2384] = v2380;
-  }
-  const uint v2385 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2386 = v620 + v2385;
-  const uint v2387 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2388 = v619 + v2387;
-  const bool v2389 = v2386 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2390 = v2388 < v2;
-  const bool v2391 = v2389 && v2390;
-  if (v2391) {
-    const float v2392 = v43.m[7][7].thread_elements()[0];
-    const float v2393 = v2392 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v2394 = bfloat(v2393);
-    const uint v2395 = v7 * v1;
-    const uint v2396 = v2395 + v2386;
-    const uint v2397 = v2396 * v2;
-    const uint v2398 = v2397 + v2388;
-    out[v2398] = v2394;
-  }
-  const uint v2399 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2400 = v620 + v2399;
-  const uint v2401 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2402 = v619 + v2401;
-  const bool v2403 = v2400 < v1;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2404 = v2402 < v2;
-  const bool v2405 = v2403 && v2404;
-  if (v2405) {
-    const float v2406 = v43.m[7][7].thread_elements()[1];
-    const float v2407 = v2406 * v6;  // kernels/gemm/gemm.cpp:106
-    const bfloat v2408 = bfloat(v2407);
-    const uint v2409 = v7 * v1;
-    const uint v2410 = v2409 + v2400;
-    const uint v2411 = v2410 * v2;
-    const uint v2412 = v2411 + v2402;
-    out[v2412] = v2408;
+  threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:315
+  const uint v1797 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:332
+
+  for (uint v625 = 0u; v625 < 8u; v625 += 1u) {  // kernels/gemm/gemm_tiles.hpp:316
+    const uint v627 = v625 >> 2u;  // kernels/gemm/gemm_tiles.hpp:317
+    const uint v629 = v625 & 3u;  // kernels/gemm/gemm_tiles.hpp:318
+    const bool v632 = v36 == v627;  // kernels/gemm/gemm_tiles.hpp:319
+    if (v632) {
+      const bool v638 = v629 == 0u;  // kernels/gemm/gemm_tiles.hpp:322
+      if (v638) {
+        const float v639 = v43.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v640 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v643 = iron_frag_coord<64>(0u, iron_lane, false);
+        const uint v645 = v643 * 132u;
+        const uint v646 = v645 + v41;
+        const uint v647 = v646 + v640;
+        shm2[v647] = v639;
+        const float v648 = v43.m[0][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v649 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v652 = iron_frag_coord<64>(1u, iron_lane, false);
+        const uint v654 = v652 * 132u;
+        const uint v655 = v654 + v41;
+        const uint v656 = v655 + v649;
+        shm2[v656] = v648;
+        const float v657 = v43.m[0][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v658 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v661 = iron_frag_coord<64>(2u, iron_lane, false);
+        const uint v663 = v661 * 132u;
+        const uint v664 = v663 + v41;
+        const uint v665 = v664 + v658;
+        shm2[v665] = v657;
+        const float v666 = v43.m[0][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v667 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v670 = iron_frag_coord<64>(3u, iron_lane, false);
+        const uint v672 = v670 * 132u;
+        const uint v673 = v672 + v41;
+        const uint v674 = v673 + v667;
+        shm2[v674] = v666;
+        const float v675 = v43.m[0][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v676 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v679 = iron_frag_coord<64>(4u, iron_lane, false);
+        const uint v681 = v679 * 132u;
+        const uint v682 = v681 + v41;
+        const uint v683 = v682 + v676;
+        shm2[v683] = v675;
+        const float v684 = v43.m[0][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v685 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v688 = iron_frag_coord<64>(5u, iron_lane, false);
+        const uint v690 = v688 * 132u;
+        const uint v691 = v690 + v41;
+        const uint v692 = v691 + v685;
+        shm2[v692] = v684;
+        const float v693 = v43.m[0][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v694 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v697 = iron_frag_coord<64>(6u, iron_lane, false);
+        const uint v699 = v697 * 132u;
+        const uint v700 = v699 + v41;
+        const uint v701 = v700 + v694;
+        shm2[v701] = v693;
+        const float v702 = v43.m[0][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v703 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v706 = iron_frag_coord<64>(7u, iron_lane, false);
+        const uint v708 = v706 * 132u;
+        const uint v709 = v708 + v41;
+        const uint v710 = v709 + v703;
+        shm2[v710] = v702;
+        const float v711 = v43.m[0][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v712 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v715 = iron_frag_coord<64>(8u, iron_lane, false);
+        const uint v717 = v715 * 132u;
+        const uint v718 = v717 + v41;
+        const uint v719 = v718 + v712;
+        shm2[v719] = v711;
+        const float v720 = v43.m[0][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v721 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v724 = iron_frag_coord<64>(9u, iron_lane, false);
+        const uint v726 = v724 * 132u;
+        const uint v727 = v726 + v41;
+        const uint v728 = v727 + v721;
+        shm2[v728] = v720;
+        const float v729 = v43.m[0][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v730 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v733 = iron_frag_coord<64>(10u, iron_lane, false);
+        const uint v735 = v733 * 132u;
+        const uint v736 = v735 + v41;
+        const uint v737 = v736 + v730;
+        shm2[v737] = v729;
+        const float v738 = v43.m[0][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v739 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v742 = iron_frag_coord<64>(11u, iron_lane, false);
+        const uint v744 = v742 * 132u;
+        const uint v745 = v744 + v41;
+        const uint v746 = v745 + v739;
+        shm2[v746] = v738;
+        const float v747 = v43.m[0][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v748 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v751 = iron_frag_coord<64>(12u, iron_lane, false);
+        const uint v753 = v751 * 132u;
+        const uint v754 = v753 + v41;
+        const uint v755 = v754 + v748;
+        shm2[v755] = v747;
+        const float v756 = v43.m[0][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v757 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v760 = iron_frag_coord<64>(13u, iron_lane, false);
+        const uint v762 = v760 * 132u;
+        const uint v763 = v762 + v41;
+        const uint v764 = v763 + v757;
+        shm2[v764] = v756;
+        const float v765 = v43.m[0][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v766 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v769 = iron_frag_coord<64>(14u, iron_lane, false);
+        const uint v771 = v769 * 132u;
+        const uint v772 = v771 + v41;
+        const uint v773 = v772 + v766;
+        shm2[v773] = v765;
+        const float v774 = v43.m[0][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v775 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v778 = iron_frag_coord<64>(15u, iron_lane, false);
+        const uint v780 = v778 * 132u;
+        const uint v781 = v780 + v41;
+        const uint v782 = v781 + v775;
+        shm2[v782] = v774;
+        const float v783 = v43.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v784 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v787 = iron_frag_coord<64>(16u, iron_lane, false);
+        const uint v789 = v787 * 132u;
+        const uint v790 = v789 + v41;
+        const uint v791 = v790 + v784;
+        shm2[v791] = v783;
+        const float v792 = v43.m[1][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v793 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v796 = iron_frag_coord<64>(17u, iron_lane, false);
+        const uint v798 = v796 * 132u;
+        const uint v799 = v798 + v41;
+        const uint v800 = v799 + v793;
+        shm2[v800] = v792;
+        const float v801 = v43.m[1][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v802 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v805 = iron_frag_coord<64>(18u, iron_lane, false);
+        const uint v807 = v805 * 132u;
+        const uint v808 = v807 + v41;
+        const uint v809 = v808 + v802;
+        shm2[v809] = v801;
+        const float v810 = v43.m[1][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v811 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v814 = iron_frag_coord<64>(19u, iron_lane, false);
+        const uint v816 = v814 * 132u;
+        const uint v817 = v816 + v41;
+        const uint v818 = v817 + v811;
+        shm2[v818] = v810;
+        const float v819 = v43.m[1][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v820 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v823 = iron_frag_coord<64>(20u, iron_lane, false);
+        const uint v825 = v823 * 132u;
+        const uint v826 = v825 + v41;
+        const uint v827 = v826 + v820;
+        shm2[v827] = v819;
+        const float v828 = v43.m[1][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v829 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v832 = iron_frag_coord<64>(21u, iron_lane, false);
+        const uint v834 = v832 * 132u;
+        const uint v835 = v834 + v41;
+        const uint v836 = v835 + v829;
+        shm2[v836] = v828;
+        const float v837 = v43.m[1][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v838 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v841 = iron_frag_coord<64>(22u, iron_lane, false);
+        const uint v843 = v841 * 132u;
+        const uint v844 = v843 + v41;
+        const uint v845 = v844 + v838;
+        shm2[v845] = v837;
+        const float v846 = v43.m[1][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v847 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v850 = iron_frag_coord<64>(23u, iron_lane, false);
+        const uint v852 = v850 * 132u;
+        const uint v853 = v852 + v41;
+        const uint v854 = v853 + v847;
+        shm2[v854] = v846;
+        const float v855 = v43.m[1][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v856 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v859 = iron_frag_coord<64>(24u, iron_lane, false);
+        const uint v861 = v859 * 132u;
+        const uint v862 = v861 + v41;
+        const uint v863 = v862 + v856;
+        shm2[v863] = v855;
+        const float v864 = v43.m[1][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v865 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v868 = iron_frag_coord<64>(25u, iron_lane, false);
+        const uint v870 = v868 * 132u;
+        const uint v871 = v870 + v41;
+        const uint v872 = v871 + v865;
+        shm2[v872] = v864;
+        const float v873 = v43.m[1][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v874 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v877 = iron_frag_coord<64>(26u, iron_lane, false);
+        const uint v879 = v877 * 132u;
+        const uint v880 = v879 + v41;
+        const uint v881 = v880 + v874;
+        shm2[v881] = v873;
+        const float v882 = v43.m[1][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v883 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v886 = iron_frag_coord<64>(27u, iron_lane, false);
+        const uint v888 = v886 * 132u;
+        const uint v889 = v888 + v41;
+        const uint v890 = v889 + v883;
+        shm2[v890] = v882;
+        const float v891 = v43.m[1][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v892 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v895 = iron_frag_coord<64>(28u, iron_lane, false);
+        const uint v897 = v895 * 132u;
+        const uint v898 = v897 + v41;
+        const uint v899 = v898 + v892;
+        shm2[v899] = v891;
+        const float v900 = v43.m[1][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v901 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v904 = iron_frag_coord<64>(29u, iron_lane, false);
+        const uint v906 = v904 * 132u;
+        const uint v907 = v906 + v41;
+        const uint v908 = v907 + v901;
+        shm2[v908] = v900;
+        const float v909 = v43.m[1][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v910 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v913 = iron_frag_coord<64>(30u, iron_lane, false);
+        const uint v915 = v913 * 132u;
+        const uint v916 = v915 + v41;
+        const uint v917 = v916 + v910;
+        shm2[v917] = v909;
+        const float v918 = v43.m[1][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v919 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v922 = iron_frag_coord<64>(31u, iron_lane, false);
+        const uint v924 = v922 * 132u;
+        const uint v925 = v924 + v41;
+        const uint v926 = v925 + v919;
+        shm2[v926] = v918;
+      }
+      const bool v928 = v629 == 1u;  // kernels/gemm/gemm_tiles.hpp:322
+      if (v928) {
+        const float v929 = v43.m[2][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v930 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v933 = iron_frag_coord<64>(32u, iron_lane, false);
+        const uint v934 = v933 - 16u;
+        const uint v935 = v934 * 132u;
+        const uint v936 = v935 + v41;
+        const uint v937 = v936 + v930;
+        shm2[v937] = v929;
+        const float v938 = v43.m[2][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v939 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v942 = iron_frag_coord<64>(33u, iron_lane, false);
+        const uint v943 = v942 - 16u;
+        const uint v944 = v943 * 132u;
+        const uint v945 = v944 + v41;
+        const uint v946 = v945 + v939;
+        shm2[v946] = v938;
+        const float v947 = v43.m[2][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v948 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v951 = iron_frag_coord<64>(34u, iron_lane, false);
+        const uint v952 = v951 - 16u;
+        const uint v953 = v952 * 132u;
+        const uint v954 = v953 + v41;
+        const uint v955 = v954 + v948;
+        shm2[v955] = v947;
+        const float v956 = v43.m[2][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v957 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v960 = iron_frag_coord<64>(35u, iron_lane, false);
+        const uint v961 = v960 - 16u;
+        const uint v962 = v961 * 132u;
+        const uint v963 = v962 + v41;
+        const uint v964 = v963 + v957;
+        shm2[v964] = v956;
+        const float v965 = v43.m[2][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v966 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v969 = iron_frag_coord<64>(36u, iron_lane, false);
+        const uint v970 = v969 - 16u;
+        const uint v971 = v970 * 132u;
+        const uint v972 = v971 + v41;
+        const uint v973 = v972 + v966;
+        shm2[v973] = v965;
+        const float v974 = v43.m[2][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v975 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v978 = iron_frag_coord<64>(37u, iron_lane, false);
+        const uint v979 = v978 - 16u;
+        const uint v980 = v979 * 132u;
+        const uint v981 = v980 + v41;
+        const uint v982 = v981 + v975;
+        shm2[v982] = v974;
+        const float v983 = v43.m[2][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v984 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v987 = iron_frag_coord<64>(38u, iron_lane, false);
+        const uint v988 = v987 - 16u;
+        const uint v989 = v988 * 132u;
+        const uint v990 = v989 + v41;
+        const uint v991 = v990 + v984;
+        shm2[v991] = v983;
+        const float v992 = v43.m[2][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v993 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v996 = iron_frag_coord<64>(39u, iron_lane, false);
+        const uint v997 = v996 - 16u;
+        const uint v998 = v997 * 132u;
+        const uint v999 = v998 + v41;
+        const uint v1000 = v999 + v993;
+        shm2[v1000] = v992;
+        const float v1001 = v43.m[2][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1002 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1005 = iron_frag_coord<64>(40u, iron_lane, false);
+        const uint v1006 = v1005 - 16u;
+        const uint v1007 = v1006 * 132u;
+        const uint v1008 = v1007 + v41;
+        const uint v1009 = v1008 + v1002;
+        shm2[v1009] = v1001;
+        const float v1010 = v43.m[2][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1011 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1014 = iron_frag_coord<64>(41u, iron_lane, false);
+        const uint v1015 = v1014 - 16u;
+        const uint v1016 = v1015 * 132u;
+        const uint v1017 = v1016 + v41;
+        const uint v1018 = v1017 + v1011;
+        shm2[v1018] = v1010;
+        const float v1019 = v43.m[2][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1020 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1023 = iron_frag_coord<64>(42u, iron_lane, false);
+        const uint v1024 = v1023 - 16u;
+        const uint v1025 = v1024 * 132u;
+        const uint v1026 = v1025 + v41;
+        const uint v1027 = v1026 + v1020;
+        shm2[v1027] = v1019;
+        const float v1028 = v43.m[2][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1029 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1032 = iron_frag_coord<64>(43u, iron_lane, false);
+        const uint v1033 = v1032 - 16u;
+        const uint v1034 = v1033 * 132u;
+        const uint v1035 = v1034 + v41;
+        const uint v1036 = v1035 + v1029;
+        shm2[v1036] = v1028;
+        const float v1037 = v43.m[2][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1038 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1041 = iron_frag_coord<64>(44u, iron_lane, false);
+        const uint v1042 = v1041 - 16u;
+        const uint v1043 = v1042 * 132u;
+        const uint v1044 = v1043 + v41;
+        const uint v1045 = v1044 + v1038;
+        shm2[v1045] = v1037;
+        const float v1046 = v43.m[2][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1047 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1050 = iron_frag_coord<64>(45u, iron_lane, false);
+        const uint v1051 = v1050 - 16u;
+        const uint v1052 = v1051 * 132u;
+        const uint v1053 = v1052 + v41;
+        const uint v1054 = v1053 + v1047;
+        shm2[v1054] = v1046;
+        const float v1055 = v43.m[2][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1056 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1059 = iron_frag_coord<64>(46u, iron_lane, false);
+        const uint v1060 = v1059 - 16u;
+        const uint v1061 = v1060 * 132u;
+        const uint v1062 = v1061 + v41;
+        const uint v1063 = v1062 + v1056;
+        shm2[v1063] = v1055;
+        const float v1064 = v43.m[2][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1065 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1068 = iron_frag_coord<64>(47u, iron_lane, false);
+        const uint v1069 = v1068 - 16u;
+        const uint v1070 = v1069 * 132u;
+        const uint v1071 = v1070 + v41;
+        const uint v1072 = v1071 + v1065;
+        shm2[v1072] = v1064;
+        const float v1073 = v43.m[3][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1074 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1077 = iron_frag_coord<64>(48u, iron_lane, false);
+        const uint v1078 = v1077 - 16u;
+        const uint v1079 = v1078 * 132u;
+        const uint v1080 = v1079 + v41;
+        const uint v1081 = v1080 + v1074;
+        shm2[v1081] = v1073;
+        const float v1082 = v43.m[3][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1083 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1086 = iron_frag_coord<64>(49u, iron_lane, false);
+        const uint v1087 = v1086 - 16u;
+        const uint v1088 = v1087 * 132u;
+        const uint v1089 = v1088 + v41;
+        const uint v1090 = v1089 + v1083;
+        shm2[v1090] = v1082;
+        const float v1091 = v43.m[3][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1092 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1095 = iron_frag_coord<64>(50u, iron_lane, false);
+        const uint v1096 = v1095 - 16u;
+        const uint v1097 = v1096 * 132u;
+        const uint v1098 = v1097 + v41;
+        const uint v1099 = v1098 + v1092;
+        shm2[v1099] = v1091;
+        const float v1100 = v43.m[3][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1101 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1104 = iron_frag_coord<64>(51u, iron_lane, false);
+        const uint v1105 = v1104 - 16u;
+        const uint v1106 = v1105 * 132u;
+        const uint v1107 = v1106 + v41;
+        const uint v1108 = v1107 + v1101;
+        shm2[v1108] = v1100;
+        const float v1109 = v43.m[3][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1110 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1113 = iron_frag_coord<64>(52u, iron_lane, false);
+        const uint v1114 = v1113 - 16u;
+        const uint v1115 = v1114 * 132u;
+        const uint v1116 = v1115 + v41;
+        const uint v1117 = v1116 + v1110;
+        shm2[v1117] = v1109;
+        const float v1118 = v43.m[3][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1119 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1122 = iron_frag_coord<64>(53u, iron_lane, false);
+        const uint v1123 = v1122 - 16u;
+        const uint v1124 = v1123 * 132u;
+        const uint v1125 = v1124 + v41;
+        const uint v1126 = v1125 + v1119;
+        shm2[v1126] = v1118;
+        const float v1127 = v43.m[3][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1128 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1131 = iron_frag_coord<64>(54u, iron_lane, false);
+        const uint v1132 = v1131 - 16u;
+        const uint v1133 = v1132 * 132u;
+        const uint v1134 = v1133 + v41;
+        const uint v1135 = v1134 + v1128;
+        shm2[v1135] = v1127;
+        const float v1136 = v43.m[3][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1137 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1140 = iron_frag_coord<64>(55u, iron_lane, false);
+        const uint v1141 = v1140 - 16u;
+        const uint v1142 = v1141 * 132u;
+        const uint v1143 = v1142 + v41;
+        const uint v1144 = v1143 + v1137;
+        shm2[v1144] = v1136;
+        const float v1145 = v43.m[3][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1146 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1149 = iron_frag_coord<64>(56u, iron_lane, false);
+        const uint v1150 = v1149 - 16u;
+        const uint v1151 = v1150 * 132u;
+        const uint v1152 = v1151 + v41;
+        const uint v1153 = v1152 + v1146;
+        shm2[v1153] = v1145;
+        const float v1154 = v43.m[3][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1155 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1158 = iron_frag_coord<64>(57u, iron_lane, false);
+        const uint v1159 = v1158 - 16u;
+        const uint v1160 = v1159 * 132u;
+        const uint v1161 = v1160 + v41;
+        const uint v1162 = v1161 + v1155;
+        shm2[v1162] = v1154;
+        const float v1163 = v43.m[3][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1164 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1167 = iron_frag_coord<64>(58u, iron_lane, false);
+        const uint v1168 = v1167 - 16u;
+        const uint v1169 = v1168 * 132u;
+        const uint v1170 = v1169 + v41;
+        const uint v1171 = v1170 + v1164;
+        shm2[v1171] = v1163;
+        const float v1172 = v43.m[3][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1173 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1176 = iron_frag_coord<64>(59u, iron_lane, false);
+        const uint v1177 = v1176 - 16u;
+        const uint v1178 = v1177 * 132u;
+        const uint v1179 = v1178 + v41;
+        const uint v1180 = v1179 + v1173;
+        shm2[v1180] = v1172;
+        const float v1181 = v43.m[3][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1182 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1185 = iron_frag_coord<64>(60u, iron_lane, false);
+        const uint v1186 = v1185 - 16u;
+        const uint v1187 = v1186 * 132u;
+        const uint v1188 = v1187 + v41;
+        const uint v1189 = v1188 + v1182;
+        shm2[v1189] = v1181;
+        const float v1190 = v43.m[3][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1191 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1194 = iron_frag_coord<64>(61u, iron_lane, false);
+        const uint v1195 = v1194 - 16u;
+        const uint v1196 = v1195 * 132u;
+        const uint v1197 = v1196 + v41;
+        const uint v1198 = v1197 + v1191;
+        shm2[v1198] = v1190;
+        const float v1199 = v43.m[3][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1200 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1203 = iron_frag_coord<64>(62u, iron_lane, false);
+        const uint v1204 = v1203 - 16u;
+        const uint v1205 = v1204 * 132u;
+        const uint v1206 = v1205 + v41;
+        const uint v1207 = v1206 + v1200;
+        shm2[v1207] = v1199;
+        const float v1208 = v43.m[3][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1209 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1212 = iron_frag_coord<64>(63u, iron_lane, false);
+        const uint v1213 = v1212 - 16u;
+        const uint v1214 = v1213 * 132u;
+        const uint v1215 = v1214 + v41;
+        const uint v1216 = v1215 + v1209;
+        shm2[v1216] = v1208;
+      }
+      const bool v1218 = v629 == 2u;  // kernels/gemm/gemm_tiles.hpp:322
+      if (v1218) {
+        const float v1219 = v43.m[4][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1220 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1223 = iron_frag_coord<64>(64u, iron_lane, false);
+        const uint v1224 = v1223 - 32u;
+        const uint v1225 = v1224 * 132u;
+        const uint v1226 = v1225 + v41;
+        const uint v1227 = v1226 + v1220;
+        shm2[v1227] = v1219;
+        const float v1228 = v43.m[4][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1229 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1232 = iron_frag_coord<64>(65u, iron_lane, false);
+        const uint v1233 = v1232 - 32u;
+        const uint v1234 = v1233 * 132u;
+        const uint v1235 = v1234 + v41;
+        const uint v1236 = v1235 + v1229;
+        shm2[v1236] = v1228;
+        const float v1237 = v43.m[4][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1238 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1241 = iron_frag_coord<64>(66u, iron_lane, false);
+        const uint v1242 = v1241 - 32u;
+        const uint v1243 = v1242 * 132u;
+        const uint v1244 = v1243 + v41;
+        const uint v1245 = v1244 + v1238;
+        shm2[v1245] = v1237;
+        const float v1246 = v43.m[4][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1247 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1250 = iron_frag_coord<64>(67u, iron_lane, false);
+        const uint v1251 = v1250 - 32u;
+        const uint v1252 = v1251 * 132u;
+        const uint v1253 = v1252 + v41;
+        const uint v1254 = v1253 + v1247;
+        shm2[v1254] = v1246;
+        const float v1255 = v43.m[4][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1256 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1259 = iron_frag_coord<64>(68u, iron_lane, false);
+        const uint v1260 = v1259 - 32u;
+        const uint v1261 = v1260 * 132u;
+        const uint v1262 = v1261 + v41;
+        const uint v1263 = v1262 + v1256;
+        shm2[v1263] = v1255;
+        const float v1264 = v43.m[4][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1265 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1268 = iron_frag_coord<64>(69u, iron_lane, false);
+        const uint v1269 = v1268 - 32u;
+        const uint v1270 = v1269 * 132u;
+        const uint v1271 = v1270 + v41;
+        const uint v1272 = v1271 + v1265;
+        shm2[v1272] = v1264;
+        const float v1273 = v43.m[4][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1274 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1277 = iron_frag_coord<64>(70u, iron_lane, false);
+        const uint v1278 = v1277 - 32u;
+        const uint v1279 = v1278 * 132u;
+        const uint v1280 = v1279 + v41;
+        const uint v1281 = v1280 + v1274;
+        shm2[v1281] = v1273;
+        const float v1282 = v43.m[4][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1283 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1286 = iron_frag_coord<64>(71u, iron_lane, false);
+        const uint v1287 = v1286 - 32u;
+        const uint v1288 = v1287 * 132u;
+        const uint v1289 = v1288 + v41;
+        const uint v1290 = v1289 + v1283;
+        shm2[v1290] = v1282;
+        const float v1291 = v43.m[4][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1292 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1295 = iron_frag_coord<64>(72u, iron_lane, false);
+        const uint v1296 = v1295 - 32u;
+        const uint v1297 = v1296 * 132u;
+        const uint v1298 = v1297 + v41;
+        const uint v1299 = v1298 + v1292;
+        shm2[v1299] = v1291;
+        const float v1300 = v43.m[4][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1301 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1304 = iron_frag_coord<64>(73u, iron_lane, false);
+        const uint v1305 = v1304 - 32u;
+        const uint v1306 = v1305 * 132u;
+        const uint v1307 = v1306 + v41;
+        const uint v1308 = v1307 + v1301;
+        shm2[v1308] = v1300;
+        const float v1309 = v43.m[4][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1310 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1313 = iron_frag_coord<64>(74u, iron_lane, false);
+        const uint v1314 = v1313 - 32u;
+        const uint v1315 = v1314 * 132u;
+        const uint v1316 = v1315 + v41;
+        const uint v1317 = v1316 + v1310;
+        shm2[v1317] = v1309;
+        const float v1318 = v43.m[4][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1319 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1322 = iron_frag_coord<64>(75u, iron_lane, false);
+        const uint v1323 = v1322 - 32u;
+        const uint v1324 = v1323 * 132u;
+        const uint v1325 = v1324 + v41;
+        const uint v1326 = v1325 + v1319;
+        shm2[v1326] = v1318;
+        const float v1327 = v43.m[4][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1328 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1331 = iron_frag_coord<64>(76u, iron_lane, false);
+        const uint v1332 = v1331 - 32u;
+        const uint v1333 = v1332 * 132u;
+        const uint v1334 = v1333 + v41;
+        const uint v1335 = v1334 + v1328;
+        shm2[v1335] = v1327;
+        const float v1336 = v43.m[4][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1337 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1340 = iron_frag_coord<64>(77u, iron_lane, false);
+        const uint v1341 = v1340 - 32u;
+        const uint v1342 = v1341 * 132u;
+        const uint v1343 = v1342 + v41;
+        const uint v1344 = v1343 + v1337;
+        shm2[v1344] = v1336;
+        const float v1345 = v43.m[4][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1346 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1349 = iron_frag_coord<64>(78u, iron_lane, false);
+        const uint v1350 = v1349 - 32u;
+        const uint v1351 = v1350 * 132u;
+        const uint v1352 = v1351 + v41;
+        const uint v1353 = v1352 + v1346;
+        shm2[v1353] = v1345;
+        const float v1354 = v43.m[4][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1355 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1358 = iron_frag_coord<64>(79u, iron_lane, false);
+        const uint v1359 = v1358 - 32u;
+        const uint v1360 = v1359 * 132u;
+        const uint v1361 = v1360 + v41;
+        const uint v1362 = v1361 + v1355;
+        shm2[v1362] = v1354;
+        const float v1363 = v43.m[5][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1364 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1367 = iron_frag_coord<64>(80u, iron_lane, false);
+        const uint v1368 = v1367 - 32u;
+        const uint v1369 = v1368 * 132u;
+        const uint v1370 = v1369 + v41;
+        const uint v1371 = v1370 + v1364;
+        shm2[v1371] = v1363;
+        const float v1372 = v43.m[5][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1373 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1376 = iron_frag_coord<64>(81u, iron_lane, false);
+        const uint v1377 = v1376 - 32u;
+        const uint v1378 = v1377 * 132u;
+        const uint v1379 = v1378 + v41;
+        const uint v1380 = v1379 + v1373;
+        shm2[v1380] = v1372;
+        const float v1381 = v43.m[5][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1382 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1385 = iron_frag_coord<64>(82u, iron_lane, false);
+        const uint v1386 = v1385 - 32u;
+        const uint v1387 = v1386 * 132u;
+        const uint v1388 = v1387 + v41;
+        const uint v1389 = v1388 + v1382;
+        shm2[v1389] = v1381;
+        const float v1390 = v43.m[5][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1391 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1394 = iron_frag_coord<64>(83u, iron_lane, false);
+        const uint v1395 = v1394 - 32u;
+        const uint v1396 = v1395 * 132u;
+        const uint v1397 = v1396 + v41;
+        const uint v1398 = v1397 + v1391;
+        shm2[v1398] = v1390;
+        const float v1399 = v43.m[5][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1400 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1403 = iron_frag_coord<64>(84u, iron_lane, false);
+        const uint v1404 = v1403 - 32u;
+        const uint v1405 = v1404 * 132u;
+        const uint v1406 = v1405 + v41;
+        const uint v1407 = v1406 + v1400;
+        shm2[v1407] = v1399;
+        const float v1408 = v43.m[5][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1409 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1412 = iron_frag_coord<64>(85u, iron_lane, false);
+        const uint v1413 = v1412 - 32u;
+        const uint v1414 = v1413 * 132u;
+        const uint v1415 = v1414 + v41;
+        const uint v1416 = v1415 + v1409;
+        shm2[v1416] = v1408;
+        const float v1417 = v43.m[5][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1418 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1421 = iron_frag_coord<64>(86u, iron_lane, false);
+        const uint v1422 = v1421 - 32u;
+        const uint v1423 = v1422 * 132u;
+        const uint v1424 = v1423 + v41;
+        const uint v1425 = v1424 + v1418;
+        shm2[v1425] = v1417;
+        const float v1426 = v43.m[5][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1427 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1430 = iron_frag_coord<64>(87u, iron_lane, false);
+        const uint v1431 = v1430 - 32u;
+        const uint v1432 = v1431 * 132u;
+        const uint v1433 = v1432 + v41;
+        const uint v1434 = v1433 + v1427;
+        shm2[v1434] = v1426;
+        const float v1435 = v43.m[5][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1436 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1439 = iron_frag_coord<64>(88u, iron_lane, false);
+        const uint v1440 = v1439 - 32u;
+        const uint v1441 = v1440 * 132u;
+        const uint v1442 = v1441 + v41;
+        const uint v1443 = v1442 + v1436;
+        shm2[v1443] = v1435;
+        const float v1444 = v43.m[5][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1445 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1448 = iron_frag_coord<64>(89u, iron_lane, false);
+        const uint v1449 = v1448 - 32u;
+        const uint v1450 = v1449 * 132u;
+        const uint v1451 = v1450 + v41;
+        const uint v1452 = v1451 + v1445;
+        shm2[v1452] = v1444;
+        const float v1453 = v43.m[5][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1454 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1457 = iron_frag_coord<64>(90u, iron_lane, false);
+        const uint v1458 = v1457 - 32u;
+        const uint v1459 = v1458 * 132u;
+        const uint v1460 = v1459 + v41;
+        const uint v1461 = v1460 + v1454;
+        shm2[v1461] = v1453;
+        const float v1462 = v43.m[5][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1463 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1466 = iron_frag_coord<64>(91u, iron_lane, false);
+        const uint v1467 = v1466 - 32u;
+        const uint v1468 = v1467 * 132u;
+        const uint v1469 = v1468 + v41;
+        const uint v1470 = v1469 + v1463;
+        shm2[v1470] = v1462;
+        const float v1471 = v43.m[5][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1472 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1475 = iron_frag_coord<64>(92u, iron_lane, false);
+        const uint v1476 = v1475 - 32u;
+        const uint v1477 = v1476 * 132u;
+        const uint v1478 = v1477 + v41;
+        const uint v1479 = v1478 + v1472;
+        shm2[v1479] = v1471;
+        const float v1480 = v43.m[5][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1481 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1484 = iron_frag_coord<64>(93u, iron_lane, false);
+        const uint v1485 = v1484 - 32u;
+        const uint v1486 = v1485 * 132u;
+        const uint v1487 = v1486 + v41;
+        const uint v1488 = v1487 + v1481;
+        shm2[v1488] = v1480;
+        const float v1489 = v43.m[5][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1490 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1493 = iron_frag_coord<64>(94u, iron_lane, false);
+        const uint v1494 = v1493 - 32u;
+        const uint v1495 = v1494 * 132u;
+        const uint v1496 = v1495 + v41;
+        const uint v1497 = v1496 + v1490;
+        shm2[v1497] = v1489;
+        const float v1498 = v43.m[5][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1499 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1502 = iron_frag_coord<64>(95u, iron_lane, false);
+        const uint v1503 = v1502 - 32u;
+        const uint v1504 = v1503 * 132u;
+        const uint v1505 = v1504 + v41;
+        const uint v1506 = v1505 + v1499;
+        shm2[v1506] = v1498;
+      }
+      const bool v1508 = v629 == 3u;  // kernels/gemm/gemm_tiles.hpp:322
+      if (v1508) {
+        const float v1509 = v43.m[6][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1510 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1513 = iron_frag_coord<64>(96u, iron_lane, false);
+        const uint v1514 = v1513 - 48u;
+        const uint v1515 = v1514 * 132u;
+        const uint v1516 = v1515 + v41;
+        const uint v1517 = v1516 + v1510;
+        shm2[v1517] = v1509;
+        const float v1518 = v43.m[6][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1519 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1522 = iron_frag_coord<64>(97u, iron_lane, false);
+        const uint v1523 = v1522 - 48u;
+        const uint v1524 = v1523 * 132u;
+        const uint v1525 = v1524 + v41;
+        const uint v1526 = v1525 + v1519;
+        shm2[v1526] = v1518;
+        const float v1527 = v43.m[6][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1528 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1531 = iron_frag_coord<64>(98u, iron_lane, false);
+        const uint v1532 = v1531 - 48u;
+        const uint v1533 = v1532 * 132u;
+        const uint v1534 = v1533 + v41;
+        const uint v1535 = v1534 + v1528;
+        shm2[v1535] = v1527;
+        const float v1536 = v43.m[6][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1537 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1540 = iron_frag_coord<64>(99u, iron_lane, false);
+        const uint v1541 = v1540 - 48u;
+        const uint v1542 = v1541 * 132u;
+        const uint v1543 = v1542 + v41;
+        const uint v1544 = v1543 + v1537;
+        shm2[v1544] = v1536;
+        const float v1545 = v43.m[6][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1546 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1549 = iron_frag_coord<64>(100u, iron_lane, false);
+        const uint v1550 = v1549 - 48u;
+        const uint v1551 = v1550 * 132u;
+        const uint v1552 = v1551 + v41;
+        const uint v1553 = v1552 + v1546;
+        shm2[v1553] = v1545;
+        const float v1554 = v43.m[6][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1555 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1558 = iron_frag_coord<64>(101u, iron_lane, false);
+        const uint v1559 = v1558 - 48u;
+        const uint v1560 = v1559 * 132u;
+        const uint v1561 = v1560 + v41;
+        const uint v1562 = v1561 + v1555;
+        shm2[v1562] = v1554;
+        const float v1563 = v43.m[6][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1564 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1567 = iron_frag_coord<64>(102u, iron_lane, false);
+        const uint v1568 = v1567 - 48u;
+        const uint v1569 = v1568 * 132u;
+        const uint v1570 = v1569 + v41;
+        const uint v1571 = v1570 + v1564;
+        shm2[v1571] = v1563;
+        const float v1572 = v43.m[6][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1573 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1576 = iron_frag_coord<64>(103u, iron_lane, false);
+        const uint v1577 = v1576 - 48u;
+        const uint v1578 = v1577 * 132u;
+        const uint v1579 = v1578 + v41;
+        const uint v1580 = v1579 + v1573;
+        shm2[v1580] = v1572;
+        const float v1581 = v43.m[6][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1582 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1585 = iron_frag_coord<64>(104u, iron_lane, false);
+        const uint v1586 = v1585 - 48u;
+        const uint v1587 = v1586 * 132u;
+        const uint v1588 = v1587 + v41;
+        const uint v1589 = v1588 + v1582;
+        shm2[v1589] = v1581;
+        const float v1590 = v43.m[6][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1591 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1594 = iron_frag_coord<64>(105u, iron_lane, false);
+        const uint v1595 = v1594 - 48u;
+        const uint v1596 = v1595 * 132u;
+        const uint v1597 = v1596 + v41;
+        const uint v1598 = v1597 + v1591;
+        shm2[v1598] = v1590;
+        const float v1599 = v43.m[6][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1600 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1603 = iron_frag_coord<64>(106u, iron_lane, false);
+        const uint v1604 = v1603 - 48u;
+        const uint v1605 = v1604 * 132u;
+        const uint v1606 = v1605 + v41;
+        const uint v1607 = v1606 + v1600;
+        shm2[v1607] = v1599;
+        const float v1608 = v43.m[6][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1609 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1612 = iron_frag_coord<64>(107u, iron_lane, false);
+        const uint v1613 = v1612 - 48u;
+        const uint v1614 = v1613 * 132u;
+        const uint v1615 = v1614 + v41;
+        const uint v1616 = v1615 + v1609;
+        shm2[v1616] = v1608;
+        const float v1617 = v43.m[6][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1618 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1621 = iron_frag_coord<64>(108u, iron_lane, false);
+        const uint v1622 = v1621 - 48u;
+        const uint v1623 = v1622 * 132u;
+        const uint v1624 = v1623 + v41;
+        const uint v1625 = v1624 + v1618;
+        shm2[v1625] = v1617;
+        const float v1626 = v43.m[6][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1627 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1630 = iron_frag_coord<64>(109u, iron_lane, false);
+        const uint v1631 = v1630 - 48u;
+        const uint v1632 = v1631 * 132u;
+        const uint v1633 = v1632 + v41;
+        const uint v1634 = v1633 + v1627;
+        shm2[v1634] = v1626;
+        const float v1635 = v43.m[6][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1636 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1639 = iron_frag_coord<64>(110u, iron_lane, false);
+        const uint v1640 = v1639 - 48u;
+        const uint v1641 = v1640 * 132u;
+        const uint v1642 = v1641 + v41;
+        const uint v1643 = v1642 + v1636;
+        shm2[v1643] = v1635;
+        const float v1644 = v43.m[6][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1645 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1648 = iron_frag_coord<64>(111u, iron_lane, false);
+        const uint v1649 = v1648 - 48u;
+        const uint v1650 = v1649 * 132u;
+        const uint v1651 = v1650 + v41;
+        const uint v1652 = v1651 + v1645;
+        shm2[v1652] = v1644;
+        const float v1653 = v43.m[7][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1654 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1657 = iron_frag_coord<64>(112u, iron_lane, false);
+        const uint v1658 = v1657 - 48u;
+        const uint v1659 = v1658 * 132u;
+        const uint v1660 = v1659 + v41;
+        const uint v1661 = v1660 + v1654;
+        shm2[v1661] = v1653;
+        const float v1662 = v43.m[7][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1663 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1666 = iron_frag_coord<64>(113u, iron_lane, false);
+        const uint v1667 = v1666 - 48u;
+        const uint v1668 = v1667 * 132u;
+        const uint v1669 = v1668 + v41;
+        const uint v1670 = v1669 + v1663;
+        shm2[v1670] = v1662;
+        const float v1671 = v43.m[7][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1672 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1675 = iron_frag_coord<64>(114u, iron_lane, false);
+        const uint v1676 = v1675 - 48u;
+        const uint v1677 = v1676 * 132u;
+        const uint v1678 = v1677 + v41;
+        const uint v1679 = v1678 + v1672;
+        shm2[v1679] = v1671;
+        const float v1680 = v43.m[7][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1681 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1684 = iron_frag_coord<64>(115u, iron_lane, false);
+        const uint v1685 = v1684 - 48u;
+        const uint v1686 = v1685 * 132u;
+        const uint v1687 = v1686 + v41;
+        const uint v1688 = v1687 + v1681;
+        shm2[v1688] = v1680;
+        const float v1689 = v43.m[7][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1690 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1693 = iron_frag_coord<64>(116u, iron_lane, false);
+        const uint v1694 = v1693 - 48u;
+        const uint v1695 = v1694 * 132u;
+        const uint v1696 = v1695 + v41;
+        const uint v1697 = v1696 + v1690;
+        shm2[v1697] = v1689;
+        const float v1698 = v43.m[7][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1699 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1702 = iron_frag_coord<64>(117u, iron_lane, false);
+        const uint v1703 = v1702 - 48u;
+        const uint v1704 = v1703 * 132u;
+        const uint v1705 = v1704 + v41;
+        const uint v1706 = v1705 + v1699;
+        shm2[v1706] = v1698;
+        const float v1707 = v43.m[7][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1708 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1711 = iron_frag_coord<64>(118u, iron_lane, false);
+        const uint v1712 = v1711 - 48u;
+        const uint v1713 = v1712 * 132u;
+        const uint v1714 = v1713 + v41;
+        const uint v1715 = v1714 + v1708;
+        shm2[v1715] = v1707;
+        const float v1716 = v43.m[7][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1717 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1720 = iron_frag_coord<64>(119u, iron_lane, false);
+        const uint v1721 = v1720 - 48u;
+        const uint v1722 = v1721 * 132u;
+        const uint v1723 = v1722 + v41;
+        const uint v1724 = v1723 + v1717;
+        shm2[v1724] = v1716;
+        const float v1725 = v43.m[7][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1726 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1729 = iron_frag_coord<64>(120u, iron_lane, false);
+        const uint v1730 = v1729 - 48u;
+        const uint v1731 = v1730 * 132u;
+        const uint v1732 = v1731 + v41;
+        const uint v1733 = v1732 + v1726;
+        shm2[v1733] = v1725;
+        const float v1734 = v43.m[7][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1735 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1738 = iron_frag_coord<64>(121u, iron_lane, false);
+        const uint v1739 = v1738 - 48u;
+        const uint v1740 = v1739 * 132u;
+        const uint v1741 = v1740 + v41;
+        const uint v1742 = v1741 + v1735;
+        shm2[v1742] = v1734;
+        const float v1743 = v43.m[7][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1744 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1747 = iron_frag_coord<64>(122u, iron_lane, false);
+        const uint v1748 = v1747 - 48u;
+        const uint v1749 = v1748 * 132u;
+        const uint v1750 = v1749 + v41;
+        const uint v1751 = v1750 + v1744;
+        shm2[v1751] = v1743;
+        const float v1752 = v43.m[7][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1753 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1756 = iron_frag_coord<64>(123u, iron_lane, false);
+        const uint v1757 = v1756 - 48u;
+        const uint v1758 = v1757 * 132u;
+        const uint v1759 = v1758 + v41;
+        const uint v1760 = v1759 + v1753;
+        shm2[v1760] = v1752;
+        const float v1761 = v43.m[7][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1762 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1765 = iron_frag_coord<64>(124u, iron_lane, false);
+        const uint v1766 = v1765 - 48u;
+        const uint v1767 = v1766 * 132u;
+        const uint v1768 = v1767 + v41;
+        const uint v1769 = v1768 + v1762;
+        shm2[v1769] = v1761;
+        const float v1770 = v43.m[7][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1771 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1774 = iron_frag_coord<64>(125u, iron_lane, false);
+        const uint v1775 = v1774 - 48u;
+        const uint v1776 = v1775 * 132u;
+        const uint v1777 = v1776 + v41;
+        const uint v1778 = v1777 + v1771;
+        shm2[v1778] = v1770;
+        const float v1779 = v43.m[7][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1780 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1783 = iron_frag_coord<64>(126u, iron_lane, false);
+        const uint v1784 = v1783 - 48u;
+        const uint v1785 = v1784 * 132u;
+        const uint v1786 = v1785 + v41;
+        const uint v1787 = v1786 + v1780;
+        shm2[v1787] = v1779;
+        const float v1788 = v43.m[7][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1789 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1792 = iron_frag_coord<64>(127u, iron_lane, false);
+        const uint v1793 = v1792 - 48u;
+        const uint v1794 = v1793 * 132u;
+        const uint v1795 = v1794 + v41;
+        const uint v1796 = v1795 + v1789;
+        shm2[v1796] = v1788;
+      }
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:331
+    const uint v1804 = v629 << 4u;  // kernels/gemm/gemm_tiles.hpp:333
+    const uint v1806 = v627 << 6u;
+    const uint v1807 = v26 + v1806;
+    const uint v1808 = v1807 + v1804;
+
+    for (uint v1800 = v1797; v1800 < 2048u; v1800 += 128u) {  // kernels/gemm/gemm_tiles.hpp:332
+      const uint v1802 = v1800 >> 7u;  // kernels/gemm/gemm_tiles.hpp:333
+      const uint v1809 = v1808 + v1802;
+      const uint v1811 = v1800 & 127u;  // kernels/gemm/gemm_tiles.hpp:334
+      const uint v1812 = v30 + v1811;
+      const bool v1813 = v1809 < v1;  // kernels/gemm/gemm_tiles.hpp:335
+      const bool v1814 = v1812 < v2;
+      const bool v1815 = v1813 && v1814;
+      if (v1815) {
+        const uint v1821 = v1802 * 132u;
+        const uint v1822 = v1821 + v1811;
+        const float v1823 = shm2[v1822];
+        const float v1824 = v1823 * v6;  // kernels/gemm/gemm.cpp:106
+        const bfloat v1825 = bfloat(v1824);
+        const uint v1826 = v7 * v1;
+        const uint v1827 = v1826 + v1809;
+        const uint v1828 = v1827 * v2;
+        const uint v1829 = v1828 + v1812;
+        out[v1829] = v1825;
+      }
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:337
   }
 }

@@ -81,6 +81,7 @@ kernel void iron_gemm_bias_nk_bf16(
     uint iron_sg [[simdgroup_index_in_threadgroup]]) {
   alignas(16) threadgroup bfloat shm0[8192];
   alignas(16) threadgroup bfloat shm1[8192];
+  threadgroup float* shm2 = reinterpret_cast<threadgroup float*>(shm0);
 
   const uint v0 = m;  // kernels/gemm/gemm_epilogue.cpp:71
   const uint v1 = n;
@@ -103,299 +104,299 @@ kernel void iron_gemm_bias_nk_bf16(
   const uint v24 = v23 << 7u;
   const uint v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v28 = v27 << 7u;
-  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:241
-  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:242
+  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:243
   const uint v33 = v32 << 6u;
-  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
+  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:244
   const uint v37 = v36 << 6u;
-  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v39, float(0.0f));
-  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:247
   iron_frag_fill(v41, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:247
+  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:248
   iron_frag_fill(v43, bfloat(bfloat(0.0f)));
   const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:203
   const bool v47 = v46 == 0u;
-  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:260
+  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:261
   if (v62) {
-    const uint v2417 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2420 = v2417 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2423 = v2417 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2424 = v2423 << 3u;
-    const uint v2425 = v24 + v2420;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2426 = v2425 < v0;
-    const uint v2431 = v2425 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2437 = v2420 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2442 = v2417 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2444 = v2442 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2447 = v2442 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2448 = v2447 << 3u;
-    const uint v2449 = v24 + v2444;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2450 = v2449 < v0;
-    const uint v2455 = v2449 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2461 = v2444 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2466 = v2417 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2468 = v2466 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2471 = v2466 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2472 = v2471 << 3u;
-    const uint v2473 = v24 + v2468;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2474 = v2473 < v0;
-    const uint v2479 = v2473 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2485 = v2468 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2490 = v2417 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2492 = v2490 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2495 = v2490 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2496 = v2495 << 3u;
-    const uint v2497 = v24 + v2492;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2498 = v2497 < v0;
-    const uint v2503 = v2497 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2509 = v2492 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2514 = v2417 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2516 = v2514 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2519 = v2514 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2520 = v2519 << 3u;
-    const uint v2521 = v24 + v2516;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2522 = v2521 < v0;
-    const uint v2527 = v2521 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2533 = v2516 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2538 = v2417 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2540 = v2538 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2543 = v2538 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2544 = v2543 << 3u;
-    const uint v2545 = v24 + v2540;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2546 = v2545 < v0;
-    const uint v2551 = v2545 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2557 = v2540 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2562 = v2417 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2564 = v2562 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2567 = v2562 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2568 = v2567 << 3u;
-    const uint v2569 = v24 + v2564;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2570 = v2569 < v0;
-    const uint v2575 = v2569 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2581 = v2564 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2586 = v2417 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2588 = v2586 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2591 = v2586 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2592 = v2591 << 3u;
-    const uint v2593 = v24 + v2588;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2594 = v2593 < v0;
-    const uint v2599 = v2593 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2605 = v2588 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2619 = v28 + v2420;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2620 = v2619 < v1;
-    const uint v2625 = v2619 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2643 = v28 + v2444;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2644 = v2643 < v1;
-    const uint v2649 = v2643 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2667 = v28 + v2468;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2668 = v2667 < v1;
-    const uint v2673 = v2667 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2691 = v28 + v2492;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2692 = v2691 < v1;
-    const uint v2697 = v2691 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2715 = v28 + v2516;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2716 = v2715 < v1;
-    const uint v2721 = v2715 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2739 = v28 + v2540;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2740 = v2739 < v1;
-    const uint v2745 = v2739 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2763 = v28 + v2564;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2764 = v2763 < v1;
-    const uint v2769 = v2763 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2787 = v28 + v2588;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2788 = v2787 < v1;
-    const uint v2793 = v2787 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2809 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v2815 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v1834 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v1837 = v1834 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v1840 = v1834 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v1841 = v1840 << 3u;
+    const uint v1842 = v24 + v1837;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v1843 = v1842 < v0;
+    const uint v1848 = v1842 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v1854 = v1837 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v1859 = v1834 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v1861 = v1859 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v1864 = v1859 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v1865 = v1864 << 3u;
+    const uint v1866 = v24 + v1861;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v1867 = v1866 < v0;
+    const uint v1872 = v1866 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v1878 = v1861 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v1883 = v1834 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v1885 = v1883 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v1888 = v1883 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v1889 = v1888 << 3u;
+    const uint v1890 = v24 + v1885;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v1891 = v1890 < v0;
+    const uint v1896 = v1890 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v1902 = v1885 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v1907 = v1834 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v1909 = v1907 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v1912 = v1907 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v1913 = v1912 << 3u;
+    const uint v1914 = v24 + v1909;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v1915 = v1914 < v0;
+    const uint v1920 = v1914 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v1926 = v1909 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v1931 = v1834 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v1933 = v1931 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v1936 = v1931 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v1937 = v1936 << 3u;
+    const uint v1938 = v24 + v1933;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v1939 = v1938 < v0;
+    const uint v1944 = v1938 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v1950 = v1933 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v1955 = v1834 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v1957 = v1955 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v1960 = v1955 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v1961 = v1960 << 3u;
+    const uint v1962 = v24 + v1957;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v1963 = v1962 < v0;
+    const uint v1968 = v1962 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v1974 = v1957 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v1979 = v1834 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v1981 = v1979 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v1984 = v1979 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v1985 = v1984 << 3u;
+    const uint v1986 = v24 + v1981;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v1987 = v1986 < v0;
+    const uint v1992 = v1986 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v1998 = v1981 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2003 = v1834 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2005 = v2003 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2008 = v2003 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2009 = v2008 << 3u;
+    const uint v2010 = v24 + v2005;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2011 = v2010 < v0;
+    const uint v2016 = v2010 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2022 = v2005 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2036 = v28 + v1837;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2037 = v2036 < v1;
+    const uint v2042 = v2036 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2060 = v28 + v1861;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2061 = v2060 < v1;
+    const uint v2066 = v2060 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2084 = v28 + v1885;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2085 = v2084 < v1;
+    const uint v2090 = v2084 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2108 = v28 + v1909;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2109 = v2108 < v1;
+    const uint v2114 = v2108 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2132 = v28 + v1933;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2133 = v2132 < v1;
+    const uint v2138 = v2132 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2156 = v28 + v1957;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2157 = v2156 < v1;
+    const uint v2162 = v2156 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2180 = v28 + v1981;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2181 = v2180 < v1;
+    const uint v2186 = v2180 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2204 = v28 + v2005;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2205 = v2204 < v1;
+    const uint v2210 = v2204 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2226 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v2232 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:256
 
-    for (uint v2409 = 0u; v2409 < v2; v2409 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
-      const uint v2411 = v2409 >> 6u;
-      const uint v2413 = v2411 % 1u;
+    for (uint v1826 = 0u; v1826 < v2; v1826 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      const uint v1828 = v1826 >> 6u;
+      const uint v1830 = v1828 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2415 = v2413 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
-      const uint v2427 = v2409 + v2424;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2428 = v2427 < v2;
-      const bool v2429 = v2426 && v2428;
-      const uint v2433 = v2431 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2434 = v2433 + v2424;
-      const uint v2435 = v2429 ? v2434 : 0u;
-      const uint v2438 = v2415 + v2437;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2439 = v2438 + v2424;
+      const uint v1832 = v1830 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
+      const uint v1844 = v1826 + v1841;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v1845 = v1844 < v2;
+      const bool v1846 = v1843 && v1845;
+      const uint v1850 = v1848 + v1826;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v1851 = v1850 + v1841;
+      const uint v1852 = v1846 ? v1851 : 0u;
+      const uint v1855 = v1832 + v1854;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v1856 = v1855 + v1841;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2439 + e] = v2429 ? a[v2435 + e] : bfloat(0);
+        shm0[v1856 + e] = v1846 ? a[v1852 + e] : bfloat(0);
       }
-      const uint v2451 = v2409 + v2448;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2452 = v2451 < v2;
-      const bool v2453 = v2450 && v2452;
-      const uint v2457 = v2455 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2458 = v2457 + v2448;
-      const uint v2459 = v2453 ? v2458 : 0u;
-      const uint v2462 = v2415 + v2461;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2463 = v2462 + v2448;
+      const uint v1868 = v1826 + v1865;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v1869 = v1868 < v2;
+      const bool v1870 = v1867 && v1869;
+      const uint v1874 = v1872 + v1826;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v1875 = v1874 + v1865;
+      const uint v1876 = v1870 ? v1875 : 0u;
+      const uint v1879 = v1832 + v1878;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v1880 = v1879 + v1865;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2463 + e] = v2453 ? a[v2459 + e] : bfloat(0);
+        shm0[v1880 + e] = v1870 ? a[v1876 + e] : bfloat(0);
       }
-      const uint v2475 = v2409 + v2472;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2476 = v2475 < v2;
-      const bool v2477 = v2474 && v2476;
-      const uint v2481 = v2479 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2482 = v2481 + v2472;
-      const uint v2483 = v2477 ? v2482 : 0u;
-      const uint v2486 = v2415 + v2485;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2487 = v2486 + v2472;
+      const uint v1892 = v1826 + v1889;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v1893 = v1892 < v2;
+      const bool v1894 = v1891 && v1893;
+      const uint v1898 = v1896 + v1826;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v1899 = v1898 + v1889;
+      const uint v1900 = v1894 ? v1899 : 0u;
+      const uint v1903 = v1832 + v1902;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v1904 = v1903 + v1889;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2487 + e] = v2477 ? a[v2483 + e] : bfloat(0);
+        shm0[v1904 + e] = v1894 ? a[v1900 + e] : bfloat(0);
       }
-      const uint v2499 = v2409 + v2496;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2500 = v2499 < v2;
-      const bool v2501 = v2498 && v2500;
-      const uint v2505 = v2503 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2506 = v2505 + v2496;
-      const uint v2507 = v2501 ? v2506 : 0u;
-      const uint v2510 = v2415 + v2509;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2511 = v2510 + v2496;
+      const uint v1916 = v1826 + v1913;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v1917 = v1916 < v2;
+      const bool v1918 = v1915 && v1917;
+      const uint v1922 = v1920 + v1826;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v1923 = v1922 + v1913;
+      const uint v1924 = v1918 ? v1923 : 0u;
+      const uint v1927 = v1832 + v1926;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v1928 = v1927 + v1913;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2511 + e] = v2501 ? a[v2507 + e] : bfloat(0);
+        shm0[v1928 + e] = v1918 ? a[v1924 + e] : bfloat(0);
       }
-      const uint v2523 = v2409 + v2520;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2524 = v2523 < v2;
-      const bool v2525 = v2522 && v2524;
-      const uint v2529 = v2527 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2530 = v2529 + v2520;
-      const uint v2531 = v2525 ? v2530 : 0u;
-      const uint v2534 = v2415 + v2533;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2535 = v2534 + v2520;
+      const uint v1940 = v1826 + v1937;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v1941 = v1940 < v2;
+      const bool v1942 = v1939 && v1941;
+      const uint v1946 = v1944 + v1826;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v1947 = v1946 + v1937;
+      const uint v1948 = v1942 ? v1947 : 0u;
+      const uint v1951 = v1832 + v1950;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v1952 = v1951 + v1937;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2535 + e] = v2525 ? a[v2531 + e] : bfloat(0);
+        shm0[v1952 + e] = v1942 ? a[v1948 + e] : bfloat(0);
       }
-      const uint v2547 = v2409 + v2544;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2548 = v2547 < v2;
-      const bool v2549 = v2546 && v2548;
-      const uint v2553 = v2551 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2554 = v2553 + v2544;
-      const uint v2555 = v2549 ? v2554 : 0u;
-      const uint v2558 = v2415 + v2557;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2559 = v2558 + v2544;
+      const uint v1964 = v1826 + v1961;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v1965 = v1964 < v2;
+      const bool v1966 = v1963 && v1965;
+      const uint v1970 = v1968 + v1826;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v1971 = v1970 + v1961;
+      const uint v1972 = v1966 ? v1971 : 0u;
+      const uint v1975 = v1832 + v1974;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v1976 = v1975 + v1961;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2559 + e] = v2549 ? a[v2555 + e] : bfloat(0);
+        shm0[v1976 + e] = v1966 ? a[v1972 + e] : bfloat(0);
       }
-      const uint v2571 = v2409 + v2568;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2572 = v2571 < v2;
-      const bool v2573 = v2570 && v2572;
-      const uint v2577 = v2575 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2578 = v2577 + v2568;
-      const uint v2579 = v2573 ? v2578 : 0u;
-      const uint v2582 = v2415 + v2581;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2583 = v2582 + v2568;
+      const uint v1988 = v1826 + v1985;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v1989 = v1988 < v2;
+      const bool v1990 = v1987 && v1989;
+      const uint v1994 = v1992 + v1826;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v1995 = v1994 + v1985;
+      const uint v1996 = v1990 ? v1995 : 0u;
+      const uint v1999 = v1832 + v1998;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2000 = v1999 + v1985;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2583 + e] = v2573 ? a[v2579 + e] : bfloat(0);
+        shm0[v2000 + e] = v1990 ? a[v1996 + e] : bfloat(0);
       }
-      const uint v2595 = v2409 + v2592;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2596 = v2595 < v2;
-      const bool v2597 = v2594 && v2596;
-      const uint v2601 = v2599 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2602 = v2601 + v2592;
-      const uint v2603 = v2597 ? v2602 : 0u;
-      const uint v2606 = v2415 + v2605;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2607 = v2606 + v2592;
+      const uint v2012 = v1826 + v2009;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2013 = v2012 < v2;
+      const bool v2014 = v2011 && v2013;
+      const uint v2018 = v2016 + v1826;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2019 = v2018 + v2009;
+      const uint v2020 = v2014 ? v2019 : 0u;
+      const uint v2023 = v1832 + v2022;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2024 = v2023 + v2009;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2607 + e] = v2597 ? a[v2603 + e] : bfloat(0);
+        shm0[v2024 + e] = v2014 ? a[v2020 + e] : bfloat(0);
       }
-      const bool v2623 = v2620 && v2428;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2627 = v2625 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2628 = v2627 + v2424;
-      const uint v2629 = v2623 ? v2628 : 0u;
+      const bool v2040 = v2037 && v1845;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2044 = v2042 + v1826;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2045 = v2044 + v1841;
+      const uint v2046 = v2040 ? v2045 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2439 + e] = v2623 ? b[v2629 + e] : bfloat(0);
+        shm1[v1856 + e] = v2040 ? b[v2046 + e] : bfloat(0);
       }
-      const bool v2647 = v2644 && v2452;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2651 = v2649 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2652 = v2651 + v2448;
-      const uint v2653 = v2647 ? v2652 : 0u;
+      const bool v2064 = v2061 && v1869;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2068 = v2066 + v1826;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2069 = v2068 + v1865;
+      const uint v2070 = v2064 ? v2069 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2463 + e] = v2647 ? b[v2653 + e] : bfloat(0);
+        shm1[v1880 + e] = v2064 ? b[v2070 + e] : bfloat(0);
       }
-      const bool v2671 = v2668 && v2476;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2675 = v2673 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2676 = v2675 + v2472;
-      const uint v2677 = v2671 ? v2676 : 0u;
+      const bool v2088 = v2085 && v1893;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2092 = v2090 + v1826;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2093 = v2092 + v1889;
+      const uint v2094 = v2088 ? v2093 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2487 + e] = v2671 ? b[v2677 + e] : bfloat(0);
+        shm1[v1904 + e] = v2088 ? b[v2094 + e] : bfloat(0);
       }
-      const bool v2695 = v2692 && v2500;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2699 = v2697 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2700 = v2699 + v2496;
-      const uint v2701 = v2695 ? v2700 : 0u;
+      const bool v2112 = v2109 && v1917;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2116 = v2114 + v1826;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2117 = v2116 + v1913;
+      const uint v2118 = v2112 ? v2117 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2511 + e] = v2695 ? b[v2701 + e] : bfloat(0);
+        shm1[v1928 + e] = v2112 ? b[v2118 + e] : bfloat(0);
       }
-      const bool v2719 = v2716 && v2524;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2723 = v2721 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2724 = v2723 + v2520;
-      const uint v2725 = v2719 ? v2724 : 0u;
+      const bool v2136 = v2133 && v1941;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2140 = v2138 + v1826;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2141 = v2140 + v1937;
+      const uint v2142 = v2136 ? v2141 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2535 + e] = v2719 ? b[v2725 + e] : bfloat(0);
+        shm1[v1952 + e] = v2136 ? b[v2142 + e] : bfloat(0);
       }
-      const bool v2743 = v2740 && v2548;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2747 = v2745 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2748 = v2747 + v2544;
-      const uint v2749 = v2743 ? v2748 : 0u;
+      const bool v2160 = v2157 && v1965;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2164 = v2162 + v1826;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2165 = v2164 + v1961;
+      const uint v2166 = v2160 ? v2165 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2559 + e] = v2743 ? b[v2749 + e] : bfloat(0);
+        shm1[v1976 + e] = v2160 ? b[v2166 + e] : bfloat(0);
       }
-      const bool v2767 = v2764 && v2572;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2771 = v2769 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2772 = v2771 + v2568;
-      const uint v2773 = v2767 ? v2772 : 0u;
+      const bool v2184 = v2181 && v1989;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2188 = v2186 + v1826;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2189 = v2188 + v1985;
+      const uint v2190 = v2184 ? v2189 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2583 + e] = v2767 ? b[v2773 + e] : bfloat(0);
+        shm1[v2000 + e] = v2184 ? b[v2190 + e] : bfloat(0);
       }
-      const bool v2791 = v2788 && v2596;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2795 = v2793 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2796 = v2795 + v2592;
-      const uint v2797 = v2791 ? v2796 : 0u;
+      const bool v2208 = v2205 && v2013;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2212 = v2210 + v1826;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2213 = v2212 + v2009;
+      const uint v2214 = v2208 ? v2213 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2607 + e] = v2791 ? b[v2797 + e] : bfloat(0);
+        shm1[v2024 + e] = v2208 ? b[v2214 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:267
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:268
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2810 = v2415 + v2809;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<false>(v41, shm0, long(v2810), long(64u));
-      const uint v2816 = v2415 + v2815;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load<true>(v43, shm1, long(v2816), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
-      const uint v2823 = v2810 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<false>(v41, shm0, long(v2823), long(64u));
-      const uint v2829 = v2816 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load<true>(v43, shm1, long(v2829), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
-      const uint v2835 = v2810 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<false>(v41, shm0, long(v2835), long(64u));
-      const uint v2841 = v2816 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load<true>(v43, shm1, long(v2841), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
-      const uint v2847 = v2810 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<false>(v41, shm0, long(v2847), long(64u));
-      const uint v2853 = v2816 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load<true>(v43, shm1, long(v2853), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const uint v2227 = v1832 + v2226;  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<false>(v41, shm0, long(v2227), long(64u));
+      const uint v2233 = v1832 + v2232;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load<true>(v43, shm1, long(v2233), long(64u));
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:258
+      const uint v2240 = v2227 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<false>(v41, shm0, long(v2240), long(64u));
+      const uint v2246 = v2233 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load<true>(v43, shm1, long(v2246), long(64u));
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:258
+      const uint v2252 = v2227 + 32u;  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<false>(v41, shm0, long(v2252), long(64u));
+      const uint v2258 = v2233 + 32u;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load<true>(v43, shm1, long(v2258), long(64u));
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:258
+      const uint v2264 = v2227 + 48u;  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<false>(v41, shm0, long(v2264), long(64u));
+      const uint v2270 = v2233 + 48u;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load<true>(v43, shm1, long(v2270), long(64u));
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:258
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:267
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:268
   } else {
     const uint v513 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
     const uint v514 = iron_tid.x;
-    const uint v570 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v576 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
-    const uint v584 = v570 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v590 = v576 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
-    const uint v596 = v570 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v602 = v576 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
-    const uint v608 = v570 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v614 = v576 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v570 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v576 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:256
+    const uint v584 = v570 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v590 = v576 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
+    const uint v596 = v570 + 32u;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v602 = v576 + 32u;  // kernels/gemm/gemm_tiles.hpp:256
+    const uint v608 = v570 + 48u;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v614 = v576 + 48u;  // kernels/gemm/gemm_tiles.hpp:256
 
-    for (uint v512 = 0u; v512 < v2; v512 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
+    for (uint v512 = 0u; v512 < v2; v512 += 64u) {  // kernels/gemm/gemm_tiles.hpp:273
       for (uint v516 = v514; v516 < 8192u; v516 += v513) {  // kernels/gemm/gemm_tiles.hpp:95
         const uint v518 = v516 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
         const uint v520 = v516 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -441,2198 +442,1062 @@ kernel void iron_gemm_bias_nk_bf16(
           shm1[v563] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:275
-      iron_frag_load<false>(v41, shm0, long(v570), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v43, shm1, long(v576), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load<false>(v41, shm0, long(v584), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v43, shm1, long(v590), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load<false>(v41, shm0, long(v596), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v43, shm1, long(v602), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load<false>(v41, shm0, long(v608), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v43, shm1, long(v614), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:277
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:276
+      iron_frag_load<false>(v41, shm0, long(v570), long(64u));  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<true>(v43, shm1, long(v576), long(64u));  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load<false>(v41, shm0, long(v584), long(64u));  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<true>(v43, shm1, long(v590), long(64u));  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load<false>(v41, shm0, long(v596), long(64u));  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<true>(v43, shm1, long(v602), long(64u));  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load<false>(v41, shm0, long(v608), long(64u));  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<true>(v43, shm1, long(v614), long(64u));  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:258
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:278
     }
   }
-  const uint v615 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:280
-  const uint v616 = v24 + v33;
-  const uint v617 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v618 = v616 + v617;
-  const uint v619 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v620 = v615 + v619;
-  const bool v621 = v618 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v622 = v620 < v1;
-  const bool v623 = v621 && v622;
-  if (v623) {
-    const float v624 = v39.m[0][0].thread_elements()[0];
-    const bfloat v625 = bias[v620];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v626 = float(v625);
-    const float v627 = fma(v624, v3, v626);
-    const bfloat v628 = bfloat(v627);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v629 = v618 * v1;
-    const uint v630 = v629 + v620;
-    out[v630] = v628;
-  }
-  const uint v631 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v632 = v616 + v631;
-  const uint v633 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v634 = v615 + v633;
-  const bool v635 = v632 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v636 = v634 < v1;
-  const bool v637 = v635 && v636;
-  if (v637) {
-    const float v638 = v39.m[0][0].thread_elements()[1];
-    const bfloat v639 = bias[v634];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v640 = float(v639);
-    const float v641 = fma(v638, v3, v640);
-    const bfloat v642 = bfloat(v641);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v643 = v632 * v1;
-    const uint v644 = v643 + v634;
-    out[v644] = v642;
-  }
-  const uint v645 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v646 = v616 + v645;
-  const uint v647 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v648 = v615 + v647;
-  const bool v649 = v646 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v650 = v648 < v1;
-  const bool v651 = v649 && v650;
-  if (v651) {
-    const float v652 = v39.m[0][1].thread_elements()[0];
-    const bfloat v653 = bias[v648];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v654 = float(v653);
-    const float v655 = fma(v652, v3, v654);
-    const bfloat v656 = bfloat(v655);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v657 = v646 * v1;
-    const uint v658 = v657 + v648;
-    out[v658] = v656;
-  }
-  const uint v659 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v660 = v616 + v659;
-  const uint v661 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v662 = v615 + v661;
-  const bool v663 = v660 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v664 = v662 < v1;
-  const bool v665 = v663 && v664;
-  if (v665) {
-    const float v666 = v39.m[0][1].thread_elements()[1];
-    const bfloat v667 = bias[v662];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v668 = float(v667);
-    const float v669 = fma(v666, v3, v668);
-    const bfloat v670 = bfloat(v669);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v671 = v660 * v1;
-    const uint v672 = v671 + v662;
-    out[v672] = v670;
-  }
-  const uint v673 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v674 = v616 + v673;
-  const uint v675 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v676 = v615 + v675;
-  const bool v677 = v674 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v678 = v676 < v1;
-  const bool v679 = v677 && v678;
-  if (v679) {
-    const float v680 = v39.m[0][2].thread_elements()[0];
-    const bfloat v681 = bias[v676];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v682 = float(v681);
-    const float v683 = fma(v680, v3, v682);
-    const bfloat v684 = bfloat(v683);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v685 = v674 * v1;
-    const uint v686 = v685 + v676;
-    out[v686] = v684;
-  }
-  const uint v687 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v688 = v616 + v687;
-  const uint v689 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v690 = v615 + v689;
-  const bool v691 = v688 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v692 = v690 < v1;
-  const bool v693 = v691 && v692;
-  if (v693) {
-    const float v694 = v39.m[0][2].thread_elements()[1];
-    const bfloat v695 = bias[v690];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v696 = float(v695);
-    const float v697 = fma(v694, v3, v696);
-    const bfloat v698 = bfloat(v697);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v699 = v688 * v1;
-    const uint v700 = v699 + v690;
-    out[v700] = v698;
-  }
-  const uint v701 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v702 = v616 + v701;
-  const uint v703 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v704 = v615 + v703;
-  const bool v705 = v702 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v706 = v704 < v1;
-  const bool v707 = v705 && v706;
-  if (v707) {
-    const float v708 = v39.m[0][3].thread_elements()[0];
-    const bfloat v709 = bias[v704];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v710 = float(v709);
-    const float v711 = fma(v708, v3, v710);
-    const bfloat v712 = bfloat(v711);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v713 = v702 * v1;
-    const uint v714 = v713 + v704;
-    out[v714] = v712;
-  }
-  const uint v715 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v716 = v616 + v715;
-  const uint v717 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v718 = v615 + v717;
-  const bool v719 = v716 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v720 = v718 < v1;
-  const bool v721 = v719 && v720;
-  if (v721) {
-    const float v722 = v39.m[0][3].thread_elements()[1];
-    const bfloat v723 = bias[v718];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v724 = float(v723);
-    const float v725 = fma(v722, v3, v724);
-    const bfloat v726 = bfloat(v725);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v727 = v716 * v1;
-    const uint v728 = v727 + v718;
-    out[v728] = v726;
-  }
-  const uint v729 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v730 = v616 + v729;
-  const uint v731 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v732 = v615 + v731;
-  const bool v733 = v730 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v734 = v732 < v1;
-  const bool v735 = v733 && v734;
-  if (v735) {
-    const float v736 = v39.m[0][4].thread_elements()[0];
-    const bfloat v737 = bias[v732];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v738 = float(v737);
-    const float v739 = fma(v736, v3, v738);
-    const bfloat v740 = bfloat(v739);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v741 = v730 * v1;
-    const uint v742 = v741 + v732;
-    out[v742] = v740;
-  }
-  const uint v743 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v744 = v616 + v743;
-  const uint v745 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v746 = v615 + v745;
-  const bool v747 = v744 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v748 = v746 < v1;
-  const bool v749 = v747 && v748;
-  if (v749) {
-    const float v750 = v39.m[0][4].thread_elements()[1];
-    const bfloat v751 = bias[v746];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v752 = float(v751);
-    const float v753 = fma(v750, v3, v752);
-    const bfloat v754 = bfloat(v753);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v755 = v744 * v1;
-    const uint v756 = v755 + v746;
-    out[v756] = v754;
-  }
-  const uint v757 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v758 = v616 + v757;
-  const uint v759 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v760 = v615 + v759;
-  const bool v761 = v758 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v762 = v760 < v1;
-  const bool v763 = v761 && v762;
-  if (v763) {
-    const float v764 = v39.m[0][5].thread_elements()[0];
-    const bfloat v765 = bias[v760];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v766 = float(v765);
-    const float v767 = fma(v764, v3, v766);
-    const bfloat v768 = bfloat(v767);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v769 = v758 * v1;
-    const uint v770 = v769 + v760;
-    out[v770] = v768;
-  }
-  const uint v771 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v772 = v616 + v771;
-  const uint v773 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v774 = v615 + v773;
-  const bool v775 = v772 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v776 = v774 < v1;
-  const bool v777 = v775 && v776;
-  if (v777) {
-    const float v778 = v39.m[0][5].thread_elements()[1];
-    const bfloat v779 = bias[v774];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v780 = float(v779);
-    const float v781 = fma(v778, v3, v780);
-    const bfloat v782 = bfloat(v781);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v783 = v772 * v1;
-    const uint v784 = v783 + v774;
-    out[v784] = v782;
-  }
-  const uint v785 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v786 = v616 + v785;
-  const uint v787 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v788 = v615 + v787;
-  const bool v789 = v786 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v790 = v788 < v1;
-  const bool v791 = v789 && v790;
-  if (v791) {
-    const float v792 = v39.m[0][6].thread_elements()[0];
-    const bfloat v793 = bias[v788];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v794 = float(v793);
-    const float v795 = fma(v792, v3, v794);
-    const bfloat v796 = bfloat(v795);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v797 = v786 * v1;
-    const uint v798 = v797 + v788;
-    out[v798] = v796;
-  }
-  const uint v799 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v800 = v616 + v799;
-  const uint v801 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v802 = v615 + v801;
-  const bool v803 = v800 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v804 = v802 < v1;
-  const bool v805 = v803 && v804;
-  if (v805) {
-    const float v806 = v39.m[0][6].thread_elements()[1];
-    const bfloat v807 = bias[v802];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v808 = float(v807);
-    const float v809 = fma(v806, v3, v808);
-    const bfloat v810 = bfloat(v809);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v811 = v800 * v1;
-    const uint v812 = v811 + v802;
-    out[v812] = v810;
-  }
-  const uint v813 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v814 = v616 + v813;
-  const uint v815 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v816 = v615 + v815;
-  const bool v817 = v814 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v818 = v816 < v1;
-  const bool v819 = v817 && v818;
-  if (v819) {
-    const float v820 = v39.m[0][7].thread_elements()[0];
-    const bfloat v821 = bias[v816];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v822 = float(v821);
-    const float v823 = fma(v820, v3, v822);
-    const bfloat v824 = bfloat(v823);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v825 = v814 * v1;
-    const uint v826 = v825 + v816;
-    out[v826] = v824;
-  }
-  const uint v827 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v828 = v616 + v827;
-  const uint v829 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v830 = v615 + v829;
-  const bool v831 = v828 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v832 = v830 < v1;
-  const bool v833 = v831 && v832;
-  if (v833) {
-    const float v834 = v39.m[0][7].thread_elements()[1];
-    const bfloat v835 = bias[v830];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v836 = float(v835);
-    const float v837 = fma(v834, v3, v836);
-    const bfloat v838 = bfloat(v837);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v839 = v828 * v1;
-    const uint v840 = v839 + v830;
-    out[v840] = v838;
-  }
-  const uint v841 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v842 = v616 + v841;
-  const uint v843 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v844 = v615 + v843;
-  const bool v845 = v842 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v846 = v844 < v1;
-  const bool v847 = v845 && v846;
-  if (v847) {
-    const float v848 = v39.m[1][0].thread_elements()[0];
-    const bfloat v849 = bias[v844];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v850 = float(v849);
-    const float v851 = fma(v848, v3, v850);
-    const bfloat v852 = bfloat(v851);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v853 = v842 * v1;
-    const uint v854 = v853 + v844;
-    out[v854] = v852;
-  }
-  const uint v855 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v856 = v616 + v855;
-  const uint v857 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v858 = v615 + v857;
-  const bool v859 = v856 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v860 = v858 < v1;
-  const bool v861 = v859 && v860;
-  if (v861) {
-    const float v862 = v39.m[1][0].thread_elements()[1];
-    const bfloat v863 = bias[v858];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v864 = float(v863);
-    const float v865 = fma(v862, v3, v864);
-    const bfloat v866 = bfloat(v865);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v867 = v856 * v1;
-    const uint v868 = v867 + v858;
-    out[v868] = v866;
-  }
-  const uint v869 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v870 = v616 + v869;
-  const uint v871 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v872 = v615 + v871;
-  const bool v873 = v870 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v874 = v872 < v1;
-  const bool v875 = v873 && v874;
-  if (v875) {
-    const float v876 = v39.m[1][1].thread_elements()[0];
-    const bfloat v877 = bias[v872];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v878 = float(v877);
-    const float v879 = fma(v876, v3, v878);
-    const bfloat v880 = bfloat(v879);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v881 = v870 * v1;
-    const uint v882 = v881 + v872;
-    out[v882] = v880;
-  }
-  const uint v883 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v884 = v616 + v883;
-  const uint v885 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v886 = v615 + v885;
-  const bool v887 = v884 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v888 = v886 < v1;
-  const bool v889 = v887 && v888;
-  if (v889) {
-    const float v890 = v39.m[1][1].thread_elements()[1];
-    const bfloat v891 = bias[v886];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v892 = float(v891);
-    const float v893 = fma(v890, v3, v892);
-    const bfloat v894 = bfloat(v893);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v895 = v884 * v1;
-    const uint v896 = v895 + v886;
-    out[v896] = v894;
-  }
-  const uint v897 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v898 = v616 + v897;
-  const uint v899 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v900 = v615 + v899;
-  const bool v901 = v898 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v902 = v900 < v1;
-  const bool v903 = v901 && v902;
-  if (v903) {
-    const float v904 = v39.m[1][2].thread_elements()[0];
-    const bfloat v905 = bias[v900];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v906 = float(v905);
-    const float v907 = fma(v904, v3, v906);
-    const bfloat v908 = bfloat(v907);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v909 = v898 * v1;
-    const uint v910 = v909 + v900;
-    out[v910] = v908;
-  }
-  const uint v911 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v912 = v616 + v911;
-  const uint v913 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v914 = v615 + v913;
-  const bool v915 = v912 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v916 = v914 < v1;
-  const bool v917 = v915 && v916;
-  if (v917) {
-    const float v918 = v39.m[1][2].thread_elements()[1];
-    const bfloat v919 = bias[v914];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v920 = float(v919);
-    const float v921 = fma(v918, v3, v920);
-    const bfloat v922 = bfloat(v921);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v923 = v912 * v1;
-    const uint v924 = v923 + v914;
-    out[v924] = v922;
-  }
-  const uint v925 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v926 = v616 + v925;
-  const uint v927 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v928 = v615 + v927;
-  const bool v929 = v926 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v930 = v928 < v1;
-  const bool v931 = v929 && v930;
-  if (v931) {
-    const float v932 = v39.m[1][3].thread_elements()[0];
-    const bfloat v933 = bias[v928];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v934 = float(v933);
-    const float v935 = fma(v932, v3, v934);
-    const bfloat v936 = bfloat(v935);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v937 = v926 * v1;
-    const uint v938 = v937 + v928;
-    out[v938] = v936;
-  }
-  const uint v939 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v940 = v616 + v939;
-  const uint v941 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v942 = v615 + v941;
-  const bool v943 = v940 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v944 = v942 < v1;
-  const bool v945 = v943 && v944;
-  if (v945) {
-    const float v946 = v39.m[1][3].thread_elements()[1];
-    const bfloat v947 = bias[v942];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v948 = float(v947);
-    const float v949 = fma(v946, v3, v948);
-    const bfloat v950 = bfloat(v949);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v951 = v940 * v1;
-    const uint v952 = v951 + v942;
-    out[v952] = v950;
-  }
-  const uint v953 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v954 = v616 + v953;
-  const uint v955 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v956 = v615 + v955;
-  const bool v957 = v954 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v958 = v956 < v1;
-  const bool v959 = v957 && v958;
-  if (v959) {
-    const float v960 = v39.m[1][4].thread_elements()[0];
-    const bfloat v961 = bias[v956];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v962 = float(v961);
-    const float v963 = fma(v960, v3, v962);
-    const bfloat v964 = bfloat(v963);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v965 = v954 * v1;
-    const uint v966 = v965 + v956;
-    out[v966] = v964;
-  }
-  const uint v967 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v968 = v616 + v967;
-  const uint v969 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v970 = v615 + v969;
-  const bool v971 = v968 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v972 = v970 < v1;
-  const bool v973 = v971 && v972;
-  if (v973) {
-    const float v974 = v39.m[1][4].thread_elements()[1];
-    const bfloat v975 = bias[v970];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v976 = float(v975);
-    const float v977 = fma(v974, v3, v976);
-    const bfloat v978 = bfloat(v977);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v979 = v968 * v1;
-    const uint v980 = v979 + v970;
-    out[v980] = v978;
-  }
-  const uint v981 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v982 = v616 + v981;
-  const uint v983 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v984 = v615 + v983;
-  const bool v985 = v982 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v986 = v984 < v1;
-  const bool v987 = v985 && v986;
-  if (v987) {
-    const float v988 = v39.m[1][5].thread_elements()[0];
-    const bfloat v989 = bias[v984];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v990 = float(v989);
-    const float v991 = fma(v988, v3, v990);
-    const bfloat v992 = bfloat(v991);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v993 = v982 * v1;
-    const uint v994 = v993 + v984;
-    out[v994] = v992;
-  }
-  const uint v995 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v996 = v616 + v995;
-  const uint v997 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v998 = v615 + v997;
-  const bool v999 = v996 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1000 = v998 < v1;
-  const bool v1001 = v999 && v1000;
-  if (v1001) {
-    const float v1002 = v39.m[1][5].thread_elements()[1];
-    const bfloat v1003 = bias[v998];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1004 = float(v1003);
-    const float v1005 = fma(v1002, v3, v1004);
-    const bfloat v1006 = bfloat(v1005);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1007 = v996 * v1;
-    const uint v1008 = v1007 + v998;
-    out[v1008] = v1006;
-  }
-  const uint v1009 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1010 = v616 + v1009;
-  const uint v1011 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1012 = v615 + v1011;
-  const bool v1013 = v1010 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1014 = v1012 < v1;
-  const bool v1015 = v1013 && v1014;
-  if (v1015) {
-    const float v1016 = v39.m[1][6].thread_elements()[0];
-    const bfloat v1017 = bias[v1012];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1018 = float(v1017);
-    const float v1019 = fma(v1016, v3, v1018);
-    const bfloat v1020 = bfloat(v1019);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1021 = v1010 * v1;
-    const uint v1022 = v1021 + v1012;
-    out[v1022] = v1020;
-  }
-  const uint v1023 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1024 = v616 + v1023;
-  const uint v1025 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1026 = v615 + v1025;
-  const bool v1027 = v1024 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1028 = v1026 < v1;
-  const bool v1029 = v1027 && v1028;
-  if (v1029) {
-    const float v1030 = v39.m[1][6].thread_elements()[1];
-    const bfloat v1031 = bias[v1026];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1032 = float(v1031);
-    const float v1033 = fma(v1030, v3, v1032);
-    const bfloat v1034 = bfloat(v1033);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1035 = v1024 * v1;
-    const uint v1036 = v1035 + v1026;
-    out[v1036] = v1034;
-  }
-  const uint v1037 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1038 = v616 + v1037;
-  const uint v1039 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1040 = v615 + v1039;
-  const bool v1041 = v1038 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1042 = v1040 < v1;
-  const bool v1043 = v1041 && v1042;
-  if (v1043) {
-    const float v1044 = v39.m[1][7].thread_elements()[0];
-    const bfloat v1045 = bias[v1040];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1046 = float(v1045);
-    const float v1047 = fma(v1044, v3, v1046);
-    const bfloat v1048 = bfloat(v1047);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1049 = v1038 * v1;
-    const uint v1050 = v1049 + v1040;
-    out[v1050] = v1048;
-  }
-  const uint v1051 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1052 = v616 + v1051;
-  const uint v1053 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1054 = v615 + v1053;
-  const bool v1055 = v1052 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1056 = v1054 < v1;
-  const bool v1057 = v1055 && v1056;
-  if (v1057) {
-    const float v1058 = v39.m[1][7].thread_elements()[1];
-    const bfloat v1059 = bias[v1054];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1060 = float(v1059);
-    const float v1061 = fma(v1058, v3, v1060);
-    const bfloat v1062 = bfloat(v1061);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1063 = v1052 * v1;
-    const uint v1064 = v1063 + v1054;
-    out[v1064] = v1062;
-  }
-  const uint v1065 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1066 = v616 + v1065;
-  const uint v1067 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1068 = v615 + v1067;
-  const bool v1069 = v1066 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1070 = v1068 < v1;
-  const bool v1071 = v1069 && v1070;
-  if (v1071) {
-    const float v1072 = v39.m[2][0].thread_elements()[0];
-    const bfloat v1073 = bias[v1068];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1074 = float(v1073);
-    const float v1075 = fma(v1072, v3, v1074);
-    const bfloat v1076 = bfloat(v1075);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1077 = v1066 * v1;
-    const uint v1078 = v1077 + v1068;
-    out[v1078] = v1076;
-  }
-  const uint v1079 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1080 = v616 + v1079;
-  const uint v1081 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1082 = v615 + v1081;
-  const bool v1083 = v1080 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1084 = v1082 < v1;
-  const bool v1085 = v1083 && v1084;
-  if (v1085) {
-    const float v1086 = v39.m[2][0].thread_elements()[1];
-    const bfloat v1087 = bias[v1082];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1088 = float(v1087);
-    const float v1089 = fma(v1086, v3, v1088);
-    const bfloat v1090 = bfloat(v1089);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1091 = v1080 * v1;
-    const uint v1092 = v1091 + v1082;
-    out[v1092] = v1090;
-  }
-  const uint v1093 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1094 = v616 + v1093;
-  const uint v1095 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1096 = v615 + v1095;
-  const bool v1097 = v1094 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1098 = v1096 < v1;
-  const bool v1099 = v1097 && v1098;
-  if (v1099) {
-    const float v1100 = v39.m[2][1].thread_elements()[0];
-    const bfloat v1101 = bias[v1096];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1102 = float(v1101);
-    const float v1103 = fma(v1100, v3, v1102);
-    const bfloat v1104 = bfloat(v1103);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1105 = v1094 * v1;
-    const uint v1106 = v1105 + v1096;
-    out[v1106] = v1104;
-  }
-  const uint v1107 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1108 = v616 + v1107;
-  const uint v1109 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1110 = v615 + v1109;
-  const bool v1111 = v1108 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1112 = v1110 < v1;
-  const bool v1113 = v1111 && v1112;
-  if (v1113) {
-    const float v1114 = v39.m[2][1].thread_elements()[1];
-    const bfloat v1115 = bias[v1110];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1116 = float(v1115);
-    const float v1117 = fma(v1114, v3, v1116);
-    const bfloat v1118 = bfloat(v1117);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1119 = v1108 * v1;
-    const uint v1120 = v1119 + v1110;
-    out[v1120] = v1118;
-  }
-  const uint v1121 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1122 = v616 + v1121;
-  const uint v1123 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1124 = v615 + v1123;
-  const bool v1125 = v1122 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1126 = v1124 < v1;
-  const bool v1127 = v1125 && v1126;
-  if (v1127) {
-    const float v1128 = v39.m[2][2].thread_elements()[0];
-    const bfloat v1129 = bias[v1124];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1130 = float(v1129);
-    const float v1131 = fma(v1128, v3, v1130);
-    const bfloat v1132 = bfloat(v1131);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1133 = v1122 * v1;
-    const uint v1134 = v1133 + v1124;
-    out[v1134] = v1132;
-  }
-  const uint v1135 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1136 = v616 + v1135;
-  const uint v1137 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1138 = v615 + v1137;
-  const bool v1139 = v1136 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1140 = v1138 < v1;
-  const bool v1141 = v1139 && v1140;
-  if (v1141) {
-    const float v1142 = v39.m[2][2].thread_elements()[1];
-    const bfloat v1143 = bias[v1138];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1144 = float(v1143);
-    const float v1145 = fma(v1142, v3, v1144);
-    const bfloat v1146 = bfloat(v1145);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1147 = v1136 * v1;
-    const uint v1148 = v1147 + v1138;
-    out[v1148] = v1146;
-  }
-  const uint v1149 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1150 = v616 + v1149;
-  const uint v1151 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1152 = v615 + v1151;
-  const bool v1153 = v1150 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1154 = v1152 < v1;
-  const bool v1155 = v1153 && v1154;
-  if (v1155) {
-    const float v1156 = v39.m[2][3].thread_elements()[0];
-    const bfloat v1157 = bias[v1152];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1158 = float(v1157);
-    const float v1159 = fma(v1156, v3, v1158);
-    const bfloat v1160 = bfloat(v1159);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1161 = v1150 * v1;
-    const uint v1162 = v1161 + v1152;
-    out[v1162] = v1160;
-  }
-  const uint v1163 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1164 = v616 + v1163;
-  const uint v1165 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1166 = v615 + v1165;
-  const bool v1167 = v1164 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1168 = v1166 < v1;
-  const bool v1169 = v1167 && v1168;
-  if (v1169) {
-    const float v1170 = v39.m[2][3].thread_elements()[1];
-    const bfloat v1171 = bias[v1166];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1172 = float(v1171);
-    const float v1173 = fma(v1170, v3, v1172);
-    const bfloat v1174 = bfloat(v1173);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1175 = v1164 * v1;
-    const uint v1176 = v1175 + v1166;
-    out[v1176] = v1174;
-  }
-  const uint v1177 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1178 = v616 + v1177;
-  const uint v1179 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1180 = v615 + v1179;
-  const bool v1181 = v1178 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1182 = v1180 < v1;
-  const bool v1183 = v1181 && v1182;
-  if (v1183) {
-    const float v1184 = v39.m[2][4].thread_elements()[0];
-    const bfloat v1185 = bias[v1180];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1186 = float(v1185);
-    const float v1187 = fma(v1184, v3, v1186);
-    const bfloat v1188 = bfloat(v1187);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1189 = v1178 * v1;
-    const uint v1190 = v1189 + v1180;
-    out[v1190] = v1188;
-  }
-  const uint v1191 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1192 = v616 + v1191;
-  const uint v1193 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1194 = v615 + v1193;
-  const bool v1195 = v1192 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1196 = v1194 < v1;
-  const bool v1197 = v1195 && v1196;
-  if (v1197) {
-    const float v1198 = v39.m[2][4].thread_elements()[1];
-    const bfloat v1199 = bias[v1194];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1200 = float(v1199);
-    const float v1201 = fma(v1198, v3, v1200);
-    const bfloat v1202 = bfloat(v1201);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1203 = v1192 * v1;
-    const uint v1204 = v1203 + v1194;
-    out[v1204] = v1202;
-  }
-  const uint v1205 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1206 = v616 + v1205;
-  const uint v1207 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1208 = v615 + v1207;
-  const bool v1209 = v1206 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1210 = v1208 < v1;
-  const bool v1211 = v1209 && v1210;
-  if (v1211) {
-    const float v1212 = v39.m[2][5].thread_elements()[0];
-    const bfloat v1213 = bias[v1208];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1214 = float(v1213);
-    const float v1215 = fma(v1212, v3, v1214);
-    const bfloat v1216 = bfloat(v1215);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1217 = v1206 * v1;
-    const uint v1218 = v1217 + v1208;
-    out[v1218] = v1216;
-  }
-  const uint v1219 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1220 = v616 + v1219;
-  const uint v1221 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1222 = v615 + v1221;
-  const bool v1223 = v1220 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1224 = v1222 < v1;
-  const bool v1225 = v1223 && v1224;
-  if (v1225) {
-    const float v1226 = v39.m[2][5].thread_elements()[1];
-    const bfloat v1227 = bias[v1222];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1228 = float(v1227);
-    const float v1229 = fma(v1226, v3, v1228);
-    const bfloat v1230 = bfloat(v1229);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1231 = v1220 * v1;
-    const uint v1232 = v1231 + v1222;
-    out[v1232] = v1230;
-  }
-  const uint v1233 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1234 = v616 + v1233;
-  const uint v1235 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1236 = v615 + v1235;
-  const bool v1237 = v1234 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1238 = v1236 < v1;
-  const bool v1239 = v1237 && v1238;
-  if (v1239) {
-    const float v1240 = v39.m[2][6].thread_elements()[0];
-    const bfloat v1241 = bias[v1236];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1242 = float(v1241);
-    const float v1243 = fma(v1240, v3, v1242);
-    const bfloat v1244 = bfloat(v1243);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1245 = v1234 * v1;
-    const uint v1246 = v1245 + v1236;
-    out[v1246] = v1244;
-  }
-  const uint v1247 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1248 = v616 + v1247;
-  const uint v1249 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1250 = v615 + v1249;
-  const bool v1251 = v1248 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1252 = v1250 < v1;
-  const bool v1253 = v1251 && v1252;
-  if (v1253) {
-    const float v1254 = v39.m[2][6].thread_elements()[1];
-    const bfloat v1255 = bias[v1250];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1256 = float(v1255);
-    const float v1257 = fma(v1254, v3, v1256);
-    const bfloat v1258 = bfloat(v1257);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1259 = v1248 * v1;
-    const uint v1260 = v1259 + v1250;
-    out[v1260] = v1258;
-  }
-  const uint v1261 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1262 = v616 + v1261;
-  const uint v1263 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1264 = v615 + v1263;
-  const bool v1265 = v1262 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1266 = v1264 < v1;
-  const bool v1267 = v1265 && v1266;
-  if (v1267) {
-    const float v1268 = v39.m[2][7].thread_elements()[0];
-    const bfloat v1269 = bias[v1264];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1270 = float(v1269);
-    const float v1271 = fma(v1268, v3, v1270);
-    const bfloat v1272 = bfloat(v1271);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1273 = v1262 * v1;
-    const uint v1274 = v1273 + v1264;
-    out[v1274] = v1272;
-  }
-  const uint v1275 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1276 = v616 + v1275;
-  const uint v1277 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1278 = v615 + v1277;
-  const bool v1279 = v1276 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1280 = v1278 < v1;
-  const bool v1281 = v1279 && v1280;
-  if (v1281) {
-    const float v1282 = v39.m[2][7].thread_elements()[1];
-    const bfloat v1283 = bias[v1278];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1284 = float(v1283);
-    const float v1285 = fma(v1282, v3, v1284);
-    const bfloat v1286 = bfloat(v1285);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1287 = v1276 * v1;
-    const uint v1288 = v1287 + v1278;
-    out[v1288] = v1286;
-  }
-  const uint v1289 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1290 = v616 + v1289;
-  const uint v1291 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1292 = v615 + v1291;
-  const bool v1293 = v1290 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1294 = v1292 < v1;
-  const bool v1295 = v1293 && v1294;
-  if (v1295) {
-    const float v1296 = v39.m[3][0].thread_elements()[0];
-    const bfloat v1297 = bias[v1292];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1298 = float(v1297);
-    const float v1299 = fma(v1296, v3, v1298);
-    const bfloat v1300 = bfloat(v1299);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1301 = v1290 * v1;
-    const uint v1302 = v1301 + v1292;
-    out[v1302] = v1300;
-  }
-  const uint v1303 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1304 = v616 + v1303;
-  const uint v1305 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1306 = v615 + v1305;
-  const bool v1307 = v1304 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1308 = v1306 < v1;
-  const bool v1309 = v1307 && v1308;
-  if (v1309) {
-    const float v1310 = v39.m[3][0].thread_elements()[1];
-    const bfloat v1311 = bias[v1306];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1312 = float(v1311);
-    const float v1313 = fma(v1310, v3, v1312);
-    const bfloat v1314 = bfloat(v1313);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1315 = v1304 * v1;
-    const uint v1316 = v1315 + v1306;
-    out[v1316] = v1314;
-  }
-  const uint v1317 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1318 = v616 + v1317;
-  const uint v1319 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1320 = v615 + v1319;
-  const bool v1321 = v1318 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1322 = v1320 < v1;
-  const bool v1323 = v1321 && v1322;
-  if (v1323) {
-    const float v1324 = v39.m[3][1].thread_elements()[0];
-    const bfloat v1325 = bias[v1320];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1326 = float(v1325);
-    const float v1327 = fma(v1324, v3, v1326);
-    const bfloat v1328 = bfloat(v1327);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1329 = v1318 * v1;
-    const uint v1330 = v1329 + v1320;
-    out[v1330] = v1328;
-  }
-  const uint v1331 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1332 = v616 + v1331;
-  const uint v1333 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1334 = v615 + v1333;
-  const bool v1335 = v1332 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1336 = v1334 < v1;
-  const bool v1337 = v1335 && v1336;
-  if (v1337) {
-    const float v1338 = v39.m[3][1].thread_elements()[1];
-    const bfloat v1339 = bias[v1334];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1340 = float(v1339);
-    const float v1341 = fma(v1338, v3, v1340);
-    const bfloat v1342 = bfloat(v1341);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1343 = v1332 * v1;
-    const uint v1344 = v1343 + v1334;
-    out[v1344] = v1342;
-  }
-  const uint v1345 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1346 = v616 + v1345;
-  const uint v1347 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1348 = v615 + v1347;
-  const bool v1349 = v1346 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1350 = v1348 < v1;
-  const bool v1351 = v1349 && v1350;
-  if (v1351) {
-    const float v1352 = v39.m[3][2].thread_elements()[0];
-    const bfloat v1353 = bias[v1348];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1354 = float(v1353);
-    const float v1355 = fma(v1352, v3, v1354);
-    const bfloat v1356 = bfloat(v1355);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1357 = v1346 * v1;
-    const uint v1358 = v1357 + v1348;
-    out[v1358] = v1356;
-  }
-  const uint v1359 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1360 = v616 + v1359;
-  const uint v1361 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1362 = v615 + v1361;
-  const bool v1363 = v1360 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1364 = v1362 < v1;
-  const bool v1365 = v1363 && v1364;
-  if (v1365) {
-    const float v1366 = v39.m[3][2].thread_elements()[1];
-    const bfloat v1367 = bias[v1362];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1368 = float(v1367);
-    const float v1369 = fma(v1366, v3, v1368);
-    const bfloat v1370 = bfloat(v1369);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1371 = v1360 * v1;
-    const uint v1372 = v1371 + v1362;
-    out[v1372] = v1370;
-  }
-  const uint v1373 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1374 = v616 + v1373;
-  const uint v1375 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1376 = v615 + v1375;
-  const bool v1377 = v1374 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1378 = v1376 < v1;
-  const bool v1379 = v1377 && v1378;
-  if (v1379) {
-    const float v1380 = v39.m[3][3].thread_elements()[0];
-    const bfloat v1381 = bias[v1376];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1382 = float(v1381);
-    const float v1383 = fma(v1380, v3, v1382);
-    const bfloat v1384 = bfloat(v1383);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1385 = v1374 * v1;
-    const uint v1386 = v1385 + v1376;
-    out[v1386] = v1384;
-  }
-  const uint v1387 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1388 = v616 + v1387;
-  const uint v1389 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1390 = v615 + v1389;
-  const bool v1391 = v1388 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1392 = v1390 < v1;
-  const bool v1393 = v1391 && v1392;
-  if (v1393) {
-    const float v1394 = v39.m[3][3].thread_elements()[1];
-    const bfloat v1395 = bias[v1390];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1396 = float(v1395);
-    const float v1397 = fma(v1394, v3, v1396);
-    const bfloat v1398 = bfloat(v1397);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1399 = v1388 * v1;
-    const uint v1400 = v1399 + v1390;
-    out[v1400] = v1398;
-  }
-  const uint v1401 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1402 = v616 + v1401;
-  const uint v1403 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1404 = v615 + v1403;
-  const bool v1405 = v1402 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1406 = v1404 < v1;
-  const bool v1407 = v1405 && v1406;
-  if (v1407) {
-    const float v1408 = v39.m[3][4].thread_elements()[0];
-    const bfloat v1409 = bias[v1404];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1410 = float(v1409);
-    const float v1411 = fma(v1408, v3, v1410);
-    const bfloat v1412 = bfloat(v1411);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1413 = v1402 * v1;
-    const uint v1414 = v1413 + v1404;
-    out[v1414] = v1412;
-  }
-  const uint v1415 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1416 = v616 + v1415;
-  const uint v1417 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1418 = v615 + v1417;
-  const bool v1419 = v1416 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1420 = v1418 < v1;
-  const bool v1421 = v1419 && v1420;
-  if (v1421) {
-    const float v1422 = v39.m[3][4].thread_elements()[1];
-    const bfloat v1423 = bias[v1418];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1424 = float(v1423);
-    const float v1425 = fma(v1422, v3, v1424);
-    const bfloat v1426 = bfloat(v1425);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1427 = v1416 * v1;
-    const uint v1428 = v1427 + v1418;
-    out[v1428] = v1426;
-  }
-  const uint v1429 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1430 = v616 + v1429;
-  const uint v1431 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1432 = v615 + v1431;
-  const bool v1433 = v1430 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1434 = v1432 < v1;
-  const bool v1435 = v1433 && v1434;
-  if (v1435) {
-    const float v1436 = v39.m[3][5].thread_elements()[0];
-    const bfloat v1437 = bias[v1432];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1438 = float(v1437);
-    const float v1439 = fma(v1436, v3, v1438);
-    const bfloat v1440 = bfloat(v1439);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1441 = v1430 * v1;
-    const uint v1442 = v1441 + v1432;
-    out[v1442] = v1440;
-  }
-  const uint v1443 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1444 = v616 + v1443;
-  const uint v1445 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1446 = v615 + v1445;
-  const bool v1447 = v1444 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1448 = v1446 < v1;
-  const bool v1449 = v1447 && v1448;
-  if (v1449) {
-    const float v1450 = v39.m[3][5].thread_elements()[1];
-    const bfloat v1451 = bias[v1446];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1452 = float(v1451);
-    const float v1453 = fma(v1450, v3, v1452);
-    const bfloat v1454 = bfloat(v1453);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1455 = v1444 * v1;
-    const uint v1456 = v1455 + v1446;
-    out[v1456] = v1454;
-  }
-  const uint v1457 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1458 = v616 + v1457;
-  const uint v1459 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1460 = v615 + v1459;
-  const bool v1461 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1462 = v1460 < v1;
-  const bool v1463 = v1461 && v1462;
-  if (v1463) {
-    const float v1464 = v39.m[3][6].thread_elements()[0];
-    const bfloat v1465 = bias[v1460];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1466 = float(v1465);
-    const float v1467 = fma(v1464, v3, v1466);
-    const bfloat v1468 = bfloat(v1467);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1469 = v1458 * v1;
-    const uint v1470 = v1469 + v1460;
-    out[v1470] = v1468;
-  }
-  const uint v1471 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1472 = v616 + v1471;
-  const uint v1473 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1474 = v615 + v1473;
-  const bool v1475 = v1472 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1476 = v1474 < v1;
-  const bool v1477 = v1475 && v1476;
-  if (v1477) {
-    const float v1478 = v39.m[3][6].thread_elements()[1];
-    const bfloat v1479 = bias[v1474];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1480 = float(v1479);
-    const float v1481 = fma(v1478, v3, v1480);
-    const bfloat v1482 = bfloat(v1481);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1483 = v1472 * v1;
-    const uint v1484 = v1483 + v1474;
-    out[v1484] = v1482;
-  }
-  const uint v1485 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1486 = v616 + v1485;
-  const uint v1487 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1488 = v615 + v1487;
-  const bool v1489 = v1486 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1490 = v1488 < v1;
-  const bool v1491 = v1489 && v1490;
-  if (v1491) {
-    const float v1492 = v39.m[3][7].thread_elements()[0];
-    const bfloat v1493 = bias[v1488];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1494 = float(v1493);
-    const float v1495 = fma(v1492, v3, v1494);
-    const bfloat v1496 = bfloat(v1495);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1497 = v1486 * v1;
-    const uint v1498 = v1497 + v1488;
-    out[v1498] = v1496;
-  }
-  const uint v1499 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1500 = v616 + v1499;
-  const uint v1501 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1502 = v615 + v1501;
-  const bool v1503 = v1500 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1504 = v1502 < v1;
-  const bool v1505 = v1503 && v1504;
-  if (v1505) {
-    const float v1506 = v39.m[3][7].thread_elements()[1];
-    const bfloat v1507 = bias[v1502];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1508 = float(v1507);
-    const float v1509 = fma(v1506, v3, v1508);
-    const bfloat v1510 = bfloat(v1509);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1511 = v1500 * v1;
-    const uint v1512 = v1511 + v1502;
-    out[v1512] = v1510;
-  }
-  const uint v1513 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1514 = v616 + v1513;
-  const uint v1515 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1516 = v615 + v1515;
-  const bool v1517 = v1514 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1518 = v1516 < v1;
-  const bool v1519 = v1517 && v1518;
-  if (v1519) {
-    const float v1520 = v39.m[4][0].thread_elements()[0];
-    const bfloat v1521 = bias[v1516];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1522 = float(v1521);
-    const float v1523 = fma(v1520, v3, v1522);
-    const bfloat v1524 = bfloat(v1523);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1525 = v1514 * v1;
-    const uint v1526 = v1525 + v1516;
-    out[v1526] = v1524;
-  }
-  const uint v1527 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1528 = v616 + v1527;
-  const uint v1529 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1530 = v615 + v1529;
-  const bool v1531 = v1528 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1532 = v1530 < v1;
-  const bool v1533 = v1531 && v1532;
-  if (v1533) {
-    const float v1534 = v39.m[4][0].thread_elements()[1];
-    const bfloat v1535 = bias[v1530];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1536 = float(v1535);
-    const float v1537 = fma(v1534, v3, v1536);
-    const bfloat v1538 = bfloat(v1537);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1539 = v1528 * v1;
-    const uint v1540 = v1539 + v1530;
-    out[v1540] = v1538;
-  }
-  const uint v1541 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1542 = v616 + v1541;
-  const uint v1543 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1544 = v615 + v1543;
-  const bool v1545 = v1542 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1546 = v1544 < v1;
-  const bool v1547 = v1545 && v1546;
-  if (v1547) {
-    const float v1548 = v39.m[4][1].thread_elements()[0];
-    const bfloat v1549 = bias[v1544];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1550 = float(v1549);
-    const float v1551 = fma(v1548, v3, v1550);
-    const bfloat v1552 = bfloat(v1551);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1553 = v1542 * v1;
-    const uint v1554 = v1553 + v1544;
-    out[v1554] = v1552;
-  }
-  const uint v1555 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1556 = v616 + v1555;
-  const uint v1557 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1558 = v615 + v1557;
-  const bool v1559 = v1556 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1560 = v1558 < v1;
-  const bool v1561 = v1559 && v1560;
-  if (v1561) {
-    const float v1562 = v39.m[4][1].thread_elements()[1];
-    const bfloat v1563 = bias[v1558];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1564 = float(v1563);
-    const float v1565 = fma(v1562, v3, v1564);
-    const bfloat v1566 = bfloat(v1565);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1567 = v1556 * v1;
-    const uint v1568 = v1567 + v1558;
-    out[v1568] = v1566;
-  }
-  const uint v1569 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1570 = v616 + v1569;
-  const uint v1571 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1572 = v615 + v1571;
-  const bool v1573 = v1570 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1574 = v1572 < v1;
-  const bool v1575 = v1573 && v1574;
-  if (v1575) {
-    const float v1576 = v39.m[4][2].thread_elements()[0];
-    const bfloat v1577 = bias[v1572];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1578 = float(v1577);
-    const float v1579 = fma(v1576, v3, v1578);
-    const bfloat v1580 = bfloat(v1579);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1581 = v1570 * v1;
-    const uint v1582 = v1581 + v1572;
-    out[v1582] = v1580;
-  }
-  const uint v1583 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1584 = v616 + v1583;
-  const uint v1585 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1586 = v615 + v1585;
-  const bool v1587 = v1584 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1588 = v1586 < v1;
-  const bool v1589 = v1587 && v1588;
-  if (v1589) {
-    const float v1590 = v39.m[4][2].thread_elements()[1];
-    const bfloat v1591 = bias[v1586];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1592 = float(v1591);
-    const float v1593 = fma(v1590, v3, v1592);
-    const bfloat v1594 = bfloat(v1593);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1595 = v1584 * v1;
-    const uint v1596 = v1595 + v1586;
-    out[v1596] = v1594;
-  }
-  const uint v1597 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1598 = v616 + v1597;
-  const uint v1599 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1600 = v615 + v1599;
-  const bool v1601 = v1598 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1602 = v1600 < v1;
-  const bool v1603 = v1601 && v1602;
-  if (v1603) {
-    const float v1604 = v39.m[4][3].thread_elements()[0];
-    const bfloat v1605 = bias[v1600];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1606 = float(v1605);
-    const float v1607 = fma(v1604, v3, v1606);
-    const bfloat v1608 = bfloat(v1607);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1609 = v1598 * v1;
-    const uint v1610 = v1609 + v1600;
-    out[v1610] = v1608;
-  }
-  const uint v1611 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1612 = v616 + v1611;
-  const uint v1613 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1614 = v615 + v1613;
-  const bool v1615 = v1612 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1616 = v1614 < v1;
-  const bool v1617 = v1615 && v1616;
-  if (v1617) {
-    const float v1618 = v39.m[4][3].thread_elements()[1];
-    const bfloat v1619 = bias[v1614];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1620 = float(v1619);
-    const float v1621 = fma(v1618, v3, v1620);
-    const bfloat v1622 = bfloat(v1621);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1623 = v1612 * v1;
-    const uint v1624 = v1623 + v1614;
-    out[v1624] = v1622;
-  }
-  const uint v1625 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1626 = v616 + v1625;
-  const uint v1627 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1628 = v615 + v1627;
-  const bool v1629 = v1626 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1630 = v1628 < v1;
-  const bool v1631 = v1629 && v1630;
-  if (v1631) {
-    const float v1632 = v39.m[4][4].thread_elements()[0];
-    const bfloat v1633 = bias[v1628];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1634 = float(v1633);
-    const float v1635 = fma(v1632, v3, v1634);
-    const bfloat v1636 = bfloat(v1635);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1637 = v1626 * v1;
-    const uint v1638 = v1637 + v1628;
-    out[v1638] = v1636;
-  }
-  const uint v1639 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1640 = v616 + v1639;
-  const uint v1641 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1642 = v615 + v1641;
-  const bool v1643 = v1640 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1644 = v1642 < v1;
-  const bool v1645 = v1643 && v1644;
-  if (v1645) {
-    const float v1646 = v39.m[4][4].thread_elements()[1];
-    const bfloat v1647 = bias[v1642];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1648 = float(v1647);
-    const float v1649 = fma(v1646, v3, v1648);
-    const bfloat v1650 = bfloat(v1649);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1651 = v1640 * v1;
-    const uint v1652 = v1651 + v1642;
-    out[v1652] = v1650;
-  }
-  const uint v1653 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1654 = v616 + v1653;
-  const uint v1655 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1656 = v615 + v1655;
-  const bool v1657 = v1654 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1658 = v1656 < v1;
-  const bool v1659 = v1657 && v1658;
-  if (v1659) {
-    const float v1660 = v39.m[4][5].thread_elements()[0];
-    const bfloat v1661 = bias[v1656];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1662 = float(v1661);
-    const float v1663 = fma(v1660, v3, v1662);
-    const bfloat v1664 = bfloat(v1663);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1665 = v1654 * v1;
-    const uint v1666 = v1665 + v1656;
-    out[v1666] = v1664;
-  }
-  const uint v1667 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1668 = v616 + v1667;
-  const uint v1669 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1670 = v615 + v1669;
-  const bool v1671 = v1668 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1672 = v1670 < v1;
-  const bool v1673 = v1671 && v1672;
-  if (v1673) {
-    const float v1674 = v39.m[4][5].thread_elements()[1];
-    const bfloat v1675 = bias[v1670];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1676 = float(v1675);
-    const float v1677 = fma(v1674, v3, v1676);
-    const bfloat v1678 = bfloat(v1677);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1679 = v1668 * v1;
-    const uint v1680 = v1679 + v1670;
-    out[v1680] = v1678;
-  }
-  const uint v1681 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1682 = v616 + v1681;
-  const uint v1683 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1684 = v615 + v1683;
-  const bool v1685 = v1682 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1686 = v1684 < v1;
-  const bool v1687 = v1685 && v1686;
-  if (v1687) {
-    const float v1688 = v39.m[4][6].thread_elements()[0];
-    const bfloat v1689 = bias[v1684];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1690 = float(v1689);
-    const float v1691 = fma(v1688, v3, v1690);
-    const bfloat v1692 = bfloat(v1691);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1693 = v1682 * v1;
-    const uint v1694 = v1693 + v1684;
-    out[v1694] = v1692;
-  }
-  const uint v1695 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1696 = v616 + v1695;
-  const uint v1697 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1698 = v615 + v1697;
-  const bool v1699 = v1696 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1700 = v1698 < v1;
-  const bool v1701 = v1699 && v1700;
-  if (v1701) {
-    const float v1702 = v39.m[4][6].thread_elements()[1];
-    const bfloat v1703 = bias[v1698];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1704 = float(v1703);
-    const float v1705 = fma(v1702, v3, v1704);
-    const bfloat v1706 = bfloat(v1705);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1707 = v1696 * v1;
-    const uint v1708 = v1707 + v1698;
-    out[v1708] = v1706;
-  }
-  const uint v1709 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1710 = v616 + v1709;
-  const uint v1711 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1712 = v615 + v1711;
-  const bool v1713 = v1710 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1714 = v1712 < v1;
-  const bool v1715 = v1713 && v1714;
-  if (v1715) {
-    const float v1716 = v39.m[4][7].thread_elements()[0];
-    const bfloat v1717 = bias[v1712];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1718 = float(v1717);
-    const float v1719 = fma(v1716, v3, v1718);
-    const bfloat v1720 = bfloat(v1719);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1721 = v1710 * v1;
-    const uint v1722 = v1721 + v1712;
-    out[v1722] = v1720;
-  }
-  const uint v1723 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1724 = v616 + v1723;
-  const uint v1725 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1726 = v615 + v1725;
-  const bool v1727 = v1724 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1728 = v1726 < v1;
-  const bool v1729 = v1727 && v1728;
-  if (v1729) {
-    const float v1730 = v39.m[4][7].thread_elements()[1];
-    const bfloat v1731 = bias[v1726];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1732 = float(v1731);
-    const float v1733 = fma(v1730, v3, v1732);
-    const bfloat v1734 = bfloat(v1733);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1735 = v1724 * v1;
-    const uint v1736 = v1735 + v1726;
-    out[v1736] = v1734;
-  }
-  const uint v1737 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1738 = v616 + v1737;
-  const uint v1739 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1740 = v615 + v1739;
-  const bool v1741 = v1738 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1742 = v1740 < v1;
-  const bool v1743 = v1741 && v1742;
-  if (v1743) {
-    const float v1744 = v39.m[5][0].thread_elements()[0];
-    const bfloat v1745 = bias[v1740];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1746 = float(v1745);
-    const float v1747 = fma(v1744, v3, v1746);
-    const bfloat v1748 = bfloat(v1747);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1749 = v1738 * v1;
-    const uint v1750 = v1749 + v1740;
-    out[v1750] = v1748;
-  }
-  const uint v1751 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1752 = v616 + v1751;
-  const uint v1753 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1754 = v615 + v1753;
-  const bool v1755 = v1752 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1756 = v1754 < v1;
-  const bool v1757 = v1755 && v1756;
-  if (v1757) {
-    const float v1758 = v39.m[5][0].thread_elements()[1];
-    const bfloat v1759 = bias[v1754];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1760 = float(v1759);
-    const float v1761 = fma(v1758, v3, v1760);
-    const bfloat v1762 = bfloat(v1761);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1763 = v1752 * v1;
-    const uint v1764 = v1763 + v1754;
-    out[v1764] = v1762;
-  }
-  const uint v1765 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1766 = v616 + v1765;
-  const uint v1767 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1768 = v615 + v1767;
-  const bool v1769 = v1766 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1770 = v1768 < v1;
-  const bool v1771 = v1769 && v1770;
-  if (v1771) {
-    const float v1772 = v39.m[5][1].thread_elements()[0];
-    const bfloat v1773 = bias[v1768];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1774 = float(v1773);
-    const float v1775 = fma(v1772, v3, v1774);
-    const bfloat v1776 = bfloat(v1775);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1777 = v1766 * v1;
-    const uint v1778 = v1777 + v1768;
-    out[v1778] = v1776;
-  }
-  const uint v1779 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1780 = v616 + v1779;
-  const uint v1781 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1782 = v615 + v1781;
-  const bool v1783 = v1780 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1784 = v1782 < v1;
-  const bool v1785 = v1783 && v1784;
-  if (v1785) {
-    const float v1786 = v39.m[5][1].thread_elements()[1];
-    const bfloat v1787 = bias[v1782];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1788 = float(v1787);
-    const float v1789 = fma(v1786, v3, v1788);
-    const bfloat v1790 = bfloat(v1789);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1791 = v1780 * v1;
-    const uint v1792 = v1791 + v1782;
-    out[v1792] = v1790;
-  }
-  const uint v1793 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1794 = v616 + v1793;
-  const uint v1795 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1796 = v615 + v1795;
-  const bool v1797 = v1794 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1798 = v1796 < v1;
-  const bool v1799 = v1797 && v1798;
-  if (v1799) {
-    const float v1800 = v39.m[5][2].thread_elements()[0];
-    const bfloat v1801 = bias[v1796];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1802 = float(v1801);
-    const float v1803 = fma(v1800, v3, v1802);
-    const bfloat v1804 = bfloat(v1803);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1805 = v1794 * v1;
-    const uint v1806 = v1805 + v1796;
-    out[v1806] = v1804;
-  }
-  const uint v1807 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1808 = v616 + v1807;
-  const uint v1809 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1810 = v615 + v1809;
-  const bool v1811 = v1808 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1812 = v1810 < v1;
-  const bool v1813 = v1811 && v1812;
-  if (v1813) {
-    const float v1814 = v39.m[5][2].thread_elements()[1];
-    const bfloat v1815 = bias[v1810];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1816 = float(v1815);
-    const float v1817 = fma(v1814, v3, v1816);
-    const bfloat v1818 = bfloat(v1817);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1819 = v1808 * v1;
-    const uint v1820 = v1819 + v1810;
-    out[v1820] = v1818;
-  }
-  const uint v1821 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1822 = v616 + v1821;
-  const uint v1823 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1824 = v615 + v1823;
-  const bool v1825 = v1822 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1826 = v1824 < v1;
-  const bool v1827 = v1825 && v1826;
-  if (v1827) {
-    const float v1828 = v39.m[5][3].thread_elements()[0];
-    const bfloat v1829 = bias[v1824];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1830 = float(v1829);
-    const float v1831 = fma(v1828, v3, v1830);
-    const bfloat v1832 = bfloat(v1831);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1833 = v1822 * v1;
-    const uint v1834 = v1833 + v1824;
-    out[v1834] = v1832;
-  }
-  const uint v1835 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1836 = v616 + v1835;
-  const uint v1837 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1838 = v615 + v1837;
-  const bool v1839 = v1836 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1840 = v1838 < v1;
-  const bool v1841 = v1839 && v1840;
-  if (v1841) {
-    const float v1842 = v39.m[5][3].thread_elements()[1];
-    const bfloat v1843 = bias[v1838];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1844 = float(v1843);
-    const float v1845 = fma(v1842, v3, v1844);
-    const bfloat v1846 = bfloat(v1845);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1847 = v1836 * v1;
-    const uint v1848 = v1847 + v1838;
-    out[v1848] = v1846;
-  }
-  const uint v1849 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1850 = v616 + v1849;
-  const uint v1851 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1852 = v615 + v1851;
-  const bool v1853 = v1850 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1854 = v1852 < v1;
-  const bool v1855 = v1853 && v1854;
-  if (v1855) {
-    const float v1856 = v39.m[5][4].thread_elements()[0];
-    const bfloat v1857 = bias[v1852];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1858 = float(v1857);
-    const float v1859 = fma(v1856, v3, v1858);
-    const bfloat v1860 = bfloat(v1859);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1861 = v1850 * v1;
-    const uint v1862 = v1861 + v1852;
-    out[v1862] = v1860;
-  }
-  const uint v1863 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1864 = v616 + v1863;
-  const uint v1865 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1866 = v615 + v1865;
-  const bool v1867 = v1864 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1868 = v1866 < v1;
-  const bool v1869 = v1867 && v1868;
-  if (v1869) {
-    const float v1870 = v39.m[5][4].thread_elements()[1];
-    const bfloat v1871 = bias[v1866];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1872 = float(v1871);
-    const float v1873 = fma(v1870, v3, v1872);
-    const bfloat v1874 = bfloat(v1873);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1875 = v1864 * v1;
-    const uint v1876 = v1875 + v1866;
-    out[v1876] = v1874;
-  }
-  const uint v1877 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1878 = v616 + v1877;
-  const uint v1879 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1880 = v615 + v1879;
-  const bool v1881 = v1878 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1882 = v1880 < v1;
-  const bool v1883 = v1881 && v1882;
-  if (v1883) {
-    const float v1884 = v39.m[5][5].thread_elements()[0];
-    const bfloat v1885 = bias[v1880];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1886 = float(v1885);
-    const float v1887 = fma(v1884, v3, v1886);
-    const bfloat v1888 = bfloat(v1887);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1889 = v1878 * v1;
-    const uint v1890 = v1889 + v1880;
-    out[v1890] = v1888;
-  }
-  const uint v1891 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1892 = v616 + v1891;
-  const uint v1893 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1894 = v615 + v1893;
-  const bool v1895 = v1892 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1896 = v1894 < v1;
-  const bool v1897 = v1895 && v1896;
-  if (v1897) {
-    const float v1898 = v39.m[5][5].thread_elements()[1];
-    const bfloat v1899 = bias[v1894];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1900 = float(v1899);
-    const float v1901 = fma(v1898, v3, v1900);
-    const bfloat v1902 = bfloat(v1901);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1903 = v1892 * v1;
-    const uint v1904 = v1903 + v1894;
-    out[v1904] = v1902;
-  }
-  const uint v1905 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1906 = v616 + v1905;
-  const uint v1907 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1908 = v615 + v1907;
-  const bool v1909 = v1906 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1910 = v1908 < v1;
-  const bool v1911 = v1909 && v1910;
-  if (v1911) {
-    const float v1912 = v39.m[5][6].thread_elements()[0];
-    const bfloat v1913 = bias[v1908];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1914 = float(v1913);
-    const float v1915 = fma(v1912, v3, v1914);
-    const bfloat v1916 = bfloat(v1915);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1917 = v1906 * v1;
-    const uint v1918 = v1917 + v1908;
-    out[v1918] = v1916;
-  }
-  const uint v1919 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1920 = v616 + v1919;
-  const uint v1921 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1922 = v615 + v1921;
-  const bool v1923 = v1920 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1924 = v1922 < v1;
-  const bool v1925 = v1923 && v1924;
-  if (v1925) {
-    const float v1926 = v39.m[5][6].thread_elements()[1];
-    const bfloat v1927 = bias[v1922];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1928 = float(v1927);
-    const float v1929 = fma(v1926, v3, v1928);
-    const bfloat v1930 = bfloat(v1929);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1931 = v1920 * v1;
-    const uint v1932 = v1931 + v1922;
-    out[v1932] = v1930;
-  }
-  const uint v1933 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1934 = v616 + v1933;
-  const uint v1935 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1936 = v615 + v1935;
-  const bool v1937 = v1934 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1938 = v1936 < v1;
-  const bool v1939 = v1937 && v1938;
-  if (v1939) {
-    const float v1940 = v39.m[5][7].thread_elements()[0];
-    const bfloat v1941 = bias[v1936];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1942 = float(v1941);
-    const float v1943 = fma(v1940, v3, v1942);
-    const bfloat v1944 = bfloat(v1943);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1945 = v1934 * v1;
-    const uint v1946 = v1945 + v1936;
-    out[v1946] = v1944;
-  }
-  const uint v1947 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1948 = v616 + v1947;
-  const uint v1949 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1950 = v615 + v1949;
-  const bool v1951 = v1948 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1952 = v1950 < v1;
-  const bool v1953 = v1951 && v1952;
-  if (v1953) {
-    const float v1954 = v39.m[5][7].thread_elements()[1];
-    const bfloat v1955 = bias[v1950];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1956 = float(v1955);
-    const float v1957 = fma(v1954, v3, v1956);
-    const bfloat v1958 = bfloat(v1957);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1959 = v1948 * v1;
-    const uint v1960 = v1959 + v1950;
-    out[v1960] = v1958;
-  }
-  const uint v1961 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1962 = v616 + v1961;
-  const uint v1963 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1964 = v615 + v1963;
-  const bool v1965 = v1962 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1966 = v1964 < v1;
-  const bool v1967 = v1965 && v1966;
-  if (v1967) {
-    const float v1968 = v39.m[6][0].thread_elements()[0];
-    const bfloat v1969 = bias[v1964];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1970 = float(v1969);
-    const float v1971 = fma(v1968, v3, v1970);
-    const bfloat v1972 = bfloat(v1971);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1973 = v1962 * v1;
-    const uint v1974 = v1973 + v1964;
-    out[v1974] = v1972;
-  }
-  const uint v1975 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1976 = v616 + v1975;
-  const uint v1977 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1978 = v615 + v1977;
-  const bool v1979 = v1976 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1980 = v1978 < v1;
-  const bool v1981 = v1979 && v1980;
-  if (v1981) {
-    const float v1982 = v39.m[6][0].thread_elements()[1];
-    const bfloat v1983 = bias[v1978];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1984 = float(v1983);
-    const float v1985 = fma(v1982, v3, v1984);
-    const bfloat v1986 = bfloat(v1985);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1987 = v1976 * v1;
-    const uint v1988 = v1987 + v1978;
-    out[v1988] = v1986;
-  }
-  const uint v1989 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1990 = v616 + v1989;
-  const uint v1991 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1992 = v615 + v1991;
-  const bool v1993 = v1990 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1994 = v1992 < v1;
-  const bool v1995 = v1993 && v1994;
-  if (v1995) {
-    const float v1996 = v39.m[6][1].thread_elements()[0];
-    const bfloat v1997 = bias[v1992];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1998 = float(v1997);
-    const float v1999 = fma(v1996, v3, v1998);
-    const bfloat v2000 = bfloat(v1999);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2001 = v1990 * v1;
-    const uint v2002 = v2001 + v1992;
-    out[v2002] = v2000;
-  }
-  const uint v2003 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2004 = v616 + v2003;
-  const uint v2005 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2006 = v615 + v2005;
-  const bool v2007 = v2004 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2008 = v2006 < v1;
-  const bool v2009 = v2007 && v2008;
-  if (v2009) {
-    const float v2010 = v39.m[6][1].thread_elements()[1];
-    const bfloat v2011 = bias[v2006];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2012 = float(v2011);
-    const float v2013 = fma(v2010, v3, v2012);
-    const bfloat v2014 = bfloat(v2013);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2015 = v2004 * v1;
-    const uint v2016 = v2015 + v2006;
-    out[v2016] = v2014;
-  }
-  const uint v2017 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2018 = v616 + v2017;
-  const uint v2019 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2020 = v615 + v2019;
-  const bool v2021 = v2018 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2022 = v2020 < v1;
-  const bool v2023 = v2021 && v2022;
-  if (v2023) {
-    const float v2024 = v39.m[6][2].thread_elements()[0];
-    const bfloat v2025 = bias[v2020];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2026 = float(v2025);
-    const float v2027 = fma(v2024, v3, v2026);
-    const bfloat v2028 = bfloat(v2027);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2029 = v2018 * v1;
-    const uint v2030 = v2029 + v2020;
-    out[v2030] = v2028;
-  }
-  const uint v2031 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2032 = v616 + v2031;
-  const uint v2033 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2034 = v615 + v2033;
-  const bool v2035 = v2032 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2036 = v2034 < v1;
-  const bool v2037 = v2035 && v2036;
-  if (v2037) {
-    const float v2038 = v39.m[6][2].thread_elements()[1];
-    const bfloat v2039 = bias[v2034];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2040 = float(v2039);
-    const float v2041 = fma(v2038, v3, v2040);
-    const bfloat v2042 = bfloat(v2041);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2043 = v2032 * v1;
-    const uint v2044 = v2043 + v2034;
-    out[v2044] = v2042;
-  }
-  const uint v2045 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2046 = v616 + v2045;
-  const uint v2047 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2048 = v615 + v2047;
-  const bool v2049 = v2046 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2050 = v2048 < v1;
-  const bool v2051 = v2049 && v2050;
-  if (v2051) {
-    const float v2052 = v39.m[6][3].thread_elements()[0];
-    const bfloat v2053 = bias[v2048];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2054 = float(v2053);
-    const float v2055 = fma(v2052, v3, v2054);
-    const bfloat v2056 = bfloat(v2055);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2057 = v2046 * v1;
-    const uint v2058 = v2057 + v2048;
-    out[v2058] = v2056;
-  }
-  const uint v2059 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2060 = v616 + v2059;
-  const uint v2061 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2062 = v615 + v2061;
-  const bool v2063 = v2060 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2064 = v2062 < v1;
-  const bool v2065 = v2063 && v2064;
-  if (v2065) {
-    const float v2066 = v39.m[6][3].thread_elements()[1];
-    const bfloat v2067 = bias[v2062];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2068 = float(v2067);
-    const float v2069 = fma(v2066, v3, v2068);
-    const bfloat v2070 = bfloat(v2069);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2071 = v2060 * v1;
-    const uint v2072 = v2071 + v2062;
-    out[v2072] = v2070;
-  }
-  const uint v2073 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2074 = v616 + v2073;
-  const uint v2075 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2076 = v615 + v2075;
-  const bool v2077 = v2074 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2078 = v2076 < v1;
-  const bool v2079 = v2077 && v2078;
-  if (v2079) {
-    const float v2080 = v39.m[6][4].thread_elements()[0];
-    const bfloat v2081 = bias[v2076];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2082 = float(v2081);
-    const float v2083 = fma(v2080, v3, v2082);
-    const bfloat v2084 = bfloat(v2083);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2085 = v2074 * v1;
-    const uint v2086 = v2085 + v2076;
-    out[v2086] = v2084;
-  }
-  const uint v2087 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2088 = v616 + v2087;
-  const uint v2089 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2090 = v615 + v2089;
-  const bool v2091 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2092 = v2090 < v1;
-  const bool v2093 = v2091 && v2092;
-  if (v2093) {
-    const float v2094 = v39.m[6][4].thread_elements()[1];
-    const bfloat v2095 = bias[v2090];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2096 = float(v2095);
-    const float v2097 = fma(v2094, v3, v2096);
-    const bfloat v2098 = bfloat(v2097);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2099 = v2088 * v1;
-    const uint v2100 = v2099 + v2090;
-    out[v2100] = v2098;
-  }
-  const uint v2101 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2102 = v616 + v2101;
-  const uint v2103 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2104 = v615 + v2103;
-  const bool v2105 = v2102 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2106 = v2104 < v1;
-  const bool v2107 = v2105 && v2106;
-  if (v2107) {
-    const float v2108 = v39.m[6][5].thread_elements()[0];
-    const bfloat v2109 = bias[v2104];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2110 = float(v2109);
-    const float v2111 = fma(v2108, v3, v2110);
-    const bfloat v2112 = bfloat(v2111);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2113 = v2102 * v1;
-    const uint v2114 = v2113 + v2104;
-    out[v2114] = v2112;
-  }
-  const uint v2115 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2116 = v616 + v2115;
-  const uint v2117 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2118 = v615 + v2117;
-  const bool v2119 = v2116 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2120 = v2118 < v1;
-  const bool v2121 = v2119 && v2120;
-  if (v2121) {
-    const float v2122 = v39.m[6][5].thread_elements()[1];
-    const bfloat v2123 = bias[v2118];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2124 = float(v2123);
-    const float v2125 = fma(v2122, v3, v2124);
-    const bfloat v2126 = bfloat(v2125);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2127 = v2116 * v1;
-    const uint v2128 = v2127 + v2118;
-    out[v2128] = v2126;
-  }
-  const uint v2129 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2130 = v616 + v2129;
-  const uint v2131 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2132 = v615 + v2131;
-  const bool v2133 = v2130 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2134 = v2132 < v1;
-  const bool v2135 = v2133 && v2134;
-  if (v2135) {
-    const float v2136 = v39.m[6][6].thread_elements()[0];
-    const bfloat v2137 = bias[v2132];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2138 = float(v2137);
-    const float v2139 = fma(v2136, v3, v2138);
-    const bfloat v2140 = bfloat(v2139);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2141 = v2130 * v1;
-    const uint v2142 = v2141 + v2132;
-    out[v2142] = v2140;
-  }
-  const uint v2143 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2144 = v616 + v2143;
-  const uint v2145 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2146 = v615 + v2145;
-  const bool v2147 = v2144 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2148 = v2146 < v1;
-  const bool v2149 = v2147 && v2148;
-  if (v2149) {
-    const float v2150 = v39.m[6][6].thread_elements()[1];
-    const bfloat v2151 = bias[v2146];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2152 = float(v2151);
-    const float v2153 = fma(v2150, v3, v2152);
-    const bfloat v2154 = bfloat(v2153);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2155 = v2144 * v1;
-    const uint v2156 = v2155 + v2146;
-    out[v2156] = v2154;
-  }
-  const uint v2157 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2158 = v616 + v2157;
-  const uint v2159 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2160 = v615 + v2159;
-  const bool v2161 = v2158 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2162 = v2160 < v1;
-  const bool v2163 = v2161 && v2162;
-  if (v2163) {
-    const float v2164 = v39.m[6][7].thread_elements()[0];
-    const bfloat v2165 = bias[v2160];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2166 = float(v2165);
-    const float v2167 = fma(v2164, v3, v2166);
-    const bfloat v2168 = bfloat(v2167);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2169 = v2158 * v1;
-    const uint v2170 = v2169 + v2160;
-    out[v2170] = v2168;
-  }
-  const uint v2171 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2172 = v616 + v2171;
-  const uint v2173 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2174 = v615 + v2173;
-  const bool v2175 = v2172 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2176 = v2174 < v1;
-  const bool v2177 = v2175 && v2176;
-  if (v2177) {
-    const float v2178 = v39.m[6][7].thread_elements()[1];
-    const bfloat v2179 = bias[v2174];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2180 = float(v2179);
-    const float v2181 = fma(v2178, v3, v2180);
-    const bfloat v2182 = bfloat(v2181);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2183 = v2172 * v1;
-    const uint v2184 = v2183 + v2174;
-    out[v2184] = v2182;
-  }
-  const uint v2185 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2186 = v616 + v2185;
-  const uint v2187 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2188 = v615 + v2187;
-  const bool v2189 = v2186 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2190 = v2188 < v1;
-  const bool v2191 = v2189 && v2190;
-  if (v2191) {
-    const float v2192 = v39.m[7][0].thread_elements()[0];
-    const bfloat v2193 = bias[v2188];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2194 = float(v2193);
-    const float v2195 = fma(v2192, v3, v2194);
-    const bfloat v2196 = bfloat(v2195);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2197 = v2186 * v1;
-    const uint v2198 = v2197 + v2188;
-    out[v2198] = v2196;
-  }
-  const uint v2199 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2200 = v616 + v2199;
-  const uint v2201 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2202 = v615 + v2201;
-  const bool v2203 = v2200 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2204 = v2202 < v1;
-  const bool v2205 = v2203 && v2204;
-  if (v2205) {
-    const float v2206 = v39.m[7][0].thread_elements()[1];
-    const bfloat v2207 = bias[v2202];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2208 = float(v2207);
-    const float v2209 = fma(v2206, v3, v2208);
-    const bfloat v2210 = bfloat(v2209);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2211 = v2200 * v1;
-    const uint v2212 = v2211 + v2202;
-    out[v2212] = v2210;
-  }
-  const uint v2213 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2214 = v616 + v2213;
-  const uint v2215 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2216 = v615 + v2215;
-  const bool v2217 = v2214 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2218 = v2216 < v1;
-  const bool v2219 = v2217 && v2218;
-  if (v2219) {
-    const float v2220 = v39.m[7][1].thread_elements()[0];
-    const bfloat v2221 = bias[v2216];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2222 = float(v2221);
-    const float v2223 = fma(v2220, v3, v2222);
-    const bfloat v2224 = bfloat(v2223);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2225 = v2214 * v1;
-    const uint v2226 = v2225 + v2216;
-    out[v2226] = v2224;
-  }
-  const uint v2227 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2228 = v616 + v2227;
-  const uint v2229 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2230 = v615 + v2229;
-  const bool v2231 = v2228 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2232 = v2230 < v1;
-  const bool v2233 = v2231 && v2232;
-  if (v2233) {
-    const float v2234 = v39.m[7][1].thread_elements()[1];
-    const bfloat v2235 = bias[v2230];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2236 = float(v2235);
-    const float v2237 = fma(v2234, v3, v2236);
-    const bfloat v2238 = bfloat(v2237);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2239 = v2228 * v1;
-    const uint v2240 = v2239 + v2230;
-    out[v2240] = v2238;
-  }
-  const uint v2241 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2242 = v616 + v2241;
-  const uint v2243 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2244 = v615 + v2243;
-  const bool v2245 = v2242 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2246 = v2244 < v1;
-  const bool v2247 = v2245 && v2246;
-  if (v2247) {
-    const float v2248 = v39.m[7][2].thread_elements()[0];
-    const bfloat v2249 = bias[v2244];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2250 = float(v2249);
-    const float v2251 = fma(v2248, v3, v2250);
-    const bfloat v2252 = bfloat(v2251);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2253 = v2242 * v1;
-    const uint v2254 = v2253 + v2244;
-    out[v2254] = v2252;
-  }
-  const uint v2255 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2256 = v616 + v2255;
-  const uint v2257 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2258 = v615 + v2257;
-  const bool v2259 = v2256 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2260 = v2258 < v1;
-  const bool v2261 = v2259 && v2260;
-  if (v2261) {
-    const float v2262 = v39.m[7][2].thread_elements()[1];
-    const bfloat v2263 = bias[v2258];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2264 = float(v2263);
-    const float v2265 = fma(v2262, v3, v2264);
-    const bfloat v2266 = bfloat(v2265);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2267 = v2256 * v1;
-    const uint v2268 = v2267 + v2258;
-    out[v2268] = v2266;
-  }
-  const uint v2269 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2270 = v616 + v2269;
-  const uint v2271 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2272 = v615 + v2271;
-  const bool v2273 = v2270 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2274 = v2272 < v1;
-  const bool v2275 = v2273 && v2274;
-  if (v2275) {
-    const float v2276 = v39.m[7][3].thread_elements()[0];
-    const bfloat v2277 = bias[v2272];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2278 = float(v2277);
-    const float v2279 = fma(v2276, v3, v2278);
-    const bfloat v2280 = bfloat(v2279);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2281 = v2270 * v1;
-    const uint v2282 = v2281 + v2272;
-    out[v2282] = v2280;
-  }
-  const uint v2283 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2284 = v616 + v2283;
-  const uint v2285 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2286 = v615 + v2285;
-  const bool v2287 = v2284 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2288 = v2286 < v1;
-  const bool v2289 = v2287 && v2288;
-  if (v2289) {
-    const float v2290 = v39.m[7][3].thread_elements()[1];
-    const bfloat v2291 = bias[v2286];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2292 = float(v2291);
-    const float v2293 = fma(v2290, v3, v2292);
-    const bfloat v2294 = bfloat(v2293);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2295 = v2284 * v1;
-    const uint v2296 = v2295 + v2286;
-    out[v2296] = v2294;
-  }
-  const uint v2297 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2298 = v616 + v2297;
-  const uint v2299 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2300 = v615 + v2299;
-  const bool v2301 = v2298 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2302 = v2300 < v1;
-  const bool v2303 = v2301 && v2302;
-  if (v2303) {
-    const float v2304 = v39.m[7][4].thread_elements()[0];
-    const bfloat v2305 = bias[v2300];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2306 = float(v2305);
-    const float v2307 = fma(v2304, v3, v2306);
-    const bfloat v2308 = bfloat(v2307);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2309 = v2298 * v1;
-    const uint v2310 = v2309 + v2300;
-    out[v2310] = v2308;
-  }
-  const uint v2311 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2312 = v616 + v2311;
-  const uint v2313 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2314 = v615 + v2313;
-  const bool v2315 = v2312 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2316 = v2314 < v1;
-  const bool v2317 = v2315 && v2316;
-  if (v2317) {
-    const float v2318 = v39.m[7][4].thread_elements()[1];
-    const bfloat v2319 = bias[v2314];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2320 = float(v2319);
-    const float v2321 = fma(v2318, v3, v2320);
-    const bfloat v2322 = bfloat(v2321);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2323 = v2312 * v1;
-    const uint v2324 = v2323 + v2314;
-    out[v2324] = v2322;
-  }
-  const uint v2325 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2326 = v616 + v2325;
-  const uint v2327 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2328 = v615 + v2327;
-  const bool v2329 = v2326 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2330 = v2328 < v1;
-  const bool v2331 = v2329 && v2330;
-  if (v2331) {
-    const float v2332 = v39.m[7][5].thread_elements()[0];
-    const bfloat v2333 = bias[v2328];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2334 = float(v2333);
-    const float v2335 = fma(v2332, v3, v2334);
-    const bfloat v2336 = bfloat(v2335);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2337 = v2326 * v1;
-    const uint v2338 = v2337 + v2328;
-    out[v2338] = v2336;
-  }
-  const uint v2339 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2340 = v616 + v2339;
-  const uint v2341 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2342 = v615 + v2341;
-  const bool v2343 = v2340 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2344 = v2342 < v1;
-  const bool v2345 = v2343 && v2344;
-  if (v2345) {
-    const float v2346 = v39.m[7][5].thread_elements()[1];
-    const bfloat v2347 = bias[v2342];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2348 = float(v2347);
-    const float v2349 = fma(v2346, v3, v2348);
-    const bfloat v2350 = bfloat(v2349);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2351 = v2340 * v1;
-    const uint v2352 = v2351 + v2342;
-    out[v2352] = v2350;
-  }
-  const uint v2353 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2354 = v616 + v2353;
-  const uint v2355 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2356 = v615 + v2355;
-  const bool v2357 = v2354 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2358 = v2356 < v1;
-  const bool v2359 = v2357 && v2358;
-  if (v2359) {
-    const float v2360 = v39.m[7][6].thread_elements()[0];
-    const bfloat v2361 = bias[v2356];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2362 = float(v2361);
-    const float v2363 = fma(v2360, v3, v2362);
-    const bfloat v2364 = bfloat(v2363);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2365 = v2354 * v1;
-    const uint v2366 = v2365 + v2356;
-    out[v2366] = v2364;
-  }
-  const uint v2367 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2368 = v616 + v2367;
-  const uint v2369 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2370 = v615 + v2369;
-  const bool v2371 = v2368 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2372 = v2370 < v1;
-  const bool v2373 = v2371 && v2372;
-  if (v2373) {
-    const float v2374 = v39.m[7][6].thread_elements()[1];
-    const bfloat v2375 = bias[v2370];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2376 = float(v2375);
-    const float v2377 = fma(v2374, v3, v2376);
-    const bfloat v2378 = bfloat(v2377);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2379 = v2368 * v1;
-    const uint v2380 = v2379 + v2370;
-    out[v2380] = v2378;
-  }
-  const uint v2381 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2382 = v616 + v2381;
-  const uint v2383 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2384 = v615 + v2383;
-  const bool v2385 = v2382 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2386 = v2384 < v1;
-  const bool v2387 = v2385 && v2386;
-  if (v2387) {
-    const float v2388 = v39.m[7][7].thread_elements()[0];
-    const bfloat v2389 = bias[v2384];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2390 = float(v2389);
-    const float v2391 = fma(v2388, v3, v2390);
-    const bfloat v2392 = bfloat(v2391);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2393 = v2382 * v1;
-    const uint v2394 = v2393 + v2384;
-    out[v2394] = v2392;
-  }
-  const uint v2395 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2396 = v616 + v2395;
-  const uint v2397 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2398 = v615 + v2397;
-  const bool v2399 = v2396 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2400 = v2398 < v1;
-  const bool v2401 = v2399 && v2400;
-  if (v2401) {
-    const float v2402 = v39.m[7][7].thread_elements()[1];
-    const bfloat v2403 = bias[v2398];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2404 = float(v2403);
-    const float v2405 = fma(v2402, v3, v2404);
-    const bfloat v2406 = bfloat(v2405);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2407 = v2396 * v1;
-    const uint v2408 = v2407 + v2398;
-    out[v2408] = v2406;
+  threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:315
+  const uint v1793 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:332
+
+  for (uint v621 = 0u; v621 < 8u; v621 += 1u) {  // kernels/gemm/gemm_tiles.hpp:316
+    const uint v623 = v621 >> 2u;  // kernels/gemm/gemm_tiles.hpp:317
+    const uint v625 = v621 & 3u;  // kernels/gemm/gemm_tiles.hpp:318
+    const bool v628 = v32 == v623;  // kernels/gemm/gemm_tiles.hpp:319
+    if (v628) {
+      const bool v634 = v625 == 0u;  // kernels/gemm/gemm_tiles.hpp:322
+      if (v634) {
+        const float v635 = v39.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v636 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v639 = iron_frag_coord<64>(0u, iron_lane, false);
+        const uint v641 = v639 * 132u;
+        const uint v642 = v641 + v37;
+        const uint v643 = v642 + v636;
+        shm2[v643] = v635;
+        const float v644 = v39.m[0][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v645 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v648 = iron_frag_coord<64>(1u, iron_lane, false);
+        const uint v650 = v648 * 132u;
+        const uint v651 = v650 + v37;
+        const uint v652 = v651 + v645;
+        shm2[v652] = v644;
+        const float v653 = v39.m[0][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v654 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v657 = iron_frag_coord<64>(2u, iron_lane, false);
+        const uint v659 = v657 * 132u;
+        const uint v660 = v659 + v37;
+        const uint v661 = v660 + v654;
+        shm2[v661] = v653;
+        const float v662 = v39.m[0][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v663 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v666 = iron_frag_coord<64>(3u, iron_lane, false);
+        const uint v668 = v666 * 132u;
+        const uint v669 = v668 + v37;
+        const uint v670 = v669 + v663;
+        shm2[v670] = v662;
+        const float v671 = v39.m[0][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v672 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v675 = iron_frag_coord<64>(4u, iron_lane, false);
+        const uint v677 = v675 * 132u;
+        const uint v678 = v677 + v37;
+        const uint v679 = v678 + v672;
+        shm2[v679] = v671;
+        const float v680 = v39.m[0][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v681 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v684 = iron_frag_coord<64>(5u, iron_lane, false);
+        const uint v686 = v684 * 132u;
+        const uint v687 = v686 + v37;
+        const uint v688 = v687 + v681;
+        shm2[v688] = v680;
+        const float v689 = v39.m[0][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v690 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v693 = iron_frag_coord<64>(6u, iron_lane, false);
+        const uint v695 = v693 * 132u;
+        const uint v696 = v695 + v37;
+        const uint v697 = v696 + v690;
+        shm2[v697] = v689;
+        const float v698 = v39.m[0][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v699 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v702 = iron_frag_coord<64>(7u, iron_lane, false);
+        const uint v704 = v702 * 132u;
+        const uint v705 = v704 + v37;
+        const uint v706 = v705 + v699;
+        shm2[v706] = v698;
+        const float v707 = v39.m[0][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v708 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v711 = iron_frag_coord<64>(8u, iron_lane, false);
+        const uint v713 = v711 * 132u;
+        const uint v714 = v713 + v37;
+        const uint v715 = v714 + v708;
+        shm2[v715] = v707;
+        const float v716 = v39.m[0][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v717 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v720 = iron_frag_coord<64>(9u, iron_lane, false);
+        const uint v722 = v720 * 132u;
+        const uint v723 = v722 + v37;
+        const uint v724 = v723 + v717;
+        shm2[v724] = v716;
+        const float v725 = v39.m[0][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v726 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v729 = iron_frag_coord<64>(10u, iron_lane, false);
+        const uint v731 = v729 * 132u;
+        const uint v732 = v731 + v37;
+        const uint v733 = v732 + v726;
+        shm2[v733] = v725;
+        const float v734 = v39.m[0][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v735 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v738 = iron_frag_coord<64>(11u, iron_lane, false);
+        const uint v740 = v738 * 132u;
+        const uint v741 = v740 + v37;
+        const uint v742 = v741 + v735;
+        shm2[v742] = v734;
+        const float v743 = v39.m[0][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v744 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v747 = iron_frag_coord<64>(12u, iron_lane, false);
+        const uint v749 = v747 * 132u;
+        const uint v750 = v749 + v37;
+        const uint v751 = v750 + v744;
+        shm2[v751] = v743;
+        const float v752 = v39.m[0][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v753 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v756 = iron_frag_coord<64>(13u, iron_lane, false);
+        const uint v758 = v756 * 132u;
+        const uint v759 = v758 + v37;
+        const uint v760 = v759 + v753;
+        shm2[v760] = v752;
+        const float v761 = v39.m[0][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v762 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v765 = iron_frag_coord<64>(14u, iron_lane, false);
+        const uint v767 = v765 * 132u;
+        const uint v768 = v767 + v37;
+        const uint v769 = v768 + v762;
+        shm2[v769] = v761;
+        const float v770 = v39.m[0][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v771 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v774 = iron_frag_coord<64>(15u, iron_lane, false);
+        const uint v776 = v774 * 132u;
+        const uint v777 = v776 + v37;
+        const uint v778 = v777 + v771;
+        shm2[v778] = v770;
+        const float v779 = v39.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v780 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v783 = iron_frag_coord<64>(16u, iron_lane, false);
+        const uint v785 = v783 * 132u;
+        const uint v786 = v785 + v37;
+        const uint v787 = v786 + v780;
+        shm2[v787] = v779;
+        const float v788 = v39.m[1][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v789 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v792 = iron_frag_coord<64>(17u, iron_lane, false);
+        const uint v794 = v792 * 132u;
+        const uint v795 = v794 + v37;
+        const uint v796 = v795 + v789;
+        shm2[v796] = v788;
+        const float v797 = v39.m[1][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v798 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v801 = iron_frag_coord<64>(18u, iron_lane, false);
+        const uint v803 = v801 * 132u;
+        const uint v804 = v803 + v37;
+        const uint v805 = v804 + v798;
+        shm2[v805] = v797;
+        const float v806 = v39.m[1][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v807 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v810 = iron_frag_coord<64>(19u, iron_lane, false);
+        const uint v812 = v810 * 132u;
+        const uint v813 = v812 + v37;
+        const uint v814 = v813 + v807;
+        shm2[v814] = v806;
+        const float v815 = v39.m[1][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v816 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v819 = iron_frag_coord<64>(20u, iron_lane, false);
+        const uint v821 = v819 * 132u;
+        const uint v822 = v821 + v37;
+        const uint v823 = v822 + v816;
+        shm2[v823] = v815;
+        const float v824 = v39.m[1][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v825 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v828 = iron_frag_coord<64>(21u, iron_lane, false);
+        const uint v830 = v828 * 132u;
+        const uint v831 = v830 + v37;
+        const uint v832 = v831 + v825;
+        shm2[v832] = v824;
+        const float v833 = v39.m[1][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v834 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v837 = iron_frag_coord<64>(22u, iron_lane, false);
+        const uint v839 = v837 * 132u;
+        const uint v840 = v839 + v37;
+        const uint v841 = v840 + v834;
+        shm2[v841] = v833;
+        const float v842 = v39.m[1][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v843 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v846 = iron_frag_coord<64>(23u, iron_lane, false);
+        const uint v848 = v846 * 132u;
+        const uint v849 = v848 + v37;
+        const uint v850 = v849 + v843;
+        shm2[v850] = v842;
+        const float v851 = v39.m[1][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v852 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v855 = iron_frag_coord<64>(24u, iron_lane, false);
+        const uint v857 = v855 * 132u;
+        const uint v858 = v857 + v37;
+        const uint v859 = v858 + v852;
+        shm2[v859] = v851;
+        const float v860 = v39.m[1][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v861 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v864 = iron_frag_coord<64>(25u, iron_lane, false);
+        const uint v866 = v864 * 132u;
+        const uint v867 = v866 + v37;
+        const uint v868 = v867 + v861;
+        shm2[v868] = v860;
+        const float v869 = v39.m[1][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v870 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v873 = iron_frag_coord<64>(26u, iron_lane, false);
+        const uint v875 = v873 * 132u;
+        const uint v876 = v875 + v37;
+        const uint v877 = v876 + v870;
+        shm2[v877] = v869;
+        const float v878 = v39.m[1][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v879 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v882 = iron_frag_coord<64>(27u, iron_lane, false);
+        const uint v884 = v882 * 132u;
+        const uint v885 = v884 + v37;
+        const uint v886 = v885 + v879;
+        shm2[v886] = v878;
+        const float v887 = v39.m[1][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v888 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v891 = iron_frag_coord<64>(28u, iron_lane, false);
+        const uint v893 = v891 * 132u;
+        const uint v894 = v893 + v37;
+        const uint v895 = v894 + v888;
+        shm2[v895] = v887;
+        const float v896 = v39.m[1][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v897 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v900 = iron_frag_coord<64>(29u, iron_lane, false);
+        const uint v902 = v900 * 132u;
+        const uint v903 = v902 + v37;
+        const uint v904 = v903 + v897;
+        shm2[v904] = v896;
+        const float v905 = v39.m[1][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v906 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v909 = iron_frag_coord<64>(30u, iron_lane, false);
+        const uint v911 = v909 * 132u;
+        const uint v912 = v911 + v37;
+        const uint v913 = v912 + v906;
+        shm2[v913] = v905;
+        const float v914 = v39.m[1][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v915 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v918 = iron_frag_coord<64>(31u, iron_lane, false);
+        const uint v920 = v918 * 132u;
+        const uint v921 = v920 + v37;
+        const uint v922 = v921 + v915;
+        shm2[v922] = v914;
+      }
+      const bool v924 = v625 == 1u;  // kernels/gemm/gemm_tiles.hpp:322
+      if (v924) {
+        const float v925 = v39.m[2][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v926 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v929 = iron_frag_coord<64>(32u, iron_lane, false);
+        const uint v930 = v929 - 16u;
+        const uint v931 = v930 * 132u;
+        const uint v932 = v931 + v37;
+        const uint v933 = v932 + v926;
+        shm2[v933] = v925;
+        const float v934 = v39.m[2][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v935 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v938 = iron_frag_coord<64>(33u, iron_lane, false);
+        const uint v939 = v938 - 16u;
+        const uint v940 = v939 * 132u;
+        const uint v941 = v940 + v37;
+        const uint v942 = v941 + v935;
+        shm2[v942] = v934;
+        const float v943 = v39.m[2][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v944 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v947 = iron_frag_coord<64>(34u, iron_lane, false);
+        const uint v948 = v947 - 16u;
+        const uint v949 = v948 * 132u;
+        const uint v950 = v949 + v37;
+        const uint v951 = v950 + v944;
+        shm2[v951] = v943;
+        const float v952 = v39.m[2][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v953 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v956 = iron_frag_coord<64>(35u, iron_lane, false);
+        const uint v957 = v956 - 16u;
+        const uint v958 = v957 * 132u;
+        const uint v959 = v958 + v37;
+        const uint v960 = v959 + v953;
+        shm2[v960] = v952;
+        const float v961 = v39.m[2][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v962 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v965 = iron_frag_coord<64>(36u, iron_lane, false);
+        const uint v966 = v965 - 16u;
+        const uint v967 = v966 * 132u;
+        const uint v968 = v967 + v37;
+        const uint v969 = v968 + v962;
+        shm2[v969] = v961;
+        const float v970 = v39.m[2][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v971 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v974 = iron_frag_coord<64>(37u, iron_lane, false);
+        const uint v975 = v974 - 16u;
+        const uint v976 = v975 * 132u;
+        const uint v977 = v976 + v37;
+        const uint v978 = v977 + v971;
+        shm2[v978] = v970;
+        const float v979 = v39.m[2][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v980 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v983 = iron_frag_coord<64>(38u, iron_lane, false);
+        const uint v984 = v983 - 16u;
+        const uint v985 = v984 * 132u;
+        const uint v986 = v985 + v37;
+        const uint v987 = v986 + v980;
+        shm2[v987] = v979;
+        const float v988 = v39.m[2][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v989 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v992 = iron_frag_coord<64>(39u, iron_lane, false);
+        const uint v993 = v992 - 16u;
+        const uint v994 = v993 * 132u;
+        const uint v995 = v994 + v37;
+        const uint v996 = v995 + v989;
+        shm2[v996] = v988;
+        const float v997 = v39.m[2][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v998 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1001 = iron_frag_coord<64>(40u, iron_lane, false);
+        const uint v1002 = v1001 - 16u;
+        const uint v1003 = v1002 * 132u;
+        const uint v1004 = v1003 + v37;
+        const uint v1005 = v1004 + v998;
+        shm2[v1005] = v997;
+        const float v1006 = v39.m[2][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1007 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1010 = iron_frag_coord<64>(41u, iron_lane, false);
+        const uint v1011 = v1010 - 16u;
+        const uint v1012 = v1011 * 132u;
+        const uint v1013 = v1012 + v37;
+        const uint v1014 = v1013 + v1007;
+        shm2[v1014] = v1006;
+        const float v1015 = v39.m[2][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1016 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1019 = iron_frag_coord<64>(42u, iron_lane, false);
+        const uint v1020 = v1019 - 16u;
+        const uint v1021 = v1020 * 132u;
+        const uint v1022 = v1021 + v37;
+        const uint v1023 = v1022 + v1016;
+        shm2[v1023] = v1015;
+        const float v1024 = v39.m[2][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1025 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1028 = iron_frag_coord<64>(43u, iron_lane, false);
+        const uint v1029 = v1028 - 16u;
+        const uint v1030 = v1029 * 132u;
+        const uint v1031 = v1030 + v37;
+        const uint v1032 = v1031 + v1025;
+        shm2[v1032] = v1024;
+        const float v1033 = v39.m[2][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1034 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1037 = iron_frag_coord<64>(44u, iron_lane, false);
+        const uint v1038 = v1037 - 16u;
+        const uint v1039 = v1038 * 132u;
+        const uint v1040 = v1039 + v37;
+        const uint v1041 = v1040 + v1034;
+        shm2[v1041] = v1033;
+        const float v1042 = v39.m[2][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1043 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1046 = iron_frag_coord<64>(45u, iron_lane, false);
+        const uint v1047 = v1046 - 16u;
+        const uint v1048 = v1047 * 132u;
+        const uint v1049 = v1048 + v37;
+        const uint v1050 = v1049 + v1043;
+        shm2[v1050] = v1042;
+        const float v1051 = v39.m[2][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1052 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1055 = iron_frag_coord<64>(46u, iron_lane, false);
+        const uint v1056 = v1055 - 16u;
+        const uint v1057 = v1056 * 132u;
+        const uint v1058 = v1057 + v37;
+        const uint v1059 = v1058 + v1052;
+        shm2[v1059] = v1051;
+        const float v1060 = v39.m[2][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1061 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1064 = iron_frag_coord<64>(47u, iron_lane, false);
+        const uint v1065 = v1064 - 16u;
+        const uint v1066 = v1065 * 132u;
+        const uint v1067 = v1066 + v37;
+        const uint v1068 = v1067 + v1061;
+        shm2[v1068] = v1060;
+        const float v1069 = v39.m[3][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1070 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1073 = iron_frag_coord<64>(48u, iron_lane, false);
+        const uint v1074 = v1073 - 16u;
+        const uint v1075 = v1074 * 132u;
+        const uint v1076 = v1075 + v37;
+        const uint v1077 = v1076 + v1070;
+        shm2[v1077] = v1069;
+        const float v1078 = v39.m[3][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1079 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1082 = iron_frag_coord<64>(49u, iron_lane, false);
+        const uint v1083 = v1082 - 16u;
+        const uint v1084 = v1083 * 132u;
+        const uint v1085 = v1084 + v37;
+        const uint v1086 = v1085 + v1079;
+        shm2[v1086] = v1078;
+        const float v1087 = v39.m[3][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1088 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1091 = iron_frag_coord<64>(50u, iron_lane, false);
+        const uint v1092 = v1091 - 16u;
+        const uint v1093 = v1092 * 132u;
+        const uint v1094 = v1093 + v37;
+        const uint v1095 = v1094 + v1088;
+        shm2[v1095] = v1087;
+        const float v1096 = v39.m[3][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1097 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1100 = iron_frag_coord<64>(51u, iron_lane, false);
+        const uint v1101 = v1100 - 16u;
+        const uint v1102 = v1101 * 132u;
+        const uint v1103 = v1102 + v37;
+        const uint v1104 = v1103 + v1097;
+        shm2[v1104] = v1096;
+        const float v1105 = v39.m[3][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1106 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1109 = iron_frag_coord<64>(52u, iron_lane, false);
+        const uint v1110 = v1109 - 16u;
+        const uint v1111 = v1110 * 132u;
+        const uint v1112 = v1111 + v37;
+        const uint v1113 = v1112 + v1106;
+        shm2[v1113] = v1105;
+        const float v1114 = v39.m[3][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1115 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1118 = iron_frag_coord<64>(53u, iron_lane, false);
+        const uint v1119 = v1118 - 16u;
+        const uint v1120 = v1119 * 132u;
+        const uint v1121 = v1120 + v37;
+        const uint v1122 = v1121 + v1115;
+        shm2[v1122] = v1114;
+        const float v1123 = v39.m[3][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1124 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1127 = iron_frag_coord<64>(54u, iron_lane, false);
+        const uint v1128 = v1127 - 16u;
+        const uint v1129 = v1128 * 132u;
+        const uint v1130 = v1129 + v37;
+        const uint v1131 = v1130 + v1124;
+        shm2[v1131] = v1123;
+        const float v1132 = v39.m[3][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1133 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1136 = iron_frag_coord<64>(55u, iron_lane, false);
+        const uint v1137 = v1136 - 16u;
+        const uint v1138 = v1137 * 132u;
+        const uint v1139 = v1138 + v37;
+        const uint v1140 = v1139 + v1133;
+        shm2[v1140] = v1132;
+        const float v1141 = v39.m[3][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1142 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1145 = iron_frag_coord<64>(56u, iron_lane, false);
+        const uint v1146 = v1145 - 16u;
+        const uint v1147 = v1146 * 132u;
+        const uint v1148 = v1147 + v37;
+        const uint v1149 = v1148 + v1142;
+        shm2[v1149] = v1141;
+        const float v1150 = v39.m[3][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1151 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1154 = iron_frag_coord<64>(57u, iron_lane, false);
+        const uint v1155 = v1154 - 16u;
+        const uint v1156 = v1155 * 132u;
+        const uint v1157 = v1156 + v37;
+        const uint v1158 = v1157 + v1151;
+        shm2[v1158] = v1150;
+        const float v1159 = v39.m[3][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1160 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1163 = iron_frag_coord<64>(58u, iron_lane, false);
+        const uint v1164 = v1163 - 16u;
+        const uint v1165 = v1164 * 132u;
+        const uint v1166 = v1165 + v37;
+        const uint v1167 = v1166 + v1160;
+        shm2[v1167] = v1159;
+        const float v1168 = v39.m[3][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1169 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1172 = iron_frag_coord<64>(59u, iron_lane, false);
+        const uint v1173 = v1172 - 16u;
+        const uint v1174 = v1173 * 132u;
+        const uint v1175 = v1174 + v37;
+        const uint v1176 = v1175 + v1169;
+        shm2[v1176] = v1168;
+        const float v1177 = v39.m[3][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1178 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1181 = iron_frag_coord<64>(60u, iron_lane, false);
+        const uint v1182 = v1181 - 16u;
+        const uint v1183 = v1182 * 132u;
+        const uint v1184 = v1183 + v37;
+        const uint v1185 = v1184 + v1178;
+        shm2[v1185] = v1177;
+        const float v1186 = v39.m[3][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1187 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1190 = iron_frag_coord<64>(61u, iron_lane, false);
+        const uint v1191 = v1190 - 16u;
+        const uint v1192 = v1191 * 132u;
+        const uint v1193 = v1192 + v37;
+        const uint v1194 = v1193 + v1187;
+        shm2[v1194] = v1186;
+        const float v1195 = v39.m[3][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1196 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1199 = iron_frag_coord<64>(62u, iron_lane, false);
+        const uint v1200 = v1199 - 16u;
+        const uint v1201 = v1200 * 132u;
+        const uint v1202 = v1201 + v37;
+        const uint v1203 = v1202 + v1196;
+        shm2[v1203] = v1195;
+        const float v1204 = v39.m[3][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1205 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1208 = iron_frag_coord<64>(63u, iron_lane, false);
+        const uint v1209 = v1208 - 16u;
+        const uint v1210 = v1209 * 132u;
+        const uint v1211 = v1210 + v37;
+        const uint v1212 = v1211 + v1205;
+        shm2[v1212] = v1204;
+      }
+      const bool v1214 = v625 == 2u;  // kernels/gemm/gemm_tiles.hpp:322
+      if (v1214) {
+        const float v1215 = v39.m[4][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1216 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1219 = iron_frag_coord<64>(64u, iron_lane, false);
+        const uint v1220 = v1219 - 32u;
+        const uint v1221 = v1220 * 132u;
+        const uint v1222 = v1221 + v37;
+        const uint v1223 = v1222 + v1216;
+        shm2[v1223] = v1215;
+        const float v1224 = v39.m[4][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1225 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1228 = iron_frag_coord<64>(65u, iron_lane, false);
+        const uint v1229 = v1228 - 32u;
+        const uint v1230 = v1229 * 132u;
+        const uint v1231 = v1230 + v37;
+        const uint v1232 = v1231 + v1225;
+        shm2[v1232] = v1224;
+        const float v1233 = v39.m[4][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1234 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1237 = iron_frag_coord<64>(66u, iron_lane, false);
+        const uint v1238 = v1237 - 32u;
+        const uint v1239 = v1238 * 132u;
+        const uint v1240 = v1239 + v37;
+        const uint v1241 = v1240 + v1234;
+        shm2[v1241] = v1233;
+        const float v1242 = v39.m[4][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1243 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1246 = iron_frag_coord<64>(67u, iron_lane, false);
+        const uint v1247 = v1246 - 32u;
+        const uint v1248 = v1247 * 132u;
+        const uint v1249 = v1248 + v37;
+        const uint v1250 = v1249 + v1243;
+        shm2[v1250] = v1242;
+        const float v1251 = v39.m[4][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1252 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1255 = iron_frag_coord<64>(68u, iron_lane, false);
+        const uint v1256 = v1255 - 32u;
+        const uint v1257 = v1256 * 132u;
+        const uint v1258 = v1257 + v37;
+        const uint v1259 = v1258 + v1252;
+        shm2[v1259] = v1251;
+        const float v1260 = v39.m[4][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1261 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1264 = iron_frag_coord<64>(69u, iron_lane, false);
+        const uint v1265 = v1264 - 32u;
+        const uint v1266 = v1265 * 132u;
+        const uint v1267 = v1266 + v37;
+        const uint v1268 = v1267 + v1261;
+        shm2[v1268] = v1260;
+        const float v1269 = v39.m[4][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1270 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1273 = iron_frag_coord<64>(70u, iron_lane, false);
+        const uint v1274 = v1273 - 32u;
+        const uint v1275 = v1274 * 132u;
+        const uint v1276 = v1275 + v37;
+        const uint v1277 = v1276 + v1270;
+        shm2[v1277] = v1269;
+        const float v1278 = v39.m[4][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1279 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1282 = iron_frag_coord<64>(71u, iron_lane, false);
+        const uint v1283 = v1282 - 32u;
+        const uint v1284 = v1283 * 132u;
+        const uint v1285 = v1284 + v37;
+        const uint v1286 = v1285 + v1279;
+        shm2[v1286] = v1278;
+        const float v1287 = v39.m[4][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1288 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1291 = iron_frag_coord<64>(72u, iron_lane, false);
+        const uint v1292 = v1291 - 32u;
+        const uint v1293 = v1292 * 132u;
+        const uint v1294 = v1293 + v37;
+        const uint v1295 = v1294 + v1288;
+        shm2[v1295] = v1287;
+        const float v1296 = v39.m[4][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1297 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1300 = iron_frag_coord<64>(73u, iron_lane, false);
+        const uint v1301 = v1300 - 32u;
+        const uint v1302 = v1301 * 132u;
+        const uint v1303 = v1302 + v37;
+        const uint v1304 = v1303 + v1297;
+        shm2[v1304] = v1296;
+        const float v1305 = v39.m[4][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1306 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1309 = iron_frag_coord<64>(74u, iron_lane, false);
+        const uint v1310 = v1309 - 32u;
+        const uint v1311 = v1310 * 132u;
+        const uint v1312 = v1311 + v37;
+        const uint v1313 = v1312 + v1306;
+        shm2[v1313] = v1305;
+        const float v1314 = v39.m[4][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1315 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1318 = iron_frag_coord<64>(75u, iron_lane, false);
+        const uint v1319 = v1318 - 32u;
+        const uint v1320 = v1319 * 132u;
+        const uint v1321 = v1320 + v37;
+        const uint v1322 = v1321 + v1315;
+        shm2[v1322] = v1314;
+        const float v1323 = v39.m[4][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1324 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1327 = iron_frag_coord<64>(76u, iron_lane, false);
+        const uint v1328 = v1327 - 32u;
+        const uint v1329 = v1328 * 132u;
+        const uint v1330 = v1329 + v37;
+        const uint v1331 = v1330 + v1324;
+        shm2[v1331] = v1323;
+        const float v1332 = v39.m[4][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1333 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1336 = iron_frag_coord<64>(77u, iron_lane, false);
+        const uint v1337 = v1336 - 32u;
+        const uint v1338 = v1337 * 132u;
+        const uint v1339 = v1338 + v37;
+        const uint v1340 = v1339 + v1333;
+        shm2[v1340] = v1332;
+        const float v1341 = v39.m[4][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1342 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1345 = iron_frag_coord<64>(78u, iron_lane, false);
+        const uint v1346 = v1345 - 32u;
+        const uint v1347 = v1346 * 132u;
+        const uint v1348 = v1347 + v37;
+        const uint v1349 = v1348 + v1342;
+        shm2[v1349] = v1341;
+        const float v1350 = v39.m[4][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1351 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1354 = iron_frag_coord<64>(79u, iron_lane, false);
+        const uint v1355 = v1354 - 32u;
+        const uint v1356 = v1355 * 132u;
+        const uint v1357 = v1356 + v37;
+        const uint v1358 = v1357 + v1351;
+        shm2[v1358] = v1350;
+        const float v1359 = v39.m[5][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1360 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1363 = iron_frag_coord<64>(80u, iron_lane, false);
+        const uint v1364 = v1363 - 32u;
+        const uint v1365 = v1364 * 132u;
+        const uint v1366 = v1365 + v37;
+        const uint v1367 = v1366 + v1360;
+        shm2[v1367] = v1359;
+        const float v1368 = v39.m[5][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1369 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1372 = iron_frag_coord<64>(81u, iron_lane, false);
+        const uint v1373 = v1372 - 32u;
+        const uint v1374 = v1373 * 132u;
+        const uint v1375 = v1374 + v37;
+        const uint v1376 = v1375 + v1369;
+        shm2[v1376] = v1368;
+        const float v1377 = v39.m[5][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1378 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1381 = iron_frag_coord<64>(82u, iron_lane, false);
+        const uint v1382 = v1381 - 32u;
+        const uint v1383 = v1382 * 132u;
+        const uint v1384 = v1383 + v37;
+        const uint v1385 = v1384 + v1378;
+        shm2[v1385] = v1377;
+        const float v1386 = v39.m[5][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1387 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1390 = iron_frag_coord<64>(83u, iron_lane, false);
+        const uint v1391 = v1390 - 32u;
+        const uint v1392 = v1391 * 132u;
+        const uint v1393 = v1392 + v37;
+        const uint v1394 = v1393 + v1387;
+        shm2[v1394] = v1386;
+        const float v1395 = v39.m[5][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1396 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1399 = iron_frag_coord<64>(84u, iron_lane, false);
+        const uint v1400 = v1399 - 32u;
+        const uint v1401 = v1400 * 132u;
+        const uint v1402 = v1401 + v37;
+        const uint v1403 = v1402 + v1396;
+        shm2[v1403] = v1395;
+        const float v1404 = v39.m[5][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1405 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1408 = iron_frag_coord<64>(85u, iron_lane, false);
+        const uint v1409 = v1408 - 32u;
+        const uint v1410 = v1409 * 132u;
+        const uint v1411 = v1410 + v37;
+        const uint v1412 = v1411 + v1405;
+        shm2[v1412] = v1404;
+        const float v1413 = v39.m[5][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1414 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1417 = iron_frag_coord<64>(86u, iron_lane, false);
+        const uint v1418 = v1417 - 32u;
+        const uint v1419 = v1418 * 132u;
+        const uint v1420 = v1419 + v37;
+        const uint v1421 = v1420 + v1414;
+        shm2[v1421] = v1413;
+        const float v1422 = v39.m[5][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1423 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1426 = iron_frag_coord<64>(87u, iron_lane, false);
+        const uint v1427 = v1426 - 32u;
+        const uint v1428 = v1427 * 132u;
+        const uint v1429 = v1428 + v37;
+        const uint v1430 = v1429 + v1423;
+        shm2[v1430] = v1422;
+        const float v1431 = v39.m[5][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1432 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1435 = iron_frag_coord<64>(88u, iron_lane, false);
+        const uint v1436 = v1435 - 32u;
+        const uint v1437 = v1436 * 132u;
+        const uint v1438 = v1437 + v37;
+        const uint v1439 = v1438 + v1432;
+        shm2[v1439] = v1431;
+        const float v1440 = v39.m[5][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1441 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1444 = iron_frag_coord<64>(89u, iron_lane, false);
+        const uint v1445 = v1444 - 32u;
+        const uint v1446 = v1445 * 132u;
+        const uint v1447 = v1446 + v37;
+        const uint v1448 = v1447 + v1441;
+        shm2[v1448] = v1440;
+        const float v1449 = v39.m[5][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1450 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1453 = iron_frag_coord<64>(90u, iron_lane, false);
+        const uint v1454 = v1453 - 32u;
+        const uint v1455 = v1454 * 132u;
+        const uint v1456 = v1455 + v37;
+        const uint v1457 = v1456 + v1450;
+        shm2[v1457] = v1449;
+        const float v1458 = v39.m[5][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1459 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1462 = iron_frag_coord<64>(91u, iron_lane, false);
+        const uint v1463 = v1462 - 32u;
+        const uint v1464 = v1463 * 132u;
+        const uint v1465 = v1464 + v37;
+        const uint v1466 = v1465 + v1459;
+        shm2[v1466] = v1458;
+        const float v1467 = v39.m[5][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1468 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1471 = iron_frag_coord<64>(92u, iron_lane, false);
+        const uint v1472 = v1471 - 32u;
+        const uint v1473 = v1472 * 132u;
+        const uint v1474 = v1473 + v37;
+        const uint v1475 = v1474 + v1468;
+        shm2[v1475] = v1467;
+        const float v1476 = v39.m[5][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1477 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1480 = iron_frag_coord<64>(93u, iron_lane, false);
+        const uint v1481 = v1480 - 32u;
+        const uint v1482 = v1481 * 132u;
+        const uint v1483 = v1482 + v37;
+        const uint v1484 = v1483 + v1477;
+        shm2[v1484] = v1476;
+        const float v1485 = v39.m[5][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1486 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1489 = iron_frag_coord<64>(94u, iron_lane, false);
+        const uint v1490 = v1489 - 32u;
+        const uint v1491 = v1490 * 132u;
+        const uint v1492 = v1491 + v37;
+        const uint v1493 = v1492 + v1486;
+        shm2[v1493] = v1485;
+        const float v1494 = v39.m[5][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1495 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1498 = iron_frag_coord<64>(95u, iron_lane, false);
+        const uint v1499 = v1498 - 32u;
+        const uint v1500 = v1499 * 132u;
+        const uint v1501 = v1500 + v37;
+        const uint v1502 = v1501 + v1495;
+        shm2[v1502] = v1494;
+      }
+      const bool v1504 = v625 == 3u;  // kernels/gemm/gemm_tiles.hpp:322
+      if (v1504) {
+        const float v1505 = v39.m[6][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1506 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1509 = iron_frag_coord<64>(96u, iron_lane, false);
+        const uint v1510 = v1509 - 48u;
+        const uint v1511 = v1510 * 132u;
+        const uint v1512 = v1511 + v37;
+        const uint v1513 = v1512 + v1506;
+        shm2[v1513] = v1505;
+        const float v1514 = v39.m[6][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1515 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1518 = iron_frag_coord<64>(97u, iron_lane, false);
+        const uint v1519 = v1518 - 48u;
+        const uint v1520 = v1519 * 132u;
+        const uint v1521 = v1520 + v37;
+        const uint v1522 = v1521 + v1515;
+        shm2[v1522] = v1514;
+        const float v1523 = v39.m[6][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1524 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1527 = iron_frag_coord<64>(98u, iron_lane, false);
+        const uint v1528 = v1527 - 48u;
+        const uint v1529 = v1528 * 132u;
+        const uint v1530 = v1529 + v37;
+        const uint v1531 = v1530 + v1524;
+        shm2[v1531] = v1523;
+        const float v1532 = v39.m[6][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1533 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1536 = iron_frag_coord<64>(99u, iron_lane, false);
+        const uint v1537 = v1536 - 48u;
+        const uint v1538 = v1537 * 132u;
+        const uint v1539 = v1538 + v37;
+        const uint v1540 = v1539 + v1533;
+        shm2[v1540] = v1532;
+        const float v1541 = v39.m[6][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1542 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1545 = iron_frag_coord<64>(100u, iron_lane, false);
+        const uint v1546 = v1545 - 48u;
+        const uint v1547 = v1546 * 132u;
+        const uint v1548 = v1547 + v37;
+        const uint v1549 = v1548 + v1542;
+        shm2[v1549] = v1541;
+        const float v1550 = v39.m[6][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1551 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1554 = iron_frag_coord<64>(101u, iron_lane, false);
+        const uint v1555 = v1554 - 48u;
+        const uint v1556 = v1555 * 132u;
+        const uint v1557 = v1556 + v37;
+        const uint v1558 = v1557 + v1551;
+        shm2[v1558] = v1550;
+        const float v1559 = v39.m[6][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1560 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1563 = iron_frag_coord<64>(102u, iron_lane, false);
+        const uint v1564 = v1563 - 48u;
+        const uint v1565 = v1564 * 132u;
+        const uint v1566 = v1565 + v37;
+        const uint v1567 = v1566 + v1560;
+        shm2[v1567] = v1559;
+        const float v1568 = v39.m[6][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1569 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1572 = iron_frag_coord<64>(103u, iron_lane, false);
+        const uint v1573 = v1572 - 48u;
+        const uint v1574 = v1573 * 132u;
+        const uint v1575 = v1574 + v37;
+        const uint v1576 = v1575 + v1569;
+        shm2[v1576] = v1568;
+        const float v1577 = v39.m[6][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1578 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1581 = iron_frag_coord<64>(104u, iron_lane, false);
+        const uint v1582 = v1581 - 48u;
+        const uint v1583 = v1582 * 132u;
+        const uint v1584 = v1583 + v37;
+        const uint v1585 = v1584 + v1578;
+        shm2[v1585] = v1577;
+        const float v1586 = v39.m[6][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1587 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1590 = iron_frag_coord<64>(105u, iron_lane, false);
+        const uint v1591 = v1590 - 48u;
+        const uint v1592 = v1591 * 132u;
+        const uint v1593 = v1592 + v37;
+        const uint v1594 = v1593 + v1587;
+        shm2[v1594] = v1586;
+        const float v1595 = v39.m[6][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1596 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1599 = iron_frag_coord<64>(106u, iron_lane, false);
+        const uint v1600 = v1599 - 48u;
+        const uint v1601 = v1600 * 132u;
+        const uint v1602 = v1601 + v37;
+        const uint v1603 = v1602 + v1596;
+        shm2[v1603] = v1595;
+        const float v1604 = v39.m[6][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1605 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1608 = iron_frag_coord<64>(107u, iron_lane, false);
+        const uint v1609 = v1608 - 48u;
+        const uint v1610 = v1609 * 132u;
+        const uint v1611 = v1610 + v37;
+        const uint v1612 = v1611 + v1605;
+        shm2[v1612] = v1604;
+        const float v1613 = v39.m[6][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1614 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1617 = iron_frag_coord<64>(108u, iron_lane, false);
+        const uint v1618 = v1617 - 48u;
+        const uint v1619 = v1618 * 132u;
+        const uint v1620 = v1619 + v37;
+        const uint v1621 = v1620 + v1614;
+        shm2[v1621] = v1613;
+        const float v1622 = v39.m[6][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1623 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1626 = iron_frag_coord<64>(109u, iron_lane, false);
+        const uint v1627 = v1626 - 48u;
+        const uint v1628 = v1627 * 132u;
+        const uint v1629 = v1628 + v37;
+        const uint v1630 = v1629 + v1623;
+        shm2[v1630] = v1622;
+        const float v1631 = v39.m[6][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1632 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1635 = iron_frag_coord<64>(110u, iron_lane, false);
+        const uint v1636 = v1635 - 48u;
+        const uint v1637 = v1636 * 132u;
+        const uint v1638 = v1637 + v37;
+        const uint v1639 = v1638 + v1632;
+        shm2[v1639] = v1631;
+        const float v1640 = v39.m[6][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1641 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1644 = iron_frag_coord<64>(111u, iron_lane, false);
+        const uint v1645 = v1644 - 48u;
+        const uint v1646 = v1645 * 132u;
+        const uint v1647 = v1646 + v37;
+        const uint v1648 = v1647 + v1641;
+        shm2[v1648] = v1640;
+        const float v1649 = v39.m[7][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1650 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1653 = iron_frag_coord<64>(112u, iron_lane, false);
+        const uint v1654 = v1653 - 48u;
+        const uint v1655 = v1654 * 132u;
+        const uint v1656 = v1655 + v37;
+        const uint v1657 = v1656 + v1650;
+        shm2[v1657] = v1649;
+        const float v1658 = v39.m[7][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1659 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1662 = iron_frag_coord<64>(113u, iron_lane, false);
+        const uint v1663 = v1662 - 48u;
+        const uint v1664 = v1663 * 132u;
+        const uint v1665 = v1664 + v37;
+        const uint v1666 = v1665 + v1659;
+        shm2[v1666] = v1658;
+        const float v1667 = v39.m[7][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1668 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1671 = iron_frag_coord<64>(114u, iron_lane, false);
+        const uint v1672 = v1671 - 48u;
+        const uint v1673 = v1672 * 132u;
+        const uint v1674 = v1673 + v37;
+        const uint v1675 = v1674 + v1668;
+        shm2[v1675] = v1667;
+        const float v1676 = v39.m[7][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1677 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1680 = iron_frag_coord<64>(115u, iron_lane, false);
+        const uint v1681 = v1680 - 48u;
+        const uint v1682 = v1681 * 132u;
+        const uint v1683 = v1682 + v37;
+        const uint v1684 = v1683 + v1677;
+        shm2[v1684] = v1676;
+        const float v1685 = v39.m[7][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1686 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1689 = iron_frag_coord<64>(116u, iron_lane, false);
+        const uint v1690 = v1689 - 48u;
+        const uint v1691 = v1690 * 132u;
+        const uint v1692 = v1691 + v37;
+        const uint v1693 = v1692 + v1686;
+        shm2[v1693] = v1685;
+        const float v1694 = v39.m[7][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1695 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1698 = iron_frag_coord<64>(117u, iron_lane, false);
+        const uint v1699 = v1698 - 48u;
+        const uint v1700 = v1699 * 132u;
+        const uint v1701 = v1700 + v37;
+        const uint v1702 = v1701 + v1695;
+        shm2[v1702] = v1694;
+        const float v1703 = v39.m[7][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1704 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1707 = iron_frag_coord<64>(118u, iron_lane, false);
+        const uint v1708 = v1707 - 48u;
+        const uint v1709 = v1708 * 132u;
+        const uint v1710 = v1709 + v37;
+        const uint v1711 = v1710 + v1704;
+        shm2[v1711] = v1703;
+        const float v1712 = v39.m[7][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1713 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1716 = iron_frag_coord<64>(119u, iron_lane, false);
+        const uint v1717 = v1716 - 48u;
+        const uint v1718 = v1717 * 132u;
+        const uint v1719 = v1718 + v37;
+        const uint v1720 = v1719 + v1713;
+        shm2[v1720] = v1712;
+        const float v1721 = v39.m[7][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1722 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1725 = iron_frag_coord<64>(120u, iron_lane, false);
+        const uint v1726 = v1725 - 48u;
+        const uint v1727 = v1726 * 132u;
+        const uint v1728 = v1727 + v37;
+        const uint v1729 = v1728 + v1722;
+        shm2[v1729] = v1721;
+        const float v1730 = v39.m[7][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1731 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1734 = iron_frag_coord<64>(121u, iron_lane, false);
+        const uint v1735 = v1734 - 48u;
+        const uint v1736 = v1735 * 132u;
+        const uint v1737 = v1736 + v37;
+        const uint v1738 = v1737 + v1731;
+        shm2[v1738] = v1730;
+        const float v1739 = v39.m[7][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1740 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1743 = iron_frag_coord<64>(122u, iron_lane, false);
+        const uint v1744 = v1743 - 48u;
+        const uint v1745 = v1744 * 132u;
+        const uint v1746 = v1745 + v37;
+        const uint v1747 = v1746 + v1740;
+        shm2[v1747] = v1739;
+        const float v1748 = v39.m[7][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1749 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1752 = iron_frag_coord<64>(123u, iron_lane, false);
+        const uint v1753 = v1752 - 48u;
+        const uint v1754 = v1753 * 132u;
+        const uint v1755 = v1754 + v37;
+        const uint v1756 = v1755 + v1749;
+        shm2[v1756] = v1748;
+        const float v1757 = v39.m[7][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1758 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1761 = iron_frag_coord<64>(124u, iron_lane, false);
+        const uint v1762 = v1761 - 48u;
+        const uint v1763 = v1762 * 132u;
+        const uint v1764 = v1763 + v37;
+        const uint v1765 = v1764 + v1758;
+        shm2[v1765] = v1757;
+        const float v1766 = v39.m[7][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1767 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1770 = iron_frag_coord<64>(125u, iron_lane, false);
+        const uint v1771 = v1770 - 48u;
+        const uint v1772 = v1771 * 132u;
+        const uint v1773 = v1772 + v37;
+        const uint v1774 = v1773 + v1767;
+        shm2[v1774] = v1766;
+        const float v1775 = v39.m[7][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1776 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1779 = iron_frag_coord<64>(126u, iron_lane, false);
+        const uint v1780 = v1779 - 48u;
+        const uint v1781 = v1780 * 132u;
+        const uint v1782 = v1781 + v37;
+        const uint v1783 = v1782 + v1776;
+        shm2[v1783] = v1775;
+        const float v1784 = v39.m[7][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1785 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1788 = iron_frag_coord<64>(127u, iron_lane, false);
+        const uint v1789 = v1788 - 48u;
+        const uint v1790 = v1789 * 132u;
+        const uint v1791 = v1790 + v37;
+        const uint v1792 = v1791 + v1785;
+        shm2[v1792] = v1784;
+      }
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:331
+    const uint v1800 = v625 << 4u;  // kernels/gemm/gemm_tiles.hpp:333
+    const uint v1802 = v623 << 6u;
+    const uint v1803 = v24 + v1802;
+    const uint v1804 = v1803 + v1800;
+
+    for (uint v1796 = v1793; v1796 < 2048u; v1796 += 128u) {  // kernels/gemm/gemm_tiles.hpp:332
+      const uint v1798 = v1796 >> 7u;  // kernels/gemm/gemm_tiles.hpp:333
+      const uint v1805 = v1804 + v1798;
+      const uint v1807 = v1796 & 127u;  // kernels/gemm/gemm_tiles.hpp:334
+      const uint v1808 = v28 + v1807;
+      const bool v1809 = v1805 < v0;  // kernels/gemm/gemm_tiles.hpp:335
+      const bool v1810 = v1808 < v1;
+      const bool v1811 = v1809 && v1810;
+      if (v1811) {
+        const uint v1817 = v1798 * 132u;
+        const uint v1818 = v1817 + v1807;
+        const float v1819 = shm2[v1818];
+        const bfloat v1820 = bias[v1808];  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v1821 = float(v1820);
+        const float v1822 = fma(v1819, v3, v1821);
+        const bfloat v1823 = bfloat(v1822);  // kernels/gemm/gemm_epilogue.cpp:67
+        const uint v1824 = v1805 * v1;
+        const uint v1825 = v1824 + v1808;
+        out[v1825] = v1823;
+      }
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:337
   }
 }

@@ -79,6 +79,7 @@ kernel void iron_gemm_kn_bf16(
     uint iron_sg [[simdgroup_index_in_threadgroup]]) {
   alignas(16) threadgroup bfloat shm0[8192];
   alignas(16) threadgroup bfloat shm1[8192];
+  threadgroup float* shm2 = reinterpret_cast<threadgroup float*>(shm0);
 
   const uint v0 = m;  // kernels/gemm/gemm.cpp:71
   const uint v1 = n;
@@ -101,366 +102,366 @@ kernel void iron_gemm_kn_bf16(
   const uint v24 = v23 << 7u;
   const uint v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v28 = v27 << 7u;
-  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:241
-  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:242
+  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:243
   const uint v33 = v32 << 6u;
-  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
+  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:244
   const uint v37 = v36 << 6u;
-  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v39, float(0.0f));
-  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:247
   iron_frag_fill(v41, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:247
+  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:248
   iron_frag_fill(v43, bfloat(bfloat(0.0f)));
   const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:203
   const bool v47 = v46 == 0u;
   const uint v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:160
   const bool v56 = v55 == 0u;
-  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:260
+  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:261
   if (v62) {
-    const uint v2145 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2148 = v2145 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2151 = v2145 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2152 = v2151 << 3u;
-    const uint v2153 = v24 + v2148;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2154 = v2153 < v0;
-    const uint v2159 = v2153 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2165 = v2148 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2170 = v2145 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2172 = v2170 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2175 = v2170 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2176 = v2175 << 3u;
-    const uint v2177 = v24 + v2172;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2178 = v2177 < v0;
-    const uint v2183 = v2177 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2189 = v2172 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2194 = v2145 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2196 = v2194 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2199 = v2194 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2200 = v2199 << 3u;
-    const uint v2201 = v24 + v2196;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2202 = v2201 < v0;
-    const uint v2207 = v2201 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2213 = v2196 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2218 = v2145 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2220 = v2218 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2223 = v2218 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2224 = v2223 << 3u;
-    const uint v2225 = v24 + v2220;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2226 = v2225 < v0;
-    const uint v2231 = v2225 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2237 = v2220 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2242 = v2145 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2244 = v2242 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2247 = v2242 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2248 = v2247 << 3u;
-    const uint v2249 = v24 + v2244;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2250 = v2249 < v0;
-    const uint v2255 = v2249 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2261 = v2244 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2266 = v2145 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2268 = v2266 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2271 = v2266 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2272 = v2271 << 3u;
-    const uint v2273 = v24 + v2268;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2274 = v2273 < v0;
-    const uint v2279 = v2273 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2285 = v2268 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2290 = v2145 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2292 = v2290 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2295 = v2290 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2296 = v2295 << 3u;
-    const uint v2297 = v24 + v2292;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2298 = v2297 < v0;
-    const uint v2303 = v2297 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2309 = v2292 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2314 = v2145 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2316 = v2314 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2319 = v2314 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2320 = v2319 << 3u;
-    const uint v2321 = v24 + v2316;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2322 = v2321 < v0;
-    const uint v2327 = v2321 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2333 = v2316 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2342 = v2145 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2345 = v2145 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2346 = v2345 << 3u;
-    const uint v2349 = v28 + v2346;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2350 = v2349 < v1;
-    const uint v2359 = v2342 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2366 = v2170 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2369 = v2170 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2370 = v2369 << 3u;
-    const uint v2373 = v28 + v2370;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2374 = v2373 < v1;
-    const uint v2383 = v2366 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2390 = v2194 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2393 = v2194 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2394 = v2393 << 3u;
-    const uint v2397 = v28 + v2394;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2398 = v2397 < v1;
-    const uint v2407 = v2390 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2414 = v2218 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2417 = v2218 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2418 = v2417 << 3u;
-    const uint v2421 = v28 + v2418;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2422 = v2421 < v1;
-    const uint v2431 = v2414 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2438 = v2242 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2441 = v2242 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2442 = v2441 << 3u;
-    const uint v2445 = v28 + v2442;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2446 = v2445 < v1;
-    const uint v2455 = v2438 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2462 = v2266 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2465 = v2266 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2466 = v2465 << 3u;
-    const uint v2469 = v28 + v2466;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2470 = v2469 < v1;
-    const uint v2479 = v2462 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2486 = v2290 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2489 = v2290 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2490 = v2489 << 3u;
-    const uint v2493 = v28 + v2490;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2494 = v2493 < v1;
-    const uint v2503 = v2486 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2510 = v2314 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2513 = v2314 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2514 = v2513 << 3u;
-    const uint v2517 = v28 + v2514;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2518 = v2517 < v1;
-    const uint v2527 = v2510 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2537 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1816 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v1819 = v1816 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v1822 = v1816 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v1823 = v1822 << 3u;
+    const uint v1824 = v24 + v1819;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v1825 = v1824 < v0;
+    const uint v1830 = v1824 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v1836 = v1819 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v1841 = v1816 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v1843 = v1841 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v1846 = v1841 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v1847 = v1846 << 3u;
+    const uint v1848 = v24 + v1843;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v1849 = v1848 < v0;
+    const uint v1854 = v1848 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v1860 = v1843 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v1865 = v1816 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v1867 = v1865 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v1870 = v1865 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v1871 = v1870 << 3u;
+    const uint v1872 = v24 + v1867;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v1873 = v1872 < v0;
+    const uint v1878 = v1872 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v1884 = v1867 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v1889 = v1816 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v1891 = v1889 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v1894 = v1889 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v1895 = v1894 << 3u;
+    const uint v1896 = v24 + v1891;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v1897 = v1896 < v0;
+    const uint v1902 = v1896 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v1908 = v1891 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v1913 = v1816 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v1915 = v1913 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v1918 = v1913 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v1919 = v1918 << 3u;
+    const uint v1920 = v24 + v1915;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v1921 = v1920 < v0;
+    const uint v1926 = v1920 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v1932 = v1915 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v1937 = v1816 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v1939 = v1937 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v1942 = v1937 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v1943 = v1942 << 3u;
+    const uint v1944 = v24 + v1939;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v1945 = v1944 < v0;
+    const uint v1950 = v1944 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v1956 = v1939 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v1961 = v1816 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v1963 = v1961 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v1966 = v1961 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v1967 = v1966 << 3u;
+    const uint v1968 = v24 + v1963;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v1969 = v1968 < v0;
+    const uint v1974 = v1968 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v1980 = v1963 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v1985 = v1816 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v1987 = v1985 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v1990 = v1985 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v1991 = v1990 << 3u;
+    const uint v1992 = v24 + v1987;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v1993 = v1992 < v0;
+    const uint v1998 = v1992 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2004 = v1987 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2013 = v1816 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2016 = v1816 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2017 = v2016 << 3u;
+    const uint v2020 = v28 + v2017;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2021 = v2020 < v1;
+    const uint v2030 = v2013 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2037 = v1841 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2040 = v1841 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2041 = v2040 << 3u;
+    const uint v2044 = v28 + v2041;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2045 = v2044 < v1;
+    const uint v2054 = v2037 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2061 = v1865 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2064 = v1865 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2065 = v2064 << 3u;
+    const uint v2068 = v28 + v2065;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2069 = v2068 < v1;
+    const uint v2078 = v2061 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2085 = v1889 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2088 = v1889 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2089 = v2088 << 3u;
+    const uint v2092 = v28 + v2089;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2093 = v2092 < v1;
+    const uint v2102 = v2085 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2109 = v1913 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2112 = v1913 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2113 = v2112 << 3u;
+    const uint v2116 = v28 + v2113;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2117 = v2116 < v1;
+    const uint v2126 = v2109 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2133 = v1937 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2136 = v1937 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2137 = v2136 << 3u;
+    const uint v2140 = v28 + v2137;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2141 = v2140 < v1;
+    const uint v2150 = v2133 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2157 = v1961 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2160 = v1961 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2161 = v2160 << 3u;
+    const uint v2164 = v28 + v2161;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2165 = v2164 < v1;
+    const uint v2174 = v2157 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2181 = v1985 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2184 = v1985 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2185 = v2184 << 3u;
+    const uint v2188 = v28 + v2185;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2189 = v2188 < v1;
+    const uint v2198 = v2181 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2208 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:252
 
-    for (uint v2137 = 0u; v2137 < v2; v2137 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
-      const uint v2139 = v2137 >> 6u;
-      const uint v2141 = v2139 % 1u;
+    for (uint v1808 = 0u; v1808 < v2; v1808 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      const uint v1810 = v1808 >> 6u;
+      const uint v1812 = v1810 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2143 = v2141 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
-      const uint v2155 = v2137 + v2152;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2156 = v2155 < v2;
-      const bool v2157 = v2154 && v2156;
-      const uint v2161 = v2159 + v2137;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2162 = v2161 + v2152;
-      const uint v2163 = v2157 ? v2162 : 0u;
-      const uint v2166 = v2143 + v2165;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2167 = v2166 + v2152;
+      const uint v1814 = v1812 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
+      const uint v1826 = v1808 + v1823;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v1827 = v1826 < v2;
+      const bool v1828 = v1825 && v1827;
+      const uint v1832 = v1830 + v1808;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v1833 = v1832 + v1823;
+      const uint v1834 = v1828 ? v1833 : 0u;
+      const uint v1837 = v1814 + v1836;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v1838 = v1837 + v1823;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2167 + e] = v2157 ? a[v2163 + e] : bfloat(0);
+        shm0[v1838 + e] = v1828 ? a[v1834 + e] : bfloat(0);
       }
-      const uint v2179 = v2137 + v2176;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2180 = v2179 < v2;
-      const bool v2181 = v2178 && v2180;
-      const uint v2185 = v2183 + v2137;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2186 = v2185 + v2176;
-      const uint v2187 = v2181 ? v2186 : 0u;
-      const uint v2190 = v2143 + v2189;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2191 = v2190 + v2176;
+      const uint v1850 = v1808 + v1847;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v1851 = v1850 < v2;
+      const bool v1852 = v1849 && v1851;
+      const uint v1856 = v1854 + v1808;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v1857 = v1856 + v1847;
+      const uint v1858 = v1852 ? v1857 : 0u;
+      const uint v1861 = v1814 + v1860;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v1862 = v1861 + v1847;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2191 + e] = v2181 ? a[v2187 + e] : bfloat(0);
+        shm0[v1862 + e] = v1852 ? a[v1858 + e] : bfloat(0);
       }
-      const uint v2203 = v2137 + v2200;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2204 = v2203 < v2;
-      const bool v2205 = v2202 && v2204;
-      const uint v2209 = v2207 + v2137;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2210 = v2209 + v2200;
-      const uint v2211 = v2205 ? v2210 : 0u;
-      const uint v2214 = v2143 + v2213;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2215 = v2214 + v2200;
+      const uint v1874 = v1808 + v1871;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v1875 = v1874 < v2;
+      const bool v1876 = v1873 && v1875;
+      const uint v1880 = v1878 + v1808;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v1881 = v1880 + v1871;
+      const uint v1882 = v1876 ? v1881 : 0u;
+      const uint v1885 = v1814 + v1884;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v1886 = v1885 + v1871;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2215 + e] = v2205 ? a[v2211 + e] : bfloat(0);
+        shm0[v1886 + e] = v1876 ? a[v1882 + e] : bfloat(0);
       }
-      const uint v2227 = v2137 + v2224;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2228 = v2227 < v2;
-      const bool v2229 = v2226 && v2228;
-      const uint v2233 = v2231 + v2137;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2234 = v2233 + v2224;
-      const uint v2235 = v2229 ? v2234 : 0u;
-      const uint v2238 = v2143 + v2237;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2239 = v2238 + v2224;
+      const uint v1898 = v1808 + v1895;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v1899 = v1898 < v2;
+      const bool v1900 = v1897 && v1899;
+      const uint v1904 = v1902 + v1808;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v1905 = v1904 + v1895;
+      const uint v1906 = v1900 ? v1905 : 0u;
+      const uint v1909 = v1814 + v1908;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v1910 = v1909 + v1895;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2239 + e] = v2229 ? a[v2235 + e] : bfloat(0);
+        shm0[v1910 + e] = v1900 ? a[v1906 + e] : bfloat(0);
       }
-      const uint v2251 = v2137 + v2248;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2252 = v2251 < v2;
-      const bool v2253 = v2250 && v2252;
-      const uint v2257 = v2255 + v2137;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2258 = v2257 + v2248;
-      const uint v2259 = v2253 ? v2258 : 0u;
-      const uint v2262 = v2143 + v2261;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2263 = v2262 + v2248;
+      const uint v1922 = v1808 + v1919;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v1923 = v1922 < v2;
+      const bool v1924 = v1921 && v1923;
+      const uint v1928 = v1926 + v1808;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v1929 = v1928 + v1919;
+      const uint v1930 = v1924 ? v1929 : 0u;
+      const uint v1933 = v1814 + v1932;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v1934 = v1933 + v1919;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2263 + e] = v2253 ? a[v2259 + e] : bfloat(0);
+        shm0[v1934 + e] = v1924 ? a[v1930 + e] : bfloat(0);
       }
-      const uint v2275 = v2137 + v2272;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2276 = v2275 < v2;
-      const bool v2277 = v2274 && v2276;
-      const uint v2281 = v2279 + v2137;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2282 = v2281 + v2272;
-      const uint v2283 = v2277 ? v2282 : 0u;
-      const uint v2286 = v2143 + v2285;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2287 = v2286 + v2272;
+      const uint v1946 = v1808 + v1943;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v1947 = v1946 < v2;
+      const bool v1948 = v1945 && v1947;
+      const uint v1952 = v1950 + v1808;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v1953 = v1952 + v1943;
+      const uint v1954 = v1948 ? v1953 : 0u;
+      const uint v1957 = v1814 + v1956;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v1958 = v1957 + v1943;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2287 + e] = v2277 ? a[v2283 + e] : bfloat(0);
+        shm0[v1958 + e] = v1948 ? a[v1954 + e] : bfloat(0);
       }
-      const uint v2299 = v2137 + v2296;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2300 = v2299 < v2;
-      const bool v2301 = v2298 && v2300;
-      const uint v2305 = v2303 + v2137;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2306 = v2305 + v2296;
-      const uint v2307 = v2301 ? v2306 : 0u;
-      const uint v2310 = v2143 + v2309;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2311 = v2310 + v2296;
+      const uint v1970 = v1808 + v1967;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v1971 = v1970 < v2;
+      const bool v1972 = v1969 && v1971;
+      const uint v1976 = v1974 + v1808;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v1977 = v1976 + v1967;
+      const uint v1978 = v1972 ? v1977 : 0u;
+      const uint v1981 = v1814 + v1980;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v1982 = v1981 + v1967;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2311 + e] = v2301 ? a[v2307 + e] : bfloat(0);
+        shm0[v1982 + e] = v1972 ? a[v1978 + e] : bfloat(0);
       }
-      const uint v2323 = v2137 + v2320;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2324 = v2323 < v2;
-      const bool v2325 = v2322 && v2324;
-      const uint v2329 = v2327 + v2137;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2330 = v2329 + v2320;
-      const uint v2331 = v2325 ? v2330 : 0u;
-      const uint v2334 = v2143 + v2333;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2335 = v2334 + v2320;
+      const uint v1994 = v1808 + v1991;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v1995 = v1994 < v2;
+      const bool v1996 = v1993 && v1995;
+      const uint v2000 = v1998 + v1808;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2001 = v2000 + v1991;
+      const uint v2002 = v1996 ? v2001 : 0u;
+      const uint v2005 = v1814 + v2004;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2006 = v2005 + v1991;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2335 + e] = v2325 ? a[v2331 + e] : bfloat(0);
+        shm0[v2006 + e] = v1996 ? a[v2002 + e] : bfloat(0);
       }
-      const uint v2347 = v2137 + v2342;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2348 = v2347 < v2;
-      const bool v2351 = v2348 && v2350;
-      const uint v2353 = v2347 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2355 = v2353 + v28;
-      const uint v2356 = v2355 + v2346;
-      const uint v2357 = v2351 ? v2356 : 0u;
-      const uint v2360 = v2143 + v2359;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2361 = v2360 + v2346;
+      const uint v2018 = v1808 + v2013;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2019 = v2018 < v2;
+      const bool v2022 = v2019 && v2021;
+      const uint v2024 = v2018 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2026 = v2024 + v28;
+      const uint v2027 = v2026 + v2017;
+      const uint v2028 = v2022 ? v2027 : 0u;
+      const uint v2031 = v1814 + v2030;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2032 = v2031 + v2017;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2361 + e] = v2351 ? b[v2357 + e] : bfloat(0);
+        shm1[v2032 + e] = v2022 ? b[v2028 + e] : bfloat(0);
       }
-      const uint v2371 = v2137 + v2366;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2372 = v2371 < v2;
-      const bool v2375 = v2372 && v2374;
-      const uint v2377 = v2371 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2379 = v2377 + v28;
-      const uint v2380 = v2379 + v2370;
-      const uint v2381 = v2375 ? v2380 : 0u;
-      const uint v2384 = v2143 + v2383;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2385 = v2384 + v2370;
+      const uint v2042 = v1808 + v2037;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2043 = v2042 < v2;
+      const bool v2046 = v2043 && v2045;
+      const uint v2048 = v2042 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2050 = v2048 + v28;
+      const uint v2051 = v2050 + v2041;
+      const uint v2052 = v2046 ? v2051 : 0u;
+      const uint v2055 = v1814 + v2054;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2056 = v2055 + v2041;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2385 + e] = v2375 ? b[v2381 + e] : bfloat(0);
+        shm1[v2056 + e] = v2046 ? b[v2052 + e] : bfloat(0);
       }
-      const uint v2395 = v2137 + v2390;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2396 = v2395 < v2;
-      const bool v2399 = v2396 && v2398;
-      const uint v2401 = v2395 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2403 = v2401 + v28;
-      const uint v2404 = v2403 + v2394;
-      const uint v2405 = v2399 ? v2404 : 0u;
-      const uint v2408 = v2143 + v2407;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2409 = v2408 + v2394;
+      const uint v2066 = v1808 + v2061;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2067 = v2066 < v2;
+      const bool v2070 = v2067 && v2069;
+      const uint v2072 = v2066 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2074 = v2072 + v28;
+      const uint v2075 = v2074 + v2065;
+      const uint v2076 = v2070 ? v2075 : 0u;
+      const uint v2079 = v1814 + v2078;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2080 = v2079 + v2065;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2409 + e] = v2399 ? b[v2405 + e] : bfloat(0);
+        shm1[v2080 + e] = v2070 ? b[v2076 + e] : bfloat(0);
       }
-      const uint v2419 = v2137 + v2414;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2420 = v2419 < v2;
-      const bool v2423 = v2420 && v2422;
-      const uint v2425 = v2419 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2427 = v2425 + v28;
-      const uint v2428 = v2427 + v2418;
-      const uint v2429 = v2423 ? v2428 : 0u;
-      const uint v2432 = v2143 + v2431;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2433 = v2432 + v2418;
+      const uint v2090 = v1808 + v2085;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2091 = v2090 < v2;
+      const bool v2094 = v2091 && v2093;
+      const uint v2096 = v2090 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2098 = v2096 + v28;
+      const uint v2099 = v2098 + v2089;
+      const uint v2100 = v2094 ? v2099 : 0u;
+      const uint v2103 = v1814 + v2102;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2104 = v2103 + v2089;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2433 + e] = v2423 ? b[v2429 + e] : bfloat(0);
+        shm1[v2104 + e] = v2094 ? b[v2100 + e] : bfloat(0);
       }
-      const uint v2443 = v2137 + v2438;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2444 = v2443 < v2;
-      const bool v2447 = v2444 && v2446;
-      const uint v2449 = v2443 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2451 = v2449 + v28;
-      const uint v2452 = v2451 + v2442;
-      const uint v2453 = v2447 ? v2452 : 0u;
-      const uint v2456 = v2143 + v2455;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2457 = v2456 + v2442;
+      const uint v2114 = v1808 + v2109;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2115 = v2114 < v2;
+      const bool v2118 = v2115 && v2117;
+      const uint v2120 = v2114 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2122 = v2120 + v28;
+      const uint v2123 = v2122 + v2113;
+      const uint v2124 = v2118 ? v2123 : 0u;
+      const uint v2127 = v1814 + v2126;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2128 = v2127 + v2113;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2457 + e] = v2447 ? b[v2453 + e] : bfloat(0);
+        shm1[v2128 + e] = v2118 ? b[v2124 + e] : bfloat(0);
       }
-      const uint v2467 = v2137 + v2462;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2468 = v2467 < v2;
-      const bool v2471 = v2468 && v2470;
-      const uint v2473 = v2467 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2475 = v2473 + v28;
-      const uint v2476 = v2475 + v2466;
-      const uint v2477 = v2471 ? v2476 : 0u;
-      const uint v2480 = v2143 + v2479;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2481 = v2480 + v2466;
+      const uint v2138 = v1808 + v2133;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2139 = v2138 < v2;
+      const bool v2142 = v2139 && v2141;
+      const uint v2144 = v2138 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2146 = v2144 + v28;
+      const uint v2147 = v2146 + v2137;
+      const uint v2148 = v2142 ? v2147 : 0u;
+      const uint v2151 = v1814 + v2150;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2152 = v2151 + v2137;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2481 + e] = v2471 ? b[v2477 + e] : bfloat(0);
+        shm1[v2152 + e] = v2142 ? b[v2148 + e] : bfloat(0);
       }
-      const uint v2491 = v2137 + v2486;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2492 = v2491 < v2;
-      const bool v2495 = v2492 && v2494;
-      const uint v2497 = v2491 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2499 = v2497 + v28;
-      const uint v2500 = v2499 + v2490;
-      const uint v2501 = v2495 ? v2500 : 0u;
-      const uint v2504 = v2143 + v2503;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2505 = v2504 + v2490;
+      const uint v2162 = v1808 + v2157;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2163 = v2162 < v2;
+      const bool v2166 = v2163 && v2165;
+      const uint v2168 = v2162 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2170 = v2168 + v28;
+      const uint v2171 = v2170 + v2161;
+      const uint v2172 = v2166 ? v2171 : 0u;
+      const uint v2175 = v1814 + v2174;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2176 = v2175 + v2161;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2505 + e] = v2495 ? b[v2501 + e] : bfloat(0);
+        shm1[v2176 + e] = v2166 ? b[v2172 + e] : bfloat(0);
       }
-      const uint v2515 = v2137 + v2510;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2516 = v2515 < v2;
-      const bool v2519 = v2516 && v2518;
-      const uint v2521 = v2515 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2523 = v2521 + v28;
-      const uint v2524 = v2523 + v2514;
-      const uint v2525 = v2519 ? v2524 : 0u;
-      const uint v2528 = v2143 + v2527;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2529 = v2528 + v2514;
+      const uint v2186 = v1808 + v2181;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2187 = v2186 < v2;
+      const bool v2190 = v2187 && v2189;
+      const uint v2192 = v2186 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2194 = v2192 + v28;
+      const uint v2195 = v2194 + v2185;
+      const uint v2196 = v2190 ? v2195 : 0u;
+      const uint v2199 = v1814 + v2198;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2200 = v2199 + v2185;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2529 + e] = v2519 ? b[v2525 + e] : bfloat(0);
+        shm1[v2200 + e] = v2190 ? b[v2196 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:267
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:268
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2538 = v2143 + v2537;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<false>(v41, shm0, long(v2538), long(64u));
-      const uint v2543 = v2143 + v37;  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v43, shm1, long(v2543), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
-      const uint v2549 = v2538 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<false>(v41, shm0, long(v2549), long(64u));
-      const uint v2552 = v2143 + 2048u;  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v2553 = v2552 + v37;
-      iron_frag_load<false>(v43, shm1, long(v2553), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
-      const uint v2559 = v2538 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<false>(v41, shm0, long(v2559), long(64u));
-      const uint v2562 = v2143 + 4096u;  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v2563 = v2562 + v37;
-      iron_frag_load<false>(v43, shm1, long(v2563), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
-      const uint v2569 = v2538 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<false>(v41, shm0, long(v2569), long(64u));
-      const uint v2572 = v2143 + 6144u;  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v2573 = v2572 + v37;
-      iron_frag_load<false>(v43, shm1, long(v2573), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const uint v2209 = v1814 + v2208;  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<false>(v41, shm0, long(v2209), long(64u));
+      const uint v2214 = v1814 + v37;  // kernels/gemm/gemm_tiles.hpp:254
+      iron_frag_load<false>(v43, shm1, long(v2214), long(128u));
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:258
+      const uint v2220 = v2209 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<false>(v41, shm0, long(v2220), long(64u));
+      const uint v2223 = v1814 + 2048u;  // kernels/gemm/gemm_tiles.hpp:254
+      const uint v2224 = v2223 + v37;
+      iron_frag_load<false>(v43, shm1, long(v2224), long(128u));
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:258
+      const uint v2230 = v2209 + 32u;  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<false>(v41, shm0, long(v2230), long(64u));
+      const uint v2233 = v1814 + 4096u;  // kernels/gemm/gemm_tiles.hpp:254
+      const uint v2234 = v2233 + v37;
+      iron_frag_load<false>(v43, shm1, long(v2234), long(128u));
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:258
+      const uint v2240 = v2209 + 48u;  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<false>(v41, shm0, long(v2240), long(64u));
+      const uint v2243 = v1814 + 6144u;  // kernels/gemm/gemm_tiles.hpp:254
+      const uint v2244 = v2243 + v37;
+      iron_frag_load<false>(v43, shm1, long(v2244), long(128u));
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:258
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:267
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:268
   } else {
     const uint v505 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
     const uint v506 = iron_tid.x;
-    const uint v562 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v562 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:252
     const uint v574 = v562 + 16u;
-    const uint v578 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:253
-    const uint v584 = v562 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v588 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:253
-    const uint v594 = v562 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v598 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:253
+    const uint v578 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:254
+    const uint v584 = v562 + 32u;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v588 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:254
+    const uint v594 = v562 + 48u;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v598 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:254
 
-    for (uint v504 = 0u; v504 < v2; v504 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
+    for (uint v504 = 0u; v504 < v2; v504 += 64u) {  // kernels/gemm/gemm_tiles.hpp:273
       for (uint v508 = v506; v508 < 8192u; v508 += v505) {  // kernels/gemm/gemm_tiles.hpp:95
         const uint v510 = v508 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
         const uint v512 = v508 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -506,1942 +507,1060 @@ kernel void iron_gemm_kn_bf16(
           shm1[v555] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:275
-      iron_frag_load<false>(v41, shm0, long(v562), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<false>(v43, shm1, long(v37), long(128u));  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load<false>(v41, shm0, long(v574), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<false>(v43, shm1, long(v578), long(128u));  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load<false>(v41, shm0, long(v584), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<false>(v43, shm1, long(v588), long(128u));  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load<false>(v41, shm0, long(v594), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<false>(v43, shm1, long(v598), long(128u));  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:277
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:276
+      iron_frag_load<false>(v41, shm0, long(v562), long(64u));  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<false>(v43, shm1, long(v37), long(128u));  // kernels/gemm/gemm_tiles.hpp:254
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load<false>(v41, shm0, long(v574), long(64u));  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<false>(v43, shm1, long(v578), long(128u));  // kernels/gemm/gemm_tiles.hpp:254
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load<false>(v41, shm0, long(v584), long(64u));  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<false>(v43, shm1, long(v588), long(128u));  // kernels/gemm/gemm_tiles.hpp:254
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load<false>(v41, shm0, long(v594), long(64u));  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<false>(v43, shm1, long(v598), long(128u));  // kernels/gemm/gemm_tiles.hpp:254
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:258
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:278
     }
   }
-  const uint v599 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:280
-  const uint v600 = v24 + v33;
-  const uint v601 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v602 = v600 + v601;
-  const uint v603 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v604 = v599 + v603;
-  const bool v605 = v602 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v606 = v604 < v1;
-  const bool v607 = v605 && v606;
-  if (v607) {
-    const float v608 = v39.m[0][0].thread_elements()[0];
-    const float v609 = v608 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v610 = bfloat(v609);
-    const uint v611 = v602 * v1;
-    const uint v612 = v611 + v604;
-    out[v612] = v610;
-  }
-  const uint v613 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v614 = v600 + v613;
-  const uint v615 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v616 = v599 + v615;
-  const bool v617 = v614 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v618 = v616 < v1;
-  const bool v619 = v617 && v618;
-  if (v619) {
-    const float v620 = v39.m[0][0].thread_elements()[1];
-    const float v621 = v620 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v622 = bfloat(v621);
-    const uint v623 = v614 * v1;
-    const uint v624 = v623 + v616;
-    out[v624] = v622;
-  }
-  const uint v625 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v626 = v600 + v625;
-  const uint v627 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v628 = v599 + v627;
-  const bool v629 = v626 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v630 = v628 < v1;
-  const bool v631 = v629 && v630;
-  if (v631) {
-    const float v632 = v39.m[0][1].thread_elements()[0];
-    const float v633 = v632 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v634 = bfloat(v633);
-    const uint v635 = v626 * v1;
-    const uint v636 = v635 + v628;
-    out[v636] = v634;
-  }
-  const uint v637 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v638 = v600 + v637;
-  const uint v639 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v640 = v599 + v639;
-  const bool v641 = v638 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v642 = v640 < v1;
-  const bool v643 = v641 && v642;
-  if (v643) {
-    const float v644 = v39.m[0][1].thread_elements()[1];
-    const float v645 = v644 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v646 = bfloat(v645);
-    const uint v647 = v638 * v1;
-    const uint v648 = v647 + v640;
-    out[v648] = v646;
-  }
-  const uint v649 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v650 = v600 + v649;
-  const uint v651 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v652 = v599 + v651;
-  const bool v653 = v650 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v654 = v652 < v1;
-  const bool v655 = v653 && v654;
-  if (v655) {
-    const float v656 = v39.m[0][2].thread_elements()[0];
-    const float v657 = v656 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v658 = bfloat(v657);
-    const uint v659 = v650 * v1;
-    const uint v660 = v659 + v652;
-    out[v660] = v658;
-  }
-  const uint v661 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v662 = v600 + v661;
-  const uint v663 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v664 = v599 + v663;
-  const bool v665 = v662 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v666 = v664 < v1;
-  const bool v667 = v665 && v666;
-  if (v667) {
-    const float v668 = v39.m[0][2].thread_elements()[1];
-    const float v669 = v668 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v670 = bfloat(v669);
-    const uint v671 = v662 * v1;
-    const uint v672 = v671 + v664;
-    out[v672] = v670;
-  }
-  const uint v673 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v674 = v600 + v673;
-  const uint v675 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v676 = v599 + v675;
-  const bool v677 = v674 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v678 = v676 < v1;
-  const bool v679 = v677 && v678;
-  if (v679) {
-    const float v680 = v39.m[0][3].thread_elements()[0];
-    const float v681 = v680 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v682 = bfloat(v681);
-    const uint v683 = v674 * v1;
-    const uint v684 = v683 + v676;
-    out[v684] = v682;
-  }
-  const uint v685 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v686 = v600 + v685;
-  const uint v687 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v688 = v599 + v687;
-  const bool v689 = v686 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v690 = v688 < v1;
-  const bool v691 = v689 && v690;
-  if (v691) {
-    const float v692 = v39.m[0][3].thread_elements()[1];
-    const float v693 = v692 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v694 = bfloat(v693);
-    const uint v695 = v686 * v1;
-    const uint v696 = v695 + v688;
-    out[v696] = v694;
-  }
-  const uint v697 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v698 = v600 + v697;
-  const uint v699 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v700 = v599 + v699;
-  const bool v701 = v698 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v702 = v700 < v1;
-  const bool v703 = v701 && v702;
-  if (v703) {
-    const float v704 = v39.m[0][4].thread_elements()[0];
-    const float v705 = v704 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v706 = bfloat(v705);
-    const uint v707 = v698 * v1;
-    const uint v708 = v707 + v700;
-    out[v708] = v706;
-  }
-  const uint v709 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v710 = v600 + v709;
-  const uint v711 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v712 = v599 + v711;
-  const bool v713 = v710 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v714 = v712 < v1;
-  const bool v715 = v713 && v714;
-  if (v715) {
-    const float v716 = v39.m[0][4].thread_elements()[1];
-    const float v717 = v716 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v718 = bfloat(v717);
-    const uint v719 = v710 * v1;
-    const uint v720 = v719 + v712;
-    out[v720] = v718;
-  }
-  const uint v721 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v722 = v600 + v721;
-  const uint v723 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v724 = v599 + v723;
-  const bool v725 = v722 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v726 = v724 < v1;
-  const bool v727 = v725 && v726;
-  if (v727) {
-    const float v728 = v39.m[0][5].thread_elements()[0];
-    const float v729 = v728 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v730 = bfloat(v729);
-    const uint v731 = v722 * v1;
-    const uint v732 = v731 + v724;
-    out[v732] = v730;
-  }
-  const uint v733 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v734 = v600 + v733;
-  const uint v735 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v736 = v599 + v735;
-  const bool v737 = v734 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v738 = v736 < v1;
-  const bool v739 = v737 && v738;
-  if (v739) {
-    const float v740 = v39.m[0][5].thread_elements()[1];
-    const float v741 = v740 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v742 = bfloat(v741);
-    const uint v743 = v734 * v1;
-    const uint v744 = v743 + v736;
-    out[v744] = v742;
-  }
-  const uint v745 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v746 = v600 + v745;
-  const uint v747 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v748 = v599 + v747;
-  const bool v749 = v746 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v750 = v748 < v1;
-  const bool v751 = v749 && v750;
-  if (v751) {
-    const float v752 = v39.m[0][6].thread_elements()[0];
-    const float v753 = v752 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v754 = bfloat(v753);
-    const uint v755 = v746 * v1;
-    const uint v756 = v755 + v748;
-    out[v756] = v754;
-  }
-  const uint v757 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v758 = v600 + v757;
-  const uint v759 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v760 = v599 + v759;
-  const bool v761 = v758 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v762 = v760 < v1;
-  const bool v763 = v761 && v762;
-  if (v763) {
-    const float v764 = v39.m[0][6].thread_elements()[1];
-    const float v765 = v764 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v766 = bfloat(v765);
-    const uint v767 = v758 * v1;
-    const uint v768 = v767 + v760;
-    out[v768] = v766;
-  }
-  const uint v769 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v770 = v600 + v769;
-  const uint v771 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v772 = v599 + v771;
-  const bool v773 = v770 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v774 = v772 < v1;
-  const bool v775 = v773 && v774;
-  if (v775) {
-    const float v776 = v39.m[0][7].thread_elements()[0];
-    const float v777 = v776 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v778 = bfloat(v777);
-    const uint v779 = v770 * v1;
-    const uint v780 = v779 + v772;
-    out[v780] = v778;
-  }
-  const uint v781 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v782 = v600 + v781;
-  const uint v783 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v784 = v599 + v783;
-  const bool v785 = v782 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v786 = v784 < v1;
-  const bool v787 = v785 && v786;
-  if (v787) {
-    const float v788 = v39.m[0][7].thread_elements()[1];
-    const float v789 = v788 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v790 = bfloat(v789);
-    const uint v791 = v782 * v1;
-    const uint v792 = v791 + v784;
-    out[v792] = v790;
-  }
-  const uint v793 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v794 = v600 + v793;
-  const uint v795 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v796 = v599 + v795;
-  const bool v797 = v794 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v798 = v796 < v1;
-  const bool v799 = v797 && v798;
-  if (v799) {
-    const float v800 = v39.m[1][0].thread_elements()[0];
-    const float v801 = v800 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v802 = bfloat(v801);
-    const uint v803 = v794 * v1;
-    const uint v804 = v803 + v796;
-    out[v804] = v802;
-  }
-  const uint v805 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v806 = v600 + v805;
-  const uint v807 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v808 = v599 + v807;
-  const bool v809 = v806 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v810 = v808 < v1;
-  const bool v811 = v809 && v810;
-  if (v811) {
-    const float v812 = v39.m[1][0].thread_elements()[1];
-    const float v813 = v812 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v814 = bfloat(v813);
-    const uint v815 = v806 * v1;
-    const uint v816 = v815 + v808;
-    out[v816] = v814;
-  }
-  const uint v817 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v818 = v600 + v817;
-  const uint v819 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v820 = v599 + v819;
-  const bool v821 = v818 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v822 = v820 < v1;
-  const bool v823 = v821 && v822;
-  if (v823) {
-    const float v824 = v39.m[1][1].thread_elements()[0];
-    const float v825 = v824 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v826 = bfloat(v825);
-    const uint v827 = v818 * v1;
-    const uint v828 = v827 + v820;
-    out[v828] = v826;
-  }
-  const uint v829 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v830 = v600 + v829;
-  const uint v831 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v832 = v599 + v831;
-  const bool v833 = v830 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v834 = v832 < v1;
-  const bool v835 = v833 && v834;
-  if (v835) {
-    const float v836 = v39.m[1][1].thread_elements()[1];
-    const float v837 = v836 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v838 = bfloat(v837);
-    const uint v839 = v830 * v1;
-    const uint v840 = v839 + v832;
-    out[v840] = v838;
-  }
-  const uint v841 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v842 = v600 + v841;
-  const uint v843 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v844 = v599 + v843;
-  const bool v845 = v842 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v846 = v844 < v1;
-  const bool v847 = v845 && v846;
-  if (v847) {
-    const float v848 = v39.m[1][2].thread_elements()[0];
-    const float v849 = v848 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v850 = bfloat(v849);
-    const uint v851 = v842 * v1;
-    const uint v852 = v851 + v844;
-    out[v852] = v850;
-  }
-  const uint v853 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v854 = v600 + v853;
-  const uint v855 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v856 = v599 + v855;
-  const bool v857 = v854 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v858 = v856 < v1;
-  const bool v859 = v857 && v858;
-  if (v859) {
-    const float v860 = v39.m[1][2].thread_elements()[1];
-    const float v861 = v860 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v862 = bfloat(v861);
-    const uint v863 = v854 * v1;
-    const uint v864 = v863 + v856;
-    out[v864] = v862;
-  }
-  const uint v865 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v866 = v600 + v865;
-  const uint v867 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v868 = v599 + v867;
-  const bool v869 = v866 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v870 = v868 < v1;
-  const bool v871 = v869 && v870;
-  if (v871) {
-    const float v872 = v39.m[1][3].thread_elements()[0];
-    const float v873 = v872 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v874 = bfloat(v873);
-    const uint v875 = v866 * v1;
-    const uint v876 = v875 + v868;
-    out[v876] = v874;
-  }
-  const uint v877 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v878 = v600 + v877;
-  const uint v879 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v880 = v599 + v879;
-  const bool v881 = v878 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v882 = v880 < v1;
-  const bool v883 = v881 && v882;
-  if (v883) {
-    const float v884 = v39.m[1][3].thread_elements()[1];
-    const float v885 = v884 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v886 = bfloat(v885);
-    const uint v887 = v878 * v1;
-    const uint v888 = v887 + v880;
-    out[v888] = v886;
-  }
-  const uint v889 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v890 = v600 + v889;
-  const uint v891 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v892 = v599 + v891;
-  const bool v893 = v890 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v894 = v892 < v1;
-  const bool v895 = v893 && v894;
-  if (v895) {
-    const float v896 = v39.m[1][4].thread_elements()[0];
-    const float v897 = v896 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v898 = bfloat(v897);
-    const uint v899 = v890 * v1;
-    const uint v900 = v899 + v892;
-    out[v900] = v898;
-  }
-  const uint v901 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v902 = v600 + v901;
-  const uint v903 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v904 = v599 + v903;
-  const bool v905 = v902 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v906 = v904 < v1;
-  const bool v907 = v905 && v906;
-  if (v907) {
-    const float v908 = v39.m[1][4].thread_elements()[1];
-    const float v909 = v908 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v910 = bfloat(v909);
-    const uint v911 = v902 * v1;
-    const uint v912 = v911 + v904;
-    out[v912] = v910;
-  }
-  const uint v913 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v914 = v600 + v913;
-  const uint v915 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v916 = v599 + v915;
-  const bool v917 = v914 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v918 = v916 < v1;
-  const bool v919 = v917 && v918;
-  if (v919) {
-    const float v920 = v39.m[1][5].thread_elements()[0];
-    const float v921 = v920 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v922 = bfloat(v921);
-    const uint v923 = v914 * v1;
-    const uint v924 = v923 + v916;
-    out[v924] = v922;
-  }
-  const uint v925 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v926 = v600 + v925;
-  const uint v927 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v928 = v599 + v927;
-  const bool v929 = v926 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v930 = v928 < v1;
-  const bool v931 = v929 && v930;
-  if (v931) {
-    const float v932 = v39.m[1][5].thread_elements()[1];
-    const float v933 = v932 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v934 = bfloat(v933);
-    const uint v935 = v926 * v1;
-    const uint v936 = v935 + v928;
-    out[v936] = v934;
-  }
-  const uint v937 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v938 = v600 + v937;
-  const uint v939 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v940 = v599 + v939;
-  const bool v941 = v938 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v942 = v940 < v1;
-  const bool v943 = v941 && v942;
-  if (v943) {
-    const float v944 = v39.m[1][6].thread_elements()[0];
-    const float v945 = v944 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v946 = bfloat(v945);
-    const uint v947 = v938 * v1;
-    const uint v948 = v947 + v940;
-    out[v948] = v946;
-  }
-  const uint v949 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v950 = v600 + v949;
-  const uint v951 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v952 = v599 + v951;
-  const bool v953 = v950 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v954 = v952 < v1;
-  const bool v955 = v953 && v954;
-  if (v955) {
-    const float v956 = v39.m[1][6].thread_elements()[1];
-    const float v957 = v956 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v958 = bfloat(v957);
-    const uint v959 = v950 * v1;
-    const uint v960 = v959 + v952;
-    out[v960] = v958;
-  }
-  const uint v961 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v962 = v600 + v961;
-  const uint v963 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v964 = v599 + v963;
-  const bool v965 = v962 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v966 = v964 < v1;
-  const bool v967 = v965 && v966;
-  if (v967) {
-    const float v968 = v39.m[1][7].thread_elements()[0];
-    const float v969 = v968 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v970 = bfloat(v969);
-    const uint v971 = v962 * v1;
-    const uint v972 = v971 + v964;
-    out[v972] = v970;
-  }
-  const uint v973 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v974 = v600 + v973;
-  const uint v975 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v976 = v599 + v975;
-  const bool v977 = v974 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v978 = v976 < v1;
-  const bool v979 = v977 && v978;
-  if (v979) {
-    const float v980 = v39.m[1][7].thread_elements()[1];
-    const float v981 = v980 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v982 = bfloat(v981);
-    const uint v983 = v974 * v1;
-    const uint v984 = v983 + v976;
-    out[v984] = v982;
-  }
-  const uint v985 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v986 = v600 + v985;
-  const uint v987 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v988 = v599 + v987;
-  const bool v989 = v986 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v990 = v988 < v1;
-  const bool v991 = v989 && v990;
-  if (v991) {
-    const float v992 = v39.m[2][0].thread_elements()[0];
-    const float v993 = v992 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v994 = bfloat(v993);
-    const uint v995 = v986 * v1;
-    const uint v996 = v995 + v988;
-    out[v996] = v994;
-  }
-  const uint v997 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v998 = v600 + v997;
-  const uint v999 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1000 = v599 + v999;
-  const bool v1001 = v998 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1002 = v1000 < v1;
-  const bool v1003 = v1001 && v1002;
-  if (v1003) {
-    const float v1004 = v39.m[2][0].thread_elements()[1];
-    const float v1005 = v1004 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1006 = bfloat(v1005);
-    const uint v1007 = v998 * v1;
-    const uint v1008 = v1007 + v1000;
-    out[v1008] = v1006;
-  }
-  const uint v1009 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1010 = v600 + v1009;
-  const uint v1011 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1012 = v599 + v1011;
-  const bool v1013 = v1010 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1014 = v1012 < v1;
-  const bool v1015 = v1013 && v1014;
-  if (v1015) {
-    const float v1016 = v39.m[2][1].thread_elements()[0];
-    const float v1017 = v1016 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1018 = bfloat(v1017);
-    const uint v1019 = v1010 * v1;
-    const uint v1020 = v1019 + v1012;
-    out[v1020] = v1018;
-  }
-  const uint v1021 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1022 = v600 + v1021;
-  const uint v1023 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1024 = v599 + v1023;
-  const bool v1025 = v1022 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1026 = v1024 < v1;
-  const bool v1027 = v1025 && v1026;
-  if (v1027) {
-    const float v1028 = v39.m[2][1].thread_elements()[1];
-    const float v1029 = v1028 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1030 = bfloat(v1029);
-    const uint v1031 = v1022 * v1;
-    const uint v1032 = v1031 + v1024;
-    out[v1032] = v1030;
-  }
-  const uint v1033 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1034 = v600 + v1033;
-  const uint v1035 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1036 = v599 + v1035;
-  const bool v1037 = v1034 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1038 = v1036 < v1;
-  const bool v1039 = v1037 && v1038;
-  if (v1039) {
-    const float v1040 = v39.m[2][2].thread_elements()[0];
-    const float v1041 = v1040 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1042 = bfloat(v1041);
-    const uint v1043 = v1034 * v1;
-    const uint v1044 = v1043 + v1036;
-    out[v1044] = v1042;
-  }
-  const uint v1045 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1046 = v600 + v1045;
-  const uint v1047 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1048 = v599 + v1047;
-  const bool v1049 = v1046 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1050 = v1048 < v1;
-  const bool v1051 = v1049 && v1050;
-  if (v1051) {
-    const float v1052 = v39.m[2][2].thread_elements()[1];
-    const float v1053 = v1052 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1054 = bfloat(v1053);
-    const uint v1055 = v1046 * v1;
-    const uint v1056 = v1055 + v1048;
-    out[v1056] = v1054;
-  }
-  const uint v1057 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1058 = v600 + v1057;
-  const uint v1059 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1060 = v599 + v1059;
-  const bool v1061 = v1058 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1062 = v1060 < v1;
-  const bool v1063 = v1061 && v1062;
-  if (v1063) {
-    const float v1064 = v39.m[2][3].thread_elements()[0];
-    const float v1065 = v1064 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1066 = bfloat(v1065);
-    const uint v1067 = v1058 * v1;
-    const uint v1068 = v1067 + v1060;
-    out[v1068] = v1066;
-  }
-  const uint v1069 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1070 = v600 + v1069;
-  const uint v1071 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1072 = v599 + v1071;
-  const bool v1073 = v1070 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1074 = v1072 < v1;
-  const bool v1075 = v1073 && v1074;
-  if (v1075) {
-    const float v1076 = v39.m[2][3].thread_elements()[1];
-    const float v1077 = v1076 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1078 = bfloat(v1077);
-    const uint v1079 = v1070 * v1;
-    const uint v1080 = v1079 + v1072;
-    out[v1080] = v1078;
-  }
-  const uint v1081 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1082 = v600 + v1081;
-  const uint v1083 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1084 = v599 + v1083;
-  const bool v1085 = v1082 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1086 = v1084 < v1;
-  const bool v1087 = v1085 && v1086;
-  if (v1087) {
-    const float v1088 = v39.m[2][4].thread_elements()[0];
-    const float v1089 = v1088 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1090 = bfloat(v1089);
-    const uint v1091 = v1082 * v1;
-    const uint v1092 = v1091 + v1084;
-    out[v1092] = v1090;
-  }
-  const uint v1093 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1094 = v600 + v1093;
-  const uint v1095 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1096 = v599 + v1095;
-  const bool v1097 = v1094 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1098 = v1096 < v1;
-  const bool v1099 = v1097 && v1098;
-  if (v1099) {
-    const float v1100 = v39.m[2][4].thread_elements()[1];
-    const float v1101 = v1100 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1102 = bfloat(v1101);
-    const uint v1103 = v1094 * v1;
-    const uint v1104 = v1103 + v1096;
-    out[v1104] = v1102;
-  }
-  const uint v1105 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1106 = v600 + v1105;
-  const uint v1107 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1108 = v599 + v1107;
-  const bool v1109 = v1106 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1110 = v1108 < v1;
-  const bool v1111 = v1109 && v1110;
-  if (v1111) {
-    const float v1112 = v39.m[2][5].thread_elements()[0];
-    const float v1113 = v1112 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1114 = bfloat(v1113);
-    const uint v1115 = v1106 * v1;
-    const uint v1116 = v1115 + v1108;
-    out[v1116] = v1114;
-  }
-  const uint v1117 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1118 = v600 + v1117;
-  const uint v1119 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1120 = v599 + v1119;
-  const bool v1121 = v1118 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1122 = v1120 < v1;
-  const bool v1123 = v1121 && v1122;
-  if (v1123) {
-    const float v1124 = v39.m[2][5].thread_elements()[1];
-    const float v1125 = v1124 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1126 = bfloat(v1125);
-    const uint v1127 = v1118 * v1;
-    const uint v1128 = v1127 + v1120;
-    out[v1128] = v1126;
-  }
-  const uint v1129 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1130 = v600 + v1129;
-  const uint v1131 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1132 = v599 + v1131;
-  const bool v1133 = v1130 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1134 = v1132 < v1;
-  const bool v1135 = v1133 && v1134;
-  if (v1135) {
-    const float v1136 = v39.m[2][6].thread_elements()[0];
-    const float v1137 = v1136 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1138 = bfloat(v1137);
-    const uint v1139 = v1130 * v1;
-    const uint v1140 = v1139 + v1132;
-    out[v1140] = v1138;
-  }
-  const uint v1141 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1142 = v600 + v1141;
-  const uint v1143 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1144 = v599 + v1143;
-  const bool v1145 = v1142 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1146 = v1144 < v1;
-  const bool v1147 = v1145 && v1146;
-  if (v1147) {
-    const float v1148 = v39.m[2][6].thread_elements()[1];
-    const float v1149 = v1148 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1150 = bfloat(v1149);
-    const uint v1151 = v1142 * v1;
-    const uint v1152 = v1151 + v1144;
-    out[v1152] = v1150;
-  }
-  const uint v1153 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1154 = v600 + v1153;
-  const uint v1155 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1156 = v599 + v1155;
-  const bool v1157 = v1154 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1158 = v1156 < v1;
-  const bool v1159 = v1157 && v1158;
-  if (v1159) {
-    const float v1160 = v39.m[2][7].thread_elements()[0];
-    const float v1161 = v1160 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1162 = bfloat(v1161);
-    const uint v1163 = v1154 * v1;
-    const uint v1164 = v1163 + v1156;
-    out[v1164] = v1162;
-  }
-  const uint v1165 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1166 = v600 + v1165;
-  const uint v1167 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1168 = v599 + v1167;
-  const bool v1169 = v1166 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1170 = v1168 < v1;
-  const bool v1171 = v1169 && v1170;
-  if (v1171) {
-    const float v1172 = v39.m[2][7].thread_elements()[1];
-    const float v1173 = v1172 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1174 = bfloat(v1173);
-    const uint v1175 = v1166 * v1;
-    const uint v1176 = v1175 + v1168;
-    out[v1176] = v1174;
-  }
-  const uint v1177 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1178 = v600 + v1177;
-  const uint v1179 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1180 = v599 + v1179;
-  const bool v1181 = v1178 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1182 = v1180 < v1;
-  const bool v1183 = v1181 && v1182;
-  if (v1183) {
-    const float v1184 = v39.m[3][0].thread_elements()[0];
-    const float v1185 = v1184 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1186 = bfloat(v1185);
-    const uint v1187 = v1178 * v1;
-    const uint v1188 = v1187 + v1180;
-    out[v1188] = v1186;
-  }
-  const uint v1189 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1190 = v600 + v1189;
-  const uint v1191 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1192 = v599 + v1191;
-  const bool v1193 = v1190 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1194 = v1192 < v1;
-  const bool v1195 = v1193 && v1194;
-  if (v1195) {
-    const float v1196 = v39.m[3][0].thread_elements()[1];
-    const float v1197 = v1196 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1198 = bfloat(v1197);
-    const uint v1199 = v1190 * v1;
-    const uint v1200 = v1199 + v1192;
-    out[v1200] = v1198;
-  }
-  const uint v1201 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1202 = v600 + v1201;
-  const uint v1203 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1204 = v599 + v1203;
-  const bool v1205 = v1202 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1206 = v1204 < v1;
-  const bool v1207 = v1205 && v1206;
-  if (v1207) {
-    const float v1208 = v39.m[3][1].thread_elements()[0];
-    const float v1209 = v1208 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1210 = bfloat(v1209);
-    const uint v1211 = v1202 * v1;
-    const uint v1212 = v1211 + v1204;
-    out[v1212] = v1210;
-  }
-  const uint v1213 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1214 = v600 + v1213;
-  const uint v1215 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1216 = v599 + v1215;
-  const bool v1217 = v1214 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1218 = v1216 < v1;
-  const bool v1219 = v1217 && v1218;
-  if (v1219) {
-    const float v1220 = v39.m[3][1].thread_elements()[1];
-    const float v1221 = v1220 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1222 = bfloat(v1221);
-    const uint v1223 = v1214 * v1;
-    const uint v1224 = v1223 + v1216;
-    out[v1224] = v1222;
-  }
-  const uint v1225 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1226 = v600 + v1225;
-  const uint v1227 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1228 = v599 + v1227;
-  const bool v1229 = v1226 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1230 = v1228 < v1;
-  const bool v1231 = v1229 && v1230;
-  if (v1231) {
-    const float v1232 = v39.m[3][2].thread_elements()[0];
-    const float v1233 = v1232 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1234 = bfloat(v1233);
-    const uint v1235 = v1226 * v1;
-    const uint v1236 = v1235 + v1228;
-    out[v1236] = v1234;
-  }
-  const uint v1237 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1238 = v600 + v1237;
-  const uint v1239 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1240 = v599 + v1239;
-  const bool v1241 = v1238 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1242 = v1240 < v1;
-  const bool v1243 = v1241 && v1242;
-  if (v1243) {
-    const float v1244 = v39.m[3][2].thread_elements()[1];
-    const float v1245 = v1244 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1246 = bfloat(v1245);
-    const uint v1247 = v1238 * v1;
-    const uint v1248 = v1247 + v1240;
-    out[v1248] = v1246;
-  }
-  const uint v1249 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1250 = v600 + v1249;
-  const uint v1251 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1252 = v599 + v1251;
-  const bool v1253 = v1250 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1254 = v1252 < v1;
-  const bool v1255 = v1253 && v1254;
-  if (v1255) {
-    const float v1256 = v39.m[3][3].thread_elements()[0];
-    const float v1257 = v1256 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1258 = bfloat(v1257);
-    const uint v1259 = v1250 * v1;
-    const uint v1260 = v1259 + v1252;
-    out[v1260] = v1258;
-  }
-  const uint v1261 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1262 = v600 + v1261;
-  const uint v1263 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1264 = v599 + v1263;
-  const bool v1265 = v1262 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1266 = v1264 < v1;
-  const bool v1267 = v1265 && v1266;
-  if (v1267) {
-    const float v1268 = v39.m[3][3].thread_elements()[1];
-    const float v1269 = v1268 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1270 = bfloat(v1269);
-    const uint v1271 = v1262 * v1;
-    const uint v1272 = v1271 + v1264;
-    out[v1272] = v1270;
-  }
-  const uint v1273 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1274 = v600 + v1273;
-  const uint v1275 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1276 = v599 + v1275;
-  const bool v1277 = v1274 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1278 = v1276 < v1;
-  const bool v1279 = v1277 && v1278;
-  if (v1279) {
-    const float v1280 = v39.m[3][4].thread_elements()[0];
-    const float v1281 = v1280 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1282 = bfloat(v1281);
-    const uint v1283 = v1274 * v1;
-    const uint v1284 = v1283 + v1276;
-    out[v1284] = v1282;
-  }
-  const uint v1285 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1286 = v600 + v1285;
-  const uint v1287 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1288 = v599 + v1287;
-  const bool v1289 = v1286 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1290 = v1288 < v1;
-  const bool v1291 = v1289 && v1290;
-  if (v1291) {
-    const float v1292 = v39.m[3][4].thread_elements()[1];
-    const float v1293 = v1292 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1294 = bfloat(v1293);
-    const uint v1295 = v1286 * v1;
-    const uint v1296 = v1295 + v1288;
-    out[v1296] = v1294;
-  }
-  const uint v1297 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1298 = v600 + v1297;
-  const uint v1299 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1300 = v599 + v1299;
-  const bool v1301 = v1298 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1302 = v1300 < v1;
-  const bool v1303 = v1301 && v1302;
-  if (v1303) {
-    const float v1304 = v39.m[3][5].thread_elements()[0];
-    const float v1305 = v1304 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1306 = bfloat(v1305);
-    const uint v1307 = v1298 * v1;
-    const uint v1308 = v1307 + v1300;
-    out[v1308] = v1306;
-  }
-  const uint v1309 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1310 = v600 + v1309;
-  const uint v1311 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1312 = v599 + v1311;
-  const bool v1313 = v1310 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1314 = v1312 < v1;
-  const bool v1315 = v1313 && v1314;
-  if (v1315) {
-    const float v1316 = v39.m[3][5].thread_elements()[1];
-    const float v1317 = v1316 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1318 = bfloat(v1317);
-    const uint v1319 = v1310 * v1;
-    const uint v1320 = v1319 + v1312;
-    out[v1320] = v1318;
-  }
-  const uint v1321 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1322 = v600 + v1321;
-  const uint v1323 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1324 = v599 + v1323;
-  const bool v1325 = v1322 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1326 = v1324 < v1;
-  const bool v1327 = v1325 && v1326;
-  if (v1327) {
-    const float v1328 = v39.m[3][6].thread_elements()[0];
-    const float v1329 = v1328 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1330 = bfloat(v1329);
-    const uint v1331 = v1322 * v1;
-    const uint v1332 = v1331 + v1324;
-    out[v1332] = v1330;
-  }
-  const uint v1333 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1334 = v600 + v1333;
-  const uint v1335 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1336 = v599 + v1335;
-  const bool v1337 = v1334 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1338 = v1336 < v1;
-  const bool v1339 = v1337 && v1338;
-  if (v1339) {
-    const float v1340 = v39.m[3][6].thread_elements()[1];
-    const float v1341 = v1340 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1342 = bfloat(v1341);
-    const uint v1343 = v1334 * v1;
-    const uint v1344 = v1343 + v1336;
-    out[v1344] = v1342;
-  }
-  const uint v1345 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1346 = v600 + v1345;
-  const uint v1347 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1348 = v599 + v1347;
-  const bool v1349 = v1346 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1350 = v1348 < v1;
-  const bool v1351 = v1349 && v1350;
-  if (v1351) {
-    const float v1352 = v39.m[3][7].thread_elements()[0];
-    const float v1353 = v1352 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1354 = bfloat(v1353);
-    const uint v1355 = v1346 * v1;
-    const uint v1356 = v1355 + v1348;
-    out[v1356] = v1354;
-  }
-  const uint v1357 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1358 = v600 + v1357;
-  const uint v1359 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1360 = v599 + v1359;
-  const bool v1361 = v1358 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1362 = v1360 < v1;
-  const bool v1363 = v1361 && v1362;
-  if (v1363) {
-    const float v1364 = v39.m[3][7].thread_elements()[1];
-    const float v1365 = v1364 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1366 = bfloat(v1365);
-    const uint v1367 = v1358 * v1;
-    const uint v1368 = v1367 + v1360;
-    out[v1368] = v1366;
-  }
-  const uint v1369 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1370 = v600 + v1369;
-  const uint v1371 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1372 = v599 + v1371;
-  const bool v1373 = v1370 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1374 = v1372 < v1;
-  const bool v1375 = v1373 && v1374;
-  if (v1375) {
-    const float v1376 = v39.m[4][0].thread_elements()[0];
-    const float v1377 = v1376 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1378 = bfloat(v1377);
-    const uint v1379 = v1370 * v1;
-    const uint v1380 = v1379 + v1372;
-    out[v1380] = v1378;
-  }
-  const uint v1381 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1382 = v600 + v1381;
-  const uint v1383 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1384 = v599 + v1383;
-  const bool v1385 = v1382 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1386 = v1384 < v1;
-  const bool v1387 = v1385 && v1386;
-  if (v1387) {
-    const float v1388 = v39.m[4][0].thread_elements()[1];
-    const float v1389 = v1388 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1390 = bfloat(v1389);
-    const uint v1391 = v1382 * v1;
-    const uint v1392 = v1391 + v1384;
-    out[v1392] = v1390;
-  }
-  const uint v1393 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1394 = v600 + v1393;
-  const uint v1395 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1396 = v599 + v1395;
-  const bool v1397 = v1394 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1398 = v1396 < v1;
-  const bool v1399 = v1397 && v1398;
-  if (v1399) {
-    const float v1400 = v39.m[4][1].thread_elements()[0];
-    const float v1401 = v1400 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1402 = bfloat(v1401);
-    const uint v1403 = v1394 * v1;
-    const uint v1404 = v1403 + v1396;
-    out[v1404] = v1402;
-  }
-  const uint v1405 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1406 = v600 + v1405;
-  const uint v1407 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1408 = v599 + v1407;
-  const bool v1409 = v1406 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1410 = v1408 < v1;
-  const bool v1411 = v1409 && v1410;
-  if (v1411) {
-    const float v1412 = v39.m[4][1].thread_elements()[1];
-    const float v1413 = v1412 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1414 = bfloat(v1413);
-    const uint v1415 = v1406 * v1;
-    const uint v1416 = v1415 + v1408;
-    out[v1416] = v1414;
-  }
-  const uint v1417 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1418 = v600 + v1417;
-  const uint v1419 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1420 = v599 + v1419;
-  const bool v1421 = v1418 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1422 = v1420 < v1;
-  const bool v1423 = v1421 && v1422;
-  if (v1423) {
-    const float v1424 = v39.m[4][2].thread_elements()[0];
-    const float v1425 = v1424 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1426 = bfloat(v1425);
-    const uint v1427 = v1418 * v1;
-    const uint v1428 = v1427 + v1420;
-    out[v1428] = v1426;
-  }
-  const uint v1429 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1430 = v600 + v1429;
-  const uint v1431 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1432 = v599 + v1431;
-  const bool v1433 = v1430 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1434 = v1432 < v1;
-  const bool v1435 = v1433 && v1434;
-  if (v1435) {
-    const float v1436 = v39.m[4][2].thread_elements()[1];
-    const float v1437 = v1436 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1438 = bfloat(v1437);
-    const uint v1439 = v1430 * v1;
-    const uint v1440 = v1439 + v1432;
-    out[v1440] = v1438;
-  }
-  const uint v1441 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1442 = v600 + v1441;
-  const uint v1443 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1444 = v599 + v1443;
-  const bool v1445 = v1442 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1446 = v1444 < v1;
-  const bool v1447 = v1445 && v1446;
-  if (v1447) {
-    const float v1448 = v39.m[4][3].thread_elements()[0];
-    const float v1449 = v1448 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1450 = bfloat(v1449);
-    const uint v1451 = v1442 * v1;
-    const uint v1452 = v1451 + v1444;
-    out[v1452] = v1450;
-  }
-  const uint v1453 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1454 = v600 + v1453;
-  const uint v1455 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1456 = v599 + v1455;
-  const bool v1457 = v1454 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1458 = v1456 < v1;
-  const bool v1459 = v1457 && v1458;
-  if (v1459) {
-    const float v1460 = v39.m[4][3].thread_elements()[1];
-    const float v1461 = v1460 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1462 = bfloat(v1461);
-    const uint v1463 = v1454 * v1;
-    const uint v1464 = v1463 + v1456;
-    out[v1464] = v1462;
-  }
-  const uint v1465 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1466 = v600 + v1465;
-  const uint v1467 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1468 = v599 + v1467;
-  const bool v1469 = v1466 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1470 = v1468 < v1;
-  const bool v1471 = v1469 && v1470;
-  if (v1471) {
-    const float v1472 = v39.m[4][4].thread_elements()[0];
-    const float v1473 = v1472 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1474 = bfloat(v1473);
-    const uint v1475 = v1466 * v1;
-    const uint v1476 = v1475 + v1468;
-    out[v1476] = v1474;
-  }
-  const uint v1477 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1478 = v600 + v1477;
-  const uint v1479 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1480 = v599 + v1479;
-  const bool v1481 = v1478 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1482 = v1480 < v1;
-  const bool v1483 = v1481 && v1482;
-  if (v1483) {
-    const float v1484 = v39.m[4][4].thread_elements()[1];
-    const float v1485 = v1484 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1486 = bfloat(v1485);
-    const uint v1487 = v1478 * v1;
-    const uint v1488 = v1487 + v1480;
-    out[v1488] = v1486;
-  }
-  const uint v1489 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1490 = v600 + v1489;
-  const uint v1491 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1492 = v599 + v1491;
-  const bool v1493 = v1490 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1494 = v1492 < v1;
-  const bool v1495 = v1493 && v1494;
-  if (v1495) {
-    const float v1496 = v39.m[4][5].thread_elements()[0];
-    const float v1497 = v1496 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1498 = bfloat(v1497);
-    const uint v1499 = v1490 * v1;
-    const uint v1500 = v1499 + v1492;
-    out[v1500] = v1498;
-  }
-  const uint v1501 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1502 = v600 + v1501;
-  const uint v1503 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1504 = v599 + v1503;
-  const bool v1505 = v1502 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1506 = v1504 < v1;
-  const bool v1507 = v1505 && v1506;
-  if (v1507) {
-    const float v1508 = v39.m[4][5].thread_elements()[1];
-    const float v1509 = v1508 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1510 = bfloat(v1509);
-    const uint v1511 = v1502 * v1;
-    const uint v1512 = v1511 + v1504;
-    out[v1512] = v1510;
-  }
-  const uint v1513 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1514 = v600 + v1513;
-  const uint v1515 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1516 = v599 + v1515;
-  const bool v1517 = v1514 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1518 = v1516 < v1;
-  const bool v1519 = v1517 && v1518;
-  if (v1519) {
-    const float v1520 = v39.m[4][6].thread_elements()[0];
-    const float v1521 = v1520 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1522 = bfloat(v1521);
-    const uint v1523 = v1514 * v1;
-    const uint v1524 = v1523 + v1516;
-    out[v1524] = v1522;
-  }
-  const uint v1525 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1526 = v600 + v1525;
-  const uint v1527 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1528 = v599 + v1527;
-  const bool v1529 = v1526 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1530 = v1528 < v1;
-  const bool v1531 = v1529 && v1530;
-  if (v1531) {
-    const float v1532 = v39.m[4][6].thread_elements()[1];
-    const float v1533 = v1532 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1534 = bfloat(v1533);
-    const uint v1535 = v1526 * v1;
-    const uint v1536 = v1535 + v1528;
-    out[v1536] = v1534;
-  }
-  const uint v1537 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1538 = v600 + v1537;
-  const uint v1539 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1540 = v599 + v1539;
-  const bool v1541 = v1538 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1542 = v1540 < v1;
-  const bool v1543 = v1541 && v1542;
-  if (v1543) {
-    const float v1544 = v39.m[4][7].thread_elements()[0];
-    const float v1545 = v1544 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1546 = bfloat(v1545);
-    const uint v1547 = v1538 * v1;
-    const uint v1548 = v1547 + v1540;
-    out[v1548] = v1546;
-  }
-  const uint v1549 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1550 = v600 + v1549;
-  const uint v1551 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1552 = v599 + v1551;
-  const bool v1553 = v1550 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1554 = v1552 < v1;
-  const bool v1555 = v1553 && v1554;
-  if (v1555) {
-    const float v1556 = v39.m[4][7].thread_elements()[1];
-    const float v1557 = v1556 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1558 = bfloat(v1557);
-    const uint v1559 = v1550 * v1;
-    const uint v1560 = v1559 + v1552;
-    out[v1560] = v1558;
-  }
-  const uint v1561 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1562 = v600 + v1561;
-  const uint v1563 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1564 = v599 + v1563;
-  const bool v1565 = v1562 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1566 = v1564 < v1;
-  const bool v1567 = v1565 && v1566;
-  if (v1567) {
-    const float v1568 = v39.m[5][0].thread_elements()[0];
-    const float v1569 = v1568 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1570 = bfloat(v1569);
-    const uint v1571 = v1562 * v1;
-    const uint v1572 = v1571 + v1564;
-    out[v1572] = v1570;
-  }
-  const uint v1573 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1574 = v600 + v1573;
-  const uint v1575 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1576 = v599 + v1575;
-  const bool v1577 = v1574 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1578 = v1576 < v1;
-  const bool v1579 = v1577 && v1578;
-  if (v1579) {
-    const float v1580 = v39.m[5][0].thread_elements()[1];
-    const float v1581 = v1580 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1582 = bfloat(v1581);
-    const uint v1583 = v1574 * v1;
-    const uint v1584 = v1583 + v1576;
-    out[v1584] = v1582;
-  }
-  const uint v1585 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1586 = v600 + v1585;
-  const uint v1587 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1588 = v599 + v1587;
-  const bool v1589 = v1586 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1590 = v1588 < v1;
-  const bool v1591 = v1589 && v1590;
-  if (v1591) {
-    const float v1592 = v39.m[5][1].thread_elements()[0];
-    const float v1593 = v1592 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1594 = bfloat(v1593);
-    const uint v1595 = v1586 * v1;
-    const uint v1596 = v1595 + v1588;
-    out[v1596] = v1594;
-  }
-  const uint v1597 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1598 = v600 + v1597;
-  const uint v1599 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1600 = v599 + v1599;
-  const bool v1601 = v1598 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1602 = v1600 < v1;
-  const bool v1603 = v1601 && v1602;
-  if (v1603) {
-    const float v1604 = v39.m[5][1].thread_elements()[1];
-    const float v1605 = v1604 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1606 = bfloat(v1605);
-    const uint v1607 = v1598 * v1;
-    const uint v1608 = v1607 + v1600;
-    out[v1608] = v1606;
-  }
-  const uint v1609 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1610 = v600 + v1609;
-  const uint v1611 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1612 = v599 + v1611;
-  const bool v1613 = v1610 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1614 = v1612 < v1;
-  const bool v1615 = v1613 && v1614;
-  if (v1615) {
-    const float v1616 = v39.m[5][2].thread_elements()[0];
-    const float v1617 = v1616 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1618 = bfloat(v1617);
-    const uint v1619 = v1610 * v1;
-    const uint v1620 = v1619 + v1612;
-    out[v1620] = v1618;
-  }
-  const uint v1621 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1622 = v600 + v1621;
-  const uint v1623 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1624 = v599 + v1623;
-  const bool v1625 = v1622 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1626 = v1624 < v1;
-  const bool v1627 = v1625 && v1626;
-  if (v1627) {
-    const float v1628 = v39.m[5][2].thread_elements()[1];
-    const float v1629 = v1628 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1630 = bfloat(v1629);
-    const uint v1631 = v1622 * v1;
-    const uint v1632 = v1631 + v1624;
-    out[v1632] = v1630;
-  }
-  const uint v1633 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1634 = v600 + v1633;
-  const uint v1635 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1636 = v599 + v1635;
-  const bool v1637 = v1634 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1638 = v1636 < v1;
-  const bool v1639 = v1637 && v1638;
-  if (v1639) {
-    const float v1640 = v39.m[5][3].thread_elements()[0];
-    const float v1641 = v1640 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1642 = bfloat(v1641);
-    const uint v1643 = v1634 * v1;
-    const uint v1644 = v1643 + v1636;
-    out[v1644] = v1642;
-  }
-  const uint v1645 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1646 = v600 + v1645;
-  const uint v1647 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1648 = v599 + v1647;
-  const bool v1649 = v1646 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1650 = v1648 < v1;
-  const bool v1651 = v1649 && v1650;
-  if (v1651) {
-    const float v1652 = v39.m[5][3].thread_elements()[1];
-    const float v1653 = v1652 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1654 = bfloat(v1653);
-    const uint v1655 = v1646 * v1;
-    const uint v1656 = v1655 + v1648;
-    out[v1656] = v1654;
-  }
-  const uint v1657 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1658 = v600 + v1657;
-  const uint v1659 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1660 = v599 + v1659;
-  const bool v1661 = v1658 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1662 = v1660 < v1;
-  const bool v1663 = v1661 && v1662;
-  if (v1663) {
-    const float v1664 = v39.m[5][4].thread_elements()[0];
-    const float v1665 = v1664 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1666 = bfloat(v1665);
-    const uint v1667 = v1658 * v1;
-    const uint v1668 = v1667 + v1660;
-    out[v1668] = v1666;
-  }
-  const uint v1669 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1670 = v600 + v1669;
-  const uint v1671 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1672 = v599 + v1671;
-  const bool v1673 = v1670 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1674 = v1672 < v1;
-  const bool v1675 = v1673 && v1674;
-  if (v1675) {
-    const float v1676 = v39.m[5][4].thread_elements()[1];
-    const float v1677 = v1676 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1678 = bfloat(v1677);
-    const uint v1679 = v1670 * v1;
-    const uint v1680 = v1679 + v1672;
-    out[v1680] = v1678;
-  }
-  const uint v1681 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1682 = v600 + v1681;
-  const uint v1683 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1684 = v599 + v1683;
-  const bool v1685 = v1682 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1686 = v1684 < v1;
-  const bool v1687 = v1685 && v1686;
-  if (v1687) {
-    const float v1688 = v39.m[5][5].thread_elements()[0];
-    const float v1689 = v1688 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1690 = bfloat(v1689);
-    const uint v1691 = v1682 * v1;
-    const uint v1692 = v1691 + v1684;
-    out[v1692] = v1690;
-  }
-  const uint v1693 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1694 = v600 + v1693;
-  const uint v1695 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1696 = v599 + v1695;
-  const bool v1697 = v1694 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1698 = v1696 < v1;
-  const bool v1699 = v1697 && v1698;
-  if (v1699) {
-    const float v1700 = v39.m[5][5].thread_elements()[1];
-    const float v1701 = v1700 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1702 = bfloat(v1701);
-    const uint v1703 = v1694 * v1;
-    const uint v1704 = v1703 + v1696;
-    out[v1704] = v1702;
-  }
-  const uint v1705 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1706 = v600 + v1705;
-  const uint v1707 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1708 = v599 + v1707;
-  const bool v1709 = v1706 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1710 = v1708 < v1;
-  const bool v1711 = v1709 && v1710;
-  if (v1711) {
-    const float v1712 = v39.m[5][6].thread_elements()[0];
-    const float v1713 = v1712 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1714 = bfloat(v1713);
-    const uint v1715 = v1706 * v1;
-    const uint v1716 = v1715 + v1708;
-    out[v1716] = v1714;
-  }
-  const uint v1717 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1718 = v600 + v1717;
-  const uint v1719 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1720 = v599 + v1719;
-  const bool v1721 = v1718 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1722 = v1720 < v1;
-  const bool v1723 = v1721 && v1722;
-  if (v1723) {
-    const float v1724 = v39.m[5][6].thread_elements()[1];
-    const float v1725 = v1724 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1726 = bfloat(v1725);
-    const uint v1727 = v1718 * v1;
-    const uint v1728 = v1727 + v1720;
-    out[v1728] = v1726;
-  }
-  const uint v1729 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1730 = v600 + v1729;
-  const uint v1731 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1732 = v599 + v1731;
-  const bool v1733 = v1730 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1734 = v1732 < v1;
-  const bool v1735 = v1733 && v1734;
-  if (v1735) {
-    const float v1736 = v39.m[5][7].thread_elements()[0];
-    const float v1737 = v1736 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1738 = bfloat(v1737);
-    const uint v1739 = v1730 * v1;
-    const uint v1740 = v1739 + v1732;
-    out[v1740] = v1738;
-  }
-  const uint v1741 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1742 = v600 + v1741;
-  const uint v1743 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1744 = v599 + v1743;
-  const bool v1745 = v1742 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1746 = v1744 < v1;
-  const bool v1747 = v1745 && v1746;
-  if (v1747) {
-    const float v1748 = v39.m[5][7].thread_elements()[1];
-    const float v1749 = v1748 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1750 = bfloat(v1749);
-    const uint v1751 = v1742 * v1;
-    const uint v1752 = v1751 + v1744;
-    out[v1752] = v1750;
-  }
-  const uint v1753 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1754 = v600 + v1753;
-  const uint v1755 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1756 = v599 + v1755;
-  const bool v1757 = v1754 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1758 = v1756 < v1;
-  const bool v1759 = v1757 && v1758;
-  if (v1759) {
-    const float v1760 = v39.m[6][0].thread_elements()[0];
-    const float v1761 = v1760 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1762 = bfloat(v1761);
-    const uint v1763 = v1754 * v1;
-    const uint v1764 = v1763 + v1756;
-    out[v1764] = v1762;
-  }
-  const uint v1765 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1766 = v600 + v1765;
-  const uint v1767 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1768 = v599 + v1767;
-  const bool v1769 = v1766 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1770 = v1768 < v1;
-  const bool v1771 = v1769 && v1770;
-  if (v1771) {
-    const float v1772 = v39.m[6][0].thread_elements()[1];
-    const float v1773 = v1772 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1774 = bfloat(v1773);
-    const uint v1775 = v1766 * v1;
-    const uint v1776 = v1775 + v1768;
-    out[v1776] = v1774;
-  }
-  const uint v1777 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1778 = v600 + v1777;
-  const uint v1779 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1780 = v599 + v1779;
-  const bool v1781 = v1778 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1782 = v1780 < v1;
-  const bool v1783 = v1781 && v1782;
-  if (v1783) {
-    const float v1784 = v39.m[6][1].thread_elements()[0];
-    const float v1785 = v1784 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1786 = bfloat(v1785);
-    const uint v1787 = v1778 * v1;
-    const uint v1788 = v1787 + v1780;
-    out[v1788] = v1786;
-  }
-  const uint v1789 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1790 = v600 + v1789;
-  const uint v1791 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1792 = v599 + v1791;
-  const bool v1793 = v1790 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1794 = v1792 < v1;
-  const bool v1795 = v1793 && v1794;
-  if (v1795) {
-    const float v1796 = v39.m[6][1].thread_elements()[1];
-    const float v1797 = v1796 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1798 = bfloat(v1797);
-    const uint v1799 = v1790 * v1;
-    const uint v1800 = v1799 + v1792;
-    out[v1800] = v1798;
-  }
-  const uint v1801 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1802 = v600 + v1801;
-  const uint v1803 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1804 = v599 + v1803;
-  const bool v1805 = v1802 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1806 = v1804 < v1;
-  const bool v1807 = v1805 && v1806;
-  if (v1807) {
-    const float v1808 = v39.m[6][2].thread_elements()[0];
-    const float v1809 = v1808 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1810 = bfloat(v1809);
-    const uint v1811 = v1802 * v1;
-    const uint v1812 = v1811 + v1804;
-    out[v1812] = v1810;
-  }
-  const uint v1813 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1814 = v600 + v1813;
-  const uint v1815 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1816 = v599 + v1815;
-  const bool v1817 = v1814 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1818 = v1816 < v1;
-  const bool v1819 = v1817 && v1818;
-  if (v1819) {
-    const float v1820 = v39.m[6][2].thread_elements()[1];
-    const float v1821 = v1820 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1822 = bfloat(v1821);
-    const uint v1823 = v1814 * v1;
-    const uint v1824 = v1823 + v1816;
-    out[v1824] = v1822;
-  }
-  const uint v1825 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1826 = v600 + v1825;
-  const uint v1827 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1828 = v599 + v1827;
-  const bool v1829 = v1826 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1830 = v1828 < v1;
-  const bool v1831 = v1829 && v1830;
-  if (v1831) {
-    const float v1832 = v39.m[6][3].thread_elements()[0];
-    const float v1833 = v1832 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1834 = bfloat(v1833);
-    const uint v1835 = v1826 * v1;
-    const uint v1836 = v1835 + v1828;
-    out[v1836] = v1834;
-  }
-  const uint v1837 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1838 = v600 + v1837;
-  const uint v1839 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1840 = v599 + v1839;
-  const bool v1841 = v1838 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1842 = v1840 < v1;
-  const bool v1843 = v1841 && v1842;
-  if (v1843) {
-    const float v1844 = v39.m[6][3].thread_elements()[1];
-    const float v1845 = v1844 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1846 = bfloat(v1845);
-    const uint v1847 = v1838 * v1;
-    const uint v1848 = v1847 + v1840;
-    out[v1848] = v1846;
-  }
-  const uint v1849 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1850 = v600 + v1849;
-  const uint v1851 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1852 = v599 + v1851;
-  const bool v1853 = v1850 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1854 = v1852 < v1;
-  const bool v1855 = v1853 && v1854;
-  if (v1855) {
-    const float v1856 = v39.m[6][4].thread_elements()[0];
-    const float v1857 = v1856 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1858 = bfloat(v1857);
-    const uint v1859 = v1850 * v1;
-    const uint v1860 = v1859 + v1852;
-    out[v1860] = v1858;
-  }
-  const uint v1861 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1862 = v600 + v1861;
-  const uint v1863 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1864 = v599 + v1863;
-  const bool v1865 = v1862 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1866 = v1864 < v1;
-  const bool v1867 = v1865 && v1866;
-  if (v1867) {
-    const float v1868 = v39.m[6][4].thread_elements()[1];
-    const float v1869 = v1868 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1870 = bfloat(v1869);
-    const uint v1871 = v1862 * v1;
-    const uint v1872 = v1871 + v1864;
-    out[v1872] = v1870;
-  }
-  const uint v1873 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1874 = v600 + v1873;
-  const uint v1875 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1876 = v599 + v1875;
-  const bool v1877 = v1874 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1878 = v1876 < v1;
-  const bool v1879 = v1877 && v1878;
-  if (v1879) {
-    const float v1880 = v39.m[6][5].thread_elements()[0];
-    const float v1881 = v1880 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1882 = bfloat(v1881);
-    const uint v1883 = v1874 * v1;
-    const uint v1884 = v1883 + v1876;
-    out[v1884] = v1882;
-  }
-  const uint v1885 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1886 = v600 + v1885;
-  const uint v1887 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1888 = v599 + v1887;
-  const bool v1889 = v1886 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1890 = v1888 < v1;
-  const bool v1891 = v1889 && v1890;
-  if (v1891) {
-    const float v1892 = v39.m[6][5].thread_elements()[1];
-    const float v1893 = v1892 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1894 = bfloat(v1893);
-    const uint v1895 = v1886 * v1;
-    const uint v1896 = v1895 + v1888;
-    out[v1896] = v1894;
-  }
-  const uint v1897 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1898 = v600 + v1897;
-  const uint v1899 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1900 = v599 + v1899;
-  const bool v1901 = v1898 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1902 = v1900 < v1;
-  const bool v1903 = v1901 && v1902;
-  if (v1903) {
-    const float v1904 = v39.m[6][6].thread_elements()[0];
-    const float v1905 = v1904 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1906 = bfloat(v1905);
-    const uint v1907 = v1898 * v1;
-    const uint v1908 = v1907 + v1900;
-    out[v1908] = v1906;
-  }
-  const uint v1909 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1910 = v600 + v1909;
-  const uint v1911 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1912 = v599 + v1911;
-  const bool v1913 = v1910 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1914 = v1912 < v1;
-  const bool v1915 = v1913 && v1914;
-  if (v1915) {
-    const float v1916 = v39.m[6][6].thread_elements()[1];
-    const float v1917 = v1916 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1918 = bfloat(v1917);
-    const uint v1919 = v1910 * v1;
-    const uint v1920 = v1919 + v1912;
-    out[v1920] = v1918;
-  }
-  const uint v1921 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1922 = v600 + v1921;
-  const uint v1923 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1924 = v599 + v1923;
-  const bool v1925 = v1922 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1926 = v1924 < v1;
-  const bool v1927 = v1925 && v1926;
-  if (v1927) {
-    const float v1928 = v39.m[6][7].thread_elements()[0];
-    const float v1929 = v1928 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1930 = bfloat(v1929);
-    const uint v1931 = v1922 * v1;
-    const uint v1932 = v1931 + v1924;
-    out[v1932] = v1930;
-  }
-  const uint v1933 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1934 = v600 + v1933;
-  const uint v1935 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1936 = v599 + v1935;
-  const bool v1937 = v1934 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1938 = v1936 < v1;
-  const bool v1939 = v1937 && v1938;
-  if (v1939) {
-    const float v1940 = v39.m[6][7].thread_elements()[1];
-    const float v1941 = v1940 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1942 = bfloat(v1941);
-    const uint v1943 = v1934 * v1;
-    const uint v1944 = v1943 + v1936;
-    out[v1944] = v1942;
-  }
-  const uint v1945 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1946 = v600 + v1945;
-  const uint v1947 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1948 = v599 + v1947;
-  const bool v1949 = v1946 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1950 = v1948 < v1;
-  const bool v1951 = v1949 && v1950;
-  if (v1951) {
-    const float v1952 = v39.m[7][0].thread_elements()[0];
-    const float v1953 = v1952 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1954 = bfloat(v1953);
-    const uint v1955 = v1946 * v1;
-    const uint v1956 = v1955 + v1948;
-    out[v1956] = v1954;
-  }
-  const uint v1957 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1958 = v600 + v1957;
-  const uint v1959 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1960 = v599 + v1959;
-  const bool v1961 = v1958 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1962 = v1960 < v1;
-  const bool v1963 = v1961 && v1962;
-  if (v1963) {
-    const float v1964 = v39.m[7][0].thread_elements()[1];
-    const float v1965 = v1964 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1966 = bfloat(v1965);
-    const uint v1967 = v1958 * v1;
-    const uint v1968 = v1967 + v1960;
-    out[v1968] = v1966;
-  }
-  const uint v1969 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1970 = v600 + v1969;
-  const uint v1971 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1972 = v599 + v1971;
-  const bool v1973 = v1970 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1974 = v1972 < v1;
-  const bool v1975 = v1973 && v1974;
-  if (v1975) {
-    const float v1976 = v39.m[7][1].thread_elements()[0];
-    const float v1977 = v1976 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1978 = bfloat(v1977);
-    const uint v1979 = v1970 * v1;
-    const uint v1980 = v1979 + v1972;
-    out[v1980] = v1978;
-  }
-  const uint v1981 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1982 = v600 + v1981;
-  const uint v1983 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1984 = v599 + v1983;
-  const bool v1985 = v1982 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1986 = v1984 < v1;
-  const bool v1987 = v1985 && v1986;
-  if (v1987) {
-    const float v1988 = v39.m[7][1].thread_elements()[1];
-    const float v1989 = v1988 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1990 = bfloat(v1989);
-    const uint v1991 = v1982 * v1;
-    const uint v1992 = v1991 + v1984;
-    out[v1992] = v1990;
-  }
-  const uint v1993 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1994 = v600 + v1993;
-  const uint v1995 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1996 = v599 + v1995;
-  const bool v1997 = v1994 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1998 = v1996 < v1;
-  const bool v1999 = v1997 && v1998;
-  if (v1999) {
-    const float v2000 = v39.m[7][2].thread_elements()[0];
-    const float v2001 = v2000 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v2002 = bfloat(v2001);
-    const uint v2003 = v1994 * v1;
-    const uint v2004 = v2003 + v1996;
-    out[v2004] = v2002;
-  }
-  const uint v2005 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2006 = v600 + v2005;
-  const uint v2007 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2008 = v599 + v2007;
-  const bool v2009 = v2006 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2010 = v2008 < v1;
-  const bool v2011 = v2009 && v2010;
-  if (v2011) {
-    const float v2012 = v39.m[7][2].thread_elements()[1];
-    const float v2013 = v2012 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v2014 = bfloat(v2013);
-    const uint v2015 = v2006 * v1;
-    const uint v2016 = v2015 + v2008;
-    out[v2016] = v2014;
-  }
-  const uint v2017 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2018 = v600 + v2017;
-  const uint v2019 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2020 = v599 + v2019;
-  const bool v2021 = v2018 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2022 = v2020 < v1;
-  const bool v2023 = v2021 && v2022;
-  if (v2023) {
-    const float v2024 = v39.m[7][3].thread_elements()[0];
-    const float v2025 = v2024 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v2026 = bfloat(v2025);
-    const uint v2027 = v2018 * v1;
-    const uint v2028 = v2027 + v2020;
-    out[v2028] = v2026;
-  }
-  const uint v2029 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2030 = v600 + v2029;
-  const uint v2031 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2032 = v599 + v2031;
-  const bool v2033 = v2030 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2034 = v2032 < v1;
-  const bool v2035 = v2033 && v2034;
-  if (v2035) {
-    const float v2036 = v39.m[7][3].thread_elements()[1];
-    const float v2037 = v2036 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v2038 = bfloat(v2037);
-    const uint v2039 = v2030 * v1;
-    const uint v2040 = v2039 + v2032;
-    out[v2040] = v2038;
-  }
-  const uint v2041 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2042 = v600 + v2041;
-  const uint v2043 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2044 = v599 + v2043;
-  const bool v2045 = v2042 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2046 = v2044 < v1;
-  const bool v2047 = v2045 && v2046;
-  if (v2047) {
-    const float v2048 = v39.m[7][4].thread_elements()[0];
-    const float v2049 = v2048 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v2050 = bfloat(v2049);
-    const uint v2051 = v2042 * v1;
-    const uint v2052 = v2051 + v2044;
-    out[v2052] = v2050;
-  }
-  const uint v2053 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2054 = v600 + v2053;
-  const uint v2055 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2056 = v599 + v2055;
-  const bool v2057 = v2054 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2058 = v2056 < v1;
-  const bool v2059 = v2057 && v2058;
-  if (v2059) {
-    const float v2060 = v39.m[7][4].thread_elements()[1];
-    const float v2061 = v2060 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v2062 = bfloat(v2061);
-    const uint v2063 = v2054 * v1;
-    const uint v2064 = v2063 + v2056;
-    out[v2064] = v2062;
-  }
-  const uint v2065 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2066 = v600 + v2065;
-  const uint v2067 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2068 = v599 + v2067;
-  const bool v2069 = v2066 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2070 = v2068 < v1;
-  const bool v2071 = v2069 && v2070;
-  if (v2071) {
-    const float v2072 = v39.m[7][5].thread_elements()[0];
-    const float v2073 = v2072 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v2074 = bfloat(v2073);
-    const uint v2075 = v2066 * v1;
-    const uint v2076 = v2075 + v2068;
-    out[v2076] = v2074;
-  }
-  const uint v2077 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2078 = v600 + v2077;
-  const uint v2079 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2080 = v599 + v2079;
-  const bool v2081 = v2078 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2082 = v2080 < v1;
-  const bool v2083 = v2081 && v2082;
-  if (v2083) {
-    const float v2084 = v39.m[7][5].thread_elements()[1];
-    const float v2085 = v2084 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v2086 = bfloat(v2085);
-    const uint v2087 = v2078 * v1;
-    const uint v2088 = v2087 + v2080;
-    out[v2088] = v2086;
-  }
-  const uint v2089 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2090 = v600 + v2089;
-  const uint v2091 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2092 = v599 + v2091;
-  const bool v2093 = v2090 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2094 = v2092 < v1;
-  const bool v2095 = v2093 && v2094;
-  if (v2095) {
-    const float v2096 = v39.m[7][6].thread_elements()[0];
-    const float v2097 = v2096 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v2098 = bfloat(v2097);
-    const uint v2099 = v2090 * v1;
-    const uint v2100 = v2099 + v2092;
-    out[v2100] = v2098;
-  }
-  const uint v2101 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2102 = v600 + v2101;
-  const uint v2103 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2104 = v599 + v2103;
-  const bool v2105 = v2102 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2106 = v2104 < v1;
-  const bool v2107 = v2105 && v2106;
-  if (v2107) {
-    const float v2108 = v39.m[7][6].thread_elements()[1];
-    const float v2109 = v2108 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v2110 = bfloat(v2109);
-    const uint v2111 = v2102 * v1;
-    const uint v2112 = v2111 + v2104;
-    out[v2112] = v2110;
-  }
-  const uint v2113 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2114 = v600 + v2113;
-  const uint v2115 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2116 = v599 + v2115;
-  const bool v2117 = v2114 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2118 = v2116 < v1;
-  const bool v2119 = v2117 && v2118;
-  if (v2119) {
-    const float v2120 = v39.m[7][7].thread_elements()[0];
-    const float v2121 = v2120 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v2122 = bfloat(v2121);
-    const uint v2123 = v2114 * v1;
-    const uint v2124 = v2123 + v2116;
-    out[v2124] = v2122;
-  }
-  const uint v2125 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2126 = v600 + v2125;
-  const uint v2127 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2128 = v599 + v2127;
-  const bool v2129 = v2126 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2130 = v2128 < v1;
-  const bool v2131 = v2129 && v2130;
-  if (v2131) {
-    const float v2132 = v39.m[7][7].thread_elements()[1];
-    const float v2133 = v2132 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v2134 = bfloat(v2133);
-    const uint v2135 = v2126 * v1;
-    const uint v2136 = v2135 + v2128;
-    out[v2136] = v2134;
+  threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:315
+  const uint v1777 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:332
+
+  for (uint v605 = 0u; v605 < 8u; v605 += 1u) {  // kernels/gemm/gemm_tiles.hpp:316
+    const uint v607 = v605 >> 2u;  // kernels/gemm/gemm_tiles.hpp:317
+    const uint v609 = v605 & 3u;  // kernels/gemm/gemm_tiles.hpp:318
+    const bool v612 = v32 == v607;  // kernels/gemm/gemm_tiles.hpp:319
+    if (v612) {
+      const bool v618 = v609 == 0u;  // kernels/gemm/gemm_tiles.hpp:322
+      if (v618) {
+        const float v619 = v39.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v620 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v623 = iron_frag_coord<64>(0u, iron_lane, false);
+        const uint v625 = v623 * 132u;
+        const uint v626 = v625 + v37;
+        const uint v627 = v626 + v620;
+        shm2[v627] = v619;
+        const float v628 = v39.m[0][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v629 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v632 = iron_frag_coord<64>(1u, iron_lane, false);
+        const uint v634 = v632 * 132u;
+        const uint v635 = v634 + v37;
+        const uint v636 = v635 + v629;
+        shm2[v636] = v628;
+        const float v637 = v39.m[0][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v638 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v641 = iron_frag_coord<64>(2u, iron_lane, false);
+        const uint v643 = v641 * 132u;
+        const uint v644 = v643 + v37;
+        const uint v645 = v644 + v638;
+        shm2[v645] = v637;
+        const float v646 = v39.m[0][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v647 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v650 = iron_frag_coord<64>(3u, iron_lane, false);
+        const uint v652 = v650 * 132u;
+        const uint v653 = v652 + v37;
+        const uint v654 = v653 + v647;
+        shm2[v654] = v646;
+        const float v655 = v39.m[0][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v656 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v659 = iron_frag_coord<64>(4u, iron_lane, false);
+        const uint v661 = v659 * 132u;
+        const uint v662 = v661 + v37;
+        const uint v663 = v662 + v656;
+        shm2[v663] = v655;
+        const float v664 = v39.m[0][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v665 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v668 = iron_frag_coord<64>(5u, iron_lane, false);
+        const uint v670 = v668 * 132u;
+        const uint v671 = v670 + v37;
+        const uint v672 = v671 + v665;
+        shm2[v672] = v664;
+        const float v673 = v39.m[0][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v674 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v677 = iron_frag_coord<64>(6u, iron_lane, false);
+        const uint v679 = v677 * 132u;
+        const uint v680 = v679 + v37;
+        const uint v681 = v680 + v674;
+        shm2[v681] = v673;
+        const float v682 = v39.m[0][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v683 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v686 = iron_frag_coord<64>(7u, iron_lane, false);
+        const uint v688 = v686 * 132u;
+        const uint v689 = v688 + v37;
+        const uint v690 = v689 + v683;
+        shm2[v690] = v682;
+        const float v691 = v39.m[0][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v692 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v695 = iron_frag_coord<64>(8u, iron_lane, false);
+        const uint v697 = v695 * 132u;
+        const uint v698 = v697 + v37;
+        const uint v699 = v698 + v692;
+        shm2[v699] = v691;
+        const float v700 = v39.m[0][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v701 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v704 = iron_frag_coord<64>(9u, iron_lane, false);
+        const uint v706 = v704 * 132u;
+        const uint v707 = v706 + v37;
+        const uint v708 = v707 + v701;
+        shm2[v708] = v700;
+        const float v709 = v39.m[0][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v710 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v713 = iron_frag_coord<64>(10u, iron_lane, false);
+        const uint v715 = v713 * 132u;
+        const uint v716 = v715 + v37;
+        const uint v717 = v716 + v710;
+        shm2[v717] = v709;
+        const float v718 = v39.m[0][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v719 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v722 = iron_frag_coord<64>(11u, iron_lane, false);
+        const uint v724 = v722 * 132u;
+        const uint v725 = v724 + v37;
+        const uint v726 = v725 + v719;
+        shm2[v726] = v718;
+        const float v727 = v39.m[0][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v728 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v731 = iron_frag_coord<64>(12u, iron_lane, false);
+        const uint v733 = v731 * 132u;
+        const uint v734 = v733 + v37;
+        const uint v735 = v734 + v728;
+        shm2[v735] = v727;
+        const float v736 = v39.m[0][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v737 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v740 = iron_frag_coord<64>(13u, iron_lane, false);
+        const uint v742 = v740 * 132u;
+        const uint v743 = v742 + v37;
+        const uint v744 = v743 + v737;
+        shm2[v744] = v736;
+        const float v745 = v39.m[0][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v746 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v749 = iron_frag_coord<64>(14u, iron_lane, false);
+        const uint v751 = v749 * 132u;
+        const uint v752 = v751 + v37;
+        const uint v753 = v752 + v746;
+        shm2[v753] = v745;
+        const float v754 = v39.m[0][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v755 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v758 = iron_frag_coord<64>(15u, iron_lane, false);
+        const uint v760 = v758 * 132u;
+        const uint v761 = v760 + v37;
+        const uint v762 = v761 + v755;
+        shm2[v762] = v754;
+        const float v763 = v39.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v764 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v767 = iron_frag_coord<64>(16u, iron_lane, false);
+        const uint v769 = v767 * 132u;
+        const uint v770 = v769 + v37;
+        const uint v771 = v770 + v764;
+        shm2[v771] = v763;
+        const float v772 = v39.m[1][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v773 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v776 = iron_frag_coord<64>(17u, iron_lane, false);
+        const uint v778 = v776 * 132u;
+        const uint v779 = v778 + v37;
+        const uint v780 = v779 + v773;
+        shm2[v780] = v772;
+        const float v781 = v39.m[1][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v782 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v785 = iron_frag_coord<64>(18u, iron_lane, false);
+        const uint v787 = v785 * 132u;
+        const uint v788 = v787 + v37;
+        const uint v789 = v788 + v782;
+        shm2[v789] = v781;
+        const float v790 = v39.m[1][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v791 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v794 = iron_frag_coord<64>(19u, iron_lane, false);
+        const uint v796 = v794 * 132u;
+        const uint v797 = v796 + v37;
+        const uint v798 = v797 + v791;
+        shm2[v798] = v790;
+        const float v799 = v39.m[1][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v800 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v803 = iron_frag_coord<64>(20u, iron_lane, false);
+        const uint v805 = v803 * 132u;
+        const uint v806 = v805 + v37;
+        const uint v807 = v806 + v800;
+        shm2[v807] = v799;
+        const float v808 = v39.m[1][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v809 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v812 = iron_frag_coord<64>(21u, iron_lane, false);
+        const uint v814 = v812 * 132u;
+        const uint v815 = v814 + v37;
+        const uint v816 = v815 + v809;
+        shm2[v816] = v808;
+        const float v817 = v39.m[1][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v818 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v821 = iron_frag_coord<64>(22u, iron_lane, false);
+        const uint v823 = v821 * 132u;
+        const uint v824 = v823 + v37;
+        const uint v825 = v824 + v818;
+        shm2[v825] = v817;
+        const float v826 = v39.m[1][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v827 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v830 = iron_frag_coord<64>(23u, iron_lane, false);
+        const uint v832 = v830 * 132u;
+        const uint v833 = v832 + v37;
+        const uint v834 = v833 + v827;
+        shm2[v834] = v826;
+        const float v835 = v39.m[1][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v836 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v839 = iron_frag_coord<64>(24u, iron_lane, false);
+        const uint v841 = v839 * 132u;
+        const uint v842 = v841 + v37;
+        const uint v843 = v842 + v836;
+        shm2[v843] = v835;
+        const float v844 = v39.m[1][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v845 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v848 = iron_frag_coord<64>(25u, iron_lane, false);
+        const uint v850 = v848 * 132u;
+        const uint v851 = v850 + v37;
+        const uint v852 = v851 + v845;
+        shm2[v852] = v844;
+        const float v853 = v39.m[1][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v854 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v857 = iron_frag_coord<64>(26u, iron_lane, false);
+        const uint v859 = v857 * 132u;
+        const uint v860 = v859 + v37;
+        const uint v861 = v860 + v854;
+        shm2[v861] = v853;
+        const float v862 = v39.m[1][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v863 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v866 = iron_frag_coord<64>(27u, iron_lane, false);
+        const uint v868 = v866 * 132u;
+        const uint v869 = v868 + v37;
+        const uint v870 = v869 + v863;
+        shm2[v870] = v862;
+        const float v871 = v39.m[1][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v872 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v875 = iron_frag_coord<64>(28u, iron_lane, false);
+        const uint v877 = v875 * 132u;
+        const uint v878 = v877 + v37;
+        const uint v879 = v878 + v872;
+        shm2[v879] = v871;
+        const float v880 = v39.m[1][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v881 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v884 = iron_frag_coord<64>(29u, iron_lane, false);
+        const uint v886 = v884 * 132u;
+        const uint v887 = v886 + v37;
+        const uint v888 = v887 + v881;
+        shm2[v888] = v880;
+        const float v889 = v39.m[1][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v890 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v893 = iron_frag_coord<64>(30u, iron_lane, false);
+        const uint v895 = v893 * 132u;
+        const uint v896 = v895 + v37;
+        const uint v897 = v896 + v890;
+        shm2[v897] = v889;
+        const float v898 = v39.m[1][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v899 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v902 = iron_frag_coord<64>(31u, iron_lane, false);
+        const uint v904 = v902 * 132u;
+        const uint v905 = v904 + v37;
+        const uint v906 = v905 + v899;
+        shm2[v906] = v898;
+      }
+      const bool v908 = v609 == 1u;  // kernels/gemm/gemm_tiles.hpp:322
+      if (v908) {
+        const float v909 = v39.m[2][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v910 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v913 = iron_frag_coord<64>(32u, iron_lane, false);
+        const uint v914 = v913 - 16u;
+        const uint v915 = v914 * 132u;
+        const uint v916 = v915 + v37;
+        const uint v917 = v916 + v910;
+        shm2[v917] = v909;
+        const float v918 = v39.m[2][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v919 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v922 = iron_frag_coord<64>(33u, iron_lane, false);
+        const uint v923 = v922 - 16u;
+        const uint v924 = v923 * 132u;
+        const uint v925 = v924 + v37;
+        const uint v926 = v925 + v919;
+        shm2[v926] = v918;
+        const float v927 = v39.m[2][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v928 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v931 = iron_frag_coord<64>(34u, iron_lane, false);
+        const uint v932 = v931 - 16u;
+        const uint v933 = v932 * 132u;
+        const uint v934 = v933 + v37;
+        const uint v935 = v934 + v928;
+        shm2[v935] = v927;
+        const float v936 = v39.m[2][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v937 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v940 = iron_frag_coord<64>(35u, iron_lane, false);
+        const uint v941 = v940 - 16u;
+        const uint v942 = v941 * 132u;
+        const uint v943 = v942 + v37;
+        const uint v944 = v943 + v937;
+        shm2[v944] = v936;
+        const float v945 = v39.m[2][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v946 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v949 = iron_frag_coord<64>(36u, iron_lane, false);
+        const uint v950 = v949 - 16u;
+        const uint v951 = v950 * 132u;
+        const uint v952 = v951 + v37;
+        const uint v953 = v952 + v946;
+        shm2[v953] = v945;
+        const float v954 = v39.m[2][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v955 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v958 = iron_frag_coord<64>(37u, iron_lane, false);
+        const uint v959 = v958 - 16u;
+        const uint v960 = v959 * 132u;
+        const uint v961 = v960 + v37;
+        const uint v962 = v961 + v955;
+        shm2[v962] = v954;
+        const float v963 = v39.m[2][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v964 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v967 = iron_frag_coord<64>(38u, iron_lane, false);
+        const uint v968 = v967 - 16u;
+        const uint v969 = v968 * 132u;
+        const uint v970 = v969 + v37;
+        const uint v971 = v970 + v964;
+        shm2[v971] = v963;
+        const float v972 = v39.m[2][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v973 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v976 = iron_frag_coord<64>(39u, iron_lane, false);
+        const uint v977 = v976 - 16u;
+        const uint v978 = v977 * 132u;
+        const uint v979 = v978 + v37;
+        const uint v980 = v979 + v973;
+        shm2[v980] = v972;
+        const float v981 = v39.m[2][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v982 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v985 = iron_frag_coord<64>(40u, iron_lane, false);
+        const uint v986 = v985 - 16u;
+        const uint v987 = v986 * 132u;
+        const uint v988 = v987 + v37;
+        const uint v989 = v988 + v982;
+        shm2[v989] = v981;
+        const float v990 = v39.m[2][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v991 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v994 = iron_frag_coord<64>(41u, iron_lane, false);
+        const uint v995 = v994 - 16u;
+        const uint v996 = v995 * 132u;
+        const uint v997 = v996 + v37;
+        const uint v998 = v997 + v991;
+        shm2[v998] = v990;
+        const float v999 = v39.m[2][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1000 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1003 = iron_frag_coord<64>(42u, iron_lane, false);
+        const uint v1004 = v1003 - 16u;
+        const uint v1005 = v1004 * 132u;
+        const uint v1006 = v1005 + v37;
+        const uint v1007 = v1006 + v1000;
+        shm2[v1007] = v999;
+        const float v1008 = v39.m[2][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1009 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1012 = iron_frag_coord<64>(43u, iron_lane, false);
+        const uint v1013 = v1012 - 16u;
+        const uint v1014 = v1013 * 132u;
+        const uint v1015 = v1014 + v37;
+        const uint v1016 = v1015 + v1009;
+        shm2[v1016] = v1008;
+        const float v1017 = v39.m[2][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1018 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1021 = iron_frag_coord<64>(44u, iron_lane, false);
+        const uint v1022 = v1021 - 16u;
+        const uint v1023 = v1022 * 132u;
+        const uint v1024 = v1023 + v37;
+        const uint v1025 = v1024 + v1018;
+        shm2[v1025] = v1017;
+        const float v1026 = v39.m[2][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1027 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1030 = iron_frag_coord<64>(45u, iron_lane, false);
+        const uint v1031 = v1030 - 16u;
+        const uint v1032 = v1031 * 132u;
+        const uint v1033 = v1032 + v37;
+        const uint v1034 = v1033 + v1027;
+        shm2[v1034] = v1026;
+        const float v1035 = v39.m[2][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1036 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1039 = iron_frag_coord<64>(46u, iron_lane, false);
+        const uint v1040 = v1039 - 16u;
+        const uint v1041 = v1040 * 132u;
+        const uint v1042 = v1041 + v37;
+        const uint v1043 = v1042 + v1036;
+        shm2[v1043] = v1035;
+        const float v1044 = v39.m[2][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1045 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1048 = iron_frag_coord<64>(47u, iron_lane, false);
+        const uint v1049 = v1048 - 16u;
+        const uint v1050 = v1049 * 132u;
+        const uint v1051 = v1050 + v37;
+        const uint v1052 = v1051 + v1045;
+        shm2[v1052] = v1044;
+        const float v1053 = v39.m[3][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1054 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1057 = iron_frag_coord<64>(48u, iron_lane, false);
+        const uint v1058 = v1057 - 16u;
+        const uint v1059 = v1058 * 132u;
+        const uint v1060 = v1059 + v37;
+        const uint v1061 = v1060 + v1054;
+        shm2[v1061] = v1053;
+        const float v1062 = v39.m[3][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1063 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1066 = iron_frag_coord<64>(49u, iron_lane, false);
+        const uint v1067 = v1066 - 16u;
+        const uint v1068 = v1067 * 132u;
+        const uint v1069 = v1068 + v37;
+        const uint v1070 = v1069 + v1063;
+        shm2[v1070] = v1062;
+        const float v1071 = v39.m[3][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1072 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1075 = iron_frag_coord<64>(50u, iron_lane, false);
+        const uint v1076 = v1075 - 16u;
+        const uint v1077 = v1076 * 132u;
+        const uint v1078 = v1077 + v37;
+        const uint v1079 = v1078 + v1072;
+        shm2[v1079] = v1071;
+        const float v1080 = v39.m[3][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1081 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1084 = iron_frag_coord<64>(51u, iron_lane, false);
+        const uint v1085 = v1084 - 16u;
+        const uint v1086 = v1085 * 132u;
+        const uint v1087 = v1086 + v37;
+        const uint v1088 = v1087 + v1081;
+        shm2[v1088] = v1080;
+        const float v1089 = v39.m[3][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1090 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1093 = iron_frag_coord<64>(52u, iron_lane, false);
+        const uint v1094 = v1093 - 16u;
+        const uint v1095 = v1094 * 132u;
+        const uint v1096 = v1095 + v37;
+        const uint v1097 = v1096 + v1090;
+        shm2[v1097] = v1089;
+        const float v1098 = v39.m[3][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1099 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1102 = iron_frag_coord<64>(53u, iron_lane, false);
+        const uint v1103 = v1102 - 16u;
+        const uint v1104 = v1103 * 132u;
+        const uint v1105 = v1104 + v37;
+        const uint v1106 = v1105 + v1099;
+        shm2[v1106] = v1098;
+        const float v1107 = v39.m[3][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1108 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1111 = iron_frag_coord<64>(54u, iron_lane, false);
+        const uint v1112 = v1111 - 16u;
+        const uint v1113 = v1112 * 132u;
+        const uint v1114 = v1113 + v37;
+        const uint v1115 = v1114 + v1108;
+        shm2[v1115] = v1107;
+        const float v1116 = v39.m[3][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1117 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1120 = iron_frag_coord<64>(55u, iron_lane, false);
+        const uint v1121 = v1120 - 16u;
+        const uint v1122 = v1121 * 132u;
+        const uint v1123 = v1122 + v37;
+        const uint v1124 = v1123 + v1117;
+        shm2[v1124] = v1116;
+        const float v1125 = v39.m[3][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1126 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1129 = iron_frag_coord<64>(56u, iron_lane, false);
+        const uint v1130 = v1129 - 16u;
+        const uint v1131 = v1130 * 132u;
+        const uint v1132 = v1131 + v37;
+        const uint v1133 = v1132 + v1126;
+        shm2[v1133] = v1125;
+        const float v1134 = v39.m[3][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1135 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1138 = iron_frag_coord<64>(57u, iron_lane, false);
+        const uint v1139 = v1138 - 16u;
+        const uint v1140 = v1139 * 132u;
+        const uint v1141 = v1140 + v37;
+        const uint v1142 = v1141 + v1135;
+        shm2[v1142] = v1134;
+        const float v1143 = v39.m[3][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1144 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1147 = iron_frag_coord<64>(58u, iron_lane, false);
+        const uint v1148 = v1147 - 16u;
+        const uint v1149 = v1148 * 132u;
+        const uint v1150 = v1149 + v37;
+        const uint v1151 = v1150 + v1144;
+        shm2[v1151] = v1143;
+        const float v1152 = v39.m[3][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1153 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1156 = iron_frag_coord<64>(59u, iron_lane, false);
+        const uint v1157 = v1156 - 16u;
+        const uint v1158 = v1157 * 132u;
+        const uint v1159 = v1158 + v37;
+        const uint v1160 = v1159 + v1153;
+        shm2[v1160] = v1152;
+        const float v1161 = v39.m[3][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1162 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1165 = iron_frag_coord<64>(60u, iron_lane, false);
+        const uint v1166 = v1165 - 16u;
+        const uint v1167 = v1166 * 132u;
+        const uint v1168 = v1167 + v37;
+        const uint v1169 = v1168 + v1162;
+        shm2[v1169] = v1161;
+        const float v1170 = v39.m[3][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1171 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1174 = iron_frag_coord<64>(61u, iron_lane, false);
+        const uint v1175 = v1174 - 16u;
+        const uint v1176 = v1175 * 132u;
+        const uint v1177 = v1176 + v37;
+        const uint v1178 = v1177 + v1171;
+        shm2[v1178] = v1170;
+        const float v1179 = v39.m[3][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1180 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1183 = iron_frag_coord<64>(62u, iron_lane, false);
+        const uint v1184 = v1183 - 16u;
+        const uint v1185 = v1184 * 132u;
+        const uint v1186 = v1185 + v37;
+        const uint v1187 = v1186 + v1180;
+        shm2[v1187] = v1179;
+        const float v1188 = v39.m[3][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1189 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1192 = iron_frag_coord<64>(63u, iron_lane, false);
+        const uint v1193 = v1192 - 16u;
+        const uint v1194 = v1193 * 132u;
+        const uint v1195 = v1194 + v37;
+        const uint v1196 = v1195 + v1189;
+        shm2[v1196] = v1188;
+      }
+      const bool v1198 = v609 == 2u;  // kernels/gemm/gemm_tiles.hpp:322
+      if (v1198) {
+        const float v1199 = v39.m[4][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1200 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1203 = iron_frag_coord<64>(64u, iron_lane, false);
+        const uint v1204 = v1203 - 32u;
+        const uint v1205 = v1204 * 132u;
+        const uint v1206 = v1205 + v37;
+        const uint v1207 = v1206 + v1200;
+        shm2[v1207] = v1199;
+        const float v1208 = v39.m[4][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1209 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1212 = iron_frag_coord<64>(65u, iron_lane, false);
+        const uint v1213 = v1212 - 32u;
+        const uint v1214 = v1213 * 132u;
+        const uint v1215 = v1214 + v37;
+        const uint v1216 = v1215 + v1209;
+        shm2[v1216] = v1208;
+        const float v1217 = v39.m[4][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1218 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1221 = iron_frag_coord<64>(66u, iron_lane, false);
+        const uint v1222 = v1221 - 32u;
+        const uint v1223 = v1222 * 132u;
+        const uint v1224 = v1223 + v37;
+        const uint v1225 = v1224 + v1218;
+        shm2[v1225] = v1217;
+        const float v1226 = v39.m[4][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1227 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1230 = iron_frag_coord<64>(67u, iron_lane, false);
+        const uint v1231 = v1230 - 32u;
+        const uint v1232 = v1231 * 132u;
+        const uint v1233 = v1232 + v37;
+        const uint v1234 = v1233 + v1227;
+        shm2[v1234] = v1226;
+        const float v1235 = v39.m[4][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1236 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1239 = iron_frag_coord<64>(68u, iron_lane, false);
+        const uint v1240 = v1239 - 32u;
+        const uint v1241 = v1240 * 132u;
+        const uint v1242 = v1241 + v37;
+        const uint v1243 = v1242 + v1236;
+        shm2[v1243] = v1235;
+        const float v1244 = v39.m[4][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1245 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1248 = iron_frag_coord<64>(69u, iron_lane, false);
+        const uint v1249 = v1248 - 32u;
+        const uint v1250 = v1249 * 132u;
+        const uint v1251 = v1250 + v37;
+        const uint v1252 = v1251 + v1245;
+        shm2[v1252] = v1244;
+        const float v1253 = v39.m[4][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1254 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1257 = iron_frag_coord<64>(70u, iron_lane, false);
+        const uint v1258 = v1257 - 32u;
+        const uint v1259 = v1258 * 132u;
+        const uint v1260 = v1259 + v37;
+        const uint v1261 = v1260 + v1254;
+        shm2[v1261] = v1253;
+        const float v1262 = v39.m[4][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1263 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1266 = iron_frag_coord<64>(71u, iron_lane, false);
+        const uint v1267 = v1266 - 32u;
+        const uint v1268 = v1267 * 132u;
+        const uint v1269 = v1268 + v37;
+        const uint v1270 = v1269 + v1263;
+        shm2[v1270] = v1262;
+        const float v1271 = v39.m[4][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1272 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1275 = iron_frag_coord<64>(72u, iron_lane, false);
+        const uint v1276 = v1275 - 32u;
+        const uint v1277 = v1276 * 132u;
+        const uint v1278 = v1277 + v37;
+        const uint v1279 = v1278 + v1272;
+        shm2[v1279] = v1271;
+        const float v1280 = v39.m[4][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1281 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1284 = iron_frag_coord<64>(73u, iron_lane, false);
+        const uint v1285 = v1284 - 32u;
+        const uint v1286 = v1285 * 132u;
+        const uint v1287 = v1286 + v37;
+        const uint v1288 = v1287 + v1281;
+        shm2[v1288] = v1280;
+        const float v1289 = v39.m[4][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1290 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1293 = iron_frag_coord<64>(74u, iron_lane, false);
+        const uint v1294 = v1293 - 32u;
+        const uint v1295 = v1294 * 132u;
+        const uint v1296 = v1295 + v37;
+        const uint v1297 = v1296 + v1290;
+        shm2[v1297] = v1289;
+        const float v1298 = v39.m[4][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1299 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1302 = iron_frag_coord<64>(75u, iron_lane, false);
+        const uint v1303 = v1302 - 32u;
+        const uint v1304 = v1303 * 132u;
+        const uint v1305 = v1304 + v37;
+        const uint v1306 = v1305 + v1299;
+        shm2[v1306] = v1298;
+        const float v1307 = v39.m[4][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1308 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1311 = iron_frag_coord<64>(76u, iron_lane, false);
+        const uint v1312 = v1311 - 32u;
+        const uint v1313 = v1312 * 132u;
+        const uint v1314 = v1313 + v37;
+        const uint v1315 = v1314 + v1308;
+        shm2[v1315] = v1307;
+        const float v1316 = v39.m[4][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1317 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1320 = iron_frag_coord<64>(77u, iron_lane, false);
+        const uint v1321 = v1320 - 32u;
+        const uint v1322 = v1321 * 132u;
+        const uint v1323 = v1322 + v37;
+        const uint v1324 = v1323 + v1317;
+        shm2[v1324] = v1316;
+        const float v1325 = v39.m[4][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1326 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1329 = iron_frag_coord<64>(78u, iron_lane, false);
+        const uint v1330 = v1329 - 32u;
+        const uint v1331 = v1330 * 132u;
+        const uint v1332 = v1331 + v37;
+        const uint v1333 = v1332 + v1326;
+        shm2[v1333] = v1325;
+        const float v1334 = v39.m[4][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1335 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1338 = iron_frag_coord<64>(79u, iron_lane, false);
+        const uint v1339 = v1338 - 32u;
+        const uint v1340 = v1339 * 132u;
+        const uint v1341 = v1340 + v37;
+        const uint v1342 = v1341 + v1335;
+        shm2[v1342] = v1334;
+        const float v1343 = v39.m[5][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1344 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1347 = iron_frag_coord<64>(80u, iron_lane, false);
+        const uint v1348 = v1347 - 32u;
+        const uint v1349 = v1348 * 132u;
+        const uint v1350 = v1349 + v37;
+        const uint v1351 = v1350 + v1344;
+        shm2[v1351] = v1343;
+        const float v1352 = v39.m[5][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1353 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1356 = iron_frag_coord<64>(81u, iron_lane, false);
+        const uint v1357 = v1356 - 32u;
+        const uint v1358 = v1357 * 132u;
+        const uint v1359 = v1358 + v37;
+        const uint v1360 = v1359 + v1353;
+        shm2[v1360] = v1352;
+        const float v1361 = v39.m[5][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1362 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1365 = iron_frag_coord<64>(82u, iron_lane, false);
+        const uint v1366 = v1365 - 32u;
+        const uint v1367 = v1366 * 132u;
+        const uint v1368 = v1367 + v37;
+        const uint v1369 = v1368 + v1362;
+        shm2[v1369] = v1361;
+        const float v1370 = v39.m[5][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1371 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1374 = iron_frag_coord<64>(83u, iron_lane, false);
+        const uint v1375 = v1374 - 32u;
+        const uint v1376 = v1375 * 132u;
+        const uint v1377 = v1376 + v37;
+        const uint v1378 = v1377 + v1371;
+        shm2[v1378] = v1370;
+        const float v1379 = v39.m[5][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1380 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1383 = iron_frag_coord<64>(84u, iron_lane, false);
+        const uint v1384 = v1383 - 32u;
+        const uint v1385 = v1384 * 132u;
+        const uint v1386 = v1385 + v37;
+        const uint v1387 = v1386 + v1380;
+        shm2[v1387] = v1379;
+        const float v1388 = v39.m[5][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1389 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1392 = iron_frag_coord<64>(85u, iron_lane, false);
+        const uint v1393 = v1392 - 32u;
+        const uint v1394 = v1393 * 132u;
+        const uint v1395 = v1394 + v37;
+        const uint v1396 = v1395 + v1389;
+        shm2[v1396] = v1388;
+        const float v1397 = v39.m[5][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1398 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1401 = iron_frag_coord<64>(86u, iron_lane, false);
+        const uint v1402 = v1401 - 32u;
+        const uint v1403 = v1402 * 132u;
+        const uint v1404 = v1403 + v37;
+        const uint v1405 = v1404 + v1398;
+        shm2[v1405] = v1397;
+        const float v1406 = v39.m[5][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1407 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1410 = iron_frag_coord<64>(87u, iron_lane, false);
+        const uint v1411 = v1410 - 32u;
+        const uint v1412 = v1411 * 132u;
+        const uint v1413 = v1412 + v37;
+        const uint v1414 = v1413 + v1407;
+        shm2[v1414] = v1406;
+        const float v1415 = v39.m[5][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1416 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1419 = iron_frag_coord<64>(88u, iron_lane, false);
+        const uint v1420 = v1419 - 32u;
+        const uint v1421 = v1420 * 132u;
+        const uint v1422 = v1421 + v37;
+        const uint v1423 = v1422 + v1416;
+        shm2[v1423] = v1415;
+        const float v1424 = v39.m[5][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1425 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1428 = iron_frag_coord<64>(89u, iron_lane, false);
+        const uint v1429 = v1428 - 32u;
+        const uint v1430 = v1429 * 132u;
+        const uint v1431 = v1430 + v37;
+        const uint v1432 = v1431 + v1425;
+        shm2[v1432] = v1424;
+        const float v1433 = v39.m[5][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1434 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1437 = iron_frag_coord<64>(90u, iron_lane, false);
+        const uint v1438 = v1437 - 32u;
+        const uint v1439 = v1438 * 132u;
+        const uint v1440 = v1439 + v37;
+        const uint v1441 = v1440 + v1434;
+        shm2[v1441] = v1433;
+        const float v1442 = v39.m[5][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1443 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1446 = iron_frag_coord<64>(91u, iron_lane, false);
+        const uint v1447 = v1446 - 32u;
+        const uint v1448 = v1447 * 132u;
+        const uint v1449 = v1448 + v37;
+        const uint v1450 = v1449 + v1443;
+        shm2[v1450] = v1442;
+        const float v1451 = v39.m[5][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1452 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1455 = iron_frag_coord<64>(92u, iron_lane, false);
+        const uint v1456 = v1455 - 32u;
+        const uint v1457 = v1456 * 132u;
+        const uint v1458 = v1457 + v37;
+        const uint v1459 = v1458 + v1452;
+        shm2[v1459] = v1451;
+        const float v1460 = v39.m[5][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1461 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1464 = iron_frag_coord<64>(93u, iron_lane, false);
+        const uint v1465 = v1464 - 32u;
+        const uint v1466 = v1465 * 132u;
+        const uint v1467 = v1466 + v37;
+        const uint v1468 = v1467 + v1461;
+        shm2[v1468] = v1460;
+        const float v1469 = v39.m[5][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1470 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1473 = iron_frag_coord<64>(94u, iron_lane, false);
+        const uint v1474 = v1473 - 32u;
+        const uint v1475 = v1474 * 132u;
+        const uint v1476 = v1475 + v37;
+        const uint v1477 = v1476 + v1470;
+        shm2[v1477] = v1469;
+        const float v1478 = v39.m[5][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1479 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1482 = iron_frag_coord<64>(95u, iron_lane, false);
+        const uint v1483 = v1482 - 32u;
+        const uint v1484 = v1483 * 132u;
+        const uint v1485 = v1484 + v37;
+        const uint v1486 = v1485 + v1479;
+        shm2[v1486] = v1478;
+      }
+      const bool v1488 = v609 == 3u;  // kernels/gemm/gemm_tiles.hpp:322
+      if (v1488) {
+        const float v1489 = v39.m[6][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1490 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1493 = iron_frag_coord<64>(96u, iron_lane, false);
+        const uint v1494 = v1493 - 48u;
+        const uint v1495 = v1494 * 132u;
+        const uint v1496 = v1495 + v37;
+        const uint v1497 = v1496 + v1490;
+        shm2[v1497] = v1489;
+        const float v1498 = v39.m[6][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1499 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1502 = iron_frag_coord<64>(97u, iron_lane, false);
+        const uint v1503 = v1502 - 48u;
+        const uint v1504 = v1503 * 132u;
+        const uint v1505 = v1504 + v37;
+        const uint v1506 = v1505 + v1499;
+        shm2[v1506] = v1498;
+        const float v1507 = v39.m[6][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1508 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1511 = iron_frag_coord<64>(98u, iron_lane, false);
+        const uint v1512 = v1511 - 48u;
+        const uint v1513 = v1512 * 132u;
+        const uint v1514 = v1513 + v37;
+        const uint v1515 = v1514 + v1508;
+        shm2[v1515] = v1507;
+        const float v1516 = v39.m[6][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1517 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1520 = iron_frag_coord<64>(99u, iron_lane, false);
+        const uint v1521 = v1520 - 48u;
+        const uint v1522 = v1521 * 132u;
+        const uint v1523 = v1522 + v37;
+        const uint v1524 = v1523 + v1517;
+        shm2[v1524] = v1516;
+        const float v1525 = v39.m[6][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1526 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1529 = iron_frag_coord<64>(100u, iron_lane, false);
+        const uint v1530 = v1529 - 48u;
+        const uint v1531 = v1530 * 132u;
+        const uint v1532 = v1531 + v37;
+        const uint v1533 = v1532 + v1526;
+        shm2[v1533] = v1525;
+        const float v1534 = v39.m[6][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1535 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1538 = iron_frag_coord<64>(101u, iron_lane, false);
+        const uint v1539 = v1538 - 48u;
+        const uint v1540 = v1539 * 132u;
+        const uint v1541 = v1540 + v37;
+        const uint v1542 = v1541 + v1535;
+        shm2[v1542] = v1534;
+        const float v1543 = v39.m[6][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1544 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1547 = iron_frag_coord<64>(102u, iron_lane, false);
+        const uint v1548 = v1547 - 48u;
+        const uint v1549 = v1548 * 132u;
+        const uint v1550 = v1549 + v37;
+        const uint v1551 = v1550 + v1544;
+        shm2[v1551] = v1543;
+        const float v1552 = v39.m[6][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1553 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1556 = iron_frag_coord<64>(103u, iron_lane, false);
+        const uint v1557 = v1556 - 48u;
+        const uint v1558 = v1557 * 132u;
+        const uint v1559 = v1558 + v37;
+        const uint v1560 = v1559 + v1553;
+        shm2[v1560] = v1552;
+        const float v1561 = v39.m[6][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1562 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1565 = iron_frag_coord<64>(104u, iron_lane, false);
+        const uint v1566 = v1565 - 48u;
+        const uint v1567 = v1566 * 132u;
+        const uint v1568 = v1567 + v37;
+        const uint v1569 = v1568 + v1562;
+        shm2[v1569] = v1561;
+        const float v1570 = v39.m[6][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1571 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1574 = iron_frag_coord<64>(105u, iron_lane, false);
+        const uint v1575 = v1574 - 48u;
+        const uint v1576 = v1575 * 132u;
+        const uint v1577 = v1576 + v37;
+        const uint v1578 = v1577 + v1571;
+        shm2[v1578] = v1570;
+        const float v1579 = v39.m[6][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1580 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1583 = iron_frag_coord<64>(106u, iron_lane, false);
+        const uint v1584 = v1583 - 48u;
+        const uint v1585 = v1584 * 132u;
+        const uint v1586 = v1585 + v37;
+        const uint v1587 = v1586 + v1580;
+        shm2[v1587] = v1579;
+        const float v1588 = v39.m[6][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1589 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1592 = iron_frag_coord<64>(107u, iron_lane, false);
+        const uint v1593 = v1592 - 48u;
+        const uint v1594 = v1593 * 132u;
+        const uint v1595 = v1594 + v37;
+        const uint v1596 = v1595 + v1589;
+        shm2[v1596] = v1588;
+        const float v1597 = v39.m[6][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1598 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1601 = iron_frag_coord<64>(108u, iron_lane, false);
+        const uint v1602 = v1601 - 48u;
+        const uint v1603 = v1602 * 132u;
+        const uint v1604 = v1603 + v37;
+        const uint v1605 = v1604 + v1598;
+        shm2[v1605] = v1597;
+        const float v1606 = v39.m[6][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1607 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1610 = iron_frag_coord<64>(109u, iron_lane, false);
+        const uint v1611 = v1610 - 48u;
+        const uint v1612 = v1611 * 132u;
+        const uint v1613 = v1612 + v37;
+        const uint v1614 = v1613 + v1607;
+        shm2[v1614] = v1606;
+        const float v1615 = v39.m[6][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1616 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1619 = iron_frag_coord<64>(110u, iron_lane, false);
+        const uint v1620 = v1619 - 48u;
+        const uint v1621 = v1620 * 132u;
+        const uint v1622 = v1621 + v37;
+        const uint v1623 = v1622 + v1616;
+        shm2[v1623] = v1615;
+        const float v1624 = v39.m[6][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1625 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1628 = iron_frag_coord<64>(111u, iron_lane, false);
+        const uint v1629 = v1628 - 48u;
+        const uint v1630 = v1629 * 132u;
+        const uint v1631 = v1630 + v37;
+        const uint v1632 = v1631 + v1625;
+        shm2[v1632] = v1624;
+        const float v1633 = v39.m[7][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1634 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1637 = iron_frag_coord<64>(112u, iron_lane, false);
+        const uint v1638 = v1637 - 48u;
+        const uint v1639 = v1638 * 132u;
+        const uint v1640 = v1639 + v37;
+        const uint v1641 = v1640 + v1634;
+        shm2[v1641] = v1633;
+        const float v1642 = v39.m[7][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1643 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1646 = iron_frag_coord<64>(113u, iron_lane, false);
+        const uint v1647 = v1646 - 48u;
+        const uint v1648 = v1647 * 132u;
+        const uint v1649 = v1648 + v37;
+        const uint v1650 = v1649 + v1643;
+        shm2[v1650] = v1642;
+        const float v1651 = v39.m[7][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1652 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1655 = iron_frag_coord<64>(114u, iron_lane, false);
+        const uint v1656 = v1655 - 48u;
+        const uint v1657 = v1656 * 132u;
+        const uint v1658 = v1657 + v37;
+        const uint v1659 = v1658 + v1652;
+        shm2[v1659] = v1651;
+        const float v1660 = v39.m[7][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1661 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1664 = iron_frag_coord<64>(115u, iron_lane, false);
+        const uint v1665 = v1664 - 48u;
+        const uint v1666 = v1665 * 132u;
+        const uint v1667 = v1666 + v37;
+        const uint v1668 = v1667 + v1661;
+        shm2[v1668] = v1660;
+        const float v1669 = v39.m[7][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1670 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1673 = iron_frag_coord<64>(116u, iron_lane, false);
+        const uint v1674 = v1673 - 48u;
+        const uint v1675 = v1674 * 132u;
+        const uint v1676 = v1675 + v37;
+        const uint v1677 = v1676 + v1670;
+        shm2[v1677] = v1669;
+        const float v1678 = v39.m[7][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1679 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1682 = iron_frag_coord<64>(117u, iron_lane, false);
+        const uint v1683 = v1682 - 48u;
+        const uint v1684 = v1683 * 132u;
+        const uint v1685 = v1684 + v37;
+        const uint v1686 = v1685 + v1679;
+        shm2[v1686] = v1678;
+        const float v1687 = v39.m[7][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1688 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1691 = iron_frag_coord<64>(118u, iron_lane, false);
+        const uint v1692 = v1691 - 48u;
+        const uint v1693 = v1692 * 132u;
+        const uint v1694 = v1693 + v37;
+        const uint v1695 = v1694 + v1688;
+        shm2[v1695] = v1687;
+        const float v1696 = v39.m[7][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1697 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1700 = iron_frag_coord<64>(119u, iron_lane, false);
+        const uint v1701 = v1700 - 48u;
+        const uint v1702 = v1701 * 132u;
+        const uint v1703 = v1702 + v37;
+        const uint v1704 = v1703 + v1697;
+        shm2[v1704] = v1696;
+        const float v1705 = v39.m[7][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1706 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1709 = iron_frag_coord<64>(120u, iron_lane, false);
+        const uint v1710 = v1709 - 48u;
+        const uint v1711 = v1710 * 132u;
+        const uint v1712 = v1711 + v37;
+        const uint v1713 = v1712 + v1706;
+        shm2[v1713] = v1705;
+        const float v1714 = v39.m[7][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1715 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1718 = iron_frag_coord<64>(121u, iron_lane, false);
+        const uint v1719 = v1718 - 48u;
+        const uint v1720 = v1719 * 132u;
+        const uint v1721 = v1720 + v37;
+        const uint v1722 = v1721 + v1715;
+        shm2[v1722] = v1714;
+        const float v1723 = v39.m[7][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1724 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1727 = iron_frag_coord<64>(122u, iron_lane, false);
+        const uint v1728 = v1727 - 48u;
+        const uint v1729 = v1728 * 132u;
+        const uint v1730 = v1729 + v37;
+        const uint v1731 = v1730 + v1724;
+        shm2[v1731] = v1723;
+        const float v1732 = v39.m[7][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1733 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1736 = iron_frag_coord<64>(123u, iron_lane, false);
+        const uint v1737 = v1736 - 48u;
+        const uint v1738 = v1737 * 132u;
+        const uint v1739 = v1738 + v37;
+        const uint v1740 = v1739 + v1733;
+        shm2[v1740] = v1732;
+        const float v1741 = v39.m[7][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1742 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1745 = iron_frag_coord<64>(124u, iron_lane, false);
+        const uint v1746 = v1745 - 48u;
+        const uint v1747 = v1746 * 132u;
+        const uint v1748 = v1747 + v37;
+        const uint v1749 = v1748 + v1742;
+        shm2[v1749] = v1741;
+        const float v1750 = v39.m[7][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1751 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1754 = iron_frag_coord<64>(125u, iron_lane, false);
+        const uint v1755 = v1754 - 48u;
+        const uint v1756 = v1755 * 132u;
+        const uint v1757 = v1756 + v37;
+        const uint v1758 = v1757 + v1751;
+        shm2[v1758] = v1750;
+        const float v1759 = v39.m[7][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1760 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1763 = iron_frag_coord<64>(126u, iron_lane, false);
+        const uint v1764 = v1763 - 48u;
+        const uint v1765 = v1764 * 132u;
+        const uint v1766 = v1765 + v37;
+        const uint v1767 = v1766 + v1760;
+        shm2[v1767] = v1759;
+        const float v1768 = v39.m[7][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1769 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1772 = iron_frag_coord<64>(127u, iron_lane, false);
+        const uint v1773 = v1772 - 48u;
+        const uint v1774 = v1773 * 132u;
+        const uint v1775 = v1774 + v37;
+        const uint v1776 = v1775 + v1769;
+        shm2[v1776] = v1768;
+      }
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:331
+    const uint v1784 = v609 << 4u;  // kernels/gemm/gemm_tiles.hpp:333
+    const uint v1786 = v607 << 6u;
+    const uint v1787 = v24 + v1786;
+    const uint v1788 = v1787 + v1784;
+
+    for (uint v1780 = v1777; v1780 < 2048u; v1780 += 128u) {  // kernels/gemm/gemm_tiles.hpp:332
+      const uint v1782 = v1780 >> 7u;  // kernels/gemm/gemm_tiles.hpp:333
+      const uint v1789 = v1788 + v1782;
+      const uint v1791 = v1780 & 127u;  // kernels/gemm/gemm_tiles.hpp:334
+      const uint v1792 = v28 + v1791;
+      const bool v1793 = v1789 < v0;  // kernels/gemm/gemm_tiles.hpp:335
+      const bool v1794 = v1792 < v1;
+      const bool v1795 = v1793 && v1794;
+      if (v1795) {
+        const uint v1801 = v1782 * 132u;
+        const uint v1802 = v1801 + v1791;
+        const float v1803 = shm2[v1802];
+        const float v1804 = v1803 * v3;  // kernels/gemm/gemm.cpp:68
+        const bfloat v1805 = bfloat(v1804);
+        const uint v1806 = v1789 * v1;
+        const uint v1807 = v1806 + v1792;
+        out[v1807] = v1805;
+      }
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:337
   }
 }

@@ -79,6 +79,7 @@ kernel void iron_gemm_nk_bf16(
     uint iron_sg [[simdgroup_index_in_threadgroup]]) {
   alignas(16) threadgroup bfloat shm0[8192];
   alignas(16) threadgroup bfloat shm1[8192];
+  threadgroup float* shm2 = reinterpret_cast<threadgroup float*>(shm0);
 
   const uint v0 = m;  // kernels/gemm/gemm.cpp:72
   const uint v1 = n;
@@ -101,299 +102,299 @@ kernel void iron_gemm_nk_bf16(
   const uint v24 = v23 << 7u;
   const uint v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v28 = v27 << 7u;
-  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:241
-  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:242
+  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:243
   const uint v33 = v32 << 6u;
-  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
+  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:244
   const uint v37 = v36 << 6u;
-  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v39, float(0.0f));
-  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:247
   iron_frag_fill(v41, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:247
+  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:248
   iron_frag_fill(v43, bfloat(bfloat(0.0f)));
   const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:203
   const bool v47 = v46 == 0u;
-  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:260
+  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:261
   if (v62) {
-    const uint v2161 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2164 = v2161 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2167 = v2161 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2168 = v2167 << 3u;
-    const uint v2169 = v24 + v2164;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2170 = v2169 < v0;
-    const uint v2175 = v2169 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2181 = v2164 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2186 = v2161 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2188 = v2186 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2191 = v2186 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2192 = v2191 << 3u;
-    const uint v2193 = v24 + v2188;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2194 = v2193 < v0;
-    const uint v2199 = v2193 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2205 = v2188 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2210 = v2161 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2212 = v2210 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2215 = v2210 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2216 = v2215 << 3u;
-    const uint v2217 = v24 + v2212;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2218 = v2217 < v0;
-    const uint v2223 = v2217 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2229 = v2212 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2234 = v2161 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2236 = v2234 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2239 = v2234 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2240 = v2239 << 3u;
-    const uint v2241 = v24 + v2236;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2242 = v2241 < v0;
-    const uint v2247 = v2241 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2253 = v2236 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2258 = v2161 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2260 = v2258 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2263 = v2258 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2264 = v2263 << 3u;
-    const uint v2265 = v24 + v2260;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2266 = v2265 < v0;
-    const uint v2271 = v2265 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2277 = v2260 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2282 = v2161 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2284 = v2282 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2287 = v2282 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2288 = v2287 << 3u;
-    const uint v2289 = v24 + v2284;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2290 = v2289 < v0;
-    const uint v2295 = v2289 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2301 = v2284 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2306 = v2161 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2308 = v2306 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2311 = v2306 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2312 = v2311 << 3u;
-    const uint v2313 = v24 + v2308;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2314 = v2313 < v0;
-    const uint v2319 = v2313 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2325 = v2308 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2330 = v2161 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2332 = v2330 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2335 = v2330 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2336 = v2335 << 3u;
-    const uint v2337 = v24 + v2332;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2338 = v2337 < v0;
-    const uint v2343 = v2337 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2349 = v2332 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2363 = v28 + v2164;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2364 = v2363 < v1;
-    const uint v2369 = v2363 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2387 = v28 + v2188;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2388 = v2387 < v1;
-    const uint v2393 = v2387 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2411 = v28 + v2212;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2412 = v2411 < v1;
-    const uint v2417 = v2411 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2435 = v28 + v2236;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2436 = v2435 < v1;
-    const uint v2441 = v2435 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2459 = v28 + v2260;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2460 = v2459 < v1;
-    const uint v2465 = v2459 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2483 = v28 + v2284;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2484 = v2483 < v1;
-    const uint v2489 = v2483 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2507 = v28 + v2308;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2508 = v2507 < v1;
-    const uint v2513 = v2507 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2531 = v28 + v2332;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2532 = v2531 < v1;
-    const uint v2537 = v2531 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2553 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v2559 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v1832 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v1835 = v1832 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v1838 = v1832 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v1839 = v1838 << 3u;
+    const uint v1840 = v24 + v1835;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v1841 = v1840 < v0;
+    const uint v1846 = v1840 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v1852 = v1835 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v1857 = v1832 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v1859 = v1857 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v1862 = v1857 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v1863 = v1862 << 3u;
+    const uint v1864 = v24 + v1859;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v1865 = v1864 < v0;
+    const uint v1870 = v1864 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v1876 = v1859 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v1881 = v1832 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v1883 = v1881 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v1886 = v1881 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v1887 = v1886 << 3u;
+    const uint v1888 = v24 + v1883;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v1889 = v1888 < v0;
+    const uint v1894 = v1888 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v1900 = v1883 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v1905 = v1832 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v1907 = v1905 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v1910 = v1905 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v1911 = v1910 << 3u;
+    const uint v1912 = v24 + v1907;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v1913 = v1912 < v0;
+    const uint v1918 = v1912 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v1924 = v1907 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v1929 = v1832 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v1931 = v1929 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v1934 = v1929 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v1935 = v1934 << 3u;
+    const uint v1936 = v24 + v1931;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v1937 = v1936 < v0;
+    const uint v1942 = v1936 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v1948 = v1931 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v1953 = v1832 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v1955 = v1953 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v1958 = v1953 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v1959 = v1958 << 3u;
+    const uint v1960 = v24 + v1955;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v1961 = v1960 < v0;
+    const uint v1966 = v1960 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v1972 = v1955 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v1977 = v1832 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v1979 = v1977 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v1982 = v1977 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v1983 = v1982 << 3u;
+    const uint v1984 = v24 + v1979;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v1985 = v1984 < v0;
+    const uint v1990 = v1984 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v1996 = v1979 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2001 = v1832 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2003 = v2001 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2006 = v2001 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2007 = v2006 << 3u;
+    const uint v2008 = v24 + v2003;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2009 = v2008 < v0;
+    const uint v2014 = v2008 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2020 = v2003 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2034 = v28 + v1835;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2035 = v2034 < v1;
+    const uint v2040 = v2034 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2058 = v28 + v1859;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2059 = v2058 < v1;
+    const uint v2064 = v2058 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2082 = v28 + v1883;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2083 = v2082 < v1;
+    const uint v2088 = v2082 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2106 = v28 + v1907;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2107 = v2106 < v1;
+    const uint v2112 = v2106 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2130 = v28 + v1931;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2131 = v2130 < v1;
+    const uint v2136 = v2130 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2154 = v28 + v1955;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2155 = v2154 < v1;
+    const uint v2160 = v2154 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2178 = v28 + v1979;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2179 = v2178 < v1;
+    const uint v2184 = v2178 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2202 = v28 + v2003;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2203 = v2202 < v1;
+    const uint v2208 = v2202 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2224 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v2230 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:256
 
-    for (uint v2153 = 0u; v2153 < v2; v2153 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
-      const uint v2155 = v2153 >> 6u;
-      const uint v2157 = v2155 % 1u;
+    for (uint v1824 = 0u; v1824 < v2; v1824 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      const uint v1826 = v1824 >> 6u;
+      const uint v1828 = v1826 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2159 = v2157 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
-      const uint v2171 = v2153 + v2168;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2172 = v2171 < v2;
-      const bool v2173 = v2170 && v2172;
-      const uint v2177 = v2175 + v2153;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2178 = v2177 + v2168;
-      const uint v2179 = v2173 ? v2178 : 0u;
-      const uint v2182 = v2159 + v2181;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2183 = v2182 + v2168;
+      const uint v1830 = v1828 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
+      const uint v1842 = v1824 + v1839;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v1843 = v1842 < v2;
+      const bool v1844 = v1841 && v1843;
+      const uint v1848 = v1846 + v1824;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v1849 = v1848 + v1839;
+      const uint v1850 = v1844 ? v1849 : 0u;
+      const uint v1853 = v1830 + v1852;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v1854 = v1853 + v1839;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2183 + e] = v2173 ? a[v2179 + e] : bfloat(0);
+        shm0[v1854 + e] = v1844 ? a[v1850 + e] : bfloat(0);
       }
-      const uint v2195 = v2153 + v2192;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2196 = v2195 < v2;
-      const bool v2197 = v2194 && v2196;
-      const uint v2201 = v2199 + v2153;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2202 = v2201 + v2192;
-      const uint v2203 = v2197 ? v2202 : 0u;
-      const uint v2206 = v2159 + v2205;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2207 = v2206 + v2192;
+      const uint v1866 = v1824 + v1863;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v1867 = v1866 < v2;
+      const bool v1868 = v1865 && v1867;
+      const uint v1872 = v1870 + v1824;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v1873 = v1872 + v1863;
+      const uint v1874 = v1868 ? v1873 : 0u;
+      const uint v1877 = v1830 + v1876;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v1878 = v1877 + v1863;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2207 + e] = v2197 ? a[v2203 + e] : bfloat(0);
+        shm0[v1878 + e] = v1868 ? a[v1874 + e] : bfloat(0);
       }
-      const uint v2219 = v2153 + v2216;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2220 = v2219 < v2;
-      const bool v2221 = v2218 && v2220;
-      const uint v2225 = v2223 + v2153;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2226 = v2225 + v2216;
-      const uint v2227 = v2221 ? v2226 : 0u;
-      const uint v2230 = v2159 + v2229;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2231 = v2230 + v2216;
+      const uint v1890 = v1824 + v1887;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v1891 = v1890 < v2;
+      const bool v1892 = v1889 && v1891;
+      const uint v1896 = v1894 + v1824;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v1897 = v1896 + v1887;
+      const uint v1898 = v1892 ? v1897 : 0u;
+      const uint v1901 = v1830 + v1900;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v1902 = v1901 + v1887;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2231 + e] = v2221 ? a[v2227 + e] : bfloat(0);
+        shm0[v1902 + e] = v1892 ? a[v1898 + e] : bfloat(0);
       }
-      const uint v2243 = v2153 + v2240;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2244 = v2243 < v2;
-      const bool v2245 = v2242 && v2244;
-      const uint v2249 = v2247 + v2153;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2250 = v2249 + v2240;
-      const uint v2251 = v2245 ? v2250 : 0u;
-      const uint v2254 = v2159 + v2253;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2255 = v2254 + v2240;
+      const uint v1914 = v1824 + v1911;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v1915 = v1914 < v2;
+      const bool v1916 = v1913 && v1915;
+      const uint v1920 = v1918 + v1824;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v1921 = v1920 + v1911;
+      const uint v1922 = v1916 ? v1921 : 0u;
+      const uint v1925 = v1830 + v1924;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v1926 = v1925 + v1911;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2255 + e] = v2245 ? a[v2251 + e] : bfloat(0);
+        shm0[v1926 + e] = v1916 ? a[v1922 + e] : bfloat(0);
       }
-      const uint v2267 = v2153 + v2264;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2268 = v2267 < v2;
-      const bool v2269 = v2266 && v2268;
-      const uint v2273 = v2271 + v2153;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2274 = v2273 + v2264;
-      const uint v2275 = v2269 ? v2274 : 0u;
-      const uint v2278 = v2159 + v2277;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2279 = v2278 + v2264;
+      const uint v1938 = v1824 + v1935;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v1939 = v1938 < v2;
+      const bool v1940 = v1937 && v1939;
+      const uint v1944 = v1942 + v1824;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v1945 = v1944 + v1935;
+      const uint v1946 = v1940 ? v1945 : 0u;
+      const uint v1949 = v1830 + v1948;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v1950 = v1949 + v1935;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2279 + e] = v2269 ? a[v2275 + e] : bfloat(0);
+        shm0[v1950 + e] = v1940 ? a[v1946 + e] : bfloat(0);
       }
-      const uint v2291 = v2153 + v2288;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2292 = v2291 < v2;
-      const bool v2293 = v2290 && v2292;
-      const uint v2297 = v2295 + v2153;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2298 = v2297 + v2288;
-      const uint v2299 = v2293 ? v2298 : 0u;
-      const uint v2302 = v2159 + v2301;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2303 = v2302 + v2288;
+      const uint v1962 = v1824 + v1959;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v1963 = v1962 < v2;
+      const bool v1964 = v1961 && v1963;
+      const uint v1968 = v1966 + v1824;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v1969 = v1968 + v1959;
+      const uint v1970 = v1964 ? v1969 : 0u;
+      const uint v1973 = v1830 + v1972;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v1974 = v1973 + v1959;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2303 + e] = v2293 ? a[v2299 + e] : bfloat(0);
+        shm0[v1974 + e] = v1964 ? a[v1970 + e] : bfloat(0);
       }
-      const uint v2315 = v2153 + v2312;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2316 = v2315 < v2;
-      const bool v2317 = v2314 && v2316;
-      const uint v2321 = v2319 + v2153;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2322 = v2321 + v2312;
-      const uint v2323 = v2317 ? v2322 : 0u;
-      const uint v2326 = v2159 + v2325;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2327 = v2326 + v2312;
+      const uint v1986 = v1824 + v1983;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v1987 = v1986 < v2;
+      const bool v1988 = v1985 && v1987;
+      const uint v1992 = v1990 + v1824;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v1993 = v1992 + v1983;
+      const uint v1994 = v1988 ? v1993 : 0u;
+      const uint v1997 = v1830 + v1996;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v1998 = v1997 + v1983;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2327 + e] = v2317 ? a[v2323 + e] : bfloat(0);
+        shm0[v1998 + e] = v1988 ? a[v1994 + e] : bfloat(0);
       }
-      const uint v2339 = v2153 + v2336;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2340 = v2339 < v2;
-      const bool v2341 = v2338 && v2340;
-      const uint v2345 = v2343 + v2153;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2346 = v2345 + v2336;
-      const uint v2347 = v2341 ? v2346 : 0u;
-      const uint v2350 = v2159 + v2349;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2351 = v2350 + v2336;
+      const uint v2010 = v1824 + v2007;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2011 = v2010 < v2;
+      const bool v2012 = v2009 && v2011;
+      const uint v2016 = v2014 + v1824;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2017 = v2016 + v2007;
+      const uint v2018 = v2012 ? v2017 : 0u;
+      const uint v2021 = v1830 + v2020;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2022 = v2021 + v2007;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2351 + e] = v2341 ? a[v2347 + e] : bfloat(0);
+        shm0[v2022 + e] = v2012 ? a[v2018 + e] : bfloat(0);
       }
-      const bool v2367 = v2364 && v2172;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2371 = v2369 + v2153;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2372 = v2371 + v2168;
-      const uint v2373 = v2367 ? v2372 : 0u;
+      const bool v2038 = v2035 && v1843;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2042 = v2040 + v1824;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2043 = v2042 + v1839;
+      const uint v2044 = v2038 ? v2043 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2183 + e] = v2367 ? b[v2373 + e] : bfloat(0);
+        shm1[v1854 + e] = v2038 ? b[v2044 + e] : bfloat(0);
       }
-      const bool v2391 = v2388 && v2196;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2395 = v2393 + v2153;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2396 = v2395 + v2192;
-      const uint v2397 = v2391 ? v2396 : 0u;
+      const bool v2062 = v2059 && v1867;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2066 = v2064 + v1824;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2067 = v2066 + v1863;
+      const uint v2068 = v2062 ? v2067 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2207 + e] = v2391 ? b[v2397 + e] : bfloat(0);
+        shm1[v1878 + e] = v2062 ? b[v2068 + e] : bfloat(0);
       }
-      const bool v2415 = v2412 && v2220;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2419 = v2417 + v2153;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2420 = v2419 + v2216;
-      const uint v2421 = v2415 ? v2420 : 0u;
+      const bool v2086 = v2083 && v1891;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2090 = v2088 + v1824;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2091 = v2090 + v1887;
+      const uint v2092 = v2086 ? v2091 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2231 + e] = v2415 ? b[v2421 + e] : bfloat(0);
+        shm1[v1902 + e] = v2086 ? b[v2092 + e] : bfloat(0);
       }
-      const bool v2439 = v2436 && v2244;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2443 = v2441 + v2153;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2444 = v2443 + v2240;
-      const uint v2445 = v2439 ? v2444 : 0u;
+      const bool v2110 = v2107 && v1915;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2114 = v2112 + v1824;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2115 = v2114 + v1911;
+      const uint v2116 = v2110 ? v2115 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2255 + e] = v2439 ? b[v2445 + e] : bfloat(0);
+        shm1[v1926 + e] = v2110 ? b[v2116 + e] : bfloat(0);
       }
-      const bool v2463 = v2460 && v2268;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2467 = v2465 + v2153;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2468 = v2467 + v2264;
-      const uint v2469 = v2463 ? v2468 : 0u;
+      const bool v2134 = v2131 && v1939;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2138 = v2136 + v1824;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2139 = v2138 + v1935;
+      const uint v2140 = v2134 ? v2139 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2279 + e] = v2463 ? b[v2469 + e] : bfloat(0);
+        shm1[v1950 + e] = v2134 ? b[v2140 + e] : bfloat(0);
       }
-      const bool v2487 = v2484 && v2292;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2491 = v2489 + v2153;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2492 = v2491 + v2288;
-      const uint v2493 = v2487 ? v2492 : 0u;
+      const bool v2158 = v2155 && v1963;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2162 = v2160 + v1824;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2163 = v2162 + v1959;
+      const uint v2164 = v2158 ? v2163 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2303 + e] = v2487 ? b[v2493 + e] : bfloat(0);
+        shm1[v1974 + e] = v2158 ? b[v2164 + e] : bfloat(0);
       }
-      const bool v2511 = v2508 && v2316;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2515 = v2513 + v2153;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2516 = v2515 + v2312;
-      const uint v2517 = v2511 ? v2516 : 0u;
+      const bool v2182 = v2179 && v1987;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2186 = v2184 + v1824;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2187 = v2186 + v1983;
+      const uint v2188 = v2182 ? v2187 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2327 + e] = v2511 ? b[v2517 + e] : bfloat(0);
+        shm1[v1998 + e] = v2182 ? b[v2188 + e] : bfloat(0);
       }
-      const bool v2535 = v2532 && v2340;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2539 = v2537 + v2153;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2540 = v2539 + v2336;
-      const uint v2541 = v2535 ? v2540 : 0u;
+      const bool v2206 = v2203 && v2011;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2210 = v2208 + v1824;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2211 = v2210 + v2007;
+      const uint v2212 = v2206 ? v2211 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2351 + e] = v2535 ? b[v2541 + e] : bfloat(0);
+        shm1[v2022 + e] = v2206 ? b[v2212 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:267
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:268
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2554 = v2159 + v2553;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<false>(v41, shm0, long(v2554), long(64u));
-      const uint v2560 = v2159 + v2559;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load<true>(v43, shm1, long(v2560), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
-      const uint v2567 = v2554 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<false>(v41, shm0, long(v2567), long(64u));
-      const uint v2573 = v2560 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load<true>(v43, shm1, long(v2573), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
-      const uint v2579 = v2554 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<false>(v41, shm0, long(v2579), long(64u));
-      const uint v2585 = v2560 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load<true>(v43, shm1, long(v2585), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
-      const uint v2591 = v2554 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<false>(v41, shm0, long(v2591), long(64u));
-      const uint v2597 = v2560 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load<true>(v43, shm1, long(v2597), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const uint v2225 = v1830 + v2224;  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<false>(v41, shm0, long(v2225), long(64u));
+      const uint v2231 = v1830 + v2230;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load<true>(v43, shm1, long(v2231), long(64u));
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:258
+      const uint v2238 = v2225 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<false>(v41, shm0, long(v2238), long(64u));
+      const uint v2244 = v2231 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load<true>(v43, shm1, long(v2244), long(64u));
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:258
+      const uint v2250 = v2225 + 32u;  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<false>(v41, shm0, long(v2250), long(64u));
+      const uint v2256 = v2231 + 32u;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load<true>(v43, shm1, long(v2256), long(64u));
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:258
+      const uint v2262 = v2225 + 48u;  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<false>(v41, shm0, long(v2262), long(64u));
+      const uint v2268 = v2231 + 48u;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load<true>(v43, shm1, long(v2268), long(64u));
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:258
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:267
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:268
   } else {
     const uint v513 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
     const uint v514 = iron_tid.x;
-    const uint v570 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v576 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
-    const uint v584 = v570 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v590 = v576 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
-    const uint v596 = v570 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v602 = v576 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
-    const uint v608 = v570 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v614 = v576 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v570 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v576 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:256
+    const uint v584 = v570 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v590 = v576 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
+    const uint v596 = v570 + 32u;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v602 = v576 + 32u;  // kernels/gemm/gemm_tiles.hpp:256
+    const uint v608 = v570 + 48u;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v614 = v576 + 48u;  // kernels/gemm/gemm_tiles.hpp:256
 
-    for (uint v512 = 0u; v512 < v2; v512 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
+    for (uint v512 = 0u; v512 < v2; v512 += 64u) {  // kernels/gemm/gemm_tiles.hpp:273
       for (uint v516 = v514; v516 < 8192u; v516 += v513) {  // kernels/gemm/gemm_tiles.hpp:95
         const uint v518 = v516 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
         const uint v520 = v516 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -439,1942 +440,1060 @@ kernel void iron_gemm_nk_bf16(
           shm1[v563] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:275
-      iron_frag_load<false>(v41, shm0, long(v570), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v43, shm1, long(v576), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load<false>(v41, shm0, long(v584), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v43, shm1, long(v590), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load<false>(v41, shm0, long(v596), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v43, shm1, long(v602), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load<false>(v41, shm0, long(v608), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v43, shm1, long(v614), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:277
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:276
+      iron_frag_load<false>(v41, shm0, long(v570), long(64u));  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<true>(v43, shm1, long(v576), long(64u));  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load<false>(v41, shm0, long(v584), long(64u));  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<true>(v43, shm1, long(v590), long(64u));  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load<false>(v41, shm0, long(v596), long(64u));  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<true>(v43, shm1, long(v602), long(64u));  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load<false>(v41, shm0, long(v608), long(64u));  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<true>(v43, shm1, long(v614), long(64u));  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:258
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:278
     }
   }
-  const uint v615 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:280
-  const uint v616 = v24 + v33;
-  const uint v617 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v618 = v616 + v617;
-  const uint v619 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v620 = v615 + v619;
-  const bool v621 = v618 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v622 = v620 < v1;
-  const bool v623 = v621 && v622;
-  if (v623) {
-    const float v624 = v39.m[0][0].thread_elements()[0];
-    const float v625 = v624 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v626 = bfloat(v625);
-    const uint v627 = v618 * v1;
-    const uint v628 = v627 + v620;
-    out[v628] = v626;
-  }
-  const uint v629 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v630 = v616 + v629;
-  const uint v631 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v632 = v615 + v631;
-  const bool v633 = v630 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v634 = v632 < v1;
-  const bool v635 = v633 && v634;
-  if (v635) {
-    const float v636 = v39.m[0][0].thread_elements()[1];
-    const float v637 = v636 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v638 = bfloat(v637);
-    const uint v639 = v630 * v1;
-    const uint v640 = v639 + v632;
-    out[v640] = v638;
-  }
-  const uint v641 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v642 = v616 + v641;
-  const uint v643 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v644 = v615 + v643;
-  const bool v645 = v642 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v646 = v644 < v1;
-  const bool v647 = v645 && v646;
-  if (v647) {
-    const float v648 = v39.m[0][1].thread_elements()[0];
-    const float v649 = v648 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v650 = bfloat(v649);
-    const uint v651 = v642 * v1;
-    const uint v652 = v651 + v644;
-    out[v652] = v650;
-  }
-  const uint v653 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v654 = v616 + v653;
-  const uint v655 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v656 = v615 + v655;
-  const bool v657 = v654 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v658 = v656 < v1;
-  const bool v659 = v657 && v658;
-  if (v659) {
-    const float v660 = v39.m[0][1].thread_elements()[1];
-    const float v661 = v660 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v662 = bfloat(v661);
-    const uint v663 = v654 * v1;
-    const uint v664 = v663 + v656;
-    out[v664] = v662;
-  }
-  const uint v665 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v666 = v616 + v665;
-  const uint v667 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v668 = v615 + v667;
-  const bool v669 = v666 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v670 = v668 < v1;
-  const bool v671 = v669 && v670;
-  if (v671) {
-    const float v672 = v39.m[0][2].thread_elements()[0];
-    const float v673 = v672 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v674 = bfloat(v673);
-    const uint v675 = v666 * v1;
-    const uint v676 = v675 + v668;
-    out[v676] = v674;
-  }
-  const uint v677 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v678 = v616 + v677;
-  const uint v679 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v680 = v615 + v679;
-  const bool v681 = v678 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v682 = v680 < v1;
-  const bool v683 = v681 && v682;
-  if (v683) {
-    const float v684 = v39.m[0][2].thread_elements()[1];
-    const float v685 = v684 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v686 = bfloat(v685);
-    const uint v687 = v678 * v1;
-    const uint v688 = v687 + v680;
-    out[v688] = v686;
-  }
-  const uint v689 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v690 = v616 + v689;
-  const uint v691 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v692 = v615 + v691;
-  const bool v693 = v690 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v694 = v692 < v1;
-  const bool v695 = v693 && v694;
-  if (v695) {
-    const float v696 = v39.m[0][3].thread_elements()[0];
-    const float v697 = v696 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v698 = bfloat(v697);
-    const uint v699 = v690 * v1;
-    const uint v700 = v699 + v692;
-    out[v700] = v698;
-  }
-  const uint v701 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v702 = v616 + v701;
-  const uint v703 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v704 = v615 + v703;
-  const bool v705 = v702 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v706 = v704 < v1;
-  const bool v707 = v705 && v706;
-  if (v707) {
-    const float v708 = v39.m[0][3].thread_elements()[1];
-    const float v709 = v708 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v710 = bfloat(v709);
-    const uint v711 = v702 * v1;
-    const uint v712 = v711 + v704;
-    out[v712] = v710;
-  }
-  const uint v713 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v714 = v616 + v713;
-  const uint v715 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v716 = v615 + v715;
-  const bool v717 = v714 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v718 = v716 < v1;
-  const bool v719 = v717 && v718;
-  if (v719) {
-    const float v720 = v39.m[0][4].thread_elements()[0];
-    const float v721 = v720 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v722 = bfloat(v721);
-    const uint v723 = v714 * v1;
-    const uint v724 = v723 + v716;
-    out[v724] = v722;
-  }
-  const uint v725 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v726 = v616 + v725;
-  const uint v727 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v728 = v615 + v727;
-  const bool v729 = v726 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v730 = v728 < v1;
-  const bool v731 = v729 && v730;
-  if (v731) {
-    const float v732 = v39.m[0][4].thread_elements()[1];
-    const float v733 = v732 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v734 = bfloat(v733);
-    const uint v735 = v726 * v1;
-    const uint v736 = v735 + v728;
-    out[v736] = v734;
-  }
-  const uint v737 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v738 = v616 + v737;
-  const uint v739 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v740 = v615 + v739;
-  const bool v741 = v738 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v742 = v740 < v1;
-  const bool v743 = v741 && v742;
-  if (v743) {
-    const float v744 = v39.m[0][5].thread_elements()[0];
-    const float v745 = v744 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v746 = bfloat(v745);
-    const uint v747 = v738 * v1;
-    const uint v748 = v747 + v740;
-    out[v748] = v746;
-  }
-  const uint v749 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v750 = v616 + v749;
-  const uint v751 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v752 = v615 + v751;
-  const bool v753 = v750 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v754 = v752 < v1;
-  const bool v755 = v753 && v754;
-  if (v755) {
-    const float v756 = v39.m[0][5].thread_elements()[1];
-    const float v757 = v756 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v758 = bfloat(v757);
-    const uint v759 = v750 * v1;
-    const uint v760 = v759 + v752;
-    out[v760] = v758;
-  }
-  const uint v761 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v762 = v616 + v761;
-  const uint v763 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v764 = v615 + v763;
-  const bool v765 = v762 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v766 = v764 < v1;
-  const bool v767 = v765 && v766;
-  if (v767) {
-    const float v768 = v39.m[0][6].thread_elements()[0];
-    const float v769 = v768 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v770 = bfloat(v769);
-    const uint v771 = v762 * v1;
-    const uint v772 = v771 + v764;
-    out[v772] = v770;
-  }
-  const uint v773 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v774 = v616 + v773;
-  const uint v775 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v776 = v615 + v775;
-  const bool v777 = v774 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v778 = v776 < v1;
-  const bool v779 = v777 && v778;
-  if (v779) {
-    const float v780 = v39.m[0][6].thread_elements()[1];
-    const float v781 = v780 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v782 = bfloat(v781);
-    const uint v783 = v774 * v1;
-    const uint v784 = v783 + v776;
-    out[v784] = v782;
-  }
-  const uint v785 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v786 = v616 + v785;
-  const uint v787 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v788 = v615 + v787;
-  const bool v789 = v786 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v790 = v788 < v1;
-  const bool v791 = v789 && v790;
-  if (v791) {
-    const float v792 = v39.m[0][7].thread_elements()[0];
-    const float v793 = v792 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v794 = bfloat(v793);
-    const uint v795 = v786 * v1;
-    const uint v796 = v795 + v788;
-    out[v796] = v794;
-  }
-  const uint v797 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v798 = v616 + v797;
-  const uint v799 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v800 = v615 + v799;
-  const bool v801 = v798 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v802 = v800 < v1;
-  const bool v803 = v801 && v802;
-  if (v803) {
-    const float v804 = v39.m[0][7].thread_elements()[1];
-    const float v805 = v804 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v806 = bfloat(v805);
-    const uint v807 = v798 * v1;
-    const uint v808 = v807 + v800;
-    out[v808] = v806;
-  }
-  const uint v809 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v810 = v616 + v809;
-  const uint v811 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v812 = v615 + v811;
-  const bool v813 = v810 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v814 = v812 < v1;
-  const bool v815 = v813 && v814;
-  if (v815) {
-    const float v816 = v39.m[1][0].thread_elements()[0];
-    const float v817 = v816 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v818 = bfloat(v817);
-    const uint v819 = v810 * v1;
-    const uint v820 = v819 + v812;
-    out[v820] = v818;
-  }
-  const uint v821 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v822 = v616 + v821;
-  const uint v823 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v824 = v615 + v823;
-  const bool v825 = v822 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v826 = v824 < v1;
-  const bool v827 = v825 && v826;
-  if (v827) {
-    const float v828 = v39.m[1][0].thread_elements()[1];
-    const float v829 = v828 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v830 = bfloat(v829);
-    const uint v831 = v822 * v1;
-    const uint v832 = v831 + v824;
-    out[v832] = v830;
-  }
-  const uint v833 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v834 = v616 + v833;
-  const uint v835 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v836 = v615 + v835;
-  const bool v837 = v834 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v838 = v836 < v1;
-  const bool v839 = v837 && v838;
-  if (v839) {
-    const float v840 = v39.m[1][1].thread_elements()[0];
-    const float v841 = v840 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v842 = bfloat(v841);
-    const uint v843 = v834 * v1;
-    const uint v844 = v843 + v836;
-    out[v844] = v842;
-  }
-  const uint v845 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v846 = v616 + v845;
-  const uint v847 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v848 = v615 + v847;
-  const bool v849 = v846 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v850 = v848 < v1;
-  const bool v851 = v849 && v850;
-  if (v851) {
-    const float v852 = v39.m[1][1].thread_elements()[1];
-    const float v853 = v852 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v854 = bfloat(v853);
-    const uint v855 = v846 * v1;
-    const uint v856 = v855 + v848;
-    out[v856] = v854;
-  }
-  const uint v857 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v858 = v616 + v857;
-  const uint v859 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v860 = v615 + v859;
-  const bool v861 = v858 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v862 = v860 < v1;
-  const bool v863 = v861 && v862;
-  if (v863) {
-    const float v864 = v39.m[1][2].thread_elements()[0];
-    const float v865 = v864 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v866 = bfloat(v865);
-    const uint v867 = v858 * v1;
-    const uint v868 = v867 + v860;
-    out[v868] = v866;
-  }
-  const uint v869 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v870 = v616 + v869;
-  const uint v871 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v872 = v615 + v871;
-  const bool v873 = v870 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v874 = v872 < v1;
-  const bool v875 = v873 && v874;
-  if (v875) {
-    const float v876 = v39.m[1][2].thread_elements()[1];
-    const float v877 = v876 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v878 = bfloat(v877);
-    const uint v879 = v870 * v1;
-    const uint v880 = v879 + v872;
-    out[v880] = v878;
-  }
-  const uint v881 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v882 = v616 + v881;
-  const uint v883 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v884 = v615 + v883;
-  const bool v885 = v882 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v886 = v884 < v1;
-  const bool v887 = v885 && v886;
-  if (v887) {
-    const float v888 = v39.m[1][3].thread_elements()[0];
-    const float v889 = v888 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v890 = bfloat(v889);
-    const uint v891 = v882 * v1;
-    const uint v892 = v891 + v884;
-    out[v892] = v890;
-  }
-  const uint v893 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v894 = v616 + v893;
-  const uint v895 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v896 = v615 + v895;
-  const bool v897 = v894 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v898 = v896 < v1;
-  const bool v899 = v897 && v898;
-  if (v899) {
-    const float v900 = v39.m[1][3].thread_elements()[1];
-    const float v901 = v900 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v902 = bfloat(v901);
-    const uint v903 = v894 * v1;
-    const uint v904 = v903 + v896;
-    out[v904] = v902;
-  }
-  const uint v905 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v906 = v616 + v905;
-  const uint v907 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v908 = v615 + v907;
-  const bool v909 = v906 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v910 = v908 < v1;
-  const bool v911 = v909 && v910;
-  if (v911) {
-    const float v912 = v39.m[1][4].thread_elements()[0];
-    const float v913 = v912 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v914 = bfloat(v913);
-    const uint v915 = v906 * v1;
-    const uint v916 = v915 + v908;
-    out[v916] = v914;
-  }
-  const uint v917 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v918 = v616 + v917;
-  const uint v919 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v920 = v615 + v919;
-  const bool v921 = v918 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v922 = v920 < v1;
-  const bool v923 = v921 && v922;
-  if (v923) {
-    const float v924 = v39.m[1][4].thread_elements()[1];
-    const float v925 = v924 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v926 = bfloat(v925);
-    const uint v927 = v918 * v1;
-    const uint v928 = v927 + v920;
-    out[v928] = v926;
-  }
-  const uint v929 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v930 = v616 + v929;
-  const uint v931 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v932 = v615 + v931;
-  const bool v933 = v930 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v934 = v932 < v1;
-  const bool v935 = v933 && v934;
-  if (v935) {
-    const float v936 = v39.m[1][5].thread_elements()[0];
-    const float v937 = v936 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v938 = bfloat(v937);
-    const uint v939 = v930 * v1;
-    const uint v940 = v939 + v932;
-    out[v940] = v938;
-  }
-  const uint v941 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v942 = v616 + v941;
-  const uint v943 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v944 = v615 + v943;
-  const bool v945 = v942 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v946 = v944 < v1;
-  const bool v947 = v945 && v946;
-  if (v947) {
-    const float v948 = v39.m[1][5].thread_elements()[1];
-    const float v949 = v948 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v950 = bfloat(v949);
-    const uint v951 = v942 * v1;
-    const uint v952 = v951 + v944;
-    out[v952] = v950;
-  }
-  const uint v953 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v954 = v616 + v953;
-  const uint v955 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v956 = v615 + v955;
-  const bool v957 = v954 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v958 = v956 < v1;
-  const bool v959 = v957 && v958;
-  if (v959) {
-    const float v960 = v39.m[1][6].thread_elements()[0];
-    const float v961 = v960 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v962 = bfloat(v961);
-    const uint v963 = v954 * v1;
-    const uint v964 = v963 + v956;
-    out[v964] = v962;
-  }
-  const uint v965 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v966 = v616 + v965;
-  const uint v967 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v968 = v615 + v967;
-  const bool v969 = v966 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v970 = v968 < v1;
-  const bool v971 = v969 && v970;
-  if (v971) {
-    const float v972 = v39.m[1][6].thread_elements()[1];
-    const float v973 = v972 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v974 = bfloat(v973);
-    const uint v975 = v966 * v1;
-    const uint v976 = v975 + v968;
-    out[v976] = v974;
-  }
-  const uint v977 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v978 = v616 + v977;
-  const uint v979 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v980 = v615 + v979;
-  const bool v981 = v978 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v982 = v980 < v1;
-  const bool v983 = v981 && v982;
-  if (v983) {
-    const float v984 = v39.m[1][7].thread_elements()[0];
-    const float v985 = v984 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v986 = bfloat(v985);
-    const uint v987 = v978 * v1;
-    const uint v988 = v987 + v980;
-    out[v988] = v986;
-  }
-  const uint v989 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v990 = v616 + v989;
-  const uint v991 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v992 = v615 + v991;
-  const bool v993 = v990 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v994 = v992 < v1;
-  const bool v995 = v993 && v994;
-  if (v995) {
-    const float v996 = v39.m[1][7].thread_elements()[1];
-    const float v997 = v996 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v998 = bfloat(v997);
-    const uint v999 = v990 * v1;
-    const uint v1000 = v999 + v992;
-    out[v1000] = v998;
-  }
-  const uint v1001 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1002 = v616 + v1001;
-  const uint v1003 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1004 = v615 + v1003;
-  const bool v1005 = v1002 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1006 = v1004 < v1;
-  const bool v1007 = v1005 && v1006;
-  if (v1007) {
-    const float v1008 = v39.m[2][0].thread_elements()[0];
-    const float v1009 = v1008 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1010 = bfloat(v1009);
-    const uint v1011 = v1002 * v1;
-    const uint v1012 = v1011 + v1004;
-    out[v1012] = v1010;
-  }
-  const uint v1013 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1014 = v616 + v1013;
-  const uint v1015 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1016 = v615 + v1015;
-  const bool v1017 = v1014 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1018 = v1016 < v1;
-  const bool v1019 = v1017 && v1018;
-  if (v1019) {
-    const float v1020 = v39.m[2][0].thread_elements()[1];
-    const float v1021 = v1020 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1022 = bfloat(v1021);
-    const uint v1023 = v1014 * v1;
-    const uint v1024 = v1023 + v1016;
-    out[v1024] = v1022;
-  }
-  const uint v1025 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1026 = v616 + v1025;
-  const uint v1027 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1028 = v615 + v1027;
-  const bool v1029 = v1026 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1030 = v1028 < v1;
-  const bool v1031 = v1029 && v1030;
-  if (v1031) {
-    const float v1032 = v39.m[2][1].thread_elements()[0];
-    const float v1033 = v1032 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1034 = bfloat(v1033);
-    const uint v1035 = v1026 * v1;
-    const uint v1036 = v1035 + v1028;
-    out[v1036] = v1034;
-  }
-  const uint v1037 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1038 = v616 + v1037;
-  const uint v1039 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1040 = v615 + v1039;
-  const bool v1041 = v1038 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1042 = v1040 < v1;
-  const bool v1043 = v1041 && v1042;
-  if (v1043) {
-    const float v1044 = v39.m[2][1].thread_elements()[1];
-    const float v1045 = v1044 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1046 = bfloat(v1045);
-    const uint v1047 = v1038 * v1;
-    const uint v1048 = v1047 + v1040;
-    out[v1048] = v1046;
-  }
-  const uint v1049 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1050 = v616 + v1049;
-  const uint v1051 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1052 = v615 + v1051;
-  const bool v1053 = v1050 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1054 = v1052 < v1;
-  const bool v1055 = v1053 && v1054;
-  if (v1055) {
-    const float v1056 = v39.m[2][2].thread_elements()[0];
-    const float v1057 = v1056 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1058 = bfloat(v1057);
-    const uint v1059 = v1050 * v1;
-    const uint v1060 = v1059 + v1052;
-    out[v1060] = v1058;
-  }
-  const uint v1061 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1062 = v616 + v1061;
-  const uint v1063 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1064 = v615 + v1063;
-  const bool v1065 = v1062 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1066 = v1064 < v1;
-  const bool v1067 = v1065 && v1066;
-  if (v1067) {
-    const float v1068 = v39.m[2][2].thread_elements()[1];
-    const float v1069 = v1068 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1070 = bfloat(v1069);
-    const uint v1071 = v1062 * v1;
-    const uint v1072 = v1071 + v1064;
-    out[v1072] = v1070;
-  }
-  const uint v1073 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1074 = v616 + v1073;
-  const uint v1075 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1076 = v615 + v1075;
-  const bool v1077 = v1074 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1078 = v1076 < v1;
-  const bool v1079 = v1077 && v1078;
-  if (v1079) {
-    const float v1080 = v39.m[2][3].thread_elements()[0];
-    const float v1081 = v1080 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1082 = bfloat(v1081);
-    const uint v1083 = v1074 * v1;
-    const uint v1084 = v1083 + v1076;
-    out[v1084] = v1082;
-  }
-  const uint v1085 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1086 = v616 + v1085;
-  const uint v1087 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1088 = v615 + v1087;
-  const bool v1089 = v1086 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1090 = v1088 < v1;
-  const bool v1091 = v1089 && v1090;
-  if (v1091) {
-    const float v1092 = v39.m[2][3].thread_elements()[1];
-    const float v1093 = v1092 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1094 = bfloat(v1093);
-    const uint v1095 = v1086 * v1;
-    const uint v1096 = v1095 + v1088;
-    out[v1096] = v1094;
-  }
-  const uint v1097 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1098 = v616 + v1097;
-  const uint v1099 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1100 = v615 + v1099;
-  const bool v1101 = v1098 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1102 = v1100 < v1;
-  const bool v1103 = v1101 && v1102;
-  if (v1103) {
-    const float v1104 = v39.m[2][4].thread_elements()[0];
-    const float v1105 = v1104 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1106 = bfloat(v1105);
-    const uint v1107 = v1098 * v1;
-    const uint v1108 = v1107 + v1100;
-    out[v1108] = v1106;
-  }
-  const uint v1109 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1110 = v616 + v1109;
-  const uint v1111 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1112 = v615 + v1111;
-  const bool v1113 = v1110 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1114 = v1112 < v1;
-  const bool v1115 = v1113 && v1114;
-  if (v1115) {
-    const float v1116 = v39.m[2][4].thread_elements()[1];
-    const float v1117 = v1116 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1118 = bfloat(v1117);
-    const uint v1119 = v1110 * v1;
-    const uint v1120 = v1119 + v1112;
-    out[v1120] = v1118;
-  }
-  const uint v1121 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1122 = v616 + v1121;
-  const uint v1123 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1124 = v615 + v1123;
-  const bool v1125 = v1122 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1126 = v1124 < v1;
-  const bool v1127 = v1125 && v1126;
-  if (v1127) {
-    const float v1128 = v39.m[2][5].thread_elements()[0];
-    const float v1129 = v1128 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1130 = bfloat(v1129);
-    const uint v1131 = v1122 * v1;
-    const uint v1132 = v1131 + v1124;
-    out[v1132] = v1130;
-  }
-  const uint v1133 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1134 = v616 + v1133;
-  const uint v1135 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1136 = v615 + v1135;
-  const bool v1137 = v1134 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1138 = v1136 < v1;
-  const bool v1139 = v1137 && v1138;
-  if (v1139) {
-    const float v1140 = v39.m[2][5].thread_elements()[1];
-    const float v1141 = v1140 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1142 = bfloat(v1141);
-    const uint v1143 = v1134 * v1;
-    const uint v1144 = v1143 + v1136;
-    out[v1144] = v1142;
-  }
-  const uint v1145 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1146 = v616 + v1145;
-  const uint v1147 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1148 = v615 + v1147;
-  const bool v1149 = v1146 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1150 = v1148 < v1;
-  const bool v1151 = v1149 && v1150;
-  if (v1151) {
-    const float v1152 = v39.m[2][6].thread_elements()[0];
-    const float v1153 = v1152 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1154 = bfloat(v1153);
-    const uint v1155 = v1146 * v1;
-    const uint v1156 = v1155 + v1148;
-    out[v1156] = v1154;
-  }
-  const uint v1157 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1158 = v616 + v1157;
-  const uint v1159 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1160 = v615 + v1159;
-  const bool v1161 = v1158 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1162 = v1160 < v1;
-  const bool v1163 = v1161 && v1162;
-  if (v1163) {
-    const float v1164 = v39.m[2][6].thread_elements()[1];
-    const float v1165 = v1164 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1166 = bfloat(v1165);
-    const uint v1167 = v1158 * v1;
-    const uint v1168 = v1167 + v1160;
-    out[v1168] = v1166;
-  }
-  const uint v1169 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1170 = v616 + v1169;
-  const uint v1171 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1172 = v615 + v1171;
-  const bool v1173 = v1170 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1174 = v1172 < v1;
-  const bool v1175 = v1173 && v1174;
-  if (v1175) {
-    const float v1176 = v39.m[2][7].thread_elements()[0];
-    const float v1177 = v1176 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1178 = bfloat(v1177);
-    const uint v1179 = v1170 * v1;
-    const uint v1180 = v1179 + v1172;
-    out[v1180] = v1178;
-  }
-  const uint v1181 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1182 = v616 + v1181;
-  const uint v1183 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1184 = v615 + v1183;
-  const bool v1185 = v1182 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1186 = v1184 < v1;
-  const bool v1187 = v1185 && v1186;
-  if (v1187) {
-    const float v1188 = v39.m[2][7].thread_elements()[1];
-    const float v1189 = v1188 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1190 = bfloat(v1189);
-    const uint v1191 = v1182 * v1;
-    const uint v1192 = v1191 + v1184;
-    out[v1192] = v1190;
-  }
-  const uint v1193 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1194 = v616 + v1193;
-  const uint v1195 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1196 = v615 + v1195;
-  const bool v1197 = v1194 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1198 = v1196 < v1;
-  const bool v1199 = v1197 && v1198;
-  if (v1199) {
-    const float v1200 = v39.m[3][0].thread_elements()[0];
-    const float v1201 = v1200 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1202 = bfloat(v1201);
-    const uint v1203 = v1194 * v1;
-    const uint v1204 = v1203 + v1196;
-    out[v1204] = v1202;
-  }
-  const uint v1205 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1206 = v616 + v1205;
-  const uint v1207 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1208 = v615 + v1207;
-  const bool v1209 = v1206 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1210 = v1208 < v1;
-  const bool v1211 = v1209 && v1210;
-  if (v1211) {
-    const float v1212 = v39.m[3][0].thread_elements()[1];
-    const float v1213 = v1212 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1214 = bfloat(v1213);
-    const uint v1215 = v1206 * v1;
-    const uint v1216 = v1215 + v1208;
-    out[v1216] = v1214;
-  }
-  const uint v1217 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1218 = v616 + v1217;
-  const uint v1219 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1220 = v615 + v1219;
-  const bool v1221 = v1218 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1222 = v1220 < v1;
-  const bool v1223 = v1221 && v1222;
-  if (v1223) {
-    const float v1224 = v39.m[3][1].thread_elements()[0];
-    const float v1225 = v1224 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1226 = bfloat(v1225);
-    const uint v1227 = v1218 * v1;
-    const uint v1228 = v1227 + v1220;
-    out[v1228] = v1226;
-  }
-  const uint v1229 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1230 = v616 + v1229;
-  const uint v1231 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1232 = v615 + v1231;
-  const bool v1233 = v1230 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1234 = v1232 < v1;
-  const bool v1235 = v1233 && v1234;
-  if (v1235) {
-    const float v1236 = v39.m[3][1].thread_elements()[1];
-    const float v1237 = v1236 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1238 = bfloat(v1237);
-    const uint v1239 = v1230 * v1;
-    const uint v1240 = v1239 + v1232;
-    out[v1240] = v1238;
-  }
-  const uint v1241 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1242 = v616 + v1241;
-  const uint v1243 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1244 = v615 + v1243;
-  const bool v1245 = v1242 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1246 = v1244 < v1;
-  const bool v1247 = v1245 && v1246;
-  if (v1247) {
-    const float v1248 = v39.m[3][2].thread_elements()[0];
-    const float v1249 = v1248 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1250 = bfloat(v1249);
-    const uint v1251 = v1242 * v1;
-    const uint v1252 = v1251 + v1244;
-    out[v1252] = v1250;
-  }
-  const uint v1253 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1254 = v616 + v1253;
-  const uint v1255 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1256 = v615 + v1255;
-  const bool v1257 = v1254 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1258 = v1256 < v1;
-  const bool v1259 = v1257 && v1258;
-  if (v1259) {
-    const float v1260 = v39.m[3][2].thread_elements()[1];
-    const float v1261 = v1260 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1262 = bfloat(v1261);
-    const uint v1263 = v1254 * v1;
-    const uint v1264 = v1263 + v1256;
-    out[v1264] = v1262;
-  }
-  const uint v1265 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1266 = v616 + v1265;
-  const uint v1267 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1268 = v615 + v1267;
-  const bool v1269 = v1266 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1270 = v1268 < v1;
-  const bool v1271 = v1269 && v1270;
-  if (v1271) {
-    const float v1272 = v39.m[3][3].thread_elements()[0];
-    const float v1273 = v1272 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1274 = bfloat(v1273);
-    const uint v1275 = v1266 * v1;
-    const uint v1276 = v1275 + v1268;
-    out[v1276] = v1274;
-  }
-  const uint v1277 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1278 = v616 + v1277;
-  const uint v1279 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1280 = v615 + v1279;
-  const bool v1281 = v1278 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1282 = v1280 < v1;
-  const bool v1283 = v1281 && v1282;
-  if (v1283) {
-    const float v1284 = v39.m[3][3].thread_elements()[1];
-    const float v1285 = v1284 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1286 = bfloat(v1285);
-    const uint v1287 = v1278 * v1;
-    const uint v1288 = v1287 + v1280;
-    out[v1288] = v1286;
-  }
-  const uint v1289 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1290 = v616 + v1289;
-  const uint v1291 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1292 = v615 + v1291;
-  const bool v1293 = v1290 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1294 = v1292 < v1;
-  const bool v1295 = v1293 && v1294;
-  if (v1295) {
-    const float v1296 = v39.m[3][4].thread_elements()[0];
-    const float v1297 = v1296 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1298 = bfloat(v1297);
-    const uint v1299 = v1290 * v1;
-    const uint v1300 = v1299 + v1292;
-    out[v1300] = v1298;
-  }
-  const uint v1301 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1302 = v616 + v1301;
-  const uint v1303 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1304 = v615 + v1303;
-  const bool v1305 = v1302 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1306 = v1304 < v1;
-  const bool v1307 = v1305 && v1306;
-  if (v1307) {
-    const float v1308 = v39.m[3][4].thread_elements()[1];
-    const float v1309 = v1308 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1310 = bfloat(v1309);
-    const uint v1311 = v1302 * v1;
-    const uint v1312 = v1311 + v1304;
-    out[v1312] = v1310;
-  }
-  const uint v1313 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1314 = v616 + v1313;
-  const uint v1315 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1316 = v615 + v1315;
-  const bool v1317 = v1314 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1318 = v1316 < v1;
-  const bool v1319 = v1317 && v1318;
-  if (v1319) {
-    const float v1320 = v39.m[3][5].thread_elements()[0];
-    const float v1321 = v1320 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1322 = bfloat(v1321);
-    const uint v1323 = v1314 * v1;
-    const uint v1324 = v1323 + v1316;
-    out[v1324] = v1322;
-  }
-  const uint v1325 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1326 = v616 + v1325;
-  const uint v1327 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1328 = v615 + v1327;
-  const bool v1329 = v1326 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1330 = v1328 < v1;
-  const bool v1331 = v1329 && v1330;
-  if (v1331) {
-    const float v1332 = v39.m[3][5].thread_elements()[1];
-    const float v1333 = v1332 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1334 = bfloat(v1333);
-    const uint v1335 = v1326 * v1;
-    const uint v1336 = v1335 + v1328;
-    out[v1336] = v1334;
-  }
-  const uint v1337 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1338 = v616 + v1337;
-  const uint v1339 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1340 = v615 + v1339;
-  const bool v1341 = v1338 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1342 = v1340 < v1;
-  const bool v1343 = v1341 && v1342;
-  if (v1343) {
-    const float v1344 = v39.m[3][6].thread_elements()[0];
-    const float v1345 = v1344 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1346 = bfloat(v1345);
-    const uint v1347 = v1338 * v1;
-    const uint v1348 = v1347 + v1340;
-    out[v1348] = v1346;
-  }
-  const uint v1349 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1350 = v616 + v1349;
-  const uint v1351 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1352 = v615 + v1351;
-  const bool v1353 = v1350 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1354 = v1352 < v1;
-  const bool v1355 = v1353 && v1354;
-  if (v1355) {
-    const float v1356 = v39.m[3][6].thread_elements()[1];
-    const float v1357 = v1356 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1358 = bfloat(v1357);
-    const uint v1359 = v1350 * v1;
-    const uint v1360 = v1359 + v1352;
-    out[v1360] = v1358;
-  }
-  const uint v1361 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1362 = v616 + v1361;
-  const uint v1363 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1364 = v615 + v1363;
-  const bool v1365 = v1362 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1366 = v1364 < v1;
-  const bool v1367 = v1365 && v1366;
-  if (v1367) {
-    const float v1368 = v39.m[3][7].thread_elements()[0];
-    const float v1369 = v1368 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1370 = bfloat(v1369);
-    const uint v1371 = v1362 * v1;
-    const uint v1372 = v1371 + v1364;
-    out[v1372] = v1370;
-  }
-  const uint v1373 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1374 = v616 + v1373;
-  const uint v1375 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1376 = v615 + v1375;
-  const bool v1377 = v1374 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1378 = v1376 < v1;
-  const bool v1379 = v1377 && v1378;
-  if (v1379) {
-    const float v1380 = v39.m[3][7].thread_elements()[1];
-    const float v1381 = v1380 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1382 = bfloat(v1381);
-    const uint v1383 = v1374 * v1;
-    const uint v1384 = v1383 + v1376;
-    out[v1384] = v1382;
-  }
-  const uint v1385 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1386 = v616 + v1385;
-  const uint v1387 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1388 = v615 + v1387;
-  const bool v1389 = v1386 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1390 = v1388 < v1;
-  const bool v1391 = v1389 && v1390;
-  if (v1391) {
-    const float v1392 = v39.m[4][0].thread_elements()[0];
-    const float v1393 = v1392 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1394 = bfloat(v1393);
-    const uint v1395 = v1386 * v1;
-    const uint v1396 = v1395 + v1388;
-    out[v1396] = v1394;
-  }
-  const uint v1397 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1398 = v616 + v1397;
-  const uint v1399 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1400 = v615 + v1399;
-  const bool v1401 = v1398 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1402 = v1400 < v1;
-  const bool v1403 = v1401 && v1402;
-  if (v1403) {
-    const float v1404 = v39.m[4][0].thread_elements()[1];
-    const float v1405 = v1404 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1406 = bfloat(v1405);
-    const uint v1407 = v1398 * v1;
-    const uint v1408 = v1407 + v1400;
-    out[v1408] = v1406;
-  }
-  const uint v1409 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1410 = v616 + v1409;
-  const uint v1411 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1412 = v615 + v1411;
-  const bool v1413 = v1410 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1414 = v1412 < v1;
-  const bool v1415 = v1413 && v1414;
-  if (v1415) {
-    const float v1416 = v39.m[4][1].thread_elements()[0];
-    const float v1417 = v1416 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1418 = bfloat(v1417);
-    const uint v1419 = v1410 * v1;
-    const uint v1420 = v1419 + v1412;
-    out[v1420] = v1418;
-  }
-  const uint v1421 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1422 = v616 + v1421;
-  const uint v1423 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1424 = v615 + v1423;
-  const bool v1425 = v1422 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1426 = v1424 < v1;
-  const bool v1427 = v1425 && v1426;
-  if (v1427) {
-    const float v1428 = v39.m[4][1].thread_elements()[1];
-    const float v1429 = v1428 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1430 = bfloat(v1429);
-    const uint v1431 = v1422 * v1;
-    const uint v1432 = v1431 + v1424;
-    out[v1432] = v1430;
-  }
-  const uint v1433 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1434 = v616 + v1433;
-  const uint v1435 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1436 = v615 + v1435;
-  const bool v1437 = v1434 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1438 = v1436 < v1;
-  const bool v1439 = v1437 && v1438;
-  if (v1439) {
-    const float v1440 = v39.m[4][2].thread_elements()[0];
-    const float v1441 = v1440 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1442 = bfloat(v1441);
-    const uint v1443 = v1434 * v1;
-    const uint v1444 = v1443 + v1436;
-    out[v1444] = v1442;
-  }
-  const uint v1445 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1446 = v616 + v1445;
-  const uint v1447 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1448 = v615 + v1447;
-  const bool v1449 = v1446 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1450 = v1448 < v1;
-  const bool v1451 = v1449 && v1450;
-  if (v1451) {
-    const float v1452 = v39.m[4][2].thread_elements()[1];
-    const float v1453 = v1452 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1454 = bfloat(v1453);
-    const uint v1455 = v1446 * v1;
-    const uint v1456 = v1455 + v1448;
-    out[v1456] = v1454;
-  }
-  const uint v1457 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1458 = v616 + v1457;
-  const uint v1459 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1460 = v615 + v1459;
-  const bool v1461 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1462 = v1460 < v1;
-  const bool v1463 = v1461 && v1462;
-  if (v1463) {
-    const float v1464 = v39.m[4][3].thread_elements()[0];
-    const float v1465 = v1464 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1466 = bfloat(v1465);
-    const uint v1467 = v1458 * v1;
-    const uint v1468 = v1467 + v1460;
-    out[v1468] = v1466;
-  }
-  const uint v1469 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1470 = v616 + v1469;
-  const uint v1471 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1472 = v615 + v1471;
-  const bool v1473 = v1470 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1474 = v1472 < v1;
-  const bool v1475 = v1473 && v1474;
-  if (v1475) {
-    const float v1476 = v39.m[4][3].thread_elements()[1];
-    const float v1477 = v1476 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1478 = bfloat(v1477);
-    const uint v1479 = v1470 * v1;
-    const uint v1480 = v1479 + v1472;
-    out[v1480] = v1478;
-  }
-  const uint v1481 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1482 = v616 + v1481;
-  const uint v1483 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1484 = v615 + v1483;
-  const bool v1485 = v1482 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1486 = v1484 < v1;
-  const bool v1487 = v1485 && v1486;
-  if (v1487) {
-    const float v1488 = v39.m[4][4].thread_elements()[0];
-    const float v1489 = v1488 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1490 = bfloat(v1489);
-    const uint v1491 = v1482 * v1;
-    const uint v1492 = v1491 + v1484;
-    out[v1492] = v1490;
-  }
-  const uint v1493 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1494 = v616 + v1493;
-  const uint v1495 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1496 = v615 + v1495;
-  const bool v1497 = v1494 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1498 = v1496 < v1;
-  const bool v1499 = v1497 && v1498;
-  if (v1499) {
-    const float v1500 = v39.m[4][4].thread_elements()[1];
-    const float v1501 = v1500 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1502 = bfloat(v1501);
-    const uint v1503 = v1494 * v1;
-    const uint v1504 = v1503 + v1496;
-    out[v1504] = v1502;
-  }
-  const uint v1505 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1506 = v616 + v1505;
-  const uint v1507 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1508 = v615 + v1507;
-  const bool v1509 = v1506 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1510 = v1508 < v1;
-  const bool v1511 = v1509 && v1510;
-  if (v1511) {
-    const float v1512 = v39.m[4][5].thread_elements()[0];
-    const float v1513 = v1512 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1514 = bfloat(v1513);
-    const uint v1515 = v1506 * v1;
-    const uint v1516 = v1515 + v1508;
-    out[v1516] = v1514;
-  }
-  const uint v1517 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1518 = v616 + v1517;
-  const uint v1519 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1520 = v615 + v1519;
-  const bool v1521 = v1518 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1522 = v1520 < v1;
-  const bool v1523 = v1521 && v1522;
-  if (v1523) {
-    const float v1524 = v39.m[4][5].thread_elements()[1];
-    const float v1525 = v1524 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1526 = bfloat(v1525);
-    const uint v1527 = v1518 * v1;
-    const uint v1528 = v1527 + v1520;
-    out[v1528] = v1526;
-  }
-  const uint v1529 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1530 = v616 + v1529;
-  const uint v1531 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1532 = v615 + v1531;
-  const bool v1533 = v1530 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1534 = v1532 < v1;
-  const bool v1535 = v1533 && v1534;
-  if (v1535) {
-    const float v1536 = v39.m[4][6].thread_elements()[0];
-    const float v1537 = v1536 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1538 = bfloat(v1537);
-    const uint v1539 = v1530 * v1;
-    const uint v1540 = v1539 + v1532;
-    out[v1540] = v1538;
-  }
-  const uint v1541 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1542 = v616 + v1541;
-  const uint v1543 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1544 = v615 + v1543;
-  const bool v1545 = v1542 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1546 = v1544 < v1;
-  const bool v1547 = v1545 && v1546;
-  if (v1547) {
-    const float v1548 = v39.m[4][6].thread_elements()[1];
-    const float v1549 = v1548 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1550 = bfloat(v1549);
-    const uint v1551 = v1542 * v1;
-    const uint v1552 = v1551 + v1544;
-    out[v1552] = v1550;
-  }
-  const uint v1553 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1554 = v616 + v1553;
-  const uint v1555 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1556 = v615 + v1555;
-  const bool v1557 = v1554 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1558 = v1556 < v1;
-  const bool v1559 = v1557 && v1558;
-  if (v1559) {
-    const float v1560 = v39.m[4][7].thread_elements()[0];
-    const float v1561 = v1560 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1562 = bfloat(v1561);
-    const uint v1563 = v1554 * v1;
-    const uint v1564 = v1563 + v1556;
-    out[v1564] = v1562;
-  }
-  const uint v1565 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1566 = v616 + v1565;
-  const uint v1567 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1568 = v615 + v1567;
-  const bool v1569 = v1566 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1570 = v1568 < v1;
-  const bool v1571 = v1569 && v1570;
-  if (v1571) {
-    const float v1572 = v39.m[4][7].thread_elements()[1];
-    const float v1573 = v1572 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1574 = bfloat(v1573);
-    const uint v1575 = v1566 * v1;
-    const uint v1576 = v1575 + v1568;
-    out[v1576] = v1574;
-  }
-  const uint v1577 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1578 = v616 + v1577;
-  const uint v1579 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1580 = v615 + v1579;
-  const bool v1581 = v1578 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1582 = v1580 < v1;
-  const bool v1583 = v1581 && v1582;
-  if (v1583) {
-    const float v1584 = v39.m[5][0].thread_elements()[0];
-    const float v1585 = v1584 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1586 = bfloat(v1585);
-    const uint v1587 = v1578 * v1;
-    const uint v1588 = v1587 + v1580;
-    out[v1588] = v1586;
-  }
-  const uint v1589 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1590 = v616 + v1589;
-  const uint v1591 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1592 = v615 + v1591;
-  const bool v1593 = v1590 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1594 = v1592 < v1;
-  const bool v1595 = v1593 && v1594;
-  if (v1595) {
-    const float v1596 = v39.m[5][0].thread_elements()[1];
-    const float v1597 = v1596 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1598 = bfloat(v1597);
-    const uint v1599 = v1590 * v1;
-    const uint v1600 = v1599 + v1592;
-    out[v1600] = v1598;
-  }
-  const uint v1601 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1602 = v616 + v1601;
-  const uint v1603 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1604 = v615 + v1603;
-  const bool v1605 = v1602 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1606 = v1604 < v1;
-  const bool v1607 = v1605 && v1606;
-  if (v1607) {
-    const float v1608 = v39.m[5][1].thread_elements()[0];
-    const float v1609 = v1608 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1610 = bfloat(v1609);
-    const uint v1611 = v1602 * v1;
-    const uint v1612 = v1611 + v1604;
-    out[v1612] = v1610;
-  }
-  const uint v1613 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1614 = v616 + v1613;
-  const uint v1615 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1616 = v615 + v1615;
-  const bool v1617 = v1614 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1618 = v1616 < v1;
-  const bool v1619 = v1617 && v1618;
-  if (v1619) {
-    const float v1620 = v39.m[5][1].thread_elements()[1];
-    const float v1621 = v1620 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1622 = bfloat(v1621);
-    const uint v1623 = v1614 * v1;
-    const uint v1624 = v1623 + v1616;
-    out[v1624] = v1622;
-  }
-  const uint v1625 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1626 = v616 + v1625;
-  const uint v1627 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1628 = v615 + v1627;
-  const bool v1629 = v1626 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1630 = v1628 < v1;
-  const bool v1631 = v1629 && v1630;
-  if (v1631) {
-    const float v1632 = v39.m[5][2].thread_elements()[0];
-    const float v1633 = v1632 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1634 = bfloat(v1633);
-    const uint v1635 = v1626 * v1;
-    const uint v1636 = v1635 + v1628;
-    out[v1636] = v1634;
-  }
-  const uint v1637 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1638 = v616 + v1637;
-  const uint v1639 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1640 = v615 + v1639;
-  const bool v1641 = v1638 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1642 = v1640 < v1;
-  const bool v1643 = v1641 && v1642;
-  if (v1643) {
-    const float v1644 = v39.m[5][2].thread_elements()[1];
-    const float v1645 = v1644 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1646 = bfloat(v1645);
-    const uint v1647 = v1638 * v1;
-    const uint v1648 = v1647 + v1640;
-    out[v1648] = v1646;
-  }
-  const uint v1649 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1650 = v616 + v1649;
-  const uint v1651 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1652 = v615 + v1651;
-  const bool v1653 = v1650 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1654 = v1652 < v1;
-  const bool v1655 = v1653 && v1654;
-  if (v1655) {
-    const float v1656 = v39.m[5][3].thread_elements()[0];
-    const float v1657 = v1656 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1658 = bfloat(v1657);
-    const uint v1659 = v1650 * v1;
-    const uint v1660 = v1659 + v1652;
-    out[v1660] = v1658;
-  }
-  const uint v1661 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1662 = v616 + v1661;
-  const uint v1663 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1664 = v615 + v1663;
-  const bool v1665 = v1662 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1666 = v1664 < v1;
-  const bool v1667 = v1665 && v1666;
-  if (v1667) {
-    const float v1668 = v39.m[5][3].thread_elements()[1];
-    const float v1669 = v1668 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1670 = bfloat(v1669);
-    const uint v1671 = v1662 * v1;
-    const uint v1672 = v1671 + v1664;
-    out[v1672] = v1670;
-  }
-  const uint v1673 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1674 = v616 + v1673;
-  const uint v1675 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1676 = v615 + v1675;
-  const bool v1677 = v1674 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1678 = v1676 < v1;
-  const bool v1679 = v1677 && v1678;
-  if (v1679) {
-    const float v1680 = v39.m[5][4].thread_elements()[0];
-    const float v1681 = v1680 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1682 = bfloat(v1681);
-    const uint v1683 = v1674 * v1;
-    const uint v1684 = v1683 + v1676;
-    out[v1684] = v1682;
-  }
-  const uint v1685 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1686 = v616 + v1685;
-  const uint v1687 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1688 = v615 + v1687;
-  const bool v1689 = v1686 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1690 = v1688 < v1;
-  const bool v1691 = v1689 && v1690;
-  if (v1691) {
-    const float v1692 = v39.m[5][4].thread_elements()[1];
-    const float v1693 = v1692 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1694 = bfloat(v1693);
-    const uint v1695 = v1686 * v1;
-    const uint v1696 = v1695 + v1688;
-    out[v1696] = v1694;
-  }
-  const uint v1697 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1698 = v616 + v1697;
-  const uint v1699 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1700 = v615 + v1699;
-  const bool v1701 = v1698 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1702 = v1700 < v1;
-  const bool v1703 = v1701 && v1702;
-  if (v1703) {
-    const float v1704 = v39.m[5][5].thread_elements()[0];
-    const float v1705 = v1704 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1706 = bfloat(v1705);
-    const uint v1707 = v1698 * v1;
-    const uint v1708 = v1707 + v1700;
-    out[v1708] = v1706;
-  }
-  const uint v1709 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1710 = v616 + v1709;
-  const uint v1711 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1712 = v615 + v1711;
-  const bool v1713 = v1710 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1714 = v1712 < v1;
-  const bool v1715 = v1713 && v1714;
-  if (v1715) {
-    const float v1716 = v39.m[5][5].thread_elements()[1];
-    const float v1717 = v1716 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1718 = bfloat(v1717);
-    const uint v1719 = v1710 * v1;
-    const uint v1720 = v1719 + v1712;
-    out[v1720] = v1718;
-  }
-  const uint v1721 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1722 = v616 + v1721;
-  const uint v1723 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1724 = v615 + v1723;
-  const bool v1725 = v1722 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1726 = v1724 < v1;
-  const bool v1727 = v1725 && v1726;
-  if (v1727) {
-    const float v1728 = v39.m[5][6].thread_elements()[0];
-    const float v1729 = v1728 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1730 = bfloat(v1729);
-    const uint v1731 = v1722 * v1;
-    const uint v1732 = v1731 + v1724;
-    out[v1732] = v1730;
-  }
-  const uint v1733 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1734 = v616 + v1733;
-  const uint v1735 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1736 = v615 + v1735;
-  const bool v1737 = v1734 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1738 = v1736 < v1;
-  const bool v1739 = v1737 && v1738;
-  if (v1739) {
-    const float v1740 = v39.m[5][6].thread_elements()[1];
-    const float v1741 = v1740 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1742 = bfloat(v1741);
-    const uint v1743 = v1734 * v1;
-    const uint v1744 = v1743 + v1736;
-    out[v1744] = v1742;
-  }
-  const uint v1745 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1746 = v616 + v1745;
-  const uint v1747 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1748 = v615 + v1747;
-  const bool v1749 = v1746 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1750 = v1748 < v1;
-  const bool v1751 = v1749 && v1750;
-  if (v1751) {
-    const float v1752 = v39.m[5][7].thread_elements()[0];
-    const float v1753 = v1752 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1754 = bfloat(v1753);
-    const uint v1755 = v1746 * v1;
-    const uint v1756 = v1755 + v1748;
-    out[v1756] = v1754;
-  }
-  const uint v1757 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1758 = v616 + v1757;
-  const uint v1759 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1760 = v615 + v1759;
-  const bool v1761 = v1758 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1762 = v1760 < v1;
-  const bool v1763 = v1761 && v1762;
-  if (v1763) {
-    const float v1764 = v39.m[5][7].thread_elements()[1];
-    const float v1765 = v1764 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1766 = bfloat(v1765);
-    const uint v1767 = v1758 * v1;
-    const uint v1768 = v1767 + v1760;
-    out[v1768] = v1766;
-  }
-  const uint v1769 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1770 = v616 + v1769;
-  const uint v1771 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1772 = v615 + v1771;
-  const bool v1773 = v1770 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1774 = v1772 < v1;
-  const bool v1775 = v1773 && v1774;
-  if (v1775) {
-    const float v1776 = v39.m[6][0].thread_elements()[0];
-    const float v1777 = v1776 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1778 = bfloat(v1777);
-    const uint v1779 = v1770 * v1;
-    const uint v1780 = v1779 + v1772;
-    out[v1780] = v1778;
-  }
-  const uint v1781 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1782 = v616 + v1781;
-  const uint v1783 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1784 = v615 + v1783;
-  const bool v1785 = v1782 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1786 = v1784 < v1;
-  const bool v1787 = v1785 && v1786;
-  if (v1787) {
-    const float v1788 = v39.m[6][0].thread_elements()[1];
-    const float v1789 = v1788 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1790 = bfloat(v1789);
-    const uint v1791 = v1782 * v1;
-    const uint v1792 = v1791 + v1784;
-    out[v1792] = v1790;
-  }
-  const uint v1793 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1794 = v616 + v1793;
-  const uint v1795 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1796 = v615 + v1795;
-  const bool v1797 = v1794 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1798 = v1796 < v1;
-  const bool v1799 = v1797 && v1798;
-  if (v1799) {
-    const float v1800 = v39.m[6][1].thread_elements()[0];
-    const float v1801 = v1800 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1802 = bfloat(v1801);
-    const uint v1803 = v1794 * v1;
-    const uint v1804 = v1803 + v1796;
-    out[v1804] = v1802;
-  }
-  const uint v1805 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1806 = v616 + v1805;
-  const uint v1807 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1808 = v615 + v1807;
-  const bool v1809 = v1806 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1810 = v1808 < v1;
-  const bool v1811 = v1809 && v1810;
-  if (v1811) {
-    const float v1812 = v39.m[6][1].thread_elements()[1];
-    const float v1813 = v1812 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1814 = bfloat(v1813);
-    const uint v1815 = v1806 * v1;
-    const uint v1816 = v1815 + v1808;
-    out[v1816] = v1814;
-  }
-  const uint v1817 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1818 = v616 + v1817;
-  const uint v1819 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1820 = v615 + v1819;
-  const bool v1821 = v1818 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1822 = v1820 < v1;
-  const bool v1823 = v1821 && v1822;
-  if (v1823) {
-    const float v1824 = v39.m[6][2].thread_elements()[0];
-    const float v1825 = v1824 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1826 = bfloat(v1825);
-    const uint v1827 = v1818 * v1;
-    const uint v1828 = v1827 + v1820;
-    out[v1828] = v1826;
-  }
-  const uint v1829 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1830 = v616 + v1829;
-  const uint v1831 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1832 = v615 + v1831;
-  const bool v1833 = v1830 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1834 = v1832 < v1;
-  const bool v1835 = v1833 && v1834;
-  if (v1835) {
-    const float v1836 = v39.m[6][2].thread_elements()[1];
-    const float v1837 = v1836 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1838 = bfloat(v1837);
-    const uint v1839 = v1830 * v1;
-    const uint v1840 = v1839 + v1832;
-    out[v1840] = v1838;
-  }
-  const uint v1841 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1842 = v616 + v1841;
-  const uint v1843 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1844 = v615 + v1843;
-  const bool v1845 = v1842 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1846 = v1844 < v1;
-  const bool v1847 = v1845 && v1846;
-  if (v1847) {
-    const float v1848 = v39.m[6][3].thread_elements()[0];
-    const float v1849 = v1848 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1850 = bfloat(v1849);
-    const uint v1851 = v1842 * v1;
-    const uint v1852 = v1851 + v1844;
-    out[v1852] = v1850;
-  }
-  const uint v1853 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1854 = v616 + v1853;
-  const uint v1855 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1856 = v615 + v1855;
-  const bool v1857 = v1854 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1858 = v1856 < v1;
-  const bool v1859 = v1857 && v1858;
-  if (v1859) {
-    const float v1860 = v39.m[6][3].thread_elements()[1];
-    const float v1861 = v1860 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1862 = bfloat(v1861);
-    const uint v1863 = v1854 * v1;
-    const uint v1864 = v1863 + v1856;
-    out[v1864] = v1862;
-  }
-  const uint v1865 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1866 = v616 + v1865;
-  const uint v1867 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1868 = v615 + v1867;
-  const bool v1869 = v1866 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1870 = v1868 < v1;
-  const bool v1871 = v1869 && v1870;
-  if (v1871) {
-    const float v1872 = v39.m[6][4].thread_elements()[0];
-    const float v1873 = v1872 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1874 = bfloat(v1873);
-    const uint v1875 = v1866 * v1;
-    const uint v1876 = v1875 + v1868;
-    out[v1876] = v1874;
-  }
-  const uint v1877 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1878 = v616 + v1877;
-  const uint v1879 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1880 = v615 + v1879;
-  const bool v1881 = v1878 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1882 = v1880 < v1;
-  const bool v1883 = v1881 && v1882;
-  if (v1883) {
-    const float v1884 = v39.m[6][4].thread_elements()[1];
-    const float v1885 = v1884 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1886 = bfloat(v1885);
-    const uint v1887 = v1878 * v1;
-    const uint v1888 = v1887 + v1880;
-    out[v1888] = v1886;
-  }
-  const uint v1889 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1890 = v616 + v1889;
-  const uint v1891 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1892 = v615 + v1891;
-  const bool v1893 = v1890 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1894 = v1892 < v1;
-  const bool v1895 = v1893 && v1894;
-  if (v1895) {
-    const float v1896 = v39.m[6][5].thread_elements()[0];
-    const float v1897 = v1896 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1898 = bfloat(v1897);
-    const uint v1899 = v1890 * v1;
-    const uint v1900 = v1899 + v1892;
-    out[v1900] = v1898;
-  }
-  const uint v1901 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1902 = v616 + v1901;
-  const uint v1903 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1904 = v615 + v1903;
-  const bool v1905 = v1902 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1906 = v1904 < v1;
-  const bool v1907 = v1905 && v1906;
-  if (v1907) {
-    const float v1908 = v39.m[6][5].thread_elements()[1];
-    const float v1909 = v1908 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1910 = bfloat(v1909);
-    const uint v1911 = v1902 * v1;
-    const uint v1912 = v1911 + v1904;
-    out[v1912] = v1910;
-  }
-  const uint v1913 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1914 = v616 + v1913;
-  const uint v1915 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1916 = v615 + v1915;
-  const bool v1917 = v1914 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1918 = v1916 < v1;
-  const bool v1919 = v1917 && v1918;
-  if (v1919) {
-    const float v1920 = v39.m[6][6].thread_elements()[0];
-    const float v1921 = v1920 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1922 = bfloat(v1921);
-    const uint v1923 = v1914 * v1;
-    const uint v1924 = v1923 + v1916;
-    out[v1924] = v1922;
-  }
-  const uint v1925 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1926 = v616 + v1925;
-  const uint v1927 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1928 = v615 + v1927;
-  const bool v1929 = v1926 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1930 = v1928 < v1;
-  const bool v1931 = v1929 && v1930;
-  if (v1931) {
-    const float v1932 = v39.m[6][6].thread_elements()[1];
-    const float v1933 = v1932 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1934 = bfloat(v1933);
-    const uint v1935 = v1926 * v1;
-    const uint v1936 = v1935 + v1928;
-    out[v1936] = v1934;
-  }
-  const uint v1937 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1938 = v616 + v1937;
-  const uint v1939 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1940 = v615 + v1939;
-  const bool v1941 = v1938 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1942 = v1940 < v1;
-  const bool v1943 = v1941 && v1942;
-  if (v1943) {
-    const float v1944 = v39.m[6][7].thread_elements()[0];
-    const float v1945 = v1944 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1946 = bfloat(v1945);
-    const uint v1947 = v1938 * v1;
-    const uint v1948 = v1947 + v1940;
-    out[v1948] = v1946;
-  }
-  const uint v1949 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1950 = v616 + v1949;
-  const uint v1951 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1952 = v615 + v1951;
-  const bool v1953 = v1950 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1954 = v1952 < v1;
-  const bool v1955 = v1953 && v1954;
-  if (v1955) {
-    const float v1956 = v39.m[6][7].thread_elements()[1];
-    const float v1957 = v1956 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1958 = bfloat(v1957);
-    const uint v1959 = v1950 * v1;
-    const uint v1960 = v1959 + v1952;
-    out[v1960] = v1958;
-  }
-  const uint v1961 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1962 = v616 + v1961;
-  const uint v1963 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1964 = v615 + v1963;
-  const bool v1965 = v1962 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1966 = v1964 < v1;
-  const bool v1967 = v1965 && v1966;
-  if (v1967) {
-    const float v1968 = v39.m[7][0].thread_elements()[0];
-    const float v1969 = v1968 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1970 = bfloat(v1969);
-    const uint v1971 = v1962 * v1;
-    const uint v1972 = v1971 + v1964;
-    out[v1972] = v1970;
-  }
-  const uint v1973 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1974 = v616 + v1973;
-  const uint v1975 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1976 = v615 + v1975;
-  const bool v1977 = v1974 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1978 = v1976 < v1;
-  const bool v1979 = v1977 && v1978;
-  if (v1979) {
-    const float v1980 = v39.m[7][0].thread_elements()[1];
-    const float v1981 = v1980 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1982 = bfloat(v1981);
-    const uint v1983 = v1974 * v1;
-    const uint v1984 = v1983 + v1976;
-    out[v1984] = v1982;
-  }
-  const uint v1985 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1986 = v616 + v1985;
-  const uint v1987 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1988 = v615 + v1987;
-  const bool v1989 = v1986 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1990 = v1988 < v1;
-  const bool v1991 = v1989 && v1990;
-  if (v1991) {
-    const float v1992 = v39.m[7][1].thread_elements()[0];
-    const float v1993 = v1992 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1994 = bfloat(v1993);
-    const uint v1995 = v1986 * v1;
-    const uint v1996 = v1995 + v1988;
-    out[v1996] = v1994;
-  }
-  const uint v1997 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1998 = v616 + v1997;
-  const uint v1999 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2000 = v615 + v1999;
-  const bool v2001 = v1998 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2002 = v2000 < v1;
-  const bool v2003 = v2001 && v2002;
-  if (v2003) {
-    const float v2004 = v39.m[7][1].thread_elements()[1];
-    const float v2005 = v2004 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v2006 = bfloat(v2005);
-    const uint v2007 = v1998 * v1;
-    const uint v2008 = v2007 + v2000;
-    out[v2008] = v2006;
-  }
-  const uint v2009 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2010 = v616 + v2009;
-  const uint v2011 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2012 = v615 + v2011;
-  const bool v2013 = v2010 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2014 = v2012 < v1;
-  const bool v2015 = v2013 && v2014;
-  if (v2015) {
-    const float v2016 = v39.m[7][2].thread_elements()[0];
-    const float v2017 = v2016 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v2018 = bfloat(v2017);
-    const uint v2019 = v2010 * v1;
-    const uint v2020 = v2019 + v2012;
-    out[v2020] = v2018;
-  }
-  const uint v2021 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2022 = v616 + v2021;
-  const uint v2023 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2024 = v615 + v2023;
-  const bool v2025 = v2022 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2026 = v2024 < v1;
-  const bool v2027 = v2025 && v2026;
-  if (v2027) {
-    const float v2028 = v39.m[7][2].thread_elements()[1];
-    const float v2029 = v2028 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v2030 = bfloat(v2029);
-    const uint v2031 = v2022 * v1;
-    const uint v2032 = v2031 + v2024;
-    out[v2032] = v2030;
-  }
-  const uint v2033 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2034 = v616 + v2033;
-  const uint v2035 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2036 = v615 + v2035;
-  const bool v2037 = v2034 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2038 = v2036 < v1;
-  const bool v2039 = v2037 && v2038;
-  if (v2039) {
-    const float v2040 = v39.m[7][3].thread_elements()[0];
-    const float v2041 = v2040 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v2042 = bfloat(v2041);
-    const uint v2043 = v2034 * v1;
-    const uint v2044 = v2043 + v2036;
-    out[v2044] = v2042;
-  }
-  const uint v2045 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2046 = v616 + v2045;
-  const uint v2047 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2048 = v615 + v2047;
-  const bool v2049 = v2046 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2050 = v2048 < v1;
-  const bool v2051 = v2049 && v2050;
-  if (v2051) {
-    const float v2052 = v39.m[7][3].thread_elements()[1];
-    const float v2053 = v2052 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v2054 = bfloat(v2053);
-    const uint v2055 = v2046 * v1;
-    const uint v2056 = v2055 + v2048;
-    out[v2056] = v2054;
-  }
-  const uint v2057 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2058 = v616 + v2057;
-  const uint v2059 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2060 = v615 + v2059;
-  const bool v2061 = v2058 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2062 = v2060 < v1;
-  const bool v2063 = v2061 && v2062;
-  if (v2063) {
-    const float v2064 = v39.m[7][4].thread_elements()[0];
-    const float v2065 = v2064 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v2066 = bfloat(v2065);
-    const uint v2067 = v2058 * v1;
-    const uint v2068 = v2067 + v2060;
-    out[v2068] = v2066;
-  }
-  const uint v2069 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2070 = v616 + v2069;
-  const uint v2071 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2072 = v615 + v2071;
-  const bool v2073 = v2070 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2074 = v2072 < v1;
-  const bool v2075 = v2073 && v2074;
-  if (v2075) {
-    const float v2076 = v39.m[7][4].thread_elements()[1];
-    const float v2077 = v2076 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v2078 = bfloat(v2077);
-    const uint v2079 = v2070 * v1;
-    const uint v2080 = v2079 + v2072;
-    out[v2080] = v2078;
-  }
-  const uint v2081 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2082 = v616 + v2081;
-  const uint v2083 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2084 = v615 + v2083;
-  const bool v2085 = v2082 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2086 = v2084 < v1;
-  const bool v2087 = v2085 && v2086;
-  if (v2087) {
-    const float v2088 = v39.m[7][5].thread_elements()[0];
-    const float v2089 = v2088 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v2090 = bfloat(v2089);
-    const uint v2091 = v2082 * v1;
-    const uint v2092 = v2091 + v2084;
-    out[v2092] = v2090;
-  }
-  const uint v2093 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2094 = v616 + v2093;
-  const uint v2095 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2096 = v615 + v2095;
-  const bool v2097 = v2094 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2098 = v2096 < v1;
-  const bool v2099 = v2097 && v2098;
-  if (v2099) {
-    const float v2100 = v39.m[7][5].thread_elements()[1];
-    const float v2101 = v2100 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v2102 = bfloat(v2101);
-    const uint v2103 = v2094 * v1;
-    const uint v2104 = v2103 + v2096;
-    out[v2104] = v2102;
-  }
-  const uint v2105 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2106 = v616 + v2105;
-  const uint v2107 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2108 = v615 + v2107;
-  const bool v2109 = v2106 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2110 = v2108 < v1;
-  const bool v2111 = v2109 && v2110;
-  if (v2111) {
-    const float v2112 = v39.m[7][6].thread_elements()[0];
-    const float v2113 = v2112 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v2114 = bfloat(v2113);
-    const uint v2115 = v2106 * v1;
-    const uint v2116 = v2115 + v2108;
-    out[v2116] = v2114;
-  }
-  const uint v2117 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2118 = v616 + v2117;
-  const uint v2119 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2120 = v615 + v2119;
-  const bool v2121 = v2118 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2122 = v2120 < v1;
-  const bool v2123 = v2121 && v2122;
-  if (v2123) {
-    const float v2124 = v39.m[7][6].thread_elements()[1];
-    const float v2125 = v2124 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v2126 = bfloat(v2125);
-    const uint v2127 = v2118 * v1;
-    const uint v2128 = v2127 + v2120;
-    out[v2128] = v2126;
-  }
-  const uint v2129 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2130 = v616 + v2129;
-  const uint v2131 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2132 = v615 + v2131;
-  const bool v2133 = v2130 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2134 = v2132 < v1;
-  const bool v2135 = v2133 && v2134;
-  if (v2135) {
-    const float v2136 = v39.m[7][7].thread_elements()[0];
-    const float v2137 = v2136 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v2138 = bfloat(v2137);
-    const uint v2139 = v2130 * v1;
-    const uint v2140 = v2139 + v2132;
-    out[v2140] = v2138;
-  }
-  const uint v2141 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2142 = v616 + v2141;
-  const uint v2143 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2144 = v615 + v2143;
-  const bool v2145 = v2142 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2146 = v2144 < v1;
-  const bool v2147 = v2145 && v2146;
-  if (v2147) {
-    const float v2148 = v39.m[7][7].thread_elements()[1];
-    const float v2149 = v2148 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v2150 = bfloat(v2149);
-    const uint v2151 = v2142 * v1;
-    const uint v2152 = v2151 + v2144;
-    out[v2152] = v2150;
+  threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:315
+  const uint v1793 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:332
+
+  for (uint v621 = 0u; v621 < 8u; v621 += 1u) {  // kernels/gemm/gemm_tiles.hpp:316
+    const uint v623 = v621 >> 2u;  // kernels/gemm/gemm_tiles.hpp:317
+    const uint v625 = v621 & 3u;  // kernels/gemm/gemm_tiles.hpp:318
+    const bool v628 = v32 == v623;  // kernels/gemm/gemm_tiles.hpp:319
+    if (v628) {
+      const bool v634 = v625 == 0u;  // kernels/gemm/gemm_tiles.hpp:322
+      if (v634) {
+        const float v635 = v39.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v636 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v639 = iron_frag_coord<64>(0u, iron_lane, false);
+        const uint v641 = v639 * 132u;
+        const uint v642 = v641 + v37;
+        const uint v643 = v642 + v636;
+        shm2[v643] = v635;
+        const float v644 = v39.m[0][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v645 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v648 = iron_frag_coord<64>(1u, iron_lane, false);
+        const uint v650 = v648 * 132u;
+        const uint v651 = v650 + v37;
+        const uint v652 = v651 + v645;
+        shm2[v652] = v644;
+        const float v653 = v39.m[0][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v654 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v657 = iron_frag_coord<64>(2u, iron_lane, false);
+        const uint v659 = v657 * 132u;
+        const uint v660 = v659 + v37;
+        const uint v661 = v660 + v654;
+        shm2[v661] = v653;
+        const float v662 = v39.m[0][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v663 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v666 = iron_frag_coord<64>(3u, iron_lane, false);
+        const uint v668 = v666 * 132u;
+        const uint v669 = v668 + v37;
+        const uint v670 = v669 + v663;
+        shm2[v670] = v662;
+        const float v671 = v39.m[0][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v672 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v675 = iron_frag_coord<64>(4u, iron_lane, false);
+        const uint v677 = v675 * 132u;
+        const uint v678 = v677 + v37;
+        const uint v679 = v678 + v672;
+        shm2[v679] = v671;
+        const float v680 = v39.m[0][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v681 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v684 = iron_frag_coord<64>(5u, iron_lane, false);
+        const uint v686 = v684 * 132u;
+        const uint v687 = v686 + v37;
+        const uint v688 = v687 + v681;
+        shm2[v688] = v680;
+        const float v689 = v39.m[0][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v690 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v693 = iron_frag_coord<64>(6u, iron_lane, false);
+        const uint v695 = v693 * 132u;
+        const uint v696 = v695 + v37;
+        const uint v697 = v696 + v690;
+        shm2[v697] = v689;
+        const float v698 = v39.m[0][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v699 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v702 = iron_frag_coord<64>(7u, iron_lane, false);
+        const uint v704 = v702 * 132u;
+        const uint v705 = v704 + v37;
+        const uint v706 = v705 + v699;
+        shm2[v706] = v698;
+        const float v707 = v39.m[0][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v708 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v711 = iron_frag_coord<64>(8u, iron_lane, false);
+        const uint v713 = v711 * 132u;
+        const uint v714 = v713 + v37;
+        const uint v715 = v714 + v708;
+        shm2[v715] = v707;
+        const float v716 = v39.m[0][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v717 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v720 = iron_frag_coord<64>(9u, iron_lane, false);
+        const uint v722 = v720 * 132u;
+        const uint v723 = v722 + v37;
+        const uint v724 = v723 + v717;
+        shm2[v724] = v716;
+        const float v725 = v39.m[0][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v726 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v729 = iron_frag_coord<64>(10u, iron_lane, false);
+        const uint v731 = v729 * 132u;
+        const uint v732 = v731 + v37;
+        const uint v733 = v732 + v726;
+        shm2[v733] = v725;
+        const float v734 = v39.m[0][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v735 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v738 = iron_frag_coord<64>(11u, iron_lane, false);
+        const uint v740 = v738 * 132u;
+        const uint v741 = v740 + v37;
+        const uint v742 = v741 + v735;
+        shm2[v742] = v734;
+        const float v743 = v39.m[0][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v744 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v747 = iron_frag_coord<64>(12u, iron_lane, false);
+        const uint v749 = v747 * 132u;
+        const uint v750 = v749 + v37;
+        const uint v751 = v750 + v744;
+        shm2[v751] = v743;
+        const float v752 = v39.m[0][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v753 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v756 = iron_frag_coord<64>(13u, iron_lane, false);
+        const uint v758 = v756 * 132u;
+        const uint v759 = v758 + v37;
+        const uint v760 = v759 + v753;
+        shm2[v760] = v752;
+        const float v761 = v39.m[0][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v762 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v765 = iron_frag_coord<64>(14u, iron_lane, false);
+        const uint v767 = v765 * 132u;
+        const uint v768 = v767 + v37;
+        const uint v769 = v768 + v762;
+        shm2[v769] = v761;
+        const float v770 = v39.m[0][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v771 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v774 = iron_frag_coord<64>(15u, iron_lane, false);
+        const uint v776 = v774 * 132u;
+        const uint v777 = v776 + v37;
+        const uint v778 = v777 + v771;
+        shm2[v778] = v770;
+        const float v779 = v39.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v780 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v783 = iron_frag_coord<64>(16u, iron_lane, false);
+        const uint v785 = v783 * 132u;
+        const uint v786 = v785 + v37;
+        const uint v787 = v786 + v780;
+        shm2[v787] = v779;
+        const float v788 = v39.m[1][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v789 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v792 = iron_frag_coord<64>(17u, iron_lane, false);
+        const uint v794 = v792 * 132u;
+        const uint v795 = v794 + v37;
+        const uint v796 = v795 + v789;
+        shm2[v796] = v788;
+        const float v797 = v39.m[1][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v798 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v801 = iron_frag_coord<64>(18u, iron_lane, false);
+        const uint v803 = v801 * 132u;
+        const uint v804 = v803 + v37;
+        const uint v805 = v804 + v798;
+        shm2[v805] = v797;
+        const float v806 = v39.m[1][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v807 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v810 = iron_frag_coord<64>(19u, iron_lane, false);
+        const uint v812 = v810 * 132u;
+        const uint v813 = v812 + v37;
+        const uint v814 = v813 + v807;
+        shm2[v814] = v806;
+        const float v815 = v39.m[1][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v816 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v819 = iron_frag_coord<64>(20u, iron_lane, false);
+        const uint v821 = v819 * 132u;
+        const uint v822 = v821 + v37;
+        const uint v823 = v822 + v816;
+        shm2[v823] = v815;
+        const float v824 = v39.m[1][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v825 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v828 = iron_frag_coord<64>(21u, iron_lane, false);
+        const uint v830 = v828 * 132u;
+        const uint v831 = v830 + v37;
+        const uint v832 = v831 + v825;
+        shm2[v832] = v824;
+        const float v833 = v39.m[1][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v834 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v837 = iron_frag_coord<64>(22u, iron_lane, false);
+        const uint v839 = v837 * 132u;
+        const uint v840 = v839 + v37;
+        const uint v841 = v840 + v834;
+        shm2[v841] = v833;
+        const float v842 = v39.m[1][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v843 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v846 = iron_frag_coord<64>(23u, iron_lane, false);
+        const uint v848 = v846 * 132u;
+        const uint v849 = v848 + v37;
+        const uint v850 = v849 + v843;
+        shm2[v850] = v842;
+        const float v851 = v39.m[1][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v852 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v855 = iron_frag_coord<64>(24u, iron_lane, false);
+        const uint v857 = v855 * 132u;
+        const uint v858 = v857 + v37;
+        const uint v859 = v858 + v852;
+        shm2[v859] = v851;
+        const float v860 = v39.m[1][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v861 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v864 = iron_frag_coord<64>(25u, iron_lane, false);
+        const uint v866 = v864 * 132u;
+        const uint v867 = v866 + v37;
+        const uint v868 = v867 + v861;
+        shm2[v868] = v860;
+        const float v869 = v39.m[1][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v870 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v873 = iron_frag_coord<64>(26u, iron_lane, false);
+        const uint v875 = v873 * 132u;
+        const uint v876 = v875 + v37;
+        const uint v877 = v876 + v870;
+        shm2[v877] = v869;
+        const float v878 = v39.m[1][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v879 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v882 = iron_frag_coord<64>(27u, iron_lane, false);
+        const uint v884 = v882 * 132u;
+        const uint v885 = v884 + v37;
+        const uint v886 = v885 + v879;
+        shm2[v886] = v878;
+        const float v887 = v39.m[1][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v888 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v891 = iron_frag_coord<64>(28u, iron_lane, false);
+        const uint v893 = v891 * 132u;
+        const uint v894 = v893 + v37;
+        const uint v895 = v894 + v888;
+        shm2[v895] = v887;
+        const float v896 = v39.m[1][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v897 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v900 = iron_frag_coord<64>(29u, iron_lane, false);
+        const uint v902 = v900 * 132u;
+        const uint v903 = v902 + v37;
+        const uint v904 = v903 + v897;
+        shm2[v904] = v896;
+        const float v905 = v39.m[1][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v906 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v909 = iron_frag_coord<64>(30u, iron_lane, false);
+        const uint v911 = v909 * 132u;
+        const uint v912 = v911 + v37;
+        const uint v913 = v912 + v906;
+        shm2[v913] = v905;
+        const float v914 = v39.m[1][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v915 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v918 = iron_frag_coord<64>(31u, iron_lane, false);
+        const uint v920 = v918 * 132u;
+        const uint v921 = v920 + v37;
+        const uint v922 = v921 + v915;
+        shm2[v922] = v914;
+      }
+      const bool v924 = v625 == 1u;  // kernels/gemm/gemm_tiles.hpp:322
+      if (v924) {
+        const float v925 = v39.m[2][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v926 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v929 = iron_frag_coord<64>(32u, iron_lane, false);
+        const uint v930 = v929 - 16u;
+        const uint v931 = v930 * 132u;
+        const uint v932 = v931 + v37;
+        const uint v933 = v932 + v926;
+        shm2[v933] = v925;
+        const float v934 = v39.m[2][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v935 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v938 = iron_frag_coord<64>(33u, iron_lane, false);
+        const uint v939 = v938 - 16u;
+        const uint v940 = v939 * 132u;
+        const uint v941 = v940 + v37;
+        const uint v942 = v941 + v935;
+        shm2[v942] = v934;
+        const float v943 = v39.m[2][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v944 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v947 = iron_frag_coord<64>(34u, iron_lane, false);
+        const uint v948 = v947 - 16u;
+        const uint v949 = v948 * 132u;
+        const uint v950 = v949 + v37;
+        const uint v951 = v950 + v944;
+        shm2[v951] = v943;
+        const float v952 = v39.m[2][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v953 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v956 = iron_frag_coord<64>(35u, iron_lane, false);
+        const uint v957 = v956 - 16u;
+        const uint v958 = v957 * 132u;
+        const uint v959 = v958 + v37;
+        const uint v960 = v959 + v953;
+        shm2[v960] = v952;
+        const float v961 = v39.m[2][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v962 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v965 = iron_frag_coord<64>(36u, iron_lane, false);
+        const uint v966 = v965 - 16u;
+        const uint v967 = v966 * 132u;
+        const uint v968 = v967 + v37;
+        const uint v969 = v968 + v962;
+        shm2[v969] = v961;
+        const float v970 = v39.m[2][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v971 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v974 = iron_frag_coord<64>(37u, iron_lane, false);
+        const uint v975 = v974 - 16u;
+        const uint v976 = v975 * 132u;
+        const uint v977 = v976 + v37;
+        const uint v978 = v977 + v971;
+        shm2[v978] = v970;
+        const float v979 = v39.m[2][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v980 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v983 = iron_frag_coord<64>(38u, iron_lane, false);
+        const uint v984 = v983 - 16u;
+        const uint v985 = v984 * 132u;
+        const uint v986 = v985 + v37;
+        const uint v987 = v986 + v980;
+        shm2[v987] = v979;
+        const float v988 = v39.m[2][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v989 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v992 = iron_frag_coord<64>(39u, iron_lane, false);
+        const uint v993 = v992 - 16u;
+        const uint v994 = v993 * 132u;
+        const uint v995 = v994 + v37;
+        const uint v996 = v995 + v989;
+        shm2[v996] = v988;
+        const float v997 = v39.m[2][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v998 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1001 = iron_frag_coord<64>(40u, iron_lane, false);
+        const uint v1002 = v1001 - 16u;
+        const uint v1003 = v1002 * 132u;
+        const uint v1004 = v1003 + v37;
+        const uint v1005 = v1004 + v998;
+        shm2[v1005] = v997;
+        const float v1006 = v39.m[2][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1007 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1010 = iron_frag_coord<64>(41u, iron_lane, false);
+        const uint v1011 = v1010 - 16u;
+        const uint v1012 = v1011 * 132u;
+        const uint v1013 = v1012 + v37;
+        const uint v1014 = v1013 + v1007;
+        shm2[v1014] = v1006;
+        const float v1015 = v39.m[2][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1016 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1019 = iron_frag_coord<64>(42u, iron_lane, false);
+        const uint v1020 = v1019 - 16u;
+        const uint v1021 = v1020 * 132u;
+        const uint v1022 = v1021 + v37;
+        const uint v1023 = v1022 + v1016;
+        shm2[v1023] = v1015;
+        const float v1024 = v39.m[2][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1025 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1028 = iron_frag_coord<64>(43u, iron_lane, false);
+        const uint v1029 = v1028 - 16u;
+        const uint v1030 = v1029 * 132u;
+        const uint v1031 = v1030 + v37;
+        const uint v1032 = v1031 + v1025;
+        shm2[v1032] = v1024;
+        const float v1033 = v39.m[2][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1034 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1037 = iron_frag_coord<64>(44u, iron_lane, false);
+        const uint v1038 = v1037 - 16u;
+        const uint v1039 = v1038 * 132u;
+        const uint v1040 = v1039 + v37;
+        const uint v1041 = v1040 + v1034;
+        shm2[v1041] = v1033;
+        const float v1042 = v39.m[2][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1043 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1046 = iron_frag_coord<64>(45u, iron_lane, false);
+        const uint v1047 = v1046 - 16u;
+        const uint v1048 = v1047 * 132u;
+        const uint v1049 = v1048 + v37;
+        const uint v1050 = v1049 + v1043;
+        shm2[v1050] = v1042;
+        const float v1051 = v39.m[2][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1052 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1055 = iron_frag_coord<64>(46u, iron_lane, false);
+        const uint v1056 = v1055 - 16u;
+        const uint v1057 = v1056 * 132u;
+        const uint v1058 = v1057 + v37;
+        const uint v1059 = v1058 + v1052;
+        shm2[v1059] = v1051;
+        const float v1060 = v39.m[2][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1061 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1064 = iron_frag_coord<64>(47u, iron_lane, false);
+        const uint v1065 = v1064 - 16u;
+        const uint v1066 = v1065 * 132u;
+        const uint v1067 = v1066 + v37;
+        const uint v1068 = v1067 + v1061;
+        shm2[v1068] = v1060;
+        const float v1069 = v39.m[3][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1070 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1073 = iron_frag_coord<64>(48u, iron_lane, false);
+        const uint v1074 = v1073 - 16u;
+        const uint v1075 = v1074 * 132u;
+        const uint v1076 = v1075 + v37;
+        const uint v1077 = v1076 + v1070;
+        shm2[v1077] = v1069;
+        const float v1078 = v39.m[3][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1079 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1082 = iron_frag_coord<64>(49u, iron_lane, false);
+        const uint v1083 = v1082 - 16u;
+        const uint v1084 = v1083 * 132u;
+        const uint v1085 = v1084 + v37;
+        const uint v1086 = v1085 + v1079;
+        shm2[v1086] = v1078;
+        const float v1087 = v39.m[3][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1088 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1091 = iron_frag_coord<64>(50u, iron_lane, false);
+        const uint v1092 = v1091 - 16u;
+        const uint v1093 = v1092 * 132u;
+        const uint v1094 = v1093 + v37;
+        const uint v1095 = v1094 + v1088;
+        shm2[v1095] = v1087;
+        const float v1096 = v39.m[3][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1097 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1100 = iron_frag_coord<64>(51u, iron_lane, false);
+        const uint v1101 = v1100 - 16u;
+        const uint v1102 = v1101 * 132u;
+        const uint v1103 = v1102 + v37;
+        const uint v1104 = v1103 + v1097;
+        shm2[v1104] = v1096;
+        const float v1105 = v39.m[3][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1106 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1109 = iron_frag_coord<64>(52u, iron_lane, false);
+        const uint v1110 = v1109 - 16u;
+        const uint v1111 = v1110 * 132u;
+        const uint v1112 = v1111 + v37;
+        const uint v1113 = v1112 + v1106;
+        shm2[v1113] = v1105;
+        const float v1114 = v39.m[3][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1115 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1118 = iron_frag_coord<64>(53u, iron_lane, false);
+        const uint v1119 = v1118 - 16u;
+        const uint v1120 = v1119 * 132u;
+        const uint v1121 = v1120 + v37;
+        const uint v1122 = v1121 + v1115;
+        shm2[v1122] = v1114;
+        const float v1123 = v39.m[3][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1124 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1127 = iron_frag_coord<64>(54u, iron_lane, false);
+        const uint v1128 = v1127 - 16u;
+        const uint v1129 = v1128 * 132u;
+        const uint v1130 = v1129 + v37;
+        const uint v1131 = v1130 + v1124;
+        shm2[v1131] = v1123;
+        const float v1132 = v39.m[3][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1133 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1136 = iron_frag_coord<64>(55u, iron_lane, false);
+        const uint v1137 = v1136 - 16u;
+        const uint v1138 = v1137 * 132u;
+        const uint v1139 = v1138 + v37;
+        const uint v1140 = v1139 + v1133;
+        shm2[v1140] = v1132;
+        const float v1141 = v39.m[3][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1142 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1145 = iron_frag_coord<64>(56u, iron_lane, false);
+        const uint v1146 = v1145 - 16u;
+        const uint v1147 = v1146 * 132u;
+        const uint v1148 = v1147 + v37;
+        const uint v1149 = v1148 + v1142;
+        shm2[v1149] = v1141;
+        const float v1150 = v39.m[3][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1151 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1154 = iron_frag_coord<64>(57u, iron_lane, false);
+        const uint v1155 = v1154 - 16u;
+        const uint v1156 = v1155 * 132u;
+        const uint v1157 = v1156 + v37;
+        const uint v1158 = v1157 + v1151;
+        shm2[v1158] = v1150;
+        const float v1159 = v39.m[3][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1160 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1163 = iron_frag_coord<64>(58u, iron_lane, false);
+        const uint v1164 = v1163 - 16u;
+        const uint v1165 = v1164 * 132u;
+        const uint v1166 = v1165 + v37;
+        const uint v1167 = v1166 + v1160;
+        shm2[v1167] = v1159;
+        const float v1168 = v39.m[3][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1169 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1172 = iron_frag_coord<64>(59u, iron_lane, false);
+        const uint v1173 = v1172 - 16u;
+        const uint v1174 = v1173 * 132u;
+        const uint v1175 = v1174 + v37;
+        const uint v1176 = v1175 + v1169;
+        shm2[v1176] = v1168;
+        const float v1177 = v39.m[3][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1178 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1181 = iron_frag_coord<64>(60u, iron_lane, false);
+        const uint v1182 = v1181 - 16u;
+        const uint v1183 = v1182 * 132u;
+        const uint v1184 = v1183 + v37;
+        const uint v1185 = v1184 + v1178;
+        shm2[v1185] = v1177;
+        const float v1186 = v39.m[3][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1187 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1190 = iron_frag_coord<64>(61u, iron_lane, false);
+        const uint v1191 = v1190 - 16u;
+        const uint v1192 = v1191 * 132u;
+        const uint v1193 = v1192 + v37;
+        const uint v1194 = v1193 + v1187;
+        shm2[v1194] = v1186;
+        const float v1195 = v39.m[3][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1196 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1199 = iron_frag_coord<64>(62u, iron_lane, false);
+        const uint v1200 = v1199 - 16u;
+        const uint v1201 = v1200 * 132u;
+        const uint v1202 = v1201 + v37;
+        const uint v1203 = v1202 + v1196;
+        shm2[v1203] = v1195;
+        const float v1204 = v39.m[3][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1205 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1208 = iron_frag_coord<64>(63u, iron_lane, false);
+        const uint v1209 = v1208 - 16u;
+        const uint v1210 = v1209 * 132u;
+        const uint v1211 = v1210 + v37;
+        const uint v1212 = v1211 + v1205;
+        shm2[v1212] = v1204;
+      }
+      const bool v1214 = v625 == 2u;  // kernels/gemm/gemm_tiles.hpp:322
+      if (v1214) {
+        const float v1215 = v39.m[4][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1216 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1219 = iron_frag_coord<64>(64u, iron_lane, false);
+        const uint v1220 = v1219 - 32u;
+        const uint v1221 = v1220 * 132u;
+        const uint v1222 = v1221 + v37;
+        const uint v1223 = v1222 + v1216;
+        shm2[v1223] = v1215;
+        const float v1224 = v39.m[4][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1225 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1228 = iron_frag_coord<64>(65u, iron_lane, false);
+        const uint v1229 = v1228 - 32u;
+        const uint v1230 = v1229 * 132u;
+        const uint v1231 = v1230 + v37;
+        const uint v1232 = v1231 + v1225;
+        shm2[v1232] = v1224;
+        const float v1233 = v39.m[4][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1234 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1237 = iron_frag_coord<64>(66u, iron_lane, false);
+        const uint v1238 = v1237 - 32u;
+        const uint v1239 = v1238 * 132u;
+        const uint v1240 = v1239 + v37;
+        const uint v1241 = v1240 + v1234;
+        shm2[v1241] = v1233;
+        const float v1242 = v39.m[4][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1243 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1246 = iron_frag_coord<64>(67u, iron_lane, false);
+        const uint v1247 = v1246 - 32u;
+        const uint v1248 = v1247 * 132u;
+        const uint v1249 = v1248 + v37;
+        const uint v1250 = v1249 + v1243;
+        shm2[v1250] = v1242;
+        const float v1251 = v39.m[4][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1252 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1255 = iron_frag_coord<64>(68u, iron_lane, false);
+        const uint v1256 = v1255 - 32u;
+        const uint v1257 = v1256 * 132u;
+        const uint v1258 = v1257 + v37;
+        const uint v1259 = v1258 + v1252;
+        shm2[v1259] = v1251;
+        const float v1260 = v39.m[4][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1261 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1264 = iron_frag_coord<64>(69u, iron_lane, false);
+        const uint v1265 = v1264 - 32u;
+        const uint v1266 = v1265 * 132u;
+        const uint v1267 = v1266 + v37;
+        const uint v1268 = v1267 + v1261;
+        shm2[v1268] = v1260;
+        const float v1269 = v39.m[4][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1270 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1273 = iron_frag_coord<64>(70u, iron_lane, false);
+        const uint v1274 = v1273 - 32u;
+        const uint v1275 = v1274 * 132u;
+        const uint v1276 = v1275 + v37;
+        const uint v1277 = v1276 + v1270;
+        shm2[v1277] = v1269;
+        const float v1278 = v39.m[4][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1279 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1282 = iron_frag_coord<64>(71u, iron_lane, false);
+        const uint v1283 = v1282 - 32u;
+        const uint v1284 = v1283 * 132u;
+        const uint v1285 = v1284 + v37;
+        const uint v1286 = v1285 + v1279;
+        shm2[v1286] = v1278;
+        const float v1287 = v39.m[4][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1288 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1291 = iron_frag_coord<64>(72u, iron_lane, false);
+        const uint v1292 = v1291 - 32u;
+        const uint v1293 = v1292 * 132u;
+        const uint v1294 = v1293 + v37;
+        const uint v1295 = v1294 + v1288;
+        shm2[v1295] = v1287;
+        const float v1296 = v39.m[4][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1297 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1300 = iron_frag_coord<64>(73u, iron_lane, false);
+        const uint v1301 = v1300 - 32u;
+        const uint v1302 = v1301 * 132u;
+        const uint v1303 = v1302 + v37;
+        const uint v1304 = v1303 + v1297;
+        shm2[v1304] = v1296;
+        const float v1305 = v39.m[4][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1306 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1309 = iron_frag_coord<64>(74u, iron_lane, false);
+        const uint v1310 = v1309 - 32u;
+        const uint v1311 = v1310 * 132u;
+        const uint v1312 = v1311 + v37;
+        const uint v1313 = v1312 + v1306;
+        shm2[v1313] = v1305;
+        const float v1314 = v39.m[4][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1315 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1318 = iron_frag_coord<64>(75u, iron_lane, false);
+        const uint v1319 = v1318 - 32u;
+        const uint v1320 = v1319 * 132u;
+        const uint v1321 = v1320 + v37;
+        const uint v1322 = v1321 + v1315;
+        shm2[v1322] = v1314;
+        const float v1323 = v39.m[4][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1324 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1327 = iron_frag_coord<64>(76u, iron_lane, false);
+        const uint v1328 = v1327 - 32u;
+        const uint v1329 = v1328 * 132u;
+        const uint v1330 = v1329 + v37;
+        const uint v1331 = v1330 + v1324;
+        shm2[v1331] = v1323;
+        const float v1332 = v39.m[4][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1333 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1336 = iron_frag_coord<64>(77u, iron_lane, false);
+        const uint v1337 = v1336 - 32u;
+        const uint v1338 = v1337 * 132u;
+        const uint v1339 = v1338 + v37;
+        const uint v1340 = v1339 + v1333;
+        shm2[v1340] = v1332;
+        const float v1341 = v39.m[4][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1342 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1345 = iron_frag_coord<64>(78u, iron_lane, false);
+        const uint v1346 = v1345 - 32u;
+        const uint v1347 = v1346 * 132u;
+        const uint v1348 = v1347 + v37;
+        const uint v1349 = v1348 + v1342;
+        shm2[v1349] = v1341;
+        const float v1350 = v39.m[4][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1351 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1354 = iron_frag_coord<64>(79u, iron_lane, false);
+        const uint v1355 = v1354 - 32u;
+        const uint v1356 = v1355 * 132u;
+        const uint v1357 = v1356 + v37;
+        const uint v1358 = v1357 + v1351;
+        shm2[v1358] = v1350;
+        const float v1359 = v39.m[5][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1360 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1363 = iron_frag_coord<64>(80u, iron_lane, false);
+        const uint v1364 = v1363 - 32u;
+        const uint v1365 = v1364 * 132u;
+        const uint v1366 = v1365 + v37;
+        const uint v1367 = v1366 + v1360;
+        shm2[v1367] = v1359;
+        const float v1368 = v39.m[5][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1369 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1372 = iron_frag_coord<64>(81u, iron_lane, false);
+        const uint v1373 = v1372 - 32u;
+        const uint v1374 = v1373 * 132u;
+        const uint v1375 = v1374 + v37;
+        const uint v1376 = v1375 + v1369;
+        shm2[v1376] = v1368;
+        const float v1377 = v39.m[5][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1378 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1381 = iron_frag_coord<64>(82u, iron_lane, false);
+        const uint v1382 = v1381 - 32u;
+        const uint v1383 = v1382 * 132u;
+        const uint v1384 = v1383 + v37;
+        const uint v1385 = v1384 + v1378;
+        shm2[v1385] = v1377;
+        const float v1386 = v39.m[5][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1387 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1390 = iron_frag_coord<64>(83u, iron_lane, false);
+        const uint v1391 = v1390 - 32u;
+        const uint v1392 = v1391 * 132u;
+        const uint v1393 = v1392 + v37;
+        const uint v1394 = v1393 + v1387;
+        shm2[v1394] = v1386;
+        const float v1395 = v39.m[5][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1396 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1399 = iron_frag_coord<64>(84u, iron_lane, false);
+        const uint v1400 = v1399 - 32u;
+        const uint v1401 = v1400 * 132u;
+        const uint v1402 = v1401 + v37;
+        const uint v1403 = v1402 + v1396;
+        shm2[v1403] = v1395;
+        const float v1404 = v39.m[5][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1405 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1408 = iron_frag_coord<64>(85u, iron_lane, false);
+        const uint v1409 = v1408 - 32u;
+        const uint v1410 = v1409 * 132u;
+        const uint v1411 = v1410 + v37;
+        const uint v1412 = v1411 + v1405;
+        shm2[v1412] = v1404;
+        const float v1413 = v39.m[5][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1414 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1417 = iron_frag_coord<64>(86u, iron_lane, false);
+        const uint v1418 = v1417 - 32u;
+        const uint v1419 = v1418 * 132u;
+        const uint v1420 = v1419 + v37;
+        const uint v1421 = v1420 + v1414;
+        shm2[v1421] = v1413;
+        const float v1422 = v39.m[5][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1423 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1426 = iron_frag_coord<64>(87u, iron_lane, false);
+        const uint v1427 = v1426 - 32u;
+        const uint v1428 = v1427 * 132u;
+        const uint v1429 = v1428 + v37;
+        const uint v1430 = v1429 + v1423;
+        shm2[v1430] = v1422;
+        const float v1431 = v39.m[5][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1432 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1435 = iron_frag_coord<64>(88u, iron_lane, false);
+        const uint v1436 = v1435 - 32u;
+        const uint v1437 = v1436 * 132u;
+        const uint v1438 = v1437 + v37;
+        const uint v1439 = v1438 + v1432;
+        shm2[v1439] = v1431;
+        const float v1440 = v39.m[5][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1441 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1444 = iron_frag_coord<64>(89u, iron_lane, false);
+        const uint v1445 = v1444 - 32u;
+        const uint v1446 = v1445 * 132u;
+        const uint v1447 = v1446 + v37;
+        const uint v1448 = v1447 + v1441;
+        shm2[v1448] = v1440;
+        const float v1449 = v39.m[5][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1450 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1453 = iron_frag_coord<64>(90u, iron_lane, false);
+        const uint v1454 = v1453 - 32u;
+        const uint v1455 = v1454 * 132u;
+        const uint v1456 = v1455 + v37;
+        const uint v1457 = v1456 + v1450;
+        shm2[v1457] = v1449;
+        const float v1458 = v39.m[5][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1459 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1462 = iron_frag_coord<64>(91u, iron_lane, false);
+        const uint v1463 = v1462 - 32u;
+        const uint v1464 = v1463 * 132u;
+        const uint v1465 = v1464 + v37;
+        const uint v1466 = v1465 + v1459;
+        shm2[v1466] = v1458;
+        const float v1467 = v39.m[5][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1468 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1471 = iron_frag_coord<64>(92u, iron_lane, false);
+        const uint v1472 = v1471 - 32u;
+        const uint v1473 = v1472 * 132u;
+        const uint v1474 = v1473 + v37;
+        const uint v1475 = v1474 + v1468;
+        shm2[v1475] = v1467;
+        const float v1476 = v39.m[5][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1477 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1480 = iron_frag_coord<64>(93u, iron_lane, false);
+        const uint v1481 = v1480 - 32u;
+        const uint v1482 = v1481 * 132u;
+        const uint v1483 = v1482 + v37;
+        const uint v1484 = v1483 + v1477;
+        shm2[v1484] = v1476;
+        const float v1485 = v39.m[5][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1486 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1489 = iron_frag_coord<64>(94u, iron_lane, false);
+        const uint v1490 = v1489 - 32u;
+        const uint v1491 = v1490 * 132u;
+        const uint v1492 = v1491 + v37;
+        const uint v1493 = v1492 + v1486;
+        shm2[v1493] = v1485;
+        const float v1494 = v39.m[5][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1495 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1498 = iron_frag_coord<64>(95u, iron_lane, false);
+        const uint v1499 = v1498 - 32u;
+        const uint v1500 = v1499 * 132u;
+        const uint v1501 = v1500 + v37;
+        const uint v1502 = v1501 + v1495;
+        shm2[v1502] = v1494;
+      }
+      const bool v1504 = v625 == 3u;  // kernels/gemm/gemm_tiles.hpp:322
+      if (v1504) {
+        const float v1505 = v39.m[6][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1506 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1509 = iron_frag_coord<64>(96u, iron_lane, false);
+        const uint v1510 = v1509 - 48u;
+        const uint v1511 = v1510 * 132u;
+        const uint v1512 = v1511 + v37;
+        const uint v1513 = v1512 + v1506;
+        shm2[v1513] = v1505;
+        const float v1514 = v39.m[6][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1515 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1518 = iron_frag_coord<64>(97u, iron_lane, false);
+        const uint v1519 = v1518 - 48u;
+        const uint v1520 = v1519 * 132u;
+        const uint v1521 = v1520 + v37;
+        const uint v1522 = v1521 + v1515;
+        shm2[v1522] = v1514;
+        const float v1523 = v39.m[6][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1524 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1527 = iron_frag_coord<64>(98u, iron_lane, false);
+        const uint v1528 = v1527 - 48u;
+        const uint v1529 = v1528 * 132u;
+        const uint v1530 = v1529 + v37;
+        const uint v1531 = v1530 + v1524;
+        shm2[v1531] = v1523;
+        const float v1532 = v39.m[6][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1533 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1536 = iron_frag_coord<64>(99u, iron_lane, false);
+        const uint v1537 = v1536 - 48u;
+        const uint v1538 = v1537 * 132u;
+        const uint v1539 = v1538 + v37;
+        const uint v1540 = v1539 + v1533;
+        shm2[v1540] = v1532;
+        const float v1541 = v39.m[6][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1542 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1545 = iron_frag_coord<64>(100u, iron_lane, false);
+        const uint v1546 = v1545 - 48u;
+        const uint v1547 = v1546 * 132u;
+        const uint v1548 = v1547 + v37;
+        const uint v1549 = v1548 + v1542;
+        shm2[v1549] = v1541;
+        const float v1550 = v39.m[6][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1551 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1554 = iron_frag_coord<64>(101u, iron_lane, false);
+        const uint v1555 = v1554 - 48u;
+        const uint v1556 = v1555 * 132u;
+        const uint v1557 = v1556 + v37;
+        const uint v1558 = v1557 + v1551;
+        shm2[v1558] = v1550;
+        const float v1559 = v39.m[6][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1560 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1563 = iron_frag_coord<64>(102u, iron_lane, false);
+        const uint v1564 = v1563 - 48u;
+        const uint v1565 = v1564 * 132u;
+        const uint v1566 = v1565 + v37;
+        const uint v1567 = v1566 + v1560;
+        shm2[v1567] = v1559;
+        const float v1568 = v39.m[6][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1569 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1572 = iron_frag_coord<64>(103u, iron_lane, false);
+        const uint v1573 = v1572 - 48u;
+        const uint v1574 = v1573 * 132u;
+        const uint v1575 = v1574 + v37;
+        const uint v1576 = v1575 + v1569;
+        shm2[v1576] = v1568;
+        const float v1577 = v39.m[6][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1578 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1581 = iron_frag_coord<64>(104u, iron_lane, false);
+        const uint v1582 = v1581 - 48u;
+        const uint v1583 = v1582 * 132u;
+        const uint v1584 = v1583 + v37;
+        const uint v1585 = v1584 + v1578;
+        shm2[v1585] = v1577;
+        const float v1586 = v39.m[6][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1587 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1590 = iron_frag_coord<64>(105u, iron_lane, false);
+        const uint v1591 = v1590 - 48u;
+        const uint v1592 = v1591 * 132u;
+        const uint v1593 = v1592 + v37;
+        const uint v1594 = v1593 + v1587;
+        shm2[v1594] = v1586;
+        const float v1595 = v39.m[6][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1596 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1599 = iron_frag_coord<64>(106u, iron_lane, false);
+        const uint v1600 = v1599 - 48u;
+        const uint v1601 = v1600 * 132u;
+        const uint v1602 = v1601 + v37;
+        const uint v1603 = v1602 + v1596;
+        shm2[v1603] = v1595;
+        const float v1604 = v39.m[6][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1605 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1608 = iron_frag_coord<64>(107u, iron_lane, false);
+        const uint v1609 = v1608 - 48u;
+        const uint v1610 = v1609 * 132u;
+        const uint v1611 = v1610 + v37;
+        const uint v1612 = v1611 + v1605;
+        shm2[v1612] = v1604;
+        const float v1613 = v39.m[6][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1614 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1617 = iron_frag_coord<64>(108u, iron_lane, false);
+        const uint v1618 = v1617 - 48u;
+        const uint v1619 = v1618 * 132u;
+        const uint v1620 = v1619 + v37;
+        const uint v1621 = v1620 + v1614;
+        shm2[v1621] = v1613;
+        const float v1622 = v39.m[6][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1623 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1626 = iron_frag_coord<64>(109u, iron_lane, false);
+        const uint v1627 = v1626 - 48u;
+        const uint v1628 = v1627 * 132u;
+        const uint v1629 = v1628 + v37;
+        const uint v1630 = v1629 + v1623;
+        shm2[v1630] = v1622;
+        const float v1631 = v39.m[6][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1632 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1635 = iron_frag_coord<64>(110u, iron_lane, false);
+        const uint v1636 = v1635 - 48u;
+        const uint v1637 = v1636 * 132u;
+        const uint v1638 = v1637 + v37;
+        const uint v1639 = v1638 + v1632;
+        shm2[v1639] = v1631;
+        const float v1640 = v39.m[6][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1641 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1644 = iron_frag_coord<64>(111u, iron_lane, false);
+        const uint v1645 = v1644 - 48u;
+        const uint v1646 = v1645 * 132u;
+        const uint v1647 = v1646 + v37;
+        const uint v1648 = v1647 + v1641;
+        shm2[v1648] = v1640;
+        const float v1649 = v39.m[7][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1650 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1653 = iron_frag_coord<64>(112u, iron_lane, false);
+        const uint v1654 = v1653 - 48u;
+        const uint v1655 = v1654 * 132u;
+        const uint v1656 = v1655 + v37;
+        const uint v1657 = v1656 + v1650;
+        shm2[v1657] = v1649;
+        const float v1658 = v39.m[7][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1659 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1662 = iron_frag_coord<64>(113u, iron_lane, false);
+        const uint v1663 = v1662 - 48u;
+        const uint v1664 = v1663 * 132u;
+        const uint v1665 = v1664 + v37;
+        const uint v1666 = v1665 + v1659;
+        shm2[v1666] = v1658;
+        const float v1667 = v39.m[7][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1668 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1671 = iron_frag_coord<64>(114u, iron_lane, false);
+        const uint v1672 = v1671 - 48u;
+        const uint v1673 = v1672 * 132u;
+        const uint v1674 = v1673 + v37;
+        const uint v1675 = v1674 + v1668;
+        shm2[v1675] = v1667;
+        const float v1676 = v39.m[7][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1677 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1680 = iron_frag_coord<64>(115u, iron_lane, false);
+        const uint v1681 = v1680 - 48u;
+        const uint v1682 = v1681 * 132u;
+        const uint v1683 = v1682 + v37;
+        const uint v1684 = v1683 + v1677;
+        shm2[v1684] = v1676;
+        const float v1685 = v39.m[7][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1686 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1689 = iron_frag_coord<64>(116u, iron_lane, false);
+        const uint v1690 = v1689 - 48u;
+        const uint v1691 = v1690 * 132u;
+        const uint v1692 = v1691 + v37;
+        const uint v1693 = v1692 + v1686;
+        shm2[v1693] = v1685;
+        const float v1694 = v39.m[7][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1695 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1698 = iron_frag_coord<64>(117u, iron_lane, false);
+        const uint v1699 = v1698 - 48u;
+        const uint v1700 = v1699 * 132u;
+        const uint v1701 = v1700 + v37;
+        const uint v1702 = v1701 + v1695;
+        shm2[v1702] = v1694;
+        const float v1703 = v39.m[7][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1704 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1707 = iron_frag_coord<64>(118u, iron_lane, false);
+        const uint v1708 = v1707 - 48u;
+        const uint v1709 = v1708 * 132u;
+        const uint v1710 = v1709 + v37;
+        const uint v1711 = v1710 + v1704;
+        shm2[v1711] = v1703;
+        const float v1712 = v39.m[7][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1713 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1716 = iron_frag_coord<64>(119u, iron_lane, false);
+        const uint v1717 = v1716 - 48u;
+        const uint v1718 = v1717 * 132u;
+        const uint v1719 = v1718 + v37;
+        const uint v1720 = v1719 + v1713;
+        shm2[v1720] = v1712;
+        const float v1721 = v39.m[7][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1722 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1725 = iron_frag_coord<64>(120u, iron_lane, false);
+        const uint v1726 = v1725 - 48u;
+        const uint v1727 = v1726 * 132u;
+        const uint v1728 = v1727 + v37;
+        const uint v1729 = v1728 + v1722;
+        shm2[v1729] = v1721;
+        const float v1730 = v39.m[7][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1731 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1734 = iron_frag_coord<64>(121u, iron_lane, false);
+        const uint v1735 = v1734 - 48u;
+        const uint v1736 = v1735 * 132u;
+        const uint v1737 = v1736 + v37;
+        const uint v1738 = v1737 + v1731;
+        shm2[v1738] = v1730;
+        const float v1739 = v39.m[7][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1740 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1743 = iron_frag_coord<64>(122u, iron_lane, false);
+        const uint v1744 = v1743 - 48u;
+        const uint v1745 = v1744 * 132u;
+        const uint v1746 = v1745 + v37;
+        const uint v1747 = v1746 + v1740;
+        shm2[v1747] = v1739;
+        const float v1748 = v39.m[7][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1749 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1752 = iron_frag_coord<64>(123u, iron_lane, false);
+        const uint v1753 = v1752 - 48u;
+        const uint v1754 = v1753 * 132u;
+        const uint v1755 = v1754 + v37;
+        const uint v1756 = v1755 + v1749;
+        shm2[v1756] = v1748;
+        const float v1757 = v39.m[7][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1758 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1761 = iron_frag_coord<64>(124u, iron_lane, false);
+        const uint v1762 = v1761 - 48u;
+        const uint v1763 = v1762 * 132u;
+        const uint v1764 = v1763 + v37;
+        const uint v1765 = v1764 + v1758;
+        shm2[v1765] = v1757;
+        const float v1766 = v39.m[7][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1767 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1770 = iron_frag_coord<64>(125u, iron_lane, false);
+        const uint v1771 = v1770 - 48u;
+        const uint v1772 = v1771 * 132u;
+        const uint v1773 = v1772 + v37;
+        const uint v1774 = v1773 + v1767;
+        shm2[v1774] = v1766;
+        const float v1775 = v39.m[7][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1776 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1779 = iron_frag_coord<64>(126u, iron_lane, false);
+        const uint v1780 = v1779 - 48u;
+        const uint v1781 = v1780 * 132u;
+        const uint v1782 = v1781 + v37;
+        const uint v1783 = v1782 + v1776;
+        shm2[v1783] = v1775;
+        const float v1784 = v39.m[7][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1785 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1788 = iron_frag_coord<64>(127u, iron_lane, false);
+        const uint v1789 = v1788 - 48u;
+        const uint v1790 = v1789 * 132u;
+        const uint v1791 = v1790 + v37;
+        const uint v1792 = v1791 + v1785;
+        shm2[v1792] = v1784;
+      }
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:331
+    const uint v1800 = v625 << 4u;  // kernels/gemm/gemm_tiles.hpp:333
+    const uint v1802 = v623 << 6u;
+    const uint v1803 = v24 + v1802;
+    const uint v1804 = v1803 + v1800;
+
+    for (uint v1796 = v1793; v1796 < 2048u; v1796 += 128u) {  // kernels/gemm/gemm_tiles.hpp:332
+      const uint v1798 = v1796 >> 7u;  // kernels/gemm/gemm_tiles.hpp:333
+      const uint v1805 = v1804 + v1798;
+      const uint v1807 = v1796 & 127u;  // kernels/gemm/gemm_tiles.hpp:334
+      const uint v1808 = v28 + v1807;
+      const bool v1809 = v1805 < v0;  // kernels/gemm/gemm_tiles.hpp:335
+      const bool v1810 = v1808 < v1;
+      const bool v1811 = v1809 && v1810;
+      if (v1811) {
+        const uint v1817 = v1798 * 132u;
+        const uint v1818 = v1817 + v1807;
+        const float v1819 = shm2[v1818];
+        const float v1820 = v1819 * v3;  // kernels/gemm/gemm.cpp:68
+        const bfloat v1821 = bfloat(v1820);
+        const uint v1822 = v1805 * v1;
+        const uint v1823 = v1822 + v1808;
+        out[v1823] = v1821;
+      }
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:337
   }
 }

@@ -81,6 +81,7 @@ kernel void iron_gemm_residual_nk_bf16(
     uint iron_sg [[simdgroup_index_in_threadgroup]]) {
   alignas(16) threadgroup bfloat shm0[8192];
   alignas(16) threadgroup bfloat shm1[8192];
+  threadgroup float* shm2 = reinterpret_cast<threadgroup float*>(shm0);
 
   const uint v0 = m;  // kernels/gemm/gemm_epilogue.cpp:91
   const uint v1 = n;
@@ -103,299 +104,299 @@ kernel void iron_gemm_residual_nk_bf16(
   const uint v24 = v23 << 7u;
   const uint v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v28 = v27 << 7u;
-  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:241
-  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:242
+  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:243
   const uint v33 = v32 << 6u;
-  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
+  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:244
   const uint v37 = v36 << 6u;
-  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v39, float(0.0f));
-  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:247
   iron_frag_fill(v41, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:247
+  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:248
   iron_frag_fill(v43, bfloat(bfloat(0.0f)));
   const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:203
   const bool v47 = v46 == 0u;
-  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:260
+  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:261
   if (v62) {
-    const uint v2417 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2420 = v2417 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2423 = v2417 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2424 = v2423 << 3u;
-    const uint v2425 = v24 + v2420;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2426 = v2425 < v0;
-    const uint v2431 = v2425 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2437 = v2420 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2442 = v2417 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2444 = v2442 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2447 = v2442 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2448 = v2447 << 3u;
-    const uint v2449 = v24 + v2444;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2450 = v2449 < v0;
-    const uint v2455 = v2449 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2461 = v2444 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2466 = v2417 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2468 = v2466 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2471 = v2466 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2472 = v2471 << 3u;
-    const uint v2473 = v24 + v2468;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2474 = v2473 < v0;
-    const uint v2479 = v2473 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2485 = v2468 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2490 = v2417 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2492 = v2490 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2495 = v2490 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2496 = v2495 << 3u;
-    const uint v2497 = v24 + v2492;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2498 = v2497 < v0;
-    const uint v2503 = v2497 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2509 = v2492 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2514 = v2417 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2516 = v2514 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2519 = v2514 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2520 = v2519 << 3u;
-    const uint v2521 = v24 + v2516;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2522 = v2521 < v0;
-    const uint v2527 = v2521 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2533 = v2516 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2538 = v2417 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2540 = v2538 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2543 = v2538 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2544 = v2543 << 3u;
-    const uint v2545 = v24 + v2540;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2546 = v2545 < v0;
-    const uint v2551 = v2545 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2557 = v2540 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2562 = v2417 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2564 = v2562 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2567 = v2562 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2568 = v2567 << 3u;
-    const uint v2569 = v24 + v2564;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2570 = v2569 < v0;
-    const uint v2575 = v2569 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2581 = v2564 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2586 = v2417 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2588 = v2586 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2591 = v2586 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2592 = v2591 << 3u;
-    const uint v2593 = v24 + v2588;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2594 = v2593 < v0;
-    const uint v2599 = v2593 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2605 = v2588 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2619 = v28 + v2420;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2620 = v2619 < v1;
-    const uint v2625 = v2619 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2643 = v28 + v2444;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2644 = v2643 < v1;
-    const uint v2649 = v2643 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2667 = v28 + v2468;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2668 = v2667 < v1;
-    const uint v2673 = v2667 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2691 = v28 + v2492;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2692 = v2691 < v1;
-    const uint v2697 = v2691 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2715 = v28 + v2516;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2716 = v2715 < v1;
-    const uint v2721 = v2715 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2739 = v28 + v2540;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2740 = v2739 < v1;
-    const uint v2745 = v2739 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2763 = v28 + v2564;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2764 = v2763 < v1;
-    const uint v2769 = v2763 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2787 = v28 + v2588;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2788 = v2787 < v1;
-    const uint v2793 = v2787 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2809 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v2815 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v1834 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v1837 = v1834 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v1840 = v1834 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v1841 = v1840 << 3u;
+    const uint v1842 = v24 + v1837;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v1843 = v1842 < v0;
+    const uint v1848 = v1842 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v1854 = v1837 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v1859 = v1834 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v1861 = v1859 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v1864 = v1859 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v1865 = v1864 << 3u;
+    const uint v1866 = v24 + v1861;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v1867 = v1866 < v0;
+    const uint v1872 = v1866 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v1878 = v1861 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v1883 = v1834 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v1885 = v1883 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v1888 = v1883 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v1889 = v1888 << 3u;
+    const uint v1890 = v24 + v1885;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v1891 = v1890 < v0;
+    const uint v1896 = v1890 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v1902 = v1885 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v1907 = v1834 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v1909 = v1907 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v1912 = v1907 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v1913 = v1912 << 3u;
+    const uint v1914 = v24 + v1909;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v1915 = v1914 < v0;
+    const uint v1920 = v1914 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v1926 = v1909 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v1931 = v1834 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v1933 = v1931 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v1936 = v1931 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v1937 = v1936 << 3u;
+    const uint v1938 = v24 + v1933;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v1939 = v1938 < v0;
+    const uint v1944 = v1938 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v1950 = v1933 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v1955 = v1834 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v1957 = v1955 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v1960 = v1955 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v1961 = v1960 << 3u;
+    const uint v1962 = v24 + v1957;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v1963 = v1962 < v0;
+    const uint v1968 = v1962 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v1974 = v1957 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v1979 = v1834 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v1981 = v1979 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v1984 = v1979 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v1985 = v1984 << 3u;
+    const uint v1986 = v24 + v1981;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v1987 = v1986 < v0;
+    const uint v1992 = v1986 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v1998 = v1981 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2003 = v1834 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2005 = v2003 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2008 = v2003 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2009 = v2008 << 3u;
+    const uint v2010 = v24 + v2005;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2011 = v2010 < v0;
+    const uint v2016 = v2010 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2022 = v2005 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2036 = v28 + v1837;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2037 = v2036 < v1;
+    const uint v2042 = v2036 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2060 = v28 + v1861;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2061 = v2060 < v1;
+    const uint v2066 = v2060 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2084 = v28 + v1885;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2085 = v2084 < v1;
+    const uint v2090 = v2084 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2108 = v28 + v1909;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2109 = v2108 < v1;
+    const uint v2114 = v2108 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2132 = v28 + v1933;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2133 = v2132 < v1;
+    const uint v2138 = v2132 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2156 = v28 + v1957;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2157 = v2156 < v1;
+    const uint v2162 = v2156 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2180 = v28 + v1981;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2181 = v2180 < v1;
+    const uint v2186 = v2180 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2204 = v28 + v2005;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2205 = v2204 < v1;
+    const uint v2210 = v2204 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2226 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v2232 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:256
 
-    for (uint v2409 = 0u; v2409 < v2; v2409 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
-      const uint v2411 = v2409 >> 6u;
-      const uint v2413 = v2411 % 1u;
+    for (uint v1826 = 0u; v1826 < v2; v1826 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      const uint v1828 = v1826 >> 6u;
+      const uint v1830 = v1828 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2415 = v2413 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
-      const uint v2427 = v2409 + v2424;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2428 = v2427 < v2;
-      const bool v2429 = v2426 && v2428;
-      const uint v2433 = v2431 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2434 = v2433 + v2424;
-      const uint v2435 = v2429 ? v2434 : 0u;
-      const uint v2438 = v2415 + v2437;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2439 = v2438 + v2424;
+      const uint v1832 = v1830 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
+      const uint v1844 = v1826 + v1841;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v1845 = v1844 < v2;
+      const bool v1846 = v1843 && v1845;
+      const uint v1850 = v1848 + v1826;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v1851 = v1850 + v1841;
+      const uint v1852 = v1846 ? v1851 : 0u;
+      const uint v1855 = v1832 + v1854;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v1856 = v1855 + v1841;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2439 + e] = v2429 ? a[v2435 + e] : bfloat(0);
+        shm0[v1856 + e] = v1846 ? a[v1852 + e] : bfloat(0);
       }
-      const uint v2451 = v2409 + v2448;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2452 = v2451 < v2;
-      const bool v2453 = v2450 && v2452;
-      const uint v2457 = v2455 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2458 = v2457 + v2448;
-      const uint v2459 = v2453 ? v2458 : 0u;
-      const uint v2462 = v2415 + v2461;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2463 = v2462 + v2448;
+      const uint v1868 = v1826 + v1865;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v1869 = v1868 < v2;
+      const bool v1870 = v1867 && v1869;
+      const uint v1874 = v1872 + v1826;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v1875 = v1874 + v1865;
+      const uint v1876 = v1870 ? v1875 : 0u;
+      const uint v1879 = v1832 + v1878;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v1880 = v1879 + v1865;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2463 + e] = v2453 ? a[v2459 + e] : bfloat(0);
+        shm0[v1880 + e] = v1870 ? a[v1876 + e] : bfloat(0);
       }
-      const uint v2475 = v2409 + v2472;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2476 = v2475 < v2;
-      const bool v2477 = v2474 && v2476;
-      const uint v2481 = v2479 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2482 = v2481 + v2472;
-      const uint v2483 = v2477 ? v2482 : 0u;
-      const uint v2486 = v2415 + v2485;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2487 = v2486 + v2472;
+      const uint v1892 = v1826 + v1889;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v1893 = v1892 < v2;
+      const bool v1894 = v1891 && v1893;
+      const uint v1898 = v1896 + v1826;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v1899 = v1898 + v1889;
+      const uint v1900 = v1894 ? v1899 : 0u;
+      const uint v1903 = v1832 + v1902;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v1904 = v1903 + v1889;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2487 + e] = v2477 ? a[v2483 + e] : bfloat(0);
+        shm0[v1904 + e] = v1894 ? a[v1900 + e] : bfloat(0);
       }
-      const uint v2499 = v2409 + v2496;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2500 = v2499 < v2;
-      const bool v2501 = v2498 && v2500;
-      const uint v2505 = v2503 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2506 = v2505 + v2496;
-      const uint v2507 = v2501 ? v2506 : 0u;
-      const uint v2510 = v2415 + v2509;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2511 = v2510 + v2496;
+      const uint v1916 = v1826 + v1913;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v1917 = v1916 < v2;
+      const bool v1918 = v1915 && v1917;
+      const uint v1922 = v1920 + v1826;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v1923 = v1922 + v1913;
+      const uint v1924 = v1918 ? v1923 : 0u;
+      const uint v1927 = v1832 + v1926;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v1928 = v1927 + v1913;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2511 + e] = v2501 ? a[v2507 + e] : bfloat(0);
+        shm0[v1928 + e] = v1918 ? a[v1924 + e] : bfloat(0);
       }
-      const uint v2523 = v2409 + v2520;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2524 = v2523 < v2;
-      const bool v2525 = v2522 && v2524;
-      const uint v2529 = v2527 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2530 = v2529 + v2520;
-      const uint v2531 = v2525 ? v2530 : 0u;
-      const uint v2534 = v2415 + v2533;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2535 = v2534 + v2520;
+      const uint v1940 = v1826 + v1937;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v1941 = v1940 < v2;
+      const bool v1942 = v1939 && v1941;
+      const uint v1946 = v1944 + v1826;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v1947 = v1946 + v1937;
+      const uint v1948 = v1942 ? v1947 : 0u;
+      const uint v1951 = v1832 + v1950;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v1952 = v1951 + v1937;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2535 + e] = v2525 ? a[v2531 + e] : bfloat(0);
+        shm0[v1952 + e] = v1942 ? a[v1948 + e] : bfloat(0);
       }
-      const uint v2547 = v2409 + v2544;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2548 = v2547 < v2;
-      const bool v2549 = v2546 && v2548;
-      const uint v2553 = v2551 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2554 = v2553 + v2544;
-      const uint v2555 = v2549 ? v2554 : 0u;
-      const uint v2558 = v2415 + v2557;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2559 = v2558 + v2544;
+      const uint v1964 = v1826 + v1961;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v1965 = v1964 < v2;
+      const bool v1966 = v1963 && v1965;
+      const uint v1970 = v1968 + v1826;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v1971 = v1970 + v1961;
+      const uint v1972 = v1966 ? v1971 : 0u;
+      const uint v1975 = v1832 + v1974;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v1976 = v1975 + v1961;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2559 + e] = v2549 ? a[v2555 + e] : bfloat(0);
+        shm0[v1976 + e] = v1966 ? a[v1972 + e] : bfloat(0);
       }
-      const uint v2571 = v2409 + v2568;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2572 = v2571 < v2;
-      const bool v2573 = v2570 && v2572;
-      const uint v2577 = v2575 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2578 = v2577 + v2568;
-      const uint v2579 = v2573 ? v2578 : 0u;
-      const uint v2582 = v2415 + v2581;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2583 = v2582 + v2568;
+      const uint v1988 = v1826 + v1985;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v1989 = v1988 < v2;
+      const bool v1990 = v1987 && v1989;
+      const uint v1994 = v1992 + v1826;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v1995 = v1994 + v1985;
+      const uint v1996 = v1990 ? v1995 : 0u;
+      const uint v1999 = v1832 + v1998;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2000 = v1999 + v1985;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2583 + e] = v2573 ? a[v2579 + e] : bfloat(0);
+        shm0[v2000 + e] = v1990 ? a[v1996 + e] : bfloat(0);
       }
-      const uint v2595 = v2409 + v2592;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2596 = v2595 < v2;
-      const bool v2597 = v2594 && v2596;
-      const uint v2601 = v2599 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2602 = v2601 + v2592;
-      const uint v2603 = v2597 ? v2602 : 0u;
-      const uint v2606 = v2415 + v2605;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2607 = v2606 + v2592;
+      const uint v2012 = v1826 + v2009;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2013 = v2012 < v2;
+      const bool v2014 = v2011 && v2013;
+      const uint v2018 = v2016 + v1826;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2019 = v2018 + v2009;
+      const uint v2020 = v2014 ? v2019 : 0u;
+      const uint v2023 = v1832 + v2022;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2024 = v2023 + v2009;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2607 + e] = v2597 ? a[v2603 + e] : bfloat(0);
+        shm0[v2024 + e] = v2014 ? a[v2020 + e] : bfloat(0);
       }
-      const bool v2623 = v2620 && v2428;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2627 = v2625 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2628 = v2627 + v2424;
-      const uint v2629 = v2623 ? v2628 : 0u;
+      const bool v2040 = v2037 && v1845;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2044 = v2042 + v1826;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2045 = v2044 + v1841;
+      const uint v2046 = v2040 ? v2045 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2439 + e] = v2623 ? b[v2629 + e] : bfloat(0);
+        shm1[v1856 + e] = v2040 ? b[v2046 + e] : bfloat(0);
       }
-      const bool v2647 = v2644 && v2452;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2651 = v2649 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2652 = v2651 + v2448;
-      const uint v2653 = v2647 ? v2652 : 0u;
+      const bool v2064 = v2061 && v1869;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2068 = v2066 + v1826;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2069 = v2068 + v1865;
+      const uint v2070 = v2064 ? v2069 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2463 + e] = v2647 ? b[v2653 + e] : bfloat(0);
+        shm1[v1880 + e] = v2064 ? b[v2070 + e] : bfloat(0);
       }
-      const bool v2671 = v2668 && v2476;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2675 = v2673 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2676 = v2675 + v2472;
-      const uint v2677 = v2671 ? v2676 : 0u;
+      const bool v2088 = v2085 && v1893;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2092 = v2090 + v1826;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2093 = v2092 + v1889;
+      const uint v2094 = v2088 ? v2093 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2487 + e] = v2671 ? b[v2677 + e] : bfloat(0);
+        shm1[v1904 + e] = v2088 ? b[v2094 + e] : bfloat(0);
       }
-      const bool v2695 = v2692 && v2500;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2699 = v2697 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2700 = v2699 + v2496;
-      const uint v2701 = v2695 ? v2700 : 0u;
+      const bool v2112 = v2109 && v1917;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2116 = v2114 + v1826;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2117 = v2116 + v1913;
+      const uint v2118 = v2112 ? v2117 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2511 + e] = v2695 ? b[v2701 + e] : bfloat(0);
+        shm1[v1928 + e] = v2112 ? b[v2118 + e] : bfloat(0);
       }
-      const bool v2719 = v2716 && v2524;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2723 = v2721 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2724 = v2723 + v2520;
-      const uint v2725 = v2719 ? v2724 : 0u;
+      const bool v2136 = v2133 && v1941;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2140 = v2138 + v1826;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2141 = v2140 + v1937;
+      const uint v2142 = v2136 ? v2141 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2535 + e] = v2719 ? b[v2725 + e] : bfloat(0);
+        shm1[v1952 + e] = v2136 ? b[v2142 + e] : bfloat(0);
       }
-      const bool v2743 = v2740 && v2548;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2747 = v2745 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2748 = v2747 + v2544;
-      const uint v2749 = v2743 ? v2748 : 0u;
+      const bool v2160 = v2157 && v1965;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2164 = v2162 + v1826;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2165 = v2164 + v1961;
+      const uint v2166 = v2160 ? v2165 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2559 + e] = v2743 ? b[v2749 + e] : bfloat(0);
+        shm1[v1976 + e] = v2160 ? b[v2166 + e] : bfloat(0);
       }
-      const bool v2767 = v2764 && v2572;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2771 = v2769 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2772 = v2771 + v2568;
-      const uint v2773 = v2767 ? v2772 : 0u;
+      const bool v2184 = v2181 && v1989;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2188 = v2186 + v1826;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2189 = v2188 + v1985;
+      const uint v2190 = v2184 ? v2189 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2583 + e] = v2767 ? b[v2773 + e] : bfloat(0);
+        shm1[v2000 + e] = v2184 ? b[v2190 + e] : bfloat(0);
       }
-      const bool v2791 = v2788 && v2596;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2795 = v2793 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2796 = v2795 + v2592;
-      const uint v2797 = v2791 ? v2796 : 0u;
+      const bool v2208 = v2205 && v2013;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2212 = v2210 + v1826;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2213 = v2212 + v2009;
+      const uint v2214 = v2208 ? v2213 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2607 + e] = v2791 ? b[v2797 + e] : bfloat(0);
+        shm1[v2024 + e] = v2208 ? b[v2214 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:267
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:268
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2810 = v2415 + v2809;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<false>(v41, shm0, long(v2810), long(64u));
-      const uint v2816 = v2415 + v2815;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load<true>(v43, shm1, long(v2816), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
-      const uint v2823 = v2810 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<false>(v41, shm0, long(v2823), long(64u));
-      const uint v2829 = v2816 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load<true>(v43, shm1, long(v2829), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
-      const uint v2835 = v2810 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<false>(v41, shm0, long(v2835), long(64u));
-      const uint v2841 = v2816 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load<true>(v43, shm1, long(v2841), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
-      const uint v2847 = v2810 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<false>(v41, shm0, long(v2847), long(64u));
-      const uint v2853 = v2816 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load<true>(v43, shm1, long(v2853), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const uint v2227 = v1832 + v2226;  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<false>(v41, shm0, long(v2227), long(64u));
+      const uint v2233 = v1832 + v2232;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load<true>(v43, shm1, long(v2233), long(64u));
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:258
+      const uint v2240 = v2227 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<false>(v41, shm0, long(v2240), long(64u));
+      const uint v2246 = v2233 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load<true>(v43, shm1, long(v2246), long(64u));
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:258
+      const uint v2252 = v2227 + 32u;  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<false>(v41, shm0, long(v2252), long(64u));
+      const uint v2258 = v2233 + 32u;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load<true>(v43, shm1, long(v2258), long(64u));
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:258
+      const uint v2264 = v2227 + 48u;  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<false>(v41, shm0, long(v2264), long(64u));
+      const uint v2270 = v2233 + 48u;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load<true>(v43, shm1, long(v2270), long(64u));
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:258
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:267
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:268
   } else {
     const uint v513 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
     const uint v514 = iron_tid.x;
-    const uint v570 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v576 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
-    const uint v584 = v570 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v590 = v576 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
-    const uint v596 = v570 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v602 = v576 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
-    const uint v608 = v570 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v614 = v576 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v570 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v576 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:256
+    const uint v584 = v570 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v590 = v576 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
+    const uint v596 = v570 + 32u;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v602 = v576 + 32u;  // kernels/gemm/gemm_tiles.hpp:256
+    const uint v608 = v570 + 48u;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v614 = v576 + 48u;  // kernels/gemm/gemm_tiles.hpp:256
 
-    for (uint v512 = 0u; v512 < v2; v512 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
+    for (uint v512 = 0u; v512 < v2; v512 += 64u) {  // kernels/gemm/gemm_tiles.hpp:273
       for (uint v516 = v514; v516 < 8192u; v516 += v513) {  // kernels/gemm/gemm_tiles.hpp:95
         const uint v518 = v516 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
         const uint v520 = v516 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -441,2198 +442,1062 @@ kernel void iron_gemm_residual_nk_bf16(
           shm1[v563] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:275
-      iron_frag_load<false>(v41, shm0, long(v570), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v43, shm1, long(v576), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load<false>(v41, shm0, long(v584), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v43, shm1, long(v590), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load<false>(v41, shm0, long(v596), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v43, shm1, long(v602), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load<false>(v41, shm0, long(v608), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v43, shm1, long(v614), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:277
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:276
+      iron_frag_load<false>(v41, shm0, long(v570), long(64u));  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<true>(v43, shm1, long(v576), long(64u));  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load<false>(v41, shm0, long(v584), long(64u));  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<true>(v43, shm1, long(v590), long(64u));  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load<false>(v41, shm0, long(v596), long(64u));  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<true>(v43, shm1, long(v602), long(64u));  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load<false>(v41, shm0, long(v608), long(64u));  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<true>(v43, shm1, long(v614), long(64u));  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:258
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:278
     }
   }
-  const uint v615 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:280
-  const uint v616 = v24 + v33;
-  const uint v617 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v618 = v616 + v617;
-  const uint v619 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v620 = v615 + v619;
-  const bool v621 = v618 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v622 = v620 < v1;
-  const bool v623 = v621 && v622;
-  if (v623) {
-    const float v624 = v39.m[0][0].thread_elements()[0];
-    const uint v625 = v618 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v626 = v625 + v620;
-    const bfloat v627 = residual[v626];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v628 = float(v627);
-    const float v629 = fma(v624, v3, v628);
-    const bfloat v630 = bfloat(v629);
-    out[v626] = v630;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v631 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v632 = v616 + v631;
-  const uint v633 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v634 = v615 + v633;
-  const bool v635 = v632 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v636 = v634 < v1;
-  const bool v637 = v635 && v636;
-  if (v637) {
-    const float v638 = v39.m[0][0].thread_elements()[1];
-    const uint v639 = v632 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v640 = v639 + v634;
-    const bfloat v641 = residual[v640];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v642 = float(v641);
-    const float v643 = fma(v638, v3, v642);
-    const bfloat v644 = bfloat(v643);
-    out[v640] = v644;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v645 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v646 = v616 + v645;
-  const uint v647 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v648 = v615 + v647;
-  const bool v649 = v646 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v650 = v648 < v1;
-  const bool v651 = v649 && v650;
-  if (v651) {
-    const float v652 = v39.m[0][1].thread_elements()[0];
-    const uint v653 = v646 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v654 = v653 + v648;
-    const bfloat v655 = residual[v654];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v656 = float(v655);
-    const float v657 = fma(v652, v3, v656);
-    const bfloat v658 = bfloat(v657);
-    out[v654] = v658;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v659 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v660 = v616 + v659;
-  const uint v661 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v662 = v615 + v661;
-  const bool v663 = v660 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v664 = v662 < v1;
-  const bool v665 = v663 && v664;
-  if (v665) {
-    const float v666 = v39.m[0][1].thread_elements()[1];
-    const uint v667 = v660 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v668 = v667 + v662;
-    const bfloat v669 = residual[v668];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v670 = float(v669);
-    const float v671 = fma(v666, v3, v670);
-    const bfloat v672 = bfloat(v671);
-    out[v668] = v672;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v673 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v674 = v616 + v673;
-  const uint v675 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v676 = v615 + v675;
-  const bool v677 = v674 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v678 = v676 < v1;
-  const bool v679 = v677 && v678;
-  if (v679) {
-    const float v680 = v39.m[0][2].thread_elements()[0];
-    const uint v681 = v674 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v682 = v681 + v676;
-    const bfloat v683 = residual[v682];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v684 = float(v683);
-    const float v685 = fma(v680, v3, v684);
-    const bfloat v686 = bfloat(v685);
-    out[v682] = v686;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v687 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v688 = v616 + v687;
-  const uint v689 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v690 = v615 + v689;
-  const bool v691 = v688 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v692 = v690 < v1;
-  const bool v693 = v691 && v692;
-  if (v693) {
-    const float v694 = v39.m[0][2].thread_elements()[1];
-    const uint v695 = v688 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v696 = v695 + v690;
-    const bfloat v697 = residual[v696];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v698 = float(v697);
-    const float v699 = fma(v694, v3, v698);
-    const bfloat v700 = bfloat(v699);
-    out[v696] = v700;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v701 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v702 = v616 + v701;
-  const uint v703 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v704 = v615 + v703;
-  const bool v705 = v702 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v706 = v704 < v1;
-  const bool v707 = v705 && v706;
-  if (v707) {
-    const float v708 = v39.m[0][3].thread_elements()[0];
-    const uint v709 = v702 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v710 = v709 + v704;
-    const bfloat v711 = residual[v710];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v712 = float(v711);
-    const float v713 = fma(v708, v3, v712);
-    const bfloat v714 = bfloat(v713);
-    out[v710] = v714;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v715 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v716 = v616 + v715;
-  const uint v717 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v718 = v615 + v717;
-  const bool v719 = v716 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v720 = v718 < v1;
-  const bool v721 = v719 && v720;
-  if (v721) {
-    const float v722 = v39.m[0][3].thread_elements()[1];
-    const uint v723 = v716 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v724 = v723 + v718;
-    const bfloat v725 = residual[v724];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v726 = float(v725);
-    const float v727 = fma(v722, v3, v726);
-    const bfloat v728 = bfloat(v727);
-    out[v724] = v728;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v729 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v730 = v616 + v729;
-  const uint v731 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v732 = v615 + v731;
-  const bool v733 = v730 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v734 = v732 < v1;
-  const bool v735 = v733 && v734;
-  if (v735) {
-    const float v736 = v39.m[0][4].thread_elements()[0];
-    const uint v737 = v730 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v738 = v737 + v732;
-    const bfloat v739 = residual[v738];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v740 = float(v739);
-    const float v741 = fma(v736, v3, v740);
-    const bfloat v742 = bfloat(v741);
-    out[v738] = v742;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v743 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v744 = v616 + v743;
-  const uint v745 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v746 = v615 + v745;
-  const bool v747 = v744 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v748 = v746 < v1;
-  const bool v749 = v747 && v748;
-  if (v749) {
-    const float v750 = v39.m[0][4].thread_elements()[1];
-    const uint v751 = v744 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v752 = v751 + v746;
-    const bfloat v753 = residual[v752];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v754 = float(v753);
-    const float v755 = fma(v750, v3, v754);
-    const bfloat v756 = bfloat(v755);
-    out[v752] = v756;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v757 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v758 = v616 + v757;
-  const uint v759 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v760 = v615 + v759;
-  const bool v761 = v758 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v762 = v760 < v1;
-  const bool v763 = v761 && v762;
-  if (v763) {
-    const float v764 = v39.m[0][5].thread_elements()[0];
-    const uint v765 = v758 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v766 = v765 + v760;
-    const bfloat v767 = residual[v766];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v768 = float(v767);
-    const float v769 = fma(v764, v3, v768);
-    const bfloat v770 = bfloat(v769);
-    out[v766] = v770;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v771 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v772 = v616 + v771;
-  const uint v773 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v774 = v615 + v773;
-  const bool v775 = v772 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v776 = v774 < v1;
-  const bool v777 = v775 && v776;
-  if (v777) {
-    const float v778 = v39.m[0][5].thread_elements()[1];
-    const uint v779 = v772 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v780 = v779 + v774;
-    const bfloat v781 = residual[v780];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v782 = float(v781);
-    const float v783 = fma(v778, v3, v782);
-    const bfloat v784 = bfloat(v783);
-    out[v780] = v784;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v785 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v786 = v616 + v785;
-  const uint v787 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v788 = v615 + v787;
-  const bool v789 = v786 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v790 = v788 < v1;
-  const bool v791 = v789 && v790;
-  if (v791) {
-    const float v792 = v39.m[0][6].thread_elements()[0];
-    const uint v793 = v786 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v794 = v793 + v788;
-    const bfloat v795 = residual[v794];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v796 = float(v795);
-    const float v797 = fma(v792, v3, v796);
-    const bfloat v798 = bfloat(v797);
-    out[v794] = v798;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v799 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v800 = v616 + v799;
-  const uint v801 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v802 = v615 + v801;
-  const bool v803 = v800 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v804 = v802 < v1;
-  const bool v805 = v803 && v804;
-  if (v805) {
-    const float v806 = v39.m[0][6].thread_elements()[1];
-    const uint v807 = v800 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v808 = v807 + v802;
-    const bfloat v809 = residual[v808];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v810 = float(v809);
-    const float v811 = fma(v806, v3, v810);
-    const bfloat v812 = bfloat(v811);
-    out[v808] = v812;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v813 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v814 = v616 + v813;
-  const uint v815 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v816 = v615 + v815;
-  const bool v817 = v814 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v818 = v816 < v1;
-  const bool v819 = v817 && v818;
-  if (v819) {
-    const float v820 = v39.m[0][7].thread_elements()[0];
-    const uint v821 = v814 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v822 = v821 + v816;
-    const bfloat v823 = residual[v822];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v824 = float(v823);
-    const float v825 = fma(v820, v3, v824);
-    const bfloat v826 = bfloat(v825);
-    out[v822] = v826;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v827 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v828 = v616 + v827;
-  const uint v829 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v830 = v615 + v829;
-  const bool v831 = v828 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v832 = v830 < v1;
-  const bool v833 = v831 && v832;
-  if (v833) {
-    const float v834 = v39.m[0][7].thread_elements()[1];
-    const uint v835 = v828 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v836 = v835 + v830;
-    const bfloat v837 = residual[v836];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v838 = float(v837);
-    const float v839 = fma(v834, v3, v838);
-    const bfloat v840 = bfloat(v839);
-    out[v836] = v840;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v841 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v842 = v616 + v841;
-  const uint v843 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v844 = v615 + v843;
-  const bool v845 = v842 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v846 = v844 < v1;
-  const bool v847 = v845 && v846;
-  if (v847) {
-    const float v848 = v39.m[1][0].thread_elements()[0];
-    const uint v849 = v842 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v850 = v849 + v844;
-    const bfloat v851 = residual[v850];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v852 = float(v851);
-    const float v853 = fma(v848, v3, v852);
-    const bfloat v854 = bfloat(v853);
-    out[v850] = v854;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v855 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v856 = v616 + v855;
-  const uint v857 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v858 = v615 + v857;
-  const bool v859 = v856 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v860 = v858 < v1;
-  const bool v861 = v859 && v860;
-  if (v861) {
-    const float v862 = v39.m[1][0].thread_elements()[1];
-    const uint v863 = v856 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v864 = v863 + v858;
-    const bfloat v865 = residual[v864];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v866 = float(v865);
-    const float v867 = fma(v862, v3, v866);
-    const bfloat v868 = bfloat(v867);
-    out[v864] = v868;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v869 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v870 = v616 + v869;
-  const uint v871 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v872 = v615 + v871;
-  const bool v873 = v870 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v874 = v872 < v1;
-  const bool v875 = v873 && v874;
-  if (v875) {
-    const float v876 = v39.m[1][1].thread_elements()[0];
-    const uint v877 = v870 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v878 = v877 + v872;
-    const bfloat v879 = residual[v878];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v880 = float(v879);
-    const float v881 = fma(v876, v3, v880);
-    const bfloat v882 = bfloat(v881);
-    out[v878] = v882;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v883 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v884 = v616 + v883;
-  const uint v885 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v886 = v615 + v885;
-  const bool v887 = v884 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v888 = v886 < v1;
-  const bool v889 = v887 && v888;
-  if (v889) {
-    const float v890 = v39.m[1][1].thread_elements()[1];
-    const uint v891 = v884 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v892 = v891 + v886;
-    const bfloat v893 = residual[v892];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v894 = float(v893);
-    const float v895 = fma(v890, v3, v894);
-    const bfloat v896 = bfloat(v895);
-    out[v892] = v896;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v897 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v898 = v616 + v897;
-  const uint v899 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v900 = v615 + v899;
-  const bool v901 = v898 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v902 = v900 < v1;
-  const bool v903 = v901 && v902;
-  if (v903) {
-    const float v904 = v39.m[1][2].thread_elements()[0];
-    const uint v905 = v898 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v906 = v905 + v900;
-    const bfloat v907 = residual[v906];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v908 = float(v907);
-    const float v909 = fma(v904, v3, v908);
-    const bfloat v910 = bfloat(v909);
-    out[v906] = v910;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v911 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v912 = v616 + v911;
-  const uint v913 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v914 = v615 + v913;
-  const bool v915 = v912 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v916 = v914 < v1;
-  const bool v917 = v915 && v916;
-  if (v917) {
-    const float v918 = v39.m[1][2].thread_elements()[1];
-    const uint v919 = v912 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v920 = v919 + v914;
-    const bfloat v921 = residual[v920];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v922 = float(v921);
-    const float v923 = fma(v918, v3, v922);
-    const bfloat v924 = bfloat(v923);
-    out[v920] = v924;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v925 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v926 = v616 + v925;
-  const uint v927 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v928 = v615 + v927;
-  const bool v929 = v926 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v930 = v928 < v1;
-  const bool v931 = v929 && v930;
-  if (v931) {
-    const float v932 = v39.m[1][3].thread_elements()[0];
-    const uint v933 = v926 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v934 = v933 + v928;
-    const bfloat v935 = residual[v934];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v936 = float(v935);
-    const float v937 = fma(v932, v3, v936);
-    const bfloat v938 = bfloat(v937);
-    out[v934] = v938;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v939 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v940 = v616 + v939;
-  const uint v941 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v942 = v615 + v941;
-  const bool v943 = v940 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v944 = v942 < v1;
-  const bool v945 = v943 && v944;
-  if (v945) {
-    const float v946 = v39.m[1][3].thread_elements()[1];
-    const uint v947 = v940 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v948 = v947 + v942;
-    const bfloat v949 = residual[v948];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v950 = float(v949);
-    const float v951 = fma(v946, v3, v950);
-    const bfloat v952 = bfloat(v951);
-    out[v948] = v952;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v953 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v954 = v616 + v953;
-  const uint v955 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v956 = v615 + v955;
-  const bool v957 = v954 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v958 = v956 < v1;
-  const bool v959 = v957 && v958;
-  if (v959) {
-    const float v960 = v39.m[1][4].thread_elements()[0];
-    const uint v961 = v954 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v962 = v961 + v956;
-    const bfloat v963 = residual[v962];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v964 = float(v963);
-    const float v965 = fma(v960, v3, v964);
-    const bfloat v966 = bfloat(v965);
-    out[v962] = v966;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v967 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v968 = v616 + v967;
-  const uint v969 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v970 = v615 + v969;
-  const bool v971 = v968 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v972 = v970 < v1;
-  const bool v973 = v971 && v972;
-  if (v973) {
-    const float v974 = v39.m[1][4].thread_elements()[1];
-    const uint v975 = v968 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v976 = v975 + v970;
-    const bfloat v977 = residual[v976];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v978 = float(v977);
-    const float v979 = fma(v974, v3, v978);
-    const bfloat v980 = bfloat(v979);
-    out[v976] = v980;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v981 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v982 = v616 + v981;
-  const uint v983 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v984 = v615 + v983;
-  const bool v985 = v982 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v986 = v984 < v1;
-  const bool v987 = v985 && v986;
-  if (v987) {
-    const float v988 = v39.m[1][5].thread_elements()[0];
-    const uint v989 = v982 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v990 = v989 + v984;
-    const bfloat v991 = residual[v990];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v992 = float(v991);
-    const float v993 = fma(v988, v3, v992);
-    const bfloat v994 = bfloat(v993);
-    out[v990] = v994;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v995 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v996 = v616 + v995;
-  const uint v997 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v998 = v615 + v997;
-  const bool v999 = v996 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1000 = v998 < v1;
-  const bool v1001 = v999 && v1000;
-  if (v1001) {
-    const float v1002 = v39.m[1][5].thread_elements()[1];
-    const uint v1003 = v996 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1004 = v1003 + v998;
-    const bfloat v1005 = residual[v1004];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1006 = float(v1005);
-    const float v1007 = fma(v1002, v3, v1006);
-    const bfloat v1008 = bfloat(v1007);
-    out[v1004] = v1008;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1009 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1010 = v616 + v1009;
-  const uint v1011 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1012 = v615 + v1011;
-  const bool v1013 = v1010 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1014 = v1012 < v1;
-  const bool v1015 = v1013 && v1014;
-  if (v1015) {
-    const float v1016 = v39.m[1][6].thread_elements()[0];
-    const uint v1017 = v1010 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1018 = v1017 + v1012;
-    const bfloat v1019 = residual[v1018];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1020 = float(v1019);
-    const float v1021 = fma(v1016, v3, v1020);
-    const bfloat v1022 = bfloat(v1021);
-    out[v1018] = v1022;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1023 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1024 = v616 + v1023;
-  const uint v1025 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1026 = v615 + v1025;
-  const bool v1027 = v1024 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1028 = v1026 < v1;
-  const bool v1029 = v1027 && v1028;
-  if (v1029) {
-    const float v1030 = v39.m[1][6].thread_elements()[1];
-    const uint v1031 = v1024 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1032 = v1031 + v1026;
-    const bfloat v1033 = residual[v1032];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1034 = float(v1033);
-    const float v1035 = fma(v1030, v3, v1034);
-    const bfloat v1036 = bfloat(v1035);
-    out[v1032] = v1036;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1037 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1038 = v616 + v1037;
-  const uint v1039 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1040 = v615 + v1039;
-  const bool v1041 = v1038 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1042 = v1040 < v1;
-  const bool v1043 = v1041 && v1042;
-  if (v1043) {
-    const float v1044 = v39.m[1][7].thread_elements()[0];
-    const uint v1045 = v1038 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1046 = v1045 + v1040;
-    const bfloat v1047 = residual[v1046];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1048 = float(v1047);
-    const float v1049 = fma(v1044, v3, v1048);
-    const bfloat v1050 = bfloat(v1049);
-    out[v1046] = v1050;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1051 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1052 = v616 + v1051;
-  const uint v1053 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1054 = v615 + v1053;
-  const bool v1055 = v1052 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1056 = v1054 < v1;
-  const bool v1057 = v1055 && v1056;
-  if (v1057) {
-    const float v1058 = v39.m[1][7].thread_elements()[1];
-    const uint v1059 = v1052 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1060 = v1059 + v1054;
-    const bfloat v1061 = residual[v1060];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1062 = float(v1061);
-    const float v1063 = fma(v1058, v3, v1062);
-    const bfloat v1064 = bfloat(v1063);
-    out[v1060] = v1064;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1065 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1066 = v616 + v1065;
-  const uint v1067 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1068 = v615 + v1067;
-  const bool v1069 = v1066 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1070 = v1068 < v1;
-  const bool v1071 = v1069 && v1070;
-  if (v1071) {
-    const float v1072 = v39.m[2][0].thread_elements()[0];
-    const uint v1073 = v1066 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1074 = v1073 + v1068;
-    const bfloat v1075 = residual[v1074];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1076 = float(v1075);
-    const float v1077 = fma(v1072, v3, v1076);
-    const bfloat v1078 = bfloat(v1077);
-    out[v1074] = v1078;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1079 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1080 = v616 + v1079;
-  const uint v1081 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1082 = v615 + v1081;
-  const bool v1083 = v1080 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1084 = v1082 < v1;
-  const bool v1085 = v1083 && v1084;
-  if (v1085) {
-    const float v1086 = v39.m[2][0].thread_elements()[1];
-    const uint v1087 = v1080 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1088 = v1087 + v1082;
-    const bfloat v1089 = residual[v1088];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1090 = float(v1089);
-    const float v1091 = fma(v1086, v3, v1090);
-    const bfloat v1092 = bfloat(v1091);
-    out[v1088] = v1092;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1093 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1094 = v616 + v1093;
-  const uint v1095 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1096 = v615 + v1095;
-  const bool v1097 = v1094 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1098 = v1096 < v1;
-  const bool v1099 = v1097 && v1098;
-  if (v1099) {
-    const float v1100 = v39.m[2][1].thread_elements()[0];
-    const uint v1101 = v1094 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1102 = v1101 + v1096;
-    const bfloat v1103 = residual[v1102];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1104 = float(v1103);
-    const float v1105 = fma(v1100, v3, v1104);
-    const bfloat v1106 = bfloat(v1105);
-    out[v1102] = v1106;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1107 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1108 = v616 + v1107;
-  const uint v1109 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1110 = v615 + v1109;
-  const bool v1111 = v1108 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1112 = v1110 < v1;
-  const bool v1113 = v1111 && v1112;
-  if (v1113) {
-    const float v1114 = v39.m[2][1].thread_elements()[1];
-    const uint v1115 = v1108 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1116 = v1115 + v1110;
-    const bfloat v1117 = residual[v1116];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1118 = float(v1117);
-    const float v1119 = fma(v1114, v3, v1118);
-    const bfloat v1120 = bfloat(v1119);
-    out[v1116] = v1120;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1121 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1122 = v616 + v1121;
-  const uint v1123 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1124 = v615 + v1123;
-  const bool v1125 = v1122 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1126 = v1124 < v1;
-  const bool v1127 = v1125 && v1126;
-  if (v1127) {
-    const float v1128 = v39.m[2][2].thread_elements()[0];
-    const uint v1129 = v1122 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1130 = v1129 + v1124;
-    const bfloat v1131 = residual[v1130];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1132 = float(v1131);
-    const float v1133 = fma(v1128, v3, v1132);
-    const bfloat v1134 = bfloat(v1133);
-    out[v1130] = v1134;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1135 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1136 = v616 + v1135;
-  const uint v1137 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1138 = v615 + v1137;
-  const bool v1139 = v1136 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1140 = v1138 < v1;
-  const bool v1141 = v1139 && v1140;
-  if (v1141) {
-    const float v1142 = v39.m[2][2].thread_elements()[1];
-    const uint v1143 = v1136 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1144 = v1143 + v1138;
-    const bfloat v1145 = residual[v1144];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1146 = float(v1145);
-    const float v1147 = fma(v1142, v3, v1146);
-    const bfloat v1148 = bfloat(v1147);
-    out[v1144] = v1148;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1149 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1150 = v616 + v1149;
-  const uint v1151 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1152 = v615 + v1151;
-  const bool v1153 = v1150 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1154 = v1152 < v1;
-  const bool v1155 = v1153 && v1154;
-  if (v1155) {
-    const float v1156 = v39.m[2][3].thread_elements()[0];
-    const uint v1157 = v1150 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1158 = v1157 + v1152;
-    const bfloat v1159 = residual[v1158];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1160 = float(v1159);
-    const float v1161 = fma(v1156, v3, v1160);
-    const bfloat v1162 = bfloat(v1161);
-    out[v1158] = v1162;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1163 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1164 = v616 + v1163;
-  const uint v1165 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1166 = v615 + v1165;
-  const bool v1167 = v1164 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1168 = v1166 < v1;
-  const bool v1169 = v1167 && v1168;
-  if (v1169) {
-    const float v1170 = v39.m[2][3].thread_elements()[1];
-    const uint v1171 = v1164 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1172 = v1171 + v1166;
-    const bfloat v1173 = residual[v1172];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1174 = float(v1173);
-    const float v1175 = fma(v1170, v3, v1174);
-    const bfloat v1176 = bfloat(v1175);
-    out[v1172] = v1176;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1177 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1178 = v616 + v1177;
-  const uint v1179 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1180 = v615 + v1179;
-  const bool v1181 = v1178 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1182 = v1180 < v1;
-  const bool v1183 = v1181 && v1182;
-  if (v1183) {
-    const float v1184 = v39.m[2][4].thread_elements()[0];
-    const uint v1185 = v1178 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1186 = v1185 + v1180;
-    const bfloat v1187 = residual[v1186];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1188 = float(v1187);
-    const float v1189 = fma(v1184, v3, v1188);
-    const bfloat v1190 = bfloat(v1189);
-    out[v1186] = v1190;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1191 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1192 = v616 + v1191;
-  const uint v1193 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1194 = v615 + v1193;
-  const bool v1195 = v1192 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1196 = v1194 < v1;
-  const bool v1197 = v1195 && v1196;
-  if (v1197) {
-    const float v1198 = v39.m[2][4].thread_elements()[1];
-    const uint v1199 = v1192 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1200 = v1199 + v1194;
-    const bfloat v1201 = residual[v1200];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1202 = float(v1201);
-    const float v1203 = fma(v1198, v3, v1202);
-    const bfloat v1204 = bfloat(v1203);
-    out[v1200] = v1204;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1205 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1206 = v616 + v1205;
-  const uint v1207 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1208 = v615 + v1207;
-  const bool v1209 = v1206 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1210 = v1208 < v1;
-  const bool v1211 = v1209 && v1210;
-  if (v1211) {
-    const float v1212 = v39.m[2][5].thread_elements()[0];
-    const uint v1213 = v1206 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1214 = v1213 + v1208;
-    const bfloat v1215 = residual[v1214];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1216 = float(v1215);
-    const float v1217 = fma(v1212, v3, v1216);
-    const bfloat v1218 = bfloat(v1217);
-    out[v1214] = v1218;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1219 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1220 = v616 + v1219;
-  const uint v1221 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1222 = v615 + v1221;
-  const bool v1223 = v1220 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1224 = v1222 < v1;
-  const bool v1225 = v1223 && v1224;
-  if (v1225) {
-    const float v1226 = v39.m[2][5].thread_elements()[1];
-    const uint v1227 = v1220 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1228 = v1227 + v1222;
-    const bfloat v1229 = residual[v1228];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1230 = float(v1229);
-    const float v1231 = fma(v1226, v3, v1230);
-    const bfloat v1232 = bfloat(v1231);
-    out[v1228] = v1232;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1233 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1234 = v616 + v1233;
-  const uint v1235 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1236 = v615 + v1235;
-  const bool v1237 = v1234 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1238 = v1236 < v1;
-  const bool v1239 = v1237 && v1238;
-  if (v1239) {
-    const float v1240 = v39.m[2][6].thread_elements()[0];
-    const uint v1241 = v1234 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1242 = v1241 + v1236;
-    const bfloat v1243 = residual[v1242];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1244 = float(v1243);
-    const float v1245 = fma(v1240, v3, v1244);
-    const bfloat v1246 = bfloat(v1245);
-    out[v1242] = v1246;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1247 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1248 = v616 + v1247;
-  const uint v1249 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1250 = v615 + v1249;
-  const bool v1251 = v1248 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1252 = v1250 < v1;
-  const bool v1253 = v1251 && v1252;
-  if (v1253) {
-    const float v1254 = v39.m[2][6].thread_elements()[1];
-    const uint v1255 = v1248 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1256 = v1255 + v1250;
-    const bfloat v1257 = residual[v1256];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1258 = float(v1257);
-    const float v1259 = fma(v1254, v3, v1258);
-    const bfloat v1260 = bfloat(v1259);
-    out[v1256] = v1260;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1261 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1262 = v616 + v1261;
-  const uint v1263 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1264 = v615 + v1263;
-  const bool v1265 = v1262 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1266 = v1264 < v1;
-  const bool v1267 = v1265 && v1266;
-  if (v1267) {
-    const float v1268 = v39.m[2][7].thread_elements()[0];
-    const uint v1269 = v1262 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1270 = v1269 + v1264;
-    const bfloat v1271 = residual[v1270];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1272 = float(v1271);
-    const float v1273 = fma(v1268, v3, v1272);
-    const bfloat v1274 = bfloat(v1273);
-    out[v1270] = v1274;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1275 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1276 = v616 + v1275;
-  const uint v1277 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1278 = v615 + v1277;
-  const bool v1279 = v1276 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1280 = v1278 < v1;
-  const bool v1281 = v1279 && v1280;
-  if (v1281) {
-    const float v1282 = v39.m[2][7].thread_elements()[1];
-    const uint v1283 = v1276 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1284 = v1283 + v1278;
-    const bfloat v1285 = residual[v1284];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1286 = float(v1285);
-    const float v1287 = fma(v1282, v3, v1286);
-    const bfloat v1288 = bfloat(v1287);
-    out[v1284] = v1288;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1289 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1290 = v616 + v1289;
-  const uint v1291 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1292 = v615 + v1291;
-  const bool v1293 = v1290 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1294 = v1292 < v1;
-  const bool v1295 = v1293 && v1294;
-  if (v1295) {
-    const float v1296 = v39.m[3][0].thread_elements()[0];
-    const uint v1297 = v1290 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1298 = v1297 + v1292;
-    const bfloat v1299 = residual[v1298];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1300 = float(v1299);
-    const float v1301 = fma(v1296, v3, v1300);
-    const bfloat v1302 = bfloat(v1301);
-    out[v1298] = v1302;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1303 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1304 = v616 + v1303;
-  const uint v1305 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1306 = v615 + v1305;
-  const bool v1307 = v1304 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1308 = v1306 < v1;
-  const bool v1309 = v1307 && v1308;
-  if (v1309) {
-    const float v1310 = v39.m[3][0].thread_elements()[1];
-    const uint v1311 = v1304 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1312 = v1311 + v1306;
-    const bfloat v1313 = residual[v1312];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1314 = float(v1313);
-    const float v1315 = fma(v1310, v3, v1314);
-    const bfloat v1316 = bfloat(v1315);
-    out[v1312] = v1316;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1317 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1318 = v616 + v1317;
-  const uint v1319 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1320 = v615 + v1319;
-  const bool v1321 = v1318 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1322 = v1320 < v1;
-  const bool v1323 = v1321 && v1322;
-  if (v1323) {
-    const float v1324 = v39.m[3][1].thread_elements()[0];
-    const uint v1325 = v1318 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1326 = v1325 + v1320;
-    const bfloat v1327 = residual[v1326];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1328 = float(v1327);
-    const float v1329 = fma(v1324, v3, v1328);
-    const bfloat v1330 = bfloat(v1329);
-    out[v1326] = v1330;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1331 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1332 = v616 + v1331;
-  const uint v1333 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1334 = v615 + v1333;
-  const bool v1335 = v1332 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1336 = v1334 < v1;
-  const bool v1337 = v1335 && v1336;
-  if (v1337) {
-    const float v1338 = v39.m[3][1].thread_elements()[1];
-    const uint v1339 = v1332 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1340 = v1339 + v1334;
-    const bfloat v1341 = residual[v1340];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1342 = float(v1341);
-    const float v1343 = fma(v1338, v3, v1342);
-    const bfloat v1344 = bfloat(v1343);
-    out[v1340] = v1344;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1345 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1346 = v616 + v1345;
-  const uint v1347 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1348 = v615 + v1347;
-  const bool v1349 = v1346 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1350 = v1348 < v1;
-  const bool v1351 = v1349 && v1350;
-  if (v1351) {
-    const float v1352 = v39.m[3][2].thread_elements()[0];
-    const uint v1353 = v1346 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1354 = v1353 + v1348;
-    const bfloat v1355 = residual[v1354];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1356 = float(v1355);
-    const float v1357 = fma(v1352, v3, v1356);
-    const bfloat v1358 = bfloat(v1357);
-    out[v1354] = v1358;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1359 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1360 = v616 + v1359;
-  const uint v1361 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1362 = v615 + v1361;
-  const bool v1363 = v1360 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1364 = v1362 < v1;
-  const bool v1365 = v1363 && v1364;
-  if (v1365) {
-    const float v1366 = v39.m[3][2].thread_elements()[1];
-    const uint v1367 = v1360 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1368 = v1367 + v1362;
-    const bfloat v1369 = residual[v1368];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1370 = float(v1369);
-    const float v1371 = fma(v1366, v3, v1370);
-    const bfloat v1372 = bfloat(v1371);
-    out[v1368] = v1372;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1373 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1374 = v616 + v1373;
-  const uint v1375 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1376 = v615 + v1375;
-  const bool v1377 = v1374 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1378 = v1376 < v1;
-  const bool v1379 = v1377 && v1378;
-  if (v1379) {
-    const float v1380 = v39.m[3][3].thread_elements()[0];
-    const uint v1381 = v1374 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1382 = v1381 + v1376;
-    const bfloat v1383 = residual[v1382];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1384 = float(v1383);
-    const float v1385 = fma(v1380, v3, v1384);
-    const bfloat v1386 = bfloat(v1385);
-    out[v1382] = v1386;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1387 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1388 = v616 + v1387;
-  const uint v1389 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1390 = v615 + v1389;
-  const bool v1391 = v1388 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1392 = v1390 < v1;
-  const bool v1393 = v1391 && v1392;
-  if (v1393) {
-    const float v1394 = v39.m[3][3].thread_elements()[1];
-    const uint v1395 = v1388 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1396 = v1395 + v1390;
-    const bfloat v1397 = residual[v1396];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1398 = float(v1397);
-    const float v1399 = fma(v1394, v3, v1398);
-    const bfloat v1400 = bfloat(v1399);
-    out[v1396] = v1400;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1401 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1402 = v616 + v1401;
-  const uint v1403 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1404 = v615 + v1403;
-  const bool v1405 = v1402 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1406 = v1404 < v1;
-  const bool v1407 = v1405 && v1406;
-  if (v1407) {
-    const float v1408 = v39.m[3][4].thread_elements()[0];
-    const uint v1409 = v1402 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1410 = v1409 + v1404;
-    const bfloat v1411 = residual[v1410];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1412 = float(v1411);
-    const float v1413 = fma(v1408, v3, v1412);
-    const bfloat v1414 = bfloat(v1413);
-    out[v1410] = v1414;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1415 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1416 = v616 + v1415;
-  const uint v1417 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1418 = v615 + v1417;
-  const bool v1419 = v1416 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1420 = v1418 < v1;
-  const bool v1421 = v1419 && v1420;
-  if (v1421) {
-    const float v1422 = v39.m[3][4].thread_elements()[1];
-    const uint v1423 = v1416 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1424 = v1423 + v1418;
-    const bfloat v1425 = residual[v1424];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1426 = float(v1425);
-    const float v1427 = fma(v1422, v3, v1426);
-    const bfloat v1428 = bfloat(v1427);
-    out[v1424] = v1428;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1429 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1430 = v616 + v1429;
-  const uint v1431 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1432 = v615 + v1431;
-  const bool v1433 = v1430 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1434 = v1432 < v1;
-  const bool v1435 = v1433 && v1434;
-  if (v1435) {
-    const float v1436 = v39.m[3][5].thread_elements()[0];
-    const uint v1437 = v1430 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1438 = v1437 + v1432;
-    const bfloat v1439 = residual[v1438];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1440 = float(v1439);
-    const float v1441 = fma(v1436, v3, v1440);
-    const bfloat v1442 = bfloat(v1441);
-    out[v1438] = v1442;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1443 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1444 = v616 + v1443;
-  const uint v1445 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1446 = v615 + v1445;
-  const bool v1447 = v1444 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1448 = v1446 < v1;
-  const bool v1449 = v1447 && v1448;
-  if (v1449) {
-    const float v1450 = v39.m[3][5].thread_elements()[1];
-    const uint v1451 = v1444 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1452 = v1451 + v1446;
-    const bfloat v1453 = residual[v1452];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1454 = float(v1453);
-    const float v1455 = fma(v1450, v3, v1454);
-    const bfloat v1456 = bfloat(v1455);
-    out[v1452] = v1456;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1457 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1458 = v616 + v1457;
-  const uint v1459 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1460 = v615 + v1459;
-  const bool v1461 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1462 = v1460 < v1;
-  const bool v1463 = v1461 && v1462;
-  if (v1463) {
-    const float v1464 = v39.m[3][6].thread_elements()[0];
-    const uint v1465 = v1458 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1466 = v1465 + v1460;
-    const bfloat v1467 = residual[v1466];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1468 = float(v1467);
-    const float v1469 = fma(v1464, v3, v1468);
-    const bfloat v1470 = bfloat(v1469);
-    out[v1466] = v1470;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1471 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1472 = v616 + v1471;
-  const uint v1473 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1474 = v615 + v1473;
-  const bool v1475 = v1472 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1476 = v1474 < v1;
-  const bool v1477 = v1475 && v1476;
-  if (v1477) {
-    const float v1478 = v39.m[3][6].thread_elements()[1];
-    const uint v1479 = v1472 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1480 = v1479 + v1474;
-    const bfloat v1481 = residual[v1480];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1482 = float(v1481);
-    const float v1483 = fma(v1478, v3, v1482);
-    const bfloat v1484 = bfloat(v1483);
-    out[v1480] = v1484;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1485 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1486 = v616 + v1485;
-  const uint v1487 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1488 = v615 + v1487;
-  const bool v1489 = v1486 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1490 = v1488 < v1;
-  const bool v1491 = v1489 && v1490;
-  if (v1491) {
-    const float v1492 = v39.m[3][7].thread_elements()[0];
-    const uint v1493 = v1486 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1494 = v1493 + v1488;
-    const bfloat v1495 = residual[v1494];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1496 = float(v1495);
-    const float v1497 = fma(v1492, v3, v1496);
-    const bfloat v1498 = bfloat(v1497);
-    out[v1494] = v1498;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1499 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1500 = v616 + v1499;
-  const uint v1501 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1502 = v615 + v1501;
-  const bool v1503 = v1500 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1504 = v1502 < v1;
-  const bool v1505 = v1503 && v1504;
-  if (v1505) {
-    const float v1506 = v39.m[3][7].thread_elements()[1];
-    const uint v1507 = v1500 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1508 = v1507 + v1502;
-    const bfloat v1509 = residual[v1508];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1510 = float(v1509);
-    const float v1511 = fma(v1506, v3, v1510);
-    const bfloat v1512 = bfloat(v1511);
-    out[v1508] = v1512;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1513 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1514 = v616 + v1513;
-  const uint v1515 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1516 = v615 + v1515;
-  const bool v1517 = v1514 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1518 = v1516 < v1;
-  const bool v1519 = v1517 && v1518;
-  if (v1519) {
-    const float v1520 = v39.m[4][0].thread_elements()[0];
-    const uint v1521 = v1514 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1522 = v1521 + v1516;
-    const bfloat v1523 = residual[v1522];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1524 = float(v1523);
-    const float v1525 = fma(v1520, v3, v1524);
-    const bfloat v1526 = bfloat(v1525);
-    out[v1522] = v1526;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1527 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1528 = v616 + v1527;
-  const uint v1529 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1530 = v615 + v1529;
-  const bool v1531 = v1528 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1532 = v1530 < v1;
-  const bool v1533 = v1531 && v1532;
-  if (v1533) {
-    const float v1534 = v39.m[4][0].thread_elements()[1];
-    const uint v1535 = v1528 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1536 = v1535 + v1530;
-    const bfloat v1537 = residual[v1536];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1538 = float(v1537);
-    const float v1539 = fma(v1534, v3, v1538);
-    const bfloat v1540 = bfloat(v1539);
-    out[v1536] = v1540;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1541 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1542 = v616 + v1541;
-  const uint v1543 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1544 = v615 + v1543;
-  const bool v1545 = v1542 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1546 = v1544 < v1;
-  const bool v1547 = v1545 && v1546;
-  if (v1547) {
-    const float v1548 = v39.m[4][1].thread_elements()[0];
-    const uint v1549 = v1542 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1550 = v1549 + v1544;
-    const bfloat v1551 = residual[v1550];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1552 = float(v1551);
-    const float v1553 = fma(v1548, v3, v1552);
-    const bfloat v1554 = bfloat(v1553);
-    out[v1550] = v1554;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1555 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1556 = v616 + v1555;
-  const uint v1557 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1558 = v615 + v1557;
-  const bool v1559 = v1556 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1560 = v1558 < v1;
-  const bool v1561 = v1559 && v1560;
-  if (v1561) {
-    const float v1562 = v39.m[4][1].thread_elements()[1];
-    const uint v1563 = v1556 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1564 = v1563 + v1558;
-    const bfloat v1565 = residual[v1564];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1566 = float(v1565);
-    const float v1567 = fma(v1562, v3, v1566);
-    const bfloat v1568 = bfloat(v1567);
-    out[v1564] = v1568;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1569 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1570 = v616 + v1569;
-  const uint v1571 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1572 = v615 + v1571;
-  const bool v1573 = v1570 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1574 = v1572 < v1;
-  const bool v1575 = v1573 && v1574;
-  if (v1575) {
-    const float v1576 = v39.m[4][2].thread_elements()[0];
-    const uint v1577 = v1570 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1578 = v1577 + v1572;
-    const bfloat v1579 = residual[v1578];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1580 = float(v1579);
-    const float v1581 = fma(v1576, v3, v1580);
-    const bfloat v1582 = bfloat(v1581);
-    out[v1578] = v1582;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1583 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1584 = v616 + v1583;
-  const uint v1585 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1586 = v615 + v1585;
-  const bool v1587 = v1584 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1588 = v1586 < v1;
-  const bool v1589 = v1587 && v1588;
-  if (v1589) {
-    const float v1590 = v39.m[4][2].thread_elements()[1];
-    const uint v1591 = v1584 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1592 = v1591 + v1586;
-    const bfloat v1593 = residual[v1592];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1594 = float(v1593);
-    const float v1595 = fma(v1590, v3, v1594);
-    const bfloat v1596 = bfloat(v1595);
-    out[v1592] = v1596;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1597 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1598 = v616 + v1597;
-  const uint v1599 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1600 = v615 + v1599;
-  const bool v1601 = v1598 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1602 = v1600 < v1;
-  const bool v1603 = v1601 && v1602;
-  if (v1603) {
-    const float v1604 = v39.m[4][3].thread_elements()[0];
-    const uint v1605 = v1598 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1606 = v1605 + v1600;
-    const bfloat v1607 = residual[v1606];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1608 = float(v1607);
-    const float v1609 = fma(v1604, v3, v1608);
-    const bfloat v1610 = bfloat(v1609);
-    out[v1606] = v1610;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1611 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1612 = v616 + v1611;
-  const uint v1613 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1614 = v615 + v1613;
-  const bool v1615 = v1612 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1616 = v1614 < v1;
-  const bool v1617 = v1615 && v1616;
-  if (v1617) {
-    const float v1618 = v39.m[4][3].thread_elements()[1];
-    const uint v1619 = v1612 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1620 = v1619 + v1614;
-    const bfloat v1621 = residual[v1620];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1622 = float(v1621);
-    const float v1623 = fma(v1618, v3, v1622);
-    const bfloat v1624 = bfloat(v1623);
-    out[v1620] = v1624;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1625 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1626 = v616 + v1625;
-  const uint v1627 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1628 = v615 + v1627;
-  const bool v1629 = v1626 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1630 = v1628 < v1;
-  const bool v1631 = v1629 && v1630;
-  if (v1631) {
-    const float v1632 = v39.m[4][4].thread_elements()[0];
-    const uint v1633 = v1626 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1634 = v1633 + v1628;
-    const bfloat v1635 = residual[v1634];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1636 = float(v1635);
-    const float v1637 = fma(v1632, v3, v1636);
-    const bfloat v1638 = bfloat(v1637);
-    out[v1634] = v1638;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1639 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1640 = v616 + v1639;
-  const uint v1641 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1642 = v615 + v1641;
-  const bool v1643 = v1640 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1644 = v1642 < v1;
-  const bool v1645 = v1643 && v1644;
-  if (v1645) {
-    const float v1646 = v39.m[4][4].thread_elements()[1];
-    const uint v1647 = v1640 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1648 = v1647 + v1642;
-    const bfloat v1649 = residual[v1648];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1650 = float(v1649);
-    const float v1651 = fma(v1646, v3, v1650);
-    const bfloat v1652 = bfloat(v1651);
-    out[v1648] = v1652;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1653 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1654 = v616 + v1653;
-  const uint v1655 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1656 = v615 + v1655;
-  const bool v1657 = v1654 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1658 = v1656 < v1;
-  const bool v1659 = v1657 && v1658;
-  if (v1659) {
-    const float v1660 = v39.m[4][5].thread_elements()[0];
-    const uint v1661 = v1654 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1662 = v1661 + v1656;
-    const bfloat v1663 = residual[v1662];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1664 = float(v1663);
-    const float v1665 = fma(v1660, v3, v1664);
-    const bfloat v1666 = bfloat(v1665);
-    out[v1662] = v1666;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1667 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1668 = v616 + v1667;
-  const uint v1669 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1670 = v615 + v1669;
-  const bool v1671 = v1668 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1672 = v1670 < v1;
-  const bool v1673 = v1671 && v1672;
-  if (v1673) {
-    const float v1674 = v39.m[4][5].thread_elements()[1];
-    const uint v1675 = v1668 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1676 = v1675 + v1670;
-    const bfloat v1677 = residual[v1676];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1678 = float(v1677);
-    const float v1679 = fma(v1674, v3, v1678);
-    const bfloat v1680 = bfloat(v1679);
-    out[v1676] = v1680;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1681 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1682 = v616 + v1681;
-  const uint v1683 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1684 = v615 + v1683;
-  const bool v1685 = v1682 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1686 = v1684 < v1;
-  const bool v1687 = v1685 && v1686;
-  if (v1687) {
-    const float v1688 = v39.m[4][6].thread_elements()[0];
-    const uint v1689 = v1682 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1690 = v1689 + v1684;
-    const bfloat v1691 = residual[v1690];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1692 = float(v1691);
-    const float v1693 = fma(v1688, v3, v1692);
-    const bfloat v1694 = bfloat(v1693);
-    out[v1690] = v1694;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1695 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1696 = v616 + v1695;
-  const uint v1697 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1698 = v615 + v1697;
-  const bool v1699 = v1696 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1700 = v1698 < v1;
-  const bool v1701 = v1699 && v1700;
-  if (v1701) {
-    const float v1702 = v39.m[4][6].thread_elements()[1];
-    const uint v1703 = v1696 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1704 = v1703 + v1698;
-    const bfloat v1705 = residual[v1704];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1706 = float(v1705);
-    const float v1707 = fma(v1702, v3, v1706);
-    const bfloat v1708 = bfloat(v1707);
-    out[v1704] = v1708;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1709 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1710 = v616 + v1709;
-  const uint v1711 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1712 = v615 + v1711;
-  const bool v1713 = v1710 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1714 = v1712 < v1;
-  const bool v1715 = v1713 && v1714;
-  if (v1715) {
-    const float v1716 = v39.m[4][7].thread_elements()[0];
-    const uint v1717 = v1710 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1718 = v1717 + v1712;
-    const bfloat v1719 = residual[v1718];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1720 = float(v1719);
-    const float v1721 = fma(v1716, v3, v1720);
-    const bfloat v1722 = bfloat(v1721);
-    out[v1718] = v1722;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1723 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1724 = v616 + v1723;
-  const uint v1725 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1726 = v615 + v1725;
-  const bool v1727 = v1724 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1728 = v1726 < v1;
-  const bool v1729 = v1727 && v1728;
-  if (v1729) {
-    const float v1730 = v39.m[4][7].thread_elements()[1];
-    const uint v1731 = v1724 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1732 = v1731 + v1726;
-    const bfloat v1733 = residual[v1732];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1734 = float(v1733);
-    const float v1735 = fma(v1730, v3, v1734);
-    const bfloat v1736 = bfloat(v1735);
-    out[v1732] = v1736;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1737 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1738 = v616 + v1737;
-  const uint v1739 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1740 = v615 + v1739;
-  const bool v1741 = v1738 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1742 = v1740 < v1;
-  const bool v1743 = v1741 && v1742;
-  if (v1743) {
-    const float v1744 = v39.m[5][0].thread_elements()[0];
-    const uint v1745 = v1738 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1746 = v1745 + v1740;
-    const bfloat v1747 = residual[v1746];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1748 = float(v1747);
-    const float v1749 = fma(v1744, v3, v1748);
-    const bfloat v1750 = bfloat(v1749);
-    out[v1746] = v1750;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1751 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1752 = v616 + v1751;
-  const uint v1753 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1754 = v615 + v1753;
-  const bool v1755 = v1752 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1756 = v1754 < v1;
-  const bool v1757 = v1755 && v1756;
-  if (v1757) {
-    const float v1758 = v39.m[5][0].thread_elements()[1];
-    const uint v1759 = v1752 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1760 = v1759 + v1754;
-    const bfloat v1761 = residual[v1760];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1762 = float(v1761);
-    const float v1763 = fma(v1758, v3, v1762);
-    const bfloat v1764 = bfloat(v1763);
-    out[v1760] = v1764;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1765 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1766 = v616 + v1765;
-  const uint v1767 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1768 = v615 + v1767;
-  const bool v1769 = v1766 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1770 = v1768 < v1;
-  const bool v1771 = v1769 && v1770;
-  if (v1771) {
-    const float v1772 = v39.m[5][1].thread_elements()[0];
-    const uint v1773 = v1766 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1774 = v1773 + v1768;
-    const bfloat v1775 = residual[v1774];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1776 = float(v1775);
-    const float v1777 = fma(v1772, v3, v1776);
-    const bfloat v1778 = bfloat(v1777);
-    out[v1774] = v1778;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1779 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1780 = v616 + v1779;
-  const uint v1781 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1782 = v615 + v1781;
-  const bool v1783 = v1780 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1784 = v1782 < v1;
-  const bool v1785 = v1783 && v1784;
-  if (v1785) {
-    const float v1786 = v39.m[5][1].thread_elements()[1];
-    const uint v1787 = v1780 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1788 = v1787 + v1782;
-    const bfloat v1789 = residual[v1788];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1790 = float(v1789);
-    const float v1791 = fma(v1786, v3, v1790);
-    const bfloat v1792 = bfloat(v1791);
-    out[v1788] = v1792;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1793 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1794 = v616 + v1793;
-  const uint v1795 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1796 = v615 + v1795;
-  const bool v1797 = v1794 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1798 = v1796 < v1;
-  const bool v1799 = v1797 && v1798;
-  if (v1799) {
-    const float v1800 = v39.m[5][2].thread_elements()[0];
-    const uint v1801 = v1794 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1802 = v1801 + v1796;
-    const bfloat v1803 = residual[v1802];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1804 = float(v1803);
-    const float v1805 = fma(v1800, v3, v1804);
-    const bfloat v1806 = bfloat(v1805);
-    out[v1802] = v1806;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1807 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1808 = v616 + v1807;
-  const uint v1809 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1810 = v615 + v1809;
-  const bool v1811 = v1808 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1812 = v1810 < v1;
-  const bool v1813 = v1811 && v1812;
-  if (v1813) {
-    const float v1814 = v39.m[5][2].thread_elements()[1];
-    const uint v1815 = v1808 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1816 = v1815 + v1810;
-    const bfloat v1817 = residual[v1816];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1818 = float(v1817);
-    const float v1819 = fma(v1814, v3, v1818);
-    const bfloat v1820 = bfloat(v1819);
-    out[v1816] = v1820;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1821 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1822 = v616 + v1821;
-  const uint v1823 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1824 = v615 + v1823;
-  const bool v1825 = v1822 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1826 = v1824 < v1;
-  const bool v1827 = v1825 && v1826;
-  if (v1827) {
-    const float v1828 = v39.m[5][3].thread_elements()[0];
-    const uint v1829 = v1822 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1830 = v1829 + v1824;
-    const bfloat v1831 = residual[v1830];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1832 = float(v1831);
-    const float v1833 = fma(v1828, v3, v1832);
-    const bfloat v1834 = bfloat(v1833);
-    out[v1830] = v1834;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1835 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1836 = v616 + v1835;
-  const uint v1837 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1838 = v615 + v1837;
-  const bool v1839 = v1836 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1840 = v1838 < v1;
-  const bool v1841 = v1839 && v1840;
-  if (v1841) {
-    const float v1842 = v39.m[5][3].thread_elements()[1];
-    const uint v1843 = v1836 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1844 = v1843 + v1838;
-    const bfloat v1845 = residual[v1844];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1846 = float(v1845);
-    const float v1847 = fma(v1842, v3, v1846);
-    const bfloat v1848 = bfloat(v1847);
-    out[v1844] = v1848;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1849 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1850 = v616 + v1849;
-  const uint v1851 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1852 = v615 + v1851;
-  const bool v1853 = v1850 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1854 = v1852 < v1;
-  const bool v1855 = v1853 && v1854;
-  if (v1855) {
-    const float v1856 = v39.m[5][4].thread_elements()[0];
-    const uint v1857 = v1850 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1858 = v1857 + v1852;
-    const bfloat v1859 = residual[v1858];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1860 = float(v1859);
-    const float v1861 = fma(v1856, v3, v1860);
-    const bfloat v1862 = bfloat(v1861);
-    out[v1858] = v1862;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1863 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1864 = v616 + v1863;
-  const uint v1865 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1866 = v615 + v1865;
-  const bool v1867 = v1864 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1868 = v1866 < v1;
-  const bool v1869 = v1867 && v1868;
-  if (v1869) {
-    const float v1870 = v39.m[5][4].thread_elements()[1];
-    const uint v1871 = v1864 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1872 = v1871 + v1866;
-    const bfloat v1873 = residual[v1872];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1874 = float(v1873);
-    const float v1875 = fma(v1870, v3, v1874);
-    const bfloat v1876 = bfloat(v1875);
-    out[v1872] = v1876;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1877 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1878 = v616 + v1877;
-  const uint v1879 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1880 = v615 + v1879;
-  const bool v1881 = v1878 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1882 = v1880 < v1;
-  const bool v1883 = v1881 && v1882;
-  if (v1883) {
-    const float v1884 = v39.m[5][5].thread_elements()[0];
-    const uint v1885 = v1878 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1886 = v1885 + v1880;
-    const bfloat v1887 = residual[v1886];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1888 = float(v1887);
-    const float v1889 = fma(v1884, v3, v1888);
-    const bfloat v1890 = bfloat(v1889);
-    out[v1886] = v1890;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1891 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1892 = v616 + v1891;
-  const uint v1893 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1894 = v615 + v1893;
-  const bool v1895 = v1892 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1896 = v1894 < v1;
-  const bool v1897 = v1895 && v1896;
-  if (v1897) {
-    const float v1898 = v39.m[5][5].thread_elements()[1];
-    const uint v1899 = v1892 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1900 = v1899 + v1894;
-    const bfloat v1901 = residual[v1900];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1902 = float(v1901);
-    const float v1903 = fma(v1898, v3, v1902);
-    const bfloat v1904 = bfloat(v1903);
-    out[v1900] = v1904;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1905 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1906 = v616 + v1905;
-  const uint v1907 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1908 = v615 + v1907;
-  const bool v1909 = v1906 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1910 = v1908 < v1;
-  const bool v1911 = v1909 && v1910;
-  if (v1911) {
-    const float v1912 = v39.m[5][6].thread_elements()[0];
-    const uint v1913 = v1906 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1914 = v1913 + v1908;
-    const bfloat v1915 = residual[v1914];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1916 = float(v1915);
-    const float v1917 = fma(v1912, v3, v1916);
-    const bfloat v1918 = bfloat(v1917);
-    out[v1914] = v1918;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1919 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1920 = v616 + v1919;
-  const uint v1921 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1922 = v615 + v1921;
-  const bool v1923 = v1920 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1924 = v1922 < v1;
-  const bool v1925 = v1923 && v1924;
-  if (v1925) {
-    const float v1926 = v39.m[5][6].thread_elements()[1];
-    const uint v1927 = v1920 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1928 = v1927 + v1922;
-    const bfloat v1929 = residual[v1928];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1930 = float(v1929);
-    const float v1931 = fma(v1926, v3, v1930);
-    const bfloat v1932 = bfloat(v1931);
-    out[v1928] = v1932;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1933 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1934 = v616 + v1933;
-  const uint v1935 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1936 = v615 + v1935;
-  const bool v1937 = v1934 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1938 = v1936 < v1;
-  const bool v1939 = v1937 && v1938;
-  if (v1939) {
-    const float v1940 = v39.m[5][7].thread_elements()[0];
-    const uint v1941 = v1934 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1942 = v1941 + v1936;
-    const bfloat v1943 = residual[v1942];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1944 = float(v1943);
-    const float v1945 = fma(v1940, v3, v1944);
-    const bfloat v1946 = bfloat(v1945);
-    out[v1942] = v1946;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1947 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1948 = v616 + v1947;
-  const uint v1949 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1950 = v615 + v1949;
-  const bool v1951 = v1948 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1952 = v1950 < v1;
-  const bool v1953 = v1951 && v1952;
-  if (v1953) {
-    const float v1954 = v39.m[5][7].thread_elements()[1];
-    const uint v1955 = v1948 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1956 = v1955 + v1950;
-    const bfloat v1957 = residual[v1956];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1958 = float(v1957);
-    const float v1959 = fma(v1954, v3, v1958);
-    const bfloat v1960 = bfloat(v1959);
-    out[v1956] = v1960;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1961 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1962 = v616 + v1961;
-  const uint v1963 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1964 = v615 + v1963;
-  const bool v1965 = v1962 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1966 = v1964 < v1;
-  const bool v1967 = v1965 && v1966;
-  if (v1967) {
-    const float v1968 = v39.m[6][0].thread_elements()[0];
-    const uint v1969 = v1962 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1970 = v1969 + v1964;
-    const bfloat v1971 = residual[v1970];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1972 = float(v1971);
-    const float v1973 = fma(v1968, v3, v1972);
-    const bfloat v1974 = bfloat(v1973);
-    out[v1970] = v1974;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1975 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1976 = v616 + v1975;
-  const uint v1977 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1978 = v615 + v1977;
-  const bool v1979 = v1976 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1980 = v1978 < v1;
-  const bool v1981 = v1979 && v1980;
-  if (v1981) {
-    const float v1982 = v39.m[6][0].thread_elements()[1];
-    const uint v1983 = v1976 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1984 = v1983 + v1978;
-    const bfloat v1985 = residual[v1984];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1986 = float(v1985);
-    const float v1987 = fma(v1982, v3, v1986);
-    const bfloat v1988 = bfloat(v1987);
-    out[v1984] = v1988;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1989 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v1990 = v616 + v1989;
-  const uint v1991 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v1992 = v615 + v1991;
-  const bool v1993 = v1990 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v1994 = v1992 < v1;
-  const bool v1995 = v1993 && v1994;
-  if (v1995) {
-    const float v1996 = v39.m[6][1].thread_elements()[0];
-    const uint v1997 = v1990 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1998 = v1997 + v1992;
-    const bfloat v1999 = residual[v1998];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2000 = float(v1999);
-    const float v2001 = fma(v1996, v3, v2000);
-    const bfloat v2002 = bfloat(v2001);
-    out[v1998] = v2002;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2003 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2004 = v616 + v2003;
-  const uint v2005 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2006 = v615 + v2005;
-  const bool v2007 = v2004 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2008 = v2006 < v1;
-  const bool v2009 = v2007 && v2008;
-  if (v2009) {
-    const float v2010 = v39.m[6][1].thread_elements()[1];
-    const uint v2011 = v2004 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2012 = v2011 + v2006;
-    const bfloat v2013 = residual[v2012];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2014 = float(v2013);
-    const float v2015 = fma(v2010, v3, v2014);
-    const bfloat v2016 = bfloat(v2015);
-    out[v2012] = v2016;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2017 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2018 = v616 + v2017;
-  const uint v2019 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2020 = v615 + v2019;
-  const bool v2021 = v2018 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2022 = v2020 < v1;
-  const bool v2023 = v2021 && v2022;
-  if (v2023) {
-    const float v2024 = v39.m[6][2].thread_elements()[0];
-    const uint v2025 = v2018 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2026 = v2025 + v2020;
-    const bfloat v2027 = residual[v2026];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2028 = float(v2027);
-    const float v2029 = fma(v2024, v3, v2028);
-    const bfloat v2030 = bfloat(v2029);
-    out[v2026] = v2030;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2031 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2032 = v616 + v2031;
-  const uint v2033 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2034 = v615 + v2033;
-  const bool v2035 = v2032 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2036 = v2034 < v1;
-  const bool v2037 = v2035 && v2036;
-  if (v2037) {
-    const float v2038 = v39.m[6][2].thread_elements()[1];
-    const uint v2039 = v2032 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2040 = v2039 + v2034;
-    const bfloat v2041 = residual[v2040];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2042 = float(v2041);
-    const float v2043 = fma(v2038, v3, v2042);
-    const bfloat v2044 = bfloat(v2043);
-    out[v2040] = v2044;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2045 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2046 = v616 + v2045;
-  const uint v2047 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2048 = v615 + v2047;
-  const bool v2049 = v2046 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2050 = v2048 < v1;
-  const bool v2051 = v2049 && v2050;
-  if (v2051) {
-    const float v2052 = v39.m[6][3].thread_elements()[0];
-    const uint v2053 = v2046 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2054 = v2053 + v2048;
-    const bfloat v2055 = residual[v2054];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2056 = float(v2055);
-    const float v2057 = fma(v2052, v3, v2056);
-    const bfloat v2058 = bfloat(v2057);
-    out[v2054] = v2058;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2059 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2060 = v616 + v2059;
-  const uint v2061 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2062 = v615 + v2061;
-  const bool v2063 = v2060 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2064 = v2062 < v1;
-  const bool v2065 = v2063 && v2064;
-  if (v2065) {
-    const float v2066 = v39.m[6][3].thread_elements()[1];
-    const uint v2067 = v2060 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2068 = v2067 + v2062;
-    const bfloat v2069 = residual[v2068];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2070 = float(v2069);
-    const float v2071 = fma(v2066, v3, v2070);
-    const bfloat v2072 = bfloat(v2071);
-    out[v2068] = v2072;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2073 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2074 = v616 + v2073;
-  const uint v2075 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2076 = v615 + v2075;
-  const bool v2077 = v2074 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2078 = v2076 < v1;
-  const bool v2079 = v2077 && v2078;
-  if (v2079) {
-    const float v2080 = v39.m[6][4].thread_elements()[0];
-    const uint v2081 = v2074 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2082 = v2081 + v2076;
-    const bfloat v2083 = residual[v2082];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2084 = float(v2083);
-    const float v2085 = fma(v2080, v3, v2084);
-    const bfloat v2086 = bfloat(v2085);
-    out[v2082] = v2086;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2087 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2088 = v616 + v2087;
-  const uint v2089 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2090 = v615 + v2089;
-  const bool v2091 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2092 = v2090 < v1;
-  const bool v2093 = v2091 && v2092;
-  if (v2093) {
-    const float v2094 = v39.m[6][4].thread_elements()[1];
-    const uint v2095 = v2088 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2096 = v2095 + v2090;
-    const bfloat v2097 = residual[v2096];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2098 = float(v2097);
-    const float v2099 = fma(v2094, v3, v2098);
-    const bfloat v2100 = bfloat(v2099);
-    out[v2096] = v2100;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2101 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2102 = v616 + v2101;
-  const uint v2103 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2104 = v615 + v2103;
-  const bool v2105 = v2102 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2106 = v2104 < v1;
-  const bool v2107 = v2105 && v2106;
-  if (v2107) {
-    const float v2108 = v39.m[6][5].thread_elements()[0];
-    const uint v2109 = v2102 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2110 = v2109 + v2104;
-    const bfloat v2111 = residual[v2110];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2112 = float(v2111);
-    const float v2113 = fma(v2108, v3, v2112);
-    const bfloat v2114 = bfloat(v2113);
-    out[v2110] = v2114;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2115 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2116 = v616 + v2115;
-  const uint v2117 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2118 = v615 + v2117;
-  const bool v2119 = v2116 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2120 = v2118 < v1;
-  const bool v2121 = v2119 && v2120;
-  if (v2121) {
-    const float v2122 = v39.m[6][5].thread_elements()[1];
-    const uint v2123 = v2116 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2124 = v2123 + v2118;
-    const bfloat v2125 = residual[v2124];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2126 = float(v2125);
-    const float v2127 = fma(v2122, v3, v2126);
-    const bfloat v2128 = bfloat(v2127);
-    out[v2124] = v2128;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2129 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2130 = v616 + v2129;
-  const uint v2131 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2132 = v615 + v2131;
-  const bool v2133 = v2130 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2134 = v2132 < v1;
-  const bool v2135 = v2133 && v2134;
-  if (v2135) {
-    const float v2136 = v39.m[6][6].thread_elements()[0];
-    const uint v2137 = v2130 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2138 = v2137 + v2132;
-    const bfloat v2139 = residual[v2138];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2140 = float(v2139);
-    const float v2141 = fma(v2136, v3, v2140);
-    const bfloat v2142 = bfloat(v2141);
-    out[v2138] = v2142;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2143 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2144 = v616 + v2143;
-  const uint v2145 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2146 = v615 + v2145;
-  const bool v2147 = v2144 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2148 = v2146 < v1;
-  const bool v2149 = v2147 && v2148;
-  if (v2149) {
-    const float v2150 = v39.m[6][6].thread_elements()[1];
-    const uint v2151 = v2144 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2152 = v2151 + v2146;
-    const bfloat v2153 = residual[v2152];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2154 = float(v2153);
-    const float v2155 = fma(v2150, v3, v2154);
-    const bfloat v2156 = bfloat(v2155);
-    out[v2152] = v2156;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2157 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2158 = v616 + v2157;
-  const uint v2159 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2160 = v615 + v2159;
-  const bool v2161 = v2158 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2162 = v2160 < v1;
-  const bool v2163 = v2161 && v2162;
-  if (v2163) {
-    const float v2164 = v39.m[6][7].thread_elements()[0];
-    const uint v2165 = v2158 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2166 = v2165 + v2160;
-    const bfloat v2167 = residual[v2166];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2168 = float(v2167);
-    const float v2169 = fma(v2164, v3, v2168);
-    const bfloat v2170 = bfloat(v2169);
-    out[v2166] = v2170;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2171 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2172 = v616 + v2171;
-  const uint v2173 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2174 = v615 + v2173;
-  const bool v2175 = v2172 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2176 = v2174 < v1;
-  const bool v2177 = v2175 && v2176;
-  if (v2177) {
-    const float v2178 = v39.m[6][7].thread_elements()[1];
-    const uint v2179 = v2172 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2180 = v2179 + v2174;
-    const bfloat v2181 = residual[v2180];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2182 = float(v2181);
-    const float v2183 = fma(v2178, v3, v2182);
-    const bfloat v2184 = bfloat(v2183);
-    out[v2180] = v2184;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2185 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2186 = v616 + v2185;
-  const uint v2187 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2188 = v615 + v2187;
-  const bool v2189 = v2186 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2190 = v2188 < v1;
-  const bool v2191 = v2189 && v2190;
-  if (v2191) {
-    const float v2192 = v39.m[7][0].thread_elements()[0];
-    const uint v2193 = v2186 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2194 = v2193 + v2188;
-    const bfloat v2195 = residual[v2194];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2196 = float(v2195);
-    const float v2197 = fma(v2192, v3, v2196);
-    const bfloat v2198 = bfloat(v2197);
-    out[v2194] = v2198;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2199 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2200 = v616 + v2199;
-  const uint v2201 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2202 = v615 + v2201;
-  const bool v2203 = v2200 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2204 = v2202 < v1;
-  const bool v2205 = v2203 && v2204;
-  if (v2205) {
-    const float v2206 = v39.m[7][0].thread_elements()[1];
-    const uint v2207 = v2200 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2208 = v2207 + v2202;
-    const bfloat v2209 = residual[v2208];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2210 = float(v2209);
-    const float v2211 = fma(v2206, v3, v2210);
-    const bfloat v2212 = bfloat(v2211);
-    out[v2208] = v2212;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2213 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2214 = v616 + v2213;
-  const uint v2215 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2216 = v615 + v2215;
-  const bool v2217 = v2214 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2218 = v2216 < v1;
-  const bool v2219 = v2217 && v2218;
-  if (v2219) {
-    const float v2220 = v39.m[7][1].thread_elements()[0];
-    const uint v2221 = v2214 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2222 = v2221 + v2216;
-    const bfloat v2223 = residual[v2222];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2224 = float(v2223);
-    const float v2225 = fma(v2220, v3, v2224);
-    const bfloat v2226 = bfloat(v2225);
-    out[v2222] = v2226;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2227 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2228 = v616 + v2227;
-  const uint v2229 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2230 = v615 + v2229;
-  const bool v2231 = v2228 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2232 = v2230 < v1;
-  const bool v2233 = v2231 && v2232;
-  if (v2233) {
-    const float v2234 = v39.m[7][1].thread_elements()[1];
-    const uint v2235 = v2228 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2236 = v2235 + v2230;
-    const bfloat v2237 = residual[v2236];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2238 = float(v2237);
-    const float v2239 = fma(v2234, v3, v2238);
-    const bfloat v2240 = bfloat(v2239);
-    out[v2236] = v2240;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2241 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2242 = v616 + v2241;
-  const uint v2243 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2244 = v615 + v2243;
-  const bool v2245 = v2242 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2246 = v2244 < v1;
-  const bool v2247 = v2245 && v2246;
-  if (v2247) {
-    const float v2248 = v39.m[7][2].thread_elements()[0];
-    const uint v2249 = v2242 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2250 = v2249 + v2244;
-    const bfloat v2251 = residual[v2250];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2252 = float(v2251);
-    const float v2253 = fma(v2248, v3, v2252);
-    const bfloat v2254 = bfloat(v2253);
-    out[v2250] = v2254;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2255 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2256 = v616 + v2255;
-  const uint v2257 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2258 = v615 + v2257;
-  const bool v2259 = v2256 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2260 = v2258 < v1;
-  const bool v2261 = v2259 && v2260;
-  if (v2261) {
-    const float v2262 = v39.m[7][2].thread_elements()[1];
-    const uint v2263 = v2256 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2264 = v2263 + v2258;
-    const bfloat v2265 = residual[v2264];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2266 = float(v2265);
-    const float v2267 = fma(v2262, v3, v2266);
-    const bfloat v2268 = bfloat(v2267);
-    out[v2264] = v2268;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2269 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2270 = v616 + v2269;
-  const uint v2271 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2272 = v615 + v2271;
-  const bool v2273 = v2270 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2274 = v2272 < v1;
-  const bool v2275 = v2273 && v2274;
-  if (v2275) {
-    const float v2276 = v39.m[7][3].thread_elements()[0];
-    const uint v2277 = v2270 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2278 = v2277 + v2272;
-    const bfloat v2279 = residual[v2278];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2280 = float(v2279);
-    const float v2281 = fma(v2276, v3, v2280);
-    const bfloat v2282 = bfloat(v2281);
-    out[v2278] = v2282;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2283 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2284 = v616 + v2283;
-  const uint v2285 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2286 = v615 + v2285;
-  const bool v2287 = v2284 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2288 = v2286 < v1;
-  const bool v2289 = v2287 && v2288;
-  if (v2289) {
-    const float v2290 = v39.m[7][3].thread_elements()[1];
-    const uint v2291 = v2284 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2292 = v2291 + v2286;
-    const bfloat v2293 = residual[v2292];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2294 = float(v2293);
-    const float v2295 = fma(v2290, v3, v2294);
-    const bfloat v2296 = bfloat(v2295);
-    out[v2292] = v2296;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2297 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2298 = v616 + v2297;
-  const uint v2299 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2300 = v615 + v2299;
-  const bool v2301 = v2298 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2302 = v2300 < v1;
-  const bool v2303 = v2301 && v2302;
-  if (v2303) {
-    const float v2304 = v39.m[7][4].thread_elements()[0];
-    const uint v2305 = v2298 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2306 = v2305 + v2300;
-    const bfloat v2307 = residual[v2306];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2308 = float(v2307);
-    const float v2309 = fma(v2304, v3, v2308);
-    const bfloat v2310 = bfloat(v2309);
-    out[v2306] = v2310;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2311 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2312 = v616 + v2311;
-  const uint v2313 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2314 = v615 + v2313;
-  const bool v2315 = v2312 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2316 = v2314 < v1;
-  const bool v2317 = v2315 && v2316;
-  if (v2317) {
-    const float v2318 = v39.m[7][4].thread_elements()[1];
-    const uint v2319 = v2312 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2320 = v2319 + v2314;
-    const bfloat v2321 = residual[v2320];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2322 = float(v2321);
-    const float v2323 = fma(v2318, v3, v2322);
-    const bfloat v2324 = bfloat(v2323);
-    out[v2320] = v2324;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2325 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2326 = v616 + v2325;
-  const uint v2327 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2328 = v615 + v2327;
-  const bool v2329 = v2326 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2330 = v2328 < v1;
-  const bool v2331 = v2329 && v2330;
-  if (v2331) {
-    const float v2332 = v39.m[7][5].thread_elements()[0];
-    const uint v2333 = v2326 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2334 = v2333 + v2328;
-    const bfloat v2335 = residual[v2334];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2336 = float(v2335);
-    const float v2337 = fma(v2332, v3, v2336);
-    const bfloat v2338 = bfloat(v2337);
-    out[v2334] = v2338;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2339 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2340 = v616 + v2339;
-  const uint v2341 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2342 = v615 + v2341;
-  const bool v2343 = v2340 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2344 = v2342 < v1;
-  const bool v2345 = v2343 && v2344;
-  if (v2345) {
-    const float v2346 = v39.m[7][5].thread_elements()[1];
-    const uint v2347 = v2340 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2348 = v2347 + v2342;
-    const bfloat v2349 = residual[v2348];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2350 = float(v2349);
-    const float v2351 = fma(v2346, v3, v2350);
-    const bfloat v2352 = bfloat(v2351);
-    out[v2348] = v2352;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2353 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2354 = v616 + v2353;
-  const uint v2355 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2356 = v615 + v2355;
-  const bool v2357 = v2354 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2358 = v2356 < v1;
-  const bool v2359 = v2357 && v2358;
-  if (v2359) {
-    const float v2360 = v39.m[7][6].thread_elements()[0];
-    const uint v2361 = v2354 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2362 = v2361 + v2356;
-    const bfloat v2363 = residual[v2362];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2364 = float(v2363);
-    const float v2365 = fma(v2360, v3, v2364);
-    const bfloat v2366 = bfloat(v2365);
-    out[v2362] = v2366;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2367 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2368 = v616 + v2367;
-  const uint v2369 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2370 = v615 + v2369;
-  const bool v2371 = v2368 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2372 = v2370 < v1;
-  const bool v2373 = v2371 && v2372;
-  if (v2373) {
-    const float v2374 = v39.m[7][6].thread_elements()[1];
-    const uint v2375 = v2368 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2376 = v2375 + v2370;
-    const bfloat v2377 = residual[v2376];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2378 = float(v2377);
-    const float v2379 = fma(v2374, v3, v2378);
-    const bfloat v2380 = bfloat(v2379);
-    out[v2376] = v2380;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2381 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2382 = v616 + v2381;
-  const uint v2383 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2384 = v615 + v2383;
-  const bool v2385 = v2382 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2386 = v2384 < v1;
-  const bool v2387 = v2385 && v2386;
-  if (v2387) {
-    const float v2388 = v39.m[7][7].thread_elements()[0];
-    const uint v2389 = v2382 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2390 = v2389 + v2384;
-    const bfloat v2391 = residual[v2390];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2392 = float(v2391);
-    const float v2393 = fma(v2388, v3, v2392);
-    const bfloat v2394 = bfloat(v2393);
-    out[v2390] = v2394;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2395 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-  const uint v2396 = v616 + v2395;
-  const uint v2397 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-  const uint v2398 = v615 + v2397;
-  const bool v2399 = v2396 < v0;  // kernels/gemm/gemm_tiles.hpp:298
-  const bool v2400 = v2398 < v1;
-  const bool v2401 = v2399 && v2400;
-  if (v2401) {
-    const float v2402 = v39.m[7][7].thread_elements()[1];
-    const uint v2403 = v2396 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2404 = v2403 + v2398;
-    const bfloat v2405 = residual[v2404];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2406 = float(v2405);
-    const float v2407 = fma(v2402, v3, v2406);
-    const bfloat v2408 = bfloat(v2407);
-    out[v2404] = v2408;  // kernels/gemm/gemm_epilogue.cpp:86
+  threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:315
+  const uint v1793 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:332
+
+  for (uint v621 = 0u; v621 < 8u; v621 += 1u) {  // kernels/gemm/gemm_tiles.hpp:316
+    const uint v623 = v621 >> 2u;  // kernels/gemm/gemm_tiles.hpp:317
+    const uint v625 = v621 & 3u;  // kernels/gemm/gemm_tiles.hpp:318
+    const bool v628 = v32 == v623;  // kernels/gemm/gemm_tiles.hpp:319
+    if (v628) {
+      const bool v634 = v625 == 0u;  // kernels/gemm/gemm_tiles.hpp:322
+      if (v634) {
+        const float v635 = v39.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v636 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v639 = iron_frag_coord<64>(0u, iron_lane, false);
+        const uint v641 = v639 * 132u;
+        const uint v642 = v641 + v37;
+        const uint v643 = v642 + v636;
+        shm2[v643] = v635;
+        const float v644 = v39.m[0][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v645 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v648 = iron_frag_coord<64>(1u, iron_lane, false);
+        const uint v650 = v648 * 132u;
+        const uint v651 = v650 + v37;
+        const uint v652 = v651 + v645;
+        shm2[v652] = v644;
+        const float v653 = v39.m[0][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v654 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v657 = iron_frag_coord<64>(2u, iron_lane, false);
+        const uint v659 = v657 * 132u;
+        const uint v660 = v659 + v37;
+        const uint v661 = v660 + v654;
+        shm2[v661] = v653;
+        const float v662 = v39.m[0][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v663 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v666 = iron_frag_coord<64>(3u, iron_lane, false);
+        const uint v668 = v666 * 132u;
+        const uint v669 = v668 + v37;
+        const uint v670 = v669 + v663;
+        shm2[v670] = v662;
+        const float v671 = v39.m[0][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v672 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v675 = iron_frag_coord<64>(4u, iron_lane, false);
+        const uint v677 = v675 * 132u;
+        const uint v678 = v677 + v37;
+        const uint v679 = v678 + v672;
+        shm2[v679] = v671;
+        const float v680 = v39.m[0][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v681 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v684 = iron_frag_coord<64>(5u, iron_lane, false);
+        const uint v686 = v684 * 132u;
+        const uint v687 = v686 + v37;
+        const uint v688 = v687 + v681;
+        shm2[v688] = v680;
+        const float v689 = v39.m[0][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v690 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v693 = iron_frag_coord<64>(6u, iron_lane, false);
+        const uint v695 = v693 * 132u;
+        const uint v696 = v695 + v37;
+        const uint v697 = v696 + v690;
+        shm2[v697] = v689;
+        const float v698 = v39.m[0][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v699 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v702 = iron_frag_coord<64>(7u, iron_lane, false);
+        const uint v704 = v702 * 132u;
+        const uint v705 = v704 + v37;
+        const uint v706 = v705 + v699;
+        shm2[v706] = v698;
+        const float v707 = v39.m[0][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v708 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v711 = iron_frag_coord<64>(8u, iron_lane, false);
+        const uint v713 = v711 * 132u;
+        const uint v714 = v713 + v37;
+        const uint v715 = v714 + v708;
+        shm2[v715] = v707;
+        const float v716 = v39.m[0][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v717 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v720 = iron_frag_coord<64>(9u, iron_lane, false);
+        const uint v722 = v720 * 132u;
+        const uint v723 = v722 + v37;
+        const uint v724 = v723 + v717;
+        shm2[v724] = v716;
+        const float v725 = v39.m[0][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v726 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v729 = iron_frag_coord<64>(10u, iron_lane, false);
+        const uint v731 = v729 * 132u;
+        const uint v732 = v731 + v37;
+        const uint v733 = v732 + v726;
+        shm2[v733] = v725;
+        const float v734 = v39.m[0][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v735 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v738 = iron_frag_coord<64>(11u, iron_lane, false);
+        const uint v740 = v738 * 132u;
+        const uint v741 = v740 + v37;
+        const uint v742 = v741 + v735;
+        shm2[v742] = v734;
+        const float v743 = v39.m[0][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v744 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v747 = iron_frag_coord<64>(12u, iron_lane, false);
+        const uint v749 = v747 * 132u;
+        const uint v750 = v749 + v37;
+        const uint v751 = v750 + v744;
+        shm2[v751] = v743;
+        const float v752 = v39.m[0][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v753 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v756 = iron_frag_coord<64>(13u, iron_lane, false);
+        const uint v758 = v756 * 132u;
+        const uint v759 = v758 + v37;
+        const uint v760 = v759 + v753;
+        shm2[v760] = v752;
+        const float v761 = v39.m[0][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v762 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v765 = iron_frag_coord<64>(14u, iron_lane, false);
+        const uint v767 = v765 * 132u;
+        const uint v768 = v767 + v37;
+        const uint v769 = v768 + v762;
+        shm2[v769] = v761;
+        const float v770 = v39.m[0][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v771 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v774 = iron_frag_coord<64>(15u, iron_lane, false);
+        const uint v776 = v774 * 132u;
+        const uint v777 = v776 + v37;
+        const uint v778 = v777 + v771;
+        shm2[v778] = v770;
+        const float v779 = v39.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v780 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v783 = iron_frag_coord<64>(16u, iron_lane, false);
+        const uint v785 = v783 * 132u;
+        const uint v786 = v785 + v37;
+        const uint v787 = v786 + v780;
+        shm2[v787] = v779;
+        const float v788 = v39.m[1][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v789 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v792 = iron_frag_coord<64>(17u, iron_lane, false);
+        const uint v794 = v792 * 132u;
+        const uint v795 = v794 + v37;
+        const uint v796 = v795 + v789;
+        shm2[v796] = v788;
+        const float v797 = v39.m[1][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v798 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v801 = iron_frag_coord<64>(18u, iron_lane, false);
+        const uint v803 = v801 * 132u;
+        const uint v804 = v803 + v37;
+        const uint v805 = v804 + v798;
+        shm2[v805] = v797;
+        const float v806 = v39.m[1][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v807 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v810 = iron_frag_coord<64>(19u, iron_lane, false);
+        const uint v812 = v810 * 132u;
+        const uint v813 = v812 + v37;
+        const uint v814 = v813 + v807;
+        shm2[v814] = v806;
+        const float v815 = v39.m[1][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v816 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v819 = iron_frag_coord<64>(20u, iron_lane, false);
+        const uint v821 = v819 * 132u;
+        const uint v822 = v821 + v37;
+        const uint v823 = v822 + v816;
+        shm2[v823] = v815;
+        const float v824 = v39.m[1][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v825 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v828 = iron_frag_coord<64>(21u, iron_lane, false);
+        const uint v830 = v828 * 132u;
+        const uint v831 = v830 + v37;
+        const uint v832 = v831 + v825;
+        shm2[v832] = v824;
+        const float v833 = v39.m[1][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v834 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v837 = iron_frag_coord<64>(22u, iron_lane, false);
+        const uint v839 = v837 * 132u;
+        const uint v840 = v839 + v37;
+        const uint v841 = v840 + v834;
+        shm2[v841] = v833;
+        const float v842 = v39.m[1][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v843 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v846 = iron_frag_coord<64>(23u, iron_lane, false);
+        const uint v848 = v846 * 132u;
+        const uint v849 = v848 + v37;
+        const uint v850 = v849 + v843;
+        shm2[v850] = v842;
+        const float v851 = v39.m[1][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v852 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v855 = iron_frag_coord<64>(24u, iron_lane, false);
+        const uint v857 = v855 * 132u;
+        const uint v858 = v857 + v37;
+        const uint v859 = v858 + v852;
+        shm2[v859] = v851;
+        const float v860 = v39.m[1][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v861 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v864 = iron_frag_coord<64>(25u, iron_lane, false);
+        const uint v866 = v864 * 132u;
+        const uint v867 = v866 + v37;
+        const uint v868 = v867 + v861;
+        shm2[v868] = v860;
+        const float v869 = v39.m[1][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v870 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v873 = iron_frag_coord<64>(26u, iron_lane, false);
+        const uint v875 = v873 * 132u;
+        const uint v876 = v875 + v37;
+        const uint v877 = v876 + v870;
+        shm2[v877] = v869;
+        const float v878 = v39.m[1][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v879 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v882 = iron_frag_coord<64>(27u, iron_lane, false);
+        const uint v884 = v882 * 132u;
+        const uint v885 = v884 + v37;
+        const uint v886 = v885 + v879;
+        shm2[v886] = v878;
+        const float v887 = v39.m[1][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v888 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v891 = iron_frag_coord<64>(28u, iron_lane, false);
+        const uint v893 = v891 * 132u;
+        const uint v894 = v893 + v37;
+        const uint v895 = v894 + v888;
+        shm2[v895] = v887;
+        const float v896 = v39.m[1][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v897 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v900 = iron_frag_coord<64>(29u, iron_lane, false);
+        const uint v902 = v900 * 132u;
+        const uint v903 = v902 + v37;
+        const uint v904 = v903 + v897;
+        shm2[v904] = v896;
+        const float v905 = v39.m[1][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v906 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v909 = iron_frag_coord<64>(30u, iron_lane, false);
+        const uint v911 = v909 * 132u;
+        const uint v912 = v911 + v37;
+        const uint v913 = v912 + v906;
+        shm2[v913] = v905;
+        const float v914 = v39.m[1][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v915 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v918 = iron_frag_coord<64>(31u, iron_lane, false);
+        const uint v920 = v918 * 132u;
+        const uint v921 = v920 + v37;
+        const uint v922 = v921 + v915;
+        shm2[v922] = v914;
+      }
+      const bool v924 = v625 == 1u;  // kernels/gemm/gemm_tiles.hpp:322
+      if (v924) {
+        const float v925 = v39.m[2][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v926 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v929 = iron_frag_coord<64>(32u, iron_lane, false);
+        const uint v930 = v929 - 16u;
+        const uint v931 = v930 * 132u;
+        const uint v932 = v931 + v37;
+        const uint v933 = v932 + v926;
+        shm2[v933] = v925;
+        const float v934 = v39.m[2][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v935 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v938 = iron_frag_coord<64>(33u, iron_lane, false);
+        const uint v939 = v938 - 16u;
+        const uint v940 = v939 * 132u;
+        const uint v941 = v940 + v37;
+        const uint v942 = v941 + v935;
+        shm2[v942] = v934;
+        const float v943 = v39.m[2][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v944 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v947 = iron_frag_coord<64>(34u, iron_lane, false);
+        const uint v948 = v947 - 16u;
+        const uint v949 = v948 * 132u;
+        const uint v950 = v949 + v37;
+        const uint v951 = v950 + v944;
+        shm2[v951] = v943;
+        const float v952 = v39.m[2][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v953 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v956 = iron_frag_coord<64>(35u, iron_lane, false);
+        const uint v957 = v956 - 16u;
+        const uint v958 = v957 * 132u;
+        const uint v959 = v958 + v37;
+        const uint v960 = v959 + v953;
+        shm2[v960] = v952;
+        const float v961 = v39.m[2][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v962 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v965 = iron_frag_coord<64>(36u, iron_lane, false);
+        const uint v966 = v965 - 16u;
+        const uint v967 = v966 * 132u;
+        const uint v968 = v967 + v37;
+        const uint v969 = v968 + v962;
+        shm2[v969] = v961;
+        const float v970 = v39.m[2][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v971 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v974 = iron_frag_coord<64>(37u, iron_lane, false);
+        const uint v975 = v974 - 16u;
+        const uint v976 = v975 * 132u;
+        const uint v977 = v976 + v37;
+        const uint v978 = v977 + v971;
+        shm2[v978] = v970;
+        const float v979 = v39.m[2][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v980 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v983 = iron_frag_coord<64>(38u, iron_lane, false);
+        const uint v984 = v983 - 16u;
+        const uint v985 = v984 * 132u;
+        const uint v986 = v985 + v37;
+        const uint v987 = v986 + v980;
+        shm2[v987] = v979;
+        const float v988 = v39.m[2][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v989 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v992 = iron_frag_coord<64>(39u, iron_lane, false);
+        const uint v993 = v992 - 16u;
+        const uint v994 = v993 * 132u;
+        const uint v995 = v994 + v37;
+        const uint v996 = v995 + v989;
+        shm2[v996] = v988;
+        const float v997 = v39.m[2][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v998 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1001 = iron_frag_coord<64>(40u, iron_lane, false);
+        const uint v1002 = v1001 - 16u;
+        const uint v1003 = v1002 * 132u;
+        const uint v1004 = v1003 + v37;
+        const uint v1005 = v1004 + v998;
+        shm2[v1005] = v997;
+        const float v1006 = v39.m[2][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1007 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1010 = iron_frag_coord<64>(41u, iron_lane, false);
+        const uint v1011 = v1010 - 16u;
+        const uint v1012 = v1011 * 132u;
+        const uint v1013 = v1012 + v37;
+        const uint v1014 = v1013 + v1007;
+        shm2[v1014] = v1006;
+        const float v1015 = v39.m[2][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1016 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1019 = iron_frag_coord<64>(42u, iron_lane, false);
+        const uint v1020 = v1019 - 16u;
+        const uint v1021 = v1020 * 132u;
+        const uint v1022 = v1021 + v37;
+        const uint v1023 = v1022 + v1016;
+        shm2[v1023] = v1015;
+        const float v1024 = v39.m[2][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1025 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1028 = iron_frag_coord<64>(43u, iron_lane, false);
+        const uint v1029 = v1028 - 16u;
+        const uint v1030 = v1029 * 132u;
+        const uint v1031 = v1030 + v37;
+        const uint v1032 = v1031 + v1025;
+        shm2[v1032] = v1024;
+        const float v1033 = v39.m[2][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1034 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1037 = iron_frag_coord<64>(44u, iron_lane, false);
+        const uint v1038 = v1037 - 16u;
+        const uint v1039 = v1038 * 132u;
+        const uint v1040 = v1039 + v37;
+        const uint v1041 = v1040 + v1034;
+        shm2[v1041] = v1033;
+        const float v1042 = v39.m[2][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1043 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1046 = iron_frag_coord<64>(45u, iron_lane, false);
+        const uint v1047 = v1046 - 16u;
+        const uint v1048 = v1047 * 132u;
+        const uint v1049 = v1048 + v37;
+        const uint v1050 = v1049 + v1043;
+        shm2[v1050] = v1042;
+        const float v1051 = v39.m[2][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1052 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1055 = iron_frag_coord<64>(46u, iron_lane, false);
+        const uint v1056 = v1055 - 16u;
+        const uint v1057 = v1056 * 132u;
+        const uint v1058 = v1057 + v37;
+        const uint v1059 = v1058 + v1052;
+        shm2[v1059] = v1051;
+        const float v1060 = v39.m[2][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1061 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1064 = iron_frag_coord<64>(47u, iron_lane, false);
+        const uint v1065 = v1064 - 16u;
+        const uint v1066 = v1065 * 132u;
+        const uint v1067 = v1066 + v37;
+        const uint v1068 = v1067 + v1061;
+        shm2[v1068] = v1060;
+        const float v1069 = v39.m[3][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1070 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1073 = iron_frag_coord<64>(48u, iron_lane, false);
+        const uint v1074 = v1073 - 16u;
+        const uint v1075 = v1074 * 132u;
+        const uint v1076 = v1075 + v37;
+        const uint v1077 = v1076 + v1070;
+        shm2[v1077] = v1069;
+        const float v1078 = v39.m[3][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1079 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1082 = iron_frag_coord<64>(49u, iron_lane, false);
+        const uint v1083 = v1082 - 16u;
+        const uint v1084 = v1083 * 132u;
+        const uint v1085 = v1084 + v37;
+        const uint v1086 = v1085 + v1079;
+        shm2[v1086] = v1078;
+        const float v1087 = v39.m[3][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1088 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1091 = iron_frag_coord<64>(50u, iron_lane, false);
+        const uint v1092 = v1091 - 16u;
+        const uint v1093 = v1092 * 132u;
+        const uint v1094 = v1093 + v37;
+        const uint v1095 = v1094 + v1088;
+        shm2[v1095] = v1087;
+        const float v1096 = v39.m[3][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1097 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1100 = iron_frag_coord<64>(51u, iron_lane, false);
+        const uint v1101 = v1100 - 16u;
+        const uint v1102 = v1101 * 132u;
+        const uint v1103 = v1102 + v37;
+        const uint v1104 = v1103 + v1097;
+        shm2[v1104] = v1096;
+        const float v1105 = v39.m[3][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1106 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1109 = iron_frag_coord<64>(52u, iron_lane, false);
+        const uint v1110 = v1109 - 16u;
+        const uint v1111 = v1110 * 132u;
+        const uint v1112 = v1111 + v37;
+        const uint v1113 = v1112 + v1106;
+        shm2[v1113] = v1105;
+        const float v1114 = v39.m[3][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1115 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1118 = iron_frag_coord<64>(53u, iron_lane, false);
+        const uint v1119 = v1118 - 16u;
+        const uint v1120 = v1119 * 132u;
+        const uint v1121 = v1120 + v37;
+        const uint v1122 = v1121 + v1115;
+        shm2[v1122] = v1114;
+        const float v1123 = v39.m[3][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1124 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1127 = iron_frag_coord<64>(54u, iron_lane, false);
+        const uint v1128 = v1127 - 16u;
+        const uint v1129 = v1128 * 132u;
+        const uint v1130 = v1129 + v37;
+        const uint v1131 = v1130 + v1124;
+        shm2[v1131] = v1123;
+        const float v1132 = v39.m[3][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1133 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1136 = iron_frag_coord<64>(55u, iron_lane, false);
+        const uint v1137 = v1136 - 16u;
+        const uint v1138 = v1137 * 132u;
+        const uint v1139 = v1138 + v37;
+        const uint v1140 = v1139 + v1133;
+        shm2[v1140] = v1132;
+        const float v1141 = v39.m[3][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1142 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1145 = iron_frag_coord<64>(56u, iron_lane, false);
+        const uint v1146 = v1145 - 16u;
+        const uint v1147 = v1146 * 132u;
+        const uint v1148 = v1147 + v37;
+        const uint v1149 = v1148 + v1142;
+        shm2[v1149] = v1141;
+        const float v1150 = v39.m[3][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1151 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1154 = iron_frag_coord<64>(57u, iron_lane, false);
+        const uint v1155 = v1154 - 16u;
+        const uint v1156 = v1155 * 132u;
+        const uint v1157 = v1156 + v37;
+        const uint v1158 = v1157 + v1151;
+        shm2[v1158] = v1150;
+        const float v1159 = v39.m[3][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1160 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1163 = iron_frag_coord<64>(58u, iron_lane, false);
+        const uint v1164 = v1163 - 16u;
+        const uint v1165 = v1164 * 132u;
+        const uint v1166 = v1165 + v37;
+        const uint v1167 = v1166 + v1160;
+        shm2[v1167] = v1159;
+        const float v1168 = v39.m[3][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1169 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1172 = iron_frag_coord<64>(59u, iron_lane, false);
+        const uint v1173 = v1172 - 16u;
+        const uint v1174 = v1173 * 132u;
+        const uint v1175 = v1174 + v37;
+        const uint v1176 = v1175 + v1169;
+        shm2[v1176] = v1168;
+        const float v1177 = v39.m[3][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1178 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1181 = iron_frag_coord<64>(60u, iron_lane, false);
+        const uint v1182 = v1181 - 16u;
+        const uint v1183 = v1182 * 132u;
+        const uint v1184 = v1183 + v37;
+        const uint v1185 = v1184 + v1178;
+        shm2[v1185] = v1177;
+        const float v1186 = v39.m[3][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1187 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1190 = iron_frag_coord<64>(61u, iron_lane, false);
+        const uint v1191 = v1190 - 16u;
+        const uint v1192 = v1191 * 132u;
+        const uint v1193 = v1192 + v37;
+        const uint v1194 = v1193 + v1187;
+        shm2[v1194] = v1186;
+        const float v1195 = v39.m[3][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1196 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1199 = iron_frag_coord<64>(62u, iron_lane, false);
+        const uint v1200 = v1199 - 16u;
+        const uint v1201 = v1200 * 132u;
+        const uint v1202 = v1201 + v37;
+        const uint v1203 = v1202 + v1196;
+        shm2[v1203] = v1195;
+        const float v1204 = v39.m[3][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1205 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1208 = iron_frag_coord<64>(63u, iron_lane, false);
+        const uint v1209 = v1208 - 16u;
+        const uint v1210 = v1209 * 132u;
+        const uint v1211 = v1210 + v37;
+        const uint v1212 = v1211 + v1205;
+        shm2[v1212] = v1204;
+      }
+      const bool v1214 = v625 == 2u;  // kernels/gemm/gemm_tiles.hpp:322
+      if (v1214) {
+        const float v1215 = v39.m[4][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1216 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1219 = iron_frag_coord<64>(64u, iron_lane, false);
+        const uint v1220 = v1219 - 32u;
+        const uint v1221 = v1220 * 132u;
+        const uint v1222 = v1221 + v37;
+        const uint v1223 = v1222 + v1216;
+        shm2[v1223] = v1215;
+        const float v1224 = v39.m[4][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1225 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1228 = iron_frag_coord<64>(65u, iron_lane, false);
+        const uint v1229 = v1228 - 32u;
+        const uint v1230 = v1229 * 132u;
+        const uint v1231 = v1230 + v37;
+        const uint v1232 = v1231 + v1225;
+        shm2[v1232] = v1224;
+        const float v1233 = v39.m[4][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1234 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1237 = iron_frag_coord<64>(66u, iron_lane, false);
+        const uint v1238 = v1237 - 32u;
+        const uint v1239 = v1238 * 132u;
+        const uint v1240 = v1239 + v37;
+        const uint v1241 = v1240 + v1234;
+        shm2[v1241] = v1233;
+        const float v1242 = v39.m[4][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1243 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1246 = iron_frag_coord<64>(67u, iron_lane, false);
+        const uint v1247 = v1246 - 32u;
+        const uint v1248 = v1247 * 132u;
+        const uint v1249 = v1248 + v37;
+        const uint v1250 = v1249 + v1243;
+        shm2[v1250] = v1242;
+        const float v1251 = v39.m[4][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1252 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1255 = iron_frag_coord<64>(68u, iron_lane, false);
+        const uint v1256 = v1255 - 32u;
+        const uint v1257 = v1256 * 132u;
+        const uint v1258 = v1257 + v37;
+        const uint v1259 = v1258 + v1252;
+        shm2[v1259] = v1251;
+        const float v1260 = v39.m[4][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1261 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1264 = iron_frag_coord<64>(69u, iron_lane, false);
+        const uint v1265 = v1264 - 32u;
+        const uint v1266 = v1265 * 132u;
+        const uint v1267 = v1266 + v37;
+        const uint v1268 = v1267 + v1261;
+        shm2[v1268] = v1260;
+        const float v1269 = v39.m[4][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1270 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1273 = iron_frag_coord<64>(70u, iron_lane, false);
+        const uint v1274 = v1273 - 32u;
+        const uint v1275 = v1274 * 132u;
+        const uint v1276 = v1275 + v37;
+        const uint v1277 = v1276 + v1270;
+        shm2[v1277] = v1269;
+        const float v1278 = v39.m[4][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1279 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1282 = iron_frag_coord<64>(71u, iron_lane, false);
+        const uint v1283 = v1282 - 32u;
+        const uint v1284 = v1283 * 132u;
+        const uint v1285 = v1284 + v37;
+        const uint v1286 = v1285 + v1279;
+        shm2[v1286] = v1278;
+        const float v1287 = v39.m[4][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1288 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1291 = iron_frag_coord<64>(72u, iron_lane, false);
+        const uint v1292 = v1291 - 32u;
+        const uint v1293 = v1292 * 132u;
+        const uint v1294 = v1293 + v37;
+        const uint v1295 = v1294 + v1288;
+        shm2[v1295] = v1287;
+        const float v1296 = v39.m[4][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1297 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1300 = iron_frag_coord<64>(73u, iron_lane, false);
+        const uint v1301 = v1300 - 32u;
+        const uint v1302 = v1301 * 132u;
+        const uint v1303 = v1302 + v37;
+        const uint v1304 = v1303 + v1297;
+        shm2[v1304] = v1296;
+        const float v1305 = v39.m[4][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1306 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1309 = iron_frag_coord<64>(74u, iron_lane, false);
+        const uint v1310 = v1309 - 32u;
+        const uint v1311 = v1310 * 132u;
+        const uint v1312 = v1311 + v37;
+        const uint v1313 = v1312 + v1306;
+        shm2[v1313] = v1305;
+        const float v1314 = v39.m[4][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1315 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1318 = iron_frag_coord<64>(75u, iron_lane, false);
+        const uint v1319 = v1318 - 32u;
+        const uint v1320 = v1319 * 132u;
+        const uint v1321 = v1320 + v37;
+        const uint v1322 = v1321 + v1315;
+        shm2[v1322] = v1314;
+        const float v1323 = v39.m[4][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1324 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1327 = iron_frag_coord<64>(76u, iron_lane, false);
+        const uint v1328 = v1327 - 32u;
+        const uint v1329 = v1328 * 132u;
+        const uint v1330 = v1329 + v37;
+        const uint v1331 = v1330 + v1324;
+        shm2[v1331] = v1323;
+        const float v1332 = v39.m[4][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1333 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1336 = iron_frag_coord<64>(77u, iron_lane, false);
+        const uint v1337 = v1336 - 32u;
+        const uint v1338 = v1337 * 132u;
+        const uint v1339 = v1338 + v37;
+        const uint v1340 = v1339 + v1333;
+        shm2[v1340] = v1332;
+        const float v1341 = v39.m[4][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1342 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1345 = iron_frag_coord<64>(78u, iron_lane, false);
+        const uint v1346 = v1345 - 32u;
+        const uint v1347 = v1346 * 132u;
+        const uint v1348 = v1347 + v37;
+        const uint v1349 = v1348 + v1342;
+        shm2[v1349] = v1341;
+        const float v1350 = v39.m[4][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1351 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1354 = iron_frag_coord<64>(79u, iron_lane, false);
+        const uint v1355 = v1354 - 32u;
+        const uint v1356 = v1355 * 132u;
+        const uint v1357 = v1356 + v37;
+        const uint v1358 = v1357 + v1351;
+        shm2[v1358] = v1350;
+        const float v1359 = v39.m[5][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1360 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1363 = iron_frag_coord<64>(80u, iron_lane, false);
+        const uint v1364 = v1363 - 32u;
+        const uint v1365 = v1364 * 132u;
+        const uint v1366 = v1365 + v37;
+        const uint v1367 = v1366 + v1360;
+        shm2[v1367] = v1359;
+        const float v1368 = v39.m[5][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1369 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1372 = iron_frag_coord<64>(81u, iron_lane, false);
+        const uint v1373 = v1372 - 32u;
+        const uint v1374 = v1373 * 132u;
+        const uint v1375 = v1374 + v37;
+        const uint v1376 = v1375 + v1369;
+        shm2[v1376] = v1368;
+        const float v1377 = v39.m[5][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1378 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1381 = iron_frag_coord<64>(82u, iron_lane, false);
+        const uint v1382 = v1381 - 32u;
+        const uint v1383 = v1382 * 132u;
+        const uint v1384 = v1383 + v37;
+        const uint v1385 = v1384 + v1378;
+        shm2[v1385] = v1377;
+        const float v1386 = v39.m[5][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1387 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1390 = iron_frag_coord<64>(83u, iron_lane, false);
+        const uint v1391 = v1390 - 32u;
+        const uint v1392 = v1391 * 132u;
+        const uint v1393 = v1392 + v37;
+        const uint v1394 = v1393 + v1387;
+        shm2[v1394] = v1386;
+        const float v1395 = v39.m[5][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1396 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1399 = iron_frag_coord<64>(84u, iron_lane, false);
+        const uint v1400 = v1399 - 32u;
+        const uint v1401 = v1400 * 132u;
+        const uint v1402 = v1401 + v37;
+        const uint v1403 = v1402 + v1396;
+        shm2[v1403] = v1395;
+        const float v1404 = v39.m[5][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1405 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1408 = iron_frag_coord<64>(85u, iron_lane, false);
+        const uint v1409 = v1408 - 32u;
+        const uint v1410 = v1409 * 132u;
+        const uint v1411 = v1410 + v37;
+        const uint v1412 = v1411 + v1405;
+        shm2[v1412] = v1404;
+        const float v1413 = v39.m[5][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1414 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1417 = iron_frag_coord<64>(86u, iron_lane, false);
+        const uint v1418 = v1417 - 32u;
+        const uint v1419 = v1418 * 132u;
+        const uint v1420 = v1419 + v37;
+        const uint v1421 = v1420 + v1414;
+        shm2[v1421] = v1413;
+        const float v1422 = v39.m[5][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1423 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1426 = iron_frag_coord<64>(87u, iron_lane, false);
+        const uint v1427 = v1426 - 32u;
+        const uint v1428 = v1427 * 132u;
+        const uint v1429 = v1428 + v37;
+        const uint v1430 = v1429 + v1423;
+        shm2[v1430] = v1422;
+        const float v1431 = v39.m[5][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1432 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1435 = iron_frag_coord<64>(88u, iron_lane, false);
+        const uint v1436 = v1435 - 32u;
+        const uint v1437 = v1436 * 132u;
+        const uint v1438 = v1437 + v37;
+        const uint v1439 = v1438 + v1432;
+        shm2[v1439] = v1431;
+        const float v1440 = v39.m[5][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1441 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1444 = iron_frag_coord<64>(89u, iron_lane, false);
+        const uint v1445 = v1444 - 32u;
+        const uint v1446 = v1445 * 132u;
+        const uint v1447 = v1446 + v37;
+        const uint v1448 = v1447 + v1441;
+        shm2[v1448] = v1440;
+        const float v1449 = v39.m[5][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1450 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1453 = iron_frag_coord<64>(90u, iron_lane, false);
+        const uint v1454 = v1453 - 32u;
+        const uint v1455 = v1454 * 132u;
+        const uint v1456 = v1455 + v37;
+        const uint v1457 = v1456 + v1450;
+        shm2[v1457] = v1449;
+        const float v1458 = v39.m[5][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1459 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1462 = iron_frag_coord<64>(91u, iron_lane, false);
+        const uint v1463 = v1462 - 32u;
+        const uint v1464 = v1463 * 132u;
+        const uint v1465 = v1464 + v37;
+        const uint v1466 = v1465 + v1459;
+        shm2[v1466] = v1458;
+        const float v1467 = v39.m[5][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1468 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1471 = iron_frag_coord<64>(92u, iron_lane, false);
+        const uint v1472 = v1471 - 32u;
+        const uint v1473 = v1472 * 132u;
+        const uint v1474 = v1473 + v37;
+        const uint v1475 = v1474 + v1468;
+        shm2[v1475] = v1467;
+        const float v1476 = v39.m[5][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1477 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1480 = iron_frag_coord<64>(93u, iron_lane, false);
+        const uint v1481 = v1480 - 32u;
+        const uint v1482 = v1481 * 132u;
+        const uint v1483 = v1482 + v37;
+        const uint v1484 = v1483 + v1477;
+        shm2[v1484] = v1476;
+        const float v1485 = v39.m[5][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1486 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1489 = iron_frag_coord<64>(94u, iron_lane, false);
+        const uint v1490 = v1489 - 32u;
+        const uint v1491 = v1490 * 132u;
+        const uint v1492 = v1491 + v37;
+        const uint v1493 = v1492 + v1486;
+        shm2[v1493] = v1485;
+        const float v1494 = v39.m[5][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1495 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1498 = iron_frag_coord<64>(95u, iron_lane, false);
+        const uint v1499 = v1498 - 32u;
+        const uint v1500 = v1499 * 132u;
+        const uint v1501 = v1500 + v37;
+        const uint v1502 = v1501 + v1495;
+        shm2[v1502] = v1494;
+      }
+      const bool v1504 = v625 == 3u;  // kernels/gemm/gemm_tiles.hpp:322
+      if (v1504) {
+        const float v1505 = v39.m[6][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1506 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1509 = iron_frag_coord<64>(96u, iron_lane, false);
+        const uint v1510 = v1509 - 48u;
+        const uint v1511 = v1510 * 132u;
+        const uint v1512 = v1511 + v37;
+        const uint v1513 = v1512 + v1506;
+        shm2[v1513] = v1505;
+        const float v1514 = v39.m[6][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1515 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1518 = iron_frag_coord<64>(97u, iron_lane, false);
+        const uint v1519 = v1518 - 48u;
+        const uint v1520 = v1519 * 132u;
+        const uint v1521 = v1520 + v37;
+        const uint v1522 = v1521 + v1515;
+        shm2[v1522] = v1514;
+        const float v1523 = v39.m[6][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1524 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1527 = iron_frag_coord<64>(98u, iron_lane, false);
+        const uint v1528 = v1527 - 48u;
+        const uint v1529 = v1528 * 132u;
+        const uint v1530 = v1529 + v37;
+        const uint v1531 = v1530 + v1524;
+        shm2[v1531] = v1523;
+        const float v1532 = v39.m[6][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1533 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1536 = iron_frag_coord<64>(99u, iron_lane, false);
+        const uint v1537 = v1536 - 48u;
+        const uint v1538 = v1537 * 132u;
+        const uint v1539 = v1538 + v37;
+        const uint v1540 = v1539 + v1533;
+        shm2[v1540] = v1532;
+        const float v1541 = v39.m[6][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1542 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1545 = iron_frag_coord<64>(100u, iron_lane, false);
+        const uint v1546 = v1545 - 48u;
+        const uint v1547 = v1546 * 132u;
+        const uint v1548 = v1547 + v37;
+        const uint v1549 = v1548 + v1542;
+        shm2[v1549] = v1541;
+        const float v1550 = v39.m[6][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1551 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1554 = iron_frag_coord<64>(101u, iron_lane, false);
+        const uint v1555 = v1554 - 48u;
+        const uint v1556 = v1555 * 132u;
+        const uint v1557 = v1556 + v37;
+        const uint v1558 = v1557 + v1551;
+        shm2[v1558] = v1550;
+        const float v1559 = v39.m[6][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1560 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1563 = iron_frag_coord<64>(102u, iron_lane, false);
+        const uint v1564 = v1563 - 48u;
+        const uint v1565 = v1564 * 132u;
+        const uint v1566 = v1565 + v37;
+        const uint v1567 = v1566 + v1560;
+        shm2[v1567] = v1559;
+        const float v1568 = v39.m[6][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1569 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1572 = iron_frag_coord<64>(103u, iron_lane, false);
+        const uint v1573 = v1572 - 48u;
+        const uint v1574 = v1573 * 132u;
+        const uint v1575 = v1574 + v37;
+        const uint v1576 = v1575 + v1569;
+        shm2[v1576] = v1568;
+        const float v1577 = v39.m[6][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1578 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1581 = iron_frag_coord<64>(104u, iron_lane, false);
+        const uint v1582 = v1581 - 48u;
+        const uint v1583 = v1582 * 132u;
+        const uint v1584 = v1583 + v37;
+        const uint v1585 = v1584 + v1578;
+        shm2[v1585] = v1577;
+        const float v1586 = v39.m[6][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1587 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1590 = iron_frag_coord<64>(105u, iron_lane, false);
+        const uint v1591 = v1590 - 48u;
+        const uint v1592 = v1591 * 132u;
+        const uint v1593 = v1592 + v37;
+        const uint v1594 = v1593 + v1587;
+        shm2[v1594] = v1586;
+        const float v1595 = v39.m[6][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1596 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1599 = iron_frag_coord<64>(106u, iron_lane, false);
+        const uint v1600 = v1599 - 48u;
+        const uint v1601 = v1600 * 132u;
+        const uint v1602 = v1601 + v37;
+        const uint v1603 = v1602 + v1596;
+        shm2[v1603] = v1595;
+        const float v1604 = v39.m[6][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1605 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1608 = iron_frag_coord<64>(107u, iron_lane, false);
+        const uint v1609 = v1608 - 48u;
+        const uint v1610 = v1609 * 132u;
+        const uint v1611 = v1610 + v37;
+        const uint v1612 = v1611 + v1605;
+        shm2[v1612] = v1604;
+        const float v1613 = v39.m[6][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1614 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1617 = iron_frag_coord<64>(108u, iron_lane, false);
+        const uint v1618 = v1617 - 48u;
+        const uint v1619 = v1618 * 132u;
+        const uint v1620 = v1619 + v37;
+        const uint v1621 = v1620 + v1614;
+        shm2[v1621] = v1613;
+        const float v1622 = v39.m[6][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1623 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1626 = iron_frag_coord<64>(109u, iron_lane, false);
+        const uint v1627 = v1626 - 48u;
+        const uint v1628 = v1627 * 132u;
+        const uint v1629 = v1628 + v37;
+        const uint v1630 = v1629 + v1623;
+        shm2[v1630] = v1622;
+        const float v1631 = v39.m[6][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1632 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1635 = iron_frag_coord<64>(110u, iron_lane, false);
+        const uint v1636 = v1635 - 48u;
+        const uint v1637 = v1636 * 132u;
+        const uint v1638 = v1637 + v37;
+        const uint v1639 = v1638 + v1632;
+        shm2[v1639] = v1631;
+        const float v1640 = v39.m[6][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1641 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1644 = iron_frag_coord<64>(111u, iron_lane, false);
+        const uint v1645 = v1644 - 48u;
+        const uint v1646 = v1645 * 132u;
+        const uint v1647 = v1646 + v37;
+        const uint v1648 = v1647 + v1641;
+        shm2[v1648] = v1640;
+        const float v1649 = v39.m[7][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1650 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1653 = iron_frag_coord<64>(112u, iron_lane, false);
+        const uint v1654 = v1653 - 48u;
+        const uint v1655 = v1654 * 132u;
+        const uint v1656 = v1655 + v37;
+        const uint v1657 = v1656 + v1650;
+        shm2[v1657] = v1649;
+        const float v1658 = v39.m[7][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1659 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1662 = iron_frag_coord<64>(113u, iron_lane, false);
+        const uint v1663 = v1662 - 48u;
+        const uint v1664 = v1663 * 132u;
+        const uint v1665 = v1664 + v37;
+        const uint v1666 = v1665 + v1659;
+        shm2[v1666] = v1658;
+        const float v1667 = v39.m[7][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1668 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1671 = iron_frag_coord<64>(114u, iron_lane, false);
+        const uint v1672 = v1671 - 48u;
+        const uint v1673 = v1672 * 132u;
+        const uint v1674 = v1673 + v37;
+        const uint v1675 = v1674 + v1668;
+        shm2[v1675] = v1667;
+        const float v1676 = v39.m[7][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1677 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1680 = iron_frag_coord<64>(115u, iron_lane, false);
+        const uint v1681 = v1680 - 48u;
+        const uint v1682 = v1681 * 132u;
+        const uint v1683 = v1682 + v37;
+        const uint v1684 = v1683 + v1677;
+        shm2[v1684] = v1676;
+        const float v1685 = v39.m[7][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1686 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1689 = iron_frag_coord<64>(116u, iron_lane, false);
+        const uint v1690 = v1689 - 48u;
+        const uint v1691 = v1690 * 132u;
+        const uint v1692 = v1691 + v37;
+        const uint v1693 = v1692 + v1686;
+        shm2[v1693] = v1685;
+        const float v1694 = v39.m[7][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1695 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1698 = iron_frag_coord<64>(117u, iron_lane, false);
+        const uint v1699 = v1698 - 48u;
+        const uint v1700 = v1699 * 132u;
+        const uint v1701 = v1700 + v37;
+        const uint v1702 = v1701 + v1695;
+        shm2[v1702] = v1694;
+        const float v1703 = v39.m[7][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1704 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1707 = iron_frag_coord<64>(118u, iron_lane, false);
+        const uint v1708 = v1707 - 48u;
+        const uint v1709 = v1708 * 132u;
+        const uint v1710 = v1709 + v37;
+        const uint v1711 = v1710 + v1704;
+        shm2[v1711] = v1703;
+        const float v1712 = v39.m[7][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1713 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1716 = iron_frag_coord<64>(119u, iron_lane, false);
+        const uint v1717 = v1716 - 48u;
+        const uint v1718 = v1717 * 132u;
+        const uint v1719 = v1718 + v37;
+        const uint v1720 = v1719 + v1713;
+        shm2[v1720] = v1712;
+        const float v1721 = v39.m[7][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1722 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1725 = iron_frag_coord<64>(120u, iron_lane, false);
+        const uint v1726 = v1725 - 48u;
+        const uint v1727 = v1726 * 132u;
+        const uint v1728 = v1727 + v37;
+        const uint v1729 = v1728 + v1722;
+        shm2[v1729] = v1721;
+        const float v1730 = v39.m[7][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1731 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1734 = iron_frag_coord<64>(121u, iron_lane, false);
+        const uint v1735 = v1734 - 48u;
+        const uint v1736 = v1735 * 132u;
+        const uint v1737 = v1736 + v37;
+        const uint v1738 = v1737 + v1731;
+        shm2[v1738] = v1730;
+        const float v1739 = v39.m[7][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1740 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1743 = iron_frag_coord<64>(122u, iron_lane, false);
+        const uint v1744 = v1743 - 48u;
+        const uint v1745 = v1744 * 132u;
+        const uint v1746 = v1745 + v37;
+        const uint v1747 = v1746 + v1740;
+        shm2[v1747] = v1739;
+        const float v1748 = v39.m[7][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1749 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1752 = iron_frag_coord<64>(123u, iron_lane, false);
+        const uint v1753 = v1752 - 48u;
+        const uint v1754 = v1753 * 132u;
+        const uint v1755 = v1754 + v37;
+        const uint v1756 = v1755 + v1749;
+        shm2[v1756] = v1748;
+        const float v1757 = v39.m[7][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1758 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1761 = iron_frag_coord<64>(124u, iron_lane, false);
+        const uint v1762 = v1761 - 48u;
+        const uint v1763 = v1762 * 132u;
+        const uint v1764 = v1763 + v37;
+        const uint v1765 = v1764 + v1758;
+        shm2[v1765] = v1757;
+        const float v1766 = v39.m[7][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1767 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1770 = iron_frag_coord<64>(125u, iron_lane, false);
+        const uint v1771 = v1770 - 48u;
+        const uint v1772 = v1771 * 132u;
+        const uint v1773 = v1772 + v37;
+        const uint v1774 = v1773 + v1767;
+        shm2[v1774] = v1766;
+        const float v1775 = v39.m[7][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1776 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1779 = iron_frag_coord<64>(126u, iron_lane, false);
+        const uint v1780 = v1779 - 48u;
+        const uint v1781 = v1780 * 132u;
+        const uint v1782 = v1781 + v37;
+        const uint v1783 = v1782 + v1776;
+        shm2[v1783] = v1775;
+        const float v1784 = v39.m[7][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1785 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1788 = iron_frag_coord<64>(127u, iron_lane, false);
+        const uint v1789 = v1788 - 48u;
+        const uint v1790 = v1789 * 132u;
+        const uint v1791 = v1790 + v37;
+        const uint v1792 = v1791 + v1785;
+        shm2[v1792] = v1784;
+      }
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:331
+    const uint v1800 = v625 << 4u;  // kernels/gemm/gemm_tiles.hpp:333
+    const uint v1802 = v623 << 6u;
+    const uint v1803 = v24 + v1802;
+    const uint v1804 = v1803 + v1800;
+
+    for (uint v1796 = v1793; v1796 < 2048u; v1796 += 128u) {  // kernels/gemm/gemm_tiles.hpp:332
+      const uint v1798 = v1796 >> 7u;  // kernels/gemm/gemm_tiles.hpp:333
+      const uint v1805 = v1804 + v1798;
+      const uint v1807 = v1796 & 127u;  // kernels/gemm/gemm_tiles.hpp:334
+      const uint v1808 = v28 + v1807;
+      const bool v1809 = v1805 < v0;  // kernels/gemm/gemm_tiles.hpp:335
+      const bool v1810 = v1808 < v1;
+      const bool v1811 = v1809 && v1810;
+      if (v1811) {
+        const uint v1817 = v1798 * 132u;
+        const uint v1818 = v1817 + v1807;
+        const float v1819 = shm2[v1818];
+        const uint v1820 = v1805 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+        const uint v1821 = v1820 + v1808;
+        const bfloat v1822 = residual[v1821];  // kernels/gemm/gemm_epilogue.cpp:87
+        const float v1823 = float(v1822);
+        const float v1824 = fma(v1819, v3, v1823);
+        const bfloat v1825 = bfloat(v1824);
+        out[v1821] = v1825;  // kernels/gemm/gemm_epilogue.cpp:86
+      }
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:337
   }
 }

@@ -90,6 +90,7 @@ kernel void iron_moe_gemm_affine_b4_g128_bf16(
     uint iron_sg [[simdgroup_index_in_threadgroup]]) {
   alignas(16) threadgroup bfloat shm0[5120];
   alignas(16) threadgroup bfloat shm1[5120];
+  threadgroup float* shm2 = reinterpret_cast<threadgroup float*>(shm0);
 
   const uint v0 = rows;  // kernels/moe/grouped_gemm.cpp:172
   const uint v1 = experts;
@@ -136,15 +137,15 @@ kernel void iron_moe_gemm_affine_b4_g128_bf16(
     const uint v60 = v21 - v52;  // kernels/moe/expert_tiles.hpp:41
     const uint v61 = v60 << 7u;
     const uint v63 = v40 + v61;
-    const uint v4587 = v27;  // kernels/moe/expert_tiles.hpp:39
-    const uint v4588 = v57 ? v39 : v4587;  // kernels/moe/expert_tiles.hpp:40
-    v27 = v4588;
-    const uint v4589 = v29;  // kernels/moe/expert_tiles.hpp:39
-    const uint v4590 = v57 ? v63 : v4589;  // kernels/moe/expert_tiles.hpp:41
-    v29 = v4590;
-    const uint v4591 = v30;  // kernels/moe/expert_tiles.hpp:39
-    const uint v4592 = v57 ? v45 : v4591;  // kernels/moe/expert_tiles.hpp:42
-    v30 = v4592;
+    const uint v3761 = v27;  // kernels/moe/expert_tiles.hpp:39
+    const uint v3762 = v57 ? v39 : v3761;  // kernels/moe/expert_tiles.hpp:40
+    v27 = v3762;
+    const uint v3763 = v29;  // kernels/moe/expert_tiles.hpp:39
+    const uint v3764 = v57 ? v63 : v3763;  // kernels/moe/expert_tiles.hpp:41
+    v29 = v3764;
+    const uint v3765 = v30;  // kernels/moe/expert_tiles.hpp:39
+    const uint v3766 = v57 ? v45 : v3765;  // kernels/moe/expert_tiles.hpp:42
+    v30 = v3766;
     const uint v64 = v32;  // kernels/moe/expert_tiles.hpp:44
     const uint v65 = v64 + v51;
     v32 = v65;
@@ -157,9 +158,9 @@ kernel void iron_moe_gemm_affine_b4_g128_bf16(
   const uint v71 = v70 << 7u;
   const uint v72 = v36;
   const uint v73 = v72 + v71;
-  const uint v4593 = v29;
-  const uint v4594 = v67 ? v73 : v4593;
-  v29 = v4594;
+  const uint v3767 = v29;
+  const uint v3768 = v67 ? v73 : v3767;
+  v29 = v3768;
   const uint v74 = v27;  // kernels/moe/expert_tiles.hpp:48
   const uint v75 = v29;
   const uint v76 = v30;
@@ -168,447 +169,447 @@ kernel void iron_moe_gemm_affine_b4_g128_bf16(
     const uint v78 = v74 * v2;  // kernels/moe/grouped_gemm.cpp:167
     const uint v79 = v1 * v2;
     const uint v80 = v78 + v26;  // kernels/moe/grouped_gemm.cpp:113
-    const uint v82 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:241
-    const uint v85 = v82 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
+    const uint v82 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:242
+    const uint v85 = v82 >> 1u;  // kernels/gemm/gemm_tiles.hpp:243
     const uint v86 = v85 << 6u;
-    const uint v89 = v82 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
+    const uint v89 = v82 & 1u;  // kernels/gemm/gemm_tiles.hpp:244
     const uint v90 = v89 << 6u;
-    iron_frag<float, 64, 64> v92;  // kernels/gemm/gemm_tiles.hpp:245
+    iron_frag<float, 64, 64> v92;  // kernels/gemm/gemm_tiles.hpp:246
     iron_frag_fill(v92, float(0.0f));
-    iron_frag<bfloat, 64, 16> v94;  // kernels/gemm/gemm_tiles.hpp:246
+    iron_frag<bfloat, 64, 16> v94;  // kernels/gemm/gemm_tiles.hpp:247
     iron_frag_fill(v94, bfloat(bfloat(0.0f)));
-    iron_frag<bfloat, 16, 64> v96;  // kernels/gemm/gemm_tiles.hpp:247
+    iron_frag<bfloat, 16, 64> v96;  // kernels/gemm/gemm_tiles.hpp:248
     iron_frag_fill(v96, bfloat(bfloat(0.0f)));
     const uint v99 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:203
     const bool v100 = v99 == 0u;
-    if (v100) {  // kernels/gemm/gemm_tiles.hpp:260
-      const uint v3710 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
-      const uint v3713 = v3710 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v3716 = v3710 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v3717 = v3716 << 3u;
-      const uint v3718 = v75 + v3713;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v3719 = v3718 < v76;
-      const uint v3724 = v3718 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v3730 = v3713 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v3735 = v3710 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-      const uint v3737 = v3735 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v3740 = v3735 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v3741 = v3740 << 3u;
-      const uint v3742 = v75 + v3737;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v3743 = v3742 < v76;
-      const uint v3748 = v3742 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v3754 = v3737 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v3759 = v3710 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-      const uint v3761 = v3759 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v3764 = v3759 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v3765 = v3764 << 3u;
-      const uint v3766 = v75 + v3761;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v3767 = v3766 < v76;
-      const uint v3772 = v3766 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v3778 = v3761 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v3783 = v3710 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-      const uint v3785 = v3783 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v3788 = v3783 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v3789 = v3788 << 3u;
-      const uint v3790 = v75 + v3785;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v3791 = v3790 < v76;
-      const uint v3796 = v3790 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v3802 = v3785 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v3816 = v80 + v3713;  // kernels/gemm/quant_b.hpp:137
-      const bool v3817 = v3816 < v79;
-      const uint v3822 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
-      const uint v3826 = v79 - 1u;
-      const uint v3828 = min(v3816, v3826);
-      const uint v3832 = v3 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v3833 = v3828 * v3832;
-      const uint v3841 = v3 >> 7u;  // kernels/gemm/quant_b.hpp:38
-      const uint v3842 = v3828 * v3841;
-      const uint v3983 = v80 + v3737;  // kernels/gemm/quant_b.hpp:137
-      const bool v3984 = v3983 < v79;
-      const uint v3995 = min(v3983, v3826);  // kernels/gemm/quant_b.hpp:138
-      const uint v4000 = v3995 * v3832;  // kernels/gemm/quant_b.hpp:35
-      const uint v4009 = v3995 * v3841;  // kernels/gemm/quant_b.hpp:38
-      const uint v4150 = v80 + v3761;  // kernels/gemm/quant_b.hpp:137
-      const bool v4151 = v4150 < v79;
-      const uint v4162 = min(v4150, v3826);  // kernels/gemm/quant_b.hpp:138
-      const uint v4167 = v4162 * v3832;  // kernels/gemm/quant_b.hpp:35
-      const uint v4176 = v4162 * v3841;  // kernels/gemm/quant_b.hpp:38
-      const uint v4317 = v80 + v3785;  // kernels/gemm/quant_b.hpp:137
-      const bool v4318 = v4317 < v79;
-      const uint v4329 = min(v4317, v3826);  // kernels/gemm/quant_b.hpp:138
-      const uint v4334 = v4329 * v3832;  // kernels/gemm/quant_b.hpp:35
-      const uint v4343 = v4329 * v3841;  // kernels/gemm/quant_b.hpp:38
-      const uint v4482 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
-      const uint v4488 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
+    if (v100) {  // kernels/gemm/gemm_tiles.hpp:261
+      const uint v2873 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
+      const uint v2876 = v2873 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2879 = v2873 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2880 = v2879 << 3u;
+      const uint v2881 = v75 + v2876;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2882 = v2881 < v76;
+      const uint v2887 = v2881 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2893 = v2876 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2898 = v2873 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+      const uint v2900 = v2898 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2903 = v2898 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2904 = v2903 << 3u;
+      const uint v2905 = v75 + v2900;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2906 = v2905 < v76;
+      const uint v2911 = v2905 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2917 = v2900 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2922 = v2873 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+      const uint v2924 = v2922 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2927 = v2922 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2928 = v2927 << 3u;
+      const uint v2929 = v75 + v2924;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2930 = v2929 < v76;
+      const uint v2935 = v2929 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2941 = v2924 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2946 = v2873 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+      const uint v2948 = v2946 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2951 = v2946 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2952 = v2951 << 3u;
+      const uint v2953 = v75 + v2948;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2954 = v2953 < v76;
+      const uint v2959 = v2953 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2965 = v2948 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2979 = v80 + v2876;  // kernels/gemm/quant_b.hpp:137
+      const bool v2980 = v2979 < v79;
+      const uint v2985 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
+      const uint v2989 = v79 - 1u;
+      const uint v2991 = min(v2979, v2989);
+      const uint v2995 = v3 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v2996 = v2991 * v2995;
+      const uint v3004 = v3 >> 7u;  // kernels/gemm/quant_b.hpp:38
+      const uint v3005 = v2991 * v3004;
+      const uint v3146 = v80 + v2900;  // kernels/gemm/quant_b.hpp:137
+      const bool v3147 = v3146 < v79;
+      const uint v3158 = min(v3146, v2989);  // kernels/gemm/quant_b.hpp:138
+      const uint v3163 = v3158 * v2995;  // kernels/gemm/quant_b.hpp:35
+      const uint v3172 = v3158 * v3004;  // kernels/gemm/quant_b.hpp:38
+      const uint v3313 = v80 + v2924;  // kernels/gemm/quant_b.hpp:137
+      const bool v3314 = v3313 < v79;
+      const uint v3325 = min(v3313, v2989);  // kernels/gemm/quant_b.hpp:138
+      const uint v3330 = v3325 * v2995;  // kernels/gemm/quant_b.hpp:35
+      const uint v3339 = v3325 * v3004;  // kernels/gemm/quant_b.hpp:38
+      const uint v3480 = v80 + v2948;  // kernels/gemm/quant_b.hpp:137
+      const bool v3481 = v3480 < v79;
+      const uint v3492 = min(v3480, v2989);  // kernels/gemm/quant_b.hpp:138
+      const uint v3497 = v3492 * v2995;  // kernels/gemm/quant_b.hpp:35
+      const uint v3506 = v3492 * v3004;  // kernels/gemm/quant_b.hpp:38
+      const uint v3645 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:252
+      const uint v3651 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:256
 
-      for (uint v3702 = 0u; v3702 < v3; v3702 += 32u) {  // kernels/gemm/gemm_tiles.hpp:267
-        const uint v3704 = v3702 >> 5u;
-        const uint v3706 = v3704 % 1u;
+      for (uint v2865 = 0u; v2865 < v3; v2865 += 32u) {  // kernels/gemm/gemm_tiles.hpp:268
+        const uint v2867 = v2865 >> 5u;
+        const uint v2869 = v2867 % 1u;
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v3708 = v3706 * 5120u;  // kernels/gemm/gemm_tiles.hpp:264
-        const uint v3720 = v3702 + v3717;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3721 = v3720 < v3;
-        const bool v3722 = v3719 && v3721;
-        const uint v3726 = v3724 + v3702;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v3727 = v3726 + v3717;
-        const uint v3728 = v3722 ? v3727 : 0u;
-        const uint v3731 = v3708 + v3730;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v3732 = v3731 + v3717;
+        const uint v2871 = v2869 * 5120u;  // kernels/gemm/gemm_tiles.hpp:265
+        const uint v2883 = v2865 + v2880;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2884 = v2883 < v3;
+        const bool v2885 = v2882 && v2884;
+        const uint v2889 = v2887 + v2865;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v2890 = v2889 + v2880;
+        const uint v2891 = v2885 ? v2890 : 0u;
+        const uint v2894 = v2871 + v2893;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v2895 = v2894 + v2880;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v3732 + e] = v3722 ? x_sorted[v3728 + e] : bfloat(0);
+          shm0[v2895 + e] = v2885 ? x_sorted[v2891 + e] : bfloat(0);
         }
-        const uint v3744 = v3702 + v3741;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3745 = v3744 < v3;
-        const bool v3746 = v3743 && v3745;
-        const uint v3750 = v3748 + v3702;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v3751 = v3750 + v3741;
-        const uint v3752 = v3746 ? v3751 : 0u;
-        const uint v3755 = v3708 + v3754;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v3756 = v3755 + v3741;
+        const uint v2907 = v2865 + v2904;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2908 = v2907 < v3;
+        const bool v2909 = v2906 && v2908;
+        const uint v2913 = v2911 + v2865;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v2914 = v2913 + v2904;
+        const uint v2915 = v2909 ? v2914 : 0u;
+        const uint v2918 = v2871 + v2917;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v2919 = v2918 + v2904;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v3756 + e] = v3746 ? x_sorted[v3752 + e] : bfloat(0);
+          shm0[v2919 + e] = v2909 ? x_sorted[v2915 + e] : bfloat(0);
         }
-        const uint v3768 = v3702 + v3765;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3769 = v3768 < v3;
-        const bool v3770 = v3767 && v3769;
-        const uint v3774 = v3772 + v3702;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v3775 = v3774 + v3765;
-        const uint v3776 = v3770 ? v3775 : 0u;
-        const uint v3779 = v3708 + v3778;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v3780 = v3779 + v3765;
+        const uint v2931 = v2865 + v2928;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2932 = v2931 < v3;
+        const bool v2933 = v2930 && v2932;
+        const uint v2937 = v2935 + v2865;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v2938 = v2937 + v2928;
+        const uint v2939 = v2933 ? v2938 : 0u;
+        const uint v2942 = v2871 + v2941;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v2943 = v2942 + v2928;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v3780 + e] = v3770 ? x_sorted[v3776 + e] : bfloat(0);
+          shm0[v2943 + e] = v2933 ? x_sorted[v2939 + e] : bfloat(0);
         }
-        const uint v3792 = v3702 + v3789;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3793 = v3792 < v3;
-        const bool v3794 = v3791 && v3793;
-        const uint v3798 = v3796 + v3702;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v3799 = v3798 + v3789;
-        const uint v3800 = v3794 ? v3799 : 0u;
-        const uint v3803 = v3708 + v3802;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v3804 = v3803 + v3789;
+        const uint v2955 = v2865 + v2952;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2956 = v2955 < v3;
+        const bool v2957 = v2954 && v2956;
+        const uint v2961 = v2959 + v2865;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v2962 = v2961 + v2952;
+        const uint v2963 = v2957 ? v2962 : 0u;
+        const uint v2966 = v2871 + v2965;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v2967 = v2966 + v2952;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v3804 + e] = v3794 ? x_sorted[v3800 + e] : bfloat(0);
+          shm0[v2967 + e] = v2957 ? x_sorted[v2963 + e] : bfloat(0);
         }
-        const bool v3820 = v3817 && v3721;  // kernels/gemm/quant_b.hpp:137
-        const uint v3824 = min(v3720, v3822);  // kernels/gemm/quant_b.hpp:138
-        const uint v3830 = v3824 >> 3u;  // kernels/gemm/quant_b.hpp:35
-        const uint v3834 = v3833 + v3830;
-        const uint v3837 = packed[v3834];  // kernels/gemm/quant_b.hpp:37
-        const uint v3839 = v3824 >> 7u;  // kernels/gemm/quant_b.hpp:38
-        const uint v3843 = v3842 + v3839;
-        const bfloat v3844 = scales[v3843];  // kernels/gemm/quant_b.hpp:39
-        const float v3845 = float(v3844);
-        const bfloat v3846 = biases[v3843];  // kernels/gemm/quant_b.hpp:40
-        const float v3847 = float(v3846);
-        const uint v3852 = v3837 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v3853 = v3852 & 15u;
-        const uint v3856 = v3853 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3857 = as_type<float>(v3856);
-        const float v3858 = v3857 - 8388608.0f;
-        const float v3859 = fma(v3858, v3845, v3847);  // kernels/gemm/quant_b.hpp:51
-        const uint v3864 = v3837 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v3865 = v3864 & 15u;
-        const uint v3868 = v3865 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3869 = as_type<float>(v3868);
-        const float v3870 = v3869 - 8388608.0f;
-        const float v3871 = fma(v3870, v3845, v3847);  // kernels/gemm/quant_b.hpp:51
-        const uint v3876 = v3837 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v3877 = v3876 & 15u;
-        const uint v3880 = v3877 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3881 = as_type<float>(v3880);
-        const float v3882 = v3881 - 8388608.0f;
-        const float v3883 = fma(v3882, v3845, v3847);  // kernels/gemm/quant_b.hpp:51
-        const uint v3888 = v3837 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v3889 = v3888 & 15u;
-        const uint v3892 = v3889 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3893 = as_type<float>(v3892);
-        const float v3894 = v3893 - 8388608.0f;
-        const float v3895 = fma(v3894, v3845, v3847);  // kernels/gemm/quant_b.hpp:51
-        const uint v3900 = v3837 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v3901 = v3900 & 15u;
-        const uint v3904 = v3901 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3905 = as_type<float>(v3904);
-        const float v3906 = v3905 - 8388608.0f;
-        const float v3907 = fma(v3906, v3845, v3847);  // kernels/gemm/quant_b.hpp:51
-        const uint v3912 = v3837 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v3913 = v3912 & 15u;
-        const uint v3916 = v3913 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3917 = as_type<float>(v3916);
-        const float v3918 = v3917 - 8388608.0f;
-        const float v3919 = fma(v3918, v3845, v3847);  // kernels/gemm/quant_b.hpp:51
-        const uint v3924 = v3837 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v3925 = v3924 & 15u;
-        const uint v3928 = v3925 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3929 = as_type<float>(v3928);
-        const float v3930 = v3929 - 8388608.0f;
-        const float v3931 = fma(v3930, v3845, v3847);  // kernels/gemm/quant_b.hpp:51
-        const uint v3936 = v3837 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v3937 = v3936 & 15u;
-        const uint v3940 = v3937 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3941 = as_type<float>(v3940);
-        const float v3942 = v3941 - 8388608.0f;
-        const float v3943 = fma(v3942, v3845, v3847);  // kernels/gemm/quant_b.hpp:51
-        const float v3945 = v3820 ? v3859 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const bfloat v3946 = bfloat(v3945);
-        const float v3948 = v3820 ? v3871 : 0.0f;
-        const bfloat v3949 = bfloat(v3948);
-        const float v3951 = v3820 ? v3883 : 0.0f;
-        const bfloat v3952 = bfloat(v3951);
-        const float v3954 = v3820 ? v3895 : 0.0f;
-        const bfloat v3955 = bfloat(v3954);
-        const float v3957 = v3820 ? v3907 : 0.0f;
-        const bfloat v3958 = bfloat(v3957);
-        const float v3960 = v3820 ? v3919 : 0.0f;
-        const bfloat v3961 = bfloat(v3960);
-        const float v3963 = v3820 ? v3931 : 0.0f;
-        const bfloat v3964 = bfloat(v3963);
-        const float v3966 = v3820 ? v3943 : 0.0f;
-        const bfloat v3967 = bfloat(v3966);
-        *(threadgroup iron_bf16x8*)(shm1 + v3732) = iron_bf16x8{{bfloat4(v3946, v3949, v3952, v3955), bfloat4(v3958, v3961, v3964, v3967)}};  // kernels/gemm/quant_b.hpp:146
-        const bool v3987 = v3984 && v3745;  // kernels/gemm/quant_b.hpp:137
-        const uint v3991 = min(v3744, v3822);  // kernels/gemm/quant_b.hpp:138
-        const uint v3997 = v3991 >> 3u;  // kernels/gemm/quant_b.hpp:35
-        const uint v4001 = v4000 + v3997;
-        const uint v4004 = packed[v4001];  // kernels/gemm/quant_b.hpp:37
-        const uint v4006 = v3991 >> 7u;  // kernels/gemm/quant_b.hpp:38
-        const uint v4010 = v4009 + v4006;
-        const bfloat v4011 = scales[v4010];  // kernels/gemm/quant_b.hpp:39
-        const float v4012 = float(v4011);
-        const bfloat v4013 = biases[v4010];  // kernels/gemm/quant_b.hpp:40
-        const float v4014 = float(v4013);
-        const uint v4019 = v4004 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4020 = v4019 & 15u;
-        const uint v4023 = v4020 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4024 = as_type<float>(v4023);
-        const float v4025 = v4024 - 8388608.0f;
-        const float v4026 = fma(v4025, v4012, v4014);  // kernels/gemm/quant_b.hpp:51
-        const uint v4031 = v4004 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4032 = v4031 & 15u;
-        const uint v4035 = v4032 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4036 = as_type<float>(v4035);
-        const float v4037 = v4036 - 8388608.0f;
-        const float v4038 = fma(v4037, v4012, v4014);  // kernels/gemm/quant_b.hpp:51
-        const uint v4043 = v4004 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4044 = v4043 & 15u;
-        const uint v4047 = v4044 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4048 = as_type<float>(v4047);
-        const float v4049 = v4048 - 8388608.0f;
-        const float v4050 = fma(v4049, v4012, v4014);  // kernels/gemm/quant_b.hpp:51
-        const uint v4055 = v4004 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4056 = v4055 & 15u;
-        const uint v4059 = v4056 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4060 = as_type<float>(v4059);
-        const float v4061 = v4060 - 8388608.0f;
-        const float v4062 = fma(v4061, v4012, v4014);  // kernels/gemm/quant_b.hpp:51
-        const uint v4067 = v4004 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4068 = v4067 & 15u;
-        const uint v4071 = v4068 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4072 = as_type<float>(v4071);
-        const float v4073 = v4072 - 8388608.0f;
-        const float v4074 = fma(v4073, v4012, v4014);  // kernels/gemm/quant_b.hpp:51
-        const uint v4079 = v4004 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4080 = v4079 & 15u;
-        const uint v4083 = v4080 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4084 = as_type<float>(v4083);
-        const float v4085 = v4084 - 8388608.0f;
-        const float v4086 = fma(v4085, v4012, v4014);  // kernels/gemm/quant_b.hpp:51
-        const uint v4091 = v4004 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4092 = v4091 & 15u;
-        const uint v4095 = v4092 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4096 = as_type<float>(v4095);
-        const float v4097 = v4096 - 8388608.0f;
-        const float v4098 = fma(v4097, v4012, v4014);  // kernels/gemm/quant_b.hpp:51
-        const uint v4103 = v4004 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4104 = v4103 & 15u;
-        const uint v4107 = v4104 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4108 = as_type<float>(v4107);
-        const float v4109 = v4108 - 8388608.0f;
-        const float v4110 = fma(v4109, v4012, v4014);  // kernels/gemm/quant_b.hpp:51
-        const float v4112 = v3987 ? v4026 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const bfloat v4113 = bfloat(v4112);
-        const float v4115 = v3987 ? v4038 : 0.0f;
-        const bfloat v4116 = bfloat(v4115);
-        const float v4118 = v3987 ? v4050 : 0.0f;
-        const bfloat v4119 = bfloat(v4118);
-        const float v4121 = v3987 ? v4062 : 0.0f;
-        const bfloat v4122 = bfloat(v4121);
-        const float v4124 = v3987 ? v4074 : 0.0f;
-        const bfloat v4125 = bfloat(v4124);
-        const float v4127 = v3987 ? v4086 : 0.0f;
-        const bfloat v4128 = bfloat(v4127);
-        const float v4130 = v3987 ? v4098 : 0.0f;
-        const bfloat v4131 = bfloat(v4130);
-        const float v4133 = v3987 ? v4110 : 0.0f;
-        const bfloat v4134 = bfloat(v4133);
-        *(threadgroup iron_bf16x8*)(shm1 + v3756) = iron_bf16x8{{bfloat4(v4113, v4116, v4119, v4122), bfloat4(v4125, v4128, v4131, v4134)}};  // kernels/gemm/quant_b.hpp:146
-        const bool v4154 = v4151 && v3769;  // kernels/gemm/quant_b.hpp:137
-        const uint v4158 = min(v3768, v3822);  // kernels/gemm/quant_b.hpp:138
-        const uint v4164 = v4158 >> 3u;  // kernels/gemm/quant_b.hpp:35
-        const uint v4168 = v4167 + v4164;
-        const uint v4171 = packed[v4168];  // kernels/gemm/quant_b.hpp:37
-        const uint v4173 = v4158 >> 7u;  // kernels/gemm/quant_b.hpp:38
-        const uint v4177 = v4176 + v4173;
-        const bfloat v4178 = scales[v4177];  // kernels/gemm/quant_b.hpp:39
-        const float v4179 = float(v4178);
-        const bfloat v4180 = biases[v4177];  // kernels/gemm/quant_b.hpp:40
-        const float v4181 = float(v4180);
-        const uint v4186 = v4171 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4187 = v4186 & 15u;
-        const uint v4190 = v4187 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4191 = as_type<float>(v4190);
-        const float v4192 = v4191 - 8388608.0f;
-        const float v4193 = fma(v4192, v4179, v4181);  // kernels/gemm/quant_b.hpp:51
-        const uint v4198 = v4171 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4199 = v4198 & 15u;
-        const uint v4202 = v4199 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4203 = as_type<float>(v4202);
-        const float v4204 = v4203 - 8388608.0f;
-        const float v4205 = fma(v4204, v4179, v4181);  // kernels/gemm/quant_b.hpp:51
-        const uint v4210 = v4171 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4211 = v4210 & 15u;
-        const uint v4214 = v4211 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4215 = as_type<float>(v4214);
-        const float v4216 = v4215 - 8388608.0f;
-        const float v4217 = fma(v4216, v4179, v4181);  // kernels/gemm/quant_b.hpp:51
-        const uint v4222 = v4171 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4223 = v4222 & 15u;
-        const uint v4226 = v4223 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4227 = as_type<float>(v4226);
-        const float v4228 = v4227 - 8388608.0f;
-        const float v4229 = fma(v4228, v4179, v4181);  // kernels/gemm/quant_b.hpp:51
-        const uint v4234 = v4171 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4235 = v4234 & 15u;
-        const uint v4238 = v4235 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4239 = as_type<float>(v4238);
-        const float v4240 = v4239 - 8388608.0f;
-        const float v4241 = fma(v4240, v4179, v4181);  // kernels/gemm/quant_b.hpp:51
-        const uint v4246 = v4171 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4247 = v4246 & 15u;
-        const uint v4250 = v4247 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4251 = as_type<float>(v4250);
-        const float v4252 = v4251 - 8388608.0f;
-        const float v4253 = fma(v4252, v4179, v4181);  // kernels/gemm/quant_b.hpp:51
-        const uint v4258 = v4171 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4259 = v4258 & 15u;
-        const uint v4262 = v4259 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4263 = as_type<float>(v4262);
-        const float v4264 = v4263 - 8388608.0f;
-        const float v4265 = fma(v4264, v4179, v4181);  // kernels/gemm/quant_b.hpp:51
-        const uint v4270 = v4171 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4271 = v4270 & 15u;
-        const uint v4274 = v4271 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4275 = as_type<float>(v4274);
-        const float v4276 = v4275 - 8388608.0f;
-        const float v4277 = fma(v4276, v4179, v4181);  // kernels/gemm/quant_b.hpp:51
-        const float v4279 = v4154 ? v4193 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const bfloat v4280 = bfloat(v4279);
-        const float v4282 = v4154 ? v4205 : 0.0f;
-        const bfloat v4283 = bfloat(v4282);
-        const float v4285 = v4154 ? v4217 : 0.0f;
-        const bfloat v4286 = bfloat(v4285);
-        const float v4288 = v4154 ? v4229 : 0.0f;
-        const bfloat v4289 = bfloat(v4288);
-        const float v4291 = v4154 ? v4241 : 0.0f;
-        const bfloat v4292 = bfloat(v4291);
-        const float v4294 = v4154 ? v4253 : 0.0f;
-        const bfloat v4295 = bfloat(v4294);
-        const float v4297 = v4154 ? v4265 : 0.0f;
-        const bfloat v4298 = bfloat(v4297);
-        const float v4300 = v4154 ? v4277 : 0.0f;
-        const bfloat v4301 = bfloat(v4300);
-        *(threadgroup iron_bf16x8*)(shm1 + v3780) = iron_bf16x8{{bfloat4(v4280, v4283, v4286, v4289), bfloat4(v4292, v4295, v4298, v4301)}};  // kernels/gemm/quant_b.hpp:146
-        const bool v4321 = v4318 && v3793;  // kernels/gemm/quant_b.hpp:137
-        const uint v4325 = min(v3792, v3822);  // kernels/gemm/quant_b.hpp:138
-        const uint v4331 = v4325 >> 3u;  // kernels/gemm/quant_b.hpp:35
-        const uint v4335 = v4334 + v4331;
-        const uint v4338 = packed[v4335];  // kernels/gemm/quant_b.hpp:37
-        const uint v4340 = v4325 >> 7u;  // kernels/gemm/quant_b.hpp:38
-        const uint v4344 = v4343 + v4340;
-        const bfloat v4345 = scales[v4344];  // kernels/gemm/quant_b.hpp:39
-        const float v4346 = float(v4345);
-        const bfloat v4347 = biases[v4344];  // kernels/gemm/quant_b.hpp:40
-        const float v4348 = float(v4347);
-        const uint v4353 = v4338 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4354 = v4353 & 15u;
-        const uint v4357 = v4354 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4358 = as_type<float>(v4357);
-        const float v4359 = v4358 - 8388608.0f;
-        const float v4360 = fma(v4359, v4346, v4348);  // kernels/gemm/quant_b.hpp:51
-        const uint v4365 = v4338 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4366 = v4365 & 15u;
-        const uint v4369 = v4366 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4370 = as_type<float>(v4369);
-        const float v4371 = v4370 - 8388608.0f;
-        const float v4372 = fma(v4371, v4346, v4348);  // kernels/gemm/quant_b.hpp:51
-        const uint v4377 = v4338 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4378 = v4377 & 15u;
-        const uint v4381 = v4378 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4382 = as_type<float>(v4381);
-        const float v4383 = v4382 - 8388608.0f;
-        const float v4384 = fma(v4383, v4346, v4348);  // kernels/gemm/quant_b.hpp:51
-        const uint v4389 = v4338 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4390 = v4389 & 15u;
-        const uint v4393 = v4390 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4394 = as_type<float>(v4393);
-        const float v4395 = v4394 - 8388608.0f;
-        const float v4396 = fma(v4395, v4346, v4348);  // kernels/gemm/quant_b.hpp:51
-        const uint v4401 = v4338 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4402 = v4401 & 15u;
-        const uint v4405 = v4402 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4406 = as_type<float>(v4405);
-        const float v4407 = v4406 - 8388608.0f;
-        const float v4408 = fma(v4407, v4346, v4348);  // kernels/gemm/quant_b.hpp:51
-        const uint v4413 = v4338 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4414 = v4413 & 15u;
-        const uint v4417 = v4414 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4418 = as_type<float>(v4417);
-        const float v4419 = v4418 - 8388608.0f;
-        const float v4420 = fma(v4419, v4346, v4348);  // kernels/gemm/quant_b.hpp:51
-        const uint v4425 = v4338 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4426 = v4425 & 15u;
-        const uint v4429 = v4426 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4430 = as_type<float>(v4429);
-        const float v4431 = v4430 - 8388608.0f;
-        const float v4432 = fma(v4431, v4346, v4348);  // kernels/gemm/quant_b.hpp:51
-        const uint v4437 = v4338 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4438 = v4437 & 15u;
-        const uint v4441 = v4438 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4442 = as_type<float>(v4441);
-        const float v4443 = v4442 - 8388608.0f;
-        const float v4444 = fma(v4443, v4346, v4348);  // kernels/gemm/quant_b.hpp:51
-        const float v4446 = v4321 ? v4360 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const bfloat v4447 = bfloat(v4446);
-        const float v4449 = v4321 ? v4372 : 0.0f;
-        const bfloat v4450 = bfloat(v4449);
-        const float v4452 = v4321 ? v4384 : 0.0f;
-        const bfloat v4453 = bfloat(v4452);
-        const float v4455 = v4321 ? v4396 : 0.0f;
-        const bfloat v4456 = bfloat(v4455);
-        const float v4458 = v4321 ? v4408 : 0.0f;
-        const bfloat v4459 = bfloat(v4458);
-        const float v4461 = v4321 ? v4420 : 0.0f;
-        const bfloat v4462 = bfloat(v4461);
-        const float v4464 = v4321 ? v4432 : 0.0f;
-        const bfloat v4465 = bfloat(v4464);
-        const float v4467 = v4321 ? v4444 : 0.0f;
-        const bfloat v4468 = bfloat(v4467);
-        *(threadgroup iron_bf16x8*)(shm1 + v3804) = iron_bf16x8{{bfloat4(v4447, v4450, v4453, v4456), bfloat4(v4459, v4462, v4465, v4468)}};  // kernels/gemm/quant_b.hpp:146
-        // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:267
+        const bool v2983 = v2980 && v2884;  // kernels/gemm/quant_b.hpp:137
+        const uint v2987 = min(v2883, v2985);  // kernels/gemm/quant_b.hpp:138
+        const uint v2993 = v2987 >> 3u;  // kernels/gemm/quant_b.hpp:35
+        const uint v2997 = v2996 + v2993;
+        const uint v3000 = packed[v2997];  // kernels/gemm/quant_b.hpp:37
+        const uint v3002 = v2987 >> 7u;  // kernels/gemm/quant_b.hpp:38
+        const uint v3006 = v3005 + v3002;
+        const bfloat v3007 = scales[v3006];  // kernels/gemm/quant_b.hpp:39
+        const float v3008 = float(v3007);
+        const bfloat v3009 = biases[v3006];  // kernels/gemm/quant_b.hpp:40
+        const float v3010 = float(v3009);
+        const uint v3015 = v3000 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3016 = v3015 & 15u;
+        const uint v3019 = v3016 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3020 = as_type<float>(v3019);
+        const float v3021 = v3020 - 8388608.0f;
+        const float v3022 = fma(v3021, v3008, v3010);  // kernels/gemm/quant_b.hpp:51
+        const uint v3027 = v3000 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3028 = v3027 & 15u;
+        const uint v3031 = v3028 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3032 = as_type<float>(v3031);
+        const float v3033 = v3032 - 8388608.0f;
+        const float v3034 = fma(v3033, v3008, v3010);  // kernels/gemm/quant_b.hpp:51
+        const uint v3039 = v3000 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3040 = v3039 & 15u;
+        const uint v3043 = v3040 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3044 = as_type<float>(v3043);
+        const float v3045 = v3044 - 8388608.0f;
+        const float v3046 = fma(v3045, v3008, v3010);  // kernels/gemm/quant_b.hpp:51
+        const uint v3051 = v3000 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3052 = v3051 & 15u;
+        const uint v3055 = v3052 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3056 = as_type<float>(v3055);
+        const float v3057 = v3056 - 8388608.0f;
+        const float v3058 = fma(v3057, v3008, v3010);  // kernels/gemm/quant_b.hpp:51
+        const uint v3063 = v3000 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3064 = v3063 & 15u;
+        const uint v3067 = v3064 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3068 = as_type<float>(v3067);
+        const float v3069 = v3068 - 8388608.0f;
+        const float v3070 = fma(v3069, v3008, v3010);  // kernels/gemm/quant_b.hpp:51
+        const uint v3075 = v3000 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3076 = v3075 & 15u;
+        const uint v3079 = v3076 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3080 = as_type<float>(v3079);
+        const float v3081 = v3080 - 8388608.0f;
+        const float v3082 = fma(v3081, v3008, v3010);  // kernels/gemm/quant_b.hpp:51
+        const uint v3087 = v3000 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3088 = v3087 & 15u;
+        const uint v3091 = v3088 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3092 = as_type<float>(v3091);
+        const float v3093 = v3092 - 8388608.0f;
+        const float v3094 = fma(v3093, v3008, v3010);  // kernels/gemm/quant_b.hpp:51
+        const uint v3099 = v3000 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3100 = v3099 & 15u;
+        const uint v3103 = v3100 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3104 = as_type<float>(v3103);
+        const float v3105 = v3104 - 8388608.0f;
+        const float v3106 = fma(v3105, v3008, v3010);  // kernels/gemm/quant_b.hpp:51
+        const float v3108 = v2983 ? v3022 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const bfloat v3109 = bfloat(v3108);
+        const float v3111 = v2983 ? v3034 : 0.0f;
+        const bfloat v3112 = bfloat(v3111);
+        const float v3114 = v2983 ? v3046 : 0.0f;
+        const bfloat v3115 = bfloat(v3114);
+        const float v3117 = v2983 ? v3058 : 0.0f;
+        const bfloat v3118 = bfloat(v3117);
+        const float v3120 = v2983 ? v3070 : 0.0f;
+        const bfloat v3121 = bfloat(v3120);
+        const float v3123 = v2983 ? v3082 : 0.0f;
+        const bfloat v3124 = bfloat(v3123);
+        const float v3126 = v2983 ? v3094 : 0.0f;
+        const bfloat v3127 = bfloat(v3126);
+        const float v3129 = v2983 ? v3106 : 0.0f;
+        const bfloat v3130 = bfloat(v3129);
+        *(threadgroup iron_bf16x8*)(shm1 + v2895) = iron_bf16x8{{bfloat4(v3109, v3112, v3115, v3118), bfloat4(v3121, v3124, v3127, v3130)}};  // kernels/gemm/quant_b.hpp:146
+        const bool v3150 = v3147 && v2908;  // kernels/gemm/quant_b.hpp:137
+        const uint v3154 = min(v2907, v2985);  // kernels/gemm/quant_b.hpp:138
+        const uint v3160 = v3154 >> 3u;  // kernels/gemm/quant_b.hpp:35
+        const uint v3164 = v3163 + v3160;
+        const uint v3167 = packed[v3164];  // kernels/gemm/quant_b.hpp:37
+        const uint v3169 = v3154 >> 7u;  // kernels/gemm/quant_b.hpp:38
+        const uint v3173 = v3172 + v3169;
+        const bfloat v3174 = scales[v3173];  // kernels/gemm/quant_b.hpp:39
+        const float v3175 = float(v3174);
+        const bfloat v3176 = biases[v3173];  // kernels/gemm/quant_b.hpp:40
+        const float v3177 = float(v3176);
+        const uint v3182 = v3167 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3183 = v3182 & 15u;
+        const uint v3186 = v3183 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3187 = as_type<float>(v3186);
+        const float v3188 = v3187 - 8388608.0f;
+        const float v3189 = fma(v3188, v3175, v3177);  // kernels/gemm/quant_b.hpp:51
+        const uint v3194 = v3167 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3195 = v3194 & 15u;
+        const uint v3198 = v3195 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3199 = as_type<float>(v3198);
+        const float v3200 = v3199 - 8388608.0f;
+        const float v3201 = fma(v3200, v3175, v3177);  // kernels/gemm/quant_b.hpp:51
+        const uint v3206 = v3167 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3207 = v3206 & 15u;
+        const uint v3210 = v3207 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3211 = as_type<float>(v3210);
+        const float v3212 = v3211 - 8388608.0f;
+        const float v3213 = fma(v3212, v3175, v3177);  // kernels/gemm/quant_b.hpp:51
+        const uint v3218 = v3167 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3219 = v3218 & 15u;
+        const uint v3222 = v3219 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3223 = as_type<float>(v3222);
+        const float v3224 = v3223 - 8388608.0f;
+        const float v3225 = fma(v3224, v3175, v3177);  // kernels/gemm/quant_b.hpp:51
+        const uint v3230 = v3167 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3231 = v3230 & 15u;
+        const uint v3234 = v3231 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3235 = as_type<float>(v3234);
+        const float v3236 = v3235 - 8388608.0f;
+        const float v3237 = fma(v3236, v3175, v3177);  // kernels/gemm/quant_b.hpp:51
+        const uint v3242 = v3167 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3243 = v3242 & 15u;
+        const uint v3246 = v3243 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3247 = as_type<float>(v3246);
+        const float v3248 = v3247 - 8388608.0f;
+        const float v3249 = fma(v3248, v3175, v3177);  // kernels/gemm/quant_b.hpp:51
+        const uint v3254 = v3167 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3255 = v3254 & 15u;
+        const uint v3258 = v3255 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3259 = as_type<float>(v3258);
+        const float v3260 = v3259 - 8388608.0f;
+        const float v3261 = fma(v3260, v3175, v3177);  // kernels/gemm/quant_b.hpp:51
+        const uint v3266 = v3167 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3267 = v3266 & 15u;
+        const uint v3270 = v3267 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3271 = as_type<float>(v3270);
+        const float v3272 = v3271 - 8388608.0f;
+        const float v3273 = fma(v3272, v3175, v3177);  // kernels/gemm/quant_b.hpp:51
+        const float v3275 = v3150 ? v3189 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const bfloat v3276 = bfloat(v3275);
+        const float v3278 = v3150 ? v3201 : 0.0f;
+        const bfloat v3279 = bfloat(v3278);
+        const float v3281 = v3150 ? v3213 : 0.0f;
+        const bfloat v3282 = bfloat(v3281);
+        const float v3284 = v3150 ? v3225 : 0.0f;
+        const bfloat v3285 = bfloat(v3284);
+        const float v3287 = v3150 ? v3237 : 0.0f;
+        const bfloat v3288 = bfloat(v3287);
+        const float v3290 = v3150 ? v3249 : 0.0f;
+        const bfloat v3291 = bfloat(v3290);
+        const float v3293 = v3150 ? v3261 : 0.0f;
+        const bfloat v3294 = bfloat(v3293);
+        const float v3296 = v3150 ? v3273 : 0.0f;
+        const bfloat v3297 = bfloat(v3296);
+        *(threadgroup iron_bf16x8*)(shm1 + v2919) = iron_bf16x8{{bfloat4(v3276, v3279, v3282, v3285), bfloat4(v3288, v3291, v3294, v3297)}};  // kernels/gemm/quant_b.hpp:146
+        const bool v3317 = v3314 && v2932;  // kernels/gemm/quant_b.hpp:137
+        const uint v3321 = min(v2931, v2985);  // kernels/gemm/quant_b.hpp:138
+        const uint v3327 = v3321 >> 3u;  // kernels/gemm/quant_b.hpp:35
+        const uint v3331 = v3330 + v3327;
+        const uint v3334 = packed[v3331];  // kernels/gemm/quant_b.hpp:37
+        const uint v3336 = v3321 >> 7u;  // kernels/gemm/quant_b.hpp:38
+        const uint v3340 = v3339 + v3336;
+        const bfloat v3341 = scales[v3340];  // kernels/gemm/quant_b.hpp:39
+        const float v3342 = float(v3341);
+        const bfloat v3343 = biases[v3340];  // kernels/gemm/quant_b.hpp:40
+        const float v3344 = float(v3343);
+        const uint v3349 = v3334 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3350 = v3349 & 15u;
+        const uint v3353 = v3350 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3354 = as_type<float>(v3353);
+        const float v3355 = v3354 - 8388608.0f;
+        const float v3356 = fma(v3355, v3342, v3344);  // kernels/gemm/quant_b.hpp:51
+        const uint v3361 = v3334 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3362 = v3361 & 15u;
+        const uint v3365 = v3362 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3366 = as_type<float>(v3365);
+        const float v3367 = v3366 - 8388608.0f;
+        const float v3368 = fma(v3367, v3342, v3344);  // kernels/gemm/quant_b.hpp:51
+        const uint v3373 = v3334 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3374 = v3373 & 15u;
+        const uint v3377 = v3374 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3378 = as_type<float>(v3377);
+        const float v3379 = v3378 - 8388608.0f;
+        const float v3380 = fma(v3379, v3342, v3344);  // kernels/gemm/quant_b.hpp:51
+        const uint v3385 = v3334 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3386 = v3385 & 15u;
+        const uint v3389 = v3386 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3390 = as_type<float>(v3389);
+        const float v3391 = v3390 - 8388608.0f;
+        const float v3392 = fma(v3391, v3342, v3344);  // kernels/gemm/quant_b.hpp:51
+        const uint v3397 = v3334 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3398 = v3397 & 15u;
+        const uint v3401 = v3398 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3402 = as_type<float>(v3401);
+        const float v3403 = v3402 - 8388608.0f;
+        const float v3404 = fma(v3403, v3342, v3344);  // kernels/gemm/quant_b.hpp:51
+        const uint v3409 = v3334 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3410 = v3409 & 15u;
+        const uint v3413 = v3410 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3414 = as_type<float>(v3413);
+        const float v3415 = v3414 - 8388608.0f;
+        const float v3416 = fma(v3415, v3342, v3344);  // kernels/gemm/quant_b.hpp:51
+        const uint v3421 = v3334 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3422 = v3421 & 15u;
+        const uint v3425 = v3422 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3426 = as_type<float>(v3425);
+        const float v3427 = v3426 - 8388608.0f;
+        const float v3428 = fma(v3427, v3342, v3344);  // kernels/gemm/quant_b.hpp:51
+        const uint v3433 = v3334 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3434 = v3433 & 15u;
+        const uint v3437 = v3434 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3438 = as_type<float>(v3437);
+        const float v3439 = v3438 - 8388608.0f;
+        const float v3440 = fma(v3439, v3342, v3344);  // kernels/gemm/quant_b.hpp:51
+        const float v3442 = v3317 ? v3356 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const bfloat v3443 = bfloat(v3442);
+        const float v3445 = v3317 ? v3368 : 0.0f;
+        const bfloat v3446 = bfloat(v3445);
+        const float v3448 = v3317 ? v3380 : 0.0f;
+        const bfloat v3449 = bfloat(v3448);
+        const float v3451 = v3317 ? v3392 : 0.0f;
+        const bfloat v3452 = bfloat(v3451);
+        const float v3454 = v3317 ? v3404 : 0.0f;
+        const bfloat v3455 = bfloat(v3454);
+        const float v3457 = v3317 ? v3416 : 0.0f;
+        const bfloat v3458 = bfloat(v3457);
+        const float v3460 = v3317 ? v3428 : 0.0f;
+        const bfloat v3461 = bfloat(v3460);
+        const float v3463 = v3317 ? v3440 : 0.0f;
+        const bfloat v3464 = bfloat(v3463);
+        *(threadgroup iron_bf16x8*)(shm1 + v2943) = iron_bf16x8{{bfloat4(v3443, v3446, v3449, v3452), bfloat4(v3455, v3458, v3461, v3464)}};  // kernels/gemm/quant_b.hpp:146
+        const bool v3484 = v3481 && v2956;  // kernels/gemm/quant_b.hpp:137
+        const uint v3488 = min(v2955, v2985);  // kernels/gemm/quant_b.hpp:138
+        const uint v3494 = v3488 >> 3u;  // kernels/gemm/quant_b.hpp:35
+        const uint v3498 = v3497 + v3494;
+        const uint v3501 = packed[v3498];  // kernels/gemm/quant_b.hpp:37
+        const uint v3503 = v3488 >> 7u;  // kernels/gemm/quant_b.hpp:38
+        const uint v3507 = v3506 + v3503;
+        const bfloat v3508 = scales[v3507];  // kernels/gemm/quant_b.hpp:39
+        const float v3509 = float(v3508);
+        const bfloat v3510 = biases[v3507];  // kernels/gemm/quant_b.hpp:40
+        const float v3511 = float(v3510);
+        const uint v3516 = v3501 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3517 = v3516 & 15u;
+        const uint v3520 = v3517 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3521 = as_type<float>(v3520);
+        const float v3522 = v3521 - 8388608.0f;
+        const float v3523 = fma(v3522, v3509, v3511);  // kernels/gemm/quant_b.hpp:51
+        const uint v3528 = v3501 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3529 = v3528 & 15u;
+        const uint v3532 = v3529 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3533 = as_type<float>(v3532);
+        const float v3534 = v3533 - 8388608.0f;
+        const float v3535 = fma(v3534, v3509, v3511);  // kernels/gemm/quant_b.hpp:51
+        const uint v3540 = v3501 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3541 = v3540 & 15u;
+        const uint v3544 = v3541 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3545 = as_type<float>(v3544);
+        const float v3546 = v3545 - 8388608.0f;
+        const float v3547 = fma(v3546, v3509, v3511);  // kernels/gemm/quant_b.hpp:51
+        const uint v3552 = v3501 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3553 = v3552 & 15u;
+        const uint v3556 = v3553 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3557 = as_type<float>(v3556);
+        const float v3558 = v3557 - 8388608.0f;
+        const float v3559 = fma(v3558, v3509, v3511);  // kernels/gemm/quant_b.hpp:51
+        const uint v3564 = v3501 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3565 = v3564 & 15u;
+        const uint v3568 = v3565 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3569 = as_type<float>(v3568);
+        const float v3570 = v3569 - 8388608.0f;
+        const float v3571 = fma(v3570, v3509, v3511);  // kernels/gemm/quant_b.hpp:51
+        const uint v3576 = v3501 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3577 = v3576 & 15u;
+        const uint v3580 = v3577 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3581 = as_type<float>(v3580);
+        const float v3582 = v3581 - 8388608.0f;
+        const float v3583 = fma(v3582, v3509, v3511);  // kernels/gemm/quant_b.hpp:51
+        const uint v3588 = v3501 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3589 = v3588 & 15u;
+        const uint v3592 = v3589 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3593 = as_type<float>(v3592);
+        const float v3594 = v3593 - 8388608.0f;
+        const float v3595 = fma(v3594, v3509, v3511);  // kernels/gemm/quant_b.hpp:51
+        const uint v3600 = v3501 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3601 = v3600 & 15u;
+        const uint v3604 = v3601 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3605 = as_type<float>(v3604);
+        const float v3606 = v3605 - 8388608.0f;
+        const float v3607 = fma(v3606, v3509, v3511);  // kernels/gemm/quant_b.hpp:51
+        const float v3609 = v3484 ? v3523 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const bfloat v3610 = bfloat(v3609);
+        const float v3612 = v3484 ? v3535 : 0.0f;
+        const bfloat v3613 = bfloat(v3612);
+        const float v3615 = v3484 ? v3547 : 0.0f;
+        const bfloat v3616 = bfloat(v3615);
+        const float v3618 = v3484 ? v3559 : 0.0f;
+        const bfloat v3619 = bfloat(v3618);
+        const float v3621 = v3484 ? v3571 : 0.0f;
+        const bfloat v3622 = bfloat(v3621);
+        const float v3624 = v3484 ? v3583 : 0.0f;
+        const bfloat v3625 = bfloat(v3624);
+        const float v3627 = v3484 ? v3595 : 0.0f;
+        const bfloat v3628 = bfloat(v3627);
+        const float v3630 = v3484 ? v3607 : 0.0f;
+        const bfloat v3631 = bfloat(v3630);
+        *(threadgroup iron_bf16x8*)(shm1 + v2967) = iron_bf16x8{{bfloat4(v3610, v3613, v3616, v3619), bfloat4(v3622, v3625, v3628, v3631)}};  // kernels/gemm/quant_b.hpp:146
+        // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:268
         // async.wait 0: the copies above are done
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v4483 = v3708 + v4482;  // kernels/gemm/gemm_tiles.hpp:251
-        iron_frag_load<false>(v94, shm0, long(v4483), long(40u));
-        const uint v4489 = v3708 + v4488;  // kernels/gemm/gemm_tiles.hpp:255
-        iron_frag_load<true>(v96, shm1, long(v4489), long(40u));
-        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:257
-        const uint v4496 = v4483 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-        iron_frag_load<false>(v94, shm0, long(v4496), long(40u));
-        const uint v4502 = v4489 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
-        iron_frag_load<true>(v96, shm1, long(v4502), long(40u));
-        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:257
+        const uint v3646 = v2871 + v3645;  // kernels/gemm/gemm_tiles.hpp:252
+        iron_frag_load<false>(v94, shm0, long(v3646), long(40u));
+        const uint v3652 = v2871 + v3651;  // kernels/gemm/gemm_tiles.hpp:256
+        iron_frag_load<true>(v96, shm1, long(v3652), long(40u));
+        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:258
+        const uint v3659 = v3646 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
+        iron_frag_load<false>(v94, shm0, long(v3659), long(40u));
+        const uint v3665 = v3652 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
+        iron_frag_load<true>(v96, shm1, long(v3665), long(40u));
+        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:258
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:267
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:268
     } else {
       const uint v914 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
       const uint v915 = iron_tid.x;
@@ -659,12 +660,12 @@ kernel void iron_moe_gemm_affine_b4_g128_bf16(
       const uint v1477 = v1463 * v975;  // kernels/gemm/quant_b.hpp:38
       const uint v1605 = v1446 * 40u;  // kernels/gemm/quant_b.hpp:146
       const uint v1607 = v1605 + v1450;
-      const uint v1614 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
-      const uint v1620 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
-      const uint v1628 = v1614 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-      const uint v1634 = v1620 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+      const uint v1614 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:252
+      const uint v1620 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:256
+      const uint v1628 = v1614 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
+      const uint v1634 = v1620 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
 
-      for (uint v913 = 0u; v913 < v3; v913 += 32u) {  // kernels/gemm/gemm_tiles.hpp:272
+      for (uint v913 = 0u; v913 < v3; v913 += 32u) {  // kernels/gemm/gemm_tiles.hpp:273
         for (uint v917 = v915; v917 < 4096u; v917 += v914) {  // kernels/gemm/gemm_tiles.hpp:95
           const uint v919 = v917 >> 5u;  // kernels/gemm/gemm_tiles.hpp:96
           const uint v921 = v917 & 31u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -999,2594 +1000,1077 @@ kernel void iron_moe_gemm_affine_b4_g128_bf16(
         const float v1601 = v1455 ? v1578 : 0.0f;
         const bfloat v1602 = bfloat(v1601);
         *(threadgroup iron_bf16x8*)(shm1 + v1607) = iron_bf16x8{{bfloat4(v1581, v1584, v1587, v1590), bfloat4(v1593, v1596, v1599, v1602)}};  // kernels/gemm/quant_b.hpp:146
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_load<false>(v94, shm0, long(v1614), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
-        iron_frag_load<true>(v96, shm1, long(v1620), long(40u));  // kernels/gemm/gemm_tiles.hpp:255
-        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:257
-        iron_frag_load<false>(v94, shm0, long(v1628), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
-        iron_frag_load<true>(v96, shm1, long(v1634), long(40u));  // kernels/gemm/gemm_tiles.hpp:255
-        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:257
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:277
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:276
+        iron_frag_load<false>(v94, shm0, long(v1614), long(40u));  // kernels/gemm/gemm_tiles.hpp:252
+        iron_frag_load<true>(v96, shm1, long(v1620), long(40u));  // kernels/gemm/gemm_tiles.hpp:256
+        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:258
+        iron_frag_load<false>(v94, shm0, long(v1628), long(40u));  // kernels/gemm/gemm_tiles.hpp:252
+        iron_frag_load<true>(v96, shm1, long(v1634), long(40u));  // kernels/gemm/gemm_tiles.hpp:256
+        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:258
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:278
       }
     }
-    const uint v1635 = v80 + v90;  // kernels/gemm/gemm_tiles.hpp:280
-    const uint v1636 = v75 + v86;
-    const uint v1637 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v1638 = v1636 + v1637;
-    const uint v1639 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v1640 = v1635 + v1639;
-    const bool v1641 = v1638 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v1642 = v1640 < v79;
-    const bool v1643 = v1641 && v1642;
-    if (v1643) {
-      const float v1644 = v92.m[0][0].thread_elements()[0];
-      const uint v1646 = v1640 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1647 = v1646 < v2;
-      const bool v1648 = v1641 && v1647;
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:315
+    const uint v2813 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:332
+
+    for (uint v1641 = 0u; v1641 < 8u; v1641 += 1u) {  // kernels/gemm/gemm_tiles.hpp:316
+      const uint v1643 = v1641 >> 2u;  // kernels/gemm/gemm_tiles.hpp:317
+      const uint v1645 = v1641 & 3u;  // kernels/gemm/gemm_tiles.hpp:318
+      const bool v1648 = v85 == v1643;  // kernels/gemm/gemm_tiles.hpp:319
       if (v1648) {
-        const bfloat v1649 = bfloat(v1644);
-        const uint v1650 = v1638 * v2;
-        const uint v1651 = v1650 + v1640;
-        const uint v1652 = v1651 - v78;
-        out[v1652] = v1649;
-      }
-    }
-    const uint v1653 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v1654 = v1636 + v1653;
-    const uint v1655 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v1656 = v1635 + v1655;
-    const bool v1657 = v1654 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v1658 = v1656 < v79;
-    const bool v1659 = v1657 && v1658;
-    if (v1659) {
-      const float v1660 = v92.m[0][0].thread_elements()[1];
-      const uint v1662 = v1656 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1663 = v1662 < v2;
-      const bool v1664 = v1657 && v1663;
-      if (v1664) {
-        const bfloat v1665 = bfloat(v1660);
-        const uint v1666 = v1654 * v2;
-        const uint v1667 = v1666 + v1656;
-        const uint v1668 = v1667 - v78;
-        out[v1668] = v1665;
-      }
-    }
-    const uint v1669 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v1670 = v1636 + v1669;
-    const uint v1671 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v1672 = v1635 + v1671;
-    const bool v1673 = v1670 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v1674 = v1672 < v79;
-    const bool v1675 = v1673 && v1674;
-    if (v1675) {
-      const float v1676 = v92.m[0][1].thread_elements()[0];
-      const uint v1678 = v1672 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1679 = v1678 < v2;
-      const bool v1680 = v1673 && v1679;
-      if (v1680) {
-        const bfloat v1681 = bfloat(v1676);
-        const uint v1682 = v1670 * v2;
-        const uint v1683 = v1682 + v1672;
-        const uint v1684 = v1683 - v78;
-        out[v1684] = v1681;
-      }
-    }
-    const uint v1685 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v1686 = v1636 + v1685;
-    const uint v1687 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v1688 = v1635 + v1687;
-    const bool v1689 = v1686 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v1690 = v1688 < v79;
-    const bool v1691 = v1689 && v1690;
-    if (v1691) {
-      const float v1692 = v92.m[0][1].thread_elements()[1];
-      const uint v1694 = v1688 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1695 = v1694 < v2;
-      const bool v1696 = v1689 && v1695;
-      if (v1696) {
-        const bfloat v1697 = bfloat(v1692);
-        const uint v1698 = v1686 * v2;
-        const uint v1699 = v1698 + v1688;
-        const uint v1700 = v1699 - v78;
-        out[v1700] = v1697;
-      }
-    }
-    const uint v1701 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v1702 = v1636 + v1701;
-    const uint v1703 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v1704 = v1635 + v1703;
-    const bool v1705 = v1702 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v1706 = v1704 < v79;
-    const bool v1707 = v1705 && v1706;
-    if (v1707) {
-      const float v1708 = v92.m[0][2].thread_elements()[0];
-      const uint v1710 = v1704 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1711 = v1710 < v2;
-      const bool v1712 = v1705 && v1711;
-      if (v1712) {
-        const bfloat v1713 = bfloat(v1708);
-        const uint v1714 = v1702 * v2;
-        const uint v1715 = v1714 + v1704;
-        const uint v1716 = v1715 - v78;
-        out[v1716] = v1713;
-      }
-    }
-    const uint v1717 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v1718 = v1636 + v1717;
-    const uint v1719 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v1720 = v1635 + v1719;
-    const bool v1721 = v1718 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v1722 = v1720 < v79;
-    const bool v1723 = v1721 && v1722;
-    if (v1723) {
-      const float v1724 = v92.m[0][2].thread_elements()[1];
-      const uint v1726 = v1720 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1727 = v1726 < v2;
-      const bool v1728 = v1721 && v1727;
-      if (v1728) {
-        const bfloat v1729 = bfloat(v1724);
-        const uint v1730 = v1718 * v2;
-        const uint v1731 = v1730 + v1720;
-        const uint v1732 = v1731 - v78;
-        out[v1732] = v1729;
-      }
-    }
-    const uint v1733 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v1734 = v1636 + v1733;
-    const uint v1735 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v1736 = v1635 + v1735;
-    const bool v1737 = v1734 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v1738 = v1736 < v79;
-    const bool v1739 = v1737 && v1738;
-    if (v1739) {
-      const float v1740 = v92.m[0][3].thread_elements()[0];
-      const uint v1742 = v1736 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1743 = v1742 < v2;
-      const bool v1744 = v1737 && v1743;
-      if (v1744) {
-        const bfloat v1745 = bfloat(v1740);
-        const uint v1746 = v1734 * v2;
-        const uint v1747 = v1746 + v1736;
-        const uint v1748 = v1747 - v78;
-        out[v1748] = v1745;
-      }
-    }
-    const uint v1749 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v1750 = v1636 + v1749;
-    const uint v1751 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v1752 = v1635 + v1751;
-    const bool v1753 = v1750 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v1754 = v1752 < v79;
-    const bool v1755 = v1753 && v1754;
-    if (v1755) {
-      const float v1756 = v92.m[0][3].thread_elements()[1];
-      const uint v1758 = v1752 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1759 = v1758 < v2;
-      const bool v1760 = v1753 && v1759;
-      if (v1760) {
-        const bfloat v1761 = bfloat(v1756);
-        const uint v1762 = v1750 * v2;
-        const uint v1763 = v1762 + v1752;
-        const uint v1764 = v1763 - v78;
-        out[v1764] = v1761;
-      }
-    }
-    const uint v1765 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v1766 = v1636 + v1765;
-    const uint v1767 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v1768 = v1635 + v1767;
-    const bool v1769 = v1766 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v1770 = v1768 < v79;
-    const bool v1771 = v1769 && v1770;
-    if (v1771) {
-      const float v1772 = v92.m[0][4].thread_elements()[0];
-      const uint v1774 = v1768 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1775 = v1774 < v2;
-      const bool v1776 = v1769 && v1775;
-      if (v1776) {
-        const bfloat v1777 = bfloat(v1772);
-        const uint v1778 = v1766 * v2;
-        const uint v1779 = v1778 + v1768;
-        const uint v1780 = v1779 - v78;
-        out[v1780] = v1777;
-      }
-    }
-    const uint v1781 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v1782 = v1636 + v1781;
-    const uint v1783 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v1784 = v1635 + v1783;
-    const bool v1785 = v1782 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v1786 = v1784 < v79;
-    const bool v1787 = v1785 && v1786;
-    if (v1787) {
-      const float v1788 = v92.m[0][4].thread_elements()[1];
-      const uint v1790 = v1784 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1791 = v1790 < v2;
-      const bool v1792 = v1785 && v1791;
-      if (v1792) {
-        const bfloat v1793 = bfloat(v1788);
-        const uint v1794 = v1782 * v2;
-        const uint v1795 = v1794 + v1784;
-        const uint v1796 = v1795 - v78;
-        out[v1796] = v1793;
-      }
-    }
-    const uint v1797 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v1798 = v1636 + v1797;
-    const uint v1799 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v1800 = v1635 + v1799;
-    const bool v1801 = v1798 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v1802 = v1800 < v79;
-    const bool v1803 = v1801 && v1802;
-    if (v1803) {
-      const float v1804 = v92.m[0][5].thread_elements()[0];
-      const uint v1806 = v1800 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1807 = v1806 < v2;
-      const bool v1808 = v1801 && v1807;
-      if (v1808) {
-        const bfloat v1809 = bfloat(v1804);
-        const uint v1810 = v1798 * v2;
-        const uint v1811 = v1810 + v1800;
-        const uint v1812 = v1811 - v78;
-        out[v1812] = v1809;
-      }
-    }
-    const uint v1813 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v1814 = v1636 + v1813;
-    const uint v1815 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v1816 = v1635 + v1815;
-    const bool v1817 = v1814 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v1818 = v1816 < v79;
-    const bool v1819 = v1817 && v1818;
-    if (v1819) {
-      const float v1820 = v92.m[0][5].thread_elements()[1];
-      const uint v1822 = v1816 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1823 = v1822 < v2;
-      const bool v1824 = v1817 && v1823;
-      if (v1824) {
-        const bfloat v1825 = bfloat(v1820);
-        const uint v1826 = v1814 * v2;
-        const uint v1827 = v1826 + v1816;
-        const uint v1828 = v1827 - v78;
-        out[v1828] = v1825;
-      }
-    }
-    const uint v1829 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v1830 = v1636 + v1829;
-    const uint v1831 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v1832 = v1635 + v1831;
-    const bool v1833 = v1830 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v1834 = v1832 < v79;
-    const bool v1835 = v1833 && v1834;
-    if (v1835) {
-      const float v1836 = v92.m[0][6].thread_elements()[0];
-      const uint v1838 = v1832 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1839 = v1838 < v2;
-      const bool v1840 = v1833 && v1839;
-      if (v1840) {
-        const bfloat v1841 = bfloat(v1836);
-        const uint v1842 = v1830 * v2;
-        const uint v1843 = v1842 + v1832;
-        const uint v1844 = v1843 - v78;
-        out[v1844] = v1841;
-      }
-    }
-    const uint v1845 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v1846 = v1636 + v1845;
-    const uint v1847 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v1848 = v1635 + v1847;
-    const bool v1849 = v1846 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v1850 = v1848 < v79;
-    const bool v1851 = v1849 && v1850;
-    if (v1851) {
-      const float v1852 = v92.m[0][6].thread_elements()[1];
-      const uint v1854 = v1848 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1855 = v1854 < v2;
-      const bool v1856 = v1849 && v1855;
-      if (v1856) {
-        const bfloat v1857 = bfloat(v1852);
-        const uint v1858 = v1846 * v2;
-        const uint v1859 = v1858 + v1848;
-        const uint v1860 = v1859 - v78;
-        out[v1860] = v1857;
-      }
-    }
-    const uint v1861 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v1862 = v1636 + v1861;
-    const uint v1863 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v1864 = v1635 + v1863;
-    const bool v1865 = v1862 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v1866 = v1864 < v79;
-    const bool v1867 = v1865 && v1866;
-    if (v1867) {
-      const float v1868 = v92.m[0][7].thread_elements()[0];
-      const uint v1870 = v1864 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1871 = v1870 < v2;
-      const bool v1872 = v1865 && v1871;
-      if (v1872) {
-        const bfloat v1873 = bfloat(v1868);
-        const uint v1874 = v1862 * v2;
-        const uint v1875 = v1874 + v1864;
-        const uint v1876 = v1875 - v78;
-        out[v1876] = v1873;
-      }
-    }
-    const uint v1877 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v1878 = v1636 + v1877;
-    const uint v1879 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v1880 = v1635 + v1879;
-    const bool v1881 = v1878 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v1882 = v1880 < v79;
-    const bool v1883 = v1881 && v1882;
-    if (v1883) {
-      const float v1884 = v92.m[0][7].thread_elements()[1];
-      const uint v1886 = v1880 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1887 = v1886 < v2;
-      const bool v1888 = v1881 && v1887;
-      if (v1888) {
-        const bfloat v1889 = bfloat(v1884);
-        const uint v1890 = v1878 * v2;
-        const uint v1891 = v1890 + v1880;
-        const uint v1892 = v1891 - v78;
-        out[v1892] = v1889;
-      }
-    }
-    const uint v1893 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v1894 = v1636 + v1893;
-    const uint v1895 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v1896 = v1635 + v1895;
-    const bool v1897 = v1894 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v1898 = v1896 < v79;
-    const bool v1899 = v1897 && v1898;
-    if (v1899) {
-      const float v1900 = v92.m[1][0].thread_elements()[0];
-      const uint v1902 = v1896 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1903 = v1902 < v2;
-      const bool v1904 = v1897 && v1903;
-      if (v1904) {
-        const bfloat v1905 = bfloat(v1900);
-        const uint v1906 = v1894 * v2;
-        const uint v1907 = v1906 + v1896;
-        const uint v1908 = v1907 - v78;
-        out[v1908] = v1905;
-      }
-    }
-    const uint v1909 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v1910 = v1636 + v1909;
-    const uint v1911 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v1912 = v1635 + v1911;
-    const bool v1913 = v1910 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v1914 = v1912 < v79;
-    const bool v1915 = v1913 && v1914;
-    if (v1915) {
-      const float v1916 = v92.m[1][0].thread_elements()[1];
-      const uint v1918 = v1912 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1919 = v1918 < v2;
-      const bool v1920 = v1913 && v1919;
-      if (v1920) {
-        const bfloat v1921 = bfloat(v1916);
-        const uint v1922 = v1910 * v2;
-        const uint v1923 = v1922 + v1912;
-        const uint v1924 = v1923 - v78;
-        out[v1924] = v1921;
-      }
-    }
-    const uint v1925 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v1926 = v1636 + v1925;
-    const uint v1927 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v1928 = v1635 + v1927;
-    const bool v1929 = v1926 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v1930 = v1928 < v79;
-    const bool v1931 = v1929 && v1930;
-    if (v1931) {
-      const float v1932 = v92.m[1][1].thread_elements()[0];
-      const uint v1934 = v1928 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1935 = v1934 < v2;
-      const bool v1936 = v1929 && v1935;
-      if (v1936) {
-        const bfloat v1937 = bfloat(v1932);
-        const uint v1938 = v1926 * v2;
-        const uint v1939 = v1938 + v1928;
-        const uint v1940 = v1939 - v78;
-        out[v1940] = v1937;
-      }
-    }
-    const uint v1941 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v1942 = v1636 + v1941;
-    const uint v1943 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v1944 = v1635 + v1943;
-    const bool v1945 = v1942 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v1946 = v1944 < v79;
-    const bool v1947 = v1945 && v1946;
-    if (v1947) {
-      const float v1948 = v92.m[1][1].thread_elements()[1];
-      const uint v1950 = v1944 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1951 = v1950 < v2;
-      const bool v1952 = v1945 && v1951;
-      if (v1952) {
-        const bfloat v1953 = bfloat(v1948);
-        const uint v1954 = v1942 * v2;
-        const uint v1955 = v1954 + v1944;
-        const uint v1956 = v1955 - v78;
-        out[v1956] = v1953;
-      }
-    }
-    const uint v1957 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v1958 = v1636 + v1957;
-    const uint v1959 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v1960 = v1635 + v1959;
-    const bool v1961 = v1958 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v1962 = v1960 < v79;
-    const bool v1963 = v1961 && v1962;
-    if (v1963) {
-      const float v1964 = v92.m[1][2].thread_elements()[0];
-      const uint v1966 = v1960 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1967 = v1966 < v2;
-      const bool v1968 = v1961 && v1967;
-      if (v1968) {
-        const bfloat v1969 = bfloat(v1964);
-        const uint v1970 = v1958 * v2;
-        const uint v1971 = v1970 + v1960;
-        const uint v1972 = v1971 - v78;
-        out[v1972] = v1969;
-      }
-    }
-    const uint v1973 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v1974 = v1636 + v1973;
-    const uint v1975 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v1976 = v1635 + v1975;
-    const bool v1977 = v1974 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v1978 = v1976 < v79;
-    const bool v1979 = v1977 && v1978;
-    if (v1979) {
-      const float v1980 = v92.m[1][2].thread_elements()[1];
-      const uint v1982 = v1976 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1983 = v1982 < v2;
-      const bool v1984 = v1977 && v1983;
-      if (v1984) {
-        const bfloat v1985 = bfloat(v1980);
-        const uint v1986 = v1974 * v2;
-        const uint v1987 = v1986 + v1976;
-        const uint v1988 = v1987 - v78;
-        out[v1988] = v1985;
-      }
-    }
-    const uint v1989 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v1990 = v1636 + v1989;
-    const uint v1991 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v1992 = v1635 + v1991;
-    const bool v1993 = v1990 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v1994 = v1992 < v79;
-    const bool v1995 = v1993 && v1994;
-    if (v1995) {
-      const float v1996 = v92.m[1][3].thread_elements()[0];
-      const uint v1998 = v1992 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1999 = v1998 < v2;
-      const bool v2000 = v1993 && v1999;
-      if (v2000) {
-        const bfloat v2001 = bfloat(v1996);
-        const uint v2002 = v1990 * v2;
-        const uint v2003 = v2002 + v1992;
-        const uint v2004 = v2003 - v78;
-        out[v2004] = v2001;
-      }
-    }
-    const uint v2005 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2006 = v1636 + v2005;
-    const uint v2007 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2008 = v1635 + v2007;
-    const bool v2009 = v2006 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2010 = v2008 < v79;
-    const bool v2011 = v2009 && v2010;
-    if (v2011) {
-      const float v2012 = v92.m[1][3].thread_elements()[1];
-      const uint v2014 = v2008 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2015 = v2014 < v2;
-      const bool v2016 = v2009 && v2015;
-      if (v2016) {
-        const bfloat v2017 = bfloat(v2012);
-        const uint v2018 = v2006 * v2;
-        const uint v2019 = v2018 + v2008;
-        const uint v2020 = v2019 - v78;
-        out[v2020] = v2017;
-      }
-    }
-    const uint v2021 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2022 = v1636 + v2021;
-    const uint v2023 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2024 = v1635 + v2023;
-    const bool v2025 = v2022 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2026 = v2024 < v79;
-    const bool v2027 = v2025 && v2026;
-    if (v2027) {
-      const float v2028 = v92.m[1][4].thread_elements()[0];
-      const uint v2030 = v2024 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2031 = v2030 < v2;
-      const bool v2032 = v2025 && v2031;
-      if (v2032) {
-        const bfloat v2033 = bfloat(v2028);
-        const uint v2034 = v2022 * v2;
-        const uint v2035 = v2034 + v2024;
-        const uint v2036 = v2035 - v78;
-        out[v2036] = v2033;
-      }
-    }
-    const uint v2037 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2038 = v1636 + v2037;
-    const uint v2039 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2040 = v1635 + v2039;
-    const bool v2041 = v2038 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2042 = v2040 < v79;
-    const bool v2043 = v2041 && v2042;
-    if (v2043) {
-      const float v2044 = v92.m[1][4].thread_elements()[1];
-      const uint v2046 = v2040 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2047 = v2046 < v2;
-      const bool v2048 = v2041 && v2047;
-      if (v2048) {
-        const bfloat v2049 = bfloat(v2044);
-        const uint v2050 = v2038 * v2;
-        const uint v2051 = v2050 + v2040;
-        const uint v2052 = v2051 - v78;
-        out[v2052] = v2049;
-      }
-    }
-    const uint v2053 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2054 = v1636 + v2053;
-    const uint v2055 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2056 = v1635 + v2055;
-    const bool v2057 = v2054 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2058 = v2056 < v79;
-    const bool v2059 = v2057 && v2058;
-    if (v2059) {
-      const float v2060 = v92.m[1][5].thread_elements()[0];
-      const uint v2062 = v2056 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2063 = v2062 < v2;
-      const bool v2064 = v2057 && v2063;
-      if (v2064) {
-        const bfloat v2065 = bfloat(v2060);
-        const uint v2066 = v2054 * v2;
-        const uint v2067 = v2066 + v2056;
-        const uint v2068 = v2067 - v78;
-        out[v2068] = v2065;
-      }
-    }
-    const uint v2069 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2070 = v1636 + v2069;
-    const uint v2071 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2072 = v1635 + v2071;
-    const bool v2073 = v2070 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2074 = v2072 < v79;
-    const bool v2075 = v2073 && v2074;
-    if (v2075) {
-      const float v2076 = v92.m[1][5].thread_elements()[1];
-      const uint v2078 = v2072 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2079 = v2078 < v2;
-      const bool v2080 = v2073 && v2079;
-      if (v2080) {
-        const bfloat v2081 = bfloat(v2076);
-        const uint v2082 = v2070 * v2;
-        const uint v2083 = v2082 + v2072;
-        const uint v2084 = v2083 - v78;
-        out[v2084] = v2081;
-      }
-    }
-    const uint v2085 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2086 = v1636 + v2085;
-    const uint v2087 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2088 = v1635 + v2087;
-    const bool v2089 = v2086 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2090 = v2088 < v79;
-    const bool v2091 = v2089 && v2090;
-    if (v2091) {
-      const float v2092 = v92.m[1][6].thread_elements()[0];
-      const uint v2094 = v2088 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2095 = v2094 < v2;
-      const bool v2096 = v2089 && v2095;
-      if (v2096) {
-        const bfloat v2097 = bfloat(v2092);
-        const uint v2098 = v2086 * v2;
-        const uint v2099 = v2098 + v2088;
-        const uint v2100 = v2099 - v78;
-        out[v2100] = v2097;
-      }
-    }
-    const uint v2101 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2102 = v1636 + v2101;
-    const uint v2103 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2104 = v1635 + v2103;
-    const bool v2105 = v2102 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2106 = v2104 < v79;
-    const bool v2107 = v2105 && v2106;
-    if (v2107) {
-      const float v2108 = v92.m[1][6].thread_elements()[1];
-      const uint v2110 = v2104 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2111 = v2110 < v2;
-      const bool v2112 = v2105 && v2111;
-      if (v2112) {
-        const bfloat v2113 = bfloat(v2108);
-        const uint v2114 = v2102 * v2;
-        const uint v2115 = v2114 + v2104;
-        const uint v2116 = v2115 - v78;
-        out[v2116] = v2113;
-      }
-    }
-    const uint v2117 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2118 = v1636 + v2117;
-    const uint v2119 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2120 = v1635 + v2119;
-    const bool v2121 = v2118 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2122 = v2120 < v79;
-    const bool v2123 = v2121 && v2122;
-    if (v2123) {
-      const float v2124 = v92.m[1][7].thread_elements()[0];
-      const uint v2126 = v2120 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2127 = v2126 < v2;
-      const bool v2128 = v2121 && v2127;
-      if (v2128) {
-        const bfloat v2129 = bfloat(v2124);
-        const uint v2130 = v2118 * v2;
-        const uint v2131 = v2130 + v2120;
-        const uint v2132 = v2131 - v78;
-        out[v2132] = v2129;
-      }
-    }
-    const uint v2133 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2134 = v1636 + v2133;
-    const uint v2135 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2136 = v1635 + v2135;
-    const bool v2137 = v2134 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2138 = v2136 < v79;
-    const bool v2139 = v2137 && v2138;
-    if (v2139) {
-      const float v2140 = v92.m[1][7].thread_elements()[1];
-      const uint v2142 = v2136 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2143 = v2142 < v2;
-      const bool v2144 = v2137 && v2143;
-      if (v2144) {
-        const bfloat v2145 = bfloat(v2140);
-        const uint v2146 = v2134 * v2;
-        const uint v2147 = v2146 + v2136;
-        const uint v2148 = v2147 - v78;
-        out[v2148] = v2145;
-      }
-    }
-    const uint v2149 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2150 = v1636 + v2149;
-    const uint v2151 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2152 = v1635 + v2151;
-    const bool v2153 = v2150 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2154 = v2152 < v79;
-    const bool v2155 = v2153 && v2154;
-    if (v2155) {
-      const float v2156 = v92.m[2][0].thread_elements()[0];
-      const uint v2158 = v2152 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2159 = v2158 < v2;
-      const bool v2160 = v2153 && v2159;
-      if (v2160) {
-        const bfloat v2161 = bfloat(v2156);
-        const uint v2162 = v2150 * v2;
-        const uint v2163 = v2162 + v2152;
-        const uint v2164 = v2163 - v78;
-        out[v2164] = v2161;
-      }
-    }
-    const uint v2165 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2166 = v1636 + v2165;
-    const uint v2167 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2168 = v1635 + v2167;
-    const bool v2169 = v2166 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2170 = v2168 < v79;
-    const bool v2171 = v2169 && v2170;
-    if (v2171) {
-      const float v2172 = v92.m[2][0].thread_elements()[1];
-      const uint v2174 = v2168 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2175 = v2174 < v2;
-      const bool v2176 = v2169 && v2175;
-      if (v2176) {
-        const bfloat v2177 = bfloat(v2172);
-        const uint v2178 = v2166 * v2;
-        const uint v2179 = v2178 + v2168;
-        const uint v2180 = v2179 - v78;
-        out[v2180] = v2177;
-      }
-    }
-    const uint v2181 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2182 = v1636 + v2181;
-    const uint v2183 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2184 = v1635 + v2183;
-    const bool v2185 = v2182 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2186 = v2184 < v79;
-    const bool v2187 = v2185 && v2186;
-    if (v2187) {
-      const float v2188 = v92.m[2][1].thread_elements()[0];
-      const uint v2190 = v2184 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2191 = v2190 < v2;
-      const bool v2192 = v2185 && v2191;
-      if (v2192) {
-        const bfloat v2193 = bfloat(v2188);
-        const uint v2194 = v2182 * v2;
-        const uint v2195 = v2194 + v2184;
-        const uint v2196 = v2195 - v78;
-        out[v2196] = v2193;
-      }
-    }
-    const uint v2197 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2198 = v1636 + v2197;
-    const uint v2199 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2200 = v1635 + v2199;
-    const bool v2201 = v2198 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2202 = v2200 < v79;
-    const bool v2203 = v2201 && v2202;
-    if (v2203) {
-      const float v2204 = v92.m[2][1].thread_elements()[1];
-      const uint v2206 = v2200 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2207 = v2206 < v2;
-      const bool v2208 = v2201 && v2207;
-      if (v2208) {
-        const bfloat v2209 = bfloat(v2204);
-        const uint v2210 = v2198 * v2;
-        const uint v2211 = v2210 + v2200;
-        const uint v2212 = v2211 - v78;
-        out[v2212] = v2209;
-      }
-    }
-    const uint v2213 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2214 = v1636 + v2213;
-    const uint v2215 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2216 = v1635 + v2215;
-    const bool v2217 = v2214 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2218 = v2216 < v79;
-    const bool v2219 = v2217 && v2218;
-    if (v2219) {
-      const float v2220 = v92.m[2][2].thread_elements()[0];
-      const uint v2222 = v2216 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2223 = v2222 < v2;
-      const bool v2224 = v2217 && v2223;
-      if (v2224) {
-        const bfloat v2225 = bfloat(v2220);
-        const uint v2226 = v2214 * v2;
-        const uint v2227 = v2226 + v2216;
-        const uint v2228 = v2227 - v78;
-        out[v2228] = v2225;
-      }
-    }
-    const uint v2229 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2230 = v1636 + v2229;
-    const uint v2231 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2232 = v1635 + v2231;
-    const bool v2233 = v2230 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2234 = v2232 < v79;
-    const bool v2235 = v2233 && v2234;
-    if (v2235) {
-      const float v2236 = v92.m[2][2].thread_elements()[1];
-      const uint v2238 = v2232 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2239 = v2238 < v2;
-      const bool v2240 = v2233 && v2239;
-      if (v2240) {
-        const bfloat v2241 = bfloat(v2236);
-        const uint v2242 = v2230 * v2;
-        const uint v2243 = v2242 + v2232;
-        const uint v2244 = v2243 - v78;
-        out[v2244] = v2241;
-      }
-    }
-    const uint v2245 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2246 = v1636 + v2245;
-    const uint v2247 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2248 = v1635 + v2247;
-    const bool v2249 = v2246 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2250 = v2248 < v79;
-    const bool v2251 = v2249 && v2250;
-    if (v2251) {
-      const float v2252 = v92.m[2][3].thread_elements()[0];
-      const uint v2254 = v2248 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2255 = v2254 < v2;
-      const bool v2256 = v2249 && v2255;
-      if (v2256) {
-        const bfloat v2257 = bfloat(v2252);
-        const uint v2258 = v2246 * v2;
-        const uint v2259 = v2258 + v2248;
-        const uint v2260 = v2259 - v78;
-        out[v2260] = v2257;
-      }
-    }
-    const uint v2261 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2262 = v1636 + v2261;
-    const uint v2263 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2264 = v1635 + v2263;
-    const bool v2265 = v2262 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2266 = v2264 < v79;
-    const bool v2267 = v2265 && v2266;
-    if (v2267) {
-      const float v2268 = v92.m[2][3].thread_elements()[1];
-      const uint v2270 = v2264 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2271 = v2270 < v2;
-      const bool v2272 = v2265 && v2271;
-      if (v2272) {
-        const bfloat v2273 = bfloat(v2268);
-        const uint v2274 = v2262 * v2;
-        const uint v2275 = v2274 + v2264;
-        const uint v2276 = v2275 - v78;
-        out[v2276] = v2273;
-      }
-    }
-    const uint v2277 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2278 = v1636 + v2277;
-    const uint v2279 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2280 = v1635 + v2279;
-    const bool v2281 = v2278 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2282 = v2280 < v79;
-    const bool v2283 = v2281 && v2282;
-    if (v2283) {
-      const float v2284 = v92.m[2][4].thread_elements()[0];
-      const uint v2286 = v2280 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2287 = v2286 < v2;
-      const bool v2288 = v2281 && v2287;
-      if (v2288) {
-        const bfloat v2289 = bfloat(v2284);
-        const uint v2290 = v2278 * v2;
-        const uint v2291 = v2290 + v2280;
-        const uint v2292 = v2291 - v78;
-        out[v2292] = v2289;
-      }
-    }
-    const uint v2293 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2294 = v1636 + v2293;
-    const uint v2295 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2296 = v1635 + v2295;
-    const bool v2297 = v2294 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2298 = v2296 < v79;
-    const bool v2299 = v2297 && v2298;
-    if (v2299) {
-      const float v2300 = v92.m[2][4].thread_elements()[1];
-      const uint v2302 = v2296 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2303 = v2302 < v2;
-      const bool v2304 = v2297 && v2303;
-      if (v2304) {
-        const bfloat v2305 = bfloat(v2300);
-        const uint v2306 = v2294 * v2;
-        const uint v2307 = v2306 + v2296;
-        const uint v2308 = v2307 - v78;
-        out[v2308] = v2305;
-      }
-    }
-    const uint v2309 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2310 = v1636 + v2309;
-    const uint v2311 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2312 = v1635 + v2311;
-    const bool v2313 = v2310 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2314 = v2312 < v79;
-    const bool v2315 = v2313 && v2314;
-    if (v2315) {
-      const float v2316 = v92.m[2][5].thread_elements()[0];
-      const uint v2318 = v2312 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2319 = v2318 < v2;
-      const bool v2320 = v2313 && v2319;
-      if (v2320) {
-        const bfloat v2321 = bfloat(v2316);
-        const uint v2322 = v2310 * v2;
-        const uint v2323 = v2322 + v2312;
-        const uint v2324 = v2323 - v78;
-        out[v2324] = v2321;
-      }
-    }
-    const uint v2325 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2326 = v1636 + v2325;
-    const uint v2327 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2328 = v1635 + v2327;
-    const bool v2329 = v2326 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2330 = v2328 < v79;
-    const bool v2331 = v2329 && v2330;
-    if (v2331) {
-      const float v2332 = v92.m[2][5].thread_elements()[1];
-      const uint v2334 = v2328 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2335 = v2334 < v2;
-      const bool v2336 = v2329 && v2335;
-      if (v2336) {
-        const bfloat v2337 = bfloat(v2332);
-        const uint v2338 = v2326 * v2;
-        const uint v2339 = v2338 + v2328;
-        const uint v2340 = v2339 - v78;
-        out[v2340] = v2337;
-      }
-    }
-    const uint v2341 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2342 = v1636 + v2341;
-    const uint v2343 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2344 = v1635 + v2343;
-    const bool v2345 = v2342 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2346 = v2344 < v79;
-    const bool v2347 = v2345 && v2346;
-    if (v2347) {
-      const float v2348 = v92.m[2][6].thread_elements()[0];
-      const uint v2350 = v2344 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2351 = v2350 < v2;
-      const bool v2352 = v2345 && v2351;
-      if (v2352) {
-        const bfloat v2353 = bfloat(v2348);
-        const uint v2354 = v2342 * v2;
-        const uint v2355 = v2354 + v2344;
-        const uint v2356 = v2355 - v78;
-        out[v2356] = v2353;
-      }
-    }
-    const uint v2357 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2358 = v1636 + v2357;
-    const uint v2359 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2360 = v1635 + v2359;
-    const bool v2361 = v2358 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2362 = v2360 < v79;
-    const bool v2363 = v2361 && v2362;
-    if (v2363) {
-      const float v2364 = v92.m[2][6].thread_elements()[1];
-      const uint v2366 = v2360 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2367 = v2366 < v2;
-      const bool v2368 = v2361 && v2367;
-      if (v2368) {
-        const bfloat v2369 = bfloat(v2364);
-        const uint v2370 = v2358 * v2;
-        const uint v2371 = v2370 + v2360;
-        const uint v2372 = v2371 - v78;
-        out[v2372] = v2369;
-      }
-    }
-    const uint v2373 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2374 = v1636 + v2373;
-    const uint v2375 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2376 = v1635 + v2375;
-    const bool v2377 = v2374 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2378 = v2376 < v79;
-    const bool v2379 = v2377 && v2378;
-    if (v2379) {
-      const float v2380 = v92.m[2][7].thread_elements()[0];
-      const uint v2382 = v2376 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2383 = v2382 < v2;
-      const bool v2384 = v2377 && v2383;
-      if (v2384) {
-        const bfloat v2385 = bfloat(v2380);
-        const uint v2386 = v2374 * v2;
-        const uint v2387 = v2386 + v2376;
-        const uint v2388 = v2387 - v78;
-        out[v2388] = v2385;
-      }
-    }
-    const uint v2389 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2390 = v1636 + v2389;
-    const uint v2391 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2392 = v1635 + v2391;
-    const bool v2393 = v2390 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2394 = v2392 < v79;
-    const bool v2395 = v2393 && v2394;
-    if (v2395) {
-      const float v2396 = v92.m[2][7].thread_elements()[1];
-      const uint v2398 = v2392 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2399 = v2398 < v2;
-      const bool v2400 = v2393 && v2399;
-      if (v2400) {
-        const bfloat v2401 = bfloat(v2396);
-        const uint v2402 = v2390 * v2;
-        const uint v2403 = v2402 + v2392;
-        const uint v2404 = v2403 - v78;
-        out[v2404] = v2401;
-      }
-    }
-    const uint v2405 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2406 = v1636 + v2405;
-    const uint v2407 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2408 = v1635 + v2407;
-    const bool v2409 = v2406 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2410 = v2408 < v79;
-    const bool v2411 = v2409 && v2410;
-    if (v2411) {
-      const float v2412 = v92.m[3][0].thread_elements()[0];
-      const uint v2414 = v2408 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2415 = v2414 < v2;
-      const bool v2416 = v2409 && v2415;
-      if (v2416) {
-        const bfloat v2417 = bfloat(v2412);
-        const uint v2418 = v2406 * v2;
-        const uint v2419 = v2418 + v2408;
-        const uint v2420 = v2419 - v78;
-        out[v2420] = v2417;
-      }
-    }
-    const uint v2421 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2422 = v1636 + v2421;
-    const uint v2423 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2424 = v1635 + v2423;
-    const bool v2425 = v2422 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2426 = v2424 < v79;
-    const bool v2427 = v2425 && v2426;
-    if (v2427) {
-      const float v2428 = v92.m[3][0].thread_elements()[1];
-      const uint v2430 = v2424 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2431 = v2430 < v2;
-      const bool v2432 = v2425 && v2431;
-      if (v2432) {
-        const bfloat v2433 = bfloat(v2428);
-        const uint v2434 = v2422 * v2;
-        const uint v2435 = v2434 + v2424;
-        const uint v2436 = v2435 - v78;
-        out[v2436] = v2433;
-      }
-    }
-    const uint v2437 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2438 = v1636 + v2437;
-    const uint v2439 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2440 = v1635 + v2439;
-    const bool v2441 = v2438 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2442 = v2440 < v79;
-    const bool v2443 = v2441 && v2442;
-    if (v2443) {
-      const float v2444 = v92.m[3][1].thread_elements()[0];
-      const uint v2446 = v2440 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2447 = v2446 < v2;
-      const bool v2448 = v2441 && v2447;
-      if (v2448) {
-        const bfloat v2449 = bfloat(v2444);
-        const uint v2450 = v2438 * v2;
-        const uint v2451 = v2450 + v2440;
-        const uint v2452 = v2451 - v78;
-        out[v2452] = v2449;
-      }
-    }
-    const uint v2453 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2454 = v1636 + v2453;
-    const uint v2455 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2456 = v1635 + v2455;
-    const bool v2457 = v2454 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2458 = v2456 < v79;
-    const bool v2459 = v2457 && v2458;
-    if (v2459) {
-      const float v2460 = v92.m[3][1].thread_elements()[1];
-      const uint v2462 = v2456 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2463 = v2462 < v2;
-      const bool v2464 = v2457 && v2463;
-      if (v2464) {
-        const bfloat v2465 = bfloat(v2460);
-        const uint v2466 = v2454 * v2;
-        const uint v2467 = v2466 + v2456;
-        const uint v2468 = v2467 - v78;
-        out[v2468] = v2465;
-      }
-    }
-    const uint v2469 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2470 = v1636 + v2469;
-    const uint v2471 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2472 = v1635 + v2471;
-    const bool v2473 = v2470 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2474 = v2472 < v79;
-    const bool v2475 = v2473 && v2474;
-    if (v2475) {
-      const float v2476 = v92.m[3][2].thread_elements()[0];
-      const uint v2478 = v2472 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2479 = v2478 < v2;
-      const bool v2480 = v2473 && v2479;
-      if (v2480) {
-        const bfloat v2481 = bfloat(v2476);
-        const uint v2482 = v2470 * v2;
-        const uint v2483 = v2482 + v2472;
-        const uint v2484 = v2483 - v78;
-        out[v2484] = v2481;
-      }
-    }
-    const uint v2485 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2486 = v1636 + v2485;
-    const uint v2487 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2488 = v1635 + v2487;
-    const bool v2489 = v2486 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2490 = v2488 < v79;
-    const bool v2491 = v2489 && v2490;
-    if (v2491) {
-      const float v2492 = v92.m[3][2].thread_elements()[1];
-      const uint v2494 = v2488 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2495 = v2494 < v2;
-      const bool v2496 = v2489 && v2495;
-      if (v2496) {
-        const bfloat v2497 = bfloat(v2492);
-        const uint v2498 = v2486 * v2;
-        const uint v2499 = v2498 + v2488;
-        const uint v2500 = v2499 - v78;
-        out[v2500] = v2497;
-      }
-    }
-    const uint v2501 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2502 = v1636 + v2501;
-    const uint v2503 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2504 = v1635 + v2503;
-    const bool v2505 = v2502 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2506 = v2504 < v79;
-    const bool v2507 = v2505 && v2506;
-    if (v2507) {
-      const float v2508 = v92.m[3][3].thread_elements()[0];
-      const uint v2510 = v2504 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2511 = v2510 < v2;
-      const bool v2512 = v2505 && v2511;
-      if (v2512) {
-        const bfloat v2513 = bfloat(v2508);
-        const uint v2514 = v2502 * v2;
-        const uint v2515 = v2514 + v2504;
-        const uint v2516 = v2515 - v78;
-        out[v2516] = v2513;
-      }
-    }
-    const uint v2517 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2518 = v1636 + v2517;
-    const uint v2519 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2520 = v1635 + v2519;
-    const bool v2521 = v2518 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2522 = v2520 < v79;
-    const bool v2523 = v2521 && v2522;
-    if (v2523) {
-      const float v2524 = v92.m[3][3].thread_elements()[1];
-      const uint v2526 = v2520 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2527 = v2526 < v2;
-      const bool v2528 = v2521 && v2527;
-      if (v2528) {
-        const bfloat v2529 = bfloat(v2524);
-        const uint v2530 = v2518 * v2;
-        const uint v2531 = v2530 + v2520;
-        const uint v2532 = v2531 - v78;
-        out[v2532] = v2529;
-      }
-    }
-    const uint v2533 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2534 = v1636 + v2533;
-    const uint v2535 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2536 = v1635 + v2535;
-    const bool v2537 = v2534 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2538 = v2536 < v79;
-    const bool v2539 = v2537 && v2538;
-    if (v2539) {
-      const float v2540 = v92.m[3][4].thread_elements()[0];
-      const uint v2542 = v2536 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2543 = v2542 < v2;
-      const bool v2544 = v2537 && v2543;
-      if (v2544) {
-        const bfloat v2545 = bfloat(v2540);
-        const uint v2546 = v2534 * v2;
-        const uint v2547 = v2546 + v2536;
-        const uint v2548 = v2547 - v78;
-        out[v2548] = v2545;
-      }
-    }
-    const uint v2549 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2550 = v1636 + v2549;
-    const uint v2551 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2552 = v1635 + v2551;
-    const bool v2553 = v2550 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2554 = v2552 < v79;
-    const bool v2555 = v2553 && v2554;
-    if (v2555) {
-      const float v2556 = v92.m[3][4].thread_elements()[1];
-      const uint v2558 = v2552 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2559 = v2558 < v2;
-      const bool v2560 = v2553 && v2559;
-      if (v2560) {
-        const bfloat v2561 = bfloat(v2556);
-        const uint v2562 = v2550 * v2;
-        const uint v2563 = v2562 + v2552;
-        const uint v2564 = v2563 - v78;
-        out[v2564] = v2561;
-      }
-    }
-    const uint v2565 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2566 = v1636 + v2565;
-    const uint v2567 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2568 = v1635 + v2567;
-    const bool v2569 = v2566 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2570 = v2568 < v79;
-    const bool v2571 = v2569 && v2570;
-    if (v2571) {
-      const float v2572 = v92.m[3][5].thread_elements()[0];
-      const uint v2574 = v2568 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2575 = v2574 < v2;
-      const bool v2576 = v2569 && v2575;
-      if (v2576) {
-        const bfloat v2577 = bfloat(v2572);
-        const uint v2578 = v2566 * v2;
-        const uint v2579 = v2578 + v2568;
-        const uint v2580 = v2579 - v78;
-        out[v2580] = v2577;
-      }
-    }
-    const uint v2581 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2582 = v1636 + v2581;
-    const uint v2583 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2584 = v1635 + v2583;
-    const bool v2585 = v2582 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2586 = v2584 < v79;
-    const bool v2587 = v2585 && v2586;
-    if (v2587) {
-      const float v2588 = v92.m[3][5].thread_elements()[1];
-      const uint v2590 = v2584 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2591 = v2590 < v2;
-      const bool v2592 = v2585 && v2591;
-      if (v2592) {
-        const bfloat v2593 = bfloat(v2588);
-        const uint v2594 = v2582 * v2;
-        const uint v2595 = v2594 + v2584;
-        const uint v2596 = v2595 - v78;
-        out[v2596] = v2593;
-      }
-    }
-    const uint v2597 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2598 = v1636 + v2597;
-    const uint v2599 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2600 = v1635 + v2599;
-    const bool v2601 = v2598 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2602 = v2600 < v79;
-    const bool v2603 = v2601 && v2602;
-    if (v2603) {
-      const float v2604 = v92.m[3][6].thread_elements()[0];
-      const uint v2606 = v2600 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2607 = v2606 < v2;
-      const bool v2608 = v2601 && v2607;
-      if (v2608) {
-        const bfloat v2609 = bfloat(v2604);
-        const uint v2610 = v2598 * v2;
-        const uint v2611 = v2610 + v2600;
-        const uint v2612 = v2611 - v78;
-        out[v2612] = v2609;
-      }
-    }
-    const uint v2613 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2614 = v1636 + v2613;
-    const uint v2615 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2616 = v1635 + v2615;
-    const bool v2617 = v2614 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2618 = v2616 < v79;
-    const bool v2619 = v2617 && v2618;
-    if (v2619) {
-      const float v2620 = v92.m[3][6].thread_elements()[1];
-      const uint v2622 = v2616 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2623 = v2622 < v2;
-      const bool v2624 = v2617 && v2623;
-      if (v2624) {
-        const bfloat v2625 = bfloat(v2620);
-        const uint v2626 = v2614 * v2;
-        const uint v2627 = v2626 + v2616;
-        const uint v2628 = v2627 - v78;
-        out[v2628] = v2625;
-      }
-    }
-    const uint v2629 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2630 = v1636 + v2629;
-    const uint v2631 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2632 = v1635 + v2631;
-    const bool v2633 = v2630 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2634 = v2632 < v79;
-    const bool v2635 = v2633 && v2634;
-    if (v2635) {
-      const float v2636 = v92.m[3][7].thread_elements()[0];
-      const uint v2638 = v2632 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2639 = v2638 < v2;
-      const bool v2640 = v2633 && v2639;
-      if (v2640) {
-        const bfloat v2641 = bfloat(v2636);
-        const uint v2642 = v2630 * v2;
-        const uint v2643 = v2642 + v2632;
-        const uint v2644 = v2643 - v78;
-        out[v2644] = v2641;
-      }
-    }
-    const uint v2645 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2646 = v1636 + v2645;
-    const uint v2647 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2648 = v1635 + v2647;
-    const bool v2649 = v2646 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2650 = v2648 < v79;
-    const bool v2651 = v2649 && v2650;
-    if (v2651) {
-      const float v2652 = v92.m[3][7].thread_elements()[1];
-      const uint v2654 = v2648 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2655 = v2654 < v2;
-      const bool v2656 = v2649 && v2655;
-      if (v2656) {
-        const bfloat v2657 = bfloat(v2652);
-        const uint v2658 = v2646 * v2;
-        const uint v2659 = v2658 + v2648;
-        const uint v2660 = v2659 - v78;
-        out[v2660] = v2657;
-      }
-    }
-    const uint v2661 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2662 = v1636 + v2661;
-    const uint v2663 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2664 = v1635 + v2663;
-    const bool v2665 = v2662 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2666 = v2664 < v79;
-    const bool v2667 = v2665 && v2666;
-    if (v2667) {
-      const float v2668 = v92.m[4][0].thread_elements()[0];
-      const uint v2670 = v2664 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2671 = v2670 < v2;
-      const bool v2672 = v2665 && v2671;
-      if (v2672) {
-        const bfloat v2673 = bfloat(v2668);
-        const uint v2674 = v2662 * v2;
-        const uint v2675 = v2674 + v2664;
-        const uint v2676 = v2675 - v78;
-        out[v2676] = v2673;
-      }
-    }
-    const uint v2677 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2678 = v1636 + v2677;
-    const uint v2679 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2680 = v1635 + v2679;
-    const bool v2681 = v2678 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2682 = v2680 < v79;
-    const bool v2683 = v2681 && v2682;
-    if (v2683) {
-      const float v2684 = v92.m[4][0].thread_elements()[1];
-      const uint v2686 = v2680 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2687 = v2686 < v2;
-      const bool v2688 = v2681 && v2687;
-      if (v2688) {
-        const bfloat v2689 = bfloat(v2684);
-        const uint v2690 = v2678 * v2;
-        const uint v2691 = v2690 + v2680;
-        const uint v2692 = v2691 - v78;
-        out[v2692] = v2689;
-      }
-    }
-    const uint v2693 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2694 = v1636 + v2693;
-    const uint v2695 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2696 = v1635 + v2695;
-    const bool v2697 = v2694 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2698 = v2696 < v79;
-    const bool v2699 = v2697 && v2698;
-    if (v2699) {
-      const float v2700 = v92.m[4][1].thread_elements()[0];
-      const uint v2702 = v2696 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2703 = v2702 < v2;
-      const bool v2704 = v2697 && v2703;
-      if (v2704) {
-        const bfloat v2705 = bfloat(v2700);
-        const uint v2706 = v2694 * v2;
-        const uint v2707 = v2706 + v2696;
-        const uint v2708 = v2707 - v78;
-        out[v2708] = v2705;
-      }
-    }
-    const uint v2709 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2710 = v1636 + v2709;
-    const uint v2711 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2712 = v1635 + v2711;
-    const bool v2713 = v2710 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2714 = v2712 < v79;
-    const bool v2715 = v2713 && v2714;
-    if (v2715) {
-      const float v2716 = v92.m[4][1].thread_elements()[1];
-      const uint v2718 = v2712 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2719 = v2718 < v2;
-      const bool v2720 = v2713 && v2719;
-      if (v2720) {
-        const bfloat v2721 = bfloat(v2716);
-        const uint v2722 = v2710 * v2;
-        const uint v2723 = v2722 + v2712;
-        const uint v2724 = v2723 - v78;
-        out[v2724] = v2721;
-      }
-    }
-    const uint v2725 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2726 = v1636 + v2725;
-    const uint v2727 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2728 = v1635 + v2727;
-    const bool v2729 = v2726 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2730 = v2728 < v79;
-    const bool v2731 = v2729 && v2730;
-    if (v2731) {
-      const float v2732 = v92.m[4][2].thread_elements()[0];
-      const uint v2734 = v2728 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2735 = v2734 < v2;
-      const bool v2736 = v2729 && v2735;
-      if (v2736) {
-        const bfloat v2737 = bfloat(v2732);
-        const uint v2738 = v2726 * v2;
-        const uint v2739 = v2738 + v2728;
-        const uint v2740 = v2739 - v78;
-        out[v2740] = v2737;
-      }
-    }
-    const uint v2741 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2742 = v1636 + v2741;
-    const uint v2743 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2744 = v1635 + v2743;
-    const bool v2745 = v2742 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2746 = v2744 < v79;
-    const bool v2747 = v2745 && v2746;
-    if (v2747) {
-      const float v2748 = v92.m[4][2].thread_elements()[1];
-      const uint v2750 = v2744 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2751 = v2750 < v2;
-      const bool v2752 = v2745 && v2751;
-      if (v2752) {
-        const bfloat v2753 = bfloat(v2748);
-        const uint v2754 = v2742 * v2;
-        const uint v2755 = v2754 + v2744;
-        const uint v2756 = v2755 - v78;
-        out[v2756] = v2753;
-      }
-    }
-    const uint v2757 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2758 = v1636 + v2757;
-    const uint v2759 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2760 = v1635 + v2759;
-    const bool v2761 = v2758 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2762 = v2760 < v79;
-    const bool v2763 = v2761 && v2762;
-    if (v2763) {
-      const float v2764 = v92.m[4][3].thread_elements()[0];
-      const uint v2766 = v2760 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2767 = v2766 < v2;
-      const bool v2768 = v2761 && v2767;
-      if (v2768) {
-        const bfloat v2769 = bfloat(v2764);
-        const uint v2770 = v2758 * v2;
-        const uint v2771 = v2770 + v2760;
-        const uint v2772 = v2771 - v78;
-        out[v2772] = v2769;
-      }
-    }
-    const uint v2773 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2774 = v1636 + v2773;
-    const uint v2775 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2776 = v1635 + v2775;
-    const bool v2777 = v2774 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2778 = v2776 < v79;
-    const bool v2779 = v2777 && v2778;
-    if (v2779) {
-      const float v2780 = v92.m[4][3].thread_elements()[1];
-      const uint v2782 = v2776 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2783 = v2782 < v2;
-      const bool v2784 = v2777 && v2783;
-      if (v2784) {
-        const bfloat v2785 = bfloat(v2780);
-        const uint v2786 = v2774 * v2;
-        const uint v2787 = v2786 + v2776;
-        const uint v2788 = v2787 - v78;
-        out[v2788] = v2785;
-      }
-    }
-    const uint v2789 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2790 = v1636 + v2789;
-    const uint v2791 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2792 = v1635 + v2791;
-    const bool v2793 = v2790 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2794 = v2792 < v79;
-    const bool v2795 = v2793 && v2794;
-    if (v2795) {
-      const float v2796 = v92.m[4][4].thread_elements()[0];
-      const uint v2798 = v2792 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2799 = v2798 < v2;
-      const bool v2800 = v2793 && v2799;
-      if (v2800) {
-        const bfloat v2801 = bfloat(v2796);
-        const uint v2802 = v2790 * v2;
-        const uint v2803 = v2802 + v2792;
-        const uint v2804 = v2803 - v78;
-        out[v2804] = v2801;
-      }
-    }
-    const uint v2805 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2806 = v1636 + v2805;
-    const uint v2807 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2808 = v1635 + v2807;
-    const bool v2809 = v2806 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2810 = v2808 < v79;
-    const bool v2811 = v2809 && v2810;
-    if (v2811) {
-      const float v2812 = v92.m[4][4].thread_elements()[1];
-      const uint v2814 = v2808 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2815 = v2814 < v2;
-      const bool v2816 = v2809 && v2815;
-      if (v2816) {
-        const bfloat v2817 = bfloat(v2812);
-        const uint v2818 = v2806 * v2;
-        const uint v2819 = v2818 + v2808;
-        const uint v2820 = v2819 - v78;
-        out[v2820] = v2817;
-      }
-    }
-    const uint v2821 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2822 = v1636 + v2821;
-    const uint v2823 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2824 = v1635 + v2823;
-    const bool v2825 = v2822 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2826 = v2824 < v79;
-    const bool v2827 = v2825 && v2826;
-    if (v2827) {
-      const float v2828 = v92.m[4][5].thread_elements()[0];
-      const uint v2830 = v2824 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2831 = v2830 < v2;
-      const bool v2832 = v2825 && v2831;
-      if (v2832) {
-        const bfloat v2833 = bfloat(v2828);
-        const uint v2834 = v2822 * v2;
-        const uint v2835 = v2834 + v2824;
-        const uint v2836 = v2835 - v78;
-        out[v2836] = v2833;
-      }
-    }
-    const uint v2837 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2838 = v1636 + v2837;
-    const uint v2839 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2840 = v1635 + v2839;
-    const bool v2841 = v2838 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2842 = v2840 < v79;
-    const bool v2843 = v2841 && v2842;
-    if (v2843) {
-      const float v2844 = v92.m[4][5].thread_elements()[1];
-      const uint v2846 = v2840 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2847 = v2846 < v2;
-      const bool v2848 = v2841 && v2847;
-      if (v2848) {
-        const bfloat v2849 = bfloat(v2844);
-        const uint v2850 = v2838 * v2;
-        const uint v2851 = v2850 + v2840;
-        const uint v2852 = v2851 - v78;
-        out[v2852] = v2849;
-      }
-    }
-    const uint v2853 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2854 = v1636 + v2853;
-    const uint v2855 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2856 = v1635 + v2855;
-    const bool v2857 = v2854 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2858 = v2856 < v79;
-    const bool v2859 = v2857 && v2858;
-    if (v2859) {
-      const float v2860 = v92.m[4][6].thread_elements()[0];
-      const uint v2862 = v2856 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2863 = v2862 < v2;
-      const bool v2864 = v2857 && v2863;
-      if (v2864) {
-        const bfloat v2865 = bfloat(v2860);
-        const uint v2866 = v2854 * v2;
-        const uint v2867 = v2866 + v2856;
-        const uint v2868 = v2867 - v78;
-        out[v2868] = v2865;
-      }
-    }
-    const uint v2869 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2870 = v1636 + v2869;
-    const uint v2871 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2872 = v1635 + v2871;
-    const bool v2873 = v2870 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2874 = v2872 < v79;
-    const bool v2875 = v2873 && v2874;
-    if (v2875) {
-      const float v2876 = v92.m[4][6].thread_elements()[1];
-      const uint v2878 = v2872 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2879 = v2878 < v2;
-      const bool v2880 = v2873 && v2879;
-      if (v2880) {
-        const bfloat v2881 = bfloat(v2876);
-        const uint v2882 = v2870 * v2;
-        const uint v2883 = v2882 + v2872;
-        const uint v2884 = v2883 - v78;
-        out[v2884] = v2881;
-      }
-    }
-    const uint v2885 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2886 = v1636 + v2885;
-    const uint v2887 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2888 = v1635 + v2887;
-    const bool v2889 = v2886 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2890 = v2888 < v79;
-    const bool v2891 = v2889 && v2890;
-    if (v2891) {
-      const float v2892 = v92.m[4][7].thread_elements()[0];
-      const uint v2894 = v2888 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2895 = v2894 < v2;
-      const bool v2896 = v2889 && v2895;
-      if (v2896) {
-        const bfloat v2897 = bfloat(v2892);
-        const uint v2898 = v2886 * v2;
-        const uint v2899 = v2898 + v2888;
-        const uint v2900 = v2899 - v78;
-        out[v2900] = v2897;
-      }
-    }
-    const uint v2901 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2902 = v1636 + v2901;
-    const uint v2903 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2904 = v1635 + v2903;
-    const bool v2905 = v2902 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2906 = v2904 < v79;
-    const bool v2907 = v2905 && v2906;
-    if (v2907) {
-      const float v2908 = v92.m[4][7].thread_elements()[1];
-      const uint v2910 = v2904 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2911 = v2910 < v2;
-      const bool v2912 = v2905 && v2911;
-      if (v2912) {
-        const bfloat v2913 = bfloat(v2908);
-        const uint v2914 = v2902 * v2;
-        const uint v2915 = v2914 + v2904;
-        const uint v2916 = v2915 - v78;
-        out[v2916] = v2913;
-      }
-    }
-    const uint v2917 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2918 = v1636 + v2917;
-    const uint v2919 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2920 = v1635 + v2919;
-    const bool v2921 = v2918 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2922 = v2920 < v79;
-    const bool v2923 = v2921 && v2922;
-    if (v2923) {
-      const float v2924 = v92.m[5][0].thread_elements()[0];
-      const uint v2926 = v2920 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2927 = v2926 < v2;
-      const bool v2928 = v2921 && v2927;
-      if (v2928) {
-        const bfloat v2929 = bfloat(v2924);
-        const uint v2930 = v2918 * v2;
-        const uint v2931 = v2930 + v2920;
-        const uint v2932 = v2931 - v78;
-        out[v2932] = v2929;
-      }
-    }
-    const uint v2933 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2934 = v1636 + v2933;
-    const uint v2935 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2936 = v1635 + v2935;
-    const bool v2937 = v2934 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2938 = v2936 < v79;
-    const bool v2939 = v2937 && v2938;
-    if (v2939) {
-      const float v2940 = v92.m[5][0].thread_elements()[1];
-      const uint v2942 = v2936 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2943 = v2942 < v2;
-      const bool v2944 = v2937 && v2943;
-      if (v2944) {
-        const bfloat v2945 = bfloat(v2940);
-        const uint v2946 = v2934 * v2;
-        const uint v2947 = v2946 + v2936;
-        const uint v2948 = v2947 - v78;
-        out[v2948] = v2945;
-      }
-    }
-    const uint v2949 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2950 = v1636 + v2949;
-    const uint v2951 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2952 = v1635 + v2951;
-    const bool v2953 = v2950 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2954 = v2952 < v79;
-    const bool v2955 = v2953 && v2954;
-    if (v2955) {
-      const float v2956 = v92.m[5][1].thread_elements()[0];
-      const uint v2958 = v2952 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2959 = v2958 < v2;
-      const bool v2960 = v2953 && v2959;
-      if (v2960) {
-        const bfloat v2961 = bfloat(v2956);
-        const uint v2962 = v2950 * v2;
-        const uint v2963 = v2962 + v2952;
-        const uint v2964 = v2963 - v78;
-        out[v2964] = v2961;
-      }
-    }
-    const uint v2965 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2966 = v1636 + v2965;
-    const uint v2967 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2968 = v1635 + v2967;
-    const bool v2969 = v2966 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2970 = v2968 < v79;
-    const bool v2971 = v2969 && v2970;
-    if (v2971) {
-      const float v2972 = v92.m[5][1].thread_elements()[1];
-      const uint v2974 = v2968 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2975 = v2974 < v2;
-      const bool v2976 = v2969 && v2975;
-      if (v2976) {
-        const bfloat v2977 = bfloat(v2972);
-        const uint v2978 = v2966 * v2;
-        const uint v2979 = v2978 + v2968;
-        const uint v2980 = v2979 - v78;
-        out[v2980] = v2977;
-      }
-    }
-    const uint v2981 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2982 = v1636 + v2981;
-    const uint v2983 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2984 = v1635 + v2983;
-    const bool v2985 = v2982 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2986 = v2984 < v79;
-    const bool v2987 = v2985 && v2986;
-    if (v2987) {
-      const float v2988 = v92.m[5][2].thread_elements()[0];
-      const uint v2990 = v2984 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2991 = v2990 < v2;
-      const bool v2992 = v2985 && v2991;
-      if (v2992) {
-        const bfloat v2993 = bfloat(v2988);
-        const uint v2994 = v2982 * v2;
-        const uint v2995 = v2994 + v2984;
-        const uint v2996 = v2995 - v78;
-        out[v2996] = v2993;
-      }
-    }
-    const uint v2997 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2998 = v1636 + v2997;
-    const uint v2999 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3000 = v1635 + v2999;
-    const bool v3001 = v2998 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3002 = v3000 < v79;
-    const bool v3003 = v3001 && v3002;
-    if (v3003) {
-      const float v3004 = v92.m[5][2].thread_elements()[1];
-      const uint v3006 = v3000 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3007 = v3006 < v2;
-      const bool v3008 = v3001 && v3007;
-      if (v3008) {
-        const bfloat v3009 = bfloat(v3004);
-        const uint v3010 = v2998 * v2;
-        const uint v3011 = v3010 + v3000;
-        const uint v3012 = v3011 - v78;
-        out[v3012] = v3009;
-      }
-    }
-    const uint v3013 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3014 = v1636 + v3013;
-    const uint v3015 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3016 = v1635 + v3015;
-    const bool v3017 = v3014 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3018 = v3016 < v79;
-    const bool v3019 = v3017 && v3018;
-    if (v3019) {
-      const float v3020 = v92.m[5][3].thread_elements()[0];
-      const uint v3022 = v3016 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3023 = v3022 < v2;
-      const bool v3024 = v3017 && v3023;
-      if (v3024) {
-        const bfloat v3025 = bfloat(v3020);
-        const uint v3026 = v3014 * v2;
-        const uint v3027 = v3026 + v3016;
-        const uint v3028 = v3027 - v78;
-        out[v3028] = v3025;
-      }
-    }
-    const uint v3029 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3030 = v1636 + v3029;
-    const uint v3031 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3032 = v1635 + v3031;
-    const bool v3033 = v3030 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3034 = v3032 < v79;
-    const bool v3035 = v3033 && v3034;
-    if (v3035) {
-      const float v3036 = v92.m[5][3].thread_elements()[1];
-      const uint v3038 = v3032 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3039 = v3038 < v2;
-      const bool v3040 = v3033 && v3039;
-      if (v3040) {
-        const bfloat v3041 = bfloat(v3036);
-        const uint v3042 = v3030 * v2;
-        const uint v3043 = v3042 + v3032;
-        const uint v3044 = v3043 - v78;
-        out[v3044] = v3041;
-      }
-    }
-    const uint v3045 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3046 = v1636 + v3045;
-    const uint v3047 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3048 = v1635 + v3047;
-    const bool v3049 = v3046 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3050 = v3048 < v79;
-    const bool v3051 = v3049 && v3050;
-    if (v3051) {
-      const float v3052 = v92.m[5][4].thread_elements()[0];
-      const uint v3054 = v3048 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3055 = v3054 < v2;
-      const bool v3056 = v3049 && v3055;
-      if (v3056) {
-        const bfloat v3057 = bfloat(v3052);
-        const uint v3058 = v3046 * v2;
-        const uint v3059 = v3058 + v3048;
-        const uint v3060 = v3059 - v78;
-        out[v3060] = v3057;
-      }
-    }
-    const uint v3061 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3062 = v1636 + v3061;
-    const uint v3063 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3064 = v1635 + v3063;
-    const bool v3065 = v3062 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3066 = v3064 < v79;
-    const bool v3067 = v3065 && v3066;
-    if (v3067) {
-      const float v3068 = v92.m[5][4].thread_elements()[1];
-      const uint v3070 = v3064 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3071 = v3070 < v2;
-      const bool v3072 = v3065 && v3071;
-      if (v3072) {
-        const bfloat v3073 = bfloat(v3068);
-        const uint v3074 = v3062 * v2;
-        const uint v3075 = v3074 + v3064;
-        const uint v3076 = v3075 - v78;
-        out[v3076] = v3073;
-      }
-    }
-    const uint v3077 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3078 = v1636 + v3077;
-    const uint v3079 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3080 = v1635 + v3079;
-    const bool v3081 = v3078 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3082 = v3080 < v79;
-    const bool v3083 = v3081 && v3082;
-    if (v3083) {
-      const float v3084 = v92.m[5][5].thread_elements()[0];
-      const uint v3086 = v3080 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3087 = v3086 < v2;
-      const bool v3088 = v3081 && v3087;
-      if (v3088) {
-        const bfloat v3089 = bfloat(v3084);
-        const uint v3090 = v3078 * v2;
-        const uint v3091 = v3090 + v3080;
-        const uint v3092 = v3091 - v78;
-        out[v3092] = v3089;
-      }
-    }
-    const uint v3093 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3094 = v1636 + v3093;
-    const uint v3095 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3096 = v1635 + v3095;
-    const bool v3097 = v3094 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3098 = v3096 < v79;
-    const bool v3099 = v3097 && v3098;
-    if (v3099) {
-      const float v3100 = v92.m[5][5].thread_elements()[1];
-      const uint v3102 = v3096 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3103 = v3102 < v2;
-      const bool v3104 = v3097 && v3103;
-      if (v3104) {
-        const bfloat v3105 = bfloat(v3100);
-        const uint v3106 = v3094 * v2;
-        const uint v3107 = v3106 + v3096;
-        const uint v3108 = v3107 - v78;
-        out[v3108] = v3105;
-      }
-    }
-    const uint v3109 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3110 = v1636 + v3109;
-    const uint v3111 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3112 = v1635 + v3111;
-    const bool v3113 = v3110 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3114 = v3112 < v79;
-    const bool v3115 = v3113 && v3114;
-    if (v3115) {
-      const float v3116 = v92.m[5][6].thread_elements()[0];
-      const uint v3118 = v3112 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3119 = v3118 < v2;
-      const bool v3120 = v3113 && v3119;
-      if (v3120) {
-        const bfloat v3121 = bfloat(v3116);
-        const uint v3122 = v3110 * v2;
-        const uint v3123 = v3122 + v3112;
-        const uint v3124 = v3123 - v78;
-        out[v3124] = v3121;
-      }
-    }
-    const uint v3125 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3126 = v1636 + v3125;
-    const uint v3127 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3128 = v1635 + v3127;
-    const bool v3129 = v3126 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3130 = v3128 < v79;
-    const bool v3131 = v3129 && v3130;
-    if (v3131) {
-      const float v3132 = v92.m[5][6].thread_elements()[1];
-      const uint v3134 = v3128 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3135 = v3134 < v2;
-      const bool v3136 = v3129 && v3135;
-      if (v3136) {
-        const bfloat v3137 = bfloat(v3132);
-        const uint v3138 = v3126 * v2;
-        const uint v3139 = v3138 + v3128;
-        const uint v3140 = v3139 - v78;
-        out[v3140] = v3137;
-      }
-    }
-    const uint v3141 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3142 = v1636 + v3141;
-    const uint v3143 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3144 = v1635 + v3143;
-    const bool v3145 = v3142 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3146 = v3144 < v79;
-    const bool v3147 = v3145 && v3146;
-    if (v3147) {
-      const float v3148 = v92.m[5][7].thread_elements()[0];
-      const uint v3150 = v3144 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3151 = v3150 < v2;
-      const bool v3152 = v3145 && v3151;
-      if (v3152) {
-        const bfloat v3153 = bfloat(v3148);
-        const uint v3154 = v3142 * v2;
-        const uint v3155 = v3154 + v3144;
-        const uint v3156 = v3155 - v78;
-        out[v3156] = v3153;
-      }
-    }
-    const uint v3157 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3158 = v1636 + v3157;
-    const uint v3159 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3160 = v1635 + v3159;
-    const bool v3161 = v3158 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3162 = v3160 < v79;
-    const bool v3163 = v3161 && v3162;
-    if (v3163) {
-      const float v3164 = v92.m[5][7].thread_elements()[1];
-      const uint v3166 = v3160 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3167 = v3166 < v2;
-      const bool v3168 = v3161 && v3167;
-      if (v3168) {
-        const bfloat v3169 = bfloat(v3164);
-        const uint v3170 = v3158 * v2;
-        const uint v3171 = v3170 + v3160;
-        const uint v3172 = v3171 - v78;
-        out[v3172] = v3169;
-      }
-    }
-    const uint v3173 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3174 = v1636 + v3173;
-    const uint v3175 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3176 = v1635 + v3175;
-    const bool v3177 = v3174 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3178 = v3176 < v79;
-    const bool v3179 = v3177 && v3178;
-    if (v3179) {
-      const float v3180 = v92.m[6][0].thread_elements()[0];
-      const uint v3182 = v3176 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3183 = v3182 < v2;
-      const bool v3184 = v3177 && v3183;
-      if (v3184) {
-        const bfloat v3185 = bfloat(v3180);
-        const uint v3186 = v3174 * v2;
-        const uint v3187 = v3186 + v3176;
-        const uint v3188 = v3187 - v78;
-        out[v3188] = v3185;
-      }
-    }
-    const uint v3189 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3190 = v1636 + v3189;
-    const uint v3191 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3192 = v1635 + v3191;
-    const bool v3193 = v3190 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3194 = v3192 < v79;
-    const bool v3195 = v3193 && v3194;
-    if (v3195) {
-      const float v3196 = v92.m[6][0].thread_elements()[1];
-      const uint v3198 = v3192 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3199 = v3198 < v2;
-      const bool v3200 = v3193 && v3199;
-      if (v3200) {
-        const bfloat v3201 = bfloat(v3196);
-        const uint v3202 = v3190 * v2;
-        const uint v3203 = v3202 + v3192;
-        const uint v3204 = v3203 - v78;
-        out[v3204] = v3201;
-      }
-    }
-    const uint v3205 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3206 = v1636 + v3205;
-    const uint v3207 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3208 = v1635 + v3207;
-    const bool v3209 = v3206 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3210 = v3208 < v79;
-    const bool v3211 = v3209 && v3210;
-    if (v3211) {
-      const float v3212 = v92.m[6][1].thread_elements()[0];
-      const uint v3214 = v3208 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3215 = v3214 < v2;
-      const bool v3216 = v3209 && v3215;
-      if (v3216) {
-        const bfloat v3217 = bfloat(v3212);
-        const uint v3218 = v3206 * v2;
-        const uint v3219 = v3218 + v3208;
-        const uint v3220 = v3219 - v78;
-        out[v3220] = v3217;
-      }
-    }
-    const uint v3221 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3222 = v1636 + v3221;
-    const uint v3223 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3224 = v1635 + v3223;
-    const bool v3225 = v3222 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3226 = v3224 < v79;
-    const bool v3227 = v3225 && v3226;
-    if (v3227) {
-      const float v3228 = v92.m[6][1].thread_elements()[1];
-      const uint v3230 = v3224 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3231 = v3230 < v2;
-      const bool v3232 = v3225 && v3231;
-      if (v3232) {
-        const bfloat v3233 = bfloat(v3228);
-        const uint v3234 = v3222 * v2;
-        const uint v3235 = v3234 + v3224;
-        const uint v3236 = v3235 - v78;
-        out[v3236] = v3233;
-      }
-    }
-    const uint v3237 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3238 = v1636 + v3237;
-    const uint v3239 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3240 = v1635 + v3239;
-    const bool v3241 = v3238 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3242 = v3240 < v79;
-    const bool v3243 = v3241 && v3242;
-    if (v3243) {
-      const float v3244 = v92.m[6][2].thread_elements()[0];
-      const uint v3246 = v3240 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3247 = v3246 < v2;
-      const bool v3248 = v3241 && v3247;
-      if (v3248) {
-        const bfloat v3249 = bfloat(v3244);
-        const uint v3250 = v3238 * v2;
-        const uint v3251 = v3250 + v3240;
-        const uint v3252 = v3251 - v78;
-        out[v3252] = v3249;
-      }
-    }
-    const uint v3253 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3254 = v1636 + v3253;
-    const uint v3255 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3256 = v1635 + v3255;
-    const bool v3257 = v3254 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3258 = v3256 < v79;
-    const bool v3259 = v3257 && v3258;
-    if (v3259) {
-      const float v3260 = v92.m[6][2].thread_elements()[1];
-      const uint v3262 = v3256 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3263 = v3262 < v2;
-      const bool v3264 = v3257 && v3263;
-      if (v3264) {
-        const bfloat v3265 = bfloat(v3260);
-        const uint v3266 = v3254 * v2;
-        const uint v3267 = v3266 + v3256;
-        const uint v3268 = v3267 - v78;
-        out[v3268] = v3265;
-      }
-    }
-    const uint v3269 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3270 = v1636 + v3269;
-    const uint v3271 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3272 = v1635 + v3271;
-    const bool v3273 = v3270 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3274 = v3272 < v79;
-    const bool v3275 = v3273 && v3274;
-    if (v3275) {
-      const float v3276 = v92.m[6][3].thread_elements()[0];
-      const uint v3278 = v3272 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3279 = v3278 < v2;
-      const bool v3280 = v3273 && v3279;
-      if (v3280) {
-        const bfloat v3281 = bfloat(v3276);
-        const uint v3282 = v3270 * v2;
-        const uint v3283 = v3282 + v3272;
-        const uint v3284 = v3283 - v78;
-        out[v3284] = v3281;
-      }
-    }
-    const uint v3285 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3286 = v1636 + v3285;
-    const uint v3287 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3288 = v1635 + v3287;
-    const bool v3289 = v3286 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3290 = v3288 < v79;
-    const bool v3291 = v3289 && v3290;
-    if (v3291) {
-      const float v3292 = v92.m[6][3].thread_elements()[1];
-      const uint v3294 = v3288 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3295 = v3294 < v2;
-      const bool v3296 = v3289 && v3295;
-      if (v3296) {
-        const bfloat v3297 = bfloat(v3292);
-        const uint v3298 = v3286 * v2;
-        const uint v3299 = v3298 + v3288;
-        const uint v3300 = v3299 - v78;
-        out[v3300] = v3297;
-      }
-    }
-    const uint v3301 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3302 = v1636 + v3301;
-    const uint v3303 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3304 = v1635 + v3303;
-    const bool v3305 = v3302 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3306 = v3304 < v79;
-    const bool v3307 = v3305 && v3306;
-    if (v3307) {
-      const float v3308 = v92.m[6][4].thread_elements()[0];
-      const uint v3310 = v3304 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3311 = v3310 < v2;
-      const bool v3312 = v3305 && v3311;
-      if (v3312) {
-        const bfloat v3313 = bfloat(v3308);
-        const uint v3314 = v3302 * v2;
-        const uint v3315 = v3314 + v3304;
-        const uint v3316 = v3315 - v78;
-        out[v3316] = v3313;
-      }
-    }
-    const uint v3317 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3318 = v1636 + v3317;
-    const uint v3319 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3320 = v1635 + v3319;
-    const bool v3321 = v3318 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3322 = v3320 < v79;
-    const bool v3323 = v3321 && v3322;
-    if (v3323) {
-      const float v3324 = v92.m[6][4].thread_elements()[1];
-      const uint v3326 = v3320 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3327 = v3326 < v2;
-      const bool v3328 = v3321 && v3327;
-      if (v3328) {
-        const bfloat v3329 = bfloat(v3324);
-        const uint v3330 = v3318 * v2;
-        const uint v3331 = v3330 + v3320;
-        const uint v3332 = v3331 - v78;
-        out[v3332] = v3329;
-      }
-    }
-    const uint v3333 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3334 = v1636 + v3333;
-    const uint v3335 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3336 = v1635 + v3335;
-    const bool v3337 = v3334 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3338 = v3336 < v79;
-    const bool v3339 = v3337 && v3338;
-    if (v3339) {
-      const float v3340 = v92.m[6][5].thread_elements()[0];
-      const uint v3342 = v3336 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3343 = v3342 < v2;
-      const bool v3344 = v3337 && v3343;
-      if (v3344) {
-        const bfloat v3345 = bfloat(v3340);
-        const uint v3346 = v3334 * v2;
-        const uint v3347 = v3346 + v3336;
-        const uint v3348 = v3347 - v78;
-        out[v3348] = v3345;
-      }
-    }
-    const uint v3349 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3350 = v1636 + v3349;
-    const uint v3351 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3352 = v1635 + v3351;
-    const bool v3353 = v3350 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3354 = v3352 < v79;
-    const bool v3355 = v3353 && v3354;
-    if (v3355) {
-      const float v3356 = v92.m[6][5].thread_elements()[1];
-      const uint v3358 = v3352 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3359 = v3358 < v2;
-      const bool v3360 = v3353 && v3359;
-      if (v3360) {
-        const bfloat v3361 = bfloat(v3356);
-        const uint v3362 = v3350 * v2;
-        const uint v3363 = v3362 + v3352;
-        const uint v3364 = v3363 - v78;
-        out[v3364] = v3361;
-      }
-    }
-    const uint v3365 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3366 = v1636 + v3365;
-    const uint v3367 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3368 = v1635 + v3367;
-    const bool v3369 = v3366 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3370 = v3368 < v79;
-    const bool v3371 = v3369 && v3370;
-    if (v3371) {
-      const float v3372 = v92.m[6][6].thread_elements()[0];
-      const uint v3374 = v3368 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3375 = v3374 < v2;
-      const bool v3376 = v3369 && v3375;
-      if (v3376) {
-        const bfloat v3377 = bfloat(v3372);
-        const uint v3378 = v3366 * v2;
-        const uint v3379 = v3378 + v3368;
-        const uint v3380 = v3379 - v78;
-        out[v3380] = v3377;
-      }
-    }
-    const uint v3381 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3382 = v1636 + v3381;
-    const uint v3383 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3384 = v1635 + v3383;
-    const bool v3385 = v3382 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3386 = v3384 < v79;
-    const bool v3387 = v3385 && v3386;
-    if (v3387) {
-      const float v3388 = v92.m[6][6].thread_elements()[1];
-      const uint v3390 = v3384 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3391 = v3390 < v2;
-      const bool v3392 = v3385 && v3391;
-      if (v3392) {
-        const bfloat v3393 = bfloat(v3388);
-        const uint v3394 = v3382 * v2;
-        const uint v3395 = v3394 + v3384;
-        const uint v3396 = v3395 - v78;
-        out[v3396] = v3393;
-      }
-    }
-    const uint v3397 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3398 = v1636 + v3397;
-    const uint v3399 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3400 = v1635 + v3399;
-    const bool v3401 = v3398 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3402 = v3400 < v79;
-    const bool v3403 = v3401 && v3402;
-    if (v3403) {
-      const float v3404 = v92.m[6][7].thread_elements()[0];
-      const uint v3406 = v3400 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3407 = v3406 < v2;
-      const bool v3408 = v3401 && v3407;
-      if (v3408) {
-        const bfloat v3409 = bfloat(v3404);
-        const uint v3410 = v3398 * v2;
-        const uint v3411 = v3410 + v3400;
-        const uint v3412 = v3411 - v78;
-        out[v3412] = v3409;
-      }
-    }
-    const uint v3413 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3414 = v1636 + v3413;
-    const uint v3415 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3416 = v1635 + v3415;
-    const bool v3417 = v3414 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3418 = v3416 < v79;
-    const bool v3419 = v3417 && v3418;
-    if (v3419) {
-      const float v3420 = v92.m[6][7].thread_elements()[1];
-      const uint v3422 = v3416 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3423 = v3422 < v2;
-      const bool v3424 = v3417 && v3423;
-      if (v3424) {
-        const bfloat v3425 = bfloat(v3420);
-        const uint v3426 = v3414 * v2;
-        const uint v3427 = v3426 + v3416;
-        const uint v3428 = v3427 - v78;
-        out[v3428] = v3425;
-      }
-    }
-    const uint v3429 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3430 = v1636 + v3429;
-    const uint v3431 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3432 = v1635 + v3431;
-    const bool v3433 = v3430 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3434 = v3432 < v79;
-    const bool v3435 = v3433 && v3434;
-    if (v3435) {
-      const float v3436 = v92.m[7][0].thread_elements()[0];
-      const uint v3438 = v3432 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3439 = v3438 < v2;
-      const bool v3440 = v3433 && v3439;
-      if (v3440) {
-        const bfloat v3441 = bfloat(v3436);
-        const uint v3442 = v3430 * v2;
-        const uint v3443 = v3442 + v3432;
-        const uint v3444 = v3443 - v78;
-        out[v3444] = v3441;
-      }
-    }
-    const uint v3445 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3446 = v1636 + v3445;
-    const uint v3447 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3448 = v1635 + v3447;
-    const bool v3449 = v3446 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3450 = v3448 < v79;
-    const bool v3451 = v3449 && v3450;
-    if (v3451) {
-      const float v3452 = v92.m[7][0].thread_elements()[1];
-      const uint v3454 = v3448 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3455 = v3454 < v2;
-      const bool v3456 = v3449 && v3455;
-      if (v3456) {
-        const bfloat v3457 = bfloat(v3452);
-        const uint v3458 = v3446 * v2;
-        const uint v3459 = v3458 + v3448;
-        const uint v3460 = v3459 - v78;
-        out[v3460] = v3457;
-      }
-    }
-    const uint v3461 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3462 = v1636 + v3461;
-    const uint v3463 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3464 = v1635 + v3463;
-    const bool v3465 = v3462 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3466 = v3464 < v79;
-    const bool v3467 = v3465 && v3466;
-    if (v3467) {
-      const float v3468 = v92.m[7][1].thread_elements()[0];
-      const uint v3470 = v3464 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3471 = v3470 < v2;
-      const bool v3472 = v3465 && v3471;
-      if (v3472) {
-        const bfloat v3473 = bfloat(v3468);
-        const uint v3474 = v3462 * v2;
-        const uint v3475 = v3474 + v3464;
-        const uint v3476 = v3475 - v78;
-        out[v3476] = v3473;
-      }
-    }
-    const uint v3477 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3478 = v1636 + v3477;
-    const uint v3479 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3480 = v1635 + v3479;
-    const bool v3481 = v3478 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3482 = v3480 < v79;
-    const bool v3483 = v3481 && v3482;
-    if (v3483) {
-      const float v3484 = v92.m[7][1].thread_elements()[1];
-      const uint v3486 = v3480 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3487 = v3486 < v2;
-      const bool v3488 = v3481 && v3487;
-      if (v3488) {
-        const bfloat v3489 = bfloat(v3484);
-        const uint v3490 = v3478 * v2;
-        const uint v3491 = v3490 + v3480;
-        const uint v3492 = v3491 - v78;
-        out[v3492] = v3489;
-      }
-    }
-    const uint v3493 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3494 = v1636 + v3493;
-    const uint v3495 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3496 = v1635 + v3495;
-    const bool v3497 = v3494 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3498 = v3496 < v79;
-    const bool v3499 = v3497 && v3498;
-    if (v3499) {
-      const float v3500 = v92.m[7][2].thread_elements()[0];
-      const uint v3502 = v3496 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3503 = v3502 < v2;
-      const bool v3504 = v3497 && v3503;
-      if (v3504) {
-        const bfloat v3505 = bfloat(v3500);
-        const uint v3506 = v3494 * v2;
-        const uint v3507 = v3506 + v3496;
-        const uint v3508 = v3507 - v78;
-        out[v3508] = v3505;
-      }
-    }
-    const uint v3509 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3510 = v1636 + v3509;
-    const uint v3511 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3512 = v1635 + v3511;
-    const bool v3513 = v3510 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3514 = v3512 < v79;
-    const bool v3515 = v3513 && v3514;
-    if (v3515) {
-      const float v3516 = v92.m[7][2].thread_elements()[1];
-      const uint v3518 = v3512 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3519 = v3518 < v2;
-      const bool v3520 = v3513 && v3519;
-      if (v3520) {
-        const bfloat v3521 = bfloat(v3516);
-        const uint v3522 = v3510 * v2;
-        const uint v3523 = v3522 + v3512;
-        const uint v3524 = v3523 - v78;
-        out[v3524] = v3521;
-      }
-    }
-    const uint v3525 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3526 = v1636 + v3525;
-    const uint v3527 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3528 = v1635 + v3527;
-    const bool v3529 = v3526 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3530 = v3528 < v79;
-    const bool v3531 = v3529 && v3530;
-    if (v3531) {
-      const float v3532 = v92.m[7][3].thread_elements()[0];
-      const uint v3534 = v3528 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3535 = v3534 < v2;
-      const bool v3536 = v3529 && v3535;
-      if (v3536) {
-        const bfloat v3537 = bfloat(v3532);
-        const uint v3538 = v3526 * v2;
-        const uint v3539 = v3538 + v3528;
-        const uint v3540 = v3539 - v78;
-        out[v3540] = v3537;
-      }
-    }
-    const uint v3541 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3542 = v1636 + v3541;
-    const uint v3543 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3544 = v1635 + v3543;
-    const bool v3545 = v3542 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3546 = v3544 < v79;
-    const bool v3547 = v3545 && v3546;
-    if (v3547) {
-      const float v3548 = v92.m[7][3].thread_elements()[1];
-      const uint v3550 = v3544 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3551 = v3550 < v2;
-      const bool v3552 = v3545 && v3551;
-      if (v3552) {
-        const bfloat v3553 = bfloat(v3548);
-        const uint v3554 = v3542 * v2;
-        const uint v3555 = v3554 + v3544;
-        const uint v3556 = v3555 - v78;
-        out[v3556] = v3553;
-      }
-    }
-    const uint v3557 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3558 = v1636 + v3557;
-    const uint v3559 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3560 = v1635 + v3559;
-    const bool v3561 = v3558 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3562 = v3560 < v79;
-    const bool v3563 = v3561 && v3562;
-    if (v3563) {
-      const float v3564 = v92.m[7][4].thread_elements()[0];
-      const uint v3566 = v3560 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3567 = v3566 < v2;
-      const bool v3568 = v3561 && v3567;
-      if (v3568) {
-        const bfloat v3569 = bfloat(v3564);
-        const uint v3570 = v3558 * v2;
-        const uint v3571 = v3570 + v3560;
-        const uint v3572 = v3571 - v78;
-        out[v3572] = v3569;
-      }
-    }
-    const uint v3573 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3574 = v1636 + v3573;
-    const uint v3575 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3576 = v1635 + v3575;
-    const bool v3577 = v3574 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3578 = v3576 < v79;
-    const bool v3579 = v3577 && v3578;
-    if (v3579) {
-      const float v3580 = v92.m[7][4].thread_elements()[1];
-      const uint v3582 = v3576 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3583 = v3582 < v2;
-      const bool v3584 = v3577 && v3583;
-      if (v3584) {
-        const bfloat v3585 = bfloat(v3580);
-        const uint v3586 = v3574 * v2;
-        const uint v3587 = v3586 + v3576;
-        const uint v3588 = v3587 - v78;
-        out[v3588] = v3585;
-      }
-    }
-    const uint v3589 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3590 = v1636 + v3589;
-    const uint v3591 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3592 = v1635 + v3591;
-    const bool v3593 = v3590 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3594 = v3592 < v79;
-    const bool v3595 = v3593 && v3594;
-    if (v3595) {
-      const float v3596 = v92.m[7][5].thread_elements()[0];
-      const uint v3598 = v3592 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3599 = v3598 < v2;
-      const bool v3600 = v3593 && v3599;
-      if (v3600) {
-        const bfloat v3601 = bfloat(v3596);
-        const uint v3602 = v3590 * v2;
-        const uint v3603 = v3602 + v3592;
-        const uint v3604 = v3603 - v78;
-        out[v3604] = v3601;
-      }
-    }
-    const uint v3605 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3606 = v1636 + v3605;
-    const uint v3607 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3608 = v1635 + v3607;
-    const bool v3609 = v3606 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3610 = v3608 < v79;
-    const bool v3611 = v3609 && v3610;
-    if (v3611) {
-      const float v3612 = v92.m[7][5].thread_elements()[1];
-      const uint v3614 = v3608 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3615 = v3614 < v2;
-      const bool v3616 = v3609 && v3615;
-      if (v3616) {
-        const bfloat v3617 = bfloat(v3612);
-        const uint v3618 = v3606 * v2;
-        const uint v3619 = v3618 + v3608;
-        const uint v3620 = v3619 - v78;
-        out[v3620] = v3617;
-      }
-    }
-    const uint v3621 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3622 = v1636 + v3621;
-    const uint v3623 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3624 = v1635 + v3623;
-    const bool v3625 = v3622 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3626 = v3624 < v79;
-    const bool v3627 = v3625 && v3626;
-    if (v3627) {
-      const float v3628 = v92.m[7][6].thread_elements()[0];
-      const uint v3630 = v3624 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3631 = v3630 < v2;
-      const bool v3632 = v3625 && v3631;
-      if (v3632) {
-        const bfloat v3633 = bfloat(v3628);
-        const uint v3634 = v3622 * v2;
-        const uint v3635 = v3634 + v3624;
-        const uint v3636 = v3635 - v78;
-        out[v3636] = v3633;
-      }
-    }
-    const uint v3637 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3638 = v1636 + v3637;
-    const uint v3639 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3640 = v1635 + v3639;
-    const bool v3641 = v3638 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3642 = v3640 < v79;
-    const bool v3643 = v3641 && v3642;
-    if (v3643) {
-      const float v3644 = v92.m[7][6].thread_elements()[1];
-      const uint v3646 = v3640 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3647 = v3646 < v2;
-      const bool v3648 = v3641 && v3647;
-      if (v3648) {
-        const bfloat v3649 = bfloat(v3644);
-        const uint v3650 = v3638 * v2;
-        const uint v3651 = v3650 + v3640;
-        const uint v3652 = v3651 - v78;
-        out[v3652] = v3649;
-      }
-    }
-    const uint v3653 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3654 = v1636 + v3653;
-    const uint v3655 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3656 = v1635 + v3655;
-    const bool v3657 = v3654 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3658 = v3656 < v79;
-    const bool v3659 = v3657 && v3658;
-    if (v3659) {
-      const float v3660 = v92.m[7][7].thread_elements()[0];
-      const uint v3662 = v3656 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3663 = v3662 < v2;
-      const bool v3664 = v3657 && v3663;
-      if (v3664) {
-        const bfloat v3665 = bfloat(v3660);
-        const uint v3666 = v3654 * v2;
-        const uint v3667 = v3666 + v3656;
-        const uint v3668 = v3667 - v78;
-        out[v3668] = v3665;
-      }
-    }
-    const uint v3669 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3670 = v1636 + v3669;
-    const uint v3671 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3672 = v1635 + v3671;
-    const bool v3673 = v3670 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3674 = v3672 < v79;
-    const bool v3675 = v3673 && v3674;
-    if (v3675) {
-      const float v3676 = v92.m[7][7].thread_elements()[1];
-      const uint v3678 = v3672 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3679 = v3678 < v2;
-      const bool v3680 = v3673 && v3679;
-      if (v3680) {
-        const bfloat v3681 = bfloat(v3676);
-        const uint v3682 = v3670 * v2;
-        const uint v3683 = v3682 + v3672;
-        const uint v3684 = v3683 - v78;
-        out[v3684] = v3681;
-      }
+        const bool v1654 = v1645 == 0u;  // kernels/gemm/gemm_tiles.hpp:322
+        if (v1654) {
+          const float v1655 = v92.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v1656 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v1659 = iron_frag_coord<64>(0u, iron_lane, false);
+          const uint v1661 = v1659 * 132u;
+          const uint v1662 = v1661 + v90;
+          const uint v1663 = v1662 + v1656;
+          shm2[v1663] = v1655;
+          const float v1664 = v92.m[0][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v1665 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v1668 = iron_frag_coord<64>(1u, iron_lane, false);
+          const uint v1670 = v1668 * 132u;
+          const uint v1671 = v1670 + v90;
+          const uint v1672 = v1671 + v1665;
+          shm2[v1672] = v1664;
+          const float v1673 = v92.m[0][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v1674 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v1677 = iron_frag_coord<64>(2u, iron_lane, false);
+          const uint v1679 = v1677 * 132u;
+          const uint v1680 = v1679 + v90;
+          const uint v1681 = v1680 + v1674;
+          shm2[v1681] = v1673;
+          const float v1682 = v92.m[0][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v1683 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v1686 = iron_frag_coord<64>(3u, iron_lane, false);
+          const uint v1688 = v1686 * 132u;
+          const uint v1689 = v1688 + v90;
+          const uint v1690 = v1689 + v1683;
+          shm2[v1690] = v1682;
+          const float v1691 = v92.m[0][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v1692 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v1695 = iron_frag_coord<64>(4u, iron_lane, false);
+          const uint v1697 = v1695 * 132u;
+          const uint v1698 = v1697 + v90;
+          const uint v1699 = v1698 + v1692;
+          shm2[v1699] = v1691;
+          const float v1700 = v92.m[0][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v1701 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v1704 = iron_frag_coord<64>(5u, iron_lane, false);
+          const uint v1706 = v1704 * 132u;
+          const uint v1707 = v1706 + v90;
+          const uint v1708 = v1707 + v1701;
+          shm2[v1708] = v1700;
+          const float v1709 = v92.m[0][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v1710 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v1713 = iron_frag_coord<64>(6u, iron_lane, false);
+          const uint v1715 = v1713 * 132u;
+          const uint v1716 = v1715 + v90;
+          const uint v1717 = v1716 + v1710;
+          shm2[v1717] = v1709;
+          const float v1718 = v92.m[0][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v1719 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v1722 = iron_frag_coord<64>(7u, iron_lane, false);
+          const uint v1724 = v1722 * 132u;
+          const uint v1725 = v1724 + v90;
+          const uint v1726 = v1725 + v1719;
+          shm2[v1726] = v1718;
+          const float v1727 = v92.m[0][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v1728 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v1731 = iron_frag_coord<64>(8u, iron_lane, false);
+          const uint v1733 = v1731 * 132u;
+          const uint v1734 = v1733 + v90;
+          const uint v1735 = v1734 + v1728;
+          shm2[v1735] = v1727;
+          const float v1736 = v92.m[0][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v1737 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v1740 = iron_frag_coord<64>(9u, iron_lane, false);
+          const uint v1742 = v1740 * 132u;
+          const uint v1743 = v1742 + v90;
+          const uint v1744 = v1743 + v1737;
+          shm2[v1744] = v1736;
+          const float v1745 = v92.m[0][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v1746 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v1749 = iron_frag_coord<64>(10u, iron_lane, false);
+          const uint v1751 = v1749 * 132u;
+          const uint v1752 = v1751 + v90;
+          const uint v1753 = v1752 + v1746;
+          shm2[v1753] = v1745;
+          const float v1754 = v92.m[0][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v1755 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v1758 = iron_frag_coord<64>(11u, iron_lane, false);
+          const uint v1760 = v1758 * 132u;
+          const uint v1761 = v1760 + v90;
+          const uint v1762 = v1761 + v1755;
+          shm2[v1762] = v1754;
+          const float v1763 = v92.m[0][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v1764 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v1767 = iron_frag_coord<64>(12u, iron_lane, false);
+          const uint v1769 = v1767 * 132u;
+          const uint v1770 = v1769 + v90;
+          const uint v1771 = v1770 + v1764;
+          shm2[v1771] = v1763;
+          const float v1772 = v92.m[0][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v1773 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v1776 = iron_frag_coord<64>(13u, iron_lane, false);
+          const uint v1778 = v1776 * 132u;
+          const uint v1779 = v1778 + v90;
+          const uint v1780 = v1779 + v1773;
+          shm2[v1780] = v1772;
+          const float v1781 = v92.m[0][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v1782 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v1785 = iron_frag_coord<64>(14u, iron_lane, false);
+          const uint v1787 = v1785 * 132u;
+          const uint v1788 = v1787 + v90;
+          const uint v1789 = v1788 + v1782;
+          shm2[v1789] = v1781;
+          const float v1790 = v92.m[0][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v1791 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v1794 = iron_frag_coord<64>(15u, iron_lane, false);
+          const uint v1796 = v1794 * 132u;
+          const uint v1797 = v1796 + v90;
+          const uint v1798 = v1797 + v1791;
+          shm2[v1798] = v1790;
+          const float v1799 = v92.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v1800 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v1803 = iron_frag_coord<64>(16u, iron_lane, false);
+          const uint v1805 = v1803 * 132u;
+          const uint v1806 = v1805 + v90;
+          const uint v1807 = v1806 + v1800;
+          shm2[v1807] = v1799;
+          const float v1808 = v92.m[1][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v1809 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v1812 = iron_frag_coord<64>(17u, iron_lane, false);
+          const uint v1814 = v1812 * 132u;
+          const uint v1815 = v1814 + v90;
+          const uint v1816 = v1815 + v1809;
+          shm2[v1816] = v1808;
+          const float v1817 = v92.m[1][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v1818 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v1821 = iron_frag_coord<64>(18u, iron_lane, false);
+          const uint v1823 = v1821 * 132u;
+          const uint v1824 = v1823 + v90;
+          const uint v1825 = v1824 + v1818;
+          shm2[v1825] = v1817;
+          const float v1826 = v92.m[1][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v1827 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v1830 = iron_frag_coord<64>(19u, iron_lane, false);
+          const uint v1832 = v1830 * 132u;
+          const uint v1833 = v1832 + v90;
+          const uint v1834 = v1833 + v1827;
+          shm2[v1834] = v1826;
+          const float v1835 = v92.m[1][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v1836 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v1839 = iron_frag_coord<64>(20u, iron_lane, false);
+          const uint v1841 = v1839 * 132u;
+          const uint v1842 = v1841 + v90;
+          const uint v1843 = v1842 + v1836;
+          shm2[v1843] = v1835;
+          const float v1844 = v92.m[1][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v1845 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v1848 = iron_frag_coord<64>(21u, iron_lane, false);
+          const uint v1850 = v1848 * 132u;
+          const uint v1851 = v1850 + v90;
+          const uint v1852 = v1851 + v1845;
+          shm2[v1852] = v1844;
+          const float v1853 = v92.m[1][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v1854 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v1857 = iron_frag_coord<64>(22u, iron_lane, false);
+          const uint v1859 = v1857 * 132u;
+          const uint v1860 = v1859 + v90;
+          const uint v1861 = v1860 + v1854;
+          shm2[v1861] = v1853;
+          const float v1862 = v92.m[1][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v1863 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v1866 = iron_frag_coord<64>(23u, iron_lane, false);
+          const uint v1868 = v1866 * 132u;
+          const uint v1869 = v1868 + v90;
+          const uint v1870 = v1869 + v1863;
+          shm2[v1870] = v1862;
+          const float v1871 = v92.m[1][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v1872 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v1875 = iron_frag_coord<64>(24u, iron_lane, false);
+          const uint v1877 = v1875 * 132u;
+          const uint v1878 = v1877 + v90;
+          const uint v1879 = v1878 + v1872;
+          shm2[v1879] = v1871;
+          const float v1880 = v92.m[1][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v1881 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v1884 = iron_frag_coord<64>(25u, iron_lane, false);
+          const uint v1886 = v1884 * 132u;
+          const uint v1887 = v1886 + v90;
+          const uint v1888 = v1887 + v1881;
+          shm2[v1888] = v1880;
+          const float v1889 = v92.m[1][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v1890 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v1893 = iron_frag_coord<64>(26u, iron_lane, false);
+          const uint v1895 = v1893 * 132u;
+          const uint v1896 = v1895 + v90;
+          const uint v1897 = v1896 + v1890;
+          shm2[v1897] = v1889;
+          const float v1898 = v92.m[1][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v1899 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v1902 = iron_frag_coord<64>(27u, iron_lane, false);
+          const uint v1904 = v1902 * 132u;
+          const uint v1905 = v1904 + v90;
+          const uint v1906 = v1905 + v1899;
+          shm2[v1906] = v1898;
+          const float v1907 = v92.m[1][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v1908 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v1911 = iron_frag_coord<64>(28u, iron_lane, false);
+          const uint v1913 = v1911 * 132u;
+          const uint v1914 = v1913 + v90;
+          const uint v1915 = v1914 + v1908;
+          shm2[v1915] = v1907;
+          const float v1916 = v92.m[1][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v1917 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v1920 = iron_frag_coord<64>(29u, iron_lane, false);
+          const uint v1922 = v1920 * 132u;
+          const uint v1923 = v1922 + v90;
+          const uint v1924 = v1923 + v1917;
+          shm2[v1924] = v1916;
+          const float v1925 = v92.m[1][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v1926 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v1929 = iron_frag_coord<64>(30u, iron_lane, false);
+          const uint v1931 = v1929 * 132u;
+          const uint v1932 = v1931 + v90;
+          const uint v1933 = v1932 + v1926;
+          shm2[v1933] = v1925;
+          const float v1934 = v92.m[1][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v1935 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v1938 = iron_frag_coord<64>(31u, iron_lane, false);
+          const uint v1940 = v1938 * 132u;
+          const uint v1941 = v1940 + v90;
+          const uint v1942 = v1941 + v1935;
+          shm2[v1942] = v1934;
+        }
+        const bool v1944 = v1645 == 1u;  // kernels/gemm/gemm_tiles.hpp:322
+        if (v1944) {
+          const float v1945 = v92.m[2][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v1946 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v1949 = iron_frag_coord<64>(32u, iron_lane, false);
+          const uint v1950 = v1949 - 16u;
+          const uint v1951 = v1950 * 132u;
+          const uint v1952 = v1951 + v90;
+          const uint v1953 = v1952 + v1946;
+          shm2[v1953] = v1945;
+          const float v1954 = v92.m[2][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v1955 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v1958 = iron_frag_coord<64>(33u, iron_lane, false);
+          const uint v1959 = v1958 - 16u;
+          const uint v1960 = v1959 * 132u;
+          const uint v1961 = v1960 + v90;
+          const uint v1962 = v1961 + v1955;
+          shm2[v1962] = v1954;
+          const float v1963 = v92.m[2][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v1964 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v1967 = iron_frag_coord<64>(34u, iron_lane, false);
+          const uint v1968 = v1967 - 16u;
+          const uint v1969 = v1968 * 132u;
+          const uint v1970 = v1969 + v90;
+          const uint v1971 = v1970 + v1964;
+          shm2[v1971] = v1963;
+          const float v1972 = v92.m[2][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v1973 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v1976 = iron_frag_coord<64>(35u, iron_lane, false);
+          const uint v1977 = v1976 - 16u;
+          const uint v1978 = v1977 * 132u;
+          const uint v1979 = v1978 + v90;
+          const uint v1980 = v1979 + v1973;
+          shm2[v1980] = v1972;
+          const float v1981 = v92.m[2][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v1982 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v1985 = iron_frag_coord<64>(36u, iron_lane, false);
+          const uint v1986 = v1985 - 16u;
+          const uint v1987 = v1986 * 132u;
+          const uint v1988 = v1987 + v90;
+          const uint v1989 = v1988 + v1982;
+          shm2[v1989] = v1981;
+          const float v1990 = v92.m[2][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v1991 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v1994 = iron_frag_coord<64>(37u, iron_lane, false);
+          const uint v1995 = v1994 - 16u;
+          const uint v1996 = v1995 * 132u;
+          const uint v1997 = v1996 + v90;
+          const uint v1998 = v1997 + v1991;
+          shm2[v1998] = v1990;
+          const float v1999 = v92.m[2][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2000 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2003 = iron_frag_coord<64>(38u, iron_lane, false);
+          const uint v2004 = v2003 - 16u;
+          const uint v2005 = v2004 * 132u;
+          const uint v2006 = v2005 + v90;
+          const uint v2007 = v2006 + v2000;
+          shm2[v2007] = v1999;
+          const float v2008 = v92.m[2][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2009 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2012 = iron_frag_coord<64>(39u, iron_lane, false);
+          const uint v2013 = v2012 - 16u;
+          const uint v2014 = v2013 * 132u;
+          const uint v2015 = v2014 + v90;
+          const uint v2016 = v2015 + v2009;
+          shm2[v2016] = v2008;
+          const float v2017 = v92.m[2][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2018 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2021 = iron_frag_coord<64>(40u, iron_lane, false);
+          const uint v2022 = v2021 - 16u;
+          const uint v2023 = v2022 * 132u;
+          const uint v2024 = v2023 + v90;
+          const uint v2025 = v2024 + v2018;
+          shm2[v2025] = v2017;
+          const float v2026 = v92.m[2][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2027 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2030 = iron_frag_coord<64>(41u, iron_lane, false);
+          const uint v2031 = v2030 - 16u;
+          const uint v2032 = v2031 * 132u;
+          const uint v2033 = v2032 + v90;
+          const uint v2034 = v2033 + v2027;
+          shm2[v2034] = v2026;
+          const float v2035 = v92.m[2][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2036 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2039 = iron_frag_coord<64>(42u, iron_lane, false);
+          const uint v2040 = v2039 - 16u;
+          const uint v2041 = v2040 * 132u;
+          const uint v2042 = v2041 + v90;
+          const uint v2043 = v2042 + v2036;
+          shm2[v2043] = v2035;
+          const float v2044 = v92.m[2][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2045 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2048 = iron_frag_coord<64>(43u, iron_lane, false);
+          const uint v2049 = v2048 - 16u;
+          const uint v2050 = v2049 * 132u;
+          const uint v2051 = v2050 + v90;
+          const uint v2052 = v2051 + v2045;
+          shm2[v2052] = v2044;
+          const float v2053 = v92.m[2][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2054 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2057 = iron_frag_coord<64>(44u, iron_lane, false);
+          const uint v2058 = v2057 - 16u;
+          const uint v2059 = v2058 * 132u;
+          const uint v2060 = v2059 + v90;
+          const uint v2061 = v2060 + v2054;
+          shm2[v2061] = v2053;
+          const float v2062 = v92.m[2][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2063 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2066 = iron_frag_coord<64>(45u, iron_lane, false);
+          const uint v2067 = v2066 - 16u;
+          const uint v2068 = v2067 * 132u;
+          const uint v2069 = v2068 + v90;
+          const uint v2070 = v2069 + v2063;
+          shm2[v2070] = v2062;
+          const float v2071 = v92.m[2][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2072 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2075 = iron_frag_coord<64>(46u, iron_lane, false);
+          const uint v2076 = v2075 - 16u;
+          const uint v2077 = v2076 * 132u;
+          const uint v2078 = v2077 + v90;
+          const uint v2079 = v2078 + v2072;
+          shm2[v2079] = v2071;
+          const float v2080 = v92.m[2][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2081 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2084 = iron_frag_coord<64>(47u, iron_lane, false);
+          const uint v2085 = v2084 - 16u;
+          const uint v2086 = v2085 * 132u;
+          const uint v2087 = v2086 + v90;
+          const uint v2088 = v2087 + v2081;
+          shm2[v2088] = v2080;
+          const float v2089 = v92.m[3][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2090 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2093 = iron_frag_coord<64>(48u, iron_lane, false);
+          const uint v2094 = v2093 - 16u;
+          const uint v2095 = v2094 * 132u;
+          const uint v2096 = v2095 + v90;
+          const uint v2097 = v2096 + v2090;
+          shm2[v2097] = v2089;
+          const float v2098 = v92.m[3][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2099 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2102 = iron_frag_coord<64>(49u, iron_lane, false);
+          const uint v2103 = v2102 - 16u;
+          const uint v2104 = v2103 * 132u;
+          const uint v2105 = v2104 + v90;
+          const uint v2106 = v2105 + v2099;
+          shm2[v2106] = v2098;
+          const float v2107 = v92.m[3][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2108 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2111 = iron_frag_coord<64>(50u, iron_lane, false);
+          const uint v2112 = v2111 - 16u;
+          const uint v2113 = v2112 * 132u;
+          const uint v2114 = v2113 + v90;
+          const uint v2115 = v2114 + v2108;
+          shm2[v2115] = v2107;
+          const float v2116 = v92.m[3][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2117 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2120 = iron_frag_coord<64>(51u, iron_lane, false);
+          const uint v2121 = v2120 - 16u;
+          const uint v2122 = v2121 * 132u;
+          const uint v2123 = v2122 + v90;
+          const uint v2124 = v2123 + v2117;
+          shm2[v2124] = v2116;
+          const float v2125 = v92.m[3][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2126 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2129 = iron_frag_coord<64>(52u, iron_lane, false);
+          const uint v2130 = v2129 - 16u;
+          const uint v2131 = v2130 * 132u;
+          const uint v2132 = v2131 + v90;
+          const uint v2133 = v2132 + v2126;
+          shm2[v2133] = v2125;
+          const float v2134 = v92.m[3][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2135 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2138 = iron_frag_coord<64>(53u, iron_lane, false);
+          const uint v2139 = v2138 - 16u;
+          const uint v2140 = v2139 * 132u;
+          const uint v2141 = v2140 + v90;
+          const uint v2142 = v2141 + v2135;
+          shm2[v2142] = v2134;
+          const float v2143 = v92.m[3][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2144 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2147 = iron_frag_coord<64>(54u, iron_lane, false);
+          const uint v2148 = v2147 - 16u;
+          const uint v2149 = v2148 * 132u;
+          const uint v2150 = v2149 + v90;
+          const uint v2151 = v2150 + v2144;
+          shm2[v2151] = v2143;
+          const float v2152 = v92.m[3][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2153 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2156 = iron_frag_coord<64>(55u, iron_lane, false);
+          const uint v2157 = v2156 - 16u;
+          const uint v2158 = v2157 * 132u;
+          const uint v2159 = v2158 + v90;
+          const uint v2160 = v2159 + v2153;
+          shm2[v2160] = v2152;
+          const float v2161 = v92.m[3][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2162 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2165 = iron_frag_coord<64>(56u, iron_lane, false);
+          const uint v2166 = v2165 - 16u;
+          const uint v2167 = v2166 * 132u;
+          const uint v2168 = v2167 + v90;
+          const uint v2169 = v2168 + v2162;
+          shm2[v2169] = v2161;
+          const float v2170 = v92.m[3][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2171 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2174 = iron_frag_coord<64>(57u, iron_lane, false);
+          const uint v2175 = v2174 - 16u;
+          const uint v2176 = v2175 * 132u;
+          const uint v2177 = v2176 + v90;
+          const uint v2178 = v2177 + v2171;
+          shm2[v2178] = v2170;
+          const float v2179 = v92.m[3][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2180 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2183 = iron_frag_coord<64>(58u, iron_lane, false);
+          const uint v2184 = v2183 - 16u;
+          const uint v2185 = v2184 * 132u;
+          const uint v2186 = v2185 + v90;
+          const uint v2187 = v2186 + v2180;
+          shm2[v2187] = v2179;
+          const float v2188 = v92.m[3][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2189 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2192 = iron_frag_coord<64>(59u, iron_lane, false);
+          const uint v2193 = v2192 - 16u;
+          const uint v2194 = v2193 * 132u;
+          const uint v2195 = v2194 + v90;
+          const uint v2196 = v2195 + v2189;
+          shm2[v2196] = v2188;
+          const float v2197 = v92.m[3][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2198 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2201 = iron_frag_coord<64>(60u, iron_lane, false);
+          const uint v2202 = v2201 - 16u;
+          const uint v2203 = v2202 * 132u;
+          const uint v2204 = v2203 + v90;
+          const uint v2205 = v2204 + v2198;
+          shm2[v2205] = v2197;
+          const float v2206 = v92.m[3][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2207 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2210 = iron_frag_coord<64>(61u, iron_lane, false);
+          const uint v2211 = v2210 - 16u;
+          const uint v2212 = v2211 * 132u;
+          const uint v2213 = v2212 + v90;
+          const uint v2214 = v2213 + v2207;
+          shm2[v2214] = v2206;
+          const float v2215 = v92.m[3][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2216 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2219 = iron_frag_coord<64>(62u, iron_lane, false);
+          const uint v2220 = v2219 - 16u;
+          const uint v2221 = v2220 * 132u;
+          const uint v2222 = v2221 + v90;
+          const uint v2223 = v2222 + v2216;
+          shm2[v2223] = v2215;
+          const float v2224 = v92.m[3][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2225 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2228 = iron_frag_coord<64>(63u, iron_lane, false);
+          const uint v2229 = v2228 - 16u;
+          const uint v2230 = v2229 * 132u;
+          const uint v2231 = v2230 + v90;
+          const uint v2232 = v2231 + v2225;
+          shm2[v2232] = v2224;
+        }
+        const bool v2234 = v1645 == 2u;  // kernels/gemm/gemm_tiles.hpp:322
+        if (v2234) {
+          const float v2235 = v92.m[4][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2236 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2239 = iron_frag_coord<64>(64u, iron_lane, false);
+          const uint v2240 = v2239 - 32u;
+          const uint v2241 = v2240 * 132u;
+          const uint v2242 = v2241 + v90;
+          const uint v2243 = v2242 + v2236;
+          shm2[v2243] = v2235;
+          const float v2244 = v92.m[4][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2245 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2248 = iron_frag_coord<64>(65u, iron_lane, false);
+          const uint v2249 = v2248 - 32u;
+          const uint v2250 = v2249 * 132u;
+          const uint v2251 = v2250 + v90;
+          const uint v2252 = v2251 + v2245;
+          shm2[v2252] = v2244;
+          const float v2253 = v92.m[4][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2254 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2257 = iron_frag_coord<64>(66u, iron_lane, false);
+          const uint v2258 = v2257 - 32u;
+          const uint v2259 = v2258 * 132u;
+          const uint v2260 = v2259 + v90;
+          const uint v2261 = v2260 + v2254;
+          shm2[v2261] = v2253;
+          const float v2262 = v92.m[4][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2263 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2266 = iron_frag_coord<64>(67u, iron_lane, false);
+          const uint v2267 = v2266 - 32u;
+          const uint v2268 = v2267 * 132u;
+          const uint v2269 = v2268 + v90;
+          const uint v2270 = v2269 + v2263;
+          shm2[v2270] = v2262;
+          const float v2271 = v92.m[4][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2272 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2275 = iron_frag_coord<64>(68u, iron_lane, false);
+          const uint v2276 = v2275 - 32u;
+          const uint v2277 = v2276 * 132u;
+          const uint v2278 = v2277 + v90;
+          const uint v2279 = v2278 + v2272;
+          shm2[v2279] = v2271;
+          const float v2280 = v92.m[4][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2281 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2284 = iron_frag_coord<64>(69u, iron_lane, false);
+          const uint v2285 = v2284 - 32u;
+          const uint v2286 = v2285 * 132u;
+          const uint v2287 = v2286 + v90;
+          const uint v2288 = v2287 + v2281;
+          shm2[v2288] = v2280;
+          const float v2289 = v92.m[4][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2290 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2293 = iron_frag_coord<64>(70u, iron_lane, false);
+          const uint v2294 = v2293 - 32u;
+          const uint v2295 = v2294 * 132u;
+          const uint v2296 = v2295 + v90;
+          const uint v2297 = v2296 + v2290;
+          shm2[v2297] = v2289;
+          const float v2298 = v92.m[4][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2299 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2302 = iron_frag_coord<64>(71u, iron_lane, false);
+          const uint v2303 = v2302 - 32u;
+          const uint v2304 = v2303 * 132u;
+          const uint v2305 = v2304 + v90;
+          const uint v2306 = v2305 + v2299;
+          shm2[v2306] = v2298;
+          const float v2307 = v92.m[4][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2308 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2311 = iron_frag_coord<64>(72u, iron_lane, false);
+          const uint v2312 = v2311 - 32u;
+          const uint v2313 = v2312 * 132u;
+          const uint v2314 = v2313 + v90;
+          const uint v2315 = v2314 + v2308;
+          shm2[v2315] = v2307;
+          const float v2316 = v92.m[4][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2317 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2320 = iron_frag_coord<64>(73u, iron_lane, false);
+          const uint v2321 = v2320 - 32u;
+          const uint v2322 = v2321 * 132u;
+          const uint v2323 = v2322 + v90;
+          const uint v2324 = v2323 + v2317;
+          shm2[v2324] = v2316;
+          const float v2325 = v92.m[4][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2326 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2329 = iron_frag_coord<64>(74u, iron_lane, false);
+          const uint v2330 = v2329 - 32u;
+          const uint v2331 = v2330 * 132u;
+          const uint v2332 = v2331 + v90;
+          const uint v2333 = v2332 + v2326;
+          shm2[v2333] = v2325;
+          const float v2334 = v92.m[4][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2335 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2338 = iron_frag_coord<64>(75u, iron_lane, false);
+          const uint v2339 = v2338 - 32u;
+          const uint v2340 = v2339 * 132u;
+          const uint v2341 = v2340 + v90;
+          const uint v2342 = v2341 + v2335;
+          shm2[v2342] = v2334;
+          const float v2343 = v92.m[4][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2344 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2347 = iron_frag_coord<64>(76u, iron_lane, false);
+          const uint v2348 = v2347 - 32u;
+          const uint v2349 = v2348 * 132u;
+          const uint v2350 = v2349 + v90;
+          const uint v2351 = v2350 + v2344;
+          shm2[v2351] = v2343;
+          const float v2352 = v92.m[4][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2353 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2356 = iron_frag_coord<64>(77u, iron_lane, false);
+          const uint v2357 = v2356 - 32u;
+          const uint v2358 = v2357 * 132u;
+          const uint v2359 = v2358 + v90;
+          const uint v2360 = v2359 + v2353;
+          shm2[v2360] = v2352;
+          const float v2361 = v92.m[4][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2362 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2365 = iron_frag_coord<64>(78u, iron_lane, false);
+          const uint v2366 = v2365 - 32u;
+          const uint v2367 = v2366 * 132u;
+          const uint v2368 = v2367 + v90;
+          const uint v2369 = v2368 + v2362;
+          shm2[v2369] = v2361;
+          const float v2370 = v92.m[4][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2371 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2374 = iron_frag_coord<64>(79u, iron_lane, false);
+          const uint v2375 = v2374 - 32u;
+          const uint v2376 = v2375 * 132u;
+          const uint v2377 = v2376 + v90;
+          const uint v2378 = v2377 + v2371;
+          shm2[v2378] = v2370;
+          const float v2379 = v92.m[5][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2380 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2383 = iron_frag_coord<64>(80u, iron_lane, false);
+          const uint v2384 = v2383 - 32u;
+          const uint v2385 = v2384 * 132u;
+          const uint v2386 = v2385 + v90;
+          const uint v2387 = v2386 + v2380;
+          shm2[v2387] = v2379;
+          const float v2388 = v92.m[5][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2389 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2392 = iron_frag_coord<64>(81u, iron_lane, false);
+          const uint v2393 = v2392 - 32u;
+          const uint v2394 = v2393 * 132u;
+          const uint v2395 = v2394 + v90;
+          const uint v2396 = v2395 + v2389;
+          shm2[v2396] = v2388;
+          const float v2397 = v92.m[5][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2398 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2401 = iron_frag_coord<64>(82u, iron_lane, false);
+          const uint v2402 = v2401 - 32u;
+          const uint v2403 = v2402 * 132u;
+          const uint v2404 = v2403 + v90;
+          const uint v2405 = v2404 + v2398;
+          shm2[v2405] = v2397;
+          const float v2406 = v92.m[5][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2407 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2410 = iron_frag_coord<64>(83u, iron_lane, false);
+          const uint v2411 = v2410 - 32u;
+          const uint v2412 = v2411 * 132u;
+          const uint v2413 = v2412 + v90;
+          const uint v2414 = v2413 + v2407;
+          shm2[v2414] = v2406;
+          const float v2415 = v92.m[5][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2416 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2419 = iron_frag_coord<64>(84u, iron_lane, false);
+          const uint v2420 = v2419 - 32u;
+          const uint v2421 = v2420 * 132u;
+          const uint v2422 = v2421 + v90;
+          const uint v2423 = v2422 + v2416;
+          shm2[v2423] = v2415;
+          const float v2424 = v92.m[5][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2425 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2428 = iron_frag_coord<64>(85u, iron_lane, false);
+          const uint v2429 = v2428 - 32u;
+          const uint v2430 = v2429 * 132u;
+          const uint v2431 = v2430 + v90;
+          const uint v2432 = v2431 + v2425;
+          shm2[v2432] = v2424;
+          const float v2433 = v92.m[5][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2434 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2437 = iron_frag_coord<64>(86u, iron_lane, false);
+          const uint v2438 = v2437 - 32u;
+          const uint v2439 = v2438 * 132u;
+          const uint v2440 = v2439 + v90;
+          const uint v2441 = v2440 + v2434;
+          shm2[v2441] = v2433;
+          const float v2442 = v92.m[5][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2443 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2446 = iron_frag_coord<64>(87u, iron_lane, false);
+          const uint v2447 = v2446 - 32u;
+          const uint v2448 = v2447 * 132u;
+          const uint v2449 = v2448 + v90;
+          const uint v2450 = v2449 + v2443;
+          shm2[v2450] = v2442;
+          const float v2451 = v92.m[5][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2452 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2455 = iron_frag_coord<64>(88u, iron_lane, false);
+          const uint v2456 = v2455 - 32u;
+          const uint v2457 = v2456 * 132u;
+          const uint v2458 = v2457 + v90;
+          const uint v2459 = v2458 + v2452;
+          shm2[v2459] = v2451;
+          const float v2460 = v92.m[5][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2461 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2464 = iron_frag_coord<64>(89u, iron_lane, false);
+          const uint v2465 = v2464 - 32u;
+          const uint v2466 = v2465 * 132u;
+          const uint v2467 = v2466 + v90;
+          const uint v2468 = v2467 + v2461;
+          shm2[v2468] = v2460;
+          const float v2469 = v92.m[5][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2470 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2473 = iron_frag_coord<64>(90u, iron_lane, false);
+          const uint v2474 = v2473 - 32u;
+          const uint v2475 = v2474 * 132u;
+          const uint v2476 = v2475 + v90;
+          const uint v2477 = v2476 + v2470;
+          shm2[v2477] = v2469;
+          const float v2478 = v92.m[5][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2479 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2482 = iron_frag_coord<64>(91u, iron_lane, false);
+          const uint v2483 = v2482 - 32u;
+          const uint v2484 = v2483 * 132u;
+          const uint v2485 = v2484 + v90;
+          const uint v2486 = v2485 + v2479;
+          shm2[v2486] = v2478;
+          const float v2487 = v92.m[5][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2488 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2491 = iron_frag_coord<64>(92u, iron_lane, false);
+          const uint v2492 = v2491 - 32u;
+          const uint v2493 = v2492 * 132u;
+          const uint v2494 = v2493 + v90;
+          const uint v2495 = v2494 + v2488;
+          shm2[v2495] = v2487;
+          const float v2496 = v92.m[5][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2497 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2500 = iron_frag_coord<64>(93u, iron_lane, false);
+          const uint v2501 = v2500 - 32u;
+          const uint v2502 = v2501 * 132u;
+          const uint v2503 = v2502 + v90;
+          const uint v2504 = v2503 + v2497;
+          shm2[v2504] = v2496;
+          const float v2505 = v92.m[5][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2506 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2509 = iron_frag_coord<64>(94u, iron_lane, false);
+          const uint v2510 = v2509 - 32u;
+          const uint v2511 = v2510 * 132u;
+          const uint v2512 = v2511 + v90;
+          const uint v2513 = v2512 + v2506;
+          shm2[v2513] = v2505;
+          const float v2514 = v92.m[5][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2515 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2518 = iron_frag_coord<64>(95u, iron_lane, false);
+          const uint v2519 = v2518 - 32u;
+          const uint v2520 = v2519 * 132u;
+          const uint v2521 = v2520 + v90;
+          const uint v2522 = v2521 + v2515;
+          shm2[v2522] = v2514;
+        }
+        const bool v2524 = v1645 == 3u;  // kernels/gemm/gemm_tiles.hpp:322
+        if (v2524) {
+          const float v2525 = v92.m[6][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2526 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2529 = iron_frag_coord<64>(96u, iron_lane, false);
+          const uint v2530 = v2529 - 48u;
+          const uint v2531 = v2530 * 132u;
+          const uint v2532 = v2531 + v90;
+          const uint v2533 = v2532 + v2526;
+          shm2[v2533] = v2525;
+          const float v2534 = v92.m[6][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2535 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2538 = iron_frag_coord<64>(97u, iron_lane, false);
+          const uint v2539 = v2538 - 48u;
+          const uint v2540 = v2539 * 132u;
+          const uint v2541 = v2540 + v90;
+          const uint v2542 = v2541 + v2535;
+          shm2[v2542] = v2534;
+          const float v2543 = v92.m[6][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2544 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2547 = iron_frag_coord<64>(98u, iron_lane, false);
+          const uint v2548 = v2547 - 48u;
+          const uint v2549 = v2548 * 132u;
+          const uint v2550 = v2549 + v90;
+          const uint v2551 = v2550 + v2544;
+          shm2[v2551] = v2543;
+          const float v2552 = v92.m[6][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2553 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2556 = iron_frag_coord<64>(99u, iron_lane, false);
+          const uint v2557 = v2556 - 48u;
+          const uint v2558 = v2557 * 132u;
+          const uint v2559 = v2558 + v90;
+          const uint v2560 = v2559 + v2553;
+          shm2[v2560] = v2552;
+          const float v2561 = v92.m[6][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2562 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2565 = iron_frag_coord<64>(100u, iron_lane, false);
+          const uint v2566 = v2565 - 48u;
+          const uint v2567 = v2566 * 132u;
+          const uint v2568 = v2567 + v90;
+          const uint v2569 = v2568 + v2562;
+          shm2[v2569] = v2561;
+          const float v2570 = v92.m[6][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2571 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2574 = iron_frag_coord<64>(101u, iron_lane, false);
+          const uint v2575 = v2574 - 48u;
+          const uint v2576 = v2575 * 132u;
+          const uint v2577 = v2576 + v90;
+          const uint v2578 = v2577 + v2571;
+          shm2[v2578] = v2570;
+          const float v2579 = v92.m[6][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2580 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2583 = iron_frag_coord<64>(102u, iron_lane, false);
+          const uint v2584 = v2583 - 48u;
+          const uint v2585 = v2584 * 132u;
+          const uint v2586 = v2585 + v90;
+          const uint v2587 = v2586 + v2580;
+          shm2[v2587] = v2579;
+          const float v2588 = v92.m[6][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2589 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2592 = iron_frag_coord<64>(103u, iron_lane, false);
+          const uint v2593 = v2592 - 48u;
+          const uint v2594 = v2593 * 132u;
+          const uint v2595 = v2594 + v90;
+          const uint v2596 = v2595 + v2589;
+          shm2[v2596] = v2588;
+          const float v2597 = v92.m[6][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2598 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2601 = iron_frag_coord<64>(104u, iron_lane, false);
+          const uint v2602 = v2601 - 48u;
+          const uint v2603 = v2602 * 132u;
+          const uint v2604 = v2603 + v90;
+          const uint v2605 = v2604 + v2598;
+          shm2[v2605] = v2597;
+          const float v2606 = v92.m[6][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2607 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2610 = iron_frag_coord<64>(105u, iron_lane, false);
+          const uint v2611 = v2610 - 48u;
+          const uint v2612 = v2611 * 132u;
+          const uint v2613 = v2612 + v90;
+          const uint v2614 = v2613 + v2607;
+          shm2[v2614] = v2606;
+          const float v2615 = v92.m[6][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2616 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2619 = iron_frag_coord<64>(106u, iron_lane, false);
+          const uint v2620 = v2619 - 48u;
+          const uint v2621 = v2620 * 132u;
+          const uint v2622 = v2621 + v90;
+          const uint v2623 = v2622 + v2616;
+          shm2[v2623] = v2615;
+          const float v2624 = v92.m[6][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2625 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2628 = iron_frag_coord<64>(107u, iron_lane, false);
+          const uint v2629 = v2628 - 48u;
+          const uint v2630 = v2629 * 132u;
+          const uint v2631 = v2630 + v90;
+          const uint v2632 = v2631 + v2625;
+          shm2[v2632] = v2624;
+          const float v2633 = v92.m[6][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2634 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2637 = iron_frag_coord<64>(108u, iron_lane, false);
+          const uint v2638 = v2637 - 48u;
+          const uint v2639 = v2638 * 132u;
+          const uint v2640 = v2639 + v90;
+          const uint v2641 = v2640 + v2634;
+          shm2[v2641] = v2633;
+          const float v2642 = v92.m[6][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2643 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2646 = iron_frag_coord<64>(109u, iron_lane, false);
+          const uint v2647 = v2646 - 48u;
+          const uint v2648 = v2647 * 132u;
+          const uint v2649 = v2648 + v90;
+          const uint v2650 = v2649 + v2643;
+          shm2[v2650] = v2642;
+          const float v2651 = v92.m[6][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2652 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2655 = iron_frag_coord<64>(110u, iron_lane, false);
+          const uint v2656 = v2655 - 48u;
+          const uint v2657 = v2656 * 132u;
+          const uint v2658 = v2657 + v90;
+          const uint v2659 = v2658 + v2652;
+          shm2[v2659] = v2651;
+          const float v2660 = v92.m[6][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2661 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2664 = iron_frag_coord<64>(111u, iron_lane, false);
+          const uint v2665 = v2664 - 48u;
+          const uint v2666 = v2665 * 132u;
+          const uint v2667 = v2666 + v90;
+          const uint v2668 = v2667 + v2661;
+          shm2[v2668] = v2660;
+          const float v2669 = v92.m[7][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2670 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2673 = iron_frag_coord<64>(112u, iron_lane, false);
+          const uint v2674 = v2673 - 48u;
+          const uint v2675 = v2674 * 132u;
+          const uint v2676 = v2675 + v90;
+          const uint v2677 = v2676 + v2670;
+          shm2[v2677] = v2669;
+          const float v2678 = v92.m[7][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2679 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2682 = iron_frag_coord<64>(113u, iron_lane, false);
+          const uint v2683 = v2682 - 48u;
+          const uint v2684 = v2683 * 132u;
+          const uint v2685 = v2684 + v90;
+          const uint v2686 = v2685 + v2679;
+          shm2[v2686] = v2678;
+          const float v2687 = v92.m[7][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2688 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2691 = iron_frag_coord<64>(114u, iron_lane, false);
+          const uint v2692 = v2691 - 48u;
+          const uint v2693 = v2692 * 132u;
+          const uint v2694 = v2693 + v90;
+          const uint v2695 = v2694 + v2688;
+          shm2[v2695] = v2687;
+          const float v2696 = v92.m[7][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2697 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2700 = iron_frag_coord<64>(115u, iron_lane, false);
+          const uint v2701 = v2700 - 48u;
+          const uint v2702 = v2701 * 132u;
+          const uint v2703 = v2702 + v90;
+          const uint v2704 = v2703 + v2697;
+          shm2[v2704] = v2696;
+          const float v2705 = v92.m[7][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2706 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2709 = iron_frag_coord<64>(116u, iron_lane, false);
+          const uint v2710 = v2709 - 48u;
+          const uint v2711 = v2710 * 132u;
+          const uint v2712 = v2711 + v90;
+          const uint v2713 = v2712 + v2706;
+          shm2[v2713] = v2705;
+          const float v2714 = v92.m[7][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2715 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2718 = iron_frag_coord<64>(117u, iron_lane, false);
+          const uint v2719 = v2718 - 48u;
+          const uint v2720 = v2719 * 132u;
+          const uint v2721 = v2720 + v90;
+          const uint v2722 = v2721 + v2715;
+          shm2[v2722] = v2714;
+          const float v2723 = v92.m[7][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2724 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2727 = iron_frag_coord<64>(118u, iron_lane, false);
+          const uint v2728 = v2727 - 48u;
+          const uint v2729 = v2728 * 132u;
+          const uint v2730 = v2729 + v90;
+          const uint v2731 = v2730 + v2724;
+          shm2[v2731] = v2723;
+          const float v2732 = v92.m[7][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2733 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2736 = iron_frag_coord<64>(119u, iron_lane, false);
+          const uint v2737 = v2736 - 48u;
+          const uint v2738 = v2737 * 132u;
+          const uint v2739 = v2738 + v90;
+          const uint v2740 = v2739 + v2733;
+          shm2[v2740] = v2732;
+          const float v2741 = v92.m[7][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2742 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2745 = iron_frag_coord<64>(120u, iron_lane, false);
+          const uint v2746 = v2745 - 48u;
+          const uint v2747 = v2746 * 132u;
+          const uint v2748 = v2747 + v90;
+          const uint v2749 = v2748 + v2742;
+          shm2[v2749] = v2741;
+          const float v2750 = v92.m[7][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2751 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2754 = iron_frag_coord<64>(121u, iron_lane, false);
+          const uint v2755 = v2754 - 48u;
+          const uint v2756 = v2755 * 132u;
+          const uint v2757 = v2756 + v90;
+          const uint v2758 = v2757 + v2751;
+          shm2[v2758] = v2750;
+          const float v2759 = v92.m[7][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2760 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2763 = iron_frag_coord<64>(122u, iron_lane, false);
+          const uint v2764 = v2763 - 48u;
+          const uint v2765 = v2764 * 132u;
+          const uint v2766 = v2765 + v90;
+          const uint v2767 = v2766 + v2760;
+          shm2[v2767] = v2759;
+          const float v2768 = v92.m[7][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2769 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2772 = iron_frag_coord<64>(123u, iron_lane, false);
+          const uint v2773 = v2772 - 48u;
+          const uint v2774 = v2773 * 132u;
+          const uint v2775 = v2774 + v90;
+          const uint v2776 = v2775 + v2769;
+          shm2[v2776] = v2768;
+          const float v2777 = v92.m[7][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2778 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2781 = iron_frag_coord<64>(124u, iron_lane, false);
+          const uint v2782 = v2781 - 48u;
+          const uint v2783 = v2782 * 132u;
+          const uint v2784 = v2783 + v90;
+          const uint v2785 = v2784 + v2778;
+          shm2[v2785] = v2777;
+          const float v2786 = v92.m[7][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2787 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2790 = iron_frag_coord<64>(125u, iron_lane, false);
+          const uint v2791 = v2790 - 48u;
+          const uint v2792 = v2791 * 132u;
+          const uint v2793 = v2792 + v90;
+          const uint v2794 = v2793 + v2787;
+          shm2[v2794] = v2786;
+          const float v2795 = v92.m[7][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2796 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2799 = iron_frag_coord<64>(126u, iron_lane, false);
+          const uint v2800 = v2799 - 48u;
+          const uint v2801 = v2800 * 132u;
+          const uint v2802 = v2801 + v90;
+          const uint v2803 = v2802 + v2796;
+          shm2[v2803] = v2795;
+          const float v2804 = v92.m[7][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2805 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2808 = iron_frag_coord<64>(127u, iron_lane, false);
+          const uint v2809 = v2808 - 48u;
+          const uint v2810 = v2809 * 132u;
+          const uint v2811 = v2810 + v90;
+          const uint v2812 = v2811 + v2805;
+          shm2[v2812] = v2804;
+        }
+      }
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:331
+      const uint v2820 = v1645 << 4u;  // kernels/gemm/gemm_tiles.hpp:333
+      const uint v2822 = v1643 << 6u;
+      const uint v2823 = v75 + v2822;
+      const uint v2824 = v2823 + v2820;
+
+      for (uint v2816 = v2813; v2816 < 2048u; v2816 += 128u) {  // kernels/gemm/gemm_tiles.hpp:332
+        const uint v2818 = v2816 >> 7u;  // kernels/gemm/gemm_tiles.hpp:333
+        const uint v2825 = v2824 + v2818;
+        const uint v2827 = v2816 & 127u;  // kernels/gemm/gemm_tiles.hpp:334
+        const uint v2828 = v80 + v2827;
+        const bool v2829 = v2825 < v76;  // kernels/gemm/gemm_tiles.hpp:335
+        const bool v2830 = v2828 < v79;
+        const bool v2831 = v2829 && v2830;
+        if (v2831) {
+          const uint v2837 = v2818 * 132u;
+          const uint v2838 = v2837 + v2827;
+          const float v2839 = shm2[v2838];
+          const uint v2841 = v2828 - v78;  // kernels/moe/grouped_gemm.cpp:88
+          const bool v2842 = v2841 < v2;
+          const bool v2843 = v2829 && v2842;
+          if (v2843) {
+            const bfloat v2844 = bfloat(v2839);
+            const uint v2845 = v2825 * v2;
+            const uint v2846 = v2845 + v2828;
+            const uint v2847 = v2846 - v78;
+            out[v2847] = v2844;
+          }
+        }
+      }
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:337
     }
   } else {
-    const uint v3685 = iron_tpg.x;  // kernels/moe/expert_tiles.hpp:64
-    const uint v3686 = iron_tid.x;
+    const uint v2848 = iron_tpg.x;  // kernels/moe/expert_tiles.hpp:64
+    const uint v2849 = iron_tid.x;
 
-    for (uint v3688 = v3686; v3688 < 16384u; v3688 += v3685) {
-      const uint v3690 = v3688 >> 7u;  // kernels/moe/expert_tiles.hpp:65
-      const uint v3691 = v75 + v3690;
-      const uint v3693 = v3688 & 127u;  // kernels/moe/expert_tiles.hpp:66
-      const uint v3694 = v26 + v3693;
-      const bool v3695 = v3691 < v0;  // kernels/moe/expert_tiles.hpp:67
-      const bool v3696 = v3694 < v2;
-      const bool v3697 = v3695 && v3696;
-      if (v3697) {
-        const uint v3700 = v3691 * v2;
-        const uint v3701 = v3700 + v3694;
-        out[v3701] = bfloat(0.0f);
+    for (uint v2851 = v2849; v2851 < 16384u; v2851 += v2848) {
+      const uint v2853 = v2851 >> 7u;  // kernels/moe/expert_tiles.hpp:65
+      const uint v2854 = v75 + v2853;
+      const uint v2856 = v2851 & 127u;  // kernels/moe/expert_tiles.hpp:66
+      const uint v2857 = v26 + v2856;
+      const bool v2858 = v2854 < v0;  // kernels/moe/expert_tiles.hpp:67
+      const bool v2859 = v2857 < v2;
+      const bool v2860 = v2858 && v2859;
+      if (v2860) {
+        const uint v2863 = v2854 * v2;
+        const uint v2864 = v2863 + v2857;
+        out[v2864] = bfloat(0.0f);
       }
     }
   }

@@ -88,6 +88,7 @@ kernel void iron_moe_gemm_mxfp4_bf16(
     uint iron_sg [[simdgroup_index_in_threadgroup]]) {
   alignas(16) threadgroup bfloat shm0[5120];
   alignas(16) threadgroup bfloat shm1[5120];
+  threadgroup float* shm2 = reinterpret_cast<threadgroup float*>(shm0);
 
   const uint v0 = rows;  // kernels/moe/grouped_gemm.cpp:174
   const uint v1 = experts;
@@ -134,15 +135,15 @@ kernel void iron_moe_gemm_mxfp4_bf16(
     const uint v60 = v21 - v52;  // kernels/moe/expert_tiles.hpp:41
     const uint v61 = v60 << 7u;
     const uint v63 = v40 + v61;
-    const uint v5439 = v27;  // kernels/moe/expert_tiles.hpp:39
-    const uint v5440 = v57 ? v39 : v5439;  // kernels/moe/expert_tiles.hpp:40
-    v27 = v5440;
-    const uint v5441 = v29;  // kernels/moe/expert_tiles.hpp:39
-    const uint v5442 = v57 ? v63 : v5441;  // kernels/moe/expert_tiles.hpp:41
-    v29 = v5442;
-    const uint v5443 = v30;  // kernels/moe/expert_tiles.hpp:39
-    const uint v5444 = v57 ? v45 : v5443;  // kernels/moe/expert_tiles.hpp:42
-    v30 = v5444;
+    const uint v4613 = v27;  // kernels/moe/expert_tiles.hpp:39
+    const uint v4614 = v57 ? v39 : v4613;  // kernels/moe/expert_tiles.hpp:40
+    v27 = v4614;
+    const uint v4615 = v29;  // kernels/moe/expert_tiles.hpp:39
+    const uint v4616 = v57 ? v63 : v4615;  // kernels/moe/expert_tiles.hpp:41
+    v29 = v4616;
+    const uint v4617 = v30;  // kernels/moe/expert_tiles.hpp:39
+    const uint v4618 = v57 ? v45 : v4617;  // kernels/moe/expert_tiles.hpp:42
+    v30 = v4618;
     const uint v64 = v32;  // kernels/moe/expert_tiles.hpp:44
     const uint v65 = v64 + v51;
     v32 = v65;
@@ -155,9 +156,9 @@ kernel void iron_moe_gemm_mxfp4_bf16(
   const uint v71 = v70 << 7u;
   const uint v72 = v36;
   const uint v73 = v72 + v71;
-  const uint v5445 = v29;
-  const uint v5446 = v67 ? v73 : v5445;
-  v29 = v5446;
+  const uint v4619 = v29;
+  const uint v4620 = v67 ? v73 : v4619;
+  v29 = v4620;
   const uint v74 = v27;  // kernels/moe/expert_tiles.hpp:48
   const uint v75 = v29;
   const uint v76 = v30;
@@ -166,655 +167,655 @@ kernel void iron_moe_gemm_mxfp4_bf16(
     const uint v78 = v74 * v2;  // kernels/moe/grouped_gemm.cpp:186
     const uint v79 = v1 * v2;
     const uint v80 = v78 + v26;  // kernels/moe/grouped_gemm.cpp:113
-    const uint v82 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:241
-    const uint v85 = v82 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
+    const uint v82 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:242
+    const uint v85 = v82 >> 1u;  // kernels/gemm/gemm_tiles.hpp:243
     const uint v86 = v85 << 6u;
-    const uint v89 = v82 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
+    const uint v89 = v82 & 1u;  // kernels/gemm/gemm_tiles.hpp:244
     const uint v90 = v89 << 6u;
-    iron_frag<float, 64, 64> v92;  // kernels/gemm/gemm_tiles.hpp:245
+    iron_frag<float, 64, 64> v92;  // kernels/gemm/gemm_tiles.hpp:246
     iron_frag_fill(v92, float(0.0f));
-    iron_frag<bfloat, 64, 16> v94;  // kernels/gemm/gemm_tiles.hpp:246
+    iron_frag<bfloat, 64, 16> v94;  // kernels/gemm/gemm_tiles.hpp:247
     iron_frag_fill(v94, bfloat(bfloat(0.0f)));
-    iron_frag<bfloat, 16, 64> v96;  // kernels/gemm/gemm_tiles.hpp:247
+    iron_frag<bfloat, 16, 64> v96;  // kernels/gemm/gemm_tiles.hpp:248
     iron_frag_fill(v96, bfloat(bfloat(0.0f)));
     const uint v99 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:203
     const bool v100 = v99 == 0u;
-    if (v100) {  // kernels/gemm/gemm_tiles.hpp:260
-      const uint v4278 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
-      const uint v4281 = v4278 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v4284 = v4278 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v4285 = v4284 << 3u;
-      const uint v4286 = v75 + v4281;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v4287 = v4286 < v76;
-      const uint v4292 = v4286 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v4298 = v4281 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v4303 = v4278 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-      const uint v4305 = v4303 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v4308 = v4303 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v4309 = v4308 << 3u;
-      const uint v4310 = v75 + v4305;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v4311 = v4310 < v76;
-      const uint v4316 = v4310 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v4322 = v4305 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v4327 = v4278 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-      const uint v4329 = v4327 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v4332 = v4327 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v4333 = v4332 << 3u;
-      const uint v4334 = v75 + v4329;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v4335 = v4334 < v76;
-      const uint v4340 = v4334 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v4346 = v4329 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v4351 = v4278 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-      const uint v4353 = v4351 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v4356 = v4351 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v4357 = v4356 << 3u;
-      const uint v4358 = v75 + v4353;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v4359 = v4358 < v76;
-      const uint v4364 = v4358 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v4370 = v4353 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v4384 = v80 + v4281;  // kernels/gemm/quant_b.hpp:137
-      const bool v4385 = v4384 < v79;
-      const uint v4390 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
-      const uint v4394 = v79 - 1u;
-      const uint v4396 = min(v4384, v4394);
-      const uint v4400 = v3 >> 3u;  // kernels/gemm/quant_b.hpp:71
-      const uint v4401 = v4396 * v4400;
-      const uint v4407 = v3 >> 5u;  // kernels/gemm/quant_b.hpp:72
-      const uint v4408 = v4396 * v4407;
-      const uint v4622 = v80 + v4305;  // kernels/gemm/quant_b.hpp:137
-      const bool v4623 = v4622 < v79;
-      const uint v4634 = min(v4622, v4394);  // kernels/gemm/quant_b.hpp:138
-      const uint v4639 = v4634 * v4400;  // kernels/gemm/quant_b.hpp:71
-      const uint v4646 = v4634 * v4407;  // kernels/gemm/quant_b.hpp:72
-      const uint v4860 = v80 + v4329;  // kernels/gemm/quant_b.hpp:137
-      const bool v4861 = v4860 < v79;
-      const uint v4872 = min(v4860, v4394);  // kernels/gemm/quant_b.hpp:138
-      const uint v4877 = v4872 * v4400;  // kernels/gemm/quant_b.hpp:71
-      const uint v4884 = v4872 * v4407;  // kernels/gemm/quant_b.hpp:72
-      const uint v5098 = v80 + v4353;  // kernels/gemm/quant_b.hpp:137
-      const bool v5099 = v5098 < v79;
-      const uint v5110 = min(v5098, v4394);  // kernels/gemm/quant_b.hpp:138
-      const uint v5115 = v5110 * v4400;  // kernels/gemm/quant_b.hpp:71
-      const uint v5122 = v5110 * v4407;  // kernels/gemm/quant_b.hpp:72
-      const uint v5334 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
-      const uint v5340 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
+    if (v100) {  // kernels/gemm/gemm_tiles.hpp:261
+      const uint v3441 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
+      const uint v3444 = v3441 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v3447 = v3441 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3448 = v3447 << 3u;
+      const uint v3449 = v75 + v3444;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v3450 = v3449 < v76;
+      const uint v3455 = v3449 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3461 = v3444 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v3466 = v3441 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+      const uint v3468 = v3466 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v3471 = v3466 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3472 = v3471 << 3u;
+      const uint v3473 = v75 + v3468;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v3474 = v3473 < v76;
+      const uint v3479 = v3473 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3485 = v3468 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v3490 = v3441 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+      const uint v3492 = v3490 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v3495 = v3490 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3496 = v3495 << 3u;
+      const uint v3497 = v75 + v3492;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v3498 = v3497 < v76;
+      const uint v3503 = v3497 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3509 = v3492 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v3514 = v3441 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+      const uint v3516 = v3514 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v3519 = v3514 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3520 = v3519 << 3u;
+      const uint v3521 = v75 + v3516;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v3522 = v3521 < v76;
+      const uint v3527 = v3521 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3533 = v3516 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v3547 = v80 + v3444;  // kernels/gemm/quant_b.hpp:137
+      const bool v3548 = v3547 < v79;
+      const uint v3553 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
+      const uint v3557 = v79 - 1u;
+      const uint v3559 = min(v3547, v3557);
+      const uint v3563 = v3 >> 3u;  // kernels/gemm/quant_b.hpp:71
+      const uint v3564 = v3559 * v3563;
+      const uint v3570 = v3 >> 5u;  // kernels/gemm/quant_b.hpp:72
+      const uint v3571 = v3559 * v3570;
+      const uint v3785 = v80 + v3468;  // kernels/gemm/quant_b.hpp:137
+      const bool v3786 = v3785 < v79;
+      const uint v3797 = min(v3785, v3557);  // kernels/gemm/quant_b.hpp:138
+      const uint v3802 = v3797 * v3563;  // kernels/gemm/quant_b.hpp:71
+      const uint v3809 = v3797 * v3570;  // kernels/gemm/quant_b.hpp:72
+      const uint v4023 = v80 + v3492;  // kernels/gemm/quant_b.hpp:137
+      const bool v4024 = v4023 < v79;
+      const uint v4035 = min(v4023, v3557);  // kernels/gemm/quant_b.hpp:138
+      const uint v4040 = v4035 * v3563;  // kernels/gemm/quant_b.hpp:71
+      const uint v4047 = v4035 * v3570;  // kernels/gemm/quant_b.hpp:72
+      const uint v4261 = v80 + v3516;  // kernels/gemm/quant_b.hpp:137
+      const bool v4262 = v4261 < v79;
+      const uint v4273 = min(v4261, v3557);  // kernels/gemm/quant_b.hpp:138
+      const uint v4278 = v4273 * v3563;  // kernels/gemm/quant_b.hpp:71
+      const uint v4285 = v4273 * v3570;  // kernels/gemm/quant_b.hpp:72
+      const uint v4497 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:252
+      const uint v4503 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:256
 
-      for (uint v4270 = 0u; v4270 < v3; v4270 += 32u) {  // kernels/gemm/gemm_tiles.hpp:267
-        const uint v4272 = v4270 >> 5u;
-        const uint v4274 = v4272 % 1u;
+      for (uint v3433 = 0u; v3433 < v3; v3433 += 32u) {  // kernels/gemm/gemm_tiles.hpp:268
+        const uint v3435 = v3433 >> 5u;
+        const uint v3437 = v3435 % 1u;
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v4276 = v4274 * 5120u;  // kernels/gemm/gemm_tiles.hpp:264
-        const uint v4288 = v4270 + v4285;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v4289 = v4288 < v3;
-        const bool v4290 = v4287 && v4289;
-        const uint v4294 = v4292 + v4270;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v4295 = v4294 + v4285;
-        const uint v4296 = v4290 ? v4295 : 0u;
-        const uint v4299 = v4276 + v4298;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v4300 = v4299 + v4285;
+        const uint v3439 = v3437 * 5120u;  // kernels/gemm/gemm_tiles.hpp:265
+        const uint v3451 = v3433 + v3448;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3452 = v3451 < v3;
+        const bool v3453 = v3450 && v3452;
+        const uint v3457 = v3455 + v3433;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v3458 = v3457 + v3448;
+        const uint v3459 = v3453 ? v3458 : 0u;
+        const uint v3462 = v3439 + v3461;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v3463 = v3462 + v3448;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v4300 + e] = v4290 ? x_sorted[v4296 + e] : bfloat(0);
+          shm0[v3463 + e] = v3453 ? x_sorted[v3459 + e] : bfloat(0);
         }
-        const uint v4312 = v4270 + v4309;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v4313 = v4312 < v3;
-        const bool v4314 = v4311 && v4313;
-        const uint v4318 = v4316 + v4270;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v4319 = v4318 + v4309;
-        const uint v4320 = v4314 ? v4319 : 0u;
-        const uint v4323 = v4276 + v4322;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v4324 = v4323 + v4309;
+        const uint v3475 = v3433 + v3472;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3476 = v3475 < v3;
+        const bool v3477 = v3474 && v3476;
+        const uint v3481 = v3479 + v3433;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v3482 = v3481 + v3472;
+        const uint v3483 = v3477 ? v3482 : 0u;
+        const uint v3486 = v3439 + v3485;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v3487 = v3486 + v3472;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v4324 + e] = v4314 ? x_sorted[v4320 + e] : bfloat(0);
+          shm0[v3487 + e] = v3477 ? x_sorted[v3483 + e] : bfloat(0);
         }
-        const uint v4336 = v4270 + v4333;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v4337 = v4336 < v3;
-        const bool v4338 = v4335 && v4337;
-        const uint v4342 = v4340 + v4270;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v4343 = v4342 + v4333;
-        const uint v4344 = v4338 ? v4343 : 0u;
-        const uint v4347 = v4276 + v4346;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v4348 = v4347 + v4333;
+        const uint v3499 = v3433 + v3496;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3500 = v3499 < v3;
+        const bool v3501 = v3498 && v3500;
+        const uint v3505 = v3503 + v3433;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v3506 = v3505 + v3496;
+        const uint v3507 = v3501 ? v3506 : 0u;
+        const uint v3510 = v3439 + v3509;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v3511 = v3510 + v3496;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v4348 + e] = v4338 ? x_sorted[v4344 + e] : bfloat(0);
+          shm0[v3511 + e] = v3501 ? x_sorted[v3507 + e] : bfloat(0);
         }
-        const uint v4360 = v4270 + v4357;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v4361 = v4360 < v3;
-        const bool v4362 = v4359 && v4361;
-        const uint v4366 = v4364 + v4270;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v4367 = v4366 + v4357;
-        const uint v4368 = v4362 ? v4367 : 0u;
-        const uint v4371 = v4276 + v4370;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v4372 = v4371 + v4357;
+        const uint v3523 = v3433 + v3520;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3524 = v3523 < v3;
+        const bool v3525 = v3522 && v3524;
+        const uint v3529 = v3527 + v3433;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v3530 = v3529 + v3520;
+        const uint v3531 = v3525 ? v3530 : 0u;
+        const uint v3534 = v3439 + v3533;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v3535 = v3534 + v3520;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v4372 + e] = v4362 ? x_sorted[v4368 + e] : bfloat(0);
+          shm0[v3535 + e] = v3525 ? x_sorted[v3531 + e] : bfloat(0);
         }
-        const bool v4388 = v4385 && v4289;  // kernels/gemm/quant_b.hpp:137
-        const uint v4392 = min(v4288, v4390);  // kernels/gemm/quant_b.hpp:138
-        const uint v4398 = v4392 >> 3u;  // kernels/gemm/quant_b.hpp:71
-        const uint v4402 = v4401 + v4398;
-        const uint v4403 = packed[v4402];
-        const uint v4405 = v4392 >> 5u;  // kernels/gemm/quant_b.hpp:72
-        const uint v4409 = v4408 + v4405;
-        const uchar v4410 = scales[v4409];
-        const uint v4411 = uint(v4410);
-        const uint v4413 = v4411 << 23u;  // kernels/primitives/mxfp4.hpp:29
-        const bool v4416 = v4411 == 255u;
-        const uint v4417 = v4416 ? 2143289344u : v4413;
-        const bool v4419 = v4411 == 0u;  // kernels/primitives/mxfp4.hpp:30
-        const uint v4421 = v4419 ? 4194304u : v4417;
-        const float v4422 = as_type<float>(v4421);
-        const uint v4424 = v4403 >> 0u;  // kernels/gemm/quant_b.hpp:80
-        const uint v4426 = v4424 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4428 = v4426 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4430 = v4428 << 22u;
-        const uint v4432 = v4426 * 1056964608u;
-        const bool v4434 = v4426 < 2u;
-        const uint v4435 = v4434 ? v4432 : v4430;
-        const uint v4437 = v4424 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4439 = v4437 << 28u;
-        const uint v4440 = v4435 | v4439;
-        const float v4441 = as_type<float>(v4440);
-        const float v4442 = v4441 * v4422;  // kernels/gemm/quant_b.hpp:80
-        const uint v4444 = v4403 >> 4u;
-        const uint v4446 = v4444 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4448 = v4446 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4450 = v4448 << 22u;
-        const uint v4452 = v4446 * 1056964608u;
-        const bool v4454 = v4446 < 2u;
-        const uint v4455 = v4454 ? v4452 : v4450;
-        const uint v4457 = v4444 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4459 = v4457 << 28u;
-        const uint v4460 = v4455 | v4459;
-        const float v4461 = as_type<float>(v4460);
-        const float v4462 = v4461 * v4422;  // kernels/gemm/quant_b.hpp:80
-        const uint v4464 = v4403 >> 8u;
-        const uint v4466 = v4464 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4468 = v4466 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4470 = v4468 << 22u;
-        const uint v4472 = v4466 * 1056964608u;
-        const bool v4474 = v4466 < 2u;
-        const uint v4475 = v4474 ? v4472 : v4470;
-        const uint v4477 = v4464 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4479 = v4477 << 28u;
-        const uint v4480 = v4475 | v4479;
-        const float v4481 = as_type<float>(v4480);
-        const float v4482 = v4481 * v4422;  // kernels/gemm/quant_b.hpp:80
-        const uint v4484 = v4403 >> 12u;
-        const uint v4486 = v4484 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4488 = v4486 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4490 = v4488 << 22u;
-        const uint v4492 = v4486 * 1056964608u;
-        const bool v4494 = v4486 < 2u;
-        const uint v4495 = v4494 ? v4492 : v4490;
-        const uint v4497 = v4484 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4499 = v4497 << 28u;
-        const uint v4500 = v4495 | v4499;
-        const float v4501 = as_type<float>(v4500);
-        const float v4502 = v4501 * v4422;  // kernels/gemm/quant_b.hpp:80
-        const uint v4504 = v4403 >> 16u;
-        const uint v4506 = v4504 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4508 = v4506 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4510 = v4508 << 22u;
-        const uint v4512 = v4506 * 1056964608u;
-        const bool v4514 = v4506 < 2u;
-        const uint v4515 = v4514 ? v4512 : v4510;
-        const uint v4517 = v4504 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4519 = v4517 << 28u;
-        const uint v4520 = v4515 | v4519;
-        const float v4521 = as_type<float>(v4520);
-        const float v4522 = v4521 * v4422;  // kernels/gemm/quant_b.hpp:80
-        const uint v4524 = v4403 >> 20u;
-        const uint v4526 = v4524 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4528 = v4526 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4530 = v4528 << 22u;
-        const uint v4532 = v4526 * 1056964608u;
-        const bool v4534 = v4526 < 2u;
-        const uint v4535 = v4534 ? v4532 : v4530;
-        const uint v4537 = v4524 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4539 = v4537 << 28u;
-        const uint v4540 = v4535 | v4539;
-        const float v4541 = as_type<float>(v4540);
-        const float v4542 = v4541 * v4422;  // kernels/gemm/quant_b.hpp:80
-        const uint v4544 = v4403 >> 24u;
-        const uint v4546 = v4544 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4548 = v4546 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4550 = v4548 << 22u;
-        const uint v4552 = v4546 * 1056964608u;
-        const bool v4554 = v4546 < 2u;
-        const uint v4555 = v4554 ? v4552 : v4550;
-        const uint v4557 = v4544 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4559 = v4557 << 28u;
-        const uint v4560 = v4555 | v4559;
-        const float v4561 = as_type<float>(v4560);
-        const float v4562 = v4561 * v4422;  // kernels/gemm/quant_b.hpp:80
-        const uint v4564 = v4403 >> 28u;
-        const uint v4566 = v4564 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4568 = v4566 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4570 = v4568 << 22u;
-        const uint v4572 = v4566 * 1056964608u;
-        const bool v4574 = v4566 < 2u;
-        const uint v4575 = v4574 ? v4572 : v4570;
-        const uint v4577 = v4564 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4579 = v4577 << 28u;
-        const uint v4580 = v4575 | v4579;
-        const float v4581 = as_type<float>(v4580);
-        const float v4582 = v4581 * v4422;  // kernels/gemm/quant_b.hpp:80
-        const float v4584 = v4388 ? v4442 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const bfloat v4585 = bfloat(v4584);
-        const float v4587 = v4388 ? v4462 : 0.0f;
-        const bfloat v4588 = bfloat(v4587);
-        const float v4590 = v4388 ? v4482 : 0.0f;
-        const bfloat v4591 = bfloat(v4590);
-        const float v4593 = v4388 ? v4502 : 0.0f;
-        const bfloat v4594 = bfloat(v4593);
-        const float v4596 = v4388 ? v4522 : 0.0f;
-        const bfloat v4597 = bfloat(v4596);
-        const float v4599 = v4388 ? v4542 : 0.0f;
-        const bfloat v4600 = bfloat(v4599);
-        const float v4602 = v4388 ? v4562 : 0.0f;
-        const bfloat v4603 = bfloat(v4602);
-        const float v4605 = v4388 ? v4582 : 0.0f;
-        const bfloat v4606 = bfloat(v4605);
-        *(threadgroup iron_bf16x8*)(shm1 + v4300) = iron_bf16x8{{bfloat4(v4585, v4588, v4591, v4594), bfloat4(v4597, v4600, v4603, v4606)}};  // kernels/gemm/quant_b.hpp:146
-        const bool v4626 = v4623 && v4313;  // kernels/gemm/quant_b.hpp:137
-        const uint v4630 = min(v4312, v4390);  // kernels/gemm/quant_b.hpp:138
-        const uint v4636 = v4630 >> 3u;  // kernels/gemm/quant_b.hpp:71
-        const uint v4640 = v4639 + v4636;
-        const uint v4641 = packed[v4640];
-        const uint v4643 = v4630 >> 5u;  // kernels/gemm/quant_b.hpp:72
-        const uint v4647 = v4646 + v4643;
-        const uchar v4648 = scales[v4647];
-        const uint v4649 = uint(v4648);
-        const uint v4651 = v4649 << 23u;  // kernels/primitives/mxfp4.hpp:29
-        const bool v4654 = v4649 == 255u;
-        const uint v4655 = v4654 ? 2143289344u : v4651;
-        const bool v4657 = v4649 == 0u;  // kernels/primitives/mxfp4.hpp:30
-        const uint v4659 = v4657 ? 4194304u : v4655;
-        const float v4660 = as_type<float>(v4659);
-        const uint v4662 = v4641 >> 0u;  // kernels/gemm/quant_b.hpp:80
-        const uint v4664 = v4662 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4666 = v4664 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4668 = v4666 << 22u;
-        const uint v4670 = v4664 * 1056964608u;
-        const bool v4672 = v4664 < 2u;
-        const uint v4673 = v4672 ? v4670 : v4668;
-        const uint v4675 = v4662 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4677 = v4675 << 28u;
-        const uint v4678 = v4673 | v4677;
-        const float v4679 = as_type<float>(v4678);
-        const float v4680 = v4679 * v4660;  // kernels/gemm/quant_b.hpp:80
-        const uint v4682 = v4641 >> 4u;
-        const uint v4684 = v4682 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4686 = v4684 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4688 = v4686 << 22u;
-        const uint v4690 = v4684 * 1056964608u;
-        const bool v4692 = v4684 < 2u;
-        const uint v4693 = v4692 ? v4690 : v4688;
-        const uint v4695 = v4682 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4697 = v4695 << 28u;
-        const uint v4698 = v4693 | v4697;
-        const float v4699 = as_type<float>(v4698);
-        const float v4700 = v4699 * v4660;  // kernels/gemm/quant_b.hpp:80
-        const uint v4702 = v4641 >> 8u;
-        const uint v4704 = v4702 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4706 = v4704 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4708 = v4706 << 22u;
-        const uint v4710 = v4704 * 1056964608u;
-        const bool v4712 = v4704 < 2u;
-        const uint v4713 = v4712 ? v4710 : v4708;
-        const uint v4715 = v4702 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4717 = v4715 << 28u;
-        const uint v4718 = v4713 | v4717;
-        const float v4719 = as_type<float>(v4718);
-        const float v4720 = v4719 * v4660;  // kernels/gemm/quant_b.hpp:80
-        const uint v4722 = v4641 >> 12u;
-        const uint v4724 = v4722 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4726 = v4724 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4728 = v4726 << 22u;
-        const uint v4730 = v4724 * 1056964608u;
-        const bool v4732 = v4724 < 2u;
-        const uint v4733 = v4732 ? v4730 : v4728;
-        const uint v4735 = v4722 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4737 = v4735 << 28u;
-        const uint v4738 = v4733 | v4737;
-        const float v4739 = as_type<float>(v4738);
-        const float v4740 = v4739 * v4660;  // kernels/gemm/quant_b.hpp:80
-        const uint v4742 = v4641 >> 16u;
-        const uint v4744 = v4742 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4746 = v4744 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4748 = v4746 << 22u;
-        const uint v4750 = v4744 * 1056964608u;
-        const bool v4752 = v4744 < 2u;
-        const uint v4753 = v4752 ? v4750 : v4748;
-        const uint v4755 = v4742 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4757 = v4755 << 28u;
-        const uint v4758 = v4753 | v4757;
-        const float v4759 = as_type<float>(v4758);
-        const float v4760 = v4759 * v4660;  // kernels/gemm/quant_b.hpp:80
-        const uint v4762 = v4641 >> 20u;
-        const uint v4764 = v4762 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4766 = v4764 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4768 = v4766 << 22u;
-        const uint v4770 = v4764 * 1056964608u;
-        const bool v4772 = v4764 < 2u;
-        const uint v4773 = v4772 ? v4770 : v4768;
-        const uint v4775 = v4762 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4777 = v4775 << 28u;
-        const uint v4778 = v4773 | v4777;
-        const float v4779 = as_type<float>(v4778);
-        const float v4780 = v4779 * v4660;  // kernels/gemm/quant_b.hpp:80
-        const uint v4782 = v4641 >> 24u;
-        const uint v4784 = v4782 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4786 = v4784 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4788 = v4786 << 22u;
-        const uint v4790 = v4784 * 1056964608u;
-        const bool v4792 = v4784 < 2u;
-        const uint v4793 = v4792 ? v4790 : v4788;
-        const uint v4795 = v4782 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4797 = v4795 << 28u;
-        const uint v4798 = v4793 | v4797;
-        const float v4799 = as_type<float>(v4798);
-        const float v4800 = v4799 * v4660;  // kernels/gemm/quant_b.hpp:80
-        const uint v4802 = v4641 >> 28u;
-        const uint v4804 = v4802 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4806 = v4804 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4808 = v4806 << 22u;
-        const uint v4810 = v4804 * 1056964608u;
-        const bool v4812 = v4804 < 2u;
-        const uint v4813 = v4812 ? v4810 : v4808;
-        const uint v4815 = v4802 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4817 = v4815 << 28u;
-        const uint v4818 = v4813 | v4817;
-        const float v4819 = as_type<float>(v4818);
-        const float v4820 = v4819 * v4660;  // kernels/gemm/quant_b.hpp:80
-        const float v4822 = v4626 ? v4680 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const bfloat v4823 = bfloat(v4822);
-        const float v4825 = v4626 ? v4700 : 0.0f;
-        const bfloat v4826 = bfloat(v4825);
-        const float v4828 = v4626 ? v4720 : 0.0f;
-        const bfloat v4829 = bfloat(v4828);
-        const float v4831 = v4626 ? v4740 : 0.0f;
-        const bfloat v4832 = bfloat(v4831);
-        const float v4834 = v4626 ? v4760 : 0.0f;
-        const bfloat v4835 = bfloat(v4834);
-        const float v4837 = v4626 ? v4780 : 0.0f;
-        const bfloat v4838 = bfloat(v4837);
-        const float v4840 = v4626 ? v4800 : 0.0f;
-        const bfloat v4841 = bfloat(v4840);
-        const float v4843 = v4626 ? v4820 : 0.0f;
-        const bfloat v4844 = bfloat(v4843);
-        *(threadgroup iron_bf16x8*)(shm1 + v4324) = iron_bf16x8{{bfloat4(v4823, v4826, v4829, v4832), bfloat4(v4835, v4838, v4841, v4844)}};  // kernels/gemm/quant_b.hpp:146
-        const bool v4864 = v4861 && v4337;  // kernels/gemm/quant_b.hpp:137
-        const uint v4868 = min(v4336, v4390);  // kernels/gemm/quant_b.hpp:138
-        const uint v4874 = v4868 >> 3u;  // kernels/gemm/quant_b.hpp:71
-        const uint v4878 = v4877 + v4874;
-        const uint v4879 = packed[v4878];
-        const uint v4881 = v4868 >> 5u;  // kernels/gemm/quant_b.hpp:72
-        const uint v4885 = v4884 + v4881;
-        const uchar v4886 = scales[v4885];
-        const uint v4887 = uint(v4886);
-        const uint v4889 = v4887 << 23u;  // kernels/primitives/mxfp4.hpp:29
-        const bool v4892 = v4887 == 255u;
-        const uint v4893 = v4892 ? 2143289344u : v4889;
-        const bool v4895 = v4887 == 0u;  // kernels/primitives/mxfp4.hpp:30
-        const uint v4897 = v4895 ? 4194304u : v4893;
-        const float v4898 = as_type<float>(v4897);
-        const uint v4900 = v4879 >> 0u;  // kernels/gemm/quant_b.hpp:80
-        const uint v4902 = v4900 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4904 = v4902 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4906 = v4904 << 22u;
-        const uint v4908 = v4902 * 1056964608u;
-        const bool v4910 = v4902 < 2u;
-        const uint v4911 = v4910 ? v4908 : v4906;
-        const uint v4913 = v4900 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4915 = v4913 << 28u;
-        const uint v4916 = v4911 | v4915;
-        const float v4917 = as_type<float>(v4916);
-        const float v4918 = v4917 * v4898;  // kernels/gemm/quant_b.hpp:80
-        const uint v4920 = v4879 >> 4u;
-        const uint v4922 = v4920 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4924 = v4922 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4926 = v4924 << 22u;
-        const uint v4928 = v4922 * 1056964608u;
-        const bool v4930 = v4922 < 2u;
-        const uint v4931 = v4930 ? v4928 : v4926;
-        const uint v4933 = v4920 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4935 = v4933 << 28u;
-        const uint v4936 = v4931 | v4935;
-        const float v4937 = as_type<float>(v4936);
-        const float v4938 = v4937 * v4898;  // kernels/gemm/quant_b.hpp:80
-        const uint v4940 = v4879 >> 8u;
-        const uint v4942 = v4940 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4944 = v4942 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4946 = v4944 << 22u;
-        const uint v4948 = v4942 * 1056964608u;
-        const bool v4950 = v4942 < 2u;
-        const uint v4951 = v4950 ? v4948 : v4946;
-        const uint v4953 = v4940 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4955 = v4953 << 28u;
-        const uint v4956 = v4951 | v4955;
-        const float v4957 = as_type<float>(v4956);
-        const float v4958 = v4957 * v4898;  // kernels/gemm/quant_b.hpp:80
-        const uint v4960 = v4879 >> 12u;
-        const uint v4962 = v4960 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4964 = v4962 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4966 = v4964 << 22u;
-        const uint v4968 = v4962 * 1056964608u;
-        const bool v4970 = v4962 < 2u;
-        const uint v4971 = v4970 ? v4968 : v4966;
-        const uint v4973 = v4960 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4975 = v4973 << 28u;
-        const uint v4976 = v4971 | v4975;
-        const float v4977 = as_type<float>(v4976);
-        const float v4978 = v4977 * v4898;  // kernels/gemm/quant_b.hpp:80
-        const uint v4980 = v4879 >> 16u;
-        const uint v4982 = v4980 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4984 = v4982 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4986 = v4984 << 22u;
-        const uint v4988 = v4982 * 1056964608u;
-        const bool v4990 = v4982 < 2u;
-        const uint v4991 = v4990 ? v4988 : v4986;
-        const uint v4993 = v4980 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4995 = v4993 << 28u;
-        const uint v4996 = v4991 | v4995;
-        const float v4997 = as_type<float>(v4996);
-        const float v4998 = v4997 * v4898;  // kernels/gemm/quant_b.hpp:80
-        const uint v5000 = v4879 >> 20u;
-        const uint v5002 = v5000 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5004 = v5002 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5006 = v5004 << 22u;
-        const uint v5008 = v5002 * 1056964608u;
-        const bool v5010 = v5002 < 2u;
-        const uint v5011 = v5010 ? v5008 : v5006;
-        const uint v5013 = v5000 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5015 = v5013 << 28u;
-        const uint v5016 = v5011 | v5015;
-        const float v5017 = as_type<float>(v5016);
-        const float v5018 = v5017 * v4898;  // kernels/gemm/quant_b.hpp:80
-        const uint v5020 = v4879 >> 24u;
-        const uint v5022 = v5020 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5024 = v5022 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5026 = v5024 << 22u;
-        const uint v5028 = v5022 * 1056964608u;
-        const bool v5030 = v5022 < 2u;
-        const uint v5031 = v5030 ? v5028 : v5026;
-        const uint v5033 = v5020 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5035 = v5033 << 28u;
-        const uint v5036 = v5031 | v5035;
-        const float v5037 = as_type<float>(v5036);
-        const float v5038 = v5037 * v4898;  // kernels/gemm/quant_b.hpp:80
-        const uint v5040 = v4879 >> 28u;
-        const uint v5042 = v5040 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5044 = v5042 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5046 = v5044 << 22u;
-        const uint v5048 = v5042 * 1056964608u;
-        const bool v5050 = v5042 < 2u;
-        const uint v5051 = v5050 ? v5048 : v5046;
-        const uint v5053 = v5040 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5055 = v5053 << 28u;
-        const uint v5056 = v5051 | v5055;
-        const float v5057 = as_type<float>(v5056);
-        const float v5058 = v5057 * v4898;  // kernels/gemm/quant_b.hpp:80
-        const float v5060 = v4864 ? v4918 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const bfloat v5061 = bfloat(v5060);
-        const float v5063 = v4864 ? v4938 : 0.0f;
-        const bfloat v5064 = bfloat(v5063);
-        const float v5066 = v4864 ? v4958 : 0.0f;
-        const bfloat v5067 = bfloat(v5066);
-        const float v5069 = v4864 ? v4978 : 0.0f;
-        const bfloat v5070 = bfloat(v5069);
-        const float v5072 = v4864 ? v4998 : 0.0f;
-        const bfloat v5073 = bfloat(v5072);
-        const float v5075 = v4864 ? v5018 : 0.0f;
-        const bfloat v5076 = bfloat(v5075);
-        const float v5078 = v4864 ? v5038 : 0.0f;
-        const bfloat v5079 = bfloat(v5078);
-        const float v5081 = v4864 ? v5058 : 0.0f;
-        const bfloat v5082 = bfloat(v5081);
-        *(threadgroup iron_bf16x8*)(shm1 + v4348) = iron_bf16x8{{bfloat4(v5061, v5064, v5067, v5070), bfloat4(v5073, v5076, v5079, v5082)}};  // kernels/gemm/quant_b.hpp:146
-        const bool v5102 = v5099 && v4361;  // kernels/gemm/quant_b.hpp:137
-        const uint v5106 = min(v4360, v4390);  // kernels/gemm/quant_b.hpp:138
-        const uint v5112 = v5106 >> 3u;  // kernels/gemm/quant_b.hpp:71
-        const uint v5116 = v5115 + v5112;
-        const uint v5117 = packed[v5116];
-        const uint v5119 = v5106 >> 5u;  // kernels/gemm/quant_b.hpp:72
-        const uint v5123 = v5122 + v5119;
-        const uchar v5124 = scales[v5123];
-        const uint v5125 = uint(v5124);
-        const uint v5127 = v5125 << 23u;  // kernels/primitives/mxfp4.hpp:29
-        const bool v5130 = v5125 == 255u;
-        const uint v5131 = v5130 ? 2143289344u : v5127;
-        const bool v5133 = v5125 == 0u;  // kernels/primitives/mxfp4.hpp:30
-        const uint v5135 = v5133 ? 4194304u : v5131;
-        const float v5136 = as_type<float>(v5135);
-        const uint v5138 = v5117 >> 0u;  // kernels/gemm/quant_b.hpp:80
-        const uint v5140 = v5138 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5142 = v5140 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5144 = v5142 << 22u;
-        const uint v5146 = v5140 * 1056964608u;
-        const bool v5148 = v5140 < 2u;
-        const uint v5149 = v5148 ? v5146 : v5144;
-        const uint v5151 = v5138 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5153 = v5151 << 28u;
-        const uint v5154 = v5149 | v5153;
-        const float v5155 = as_type<float>(v5154);
-        const float v5156 = v5155 * v5136;  // kernels/gemm/quant_b.hpp:80
-        const uint v5158 = v5117 >> 4u;
-        const uint v5160 = v5158 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5162 = v5160 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5164 = v5162 << 22u;
-        const uint v5166 = v5160 * 1056964608u;
-        const bool v5168 = v5160 < 2u;
-        const uint v5169 = v5168 ? v5166 : v5164;
-        const uint v5171 = v5158 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5173 = v5171 << 28u;
-        const uint v5174 = v5169 | v5173;
-        const float v5175 = as_type<float>(v5174);
-        const float v5176 = v5175 * v5136;  // kernels/gemm/quant_b.hpp:80
-        const uint v5178 = v5117 >> 8u;
-        const uint v5180 = v5178 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5182 = v5180 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5184 = v5182 << 22u;
-        const uint v5186 = v5180 * 1056964608u;
-        const bool v5188 = v5180 < 2u;
-        const uint v5189 = v5188 ? v5186 : v5184;
-        const uint v5191 = v5178 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5193 = v5191 << 28u;
-        const uint v5194 = v5189 | v5193;
-        const float v5195 = as_type<float>(v5194);
-        const float v5196 = v5195 * v5136;  // kernels/gemm/quant_b.hpp:80
-        const uint v5198 = v5117 >> 12u;
-        const uint v5200 = v5198 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5202 = v5200 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5204 = v5202 << 22u;
-        const uint v5206 = v5200 * 1056964608u;
-        const bool v5208 = v5200 < 2u;
-        const uint v5209 = v5208 ? v5206 : v5204;
-        const uint v5211 = v5198 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5213 = v5211 << 28u;
-        const uint v5214 = v5209 | v5213;
-        const float v5215 = as_type<float>(v5214);
-        const float v5216 = v5215 * v5136;  // kernels/gemm/quant_b.hpp:80
-        const uint v5218 = v5117 >> 16u;
-        const uint v5220 = v5218 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5222 = v5220 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5224 = v5222 << 22u;
-        const uint v5226 = v5220 * 1056964608u;
-        const bool v5228 = v5220 < 2u;
-        const uint v5229 = v5228 ? v5226 : v5224;
-        const uint v5231 = v5218 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5233 = v5231 << 28u;
-        const uint v5234 = v5229 | v5233;
-        const float v5235 = as_type<float>(v5234);
-        const float v5236 = v5235 * v5136;  // kernels/gemm/quant_b.hpp:80
-        const uint v5238 = v5117 >> 20u;
-        const uint v5240 = v5238 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5242 = v5240 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5244 = v5242 << 22u;
-        const uint v5246 = v5240 * 1056964608u;
-        const bool v5248 = v5240 < 2u;
-        const uint v5249 = v5248 ? v5246 : v5244;
-        const uint v5251 = v5238 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5253 = v5251 << 28u;
-        const uint v5254 = v5249 | v5253;
-        const float v5255 = as_type<float>(v5254);
-        const float v5256 = v5255 * v5136;  // kernels/gemm/quant_b.hpp:80
-        const uint v5258 = v5117 >> 24u;
-        const uint v5260 = v5258 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5262 = v5260 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5264 = v5262 << 22u;
-        const uint v5266 = v5260 * 1056964608u;
-        const bool v5268 = v5260 < 2u;
-        const uint v5269 = v5268 ? v5266 : v5264;
-        const uint v5271 = v5258 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5273 = v5271 << 28u;
-        const uint v5274 = v5269 | v5273;
-        const float v5275 = as_type<float>(v5274);
-        const float v5276 = v5275 * v5136;  // kernels/gemm/quant_b.hpp:80
-        const uint v5278 = v5117 >> 28u;
-        const uint v5280 = v5278 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5282 = v5280 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5284 = v5282 << 22u;
-        const uint v5286 = v5280 * 1056964608u;
-        const bool v5288 = v5280 < 2u;
-        const uint v5289 = v5288 ? v5286 : v5284;
-        const uint v5291 = v5278 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5293 = v5291 << 28u;
-        const uint v5294 = v5289 | v5293;
-        const float v5295 = as_type<float>(v5294);
-        const float v5296 = v5295 * v5136;  // kernels/gemm/quant_b.hpp:80
-        const float v5298 = v5102 ? v5156 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const bfloat v5299 = bfloat(v5298);
-        const float v5301 = v5102 ? v5176 : 0.0f;
-        const bfloat v5302 = bfloat(v5301);
-        const float v5304 = v5102 ? v5196 : 0.0f;
-        const bfloat v5305 = bfloat(v5304);
-        const float v5307 = v5102 ? v5216 : 0.0f;
-        const bfloat v5308 = bfloat(v5307);
-        const float v5310 = v5102 ? v5236 : 0.0f;
-        const bfloat v5311 = bfloat(v5310);
-        const float v5313 = v5102 ? v5256 : 0.0f;
-        const bfloat v5314 = bfloat(v5313);
-        const float v5316 = v5102 ? v5276 : 0.0f;
-        const bfloat v5317 = bfloat(v5316);
-        const float v5319 = v5102 ? v5296 : 0.0f;
-        const bfloat v5320 = bfloat(v5319);
-        *(threadgroup iron_bf16x8*)(shm1 + v4372) = iron_bf16x8{{bfloat4(v5299, v5302, v5305, v5308), bfloat4(v5311, v5314, v5317, v5320)}};  // kernels/gemm/quant_b.hpp:146
-        // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:267
+        const bool v3551 = v3548 && v3452;  // kernels/gemm/quant_b.hpp:137
+        const uint v3555 = min(v3451, v3553);  // kernels/gemm/quant_b.hpp:138
+        const uint v3561 = v3555 >> 3u;  // kernels/gemm/quant_b.hpp:71
+        const uint v3565 = v3564 + v3561;
+        const uint v3566 = packed[v3565];
+        const uint v3568 = v3555 >> 5u;  // kernels/gemm/quant_b.hpp:72
+        const uint v3572 = v3571 + v3568;
+        const uchar v3573 = scales[v3572];
+        const uint v3574 = uint(v3573);
+        const uint v3576 = v3574 << 23u;  // kernels/primitives/mxfp4.hpp:29
+        const bool v3579 = v3574 == 255u;
+        const uint v3580 = v3579 ? 2143289344u : v3576;
+        const bool v3582 = v3574 == 0u;  // kernels/primitives/mxfp4.hpp:30
+        const uint v3584 = v3582 ? 4194304u : v3580;
+        const float v3585 = as_type<float>(v3584);
+        const uint v3587 = v3566 >> 0u;  // kernels/gemm/quant_b.hpp:80
+        const uint v3589 = v3587 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v3591 = v3589 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v3593 = v3591 << 22u;
+        const uint v3595 = v3589 * 1056964608u;
+        const bool v3597 = v3589 < 2u;
+        const uint v3598 = v3597 ? v3595 : v3593;
+        const uint v3600 = v3587 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v3602 = v3600 << 28u;
+        const uint v3603 = v3598 | v3602;
+        const float v3604 = as_type<float>(v3603);
+        const float v3605 = v3604 * v3585;  // kernels/gemm/quant_b.hpp:80
+        const uint v3607 = v3566 >> 4u;
+        const uint v3609 = v3607 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v3611 = v3609 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v3613 = v3611 << 22u;
+        const uint v3615 = v3609 * 1056964608u;
+        const bool v3617 = v3609 < 2u;
+        const uint v3618 = v3617 ? v3615 : v3613;
+        const uint v3620 = v3607 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v3622 = v3620 << 28u;
+        const uint v3623 = v3618 | v3622;
+        const float v3624 = as_type<float>(v3623);
+        const float v3625 = v3624 * v3585;  // kernels/gemm/quant_b.hpp:80
+        const uint v3627 = v3566 >> 8u;
+        const uint v3629 = v3627 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v3631 = v3629 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v3633 = v3631 << 22u;
+        const uint v3635 = v3629 * 1056964608u;
+        const bool v3637 = v3629 < 2u;
+        const uint v3638 = v3637 ? v3635 : v3633;
+        const uint v3640 = v3627 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v3642 = v3640 << 28u;
+        const uint v3643 = v3638 | v3642;
+        const float v3644 = as_type<float>(v3643);
+        const float v3645 = v3644 * v3585;  // kernels/gemm/quant_b.hpp:80
+        const uint v3647 = v3566 >> 12u;
+        const uint v3649 = v3647 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v3651 = v3649 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v3653 = v3651 << 22u;
+        const uint v3655 = v3649 * 1056964608u;
+        const bool v3657 = v3649 < 2u;
+        const uint v3658 = v3657 ? v3655 : v3653;
+        const uint v3660 = v3647 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v3662 = v3660 << 28u;
+        const uint v3663 = v3658 | v3662;
+        const float v3664 = as_type<float>(v3663);
+        const float v3665 = v3664 * v3585;  // kernels/gemm/quant_b.hpp:80
+        const uint v3667 = v3566 >> 16u;
+        const uint v3669 = v3667 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v3671 = v3669 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v3673 = v3671 << 22u;
+        const uint v3675 = v3669 * 1056964608u;
+        const bool v3677 = v3669 < 2u;
+        const uint v3678 = v3677 ? v3675 : v3673;
+        const uint v3680 = v3667 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v3682 = v3680 << 28u;
+        const uint v3683 = v3678 | v3682;
+        const float v3684 = as_type<float>(v3683);
+        const float v3685 = v3684 * v3585;  // kernels/gemm/quant_b.hpp:80
+        const uint v3687 = v3566 >> 20u;
+        const uint v3689 = v3687 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v3691 = v3689 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v3693 = v3691 << 22u;
+        const uint v3695 = v3689 * 1056964608u;
+        const bool v3697 = v3689 < 2u;
+        const uint v3698 = v3697 ? v3695 : v3693;
+        const uint v3700 = v3687 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v3702 = v3700 << 28u;
+        const uint v3703 = v3698 | v3702;
+        const float v3704 = as_type<float>(v3703);
+        const float v3705 = v3704 * v3585;  // kernels/gemm/quant_b.hpp:80
+        const uint v3707 = v3566 >> 24u;
+        const uint v3709 = v3707 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v3711 = v3709 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v3713 = v3711 << 22u;
+        const uint v3715 = v3709 * 1056964608u;
+        const bool v3717 = v3709 < 2u;
+        const uint v3718 = v3717 ? v3715 : v3713;
+        const uint v3720 = v3707 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v3722 = v3720 << 28u;
+        const uint v3723 = v3718 | v3722;
+        const float v3724 = as_type<float>(v3723);
+        const float v3725 = v3724 * v3585;  // kernels/gemm/quant_b.hpp:80
+        const uint v3727 = v3566 >> 28u;
+        const uint v3729 = v3727 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v3731 = v3729 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v3733 = v3731 << 22u;
+        const uint v3735 = v3729 * 1056964608u;
+        const bool v3737 = v3729 < 2u;
+        const uint v3738 = v3737 ? v3735 : v3733;
+        const uint v3740 = v3727 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v3742 = v3740 << 28u;
+        const uint v3743 = v3738 | v3742;
+        const float v3744 = as_type<float>(v3743);
+        const float v3745 = v3744 * v3585;  // kernels/gemm/quant_b.hpp:80
+        const float v3747 = v3551 ? v3605 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const bfloat v3748 = bfloat(v3747);
+        const float v3750 = v3551 ? v3625 : 0.0f;
+        const bfloat v3751 = bfloat(v3750);
+        const float v3753 = v3551 ? v3645 : 0.0f;
+        const bfloat v3754 = bfloat(v3753);
+        const float v3756 = v3551 ? v3665 : 0.0f;
+        const bfloat v3757 = bfloat(v3756);
+        const float v3759 = v3551 ? v3685 : 0.0f;
+        const bfloat v3760 = bfloat(v3759);
+        const float v3762 = v3551 ? v3705 : 0.0f;
+        const bfloat v3763 = bfloat(v3762);
+        const float v3765 = v3551 ? v3725 : 0.0f;
+        const bfloat v3766 = bfloat(v3765);
+        const float v3768 = v3551 ? v3745 : 0.0f;
+        const bfloat v3769 = bfloat(v3768);
+        *(threadgroup iron_bf16x8*)(shm1 + v3463) = iron_bf16x8{{bfloat4(v3748, v3751, v3754, v3757), bfloat4(v3760, v3763, v3766, v3769)}};  // kernels/gemm/quant_b.hpp:146
+        const bool v3789 = v3786 && v3476;  // kernels/gemm/quant_b.hpp:137
+        const uint v3793 = min(v3475, v3553);  // kernels/gemm/quant_b.hpp:138
+        const uint v3799 = v3793 >> 3u;  // kernels/gemm/quant_b.hpp:71
+        const uint v3803 = v3802 + v3799;
+        const uint v3804 = packed[v3803];
+        const uint v3806 = v3793 >> 5u;  // kernels/gemm/quant_b.hpp:72
+        const uint v3810 = v3809 + v3806;
+        const uchar v3811 = scales[v3810];
+        const uint v3812 = uint(v3811);
+        const uint v3814 = v3812 << 23u;  // kernels/primitives/mxfp4.hpp:29
+        const bool v3817 = v3812 == 255u;
+        const uint v3818 = v3817 ? 2143289344u : v3814;
+        const bool v3820 = v3812 == 0u;  // kernels/primitives/mxfp4.hpp:30
+        const uint v3822 = v3820 ? 4194304u : v3818;
+        const float v3823 = as_type<float>(v3822);
+        const uint v3825 = v3804 >> 0u;  // kernels/gemm/quant_b.hpp:80
+        const uint v3827 = v3825 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v3829 = v3827 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v3831 = v3829 << 22u;
+        const uint v3833 = v3827 * 1056964608u;
+        const bool v3835 = v3827 < 2u;
+        const uint v3836 = v3835 ? v3833 : v3831;
+        const uint v3838 = v3825 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v3840 = v3838 << 28u;
+        const uint v3841 = v3836 | v3840;
+        const float v3842 = as_type<float>(v3841);
+        const float v3843 = v3842 * v3823;  // kernels/gemm/quant_b.hpp:80
+        const uint v3845 = v3804 >> 4u;
+        const uint v3847 = v3845 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v3849 = v3847 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v3851 = v3849 << 22u;
+        const uint v3853 = v3847 * 1056964608u;
+        const bool v3855 = v3847 < 2u;
+        const uint v3856 = v3855 ? v3853 : v3851;
+        const uint v3858 = v3845 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v3860 = v3858 << 28u;
+        const uint v3861 = v3856 | v3860;
+        const float v3862 = as_type<float>(v3861);
+        const float v3863 = v3862 * v3823;  // kernels/gemm/quant_b.hpp:80
+        const uint v3865 = v3804 >> 8u;
+        const uint v3867 = v3865 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v3869 = v3867 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v3871 = v3869 << 22u;
+        const uint v3873 = v3867 * 1056964608u;
+        const bool v3875 = v3867 < 2u;
+        const uint v3876 = v3875 ? v3873 : v3871;
+        const uint v3878 = v3865 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v3880 = v3878 << 28u;
+        const uint v3881 = v3876 | v3880;
+        const float v3882 = as_type<float>(v3881);
+        const float v3883 = v3882 * v3823;  // kernels/gemm/quant_b.hpp:80
+        const uint v3885 = v3804 >> 12u;
+        const uint v3887 = v3885 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v3889 = v3887 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v3891 = v3889 << 22u;
+        const uint v3893 = v3887 * 1056964608u;
+        const bool v3895 = v3887 < 2u;
+        const uint v3896 = v3895 ? v3893 : v3891;
+        const uint v3898 = v3885 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v3900 = v3898 << 28u;
+        const uint v3901 = v3896 | v3900;
+        const float v3902 = as_type<float>(v3901);
+        const float v3903 = v3902 * v3823;  // kernels/gemm/quant_b.hpp:80
+        const uint v3905 = v3804 >> 16u;
+        const uint v3907 = v3905 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v3909 = v3907 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v3911 = v3909 << 22u;
+        const uint v3913 = v3907 * 1056964608u;
+        const bool v3915 = v3907 < 2u;
+        const uint v3916 = v3915 ? v3913 : v3911;
+        const uint v3918 = v3905 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v3920 = v3918 << 28u;
+        const uint v3921 = v3916 | v3920;
+        const float v3922 = as_type<float>(v3921);
+        const float v3923 = v3922 * v3823;  // kernels/gemm/quant_b.hpp:80
+        const uint v3925 = v3804 >> 20u;
+        const uint v3927 = v3925 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v3929 = v3927 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v3931 = v3929 << 22u;
+        const uint v3933 = v3927 * 1056964608u;
+        const bool v3935 = v3927 < 2u;
+        const uint v3936 = v3935 ? v3933 : v3931;
+        const uint v3938 = v3925 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v3940 = v3938 << 28u;
+        const uint v3941 = v3936 | v3940;
+        const float v3942 = as_type<float>(v3941);
+        const float v3943 = v3942 * v3823;  // kernels/gemm/quant_b.hpp:80
+        const uint v3945 = v3804 >> 24u;
+        const uint v3947 = v3945 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v3949 = v3947 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v3951 = v3949 << 22u;
+        const uint v3953 = v3947 * 1056964608u;
+        const bool v3955 = v3947 < 2u;
+        const uint v3956 = v3955 ? v3953 : v3951;
+        const uint v3958 = v3945 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v3960 = v3958 << 28u;
+        const uint v3961 = v3956 | v3960;
+        const float v3962 = as_type<float>(v3961);
+        const float v3963 = v3962 * v3823;  // kernels/gemm/quant_b.hpp:80
+        const uint v3965 = v3804 >> 28u;
+        const uint v3967 = v3965 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v3969 = v3967 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v3971 = v3969 << 22u;
+        const uint v3973 = v3967 * 1056964608u;
+        const bool v3975 = v3967 < 2u;
+        const uint v3976 = v3975 ? v3973 : v3971;
+        const uint v3978 = v3965 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v3980 = v3978 << 28u;
+        const uint v3981 = v3976 | v3980;
+        const float v3982 = as_type<float>(v3981);
+        const float v3983 = v3982 * v3823;  // kernels/gemm/quant_b.hpp:80
+        const float v3985 = v3789 ? v3843 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const bfloat v3986 = bfloat(v3985);
+        const float v3988 = v3789 ? v3863 : 0.0f;
+        const bfloat v3989 = bfloat(v3988);
+        const float v3991 = v3789 ? v3883 : 0.0f;
+        const bfloat v3992 = bfloat(v3991);
+        const float v3994 = v3789 ? v3903 : 0.0f;
+        const bfloat v3995 = bfloat(v3994);
+        const float v3997 = v3789 ? v3923 : 0.0f;
+        const bfloat v3998 = bfloat(v3997);
+        const float v4000 = v3789 ? v3943 : 0.0f;
+        const bfloat v4001 = bfloat(v4000);
+        const float v4003 = v3789 ? v3963 : 0.0f;
+        const bfloat v4004 = bfloat(v4003);
+        const float v4006 = v3789 ? v3983 : 0.0f;
+        const bfloat v4007 = bfloat(v4006);
+        *(threadgroup iron_bf16x8*)(shm1 + v3487) = iron_bf16x8{{bfloat4(v3986, v3989, v3992, v3995), bfloat4(v3998, v4001, v4004, v4007)}};  // kernels/gemm/quant_b.hpp:146
+        const bool v4027 = v4024 && v3500;  // kernels/gemm/quant_b.hpp:137
+        const uint v4031 = min(v3499, v3553);  // kernels/gemm/quant_b.hpp:138
+        const uint v4037 = v4031 >> 3u;  // kernels/gemm/quant_b.hpp:71
+        const uint v4041 = v4040 + v4037;
+        const uint v4042 = packed[v4041];
+        const uint v4044 = v4031 >> 5u;  // kernels/gemm/quant_b.hpp:72
+        const uint v4048 = v4047 + v4044;
+        const uchar v4049 = scales[v4048];
+        const uint v4050 = uint(v4049);
+        const uint v4052 = v4050 << 23u;  // kernels/primitives/mxfp4.hpp:29
+        const bool v4055 = v4050 == 255u;
+        const uint v4056 = v4055 ? 2143289344u : v4052;
+        const bool v4058 = v4050 == 0u;  // kernels/primitives/mxfp4.hpp:30
+        const uint v4060 = v4058 ? 4194304u : v4056;
+        const float v4061 = as_type<float>(v4060);
+        const uint v4063 = v4042 >> 0u;  // kernels/gemm/quant_b.hpp:80
+        const uint v4065 = v4063 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4067 = v4065 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4069 = v4067 << 22u;
+        const uint v4071 = v4065 * 1056964608u;
+        const bool v4073 = v4065 < 2u;
+        const uint v4074 = v4073 ? v4071 : v4069;
+        const uint v4076 = v4063 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4078 = v4076 << 28u;
+        const uint v4079 = v4074 | v4078;
+        const float v4080 = as_type<float>(v4079);
+        const float v4081 = v4080 * v4061;  // kernels/gemm/quant_b.hpp:80
+        const uint v4083 = v4042 >> 4u;
+        const uint v4085 = v4083 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4087 = v4085 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4089 = v4087 << 22u;
+        const uint v4091 = v4085 * 1056964608u;
+        const bool v4093 = v4085 < 2u;
+        const uint v4094 = v4093 ? v4091 : v4089;
+        const uint v4096 = v4083 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4098 = v4096 << 28u;
+        const uint v4099 = v4094 | v4098;
+        const float v4100 = as_type<float>(v4099);
+        const float v4101 = v4100 * v4061;  // kernels/gemm/quant_b.hpp:80
+        const uint v4103 = v4042 >> 8u;
+        const uint v4105 = v4103 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4107 = v4105 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4109 = v4107 << 22u;
+        const uint v4111 = v4105 * 1056964608u;
+        const bool v4113 = v4105 < 2u;
+        const uint v4114 = v4113 ? v4111 : v4109;
+        const uint v4116 = v4103 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4118 = v4116 << 28u;
+        const uint v4119 = v4114 | v4118;
+        const float v4120 = as_type<float>(v4119);
+        const float v4121 = v4120 * v4061;  // kernels/gemm/quant_b.hpp:80
+        const uint v4123 = v4042 >> 12u;
+        const uint v4125 = v4123 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4127 = v4125 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4129 = v4127 << 22u;
+        const uint v4131 = v4125 * 1056964608u;
+        const bool v4133 = v4125 < 2u;
+        const uint v4134 = v4133 ? v4131 : v4129;
+        const uint v4136 = v4123 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4138 = v4136 << 28u;
+        const uint v4139 = v4134 | v4138;
+        const float v4140 = as_type<float>(v4139);
+        const float v4141 = v4140 * v4061;  // kernels/gemm/quant_b.hpp:80
+        const uint v4143 = v4042 >> 16u;
+        const uint v4145 = v4143 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4147 = v4145 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4149 = v4147 << 22u;
+        const uint v4151 = v4145 * 1056964608u;
+        const bool v4153 = v4145 < 2u;
+        const uint v4154 = v4153 ? v4151 : v4149;
+        const uint v4156 = v4143 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4158 = v4156 << 28u;
+        const uint v4159 = v4154 | v4158;
+        const float v4160 = as_type<float>(v4159);
+        const float v4161 = v4160 * v4061;  // kernels/gemm/quant_b.hpp:80
+        const uint v4163 = v4042 >> 20u;
+        const uint v4165 = v4163 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4167 = v4165 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4169 = v4167 << 22u;
+        const uint v4171 = v4165 * 1056964608u;
+        const bool v4173 = v4165 < 2u;
+        const uint v4174 = v4173 ? v4171 : v4169;
+        const uint v4176 = v4163 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4178 = v4176 << 28u;
+        const uint v4179 = v4174 | v4178;
+        const float v4180 = as_type<float>(v4179);
+        const float v4181 = v4180 * v4061;  // kernels/gemm/quant_b.hpp:80
+        const uint v4183 = v4042 >> 24u;
+        const uint v4185 = v4183 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4187 = v4185 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4189 = v4187 << 22u;
+        const uint v4191 = v4185 * 1056964608u;
+        const bool v4193 = v4185 < 2u;
+        const uint v4194 = v4193 ? v4191 : v4189;
+        const uint v4196 = v4183 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4198 = v4196 << 28u;
+        const uint v4199 = v4194 | v4198;
+        const float v4200 = as_type<float>(v4199);
+        const float v4201 = v4200 * v4061;  // kernels/gemm/quant_b.hpp:80
+        const uint v4203 = v4042 >> 28u;
+        const uint v4205 = v4203 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4207 = v4205 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4209 = v4207 << 22u;
+        const uint v4211 = v4205 * 1056964608u;
+        const bool v4213 = v4205 < 2u;
+        const uint v4214 = v4213 ? v4211 : v4209;
+        const uint v4216 = v4203 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4218 = v4216 << 28u;
+        const uint v4219 = v4214 | v4218;
+        const float v4220 = as_type<float>(v4219);
+        const float v4221 = v4220 * v4061;  // kernels/gemm/quant_b.hpp:80
+        const float v4223 = v4027 ? v4081 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const bfloat v4224 = bfloat(v4223);
+        const float v4226 = v4027 ? v4101 : 0.0f;
+        const bfloat v4227 = bfloat(v4226);
+        const float v4229 = v4027 ? v4121 : 0.0f;
+        const bfloat v4230 = bfloat(v4229);
+        const float v4232 = v4027 ? v4141 : 0.0f;
+        const bfloat v4233 = bfloat(v4232);
+        const float v4235 = v4027 ? v4161 : 0.0f;
+        const bfloat v4236 = bfloat(v4235);
+        const float v4238 = v4027 ? v4181 : 0.0f;
+        const bfloat v4239 = bfloat(v4238);
+        const float v4241 = v4027 ? v4201 : 0.0f;
+        const bfloat v4242 = bfloat(v4241);
+        const float v4244 = v4027 ? v4221 : 0.0f;
+        const bfloat v4245 = bfloat(v4244);
+        *(threadgroup iron_bf16x8*)(shm1 + v3511) = iron_bf16x8{{bfloat4(v4224, v4227, v4230, v4233), bfloat4(v4236, v4239, v4242, v4245)}};  // kernels/gemm/quant_b.hpp:146
+        const bool v4265 = v4262 && v3524;  // kernels/gemm/quant_b.hpp:137
+        const uint v4269 = min(v3523, v3553);  // kernels/gemm/quant_b.hpp:138
+        const uint v4275 = v4269 >> 3u;  // kernels/gemm/quant_b.hpp:71
+        const uint v4279 = v4278 + v4275;
+        const uint v4280 = packed[v4279];
+        const uint v4282 = v4269 >> 5u;  // kernels/gemm/quant_b.hpp:72
+        const uint v4286 = v4285 + v4282;
+        const uchar v4287 = scales[v4286];
+        const uint v4288 = uint(v4287);
+        const uint v4290 = v4288 << 23u;  // kernels/primitives/mxfp4.hpp:29
+        const bool v4293 = v4288 == 255u;
+        const uint v4294 = v4293 ? 2143289344u : v4290;
+        const bool v4296 = v4288 == 0u;  // kernels/primitives/mxfp4.hpp:30
+        const uint v4298 = v4296 ? 4194304u : v4294;
+        const float v4299 = as_type<float>(v4298);
+        const uint v4301 = v4280 >> 0u;  // kernels/gemm/quant_b.hpp:80
+        const uint v4303 = v4301 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4305 = v4303 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4307 = v4305 << 22u;
+        const uint v4309 = v4303 * 1056964608u;
+        const bool v4311 = v4303 < 2u;
+        const uint v4312 = v4311 ? v4309 : v4307;
+        const uint v4314 = v4301 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4316 = v4314 << 28u;
+        const uint v4317 = v4312 | v4316;
+        const float v4318 = as_type<float>(v4317);
+        const float v4319 = v4318 * v4299;  // kernels/gemm/quant_b.hpp:80
+        const uint v4321 = v4280 >> 4u;
+        const uint v4323 = v4321 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4325 = v4323 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4327 = v4325 << 22u;
+        const uint v4329 = v4323 * 1056964608u;
+        const bool v4331 = v4323 < 2u;
+        const uint v4332 = v4331 ? v4329 : v4327;
+        const uint v4334 = v4321 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4336 = v4334 << 28u;
+        const uint v4337 = v4332 | v4336;
+        const float v4338 = as_type<float>(v4337);
+        const float v4339 = v4338 * v4299;  // kernels/gemm/quant_b.hpp:80
+        const uint v4341 = v4280 >> 8u;
+        const uint v4343 = v4341 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4345 = v4343 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4347 = v4345 << 22u;
+        const uint v4349 = v4343 * 1056964608u;
+        const bool v4351 = v4343 < 2u;
+        const uint v4352 = v4351 ? v4349 : v4347;
+        const uint v4354 = v4341 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4356 = v4354 << 28u;
+        const uint v4357 = v4352 | v4356;
+        const float v4358 = as_type<float>(v4357);
+        const float v4359 = v4358 * v4299;  // kernels/gemm/quant_b.hpp:80
+        const uint v4361 = v4280 >> 12u;
+        const uint v4363 = v4361 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4365 = v4363 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4367 = v4365 << 22u;
+        const uint v4369 = v4363 * 1056964608u;
+        const bool v4371 = v4363 < 2u;
+        const uint v4372 = v4371 ? v4369 : v4367;
+        const uint v4374 = v4361 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4376 = v4374 << 28u;
+        const uint v4377 = v4372 | v4376;
+        const float v4378 = as_type<float>(v4377);
+        const float v4379 = v4378 * v4299;  // kernels/gemm/quant_b.hpp:80
+        const uint v4381 = v4280 >> 16u;
+        const uint v4383 = v4381 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4385 = v4383 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4387 = v4385 << 22u;
+        const uint v4389 = v4383 * 1056964608u;
+        const bool v4391 = v4383 < 2u;
+        const uint v4392 = v4391 ? v4389 : v4387;
+        const uint v4394 = v4381 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4396 = v4394 << 28u;
+        const uint v4397 = v4392 | v4396;
+        const float v4398 = as_type<float>(v4397);
+        const float v4399 = v4398 * v4299;  // kernels/gemm/quant_b.hpp:80
+        const uint v4401 = v4280 >> 20u;
+        const uint v4403 = v4401 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4405 = v4403 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4407 = v4405 << 22u;
+        const uint v4409 = v4403 * 1056964608u;
+        const bool v4411 = v4403 < 2u;
+        const uint v4412 = v4411 ? v4409 : v4407;
+        const uint v4414 = v4401 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4416 = v4414 << 28u;
+        const uint v4417 = v4412 | v4416;
+        const float v4418 = as_type<float>(v4417);
+        const float v4419 = v4418 * v4299;  // kernels/gemm/quant_b.hpp:80
+        const uint v4421 = v4280 >> 24u;
+        const uint v4423 = v4421 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4425 = v4423 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4427 = v4425 << 22u;
+        const uint v4429 = v4423 * 1056964608u;
+        const bool v4431 = v4423 < 2u;
+        const uint v4432 = v4431 ? v4429 : v4427;
+        const uint v4434 = v4421 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4436 = v4434 << 28u;
+        const uint v4437 = v4432 | v4436;
+        const float v4438 = as_type<float>(v4437);
+        const float v4439 = v4438 * v4299;  // kernels/gemm/quant_b.hpp:80
+        const uint v4441 = v4280 >> 28u;
+        const uint v4443 = v4441 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4445 = v4443 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4447 = v4445 << 22u;
+        const uint v4449 = v4443 * 1056964608u;
+        const bool v4451 = v4443 < 2u;
+        const uint v4452 = v4451 ? v4449 : v4447;
+        const uint v4454 = v4441 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4456 = v4454 << 28u;
+        const uint v4457 = v4452 | v4456;
+        const float v4458 = as_type<float>(v4457);
+        const float v4459 = v4458 * v4299;  // kernels/gemm/quant_b.hpp:80
+        const float v4461 = v4265 ? v4319 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const bfloat v4462 = bfloat(v4461);
+        const float v4464 = v4265 ? v4339 : 0.0f;
+        const bfloat v4465 = bfloat(v4464);
+        const float v4467 = v4265 ? v4359 : 0.0f;
+        const bfloat v4468 = bfloat(v4467);
+        const float v4470 = v4265 ? v4379 : 0.0f;
+        const bfloat v4471 = bfloat(v4470);
+        const float v4473 = v4265 ? v4399 : 0.0f;
+        const bfloat v4474 = bfloat(v4473);
+        const float v4476 = v4265 ? v4419 : 0.0f;
+        const bfloat v4477 = bfloat(v4476);
+        const float v4479 = v4265 ? v4439 : 0.0f;
+        const bfloat v4480 = bfloat(v4479);
+        const float v4482 = v4265 ? v4459 : 0.0f;
+        const bfloat v4483 = bfloat(v4482);
+        *(threadgroup iron_bf16x8*)(shm1 + v3535) = iron_bf16x8{{bfloat4(v4462, v4465, v4468, v4471), bfloat4(v4474, v4477, v4480, v4483)}};  // kernels/gemm/quant_b.hpp:146
+        // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:268
         // async.wait 0: the copies above are done
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v5335 = v4276 + v5334;  // kernels/gemm/gemm_tiles.hpp:251
-        iron_frag_load<false>(v94, shm0, long(v5335), long(40u));
-        const uint v5341 = v4276 + v5340;  // kernels/gemm/gemm_tiles.hpp:255
-        iron_frag_load<true>(v96, shm1, long(v5341), long(40u));
-        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:257
-        const uint v5348 = v5335 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-        iron_frag_load<false>(v94, shm0, long(v5348), long(40u));
-        const uint v5354 = v5341 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
-        iron_frag_load<true>(v96, shm1, long(v5354), long(40u));
-        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:257
+        const uint v4498 = v3439 + v4497;  // kernels/gemm/gemm_tiles.hpp:252
+        iron_frag_load<false>(v94, shm0, long(v4498), long(40u));
+        const uint v4504 = v3439 + v4503;  // kernels/gemm/gemm_tiles.hpp:256
+        iron_frag_load<true>(v96, shm1, long(v4504), long(40u));
+        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:258
+        const uint v4511 = v4498 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
+        iron_frag_load<false>(v94, shm0, long(v4511), long(40u));
+        const uint v4517 = v4504 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
+        iron_frag_load<true>(v96, shm1, long(v4517), long(40u));
+        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:258
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:267
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:268
     } else {
       const uint v1198 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
       const uint v1199 = iron_tid.x;
@@ -865,12 +866,12 @@ kernel void iron_moe_gemm_mxfp4_bf16(
       const uint v1972 = v1960 * v1257;  // kernels/gemm/quant_b.hpp:72
       const uint v2173 = v1943 * 40u;  // kernels/gemm/quant_b.hpp:146
       const uint v2175 = v2173 + v1947;
-      const uint v2182 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
-      const uint v2188 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
-      const uint v2196 = v2182 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-      const uint v2202 = v2188 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+      const uint v2182 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:252
+      const uint v2188 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:256
+      const uint v2196 = v2182 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
+      const uint v2202 = v2188 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
 
-      for (uint v1197 = 0u; v1197 < v3; v1197 += 32u) {  // kernels/gemm/gemm_tiles.hpp:272
+      for (uint v1197 = 0u; v1197 < v3; v1197 += 32u) {  // kernels/gemm/gemm_tiles.hpp:273
         for (uint v1201 = v1199; v1201 < 4096u; v1201 += v1198) {  // kernels/gemm/gemm_tiles.hpp:95
           const uint v1203 = v1201 >> 5u;  // kernels/gemm/gemm_tiles.hpp:96
           const uint v1205 = v1201 & 31u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -1413,2594 +1414,1077 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         const float v2169 = v1952 ? v2146 : 0.0f;
         const bfloat v2170 = bfloat(v2169);
         *(threadgroup iron_bf16x8*)(shm1 + v2175) = iron_bf16x8{{bfloat4(v2149, v2152, v2155, v2158), bfloat4(v2161, v2164, v2167, v2170)}};  // kernels/gemm/quant_b.hpp:146
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_load<false>(v94, shm0, long(v2182), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
-        iron_frag_load<true>(v96, shm1, long(v2188), long(40u));  // kernels/gemm/gemm_tiles.hpp:255
-        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:257
-        iron_frag_load<false>(v94, shm0, long(v2196), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
-        iron_frag_load<true>(v96, shm1, long(v2202), long(40u));  // kernels/gemm/gemm_tiles.hpp:255
-        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:257
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:277
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:276
+        iron_frag_load<false>(v94, shm0, long(v2182), long(40u));  // kernels/gemm/gemm_tiles.hpp:252
+        iron_frag_load<true>(v96, shm1, long(v2188), long(40u));  // kernels/gemm/gemm_tiles.hpp:256
+        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:258
+        iron_frag_load<false>(v94, shm0, long(v2196), long(40u));  // kernels/gemm/gemm_tiles.hpp:252
+        iron_frag_load<true>(v96, shm1, long(v2202), long(40u));  // kernels/gemm/gemm_tiles.hpp:256
+        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:258
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:278
       }
     }
-    const uint v2203 = v80 + v90;  // kernels/gemm/gemm_tiles.hpp:280
-    const uint v2204 = v75 + v86;
-    const uint v2205 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2206 = v2204 + v2205;
-    const uint v2207 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2208 = v2203 + v2207;
-    const bool v2209 = v2206 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2210 = v2208 < v79;
-    const bool v2211 = v2209 && v2210;
-    if (v2211) {
-      const float v2212 = v92.m[0][0].thread_elements()[0];
-      const uint v2214 = v2208 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2215 = v2214 < v2;
-      const bool v2216 = v2209 && v2215;
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:315
+    const uint v3381 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:332
+
+    for (uint v2209 = 0u; v2209 < 8u; v2209 += 1u) {  // kernels/gemm/gemm_tiles.hpp:316
+      const uint v2211 = v2209 >> 2u;  // kernels/gemm/gemm_tiles.hpp:317
+      const uint v2213 = v2209 & 3u;  // kernels/gemm/gemm_tiles.hpp:318
+      const bool v2216 = v85 == v2211;  // kernels/gemm/gemm_tiles.hpp:319
       if (v2216) {
-        const bfloat v2217 = bfloat(v2212);
-        const uint v2218 = v2206 * v2;
-        const uint v2219 = v2218 + v2208;
-        const uint v2220 = v2219 - v78;
-        out[v2220] = v2217;
-      }
-    }
-    const uint v2221 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2222 = v2204 + v2221;
-    const uint v2223 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2224 = v2203 + v2223;
-    const bool v2225 = v2222 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2226 = v2224 < v79;
-    const bool v2227 = v2225 && v2226;
-    if (v2227) {
-      const float v2228 = v92.m[0][0].thread_elements()[1];
-      const uint v2230 = v2224 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2231 = v2230 < v2;
-      const bool v2232 = v2225 && v2231;
-      if (v2232) {
-        const bfloat v2233 = bfloat(v2228);
-        const uint v2234 = v2222 * v2;
-        const uint v2235 = v2234 + v2224;
-        const uint v2236 = v2235 - v78;
-        out[v2236] = v2233;
-      }
-    }
-    const uint v2237 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2238 = v2204 + v2237;
-    const uint v2239 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2240 = v2203 + v2239;
-    const bool v2241 = v2238 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2242 = v2240 < v79;
-    const bool v2243 = v2241 && v2242;
-    if (v2243) {
-      const float v2244 = v92.m[0][1].thread_elements()[0];
-      const uint v2246 = v2240 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2247 = v2246 < v2;
-      const bool v2248 = v2241 && v2247;
-      if (v2248) {
-        const bfloat v2249 = bfloat(v2244);
-        const uint v2250 = v2238 * v2;
-        const uint v2251 = v2250 + v2240;
-        const uint v2252 = v2251 - v78;
-        out[v2252] = v2249;
-      }
-    }
-    const uint v2253 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2254 = v2204 + v2253;
-    const uint v2255 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2256 = v2203 + v2255;
-    const bool v2257 = v2254 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2258 = v2256 < v79;
-    const bool v2259 = v2257 && v2258;
-    if (v2259) {
-      const float v2260 = v92.m[0][1].thread_elements()[1];
-      const uint v2262 = v2256 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2263 = v2262 < v2;
-      const bool v2264 = v2257 && v2263;
-      if (v2264) {
-        const bfloat v2265 = bfloat(v2260);
-        const uint v2266 = v2254 * v2;
-        const uint v2267 = v2266 + v2256;
-        const uint v2268 = v2267 - v78;
-        out[v2268] = v2265;
-      }
-    }
-    const uint v2269 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2270 = v2204 + v2269;
-    const uint v2271 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2272 = v2203 + v2271;
-    const bool v2273 = v2270 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2274 = v2272 < v79;
-    const bool v2275 = v2273 && v2274;
-    if (v2275) {
-      const float v2276 = v92.m[0][2].thread_elements()[0];
-      const uint v2278 = v2272 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2279 = v2278 < v2;
-      const bool v2280 = v2273 && v2279;
-      if (v2280) {
-        const bfloat v2281 = bfloat(v2276);
-        const uint v2282 = v2270 * v2;
-        const uint v2283 = v2282 + v2272;
-        const uint v2284 = v2283 - v78;
-        out[v2284] = v2281;
-      }
-    }
-    const uint v2285 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2286 = v2204 + v2285;
-    const uint v2287 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2288 = v2203 + v2287;
-    const bool v2289 = v2286 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2290 = v2288 < v79;
-    const bool v2291 = v2289 && v2290;
-    if (v2291) {
-      const float v2292 = v92.m[0][2].thread_elements()[1];
-      const uint v2294 = v2288 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2295 = v2294 < v2;
-      const bool v2296 = v2289 && v2295;
-      if (v2296) {
-        const bfloat v2297 = bfloat(v2292);
-        const uint v2298 = v2286 * v2;
-        const uint v2299 = v2298 + v2288;
-        const uint v2300 = v2299 - v78;
-        out[v2300] = v2297;
-      }
-    }
-    const uint v2301 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2302 = v2204 + v2301;
-    const uint v2303 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2304 = v2203 + v2303;
-    const bool v2305 = v2302 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2306 = v2304 < v79;
-    const bool v2307 = v2305 && v2306;
-    if (v2307) {
-      const float v2308 = v92.m[0][3].thread_elements()[0];
-      const uint v2310 = v2304 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2311 = v2310 < v2;
-      const bool v2312 = v2305 && v2311;
-      if (v2312) {
-        const bfloat v2313 = bfloat(v2308);
-        const uint v2314 = v2302 * v2;
-        const uint v2315 = v2314 + v2304;
-        const uint v2316 = v2315 - v78;
-        out[v2316] = v2313;
-      }
-    }
-    const uint v2317 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2318 = v2204 + v2317;
-    const uint v2319 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2320 = v2203 + v2319;
-    const bool v2321 = v2318 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2322 = v2320 < v79;
-    const bool v2323 = v2321 && v2322;
-    if (v2323) {
-      const float v2324 = v92.m[0][3].thread_elements()[1];
-      const uint v2326 = v2320 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2327 = v2326 < v2;
-      const bool v2328 = v2321 && v2327;
-      if (v2328) {
-        const bfloat v2329 = bfloat(v2324);
-        const uint v2330 = v2318 * v2;
-        const uint v2331 = v2330 + v2320;
-        const uint v2332 = v2331 - v78;
-        out[v2332] = v2329;
-      }
-    }
-    const uint v2333 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2334 = v2204 + v2333;
-    const uint v2335 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2336 = v2203 + v2335;
-    const bool v2337 = v2334 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2338 = v2336 < v79;
-    const bool v2339 = v2337 && v2338;
-    if (v2339) {
-      const float v2340 = v92.m[0][4].thread_elements()[0];
-      const uint v2342 = v2336 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2343 = v2342 < v2;
-      const bool v2344 = v2337 && v2343;
-      if (v2344) {
-        const bfloat v2345 = bfloat(v2340);
-        const uint v2346 = v2334 * v2;
-        const uint v2347 = v2346 + v2336;
-        const uint v2348 = v2347 - v78;
-        out[v2348] = v2345;
-      }
-    }
-    const uint v2349 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2350 = v2204 + v2349;
-    const uint v2351 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2352 = v2203 + v2351;
-    const bool v2353 = v2350 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2354 = v2352 < v79;
-    const bool v2355 = v2353 && v2354;
-    if (v2355) {
-      const float v2356 = v92.m[0][4].thread_elements()[1];
-      const uint v2358 = v2352 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2359 = v2358 < v2;
-      const bool v2360 = v2353 && v2359;
-      if (v2360) {
-        const bfloat v2361 = bfloat(v2356);
-        const uint v2362 = v2350 * v2;
-        const uint v2363 = v2362 + v2352;
-        const uint v2364 = v2363 - v78;
-        out[v2364] = v2361;
-      }
-    }
-    const uint v2365 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2366 = v2204 + v2365;
-    const uint v2367 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2368 = v2203 + v2367;
-    const bool v2369 = v2366 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2370 = v2368 < v79;
-    const bool v2371 = v2369 && v2370;
-    if (v2371) {
-      const float v2372 = v92.m[0][5].thread_elements()[0];
-      const uint v2374 = v2368 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2375 = v2374 < v2;
-      const bool v2376 = v2369 && v2375;
-      if (v2376) {
-        const bfloat v2377 = bfloat(v2372);
-        const uint v2378 = v2366 * v2;
-        const uint v2379 = v2378 + v2368;
-        const uint v2380 = v2379 - v78;
-        out[v2380] = v2377;
-      }
-    }
-    const uint v2381 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2382 = v2204 + v2381;
-    const uint v2383 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2384 = v2203 + v2383;
-    const bool v2385 = v2382 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2386 = v2384 < v79;
-    const bool v2387 = v2385 && v2386;
-    if (v2387) {
-      const float v2388 = v92.m[0][5].thread_elements()[1];
-      const uint v2390 = v2384 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2391 = v2390 < v2;
-      const bool v2392 = v2385 && v2391;
-      if (v2392) {
-        const bfloat v2393 = bfloat(v2388);
-        const uint v2394 = v2382 * v2;
-        const uint v2395 = v2394 + v2384;
-        const uint v2396 = v2395 - v78;
-        out[v2396] = v2393;
-      }
-    }
-    const uint v2397 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2398 = v2204 + v2397;
-    const uint v2399 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2400 = v2203 + v2399;
-    const bool v2401 = v2398 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2402 = v2400 < v79;
-    const bool v2403 = v2401 && v2402;
-    if (v2403) {
-      const float v2404 = v92.m[0][6].thread_elements()[0];
-      const uint v2406 = v2400 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2407 = v2406 < v2;
-      const bool v2408 = v2401 && v2407;
-      if (v2408) {
-        const bfloat v2409 = bfloat(v2404);
-        const uint v2410 = v2398 * v2;
-        const uint v2411 = v2410 + v2400;
-        const uint v2412 = v2411 - v78;
-        out[v2412] = v2409;
-      }
-    }
-    const uint v2413 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2414 = v2204 + v2413;
-    const uint v2415 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2416 = v2203 + v2415;
-    const bool v2417 = v2414 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2418 = v2416 < v79;
-    const bool v2419 = v2417 && v2418;
-    if (v2419) {
-      const float v2420 = v92.m[0][6].thread_elements()[1];
-      const uint v2422 = v2416 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2423 = v2422 < v2;
-      const bool v2424 = v2417 && v2423;
-      if (v2424) {
-        const bfloat v2425 = bfloat(v2420);
-        const uint v2426 = v2414 * v2;
-        const uint v2427 = v2426 + v2416;
-        const uint v2428 = v2427 - v78;
-        out[v2428] = v2425;
-      }
-    }
-    const uint v2429 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2430 = v2204 + v2429;
-    const uint v2431 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2432 = v2203 + v2431;
-    const bool v2433 = v2430 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2434 = v2432 < v79;
-    const bool v2435 = v2433 && v2434;
-    if (v2435) {
-      const float v2436 = v92.m[0][7].thread_elements()[0];
-      const uint v2438 = v2432 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2439 = v2438 < v2;
-      const bool v2440 = v2433 && v2439;
-      if (v2440) {
-        const bfloat v2441 = bfloat(v2436);
-        const uint v2442 = v2430 * v2;
-        const uint v2443 = v2442 + v2432;
-        const uint v2444 = v2443 - v78;
-        out[v2444] = v2441;
-      }
-    }
-    const uint v2445 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2446 = v2204 + v2445;
-    const uint v2447 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2448 = v2203 + v2447;
-    const bool v2449 = v2446 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2450 = v2448 < v79;
-    const bool v2451 = v2449 && v2450;
-    if (v2451) {
-      const float v2452 = v92.m[0][7].thread_elements()[1];
-      const uint v2454 = v2448 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2455 = v2454 < v2;
-      const bool v2456 = v2449 && v2455;
-      if (v2456) {
-        const bfloat v2457 = bfloat(v2452);
-        const uint v2458 = v2446 * v2;
-        const uint v2459 = v2458 + v2448;
-        const uint v2460 = v2459 - v78;
-        out[v2460] = v2457;
-      }
-    }
-    const uint v2461 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2462 = v2204 + v2461;
-    const uint v2463 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2464 = v2203 + v2463;
-    const bool v2465 = v2462 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2466 = v2464 < v79;
-    const bool v2467 = v2465 && v2466;
-    if (v2467) {
-      const float v2468 = v92.m[1][0].thread_elements()[0];
-      const uint v2470 = v2464 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2471 = v2470 < v2;
-      const bool v2472 = v2465 && v2471;
-      if (v2472) {
-        const bfloat v2473 = bfloat(v2468);
-        const uint v2474 = v2462 * v2;
-        const uint v2475 = v2474 + v2464;
-        const uint v2476 = v2475 - v78;
-        out[v2476] = v2473;
-      }
-    }
-    const uint v2477 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2478 = v2204 + v2477;
-    const uint v2479 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2480 = v2203 + v2479;
-    const bool v2481 = v2478 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2482 = v2480 < v79;
-    const bool v2483 = v2481 && v2482;
-    if (v2483) {
-      const float v2484 = v92.m[1][0].thread_elements()[1];
-      const uint v2486 = v2480 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2487 = v2486 < v2;
-      const bool v2488 = v2481 && v2487;
-      if (v2488) {
-        const bfloat v2489 = bfloat(v2484);
-        const uint v2490 = v2478 * v2;
-        const uint v2491 = v2490 + v2480;
-        const uint v2492 = v2491 - v78;
-        out[v2492] = v2489;
-      }
-    }
-    const uint v2493 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2494 = v2204 + v2493;
-    const uint v2495 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2496 = v2203 + v2495;
-    const bool v2497 = v2494 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2498 = v2496 < v79;
-    const bool v2499 = v2497 && v2498;
-    if (v2499) {
-      const float v2500 = v92.m[1][1].thread_elements()[0];
-      const uint v2502 = v2496 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2503 = v2502 < v2;
-      const bool v2504 = v2497 && v2503;
-      if (v2504) {
-        const bfloat v2505 = bfloat(v2500);
-        const uint v2506 = v2494 * v2;
-        const uint v2507 = v2506 + v2496;
-        const uint v2508 = v2507 - v78;
-        out[v2508] = v2505;
-      }
-    }
-    const uint v2509 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2510 = v2204 + v2509;
-    const uint v2511 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2512 = v2203 + v2511;
-    const bool v2513 = v2510 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2514 = v2512 < v79;
-    const bool v2515 = v2513 && v2514;
-    if (v2515) {
-      const float v2516 = v92.m[1][1].thread_elements()[1];
-      const uint v2518 = v2512 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2519 = v2518 < v2;
-      const bool v2520 = v2513 && v2519;
-      if (v2520) {
-        const bfloat v2521 = bfloat(v2516);
-        const uint v2522 = v2510 * v2;
-        const uint v2523 = v2522 + v2512;
-        const uint v2524 = v2523 - v78;
-        out[v2524] = v2521;
-      }
-    }
-    const uint v2525 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2526 = v2204 + v2525;
-    const uint v2527 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2528 = v2203 + v2527;
-    const bool v2529 = v2526 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2530 = v2528 < v79;
-    const bool v2531 = v2529 && v2530;
-    if (v2531) {
-      const float v2532 = v92.m[1][2].thread_elements()[0];
-      const uint v2534 = v2528 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2535 = v2534 < v2;
-      const bool v2536 = v2529 && v2535;
-      if (v2536) {
-        const bfloat v2537 = bfloat(v2532);
-        const uint v2538 = v2526 * v2;
-        const uint v2539 = v2538 + v2528;
-        const uint v2540 = v2539 - v78;
-        out[v2540] = v2537;
-      }
-    }
-    const uint v2541 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2542 = v2204 + v2541;
-    const uint v2543 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2544 = v2203 + v2543;
-    const bool v2545 = v2542 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2546 = v2544 < v79;
-    const bool v2547 = v2545 && v2546;
-    if (v2547) {
-      const float v2548 = v92.m[1][2].thread_elements()[1];
-      const uint v2550 = v2544 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2551 = v2550 < v2;
-      const bool v2552 = v2545 && v2551;
-      if (v2552) {
-        const bfloat v2553 = bfloat(v2548);
-        const uint v2554 = v2542 * v2;
-        const uint v2555 = v2554 + v2544;
-        const uint v2556 = v2555 - v78;
-        out[v2556] = v2553;
-      }
-    }
-    const uint v2557 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2558 = v2204 + v2557;
-    const uint v2559 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2560 = v2203 + v2559;
-    const bool v2561 = v2558 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2562 = v2560 < v79;
-    const bool v2563 = v2561 && v2562;
-    if (v2563) {
-      const float v2564 = v92.m[1][3].thread_elements()[0];
-      const uint v2566 = v2560 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2567 = v2566 < v2;
-      const bool v2568 = v2561 && v2567;
-      if (v2568) {
-        const bfloat v2569 = bfloat(v2564);
-        const uint v2570 = v2558 * v2;
-        const uint v2571 = v2570 + v2560;
-        const uint v2572 = v2571 - v78;
-        out[v2572] = v2569;
-      }
-    }
-    const uint v2573 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2574 = v2204 + v2573;
-    const uint v2575 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2576 = v2203 + v2575;
-    const bool v2577 = v2574 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2578 = v2576 < v79;
-    const bool v2579 = v2577 && v2578;
-    if (v2579) {
-      const float v2580 = v92.m[1][3].thread_elements()[1];
-      const uint v2582 = v2576 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2583 = v2582 < v2;
-      const bool v2584 = v2577 && v2583;
-      if (v2584) {
-        const bfloat v2585 = bfloat(v2580);
-        const uint v2586 = v2574 * v2;
-        const uint v2587 = v2586 + v2576;
-        const uint v2588 = v2587 - v78;
-        out[v2588] = v2585;
-      }
-    }
-    const uint v2589 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2590 = v2204 + v2589;
-    const uint v2591 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2592 = v2203 + v2591;
-    const bool v2593 = v2590 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2594 = v2592 < v79;
-    const bool v2595 = v2593 && v2594;
-    if (v2595) {
-      const float v2596 = v92.m[1][4].thread_elements()[0];
-      const uint v2598 = v2592 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2599 = v2598 < v2;
-      const bool v2600 = v2593 && v2599;
-      if (v2600) {
-        const bfloat v2601 = bfloat(v2596);
-        const uint v2602 = v2590 * v2;
-        const uint v2603 = v2602 + v2592;
-        const uint v2604 = v2603 - v78;
-        out[v2604] = v2601;
-      }
-    }
-    const uint v2605 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2606 = v2204 + v2605;
-    const uint v2607 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2608 = v2203 + v2607;
-    const bool v2609 = v2606 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2610 = v2608 < v79;
-    const bool v2611 = v2609 && v2610;
-    if (v2611) {
-      const float v2612 = v92.m[1][4].thread_elements()[1];
-      const uint v2614 = v2608 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2615 = v2614 < v2;
-      const bool v2616 = v2609 && v2615;
-      if (v2616) {
-        const bfloat v2617 = bfloat(v2612);
-        const uint v2618 = v2606 * v2;
-        const uint v2619 = v2618 + v2608;
-        const uint v2620 = v2619 - v78;
-        out[v2620] = v2617;
-      }
-    }
-    const uint v2621 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2622 = v2204 + v2621;
-    const uint v2623 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2624 = v2203 + v2623;
-    const bool v2625 = v2622 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2626 = v2624 < v79;
-    const bool v2627 = v2625 && v2626;
-    if (v2627) {
-      const float v2628 = v92.m[1][5].thread_elements()[0];
-      const uint v2630 = v2624 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2631 = v2630 < v2;
-      const bool v2632 = v2625 && v2631;
-      if (v2632) {
-        const bfloat v2633 = bfloat(v2628);
-        const uint v2634 = v2622 * v2;
-        const uint v2635 = v2634 + v2624;
-        const uint v2636 = v2635 - v78;
-        out[v2636] = v2633;
-      }
-    }
-    const uint v2637 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2638 = v2204 + v2637;
-    const uint v2639 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2640 = v2203 + v2639;
-    const bool v2641 = v2638 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2642 = v2640 < v79;
-    const bool v2643 = v2641 && v2642;
-    if (v2643) {
-      const float v2644 = v92.m[1][5].thread_elements()[1];
-      const uint v2646 = v2640 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2647 = v2646 < v2;
-      const bool v2648 = v2641 && v2647;
-      if (v2648) {
-        const bfloat v2649 = bfloat(v2644);
-        const uint v2650 = v2638 * v2;
-        const uint v2651 = v2650 + v2640;
-        const uint v2652 = v2651 - v78;
-        out[v2652] = v2649;
-      }
-    }
-    const uint v2653 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2654 = v2204 + v2653;
-    const uint v2655 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2656 = v2203 + v2655;
-    const bool v2657 = v2654 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2658 = v2656 < v79;
-    const bool v2659 = v2657 && v2658;
-    if (v2659) {
-      const float v2660 = v92.m[1][6].thread_elements()[0];
-      const uint v2662 = v2656 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2663 = v2662 < v2;
-      const bool v2664 = v2657 && v2663;
-      if (v2664) {
-        const bfloat v2665 = bfloat(v2660);
-        const uint v2666 = v2654 * v2;
-        const uint v2667 = v2666 + v2656;
-        const uint v2668 = v2667 - v78;
-        out[v2668] = v2665;
-      }
-    }
-    const uint v2669 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2670 = v2204 + v2669;
-    const uint v2671 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2672 = v2203 + v2671;
-    const bool v2673 = v2670 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2674 = v2672 < v79;
-    const bool v2675 = v2673 && v2674;
-    if (v2675) {
-      const float v2676 = v92.m[1][6].thread_elements()[1];
-      const uint v2678 = v2672 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2679 = v2678 < v2;
-      const bool v2680 = v2673 && v2679;
-      if (v2680) {
-        const bfloat v2681 = bfloat(v2676);
-        const uint v2682 = v2670 * v2;
-        const uint v2683 = v2682 + v2672;
-        const uint v2684 = v2683 - v78;
-        out[v2684] = v2681;
-      }
-    }
-    const uint v2685 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2686 = v2204 + v2685;
-    const uint v2687 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2688 = v2203 + v2687;
-    const bool v2689 = v2686 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2690 = v2688 < v79;
-    const bool v2691 = v2689 && v2690;
-    if (v2691) {
-      const float v2692 = v92.m[1][7].thread_elements()[0];
-      const uint v2694 = v2688 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2695 = v2694 < v2;
-      const bool v2696 = v2689 && v2695;
-      if (v2696) {
-        const bfloat v2697 = bfloat(v2692);
-        const uint v2698 = v2686 * v2;
-        const uint v2699 = v2698 + v2688;
-        const uint v2700 = v2699 - v78;
-        out[v2700] = v2697;
-      }
-    }
-    const uint v2701 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2702 = v2204 + v2701;
-    const uint v2703 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2704 = v2203 + v2703;
-    const bool v2705 = v2702 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2706 = v2704 < v79;
-    const bool v2707 = v2705 && v2706;
-    if (v2707) {
-      const float v2708 = v92.m[1][7].thread_elements()[1];
-      const uint v2710 = v2704 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2711 = v2710 < v2;
-      const bool v2712 = v2705 && v2711;
-      if (v2712) {
-        const bfloat v2713 = bfloat(v2708);
-        const uint v2714 = v2702 * v2;
-        const uint v2715 = v2714 + v2704;
-        const uint v2716 = v2715 - v78;
-        out[v2716] = v2713;
-      }
-    }
-    const uint v2717 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2718 = v2204 + v2717;
-    const uint v2719 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2720 = v2203 + v2719;
-    const bool v2721 = v2718 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2722 = v2720 < v79;
-    const bool v2723 = v2721 && v2722;
-    if (v2723) {
-      const float v2724 = v92.m[2][0].thread_elements()[0];
-      const uint v2726 = v2720 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2727 = v2726 < v2;
-      const bool v2728 = v2721 && v2727;
-      if (v2728) {
-        const bfloat v2729 = bfloat(v2724);
-        const uint v2730 = v2718 * v2;
-        const uint v2731 = v2730 + v2720;
-        const uint v2732 = v2731 - v78;
-        out[v2732] = v2729;
-      }
-    }
-    const uint v2733 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2734 = v2204 + v2733;
-    const uint v2735 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2736 = v2203 + v2735;
-    const bool v2737 = v2734 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2738 = v2736 < v79;
-    const bool v2739 = v2737 && v2738;
-    if (v2739) {
-      const float v2740 = v92.m[2][0].thread_elements()[1];
-      const uint v2742 = v2736 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2743 = v2742 < v2;
-      const bool v2744 = v2737 && v2743;
-      if (v2744) {
-        const bfloat v2745 = bfloat(v2740);
-        const uint v2746 = v2734 * v2;
-        const uint v2747 = v2746 + v2736;
-        const uint v2748 = v2747 - v78;
-        out[v2748] = v2745;
-      }
-    }
-    const uint v2749 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2750 = v2204 + v2749;
-    const uint v2751 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2752 = v2203 + v2751;
-    const bool v2753 = v2750 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2754 = v2752 < v79;
-    const bool v2755 = v2753 && v2754;
-    if (v2755) {
-      const float v2756 = v92.m[2][1].thread_elements()[0];
-      const uint v2758 = v2752 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2759 = v2758 < v2;
-      const bool v2760 = v2753 && v2759;
-      if (v2760) {
-        const bfloat v2761 = bfloat(v2756);
-        const uint v2762 = v2750 * v2;
-        const uint v2763 = v2762 + v2752;
-        const uint v2764 = v2763 - v78;
-        out[v2764] = v2761;
-      }
-    }
-    const uint v2765 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2766 = v2204 + v2765;
-    const uint v2767 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2768 = v2203 + v2767;
-    const bool v2769 = v2766 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2770 = v2768 < v79;
-    const bool v2771 = v2769 && v2770;
-    if (v2771) {
-      const float v2772 = v92.m[2][1].thread_elements()[1];
-      const uint v2774 = v2768 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2775 = v2774 < v2;
-      const bool v2776 = v2769 && v2775;
-      if (v2776) {
-        const bfloat v2777 = bfloat(v2772);
-        const uint v2778 = v2766 * v2;
-        const uint v2779 = v2778 + v2768;
-        const uint v2780 = v2779 - v78;
-        out[v2780] = v2777;
-      }
-    }
-    const uint v2781 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2782 = v2204 + v2781;
-    const uint v2783 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2784 = v2203 + v2783;
-    const bool v2785 = v2782 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2786 = v2784 < v79;
-    const bool v2787 = v2785 && v2786;
-    if (v2787) {
-      const float v2788 = v92.m[2][2].thread_elements()[0];
-      const uint v2790 = v2784 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2791 = v2790 < v2;
-      const bool v2792 = v2785 && v2791;
-      if (v2792) {
-        const bfloat v2793 = bfloat(v2788);
-        const uint v2794 = v2782 * v2;
-        const uint v2795 = v2794 + v2784;
-        const uint v2796 = v2795 - v78;
-        out[v2796] = v2793;
-      }
-    }
-    const uint v2797 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2798 = v2204 + v2797;
-    const uint v2799 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2800 = v2203 + v2799;
-    const bool v2801 = v2798 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2802 = v2800 < v79;
-    const bool v2803 = v2801 && v2802;
-    if (v2803) {
-      const float v2804 = v92.m[2][2].thread_elements()[1];
-      const uint v2806 = v2800 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2807 = v2806 < v2;
-      const bool v2808 = v2801 && v2807;
-      if (v2808) {
-        const bfloat v2809 = bfloat(v2804);
-        const uint v2810 = v2798 * v2;
-        const uint v2811 = v2810 + v2800;
-        const uint v2812 = v2811 - v78;
-        out[v2812] = v2809;
-      }
-    }
-    const uint v2813 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2814 = v2204 + v2813;
-    const uint v2815 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2816 = v2203 + v2815;
-    const bool v2817 = v2814 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2818 = v2816 < v79;
-    const bool v2819 = v2817 && v2818;
-    if (v2819) {
-      const float v2820 = v92.m[2][3].thread_elements()[0];
-      const uint v2822 = v2816 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2823 = v2822 < v2;
-      const bool v2824 = v2817 && v2823;
-      if (v2824) {
-        const bfloat v2825 = bfloat(v2820);
-        const uint v2826 = v2814 * v2;
-        const uint v2827 = v2826 + v2816;
-        const uint v2828 = v2827 - v78;
-        out[v2828] = v2825;
-      }
-    }
-    const uint v2829 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2830 = v2204 + v2829;
-    const uint v2831 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2832 = v2203 + v2831;
-    const bool v2833 = v2830 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2834 = v2832 < v79;
-    const bool v2835 = v2833 && v2834;
-    if (v2835) {
-      const float v2836 = v92.m[2][3].thread_elements()[1];
-      const uint v2838 = v2832 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2839 = v2838 < v2;
-      const bool v2840 = v2833 && v2839;
-      if (v2840) {
-        const bfloat v2841 = bfloat(v2836);
-        const uint v2842 = v2830 * v2;
-        const uint v2843 = v2842 + v2832;
-        const uint v2844 = v2843 - v78;
-        out[v2844] = v2841;
-      }
-    }
-    const uint v2845 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2846 = v2204 + v2845;
-    const uint v2847 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2848 = v2203 + v2847;
-    const bool v2849 = v2846 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2850 = v2848 < v79;
-    const bool v2851 = v2849 && v2850;
-    if (v2851) {
-      const float v2852 = v92.m[2][4].thread_elements()[0];
-      const uint v2854 = v2848 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2855 = v2854 < v2;
-      const bool v2856 = v2849 && v2855;
-      if (v2856) {
-        const bfloat v2857 = bfloat(v2852);
-        const uint v2858 = v2846 * v2;
-        const uint v2859 = v2858 + v2848;
-        const uint v2860 = v2859 - v78;
-        out[v2860] = v2857;
-      }
-    }
-    const uint v2861 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2862 = v2204 + v2861;
-    const uint v2863 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2864 = v2203 + v2863;
-    const bool v2865 = v2862 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2866 = v2864 < v79;
-    const bool v2867 = v2865 && v2866;
-    if (v2867) {
-      const float v2868 = v92.m[2][4].thread_elements()[1];
-      const uint v2870 = v2864 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2871 = v2870 < v2;
-      const bool v2872 = v2865 && v2871;
-      if (v2872) {
-        const bfloat v2873 = bfloat(v2868);
-        const uint v2874 = v2862 * v2;
-        const uint v2875 = v2874 + v2864;
-        const uint v2876 = v2875 - v78;
-        out[v2876] = v2873;
-      }
-    }
-    const uint v2877 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2878 = v2204 + v2877;
-    const uint v2879 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2880 = v2203 + v2879;
-    const bool v2881 = v2878 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2882 = v2880 < v79;
-    const bool v2883 = v2881 && v2882;
-    if (v2883) {
-      const float v2884 = v92.m[2][5].thread_elements()[0];
-      const uint v2886 = v2880 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2887 = v2886 < v2;
-      const bool v2888 = v2881 && v2887;
-      if (v2888) {
-        const bfloat v2889 = bfloat(v2884);
-        const uint v2890 = v2878 * v2;
-        const uint v2891 = v2890 + v2880;
-        const uint v2892 = v2891 - v78;
-        out[v2892] = v2889;
-      }
-    }
-    const uint v2893 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2894 = v2204 + v2893;
-    const uint v2895 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2896 = v2203 + v2895;
-    const bool v2897 = v2894 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2898 = v2896 < v79;
-    const bool v2899 = v2897 && v2898;
-    if (v2899) {
-      const float v2900 = v92.m[2][5].thread_elements()[1];
-      const uint v2902 = v2896 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2903 = v2902 < v2;
-      const bool v2904 = v2897 && v2903;
-      if (v2904) {
-        const bfloat v2905 = bfloat(v2900);
-        const uint v2906 = v2894 * v2;
-        const uint v2907 = v2906 + v2896;
-        const uint v2908 = v2907 - v78;
-        out[v2908] = v2905;
-      }
-    }
-    const uint v2909 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2910 = v2204 + v2909;
-    const uint v2911 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2912 = v2203 + v2911;
-    const bool v2913 = v2910 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2914 = v2912 < v79;
-    const bool v2915 = v2913 && v2914;
-    if (v2915) {
-      const float v2916 = v92.m[2][6].thread_elements()[0];
-      const uint v2918 = v2912 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2919 = v2918 < v2;
-      const bool v2920 = v2913 && v2919;
-      if (v2920) {
-        const bfloat v2921 = bfloat(v2916);
-        const uint v2922 = v2910 * v2;
-        const uint v2923 = v2922 + v2912;
-        const uint v2924 = v2923 - v78;
-        out[v2924] = v2921;
-      }
-    }
-    const uint v2925 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2926 = v2204 + v2925;
-    const uint v2927 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2928 = v2203 + v2927;
-    const bool v2929 = v2926 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2930 = v2928 < v79;
-    const bool v2931 = v2929 && v2930;
-    if (v2931) {
-      const float v2932 = v92.m[2][6].thread_elements()[1];
-      const uint v2934 = v2928 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2935 = v2934 < v2;
-      const bool v2936 = v2929 && v2935;
-      if (v2936) {
-        const bfloat v2937 = bfloat(v2932);
-        const uint v2938 = v2926 * v2;
-        const uint v2939 = v2938 + v2928;
-        const uint v2940 = v2939 - v78;
-        out[v2940] = v2937;
-      }
-    }
-    const uint v2941 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2942 = v2204 + v2941;
-    const uint v2943 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2944 = v2203 + v2943;
-    const bool v2945 = v2942 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2946 = v2944 < v79;
-    const bool v2947 = v2945 && v2946;
-    if (v2947) {
-      const float v2948 = v92.m[2][7].thread_elements()[0];
-      const uint v2950 = v2944 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2951 = v2950 < v2;
-      const bool v2952 = v2945 && v2951;
-      if (v2952) {
-        const bfloat v2953 = bfloat(v2948);
-        const uint v2954 = v2942 * v2;
-        const uint v2955 = v2954 + v2944;
-        const uint v2956 = v2955 - v78;
-        out[v2956] = v2953;
-      }
-    }
-    const uint v2957 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2958 = v2204 + v2957;
-    const uint v2959 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2960 = v2203 + v2959;
-    const bool v2961 = v2958 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2962 = v2960 < v79;
-    const bool v2963 = v2961 && v2962;
-    if (v2963) {
-      const float v2964 = v92.m[2][7].thread_elements()[1];
-      const uint v2966 = v2960 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2967 = v2966 < v2;
-      const bool v2968 = v2961 && v2967;
-      if (v2968) {
-        const bfloat v2969 = bfloat(v2964);
-        const uint v2970 = v2958 * v2;
-        const uint v2971 = v2970 + v2960;
-        const uint v2972 = v2971 - v78;
-        out[v2972] = v2969;
-      }
-    }
-    const uint v2973 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2974 = v2204 + v2973;
-    const uint v2975 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2976 = v2203 + v2975;
-    const bool v2977 = v2974 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2978 = v2976 < v79;
-    const bool v2979 = v2977 && v2978;
-    if (v2979) {
-      const float v2980 = v92.m[3][0].thread_elements()[0];
-      const uint v2982 = v2976 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2983 = v2982 < v2;
-      const bool v2984 = v2977 && v2983;
-      if (v2984) {
-        const bfloat v2985 = bfloat(v2980);
-        const uint v2986 = v2974 * v2;
-        const uint v2987 = v2986 + v2976;
-        const uint v2988 = v2987 - v78;
-        out[v2988] = v2985;
-      }
-    }
-    const uint v2989 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v2990 = v2204 + v2989;
-    const uint v2991 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v2992 = v2203 + v2991;
-    const bool v2993 = v2990 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v2994 = v2992 < v79;
-    const bool v2995 = v2993 && v2994;
-    if (v2995) {
-      const float v2996 = v92.m[3][0].thread_elements()[1];
-      const uint v2998 = v2992 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2999 = v2998 < v2;
-      const bool v3000 = v2993 && v2999;
-      if (v3000) {
-        const bfloat v3001 = bfloat(v2996);
-        const uint v3002 = v2990 * v2;
-        const uint v3003 = v3002 + v2992;
-        const uint v3004 = v3003 - v78;
-        out[v3004] = v3001;
-      }
-    }
-    const uint v3005 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3006 = v2204 + v3005;
-    const uint v3007 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3008 = v2203 + v3007;
-    const bool v3009 = v3006 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3010 = v3008 < v79;
-    const bool v3011 = v3009 && v3010;
-    if (v3011) {
-      const float v3012 = v92.m[3][1].thread_elements()[0];
-      const uint v3014 = v3008 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3015 = v3014 < v2;
-      const bool v3016 = v3009 && v3015;
-      if (v3016) {
-        const bfloat v3017 = bfloat(v3012);
-        const uint v3018 = v3006 * v2;
-        const uint v3019 = v3018 + v3008;
-        const uint v3020 = v3019 - v78;
-        out[v3020] = v3017;
-      }
-    }
-    const uint v3021 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3022 = v2204 + v3021;
-    const uint v3023 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3024 = v2203 + v3023;
-    const bool v3025 = v3022 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3026 = v3024 < v79;
-    const bool v3027 = v3025 && v3026;
-    if (v3027) {
-      const float v3028 = v92.m[3][1].thread_elements()[1];
-      const uint v3030 = v3024 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3031 = v3030 < v2;
-      const bool v3032 = v3025 && v3031;
-      if (v3032) {
-        const bfloat v3033 = bfloat(v3028);
-        const uint v3034 = v3022 * v2;
-        const uint v3035 = v3034 + v3024;
-        const uint v3036 = v3035 - v78;
-        out[v3036] = v3033;
-      }
-    }
-    const uint v3037 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3038 = v2204 + v3037;
-    const uint v3039 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3040 = v2203 + v3039;
-    const bool v3041 = v3038 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3042 = v3040 < v79;
-    const bool v3043 = v3041 && v3042;
-    if (v3043) {
-      const float v3044 = v92.m[3][2].thread_elements()[0];
-      const uint v3046 = v3040 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3047 = v3046 < v2;
-      const bool v3048 = v3041 && v3047;
-      if (v3048) {
-        const bfloat v3049 = bfloat(v3044);
-        const uint v3050 = v3038 * v2;
-        const uint v3051 = v3050 + v3040;
-        const uint v3052 = v3051 - v78;
-        out[v3052] = v3049;
-      }
-    }
-    const uint v3053 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3054 = v2204 + v3053;
-    const uint v3055 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3056 = v2203 + v3055;
-    const bool v3057 = v3054 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3058 = v3056 < v79;
-    const bool v3059 = v3057 && v3058;
-    if (v3059) {
-      const float v3060 = v92.m[3][2].thread_elements()[1];
-      const uint v3062 = v3056 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3063 = v3062 < v2;
-      const bool v3064 = v3057 && v3063;
-      if (v3064) {
-        const bfloat v3065 = bfloat(v3060);
-        const uint v3066 = v3054 * v2;
-        const uint v3067 = v3066 + v3056;
-        const uint v3068 = v3067 - v78;
-        out[v3068] = v3065;
-      }
-    }
-    const uint v3069 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3070 = v2204 + v3069;
-    const uint v3071 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3072 = v2203 + v3071;
-    const bool v3073 = v3070 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3074 = v3072 < v79;
-    const bool v3075 = v3073 && v3074;
-    if (v3075) {
-      const float v3076 = v92.m[3][3].thread_elements()[0];
-      const uint v3078 = v3072 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3079 = v3078 < v2;
-      const bool v3080 = v3073 && v3079;
-      if (v3080) {
-        const bfloat v3081 = bfloat(v3076);
-        const uint v3082 = v3070 * v2;
-        const uint v3083 = v3082 + v3072;
-        const uint v3084 = v3083 - v78;
-        out[v3084] = v3081;
-      }
-    }
-    const uint v3085 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3086 = v2204 + v3085;
-    const uint v3087 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3088 = v2203 + v3087;
-    const bool v3089 = v3086 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3090 = v3088 < v79;
-    const bool v3091 = v3089 && v3090;
-    if (v3091) {
-      const float v3092 = v92.m[3][3].thread_elements()[1];
-      const uint v3094 = v3088 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3095 = v3094 < v2;
-      const bool v3096 = v3089 && v3095;
-      if (v3096) {
-        const bfloat v3097 = bfloat(v3092);
-        const uint v3098 = v3086 * v2;
-        const uint v3099 = v3098 + v3088;
-        const uint v3100 = v3099 - v78;
-        out[v3100] = v3097;
-      }
-    }
-    const uint v3101 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3102 = v2204 + v3101;
-    const uint v3103 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3104 = v2203 + v3103;
-    const bool v3105 = v3102 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3106 = v3104 < v79;
-    const bool v3107 = v3105 && v3106;
-    if (v3107) {
-      const float v3108 = v92.m[3][4].thread_elements()[0];
-      const uint v3110 = v3104 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3111 = v3110 < v2;
-      const bool v3112 = v3105 && v3111;
-      if (v3112) {
-        const bfloat v3113 = bfloat(v3108);
-        const uint v3114 = v3102 * v2;
-        const uint v3115 = v3114 + v3104;
-        const uint v3116 = v3115 - v78;
-        out[v3116] = v3113;
-      }
-    }
-    const uint v3117 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3118 = v2204 + v3117;
-    const uint v3119 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3120 = v2203 + v3119;
-    const bool v3121 = v3118 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3122 = v3120 < v79;
-    const bool v3123 = v3121 && v3122;
-    if (v3123) {
-      const float v3124 = v92.m[3][4].thread_elements()[1];
-      const uint v3126 = v3120 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3127 = v3126 < v2;
-      const bool v3128 = v3121 && v3127;
-      if (v3128) {
-        const bfloat v3129 = bfloat(v3124);
-        const uint v3130 = v3118 * v2;
-        const uint v3131 = v3130 + v3120;
-        const uint v3132 = v3131 - v78;
-        out[v3132] = v3129;
-      }
-    }
-    const uint v3133 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3134 = v2204 + v3133;
-    const uint v3135 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3136 = v2203 + v3135;
-    const bool v3137 = v3134 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3138 = v3136 < v79;
-    const bool v3139 = v3137 && v3138;
-    if (v3139) {
-      const float v3140 = v92.m[3][5].thread_elements()[0];
-      const uint v3142 = v3136 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3143 = v3142 < v2;
-      const bool v3144 = v3137 && v3143;
-      if (v3144) {
-        const bfloat v3145 = bfloat(v3140);
-        const uint v3146 = v3134 * v2;
-        const uint v3147 = v3146 + v3136;
-        const uint v3148 = v3147 - v78;
-        out[v3148] = v3145;
-      }
-    }
-    const uint v3149 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3150 = v2204 + v3149;
-    const uint v3151 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3152 = v2203 + v3151;
-    const bool v3153 = v3150 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3154 = v3152 < v79;
-    const bool v3155 = v3153 && v3154;
-    if (v3155) {
-      const float v3156 = v92.m[3][5].thread_elements()[1];
-      const uint v3158 = v3152 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3159 = v3158 < v2;
-      const bool v3160 = v3153 && v3159;
-      if (v3160) {
-        const bfloat v3161 = bfloat(v3156);
-        const uint v3162 = v3150 * v2;
-        const uint v3163 = v3162 + v3152;
-        const uint v3164 = v3163 - v78;
-        out[v3164] = v3161;
-      }
-    }
-    const uint v3165 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3166 = v2204 + v3165;
-    const uint v3167 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3168 = v2203 + v3167;
-    const bool v3169 = v3166 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3170 = v3168 < v79;
-    const bool v3171 = v3169 && v3170;
-    if (v3171) {
-      const float v3172 = v92.m[3][6].thread_elements()[0];
-      const uint v3174 = v3168 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3175 = v3174 < v2;
-      const bool v3176 = v3169 && v3175;
-      if (v3176) {
-        const bfloat v3177 = bfloat(v3172);
-        const uint v3178 = v3166 * v2;
-        const uint v3179 = v3178 + v3168;
-        const uint v3180 = v3179 - v78;
-        out[v3180] = v3177;
-      }
-    }
-    const uint v3181 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3182 = v2204 + v3181;
-    const uint v3183 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3184 = v2203 + v3183;
-    const bool v3185 = v3182 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3186 = v3184 < v79;
-    const bool v3187 = v3185 && v3186;
-    if (v3187) {
-      const float v3188 = v92.m[3][6].thread_elements()[1];
-      const uint v3190 = v3184 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3191 = v3190 < v2;
-      const bool v3192 = v3185 && v3191;
-      if (v3192) {
-        const bfloat v3193 = bfloat(v3188);
-        const uint v3194 = v3182 * v2;
-        const uint v3195 = v3194 + v3184;
-        const uint v3196 = v3195 - v78;
-        out[v3196] = v3193;
-      }
-    }
-    const uint v3197 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3198 = v2204 + v3197;
-    const uint v3199 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3200 = v2203 + v3199;
-    const bool v3201 = v3198 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3202 = v3200 < v79;
-    const bool v3203 = v3201 && v3202;
-    if (v3203) {
-      const float v3204 = v92.m[3][7].thread_elements()[0];
-      const uint v3206 = v3200 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3207 = v3206 < v2;
-      const bool v3208 = v3201 && v3207;
-      if (v3208) {
-        const bfloat v3209 = bfloat(v3204);
-        const uint v3210 = v3198 * v2;
-        const uint v3211 = v3210 + v3200;
-        const uint v3212 = v3211 - v78;
-        out[v3212] = v3209;
-      }
-    }
-    const uint v3213 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3214 = v2204 + v3213;
-    const uint v3215 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3216 = v2203 + v3215;
-    const bool v3217 = v3214 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3218 = v3216 < v79;
-    const bool v3219 = v3217 && v3218;
-    if (v3219) {
-      const float v3220 = v92.m[3][7].thread_elements()[1];
-      const uint v3222 = v3216 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3223 = v3222 < v2;
-      const bool v3224 = v3217 && v3223;
-      if (v3224) {
-        const bfloat v3225 = bfloat(v3220);
-        const uint v3226 = v3214 * v2;
-        const uint v3227 = v3226 + v3216;
-        const uint v3228 = v3227 - v78;
-        out[v3228] = v3225;
-      }
-    }
-    const uint v3229 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3230 = v2204 + v3229;
-    const uint v3231 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3232 = v2203 + v3231;
-    const bool v3233 = v3230 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3234 = v3232 < v79;
-    const bool v3235 = v3233 && v3234;
-    if (v3235) {
-      const float v3236 = v92.m[4][0].thread_elements()[0];
-      const uint v3238 = v3232 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3239 = v3238 < v2;
-      const bool v3240 = v3233 && v3239;
-      if (v3240) {
-        const bfloat v3241 = bfloat(v3236);
-        const uint v3242 = v3230 * v2;
-        const uint v3243 = v3242 + v3232;
-        const uint v3244 = v3243 - v78;
-        out[v3244] = v3241;
-      }
-    }
-    const uint v3245 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3246 = v2204 + v3245;
-    const uint v3247 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3248 = v2203 + v3247;
-    const bool v3249 = v3246 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3250 = v3248 < v79;
-    const bool v3251 = v3249 && v3250;
-    if (v3251) {
-      const float v3252 = v92.m[4][0].thread_elements()[1];
-      const uint v3254 = v3248 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3255 = v3254 < v2;
-      const bool v3256 = v3249 && v3255;
-      if (v3256) {
-        const bfloat v3257 = bfloat(v3252);
-        const uint v3258 = v3246 * v2;
-        const uint v3259 = v3258 + v3248;
-        const uint v3260 = v3259 - v78;
-        out[v3260] = v3257;
-      }
-    }
-    const uint v3261 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3262 = v2204 + v3261;
-    const uint v3263 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3264 = v2203 + v3263;
-    const bool v3265 = v3262 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3266 = v3264 < v79;
-    const bool v3267 = v3265 && v3266;
-    if (v3267) {
-      const float v3268 = v92.m[4][1].thread_elements()[0];
-      const uint v3270 = v3264 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3271 = v3270 < v2;
-      const bool v3272 = v3265 && v3271;
-      if (v3272) {
-        const bfloat v3273 = bfloat(v3268);
-        const uint v3274 = v3262 * v2;
-        const uint v3275 = v3274 + v3264;
-        const uint v3276 = v3275 - v78;
-        out[v3276] = v3273;
-      }
-    }
-    const uint v3277 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3278 = v2204 + v3277;
-    const uint v3279 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3280 = v2203 + v3279;
-    const bool v3281 = v3278 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3282 = v3280 < v79;
-    const bool v3283 = v3281 && v3282;
-    if (v3283) {
-      const float v3284 = v92.m[4][1].thread_elements()[1];
-      const uint v3286 = v3280 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3287 = v3286 < v2;
-      const bool v3288 = v3281 && v3287;
-      if (v3288) {
-        const bfloat v3289 = bfloat(v3284);
-        const uint v3290 = v3278 * v2;
-        const uint v3291 = v3290 + v3280;
-        const uint v3292 = v3291 - v78;
-        out[v3292] = v3289;
-      }
-    }
-    const uint v3293 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3294 = v2204 + v3293;
-    const uint v3295 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3296 = v2203 + v3295;
-    const bool v3297 = v3294 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3298 = v3296 < v79;
-    const bool v3299 = v3297 && v3298;
-    if (v3299) {
-      const float v3300 = v92.m[4][2].thread_elements()[0];
-      const uint v3302 = v3296 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3303 = v3302 < v2;
-      const bool v3304 = v3297 && v3303;
-      if (v3304) {
-        const bfloat v3305 = bfloat(v3300);
-        const uint v3306 = v3294 * v2;
-        const uint v3307 = v3306 + v3296;
-        const uint v3308 = v3307 - v78;
-        out[v3308] = v3305;
-      }
-    }
-    const uint v3309 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3310 = v2204 + v3309;
-    const uint v3311 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3312 = v2203 + v3311;
-    const bool v3313 = v3310 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3314 = v3312 < v79;
-    const bool v3315 = v3313 && v3314;
-    if (v3315) {
-      const float v3316 = v92.m[4][2].thread_elements()[1];
-      const uint v3318 = v3312 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3319 = v3318 < v2;
-      const bool v3320 = v3313 && v3319;
-      if (v3320) {
-        const bfloat v3321 = bfloat(v3316);
-        const uint v3322 = v3310 * v2;
-        const uint v3323 = v3322 + v3312;
-        const uint v3324 = v3323 - v78;
-        out[v3324] = v3321;
-      }
-    }
-    const uint v3325 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3326 = v2204 + v3325;
-    const uint v3327 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3328 = v2203 + v3327;
-    const bool v3329 = v3326 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3330 = v3328 < v79;
-    const bool v3331 = v3329 && v3330;
-    if (v3331) {
-      const float v3332 = v92.m[4][3].thread_elements()[0];
-      const uint v3334 = v3328 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3335 = v3334 < v2;
-      const bool v3336 = v3329 && v3335;
-      if (v3336) {
-        const bfloat v3337 = bfloat(v3332);
-        const uint v3338 = v3326 * v2;
-        const uint v3339 = v3338 + v3328;
-        const uint v3340 = v3339 - v78;
-        out[v3340] = v3337;
-      }
-    }
-    const uint v3341 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3342 = v2204 + v3341;
-    const uint v3343 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3344 = v2203 + v3343;
-    const bool v3345 = v3342 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3346 = v3344 < v79;
-    const bool v3347 = v3345 && v3346;
-    if (v3347) {
-      const float v3348 = v92.m[4][3].thread_elements()[1];
-      const uint v3350 = v3344 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3351 = v3350 < v2;
-      const bool v3352 = v3345 && v3351;
-      if (v3352) {
-        const bfloat v3353 = bfloat(v3348);
-        const uint v3354 = v3342 * v2;
-        const uint v3355 = v3354 + v3344;
-        const uint v3356 = v3355 - v78;
-        out[v3356] = v3353;
-      }
-    }
-    const uint v3357 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3358 = v2204 + v3357;
-    const uint v3359 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3360 = v2203 + v3359;
-    const bool v3361 = v3358 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3362 = v3360 < v79;
-    const bool v3363 = v3361 && v3362;
-    if (v3363) {
-      const float v3364 = v92.m[4][4].thread_elements()[0];
-      const uint v3366 = v3360 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3367 = v3366 < v2;
-      const bool v3368 = v3361 && v3367;
-      if (v3368) {
-        const bfloat v3369 = bfloat(v3364);
-        const uint v3370 = v3358 * v2;
-        const uint v3371 = v3370 + v3360;
-        const uint v3372 = v3371 - v78;
-        out[v3372] = v3369;
-      }
-    }
-    const uint v3373 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3374 = v2204 + v3373;
-    const uint v3375 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3376 = v2203 + v3375;
-    const bool v3377 = v3374 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3378 = v3376 < v79;
-    const bool v3379 = v3377 && v3378;
-    if (v3379) {
-      const float v3380 = v92.m[4][4].thread_elements()[1];
-      const uint v3382 = v3376 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3383 = v3382 < v2;
-      const bool v3384 = v3377 && v3383;
-      if (v3384) {
-        const bfloat v3385 = bfloat(v3380);
-        const uint v3386 = v3374 * v2;
-        const uint v3387 = v3386 + v3376;
-        const uint v3388 = v3387 - v78;
-        out[v3388] = v3385;
-      }
-    }
-    const uint v3389 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3390 = v2204 + v3389;
-    const uint v3391 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3392 = v2203 + v3391;
-    const bool v3393 = v3390 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3394 = v3392 < v79;
-    const bool v3395 = v3393 && v3394;
-    if (v3395) {
-      const float v3396 = v92.m[4][5].thread_elements()[0];
-      const uint v3398 = v3392 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3399 = v3398 < v2;
-      const bool v3400 = v3393 && v3399;
-      if (v3400) {
-        const bfloat v3401 = bfloat(v3396);
-        const uint v3402 = v3390 * v2;
-        const uint v3403 = v3402 + v3392;
-        const uint v3404 = v3403 - v78;
-        out[v3404] = v3401;
-      }
-    }
-    const uint v3405 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3406 = v2204 + v3405;
-    const uint v3407 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3408 = v2203 + v3407;
-    const bool v3409 = v3406 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3410 = v3408 < v79;
-    const bool v3411 = v3409 && v3410;
-    if (v3411) {
-      const float v3412 = v92.m[4][5].thread_elements()[1];
-      const uint v3414 = v3408 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3415 = v3414 < v2;
-      const bool v3416 = v3409 && v3415;
-      if (v3416) {
-        const bfloat v3417 = bfloat(v3412);
-        const uint v3418 = v3406 * v2;
-        const uint v3419 = v3418 + v3408;
-        const uint v3420 = v3419 - v78;
-        out[v3420] = v3417;
-      }
-    }
-    const uint v3421 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3422 = v2204 + v3421;
-    const uint v3423 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3424 = v2203 + v3423;
-    const bool v3425 = v3422 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3426 = v3424 < v79;
-    const bool v3427 = v3425 && v3426;
-    if (v3427) {
-      const float v3428 = v92.m[4][6].thread_elements()[0];
-      const uint v3430 = v3424 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3431 = v3430 < v2;
-      const bool v3432 = v3425 && v3431;
-      if (v3432) {
-        const bfloat v3433 = bfloat(v3428);
-        const uint v3434 = v3422 * v2;
-        const uint v3435 = v3434 + v3424;
-        const uint v3436 = v3435 - v78;
-        out[v3436] = v3433;
-      }
-    }
-    const uint v3437 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3438 = v2204 + v3437;
-    const uint v3439 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3440 = v2203 + v3439;
-    const bool v3441 = v3438 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3442 = v3440 < v79;
-    const bool v3443 = v3441 && v3442;
-    if (v3443) {
-      const float v3444 = v92.m[4][6].thread_elements()[1];
-      const uint v3446 = v3440 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3447 = v3446 < v2;
-      const bool v3448 = v3441 && v3447;
-      if (v3448) {
-        const bfloat v3449 = bfloat(v3444);
-        const uint v3450 = v3438 * v2;
-        const uint v3451 = v3450 + v3440;
-        const uint v3452 = v3451 - v78;
-        out[v3452] = v3449;
-      }
-    }
-    const uint v3453 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3454 = v2204 + v3453;
-    const uint v3455 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3456 = v2203 + v3455;
-    const bool v3457 = v3454 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3458 = v3456 < v79;
-    const bool v3459 = v3457 && v3458;
-    if (v3459) {
-      const float v3460 = v92.m[4][7].thread_elements()[0];
-      const uint v3462 = v3456 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3463 = v3462 < v2;
-      const bool v3464 = v3457 && v3463;
-      if (v3464) {
-        const bfloat v3465 = bfloat(v3460);
-        const uint v3466 = v3454 * v2;
-        const uint v3467 = v3466 + v3456;
-        const uint v3468 = v3467 - v78;
-        out[v3468] = v3465;
-      }
-    }
-    const uint v3469 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3470 = v2204 + v3469;
-    const uint v3471 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3472 = v2203 + v3471;
-    const bool v3473 = v3470 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3474 = v3472 < v79;
-    const bool v3475 = v3473 && v3474;
-    if (v3475) {
-      const float v3476 = v92.m[4][7].thread_elements()[1];
-      const uint v3478 = v3472 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3479 = v3478 < v2;
-      const bool v3480 = v3473 && v3479;
-      if (v3480) {
-        const bfloat v3481 = bfloat(v3476);
-        const uint v3482 = v3470 * v2;
-        const uint v3483 = v3482 + v3472;
-        const uint v3484 = v3483 - v78;
-        out[v3484] = v3481;
-      }
-    }
-    const uint v3485 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3486 = v2204 + v3485;
-    const uint v3487 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3488 = v2203 + v3487;
-    const bool v3489 = v3486 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3490 = v3488 < v79;
-    const bool v3491 = v3489 && v3490;
-    if (v3491) {
-      const float v3492 = v92.m[5][0].thread_elements()[0];
-      const uint v3494 = v3488 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3495 = v3494 < v2;
-      const bool v3496 = v3489 && v3495;
-      if (v3496) {
-        const bfloat v3497 = bfloat(v3492);
-        const uint v3498 = v3486 * v2;
-        const uint v3499 = v3498 + v3488;
-        const uint v3500 = v3499 - v78;
-        out[v3500] = v3497;
-      }
-    }
-    const uint v3501 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3502 = v2204 + v3501;
-    const uint v3503 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3504 = v2203 + v3503;
-    const bool v3505 = v3502 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3506 = v3504 < v79;
-    const bool v3507 = v3505 && v3506;
-    if (v3507) {
-      const float v3508 = v92.m[5][0].thread_elements()[1];
-      const uint v3510 = v3504 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3511 = v3510 < v2;
-      const bool v3512 = v3505 && v3511;
-      if (v3512) {
-        const bfloat v3513 = bfloat(v3508);
-        const uint v3514 = v3502 * v2;
-        const uint v3515 = v3514 + v3504;
-        const uint v3516 = v3515 - v78;
-        out[v3516] = v3513;
-      }
-    }
-    const uint v3517 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3518 = v2204 + v3517;
-    const uint v3519 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3520 = v2203 + v3519;
-    const bool v3521 = v3518 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3522 = v3520 < v79;
-    const bool v3523 = v3521 && v3522;
-    if (v3523) {
-      const float v3524 = v92.m[5][1].thread_elements()[0];
-      const uint v3526 = v3520 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3527 = v3526 < v2;
-      const bool v3528 = v3521 && v3527;
-      if (v3528) {
-        const bfloat v3529 = bfloat(v3524);
-        const uint v3530 = v3518 * v2;
-        const uint v3531 = v3530 + v3520;
-        const uint v3532 = v3531 - v78;
-        out[v3532] = v3529;
-      }
-    }
-    const uint v3533 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3534 = v2204 + v3533;
-    const uint v3535 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3536 = v2203 + v3535;
-    const bool v3537 = v3534 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3538 = v3536 < v79;
-    const bool v3539 = v3537 && v3538;
-    if (v3539) {
-      const float v3540 = v92.m[5][1].thread_elements()[1];
-      const uint v3542 = v3536 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3543 = v3542 < v2;
-      const bool v3544 = v3537 && v3543;
-      if (v3544) {
-        const bfloat v3545 = bfloat(v3540);
-        const uint v3546 = v3534 * v2;
-        const uint v3547 = v3546 + v3536;
-        const uint v3548 = v3547 - v78;
-        out[v3548] = v3545;
-      }
-    }
-    const uint v3549 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3550 = v2204 + v3549;
-    const uint v3551 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3552 = v2203 + v3551;
-    const bool v3553 = v3550 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3554 = v3552 < v79;
-    const bool v3555 = v3553 && v3554;
-    if (v3555) {
-      const float v3556 = v92.m[5][2].thread_elements()[0];
-      const uint v3558 = v3552 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3559 = v3558 < v2;
-      const bool v3560 = v3553 && v3559;
-      if (v3560) {
-        const bfloat v3561 = bfloat(v3556);
-        const uint v3562 = v3550 * v2;
-        const uint v3563 = v3562 + v3552;
-        const uint v3564 = v3563 - v78;
-        out[v3564] = v3561;
-      }
-    }
-    const uint v3565 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3566 = v2204 + v3565;
-    const uint v3567 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3568 = v2203 + v3567;
-    const bool v3569 = v3566 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3570 = v3568 < v79;
-    const bool v3571 = v3569 && v3570;
-    if (v3571) {
-      const float v3572 = v92.m[5][2].thread_elements()[1];
-      const uint v3574 = v3568 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3575 = v3574 < v2;
-      const bool v3576 = v3569 && v3575;
-      if (v3576) {
-        const bfloat v3577 = bfloat(v3572);
-        const uint v3578 = v3566 * v2;
-        const uint v3579 = v3578 + v3568;
-        const uint v3580 = v3579 - v78;
-        out[v3580] = v3577;
-      }
-    }
-    const uint v3581 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3582 = v2204 + v3581;
-    const uint v3583 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3584 = v2203 + v3583;
-    const bool v3585 = v3582 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3586 = v3584 < v79;
-    const bool v3587 = v3585 && v3586;
-    if (v3587) {
-      const float v3588 = v92.m[5][3].thread_elements()[0];
-      const uint v3590 = v3584 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3591 = v3590 < v2;
-      const bool v3592 = v3585 && v3591;
-      if (v3592) {
-        const bfloat v3593 = bfloat(v3588);
-        const uint v3594 = v3582 * v2;
-        const uint v3595 = v3594 + v3584;
-        const uint v3596 = v3595 - v78;
-        out[v3596] = v3593;
-      }
-    }
-    const uint v3597 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3598 = v2204 + v3597;
-    const uint v3599 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3600 = v2203 + v3599;
-    const bool v3601 = v3598 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3602 = v3600 < v79;
-    const bool v3603 = v3601 && v3602;
-    if (v3603) {
-      const float v3604 = v92.m[5][3].thread_elements()[1];
-      const uint v3606 = v3600 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3607 = v3606 < v2;
-      const bool v3608 = v3601 && v3607;
-      if (v3608) {
-        const bfloat v3609 = bfloat(v3604);
-        const uint v3610 = v3598 * v2;
-        const uint v3611 = v3610 + v3600;
-        const uint v3612 = v3611 - v78;
-        out[v3612] = v3609;
-      }
-    }
-    const uint v3613 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3614 = v2204 + v3613;
-    const uint v3615 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3616 = v2203 + v3615;
-    const bool v3617 = v3614 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3618 = v3616 < v79;
-    const bool v3619 = v3617 && v3618;
-    if (v3619) {
-      const float v3620 = v92.m[5][4].thread_elements()[0];
-      const uint v3622 = v3616 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3623 = v3622 < v2;
-      const bool v3624 = v3617 && v3623;
-      if (v3624) {
-        const bfloat v3625 = bfloat(v3620);
-        const uint v3626 = v3614 * v2;
-        const uint v3627 = v3626 + v3616;
-        const uint v3628 = v3627 - v78;
-        out[v3628] = v3625;
-      }
-    }
-    const uint v3629 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3630 = v2204 + v3629;
-    const uint v3631 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3632 = v2203 + v3631;
-    const bool v3633 = v3630 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3634 = v3632 < v79;
-    const bool v3635 = v3633 && v3634;
-    if (v3635) {
-      const float v3636 = v92.m[5][4].thread_elements()[1];
-      const uint v3638 = v3632 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3639 = v3638 < v2;
-      const bool v3640 = v3633 && v3639;
-      if (v3640) {
-        const bfloat v3641 = bfloat(v3636);
-        const uint v3642 = v3630 * v2;
-        const uint v3643 = v3642 + v3632;
-        const uint v3644 = v3643 - v78;
-        out[v3644] = v3641;
-      }
-    }
-    const uint v3645 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3646 = v2204 + v3645;
-    const uint v3647 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3648 = v2203 + v3647;
-    const bool v3649 = v3646 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3650 = v3648 < v79;
-    const bool v3651 = v3649 && v3650;
-    if (v3651) {
-      const float v3652 = v92.m[5][5].thread_elements()[0];
-      const uint v3654 = v3648 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3655 = v3654 < v2;
-      const bool v3656 = v3649 && v3655;
-      if (v3656) {
-        const bfloat v3657 = bfloat(v3652);
-        const uint v3658 = v3646 * v2;
-        const uint v3659 = v3658 + v3648;
-        const uint v3660 = v3659 - v78;
-        out[v3660] = v3657;
-      }
-    }
-    const uint v3661 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3662 = v2204 + v3661;
-    const uint v3663 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3664 = v2203 + v3663;
-    const bool v3665 = v3662 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3666 = v3664 < v79;
-    const bool v3667 = v3665 && v3666;
-    if (v3667) {
-      const float v3668 = v92.m[5][5].thread_elements()[1];
-      const uint v3670 = v3664 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3671 = v3670 < v2;
-      const bool v3672 = v3665 && v3671;
-      if (v3672) {
-        const bfloat v3673 = bfloat(v3668);
-        const uint v3674 = v3662 * v2;
-        const uint v3675 = v3674 + v3664;
-        const uint v3676 = v3675 - v78;
-        out[v3676] = v3673;
-      }
-    }
-    const uint v3677 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3678 = v2204 + v3677;
-    const uint v3679 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3680 = v2203 + v3679;
-    const bool v3681 = v3678 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3682 = v3680 < v79;
-    const bool v3683 = v3681 && v3682;
-    if (v3683) {
-      const float v3684 = v92.m[5][6].thread_elements()[0];
-      const uint v3686 = v3680 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3687 = v3686 < v2;
-      const bool v3688 = v3681 && v3687;
-      if (v3688) {
-        const bfloat v3689 = bfloat(v3684);
-        const uint v3690 = v3678 * v2;
-        const uint v3691 = v3690 + v3680;
-        const uint v3692 = v3691 - v78;
-        out[v3692] = v3689;
-      }
-    }
-    const uint v3693 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3694 = v2204 + v3693;
-    const uint v3695 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3696 = v2203 + v3695;
-    const bool v3697 = v3694 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3698 = v3696 < v79;
-    const bool v3699 = v3697 && v3698;
-    if (v3699) {
-      const float v3700 = v92.m[5][6].thread_elements()[1];
-      const uint v3702 = v3696 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3703 = v3702 < v2;
-      const bool v3704 = v3697 && v3703;
-      if (v3704) {
-        const bfloat v3705 = bfloat(v3700);
-        const uint v3706 = v3694 * v2;
-        const uint v3707 = v3706 + v3696;
-        const uint v3708 = v3707 - v78;
-        out[v3708] = v3705;
-      }
-    }
-    const uint v3709 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3710 = v2204 + v3709;
-    const uint v3711 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3712 = v2203 + v3711;
-    const bool v3713 = v3710 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3714 = v3712 < v79;
-    const bool v3715 = v3713 && v3714;
-    if (v3715) {
-      const float v3716 = v92.m[5][7].thread_elements()[0];
-      const uint v3718 = v3712 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3719 = v3718 < v2;
-      const bool v3720 = v3713 && v3719;
-      if (v3720) {
-        const bfloat v3721 = bfloat(v3716);
-        const uint v3722 = v3710 * v2;
-        const uint v3723 = v3722 + v3712;
-        const uint v3724 = v3723 - v78;
-        out[v3724] = v3721;
-      }
-    }
-    const uint v3725 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3726 = v2204 + v3725;
-    const uint v3727 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3728 = v2203 + v3727;
-    const bool v3729 = v3726 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3730 = v3728 < v79;
-    const bool v3731 = v3729 && v3730;
-    if (v3731) {
-      const float v3732 = v92.m[5][7].thread_elements()[1];
-      const uint v3734 = v3728 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3735 = v3734 < v2;
-      const bool v3736 = v3729 && v3735;
-      if (v3736) {
-        const bfloat v3737 = bfloat(v3732);
-        const uint v3738 = v3726 * v2;
-        const uint v3739 = v3738 + v3728;
-        const uint v3740 = v3739 - v78;
-        out[v3740] = v3737;
-      }
-    }
-    const uint v3741 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3742 = v2204 + v3741;
-    const uint v3743 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3744 = v2203 + v3743;
-    const bool v3745 = v3742 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3746 = v3744 < v79;
-    const bool v3747 = v3745 && v3746;
-    if (v3747) {
-      const float v3748 = v92.m[6][0].thread_elements()[0];
-      const uint v3750 = v3744 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3751 = v3750 < v2;
-      const bool v3752 = v3745 && v3751;
-      if (v3752) {
-        const bfloat v3753 = bfloat(v3748);
-        const uint v3754 = v3742 * v2;
-        const uint v3755 = v3754 + v3744;
-        const uint v3756 = v3755 - v78;
-        out[v3756] = v3753;
-      }
-    }
-    const uint v3757 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3758 = v2204 + v3757;
-    const uint v3759 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3760 = v2203 + v3759;
-    const bool v3761 = v3758 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3762 = v3760 < v79;
-    const bool v3763 = v3761 && v3762;
-    if (v3763) {
-      const float v3764 = v92.m[6][0].thread_elements()[1];
-      const uint v3766 = v3760 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3767 = v3766 < v2;
-      const bool v3768 = v3761 && v3767;
-      if (v3768) {
-        const bfloat v3769 = bfloat(v3764);
-        const uint v3770 = v3758 * v2;
-        const uint v3771 = v3770 + v3760;
-        const uint v3772 = v3771 - v78;
-        out[v3772] = v3769;
-      }
-    }
-    const uint v3773 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3774 = v2204 + v3773;
-    const uint v3775 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3776 = v2203 + v3775;
-    const bool v3777 = v3774 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3778 = v3776 < v79;
-    const bool v3779 = v3777 && v3778;
-    if (v3779) {
-      const float v3780 = v92.m[6][1].thread_elements()[0];
-      const uint v3782 = v3776 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3783 = v3782 < v2;
-      const bool v3784 = v3777 && v3783;
-      if (v3784) {
-        const bfloat v3785 = bfloat(v3780);
-        const uint v3786 = v3774 * v2;
-        const uint v3787 = v3786 + v3776;
-        const uint v3788 = v3787 - v78;
-        out[v3788] = v3785;
-      }
-    }
-    const uint v3789 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3790 = v2204 + v3789;
-    const uint v3791 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3792 = v2203 + v3791;
-    const bool v3793 = v3790 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3794 = v3792 < v79;
-    const bool v3795 = v3793 && v3794;
-    if (v3795) {
-      const float v3796 = v92.m[6][1].thread_elements()[1];
-      const uint v3798 = v3792 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3799 = v3798 < v2;
-      const bool v3800 = v3793 && v3799;
-      if (v3800) {
-        const bfloat v3801 = bfloat(v3796);
-        const uint v3802 = v3790 * v2;
-        const uint v3803 = v3802 + v3792;
-        const uint v3804 = v3803 - v78;
-        out[v3804] = v3801;
-      }
-    }
-    const uint v3805 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3806 = v2204 + v3805;
-    const uint v3807 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3808 = v2203 + v3807;
-    const bool v3809 = v3806 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3810 = v3808 < v79;
-    const bool v3811 = v3809 && v3810;
-    if (v3811) {
-      const float v3812 = v92.m[6][2].thread_elements()[0];
-      const uint v3814 = v3808 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3815 = v3814 < v2;
-      const bool v3816 = v3809 && v3815;
-      if (v3816) {
-        const bfloat v3817 = bfloat(v3812);
-        const uint v3818 = v3806 * v2;
-        const uint v3819 = v3818 + v3808;
-        const uint v3820 = v3819 - v78;
-        out[v3820] = v3817;
-      }
-    }
-    const uint v3821 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3822 = v2204 + v3821;
-    const uint v3823 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3824 = v2203 + v3823;
-    const bool v3825 = v3822 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3826 = v3824 < v79;
-    const bool v3827 = v3825 && v3826;
-    if (v3827) {
-      const float v3828 = v92.m[6][2].thread_elements()[1];
-      const uint v3830 = v3824 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3831 = v3830 < v2;
-      const bool v3832 = v3825 && v3831;
-      if (v3832) {
-        const bfloat v3833 = bfloat(v3828);
-        const uint v3834 = v3822 * v2;
-        const uint v3835 = v3834 + v3824;
-        const uint v3836 = v3835 - v78;
-        out[v3836] = v3833;
-      }
-    }
-    const uint v3837 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3838 = v2204 + v3837;
-    const uint v3839 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3840 = v2203 + v3839;
-    const bool v3841 = v3838 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3842 = v3840 < v79;
-    const bool v3843 = v3841 && v3842;
-    if (v3843) {
-      const float v3844 = v92.m[6][3].thread_elements()[0];
-      const uint v3846 = v3840 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3847 = v3846 < v2;
-      const bool v3848 = v3841 && v3847;
-      if (v3848) {
-        const bfloat v3849 = bfloat(v3844);
-        const uint v3850 = v3838 * v2;
-        const uint v3851 = v3850 + v3840;
-        const uint v3852 = v3851 - v78;
-        out[v3852] = v3849;
-      }
-    }
-    const uint v3853 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3854 = v2204 + v3853;
-    const uint v3855 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3856 = v2203 + v3855;
-    const bool v3857 = v3854 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3858 = v3856 < v79;
-    const bool v3859 = v3857 && v3858;
-    if (v3859) {
-      const float v3860 = v92.m[6][3].thread_elements()[1];
-      const uint v3862 = v3856 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3863 = v3862 < v2;
-      const bool v3864 = v3857 && v3863;
-      if (v3864) {
-        const bfloat v3865 = bfloat(v3860);
-        const uint v3866 = v3854 * v2;
-        const uint v3867 = v3866 + v3856;
-        const uint v3868 = v3867 - v78;
-        out[v3868] = v3865;
-      }
-    }
-    const uint v3869 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3870 = v2204 + v3869;
-    const uint v3871 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3872 = v2203 + v3871;
-    const bool v3873 = v3870 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3874 = v3872 < v79;
-    const bool v3875 = v3873 && v3874;
-    if (v3875) {
-      const float v3876 = v92.m[6][4].thread_elements()[0];
-      const uint v3878 = v3872 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3879 = v3878 < v2;
-      const bool v3880 = v3873 && v3879;
-      if (v3880) {
-        const bfloat v3881 = bfloat(v3876);
-        const uint v3882 = v3870 * v2;
-        const uint v3883 = v3882 + v3872;
-        const uint v3884 = v3883 - v78;
-        out[v3884] = v3881;
-      }
-    }
-    const uint v3885 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3886 = v2204 + v3885;
-    const uint v3887 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3888 = v2203 + v3887;
-    const bool v3889 = v3886 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3890 = v3888 < v79;
-    const bool v3891 = v3889 && v3890;
-    if (v3891) {
-      const float v3892 = v92.m[6][4].thread_elements()[1];
-      const uint v3894 = v3888 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3895 = v3894 < v2;
-      const bool v3896 = v3889 && v3895;
-      if (v3896) {
-        const bfloat v3897 = bfloat(v3892);
-        const uint v3898 = v3886 * v2;
-        const uint v3899 = v3898 + v3888;
-        const uint v3900 = v3899 - v78;
-        out[v3900] = v3897;
-      }
-    }
-    const uint v3901 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3902 = v2204 + v3901;
-    const uint v3903 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3904 = v2203 + v3903;
-    const bool v3905 = v3902 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3906 = v3904 < v79;
-    const bool v3907 = v3905 && v3906;
-    if (v3907) {
-      const float v3908 = v92.m[6][5].thread_elements()[0];
-      const uint v3910 = v3904 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3911 = v3910 < v2;
-      const bool v3912 = v3905 && v3911;
-      if (v3912) {
-        const bfloat v3913 = bfloat(v3908);
-        const uint v3914 = v3902 * v2;
-        const uint v3915 = v3914 + v3904;
-        const uint v3916 = v3915 - v78;
-        out[v3916] = v3913;
-      }
-    }
-    const uint v3917 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3918 = v2204 + v3917;
-    const uint v3919 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3920 = v2203 + v3919;
-    const bool v3921 = v3918 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3922 = v3920 < v79;
-    const bool v3923 = v3921 && v3922;
-    if (v3923) {
-      const float v3924 = v92.m[6][5].thread_elements()[1];
-      const uint v3926 = v3920 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3927 = v3926 < v2;
-      const bool v3928 = v3921 && v3927;
-      if (v3928) {
-        const bfloat v3929 = bfloat(v3924);
-        const uint v3930 = v3918 * v2;
-        const uint v3931 = v3930 + v3920;
-        const uint v3932 = v3931 - v78;
-        out[v3932] = v3929;
-      }
-    }
-    const uint v3933 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3934 = v2204 + v3933;
-    const uint v3935 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3936 = v2203 + v3935;
-    const bool v3937 = v3934 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3938 = v3936 < v79;
-    const bool v3939 = v3937 && v3938;
-    if (v3939) {
-      const float v3940 = v92.m[6][6].thread_elements()[0];
-      const uint v3942 = v3936 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3943 = v3942 < v2;
-      const bool v3944 = v3937 && v3943;
-      if (v3944) {
-        const bfloat v3945 = bfloat(v3940);
-        const uint v3946 = v3934 * v2;
-        const uint v3947 = v3946 + v3936;
-        const uint v3948 = v3947 - v78;
-        out[v3948] = v3945;
-      }
-    }
-    const uint v3949 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3950 = v2204 + v3949;
-    const uint v3951 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3952 = v2203 + v3951;
-    const bool v3953 = v3950 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3954 = v3952 < v79;
-    const bool v3955 = v3953 && v3954;
-    if (v3955) {
-      const float v3956 = v92.m[6][6].thread_elements()[1];
-      const uint v3958 = v3952 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3959 = v3958 < v2;
-      const bool v3960 = v3953 && v3959;
-      if (v3960) {
-        const bfloat v3961 = bfloat(v3956);
-        const uint v3962 = v3950 * v2;
-        const uint v3963 = v3962 + v3952;
-        const uint v3964 = v3963 - v78;
-        out[v3964] = v3961;
-      }
-    }
-    const uint v3965 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3966 = v2204 + v3965;
-    const uint v3967 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3968 = v2203 + v3967;
-    const bool v3969 = v3966 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3970 = v3968 < v79;
-    const bool v3971 = v3969 && v3970;
-    if (v3971) {
-      const float v3972 = v92.m[6][7].thread_elements()[0];
-      const uint v3974 = v3968 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3975 = v3974 < v2;
-      const bool v3976 = v3969 && v3975;
-      if (v3976) {
-        const bfloat v3977 = bfloat(v3972);
-        const uint v3978 = v3966 * v2;
-        const uint v3979 = v3978 + v3968;
-        const uint v3980 = v3979 - v78;
-        out[v3980] = v3977;
-      }
-    }
-    const uint v3981 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3982 = v2204 + v3981;
-    const uint v3983 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v3984 = v2203 + v3983;
-    const bool v3985 = v3982 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v3986 = v3984 < v79;
-    const bool v3987 = v3985 && v3986;
-    if (v3987) {
-      const float v3988 = v92.m[6][7].thread_elements()[1];
-      const uint v3990 = v3984 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3991 = v3990 < v2;
-      const bool v3992 = v3985 && v3991;
-      if (v3992) {
-        const bfloat v3993 = bfloat(v3988);
-        const uint v3994 = v3982 * v2;
-        const uint v3995 = v3994 + v3984;
-        const uint v3996 = v3995 - v78;
-        out[v3996] = v3993;
-      }
-    }
-    const uint v3997 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v3998 = v2204 + v3997;
-    const uint v3999 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v4000 = v2203 + v3999;
-    const bool v4001 = v3998 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v4002 = v4000 < v79;
-    const bool v4003 = v4001 && v4002;
-    if (v4003) {
-      const float v4004 = v92.m[7][0].thread_elements()[0];
-      const uint v4006 = v4000 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4007 = v4006 < v2;
-      const bool v4008 = v4001 && v4007;
-      if (v4008) {
-        const bfloat v4009 = bfloat(v4004);
-        const uint v4010 = v3998 * v2;
-        const uint v4011 = v4010 + v4000;
-        const uint v4012 = v4011 - v78;
-        out[v4012] = v4009;
-      }
-    }
-    const uint v4013 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v4014 = v2204 + v4013;
-    const uint v4015 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v4016 = v2203 + v4015;
-    const bool v4017 = v4014 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v4018 = v4016 < v79;
-    const bool v4019 = v4017 && v4018;
-    if (v4019) {
-      const float v4020 = v92.m[7][0].thread_elements()[1];
-      const uint v4022 = v4016 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4023 = v4022 < v2;
-      const bool v4024 = v4017 && v4023;
-      if (v4024) {
-        const bfloat v4025 = bfloat(v4020);
-        const uint v4026 = v4014 * v2;
-        const uint v4027 = v4026 + v4016;
-        const uint v4028 = v4027 - v78;
-        out[v4028] = v4025;
-      }
-    }
-    const uint v4029 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v4030 = v2204 + v4029;
-    const uint v4031 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v4032 = v2203 + v4031;
-    const bool v4033 = v4030 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v4034 = v4032 < v79;
-    const bool v4035 = v4033 && v4034;
-    if (v4035) {
-      const float v4036 = v92.m[7][1].thread_elements()[0];
-      const uint v4038 = v4032 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4039 = v4038 < v2;
-      const bool v4040 = v4033 && v4039;
-      if (v4040) {
-        const bfloat v4041 = bfloat(v4036);
-        const uint v4042 = v4030 * v2;
-        const uint v4043 = v4042 + v4032;
-        const uint v4044 = v4043 - v78;
-        out[v4044] = v4041;
-      }
-    }
-    const uint v4045 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v4046 = v2204 + v4045;
-    const uint v4047 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v4048 = v2203 + v4047;
-    const bool v4049 = v4046 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v4050 = v4048 < v79;
-    const bool v4051 = v4049 && v4050;
-    if (v4051) {
-      const float v4052 = v92.m[7][1].thread_elements()[1];
-      const uint v4054 = v4048 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4055 = v4054 < v2;
-      const bool v4056 = v4049 && v4055;
-      if (v4056) {
-        const bfloat v4057 = bfloat(v4052);
-        const uint v4058 = v4046 * v2;
-        const uint v4059 = v4058 + v4048;
-        const uint v4060 = v4059 - v78;
-        out[v4060] = v4057;
-      }
-    }
-    const uint v4061 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v4062 = v2204 + v4061;
-    const uint v4063 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v4064 = v2203 + v4063;
-    const bool v4065 = v4062 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v4066 = v4064 < v79;
-    const bool v4067 = v4065 && v4066;
-    if (v4067) {
-      const float v4068 = v92.m[7][2].thread_elements()[0];
-      const uint v4070 = v4064 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4071 = v4070 < v2;
-      const bool v4072 = v4065 && v4071;
-      if (v4072) {
-        const bfloat v4073 = bfloat(v4068);
-        const uint v4074 = v4062 * v2;
-        const uint v4075 = v4074 + v4064;
-        const uint v4076 = v4075 - v78;
-        out[v4076] = v4073;
-      }
-    }
-    const uint v4077 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v4078 = v2204 + v4077;
-    const uint v4079 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v4080 = v2203 + v4079;
-    const bool v4081 = v4078 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v4082 = v4080 < v79;
-    const bool v4083 = v4081 && v4082;
-    if (v4083) {
-      const float v4084 = v92.m[7][2].thread_elements()[1];
-      const uint v4086 = v4080 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4087 = v4086 < v2;
-      const bool v4088 = v4081 && v4087;
-      if (v4088) {
-        const bfloat v4089 = bfloat(v4084);
-        const uint v4090 = v4078 * v2;
-        const uint v4091 = v4090 + v4080;
-        const uint v4092 = v4091 - v78;
-        out[v4092] = v4089;
-      }
-    }
-    const uint v4093 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v4094 = v2204 + v4093;
-    const uint v4095 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v4096 = v2203 + v4095;
-    const bool v4097 = v4094 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v4098 = v4096 < v79;
-    const bool v4099 = v4097 && v4098;
-    if (v4099) {
-      const float v4100 = v92.m[7][3].thread_elements()[0];
-      const uint v4102 = v4096 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4103 = v4102 < v2;
-      const bool v4104 = v4097 && v4103;
-      if (v4104) {
-        const bfloat v4105 = bfloat(v4100);
-        const uint v4106 = v4094 * v2;
-        const uint v4107 = v4106 + v4096;
-        const uint v4108 = v4107 - v78;
-        out[v4108] = v4105;
-      }
-    }
-    const uint v4109 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v4110 = v2204 + v4109;
-    const uint v4111 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v4112 = v2203 + v4111;
-    const bool v4113 = v4110 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v4114 = v4112 < v79;
-    const bool v4115 = v4113 && v4114;
-    if (v4115) {
-      const float v4116 = v92.m[7][3].thread_elements()[1];
-      const uint v4118 = v4112 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4119 = v4118 < v2;
-      const bool v4120 = v4113 && v4119;
-      if (v4120) {
-        const bfloat v4121 = bfloat(v4116);
-        const uint v4122 = v4110 * v2;
-        const uint v4123 = v4122 + v4112;
-        const uint v4124 = v4123 - v78;
-        out[v4124] = v4121;
-      }
-    }
-    const uint v4125 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v4126 = v2204 + v4125;
-    const uint v4127 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v4128 = v2203 + v4127;
-    const bool v4129 = v4126 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v4130 = v4128 < v79;
-    const bool v4131 = v4129 && v4130;
-    if (v4131) {
-      const float v4132 = v92.m[7][4].thread_elements()[0];
-      const uint v4134 = v4128 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4135 = v4134 < v2;
-      const bool v4136 = v4129 && v4135;
-      if (v4136) {
-        const bfloat v4137 = bfloat(v4132);
-        const uint v4138 = v4126 * v2;
-        const uint v4139 = v4138 + v4128;
-        const uint v4140 = v4139 - v78;
-        out[v4140] = v4137;
-      }
-    }
-    const uint v4141 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v4142 = v2204 + v4141;
-    const uint v4143 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v4144 = v2203 + v4143;
-    const bool v4145 = v4142 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v4146 = v4144 < v79;
-    const bool v4147 = v4145 && v4146;
-    if (v4147) {
-      const float v4148 = v92.m[7][4].thread_elements()[1];
-      const uint v4150 = v4144 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4151 = v4150 < v2;
-      const bool v4152 = v4145 && v4151;
-      if (v4152) {
-        const bfloat v4153 = bfloat(v4148);
-        const uint v4154 = v4142 * v2;
-        const uint v4155 = v4154 + v4144;
-        const uint v4156 = v4155 - v78;
-        out[v4156] = v4153;
-      }
-    }
-    const uint v4157 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v4158 = v2204 + v4157;
-    const uint v4159 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v4160 = v2203 + v4159;
-    const bool v4161 = v4158 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v4162 = v4160 < v79;
-    const bool v4163 = v4161 && v4162;
-    if (v4163) {
-      const float v4164 = v92.m[7][5].thread_elements()[0];
-      const uint v4166 = v4160 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4167 = v4166 < v2;
-      const bool v4168 = v4161 && v4167;
-      if (v4168) {
-        const bfloat v4169 = bfloat(v4164);
-        const uint v4170 = v4158 * v2;
-        const uint v4171 = v4170 + v4160;
-        const uint v4172 = v4171 - v78;
-        out[v4172] = v4169;
-      }
-    }
-    const uint v4173 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v4174 = v2204 + v4173;
-    const uint v4175 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v4176 = v2203 + v4175;
-    const bool v4177 = v4174 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v4178 = v4176 < v79;
-    const bool v4179 = v4177 && v4178;
-    if (v4179) {
-      const float v4180 = v92.m[7][5].thread_elements()[1];
-      const uint v4182 = v4176 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4183 = v4182 < v2;
-      const bool v4184 = v4177 && v4183;
-      if (v4184) {
-        const bfloat v4185 = bfloat(v4180);
-        const uint v4186 = v4174 * v2;
-        const uint v4187 = v4186 + v4176;
-        const uint v4188 = v4187 - v78;
-        out[v4188] = v4185;
-      }
-    }
-    const uint v4189 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v4190 = v2204 + v4189;
-    const uint v4191 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v4192 = v2203 + v4191;
-    const bool v4193 = v4190 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v4194 = v4192 < v79;
-    const bool v4195 = v4193 && v4194;
-    if (v4195) {
-      const float v4196 = v92.m[7][6].thread_elements()[0];
-      const uint v4198 = v4192 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4199 = v4198 < v2;
-      const bool v4200 = v4193 && v4199;
-      if (v4200) {
-        const bfloat v4201 = bfloat(v4196);
-        const uint v4202 = v4190 * v2;
-        const uint v4203 = v4202 + v4192;
-        const uint v4204 = v4203 - v78;
-        out[v4204] = v4201;
-      }
-    }
-    const uint v4205 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v4206 = v2204 + v4205;
-    const uint v4207 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v4208 = v2203 + v4207;
-    const bool v4209 = v4206 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v4210 = v4208 < v79;
-    const bool v4211 = v4209 && v4210;
-    if (v4211) {
-      const float v4212 = v92.m[7][6].thread_elements()[1];
-      const uint v4214 = v4208 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4215 = v4214 < v2;
-      const bool v4216 = v4209 && v4215;
-      if (v4216) {
-        const bfloat v4217 = bfloat(v4212);
-        const uint v4218 = v4206 * v2;
-        const uint v4219 = v4218 + v4208;
-        const uint v4220 = v4219 - v78;
-        out[v4220] = v4217;
-      }
-    }
-    const uint v4221 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v4222 = v2204 + v4221;
-    const uint v4223 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v4224 = v2203 + v4223;
-    const bool v4225 = v4222 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v4226 = v4224 < v79;
-    const bool v4227 = v4225 && v4226;
-    if (v4227) {
-      const float v4228 = v92.m[7][7].thread_elements()[0];
-      const uint v4230 = v4224 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4231 = v4230 < v2;
-      const bool v4232 = v4225 && v4231;
-      if (v4232) {
-        const bfloat v4233 = bfloat(v4228);
-        const uint v4234 = v4222 * v2;
-        const uint v4235 = v4234 + v4224;
-        const uint v4236 = v4235 - v78;
-        out[v4236] = v4233;
-      }
-    }
-    const uint v4237 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
-    const uint v4238 = v2204 + v4237;
-    const uint v4239 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
-    const uint v4240 = v2203 + v4239;
-    const bool v4241 = v4238 < v76;  // kernels/gemm/gemm_tiles.hpp:298
-    const bool v4242 = v4240 < v79;
-    const bool v4243 = v4241 && v4242;
-    if (v4243) {
-      const float v4244 = v92.m[7][7].thread_elements()[1];
-      const uint v4246 = v4240 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4247 = v4246 < v2;
-      const bool v4248 = v4241 && v4247;
-      if (v4248) {
-        const bfloat v4249 = bfloat(v4244);
-        const uint v4250 = v4238 * v2;
-        const uint v4251 = v4250 + v4240;
-        const uint v4252 = v4251 - v78;
-        out[v4252] = v4249;
-      }
+        const bool v2222 = v2213 == 0u;  // kernels/gemm/gemm_tiles.hpp:322
+        if (v2222) {
+          const float v2223 = v92.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2224 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2227 = iron_frag_coord<64>(0u, iron_lane, false);
+          const uint v2229 = v2227 * 132u;
+          const uint v2230 = v2229 + v90;
+          const uint v2231 = v2230 + v2224;
+          shm2[v2231] = v2223;
+          const float v2232 = v92.m[0][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2233 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2236 = iron_frag_coord<64>(1u, iron_lane, false);
+          const uint v2238 = v2236 * 132u;
+          const uint v2239 = v2238 + v90;
+          const uint v2240 = v2239 + v2233;
+          shm2[v2240] = v2232;
+          const float v2241 = v92.m[0][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2242 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2245 = iron_frag_coord<64>(2u, iron_lane, false);
+          const uint v2247 = v2245 * 132u;
+          const uint v2248 = v2247 + v90;
+          const uint v2249 = v2248 + v2242;
+          shm2[v2249] = v2241;
+          const float v2250 = v92.m[0][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2251 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2254 = iron_frag_coord<64>(3u, iron_lane, false);
+          const uint v2256 = v2254 * 132u;
+          const uint v2257 = v2256 + v90;
+          const uint v2258 = v2257 + v2251;
+          shm2[v2258] = v2250;
+          const float v2259 = v92.m[0][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2260 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2263 = iron_frag_coord<64>(4u, iron_lane, false);
+          const uint v2265 = v2263 * 132u;
+          const uint v2266 = v2265 + v90;
+          const uint v2267 = v2266 + v2260;
+          shm2[v2267] = v2259;
+          const float v2268 = v92.m[0][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2269 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2272 = iron_frag_coord<64>(5u, iron_lane, false);
+          const uint v2274 = v2272 * 132u;
+          const uint v2275 = v2274 + v90;
+          const uint v2276 = v2275 + v2269;
+          shm2[v2276] = v2268;
+          const float v2277 = v92.m[0][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2278 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2281 = iron_frag_coord<64>(6u, iron_lane, false);
+          const uint v2283 = v2281 * 132u;
+          const uint v2284 = v2283 + v90;
+          const uint v2285 = v2284 + v2278;
+          shm2[v2285] = v2277;
+          const float v2286 = v92.m[0][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2287 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2290 = iron_frag_coord<64>(7u, iron_lane, false);
+          const uint v2292 = v2290 * 132u;
+          const uint v2293 = v2292 + v90;
+          const uint v2294 = v2293 + v2287;
+          shm2[v2294] = v2286;
+          const float v2295 = v92.m[0][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2296 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2299 = iron_frag_coord<64>(8u, iron_lane, false);
+          const uint v2301 = v2299 * 132u;
+          const uint v2302 = v2301 + v90;
+          const uint v2303 = v2302 + v2296;
+          shm2[v2303] = v2295;
+          const float v2304 = v92.m[0][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2305 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2308 = iron_frag_coord<64>(9u, iron_lane, false);
+          const uint v2310 = v2308 * 132u;
+          const uint v2311 = v2310 + v90;
+          const uint v2312 = v2311 + v2305;
+          shm2[v2312] = v2304;
+          const float v2313 = v92.m[0][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2314 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2317 = iron_frag_coord<64>(10u, iron_lane, false);
+          const uint v2319 = v2317 * 132u;
+          const uint v2320 = v2319 + v90;
+          const uint v2321 = v2320 + v2314;
+          shm2[v2321] = v2313;
+          const float v2322 = v92.m[0][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2323 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2326 = iron_frag_coord<64>(11u, iron_lane, false);
+          const uint v2328 = v2326 * 132u;
+          const uint v2329 = v2328 + v90;
+          const uint v2330 = v2329 + v2323;
+          shm2[v2330] = v2322;
+          const float v2331 = v92.m[0][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2332 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2335 = iron_frag_coord<64>(12u, iron_lane, false);
+          const uint v2337 = v2335 * 132u;
+          const uint v2338 = v2337 + v90;
+          const uint v2339 = v2338 + v2332;
+          shm2[v2339] = v2331;
+          const float v2340 = v92.m[0][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2341 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2344 = iron_frag_coord<64>(13u, iron_lane, false);
+          const uint v2346 = v2344 * 132u;
+          const uint v2347 = v2346 + v90;
+          const uint v2348 = v2347 + v2341;
+          shm2[v2348] = v2340;
+          const float v2349 = v92.m[0][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2350 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2353 = iron_frag_coord<64>(14u, iron_lane, false);
+          const uint v2355 = v2353 * 132u;
+          const uint v2356 = v2355 + v90;
+          const uint v2357 = v2356 + v2350;
+          shm2[v2357] = v2349;
+          const float v2358 = v92.m[0][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2359 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2362 = iron_frag_coord<64>(15u, iron_lane, false);
+          const uint v2364 = v2362 * 132u;
+          const uint v2365 = v2364 + v90;
+          const uint v2366 = v2365 + v2359;
+          shm2[v2366] = v2358;
+          const float v2367 = v92.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2368 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2371 = iron_frag_coord<64>(16u, iron_lane, false);
+          const uint v2373 = v2371 * 132u;
+          const uint v2374 = v2373 + v90;
+          const uint v2375 = v2374 + v2368;
+          shm2[v2375] = v2367;
+          const float v2376 = v92.m[1][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2377 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2380 = iron_frag_coord<64>(17u, iron_lane, false);
+          const uint v2382 = v2380 * 132u;
+          const uint v2383 = v2382 + v90;
+          const uint v2384 = v2383 + v2377;
+          shm2[v2384] = v2376;
+          const float v2385 = v92.m[1][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2386 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2389 = iron_frag_coord<64>(18u, iron_lane, false);
+          const uint v2391 = v2389 * 132u;
+          const uint v2392 = v2391 + v90;
+          const uint v2393 = v2392 + v2386;
+          shm2[v2393] = v2385;
+          const float v2394 = v92.m[1][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2395 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2398 = iron_frag_coord<64>(19u, iron_lane, false);
+          const uint v2400 = v2398 * 132u;
+          const uint v2401 = v2400 + v90;
+          const uint v2402 = v2401 + v2395;
+          shm2[v2402] = v2394;
+          const float v2403 = v92.m[1][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2404 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2407 = iron_frag_coord<64>(20u, iron_lane, false);
+          const uint v2409 = v2407 * 132u;
+          const uint v2410 = v2409 + v90;
+          const uint v2411 = v2410 + v2404;
+          shm2[v2411] = v2403;
+          const float v2412 = v92.m[1][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2413 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2416 = iron_frag_coord<64>(21u, iron_lane, false);
+          const uint v2418 = v2416 * 132u;
+          const uint v2419 = v2418 + v90;
+          const uint v2420 = v2419 + v2413;
+          shm2[v2420] = v2412;
+          const float v2421 = v92.m[1][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2422 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2425 = iron_frag_coord<64>(22u, iron_lane, false);
+          const uint v2427 = v2425 * 132u;
+          const uint v2428 = v2427 + v90;
+          const uint v2429 = v2428 + v2422;
+          shm2[v2429] = v2421;
+          const float v2430 = v92.m[1][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2431 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2434 = iron_frag_coord<64>(23u, iron_lane, false);
+          const uint v2436 = v2434 * 132u;
+          const uint v2437 = v2436 + v90;
+          const uint v2438 = v2437 + v2431;
+          shm2[v2438] = v2430;
+          const float v2439 = v92.m[1][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2440 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2443 = iron_frag_coord<64>(24u, iron_lane, false);
+          const uint v2445 = v2443 * 132u;
+          const uint v2446 = v2445 + v90;
+          const uint v2447 = v2446 + v2440;
+          shm2[v2447] = v2439;
+          const float v2448 = v92.m[1][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2449 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2452 = iron_frag_coord<64>(25u, iron_lane, false);
+          const uint v2454 = v2452 * 132u;
+          const uint v2455 = v2454 + v90;
+          const uint v2456 = v2455 + v2449;
+          shm2[v2456] = v2448;
+          const float v2457 = v92.m[1][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2458 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2461 = iron_frag_coord<64>(26u, iron_lane, false);
+          const uint v2463 = v2461 * 132u;
+          const uint v2464 = v2463 + v90;
+          const uint v2465 = v2464 + v2458;
+          shm2[v2465] = v2457;
+          const float v2466 = v92.m[1][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2467 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2470 = iron_frag_coord<64>(27u, iron_lane, false);
+          const uint v2472 = v2470 * 132u;
+          const uint v2473 = v2472 + v90;
+          const uint v2474 = v2473 + v2467;
+          shm2[v2474] = v2466;
+          const float v2475 = v92.m[1][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2476 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2479 = iron_frag_coord<64>(28u, iron_lane, false);
+          const uint v2481 = v2479 * 132u;
+          const uint v2482 = v2481 + v90;
+          const uint v2483 = v2482 + v2476;
+          shm2[v2483] = v2475;
+          const float v2484 = v92.m[1][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2485 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2488 = iron_frag_coord<64>(29u, iron_lane, false);
+          const uint v2490 = v2488 * 132u;
+          const uint v2491 = v2490 + v90;
+          const uint v2492 = v2491 + v2485;
+          shm2[v2492] = v2484;
+          const float v2493 = v92.m[1][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2494 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2497 = iron_frag_coord<64>(30u, iron_lane, false);
+          const uint v2499 = v2497 * 132u;
+          const uint v2500 = v2499 + v90;
+          const uint v2501 = v2500 + v2494;
+          shm2[v2501] = v2493;
+          const float v2502 = v92.m[1][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2503 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2506 = iron_frag_coord<64>(31u, iron_lane, false);
+          const uint v2508 = v2506 * 132u;
+          const uint v2509 = v2508 + v90;
+          const uint v2510 = v2509 + v2503;
+          shm2[v2510] = v2502;
+        }
+        const bool v2512 = v2213 == 1u;  // kernels/gemm/gemm_tiles.hpp:322
+        if (v2512) {
+          const float v2513 = v92.m[2][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2514 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2517 = iron_frag_coord<64>(32u, iron_lane, false);
+          const uint v2518 = v2517 - 16u;
+          const uint v2519 = v2518 * 132u;
+          const uint v2520 = v2519 + v90;
+          const uint v2521 = v2520 + v2514;
+          shm2[v2521] = v2513;
+          const float v2522 = v92.m[2][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2523 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2526 = iron_frag_coord<64>(33u, iron_lane, false);
+          const uint v2527 = v2526 - 16u;
+          const uint v2528 = v2527 * 132u;
+          const uint v2529 = v2528 + v90;
+          const uint v2530 = v2529 + v2523;
+          shm2[v2530] = v2522;
+          const float v2531 = v92.m[2][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2532 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2535 = iron_frag_coord<64>(34u, iron_lane, false);
+          const uint v2536 = v2535 - 16u;
+          const uint v2537 = v2536 * 132u;
+          const uint v2538 = v2537 + v90;
+          const uint v2539 = v2538 + v2532;
+          shm2[v2539] = v2531;
+          const float v2540 = v92.m[2][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2541 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2544 = iron_frag_coord<64>(35u, iron_lane, false);
+          const uint v2545 = v2544 - 16u;
+          const uint v2546 = v2545 * 132u;
+          const uint v2547 = v2546 + v90;
+          const uint v2548 = v2547 + v2541;
+          shm2[v2548] = v2540;
+          const float v2549 = v92.m[2][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2550 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2553 = iron_frag_coord<64>(36u, iron_lane, false);
+          const uint v2554 = v2553 - 16u;
+          const uint v2555 = v2554 * 132u;
+          const uint v2556 = v2555 + v90;
+          const uint v2557 = v2556 + v2550;
+          shm2[v2557] = v2549;
+          const float v2558 = v92.m[2][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2559 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2562 = iron_frag_coord<64>(37u, iron_lane, false);
+          const uint v2563 = v2562 - 16u;
+          const uint v2564 = v2563 * 132u;
+          const uint v2565 = v2564 + v90;
+          const uint v2566 = v2565 + v2559;
+          shm2[v2566] = v2558;
+          const float v2567 = v92.m[2][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2568 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2571 = iron_frag_coord<64>(38u, iron_lane, false);
+          const uint v2572 = v2571 - 16u;
+          const uint v2573 = v2572 * 132u;
+          const uint v2574 = v2573 + v90;
+          const uint v2575 = v2574 + v2568;
+          shm2[v2575] = v2567;
+          const float v2576 = v92.m[2][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2577 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2580 = iron_frag_coord<64>(39u, iron_lane, false);
+          const uint v2581 = v2580 - 16u;
+          const uint v2582 = v2581 * 132u;
+          const uint v2583 = v2582 + v90;
+          const uint v2584 = v2583 + v2577;
+          shm2[v2584] = v2576;
+          const float v2585 = v92.m[2][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2586 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2589 = iron_frag_coord<64>(40u, iron_lane, false);
+          const uint v2590 = v2589 - 16u;
+          const uint v2591 = v2590 * 132u;
+          const uint v2592 = v2591 + v90;
+          const uint v2593 = v2592 + v2586;
+          shm2[v2593] = v2585;
+          const float v2594 = v92.m[2][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2595 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2598 = iron_frag_coord<64>(41u, iron_lane, false);
+          const uint v2599 = v2598 - 16u;
+          const uint v2600 = v2599 * 132u;
+          const uint v2601 = v2600 + v90;
+          const uint v2602 = v2601 + v2595;
+          shm2[v2602] = v2594;
+          const float v2603 = v92.m[2][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2604 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2607 = iron_frag_coord<64>(42u, iron_lane, false);
+          const uint v2608 = v2607 - 16u;
+          const uint v2609 = v2608 * 132u;
+          const uint v2610 = v2609 + v90;
+          const uint v2611 = v2610 + v2604;
+          shm2[v2611] = v2603;
+          const float v2612 = v92.m[2][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2613 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2616 = iron_frag_coord<64>(43u, iron_lane, false);
+          const uint v2617 = v2616 - 16u;
+          const uint v2618 = v2617 * 132u;
+          const uint v2619 = v2618 + v90;
+          const uint v2620 = v2619 + v2613;
+          shm2[v2620] = v2612;
+          const float v2621 = v92.m[2][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2622 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2625 = iron_frag_coord<64>(44u, iron_lane, false);
+          const uint v2626 = v2625 - 16u;
+          const uint v2627 = v2626 * 132u;
+          const uint v2628 = v2627 + v90;
+          const uint v2629 = v2628 + v2622;
+          shm2[v2629] = v2621;
+          const float v2630 = v92.m[2][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2631 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2634 = iron_frag_coord<64>(45u, iron_lane, false);
+          const uint v2635 = v2634 - 16u;
+          const uint v2636 = v2635 * 132u;
+          const uint v2637 = v2636 + v90;
+          const uint v2638 = v2637 + v2631;
+          shm2[v2638] = v2630;
+          const float v2639 = v92.m[2][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2640 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2643 = iron_frag_coord<64>(46u, iron_lane, false);
+          const uint v2644 = v2643 - 16u;
+          const uint v2645 = v2644 * 132u;
+          const uint v2646 = v2645 + v90;
+          const uint v2647 = v2646 + v2640;
+          shm2[v2647] = v2639;
+          const float v2648 = v92.m[2][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2649 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2652 = iron_frag_coord<64>(47u, iron_lane, false);
+          const uint v2653 = v2652 - 16u;
+          const uint v2654 = v2653 * 132u;
+          const uint v2655 = v2654 + v90;
+          const uint v2656 = v2655 + v2649;
+          shm2[v2656] = v2648;
+          const float v2657 = v92.m[3][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2658 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2661 = iron_frag_coord<64>(48u, iron_lane, false);
+          const uint v2662 = v2661 - 16u;
+          const uint v2663 = v2662 * 132u;
+          const uint v2664 = v2663 + v90;
+          const uint v2665 = v2664 + v2658;
+          shm2[v2665] = v2657;
+          const float v2666 = v92.m[3][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2667 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2670 = iron_frag_coord<64>(49u, iron_lane, false);
+          const uint v2671 = v2670 - 16u;
+          const uint v2672 = v2671 * 132u;
+          const uint v2673 = v2672 + v90;
+          const uint v2674 = v2673 + v2667;
+          shm2[v2674] = v2666;
+          const float v2675 = v92.m[3][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2676 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2679 = iron_frag_coord<64>(50u, iron_lane, false);
+          const uint v2680 = v2679 - 16u;
+          const uint v2681 = v2680 * 132u;
+          const uint v2682 = v2681 + v90;
+          const uint v2683 = v2682 + v2676;
+          shm2[v2683] = v2675;
+          const float v2684 = v92.m[3][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2685 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2688 = iron_frag_coord<64>(51u, iron_lane, false);
+          const uint v2689 = v2688 - 16u;
+          const uint v2690 = v2689 * 132u;
+          const uint v2691 = v2690 + v90;
+          const uint v2692 = v2691 + v2685;
+          shm2[v2692] = v2684;
+          const float v2693 = v92.m[3][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2694 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2697 = iron_frag_coord<64>(52u, iron_lane, false);
+          const uint v2698 = v2697 - 16u;
+          const uint v2699 = v2698 * 132u;
+          const uint v2700 = v2699 + v90;
+          const uint v2701 = v2700 + v2694;
+          shm2[v2701] = v2693;
+          const float v2702 = v92.m[3][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2703 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2706 = iron_frag_coord<64>(53u, iron_lane, false);
+          const uint v2707 = v2706 - 16u;
+          const uint v2708 = v2707 * 132u;
+          const uint v2709 = v2708 + v90;
+          const uint v2710 = v2709 + v2703;
+          shm2[v2710] = v2702;
+          const float v2711 = v92.m[3][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2712 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2715 = iron_frag_coord<64>(54u, iron_lane, false);
+          const uint v2716 = v2715 - 16u;
+          const uint v2717 = v2716 * 132u;
+          const uint v2718 = v2717 + v90;
+          const uint v2719 = v2718 + v2712;
+          shm2[v2719] = v2711;
+          const float v2720 = v92.m[3][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2721 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2724 = iron_frag_coord<64>(55u, iron_lane, false);
+          const uint v2725 = v2724 - 16u;
+          const uint v2726 = v2725 * 132u;
+          const uint v2727 = v2726 + v90;
+          const uint v2728 = v2727 + v2721;
+          shm2[v2728] = v2720;
+          const float v2729 = v92.m[3][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2730 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2733 = iron_frag_coord<64>(56u, iron_lane, false);
+          const uint v2734 = v2733 - 16u;
+          const uint v2735 = v2734 * 132u;
+          const uint v2736 = v2735 + v90;
+          const uint v2737 = v2736 + v2730;
+          shm2[v2737] = v2729;
+          const float v2738 = v92.m[3][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2739 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2742 = iron_frag_coord<64>(57u, iron_lane, false);
+          const uint v2743 = v2742 - 16u;
+          const uint v2744 = v2743 * 132u;
+          const uint v2745 = v2744 + v90;
+          const uint v2746 = v2745 + v2739;
+          shm2[v2746] = v2738;
+          const float v2747 = v92.m[3][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2748 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2751 = iron_frag_coord<64>(58u, iron_lane, false);
+          const uint v2752 = v2751 - 16u;
+          const uint v2753 = v2752 * 132u;
+          const uint v2754 = v2753 + v90;
+          const uint v2755 = v2754 + v2748;
+          shm2[v2755] = v2747;
+          const float v2756 = v92.m[3][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2757 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2760 = iron_frag_coord<64>(59u, iron_lane, false);
+          const uint v2761 = v2760 - 16u;
+          const uint v2762 = v2761 * 132u;
+          const uint v2763 = v2762 + v90;
+          const uint v2764 = v2763 + v2757;
+          shm2[v2764] = v2756;
+          const float v2765 = v92.m[3][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2766 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2769 = iron_frag_coord<64>(60u, iron_lane, false);
+          const uint v2770 = v2769 - 16u;
+          const uint v2771 = v2770 * 132u;
+          const uint v2772 = v2771 + v90;
+          const uint v2773 = v2772 + v2766;
+          shm2[v2773] = v2765;
+          const float v2774 = v92.m[3][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2775 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2778 = iron_frag_coord<64>(61u, iron_lane, false);
+          const uint v2779 = v2778 - 16u;
+          const uint v2780 = v2779 * 132u;
+          const uint v2781 = v2780 + v90;
+          const uint v2782 = v2781 + v2775;
+          shm2[v2782] = v2774;
+          const float v2783 = v92.m[3][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2784 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2787 = iron_frag_coord<64>(62u, iron_lane, false);
+          const uint v2788 = v2787 - 16u;
+          const uint v2789 = v2788 * 132u;
+          const uint v2790 = v2789 + v90;
+          const uint v2791 = v2790 + v2784;
+          shm2[v2791] = v2783;
+          const float v2792 = v92.m[3][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2793 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2796 = iron_frag_coord<64>(63u, iron_lane, false);
+          const uint v2797 = v2796 - 16u;
+          const uint v2798 = v2797 * 132u;
+          const uint v2799 = v2798 + v90;
+          const uint v2800 = v2799 + v2793;
+          shm2[v2800] = v2792;
+        }
+        const bool v2802 = v2213 == 2u;  // kernels/gemm/gemm_tiles.hpp:322
+        if (v2802) {
+          const float v2803 = v92.m[4][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2804 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2807 = iron_frag_coord<64>(64u, iron_lane, false);
+          const uint v2808 = v2807 - 32u;
+          const uint v2809 = v2808 * 132u;
+          const uint v2810 = v2809 + v90;
+          const uint v2811 = v2810 + v2804;
+          shm2[v2811] = v2803;
+          const float v2812 = v92.m[4][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2813 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2816 = iron_frag_coord<64>(65u, iron_lane, false);
+          const uint v2817 = v2816 - 32u;
+          const uint v2818 = v2817 * 132u;
+          const uint v2819 = v2818 + v90;
+          const uint v2820 = v2819 + v2813;
+          shm2[v2820] = v2812;
+          const float v2821 = v92.m[4][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2822 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2825 = iron_frag_coord<64>(66u, iron_lane, false);
+          const uint v2826 = v2825 - 32u;
+          const uint v2827 = v2826 * 132u;
+          const uint v2828 = v2827 + v90;
+          const uint v2829 = v2828 + v2822;
+          shm2[v2829] = v2821;
+          const float v2830 = v92.m[4][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2831 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2834 = iron_frag_coord<64>(67u, iron_lane, false);
+          const uint v2835 = v2834 - 32u;
+          const uint v2836 = v2835 * 132u;
+          const uint v2837 = v2836 + v90;
+          const uint v2838 = v2837 + v2831;
+          shm2[v2838] = v2830;
+          const float v2839 = v92.m[4][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2840 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2843 = iron_frag_coord<64>(68u, iron_lane, false);
+          const uint v2844 = v2843 - 32u;
+          const uint v2845 = v2844 * 132u;
+          const uint v2846 = v2845 + v90;
+          const uint v2847 = v2846 + v2840;
+          shm2[v2847] = v2839;
+          const float v2848 = v92.m[4][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2849 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2852 = iron_frag_coord<64>(69u, iron_lane, false);
+          const uint v2853 = v2852 - 32u;
+          const uint v2854 = v2853 * 132u;
+          const uint v2855 = v2854 + v90;
+          const uint v2856 = v2855 + v2849;
+          shm2[v2856] = v2848;
+          const float v2857 = v92.m[4][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2858 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2861 = iron_frag_coord<64>(70u, iron_lane, false);
+          const uint v2862 = v2861 - 32u;
+          const uint v2863 = v2862 * 132u;
+          const uint v2864 = v2863 + v90;
+          const uint v2865 = v2864 + v2858;
+          shm2[v2865] = v2857;
+          const float v2866 = v92.m[4][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2867 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2870 = iron_frag_coord<64>(71u, iron_lane, false);
+          const uint v2871 = v2870 - 32u;
+          const uint v2872 = v2871 * 132u;
+          const uint v2873 = v2872 + v90;
+          const uint v2874 = v2873 + v2867;
+          shm2[v2874] = v2866;
+          const float v2875 = v92.m[4][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2876 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2879 = iron_frag_coord<64>(72u, iron_lane, false);
+          const uint v2880 = v2879 - 32u;
+          const uint v2881 = v2880 * 132u;
+          const uint v2882 = v2881 + v90;
+          const uint v2883 = v2882 + v2876;
+          shm2[v2883] = v2875;
+          const float v2884 = v92.m[4][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2885 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2888 = iron_frag_coord<64>(73u, iron_lane, false);
+          const uint v2889 = v2888 - 32u;
+          const uint v2890 = v2889 * 132u;
+          const uint v2891 = v2890 + v90;
+          const uint v2892 = v2891 + v2885;
+          shm2[v2892] = v2884;
+          const float v2893 = v92.m[4][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2894 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2897 = iron_frag_coord<64>(74u, iron_lane, false);
+          const uint v2898 = v2897 - 32u;
+          const uint v2899 = v2898 * 132u;
+          const uint v2900 = v2899 + v90;
+          const uint v2901 = v2900 + v2894;
+          shm2[v2901] = v2893;
+          const float v2902 = v92.m[4][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2903 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2906 = iron_frag_coord<64>(75u, iron_lane, false);
+          const uint v2907 = v2906 - 32u;
+          const uint v2908 = v2907 * 132u;
+          const uint v2909 = v2908 + v90;
+          const uint v2910 = v2909 + v2903;
+          shm2[v2910] = v2902;
+          const float v2911 = v92.m[4][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2912 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2915 = iron_frag_coord<64>(76u, iron_lane, false);
+          const uint v2916 = v2915 - 32u;
+          const uint v2917 = v2916 * 132u;
+          const uint v2918 = v2917 + v90;
+          const uint v2919 = v2918 + v2912;
+          shm2[v2919] = v2911;
+          const float v2920 = v92.m[4][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2921 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2924 = iron_frag_coord<64>(77u, iron_lane, false);
+          const uint v2925 = v2924 - 32u;
+          const uint v2926 = v2925 * 132u;
+          const uint v2927 = v2926 + v90;
+          const uint v2928 = v2927 + v2921;
+          shm2[v2928] = v2920;
+          const float v2929 = v92.m[4][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2930 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2933 = iron_frag_coord<64>(78u, iron_lane, false);
+          const uint v2934 = v2933 - 32u;
+          const uint v2935 = v2934 * 132u;
+          const uint v2936 = v2935 + v90;
+          const uint v2937 = v2936 + v2930;
+          shm2[v2937] = v2929;
+          const float v2938 = v92.m[4][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2939 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2942 = iron_frag_coord<64>(79u, iron_lane, false);
+          const uint v2943 = v2942 - 32u;
+          const uint v2944 = v2943 * 132u;
+          const uint v2945 = v2944 + v90;
+          const uint v2946 = v2945 + v2939;
+          shm2[v2946] = v2938;
+          const float v2947 = v92.m[5][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2948 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2951 = iron_frag_coord<64>(80u, iron_lane, false);
+          const uint v2952 = v2951 - 32u;
+          const uint v2953 = v2952 * 132u;
+          const uint v2954 = v2953 + v90;
+          const uint v2955 = v2954 + v2948;
+          shm2[v2955] = v2947;
+          const float v2956 = v92.m[5][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2957 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2960 = iron_frag_coord<64>(81u, iron_lane, false);
+          const uint v2961 = v2960 - 32u;
+          const uint v2962 = v2961 * 132u;
+          const uint v2963 = v2962 + v90;
+          const uint v2964 = v2963 + v2957;
+          shm2[v2964] = v2956;
+          const float v2965 = v92.m[5][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2966 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2969 = iron_frag_coord<64>(82u, iron_lane, false);
+          const uint v2970 = v2969 - 32u;
+          const uint v2971 = v2970 * 132u;
+          const uint v2972 = v2971 + v90;
+          const uint v2973 = v2972 + v2966;
+          shm2[v2973] = v2965;
+          const float v2974 = v92.m[5][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2975 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2978 = iron_frag_coord<64>(83u, iron_lane, false);
+          const uint v2979 = v2978 - 32u;
+          const uint v2980 = v2979 * 132u;
+          const uint v2981 = v2980 + v90;
+          const uint v2982 = v2981 + v2975;
+          shm2[v2982] = v2974;
+          const float v2983 = v92.m[5][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2984 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2987 = iron_frag_coord<64>(84u, iron_lane, false);
+          const uint v2988 = v2987 - 32u;
+          const uint v2989 = v2988 * 132u;
+          const uint v2990 = v2989 + v90;
+          const uint v2991 = v2990 + v2984;
+          shm2[v2991] = v2983;
+          const float v2992 = v92.m[5][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v2993 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v2996 = iron_frag_coord<64>(85u, iron_lane, false);
+          const uint v2997 = v2996 - 32u;
+          const uint v2998 = v2997 * 132u;
+          const uint v2999 = v2998 + v90;
+          const uint v3000 = v2999 + v2993;
+          shm2[v3000] = v2992;
+          const float v3001 = v92.m[5][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v3002 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v3005 = iron_frag_coord<64>(86u, iron_lane, false);
+          const uint v3006 = v3005 - 32u;
+          const uint v3007 = v3006 * 132u;
+          const uint v3008 = v3007 + v90;
+          const uint v3009 = v3008 + v3002;
+          shm2[v3009] = v3001;
+          const float v3010 = v92.m[5][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v3011 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v3014 = iron_frag_coord<64>(87u, iron_lane, false);
+          const uint v3015 = v3014 - 32u;
+          const uint v3016 = v3015 * 132u;
+          const uint v3017 = v3016 + v90;
+          const uint v3018 = v3017 + v3011;
+          shm2[v3018] = v3010;
+          const float v3019 = v92.m[5][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v3020 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v3023 = iron_frag_coord<64>(88u, iron_lane, false);
+          const uint v3024 = v3023 - 32u;
+          const uint v3025 = v3024 * 132u;
+          const uint v3026 = v3025 + v90;
+          const uint v3027 = v3026 + v3020;
+          shm2[v3027] = v3019;
+          const float v3028 = v92.m[5][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v3029 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v3032 = iron_frag_coord<64>(89u, iron_lane, false);
+          const uint v3033 = v3032 - 32u;
+          const uint v3034 = v3033 * 132u;
+          const uint v3035 = v3034 + v90;
+          const uint v3036 = v3035 + v3029;
+          shm2[v3036] = v3028;
+          const float v3037 = v92.m[5][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v3038 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v3041 = iron_frag_coord<64>(90u, iron_lane, false);
+          const uint v3042 = v3041 - 32u;
+          const uint v3043 = v3042 * 132u;
+          const uint v3044 = v3043 + v90;
+          const uint v3045 = v3044 + v3038;
+          shm2[v3045] = v3037;
+          const float v3046 = v92.m[5][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v3047 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v3050 = iron_frag_coord<64>(91u, iron_lane, false);
+          const uint v3051 = v3050 - 32u;
+          const uint v3052 = v3051 * 132u;
+          const uint v3053 = v3052 + v90;
+          const uint v3054 = v3053 + v3047;
+          shm2[v3054] = v3046;
+          const float v3055 = v92.m[5][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v3056 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v3059 = iron_frag_coord<64>(92u, iron_lane, false);
+          const uint v3060 = v3059 - 32u;
+          const uint v3061 = v3060 * 132u;
+          const uint v3062 = v3061 + v90;
+          const uint v3063 = v3062 + v3056;
+          shm2[v3063] = v3055;
+          const float v3064 = v92.m[5][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v3065 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v3068 = iron_frag_coord<64>(93u, iron_lane, false);
+          const uint v3069 = v3068 - 32u;
+          const uint v3070 = v3069 * 132u;
+          const uint v3071 = v3070 + v90;
+          const uint v3072 = v3071 + v3065;
+          shm2[v3072] = v3064;
+          const float v3073 = v92.m[5][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v3074 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v3077 = iron_frag_coord<64>(94u, iron_lane, false);
+          const uint v3078 = v3077 - 32u;
+          const uint v3079 = v3078 * 132u;
+          const uint v3080 = v3079 + v90;
+          const uint v3081 = v3080 + v3074;
+          shm2[v3081] = v3073;
+          const float v3082 = v92.m[5][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v3083 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v3086 = iron_frag_coord<64>(95u, iron_lane, false);
+          const uint v3087 = v3086 - 32u;
+          const uint v3088 = v3087 * 132u;
+          const uint v3089 = v3088 + v90;
+          const uint v3090 = v3089 + v3083;
+          shm2[v3090] = v3082;
+        }
+        const bool v3092 = v2213 == 3u;  // kernels/gemm/gemm_tiles.hpp:322
+        if (v3092) {
+          const float v3093 = v92.m[6][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v3094 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v3097 = iron_frag_coord<64>(96u, iron_lane, false);
+          const uint v3098 = v3097 - 48u;
+          const uint v3099 = v3098 * 132u;
+          const uint v3100 = v3099 + v90;
+          const uint v3101 = v3100 + v3094;
+          shm2[v3101] = v3093;
+          const float v3102 = v92.m[6][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v3103 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v3106 = iron_frag_coord<64>(97u, iron_lane, false);
+          const uint v3107 = v3106 - 48u;
+          const uint v3108 = v3107 * 132u;
+          const uint v3109 = v3108 + v90;
+          const uint v3110 = v3109 + v3103;
+          shm2[v3110] = v3102;
+          const float v3111 = v92.m[6][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v3112 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v3115 = iron_frag_coord<64>(98u, iron_lane, false);
+          const uint v3116 = v3115 - 48u;
+          const uint v3117 = v3116 * 132u;
+          const uint v3118 = v3117 + v90;
+          const uint v3119 = v3118 + v3112;
+          shm2[v3119] = v3111;
+          const float v3120 = v92.m[6][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v3121 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v3124 = iron_frag_coord<64>(99u, iron_lane, false);
+          const uint v3125 = v3124 - 48u;
+          const uint v3126 = v3125 * 132u;
+          const uint v3127 = v3126 + v90;
+          const uint v3128 = v3127 + v3121;
+          shm2[v3128] = v3120;
+          const float v3129 = v92.m[6][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v3130 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v3133 = iron_frag_coord<64>(100u, iron_lane, false);
+          const uint v3134 = v3133 - 48u;
+          const uint v3135 = v3134 * 132u;
+          const uint v3136 = v3135 + v90;
+          const uint v3137 = v3136 + v3130;
+          shm2[v3137] = v3129;
+          const float v3138 = v92.m[6][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v3139 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v3142 = iron_frag_coord<64>(101u, iron_lane, false);
+          const uint v3143 = v3142 - 48u;
+          const uint v3144 = v3143 * 132u;
+          const uint v3145 = v3144 + v90;
+          const uint v3146 = v3145 + v3139;
+          shm2[v3146] = v3138;
+          const float v3147 = v92.m[6][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v3148 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v3151 = iron_frag_coord<64>(102u, iron_lane, false);
+          const uint v3152 = v3151 - 48u;
+          const uint v3153 = v3152 * 132u;
+          const uint v3154 = v3153 + v90;
+          const uint v3155 = v3154 + v3148;
+          shm2[v3155] = v3147;
+          const float v3156 = v92.m[6][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v3157 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v3160 = iron_frag_coord<64>(103u, iron_lane, false);
+          const uint v3161 = v3160 - 48u;
+          const uint v3162 = v3161 * 132u;
+          const uint v3163 = v3162 + v90;
+          const uint v3164 = v3163 + v3157;
+          shm2[v3164] = v3156;
+          const float v3165 = v92.m[6][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v3166 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v3169 = iron_frag_coord<64>(104u, iron_lane, false);
+          const uint v3170 = v3169 - 48u;
+          const uint v3171 = v3170 * 132u;
+          const uint v3172 = v3171 + v90;
+          const uint v3173 = v3172 + v3166;
+          shm2[v3173] = v3165;
+          const float v3174 = v92.m[6][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v3175 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v3178 = iron_frag_coord<64>(105u, iron_lane, false);
+          const uint v3179 = v3178 - 48u;
+          const uint v3180 = v3179 * 132u;
+          const uint v3181 = v3180 + v90;
+          const uint v3182 = v3181 + v3175;
+          shm2[v3182] = v3174;
+          const float v3183 = v92.m[6][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v3184 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v3187 = iron_frag_coord<64>(106u, iron_lane, false);
+          const uint v3188 = v3187 - 48u;
+          const uint v3189 = v3188 * 132u;
+          const uint v3190 = v3189 + v90;
+          const uint v3191 = v3190 + v3184;
+          shm2[v3191] = v3183;
+          const float v3192 = v92.m[6][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v3193 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v3196 = iron_frag_coord<64>(107u, iron_lane, false);
+          const uint v3197 = v3196 - 48u;
+          const uint v3198 = v3197 * 132u;
+          const uint v3199 = v3198 + v90;
+          const uint v3200 = v3199 + v3193;
+          shm2[v3200] = v3192;
+          const float v3201 = v92.m[6][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v3202 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v3205 = iron_frag_coord<64>(108u, iron_lane, false);
+          const uint v3206 = v3205 - 48u;
+          const uint v3207 = v3206 * 132u;
+          const uint v3208 = v3207 + v90;
+          const uint v3209 = v3208 + v3202;
+          shm2[v3209] = v3201;
+          const float v3210 = v92.m[6][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v3211 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v3214 = iron_frag_coord<64>(109u, iron_lane, false);
+          const uint v3215 = v3214 - 48u;
+          const uint v3216 = v3215 * 132u;
+          const uint v3217 = v3216 + v90;
+          const uint v3218 = v3217 + v3211;
+          shm2[v3218] = v3210;
+          const float v3219 = v92.m[6][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v3220 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v3223 = iron_frag_coord<64>(110u, iron_lane, false);
+          const uint v3224 = v3223 - 48u;
+          const uint v3225 = v3224 * 132u;
+          const uint v3226 = v3225 + v90;
+          const uint v3227 = v3226 + v3220;
+          shm2[v3227] = v3219;
+          const float v3228 = v92.m[6][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v3229 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v3232 = iron_frag_coord<64>(111u, iron_lane, false);
+          const uint v3233 = v3232 - 48u;
+          const uint v3234 = v3233 * 132u;
+          const uint v3235 = v3234 + v90;
+          const uint v3236 = v3235 + v3229;
+          shm2[v3236] = v3228;
+          const float v3237 = v92.m[7][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v3238 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v3241 = iron_frag_coord<64>(112u, iron_lane, false);
+          const uint v3242 = v3241 - 48u;
+          const uint v3243 = v3242 * 132u;
+          const uint v3244 = v3243 + v90;
+          const uint v3245 = v3244 + v3238;
+          shm2[v3245] = v3237;
+          const float v3246 = v92.m[7][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v3247 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v3250 = iron_frag_coord<64>(113u, iron_lane, false);
+          const uint v3251 = v3250 - 48u;
+          const uint v3252 = v3251 * 132u;
+          const uint v3253 = v3252 + v90;
+          const uint v3254 = v3253 + v3247;
+          shm2[v3254] = v3246;
+          const float v3255 = v92.m[7][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v3256 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v3259 = iron_frag_coord<64>(114u, iron_lane, false);
+          const uint v3260 = v3259 - 48u;
+          const uint v3261 = v3260 * 132u;
+          const uint v3262 = v3261 + v90;
+          const uint v3263 = v3262 + v3256;
+          shm2[v3263] = v3255;
+          const float v3264 = v92.m[7][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v3265 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v3268 = iron_frag_coord<64>(115u, iron_lane, false);
+          const uint v3269 = v3268 - 48u;
+          const uint v3270 = v3269 * 132u;
+          const uint v3271 = v3270 + v90;
+          const uint v3272 = v3271 + v3265;
+          shm2[v3272] = v3264;
+          const float v3273 = v92.m[7][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v3274 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v3277 = iron_frag_coord<64>(116u, iron_lane, false);
+          const uint v3278 = v3277 - 48u;
+          const uint v3279 = v3278 * 132u;
+          const uint v3280 = v3279 + v90;
+          const uint v3281 = v3280 + v3274;
+          shm2[v3281] = v3273;
+          const float v3282 = v92.m[7][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v3283 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v3286 = iron_frag_coord<64>(117u, iron_lane, false);
+          const uint v3287 = v3286 - 48u;
+          const uint v3288 = v3287 * 132u;
+          const uint v3289 = v3288 + v90;
+          const uint v3290 = v3289 + v3283;
+          shm2[v3290] = v3282;
+          const float v3291 = v92.m[7][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v3292 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v3295 = iron_frag_coord<64>(118u, iron_lane, false);
+          const uint v3296 = v3295 - 48u;
+          const uint v3297 = v3296 * 132u;
+          const uint v3298 = v3297 + v90;
+          const uint v3299 = v3298 + v3292;
+          shm2[v3299] = v3291;
+          const float v3300 = v92.m[7][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v3301 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v3304 = iron_frag_coord<64>(119u, iron_lane, false);
+          const uint v3305 = v3304 - 48u;
+          const uint v3306 = v3305 * 132u;
+          const uint v3307 = v3306 + v90;
+          const uint v3308 = v3307 + v3301;
+          shm2[v3308] = v3300;
+          const float v3309 = v92.m[7][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v3310 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v3313 = iron_frag_coord<64>(120u, iron_lane, false);
+          const uint v3314 = v3313 - 48u;
+          const uint v3315 = v3314 * 132u;
+          const uint v3316 = v3315 + v90;
+          const uint v3317 = v3316 + v3310;
+          shm2[v3317] = v3309;
+          const float v3318 = v92.m[7][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v3319 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v3322 = iron_frag_coord<64>(121u, iron_lane, false);
+          const uint v3323 = v3322 - 48u;
+          const uint v3324 = v3323 * 132u;
+          const uint v3325 = v3324 + v90;
+          const uint v3326 = v3325 + v3319;
+          shm2[v3326] = v3318;
+          const float v3327 = v92.m[7][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v3328 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v3331 = iron_frag_coord<64>(122u, iron_lane, false);
+          const uint v3332 = v3331 - 48u;
+          const uint v3333 = v3332 * 132u;
+          const uint v3334 = v3333 + v90;
+          const uint v3335 = v3334 + v3328;
+          shm2[v3335] = v3327;
+          const float v3336 = v92.m[7][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v3337 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v3340 = iron_frag_coord<64>(123u, iron_lane, false);
+          const uint v3341 = v3340 - 48u;
+          const uint v3342 = v3341 * 132u;
+          const uint v3343 = v3342 + v90;
+          const uint v3344 = v3343 + v3337;
+          shm2[v3344] = v3336;
+          const float v3345 = v92.m[7][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v3346 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v3349 = iron_frag_coord<64>(124u, iron_lane, false);
+          const uint v3350 = v3349 - 48u;
+          const uint v3351 = v3350 * 132u;
+          const uint v3352 = v3351 + v90;
+          const uint v3353 = v3352 + v3346;
+          shm2[v3353] = v3345;
+          const float v3354 = v92.m[7][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v3355 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v3358 = iron_frag_coord<64>(125u, iron_lane, false);
+          const uint v3359 = v3358 - 48u;
+          const uint v3360 = v3359 * 132u;
+          const uint v3361 = v3360 + v90;
+          const uint v3362 = v3361 + v3355;
+          shm2[v3362] = v3354;
+          const float v3363 = v92.m[7][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v3364 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v3367 = iron_frag_coord<64>(126u, iron_lane, false);
+          const uint v3368 = v3367 - 48u;
+          const uint v3369 = v3368 * 132u;
+          const uint v3370 = v3369 + v90;
+          const uint v3371 = v3370 + v3364;
+          shm2[v3371] = v3363;
+          const float v3372 = v92.m[7][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+          const uint v3373 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+          const uint v3376 = iron_frag_coord<64>(127u, iron_lane, false);
+          const uint v3377 = v3376 - 48u;
+          const uint v3378 = v3377 * 132u;
+          const uint v3379 = v3378 + v90;
+          const uint v3380 = v3379 + v3373;
+          shm2[v3380] = v3372;
+        }
+      }
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:331
+      const uint v3388 = v2213 << 4u;  // kernels/gemm/gemm_tiles.hpp:333
+      const uint v3390 = v2211 << 6u;
+      const uint v3391 = v75 + v3390;
+      const uint v3392 = v3391 + v3388;
+
+      for (uint v3384 = v3381; v3384 < 2048u; v3384 += 128u) {  // kernels/gemm/gemm_tiles.hpp:332
+        const uint v3386 = v3384 >> 7u;  // kernels/gemm/gemm_tiles.hpp:333
+        const uint v3393 = v3392 + v3386;
+        const uint v3395 = v3384 & 127u;  // kernels/gemm/gemm_tiles.hpp:334
+        const uint v3396 = v80 + v3395;
+        const bool v3397 = v3393 < v76;  // kernels/gemm/gemm_tiles.hpp:335
+        const bool v3398 = v3396 < v79;
+        const bool v3399 = v3397 && v3398;
+        if (v3399) {
+          const uint v3405 = v3386 * 132u;
+          const uint v3406 = v3405 + v3395;
+          const float v3407 = shm2[v3406];
+          const uint v3409 = v3396 - v78;  // kernels/moe/grouped_gemm.cpp:88
+          const bool v3410 = v3409 < v2;
+          const bool v3411 = v3397 && v3410;
+          if (v3411) {
+            const bfloat v3412 = bfloat(v3407);
+            const uint v3413 = v3393 * v2;
+            const uint v3414 = v3413 + v3396;
+            const uint v3415 = v3414 - v78;
+            out[v3415] = v3412;
+          }
+        }
+      }
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:337
     }
   } else {
-    const uint v4253 = iron_tpg.x;  // kernels/moe/expert_tiles.hpp:64
-    const uint v4254 = iron_tid.x;
+    const uint v3416 = iron_tpg.x;  // kernels/moe/expert_tiles.hpp:64
+    const uint v3417 = iron_tid.x;
 
-    for (uint v4256 = v4254; v4256 < 16384u; v4256 += v4253) {
-      const uint v4258 = v4256 >> 7u;  // kernels/moe/expert_tiles.hpp:65
-      const uint v4259 = v75 + v4258;
-      const uint v4261 = v4256 & 127u;  // kernels/moe/expert_tiles.hpp:66
-      const uint v4262 = v26 + v4261;
-      const bool v4263 = v4259 < v0;  // kernels/moe/expert_tiles.hpp:67
-      const bool v4264 = v4262 < v2;
-      const bool v4265 = v4263 && v4264;
-      if (v4265) {
-        const uint v4268 = v4259 * v2;
-        const uint v4269 = v4268 + v4262;
-        out[v4269] = bfloat(0.0f);
+    for (uint v3419 = v3417; v3419 < 16384u; v3419 += v3416) {
+      const uint v3421 = v3419 >> 7u;  // kernels/moe/expert_tiles.hpp:65
+      const uint v3422 = v75 + v3421;
+      const uint v3424 = v3419 & 127u;  // kernels/moe/expert_tiles.hpp:66
+      const uint v3425 = v26 + v3424;
+      const bool v3426 = v3422 < v0;  // kernels/moe/expert_tiles.hpp:67
+      const bool v3427 = v3425 < v2;
+      const bool v3428 = v3426 && v3427;
+      if (v3428) {
+        const uint v3431 = v3422 * v2;
+        const uint v3432 = v3431 + v3425;
+        out[v3432] = bfloat(0.0f);
       }
     }
   }
