@@ -1,10 +1,8 @@
 /// The product every implicit-GEMM convolution form shares: group g's tile of im2col(x) ·
-/// weightᵀ (kernels/convolution/im2col_a.hpp) on gemm::product_tile_from's tensor-core tiles,
-/// each sum turned into its output by the form's value(channel, sum) and written to out as T,
-/// two adjacent channels a store where the widths allow (store_tile).
+/// weightᵀ (kernels/convolution/im2col_a.hpp) on gemm::product_from's tensor-core tiles, each
+/// sum turned into its output by the form's value(channel, sum) and written to out as T.
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <iron/iron.hpp>
 #include <string>
@@ -62,49 +60,9 @@ inline dsl::Geometry conv1d_geometry(const dsl::GeometryQuery& q) {
   return tile_geometry(q.constant("batch") * ol, q.constant("c_out") / groups, groups);
 }
 
-/// Writes a simdgroup's accumulators `acc` (its element (0, 0) at row `row`, column `col` of
-/// group g's m × n block of out; col a multiple of 8) to out[r · c_out + first + c] (first =
-/// g · n) as T, each the f32 value(first + c, sum). Where c_out and n are even, on a target whose
-/// lanes hold adjacent columns in consecutive slots (TargetFeature::PairedAccumulatorColumns:
-/// mma.m16n8k16's and Metal's lane maps) the two go out in one 4-byte store, a pair being inside
-/// out with its first element; elsewhere one element at a time. Both conditions are known when
-/// the module is compiled, so it holds one of the two loops.
-template <class T, class Acc, class Value>
-void store_tile(const dsl::Out<T>& out, const Acc& acc, const dsl::Expr<dsl::u32>& row,
-                const dsl::Expr<dsl::u32>& col, const dsl::Expr<dsl::u32>& m,
-                const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& c_out,
-                const dsl::Expr<dsl::u32>& first, Value&& value) {
-  using namespace iron::dsl;
-  const auto one_at_a_time = [&] {
-    for (std::uint32_t slot = 0; slot < Acc::elements; ++slot) {
-      auto r = row + acc.row(slot);
-      auto c = col + acc.col(slot);
-      IRON_IF(r < m && c < n) {
-        store(out[r * c_out + first + c], cast<T>(value(first + c, acc.get(slot))));
-      }
-    }
-  };
-  IRON_IF(target_has(TargetFeature::PairedAccumulatorColumns)) {
-    IRON_IF(specialized(c_out % 2u == 0u && n % 2u == 0u)) {
-      for (std::uint32_t slot = 0; slot < Acc::elements; slot += 2) {
-        auto r = row + acc.row(slot);
-        auto c = col + acc.col(slot);
-        IRON_IF(r < m && c < n) {
-          auto channel = first + c;
-          store_lanes(out[r * c_out + channel],
-                      std::array<Expr<T>, 2>{cast<T>(value(channel, acc.get(slot))),
-                                             cast<T>(value(channel + 1u, acc.get(slot + 1)))});
-        }
-      }
-    }
-    IRON_ELSE { one_at_a_time(); }
-  }
-  IRON_ELSE { one_at_a_time(); }
-}
-
 /// This group's tile of convolution group g = program_id<2>(): the weight rows of the group from
 /// make_b(g, n, k) (a b source of [n, k] rows), each output element inside out written as
-/// value(channel, sum) rounded to T (channel counted across all groups; store_tile).
+/// value(channel, sum) rounded to T (channel counted across all groups).
 template <class T, class MakeB, class Value>
 void conv_product(const dsl::Tensor<T>& x, const dsl::Out<T>& out, const Shape& s, MakeB&& make_b,
                   Value&& value) {
@@ -118,10 +76,11 @@ void conv_product(const dsl::Tensor<T>& x, const dsl::Out<T>& out, const Shape& 
   const auto bsrc = make_b(g, n, k);
   constexpr std::uint32_t kCols =
       gemm::step_k<T, std::remove_cvref_t<decltype(bsrc)>::wide_steps>();
-  gemm::product_tile_from(make_im2col_a<T, kCols>(x, s, g * cin_g, row0, m), bsrc, m, n, k, row0,
-                          col0, [&](const auto& acc, const Expr<u32>& row, const Expr<u32>& col) {
-                            store_tile(out, acc, row, col, m, n, s.c_out, g * n, value);
-                          });
+  auto first = g * n;
+  gemm::product_from(make_im2col_a<T, kCols>(x, s, g * cin_g, row0, m), bsrc, m, n, k, row0, col0,
+                     [&](const Expr<u32>& r, const Expr<u32>& c, const Expr<f32>& sum) {
+                       store(out[r * s.c_out + first + c], cast<T>(value(first + c, sum)));
+                     });
 }
 
 /// conv_product with a plain weight [c_out, kh, kw, cin_g]: group g's rows as gemm's [n, k]

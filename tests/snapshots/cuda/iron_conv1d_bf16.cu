@@ -60,11 +60,6 @@ __device__ __forceinline__ iron_bf16 __shfl_down_sync(unsigned int mask, iron_bf
 }
 __device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf16(f); }
 
-// Vector types: each moves in one load or store.
-struct alignas(4) iron_bf16x2 {
-  iron_bf16 v[2];
-};
-
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
 __device__ __forceinline__ unsigned int iron_linear_thread() {
   return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
@@ -269,6 +264,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
   extern __shared__ __align__(16) unsigned char iron_shared[];
   iron_bf16* const shm0 = reinterpret_cast<iron_bf16*>(iron_shared + 0);
   iron_bf16* const shm1 = reinterpret_cast<iron_bf16*>(iron_shared + 49152);
+  float* const shm2 = reinterpret_cast<float*>(iron_shared + 0);
 
   const unsigned int v0 = batch;  // kernels/convolution/conv2d.cpp:76
   const unsigned int v1 = length;
@@ -280,10 +276,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
   const unsigned int v7 = dilation;
   const unsigned int v8 = group_count;
   unsigned int v10 = 0u;  // kernels/convolution/conv2d.cpp:86
-  const unsigned int v11 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:112
+  const unsigned int v11 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:70
   const unsigned int v12 = v3 / v8;  // kernels/convolution/conv_shape.hpp:26
   const unsigned int v13 = v2 / v8;  // kernels/convolution/conv_shape.hpp:25
-  const unsigned int v15 = v4 * v13;  // kernels/convolution/conv_tiles.hpp:115
+  const unsigned int v15 = v4 * v13;  // kernels/convolution/conv_tiles.hpp:73
   const unsigned int v19 = v4 - 1u;  // kernels/convolution/conv_shape.hpp:23
   const unsigned int v20 = v7 * v19;
   const unsigned int v22 = v6 << 1u;
@@ -292,7 +288,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
   const unsigned int v25 = v24 - 1u;
   const unsigned int v26 = v25 / v5;
   const unsigned int v27 = v26 + 1u;
-  const unsigned int v41 = v0 * v27;  // kernels/convolution/conv_tiles.hpp:116
+  const unsigned int v41 = v0 * v27;  // kernels/convolution/conv_tiles.hpp:74
   const unsigned int v42 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:132
   const unsigned int v43 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:133
   const unsigned int v44 = blockIdx.y;
@@ -310,4224 +306,2245 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
   const unsigned int v60 = v59 << 7u;
   const unsigned int v63 = v57 / v55;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v64 = v63 << 7u;
-  const unsigned int v65 = v11 * v12;  // kernels/convolution/conv_tiles.hpp:136
+  const unsigned int v65 = v11 * v12;  // kernels/convolution/conv_tiles.hpp:95
   const unsigned int v66 = v65 * v15;
   const unsigned int v67 = v12 * v15;
-  const unsigned int v68 = v11 * v13;  // kernels/convolution/conv_tiles.hpp:121
-  const bool v72 = v4 == 1u;  // kernels/convolution/im2col_a.hpp:176
-  const bool v78 = v5 == 1u;
-  const bool v79 = v72 && v78;
-  const bool v84 = v6 == v10;  // kernels/convolution/im2col_a.hpp:177
-  const bool v85 = v79 && v84;  // kernels/convolution/im2col_a.hpp:176
-  const bool v87 = v8 == 1u;  // kernels/convolution/im2col_a.hpp:177
-  const bool v88 = v85 && v87;
-  const unsigned int v115 = threadIdx.x;  // kernels/convolution/im2col_a.hpp:182
-  const unsigned int v116 = v115 >> 3u;
-  const unsigned int v117 = v60 + v116;
-  const unsigned int v120 = v117 / v27;  // kernels/convolution/im2col_a.hpp:185
-  const unsigned int v121 = v120 * v27;  // kernels/convolution/im2col_a.hpp:186
-  const unsigned int v122 = v117 - v121;
-  const unsigned int v123 = v122 / v27;  // kernels/convolution/im2col_a.hpp:187
-  const bool v124 = v117 < v41;  // kernels/convolution/im2col_a.hpp:188
-  const unsigned int v127 = v124 ? v123 : 1u;  // kernels/convolution/im2col_a.hpp:189
-  const unsigned int v129 = v123 * v27;  // kernels/convolution/im2col_a.hpp:190
-  const unsigned int v130 = v122 - v129;
-  const unsigned int v131 = v130 * v5;
-  const unsigned int v132 = v124 ? v131 : v10;
-  const unsigned int v135 = v124 ? v120 : v10;  // kernels/convolution/im2col_a.hpp:191
-  const unsigned int v137 = v117 + 16u;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v138 = v137 / v27;  // kernels/convolution/im2col_a.hpp:185
-  const unsigned int v139 = v138 * v27;  // kernels/convolution/im2col_a.hpp:186
-  const unsigned int v140 = v137 - v139;
-  const unsigned int v141 = v140 / v27;  // kernels/convolution/im2col_a.hpp:187
-  const bool v142 = v137 < v41;  // kernels/convolution/im2col_a.hpp:188
-  const unsigned int v145 = v142 ? v141 : 1u;  // kernels/convolution/im2col_a.hpp:189
-  const unsigned int v147 = v141 * v27;  // kernels/convolution/im2col_a.hpp:190
-  const unsigned int v148 = v140 - v147;
-  const unsigned int v149 = v148 * v5;
-  const unsigned int v150 = v142 ? v149 : v10;
-  const unsigned int v153 = v142 ? v138 : v10;  // kernels/convolution/im2col_a.hpp:191
-  const unsigned int v155 = v117 + 32u;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v156 = v155 / v27;  // kernels/convolution/im2col_a.hpp:185
-  const unsigned int v157 = v156 * v27;  // kernels/convolution/im2col_a.hpp:186
-  const unsigned int v158 = v155 - v157;
-  const unsigned int v159 = v158 / v27;  // kernels/convolution/im2col_a.hpp:187
-  const bool v160 = v155 < v41;  // kernels/convolution/im2col_a.hpp:188
-  const unsigned int v163 = v160 ? v159 : 1u;  // kernels/convolution/im2col_a.hpp:189
-  const unsigned int v165 = v159 * v27;  // kernels/convolution/im2col_a.hpp:190
-  const unsigned int v166 = v158 - v165;
-  const unsigned int v167 = v166 * v5;
-  const unsigned int v168 = v160 ? v167 : v10;
-  const unsigned int v171 = v160 ? v156 : v10;  // kernels/convolution/im2col_a.hpp:191
-  const unsigned int v173 = v117 + 48u;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v174 = v173 / v27;  // kernels/convolution/im2col_a.hpp:185
-  const unsigned int v175 = v174 * v27;  // kernels/convolution/im2col_a.hpp:186
-  const unsigned int v176 = v173 - v175;
-  const unsigned int v177 = v176 / v27;  // kernels/convolution/im2col_a.hpp:187
-  const bool v178 = v173 < v41;  // kernels/convolution/im2col_a.hpp:188
-  const unsigned int v181 = v178 ? v177 : 1u;  // kernels/convolution/im2col_a.hpp:189
-  const unsigned int v183 = v177 * v27;  // kernels/convolution/im2col_a.hpp:190
-  const unsigned int v184 = v176 - v183;
-  const unsigned int v185 = v184 * v5;
-  const unsigned int v186 = v178 ? v185 : v10;
-  const unsigned int v189 = v178 ? v174 : v10;  // kernels/convolution/im2col_a.hpp:191
-  const unsigned int v191 = v117 + 64u;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v192 = v191 / v27;  // kernels/convolution/im2col_a.hpp:185
-  const unsigned int v193 = v192 * v27;  // kernels/convolution/im2col_a.hpp:186
-  const unsigned int v194 = v191 - v193;
-  const unsigned int v195 = v194 / v27;  // kernels/convolution/im2col_a.hpp:187
-  const bool v196 = v191 < v41;  // kernels/convolution/im2col_a.hpp:188
-  const unsigned int v199 = v196 ? v195 : 1u;  // kernels/convolution/im2col_a.hpp:189
-  const unsigned int v201 = v195 * v27;  // kernels/convolution/im2col_a.hpp:190
-  const unsigned int v202 = v194 - v201;
-  const unsigned int v203 = v202 * v5;
-  const unsigned int v204 = v196 ? v203 : v10;
-  const unsigned int v207 = v196 ? v192 : v10;  // kernels/convolution/im2col_a.hpp:191
-  const unsigned int v209 = v117 + 80u;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v210 = v209 / v27;  // kernels/convolution/im2col_a.hpp:185
-  const unsigned int v211 = v210 * v27;  // kernels/convolution/im2col_a.hpp:186
-  const unsigned int v212 = v209 - v211;
-  const unsigned int v213 = v212 / v27;  // kernels/convolution/im2col_a.hpp:187
-  const bool v214 = v209 < v41;  // kernels/convolution/im2col_a.hpp:188
-  const unsigned int v217 = v214 ? v213 : 1u;  // kernels/convolution/im2col_a.hpp:189
-  const unsigned int v219 = v213 * v27;  // kernels/convolution/im2col_a.hpp:190
-  const unsigned int v220 = v212 - v219;
-  const unsigned int v221 = v220 * v5;
-  const unsigned int v222 = v214 ? v221 : v10;
-  const unsigned int v225 = v214 ? v210 : v10;  // kernels/convolution/im2col_a.hpp:191
-  const unsigned int v227 = v117 + 96u;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v228 = v227 / v27;  // kernels/convolution/im2col_a.hpp:185
-  const unsigned int v229 = v228 * v27;  // kernels/convolution/im2col_a.hpp:186
-  const unsigned int v230 = v227 - v229;
-  const unsigned int v231 = v230 / v27;  // kernels/convolution/im2col_a.hpp:187
-  const bool v232 = v227 < v41;  // kernels/convolution/im2col_a.hpp:188
-  const unsigned int v235 = v232 ? v231 : 1u;  // kernels/convolution/im2col_a.hpp:189
-  const unsigned int v237 = v231 * v27;  // kernels/convolution/im2col_a.hpp:190
-  const unsigned int v238 = v230 - v237;
-  const unsigned int v239 = v238 * v5;
-  const unsigned int v240 = v232 ? v239 : v10;
-  const unsigned int v243 = v232 ? v228 : v10;  // kernels/convolution/im2col_a.hpp:191
-  const unsigned int v245 = v117 + 112u;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v246 = v245 / v27;  // kernels/convolution/im2col_a.hpp:185
-  const unsigned int v247 = v246 * v27;  // kernels/convolution/im2col_a.hpp:186
-  const unsigned int v248 = v245 - v247;
-  const unsigned int v249 = v248 / v27;  // kernels/convolution/im2col_a.hpp:187
-  const bool v250 = v245 < v41;  // kernels/convolution/im2col_a.hpp:188
-  const unsigned int v253 = v250 ? v249 : 1u;  // kernels/convolution/im2col_a.hpp:189
-  const unsigned int v255 = v249 * v27;  // kernels/convolution/im2col_a.hpp:190
-  const unsigned int v256 = v248 - v255;
-  const unsigned int v257 = v256 * v5;
-  const unsigned int v258 = v250 ? v257 : v10;
-  const unsigned int v261 = v250 ? v246 : v10;  // kernels/convolution/im2col_a.hpp:191
-  const unsigned int v262 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:242
-  const unsigned int v265 = v262 >> 1u;  // kernels/gemm/gemm_tiles.hpp:243
-  const unsigned int v266 = v265 << 6u;
-  const unsigned int v269 = v262 & 1u;  // kernels/gemm/gemm_tiles.hpp:244
-  const unsigned int v270 = v269 << 6u;
-  iron_frag<float, 2, 64, 64> v272;  // kernels/gemm/gemm_tiles.hpp:246
-  iron_frag_fill(v272, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v274;  // kernels/gemm/gemm_tiles.hpp:247
-  iron_frag_fill(v274, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v276;  // kernels/gemm/gemm_tiles.hpp:248
-  iron_frag_fill(v276, iron_f32_to_bf16(0.0f));
-  const unsigned int v279 = v2 & 7u;  // kernels/convolution/im2col_a.hpp:51
-  const bool v280 = v279 == v10;
-  const unsigned int v284 = v13 & 7u;
-  const bool v285 = v284 == v10;
-  const bool v286 = v280 && v285;
-  const unsigned int v289 = v15 & 7u;  // kernels/gemm/gemm_tiles.hpp:160
-  const bool v290 = v289 == v10;
-  const unsigned int v293 = v67 & 7u;
-  const bool v294 = v293 == v10;
-  const bool v295 = v290 && v294;
-  const bool v296 = v286 && v295;  // kernels/gemm/gemm_tiles.hpp:261
-  if (v296) {
-    for (unsigned int v5495 = v10; v5495 < 2u; v5495 += 1u) {  // kernels/gemm/gemm_tiles.hpp:268
-      const unsigned int v5496 = v5495 << 6u;
-      const bool v5498 = v5496 < v15;
-      if (v5498) {
-        const unsigned int v5500 = v5495 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
-        const bool v5501 = !v88;  // kernels/convolution/im2col_a.hpp:90
-        if (v5501) {
-          const unsigned int v5505 = v115 & 7u;  // kernels/convolution/im2col_a.hpp:109
-          const unsigned int v5506 = v5505 << 3u;
-          const unsigned int v5507 = v5496 + v5506;  // kernels/convolution/im2col_a.hpp:110
-          const unsigned int v5509 = v5507 / v13;  // kernels/convolution/im2col_a.hpp:112
-          const unsigned int v5511 = v5509 * v13;  // kernels/convolution/im2col_a.hpp:113
-          const unsigned int v5512 = v5507 - v5511;
-          const unsigned int v5513 = v5509 / v4;  // kernels/convolution/im2col_a.hpp:114
-          const unsigned int v5515 = v5513 * v4;  // kernels/convolution/im2col_a.hpp:116
-          const unsigned int v5516 = v5509 - v5515;
-          const unsigned int v5517 = v5516 * v7;
-          const unsigned int v5518 = v68 + v5512;  // kernels/convolution/im2col_a.hpp:117
-          const bool v5519 = v5507 < v15;  // kernels/convolution/im2col_a.hpp:118
-          const unsigned int v5521 = v1 + v6;  // kernels/convolution/im2col_a.hpp:120
-          const unsigned int v5526 = v116 << 6u;  // kernels/convolution/im2col_a.hpp:121
-          const unsigned int v5527 = v5526 + v5506;
-          const unsigned int v5528 = v127 + v5513;  // kernels/convolution/im2col_a.hpp:124
-          const unsigned int v5529 = v132 + v5517;  // kernels/convolution/im2col_a.hpp:125
-          const bool v5530 = v5528 >= v10;  // kernels/convolution/im2col_a.hpp:126
-          const bool v5531 = v5519 && v5530;
-          const bool v5532 = v5528 < 1u;
-          const bool v5533 = v5531 && v5532;
-          const bool v5534 = v5529 >= v6;
-          const bool v5535 = v5533 && v5534;
-          const bool v5536 = v5529 < v5521;
-          const bool v5537 = v5535 && v5536;
-          const unsigned int v5538 = max(v5528, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v5540 = max(v5529, v6);  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v5541 = v5540 - v6;
-          const unsigned int v5542 = v135 + v5538;  // kernels/convolution/im2col_a.hpp:129
-          const unsigned int v5543 = v5542 * v1;
-          const unsigned int v5544 = v5543 + v5541;
-          const unsigned int v5545 = v5544 * v2;
-          const unsigned int v5546 = v5545 + v5518;
-          const unsigned int v5548 = v5537 ? v5546 : v10;  // kernels/convolution/im2col_a.hpp:131
-          const unsigned int v5550 = v5500 + v5527;  // kernels/convolution/im2col_a.hpp:130
-          iron_copy_async<16>(shm0 + (v5550 ^ (((v5550 >> 6u) & 7u) << 3u)), x + v5548, v5537);
-          const unsigned int v5552 = v145 + v5513;  // kernels/convolution/im2col_a.hpp:124
-          const unsigned int v5553 = v150 + v5517;  // kernels/convolution/im2col_a.hpp:125
-          const bool v5554 = v5552 >= v10;  // kernels/convolution/im2col_a.hpp:126
-          const bool v5555 = v5519 && v5554;
-          const bool v5556 = v5552 < 1u;
-          const bool v5557 = v5555 && v5556;
-          const bool v5558 = v5553 >= v6;
-          const bool v5559 = v5557 && v5558;
-          const bool v5560 = v5553 < v5521;
-          const bool v5561 = v5559 && v5560;
-          const unsigned int v5562 = max(v5552, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v5564 = max(v5553, v6);  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v5565 = v5564 - v6;
-          const unsigned int v5566 = v153 + v5562;  // kernels/convolution/im2col_a.hpp:129
-          const unsigned int v5567 = v5566 * v1;
-          const unsigned int v5568 = v5567 + v5565;
-          const unsigned int v5569 = v5568 * v2;
-          const unsigned int v5570 = v5569 + v5518;
-          const unsigned int v5572 = v5561 ? v5570 : v10;  // kernels/convolution/im2col_a.hpp:131
-          const unsigned int v5575 = v5550 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-          iron_copy_async<16>(shm0 + (v5575 ^ (((v5575 >> 6u) & 7u) << 3u)), x + v5572, v5561);
-          const unsigned int v5576 = v163 + v5513;  // kernels/convolution/im2col_a.hpp:124
-          const unsigned int v5577 = v168 + v5517;  // kernels/convolution/im2col_a.hpp:125
-          const bool v5578 = v5576 >= v10;  // kernels/convolution/im2col_a.hpp:126
-          const bool v5579 = v5519 && v5578;
-          const bool v5580 = v5576 < 1u;
-          const bool v5581 = v5579 && v5580;
-          const bool v5582 = v5577 >= v6;
-          const bool v5583 = v5581 && v5582;
-          const bool v5584 = v5577 < v5521;
-          const bool v5585 = v5583 && v5584;
-          const unsigned int v5586 = max(v5576, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v5588 = max(v5577, v6);  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v5589 = v5588 - v6;
-          const unsigned int v5590 = v171 + v5586;  // kernels/convolution/im2col_a.hpp:129
-          const unsigned int v5591 = v5590 * v1;
-          const unsigned int v5592 = v5591 + v5589;
-          const unsigned int v5593 = v5592 * v2;
-          const unsigned int v5594 = v5593 + v5518;
-          const unsigned int v5596 = v5585 ? v5594 : v10;  // kernels/convolution/im2col_a.hpp:131
-          const unsigned int v5599 = v5550 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-          iron_copy_async<16>(shm0 + (v5599 ^ (((v5599 >> 6u) & 7u) << 3u)), x + v5596, v5585);
-          const unsigned int v5600 = v181 + v5513;  // kernels/convolution/im2col_a.hpp:124
-          const unsigned int v5601 = v186 + v5517;  // kernels/convolution/im2col_a.hpp:125
-          const bool v5602 = v5600 >= v10;  // kernels/convolution/im2col_a.hpp:126
-          const bool v5603 = v5519 && v5602;
-          const bool v5604 = v5600 < 1u;
-          const bool v5605 = v5603 && v5604;
-          const bool v5606 = v5601 >= v6;
-          const bool v5607 = v5605 && v5606;
-          const bool v5608 = v5601 < v5521;
-          const bool v5609 = v5607 && v5608;
-          const unsigned int v5610 = max(v5600, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v5612 = max(v5601, v6);  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v5613 = v5612 - v6;
-          const unsigned int v5614 = v189 + v5610;  // kernels/convolution/im2col_a.hpp:129
-          const unsigned int v5615 = v5614 * v1;
-          const unsigned int v5616 = v5615 + v5613;
-          const unsigned int v5617 = v5616 * v2;
-          const unsigned int v5618 = v5617 + v5518;
-          const unsigned int v5620 = v5609 ? v5618 : v10;  // kernels/convolution/im2col_a.hpp:131
-          const unsigned int v5623 = v5550 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-          iron_copy_async<16>(shm0 + (v5623 ^ (((v5623 >> 6u) & 7u) << 3u)), x + v5620, v5609);
-          const unsigned int v5624 = v199 + v5513;  // kernels/convolution/im2col_a.hpp:124
-          const unsigned int v5625 = v204 + v5517;  // kernels/convolution/im2col_a.hpp:125
-          const bool v5626 = v5624 >= v10;  // kernels/convolution/im2col_a.hpp:126
-          const bool v5627 = v5519 && v5626;
-          const bool v5628 = v5624 < 1u;
-          const bool v5629 = v5627 && v5628;
-          const bool v5630 = v5625 >= v6;
-          const bool v5631 = v5629 && v5630;
-          const bool v5632 = v5625 < v5521;
-          const bool v5633 = v5631 && v5632;
-          const unsigned int v5634 = max(v5624, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v5636 = max(v5625, v6);  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v5637 = v5636 - v6;
-          const unsigned int v5638 = v207 + v5634;  // kernels/convolution/im2col_a.hpp:129
-          const unsigned int v5639 = v5638 * v1;
-          const unsigned int v5640 = v5639 + v5637;
-          const unsigned int v5641 = v5640 * v2;
-          const unsigned int v5642 = v5641 + v5518;
-          const unsigned int v5644 = v5633 ? v5642 : v10;  // kernels/convolution/im2col_a.hpp:131
-          const unsigned int v5647 = v5550 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-          iron_copy_async<16>(shm0 + (v5647 ^ (((v5647 >> 6u) & 7u) << 3u)), x + v5644, v5633);
-          const unsigned int v5648 = v217 + v5513;  // kernels/convolution/im2col_a.hpp:124
-          const unsigned int v5649 = v222 + v5517;  // kernels/convolution/im2col_a.hpp:125
-          const bool v5650 = v5648 >= v10;  // kernels/convolution/im2col_a.hpp:126
-          const bool v5651 = v5519 && v5650;
-          const bool v5652 = v5648 < 1u;
-          const bool v5653 = v5651 && v5652;
-          const bool v5654 = v5649 >= v6;
-          const bool v5655 = v5653 && v5654;
-          const bool v5656 = v5649 < v5521;
-          const bool v5657 = v5655 && v5656;
-          const unsigned int v5658 = max(v5648, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v5660 = max(v5649, v6);  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v5661 = v5660 - v6;
-          const unsigned int v5662 = v225 + v5658;  // kernels/convolution/im2col_a.hpp:129
-          const unsigned int v5663 = v5662 * v1;
-          const unsigned int v5664 = v5663 + v5661;
-          const unsigned int v5665 = v5664 * v2;
-          const unsigned int v5666 = v5665 + v5518;
-          const unsigned int v5668 = v5657 ? v5666 : v10;  // kernels/convolution/im2col_a.hpp:131
-          const unsigned int v5671 = v5550 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-          iron_copy_async<16>(shm0 + (v5671 ^ (((v5671 >> 6u) & 7u) << 3u)), x + v5668, v5657);
-          const unsigned int v5672 = v235 + v5513;  // kernels/convolution/im2col_a.hpp:124
-          const unsigned int v5673 = v240 + v5517;  // kernels/convolution/im2col_a.hpp:125
-          const bool v5674 = v5672 >= v10;  // kernels/convolution/im2col_a.hpp:126
-          const bool v5675 = v5519 && v5674;
-          const bool v5676 = v5672 < 1u;
-          const bool v5677 = v5675 && v5676;
-          const bool v5678 = v5673 >= v6;
-          const bool v5679 = v5677 && v5678;
-          const bool v5680 = v5673 < v5521;
-          const bool v5681 = v5679 && v5680;
-          const unsigned int v5682 = max(v5672, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v5684 = max(v5673, v6);  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v5685 = v5684 - v6;
-          const unsigned int v5686 = v243 + v5682;  // kernels/convolution/im2col_a.hpp:129
-          const unsigned int v5687 = v5686 * v1;
-          const unsigned int v5688 = v5687 + v5685;
-          const unsigned int v5689 = v5688 * v2;
-          const unsigned int v5690 = v5689 + v5518;
-          const unsigned int v5692 = v5681 ? v5690 : v10;  // kernels/convolution/im2col_a.hpp:131
-          const unsigned int v5695 = v5550 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-          iron_copy_async<16>(shm0 + (v5695 ^ (((v5695 >> 6u) & 7u) << 3u)), x + v5692, v5681);
-          const unsigned int v5696 = v253 + v5513;  // kernels/convolution/im2col_a.hpp:124
-          const unsigned int v5697 = v258 + v5517;  // kernels/convolution/im2col_a.hpp:125
-          const bool v5698 = v5696 >= v10;  // kernels/convolution/im2col_a.hpp:126
-          const bool v5699 = v5519 && v5698;
-          const bool v5700 = v5696 < 1u;
-          const bool v5701 = v5699 && v5700;
-          const bool v5702 = v5697 >= v6;
-          const bool v5703 = v5701 && v5702;
-          const bool v5704 = v5697 < v5521;
-          const bool v5705 = v5703 && v5704;
-          const unsigned int v5706 = max(v5696, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v5708 = max(v5697, v6);  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v5709 = v5708 - v6;
-          const unsigned int v5710 = v261 + v5706;  // kernels/convolution/im2col_a.hpp:129
-          const unsigned int v5711 = v5710 * v1;
-          const unsigned int v5712 = v5711 + v5709;
-          const unsigned int v5713 = v5712 * v2;
-          const unsigned int v5714 = v5713 + v5518;
-          const unsigned int v5716 = v5705 ? v5714 : v10;  // kernels/convolution/im2col_a.hpp:131
-          const unsigned int v5719 = v5550 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-          iron_copy_async<16>(shm0 + (v5719 ^ (((v5719 >> 6u) & 7u) << 3u)), x + v5716, v5705);
+  const unsigned int v69 = v11 * v13;  // kernels/convolution/conv_tiles.hpp:80
+  const bool v73 = v4 == 1u;  // kernels/convolution/im2col_a.hpp:176
+  const bool v79 = v5 == 1u;
+  const bool v80 = v73 && v79;
+  const bool v85 = v6 == v10;  // kernels/convolution/im2col_a.hpp:177
+  const bool v86 = v80 && v85;  // kernels/convolution/im2col_a.hpp:176
+  const bool v88 = v8 == 1u;  // kernels/convolution/im2col_a.hpp:177
+  const bool v89 = v86 && v88;
+  const unsigned int v116 = threadIdx.x;  // kernels/convolution/im2col_a.hpp:182
+  const unsigned int v117 = v116 >> 3u;
+  const unsigned int v118 = v60 + v117;
+  const unsigned int v121 = v118 / v27;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v122 = v121 * v27;  // kernels/convolution/im2col_a.hpp:186
+  const unsigned int v123 = v118 - v122;
+  const unsigned int v124 = v123 / v27;  // kernels/convolution/im2col_a.hpp:187
+  const bool v125 = v118 < v41;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v128 = v125 ? v124 : 1u;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v130 = v124 * v27;  // kernels/convolution/im2col_a.hpp:190
+  const unsigned int v131 = v123 - v130;
+  const unsigned int v132 = v131 * v5;
+  const unsigned int v133 = v125 ? v132 : v10;
+  const unsigned int v136 = v125 ? v121 : v10;  // kernels/convolution/im2col_a.hpp:191
+  const unsigned int v138 = v118 + 16u;  // kernels/convolution/im2col_a.hpp:184
+  const unsigned int v139 = v138 / v27;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v140 = v139 * v27;  // kernels/convolution/im2col_a.hpp:186
+  const unsigned int v141 = v138 - v140;
+  const unsigned int v142 = v141 / v27;  // kernels/convolution/im2col_a.hpp:187
+  const bool v143 = v138 < v41;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v146 = v143 ? v142 : 1u;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v148 = v142 * v27;  // kernels/convolution/im2col_a.hpp:190
+  const unsigned int v149 = v141 - v148;
+  const unsigned int v150 = v149 * v5;
+  const unsigned int v151 = v143 ? v150 : v10;
+  const unsigned int v154 = v143 ? v139 : v10;  // kernels/convolution/im2col_a.hpp:191
+  const unsigned int v156 = v118 + 32u;  // kernels/convolution/im2col_a.hpp:184
+  const unsigned int v157 = v156 / v27;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v158 = v157 * v27;  // kernels/convolution/im2col_a.hpp:186
+  const unsigned int v159 = v156 - v158;
+  const unsigned int v160 = v159 / v27;  // kernels/convolution/im2col_a.hpp:187
+  const bool v161 = v156 < v41;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v164 = v161 ? v160 : 1u;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v166 = v160 * v27;  // kernels/convolution/im2col_a.hpp:190
+  const unsigned int v167 = v159 - v166;
+  const unsigned int v168 = v167 * v5;
+  const unsigned int v169 = v161 ? v168 : v10;
+  const unsigned int v172 = v161 ? v157 : v10;  // kernels/convolution/im2col_a.hpp:191
+  const unsigned int v174 = v118 + 48u;  // kernels/convolution/im2col_a.hpp:184
+  const unsigned int v175 = v174 / v27;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v176 = v175 * v27;  // kernels/convolution/im2col_a.hpp:186
+  const unsigned int v177 = v174 - v176;
+  const unsigned int v178 = v177 / v27;  // kernels/convolution/im2col_a.hpp:187
+  const bool v179 = v174 < v41;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v182 = v179 ? v178 : 1u;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v184 = v178 * v27;  // kernels/convolution/im2col_a.hpp:190
+  const unsigned int v185 = v177 - v184;
+  const unsigned int v186 = v185 * v5;
+  const unsigned int v187 = v179 ? v186 : v10;
+  const unsigned int v190 = v179 ? v175 : v10;  // kernels/convolution/im2col_a.hpp:191
+  const unsigned int v192 = v118 + 64u;  // kernels/convolution/im2col_a.hpp:184
+  const unsigned int v193 = v192 / v27;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v194 = v193 * v27;  // kernels/convolution/im2col_a.hpp:186
+  const unsigned int v195 = v192 - v194;
+  const unsigned int v196 = v195 / v27;  // kernels/convolution/im2col_a.hpp:187
+  const bool v197 = v192 < v41;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v200 = v197 ? v196 : 1u;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v202 = v196 * v27;  // kernels/convolution/im2col_a.hpp:190
+  const unsigned int v203 = v195 - v202;
+  const unsigned int v204 = v203 * v5;
+  const unsigned int v205 = v197 ? v204 : v10;
+  const unsigned int v208 = v197 ? v193 : v10;  // kernels/convolution/im2col_a.hpp:191
+  const unsigned int v210 = v118 + 80u;  // kernels/convolution/im2col_a.hpp:184
+  const unsigned int v211 = v210 / v27;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v212 = v211 * v27;  // kernels/convolution/im2col_a.hpp:186
+  const unsigned int v213 = v210 - v212;
+  const unsigned int v214 = v213 / v27;  // kernels/convolution/im2col_a.hpp:187
+  const bool v215 = v210 < v41;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v218 = v215 ? v214 : 1u;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v220 = v214 * v27;  // kernels/convolution/im2col_a.hpp:190
+  const unsigned int v221 = v213 - v220;
+  const unsigned int v222 = v221 * v5;
+  const unsigned int v223 = v215 ? v222 : v10;
+  const unsigned int v226 = v215 ? v211 : v10;  // kernels/convolution/im2col_a.hpp:191
+  const unsigned int v228 = v118 + 96u;  // kernels/convolution/im2col_a.hpp:184
+  const unsigned int v229 = v228 / v27;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v230 = v229 * v27;  // kernels/convolution/im2col_a.hpp:186
+  const unsigned int v231 = v228 - v230;
+  const unsigned int v232 = v231 / v27;  // kernels/convolution/im2col_a.hpp:187
+  const bool v233 = v228 < v41;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v236 = v233 ? v232 : 1u;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v238 = v232 * v27;  // kernels/convolution/im2col_a.hpp:190
+  const unsigned int v239 = v231 - v238;
+  const unsigned int v240 = v239 * v5;
+  const unsigned int v241 = v233 ? v240 : v10;
+  const unsigned int v244 = v233 ? v229 : v10;  // kernels/convolution/im2col_a.hpp:191
+  const unsigned int v246 = v118 + 112u;  // kernels/convolution/im2col_a.hpp:184
+  const unsigned int v247 = v246 / v27;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v248 = v247 * v27;  // kernels/convolution/im2col_a.hpp:186
+  const unsigned int v249 = v246 - v248;
+  const unsigned int v250 = v249 / v27;  // kernels/convolution/im2col_a.hpp:187
+  const bool v251 = v246 < v41;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v254 = v251 ? v250 : 1u;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v256 = v250 * v27;  // kernels/convolution/im2col_a.hpp:190
+  const unsigned int v257 = v249 - v256;
+  const unsigned int v258 = v257 * v5;
+  const unsigned int v259 = v251 ? v258 : v10;
+  const unsigned int v262 = v251 ? v247 : v10;  // kernels/convolution/im2col_a.hpp:191
+  const unsigned int v263 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:242
+  const unsigned int v266 = v263 >> 1u;  // kernels/gemm/gemm_tiles.hpp:243
+  const unsigned int v267 = v266 << 6u;
+  const unsigned int v270 = v263 & 1u;  // kernels/gemm/gemm_tiles.hpp:244
+  const unsigned int v271 = v270 << 6u;
+  iron_frag<float, 2, 64, 64> v273;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag_fill(v273, 0.0f);
+  iron_frag<iron_bf16, 0, 64, 16> v275;  // kernels/gemm/gemm_tiles.hpp:247
+  iron_frag_fill(v275, iron_f32_to_bf16(0.0f));
+  iron_frag<iron_bf16, 1, 16, 64> v277;  // kernels/gemm/gemm_tiles.hpp:248
+  iron_frag_fill(v277, iron_f32_to_bf16(0.0f));
+  const unsigned int v280 = v2 & 7u;  // kernels/convolution/im2col_a.hpp:51
+  const bool v281 = v280 == v10;
+  const unsigned int v285 = v13 & 7u;
+  const bool v286 = v285 == v10;
+  const bool v287 = v281 && v286;
+  const unsigned int v290 = v15 & 7u;  // kernels/gemm/gemm_tiles.hpp:160
+  const bool v291 = v290 == v10;
+  const unsigned int v294 = v67 & 7u;
+  const bool v295 = v294 == v10;
+  const bool v296 = v291 && v295;
+  const bool v297 = v287 && v296;  // kernels/gemm/gemm_tiles.hpp:261
+  if (v297) {
+    for (unsigned int v2340 = v10; v2340 < 2u; v2340 += 1u) {  // kernels/gemm/gemm_tiles.hpp:268
+      const unsigned int v2341 = v2340 << 6u;
+      const bool v2343 = v2341 < v15;
+      if (v2343) {
+        const unsigned int v2345 = v2340 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
+        const bool v2346 = !v89;  // kernels/convolution/im2col_a.hpp:90
+        if (v2346) {
+          const unsigned int v2350 = v116 & 7u;  // kernels/convolution/im2col_a.hpp:109
+          const unsigned int v2351 = v2350 << 3u;
+          const unsigned int v2352 = v2341 + v2351;  // kernels/convolution/im2col_a.hpp:110
+          const unsigned int v2354 = v2352 / v13;  // kernels/convolution/im2col_a.hpp:112
+          const unsigned int v2356 = v2354 * v13;  // kernels/convolution/im2col_a.hpp:113
+          const unsigned int v2357 = v2352 - v2356;
+          const unsigned int v2358 = v2354 / v4;  // kernels/convolution/im2col_a.hpp:114
+          const unsigned int v2360 = v2358 * v4;  // kernels/convolution/im2col_a.hpp:116
+          const unsigned int v2361 = v2354 - v2360;
+          const unsigned int v2362 = v2361 * v7;
+          const unsigned int v2363 = v69 + v2357;  // kernels/convolution/im2col_a.hpp:117
+          const bool v2364 = v2352 < v15;  // kernels/convolution/im2col_a.hpp:118
+          const unsigned int v2366 = v1 + v6;  // kernels/convolution/im2col_a.hpp:120
+          const unsigned int v2371 = v117 << 6u;  // kernels/convolution/im2col_a.hpp:121
+          const unsigned int v2372 = v2371 + v2351;
+          const unsigned int v2373 = v128 + v2358;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v2374 = v133 + v2362;  // kernels/convolution/im2col_a.hpp:125
+          const bool v2375 = v2373 >= v10;  // kernels/convolution/im2col_a.hpp:126
+          const bool v2376 = v2364 && v2375;
+          const bool v2377 = v2373 < 1u;
+          const bool v2378 = v2376 && v2377;
+          const bool v2379 = v2374 >= v6;
+          const bool v2380 = v2378 && v2379;
+          const bool v2381 = v2374 < v2366;
+          const bool v2382 = v2380 && v2381;
+          const unsigned int v2383 = max(v2373, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v2385 = max(v2374, v6);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v2386 = v2385 - v6;
+          const unsigned int v2387 = v136 + v2383;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v2388 = v2387 * v1;
+          const unsigned int v2389 = v2388 + v2386;
+          const unsigned int v2390 = v2389 * v2;
+          const unsigned int v2391 = v2390 + v2363;
+          const unsigned int v2393 = v2382 ? v2391 : v10;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v2395 = v2345 + v2372;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v2395 ^ (((v2395 >> 6u) & 7u) << 3u)), x + v2393, v2382);
+          const unsigned int v2397 = v146 + v2358;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v2398 = v151 + v2362;  // kernels/convolution/im2col_a.hpp:125
+          const bool v2399 = v2397 >= v10;  // kernels/convolution/im2col_a.hpp:126
+          const bool v2400 = v2364 && v2399;
+          const bool v2401 = v2397 < 1u;
+          const bool v2402 = v2400 && v2401;
+          const bool v2403 = v2398 >= v6;
+          const bool v2404 = v2402 && v2403;
+          const bool v2405 = v2398 < v2366;
+          const bool v2406 = v2404 && v2405;
+          const unsigned int v2407 = max(v2397, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v2409 = max(v2398, v6);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v2410 = v2409 - v6;
+          const unsigned int v2411 = v154 + v2407;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v2412 = v2411 * v1;
+          const unsigned int v2413 = v2412 + v2410;
+          const unsigned int v2414 = v2413 * v2;
+          const unsigned int v2415 = v2414 + v2363;
+          const unsigned int v2417 = v2406 ? v2415 : v10;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v2420 = v2395 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v2420 ^ (((v2420 >> 6u) & 7u) << 3u)), x + v2417, v2406);
+          const unsigned int v2421 = v164 + v2358;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v2422 = v169 + v2362;  // kernels/convolution/im2col_a.hpp:125
+          const bool v2423 = v2421 >= v10;  // kernels/convolution/im2col_a.hpp:126
+          const bool v2424 = v2364 && v2423;
+          const bool v2425 = v2421 < 1u;
+          const bool v2426 = v2424 && v2425;
+          const bool v2427 = v2422 >= v6;
+          const bool v2428 = v2426 && v2427;
+          const bool v2429 = v2422 < v2366;
+          const bool v2430 = v2428 && v2429;
+          const unsigned int v2431 = max(v2421, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v2433 = max(v2422, v6);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v2434 = v2433 - v6;
+          const unsigned int v2435 = v172 + v2431;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v2436 = v2435 * v1;
+          const unsigned int v2437 = v2436 + v2434;
+          const unsigned int v2438 = v2437 * v2;
+          const unsigned int v2439 = v2438 + v2363;
+          const unsigned int v2441 = v2430 ? v2439 : v10;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v2444 = v2395 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v2444 ^ (((v2444 >> 6u) & 7u) << 3u)), x + v2441, v2430);
+          const unsigned int v2445 = v182 + v2358;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v2446 = v187 + v2362;  // kernels/convolution/im2col_a.hpp:125
+          const bool v2447 = v2445 >= v10;  // kernels/convolution/im2col_a.hpp:126
+          const bool v2448 = v2364 && v2447;
+          const bool v2449 = v2445 < 1u;
+          const bool v2450 = v2448 && v2449;
+          const bool v2451 = v2446 >= v6;
+          const bool v2452 = v2450 && v2451;
+          const bool v2453 = v2446 < v2366;
+          const bool v2454 = v2452 && v2453;
+          const unsigned int v2455 = max(v2445, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v2457 = max(v2446, v6);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v2458 = v2457 - v6;
+          const unsigned int v2459 = v190 + v2455;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v2460 = v2459 * v1;
+          const unsigned int v2461 = v2460 + v2458;
+          const unsigned int v2462 = v2461 * v2;
+          const unsigned int v2463 = v2462 + v2363;
+          const unsigned int v2465 = v2454 ? v2463 : v10;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v2468 = v2395 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v2468 ^ (((v2468 >> 6u) & 7u) << 3u)), x + v2465, v2454);
+          const unsigned int v2469 = v200 + v2358;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v2470 = v205 + v2362;  // kernels/convolution/im2col_a.hpp:125
+          const bool v2471 = v2469 >= v10;  // kernels/convolution/im2col_a.hpp:126
+          const bool v2472 = v2364 && v2471;
+          const bool v2473 = v2469 < 1u;
+          const bool v2474 = v2472 && v2473;
+          const bool v2475 = v2470 >= v6;
+          const bool v2476 = v2474 && v2475;
+          const bool v2477 = v2470 < v2366;
+          const bool v2478 = v2476 && v2477;
+          const unsigned int v2479 = max(v2469, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v2481 = max(v2470, v6);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v2482 = v2481 - v6;
+          const unsigned int v2483 = v208 + v2479;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v2484 = v2483 * v1;
+          const unsigned int v2485 = v2484 + v2482;
+          const unsigned int v2486 = v2485 * v2;
+          const unsigned int v2487 = v2486 + v2363;
+          const unsigned int v2489 = v2478 ? v2487 : v10;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v2492 = v2395 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v2492 ^ (((v2492 >> 6u) & 7u) << 3u)), x + v2489, v2478);
+          const unsigned int v2493 = v218 + v2358;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v2494 = v223 + v2362;  // kernels/convolution/im2col_a.hpp:125
+          const bool v2495 = v2493 >= v10;  // kernels/convolution/im2col_a.hpp:126
+          const bool v2496 = v2364 && v2495;
+          const bool v2497 = v2493 < 1u;
+          const bool v2498 = v2496 && v2497;
+          const bool v2499 = v2494 >= v6;
+          const bool v2500 = v2498 && v2499;
+          const bool v2501 = v2494 < v2366;
+          const bool v2502 = v2500 && v2501;
+          const unsigned int v2503 = max(v2493, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v2505 = max(v2494, v6);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v2506 = v2505 - v6;
+          const unsigned int v2507 = v226 + v2503;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v2508 = v2507 * v1;
+          const unsigned int v2509 = v2508 + v2506;
+          const unsigned int v2510 = v2509 * v2;
+          const unsigned int v2511 = v2510 + v2363;
+          const unsigned int v2513 = v2502 ? v2511 : v10;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v2516 = v2395 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v2516 ^ (((v2516 >> 6u) & 7u) << 3u)), x + v2513, v2502);
+          const unsigned int v2517 = v236 + v2358;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v2518 = v241 + v2362;  // kernels/convolution/im2col_a.hpp:125
+          const bool v2519 = v2517 >= v10;  // kernels/convolution/im2col_a.hpp:126
+          const bool v2520 = v2364 && v2519;
+          const bool v2521 = v2517 < 1u;
+          const bool v2522 = v2520 && v2521;
+          const bool v2523 = v2518 >= v6;
+          const bool v2524 = v2522 && v2523;
+          const bool v2525 = v2518 < v2366;
+          const bool v2526 = v2524 && v2525;
+          const unsigned int v2527 = max(v2517, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v2529 = max(v2518, v6);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v2530 = v2529 - v6;
+          const unsigned int v2531 = v244 + v2527;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v2532 = v2531 * v1;
+          const unsigned int v2533 = v2532 + v2530;
+          const unsigned int v2534 = v2533 * v2;
+          const unsigned int v2535 = v2534 + v2363;
+          const unsigned int v2537 = v2526 ? v2535 : v10;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v2540 = v2395 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v2540 ^ (((v2540 >> 6u) & 7u) << 3u)), x + v2537, v2526);
+          const unsigned int v2541 = v254 + v2358;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v2542 = v259 + v2362;  // kernels/convolution/im2col_a.hpp:125
+          const bool v2543 = v2541 >= v10;  // kernels/convolution/im2col_a.hpp:126
+          const bool v2544 = v2364 && v2543;
+          const bool v2545 = v2541 < 1u;
+          const bool v2546 = v2544 && v2545;
+          const bool v2547 = v2542 >= v6;
+          const bool v2548 = v2546 && v2547;
+          const bool v2549 = v2542 < v2366;
+          const bool v2550 = v2548 && v2549;
+          const unsigned int v2551 = max(v2541, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v2553 = max(v2542, v6);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v2554 = v2553 - v6;
+          const unsigned int v2555 = v262 + v2551;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v2556 = v2555 * v1;
+          const unsigned int v2557 = v2556 + v2554;
+          const unsigned int v2558 = v2557 * v2;
+          const unsigned int v2559 = v2558 + v2363;
+          const unsigned int v2561 = v2550 ? v2559 : v10;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v2564 = v2395 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v2564 ^ (((v2564 >> 6u) & 7u) << 3u)), x + v2561, v2550);
         } else {
-          const unsigned int v5728 = v115 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v5729 = v5728 << 3u;
-          const unsigned int v5732 = v5496 + v5729;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v5733 = v5732 < v15;
-          const bool v5734 = v124 && v5733;
-          const unsigned int v5736 = v117 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v5738 = v5736 + v5496;
-          const unsigned int v5739 = v5738 + v5729;
-          const unsigned int v5740 = v5734 ? v5739 : v10;
-          const unsigned int v5742 = v116 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v5743 = v5500 + v5742;
-          const unsigned int v5744 = v5743 + v5729;
-          iron_copy_async<16>(shm0 + (v5744 ^ (((v5744 >> 6u) & 7u) << 3u)), x + v5740, v5734);
-          const unsigned int v5747 = v115 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v5749 = v5747 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v5752 = v5747 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v5753 = v5752 << 3u;
-          const unsigned int v5754 = v60 + v5749;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v5755 = v5754 < v41;
-          const unsigned int v5756 = v5496 + v5753;
-          const bool v5757 = v5756 < v15;
-          const bool v5758 = v5755 && v5757;
-          const unsigned int v5760 = v5754 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v5762 = v5760 + v5496;
-          const unsigned int v5763 = v5762 + v5753;
-          const unsigned int v5764 = v5758 ? v5763 : v10;
-          const unsigned int v5766 = v5749 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v5767 = v5500 + v5766;
-          const unsigned int v5768 = v5767 + v5753;
-          iron_copy_async<16>(shm0 + (v5768 ^ (((v5768 >> 6u) & 7u) << 3u)), x + v5764, v5758);
-          const unsigned int v5771 = v115 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v5773 = v5771 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v5776 = v5771 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v5777 = v5776 << 3u;
-          const unsigned int v5778 = v60 + v5773;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v5779 = v5778 < v41;
-          const unsigned int v5780 = v5496 + v5777;
-          const bool v5781 = v5780 < v15;
-          const bool v5782 = v5779 && v5781;
-          const unsigned int v5784 = v5778 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v5786 = v5784 + v5496;
-          const unsigned int v5787 = v5786 + v5777;
-          const unsigned int v5788 = v5782 ? v5787 : v10;
-          const unsigned int v5790 = v5773 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v5791 = v5500 + v5790;
-          const unsigned int v5792 = v5791 + v5777;
-          iron_copy_async<16>(shm0 + (v5792 ^ (((v5792 >> 6u) & 7u) << 3u)), x + v5788, v5782);
-          const unsigned int v5795 = v115 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v5797 = v5795 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v5800 = v5795 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v5801 = v5800 << 3u;
-          const unsigned int v5802 = v60 + v5797;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v5803 = v5802 < v41;
-          const unsigned int v5804 = v5496 + v5801;
-          const bool v5805 = v5804 < v15;
-          const bool v5806 = v5803 && v5805;
-          const unsigned int v5808 = v5802 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v5810 = v5808 + v5496;
-          const unsigned int v5811 = v5810 + v5801;
-          const unsigned int v5812 = v5806 ? v5811 : v10;
-          const unsigned int v5814 = v5797 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v5815 = v5500 + v5814;
-          const unsigned int v5816 = v5815 + v5801;
-          iron_copy_async<16>(shm0 + (v5816 ^ (((v5816 >> 6u) & 7u) << 3u)), x + v5812, v5806);
-          const unsigned int v5819 = v115 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v5821 = v5819 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v5824 = v5819 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v5825 = v5824 << 3u;
-          const unsigned int v5826 = v60 + v5821;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v5827 = v5826 < v41;
-          const unsigned int v5828 = v5496 + v5825;
-          const bool v5829 = v5828 < v15;
-          const bool v5830 = v5827 && v5829;
-          const unsigned int v5832 = v5826 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v5834 = v5832 + v5496;
-          const unsigned int v5835 = v5834 + v5825;
-          const unsigned int v5836 = v5830 ? v5835 : v10;
-          const unsigned int v5838 = v5821 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v5839 = v5500 + v5838;
-          const unsigned int v5840 = v5839 + v5825;
-          iron_copy_async<16>(shm0 + (v5840 ^ (((v5840 >> 6u) & 7u) << 3u)), x + v5836, v5830);
-          const unsigned int v5843 = v115 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v5845 = v5843 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v5848 = v5843 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v5849 = v5848 << 3u;
-          const unsigned int v5850 = v60 + v5845;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v5851 = v5850 < v41;
-          const unsigned int v5852 = v5496 + v5849;
-          const bool v5853 = v5852 < v15;
-          const bool v5854 = v5851 && v5853;
-          const unsigned int v5856 = v5850 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v5858 = v5856 + v5496;
-          const unsigned int v5859 = v5858 + v5849;
-          const unsigned int v5860 = v5854 ? v5859 : v10;
-          const unsigned int v5862 = v5845 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v5863 = v5500 + v5862;
-          const unsigned int v5864 = v5863 + v5849;
-          iron_copy_async<16>(shm0 + (v5864 ^ (((v5864 >> 6u) & 7u) << 3u)), x + v5860, v5854);
-          const unsigned int v5867 = v115 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v5869 = v5867 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v5872 = v5867 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v5873 = v5872 << 3u;
-          const unsigned int v5874 = v60 + v5869;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v5875 = v5874 < v41;
-          const unsigned int v5876 = v5496 + v5873;
-          const bool v5877 = v5876 < v15;
-          const bool v5878 = v5875 && v5877;
-          const unsigned int v5880 = v5874 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v5882 = v5880 + v5496;
-          const unsigned int v5883 = v5882 + v5873;
-          const unsigned int v5884 = v5878 ? v5883 : v10;
-          const unsigned int v5886 = v5869 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v5887 = v5500 + v5886;
-          const unsigned int v5888 = v5887 + v5873;
-          iron_copy_async<16>(shm0 + (v5888 ^ (((v5888 >> 6u) & 7u) << 3u)), x + v5884, v5878);
-          const unsigned int v5891 = v115 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v5893 = v5891 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v5896 = v5891 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v5897 = v5896 << 3u;
-          const unsigned int v5898 = v60 + v5893;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v5899 = v5898 < v41;
-          const unsigned int v5900 = v5496 + v5897;
-          const bool v5901 = v5900 < v15;
-          const bool v5902 = v5899 && v5901;
-          const unsigned int v5904 = v5898 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v5906 = v5904 + v5496;
-          const unsigned int v5907 = v5906 + v5897;
-          const unsigned int v5908 = v5902 ? v5907 : v10;
-          const unsigned int v5910 = v5893 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v5911 = v5500 + v5910;
-          const unsigned int v5912 = v5911 + v5897;
-          iron_copy_async<16>(shm0 + (v5912 ^ (((v5912 >> 6u) & 7u) << 3u)), x + v5908, v5902);
+          const unsigned int v2573 = v116 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v2574 = v2573 << 3u;
+          const unsigned int v2577 = v2341 + v2574;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v2578 = v2577 < v15;
+          const bool v2579 = v125 && v2578;
+          const unsigned int v2581 = v118 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v2583 = v2581 + v2341;
+          const unsigned int v2584 = v2583 + v2574;
+          const unsigned int v2585 = v2579 ? v2584 : v10;
+          const unsigned int v2587 = v117 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v2588 = v2345 + v2587;
+          const unsigned int v2589 = v2588 + v2574;
+          iron_copy_async<16>(shm0 + (v2589 ^ (((v2589 >> 6u) & 7u) << 3u)), x + v2585, v2579);
+          const unsigned int v2592 = v116 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v2594 = v2592 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v2597 = v2592 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v2598 = v2597 << 3u;
+          const unsigned int v2599 = v60 + v2594;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v2600 = v2599 < v41;
+          const unsigned int v2601 = v2341 + v2598;
+          const bool v2602 = v2601 < v15;
+          const bool v2603 = v2600 && v2602;
+          const unsigned int v2605 = v2599 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v2607 = v2605 + v2341;
+          const unsigned int v2608 = v2607 + v2598;
+          const unsigned int v2609 = v2603 ? v2608 : v10;
+          const unsigned int v2611 = v2594 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v2612 = v2345 + v2611;
+          const unsigned int v2613 = v2612 + v2598;
+          iron_copy_async<16>(shm0 + (v2613 ^ (((v2613 >> 6u) & 7u) << 3u)), x + v2609, v2603);
+          const unsigned int v2616 = v116 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v2618 = v2616 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v2621 = v2616 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v2622 = v2621 << 3u;
+          const unsigned int v2623 = v60 + v2618;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v2624 = v2623 < v41;
+          const unsigned int v2625 = v2341 + v2622;
+          const bool v2626 = v2625 < v15;
+          const bool v2627 = v2624 && v2626;
+          const unsigned int v2629 = v2623 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v2631 = v2629 + v2341;
+          const unsigned int v2632 = v2631 + v2622;
+          const unsigned int v2633 = v2627 ? v2632 : v10;
+          const unsigned int v2635 = v2618 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v2636 = v2345 + v2635;
+          const unsigned int v2637 = v2636 + v2622;
+          iron_copy_async<16>(shm0 + (v2637 ^ (((v2637 >> 6u) & 7u) << 3u)), x + v2633, v2627);
+          const unsigned int v2640 = v116 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v2642 = v2640 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v2645 = v2640 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v2646 = v2645 << 3u;
+          const unsigned int v2647 = v60 + v2642;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v2648 = v2647 < v41;
+          const unsigned int v2649 = v2341 + v2646;
+          const bool v2650 = v2649 < v15;
+          const bool v2651 = v2648 && v2650;
+          const unsigned int v2653 = v2647 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v2655 = v2653 + v2341;
+          const unsigned int v2656 = v2655 + v2646;
+          const unsigned int v2657 = v2651 ? v2656 : v10;
+          const unsigned int v2659 = v2642 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v2660 = v2345 + v2659;
+          const unsigned int v2661 = v2660 + v2646;
+          iron_copy_async<16>(shm0 + (v2661 ^ (((v2661 >> 6u) & 7u) << 3u)), x + v2657, v2651);
+          const unsigned int v2664 = v116 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v2666 = v2664 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v2669 = v2664 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v2670 = v2669 << 3u;
+          const unsigned int v2671 = v60 + v2666;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v2672 = v2671 < v41;
+          const unsigned int v2673 = v2341 + v2670;
+          const bool v2674 = v2673 < v15;
+          const bool v2675 = v2672 && v2674;
+          const unsigned int v2677 = v2671 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v2679 = v2677 + v2341;
+          const unsigned int v2680 = v2679 + v2670;
+          const unsigned int v2681 = v2675 ? v2680 : v10;
+          const unsigned int v2683 = v2666 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v2684 = v2345 + v2683;
+          const unsigned int v2685 = v2684 + v2670;
+          iron_copy_async<16>(shm0 + (v2685 ^ (((v2685 >> 6u) & 7u) << 3u)), x + v2681, v2675);
+          const unsigned int v2688 = v116 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v2690 = v2688 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v2693 = v2688 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v2694 = v2693 << 3u;
+          const unsigned int v2695 = v60 + v2690;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v2696 = v2695 < v41;
+          const unsigned int v2697 = v2341 + v2694;
+          const bool v2698 = v2697 < v15;
+          const bool v2699 = v2696 && v2698;
+          const unsigned int v2701 = v2695 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v2703 = v2701 + v2341;
+          const unsigned int v2704 = v2703 + v2694;
+          const unsigned int v2705 = v2699 ? v2704 : v10;
+          const unsigned int v2707 = v2690 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v2708 = v2345 + v2707;
+          const unsigned int v2709 = v2708 + v2694;
+          iron_copy_async<16>(shm0 + (v2709 ^ (((v2709 >> 6u) & 7u) << 3u)), x + v2705, v2699);
+          const unsigned int v2712 = v116 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v2714 = v2712 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v2717 = v2712 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v2718 = v2717 << 3u;
+          const unsigned int v2719 = v60 + v2714;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v2720 = v2719 < v41;
+          const unsigned int v2721 = v2341 + v2718;
+          const bool v2722 = v2721 < v15;
+          const bool v2723 = v2720 && v2722;
+          const unsigned int v2725 = v2719 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v2727 = v2725 + v2341;
+          const unsigned int v2728 = v2727 + v2718;
+          const unsigned int v2729 = v2723 ? v2728 : v10;
+          const unsigned int v2731 = v2714 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v2732 = v2345 + v2731;
+          const unsigned int v2733 = v2732 + v2718;
+          iron_copy_async<16>(shm0 + (v2733 ^ (((v2733 >> 6u) & 7u) << 3u)), x + v2729, v2723);
+          const unsigned int v2736 = v116 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v2738 = v2736 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v2741 = v2736 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v2742 = v2741 << 3u;
+          const unsigned int v2743 = v60 + v2738;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v2744 = v2743 < v41;
+          const unsigned int v2745 = v2341 + v2742;
+          const bool v2746 = v2745 < v15;
+          const bool v2747 = v2744 && v2746;
+          const unsigned int v2749 = v2743 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v2751 = v2749 + v2341;
+          const unsigned int v2752 = v2751 + v2742;
+          const unsigned int v2753 = v2747 ? v2752 : v10;
+          const unsigned int v2755 = v2738 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v2756 = v2345 + v2755;
+          const unsigned int v2757 = v2756 + v2742;
+          iron_copy_async<16>(shm0 + (v2757 ^ (((v2757 >> 6u) & 7u) << 3u)), x + v2753, v2747);
         }
-        const unsigned int v5922 = v115 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v5923 = v5922 << 3u;
-        const unsigned int v5924 = v64 + v116;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v5925 = v5924 < v12;
-        const unsigned int v5926 = v5496 + v5923;
-        const bool v5927 = v5926 < v15;
-        const bool v5928 = v5925 && v5927;
-        const unsigned int v5930 = v5924 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v5931 = v66 + v5930;
-        const unsigned int v5932 = v5931 + v5496;
-        const unsigned int v5933 = v5932 + v5923;
-        const unsigned int v5934 = v5928 ? v5933 : v66;
-        const unsigned int v5936 = v116 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v5937 = v5500 + v5936;
-        const unsigned int v5938 = v5937 + v5923;
-        iron_copy_async<16>(shm1 + (v5938 ^ (((v5938 >> 6u) & 7u) << 3u)), weight + v5934, v5928);
-        const unsigned int v5941 = v115 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v5943 = v5941 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v5946 = v5941 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v5947 = v5946 << 3u;
-        const unsigned int v5948 = v64 + v5943;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v5949 = v5948 < v12;
-        const unsigned int v5950 = v5496 + v5947;
-        const bool v5951 = v5950 < v15;
-        const bool v5952 = v5949 && v5951;
-        const unsigned int v5954 = v5948 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v5955 = v66 + v5954;
-        const unsigned int v5956 = v5955 + v5496;
-        const unsigned int v5957 = v5956 + v5947;
-        const unsigned int v5958 = v5952 ? v5957 : v66;
-        const unsigned int v5960 = v5943 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v5961 = v5500 + v5960;
-        const unsigned int v5962 = v5961 + v5947;
-        iron_copy_async<16>(shm1 + (v5962 ^ (((v5962 >> 6u) & 7u) << 3u)), weight + v5958, v5952);
-        const unsigned int v5965 = v115 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v5967 = v5965 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v5970 = v5965 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v5971 = v5970 << 3u;
-        const unsigned int v5972 = v64 + v5967;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v5973 = v5972 < v12;
-        const unsigned int v5974 = v5496 + v5971;
-        const bool v5975 = v5974 < v15;
-        const bool v5976 = v5973 && v5975;
-        const unsigned int v5978 = v5972 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v5979 = v66 + v5978;
-        const unsigned int v5980 = v5979 + v5496;
-        const unsigned int v5981 = v5980 + v5971;
-        const unsigned int v5982 = v5976 ? v5981 : v66;
-        const unsigned int v5984 = v5967 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v5985 = v5500 + v5984;
-        const unsigned int v5986 = v5985 + v5971;
-        iron_copy_async<16>(shm1 + (v5986 ^ (((v5986 >> 6u) & 7u) << 3u)), weight + v5982, v5976);
-        const unsigned int v5989 = v115 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v5991 = v5989 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v5994 = v5989 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v5995 = v5994 << 3u;
-        const unsigned int v5996 = v64 + v5991;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v5997 = v5996 < v12;
-        const unsigned int v5998 = v5496 + v5995;
-        const bool v5999 = v5998 < v15;
-        const bool v6000 = v5997 && v5999;
-        const unsigned int v6002 = v5996 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6003 = v66 + v6002;
-        const unsigned int v6004 = v6003 + v5496;
-        const unsigned int v6005 = v6004 + v5995;
-        const unsigned int v6006 = v6000 ? v6005 : v66;
-        const unsigned int v6008 = v5991 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6009 = v5500 + v6008;
-        const unsigned int v6010 = v6009 + v5995;
-        iron_copy_async<16>(shm1 + (v6010 ^ (((v6010 >> 6u) & 7u) << 3u)), weight + v6006, v6000);
-        const unsigned int v6013 = v115 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6015 = v6013 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v6018 = v6013 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6019 = v6018 << 3u;
-        const unsigned int v6020 = v64 + v6015;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6021 = v6020 < v12;
-        const unsigned int v6022 = v5496 + v6019;
-        const bool v6023 = v6022 < v15;
-        const bool v6024 = v6021 && v6023;
-        const unsigned int v6026 = v6020 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6027 = v66 + v6026;
-        const unsigned int v6028 = v6027 + v5496;
-        const unsigned int v6029 = v6028 + v6019;
-        const unsigned int v6030 = v6024 ? v6029 : v66;
-        const unsigned int v6032 = v6015 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6033 = v5500 + v6032;
-        const unsigned int v6034 = v6033 + v6019;
-        iron_copy_async<16>(shm1 + (v6034 ^ (((v6034 >> 6u) & 7u) << 3u)), weight + v6030, v6024);
-        const unsigned int v6037 = v115 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6039 = v6037 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v6042 = v6037 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6043 = v6042 << 3u;
-        const unsigned int v6044 = v64 + v6039;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6045 = v6044 < v12;
-        const unsigned int v6046 = v5496 + v6043;
-        const bool v6047 = v6046 < v15;
-        const bool v6048 = v6045 && v6047;
-        const unsigned int v6050 = v6044 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6051 = v66 + v6050;
-        const unsigned int v6052 = v6051 + v5496;
-        const unsigned int v6053 = v6052 + v6043;
-        const unsigned int v6054 = v6048 ? v6053 : v66;
-        const unsigned int v6056 = v6039 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6057 = v5500 + v6056;
-        const unsigned int v6058 = v6057 + v6043;
-        iron_copy_async<16>(shm1 + (v6058 ^ (((v6058 >> 6u) & 7u) << 3u)), weight + v6054, v6048);
-        const unsigned int v6061 = v115 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6063 = v6061 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v6066 = v6061 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6067 = v6066 << 3u;
-        const unsigned int v6068 = v64 + v6063;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6069 = v6068 < v12;
-        const unsigned int v6070 = v5496 + v6067;
-        const bool v6071 = v6070 < v15;
-        const bool v6072 = v6069 && v6071;
-        const unsigned int v6074 = v6068 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6075 = v66 + v6074;
-        const unsigned int v6076 = v6075 + v5496;
-        const unsigned int v6077 = v6076 + v6067;
-        const unsigned int v6078 = v6072 ? v6077 : v66;
-        const unsigned int v6080 = v6063 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6081 = v5500 + v6080;
-        const unsigned int v6082 = v6081 + v6067;
-        iron_copy_async<16>(shm1 + (v6082 ^ (((v6082 >> 6u) & 7u) << 3u)), weight + v6078, v6072);
-        const unsigned int v6085 = v115 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6087 = v6085 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v6090 = v6085 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6091 = v6090 << 3u;
-        const unsigned int v6092 = v64 + v6087;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6093 = v6092 < v12;
-        const unsigned int v6094 = v5496 + v6091;
-        const bool v6095 = v6094 < v15;
-        const bool v6096 = v6093 && v6095;
-        const unsigned int v6098 = v6092 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6099 = v66 + v6098;
-        const unsigned int v6100 = v6099 + v5496;
-        const unsigned int v6101 = v6100 + v6091;
-        const unsigned int v6102 = v6096 ? v6101 : v66;
-        const unsigned int v6104 = v6087 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6105 = v5500 + v6104;
-        const unsigned int v6106 = v6105 + v6091;
-        iron_copy_async<16>(shm1 + (v6106 ^ (((v6106 >> 6u) & 7u) << 3u)), weight + v6102, v6096);
+        const unsigned int v2767 = v116 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2768 = v2767 << 3u;
+        const unsigned int v2769 = v64 + v117;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2770 = v2769 < v12;
+        const unsigned int v2771 = v2341 + v2768;
+        const bool v2772 = v2771 < v15;
+        const bool v2773 = v2770 && v2772;
+        const unsigned int v2775 = v2769 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2776 = v66 + v2775;
+        const unsigned int v2777 = v2776 + v2341;
+        const unsigned int v2778 = v2777 + v2768;
+        const unsigned int v2779 = v2773 ? v2778 : v66;
+        const unsigned int v2781 = v117 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2782 = v2345 + v2781;
+        const unsigned int v2783 = v2782 + v2768;
+        iron_copy_async<16>(shm1 + (v2783 ^ (((v2783 >> 6u) & 7u) << 3u)), weight + v2779, v2773);
+        const unsigned int v2786 = v116 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2788 = v2786 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2791 = v2786 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2792 = v2791 << 3u;
+        const unsigned int v2793 = v64 + v2788;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2794 = v2793 < v12;
+        const unsigned int v2795 = v2341 + v2792;
+        const bool v2796 = v2795 < v15;
+        const bool v2797 = v2794 && v2796;
+        const unsigned int v2799 = v2793 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2800 = v66 + v2799;
+        const unsigned int v2801 = v2800 + v2341;
+        const unsigned int v2802 = v2801 + v2792;
+        const unsigned int v2803 = v2797 ? v2802 : v66;
+        const unsigned int v2805 = v2788 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2806 = v2345 + v2805;
+        const unsigned int v2807 = v2806 + v2792;
+        iron_copy_async<16>(shm1 + (v2807 ^ (((v2807 >> 6u) & 7u) << 3u)), weight + v2803, v2797);
+        const unsigned int v2810 = v116 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2812 = v2810 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2815 = v2810 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2816 = v2815 << 3u;
+        const unsigned int v2817 = v64 + v2812;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2818 = v2817 < v12;
+        const unsigned int v2819 = v2341 + v2816;
+        const bool v2820 = v2819 < v15;
+        const bool v2821 = v2818 && v2820;
+        const unsigned int v2823 = v2817 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2824 = v66 + v2823;
+        const unsigned int v2825 = v2824 + v2341;
+        const unsigned int v2826 = v2825 + v2816;
+        const unsigned int v2827 = v2821 ? v2826 : v66;
+        const unsigned int v2829 = v2812 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2830 = v2345 + v2829;
+        const unsigned int v2831 = v2830 + v2816;
+        iron_copy_async<16>(shm1 + (v2831 ^ (((v2831 >> 6u) & 7u) << 3u)), weight + v2827, v2821);
+        const unsigned int v2834 = v116 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2836 = v2834 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2839 = v2834 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2840 = v2839 << 3u;
+        const unsigned int v2841 = v64 + v2836;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2842 = v2841 < v12;
+        const unsigned int v2843 = v2341 + v2840;
+        const bool v2844 = v2843 < v15;
+        const bool v2845 = v2842 && v2844;
+        const unsigned int v2847 = v2841 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2848 = v66 + v2847;
+        const unsigned int v2849 = v2848 + v2341;
+        const unsigned int v2850 = v2849 + v2840;
+        const unsigned int v2851 = v2845 ? v2850 : v66;
+        const unsigned int v2853 = v2836 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2854 = v2345 + v2853;
+        const unsigned int v2855 = v2854 + v2840;
+        iron_copy_async<16>(shm1 + (v2855 ^ (((v2855 >> 6u) & 7u) << 3u)), weight + v2851, v2845);
+        const unsigned int v2858 = v116 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2860 = v2858 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2863 = v2858 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2864 = v2863 << 3u;
+        const unsigned int v2865 = v64 + v2860;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2866 = v2865 < v12;
+        const unsigned int v2867 = v2341 + v2864;
+        const bool v2868 = v2867 < v15;
+        const bool v2869 = v2866 && v2868;
+        const unsigned int v2871 = v2865 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2872 = v66 + v2871;
+        const unsigned int v2873 = v2872 + v2341;
+        const unsigned int v2874 = v2873 + v2864;
+        const unsigned int v2875 = v2869 ? v2874 : v66;
+        const unsigned int v2877 = v2860 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2878 = v2345 + v2877;
+        const unsigned int v2879 = v2878 + v2864;
+        iron_copy_async<16>(shm1 + (v2879 ^ (((v2879 >> 6u) & 7u) << 3u)), weight + v2875, v2869);
+        const unsigned int v2882 = v116 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2884 = v2882 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2887 = v2882 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2888 = v2887 << 3u;
+        const unsigned int v2889 = v64 + v2884;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2890 = v2889 < v12;
+        const unsigned int v2891 = v2341 + v2888;
+        const bool v2892 = v2891 < v15;
+        const bool v2893 = v2890 && v2892;
+        const unsigned int v2895 = v2889 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2896 = v66 + v2895;
+        const unsigned int v2897 = v2896 + v2341;
+        const unsigned int v2898 = v2897 + v2888;
+        const unsigned int v2899 = v2893 ? v2898 : v66;
+        const unsigned int v2901 = v2884 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2902 = v2345 + v2901;
+        const unsigned int v2903 = v2902 + v2888;
+        iron_copy_async<16>(shm1 + (v2903 ^ (((v2903 >> 6u) & 7u) << 3u)), weight + v2899, v2893);
+        const unsigned int v2906 = v116 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2908 = v2906 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2911 = v2906 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2912 = v2911 << 3u;
+        const unsigned int v2913 = v64 + v2908;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2914 = v2913 < v12;
+        const unsigned int v2915 = v2341 + v2912;
+        const bool v2916 = v2915 < v15;
+        const bool v2917 = v2914 && v2916;
+        const unsigned int v2919 = v2913 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2920 = v66 + v2919;
+        const unsigned int v2921 = v2920 + v2341;
+        const unsigned int v2922 = v2921 + v2912;
+        const unsigned int v2923 = v2917 ? v2922 : v66;
+        const unsigned int v2925 = v2908 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2926 = v2345 + v2925;
+        const unsigned int v2927 = v2926 + v2912;
+        iron_copy_async<16>(shm1 + (v2927 ^ (((v2927 >> 6u) & 7u) << 3u)), weight + v2923, v2917);
+        const unsigned int v2930 = v116 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2932 = v2930 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2935 = v2930 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2936 = v2935 << 3u;
+        const unsigned int v2937 = v64 + v2932;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2938 = v2937 < v12;
+        const unsigned int v2939 = v2341 + v2936;
+        const bool v2940 = v2939 < v15;
+        const bool v2941 = v2938 && v2940;
+        const unsigned int v2943 = v2937 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2944 = v66 + v2943;
+        const unsigned int v2945 = v2944 + v2341;
+        const unsigned int v2946 = v2945 + v2936;
+        const unsigned int v2947 = v2941 ? v2946 : v66;
+        const unsigned int v2949 = v2932 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2950 = v2345 + v2949;
+        const unsigned int v2951 = v2950 + v2936;
+        iron_copy_async<16>(shm1 + (v2951 ^ (((v2951 >> 6u) & 7u) << 3u)), weight + v2947, v2941);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:268
     }
-    const unsigned int v6119 = v266 << 6u;  // kernels/gemm/gemm_tiles.hpp:252
-    const unsigned int v6125 = v270 << 6u;  // kernels/gemm/gemm_tiles.hpp:256
+    const unsigned int v2964 = v267 << 6u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v2970 = v271 << 6u;  // kernels/gemm/gemm_tiles.hpp:256
 
-    for (unsigned int v6107 = v10; v6107 < v15; v6107 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
-      const unsigned int v6109 = v6107 >> 6u;
-      const unsigned int v6111 = v6109 % 3u;
+    for (unsigned int v2952 = v10; v2952 < v15; v2952 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      const unsigned int v2954 = v2952 >> 6u;
+      const unsigned int v2956 = v2954 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v6113 = v6111 << 13u;  // kernels/gemm/gemm_tiles.hpp:270
-      const unsigned int v6120 = v6113 + v6119;  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_load_shared<false, 6, 3>(v274, shm0, v6120, 64u);
-      const unsigned int v6126 = v6113 + v6125;  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load_shared<true, 6, 3>(v276, shm1, v6126, 64u);
-      iron_frag_mma_sync(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:258
-      const unsigned int v6133 = v6120 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_load_shared<false, 6, 3>(v274, shm0, v6133, 64u);
-      const unsigned int v6139 = v6126 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load_shared<true, 6, 3>(v276, shm1, v6139, 64u);
-      iron_frag_mma_sync(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:258
-      const unsigned int v6145 = v6120 + 32u;  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_load_shared<false, 6, 3>(v274, shm0, v6145, 64u);
-      const unsigned int v6151 = v6126 + 32u;  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load_shared<true, 6, 3>(v276, shm1, v6151, 64u);
-      iron_frag_mma_sync(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:258
-      const unsigned int v6157 = v6120 + 48u;  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_load_shared<false, 6, 3>(v274, shm0, v6157, 64u);
-      const unsigned int v6163 = v6126 + 48u;  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load_shared<true, 6, 3>(v276, shm1, v6163, 64u);
-      iron_frag_mma_sync(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:258
-      const unsigned int v6166 = v6107 + 128u;  // kernels/gemm/gemm_tiles.hpp:268
-      const unsigned int v6168 = v6109 + 2u;
-      const unsigned int v6169 = v6168 % 3u;
-      const bool v6170 = v6166 < v15;
-      if (v6170) {
-        const unsigned int v6172 = v6169 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
-        const bool v6173 = !v88;  // kernels/convolution/im2col_a.hpp:90
-        if (v6173) {
-          const unsigned int v6177 = v115 & 7u;  // kernels/convolution/im2col_a.hpp:109
-          const unsigned int v6178 = v6177 << 3u;
-          const unsigned int v6179 = v6166 + v6178;  // kernels/convolution/im2col_a.hpp:110
-          const unsigned int v6181 = v6179 / v13;  // kernels/convolution/im2col_a.hpp:112
-          const unsigned int v6183 = v6181 * v13;  // kernels/convolution/im2col_a.hpp:113
-          const unsigned int v6184 = v6179 - v6183;
-          const unsigned int v6185 = v6181 / v4;  // kernels/convolution/im2col_a.hpp:114
-          const unsigned int v6187 = v6185 * v4;  // kernels/convolution/im2col_a.hpp:116
-          const unsigned int v6188 = v6181 - v6187;
-          const unsigned int v6189 = v6188 * v7;
-          const unsigned int v6190 = v68 + v6184;  // kernels/convolution/im2col_a.hpp:117
-          const bool v6191 = v6179 < v15;  // kernels/convolution/im2col_a.hpp:118
-          const unsigned int v6193 = v1 + v6;  // kernels/convolution/im2col_a.hpp:120
-          const unsigned int v6198 = v116 << 6u;  // kernels/convolution/im2col_a.hpp:121
-          const unsigned int v6199 = v6198 + v6178;
-          const unsigned int v6200 = v127 + v6185;  // kernels/convolution/im2col_a.hpp:124
-          const unsigned int v6201 = v132 + v6189;  // kernels/convolution/im2col_a.hpp:125
-          const bool v6202 = v6200 >= v10;  // kernels/convolution/im2col_a.hpp:126
-          const bool v6203 = v6191 && v6202;
-          const bool v6204 = v6200 < 1u;
-          const bool v6205 = v6203 && v6204;
-          const bool v6206 = v6201 >= v6;
-          const bool v6207 = v6205 && v6206;
-          const bool v6208 = v6201 < v6193;
-          const bool v6209 = v6207 && v6208;
-          const unsigned int v6210 = max(v6200, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v6212 = max(v6201, v6);  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v6213 = v6212 - v6;
-          const unsigned int v6214 = v135 + v6210;  // kernels/convolution/im2col_a.hpp:129
-          const unsigned int v6215 = v6214 * v1;
-          const unsigned int v6216 = v6215 + v6213;
-          const unsigned int v6217 = v6216 * v2;
-          const unsigned int v6218 = v6217 + v6190;
-          const unsigned int v6220 = v6209 ? v6218 : v10;  // kernels/convolution/im2col_a.hpp:131
-          const unsigned int v6222 = v6172 + v6199;  // kernels/convolution/im2col_a.hpp:130
-          iron_copy_async<16>(shm0 + (v6222 ^ (((v6222 >> 6u) & 7u) << 3u)), x + v6220, v6209);
-          const unsigned int v6224 = v145 + v6185;  // kernels/convolution/im2col_a.hpp:124
-          const unsigned int v6225 = v150 + v6189;  // kernels/convolution/im2col_a.hpp:125
-          const bool v6226 = v6224 >= v10;  // kernels/convolution/im2col_a.hpp:126
-          const bool v6227 = v6191 && v6226;
-          const bool v6228 = v6224 < 1u;
-          const bool v6229 = v6227 && v6228;
-          const bool v6230 = v6225 >= v6;
-          const bool v6231 = v6229 && v6230;
-          const bool v6232 = v6225 < v6193;
-          const bool v6233 = v6231 && v6232;
-          const unsigned int v6234 = max(v6224, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v6236 = max(v6225, v6);  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v6237 = v6236 - v6;
-          const unsigned int v6238 = v153 + v6234;  // kernels/convolution/im2col_a.hpp:129
-          const unsigned int v6239 = v6238 * v1;
-          const unsigned int v6240 = v6239 + v6237;
-          const unsigned int v6241 = v6240 * v2;
-          const unsigned int v6242 = v6241 + v6190;
-          const unsigned int v6244 = v6233 ? v6242 : v10;  // kernels/convolution/im2col_a.hpp:131
-          const unsigned int v6247 = v6222 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-          iron_copy_async<16>(shm0 + (v6247 ^ (((v6247 >> 6u) & 7u) << 3u)), x + v6244, v6233);
-          const unsigned int v6248 = v163 + v6185;  // kernels/convolution/im2col_a.hpp:124
-          const unsigned int v6249 = v168 + v6189;  // kernels/convolution/im2col_a.hpp:125
-          const bool v6250 = v6248 >= v10;  // kernels/convolution/im2col_a.hpp:126
-          const bool v6251 = v6191 && v6250;
-          const bool v6252 = v6248 < 1u;
-          const bool v6253 = v6251 && v6252;
-          const bool v6254 = v6249 >= v6;
-          const bool v6255 = v6253 && v6254;
-          const bool v6256 = v6249 < v6193;
-          const bool v6257 = v6255 && v6256;
-          const unsigned int v6258 = max(v6248, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v6260 = max(v6249, v6);  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v6261 = v6260 - v6;
-          const unsigned int v6262 = v171 + v6258;  // kernels/convolution/im2col_a.hpp:129
-          const unsigned int v6263 = v6262 * v1;
-          const unsigned int v6264 = v6263 + v6261;
-          const unsigned int v6265 = v6264 * v2;
-          const unsigned int v6266 = v6265 + v6190;
-          const unsigned int v6268 = v6257 ? v6266 : v10;  // kernels/convolution/im2col_a.hpp:131
-          const unsigned int v6271 = v6222 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-          iron_copy_async<16>(shm0 + (v6271 ^ (((v6271 >> 6u) & 7u) << 3u)), x + v6268, v6257);
-          const unsigned int v6272 = v181 + v6185;  // kernels/convolution/im2col_a.hpp:124
-          const unsigned int v6273 = v186 + v6189;  // kernels/convolution/im2col_a.hpp:125
-          const bool v6274 = v6272 >= v10;  // kernels/convolution/im2col_a.hpp:126
-          const bool v6275 = v6191 && v6274;
-          const bool v6276 = v6272 < 1u;
-          const bool v6277 = v6275 && v6276;
-          const bool v6278 = v6273 >= v6;
-          const bool v6279 = v6277 && v6278;
-          const bool v6280 = v6273 < v6193;
-          const bool v6281 = v6279 && v6280;
-          const unsigned int v6282 = max(v6272, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v6284 = max(v6273, v6);  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v6285 = v6284 - v6;
-          const unsigned int v6286 = v189 + v6282;  // kernels/convolution/im2col_a.hpp:129
-          const unsigned int v6287 = v6286 * v1;
-          const unsigned int v6288 = v6287 + v6285;
-          const unsigned int v6289 = v6288 * v2;
-          const unsigned int v6290 = v6289 + v6190;
-          const unsigned int v6292 = v6281 ? v6290 : v10;  // kernels/convolution/im2col_a.hpp:131
-          const unsigned int v6295 = v6222 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-          iron_copy_async<16>(shm0 + (v6295 ^ (((v6295 >> 6u) & 7u) << 3u)), x + v6292, v6281);
-          const unsigned int v6296 = v199 + v6185;  // kernels/convolution/im2col_a.hpp:124
-          const unsigned int v6297 = v204 + v6189;  // kernels/convolution/im2col_a.hpp:125
-          const bool v6298 = v6296 >= v10;  // kernels/convolution/im2col_a.hpp:126
-          const bool v6299 = v6191 && v6298;
-          const bool v6300 = v6296 < 1u;
-          const bool v6301 = v6299 && v6300;
-          const bool v6302 = v6297 >= v6;
-          const bool v6303 = v6301 && v6302;
-          const bool v6304 = v6297 < v6193;
-          const bool v6305 = v6303 && v6304;
-          const unsigned int v6306 = max(v6296, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v6308 = max(v6297, v6);  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v6309 = v6308 - v6;
-          const unsigned int v6310 = v207 + v6306;  // kernels/convolution/im2col_a.hpp:129
-          const unsigned int v6311 = v6310 * v1;
-          const unsigned int v6312 = v6311 + v6309;
-          const unsigned int v6313 = v6312 * v2;
-          const unsigned int v6314 = v6313 + v6190;
-          const unsigned int v6316 = v6305 ? v6314 : v10;  // kernels/convolution/im2col_a.hpp:131
-          const unsigned int v6319 = v6222 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-          iron_copy_async<16>(shm0 + (v6319 ^ (((v6319 >> 6u) & 7u) << 3u)), x + v6316, v6305);
-          const unsigned int v6320 = v217 + v6185;  // kernels/convolution/im2col_a.hpp:124
-          const unsigned int v6321 = v222 + v6189;  // kernels/convolution/im2col_a.hpp:125
-          const bool v6322 = v6320 >= v10;  // kernels/convolution/im2col_a.hpp:126
-          const bool v6323 = v6191 && v6322;
-          const bool v6324 = v6320 < 1u;
-          const bool v6325 = v6323 && v6324;
-          const bool v6326 = v6321 >= v6;
-          const bool v6327 = v6325 && v6326;
-          const bool v6328 = v6321 < v6193;
-          const bool v6329 = v6327 && v6328;
-          const unsigned int v6330 = max(v6320, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v6332 = max(v6321, v6);  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v6333 = v6332 - v6;
-          const unsigned int v6334 = v225 + v6330;  // kernels/convolution/im2col_a.hpp:129
-          const unsigned int v6335 = v6334 * v1;
-          const unsigned int v6336 = v6335 + v6333;
-          const unsigned int v6337 = v6336 * v2;
-          const unsigned int v6338 = v6337 + v6190;
-          const unsigned int v6340 = v6329 ? v6338 : v10;  // kernels/convolution/im2col_a.hpp:131
-          const unsigned int v6343 = v6222 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-          iron_copy_async<16>(shm0 + (v6343 ^ (((v6343 >> 6u) & 7u) << 3u)), x + v6340, v6329);
-          const unsigned int v6344 = v235 + v6185;  // kernels/convolution/im2col_a.hpp:124
-          const unsigned int v6345 = v240 + v6189;  // kernels/convolution/im2col_a.hpp:125
-          const bool v6346 = v6344 >= v10;  // kernels/convolution/im2col_a.hpp:126
-          const bool v6347 = v6191 && v6346;
-          const bool v6348 = v6344 < 1u;
-          const bool v6349 = v6347 && v6348;
-          const bool v6350 = v6345 >= v6;
-          const bool v6351 = v6349 && v6350;
-          const bool v6352 = v6345 < v6193;
-          const bool v6353 = v6351 && v6352;
-          const unsigned int v6354 = max(v6344, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v6356 = max(v6345, v6);  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v6357 = v6356 - v6;
-          const unsigned int v6358 = v243 + v6354;  // kernels/convolution/im2col_a.hpp:129
-          const unsigned int v6359 = v6358 * v1;
-          const unsigned int v6360 = v6359 + v6357;
-          const unsigned int v6361 = v6360 * v2;
-          const unsigned int v6362 = v6361 + v6190;
-          const unsigned int v6364 = v6353 ? v6362 : v10;  // kernels/convolution/im2col_a.hpp:131
-          const unsigned int v6367 = v6222 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-          iron_copy_async<16>(shm0 + (v6367 ^ (((v6367 >> 6u) & 7u) << 3u)), x + v6364, v6353);
-          const unsigned int v6368 = v253 + v6185;  // kernels/convolution/im2col_a.hpp:124
-          const unsigned int v6369 = v258 + v6189;  // kernels/convolution/im2col_a.hpp:125
-          const bool v6370 = v6368 >= v10;  // kernels/convolution/im2col_a.hpp:126
-          const bool v6371 = v6191 && v6370;
-          const bool v6372 = v6368 < 1u;
-          const bool v6373 = v6371 && v6372;
-          const bool v6374 = v6369 >= v6;
-          const bool v6375 = v6373 && v6374;
-          const bool v6376 = v6369 < v6193;
-          const bool v6377 = v6375 && v6376;
-          const unsigned int v6378 = max(v6368, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v6380 = max(v6369, v6);  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v6381 = v6380 - v6;
-          const unsigned int v6382 = v261 + v6378;  // kernels/convolution/im2col_a.hpp:129
-          const unsigned int v6383 = v6382 * v1;
-          const unsigned int v6384 = v6383 + v6381;
-          const unsigned int v6385 = v6384 * v2;
-          const unsigned int v6386 = v6385 + v6190;
-          const unsigned int v6388 = v6377 ? v6386 : v10;  // kernels/convolution/im2col_a.hpp:131
-          const unsigned int v6391 = v6222 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-          iron_copy_async<16>(shm0 + (v6391 ^ (((v6391 >> 6u) & 7u) << 3u)), x + v6388, v6377);
+      const unsigned int v2958 = v2956 << 13u;  // kernels/gemm/gemm_tiles.hpp:270
+      const unsigned int v2965 = v2958 + v2964;  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<false, 6, 3>(v275, shm0, v2965, 64u);
+      const unsigned int v2971 = v2958 + v2970;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load_shared<true, 6, 3>(v277, shm1, v2971, 64u);
+      iron_frag_mma_sync(v273, v275, v277);  // kernels/gemm/gemm_tiles.hpp:258
+      const unsigned int v2978 = v2965 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<false, 6, 3>(v275, shm0, v2978, 64u);
+      const unsigned int v2984 = v2971 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load_shared<true, 6, 3>(v277, shm1, v2984, 64u);
+      iron_frag_mma_sync(v273, v275, v277);  // kernels/gemm/gemm_tiles.hpp:258
+      const unsigned int v2990 = v2965 + 32u;  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<false, 6, 3>(v275, shm0, v2990, 64u);
+      const unsigned int v2996 = v2971 + 32u;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load_shared<true, 6, 3>(v277, shm1, v2996, 64u);
+      iron_frag_mma_sync(v273, v275, v277);  // kernels/gemm/gemm_tiles.hpp:258
+      const unsigned int v3002 = v2965 + 48u;  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<false, 6, 3>(v275, shm0, v3002, 64u);
+      const unsigned int v3008 = v2971 + 48u;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load_shared<true, 6, 3>(v277, shm1, v3008, 64u);
+      iron_frag_mma_sync(v273, v275, v277);  // kernels/gemm/gemm_tiles.hpp:258
+      const unsigned int v3011 = v2952 + 128u;  // kernels/gemm/gemm_tiles.hpp:268
+      const unsigned int v3013 = v2954 + 2u;
+      const unsigned int v3014 = v3013 % 3u;
+      const bool v3015 = v3011 < v15;
+      if (v3015) {
+        const unsigned int v3017 = v3014 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
+        const bool v3018 = !v89;  // kernels/convolution/im2col_a.hpp:90
+        if (v3018) {
+          const unsigned int v3022 = v116 & 7u;  // kernels/convolution/im2col_a.hpp:109
+          const unsigned int v3023 = v3022 << 3u;
+          const unsigned int v3024 = v3011 + v3023;  // kernels/convolution/im2col_a.hpp:110
+          const unsigned int v3026 = v3024 / v13;  // kernels/convolution/im2col_a.hpp:112
+          const unsigned int v3028 = v3026 * v13;  // kernels/convolution/im2col_a.hpp:113
+          const unsigned int v3029 = v3024 - v3028;
+          const unsigned int v3030 = v3026 / v4;  // kernels/convolution/im2col_a.hpp:114
+          const unsigned int v3032 = v3030 * v4;  // kernels/convolution/im2col_a.hpp:116
+          const unsigned int v3033 = v3026 - v3032;
+          const unsigned int v3034 = v3033 * v7;
+          const unsigned int v3035 = v69 + v3029;  // kernels/convolution/im2col_a.hpp:117
+          const bool v3036 = v3024 < v15;  // kernels/convolution/im2col_a.hpp:118
+          const unsigned int v3038 = v1 + v6;  // kernels/convolution/im2col_a.hpp:120
+          const unsigned int v3043 = v117 << 6u;  // kernels/convolution/im2col_a.hpp:121
+          const unsigned int v3044 = v3043 + v3023;
+          const unsigned int v3045 = v128 + v3030;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v3046 = v133 + v3034;  // kernels/convolution/im2col_a.hpp:125
+          const bool v3047 = v3045 >= v10;  // kernels/convolution/im2col_a.hpp:126
+          const bool v3048 = v3036 && v3047;
+          const bool v3049 = v3045 < 1u;
+          const bool v3050 = v3048 && v3049;
+          const bool v3051 = v3046 >= v6;
+          const bool v3052 = v3050 && v3051;
+          const bool v3053 = v3046 < v3038;
+          const bool v3054 = v3052 && v3053;
+          const unsigned int v3055 = max(v3045, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v3057 = max(v3046, v6);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v3058 = v3057 - v6;
+          const unsigned int v3059 = v136 + v3055;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v3060 = v3059 * v1;
+          const unsigned int v3061 = v3060 + v3058;
+          const unsigned int v3062 = v3061 * v2;
+          const unsigned int v3063 = v3062 + v3035;
+          const unsigned int v3065 = v3054 ? v3063 : v10;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v3067 = v3017 + v3044;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v3067 ^ (((v3067 >> 6u) & 7u) << 3u)), x + v3065, v3054);
+          const unsigned int v3069 = v146 + v3030;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v3070 = v151 + v3034;  // kernels/convolution/im2col_a.hpp:125
+          const bool v3071 = v3069 >= v10;  // kernels/convolution/im2col_a.hpp:126
+          const bool v3072 = v3036 && v3071;
+          const bool v3073 = v3069 < 1u;
+          const bool v3074 = v3072 && v3073;
+          const bool v3075 = v3070 >= v6;
+          const bool v3076 = v3074 && v3075;
+          const bool v3077 = v3070 < v3038;
+          const bool v3078 = v3076 && v3077;
+          const unsigned int v3079 = max(v3069, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v3081 = max(v3070, v6);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v3082 = v3081 - v6;
+          const unsigned int v3083 = v154 + v3079;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v3084 = v3083 * v1;
+          const unsigned int v3085 = v3084 + v3082;
+          const unsigned int v3086 = v3085 * v2;
+          const unsigned int v3087 = v3086 + v3035;
+          const unsigned int v3089 = v3078 ? v3087 : v10;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v3092 = v3067 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v3092 ^ (((v3092 >> 6u) & 7u) << 3u)), x + v3089, v3078);
+          const unsigned int v3093 = v164 + v3030;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v3094 = v169 + v3034;  // kernels/convolution/im2col_a.hpp:125
+          const bool v3095 = v3093 >= v10;  // kernels/convolution/im2col_a.hpp:126
+          const bool v3096 = v3036 && v3095;
+          const bool v3097 = v3093 < 1u;
+          const bool v3098 = v3096 && v3097;
+          const bool v3099 = v3094 >= v6;
+          const bool v3100 = v3098 && v3099;
+          const bool v3101 = v3094 < v3038;
+          const bool v3102 = v3100 && v3101;
+          const unsigned int v3103 = max(v3093, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v3105 = max(v3094, v6);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v3106 = v3105 - v6;
+          const unsigned int v3107 = v172 + v3103;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v3108 = v3107 * v1;
+          const unsigned int v3109 = v3108 + v3106;
+          const unsigned int v3110 = v3109 * v2;
+          const unsigned int v3111 = v3110 + v3035;
+          const unsigned int v3113 = v3102 ? v3111 : v10;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v3116 = v3067 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v3116 ^ (((v3116 >> 6u) & 7u) << 3u)), x + v3113, v3102);
+          const unsigned int v3117 = v182 + v3030;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v3118 = v187 + v3034;  // kernels/convolution/im2col_a.hpp:125
+          const bool v3119 = v3117 >= v10;  // kernels/convolution/im2col_a.hpp:126
+          const bool v3120 = v3036 && v3119;
+          const bool v3121 = v3117 < 1u;
+          const bool v3122 = v3120 && v3121;
+          const bool v3123 = v3118 >= v6;
+          const bool v3124 = v3122 && v3123;
+          const bool v3125 = v3118 < v3038;
+          const bool v3126 = v3124 && v3125;
+          const unsigned int v3127 = max(v3117, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v3129 = max(v3118, v6);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v3130 = v3129 - v6;
+          const unsigned int v3131 = v190 + v3127;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v3132 = v3131 * v1;
+          const unsigned int v3133 = v3132 + v3130;
+          const unsigned int v3134 = v3133 * v2;
+          const unsigned int v3135 = v3134 + v3035;
+          const unsigned int v3137 = v3126 ? v3135 : v10;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v3140 = v3067 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v3140 ^ (((v3140 >> 6u) & 7u) << 3u)), x + v3137, v3126);
+          const unsigned int v3141 = v200 + v3030;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v3142 = v205 + v3034;  // kernels/convolution/im2col_a.hpp:125
+          const bool v3143 = v3141 >= v10;  // kernels/convolution/im2col_a.hpp:126
+          const bool v3144 = v3036 && v3143;
+          const bool v3145 = v3141 < 1u;
+          const bool v3146 = v3144 && v3145;
+          const bool v3147 = v3142 >= v6;
+          const bool v3148 = v3146 && v3147;
+          const bool v3149 = v3142 < v3038;
+          const bool v3150 = v3148 && v3149;
+          const unsigned int v3151 = max(v3141, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v3153 = max(v3142, v6);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v3154 = v3153 - v6;
+          const unsigned int v3155 = v208 + v3151;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v3156 = v3155 * v1;
+          const unsigned int v3157 = v3156 + v3154;
+          const unsigned int v3158 = v3157 * v2;
+          const unsigned int v3159 = v3158 + v3035;
+          const unsigned int v3161 = v3150 ? v3159 : v10;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v3164 = v3067 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v3164 ^ (((v3164 >> 6u) & 7u) << 3u)), x + v3161, v3150);
+          const unsigned int v3165 = v218 + v3030;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v3166 = v223 + v3034;  // kernels/convolution/im2col_a.hpp:125
+          const bool v3167 = v3165 >= v10;  // kernels/convolution/im2col_a.hpp:126
+          const bool v3168 = v3036 && v3167;
+          const bool v3169 = v3165 < 1u;
+          const bool v3170 = v3168 && v3169;
+          const bool v3171 = v3166 >= v6;
+          const bool v3172 = v3170 && v3171;
+          const bool v3173 = v3166 < v3038;
+          const bool v3174 = v3172 && v3173;
+          const unsigned int v3175 = max(v3165, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v3177 = max(v3166, v6);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v3178 = v3177 - v6;
+          const unsigned int v3179 = v226 + v3175;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v3180 = v3179 * v1;
+          const unsigned int v3181 = v3180 + v3178;
+          const unsigned int v3182 = v3181 * v2;
+          const unsigned int v3183 = v3182 + v3035;
+          const unsigned int v3185 = v3174 ? v3183 : v10;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v3188 = v3067 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v3188 ^ (((v3188 >> 6u) & 7u) << 3u)), x + v3185, v3174);
+          const unsigned int v3189 = v236 + v3030;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v3190 = v241 + v3034;  // kernels/convolution/im2col_a.hpp:125
+          const bool v3191 = v3189 >= v10;  // kernels/convolution/im2col_a.hpp:126
+          const bool v3192 = v3036 && v3191;
+          const bool v3193 = v3189 < 1u;
+          const bool v3194 = v3192 && v3193;
+          const bool v3195 = v3190 >= v6;
+          const bool v3196 = v3194 && v3195;
+          const bool v3197 = v3190 < v3038;
+          const bool v3198 = v3196 && v3197;
+          const unsigned int v3199 = max(v3189, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v3201 = max(v3190, v6);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v3202 = v3201 - v6;
+          const unsigned int v3203 = v244 + v3199;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v3204 = v3203 * v1;
+          const unsigned int v3205 = v3204 + v3202;
+          const unsigned int v3206 = v3205 * v2;
+          const unsigned int v3207 = v3206 + v3035;
+          const unsigned int v3209 = v3198 ? v3207 : v10;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v3212 = v3067 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v3212 ^ (((v3212 >> 6u) & 7u) << 3u)), x + v3209, v3198);
+          const unsigned int v3213 = v254 + v3030;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v3214 = v259 + v3034;  // kernels/convolution/im2col_a.hpp:125
+          const bool v3215 = v3213 >= v10;  // kernels/convolution/im2col_a.hpp:126
+          const bool v3216 = v3036 && v3215;
+          const bool v3217 = v3213 < 1u;
+          const bool v3218 = v3216 && v3217;
+          const bool v3219 = v3214 >= v6;
+          const bool v3220 = v3218 && v3219;
+          const bool v3221 = v3214 < v3038;
+          const bool v3222 = v3220 && v3221;
+          const unsigned int v3223 = max(v3213, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v3225 = max(v3214, v6);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v3226 = v3225 - v6;
+          const unsigned int v3227 = v262 + v3223;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v3228 = v3227 * v1;
+          const unsigned int v3229 = v3228 + v3226;
+          const unsigned int v3230 = v3229 * v2;
+          const unsigned int v3231 = v3230 + v3035;
+          const unsigned int v3233 = v3222 ? v3231 : v10;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v3236 = v3067 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v3236 ^ (((v3236 >> 6u) & 7u) << 3u)), x + v3233, v3222);
         } else {
-          const unsigned int v6400 = v115 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v6401 = v6400 << 3u;
-          const unsigned int v6404 = v6166 + v6401;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v6405 = v6404 < v15;
-          const bool v6406 = v124 && v6405;
-          const unsigned int v6408 = v117 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v6410 = v6408 + v6166;
-          const unsigned int v6411 = v6410 + v6401;
-          const unsigned int v6412 = v6406 ? v6411 : v10;
-          const unsigned int v6414 = v116 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v6415 = v6172 + v6414;
-          const unsigned int v6416 = v6415 + v6401;
-          iron_copy_async<16>(shm0 + (v6416 ^ (((v6416 >> 6u) & 7u) << 3u)), x + v6412, v6406);
-          const unsigned int v6419 = v115 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6421 = v6419 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v6424 = v6419 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v6425 = v6424 << 3u;
-          const unsigned int v6426 = v60 + v6421;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v6427 = v6426 < v41;
-          const unsigned int v6428 = v6166 + v6425;
-          const bool v6429 = v6428 < v15;
-          const bool v6430 = v6427 && v6429;
-          const unsigned int v6432 = v6426 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v6434 = v6432 + v6166;
-          const unsigned int v6435 = v6434 + v6425;
-          const unsigned int v6436 = v6430 ? v6435 : v10;
-          const unsigned int v6438 = v6421 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v6439 = v6172 + v6438;
-          const unsigned int v6440 = v6439 + v6425;
-          iron_copy_async<16>(shm0 + (v6440 ^ (((v6440 >> 6u) & 7u) << 3u)), x + v6436, v6430);
-          const unsigned int v6443 = v115 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6445 = v6443 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v6448 = v6443 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v6449 = v6448 << 3u;
-          const unsigned int v6450 = v60 + v6445;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v6451 = v6450 < v41;
-          const unsigned int v6452 = v6166 + v6449;
-          const bool v6453 = v6452 < v15;
-          const bool v6454 = v6451 && v6453;
-          const unsigned int v6456 = v6450 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v6458 = v6456 + v6166;
-          const unsigned int v6459 = v6458 + v6449;
-          const unsigned int v6460 = v6454 ? v6459 : v10;
-          const unsigned int v6462 = v6445 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v6463 = v6172 + v6462;
-          const unsigned int v6464 = v6463 + v6449;
-          iron_copy_async<16>(shm0 + (v6464 ^ (((v6464 >> 6u) & 7u) << 3u)), x + v6460, v6454);
-          const unsigned int v6467 = v115 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6469 = v6467 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v6472 = v6467 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v6473 = v6472 << 3u;
-          const unsigned int v6474 = v60 + v6469;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v6475 = v6474 < v41;
-          const unsigned int v6476 = v6166 + v6473;
-          const bool v6477 = v6476 < v15;
-          const bool v6478 = v6475 && v6477;
-          const unsigned int v6480 = v6474 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v6482 = v6480 + v6166;
-          const unsigned int v6483 = v6482 + v6473;
-          const unsigned int v6484 = v6478 ? v6483 : v10;
-          const unsigned int v6486 = v6469 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v6487 = v6172 + v6486;
-          const unsigned int v6488 = v6487 + v6473;
-          iron_copy_async<16>(shm0 + (v6488 ^ (((v6488 >> 6u) & 7u) << 3u)), x + v6484, v6478);
-          const unsigned int v6491 = v115 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6493 = v6491 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v6496 = v6491 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v6497 = v6496 << 3u;
-          const unsigned int v6498 = v60 + v6493;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v6499 = v6498 < v41;
-          const unsigned int v6500 = v6166 + v6497;
-          const bool v6501 = v6500 < v15;
-          const bool v6502 = v6499 && v6501;
-          const unsigned int v6504 = v6498 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v6506 = v6504 + v6166;
-          const unsigned int v6507 = v6506 + v6497;
-          const unsigned int v6508 = v6502 ? v6507 : v10;
-          const unsigned int v6510 = v6493 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v6511 = v6172 + v6510;
-          const unsigned int v6512 = v6511 + v6497;
-          iron_copy_async<16>(shm0 + (v6512 ^ (((v6512 >> 6u) & 7u) << 3u)), x + v6508, v6502);
-          const unsigned int v6515 = v115 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6517 = v6515 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v6520 = v6515 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v6521 = v6520 << 3u;
-          const unsigned int v6522 = v60 + v6517;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v6523 = v6522 < v41;
-          const unsigned int v6524 = v6166 + v6521;
-          const bool v6525 = v6524 < v15;
-          const bool v6526 = v6523 && v6525;
-          const unsigned int v6528 = v6522 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v6530 = v6528 + v6166;
-          const unsigned int v6531 = v6530 + v6521;
-          const unsigned int v6532 = v6526 ? v6531 : v10;
-          const unsigned int v6534 = v6517 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v6535 = v6172 + v6534;
-          const unsigned int v6536 = v6535 + v6521;
-          iron_copy_async<16>(shm0 + (v6536 ^ (((v6536 >> 6u) & 7u) << 3u)), x + v6532, v6526);
-          const unsigned int v6539 = v115 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6541 = v6539 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v6544 = v6539 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v6545 = v6544 << 3u;
-          const unsigned int v6546 = v60 + v6541;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v6547 = v6546 < v41;
-          const unsigned int v6548 = v6166 + v6545;
-          const bool v6549 = v6548 < v15;
-          const bool v6550 = v6547 && v6549;
-          const unsigned int v6552 = v6546 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v6554 = v6552 + v6166;
-          const unsigned int v6555 = v6554 + v6545;
-          const unsigned int v6556 = v6550 ? v6555 : v10;
-          const unsigned int v6558 = v6541 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v6559 = v6172 + v6558;
-          const unsigned int v6560 = v6559 + v6545;
-          iron_copy_async<16>(shm0 + (v6560 ^ (((v6560 >> 6u) & 7u) << 3u)), x + v6556, v6550);
-          const unsigned int v6563 = v115 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6565 = v6563 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v6568 = v6563 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v6569 = v6568 << 3u;
-          const unsigned int v6570 = v60 + v6565;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v6571 = v6570 < v41;
-          const unsigned int v6572 = v6166 + v6569;
-          const bool v6573 = v6572 < v15;
-          const bool v6574 = v6571 && v6573;
-          const unsigned int v6576 = v6570 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v6578 = v6576 + v6166;
-          const unsigned int v6579 = v6578 + v6569;
-          const unsigned int v6580 = v6574 ? v6579 : v10;
-          const unsigned int v6582 = v6565 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v6583 = v6172 + v6582;
-          const unsigned int v6584 = v6583 + v6569;
-          iron_copy_async<16>(shm0 + (v6584 ^ (((v6584 >> 6u) & 7u) << 3u)), x + v6580, v6574);
+          const unsigned int v3245 = v116 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3246 = v3245 << 3u;
+          const unsigned int v3249 = v3011 + v3246;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3250 = v3249 < v15;
+          const bool v3251 = v125 && v3250;
+          const unsigned int v3253 = v118 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3255 = v3253 + v3011;
+          const unsigned int v3256 = v3255 + v3246;
+          const unsigned int v3257 = v3251 ? v3256 : v10;
+          const unsigned int v3259 = v117 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3260 = v3017 + v3259;
+          const unsigned int v3261 = v3260 + v3246;
+          iron_copy_async<16>(shm0 + (v3261 ^ (((v3261 >> 6u) & 7u) << 3u)), x + v3257, v3251);
+          const unsigned int v3264 = v116 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3266 = v3264 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3269 = v3264 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3270 = v3269 << 3u;
+          const unsigned int v3271 = v60 + v3266;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3272 = v3271 < v41;
+          const unsigned int v3273 = v3011 + v3270;
+          const bool v3274 = v3273 < v15;
+          const bool v3275 = v3272 && v3274;
+          const unsigned int v3277 = v3271 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3279 = v3277 + v3011;
+          const unsigned int v3280 = v3279 + v3270;
+          const unsigned int v3281 = v3275 ? v3280 : v10;
+          const unsigned int v3283 = v3266 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3284 = v3017 + v3283;
+          const unsigned int v3285 = v3284 + v3270;
+          iron_copy_async<16>(shm0 + (v3285 ^ (((v3285 >> 6u) & 7u) << 3u)), x + v3281, v3275);
+          const unsigned int v3288 = v116 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3290 = v3288 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3293 = v3288 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3294 = v3293 << 3u;
+          const unsigned int v3295 = v60 + v3290;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3296 = v3295 < v41;
+          const unsigned int v3297 = v3011 + v3294;
+          const bool v3298 = v3297 < v15;
+          const bool v3299 = v3296 && v3298;
+          const unsigned int v3301 = v3295 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3303 = v3301 + v3011;
+          const unsigned int v3304 = v3303 + v3294;
+          const unsigned int v3305 = v3299 ? v3304 : v10;
+          const unsigned int v3307 = v3290 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3308 = v3017 + v3307;
+          const unsigned int v3309 = v3308 + v3294;
+          iron_copy_async<16>(shm0 + (v3309 ^ (((v3309 >> 6u) & 7u) << 3u)), x + v3305, v3299);
+          const unsigned int v3312 = v116 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3314 = v3312 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3317 = v3312 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3318 = v3317 << 3u;
+          const unsigned int v3319 = v60 + v3314;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3320 = v3319 < v41;
+          const unsigned int v3321 = v3011 + v3318;
+          const bool v3322 = v3321 < v15;
+          const bool v3323 = v3320 && v3322;
+          const unsigned int v3325 = v3319 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3327 = v3325 + v3011;
+          const unsigned int v3328 = v3327 + v3318;
+          const unsigned int v3329 = v3323 ? v3328 : v10;
+          const unsigned int v3331 = v3314 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3332 = v3017 + v3331;
+          const unsigned int v3333 = v3332 + v3318;
+          iron_copy_async<16>(shm0 + (v3333 ^ (((v3333 >> 6u) & 7u) << 3u)), x + v3329, v3323);
+          const unsigned int v3336 = v116 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3338 = v3336 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3341 = v3336 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3342 = v3341 << 3u;
+          const unsigned int v3343 = v60 + v3338;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3344 = v3343 < v41;
+          const unsigned int v3345 = v3011 + v3342;
+          const bool v3346 = v3345 < v15;
+          const bool v3347 = v3344 && v3346;
+          const unsigned int v3349 = v3343 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3351 = v3349 + v3011;
+          const unsigned int v3352 = v3351 + v3342;
+          const unsigned int v3353 = v3347 ? v3352 : v10;
+          const unsigned int v3355 = v3338 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3356 = v3017 + v3355;
+          const unsigned int v3357 = v3356 + v3342;
+          iron_copy_async<16>(shm0 + (v3357 ^ (((v3357 >> 6u) & 7u) << 3u)), x + v3353, v3347);
+          const unsigned int v3360 = v116 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3362 = v3360 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3365 = v3360 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3366 = v3365 << 3u;
+          const unsigned int v3367 = v60 + v3362;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3368 = v3367 < v41;
+          const unsigned int v3369 = v3011 + v3366;
+          const bool v3370 = v3369 < v15;
+          const bool v3371 = v3368 && v3370;
+          const unsigned int v3373 = v3367 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3375 = v3373 + v3011;
+          const unsigned int v3376 = v3375 + v3366;
+          const unsigned int v3377 = v3371 ? v3376 : v10;
+          const unsigned int v3379 = v3362 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3380 = v3017 + v3379;
+          const unsigned int v3381 = v3380 + v3366;
+          iron_copy_async<16>(shm0 + (v3381 ^ (((v3381 >> 6u) & 7u) << 3u)), x + v3377, v3371);
+          const unsigned int v3384 = v116 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3386 = v3384 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3389 = v3384 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3390 = v3389 << 3u;
+          const unsigned int v3391 = v60 + v3386;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3392 = v3391 < v41;
+          const unsigned int v3393 = v3011 + v3390;
+          const bool v3394 = v3393 < v15;
+          const bool v3395 = v3392 && v3394;
+          const unsigned int v3397 = v3391 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3399 = v3397 + v3011;
+          const unsigned int v3400 = v3399 + v3390;
+          const unsigned int v3401 = v3395 ? v3400 : v10;
+          const unsigned int v3403 = v3386 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3404 = v3017 + v3403;
+          const unsigned int v3405 = v3404 + v3390;
+          iron_copy_async<16>(shm0 + (v3405 ^ (((v3405 >> 6u) & 7u) << 3u)), x + v3401, v3395);
+          const unsigned int v3408 = v116 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3410 = v3408 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3413 = v3408 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3414 = v3413 << 3u;
+          const unsigned int v3415 = v60 + v3410;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3416 = v3415 < v41;
+          const unsigned int v3417 = v3011 + v3414;
+          const bool v3418 = v3417 < v15;
+          const bool v3419 = v3416 && v3418;
+          const unsigned int v3421 = v3415 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3423 = v3421 + v3011;
+          const unsigned int v3424 = v3423 + v3414;
+          const unsigned int v3425 = v3419 ? v3424 : v10;
+          const unsigned int v3427 = v3410 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3428 = v3017 + v3427;
+          const unsigned int v3429 = v3428 + v3414;
+          iron_copy_async<16>(shm0 + (v3429 ^ (((v3429 >> 6u) & 7u) << 3u)), x + v3425, v3419);
         }
-        const unsigned int v6594 = v115 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6595 = v6594 << 3u;
-        const unsigned int v6596 = v64 + v116;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6597 = v6596 < v12;
-        const unsigned int v6598 = v6166 + v6595;
-        const bool v6599 = v6598 < v15;
-        const bool v6600 = v6597 && v6599;
-        const unsigned int v6602 = v6596 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6603 = v66 + v6602;
-        const unsigned int v6604 = v6603 + v6166;
-        const unsigned int v6605 = v6604 + v6595;
-        const unsigned int v6606 = v6600 ? v6605 : v66;
-        const unsigned int v6608 = v116 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6609 = v6172 + v6608;
-        const unsigned int v6610 = v6609 + v6595;
-        iron_copy_async<16>(shm1 + (v6610 ^ (((v6610 >> 6u) & 7u) << 3u)), weight + v6606, v6600);
-        const unsigned int v6613 = v115 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6615 = v6613 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v6618 = v6613 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6619 = v6618 << 3u;
-        const unsigned int v6620 = v64 + v6615;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6621 = v6620 < v12;
-        const unsigned int v6622 = v6166 + v6619;
-        const bool v6623 = v6622 < v15;
-        const bool v6624 = v6621 && v6623;
-        const unsigned int v6626 = v6620 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6627 = v66 + v6626;
-        const unsigned int v6628 = v6627 + v6166;
-        const unsigned int v6629 = v6628 + v6619;
-        const unsigned int v6630 = v6624 ? v6629 : v66;
-        const unsigned int v6632 = v6615 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6633 = v6172 + v6632;
-        const unsigned int v6634 = v6633 + v6619;
-        iron_copy_async<16>(shm1 + (v6634 ^ (((v6634 >> 6u) & 7u) << 3u)), weight + v6630, v6624);
-        const unsigned int v6637 = v115 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6639 = v6637 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v6642 = v6637 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6643 = v6642 << 3u;
-        const unsigned int v6644 = v64 + v6639;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6645 = v6644 < v12;
-        const unsigned int v6646 = v6166 + v6643;
-        const bool v6647 = v6646 < v15;
-        const bool v6648 = v6645 && v6647;
-        const unsigned int v6650 = v6644 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6651 = v66 + v6650;
-        const unsigned int v6652 = v6651 + v6166;
-        const unsigned int v6653 = v6652 + v6643;
-        const unsigned int v6654 = v6648 ? v6653 : v66;
-        const unsigned int v6656 = v6639 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6657 = v6172 + v6656;
-        const unsigned int v6658 = v6657 + v6643;
-        iron_copy_async<16>(shm1 + (v6658 ^ (((v6658 >> 6u) & 7u) << 3u)), weight + v6654, v6648);
-        const unsigned int v6661 = v115 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6663 = v6661 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v6666 = v6661 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6667 = v6666 << 3u;
-        const unsigned int v6668 = v64 + v6663;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6669 = v6668 < v12;
-        const unsigned int v6670 = v6166 + v6667;
-        const bool v6671 = v6670 < v15;
-        const bool v6672 = v6669 && v6671;
-        const unsigned int v6674 = v6668 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6675 = v66 + v6674;
-        const unsigned int v6676 = v6675 + v6166;
-        const unsigned int v6677 = v6676 + v6667;
-        const unsigned int v6678 = v6672 ? v6677 : v66;
-        const unsigned int v6680 = v6663 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6681 = v6172 + v6680;
-        const unsigned int v6682 = v6681 + v6667;
-        iron_copy_async<16>(shm1 + (v6682 ^ (((v6682 >> 6u) & 7u) << 3u)), weight + v6678, v6672);
-        const unsigned int v6685 = v115 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6687 = v6685 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v6690 = v6685 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6691 = v6690 << 3u;
-        const unsigned int v6692 = v64 + v6687;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6693 = v6692 < v12;
-        const unsigned int v6694 = v6166 + v6691;
-        const bool v6695 = v6694 < v15;
-        const bool v6696 = v6693 && v6695;
-        const unsigned int v6698 = v6692 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6699 = v66 + v6698;
-        const unsigned int v6700 = v6699 + v6166;
-        const unsigned int v6701 = v6700 + v6691;
-        const unsigned int v6702 = v6696 ? v6701 : v66;
-        const unsigned int v6704 = v6687 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6705 = v6172 + v6704;
-        const unsigned int v6706 = v6705 + v6691;
-        iron_copy_async<16>(shm1 + (v6706 ^ (((v6706 >> 6u) & 7u) << 3u)), weight + v6702, v6696);
-        const unsigned int v6709 = v115 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6711 = v6709 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v6714 = v6709 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6715 = v6714 << 3u;
-        const unsigned int v6716 = v64 + v6711;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6717 = v6716 < v12;
-        const unsigned int v6718 = v6166 + v6715;
-        const bool v6719 = v6718 < v15;
-        const bool v6720 = v6717 && v6719;
-        const unsigned int v6722 = v6716 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6723 = v66 + v6722;
-        const unsigned int v6724 = v6723 + v6166;
-        const unsigned int v6725 = v6724 + v6715;
-        const unsigned int v6726 = v6720 ? v6725 : v66;
-        const unsigned int v6728 = v6711 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6729 = v6172 + v6728;
-        const unsigned int v6730 = v6729 + v6715;
-        iron_copy_async<16>(shm1 + (v6730 ^ (((v6730 >> 6u) & 7u) << 3u)), weight + v6726, v6720);
-        const unsigned int v6733 = v115 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6735 = v6733 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v6738 = v6733 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6739 = v6738 << 3u;
-        const unsigned int v6740 = v64 + v6735;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6741 = v6740 < v12;
-        const unsigned int v6742 = v6166 + v6739;
-        const bool v6743 = v6742 < v15;
-        const bool v6744 = v6741 && v6743;
-        const unsigned int v6746 = v6740 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6747 = v66 + v6746;
-        const unsigned int v6748 = v6747 + v6166;
-        const unsigned int v6749 = v6748 + v6739;
-        const unsigned int v6750 = v6744 ? v6749 : v66;
-        const unsigned int v6752 = v6735 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6753 = v6172 + v6752;
-        const unsigned int v6754 = v6753 + v6739;
-        iron_copy_async<16>(shm1 + (v6754 ^ (((v6754 >> 6u) & 7u) << 3u)), weight + v6750, v6744);
-        const unsigned int v6757 = v115 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6759 = v6757 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v6762 = v6757 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6763 = v6762 << 3u;
-        const unsigned int v6764 = v64 + v6759;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6765 = v6764 < v12;
-        const unsigned int v6766 = v6166 + v6763;
-        const bool v6767 = v6766 < v15;
-        const bool v6768 = v6765 && v6767;
-        const unsigned int v6770 = v6764 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6771 = v66 + v6770;
-        const unsigned int v6772 = v6771 + v6166;
-        const unsigned int v6773 = v6772 + v6763;
-        const unsigned int v6774 = v6768 ? v6773 : v66;
-        const unsigned int v6776 = v6759 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6777 = v6172 + v6776;
-        const unsigned int v6778 = v6777 + v6763;
-        iron_copy_async<16>(shm1 + (v6778 ^ (((v6778 >> 6u) & 7u) << 3u)), weight + v6774, v6768);
+        const unsigned int v3439 = v116 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3440 = v3439 << 3u;
+        const unsigned int v3441 = v64 + v117;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3442 = v3441 < v12;
+        const unsigned int v3443 = v3011 + v3440;
+        const bool v3444 = v3443 < v15;
+        const bool v3445 = v3442 && v3444;
+        const unsigned int v3447 = v3441 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3448 = v66 + v3447;
+        const unsigned int v3449 = v3448 + v3011;
+        const unsigned int v3450 = v3449 + v3440;
+        const unsigned int v3451 = v3445 ? v3450 : v66;
+        const unsigned int v3453 = v117 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3454 = v3017 + v3453;
+        const unsigned int v3455 = v3454 + v3440;
+        iron_copy_async<16>(shm1 + (v3455 ^ (((v3455 >> 6u) & 7u) << 3u)), weight + v3451, v3445);
+        const unsigned int v3458 = v116 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3460 = v3458 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3463 = v3458 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3464 = v3463 << 3u;
+        const unsigned int v3465 = v64 + v3460;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3466 = v3465 < v12;
+        const unsigned int v3467 = v3011 + v3464;
+        const bool v3468 = v3467 < v15;
+        const bool v3469 = v3466 && v3468;
+        const unsigned int v3471 = v3465 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3472 = v66 + v3471;
+        const unsigned int v3473 = v3472 + v3011;
+        const unsigned int v3474 = v3473 + v3464;
+        const unsigned int v3475 = v3469 ? v3474 : v66;
+        const unsigned int v3477 = v3460 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3478 = v3017 + v3477;
+        const unsigned int v3479 = v3478 + v3464;
+        iron_copy_async<16>(shm1 + (v3479 ^ (((v3479 >> 6u) & 7u) << 3u)), weight + v3475, v3469);
+        const unsigned int v3482 = v116 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3484 = v3482 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3487 = v3482 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3488 = v3487 << 3u;
+        const unsigned int v3489 = v64 + v3484;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3490 = v3489 < v12;
+        const unsigned int v3491 = v3011 + v3488;
+        const bool v3492 = v3491 < v15;
+        const bool v3493 = v3490 && v3492;
+        const unsigned int v3495 = v3489 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3496 = v66 + v3495;
+        const unsigned int v3497 = v3496 + v3011;
+        const unsigned int v3498 = v3497 + v3488;
+        const unsigned int v3499 = v3493 ? v3498 : v66;
+        const unsigned int v3501 = v3484 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3502 = v3017 + v3501;
+        const unsigned int v3503 = v3502 + v3488;
+        iron_copy_async<16>(shm1 + (v3503 ^ (((v3503 >> 6u) & 7u) << 3u)), weight + v3499, v3493);
+        const unsigned int v3506 = v116 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3508 = v3506 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3511 = v3506 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3512 = v3511 << 3u;
+        const unsigned int v3513 = v64 + v3508;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3514 = v3513 < v12;
+        const unsigned int v3515 = v3011 + v3512;
+        const bool v3516 = v3515 < v15;
+        const bool v3517 = v3514 && v3516;
+        const unsigned int v3519 = v3513 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3520 = v66 + v3519;
+        const unsigned int v3521 = v3520 + v3011;
+        const unsigned int v3522 = v3521 + v3512;
+        const unsigned int v3523 = v3517 ? v3522 : v66;
+        const unsigned int v3525 = v3508 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3526 = v3017 + v3525;
+        const unsigned int v3527 = v3526 + v3512;
+        iron_copy_async<16>(shm1 + (v3527 ^ (((v3527 >> 6u) & 7u) << 3u)), weight + v3523, v3517);
+        const unsigned int v3530 = v116 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3532 = v3530 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3535 = v3530 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3536 = v3535 << 3u;
+        const unsigned int v3537 = v64 + v3532;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3538 = v3537 < v12;
+        const unsigned int v3539 = v3011 + v3536;
+        const bool v3540 = v3539 < v15;
+        const bool v3541 = v3538 && v3540;
+        const unsigned int v3543 = v3537 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3544 = v66 + v3543;
+        const unsigned int v3545 = v3544 + v3011;
+        const unsigned int v3546 = v3545 + v3536;
+        const unsigned int v3547 = v3541 ? v3546 : v66;
+        const unsigned int v3549 = v3532 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3550 = v3017 + v3549;
+        const unsigned int v3551 = v3550 + v3536;
+        iron_copy_async<16>(shm1 + (v3551 ^ (((v3551 >> 6u) & 7u) << 3u)), weight + v3547, v3541);
+        const unsigned int v3554 = v116 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3556 = v3554 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3559 = v3554 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3560 = v3559 << 3u;
+        const unsigned int v3561 = v64 + v3556;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3562 = v3561 < v12;
+        const unsigned int v3563 = v3011 + v3560;
+        const bool v3564 = v3563 < v15;
+        const bool v3565 = v3562 && v3564;
+        const unsigned int v3567 = v3561 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3568 = v66 + v3567;
+        const unsigned int v3569 = v3568 + v3011;
+        const unsigned int v3570 = v3569 + v3560;
+        const unsigned int v3571 = v3565 ? v3570 : v66;
+        const unsigned int v3573 = v3556 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3574 = v3017 + v3573;
+        const unsigned int v3575 = v3574 + v3560;
+        iron_copy_async<16>(shm1 + (v3575 ^ (((v3575 >> 6u) & 7u) << 3u)), weight + v3571, v3565);
+        const unsigned int v3578 = v116 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3580 = v3578 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3583 = v3578 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3584 = v3583 << 3u;
+        const unsigned int v3585 = v64 + v3580;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3586 = v3585 < v12;
+        const unsigned int v3587 = v3011 + v3584;
+        const bool v3588 = v3587 < v15;
+        const bool v3589 = v3586 && v3588;
+        const unsigned int v3591 = v3585 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3592 = v66 + v3591;
+        const unsigned int v3593 = v3592 + v3011;
+        const unsigned int v3594 = v3593 + v3584;
+        const unsigned int v3595 = v3589 ? v3594 : v66;
+        const unsigned int v3597 = v3580 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3598 = v3017 + v3597;
+        const unsigned int v3599 = v3598 + v3584;
+        iron_copy_async<16>(shm1 + (v3599 ^ (((v3599 >> 6u) & 7u) << 3u)), weight + v3595, v3589);
+        const unsigned int v3602 = v116 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3604 = v3602 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3607 = v3602 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3608 = v3607 << 3u;
+        const unsigned int v3609 = v64 + v3604;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3610 = v3609 < v12;
+        const unsigned int v3611 = v3011 + v3608;
+        const bool v3612 = v3611 < v15;
+        const bool v3613 = v3610 && v3612;
+        const unsigned int v3615 = v3609 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3616 = v66 + v3615;
+        const unsigned int v3617 = v3616 + v3011;
+        const unsigned int v3618 = v3617 + v3608;
+        const unsigned int v3619 = v3613 ? v3618 : v66;
+        const unsigned int v3621 = v3604 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3622 = v3017 + v3621;
+        const unsigned int v3623 = v3622 + v3608;
+        iron_copy_async<16>(shm1 + (v3623 ^ (((v3623 >> 6u) & 7u) << 3u)), weight + v3619, v3613);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:268
     }
     __syncthreads();
   } else {
-    const unsigned int v968 = blockDim.x;  // kernels/convolution/im2col_a.hpp:156
-    const unsigned int v1027 = v1 + v6;  // kernels/convolution/im2col_a.hpp:71
-    const unsigned int v1081 = v266 << 6u;  // kernels/gemm/gemm_tiles.hpp:252
-    const unsigned int v1087 = v270 << 6u;  // kernels/gemm/gemm_tiles.hpp:256
-    const unsigned int v1095 = v1081 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
-    const unsigned int v1101 = v1087 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
-    const unsigned int v1107 = v1081 + 32u;  // kernels/gemm/gemm_tiles.hpp:252
-    const unsigned int v1113 = v1087 + 32u;  // kernels/gemm/gemm_tiles.hpp:256
-    const unsigned int v1119 = v1081 + 48u;  // kernels/gemm/gemm_tiles.hpp:252
-    const unsigned int v1125 = v1087 + 48u;  // kernels/gemm/gemm_tiles.hpp:256
+    const unsigned int v969 = blockDim.x;  // kernels/convolution/im2col_a.hpp:156
+    const unsigned int v1028 = v1 + v6;  // kernels/convolution/im2col_a.hpp:71
+    const unsigned int v1082 = v267 << 6u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v1088 = v271 << 6u;  // kernels/gemm/gemm_tiles.hpp:256
+    const unsigned int v1096 = v1082 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v1102 = v1088 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
+    const unsigned int v1108 = v1082 + 32u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v1114 = v1088 + 32u;  // kernels/gemm/gemm_tiles.hpp:256
+    const unsigned int v1120 = v1082 + 48u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v1126 = v1088 + 48u;  // kernels/gemm/gemm_tiles.hpp:256
 
-    for (unsigned int v967 = v10; v967 < v15; v967 += 64u) {  // kernels/gemm/gemm_tiles.hpp:273
-      for (unsigned int v971 = v115; v971 < 8192u; v971 += v968) {  // kernels/convolution/im2col_a.hpp:156
-        const unsigned int v973 = v971 >> 6u;  // kernels/convolution/im2col_a.hpp:157
-        const unsigned int v975 = v971 & 63u;  // kernels/convolution/im2col_a.hpp:158
-        const unsigned int v976 = v967 + v975;  // kernels/convolution/im2col_a.hpp:159
-        const unsigned int v977 = v60 + v973;
-        const unsigned int v1003 = v977 / v27;  // kernels/convolution/im2col_a.hpp:63
-        const unsigned int v1004 = v977 % v27;  // kernels/convolution/im2col_a.hpp:64
-        const unsigned int v1006 = v976 / v13;  // kernels/convolution/im2col_a.hpp:66
-        const unsigned int v1007 = v1006 / v4;  // kernels/convolution/im2col_a.hpp:68
-        const unsigned int v1009 = v1004 / v27;
-        const unsigned int v1011 = v1009 + v1007;
-        const unsigned int v1012 = v1006 % v4;  // kernels/convolution/im2col_a.hpp:69
-        const unsigned int v1013 = v1012 * v7;
-        const unsigned int v1014 = v1004 % v27;
-        const unsigned int v1015 = v1014 * v5;
-        const unsigned int v1016 = v1015 + v1013;
-        const bool v1017 = v977 < v41;  // kernels/convolution/im2col_a.hpp:71
-        const bool v1018 = v976 < v15;
-        const bool v1019 = v1017 && v1018;
-        const bool v1020 = v1011 >= v10;
-        const bool v1021 = v1019 && v1020;
-        const bool v1023 = v1011 < 1u;
-        const bool v1024 = v1021 && v1023;
-        const bool v1025 = v1016 >= v6;
-        const bool v1026 = v1024 && v1025;
-        const bool v1028 = v1016 < v1027;
-        const bool v1029 = v1026 && v1028;
-        const unsigned int v1030 = max(v1011, v10);  // kernels/convolution/im2col_a.hpp:72
-        const unsigned int v1032 = max(v1016, v6);  // kernels/convolution/im2col_a.hpp:73
-        const unsigned int v1033 = v1032 - v6;
-        const unsigned int v1034 = v976 % v13;  // kernels/convolution/im2col_a.hpp:74
-        const unsigned int v1036 = v1003 + v1030;
-        const unsigned int v1037 = v1036 * v1;
-        const unsigned int v1038 = v1037 + v1033;
-        const unsigned int v1039 = v1038 * v2;
-        const unsigned int v1040 = v1039 + v68;
-        const unsigned int v1041 = v1040 + v1034;
-        if (v1029) {  // kernels/convolution/im2col_a.hpp:160
-          const iron_bf16 v1042 = x[v1041];
-          const unsigned int v1044 = v973 << 6u;
-          const unsigned int v1045 = v1044 + v975;
-          shm0[(v1045 ^ (((v1045 >> 6u) & 7u) << 3u))] = v1042;
+    for (unsigned int v968 = v10; v968 < v15; v968 += 64u) {  // kernels/gemm/gemm_tiles.hpp:273
+      for (unsigned int v972 = v116; v972 < 8192u; v972 += v969) {  // kernels/convolution/im2col_a.hpp:156
+        const unsigned int v974 = v972 >> 6u;  // kernels/convolution/im2col_a.hpp:157
+        const unsigned int v976 = v972 & 63u;  // kernels/convolution/im2col_a.hpp:158
+        const unsigned int v977 = v968 + v976;  // kernels/convolution/im2col_a.hpp:159
+        const unsigned int v978 = v60 + v974;
+        const unsigned int v1004 = v978 / v27;  // kernels/convolution/im2col_a.hpp:63
+        const unsigned int v1005 = v978 % v27;  // kernels/convolution/im2col_a.hpp:64
+        const unsigned int v1007 = v977 / v13;  // kernels/convolution/im2col_a.hpp:66
+        const unsigned int v1008 = v1007 / v4;  // kernels/convolution/im2col_a.hpp:68
+        const unsigned int v1010 = v1005 / v27;
+        const unsigned int v1012 = v1010 + v1008;
+        const unsigned int v1013 = v1007 % v4;  // kernels/convolution/im2col_a.hpp:69
+        const unsigned int v1014 = v1013 * v7;
+        const unsigned int v1015 = v1005 % v27;
+        const unsigned int v1016 = v1015 * v5;
+        const unsigned int v1017 = v1016 + v1014;
+        const bool v1018 = v978 < v41;  // kernels/convolution/im2col_a.hpp:71
+        const bool v1019 = v977 < v15;
+        const bool v1020 = v1018 && v1019;
+        const bool v1021 = v1012 >= v10;
+        const bool v1022 = v1020 && v1021;
+        const bool v1024 = v1012 < 1u;
+        const bool v1025 = v1022 && v1024;
+        const bool v1026 = v1017 >= v6;
+        const bool v1027 = v1025 && v1026;
+        const bool v1029 = v1017 < v1028;
+        const bool v1030 = v1027 && v1029;
+        const unsigned int v1031 = max(v1012, v10);  // kernels/convolution/im2col_a.hpp:72
+        const unsigned int v1033 = max(v1017, v6);  // kernels/convolution/im2col_a.hpp:73
+        const unsigned int v1034 = v1033 - v6;
+        const unsigned int v1035 = v977 % v13;  // kernels/convolution/im2col_a.hpp:74
+        const unsigned int v1037 = v1004 + v1031;
+        const unsigned int v1038 = v1037 * v1;
+        const unsigned int v1039 = v1038 + v1034;
+        const unsigned int v1040 = v1039 * v2;
+        const unsigned int v1041 = v1040 + v69;
+        const unsigned int v1042 = v1041 + v1035;
+        if (v1030) {  // kernels/convolution/im2col_a.hpp:160
+          const iron_bf16 v1043 = x[v1042];
+          const unsigned int v1045 = v974 << 6u;
+          const unsigned int v1046 = v1045 + v976;
+          shm0[(v1046 ^ (((v1046 >> 6u) & 7u) << 3u))] = v1043;
         } else {
-          const unsigned int v1047 = v973 << 6u;  // kernels/convolution/im2col_a.hpp:161
-          const unsigned int v1048 = v1047 + v975;
-          shm0[(v1048 ^ (((v1048 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v1048 = v974 << 6u;  // kernels/convolution/im2col_a.hpp:161
+          const unsigned int v1049 = v1048 + v976;
+          shm0[(v1049 ^ (((v1049 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v1053 = v115; v1053 < 8192u; v1053 += v968) {  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v1055 = v1053 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v1057 = v1053 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v1058 = v64 + v1055;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v1059 = v1058 < v12;
-        const unsigned int v1060 = v967 + v1057;
-        const bool v1061 = v1060 < v15;
-        const bool v1062 = v1059 && v1061;
-        if (v1062) {
-          const unsigned int v1064 = v1058 * v15;  // kernels/gemm/gemm_tiles.hpp:99
-          const unsigned int v1065 = v66 + v1064;
-          const unsigned int v1066 = v1065 + v967;
-          const unsigned int v1067 = v1066 + v1057;
-          const iron_bf16 v1068 = weight[v1067];
-          const unsigned int v1070 = v1055 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const unsigned int v1071 = v1070 + v1057;
-          shm1[(v1071 ^ (((v1071 >> 6u) & 7u) << 3u))] = v1068;
+      for (unsigned int v1054 = v116; v1054 < 8192u; v1054 += v969) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v1056 = v1054 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v1058 = v1054 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v1059 = v64 + v1056;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v1060 = v1059 < v12;
+        const unsigned int v1061 = v968 + v1058;
+        const bool v1062 = v1061 < v15;
+        const bool v1063 = v1060 && v1062;
+        if (v1063) {
+          const unsigned int v1065 = v1059 * v15;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v1066 = v66 + v1065;
+          const unsigned int v1067 = v1066 + v968;
+          const unsigned int v1068 = v1067 + v1058;
+          const iron_bf16 v1069 = weight[v1068];
+          const unsigned int v1071 = v1056 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const unsigned int v1072 = v1071 + v1058;
+          shm1[(v1072 ^ (((v1072 >> 6u) & 7u) << 3u))] = v1069;
         } else {
-          const unsigned int v1073 = v1055 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const unsigned int v1074 = v1073 + v1057;
-          shm1[(v1074 ^ (((v1074 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v1074 = v1056 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const unsigned int v1075 = v1074 + v1058;
+          shm1[(v1075 ^ (((v1075 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:276
-      iron_frag_load_shared<false, 6, 3>(v274, shm0, v1081, 64u);  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_load_shared<true, 6, 3>(v276, shm1, v1087, 64u);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_mma_sync(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:258
-      iron_frag_load_shared<false, 6, 3>(v274, shm0, v1095, 64u);  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_load_shared<true, 6, 3>(v276, shm1, v1101, 64u);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_mma_sync(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:258
-      iron_frag_load_shared<false, 6, 3>(v274, shm0, v1107, 64u);  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_load_shared<true, 6, 3>(v276, shm1, v1113, 64u);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_mma_sync(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:258
-      iron_frag_load_shared<false, 6, 3>(v274, shm0, v1119, 64u);  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_load_shared<true, 6, 3>(v276, shm1, v1125, 64u);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_mma_sync(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load_shared<false, 6, 3>(v275, shm0, v1082, 64u);  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<true, 6, 3>(v277, shm1, v1088, 64u);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v273, v275, v277);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load_shared<false, 6, 3>(v275, shm0, v1096, 64u);  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<true, 6, 3>(v277, shm1, v1102, 64u);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v273, v275, v277);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load_shared<false, 6, 3>(v275, shm0, v1108, 64u);  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<true, 6, 3>(v277, shm1, v1114, 64u);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v273, v275, v277);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load_shared<false, 6, 3>(v275, shm0, v1120, 64u);  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<true, 6, 3>(v277, shm1, v1126, 64u);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v273, v275, v277);  // kernels/gemm/gemm_tiles.hpp:258
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:278
     }
   }
-  const unsigned int v1126 = v64 + v270;  // kernels/gemm/gemm_tiles.hpp:285
-  const unsigned int v1127 = v60 + v266;
-  const unsigned int v1132 = v3 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-  const bool v1133 = v1132 == v10;
-  const unsigned int v1136 = v12 & 1u;
-  const bool v1137 = v1136 == v10;
-  const bool v1138 = v1133 && v1137;
-  if (v1138) {
-    const unsigned int v1140 = static_cast<unsigned int>(v272.row(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1141 = v1127 + v1140;
-    const unsigned int v1142 = static_cast<unsigned int>(v272.col(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1143 = v1126 + v1142;
-    const bool v1144 = v1141 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1145 = v1143 < v12;
-    const bool v1146 = v1144 && v1145;
-    if (v1146) {
-      const unsigned int v1147 = v65 + v1143;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1148 = v272.x[0];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1149 = iron_f32_to_bf16(v1148);
-      const float v1150 = v272.x[1];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1153 = iron_f32_to_bf16(v1150);
-      const unsigned int v1154 = v1141 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1155 = v1154 + v1147;
-      *reinterpret_cast<iron_bf16x2*>(out + v1155) = iron_bf16x2{{v1149, v1153}};
-    }
-    const unsigned int v1156 = static_cast<unsigned int>(v272.row(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1157 = v1127 + v1156;
-    const unsigned int v1158 = static_cast<unsigned int>(v272.col(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1159 = v1126 + v1158;
-    const bool v1160 = v1157 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1161 = v1159 < v12;
-    const bool v1162 = v1160 && v1161;
-    if (v1162) {
-      const unsigned int v1163 = v65 + v1159;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1164 = v272.x[2];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1165 = iron_f32_to_bf16(v1164);
-      const float v1166 = v272.x[3];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1169 = iron_f32_to_bf16(v1166);
-      const unsigned int v1170 = v1157 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1171 = v1170 + v1163;
-      *reinterpret_cast<iron_bf16x2*>(out + v1171) = iron_bf16x2{{v1165, v1169}};
-    }
-    const unsigned int v1172 = static_cast<unsigned int>(v272.row(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1173 = v1127 + v1172;
-    const unsigned int v1174 = static_cast<unsigned int>(v272.col(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1175 = v1126 + v1174;
-    const bool v1176 = v1173 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1177 = v1175 < v12;
-    const bool v1178 = v1176 && v1177;
-    if (v1178) {
-      const unsigned int v1179 = v65 + v1175;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1180 = v272.x[4];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1181 = iron_f32_to_bf16(v1180);
-      const float v1182 = v272.x[5];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1185 = iron_f32_to_bf16(v1182);
-      const unsigned int v1186 = v1173 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1187 = v1186 + v1179;
-      *reinterpret_cast<iron_bf16x2*>(out + v1187) = iron_bf16x2{{v1181, v1185}};
-    }
-    const unsigned int v1188 = static_cast<unsigned int>(v272.row(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1189 = v1127 + v1188;
-    const unsigned int v1190 = static_cast<unsigned int>(v272.col(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1191 = v1126 + v1190;
-    const bool v1192 = v1189 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1193 = v1191 < v12;
-    const bool v1194 = v1192 && v1193;
-    if (v1194) {
-      const unsigned int v1195 = v65 + v1191;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1196 = v272.x[6];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1197 = iron_f32_to_bf16(v1196);
-      const float v1198 = v272.x[7];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1201 = iron_f32_to_bf16(v1198);
-      const unsigned int v1202 = v1189 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1203 = v1202 + v1195;
-      *reinterpret_cast<iron_bf16x2*>(out + v1203) = iron_bf16x2{{v1197, v1201}};
-    }
-    const unsigned int v1204 = static_cast<unsigned int>(v272.row(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1205 = v1127 + v1204;
-    const unsigned int v1206 = static_cast<unsigned int>(v272.col(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1207 = v1126 + v1206;
-    const bool v1208 = v1205 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1209 = v1207 < v12;
-    const bool v1210 = v1208 && v1209;
-    if (v1210) {
-      const unsigned int v1211 = v65 + v1207;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1212 = v272.x[8];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1213 = iron_f32_to_bf16(v1212);
-      const float v1214 = v272.x[9];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1217 = iron_f32_to_bf16(v1214);
-      const unsigned int v1218 = v1205 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1219 = v1218 + v1211;
-      *reinterpret_cast<iron_bf16x2*>(out + v1219) = iron_bf16x2{{v1213, v1217}};
-    }
-    const unsigned int v1220 = static_cast<unsigned int>(v272.row(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1221 = v1127 + v1220;
-    const unsigned int v1222 = static_cast<unsigned int>(v272.col(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1223 = v1126 + v1222;
-    const bool v1224 = v1221 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1225 = v1223 < v12;
-    const bool v1226 = v1224 && v1225;
-    if (v1226) {
-      const unsigned int v1227 = v65 + v1223;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1228 = v272.x[10];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1229 = iron_f32_to_bf16(v1228);
-      const float v1230 = v272.x[11];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1233 = iron_f32_to_bf16(v1230);
-      const unsigned int v1234 = v1221 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1235 = v1234 + v1227;
-      *reinterpret_cast<iron_bf16x2*>(out + v1235) = iron_bf16x2{{v1229, v1233}};
-    }
-    const unsigned int v1236 = static_cast<unsigned int>(v272.row(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1237 = v1127 + v1236;
-    const unsigned int v1238 = static_cast<unsigned int>(v272.col(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1239 = v1126 + v1238;
-    const bool v1240 = v1237 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1241 = v1239 < v12;
-    const bool v1242 = v1240 && v1241;
-    if (v1242) {
-      const unsigned int v1243 = v65 + v1239;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1244 = v272.x[12];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1245 = iron_f32_to_bf16(v1244);
-      const float v1246 = v272.x[13];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1249 = iron_f32_to_bf16(v1246);
-      const unsigned int v1250 = v1237 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1251 = v1250 + v1243;
-      *reinterpret_cast<iron_bf16x2*>(out + v1251) = iron_bf16x2{{v1245, v1249}};
-    }
-    const unsigned int v1252 = static_cast<unsigned int>(v272.row(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1253 = v1127 + v1252;
-    const unsigned int v1254 = static_cast<unsigned int>(v272.col(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1255 = v1126 + v1254;
-    const bool v1256 = v1253 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1257 = v1255 < v12;
-    const bool v1258 = v1256 && v1257;
-    if (v1258) {
-      const unsigned int v1259 = v65 + v1255;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1260 = v272.x[14];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1261 = iron_f32_to_bf16(v1260);
-      const float v1262 = v272.x[15];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1265 = iron_f32_to_bf16(v1262);
-      const unsigned int v1266 = v1253 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1267 = v1266 + v1259;
-      *reinterpret_cast<iron_bf16x2*>(out + v1267) = iron_bf16x2{{v1261, v1265}};
-    }
-    const unsigned int v1268 = static_cast<unsigned int>(v272.row(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1269 = v1127 + v1268;
-    const unsigned int v1270 = static_cast<unsigned int>(v272.col(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1271 = v1126 + v1270;
-    const bool v1272 = v1269 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1273 = v1271 < v12;
-    const bool v1274 = v1272 && v1273;
-    if (v1274) {
-      const unsigned int v1275 = v65 + v1271;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1276 = v272.x[16];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1277 = iron_f32_to_bf16(v1276);
-      const float v1278 = v272.x[17];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1281 = iron_f32_to_bf16(v1278);
-      const unsigned int v1282 = v1269 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1283 = v1282 + v1275;
-      *reinterpret_cast<iron_bf16x2*>(out + v1283) = iron_bf16x2{{v1277, v1281}};
-    }
-    const unsigned int v1284 = static_cast<unsigned int>(v272.row(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1285 = v1127 + v1284;
-    const unsigned int v1286 = static_cast<unsigned int>(v272.col(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1287 = v1126 + v1286;
-    const bool v1288 = v1285 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1289 = v1287 < v12;
-    const bool v1290 = v1288 && v1289;
-    if (v1290) {
-      const unsigned int v1291 = v65 + v1287;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1292 = v272.x[18];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1293 = iron_f32_to_bf16(v1292);
-      const float v1294 = v272.x[19];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1297 = iron_f32_to_bf16(v1294);
-      const unsigned int v1298 = v1285 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1299 = v1298 + v1291;
-      *reinterpret_cast<iron_bf16x2*>(out + v1299) = iron_bf16x2{{v1293, v1297}};
-    }
-    const unsigned int v1300 = static_cast<unsigned int>(v272.row(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1301 = v1127 + v1300;
-    const unsigned int v1302 = static_cast<unsigned int>(v272.col(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1303 = v1126 + v1302;
-    const bool v1304 = v1301 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1305 = v1303 < v12;
-    const bool v1306 = v1304 && v1305;
-    if (v1306) {
-      const unsigned int v1307 = v65 + v1303;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1308 = v272.x[20];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1309 = iron_f32_to_bf16(v1308);
-      const float v1310 = v272.x[21];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1313 = iron_f32_to_bf16(v1310);
-      const unsigned int v1314 = v1301 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1315 = v1314 + v1307;
-      *reinterpret_cast<iron_bf16x2*>(out + v1315) = iron_bf16x2{{v1309, v1313}};
-    }
-    const unsigned int v1316 = static_cast<unsigned int>(v272.row(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1317 = v1127 + v1316;
-    const unsigned int v1318 = static_cast<unsigned int>(v272.col(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1319 = v1126 + v1318;
-    const bool v1320 = v1317 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1321 = v1319 < v12;
-    const bool v1322 = v1320 && v1321;
-    if (v1322) {
-      const unsigned int v1323 = v65 + v1319;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1324 = v272.x[22];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1325 = iron_f32_to_bf16(v1324);
-      const float v1326 = v272.x[23];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1329 = iron_f32_to_bf16(v1326);
-      const unsigned int v1330 = v1317 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1331 = v1330 + v1323;
-      *reinterpret_cast<iron_bf16x2*>(out + v1331) = iron_bf16x2{{v1325, v1329}};
-    }
-    const unsigned int v1332 = static_cast<unsigned int>(v272.row(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1333 = v1127 + v1332;
-    const unsigned int v1334 = static_cast<unsigned int>(v272.col(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1335 = v1126 + v1334;
-    const bool v1336 = v1333 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1337 = v1335 < v12;
-    const bool v1338 = v1336 && v1337;
-    if (v1338) {
-      const unsigned int v1339 = v65 + v1335;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1340 = v272.x[24];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1341 = iron_f32_to_bf16(v1340);
-      const float v1342 = v272.x[25];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1345 = iron_f32_to_bf16(v1342);
-      const unsigned int v1346 = v1333 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1347 = v1346 + v1339;
-      *reinterpret_cast<iron_bf16x2*>(out + v1347) = iron_bf16x2{{v1341, v1345}};
-    }
-    const unsigned int v1348 = static_cast<unsigned int>(v272.row(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1349 = v1127 + v1348;
-    const unsigned int v1350 = static_cast<unsigned int>(v272.col(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1351 = v1126 + v1350;
-    const bool v1352 = v1349 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1353 = v1351 < v12;
-    const bool v1354 = v1352 && v1353;
-    if (v1354) {
-      const unsigned int v1355 = v65 + v1351;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1356 = v272.x[26];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1357 = iron_f32_to_bf16(v1356);
-      const float v1358 = v272.x[27];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1361 = iron_f32_to_bf16(v1358);
-      const unsigned int v1362 = v1349 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1363 = v1362 + v1355;
-      *reinterpret_cast<iron_bf16x2*>(out + v1363) = iron_bf16x2{{v1357, v1361}};
-    }
-    const unsigned int v1364 = static_cast<unsigned int>(v272.row(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1365 = v1127 + v1364;
-    const unsigned int v1366 = static_cast<unsigned int>(v272.col(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1367 = v1126 + v1366;
-    const bool v1368 = v1365 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1369 = v1367 < v12;
-    const bool v1370 = v1368 && v1369;
-    if (v1370) {
-      const unsigned int v1371 = v65 + v1367;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1372 = v272.x[28];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1373 = iron_f32_to_bf16(v1372);
-      const float v1374 = v272.x[29];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1377 = iron_f32_to_bf16(v1374);
-      const unsigned int v1378 = v1365 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1379 = v1378 + v1371;
-      *reinterpret_cast<iron_bf16x2*>(out + v1379) = iron_bf16x2{{v1373, v1377}};
-    }
-    const unsigned int v1380 = static_cast<unsigned int>(v272.row(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1381 = v1127 + v1380;
-    const unsigned int v1382 = static_cast<unsigned int>(v272.col(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1383 = v1126 + v1382;
-    const bool v1384 = v1381 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1385 = v1383 < v12;
-    const bool v1386 = v1384 && v1385;
-    if (v1386) {
-      const unsigned int v1387 = v65 + v1383;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1388 = v272.x[30];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1389 = iron_f32_to_bf16(v1388);
-      const float v1390 = v272.x[31];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1393 = iron_f32_to_bf16(v1390);
-      const unsigned int v1394 = v1381 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1395 = v1394 + v1387;
-      *reinterpret_cast<iron_bf16x2*>(out + v1395) = iron_bf16x2{{v1389, v1393}};
-    }
-    const unsigned int v1396 = static_cast<unsigned int>(v272.row(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1397 = v1127 + v1396;
-    const unsigned int v1398 = static_cast<unsigned int>(v272.col(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1399 = v1126 + v1398;
-    const bool v1400 = v1397 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1401 = v1399 < v12;
-    const bool v1402 = v1400 && v1401;
-    if (v1402) {
-      const unsigned int v1403 = v65 + v1399;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1404 = v272.x[32];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1405 = iron_f32_to_bf16(v1404);
-      const float v1406 = v272.x[33];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1409 = iron_f32_to_bf16(v1406);
-      const unsigned int v1410 = v1397 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1411 = v1410 + v1403;
-      *reinterpret_cast<iron_bf16x2*>(out + v1411) = iron_bf16x2{{v1405, v1409}};
-    }
-    const unsigned int v1412 = static_cast<unsigned int>(v272.row(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1413 = v1127 + v1412;
-    const unsigned int v1414 = static_cast<unsigned int>(v272.col(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1415 = v1126 + v1414;
-    const bool v1416 = v1413 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1417 = v1415 < v12;
-    const bool v1418 = v1416 && v1417;
-    if (v1418) {
-      const unsigned int v1419 = v65 + v1415;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1420 = v272.x[34];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1421 = iron_f32_to_bf16(v1420);
-      const float v1422 = v272.x[35];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1425 = iron_f32_to_bf16(v1422);
-      const unsigned int v1426 = v1413 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1427 = v1426 + v1419;
-      *reinterpret_cast<iron_bf16x2*>(out + v1427) = iron_bf16x2{{v1421, v1425}};
-    }
-    const unsigned int v1428 = static_cast<unsigned int>(v272.row(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1429 = v1127 + v1428;
-    const unsigned int v1430 = static_cast<unsigned int>(v272.col(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1431 = v1126 + v1430;
-    const bool v1432 = v1429 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1433 = v1431 < v12;
-    const bool v1434 = v1432 && v1433;
-    if (v1434) {
-      const unsigned int v1435 = v65 + v1431;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1436 = v272.x[36];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1437 = iron_f32_to_bf16(v1436);
-      const float v1438 = v272.x[37];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1441 = iron_f32_to_bf16(v1438);
-      const unsigned int v1442 = v1429 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1443 = v1442 + v1435;
-      *reinterpret_cast<iron_bf16x2*>(out + v1443) = iron_bf16x2{{v1437, v1441}};
-    }
-    const unsigned int v1444 = static_cast<unsigned int>(v272.row(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1445 = v1127 + v1444;
-    const unsigned int v1446 = static_cast<unsigned int>(v272.col(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1447 = v1126 + v1446;
-    const bool v1448 = v1445 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1449 = v1447 < v12;
-    const bool v1450 = v1448 && v1449;
-    if (v1450) {
-      const unsigned int v1451 = v65 + v1447;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1452 = v272.x[38];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1453 = iron_f32_to_bf16(v1452);
-      const float v1454 = v272.x[39];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1457 = iron_f32_to_bf16(v1454);
-      const unsigned int v1458 = v1445 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1459 = v1458 + v1451;
-      *reinterpret_cast<iron_bf16x2*>(out + v1459) = iron_bf16x2{{v1453, v1457}};
-    }
-    const unsigned int v1460 = static_cast<unsigned int>(v272.row(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1461 = v1127 + v1460;
-    const unsigned int v1462 = static_cast<unsigned int>(v272.col(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1463 = v1126 + v1462;
-    const bool v1464 = v1461 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1465 = v1463 < v12;
-    const bool v1466 = v1464 && v1465;
-    if (v1466) {
-      const unsigned int v1467 = v65 + v1463;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1468 = v272.x[40];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1469 = iron_f32_to_bf16(v1468);
-      const float v1470 = v272.x[41];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1473 = iron_f32_to_bf16(v1470);
-      const unsigned int v1474 = v1461 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1475 = v1474 + v1467;
-      *reinterpret_cast<iron_bf16x2*>(out + v1475) = iron_bf16x2{{v1469, v1473}};
-    }
-    const unsigned int v1476 = static_cast<unsigned int>(v272.row(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1477 = v1127 + v1476;
-    const unsigned int v1478 = static_cast<unsigned int>(v272.col(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1479 = v1126 + v1478;
-    const bool v1480 = v1477 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1481 = v1479 < v12;
-    const bool v1482 = v1480 && v1481;
-    if (v1482) {
-      const unsigned int v1483 = v65 + v1479;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1484 = v272.x[42];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1485 = iron_f32_to_bf16(v1484);
-      const float v1486 = v272.x[43];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1489 = iron_f32_to_bf16(v1486);
-      const unsigned int v1490 = v1477 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1491 = v1490 + v1483;
-      *reinterpret_cast<iron_bf16x2*>(out + v1491) = iron_bf16x2{{v1485, v1489}};
-    }
-    const unsigned int v1492 = static_cast<unsigned int>(v272.row(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1493 = v1127 + v1492;
-    const unsigned int v1494 = static_cast<unsigned int>(v272.col(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1495 = v1126 + v1494;
-    const bool v1496 = v1493 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1497 = v1495 < v12;
-    const bool v1498 = v1496 && v1497;
-    if (v1498) {
-      const unsigned int v1499 = v65 + v1495;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1500 = v272.x[44];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1501 = iron_f32_to_bf16(v1500);
-      const float v1502 = v272.x[45];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1505 = iron_f32_to_bf16(v1502);
-      const unsigned int v1506 = v1493 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1507 = v1506 + v1499;
-      *reinterpret_cast<iron_bf16x2*>(out + v1507) = iron_bf16x2{{v1501, v1505}};
-    }
-    const unsigned int v1508 = static_cast<unsigned int>(v272.row(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1509 = v1127 + v1508;
-    const unsigned int v1510 = static_cast<unsigned int>(v272.col(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1511 = v1126 + v1510;
-    const bool v1512 = v1509 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1513 = v1511 < v12;
-    const bool v1514 = v1512 && v1513;
-    if (v1514) {
-      const unsigned int v1515 = v65 + v1511;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1516 = v272.x[46];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1517 = iron_f32_to_bf16(v1516);
-      const float v1518 = v272.x[47];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1521 = iron_f32_to_bf16(v1518);
-      const unsigned int v1522 = v1509 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1523 = v1522 + v1515;
-      *reinterpret_cast<iron_bf16x2*>(out + v1523) = iron_bf16x2{{v1517, v1521}};
-    }
-    const unsigned int v1524 = static_cast<unsigned int>(v272.row(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1525 = v1127 + v1524;
-    const unsigned int v1526 = static_cast<unsigned int>(v272.col(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1527 = v1126 + v1526;
-    const bool v1528 = v1525 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1529 = v1527 < v12;
-    const bool v1530 = v1528 && v1529;
-    if (v1530) {
-      const unsigned int v1531 = v65 + v1527;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1532 = v272.x[48];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1533 = iron_f32_to_bf16(v1532);
-      const float v1534 = v272.x[49];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1537 = iron_f32_to_bf16(v1534);
-      const unsigned int v1538 = v1525 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1539 = v1538 + v1531;
-      *reinterpret_cast<iron_bf16x2*>(out + v1539) = iron_bf16x2{{v1533, v1537}};
-    }
-    const unsigned int v1540 = static_cast<unsigned int>(v272.row(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1541 = v1127 + v1540;
-    const unsigned int v1542 = static_cast<unsigned int>(v272.col(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1543 = v1126 + v1542;
-    const bool v1544 = v1541 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1545 = v1543 < v12;
-    const bool v1546 = v1544 && v1545;
-    if (v1546) {
-      const unsigned int v1547 = v65 + v1543;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1548 = v272.x[50];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1549 = iron_f32_to_bf16(v1548);
-      const float v1550 = v272.x[51];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1553 = iron_f32_to_bf16(v1550);
-      const unsigned int v1554 = v1541 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1555 = v1554 + v1547;
-      *reinterpret_cast<iron_bf16x2*>(out + v1555) = iron_bf16x2{{v1549, v1553}};
-    }
-    const unsigned int v1556 = static_cast<unsigned int>(v272.row(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1557 = v1127 + v1556;
-    const unsigned int v1558 = static_cast<unsigned int>(v272.col(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1559 = v1126 + v1558;
-    const bool v1560 = v1557 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1561 = v1559 < v12;
-    const bool v1562 = v1560 && v1561;
-    if (v1562) {
-      const unsigned int v1563 = v65 + v1559;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1564 = v272.x[52];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1565 = iron_f32_to_bf16(v1564);
-      const float v1566 = v272.x[53];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1569 = iron_f32_to_bf16(v1566);
-      const unsigned int v1570 = v1557 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1571 = v1570 + v1563;
-      *reinterpret_cast<iron_bf16x2*>(out + v1571) = iron_bf16x2{{v1565, v1569}};
-    }
-    const unsigned int v1572 = static_cast<unsigned int>(v272.row(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1573 = v1127 + v1572;
-    const unsigned int v1574 = static_cast<unsigned int>(v272.col(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1575 = v1126 + v1574;
-    const bool v1576 = v1573 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1577 = v1575 < v12;
-    const bool v1578 = v1576 && v1577;
-    if (v1578) {
-      const unsigned int v1579 = v65 + v1575;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1580 = v272.x[54];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1581 = iron_f32_to_bf16(v1580);
-      const float v1582 = v272.x[55];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1585 = iron_f32_to_bf16(v1582);
-      const unsigned int v1586 = v1573 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1587 = v1586 + v1579;
-      *reinterpret_cast<iron_bf16x2*>(out + v1587) = iron_bf16x2{{v1581, v1585}};
-    }
-    const unsigned int v1588 = static_cast<unsigned int>(v272.row(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1589 = v1127 + v1588;
-    const unsigned int v1590 = static_cast<unsigned int>(v272.col(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1591 = v1126 + v1590;
-    const bool v1592 = v1589 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1593 = v1591 < v12;
-    const bool v1594 = v1592 && v1593;
-    if (v1594) {
-      const unsigned int v1595 = v65 + v1591;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1596 = v272.x[56];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1597 = iron_f32_to_bf16(v1596);
-      const float v1598 = v272.x[57];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1601 = iron_f32_to_bf16(v1598);
-      const unsigned int v1602 = v1589 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1603 = v1602 + v1595;
-      *reinterpret_cast<iron_bf16x2*>(out + v1603) = iron_bf16x2{{v1597, v1601}};
-    }
-    const unsigned int v1604 = static_cast<unsigned int>(v272.row(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1605 = v1127 + v1604;
-    const unsigned int v1606 = static_cast<unsigned int>(v272.col(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1607 = v1126 + v1606;
-    const bool v1608 = v1605 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1609 = v1607 < v12;
-    const bool v1610 = v1608 && v1609;
-    if (v1610) {
-      const unsigned int v1611 = v65 + v1607;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1612 = v272.x[58];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1613 = iron_f32_to_bf16(v1612);
-      const float v1614 = v272.x[59];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1617 = iron_f32_to_bf16(v1614);
-      const unsigned int v1618 = v1605 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1619 = v1618 + v1611;
-      *reinterpret_cast<iron_bf16x2*>(out + v1619) = iron_bf16x2{{v1613, v1617}};
-    }
-    const unsigned int v1620 = static_cast<unsigned int>(v272.row(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1621 = v1127 + v1620;
-    const unsigned int v1622 = static_cast<unsigned int>(v272.col(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1623 = v1126 + v1622;
-    const bool v1624 = v1621 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1625 = v1623 < v12;
-    const bool v1626 = v1624 && v1625;
-    if (v1626) {
-      const unsigned int v1627 = v65 + v1623;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1628 = v272.x[60];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1629 = iron_f32_to_bf16(v1628);
-      const float v1630 = v272.x[61];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1633 = iron_f32_to_bf16(v1630);
-      const unsigned int v1634 = v1621 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1635 = v1634 + v1627;
-      *reinterpret_cast<iron_bf16x2*>(out + v1635) = iron_bf16x2{{v1629, v1633}};
-    }
-    const unsigned int v1636 = static_cast<unsigned int>(v272.row(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1637 = v1127 + v1636;
-    const unsigned int v1638 = static_cast<unsigned int>(v272.col(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1639 = v1126 + v1638;
-    const bool v1640 = v1637 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1641 = v1639 < v12;
-    const bool v1642 = v1640 && v1641;
-    if (v1642) {
-      const unsigned int v1643 = v65 + v1639;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1644 = v272.x[62];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1645 = iron_f32_to_bf16(v1644);
-      const float v1646 = v272.x[63];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1649 = iron_f32_to_bf16(v1646);
-      const unsigned int v1650 = v1637 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1651 = v1650 + v1643;
-      *reinterpret_cast<iron_bf16x2*>(out + v1651) = iron_bf16x2{{v1645, v1649}};
-    }
-    const unsigned int v1652 = static_cast<unsigned int>(v272.row(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1653 = v1127 + v1652;
-    const unsigned int v1654 = static_cast<unsigned int>(v272.col(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1655 = v1126 + v1654;
-    const bool v1656 = v1653 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1657 = v1655 < v12;
-    const bool v1658 = v1656 && v1657;
-    if (v1658) {
-      const unsigned int v1659 = v65 + v1655;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1660 = v272.x[64];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1661 = iron_f32_to_bf16(v1660);
-      const float v1662 = v272.x[65];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1665 = iron_f32_to_bf16(v1662);
-      const unsigned int v1666 = v1653 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1667 = v1666 + v1659;
-      *reinterpret_cast<iron_bf16x2*>(out + v1667) = iron_bf16x2{{v1661, v1665}};
-    }
-    const unsigned int v1668 = static_cast<unsigned int>(v272.row(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1669 = v1127 + v1668;
-    const unsigned int v1670 = static_cast<unsigned int>(v272.col(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1671 = v1126 + v1670;
-    const bool v1672 = v1669 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1673 = v1671 < v12;
-    const bool v1674 = v1672 && v1673;
-    if (v1674) {
-      const unsigned int v1675 = v65 + v1671;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1676 = v272.x[66];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1677 = iron_f32_to_bf16(v1676);
-      const float v1678 = v272.x[67];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1681 = iron_f32_to_bf16(v1678);
-      const unsigned int v1682 = v1669 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1683 = v1682 + v1675;
-      *reinterpret_cast<iron_bf16x2*>(out + v1683) = iron_bf16x2{{v1677, v1681}};
-    }
-    const unsigned int v1684 = static_cast<unsigned int>(v272.row(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1685 = v1127 + v1684;
-    const unsigned int v1686 = static_cast<unsigned int>(v272.col(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1687 = v1126 + v1686;
-    const bool v1688 = v1685 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1689 = v1687 < v12;
-    const bool v1690 = v1688 && v1689;
-    if (v1690) {
-      const unsigned int v1691 = v65 + v1687;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1692 = v272.x[68];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1693 = iron_f32_to_bf16(v1692);
-      const float v1694 = v272.x[69];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1697 = iron_f32_to_bf16(v1694);
-      const unsigned int v1698 = v1685 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1699 = v1698 + v1691;
-      *reinterpret_cast<iron_bf16x2*>(out + v1699) = iron_bf16x2{{v1693, v1697}};
-    }
-    const unsigned int v1700 = static_cast<unsigned int>(v272.row(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1701 = v1127 + v1700;
-    const unsigned int v1702 = static_cast<unsigned int>(v272.col(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1703 = v1126 + v1702;
-    const bool v1704 = v1701 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1705 = v1703 < v12;
-    const bool v1706 = v1704 && v1705;
-    if (v1706) {
-      const unsigned int v1707 = v65 + v1703;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1708 = v272.x[70];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1709 = iron_f32_to_bf16(v1708);
-      const float v1710 = v272.x[71];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1713 = iron_f32_to_bf16(v1710);
-      const unsigned int v1714 = v1701 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1715 = v1714 + v1707;
-      *reinterpret_cast<iron_bf16x2*>(out + v1715) = iron_bf16x2{{v1709, v1713}};
-    }
-    const unsigned int v1716 = static_cast<unsigned int>(v272.row(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1717 = v1127 + v1716;
-    const unsigned int v1718 = static_cast<unsigned int>(v272.col(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1719 = v1126 + v1718;
-    const bool v1720 = v1717 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1721 = v1719 < v12;
-    const bool v1722 = v1720 && v1721;
-    if (v1722) {
-      const unsigned int v1723 = v65 + v1719;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1724 = v272.x[72];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1725 = iron_f32_to_bf16(v1724);
-      const float v1726 = v272.x[73];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1729 = iron_f32_to_bf16(v1726);
-      const unsigned int v1730 = v1717 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1731 = v1730 + v1723;
-      *reinterpret_cast<iron_bf16x2*>(out + v1731) = iron_bf16x2{{v1725, v1729}};
-    }
-    const unsigned int v1732 = static_cast<unsigned int>(v272.row(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1733 = v1127 + v1732;
-    const unsigned int v1734 = static_cast<unsigned int>(v272.col(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1735 = v1126 + v1734;
-    const bool v1736 = v1733 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1737 = v1735 < v12;
-    const bool v1738 = v1736 && v1737;
-    if (v1738) {
-      const unsigned int v1739 = v65 + v1735;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1740 = v272.x[74];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1741 = iron_f32_to_bf16(v1740);
-      const float v1742 = v272.x[75];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1745 = iron_f32_to_bf16(v1742);
-      const unsigned int v1746 = v1733 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1747 = v1746 + v1739;
-      *reinterpret_cast<iron_bf16x2*>(out + v1747) = iron_bf16x2{{v1741, v1745}};
-    }
-    const unsigned int v1748 = static_cast<unsigned int>(v272.row(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1749 = v1127 + v1748;
-    const unsigned int v1750 = static_cast<unsigned int>(v272.col(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1751 = v1126 + v1750;
-    const bool v1752 = v1749 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1753 = v1751 < v12;
-    const bool v1754 = v1752 && v1753;
-    if (v1754) {
-      const unsigned int v1755 = v65 + v1751;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1756 = v272.x[76];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1757 = iron_f32_to_bf16(v1756);
-      const float v1758 = v272.x[77];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1761 = iron_f32_to_bf16(v1758);
-      const unsigned int v1762 = v1749 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1763 = v1762 + v1755;
-      *reinterpret_cast<iron_bf16x2*>(out + v1763) = iron_bf16x2{{v1757, v1761}};
-    }
-    const unsigned int v1764 = static_cast<unsigned int>(v272.row(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1765 = v1127 + v1764;
-    const unsigned int v1766 = static_cast<unsigned int>(v272.col(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1767 = v1126 + v1766;
-    const bool v1768 = v1765 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1769 = v1767 < v12;
-    const bool v1770 = v1768 && v1769;
-    if (v1770) {
-      const unsigned int v1771 = v65 + v1767;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1772 = v272.x[78];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1773 = iron_f32_to_bf16(v1772);
-      const float v1774 = v272.x[79];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1777 = iron_f32_to_bf16(v1774);
-      const unsigned int v1778 = v1765 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1779 = v1778 + v1771;
-      *reinterpret_cast<iron_bf16x2*>(out + v1779) = iron_bf16x2{{v1773, v1777}};
-    }
-    const unsigned int v1780 = static_cast<unsigned int>(v272.row(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1781 = v1127 + v1780;
-    const unsigned int v1782 = static_cast<unsigned int>(v272.col(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1783 = v1126 + v1782;
-    const bool v1784 = v1781 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1785 = v1783 < v12;
-    const bool v1786 = v1784 && v1785;
-    if (v1786) {
-      const unsigned int v1787 = v65 + v1783;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1788 = v272.x[80];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1789 = iron_f32_to_bf16(v1788);
-      const float v1790 = v272.x[81];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1793 = iron_f32_to_bf16(v1790);
-      const unsigned int v1794 = v1781 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1795 = v1794 + v1787;
-      *reinterpret_cast<iron_bf16x2*>(out + v1795) = iron_bf16x2{{v1789, v1793}};
-    }
-    const unsigned int v1796 = static_cast<unsigned int>(v272.row(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1797 = v1127 + v1796;
-    const unsigned int v1798 = static_cast<unsigned int>(v272.col(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1799 = v1126 + v1798;
-    const bool v1800 = v1797 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1801 = v1799 < v12;
-    const bool v1802 = v1800 && v1801;
-    if (v1802) {
-      const unsigned int v1803 = v65 + v1799;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1804 = v272.x[82];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1805 = iron_f32_to_bf16(v1804);
-      const float v1806 = v272.x[83];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1809 = iron_f32_to_bf16(v1806);
-      const unsigned int v1810 = v1797 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1811 = v1810 + v1803;
-      *reinterpret_cast<iron_bf16x2*>(out + v1811) = iron_bf16x2{{v1805, v1809}};
-    }
-    const unsigned int v1812 = static_cast<unsigned int>(v272.row(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1813 = v1127 + v1812;
-    const unsigned int v1814 = static_cast<unsigned int>(v272.col(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1815 = v1126 + v1814;
-    const bool v1816 = v1813 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1817 = v1815 < v12;
-    const bool v1818 = v1816 && v1817;
-    if (v1818) {
-      const unsigned int v1819 = v65 + v1815;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1820 = v272.x[84];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1821 = iron_f32_to_bf16(v1820);
-      const float v1822 = v272.x[85];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1825 = iron_f32_to_bf16(v1822);
-      const unsigned int v1826 = v1813 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1827 = v1826 + v1819;
-      *reinterpret_cast<iron_bf16x2*>(out + v1827) = iron_bf16x2{{v1821, v1825}};
-    }
-    const unsigned int v1828 = static_cast<unsigned int>(v272.row(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1829 = v1127 + v1828;
-    const unsigned int v1830 = static_cast<unsigned int>(v272.col(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1831 = v1126 + v1830;
-    const bool v1832 = v1829 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1833 = v1831 < v12;
-    const bool v1834 = v1832 && v1833;
-    if (v1834) {
-      const unsigned int v1835 = v65 + v1831;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1836 = v272.x[86];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1837 = iron_f32_to_bf16(v1836);
-      const float v1838 = v272.x[87];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1841 = iron_f32_to_bf16(v1838);
-      const unsigned int v1842 = v1829 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1843 = v1842 + v1835;
-      *reinterpret_cast<iron_bf16x2*>(out + v1843) = iron_bf16x2{{v1837, v1841}};
-    }
-    const unsigned int v1844 = static_cast<unsigned int>(v272.row(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1845 = v1127 + v1844;
-    const unsigned int v1846 = static_cast<unsigned int>(v272.col(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1847 = v1126 + v1846;
-    const bool v1848 = v1845 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1849 = v1847 < v12;
-    const bool v1850 = v1848 && v1849;
-    if (v1850) {
-      const unsigned int v1851 = v65 + v1847;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1852 = v272.x[88];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1853 = iron_f32_to_bf16(v1852);
-      const float v1854 = v272.x[89];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1857 = iron_f32_to_bf16(v1854);
-      const unsigned int v1858 = v1845 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1859 = v1858 + v1851;
-      *reinterpret_cast<iron_bf16x2*>(out + v1859) = iron_bf16x2{{v1853, v1857}};
-    }
-    const unsigned int v1860 = static_cast<unsigned int>(v272.row(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1861 = v1127 + v1860;
-    const unsigned int v1862 = static_cast<unsigned int>(v272.col(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1863 = v1126 + v1862;
-    const bool v1864 = v1861 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1865 = v1863 < v12;
-    const bool v1866 = v1864 && v1865;
-    if (v1866) {
-      const unsigned int v1867 = v65 + v1863;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1868 = v272.x[90];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1869 = iron_f32_to_bf16(v1868);
-      const float v1870 = v272.x[91];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1873 = iron_f32_to_bf16(v1870);
-      const unsigned int v1874 = v1861 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1875 = v1874 + v1867;
-      *reinterpret_cast<iron_bf16x2*>(out + v1875) = iron_bf16x2{{v1869, v1873}};
-    }
-    const unsigned int v1876 = static_cast<unsigned int>(v272.row(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1877 = v1127 + v1876;
-    const unsigned int v1878 = static_cast<unsigned int>(v272.col(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1879 = v1126 + v1878;
-    const bool v1880 = v1877 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1881 = v1879 < v12;
-    const bool v1882 = v1880 && v1881;
-    if (v1882) {
-      const unsigned int v1883 = v65 + v1879;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1884 = v272.x[92];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1885 = iron_f32_to_bf16(v1884);
-      const float v1886 = v272.x[93];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1889 = iron_f32_to_bf16(v1886);
-      const unsigned int v1890 = v1877 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1891 = v1890 + v1883;
-      *reinterpret_cast<iron_bf16x2*>(out + v1891) = iron_bf16x2{{v1885, v1889}};
-    }
-    const unsigned int v1892 = static_cast<unsigned int>(v272.row(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1893 = v1127 + v1892;
-    const unsigned int v1894 = static_cast<unsigned int>(v272.col(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1895 = v1126 + v1894;
-    const bool v1896 = v1893 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1897 = v1895 < v12;
-    const bool v1898 = v1896 && v1897;
-    if (v1898) {
-      const unsigned int v1899 = v65 + v1895;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1900 = v272.x[94];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1901 = iron_f32_to_bf16(v1900);
-      const float v1902 = v272.x[95];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1905 = iron_f32_to_bf16(v1902);
-      const unsigned int v1906 = v1893 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1907 = v1906 + v1899;
-      *reinterpret_cast<iron_bf16x2*>(out + v1907) = iron_bf16x2{{v1901, v1905}};
-    }
-    const unsigned int v1908 = static_cast<unsigned int>(v272.row(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1909 = v1127 + v1908;
-    const unsigned int v1910 = static_cast<unsigned int>(v272.col(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1911 = v1126 + v1910;
-    const bool v1912 = v1909 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1913 = v1911 < v12;
-    const bool v1914 = v1912 && v1913;
-    if (v1914) {
-      const unsigned int v1915 = v65 + v1911;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1916 = v272.x[96];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1917 = iron_f32_to_bf16(v1916);
-      const float v1918 = v272.x[97];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1921 = iron_f32_to_bf16(v1918);
-      const unsigned int v1922 = v1909 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1923 = v1922 + v1915;
-      *reinterpret_cast<iron_bf16x2*>(out + v1923) = iron_bf16x2{{v1917, v1921}};
-    }
-    const unsigned int v1924 = static_cast<unsigned int>(v272.row(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1925 = v1127 + v1924;
-    const unsigned int v1926 = static_cast<unsigned int>(v272.col(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1927 = v1126 + v1926;
-    const bool v1928 = v1925 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1929 = v1927 < v12;
-    const bool v1930 = v1928 && v1929;
-    if (v1930) {
-      const unsigned int v1931 = v65 + v1927;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1932 = v272.x[98];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1933 = iron_f32_to_bf16(v1932);
-      const float v1934 = v272.x[99];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1937 = iron_f32_to_bf16(v1934);
-      const unsigned int v1938 = v1925 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1939 = v1938 + v1931;
-      *reinterpret_cast<iron_bf16x2*>(out + v1939) = iron_bf16x2{{v1933, v1937}};
-    }
-    const unsigned int v1940 = static_cast<unsigned int>(v272.row(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1941 = v1127 + v1940;
-    const unsigned int v1942 = static_cast<unsigned int>(v272.col(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1943 = v1126 + v1942;
-    const bool v1944 = v1941 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1945 = v1943 < v12;
-    const bool v1946 = v1944 && v1945;
-    if (v1946) {
-      const unsigned int v1947 = v65 + v1943;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1948 = v272.x[100];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1949 = iron_f32_to_bf16(v1948);
-      const float v1950 = v272.x[101];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1953 = iron_f32_to_bf16(v1950);
-      const unsigned int v1954 = v1941 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1955 = v1954 + v1947;
-      *reinterpret_cast<iron_bf16x2*>(out + v1955) = iron_bf16x2{{v1949, v1953}};
-    }
-    const unsigned int v1956 = static_cast<unsigned int>(v272.row(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1957 = v1127 + v1956;
-    const unsigned int v1958 = static_cast<unsigned int>(v272.col(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1959 = v1126 + v1958;
-    const bool v1960 = v1957 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1961 = v1959 < v12;
-    const bool v1962 = v1960 && v1961;
-    if (v1962) {
-      const unsigned int v1963 = v65 + v1959;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1964 = v272.x[102];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1965 = iron_f32_to_bf16(v1964);
-      const float v1966 = v272.x[103];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1969 = iron_f32_to_bf16(v1966);
-      const unsigned int v1970 = v1957 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1971 = v1970 + v1963;
-      *reinterpret_cast<iron_bf16x2*>(out + v1971) = iron_bf16x2{{v1965, v1969}};
-    }
-    const unsigned int v1972 = static_cast<unsigned int>(v272.row(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1973 = v1127 + v1972;
-    const unsigned int v1974 = static_cast<unsigned int>(v272.col(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1975 = v1126 + v1974;
-    const bool v1976 = v1973 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1977 = v1975 < v12;
-    const bool v1978 = v1976 && v1977;
-    if (v1978) {
-      const unsigned int v1979 = v65 + v1975;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1980 = v272.x[104];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1981 = iron_f32_to_bf16(v1980);
-      const float v1982 = v272.x[105];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1985 = iron_f32_to_bf16(v1982);
-      const unsigned int v1986 = v1973 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1987 = v1986 + v1979;
-      *reinterpret_cast<iron_bf16x2*>(out + v1987) = iron_bf16x2{{v1981, v1985}};
-    }
-    const unsigned int v1988 = static_cast<unsigned int>(v272.row(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1989 = v1127 + v1988;
-    const unsigned int v1990 = static_cast<unsigned int>(v272.col(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1991 = v1126 + v1990;
-    const bool v1992 = v1989 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1993 = v1991 < v12;
-    const bool v1994 = v1992 && v1993;
-    if (v1994) {
-      const unsigned int v1995 = v65 + v1991;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1996 = v272.x[106];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1997 = iron_f32_to_bf16(v1996);
-      const float v1998 = v272.x[107];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v2001 = iron_f32_to_bf16(v1998);
-      const unsigned int v2002 = v1989 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v2003 = v2002 + v1995;
-      *reinterpret_cast<iron_bf16x2*>(out + v2003) = iron_bf16x2{{v1997, v2001}};
-    }
-    const unsigned int v2004 = static_cast<unsigned int>(v272.row(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v2005 = v1127 + v2004;
-    const unsigned int v2006 = static_cast<unsigned int>(v272.col(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v2007 = v1126 + v2006;
-    const bool v2008 = v2005 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v2009 = v2007 < v12;
-    const bool v2010 = v2008 && v2009;
-    if (v2010) {
-      const unsigned int v2011 = v65 + v2007;  // kernels/convolution/conv_tiles.hpp:93
-      const float v2012 = v272.x[108];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v2013 = iron_f32_to_bf16(v2012);
-      const float v2014 = v272.x[109];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v2017 = iron_f32_to_bf16(v2014);
-      const unsigned int v2018 = v2005 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v2019 = v2018 + v2011;
-      *reinterpret_cast<iron_bf16x2*>(out + v2019) = iron_bf16x2{{v2013, v2017}};
-    }
-    const unsigned int v2020 = static_cast<unsigned int>(v272.row(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v2021 = v1127 + v2020;
-    const unsigned int v2022 = static_cast<unsigned int>(v272.col(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v2023 = v1126 + v2022;
-    const bool v2024 = v2021 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v2025 = v2023 < v12;
-    const bool v2026 = v2024 && v2025;
-    if (v2026) {
-      const unsigned int v2027 = v65 + v2023;  // kernels/convolution/conv_tiles.hpp:93
-      const float v2028 = v272.x[110];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v2029 = iron_f32_to_bf16(v2028);
-      const float v2030 = v272.x[111];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v2033 = iron_f32_to_bf16(v2030);
-      const unsigned int v2034 = v2021 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v2035 = v2034 + v2027;
-      *reinterpret_cast<iron_bf16x2*>(out + v2035) = iron_bf16x2{{v2029, v2033}};
-    }
-    const unsigned int v2036 = static_cast<unsigned int>(v272.row(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v2037 = v1127 + v2036;
-    const unsigned int v2038 = static_cast<unsigned int>(v272.col(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v2039 = v1126 + v2038;
-    const bool v2040 = v2037 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v2041 = v2039 < v12;
-    const bool v2042 = v2040 && v2041;
-    if (v2042) {
-      const unsigned int v2043 = v65 + v2039;  // kernels/convolution/conv_tiles.hpp:93
-      const float v2044 = v272.x[112];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v2045 = iron_f32_to_bf16(v2044);
-      const float v2046 = v272.x[113];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v2049 = iron_f32_to_bf16(v2046);
-      const unsigned int v2050 = v2037 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v2051 = v2050 + v2043;
-      *reinterpret_cast<iron_bf16x2*>(out + v2051) = iron_bf16x2{{v2045, v2049}};
-    }
-    const unsigned int v2052 = static_cast<unsigned int>(v272.row(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v2053 = v1127 + v2052;
-    const unsigned int v2054 = static_cast<unsigned int>(v272.col(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v2055 = v1126 + v2054;
-    const bool v2056 = v2053 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v2057 = v2055 < v12;
-    const bool v2058 = v2056 && v2057;
-    if (v2058) {
-      const unsigned int v2059 = v65 + v2055;  // kernels/convolution/conv_tiles.hpp:93
-      const float v2060 = v272.x[114];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v2061 = iron_f32_to_bf16(v2060);
-      const float v2062 = v272.x[115];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v2065 = iron_f32_to_bf16(v2062);
-      const unsigned int v2066 = v2053 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v2067 = v2066 + v2059;
-      *reinterpret_cast<iron_bf16x2*>(out + v2067) = iron_bf16x2{{v2061, v2065}};
-    }
-    const unsigned int v2068 = static_cast<unsigned int>(v272.row(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v2069 = v1127 + v2068;
-    const unsigned int v2070 = static_cast<unsigned int>(v272.col(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v2071 = v1126 + v2070;
-    const bool v2072 = v2069 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v2073 = v2071 < v12;
-    const bool v2074 = v2072 && v2073;
-    if (v2074) {
-      const unsigned int v2075 = v65 + v2071;  // kernels/convolution/conv_tiles.hpp:93
-      const float v2076 = v272.x[116];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v2077 = iron_f32_to_bf16(v2076);
-      const float v2078 = v272.x[117];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v2081 = iron_f32_to_bf16(v2078);
-      const unsigned int v2082 = v2069 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v2083 = v2082 + v2075;
-      *reinterpret_cast<iron_bf16x2*>(out + v2083) = iron_bf16x2{{v2077, v2081}};
-    }
-    const unsigned int v2084 = static_cast<unsigned int>(v272.row(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v2085 = v1127 + v2084;
-    const unsigned int v2086 = static_cast<unsigned int>(v272.col(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v2087 = v1126 + v2086;
-    const bool v2088 = v2085 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v2089 = v2087 < v12;
-    const bool v2090 = v2088 && v2089;
-    if (v2090) {
-      const unsigned int v2091 = v65 + v2087;  // kernels/convolution/conv_tiles.hpp:93
-      const float v2092 = v272.x[118];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v2093 = iron_f32_to_bf16(v2092);
-      const float v2094 = v272.x[119];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v2097 = iron_f32_to_bf16(v2094);
-      const unsigned int v2098 = v2085 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v2099 = v2098 + v2091;
-      *reinterpret_cast<iron_bf16x2*>(out + v2099) = iron_bf16x2{{v2093, v2097}};
-    }
-    const unsigned int v2100 = static_cast<unsigned int>(v272.row(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v2101 = v1127 + v2100;
-    const unsigned int v2102 = static_cast<unsigned int>(v272.col(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v2103 = v1126 + v2102;
-    const bool v2104 = v2101 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v2105 = v2103 < v12;
-    const bool v2106 = v2104 && v2105;
-    if (v2106) {
-      const unsigned int v2107 = v65 + v2103;  // kernels/convolution/conv_tiles.hpp:93
-      const float v2108 = v272.x[120];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v2109 = iron_f32_to_bf16(v2108);
-      const float v2110 = v272.x[121];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v2113 = iron_f32_to_bf16(v2110);
-      const unsigned int v2114 = v2101 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v2115 = v2114 + v2107;
-      *reinterpret_cast<iron_bf16x2*>(out + v2115) = iron_bf16x2{{v2109, v2113}};
-    }
-    const unsigned int v2116 = static_cast<unsigned int>(v272.row(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v2117 = v1127 + v2116;
-    const unsigned int v2118 = static_cast<unsigned int>(v272.col(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v2119 = v1126 + v2118;
-    const bool v2120 = v2117 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v2121 = v2119 < v12;
-    const bool v2122 = v2120 && v2121;
-    if (v2122) {
-      const unsigned int v2123 = v65 + v2119;  // kernels/convolution/conv_tiles.hpp:93
-      const float v2124 = v272.x[122];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v2125 = iron_f32_to_bf16(v2124);
-      const float v2126 = v272.x[123];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v2129 = iron_f32_to_bf16(v2126);
-      const unsigned int v2130 = v2117 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v2131 = v2130 + v2123;
-      *reinterpret_cast<iron_bf16x2*>(out + v2131) = iron_bf16x2{{v2125, v2129}};
-    }
-    const unsigned int v2132 = static_cast<unsigned int>(v272.row(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v2133 = v1127 + v2132;
-    const unsigned int v2134 = static_cast<unsigned int>(v272.col(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v2135 = v1126 + v2134;
-    const bool v2136 = v2133 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v2137 = v2135 < v12;
-    const bool v2138 = v2136 && v2137;
-    if (v2138) {
-      const unsigned int v2139 = v65 + v2135;  // kernels/convolution/conv_tiles.hpp:93
-      const float v2140 = v272.x[124];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v2141 = iron_f32_to_bf16(v2140);
-      const float v2142 = v272.x[125];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v2145 = iron_f32_to_bf16(v2142);
-      const unsigned int v2146 = v2133 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v2147 = v2146 + v2139;
-      *reinterpret_cast<iron_bf16x2*>(out + v2147) = iron_bf16x2{{v2141, v2145}};
-    }
-    const unsigned int v2148 = static_cast<unsigned int>(v272.row(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v2149 = v1127 + v2148;
-    const unsigned int v2150 = static_cast<unsigned int>(v272.col(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v2151 = v1126 + v2150;
-    const bool v2152 = v2149 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v2153 = v2151 < v12;
-    const bool v2154 = v2152 && v2153;
-    if (v2154) {
-      const unsigned int v2155 = v65 + v2151;  // kernels/convolution/conv_tiles.hpp:93
-      const float v2156 = v272.x[126];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v2157 = iron_f32_to_bf16(v2156);
-      const float v2158 = v272.x[127];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v2161 = iron_f32_to_bf16(v2158);
-      const unsigned int v2162 = v2149 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v2163 = v2162 + v2155;
-      *reinterpret_cast<iron_bf16x2*>(out + v2163) = iron_bf16x2{{v2157, v2161}};
-    }
-  } else {
-    const unsigned int v2164 = static_cast<unsigned int>(v272.row(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2165 = v1127 + v2164;
-    const unsigned int v2166 = static_cast<unsigned int>(v272.col(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2167 = v1126 + v2166;
-    const bool v2168 = v2165 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2169 = v2167 < v12;
-    const bool v2170 = v2168 && v2169;
-    if (v2170) {
-      const float v2171 = v272.x[0];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2173 = iron_f32_to_bf16(v2171);
-      const unsigned int v2174 = v2165 * v3;
-      const unsigned int v2175 = v2174 + v65;
-      const unsigned int v2176 = v2175 + v2167;
-      out[v2176] = v2173;
-    }
-    const unsigned int v2177 = static_cast<unsigned int>(v272.row(1, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2178 = v1127 + v2177;
-    const unsigned int v2179 = static_cast<unsigned int>(v272.col(1, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2180 = v1126 + v2179;
-    const bool v2181 = v2178 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2182 = v2180 < v12;
-    const bool v2183 = v2181 && v2182;
-    if (v2183) {
-      const float v2184 = v272.x[1];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2186 = iron_f32_to_bf16(v2184);
-      const unsigned int v2187 = v2178 * v3;
-      const unsigned int v2188 = v2187 + v65;
-      const unsigned int v2189 = v2188 + v2180;
-      out[v2189] = v2186;
-    }
-    const unsigned int v2190 = static_cast<unsigned int>(v272.row(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2191 = v1127 + v2190;
-    const unsigned int v2192 = static_cast<unsigned int>(v272.col(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2193 = v1126 + v2192;
-    const bool v2194 = v2191 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2195 = v2193 < v12;
-    const bool v2196 = v2194 && v2195;
-    if (v2196) {
-      const float v2197 = v272.x[2];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2199 = iron_f32_to_bf16(v2197);
-      const unsigned int v2200 = v2191 * v3;
-      const unsigned int v2201 = v2200 + v65;
-      const unsigned int v2202 = v2201 + v2193;
-      out[v2202] = v2199;
-    }
-    const unsigned int v2203 = static_cast<unsigned int>(v272.row(3, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2204 = v1127 + v2203;
-    const unsigned int v2205 = static_cast<unsigned int>(v272.col(3, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2206 = v1126 + v2205;
-    const bool v2207 = v2204 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2208 = v2206 < v12;
-    const bool v2209 = v2207 && v2208;
-    if (v2209) {
-      const float v2210 = v272.x[3];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2212 = iron_f32_to_bf16(v2210);
-      const unsigned int v2213 = v2204 * v3;
-      const unsigned int v2214 = v2213 + v65;
-      const unsigned int v2215 = v2214 + v2206;
-      out[v2215] = v2212;
-    }
-    const unsigned int v2216 = static_cast<unsigned int>(v272.row(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2217 = v1127 + v2216;
-    const unsigned int v2218 = static_cast<unsigned int>(v272.col(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2219 = v1126 + v2218;
-    const bool v2220 = v2217 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2221 = v2219 < v12;
-    const bool v2222 = v2220 && v2221;
-    if (v2222) {
-      const float v2223 = v272.x[4];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2225 = iron_f32_to_bf16(v2223);
-      const unsigned int v2226 = v2217 * v3;
-      const unsigned int v2227 = v2226 + v65;
-      const unsigned int v2228 = v2227 + v2219;
-      out[v2228] = v2225;
-    }
-    const unsigned int v2229 = static_cast<unsigned int>(v272.row(5, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2230 = v1127 + v2229;
-    const unsigned int v2231 = static_cast<unsigned int>(v272.col(5, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2232 = v1126 + v2231;
-    const bool v2233 = v2230 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2234 = v2232 < v12;
-    const bool v2235 = v2233 && v2234;
-    if (v2235) {
-      const float v2236 = v272.x[5];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2238 = iron_f32_to_bf16(v2236);
-      const unsigned int v2239 = v2230 * v3;
-      const unsigned int v2240 = v2239 + v65;
-      const unsigned int v2241 = v2240 + v2232;
-      out[v2241] = v2238;
-    }
-    const unsigned int v2242 = static_cast<unsigned int>(v272.row(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2243 = v1127 + v2242;
-    const unsigned int v2244 = static_cast<unsigned int>(v272.col(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2245 = v1126 + v2244;
-    const bool v2246 = v2243 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2247 = v2245 < v12;
-    const bool v2248 = v2246 && v2247;
-    if (v2248) {
-      const float v2249 = v272.x[6];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2251 = iron_f32_to_bf16(v2249);
-      const unsigned int v2252 = v2243 * v3;
-      const unsigned int v2253 = v2252 + v65;
-      const unsigned int v2254 = v2253 + v2245;
-      out[v2254] = v2251;
-    }
-    const unsigned int v2255 = static_cast<unsigned int>(v272.row(7, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2256 = v1127 + v2255;
-    const unsigned int v2257 = static_cast<unsigned int>(v272.col(7, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2258 = v1126 + v2257;
-    const bool v2259 = v2256 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2260 = v2258 < v12;
-    const bool v2261 = v2259 && v2260;
-    if (v2261) {
-      const float v2262 = v272.x[7];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2264 = iron_f32_to_bf16(v2262);
-      const unsigned int v2265 = v2256 * v3;
-      const unsigned int v2266 = v2265 + v65;
-      const unsigned int v2267 = v2266 + v2258;
-      out[v2267] = v2264;
-    }
-    const unsigned int v2268 = static_cast<unsigned int>(v272.row(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2269 = v1127 + v2268;
-    const unsigned int v2270 = static_cast<unsigned int>(v272.col(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2271 = v1126 + v2270;
-    const bool v2272 = v2269 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2273 = v2271 < v12;
-    const bool v2274 = v2272 && v2273;
-    if (v2274) {
-      const float v2275 = v272.x[8];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2277 = iron_f32_to_bf16(v2275);
-      const unsigned int v2278 = v2269 * v3;
-      const unsigned int v2279 = v2278 + v65;
-      const unsigned int v2280 = v2279 + v2271;
-      out[v2280] = v2277;
-    }
-    const unsigned int v2281 = static_cast<unsigned int>(v272.row(9, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2282 = v1127 + v2281;
-    const unsigned int v2283 = static_cast<unsigned int>(v272.col(9, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2284 = v1126 + v2283;
-    const bool v2285 = v2282 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2286 = v2284 < v12;
-    const bool v2287 = v2285 && v2286;
-    if (v2287) {
-      const float v2288 = v272.x[9];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2290 = iron_f32_to_bf16(v2288);
-      const unsigned int v2291 = v2282 * v3;
-      const unsigned int v2292 = v2291 + v65;
-      const unsigned int v2293 = v2292 + v2284;
-      out[v2293] = v2290;
-    }
-    const unsigned int v2294 = static_cast<unsigned int>(v272.row(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2295 = v1127 + v2294;
-    const unsigned int v2296 = static_cast<unsigned int>(v272.col(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2297 = v1126 + v2296;
-    const bool v2298 = v2295 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2299 = v2297 < v12;
-    const bool v2300 = v2298 && v2299;
-    if (v2300) {
-      const float v2301 = v272.x[10];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2303 = iron_f32_to_bf16(v2301);
-      const unsigned int v2304 = v2295 * v3;
-      const unsigned int v2305 = v2304 + v65;
-      const unsigned int v2306 = v2305 + v2297;
-      out[v2306] = v2303;
-    }
-    const unsigned int v2307 = static_cast<unsigned int>(v272.row(11, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2308 = v1127 + v2307;
-    const unsigned int v2309 = static_cast<unsigned int>(v272.col(11, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2310 = v1126 + v2309;
-    const bool v2311 = v2308 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2312 = v2310 < v12;
-    const bool v2313 = v2311 && v2312;
-    if (v2313) {
-      const float v2314 = v272.x[11];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2316 = iron_f32_to_bf16(v2314);
-      const unsigned int v2317 = v2308 * v3;
-      const unsigned int v2318 = v2317 + v65;
-      const unsigned int v2319 = v2318 + v2310;
-      out[v2319] = v2316;
-    }
-    const unsigned int v2320 = static_cast<unsigned int>(v272.row(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2321 = v1127 + v2320;
-    const unsigned int v2322 = static_cast<unsigned int>(v272.col(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2323 = v1126 + v2322;
-    const bool v2324 = v2321 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2325 = v2323 < v12;
-    const bool v2326 = v2324 && v2325;
-    if (v2326) {
-      const float v2327 = v272.x[12];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2329 = iron_f32_to_bf16(v2327);
-      const unsigned int v2330 = v2321 * v3;
-      const unsigned int v2331 = v2330 + v65;
-      const unsigned int v2332 = v2331 + v2323;
-      out[v2332] = v2329;
-    }
-    const unsigned int v2333 = static_cast<unsigned int>(v272.row(13, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2334 = v1127 + v2333;
-    const unsigned int v2335 = static_cast<unsigned int>(v272.col(13, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2336 = v1126 + v2335;
-    const bool v2337 = v2334 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2338 = v2336 < v12;
-    const bool v2339 = v2337 && v2338;
-    if (v2339) {
-      const float v2340 = v272.x[13];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2342 = iron_f32_to_bf16(v2340);
-      const unsigned int v2343 = v2334 * v3;
-      const unsigned int v2344 = v2343 + v65;
-      const unsigned int v2345 = v2344 + v2336;
-      out[v2345] = v2342;
-    }
-    const unsigned int v2346 = static_cast<unsigned int>(v272.row(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2347 = v1127 + v2346;
-    const unsigned int v2348 = static_cast<unsigned int>(v272.col(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2349 = v1126 + v2348;
-    const bool v2350 = v2347 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2351 = v2349 < v12;
-    const bool v2352 = v2350 && v2351;
-    if (v2352) {
-      const float v2353 = v272.x[14];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2355 = iron_f32_to_bf16(v2353);
-      const unsigned int v2356 = v2347 * v3;
-      const unsigned int v2357 = v2356 + v65;
-      const unsigned int v2358 = v2357 + v2349;
-      out[v2358] = v2355;
-    }
-    const unsigned int v2359 = static_cast<unsigned int>(v272.row(15, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2360 = v1127 + v2359;
-    const unsigned int v2361 = static_cast<unsigned int>(v272.col(15, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2362 = v1126 + v2361;
-    const bool v2363 = v2360 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2364 = v2362 < v12;
-    const bool v2365 = v2363 && v2364;
-    if (v2365) {
-      const float v2366 = v272.x[15];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2368 = iron_f32_to_bf16(v2366);
-      const unsigned int v2369 = v2360 * v3;
-      const unsigned int v2370 = v2369 + v65;
-      const unsigned int v2371 = v2370 + v2362;
-      out[v2371] = v2368;
-    }
-    const unsigned int v2372 = static_cast<unsigned int>(v272.row(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2373 = v1127 + v2372;
-    const unsigned int v2374 = static_cast<unsigned int>(v272.col(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2375 = v1126 + v2374;
-    const bool v2376 = v2373 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2377 = v2375 < v12;
-    const bool v2378 = v2376 && v2377;
-    if (v2378) {
-      const float v2379 = v272.x[16];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2381 = iron_f32_to_bf16(v2379);
-      const unsigned int v2382 = v2373 * v3;
-      const unsigned int v2383 = v2382 + v65;
-      const unsigned int v2384 = v2383 + v2375;
-      out[v2384] = v2381;
-    }
-    const unsigned int v2385 = static_cast<unsigned int>(v272.row(17, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2386 = v1127 + v2385;
-    const unsigned int v2387 = static_cast<unsigned int>(v272.col(17, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2388 = v1126 + v2387;
-    const bool v2389 = v2386 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2390 = v2388 < v12;
-    const bool v2391 = v2389 && v2390;
-    if (v2391) {
-      const float v2392 = v272.x[17];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2394 = iron_f32_to_bf16(v2392);
-      const unsigned int v2395 = v2386 * v3;
-      const unsigned int v2396 = v2395 + v65;
-      const unsigned int v2397 = v2396 + v2388;
-      out[v2397] = v2394;
-    }
-    const unsigned int v2398 = static_cast<unsigned int>(v272.row(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2399 = v1127 + v2398;
-    const unsigned int v2400 = static_cast<unsigned int>(v272.col(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2401 = v1126 + v2400;
-    const bool v2402 = v2399 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2403 = v2401 < v12;
-    const bool v2404 = v2402 && v2403;
-    if (v2404) {
-      const float v2405 = v272.x[18];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2407 = iron_f32_to_bf16(v2405);
-      const unsigned int v2408 = v2399 * v3;
-      const unsigned int v2409 = v2408 + v65;
-      const unsigned int v2410 = v2409 + v2401;
-      out[v2410] = v2407;
-    }
-    const unsigned int v2411 = static_cast<unsigned int>(v272.row(19, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2412 = v1127 + v2411;
-    const unsigned int v2413 = static_cast<unsigned int>(v272.col(19, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2414 = v1126 + v2413;
-    const bool v2415 = v2412 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2416 = v2414 < v12;
-    const bool v2417 = v2415 && v2416;
-    if (v2417) {
-      const float v2418 = v272.x[19];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2420 = iron_f32_to_bf16(v2418);
-      const unsigned int v2421 = v2412 * v3;
-      const unsigned int v2422 = v2421 + v65;
-      const unsigned int v2423 = v2422 + v2414;
-      out[v2423] = v2420;
-    }
-    const unsigned int v2424 = static_cast<unsigned int>(v272.row(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2425 = v1127 + v2424;
-    const unsigned int v2426 = static_cast<unsigned int>(v272.col(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2427 = v1126 + v2426;
-    const bool v2428 = v2425 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2429 = v2427 < v12;
-    const bool v2430 = v2428 && v2429;
-    if (v2430) {
-      const float v2431 = v272.x[20];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2433 = iron_f32_to_bf16(v2431);
-      const unsigned int v2434 = v2425 * v3;
-      const unsigned int v2435 = v2434 + v65;
-      const unsigned int v2436 = v2435 + v2427;
-      out[v2436] = v2433;
-    }
-    const unsigned int v2437 = static_cast<unsigned int>(v272.row(21, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2438 = v1127 + v2437;
-    const unsigned int v2439 = static_cast<unsigned int>(v272.col(21, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2440 = v1126 + v2439;
-    const bool v2441 = v2438 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2442 = v2440 < v12;
-    const bool v2443 = v2441 && v2442;
-    if (v2443) {
-      const float v2444 = v272.x[21];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2446 = iron_f32_to_bf16(v2444);
-      const unsigned int v2447 = v2438 * v3;
-      const unsigned int v2448 = v2447 + v65;
-      const unsigned int v2449 = v2448 + v2440;
-      out[v2449] = v2446;
-    }
-    const unsigned int v2450 = static_cast<unsigned int>(v272.row(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2451 = v1127 + v2450;
-    const unsigned int v2452 = static_cast<unsigned int>(v272.col(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2453 = v1126 + v2452;
-    const bool v2454 = v2451 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2455 = v2453 < v12;
-    const bool v2456 = v2454 && v2455;
-    if (v2456) {
-      const float v2457 = v272.x[22];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2459 = iron_f32_to_bf16(v2457);
-      const unsigned int v2460 = v2451 * v3;
-      const unsigned int v2461 = v2460 + v65;
-      const unsigned int v2462 = v2461 + v2453;
-      out[v2462] = v2459;
-    }
-    const unsigned int v2463 = static_cast<unsigned int>(v272.row(23, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2464 = v1127 + v2463;
-    const unsigned int v2465 = static_cast<unsigned int>(v272.col(23, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2466 = v1126 + v2465;
-    const bool v2467 = v2464 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2468 = v2466 < v12;
-    const bool v2469 = v2467 && v2468;
-    if (v2469) {
-      const float v2470 = v272.x[23];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2472 = iron_f32_to_bf16(v2470);
-      const unsigned int v2473 = v2464 * v3;
-      const unsigned int v2474 = v2473 + v65;
-      const unsigned int v2475 = v2474 + v2466;
-      out[v2475] = v2472;
-    }
-    const unsigned int v2476 = static_cast<unsigned int>(v272.row(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2477 = v1127 + v2476;
-    const unsigned int v2478 = static_cast<unsigned int>(v272.col(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2479 = v1126 + v2478;
-    const bool v2480 = v2477 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2481 = v2479 < v12;
-    const bool v2482 = v2480 && v2481;
-    if (v2482) {
-      const float v2483 = v272.x[24];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2485 = iron_f32_to_bf16(v2483);
-      const unsigned int v2486 = v2477 * v3;
-      const unsigned int v2487 = v2486 + v65;
-      const unsigned int v2488 = v2487 + v2479;
-      out[v2488] = v2485;
-    }
-    const unsigned int v2489 = static_cast<unsigned int>(v272.row(25, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2490 = v1127 + v2489;
-    const unsigned int v2491 = static_cast<unsigned int>(v272.col(25, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2492 = v1126 + v2491;
-    const bool v2493 = v2490 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2494 = v2492 < v12;
-    const bool v2495 = v2493 && v2494;
-    if (v2495) {
-      const float v2496 = v272.x[25];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2498 = iron_f32_to_bf16(v2496);
-      const unsigned int v2499 = v2490 * v3;
-      const unsigned int v2500 = v2499 + v65;
-      const unsigned int v2501 = v2500 + v2492;
-      out[v2501] = v2498;
-    }
-    const unsigned int v2502 = static_cast<unsigned int>(v272.row(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2503 = v1127 + v2502;
-    const unsigned int v2504 = static_cast<unsigned int>(v272.col(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2505 = v1126 + v2504;
-    const bool v2506 = v2503 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2507 = v2505 < v12;
-    const bool v2508 = v2506 && v2507;
-    if (v2508) {
-      const float v2509 = v272.x[26];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2511 = iron_f32_to_bf16(v2509);
-      const unsigned int v2512 = v2503 * v3;
-      const unsigned int v2513 = v2512 + v65;
-      const unsigned int v2514 = v2513 + v2505;
-      out[v2514] = v2511;
-    }
-    const unsigned int v2515 = static_cast<unsigned int>(v272.row(27, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2516 = v1127 + v2515;
-    const unsigned int v2517 = static_cast<unsigned int>(v272.col(27, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2518 = v1126 + v2517;
-    const bool v2519 = v2516 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2520 = v2518 < v12;
-    const bool v2521 = v2519 && v2520;
-    if (v2521) {
-      const float v2522 = v272.x[27];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2524 = iron_f32_to_bf16(v2522);
-      const unsigned int v2525 = v2516 * v3;
-      const unsigned int v2526 = v2525 + v65;
-      const unsigned int v2527 = v2526 + v2518;
-      out[v2527] = v2524;
-    }
-    const unsigned int v2528 = static_cast<unsigned int>(v272.row(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2529 = v1127 + v2528;
-    const unsigned int v2530 = static_cast<unsigned int>(v272.col(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2531 = v1126 + v2530;
-    const bool v2532 = v2529 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2533 = v2531 < v12;
-    const bool v2534 = v2532 && v2533;
-    if (v2534) {
-      const float v2535 = v272.x[28];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2537 = iron_f32_to_bf16(v2535);
-      const unsigned int v2538 = v2529 * v3;
-      const unsigned int v2539 = v2538 + v65;
-      const unsigned int v2540 = v2539 + v2531;
-      out[v2540] = v2537;
-    }
-    const unsigned int v2541 = static_cast<unsigned int>(v272.row(29, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2542 = v1127 + v2541;
-    const unsigned int v2543 = static_cast<unsigned int>(v272.col(29, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2544 = v1126 + v2543;
-    const bool v2545 = v2542 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2546 = v2544 < v12;
-    const bool v2547 = v2545 && v2546;
-    if (v2547) {
-      const float v2548 = v272.x[29];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2550 = iron_f32_to_bf16(v2548);
-      const unsigned int v2551 = v2542 * v3;
-      const unsigned int v2552 = v2551 + v65;
-      const unsigned int v2553 = v2552 + v2544;
-      out[v2553] = v2550;
-    }
-    const unsigned int v2554 = static_cast<unsigned int>(v272.row(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2555 = v1127 + v2554;
-    const unsigned int v2556 = static_cast<unsigned int>(v272.col(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2557 = v1126 + v2556;
-    const bool v2558 = v2555 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2559 = v2557 < v12;
-    const bool v2560 = v2558 && v2559;
-    if (v2560) {
-      const float v2561 = v272.x[30];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2563 = iron_f32_to_bf16(v2561);
-      const unsigned int v2564 = v2555 * v3;
-      const unsigned int v2565 = v2564 + v65;
-      const unsigned int v2566 = v2565 + v2557;
-      out[v2566] = v2563;
-    }
-    const unsigned int v2567 = static_cast<unsigned int>(v272.row(31, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2568 = v1127 + v2567;
-    const unsigned int v2569 = static_cast<unsigned int>(v272.col(31, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2570 = v1126 + v2569;
-    const bool v2571 = v2568 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2572 = v2570 < v12;
-    const bool v2573 = v2571 && v2572;
-    if (v2573) {
-      const float v2574 = v272.x[31];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2576 = iron_f32_to_bf16(v2574);
-      const unsigned int v2577 = v2568 * v3;
-      const unsigned int v2578 = v2577 + v65;
-      const unsigned int v2579 = v2578 + v2570;
-      out[v2579] = v2576;
-    }
-    const unsigned int v2580 = static_cast<unsigned int>(v272.row(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2581 = v1127 + v2580;
-    const unsigned int v2582 = static_cast<unsigned int>(v272.col(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2583 = v1126 + v2582;
-    const bool v2584 = v2581 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2585 = v2583 < v12;
-    const bool v2586 = v2584 && v2585;
-    if (v2586) {
-      const float v2587 = v272.x[32];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2589 = iron_f32_to_bf16(v2587);
-      const unsigned int v2590 = v2581 * v3;
-      const unsigned int v2591 = v2590 + v65;
-      const unsigned int v2592 = v2591 + v2583;
-      out[v2592] = v2589;
-    }
-    const unsigned int v2593 = static_cast<unsigned int>(v272.row(33, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2594 = v1127 + v2593;
-    const unsigned int v2595 = static_cast<unsigned int>(v272.col(33, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2596 = v1126 + v2595;
-    const bool v2597 = v2594 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2598 = v2596 < v12;
-    const bool v2599 = v2597 && v2598;
-    if (v2599) {
-      const float v2600 = v272.x[33];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2602 = iron_f32_to_bf16(v2600);
-      const unsigned int v2603 = v2594 * v3;
-      const unsigned int v2604 = v2603 + v65;
-      const unsigned int v2605 = v2604 + v2596;
-      out[v2605] = v2602;
-    }
-    const unsigned int v2606 = static_cast<unsigned int>(v272.row(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2607 = v1127 + v2606;
-    const unsigned int v2608 = static_cast<unsigned int>(v272.col(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2609 = v1126 + v2608;
-    const bool v2610 = v2607 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2611 = v2609 < v12;
-    const bool v2612 = v2610 && v2611;
-    if (v2612) {
-      const float v2613 = v272.x[34];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2615 = iron_f32_to_bf16(v2613);
-      const unsigned int v2616 = v2607 * v3;
-      const unsigned int v2617 = v2616 + v65;
-      const unsigned int v2618 = v2617 + v2609;
-      out[v2618] = v2615;
-    }
-    const unsigned int v2619 = static_cast<unsigned int>(v272.row(35, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2620 = v1127 + v2619;
-    const unsigned int v2621 = static_cast<unsigned int>(v272.col(35, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2622 = v1126 + v2621;
-    const bool v2623 = v2620 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2624 = v2622 < v12;
-    const bool v2625 = v2623 && v2624;
-    if (v2625) {
-      const float v2626 = v272.x[35];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2628 = iron_f32_to_bf16(v2626);
-      const unsigned int v2629 = v2620 * v3;
-      const unsigned int v2630 = v2629 + v65;
-      const unsigned int v2631 = v2630 + v2622;
-      out[v2631] = v2628;
-    }
-    const unsigned int v2632 = static_cast<unsigned int>(v272.row(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2633 = v1127 + v2632;
-    const unsigned int v2634 = static_cast<unsigned int>(v272.col(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2635 = v1126 + v2634;
-    const bool v2636 = v2633 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2637 = v2635 < v12;
-    const bool v2638 = v2636 && v2637;
-    if (v2638) {
-      const float v2639 = v272.x[36];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2641 = iron_f32_to_bf16(v2639);
-      const unsigned int v2642 = v2633 * v3;
-      const unsigned int v2643 = v2642 + v65;
-      const unsigned int v2644 = v2643 + v2635;
-      out[v2644] = v2641;
-    }
-    const unsigned int v2645 = static_cast<unsigned int>(v272.row(37, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2646 = v1127 + v2645;
-    const unsigned int v2647 = static_cast<unsigned int>(v272.col(37, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2648 = v1126 + v2647;
-    const bool v2649 = v2646 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2650 = v2648 < v12;
-    const bool v2651 = v2649 && v2650;
-    if (v2651) {
-      const float v2652 = v272.x[37];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2654 = iron_f32_to_bf16(v2652);
-      const unsigned int v2655 = v2646 * v3;
-      const unsigned int v2656 = v2655 + v65;
-      const unsigned int v2657 = v2656 + v2648;
-      out[v2657] = v2654;
-    }
-    const unsigned int v2658 = static_cast<unsigned int>(v272.row(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2659 = v1127 + v2658;
-    const unsigned int v2660 = static_cast<unsigned int>(v272.col(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2661 = v1126 + v2660;
-    const bool v2662 = v2659 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2663 = v2661 < v12;
-    const bool v2664 = v2662 && v2663;
-    if (v2664) {
-      const float v2665 = v272.x[38];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2667 = iron_f32_to_bf16(v2665);
-      const unsigned int v2668 = v2659 * v3;
-      const unsigned int v2669 = v2668 + v65;
-      const unsigned int v2670 = v2669 + v2661;
-      out[v2670] = v2667;
-    }
-    const unsigned int v2671 = static_cast<unsigned int>(v272.row(39, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2672 = v1127 + v2671;
-    const unsigned int v2673 = static_cast<unsigned int>(v272.col(39, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2674 = v1126 + v2673;
-    const bool v2675 = v2672 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2676 = v2674 < v12;
-    const bool v2677 = v2675 && v2676;
-    if (v2677) {
-      const float v2678 = v272.x[39];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2680 = iron_f32_to_bf16(v2678);
-      const unsigned int v2681 = v2672 * v3;
-      const unsigned int v2682 = v2681 + v65;
-      const unsigned int v2683 = v2682 + v2674;
-      out[v2683] = v2680;
-    }
-    const unsigned int v2684 = static_cast<unsigned int>(v272.row(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2685 = v1127 + v2684;
-    const unsigned int v2686 = static_cast<unsigned int>(v272.col(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2687 = v1126 + v2686;
-    const bool v2688 = v2685 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2689 = v2687 < v12;
-    const bool v2690 = v2688 && v2689;
-    if (v2690) {
-      const float v2691 = v272.x[40];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2693 = iron_f32_to_bf16(v2691);
-      const unsigned int v2694 = v2685 * v3;
-      const unsigned int v2695 = v2694 + v65;
-      const unsigned int v2696 = v2695 + v2687;
-      out[v2696] = v2693;
-    }
-    const unsigned int v2697 = static_cast<unsigned int>(v272.row(41, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2698 = v1127 + v2697;
-    const unsigned int v2699 = static_cast<unsigned int>(v272.col(41, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2700 = v1126 + v2699;
-    const bool v2701 = v2698 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2702 = v2700 < v12;
-    const bool v2703 = v2701 && v2702;
-    if (v2703) {
-      const float v2704 = v272.x[41];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2706 = iron_f32_to_bf16(v2704);
-      const unsigned int v2707 = v2698 * v3;
-      const unsigned int v2708 = v2707 + v65;
-      const unsigned int v2709 = v2708 + v2700;
-      out[v2709] = v2706;
-    }
-    const unsigned int v2710 = static_cast<unsigned int>(v272.row(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2711 = v1127 + v2710;
-    const unsigned int v2712 = static_cast<unsigned int>(v272.col(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2713 = v1126 + v2712;
-    const bool v2714 = v2711 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2715 = v2713 < v12;
-    const bool v2716 = v2714 && v2715;
-    if (v2716) {
-      const float v2717 = v272.x[42];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2719 = iron_f32_to_bf16(v2717);
-      const unsigned int v2720 = v2711 * v3;
-      const unsigned int v2721 = v2720 + v65;
-      const unsigned int v2722 = v2721 + v2713;
-      out[v2722] = v2719;
-    }
-    const unsigned int v2723 = static_cast<unsigned int>(v272.row(43, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2724 = v1127 + v2723;
-    const unsigned int v2725 = static_cast<unsigned int>(v272.col(43, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2726 = v1126 + v2725;
-    const bool v2727 = v2724 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2728 = v2726 < v12;
-    const bool v2729 = v2727 && v2728;
-    if (v2729) {
-      const float v2730 = v272.x[43];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2732 = iron_f32_to_bf16(v2730);
-      const unsigned int v2733 = v2724 * v3;
-      const unsigned int v2734 = v2733 + v65;
-      const unsigned int v2735 = v2734 + v2726;
-      out[v2735] = v2732;
-    }
-    const unsigned int v2736 = static_cast<unsigned int>(v272.row(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2737 = v1127 + v2736;
-    const unsigned int v2738 = static_cast<unsigned int>(v272.col(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2739 = v1126 + v2738;
-    const bool v2740 = v2737 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2741 = v2739 < v12;
-    const bool v2742 = v2740 && v2741;
-    if (v2742) {
-      const float v2743 = v272.x[44];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2745 = iron_f32_to_bf16(v2743);
-      const unsigned int v2746 = v2737 * v3;
-      const unsigned int v2747 = v2746 + v65;
-      const unsigned int v2748 = v2747 + v2739;
-      out[v2748] = v2745;
-    }
-    const unsigned int v2749 = static_cast<unsigned int>(v272.row(45, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2750 = v1127 + v2749;
-    const unsigned int v2751 = static_cast<unsigned int>(v272.col(45, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2752 = v1126 + v2751;
-    const bool v2753 = v2750 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2754 = v2752 < v12;
-    const bool v2755 = v2753 && v2754;
-    if (v2755) {
-      const float v2756 = v272.x[45];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2758 = iron_f32_to_bf16(v2756);
-      const unsigned int v2759 = v2750 * v3;
-      const unsigned int v2760 = v2759 + v65;
-      const unsigned int v2761 = v2760 + v2752;
-      out[v2761] = v2758;
-    }
-    const unsigned int v2762 = static_cast<unsigned int>(v272.row(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2763 = v1127 + v2762;
-    const unsigned int v2764 = static_cast<unsigned int>(v272.col(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2765 = v1126 + v2764;
-    const bool v2766 = v2763 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2767 = v2765 < v12;
-    const bool v2768 = v2766 && v2767;
-    if (v2768) {
-      const float v2769 = v272.x[46];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2771 = iron_f32_to_bf16(v2769);
-      const unsigned int v2772 = v2763 * v3;
-      const unsigned int v2773 = v2772 + v65;
-      const unsigned int v2774 = v2773 + v2765;
-      out[v2774] = v2771;
-    }
-    const unsigned int v2775 = static_cast<unsigned int>(v272.row(47, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2776 = v1127 + v2775;
-    const unsigned int v2777 = static_cast<unsigned int>(v272.col(47, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2778 = v1126 + v2777;
-    const bool v2779 = v2776 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2780 = v2778 < v12;
-    const bool v2781 = v2779 && v2780;
-    if (v2781) {
-      const float v2782 = v272.x[47];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2784 = iron_f32_to_bf16(v2782);
-      const unsigned int v2785 = v2776 * v3;
-      const unsigned int v2786 = v2785 + v65;
-      const unsigned int v2787 = v2786 + v2778;
-      out[v2787] = v2784;
-    }
-    const unsigned int v2788 = static_cast<unsigned int>(v272.row(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2789 = v1127 + v2788;
-    const unsigned int v2790 = static_cast<unsigned int>(v272.col(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2791 = v1126 + v2790;
-    const bool v2792 = v2789 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2793 = v2791 < v12;
-    const bool v2794 = v2792 && v2793;
-    if (v2794) {
-      const float v2795 = v272.x[48];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2797 = iron_f32_to_bf16(v2795);
-      const unsigned int v2798 = v2789 * v3;
-      const unsigned int v2799 = v2798 + v65;
-      const unsigned int v2800 = v2799 + v2791;
-      out[v2800] = v2797;
-    }
-    const unsigned int v2801 = static_cast<unsigned int>(v272.row(49, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2802 = v1127 + v2801;
-    const unsigned int v2803 = static_cast<unsigned int>(v272.col(49, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2804 = v1126 + v2803;
-    const bool v2805 = v2802 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2806 = v2804 < v12;
-    const bool v2807 = v2805 && v2806;
-    if (v2807) {
-      const float v2808 = v272.x[49];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2810 = iron_f32_to_bf16(v2808);
-      const unsigned int v2811 = v2802 * v3;
-      const unsigned int v2812 = v2811 + v65;
-      const unsigned int v2813 = v2812 + v2804;
-      out[v2813] = v2810;
-    }
-    const unsigned int v2814 = static_cast<unsigned int>(v272.row(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2815 = v1127 + v2814;
-    const unsigned int v2816 = static_cast<unsigned int>(v272.col(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2817 = v1126 + v2816;
-    const bool v2818 = v2815 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2819 = v2817 < v12;
-    const bool v2820 = v2818 && v2819;
-    if (v2820) {
-      const float v2821 = v272.x[50];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2823 = iron_f32_to_bf16(v2821);
-      const unsigned int v2824 = v2815 * v3;
-      const unsigned int v2825 = v2824 + v65;
-      const unsigned int v2826 = v2825 + v2817;
-      out[v2826] = v2823;
-    }
-    const unsigned int v2827 = static_cast<unsigned int>(v272.row(51, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2828 = v1127 + v2827;
-    const unsigned int v2829 = static_cast<unsigned int>(v272.col(51, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2830 = v1126 + v2829;
-    const bool v2831 = v2828 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2832 = v2830 < v12;
-    const bool v2833 = v2831 && v2832;
-    if (v2833) {
-      const float v2834 = v272.x[51];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2836 = iron_f32_to_bf16(v2834);
-      const unsigned int v2837 = v2828 * v3;
-      const unsigned int v2838 = v2837 + v65;
-      const unsigned int v2839 = v2838 + v2830;
-      out[v2839] = v2836;
-    }
-    const unsigned int v2840 = static_cast<unsigned int>(v272.row(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2841 = v1127 + v2840;
-    const unsigned int v2842 = static_cast<unsigned int>(v272.col(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2843 = v1126 + v2842;
-    const bool v2844 = v2841 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2845 = v2843 < v12;
-    const bool v2846 = v2844 && v2845;
-    if (v2846) {
-      const float v2847 = v272.x[52];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2849 = iron_f32_to_bf16(v2847);
-      const unsigned int v2850 = v2841 * v3;
-      const unsigned int v2851 = v2850 + v65;
-      const unsigned int v2852 = v2851 + v2843;
-      out[v2852] = v2849;
-    }
-    const unsigned int v2853 = static_cast<unsigned int>(v272.row(53, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2854 = v1127 + v2853;
-    const unsigned int v2855 = static_cast<unsigned int>(v272.col(53, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2856 = v1126 + v2855;
-    const bool v2857 = v2854 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2858 = v2856 < v12;
-    const bool v2859 = v2857 && v2858;
-    if (v2859) {
-      const float v2860 = v272.x[53];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2862 = iron_f32_to_bf16(v2860);
-      const unsigned int v2863 = v2854 * v3;
-      const unsigned int v2864 = v2863 + v65;
-      const unsigned int v2865 = v2864 + v2856;
-      out[v2865] = v2862;
-    }
-    const unsigned int v2866 = static_cast<unsigned int>(v272.row(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2867 = v1127 + v2866;
-    const unsigned int v2868 = static_cast<unsigned int>(v272.col(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2869 = v1126 + v2868;
-    const bool v2870 = v2867 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2871 = v2869 < v12;
-    const bool v2872 = v2870 && v2871;
-    if (v2872) {
-      const float v2873 = v272.x[54];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2875 = iron_f32_to_bf16(v2873);
-      const unsigned int v2876 = v2867 * v3;
-      const unsigned int v2877 = v2876 + v65;
-      const unsigned int v2878 = v2877 + v2869;
-      out[v2878] = v2875;
-    }
-    const unsigned int v2879 = static_cast<unsigned int>(v272.row(55, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2880 = v1127 + v2879;
-    const unsigned int v2881 = static_cast<unsigned int>(v272.col(55, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2882 = v1126 + v2881;
-    const bool v2883 = v2880 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2884 = v2882 < v12;
-    const bool v2885 = v2883 && v2884;
-    if (v2885) {
-      const float v2886 = v272.x[55];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2888 = iron_f32_to_bf16(v2886);
-      const unsigned int v2889 = v2880 * v3;
-      const unsigned int v2890 = v2889 + v65;
-      const unsigned int v2891 = v2890 + v2882;
-      out[v2891] = v2888;
-    }
-    const unsigned int v2892 = static_cast<unsigned int>(v272.row(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2893 = v1127 + v2892;
-    const unsigned int v2894 = static_cast<unsigned int>(v272.col(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2895 = v1126 + v2894;
-    const bool v2896 = v2893 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2897 = v2895 < v12;
-    const bool v2898 = v2896 && v2897;
-    if (v2898) {
-      const float v2899 = v272.x[56];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2901 = iron_f32_to_bf16(v2899);
-      const unsigned int v2902 = v2893 * v3;
-      const unsigned int v2903 = v2902 + v65;
-      const unsigned int v2904 = v2903 + v2895;
-      out[v2904] = v2901;
-    }
-    const unsigned int v2905 = static_cast<unsigned int>(v272.row(57, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2906 = v1127 + v2905;
-    const unsigned int v2907 = static_cast<unsigned int>(v272.col(57, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2908 = v1126 + v2907;
-    const bool v2909 = v2906 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2910 = v2908 < v12;
-    const bool v2911 = v2909 && v2910;
-    if (v2911) {
-      const float v2912 = v272.x[57];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2914 = iron_f32_to_bf16(v2912);
-      const unsigned int v2915 = v2906 * v3;
-      const unsigned int v2916 = v2915 + v65;
-      const unsigned int v2917 = v2916 + v2908;
-      out[v2917] = v2914;
-    }
-    const unsigned int v2918 = static_cast<unsigned int>(v272.row(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2919 = v1127 + v2918;
-    const unsigned int v2920 = static_cast<unsigned int>(v272.col(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2921 = v1126 + v2920;
-    const bool v2922 = v2919 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2923 = v2921 < v12;
-    const bool v2924 = v2922 && v2923;
-    if (v2924) {
-      const float v2925 = v272.x[58];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2927 = iron_f32_to_bf16(v2925);
-      const unsigned int v2928 = v2919 * v3;
-      const unsigned int v2929 = v2928 + v65;
-      const unsigned int v2930 = v2929 + v2921;
-      out[v2930] = v2927;
-    }
-    const unsigned int v2931 = static_cast<unsigned int>(v272.row(59, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2932 = v1127 + v2931;
-    const unsigned int v2933 = static_cast<unsigned int>(v272.col(59, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2934 = v1126 + v2933;
-    const bool v2935 = v2932 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2936 = v2934 < v12;
-    const bool v2937 = v2935 && v2936;
-    if (v2937) {
-      const float v2938 = v272.x[59];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2940 = iron_f32_to_bf16(v2938);
-      const unsigned int v2941 = v2932 * v3;
-      const unsigned int v2942 = v2941 + v65;
-      const unsigned int v2943 = v2942 + v2934;
-      out[v2943] = v2940;
-    }
-    const unsigned int v2944 = static_cast<unsigned int>(v272.row(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2945 = v1127 + v2944;
-    const unsigned int v2946 = static_cast<unsigned int>(v272.col(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2947 = v1126 + v2946;
-    const bool v2948 = v2945 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2949 = v2947 < v12;
-    const bool v2950 = v2948 && v2949;
-    if (v2950) {
-      const float v2951 = v272.x[60];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2953 = iron_f32_to_bf16(v2951);
-      const unsigned int v2954 = v2945 * v3;
-      const unsigned int v2955 = v2954 + v65;
-      const unsigned int v2956 = v2955 + v2947;
-      out[v2956] = v2953;
-    }
-    const unsigned int v2957 = static_cast<unsigned int>(v272.row(61, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2958 = v1127 + v2957;
-    const unsigned int v2959 = static_cast<unsigned int>(v272.col(61, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2960 = v1126 + v2959;
-    const bool v2961 = v2958 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2962 = v2960 < v12;
-    const bool v2963 = v2961 && v2962;
-    if (v2963) {
-      const float v2964 = v272.x[61];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2966 = iron_f32_to_bf16(v2964);
-      const unsigned int v2967 = v2958 * v3;
-      const unsigned int v2968 = v2967 + v65;
-      const unsigned int v2969 = v2968 + v2960;
-      out[v2969] = v2966;
-    }
-    const unsigned int v2970 = static_cast<unsigned int>(v272.row(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2971 = v1127 + v2970;
-    const unsigned int v2972 = static_cast<unsigned int>(v272.col(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2973 = v1126 + v2972;
-    const bool v2974 = v2971 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2975 = v2973 < v12;
-    const bool v2976 = v2974 && v2975;
-    if (v2976) {
-      const float v2977 = v272.x[62];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2979 = iron_f32_to_bf16(v2977);
-      const unsigned int v2980 = v2971 * v3;
-      const unsigned int v2981 = v2980 + v65;
-      const unsigned int v2982 = v2981 + v2973;
-      out[v2982] = v2979;
-    }
-    const unsigned int v2983 = static_cast<unsigned int>(v272.row(63, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2984 = v1127 + v2983;
-    const unsigned int v2985 = static_cast<unsigned int>(v272.col(63, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2986 = v1126 + v2985;
-    const bool v2987 = v2984 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2988 = v2986 < v12;
-    const bool v2989 = v2987 && v2988;
-    if (v2989) {
-      const float v2990 = v272.x[63];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2992 = iron_f32_to_bf16(v2990);
-      const unsigned int v2993 = v2984 * v3;
-      const unsigned int v2994 = v2993 + v65;
-      const unsigned int v2995 = v2994 + v2986;
-      out[v2995] = v2992;
-    }
-    const unsigned int v2996 = static_cast<unsigned int>(v272.row(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2997 = v1127 + v2996;
-    const unsigned int v2998 = static_cast<unsigned int>(v272.col(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2999 = v1126 + v2998;
-    const bool v3000 = v2997 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3001 = v2999 < v12;
-    const bool v3002 = v3000 && v3001;
-    if (v3002) {
-      const float v3003 = v272.x[64];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3005 = iron_f32_to_bf16(v3003);
-      const unsigned int v3006 = v2997 * v3;
-      const unsigned int v3007 = v3006 + v65;
-      const unsigned int v3008 = v3007 + v2999;
-      out[v3008] = v3005;
-    }
-    const unsigned int v3009 = static_cast<unsigned int>(v272.row(65, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3010 = v1127 + v3009;
-    const unsigned int v3011 = static_cast<unsigned int>(v272.col(65, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3012 = v1126 + v3011;
-    const bool v3013 = v3010 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3014 = v3012 < v12;
-    const bool v3015 = v3013 && v3014;
-    if (v3015) {
-      const float v3016 = v272.x[65];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3018 = iron_f32_to_bf16(v3016);
-      const unsigned int v3019 = v3010 * v3;
-      const unsigned int v3020 = v3019 + v65;
-      const unsigned int v3021 = v3020 + v3012;
-      out[v3021] = v3018;
-    }
-    const unsigned int v3022 = static_cast<unsigned int>(v272.row(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3023 = v1127 + v3022;
-    const unsigned int v3024 = static_cast<unsigned int>(v272.col(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3025 = v1126 + v3024;
-    const bool v3026 = v3023 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3027 = v3025 < v12;
-    const bool v3028 = v3026 && v3027;
-    if (v3028) {
-      const float v3029 = v272.x[66];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3031 = iron_f32_to_bf16(v3029);
-      const unsigned int v3032 = v3023 * v3;
-      const unsigned int v3033 = v3032 + v65;
-      const unsigned int v3034 = v3033 + v3025;
-      out[v3034] = v3031;
-    }
-    const unsigned int v3035 = static_cast<unsigned int>(v272.row(67, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3036 = v1127 + v3035;
-    const unsigned int v3037 = static_cast<unsigned int>(v272.col(67, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3038 = v1126 + v3037;
-    const bool v3039 = v3036 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3040 = v3038 < v12;
-    const bool v3041 = v3039 && v3040;
-    if (v3041) {
-      const float v3042 = v272.x[67];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3044 = iron_f32_to_bf16(v3042);
-      const unsigned int v3045 = v3036 * v3;
-      const unsigned int v3046 = v3045 + v65;
-      const unsigned int v3047 = v3046 + v3038;
-      out[v3047] = v3044;
-    }
-    const unsigned int v3048 = static_cast<unsigned int>(v272.row(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3049 = v1127 + v3048;
-    const unsigned int v3050 = static_cast<unsigned int>(v272.col(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3051 = v1126 + v3050;
-    const bool v3052 = v3049 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3053 = v3051 < v12;
-    const bool v3054 = v3052 && v3053;
-    if (v3054) {
-      const float v3055 = v272.x[68];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3057 = iron_f32_to_bf16(v3055);
-      const unsigned int v3058 = v3049 * v3;
-      const unsigned int v3059 = v3058 + v65;
-      const unsigned int v3060 = v3059 + v3051;
-      out[v3060] = v3057;
-    }
-    const unsigned int v3061 = static_cast<unsigned int>(v272.row(69, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3062 = v1127 + v3061;
-    const unsigned int v3063 = static_cast<unsigned int>(v272.col(69, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3064 = v1126 + v3063;
-    const bool v3065 = v3062 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3066 = v3064 < v12;
-    const bool v3067 = v3065 && v3066;
-    if (v3067) {
-      const float v3068 = v272.x[69];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3070 = iron_f32_to_bf16(v3068);
-      const unsigned int v3071 = v3062 * v3;
-      const unsigned int v3072 = v3071 + v65;
-      const unsigned int v3073 = v3072 + v3064;
-      out[v3073] = v3070;
-    }
-    const unsigned int v3074 = static_cast<unsigned int>(v272.row(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3075 = v1127 + v3074;
-    const unsigned int v3076 = static_cast<unsigned int>(v272.col(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3077 = v1126 + v3076;
-    const bool v3078 = v3075 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3079 = v3077 < v12;
-    const bool v3080 = v3078 && v3079;
-    if (v3080) {
-      const float v3081 = v272.x[70];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3083 = iron_f32_to_bf16(v3081);
-      const unsigned int v3084 = v3075 * v3;
-      const unsigned int v3085 = v3084 + v65;
-      const unsigned int v3086 = v3085 + v3077;
-      out[v3086] = v3083;
-    }
-    const unsigned int v3087 = static_cast<unsigned int>(v272.row(71, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3088 = v1127 + v3087;
-    const unsigned int v3089 = static_cast<unsigned int>(v272.col(71, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3090 = v1126 + v3089;
-    const bool v3091 = v3088 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3092 = v3090 < v12;
-    const bool v3093 = v3091 && v3092;
-    if (v3093) {
-      const float v3094 = v272.x[71];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3096 = iron_f32_to_bf16(v3094);
-      const unsigned int v3097 = v3088 * v3;
-      const unsigned int v3098 = v3097 + v65;
-      const unsigned int v3099 = v3098 + v3090;
-      out[v3099] = v3096;
-    }
-    const unsigned int v3100 = static_cast<unsigned int>(v272.row(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3101 = v1127 + v3100;
-    const unsigned int v3102 = static_cast<unsigned int>(v272.col(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3103 = v1126 + v3102;
-    const bool v3104 = v3101 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3105 = v3103 < v12;
-    const bool v3106 = v3104 && v3105;
-    if (v3106) {
-      const float v3107 = v272.x[72];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3109 = iron_f32_to_bf16(v3107);
-      const unsigned int v3110 = v3101 * v3;
-      const unsigned int v3111 = v3110 + v65;
-      const unsigned int v3112 = v3111 + v3103;
-      out[v3112] = v3109;
-    }
-    const unsigned int v3113 = static_cast<unsigned int>(v272.row(73, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3114 = v1127 + v3113;
-    const unsigned int v3115 = static_cast<unsigned int>(v272.col(73, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3116 = v1126 + v3115;
-    const bool v3117 = v3114 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3118 = v3116 < v12;
-    const bool v3119 = v3117 && v3118;
-    if (v3119) {
-      const float v3120 = v272.x[73];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3122 = iron_f32_to_bf16(v3120);
-      const unsigned int v3123 = v3114 * v3;
-      const unsigned int v3124 = v3123 + v65;
-      const unsigned int v3125 = v3124 + v3116;
-      out[v3125] = v3122;
-    }
-    const unsigned int v3126 = static_cast<unsigned int>(v272.row(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3127 = v1127 + v3126;
-    const unsigned int v3128 = static_cast<unsigned int>(v272.col(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3129 = v1126 + v3128;
-    const bool v3130 = v3127 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3131 = v3129 < v12;
-    const bool v3132 = v3130 && v3131;
-    if (v3132) {
-      const float v3133 = v272.x[74];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3135 = iron_f32_to_bf16(v3133);
-      const unsigned int v3136 = v3127 * v3;
-      const unsigned int v3137 = v3136 + v65;
-      const unsigned int v3138 = v3137 + v3129;
-      out[v3138] = v3135;
-    }
-    const unsigned int v3139 = static_cast<unsigned int>(v272.row(75, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3140 = v1127 + v3139;
-    const unsigned int v3141 = static_cast<unsigned int>(v272.col(75, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3142 = v1126 + v3141;
-    const bool v3143 = v3140 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3144 = v3142 < v12;
-    const bool v3145 = v3143 && v3144;
-    if (v3145) {
-      const float v3146 = v272.x[75];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3148 = iron_f32_to_bf16(v3146);
-      const unsigned int v3149 = v3140 * v3;
-      const unsigned int v3150 = v3149 + v65;
-      const unsigned int v3151 = v3150 + v3142;
-      out[v3151] = v3148;
-    }
-    const unsigned int v3152 = static_cast<unsigned int>(v272.row(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3153 = v1127 + v3152;
-    const unsigned int v3154 = static_cast<unsigned int>(v272.col(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3155 = v1126 + v3154;
-    const bool v3156 = v3153 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3157 = v3155 < v12;
-    const bool v3158 = v3156 && v3157;
-    if (v3158) {
-      const float v3159 = v272.x[76];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3161 = iron_f32_to_bf16(v3159);
-      const unsigned int v3162 = v3153 * v3;
-      const unsigned int v3163 = v3162 + v65;
-      const unsigned int v3164 = v3163 + v3155;
-      out[v3164] = v3161;
-    }
-    const unsigned int v3165 = static_cast<unsigned int>(v272.row(77, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3166 = v1127 + v3165;
-    const unsigned int v3167 = static_cast<unsigned int>(v272.col(77, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3168 = v1126 + v3167;
-    const bool v3169 = v3166 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3170 = v3168 < v12;
-    const bool v3171 = v3169 && v3170;
-    if (v3171) {
-      const float v3172 = v272.x[77];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3174 = iron_f32_to_bf16(v3172);
-      const unsigned int v3175 = v3166 * v3;
-      const unsigned int v3176 = v3175 + v65;
-      const unsigned int v3177 = v3176 + v3168;
-      out[v3177] = v3174;
-    }
-    const unsigned int v3178 = static_cast<unsigned int>(v272.row(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3179 = v1127 + v3178;
-    const unsigned int v3180 = static_cast<unsigned int>(v272.col(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3181 = v1126 + v3180;
-    const bool v3182 = v3179 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3183 = v3181 < v12;
-    const bool v3184 = v3182 && v3183;
-    if (v3184) {
-      const float v3185 = v272.x[78];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3187 = iron_f32_to_bf16(v3185);
-      const unsigned int v3188 = v3179 * v3;
-      const unsigned int v3189 = v3188 + v65;
-      const unsigned int v3190 = v3189 + v3181;
-      out[v3190] = v3187;
-    }
-    const unsigned int v3191 = static_cast<unsigned int>(v272.row(79, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3192 = v1127 + v3191;
-    const unsigned int v3193 = static_cast<unsigned int>(v272.col(79, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3194 = v1126 + v3193;
-    const bool v3195 = v3192 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3196 = v3194 < v12;
-    const bool v3197 = v3195 && v3196;
-    if (v3197) {
-      const float v3198 = v272.x[79];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3200 = iron_f32_to_bf16(v3198);
-      const unsigned int v3201 = v3192 * v3;
-      const unsigned int v3202 = v3201 + v65;
-      const unsigned int v3203 = v3202 + v3194;
-      out[v3203] = v3200;
-    }
-    const unsigned int v3204 = static_cast<unsigned int>(v272.row(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3205 = v1127 + v3204;
-    const unsigned int v3206 = static_cast<unsigned int>(v272.col(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3207 = v1126 + v3206;
-    const bool v3208 = v3205 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3209 = v3207 < v12;
-    const bool v3210 = v3208 && v3209;
-    if (v3210) {
-      const float v3211 = v272.x[80];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3213 = iron_f32_to_bf16(v3211);
-      const unsigned int v3214 = v3205 * v3;
-      const unsigned int v3215 = v3214 + v65;
-      const unsigned int v3216 = v3215 + v3207;
-      out[v3216] = v3213;
-    }
-    const unsigned int v3217 = static_cast<unsigned int>(v272.row(81, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3218 = v1127 + v3217;
-    const unsigned int v3219 = static_cast<unsigned int>(v272.col(81, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3220 = v1126 + v3219;
-    const bool v3221 = v3218 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3222 = v3220 < v12;
-    const bool v3223 = v3221 && v3222;
-    if (v3223) {
-      const float v3224 = v272.x[81];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3226 = iron_f32_to_bf16(v3224);
-      const unsigned int v3227 = v3218 * v3;
-      const unsigned int v3228 = v3227 + v65;
-      const unsigned int v3229 = v3228 + v3220;
-      out[v3229] = v3226;
-    }
-    const unsigned int v3230 = static_cast<unsigned int>(v272.row(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3231 = v1127 + v3230;
-    const unsigned int v3232 = static_cast<unsigned int>(v272.col(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3233 = v1126 + v3232;
-    const bool v3234 = v3231 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3235 = v3233 < v12;
-    const bool v3236 = v3234 && v3235;
-    if (v3236) {
-      const float v3237 = v272.x[82];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3239 = iron_f32_to_bf16(v3237);
-      const unsigned int v3240 = v3231 * v3;
-      const unsigned int v3241 = v3240 + v65;
-      const unsigned int v3242 = v3241 + v3233;
-      out[v3242] = v3239;
-    }
-    const unsigned int v3243 = static_cast<unsigned int>(v272.row(83, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3244 = v1127 + v3243;
-    const unsigned int v3245 = static_cast<unsigned int>(v272.col(83, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3246 = v1126 + v3245;
-    const bool v3247 = v3244 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3248 = v3246 < v12;
-    const bool v3249 = v3247 && v3248;
-    if (v3249) {
-      const float v3250 = v272.x[83];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3252 = iron_f32_to_bf16(v3250);
-      const unsigned int v3253 = v3244 * v3;
-      const unsigned int v3254 = v3253 + v65;
-      const unsigned int v3255 = v3254 + v3246;
-      out[v3255] = v3252;
-    }
-    const unsigned int v3256 = static_cast<unsigned int>(v272.row(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3257 = v1127 + v3256;
-    const unsigned int v3258 = static_cast<unsigned int>(v272.col(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3259 = v1126 + v3258;
-    const bool v3260 = v3257 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3261 = v3259 < v12;
-    const bool v3262 = v3260 && v3261;
-    if (v3262) {
-      const float v3263 = v272.x[84];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3265 = iron_f32_to_bf16(v3263);
-      const unsigned int v3266 = v3257 * v3;
-      const unsigned int v3267 = v3266 + v65;
-      const unsigned int v3268 = v3267 + v3259;
-      out[v3268] = v3265;
-    }
-    const unsigned int v3269 = static_cast<unsigned int>(v272.row(85, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3270 = v1127 + v3269;
-    const unsigned int v3271 = static_cast<unsigned int>(v272.col(85, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3272 = v1126 + v3271;
-    const bool v3273 = v3270 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3274 = v3272 < v12;
-    const bool v3275 = v3273 && v3274;
-    if (v3275) {
-      const float v3276 = v272.x[85];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3278 = iron_f32_to_bf16(v3276);
-      const unsigned int v3279 = v3270 * v3;
-      const unsigned int v3280 = v3279 + v65;
-      const unsigned int v3281 = v3280 + v3272;
-      out[v3281] = v3278;
-    }
-    const unsigned int v3282 = static_cast<unsigned int>(v272.row(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3283 = v1127 + v3282;
-    const unsigned int v3284 = static_cast<unsigned int>(v272.col(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3285 = v1126 + v3284;
-    const bool v3286 = v3283 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3287 = v3285 < v12;
-    const bool v3288 = v3286 && v3287;
-    if (v3288) {
-      const float v3289 = v272.x[86];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3291 = iron_f32_to_bf16(v3289);
-      const unsigned int v3292 = v3283 * v3;
-      const unsigned int v3293 = v3292 + v65;
-      const unsigned int v3294 = v3293 + v3285;
-      out[v3294] = v3291;
-    }
-    const unsigned int v3295 = static_cast<unsigned int>(v272.row(87, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3296 = v1127 + v3295;
-    const unsigned int v3297 = static_cast<unsigned int>(v272.col(87, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3298 = v1126 + v3297;
-    const bool v3299 = v3296 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3300 = v3298 < v12;
-    const bool v3301 = v3299 && v3300;
-    if (v3301) {
-      const float v3302 = v272.x[87];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3304 = iron_f32_to_bf16(v3302);
-      const unsigned int v3305 = v3296 * v3;
-      const unsigned int v3306 = v3305 + v65;
-      const unsigned int v3307 = v3306 + v3298;
-      out[v3307] = v3304;
-    }
-    const unsigned int v3308 = static_cast<unsigned int>(v272.row(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3309 = v1127 + v3308;
-    const unsigned int v3310 = static_cast<unsigned int>(v272.col(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3311 = v1126 + v3310;
-    const bool v3312 = v3309 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3313 = v3311 < v12;
-    const bool v3314 = v3312 && v3313;
-    if (v3314) {
-      const float v3315 = v272.x[88];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3317 = iron_f32_to_bf16(v3315);
-      const unsigned int v3318 = v3309 * v3;
-      const unsigned int v3319 = v3318 + v65;
-      const unsigned int v3320 = v3319 + v3311;
-      out[v3320] = v3317;
-    }
-    const unsigned int v3321 = static_cast<unsigned int>(v272.row(89, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3322 = v1127 + v3321;
-    const unsigned int v3323 = static_cast<unsigned int>(v272.col(89, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3324 = v1126 + v3323;
-    const bool v3325 = v3322 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3326 = v3324 < v12;
-    const bool v3327 = v3325 && v3326;
-    if (v3327) {
-      const float v3328 = v272.x[89];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3330 = iron_f32_to_bf16(v3328);
-      const unsigned int v3331 = v3322 * v3;
-      const unsigned int v3332 = v3331 + v65;
-      const unsigned int v3333 = v3332 + v3324;
-      out[v3333] = v3330;
-    }
-    const unsigned int v3334 = static_cast<unsigned int>(v272.row(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3335 = v1127 + v3334;
-    const unsigned int v3336 = static_cast<unsigned int>(v272.col(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3337 = v1126 + v3336;
-    const bool v3338 = v3335 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3339 = v3337 < v12;
-    const bool v3340 = v3338 && v3339;
-    if (v3340) {
-      const float v3341 = v272.x[90];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3343 = iron_f32_to_bf16(v3341);
-      const unsigned int v3344 = v3335 * v3;
-      const unsigned int v3345 = v3344 + v65;
-      const unsigned int v3346 = v3345 + v3337;
-      out[v3346] = v3343;
-    }
-    const unsigned int v3347 = static_cast<unsigned int>(v272.row(91, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3348 = v1127 + v3347;
-    const unsigned int v3349 = static_cast<unsigned int>(v272.col(91, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3350 = v1126 + v3349;
-    const bool v3351 = v3348 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3352 = v3350 < v12;
-    const bool v3353 = v3351 && v3352;
-    if (v3353) {
-      const float v3354 = v272.x[91];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3356 = iron_f32_to_bf16(v3354);
-      const unsigned int v3357 = v3348 * v3;
-      const unsigned int v3358 = v3357 + v65;
-      const unsigned int v3359 = v3358 + v3350;
-      out[v3359] = v3356;
-    }
-    const unsigned int v3360 = static_cast<unsigned int>(v272.row(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3361 = v1127 + v3360;
-    const unsigned int v3362 = static_cast<unsigned int>(v272.col(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3363 = v1126 + v3362;
-    const bool v3364 = v3361 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3365 = v3363 < v12;
-    const bool v3366 = v3364 && v3365;
-    if (v3366) {
-      const float v3367 = v272.x[92];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3369 = iron_f32_to_bf16(v3367);
-      const unsigned int v3370 = v3361 * v3;
-      const unsigned int v3371 = v3370 + v65;
-      const unsigned int v3372 = v3371 + v3363;
-      out[v3372] = v3369;
-    }
-    const unsigned int v3373 = static_cast<unsigned int>(v272.row(93, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3374 = v1127 + v3373;
-    const unsigned int v3375 = static_cast<unsigned int>(v272.col(93, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3376 = v1126 + v3375;
-    const bool v3377 = v3374 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3378 = v3376 < v12;
-    const bool v3379 = v3377 && v3378;
-    if (v3379) {
-      const float v3380 = v272.x[93];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3382 = iron_f32_to_bf16(v3380);
-      const unsigned int v3383 = v3374 * v3;
-      const unsigned int v3384 = v3383 + v65;
-      const unsigned int v3385 = v3384 + v3376;
-      out[v3385] = v3382;
-    }
-    const unsigned int v3386 = static_cast<unsigned int>(v272.row(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3387 = v1127 + v3386;
-    const unsigned int v3388 = static_cast<unsigned int>(v272.col(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3389 = v1126 + v3388;
-    const bool v3390 = v3387 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3391 = v3389 < v12;
-    const bool v3392 = v3390 && v3391;
-    if (v3392) {
-      const float v3393 = v272.x[94];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3395 = iron_f32_to_bf16(v3393);
-      const unsigned int v3396 = v3387 * v3;
-      const unsigned int v3397 = v3396 + v65;
-      const unsigned int v3398 = v3397 + v3389;
-      out[v3398] = v3395;
-    }
-    const unsigned int v3399 = static_cast<unsigned int>(v272.row(95, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3400 = v1127 + v3399;
-    const unsigned int v3401 = static_cast<unsigned int>(v272.col(95, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3402 = v1126 + v3401;
-    const bool v3403 = v3400 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3404 = v3402 < v12;
-    const bool v3405 = v3403 && v3404;
-    if (v3405) {
-      const float v3406 = v272.x[95];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3408 = iron_f32_to_bf16(v3406);
-      const unsigned int v3409 = v3400 * v3;
-      const unsigned int v3410 = v3409 + v65;
-      const unsigned int v3411 = v3410 + v3402;
-      out[v3411] = v3408;
-    }
-    const unsigned int v3412 = static_cast<unsigned int>(v272.row(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3413 = v1127 + v3412;
-    const unsigned int v3414 = static_cast<unsigned int>(v272.col(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3415 = v1126 + v3414;
-    const bool v3416 = v3413 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3417 = v3415 < v12;
-    const bool v3418 = v3416 && v3417;
-    if (v3418) {
-      const float v3419 = v272.x[96];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3421 = iron_f32_to_bf16(v3419);
-      const unsigned int v3422 = v3413 * v3;
-      const unsigned int v3423 = v3422 + v65;
-      const unsigned int v3424 = v3423 + v3415;
-      out[v3424] = v3421;
-    }
-    const unsigned int v3425 = static_cast<unsigned int>(v272.row(97, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3426 = v1127 + v3425;
-    const unsigned int v3427 = static_cast<unsigned int>(v272.col(97, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3428 = v1126 + v3427;
-    const bool v3429 = v3426 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3430 = v3428 < v12;
-    const bool v3431 = v3429 && v3430;
-    if (v3431) {
-      const float v3432 = v272.x[97];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3434 = iron_f32_to_bf16(v3432);
-      const unsigned int v3435 = v3426 * v3;
-      const unsigned int v3436 = v3435 + v65;
-      const unsigned int v3437 = v3436 + v3428;
-      out[v3437] = v3434;
-    }
-    const unsigned int v3438 = static_cast<unsigned int>(v272.row(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3439 = v1127 + v3438;
-    const unsigned int v3440 = static_cast<unsigned int>(v272.col(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3441 = v1126 + v3440;
-    const bool v3442 = v3439 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3443 = v3441 < v12;
-    const bool v3444 = v3442 && v3443;
-    if (v3444) {
-      const float v3445 = v272.x[98];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3447 = iron_f32_to_bf16(v3445);
-      const unsigned int v3448 = v3439 * v3;
-      const unsigned int v3449 = v3448 + v65;
-      const unsigned int v3450 = v3449 + v3441;
-      out[v3450] = v3447;
-    }
-    const unsigned int v3451 = static_cast<unsigned int>(v272.row(99, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3452 = v1127 + v3451;
-    const unsigned int v3453 = static_cast<unsigned int>(v272.col(99, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3454 = v1126 + v3453;
-    const bool v3455 = v3452 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3456 = v3454 < v12;
-    const bool v3457 = v3455 && v3456;
-    if (v3457) {
-      const float v3458 = v272.x[99];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3460 = iron_f32_to_bf16(v3458);
-      const unsigned int v3461 = v3452 * v3;
-      const unsigned int v3462 = v3461 + v65;
-      const unsigned int v3463 = v3462 + v3454;
-      out[v3463] = v3460;
-    }
-    const unsigned int v3464 = static_cast<unsigned int>(v272.row(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3465 = v1127 + v3464;
-    const unsigned int v3466 = static_cast<unsigned int>(v272.col(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3467 = v1126 + v3466;
-    const bool v3468 = v3465 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3469 = v3467 < v12;
-    const bool v3470 = v3468 && v3469;
-    if (v3470) {
-      const float v3471 = v272.x[100];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3473 = iron_f32_to_bf16(v3471);
-      const unsigned int v3474 = v3465 * v3;
-      const unsigned int v3475 = v3474 + v65;
-      const unsigned int v3476 = v3475 + v3467;
-      out[v3476] = v3473;
-    }
-    const unsigned int v3477 = static_cast<unsigned int>(v272.row(101, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3478 = v1127 + v3477;
-    const unsigned int v3479 = static_cast<unsigned int>(v272.col(101, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3480 = v1126 + v3479;
-    const bool v3481 = v3478 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3482 = v3480 < v12;
-    const bool v3483 = v3481 && v3482;
-    if (v3483) {
-      const float v3484 = v272.x[101];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3486 = iron_f32_to_bf16(v3484);
-      const unsigned int v3487 = v3478 * v3;
-      const unsigned int v3488 = v3487 + v65;
-      const unsigned int v3489 = v3488 + v3480;
-      out[v3489] = v3486;
-    }
-    const unsigned int v3490 = static_cast<unsigned int>(v272.row(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3491 = v1127 + v3490;
-    const unsigned int v3492 = static_cast<unsigned int>(v272.col(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3493 = v1126 + v3492;
-    const bool v3494 = v3491 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3495 = v3493 < v12;
-    const bool v3496 = v3494 && v3495;
-    if (v3496) {
-      const float v3497 = v272.x[102];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3499 = iron_f32_to_bf16(v3497);
-      const unsigned int v3500 = v3491 * v3;
-      const unsigned int v3501 = v3500 + v65;
-      const unsigned int v3502 = v3501 + v3493;
-      out[v3502] = v3499;
-    }
-    const unsigned int v3503 = static_cast<unsigned int>(v272.row(103, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3504 = v1127 + v3503;
-    const unsigned int v3505 = static_cast<unsigned int>(v272.col(103, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3506 = v1126 + v3505;
-    const bool v3507 = v3504 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3508 = v3506 < v12;
-    const bool v3509 = v3507 && v3508;
-    if (v3509) {
-      const float v3510 = v272.x[103];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3512 = iron_f32_to_bf16(v3510);
-      const unsigned int v3513 = v3504 * v3;
-      const unsigned int v3514 = v3513 + v65;
-      const unsigned int v3515 = v3514 + v3506;
-      out[v3515] = v3512;
-    }
-    const unsigned int v3516 = static_cast<unsigned int>(v272.row(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3517 = v1127 + v3516;
-    const unsigned int v3518 = static_cast<unsigned int>(v272.col(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3519 = v1126 + v3518;
-    const bool v3520 = v3517 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3521 = v3519 < v12;
-    const bool v3522 = v3520 && v3521;
-    if (v3522) {
-      const float v3523 = v272.x[104];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3525 = iron_f32_to_bf16(v3523);
-      const unsigned int v3526 = v3517 * v3;
-      const unsigned int v3527 = v3526 + v65;
-      const unsigned int v3528 = v3527 + v3519;
-      out[v3528] = v3525;
-    }
-    const unsigned int v3529 = static_cast<unsigned int>(v272.row(105, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3530 = v1127 + v3529;
-    const unsigned int v3531 = static_cast<unsigned int>(v272.col(105, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3532 = v1126 + v3531;
-    const bool v3533 = v3530 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3534 = v3532 < v12;
-    const bool v3535 = v3533 && v3534;
-    if (v3535) {
-      const float v3536 = v272.x[105];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3538 = iron_f32_to_bf16(v3536);
-      const unsigned int v3539 = v3530 * v3;
-      const unsigned int v3540 = v3539 + v65;
-      const unsigned int v3541 = v3540 + v3532;
-      out[v3541] = v3538;
-    }
-    const unsigned int v3542 = static_cast<unsigned int>(v272.row(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3543 = v1127 + v3542;
-    const unsigned int v3544 = static_cast<unsigned int>(v272.col(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3545 = v1126 + v3544;
-    const bool v3546 = v3543 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3547 = v3545 < v12;
-    const bool v3548 = v3546 && v3547;
-    if (v3548) {
-      const float v3549 = v272.x[106];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3551 = iron_f32_to_bf16(v3549);
-      const unsigned int v3552 = v3543 * v3;
-      const unsigned int v3553 = v3552 + v65;
-      const unsigned int v3554 = v3553 + v3545;
-      out[v3554] = v3551;
-    }
-    const unsigned int v3555 = static_cast<unsigned int>(v272.row(107, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3556 = v1127 + v3555;
-    const unsigned int v3557 = static_cast<unsigned int>(v272.col(107, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3558 = v1126 + v3557;
-    const bool v3559 = v3556 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3560 = v3558 < v12;
-    const bool v3561 = v3559 && v3560;
-    if (v3561) {
-      const float v3562 = v272.x[107];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3564 = iron_f32_to_bf16(v3562);
-      const unsigned int v3565 = v3556 * v3;
-      const unsigned int v3566 = v3565 + v65;
-      const unsigned int v3567 = v3566 + v3558;
-      out[v3567] = v3564;
-    }
-    const unsigned int v3568 = static_cast<unsigned int>(v272.row(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3569 = v1127 + v3568;
-    const unsigned int v3570 = static_cast<unsigned int>(v272.col(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3571 = v1126 + v3570;
-    const bool v3572 = v3569 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3573 = v3571 < v12;
-    const bool v3574 = v3572 && v3573;
-    if (v3574) {
-      const float v3575 = v272.x[108];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3577 = iron_f32_to_bf16(v3575);
-      const unsigned int v3578 = v3569 * v3;
-      const unsigned int v3579 = v3578 + v65;
-      const unsigned int v3580 = v3579 + v3571;
-      out[v3580] = v3577;
-    }
-    const unsigned int v3581 = static_cast<unsigned int>(v272.row(109, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3582 = v1127 + v3581;
-    const unsigned int v3583 = static_cast<unsigned int>(v272.col(109, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3584 = v1126 + v3583;
-    const bool v3585 = v3582 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3586 = v3584 < v12;
-    const bool v3587 = v3585 && v3586;
-    if (v3587) {
-      const float v3588 = v272.x[109];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3590 = iron_f32_to_bf16(v3588);
-      const unsigned int v3591 = v3582 * v3;
-      const unsigned int v3592 = v3591 + v65;
-      const unsigned int v3593 = v3592 + v3584;
-      out[v3593] = v3590;
-    }
-    const unsigned int v3594 = static_cast<unsigned int>(v272.row(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3595 = v1127 + v3594;
-    const unsigned int v3596 = static_cast<unsigned int>(v272.col(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3597 = v1126 + v3596;
-    const bool v3598 = v3595 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3599 = v3597 < v12;
-    const bool v3600 = v3598 && v3599;
-    if (v3600) {
-      const float v3601 = v272.x[110];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3603 = iron_f32_to_bf16(v3601);
-      const unsigned int v3604 = v3595 * v3;
-      const unsigned int v3605 = v3604 + v65;
-      const unsigned int v3606 = v3605 + v3597;
-      out[v3606] = v3603;
-    }
-    const unsigned int v3607 = static_cast<unsigned int>(v272.row(111, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3608 = v1127 + v3607;
-    const unsigned int v3609 = static_cast<unsigned int>(v272.col(111, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3610 = v1126 + v3609;
-    const bool v3611 = v3608 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3612 = v3610 < v12;
-    const bool v3613 = v3611 && v3612;
-    if (v3613) {
-      const float v3614 = v272.x[111];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3616 = iron_f32_to_bf16(v3614);
-      const unsigned int v3617 = v3608 * v3;
-      const unsigned int v3618 = v3617 + v65;
-      const unsigned int v3619 = v3618 + v3610;
-      out[v3619] = v3616;
-    }
-    const unsigned int v3620 = static_cast<unsigned int>(v272.row(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3621 = v1127 + v3620;
-    const unsigned int v3622 = static_cast<unsigned int>(v272.col(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3623 = v1126 + v3622;
-    const bool v3624 = v3621 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3625 = v3623 < v12;
-    const bool v3626 = v3624 && v3625;
-    if (v3626) {
-      const float v3627 = v272.x[112];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3629 = iron_f32_to_bf16(v3627);
-      const unsigned int v3630 = v3621 * v3;
-      const unsigned int v3631 = v3630 + v65;
-      const unsigned int v3632 = v3631 + v3623;
-      out[v3632] = v3629;
-    }
-    const unsigned int v3633 = static_cast<unsigned int>(v272.row(113, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3634 = v1127 + v3633;
-    const unsigned int v3635 = static_cast<unsigned int>(v272.col(113, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3636 = v1126 + v3635;
-    const bool v3637 = v3634 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3638 = v3636 < v12;
-    const bool v3639 = v3637 && v3638;
-    if (v3639) {
-      const float v3640 = v272.x[113];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3642 = iron_f32_to_bf16(v3640);
-      const unsigned int v3643 = v3634 * v3;
-      const unsigned int v3644 = v3643 + v65;
-      const unsigned int v3645 = v3644 + v3636;
-      out[v3645] = v3642;
-    }
-    const unsigned int v3646 = static_cast<unsigned int>(v272.row(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3647 = v1127 + v3646;
-    const unsigned int v3648 = static_cast<unsigned int>(v272.col(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3649 = v1126 + v3648;
-    const bool v3650 = v3647 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3651 = v3649 < v12;
-    const bool v3652 = v3650 && v3651;
-    if (v3652) {
-      const float v3653 = v272.x[114];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3655 = iron_f32_to_bf16(v3653);
-      const unsigned int v3656 = v3647 * v3;
-      const unsigned int v3657 = v3656 + v65;
-      const unsigned int v3658 = v3657 + v3649;
-      out[v3658] = v3655;
-    }
-    const unsigned int v3659 = static_cast<unsigned int>(v272.row(115, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3660 = v1127 + v3659;
-    const unsigned int v3661 = static_cast<unsigned int>(v272.col(115, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3662 = v1126 + v3661;
-    const bool v3663 = v3660 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3664 = v3662 < v12;
-    const bool v3665 = v3663 && v3664;
-    if (v3665) {
-      const float v3666 = v272.x[115];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3668 = iron_f32_to_bf16(v3666);
-      const unsigned int v3669 = v3660 * v3;
-      const unsigned int v3670 = v3669 + v65;
-      const unsigned int v3671 = v3670 + v3662;
-      out[v3671] = v3668;
-    }
-    const unsigned int v3672 = static_cast<unsigned int>(v272.row(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3673 = v1127 + v3672;
-    const unsigned int v3674 = static_cast<unsigned int>(v272.col(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3675 = v1126 + v3674;
-    const bool v3676 = v3673 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3677 = v3675 < v12;
-    const bool v3678 = v3676 && v3677;
-    if (v3678) {
-      const float v3679 = v272.x[116];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3681 = iron_f32_to_bf16(v3679);
-      const unsigned int v3682 = v3673 * v3;
-      const unsigned int v3683 = v3682 + v65;
-      const unsigned int v3684 = v3683 + v3675;
-      out[v3684] = v3681;
-    }
-    const unsigned int v3685 = static_cast<unsigned int>(v272.row(117, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3686 = v1127 + v3685;
-    const unsigned int v3687 = static_cast<unsigned int>(v272.col(117, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3688 = v1126 + v3687;
-    const bool v3689 = v3686 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3690 = v3688 < v12;
-    const bool v3691 = v3689 && v3690;
-    if (v3691) {
-      const float v3692 = v272.x[117];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3694 = iron_f32_to_bf16(v3692);
-      const unsigned int v3695 = v3686 * v3;
-      const unsigned int v3696 = v3695 + v65;
-      const unsigned int v3697 = v3696 + v3688;
-      out[v3697] = v3694;
-    }
-    const unsigned int v3698 = static_cast<unsigned int>(v272.row(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3699 = v1127 + v3698;
-    const unsigned int v3700 = static_cast<unsigned int>(v272.col(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3701 = v1126 + v3700;
-    const bool v3702 = v3699 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3703 = v3701 < v12;
-    const bool v3704 = v3702 && v3703;
-    if (v3704) {
-      const float v3705 = v272.x[118];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3707 = iron_f32_to_bf16(v3705);
-      const unsigned int v3708 = v3699 * v3;
-      const unsigned int v3709 = v3708 + v65;
-      const unsigned int v3710 = v3709 + v3701;
-      out[v3710] = v3707;
-    }
-    const unsigned int v3711 = static_cast<unsigned int>(v272.row(119, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3712 = v1127 + v3711;
-    const unsigned int v3713 = static_cast<unsigned int>(v272.col(119, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3714 = v1126 + v3713;
-    const bool v3715 = v3712 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3716 = v3714 < v12;
-    const bool v3717 = v3715 && v3716;
-    if (v3717) {
-      const float v3718 = v272.x[119];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3720 = iron_f32_to_bf16(v3718);
-      const unsigned int v3721 = v3712 * v3;
-      const unsigned int v3722 = v3721 + v65;
-      const unsigned int v3723 = v3722 + v3714;
-      out[v3723] = v3720;
-    }
-    const unsigned int v3724 = static_cast<unsigned int>(v272.row(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3725 = v1127 + v3724;
-    const unsigned int v3726 = static_cast<unsigned int>(v272.col(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3727 = v1126 + v3726;
-    const bool v3728 = v3725 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3729 = v3727 < v12;
-    const bool v3730 = v3728 && v3729;
-    if (v3730) {
-      const float v3731 = v272.x[120];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3733 = iron_f32_to_bf16(v3731);
-      const unsigned int v3734 = v3725 * v3;
-      const unsigned int v3735 = v3734 + v65;
-      const unsigned int v3736 = v3735 + v3727;
-      out[v3736] = v3733;
-    }
-    const unsigned int v3737 = static_cast<unsigned int>(v272.row(121, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3738 = v1127 + v3737;
-    const unsigned int v3739 = static_cast<unsigned int>(v272.col(121, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3740 = v1126 + v3739;
-    const bool v3741 = v3738 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3742 = v3740 < v12;
-    const bool v3743 = v3741 && v3742;
-    if (v3743) {
-      const float v3744 = v272.x[121];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3746 = iron_f32_to_bf16(v3744);
-      const unsigned int v3747 = v3738 * v3;
-      const unsigned int v3748 = v3747 + v65;
-      const unsigned int v3749 = v3748 + v3740;
-      out[v3749] = v3746;
-    }
-    const unsigned int v3750 = static_cast<unsigned int>(v272.row(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3751 = v1127 + v3750;
-    const unsigned int v3752 = static_cast<unsigned int>(v272.col(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3753 = v1126 + v3752;
-    const bool v3754 = v3751 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3755 = v3753 < v12;
-    const bool v3756 = v3754 && v3755;
-    if (v3756) {
-      const float v3757 = v272.x[122];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3759 = iron_f32_to_bf16(v3757);
-      const unsigned int v3760 = v3751 * v3;
-      const unsigned int v3761 = v3760 + v65;
-      const unsigned int v3762 = v3761 + v3753;
-      out[v3762] = v3759;
-    }
-    const unsigned int v3763 = static_cast<unsigned int>(v272.row(123, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3764 = v1127 + v3763;
-    const unsigned int v3765 = static_cast<unsigned int>(v272.col(123, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3766 = v1126 + v3765;
-    const bool v3767 = v3764 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3768 = v3766 < v12;
-    const bool v3769 = v3767 && v3768;
-    if (v3769) {
-      const float v3770 = v272.x[123];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3772 = iron_f32_to_bf16(v3770);
-      const unsigned int v3773 = v3764 * v3;
-      const unsigned int v3774 = v3773 + v65;
-      const unsigned int v3775 = v3774 + v3766;
-      out[v3775] = v3772;
-    }
-    const unsigned int v3776 = static_cast<unsigned int>(v272.row(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3777 = v1127 + v3776;
-    const unsigned int v3778 = static_cast<unsigned int>(v272.col(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3779 = v1126 + v3778;
-    const bool v3780 = v3777 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3781 = v3779 < v12;
-    const bool v3782 = v3780 && v3781;
-    if (v3782) {
-      const float v3783 = v272.x[124];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3785 = iron_f32_to_bf16(v3783);
-      const unsigned int v3786 = v3777 * v3;
-      const unsigned int v3787 = v3786 + v65;
-      const unsigned int v3788 = v3787 + v3779;
-      out[v3788] = v3785;
-    }
-    const unsigned int v3789 = static_cast<unsigned int>(v272.row(125, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3790 = v1127 + v3789;
-    const unsigned int v3791 = static_cast<unsigned int>(v272.col(125, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3792 = v1126 + v3791;
-    const bool v3793 = v3790 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3794 = v3792 < v12;
-    const bool v3795 = v3793 && v3794;
-    if (v3795) {
-      const float v3796 = v272.x[125];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3798 = iron_f32_to_bf16(v3796);
-      const unsigned int v3799 = v3790 * v3;
-      const unsigned int v3800 = v3799 + v65;
-      const unsigned int v3801 = v3800 + v3792;
-      out[v3801] = v3798;
-    }
-    const unsigned int v3802 = static_cast<unsigned int>(v272.row(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3803 = v1127 + v3802;
-    const unsigned int v3804 = static_cast<unsigned int>(v272.col(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3805 = v1126 + v3804;
-    const bool v3806 = v3803 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3807 = v3805 < v12;
-    const bool v3808 = v3806 && v3807;
-    if (v3808) {
-      const float v3809 = v272.x[126];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3811 = iron_f32_to_bf16(v3809);
-      const unsigned int v3812 = v3803 * v3;
-      const unsigned int v3813 = v3812 + v65;
-      const unsigned int v3814 = v3813 + v3805;
-      out[v3814] = v3811;
-    }
-    const unsigned int v3815 = static_cast<unsigned int>(v272.row(127, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3816 = v1127 + v3815;
-    const unsigned int v3817 = static_cast<unsigned int>(v272.col(127, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3818 = v1126 + v3817;
-    const bool v3819 = v3816 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3820 = v3818 < v12;
-    const bool v3821 = v3819 && v3820;
-    if (v3821) {
-      const float v3822 = v272.x[127];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3824 = iron_f32_to_bf16(v3822);
-      const unsigned int v3825 = v3816 * v3;
-      const unsigned int v3826 = v3825 + v65;
-      const unsigned int v3827 = v3826 + v3818;
-      out[v3827] = v3824;
-    }
+  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:315
+
+  for (unsigned int v1133 = v10; v1133 < 8u; v1133 += 1u) {  // kernels/gemm/gemm_tiles.hpp:316
+    const unsigned int v1135 = v1133 >> 2u;  // kernels/gemm/gemm_tiles.hpp:317
+    const unsigned int v1137 = v1133 & 3u;  // kernels/gemm/gemm_tiles.hpp:318
+    const bool v1140 = v266 == v1135;  // kernels/gemm/gemm_tiles.hpp:319
+    if (v1140) {
+      const bool v1146 = v1137 == v10;  // kernels/gemm/gemm_tiles.hpp:322
+      if (v1146) {
+        const float v1147 = v273.x[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1148 = static_cast<unsigned int>(v273.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1151 = static_cast<unsigned int>(v273.row(0, iron_linear_thread() & 31u));
+        const unsigned int v1153 = v1151 * 132u;
+        const unsigned int v1154 = v1153 + v271;
+        const unsigned int v1155 = v1154 + v1148;
+        shm2[v1155] = v1147;
+        const float v1156 = v273.x[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1157 = static_cast<unsigned int>(v273.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1160 = static_cast<unsigned int>(v273.row(1, iron_linear_thread() & 31u));
+        const unsigned int v1162 = v1160 * 132u;
+        const unsigned int v1163 = v1162 + v271;
+        const unsigned int v1164 = v1163 + v1157;
+        shm2[v1164] = v1156;
+        const float v1165 = v273.x[2];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1166 = static_cast<unsigned int>(v273.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1169 = static_cast<unsigned int>(v273.row(2, iron_linear_thread() & 31u));
+        const unsigned int v1171 = v1169 * 132u;
+        const unsigned int v1172 = v1171 + v271;
+        const unsigned int v1173 = v1172 + v1166;
+        shm2[v1173] = v1165;
+        const float v1174 = v273.x[3];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1175 = static_cast<unsigned int>(v273.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1178 = static_cast<unsigned int>(v273.row(3, iron_linear_thread() & 31u));
+        const unsigned int v1180 = v1178 * 132u;
+        const unsigned int v1181 = v1180 + v271;
+        const unsigned int v1182 = v1181 + v1175;
+        shm2[v1182] = v1174;
+        const float v1183 = v273.x[4];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1184 = static_cast<unsigned int>(v273.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1187 = static_cast<unsigned int>(v273.row(4, iron_linear_thread() & 31u));
+        const unsigned int v1189 = v1187 * 132u;
+        const unsigned int v1190 = v1189 + v271;
+        const unsigned int v1191 = v1190 + v1184;
+        shm2[v1191] = v1183;
+        const float v1192 = v273.x[5];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1193 = static_cast<unsigned int>(v273.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1196 = static_cast<unsigned int>(v273.row(5, iron_linear_thread() & 31u));
+        const unsigned int v1198 = v1196 * 132u;
+        const unsigned int v1199 = v1198 + v271;
+        const unsigned int v1200 = v1199 + v1193;
+        shm2[v1200] = v1192;
+        const float v1201 = v273.x[6];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1202 = static_cast<unsigned int>(v273.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1205 = static_cast<unsigned int>(v273.row(6, iron_linear_thread() & 31u));
+        const unsigned int v1207 = v1205 * 132u;
+        const unsigned int v1208 = v1207 + v271;
+        const unsigned int v1209 = v1208 + v1202;
+        shm2[v1209] = v1201;
+        const float v1210 = v273.x[7];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1211 = static_cast<unsigned int>(v273.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1214 = static_cast<unsigned int>(v273.row(7, iron_linear_thread() & 31u));
+        const unsigned int v1216 = v1214 * 132u;
+        const unsigned int v1217 = v1216 + v271;
+        const unsigned int v1218 = v1217 + v1211;
+        shm2[v1218] = v1210;
+        const float v1219 = v273.x[8];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1220 = static_cast<unsigned int>(v273.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1223 = static_cast<unsigned int>(v273.row(8, iron_linear_thread() & 31u));
+        const unsigned int v1225 = v1223 * 132u;
+        const unsigned int v1226 = v1225 + v271;
+        const unsigned int v1227 = v1226 + v1220;
+        shm2[v1227] = v1219;
+        const float v1228 = v273.x[9];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1229 = static_cast<unsigned int>(v273.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1232 = static_cast<unsigned int>(v273.row(9, iron_linear_thread() & 31u));
+        const unsigned int v1234 = v1232 * 132u;
+        const unsigned int v1235 = v1234 + v271;
+        const unsigned int v1236 = v1235 + v1229;
+        shm2[v1236] = v1228;
+        const float v1237 = v273.x[10];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1238 = static_cast<unsigned int>(v273.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1241 = static_cast<unsigned int>(v273.row(10, iron_linear_thread() & 31u));
+        const unsigned int v1243 = v1241 * 132u;
+        const unsigned int v1244 = v1243 + v271;
+        const unsigned int v1245 = v1244 + v1238;
+        shm2[v1245] = v1237;
+        const float v1246 = v273.x[11];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1247 = static_cast<unsigned int>(v273.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1250 = static_cast<unsigned int>(v273.row(11, iron_linear_thread() & 31u));
+        const unsigned int v1252 = v1250 * 132u;
+        const unsigned int v1253 = v1252 + v271;
+        const unsigned int v1254 = v1253 + v1247;
+        shm2[v1254] = v1246;
+        const float v1255 = v273.x[12];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1256 = static_cast<unsigned int>(v273.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1259 = static_cast<unsigned int>(v273.row(12, iron_linear_thread() & 31u));
+        const unsigned int v1261 = v1259 * 132u;
+        const unsigned int v1262 = v1261 + v271;
+        const unsigned int v1263 = v1262 + v1256;
+        shm2[v1263] = v1255;
+        const float v1264 = v273.x[13];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1265 = static_cast<unsigned int>(v273.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1268 = static_cast<unsigned int>(v273.row(13, iron_linear_thread() & 31u));
+        const unsigned int v1270 = v1268 * 132u;
+        const unsigned int v1271 = v1270 + v271;
+        const unsigned int v1272 = v1271 + v1265;
+        shm2[v1272] = v1264;
+        const float v1273 = v273.x[14];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1274 = static_cast<unsigned int>(v273.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1277 = static_cast<unsigned int>(v273.row(14, iron_linear_thread() & 31u));
+        const unsigned int v1279 = v1277 * 132u;
+        const unsigned int v1280 = v1279 + v271;
+        const unsigned int v1281 = v1280 + v1274;
+        shm2[v1281] = v1273;
+        const float v1282 = v273.x[15];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1283 = static_cast<unsigned int>(v273.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1286 = static_cast<unsigned int>(v273.row(15, iron_linear_thread() & 31u));
+        const unsigned int v1288 = v1286 * 132u;
+        const unsigned int v1289 = v1288 + v271;
+        const unsigned int v1290 = v1289 + v1283;
+        shm2[v1290] = v1282;
+        const float v1291 = v273.x[16];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1292 = static_cast<unsigned int>(v273.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1295 = static_cast<unsigned int>(v273.row(16, iron_linear_thread() & 31u));
+        const unsigned int v1297 = v1295 * 132u;
+        const unsigned int v1298 = v1297 + v271;
+        const unsigned int v1299 = v1298 + v1292;
+        shm2[v1299] = v1291;
+        const float v1300 = v273.x[17];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1301 = static_cast<unsigned int>(v273.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1304 = static_cast<unsigned int>(v273.row(17, iron_linear_thread() & 31u));
+        const unsigned int v1306 = v1304 * 132u;
+        const unsigned int v1307 = v1306 + v271;
+        const unsigned int v1308 = v1307 + v1301;
+        shm2[v1308] = v1300;
+        const float v1309 = v273.x[18];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1310 = static_cast<unsigned int>(v273.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1313 = static_cast<unsigned int>(v273.row(18, iron_linear_thread() & 31u));
+        const unsigned int v1315 = v1313 * 132u;
+        const unsigned int v1316 = v1315 + v271;
+        const unsigned int v1317 = v1316 + v1310;
+        shm2[v1317] = v1309;
+        const float v1318 = v273.x[19];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1319 = static_cast<unsigned int>(v273.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1322 = static_cast<unsigned int>(v273.row(19, iron_linear_thread() & 31u));
+        const unsigned int v1324 = v1322 * 132u;
+        const unsigned int v1325 = v1324 + v271;
+        const unsigned int v1326 = v1325 + v1319;
+        shm2[v1326] = v1318;
+        const float v1327 = v273.x[20];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1328 = static_cast<unsigned int>(v273.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1331 = static_cast<unsigned int>(v273.row(20, iron_linear_thread() & 31u));
+        const unsigned int v1333 = v1331 * 132u;
+        const unsigned int v1334 = v1333 + v271;
+        const unsigned int v1335 = v1334 + v1328;
+        shm2[v1335] = v1327;
+        const float v1336 = v273.x[21];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1337 = static_cast<unsigned int>(v273.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1340 = static_cast<unsigned int>(v273.row(21, iron_linear_thread() & 31u));
+        const unsigned int v1342 = v1340 * 132u;
+        const unsigned int v1343 = v1342 + v271;
+        const unsigned int v1344 = v1343 + v1337;
+        shm2[v1344] = v1336;
+        const float v1345 = v273.x[22];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1346 = static_cast<unsigned int>(v273.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1349 = static_cast<unsigned int>(v273.row(22, iron_linear_thread() & 31u));
+        const unsigned int v1351 = v1349 * 132u;
+        const unsigned int v1352 = v1351 + v271;
+        const unsigned int v1353 = v1352 + v1346;
+        shm2[v1353] = v1345;
+        const float v1354 = v273.x[23];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1355 = static_cast<unsigned int>(v273.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1358 = static_cast<unsigned int>(v273.row(23, iron_linear_thread() & 31u));
+        const unsigned int v1360 = v1358 * 132u;
+        const unsigned int v1361 = v1360 + v271;
+        const unsigned int v1362 = v1361 + v1355;
+        shm2[v1362] = v1354;
+        const float v1363 = v273.x[24];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1364 = static_cast<unsigned int>(v273.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1367 = static_cast<unsigned int>(v273.row(24, iron_linear_thread() & 31u));
+        const unsigned int v1369 = v1367 * 132u;
+        const unsigned int v1370 = v1369 + v271;
+        const unsigned int v1371 = v1370 + v1364;
+        shm2[v1371] = v1363;
+        const float v1372 = v273.x[25];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1373 = static_cast<unsigned int>(v273.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1376 = static_cast<unsigned int>(v273.row(25, iron_linear_thread() & 31u));
+        const unsigned int v1378 = v1376 * 132u;
+        const unsigned int v1379 = v1378 + v271;
+        const unsigned int v1380 = v1379 + v1373;
+        shm2[v1380] = v1372;
+        const float v1381 = v273.x[26];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1382 = static_cast<unsigned int>(v273.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1385 = static_cast<unsigned int>(v273.row(26, iron_linear_thread() & 31u));
+        const unsigned int v1387 = v1385 * 132u;
+        const unsigned int v1388 = v1387 + v271;
+        const unsigned int v1389 = v1388 + v1382;
+        shm2[v1389] = v1381;
+        const float v1390 = v273.x[27];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1391 = static_cast<unsigned int>(v273.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1394 = static_cast<unsigned int>(v273.row(27, iron_linear_thread() & 31u));
+        const unsigned int v1396 = v1394 * 132u;
+        const unsigned int v1397 = v1396 + v271;
+        const unsigned int v1398 = v1397 + v1391;
+        shm2[v1398] = v1390;
+        const float v1399 = v273.x[28];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1400 = static_cast<unsigned int>(v273.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1403 = static_cast<unsigned int>(v273.row(28, iron_linear_thread() & 31u));
+        const unsigned int v1405 = v1403 * 132u;
+        const unsigned int v1406 = v1405 + v271;
+        const unsigned int v1407 = v1406 + v1400;
+        shm2[v1407] = v1399;
+        const float v1408 = v273.x[29];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1409 = static_cast<unsigned int>(v273.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1412 = static_cast<unsigned int>(v273.row(29, iron_linear_thread() & 31u));
+        const unsigned int v1414 = v1412 * 132u;
+        const unsigned int v1415 = v1414 + v271;
+        const unsigned int v1416 = v1415 + v1409;
+        shm2[v1416] = v1408;
+        const float v1417 = v273.x[30];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1418 = static_cast<unsigned int>(v273.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1421 = static_cast<unsigned int>(v273.row(30, iron_linear_thread() & 31u));
+        const unsigned int v1423 = v1421 * 132u;
+        const unsigned int v1424 = v1423 + v271;
+        const unsigned int v1425 = v1424 + v1418;
+        shm2[v1425] = v1417;
+        const float v1426 = v273.x[31];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1427 = static_cast<unsigned int>(v273.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1430 = static_cast<unsigned int>(v273.row(31, iron_linear_thread() & 31u));
+        const unsigned int v1432 = v1430 * 132u;
+        const unsigned int v1433 = v1432 + v271;
+        const unsigned int v1434 = v1433 + v1427;
+        shm2[v1434] = v1426;
+      }
+      const bool v1436 = v1137 == 1u;  // kernels/gemm/gemm_tiles.hpp:322
+      if (v1436) {
+        const float v1437 = v273.x[32];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1438 = static_cast<unsigned int>(v273.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1441 = static_cast<unsigned int>(v273.row(32, iron_linear_thread() & 31u));
+        const unsigned int v1442 = v1441 - 16u;
+        const unsigned int v1443 = v1442 * 132u;
+        const unsigned int v1444 = v1443 + v271;
+        const unsigned int v1445 = v1444 + v1438;
+        shm2[v1445] = v1437;
+        const float v1446 = v273.x[33];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1447 = static_cast<unsigned int>(v273.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1450 = static_cast<unsigned int>(v273.row(33, iron_linear_thread() & 31u));
+        const unsigned int v1451 = v1450 - 16u;
+        const unsigned int v1452 = v1451 * 132u;
+        const unsigned int v1453 = v1452 + v271;
+        const unsigned int v1454 = v1453 + v1447;
+        shm2[v1454] = v1446;
+        const float v1455 = v273.x[34];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1456 = static_cast<unsigned int>(v273.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1459 = static_cast<unsigned int>(v273.row(34, iron_linear_thread() & 31u));
+        const unsigned int v1460 = v1459 - 16u;
+        const unsigned int v1461 = v1460 * 132u;
+        const unsigned int v1462 = v1461 + v271;
+        const unsigned int v1463 = v1462 + v1456;
+        shm2[v1463] = v1455;
+        const float v1464 = v273.x[35];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1465 = static_cast<unsigned int>(v273.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1468 = static_cast<unsigned int>(v273.row(35, iron_linear_thread() & 31u));
+        const unsigned int v1469 = v1468 - 16u;
+        const unsigned int v1470 = v1469 * 132u;
+        const unsigned int v1471 = v1470 + v271;
+        const unsigned int v1472 = v1471 + v1465;
+        shm2[v1472] = v1464;
+        const float v1473 = v273.x[36];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1474 = static_cast<unsigned int>(v273.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1477 = static_cast<unsigned int>(v273.row(36, iron_linear_thread() & 31u));
+        const unsigned int v1478 = v1477 - 16u;
+        const unsigned int v1479 = v1478 * 132u;
+        const unsigned int v1480 = v1479 + v271;
+        const unsigned int v1481 = v1480 + v1474;
+        shm2[v1481] = v1473;
+        const float v1482 = v273.x[37];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1483 = static_cast<unsigned int>(v273.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1486 = static_cast<unsigned int>(v273.row(37, iron_linear_thread() & 31u));
+        const unsigned int v1487 = v1486 - 16u;
+        const unsigned int v1488 = v1487 * 132u;
+        const unsigned int v1489 = v1488 + v271;
+        const unsigned int v1490 = v1489 + v1483;
+        shm2[v1490] = v1482;
+        const float v1491 = v273.x[38];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1492 = static_cast<unsigned int>(v273.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1495 = static_cast<unsigned int>(v273.row(38, iron_linear_thread() & 31u));
+        const unsigned int v1496 = v1495 - 16u;
+        const unsigned int v1497 = v1496 * 132u;
+        const unsigned int v1498 = v1497 + v271;
+        const unsigned int v1499 = v1498 + v1492;
+        shm2[v1499] = v1491;
+        const float v1500 = v273.x[39];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1501 = static_cast<unsigned int>(v273.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1504 = static_cast<unsigned int>(v273.row(39, iron_linear_thread() & 31u));
+        const unsigned int v1505 = v1504 - 16u;
+        const unsigned int v1506 = v1505 * 132u;
+        const unsigned int v1507 = v1506 + v271;
+        const unsigned int v1508 = v1507 + v1501;
+        shm2[v1508] = v1500;
+        const float v1509 = v273.x[40];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1510 = static_cast<unsigned int>(v273.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1513 = static_cast<unsigned int>(v273.row(40, iron_linear_thread() & 31u));
+        const unsigned int v1514 = v1513 - 16u;
+        const unsigned int v1515 = v1514 * 132u;
+        const unsigned int v1516 = v1515 + v271;
+        const unsigned int v1517 = v1516 + v1510;
+        shm2[v1517] = v1509;
+        const float v1518 = v273.x[41];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1519 = static_cast<unsigned int>(v273.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1522 = static_cast<unsigned int>(v273.row(41, iron_linear_thread() & 31u));
+        const unsigned int v1523 = v1522 - 16u;
+        const unsigned int v1524 = v1523 * 132u;
+        const unsigned int v1525 = v1524 + v271;
+        const unsigned int v1526 = v1525 + v1519;
+        shm2[v1526] = v1518;
+        const float v1527 = v273.x[42];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1528 = static_cast<unsigned int>(v273.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1531 = static_cast<unsigned int>(v273.row(42, iron_linear_thread() & 31u));
+        const unsigned int v1532 = v1531 - 16u;
+        const unsigned int v1533 = v1532 * 132u;
+        const unsigned int v1534 = v1533 + v271;
+        const unsigned int v1535 = v1534 + v1528;
+        shm2[v1535] = v1527;
+        const float v1536 = v273.x[43];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1537 = static_cast<unsigned int>(v273.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1540 = static_cast<unsigned int>(v273.row(43, iron_linear_thread() & 31u));
+        const unsigned int v1541 = v1540 - 16u;
+        const unsigned int v1542 = v1541 * 132u;
+        const unsigned int v1543 = v1542 + v271;
+        const unsigned int v1544 = v1543 + v1537;
+        shm2[v1544] = v1536;
+        const float v1545 = v273.x[44];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1546 = static_cast<unsigned int>(v273.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1549 = static_cast<unsigned int>(v273.row(44, iron_linear_thread() & 31u));
+        const unsigned int v1550 = v1549 - 16u;
+        const unsigned int v1551 = v1550 * 132u;
+        const unsigned int v1552 = v1551 + v271;
+        const unsigned int v1553 = v1552 + v1546;
+        shm2[v1553] = v1545;
+        const float v1554 = v273.x[45];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1555 = static_cast<unsigned int>(v273.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1558 = static_cast<unsigned int>(v273.row(45, iron_linear_thread() & 31u));
+        const unsigned int v1559 = v1558 - 16u;
+        const unsigned int v1560 = v1559 * 132u;
+        const unsigned int v1561 = v1560 + v271;
+        const unsigned int v1562 = v1561 + v1555;
+        shm2[v1562] = v1554;
+        const float v1563 = v273.x[46];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1564 = static_cast<unsigned int>(v273.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1567 = static_cast<unsigned int>(v273.row(46, iron_linear_thread() & 31u));
+        const unsigned int v1568 = v1567 - 16u;
+        const unsigned int v1569 = v1568 * 132u;
+        const unsigned int v1570 = v1569 + v271;
+        const unsigned int v1571 = v1570 + v1564;
+        shm2[v1571] = v1563;
+        const float v1572 = v273.x[47];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1573 = static_cast<unsigned int>(v273.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1576 = static_cast<unsigned int>(v273.row(47, iron_linear_thread() & 31u));
+        const unsigned int v1577 = v1576 - 16u;
+        const unsigned int v1578 = v1577 * 132u;
+        const unsigned int v1579 = v1578 + v271;
+        const unsigned int v1580 = v1579 + v1573;
+        shm2[v1580] = v1572;
+        const float v1581 = v273.x[48];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1582 = static_cast<unsigned int>(v273.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1585 = static_cast<unsigned int>(v273.row(48, iron_linear_thread() & 31u));
+        const unsigned int v1586 = v1585 - 16u;
+        const unsigned int v1587 = v1586 * 132u;
+        const unsigned int v1588 = v1587 + v271;
+        const unsigned int v1589 = v1588 + v1582;
+        shm2[v1589] = v1581;
+        const float v1590 = v273.x[49];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1591 = static_cast<unsigned int>(v273.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1594 = static_cast<unsigned int>(v273.row(49, iron_linear_thread() & 31u));
+        const unsigned int v1595 = v1594 - 16u;
+        const unsigned int v1596 = v1595 * 132u;
+        const unsigned int v1597 = v1596 + v271;
+        const unsigned int v1598 = v1597 + v1591;
+        shm2[v1598] = v1590;
+        const float v1599 = v273.x[50];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1600 = static_cast<unsigned int>(v273.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1603 = static_cast<unsigned int>(v273.row(50, iron_linear_thread() & 31u));
+        const unsigned int v1604 = v1603 - 16u;
+        const unsigned int v1605 = v1604 * 132u;
+        const unsigned int v1606 = v1605 + v271;
+        const unsigned int v1607 = v1606 + v1600;
+        shm2[v1607] = v1599;
+        const float v1608 = v273.x[51];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1609 = static_cast<unsigned int>(v273.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1612 = static_cast<unsigned int>(v273.row(51, iron_linear_thread() & 31u));
+        const unsigned int v1613 = v1612 - 16u;
+        const unsigned int v1614 = v1613 * 132u;
+        const unsigned int v1615 = v1614 + v271;
+        const unsigned int v1616 = v1615 + v1609;
+        shm2[v1616] = v1608;
+        const float v1617 = v273.x[52];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1618 = static_cast<unsigned int>(v273.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1621 = static_cast<unsigned int>(v273.row(52, iron_linear_thread() & 31u));
+        const unsigned int v1622 = v1621 - 16u;
+        const unsigned int v1623 = v1622 * 132u;
+        const unsigned int v1624 = v1623 + v271;
+        const unsigned int v1625 = v1624 + v1618;
+        shm2[v1625] = v1617;
+        const float v1626 = v273.x[53];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1627 = static_cast<unsigned int>(v273.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1630 = static_cast<unsigned int>(v273.row(53, iron_linear_thread() & 31u));
+        const unsigned int v1631 = v1630 - 16u;
+        const unsigned int v1632 = v1631 * 132u;
+        const unsigned int v1633 = v1632 + v271;
+        const unsigned int v1634 = v1633 + v1627;
+        shm2[v1634] = v1626;
+        const float v1635 = v273.x[54];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1636 = static_cast<unsigned int>(v273.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1639 = static_cast<unsigned int>(v273.row(54, iron_linear_thread() & 31u));
+        const unsigned int v1640 = v1639 - 16u;
+        const unsigned int v1641 = v1640 * 132u;
+        const unsigned int v1642 = v1641 + v271;
+        const unsigned int v1643 = v1642 + v1636;
+        shm2[v1643] = v1635;
+        const float v1644 = v273.x[55];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1645 = static_cast<unsigned int>(v273.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1648 = static_cast<unsigned int>(v273.row(55, iron_linear_thread() & 31u));
+        const unsigned int v1649 = v1648 - 16u;
+        const unsigned int v1650 = v1649 * 132u;
+        const unsigned int v1651 = v1650 + v271;
+        const unsigned int v1652 = v1651 + v1645;
+        shm2[v1652] = v1644;
+        const float v1653 = v273.x[56];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1654 = static_cast<unsigned int>(v273.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1657 = static_cast<unsigned int>(v273.row(56, iron_linear_thread() & 31u));
+        const unsigned int v1658 = v1657 - 16u;
+        const unsigned int v1659 = v1658 * 132u;
+        const unsigned int v1660 = v1659 + v271;
+        const unsigned int v1661 = v1660 + v1654;
+        shm2[v1661] = v1653;
+        const float v1662 = v273.x[57];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1663 = static_cast<unsigned int>(v273.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1666 = static_cast<unsigned int>(v273.row(57, iron_linear_thread() & 31u));
+        const unsigned int v1667 = v1666 - 16u;
+        const unsigned int v1668 = v1667 * 132u;
+        const unsigned int v1669 = v1668 + v271;
+        const unsigned int v1670 = v1669 + v1663;
+        shm2[v1670] = v1662;
+        const float v1671 = v273.x[58];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1672 = static_cast<unsigned int>(v273.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1675 = static_cast<unsigned int>(v273.row(58, iron_linear_thread() & 31u));
+        const unsigned int v1676 = v1675 - 16u;
+        const unsigned int v1677 = v1676 * 132u;
+        const unsigned int v1678 = v1677 + v271;
+        const unsigned int v1679 = v1678 + v1672;
+        shm2[v1679] = v1671;
+        const float v1680 = v273.x[59];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1681 = static_cast<unsigned int>(v273.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1684 = static_cast<unsigned int>(v273.row(59, iron_linear_thread() & 31u));
+        const unsigned int v1685 = v1684 - 16u;
+        const unsigned int v1686 = v1685 * 132u;
+        const unsigned int v1687 = v1686 + v271;
+        const unsigned int v1688 = v1687 + v1681;
+        shm2[v1688] = v1680;
+        const float v1689 = v273.x[60];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1690 = static_cast<unsigned int>(v273.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1693 = static_cast<unsigned int>(v273.row(60, iron_linear_thread() & 31u));
+        const unsigned int v1694 = v1693 - 16u;
+        const unsigned int v1695 = v1694 * 132u;
+        const unsigned int v1696 = v1695 + v271;
+        const unsigned int v1697 = v1696 + v1690;
+        shm2[v1697] = v1689;
+        const float v1698 = v273.x[61];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1699 = static_cast<unsigned int>(v273.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1702 = static_cast<unsigned int>(v273.row(61, iron_linear_thread() & 31u));
+        const unsigned int v1703 = v1702 - 16u;
+        const unsigned int v1704 = v1703 * 132u;
+        const unsigned int v1705 = v1704 + v271;
+        const unsigned int v1706 = v1705 + v1699;
+        shm2[v1706] = v1698;
+        const float v1707 = v273.x[62];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1708 = static_cast<unsigned int>(v273.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1711 = static_cast<unsigned int>(v273.row(62, iron_linear_thread() & 31u));
+        const unsigned int v1712 = v1711 - 16u;
+        const unsigned int v1713 = v1712 * 132u;
+        const unsigned int v1714 = v1713 + v271;
+        const unsigned int v1715 = v1714 + v1708;
+        shm2[v1715] = v1707;
+        const float v1716 = v273.x[63];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1717 = static_cast<unsigned int>(v273.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1720 = static_cast<unsigned int>(v273.row(63, iron_linear_thread() & 31u));
+        const unsigned int v1721 = v1720 - 16u;
+        const unsigned int v1722 = v1721 * 132u;
+        const unsigned int v1723 = v1722 + v271;
+        const unsigned int v1724 = v1723 + v1717;
+        shm2[v1724] = v1716;
+      }
+      const bool v1726 = v1137 == 2u;  // kernels/gemm/gemm_tiles.hpp:322
+      if (v1726) {
+        const float v1727 = v273.x[64];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1728 = static_cast<unsigned int>(v273.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1731 = static_cast<unsigned int>(v273.row(64, iron_linear_thread() & 31u));
+        const unsigned int v1732 = v1731 - 32u;
+        const unsigned int v1733 = v1732 * 132u;
+        const unsigned int v1734 = v1733 + v271;
+        const unsigned int v1735 = v1734 + v1728;
+        shm2[v1735] = v1727;
+        const float v1736 = v273.x[65];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1737 = static_cast<unsigned int>(v273.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1740 = static_cast<unsigned int>(v273.row(65, iron_linear_thread() & 31u));
+        const unsigned int v1741 = v1740 - 32u;
+        const unsigned int v1742 = v1741 * 132u;
+        const unsigned int v1743 = v1742 + v271;
+        const unsigned int v1744 = v1743 + v1737;
+        shm2[v1744] = v1736;
+        const float v1745 = v273.x[66];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1746 = static_cast<unsigned int>(v273.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1749 = static_cast<unsigned int>(v273.row(66, iron_linear_thread() & 31u));
+        const unsigned int v1750 = v1749 - 32u;
+        const unsigned int v1751 = v1750 * 132u;
+        const unsigned int v1752 = v1751 + v271;
+        const unsigned int v1753 = v1752 + v1746;
+        shm2[v1753] = v1745;
+        const float v1754 = v273.x[67];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1755 = static_cast<unsigned int>(v273.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1758 = static_cast<unsigned int>(v273.row(67, iron_linear_thread() & 31u));
+        const unsigned int v1759 = v1758 - 32u;
+        const unsigned int v1760 = v1759 * 132u;
+        const unsigned int v1761 = v1760 + v271;
+        const unsigned int v1762 = v1761 + v1755;
+        shm2[v1762] = v1754;
+        const float v1763 = v273.x[68];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1764 = static_cast<unsigned int>(v273.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1767 = static_cast<unsigned int>(v273.row(68, iron_linear_thread() & 31u));
+        const unsigned int v1768 = v1767 - 32u;
+        const unsigned int v1769 = v1768 * 132u;
+        const unsigned int v1770 = v1769 + v271;
+        const unsigned int v1771 = v1770 + v1764;
+        shm2[v1771] = v1763;
+        const float v1772 = v273.x[69];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1773 = static_cast<unsigned int>(v273.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1776 = static_cast<unsigned int>(v273.row(69, iron_linear_thread() & 31u));
+        const unsigned int v1777 = v1776 - 32u;
+        const unsigned int v1778 = v1777 * 132u;
+        const unsigned int v1779 = v1778 + v271;
+        const unsigned int v1780 = v1779 + v1773;
+        shm2[v1780] = v1772;
+        const float v1781 = v273.x[70];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1782 = static_cast<unsigned int>(v273.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1785 = static_cast<unsigned int>(v273.row(70, iron_linear_thread() & 31u));
+        const unsigned int v1786 = v1785 - 32u;
+        const unsigned int v1787 = v1786 * 132u;
+        const unsigned int v1788 = v1787 + v271;
+        const unsigned int v1789 = v1788 + v1782;
+        shm2[v1789] = v1781;
+        const float v1790 = v273.x[71];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1791 = static_cast<unsigned int>(v273.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1794 = static_cast<unsigned int>(v273.row(71, iron_linear_thread() & 31u));
+        const unsigned int v1795 = v1794 - 32u;
+        const unsigned int v1796 = v1795 * 132u;
+        const unsigned int v1797 = v1796 + v271;
+        const unsigned int v1798 = v1797 + v1791;
+        shm2[v1798] = v1790;
+        const float v1799 = v273.x[72];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1800 = static_cast<unsigned int>(v273.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1803 = static_cast<unsigned int>(v273.row(72, iron_linear_thread() & 31u));
+        const unsigned int v1804 = v1803 - 32u;
+        const unsigned int v1805 = v1804 * 132u;
+        const unsigned int v1806 = v1805 + v271;
+        const unsigned int v1807 = v1806 + v1800;
+        shm2[v1807] = v1799;
+        const float v1808 = v273.x[73];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1809 = static_cast<unsigned int>(v273.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1812 = static_cast<unsigned int>(v273.row(73, iron_linear_thread() & 31u));
+        const unsigned int v1813 = v1812 - 32u;
+        const unsigned int v1814 = v1813 * 132u;
+        const unsigned int v1815 = v1814 + v271;
+        const unsigned int v1816 = v1815 + v1809;
+        shm2[v1816] = v1808;
+        const float v1817 = v273.x[74];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1818 = static_cast<unsigned int>(v273.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1821 = static_cast<unsigned int>(v273.row(74, iron_linear_thread() & 31u));
+        const unsigned int v1822 = v1821 - 32u;
+        const unsigned int v1823 = v1822 * 132u;
+        const unsigned int v1824 = v1823 + v271;
+        const unsigned int v1825 = v1824 + v1818;
+        shm2[v1825] = v1817;
+        const float v1826 = v273.x[75];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1827 = static_cast<unsigned int>(v273.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1830 = static_cast<unsigned int>(v273.row(75, iron_linear_thread() & 31u));
+        const unsigned int v1831 = v1830 - 32u;
+        const unsigned int v1832 = v1831 * 132u;
+        const unsigned int v1833 = v1832 + v271;
+        const unsigned int v1834 = v1833 + v1827;
+        shm2[v1834] = v1826;
+        const float v1835 = v273.x[76];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1836 = static_cast<unsigned int>(v273.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1839 = static_cast<unsigned int>(v273.row(76, iron_linear_thread() & 31u));
+        const unsigned int v1840 = v1839 - 32u;
+        const unsigned int v1841 = v1840 * 132u;
+        const unsigned int v1842 = v1841 + v271;
+        const unsigned int v1843 = v1842 + v1836;
+        shm2[v1843] = v1835;
+        const float v1844 = v273.x[77];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1845 = static_cast<unsigned int>(v273.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1848 = static_cast<unsigned int>(v273.row(77, iron_linear_thread() & 31u));
+        const unsigned int v1849 = v1848 - 32u;
+        const unsigned int v1850 = v1849 * 132u;
+        const unsigned int v1851 = v1850 + v271;
+        const unsigned int v1852 = v1851 + v1845;
+        shm2[v1852] = v1844;
+        const float v1853 = v273.x[78];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1854 = static_cast<unsigned int>(v273.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1857 = static_cast<unsigned int>(v273.row(78, iron_linear_thread() & 31u));
+        const unsigned int v1858 = v1857 - 32u;
+        const unsigned int v1859 = v1858 * 132u;
+        const unsigned int v1860 = v1859 + v271;
+        const unsigned int v1861 = v1860 + v1854;
+        shm2[v1861] = v1853;
+        const float v1862 = v273.x[79];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1863 = static_cast<unsigned int>(v273.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1866 = static_cast<unsigned int>(v273.row(79, iron_linear_thread() & 31u));
+        const unsigned int v1867 = v1866 - 32u;
+        const unsigned int v1868 = v1867 * 132u;
+        const unsigned int v1869 = v1868 + v271;
+        const unsigned int v1870 = v1869 + v1863;
+        shm2[v1870] = v1862;
+        const float v1871 = v273.x[80];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1872 = static_cast<unsigned int>(v273.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1875 = static_cast<unsigned int>(v273.row(80, iron_linear_thread() & 31u));
+        const unsigned int v1876 = v1875 - 32u;
+        const unsigned int v1877 = v1876 * 132u;
+        const unsigned int v1878 = v1877 + v271;
+        const unsigned int v1879 = v1878 + v1872;
+        shm2[v1879] = v1871;
+        const float v1880 = v273.x[81];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1881 = static_cast<unsigned int>(v273.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1884 = static_cast<unsigned int>(v273.row(81, iron_linear_thread() & 31u));
+        const unsigned int v1885 = v1884 - 32u;
+        const unsigned int v1886 = v1885 * 132u;
+        const unsigned int v1887 = v1886 + v271;
+        const unsigned int v1888 = v1887 + v1881;
+        shm2[v1888] = v1880;
+        const float v1889 = v273.x[82];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1890 = static_cast<unsigned int>(v273.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1893 = static_cast<unsigned int>(v273.row(82, iron_linear_thread() & 31u));
+        const unsigned int v1894 = v1893 - 32u;
+        const unsigned int v1895 = v1894 * 132u;
+        const unsigned int v1896 = v1895 + v271;
+        const unsigned int v1897 = v1896 + v1890;
+        shm2[v1897] = v1889;
+        const float v1898 = v273.x[83];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1899 = static_cast<unsigned int>(v273.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1902 = static_cast<unsigned int>(v273.row(83, iron_linear_thread() & 31u));
+        const unsigned int v1903 = v1902 - 32u;
+        const unsigned int v1904 = v1903 * 132u;
+        const unsigned int v1905 = v1904 + v271;
+        const unsigned int v1906 = v1905 + v1899;
+        shm2[v1906] = v1898;
+        const float v1907 = v273.x[84];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1908 = static_cast<unsigned int>(v273.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1911 = static_cast<unsigned int>(v273.row(84, iron_linear_thread() & 31u));
+        const unsigned int v1912 = v1911 - 32u;
+        const unsigned int v1913 = v1912 * 132u;
+        const unsigned int v1914 = v1913 + v271;
+        const unsigned int v1915 = v1914 + v1908;
+        shm2[v1915] = v1907;
+        const float v1916 = v273.x[85];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1917 = static_cast<unsigned int>(v273.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1920 = static_cast<unsigned int>(v273.row(85, iron_linear_thread() & 31u));
+        const unsigned int v1921 = v1920 - 32u;
+        const unsigned int v1922 = v1921 * 132u;
+        const unsigned int v1923 = v1922 + v271;
+        const unsigned int v1924 = v1923 + v1917;
+        shm2[v1924] = v1916;
+        const float v1925 = v273.x[86];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1926 = static_cast<unsigned int>(v273.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1929 = static_cast<unsigned int>(v273.row(86, iron_linear_thread() & 31u));
+        const unsigned int v1930 = v1929 - 32u;
+        const unsigned int v1931 = v1930 * 132u;
+        const unsigned int v1932 = v1931 + v271;
+        const unsigned int v1933 = v1932 + v1926;
+        shm2[v1933] = v1925;
+        const float v1934 = v273.x[87];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1935 = static_cast<unsigned int>(v273.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1938 = static_cast<unsigned int>(v273.row(87, iron_linear_thread() & 31u));
+        const unsigned int v1939 = v1938 - 32u;
+        const unsigned int v1940 = v1939 * 132u;
+        const unsigned int v1941 = v1940 + v271;
+        const unsigned int v1942 = v1941 + v1935;
+        shm2[v1942] = v1934;
+        const float v1943 = v273.x[88];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1944 = static_cast<unsigned int>(v273.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1947 = static_cast<unsigned int>(v273.row(88, iron_linear_thread() & 31u));
+        const unsigned int v1948 = v1947 - 32u;
+        const unsigned int v1949 = v1948 * 132u;
+        const unsigned int v1950 = v1949 + v271;
+        const unsigned int v1951 = v1950 + v1944;
+        shm2[v1951] = v1943;
+        const float v1952 = v273.x[89];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1953 = static_cast<unsigned int>(v273.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1956 = static_cast<unsigned int>(v273.row(89, iron_linear_thread() & 31u));
+        const unsigned int v1957 = v1956 - 32u;
+        const unsigned int v1958 = v1957 * 132u;
+        const unsigned int v1959 = v1958 + v271;
+        const unsigned int v1960 = v1959 + v1953;
+        shm2[v1960] = v1952;
+        const float v1961 = v273.x[90];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1962 = static_cast<unsigned int>(v273.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1965 = static_cast<unsigned int>(v273.row(90, iron_linear_thread() & 31u));
+        const unsigned int v1966 = v1965 - 32u;
+        const unsigned int v1967 = v1966 * 132u;
+        const unsigned int v1968 = v1967 + v271;
+        const unsigned int v1969 = v1968 + v1962;
+        shm2[v1969] = v1961;
+        const float v1970 = v273.x[91];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1971 = static_cast<unsigned int>(v273.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1974 = static_cast<unsigned int>(v273.row(91, iron_linear_thread() & 31u));
+        const unsigned int v1975 = v1974 - 32u;
+        const unsigned int v1976 = v1975 * 132u;
+        const unsigned int v1977 = v1976 + v271;
+        const unsigned int v1978 = v1977 + v1971;
+        shm2[v1978] = v1970;
+        const float v1979 = v273.x[92];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1980 = static_cast<unsigned int>(v273.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1983 = static_cast<unsigned int>(v273.row(92, iron_linear_thread() & 31u));
+        const unsigned int v1984 = v1983 - 32u;
+        const unsigned int v1985 = v1984 * 132u;
+        const unsigned int v1986 = v1985 + v271;
+        const unsigned int v1987 = v1986 + v1980;
+        shm2[v1987] = v1979;
+        const float v1988 = v273.x[93];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1989 = static_cast<unsigned int>(v273.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1992 = static_cast<unsigned int>(v273.row(93, iron_linear_thread() & 31u));
+        const unsigned int v1993 = v1992 - 32u;
+        const unsigned int v1994 = v1993 * 132u;
+        const unsigned int v1995 = v1994 + v271;
+        const unsigned int v1996 = v1995 + v1989;
+        shm2[v1996] = v1988;
+        const float v1997 = v273.x[94];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1998 = static_cast<unsigned int>(v273.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2001 = static_cast<unsigned int>(v273.row(94, iron_linear_thread() & 31u));
+        const unsigned int v2002 = v2001 - 32u;
+        const unsigned int v2003 = v2002 * 132u;
+        const unsigned int v2004 = v2003 + v271;
+        const unsigned int v2005 = v2004 + v1998;
+        shm2[v2005] = v1997;
+        const float v2006 = v273.x[95];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2007 = static_cast<unsigned int>(v273.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2010 = static_cast<unsigned int>(v273.row(95, iron_linear_thread() & 31u));
+        const unsigned int v2011 = v2010 - 32u;
+        const unsigned int v2012 = v2011 * 132u;
+        const unsigned int v2013 = v2012 + v271;
+        const unsigned int v2014 = v2013 + v2007;
+        shm2[v2014] = v2006;
+      }
+      const bool v2016 = v1137 == 3u;  // kernels/gemm/gemm_tiles.hpp:322
+      if (v2016) {
+        const float v2017 = v273.x[96];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2018 = static_cast<unsigned int>(v273.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2021 = static_cast<unsigned int>(v273.row(96, iron_linear_thread() & 31u));
+        const unsigned int v2022 = v2021 - 48u;
+        const unsigned int v2023 = v2022 * 132u;
+        const unsigned int v2024 = v2023 + v271;
+        const unsigned int v2025 = v2024 + v2018;
+        shm2[v2025] = v2017;
+        const float v2026 = v273.x[97];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2027 = static_cast<unsigned int>(v273.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2030 = static_cast<unsigned int>(v273.row(97, iron_linear_thread() & 31u));
+        const unsigned int v2031 = v2030 - 48u;
+        const unsigned int v2032 = v2031 * 132u;
+        const unsigned int v2033 = v2032 + v271;
+        const unsigned int v2034 = v2033 + v2027;
+        shm2[v2034] = v2026;
+        const float v2035 = v273.x[98];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2036 = static_cast<unsigned int>(v273.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2039 = static_cast<unsigned int>(v273.row(98, iron_linear_thread() & 31u));
+        const unsigned int v2040 = v2039 - 48u;
+        const unsigned int v2041 = v2040 * 132u;
+        const unsigned int v2042 = v2041 + v271;
+        const unsigned int v2043 = v2042 + v2036;
+        shm2[v2043] = v2035;
+        const float v2044 = v273.x[99];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2045 = static_cast<unsigned int>(v273.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2048 = static_cast<unsigned int>(v273.row(99, iron_linear_thread() & 31u));
+        const unsigned int v2049 = v2048 - 48u;
+        const unsigned int v2050 = v2049 * 132u;
+        const unsigned int v2051 = v2050 + v271;
+        const unsigned int v2052 = v2051 + v2045;
+        shm2[v2052] = v2044;
+        const float v2053 = v273.x[100];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2054 = static_cast<unsigned int>(v273.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2057 = static_cast<unsigned int>(v273.row(100, iron_linear_thread() & 31u));
+        const unsigned int v2058 = v2057 - 48u;
+        const unsigned int v2059 = v2058 * 132u;
+        const unsigned int v2060 = v2059 + v271;
+        const unsigned int v2061 = v2060 + v2054;
+        shm2[v2061] = v2053;
+        const float v2062 = v273.x[101];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2063 = static_cast<unsigned int>(v273.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2066 = static_cast<unsigned int>(v273.row(101, iron_linear_thread() & 31u));
+        const unsigned int v2067 = v2066 - 48u;
+        const unsigned int v2068 = v2067 * 132u;
+        const unsigned int v2069 = v2068 + v271;
+        const unsigned int v2070 = v2069 + v2063;
+        shm2[v2070] = v2062;
+        const float v2071 = v273.x[102];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2072 = static_cast<unsigned int>(v273.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2075 = static_cast<unsigned int>(v273.row(102, iron_linear_thread() & 31u));
+        const unsigned int v2076 = v2075 - 48u;
+        const unsigned int v2077 = v2076 * 132u;
+        const unsigned int v2078 = v2077 + v271;
+        const unsigned int v2079 = v2078 + v2072;
+        shm2[v2079] = v2071;
+        const float v2080 = v273.x[103];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2081 = static_cast<unsigned int>(v273.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2084 = static_cast<unsigned int>(v273.row(103, iron_linear_thread() & 31u));
+        const unsigned int v2085 = v2084 - 48u;
+        const unsigned int v2086 = v2085 * 132u;
+        const unsigned int v2087 = v2086 + v271;
+        const unsigned int v2088 = v2087 + v2081;
+        shm2[v2088] = v2080;
+        const float v2089 = v273.x[104];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2090 = static_cast<unsigned int>(v273.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2093 = static_cast<unsigned int>(v273.row(104, iron_linear_thread() & 31u));
+        const unsigned int v2094 = v2093 - 48u;
+        const unsigned int v2095 = v2094 * 132u;
+        const unsigned int v2096 = v2095 + v271;
+        const unsigned int v2097 = v2096 + v2090;
+        shm2[v2097] = v2089;
+        const float v2098 = v273.x[105];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2099 = static_cast<unsigned int>(v273.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2102 = static_cast<unsigned int>(v273.row(105, iron_linear_thread() & 31u));
+        const unsigned int v2103 = v2102 - 48u;
+        const unsigned int v2104 = v2103 * 132u;
+        const unsigned int v2105 = v2104 + v271;
+        const unsigned int v2106 = v2105 + v2099;
+        shm2[v2106] = v2098;
+        const float v2107 = v273.x[106];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2108 = static_cast<unsigned int>(v273.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2111 = static_cast<unsigned int>(v273.row(106, iron_linear_thread() & 31u));
+        const unsigned int v2112 = v2111 - 48u;
+        const unsigned int v2113 = v2112 * 132u;
+        const unsigned int v2114 = v2113 + v271;
+        const unsigned int v2115 = v2114 + v2108;
+        shm2[v2115] = v2107;
+        const float v2116 = v273.x[107];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2117 = static_cast<unsigned int>(v273.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2120 = static_cast<unsigned int>(v273.row(107, iron_linear_thread() & 31u));
+        const unsigned int v2121 = v2120 - 48u;
+        const unsigned int v2122 = v2121 * 132u;
+        const unsigned int v2123 = v2122 + v271;
+        const unsigned int v2124 = v2123 + v2117;
+        shm2[v2124] = v2116;
+        const float v2125 = v273.x[108];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2126 = static_cast<unsigned int>(v273.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2129 = static_cast<unsigned int>(v273.row(108, iron_linear_thread() & 31u));
+        const unsigned int v2130 = v2129 - 48u;
+        const unsigned int v2131 = v2130 * 132u;
+        const unsigned int v2132 = v2131 + v271;
+        const unsigned int v2133 = v2132 + v2126;
+        shm2[v2133] = v2125;
+        const float v2134 = v273.x[109];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2135 = static_cast<unsigned int>(v273.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2138 = static_cast<unsigned int>(v273.row(109, iron_linear_thread() & 31u));
+        const unsigned int v2139 = v2138 - 48u;
+        const unsigned int v2140 = v2139 * 132u;
+        const unsigned int v2141 = v2140 + v271;
+        const unsigned int v2142 = v2141 + v2135;
+        shm2[v2142] = v2134;
+        const float v2143 = v273.x[110];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2144 = static_cast<unsigned int>(v273.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2147 = static_cast<unsigned int>(v273.row(110, iron_linear_thread() & 31u));
+        const unsigned int v2148 = v2147 - 48u;
+        const unsigned int v2149 = v2148 * 132u;
+        const unsigned int v2150 = v2149 + v271;
+        const unsigned int v2151 = v2150 + v2144;
+        shm2[v2151] = v2143;
+        const float v2152 = v273.x[111];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2153 = static_cast<unsigned int>(v273.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2156 = static_cast<unsigned int>(v273.row(111, iron_linear_thread() & 31u));
+        const unsigned int v2157 = v2156 - 48u;
+        const unsigned int v2158 = v2157 * 132u;
+        const unsigned int v2159 = v2158 + v271;
+        const unsigned int v2160 = v2159 + v2153;
+        shm2[v2160] = v2152;
+        const float v2161 = v273.x[112];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2162 = static_cast<unsigned int>(v273.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2165 = static_cast<unsigned int>(v273.row(112, iron_linear_thread() & 31u));
+        const unsigned int v2166 = v2165 - 48u;
+        const unsigned int v2167 = v2166 * 132u;
+        const unsigned int v2168 = v2167 + v271;
+        const unsigned int v2169 = v2168 + v2162;
+        shm2[v2169] = v2161;
+        const float v2170 = v273.x[113];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2171 = static_cast<unsigned int>(v273.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2174 = static_cast<unsigned int>(v273.row(113, iron_linear_thread() & 31u));
+        const unsigned int v2175 = v2174 - 48u;
+        const unsigned int v2176 = v2175 * 132u;
+        const unsigned int v2177 = v2176 + v271;
+        const unsigned int v2178 = v2177 + v2171;
+        shm2[v2178] = v2170;
+        const float v2179 = v273.x[114];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2180 = static_cast<unsigned int>(v273.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2183 = static_cast<unsigned int>(v273.row(114, iron_linear_thread() & 31u));
+        const unsigned int v2184 = v2183 - 48u;
+        const unsigned int v2185 = v2184 * 132u;
+        const unsigned int v2186 = v2185 + v271;
+        const unsigned int v2187 = v2186 + v2180;
+        shm2[v2187] = v2179;
+        const float v2188 = v273.x[115];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2189 = static_cast<unsigned int>(v273.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2192 = static_cast<unsigned int>(v273.row(115, iron_linear_thread() & 31u));
+        const unsigned int v2193 = v2192 - 48u;
+        const unsigned int v2194 = v2193 * 132u;
+        const unsigned int v2195 = v2194 + v271;
+        const unsigned int v2196 = v2195 + v2189;
+        shm2[v2196] = v2188;
+        const float v2197 = v273.x[116];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2198 = static_cast<unsigned int>(v273.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2201 = static_cast<unsigned int>(v273.row(116, iron_linear_thread() & 31u));
+        const unsigned int v2202 = v2201 - 48u;
+        const unsigned int v2203 = v2202 * 132u;
+        const unsigned int v2204 = v2203 + v271;
+        const unsigned int v2205 = v2204 + v2198;
+        shm2[v2205] = v2197;
+        const float v2206 = v273.x[117];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2207 = static_cast<unsigned int>(v273.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2210 = static_cast<unsigned int>(v273.row(117, iron_linear_thread() & 31u));
+        const unsigned int v2211 = v2210 - 48u;
+        const unsigned int v2212 = v2211 * 132u;
+        const unsigned int v2213 = v2212 + v271;
+        const unsigned int v2214 = v2213 + v2207;
+        shm2[v2214] = v2206;
+        const float v2215 = v273.x[118];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2216 = static_cast<unsigned int>(v273.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2219 = static_cast<unsigned int>(v273.row(118, iron_linear_thread() & 31u));
+        const unsigned int v2220 = v2219 - 48u;
+        const unsigned int v2221 = v2220 * 132u;
+        const unsigned int v2222 = v2221 + v271;
+        const unsigned int v2223 = v2222 + v2216;
+        shm2[v2223] = v2215;
+        const float v2224 = v273.x[119];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2225 = static_cast<unsigned int>(v273.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2228 = static_cast<unsigned int>(v273.row(119, iron_linear_thread() & 31u));
+        const unsigned int v2229 = v2228 - 48u;
+        const unsigned int v2230 = v2229 * 132u;
+        const unsigned int v2231 = v2230 + v271;
+        const unsigned int v2232 = v2231 + v2225;
+        shm2[v2232] = v2224;
+        const float v2233 = v273.x[120];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2234 = static_cast<unsigned int>(v273.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2237 = static_cast<unsigned int>(v273.row(120, iron_linear_thread() & 31u));
+        const unsigned int v2238 = v2237 - 48u;
+        const unsigned int v2239 = v2238 * 132u;
+        const unsigned int v2240 = v2239 + v271;
+        const unsigned int v2241 = v2240 + v2234;
+        shm2[v2241] = v2233;
+        const float v2242 = v273.x[121];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2243 = static_cast<unsigned int>(v273.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2246 = static_cast<unsigned int>(v273.row(121, iron_linear_thread() & 31u));
+        const unsigned int v2247 = v2246 - 48u;
+        const unsigned int v2248 = v2247 * 132u;
+        const unsigned int v2249 = v2248 + v271;
+        const unsigned int v2250 = v2249 + v2243;
+        shm2[v2250] = v2242;
+        const float v2251 = v273.x[122];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2252 = static_cast<unsigned int>(v273.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2255 = static_cast<unsigned int>(v273.row(122, iron_linear_thread() & 31u));
+        const unsigned int v2256 = v2255 - 48u;
+        const unsigned int v2257 = v2256 * 132u;
+        const unsigned int v2258 = v2257 + v271;
+        const unsigned int v2259 = v2258 + v2252;
+        shm2[v2259] = v2251;
+        const float v2260 = v273.x[123];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2261 = static_cast<unsigned int>(v273.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2264 = static_cast<unsigned int>(v273.row(123, iron_linear_thread() & 31u));
+        const unsigned int v2265 = v2264 - 48u;
+        const unsigned int v2266 = v2265 * 132u;
+        const unsigned int v2267 = v2266 + v271;
+        const unsigned int v2268 = v2267 + v2261;
+        shm2[v2268] = v2260;
+        const float v2269 = v273.x[124];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2270 = static_cast<unsigned int>(v273.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2273 = static_cast<unsigned int>(v273.row(124, iron_linear_thread() & 31u));
+        const unsigned int v2274 = v2273 - 48u;
+        const unsigned int v2275 = v2274 * 132u;
+        const unsigned int v2276 = v2275 + v271;
+        const unsigned int v2277 = v2276 + v2270;
+        shm2[v2277] = v2269;
+        const float v2278 = v273.x[125];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2279 = static_cast<unsigned int>(v273.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2282 = static_cast<unsigned int>(v273.row(125, iron_linear_thread() & 31u));
+        const unsigned int v2283 = v2282 - 48u;
+        const unsigned int v2284 = v2283 * 132u;
+        const unsigned int v2285 = v2284 + v271;
+        const unsigned int v2286 = v2285 + v2279;
+        shm2[v2286] = v2278;
+        const float v2287 = v273.x[126];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2288 = static_cast<unsigned int>(v273.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2291 = static_cast<unsigned int>(v273.row(126, iron_linear_thread() & 31u));
+        const unsigned int v2292 = v2291 - 48u;
+        const unsigned int v2293 = v2292 * 132u;
+        const unsigned int v2294 = v2293 + v271;
+        const unsigned int v2295 = v2294 + v2288;
+        shm2[v2295] = v2287;
+        const float v2296 = v273.x[127];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2297 = static_cast<unsigned int>(v273.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2300 = static_cast<unsigned int>(v273.row(127, iron_linear_thread() & 31u));
+        const unsigned int v2301 = v2300 - 48u;
+        const unsigned int v2302 = v2301 * 132u;
+        const unsigned int v2303 = v2302 + v271;
+        const unsigned int v2304 = v2303 + v2297;
+        shm2[v2304] = v2296;
+      }
+    }
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:331
+    const unsigned int v2312 = v1137 << 4u;  // kernels/gemm/gemm_tiles.hpp:333
+    const unsigned int v2314 = v1135 << 6u;
+    const unsigned int v2315 = v60 + v2314;
+    const unsigned int v2316 = v2315 + v2312;
+
+    for (unsigned int v2308 = v116; v2308 < 2048u; v2308 += 128u) {  // kernels/gemm/gemm_tiles.hpp:332
+      const unsigned int v2310 = v2308 >> 7u;  // kernels/gemm/gemm_tiles.hpp:333
+      const unsigned int v2317 = v2316 + v2310;
+      const unsigned int v2319 = v2308 & 127u;  // kernels/gemm/gemm_tiles.hpp:334
+      const unsigned int v2320 = v64 + v2319;
+      const bool v2321 = v2317 < v41;  // kernels/gemm/gemm_tiles.hpp:335
+      const bool v2322 = v2320 < v12;
+      const bool v2323 = v2321 && v2322;
+      if (v2323) {
+        const unsigned int v2329 = v2310 * 132u;
+        const unsigned int v2330 = v2329 + v2319;
+        const float v2331 = shm2[v2330];
+        const iron_bf16 v2333 = iron_f32_to_bf16(v2331);  // kernels/convolution/conv_tiles.hpp:82
+        const unsigned int v2334 = v2317 * v3;
+        const unsigned int v2335 = v2334 + v65;
+        const unsigned int v2336 = v2335 + v2320;
+        out[v2336] = v2333;
+      }
+    }
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:337
   }
 }

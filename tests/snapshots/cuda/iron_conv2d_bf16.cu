@@ -65,11 +65,6 @@ __device__ __forceinline__ iron_bf16 __shfl_down_sync(unsigned int mask, iron_bf
 }
 __device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf16(f); }
 
-// Vector types: each moves in one load or store.
-struct alignas(4) iron_bf16x2 {
-  iron_bf16 v[2];
-};
-
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
 __device__ __forceinline__ unsigned int iron_linear_thread() {
   return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
@@ -279,6 +274,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
   extern __shared__ __align__(16) unsigned char iron_shared[];
   iron_bf16* const shm0 = reinterpret_cast<iron_bf16*>(iron_shared + 0);
   iron_bf16* const shm1 = reinterpret_cast<iron_bf16*>(iron_shared + 49152);
+  float* const shm2 = reinterpret_cast<float*>(iron_shared + 0);
 
   const unsigned int v0 = batch;  // kernels/convolution/conv2d.cpp:59
   const unsigned int v1 = h;
@@ -294,10 +290,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
   const unsigned int v11 = dil_h;
   const unsigned int v12 = dil_w;
   const unsigned int v13 = group_count;
-  const unsigned int v14 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:112
+  const unsigned int v14 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:70
   const unsigned int v15 = v4 / v13;  // kernels/convolution/conv_shape.hpp:26
   const unsigned int v16 = v3 / v13;  // kernels/convolution/conv_shape.hpp:25
-  const unsigned int v17 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:115
+  const unsigned int v17 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:73
   const unsigned int v18 = v17 * v16;
   const unsigned int v22 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
   const unsigned int v23 = v12 * v22;
@@ -315,7 +311,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
   const unsigned int v40 = v39 - 1u;
   const unsigned int v41 = v40 / v7;
   const unsigned int v42 = v41 + 1u;
-  const unsigned int v43 = v0 * v42;  // kernels/convolution/conv_tiles.hpp:116
+  const unsigned int v43 = v0 * v42;  // kernels/convolution/conv_tiles.hpp:74
   const unsigned int v44 = v43 * v30;
   const unsigned int v45 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:132
   const unsigned int v46 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:133
@@ -334,4270 +330,2291 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
   const unsigned int v63 = v62 << 7u;
   const unsigned int v66 = v60 / v58;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v67 = v66 << 7u;
-  const unsigned int v68 = v14 * v15;  // kernels/convolution/conv_tiles.hpp:136
+  const unsigned int v68 = v14 * v15;  // kernels/convolution/conv_tiles.hpp:95
   const unsigned int v69 = v68 * v18;
   const unsigned int v70 = v15 * v18;
-  const unsigned int v71 = v14 * v16;  // kernels/convolution/conv_tiles.hpp:121
-  const bool v73 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:176
-  const bool v75 = v6 == 1u;
-  const bool v76 = v73 && v75;
-  const bool v78 = v7 == 1u;
-  const bool v79 = v76 && v78;
-  const bool v81 = v8 == 1u;
-  const bool v82 = v79 && v81;
-  const bool v84 = v9 == 0u;
-  const bool v85 = v82 && v84;
-  const bool v87 = v10 == 0u;  // kernels/convolution/im2col_a.hpp:177
-  const bool v88 = v85 && v87;  // kernels/convolution/im2col_a.hpp:176
-  const bool v90 = v13 == 1u;  // kernels/convolution/im2col_a.hpp:177
-  const bool v91 = v88 && v90;
-  const unsigned int v116 = v42 * v30;  // kernels/convolution/im2col_a.hpp:181
-  const unsigned int v118 = threadIdx.x;  // kernels/convolution/im2col_a.hpp:182
-  const unsigned int v119 = v118 >> 3u;
-  const unsigned int v120 = v63 + v119;
-  const unsigned int v123 = v120 / v116;  // kernels/convolution/im2col_a.hpp:185
-  const unsigned int v124 = v123 * v116;  // kernels/convolution/im2col_a.hpp:186
-  const unsigned int v125 = v120 - v124;
-  const unsigned int v126 = v125 / v30;  // kernels/convolution/im2col_a.hpp:187
-  const bool v127 = v120 < v44;  // kernels/convolution/im2col_a.hpp:188
-  const unsigned int v128 = v1 + v9;  // kernels/convolution/im2col_a.hpp:189
-  const unsigned int v129 = v126 * v7;
-  const unsigned int v130 = v127 ? v129 : v128;
-  const unsigned int v132 = v126 * v30;  // kernels/convolution/im2col_a.hpp:190
-  const unsigned int v133 = v125 - v132;
-  const unsigned int v134 = v133 * v8;
-  const unsigned int v135 = v127 ? v134 : 0u;
-  const unsigned int v137 = v123 * v1;  // kernels/convolution/im2col_a.hpp:191
-  const unsigned int v138 = v127 ? v137 : 0u;
-  const unsigned int v140 = v120 + 16u;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v141 = v140 / v116;  // kernels/convolution/im2col_a.hpp:185
-  const unsigned int v142 = v141 * v116;  // kernels/convolution/im2col_a.hpp:186
-  const unsigned int v143 = v140 - v142;
-  const unsigned int v144 = v143 / v30;  // kernels/convolution/im2col_a.hpp:187
-  const bool v145 = v140 < v44;  // kernels/convolution/im2col_a.hpp:188
-  const unsigned int v147 = v144 * v7;  // kernels/convolution/im2col_a.hpp:189
-  const unsigned int v148 = v145 ? v147 : v128;
-  const unsigned int v150 = v144 * v30;  // kernels/convolution/im2col_a.hpp:190
-  const unsigned int v151 = v143 - v150;
-  const unsigned int v152 = v151 * v8;
-  const unsigned int v153 = v145 ? v152 : 0u;
-  const unsigned int v155 = v141 * v1;  // kernels/convolution/im2col_a.hpp:191
-  const unsigned int v156 = v145 ? v155 : 0u;
-  const unsigned int v158 = v120 + 32u;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v159 = v158 / v116;  // kernels/convolution/im2col_a.hpp:185
-  const unsigned int v160 = v159 * v116;  // kernels/convolution/im2col_a.hpp:186
-  const unsigned int v161 = v158 - v160;
-  const unsigned int v162 = v161 / v30;  // kernels/convolution/im2col_a.hpp:187
-  const bool v163 = v158 < v44;  // kernels/convolution/im2col_a.hpp:188
-  const unsigned int v165 = v162 * v7;  // kernels/convolution/im2col_a.hpp:189
-  const unsigned int v166 = v163 ? v165 : v128;
-  const unsigned int v168 = v162 * v30;  // kernels/convolution/im2col_a.hpp:190
-  const unsigned int v169 = v161 - v168;
-  const unsigned int v170 = v169 * v8;
-  const unsigned int v171 = v163 ? v170 : 0u;
-  const unsigned int v173 = v159 * v1;  // kernels/convolution/im2col_a.hpp:191
-  const unsigned int v174 = v163 ? v173 : 0u;
-  const unsigned int v176 = v120 + 48u;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v177 = v176 / v116;  // kernels/convolution/im2col_a.hpp:185
-  const unsigned int v178 = v177 * v116;  // kernels/convolution/im2col_a.hpp:186
-  const unsigned int v179 = v176 - v178;
-  const unsigned int v180 = v179 / v30;  // kernels/convolution/im2col_a.hpp:187
-  const bool v181 = v176 < v44;  // kernels/convolution/im2col_a.hpp:188
-  const unsigned int v183 = v180 * v7;  // kernels/convolution/im2col_a.hpp:189
-  const unsigned int v184 = v181 ? v183 : v128;
-  const unsigned int v186 = v180 * v30;  // kernels/convolution/im2col_a.hpp:190
-  const unsigned int v187 = v179 - v186;
-  const unsigned int v188 = v187 * v8;
-  const unsigned int v189 = v181 ? v188 : 0u;
-  const unsigned int v191 = v177 * v1;  // kernels/convolution/im2col_a.hpp:191
-  const unsigned int v192 = v181 ? v191 : 0u;
-  const unsigned int v194 = v120 + 64u;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v195 = v194 / v116;  // kernels/convolution/im2col_a.hpp:185
-  const unsigned int v196 = v195 * v116;  // kernels/convolution/im2col_a.hpp:186
-  const unsigned int v197 = v194 - v196;
-  const unsigned int v198 = v197 / v30;  // kernels/convolution/im2col_a.hpp:187
-  const bool v199 = v194 < v44;  // kernels/convolution/im2col_a.hpp:188
-  const unsigned int v201 = v198 * v7;  // kernels/convolution/im2col_a.hpp:189
-  const unsigned int v202 = v199 ? v201 : v128;
-  const unsigned int v204 = v198 * v30;  // kernels/convolution/im2col_a.hpp:190
-  const unsigned int v205 = v197 - v204;
-  const unsigned int v206 = v205 * v8;
-  const unsigned int v207 = v199 ? v206 : 0u;
-  const unsigned int v209 = v195 * v1;  // kernels/convolution/im2col_a.hpp:191
-  const unsigned int v210 = v199 ? v209 : 0u;
-  const unsigned int v212 = v120 + 80u;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v213 = v212 / v116;  // kernels/convolution/im2col_a.hpp:185
-  const unsigned int v214 = v213 * v116;  // kernels/convolution/im2col_a.hpp:186
-  const unsigned int v215 = v212 - v214;
-  const unsigned int v216 = v215 / v30;  // kernels/convolution/im2col_a.hpp:187
-  const bool v217 = v212 < v44;  // kernels/convolution/im2col_a.hpp:188
-  const unsigned int v219 = v216 * v7;  // kernels/convolution/im2col_a.hpp:189
-  const unsigned int v220 = v217 ? v219 : v128;
-  const unsigned int v222 = v216 * v30;  // kernels/convolution/im2col_a.hpp:190
-  const unsigned int v223 = v215 - v222;
-  const unsigned int v224 = v223 * v8;
-  const unsigned int v225 = v217 ? v224 : 0u;
-  const unsigned int v227 = v213 * v1;  // kernels/convolution/im2col_a.hpp:191
-  const unsigned int v228 = v217 ? v227 : 0u;
-  const unsigned int v230 = v120 + 96u;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v231 = v230 / v116;  // kernels/convolution/im2col_a.hpp:185
-  const unsigned int v232 = v231 * v116;  // kernels/convolution/im2col_a.hpp:186
-  const unsigned int v233 = v230 - v232;
-  const unsigned int v234 = v233 / v30;  // kernels/convolution/im2col_a.hpp:187
-  const bool v235 = v230 < v44;  // kernels/convolution/im2col_a.hpp:188
-  const unsigned int v237 = v234 * v7;  // kernels/convolution/im2col_a.hpp:189
-  const unsigned int v238 = v235 ? v237 : v128;
-  const unsigned int v240 = v234 * v30;  // kernels/convolution/im2col_a.hpp:190
-  const unsigned int v241 = v233 - v240;
-  const unsigned int v242 = v241 * v8;
-  const unsigned int v243 = v235 ? v242 : 0u;
-  const unsigned int v245 = v231 * v1;  // kernels/convolution/im2col_a.hpp:191
-  const unsigned int v246 = v235 ? v245 : 0u;
-  const unsigned int v248 = v120 + 112u;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v249 = v248 / v116;  // kernels/convolution/im2col_a.hpp:185
-  const unsigned int v250 = v249 * v116;  // kernels/convolution/im2col_a.hpp:186
-  const unsigned int v251 = v248 - v250;
-  const unsigned int v252 = v251 / v30;  // kernels/convolution/im2col_a.hpp:187
-  const bool v253 = v248 < v44;  // kernels/convolution/im2col_a.hpp:188
-  const unsigned int v255 = v252 * v7;  // kernels/convolution/im2col_a.hpp:189
-  const unsigned int v256 = v253 ? v255 : v128;
-  const unsigned int v258 = v252 * v30;  // kernels/convolution/im2col_a.hpp:190
-  const unsigned int v259 = v251 - v258;
-  const unsigned int v260 = v259 * v8;
-  const unsigned int v261 = v253 ? v260 : 0u;
-  const unsigned int v263 = v249 * v1;  // kernels/convolution/im2col_a.hpp:191
-  const unsigned int v264 = v253 ? v263 : 0u;
-  const unsigned int v265 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:242
-  const unsigned int v268 = v265 >> 1u;  // kernels/gemm/gemm_tiles.hpp:243
-  const unsigned int v269 = v268 << 6u;
-  const unsigned int v272 = v265 & 1u;  // kernels/gemm/gemm_tiles.hpp:244
-  const unsigned int v273 = v272 << 6u;
-  iron_frag<float, 2, 64, 64> v275;  // kernels/gemm/gemm_tiles.hpp:246
-  iron_frag_fill(v275, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v277;  // kernels/gemm/gemm_tiles.hpp:247
-  iron_frag_fill(v277, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v279;  // kernels/gemm/gemm_tiles.hpp:248
-  iron_frag_fill(v279, iron_f32_to_bf16(0.0f));
-  const unsigned int v282 = v3 & 7u;  // kernels/convolution/im2col_a.hpp:51
-  const bool v283 = v282 == 0u;
-  const unsigned int v287 = v16 & 7u;
-  const bool v288 = v287 == 0u;
-  const bool v289 = v283 && v288;
-  const unsigned int v292 = v18 & 7u;  // kernels/gemm/gemm_tiles.hpp:160
-  const bool v293 = v292 == 0u;
-  const unsigned int v296 = v70 & 7u;
-  const bool v297 = v296 == 0u;
-  const bool v298 = v293 && v297;
-  const bool v299 = v289 && v298;  // kernels/gemm/gemm_tiles.hpp:261
-  if (v299) {
-    for (unsigned int v5498 = 0u; v5498 < 2u; v5498 += 1u) {  // kernels/gemm/gemm_tiles.hpp:268
-      const unsigned int v5499 = v5498 << 6u;
-      const bool v5501 = v5499 < v18;
-      if (v5501) {
-        const unsigned int v5503 = v5498 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
-        const bool v5504 = !v91;  // kernels/convolution/im2col_a.hpp:90
-        if (v5504) {
-          const unsigned int v5508 = v118 & 7u;  // kernels/convolution/im2col_a.hpp:109
-          const unsigned int v5509 = v5508 << 3u;
-          const unsigned int v5510 = v5499 + v5509;  // kernels/convolution/im2col_a.hpp:110
-          const unsigned int v5512 = v5510 / v16;  // kernels/convolution/im2col_a.hpp:112
-          const unsigned int v5514 = v5512 * v16;  // kernels/convolution/im2col_a.hpp:113
-          const unsigned int v5515 = v5510 - v5514;
-          const unsigned int v5516 = v5512 / v6;  // kernels/convolution/im2col_a.hpp:114
-          const unsigned int v5517 = v5516 * v11;  // kernels/convolution/im2col_a.hpp:115
-          const unsigned int v5518 = v5516 * v6;  // kernels/convolution/im2col_a.hpp:116
-          const unsigned int v5519 = v5512 - v5518;
-          const unsigned int v5520 = v5519 * v12;
-          const unsigned int v5521 = v71 + v5515;  // kernels/convolution/im2col_a.hpp:117
-          const bool v5522 = v5510 < v18;  // kernels/convolution/im2col_a.hpp:118
-          const unsigned int v5524 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-          const unsigned int v5529 = v119 << 6u;  // kernels/convolution/im2col_a.hpp:121
-          const unsigned int v5530 = v5529 + v5509;
-          const unsigned int v5531 = v130 + v5517;  // kernels/convolution/im2col_a.hpp:124
-          const unsigned int v5532 = v135 + v5520;  // kernels/convolution/im2col_a.hpp:125
-          const bool v5533 = v5531 >= v9;  // kernels/convolution/im2col_a.hpp:126
-          const bool v5534 = v5522 && v5533;
-          const bool v5535 = v5531 < v128;
-          const bool v5536 = v5534 && v5535;
-          const bool v5537 = v5532 >= v10;
-          const bool v5538 = v5536 && v5537;
-          const bool v5539 = v5532 < v5524;
-          const bool v5540 = v5538 && v5539;
-          const unsigned int v5541 = max(v5531, v9);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v5542 = v5541 - v9;
-          const unsigned int v5543 = max(v5532, v10);  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v5544 = v5543 - v10;
-          const unsigned int v5545 = v138 + v5542;  // kernels/convolution/im2col_a.hpp:129
-          const unsigned int v5546 = v5545 * v2;
-          const unsigned int v5547 = v5546 + v5544;
-          const unsigned int v5548 = v5547 * v3;
-          const unsigned int v5549 = v5548 + v5521;
-          const unsigned int v5551 = v5540 ? v5549 : 0u;  // kernels/convolution/im2col_a.hpp:131
-          const unsigned int v5553 = v5503 + v5530;  // kernels/convolution/im2col_a.hpp:130
-          iron_copy_async<16>(shm0 + (v5553 ^ (((v5553 >> 6u) & 7u) << 3u)), x + v5551, v5540);
-          const unsigned int v5555 = v148 + v5517;  // kernels/convolution/im2col_a.hpp:124
-          const unsigned int v5556 = v153 + v5520;  // kernels/convolution/im2col_a.hpp:125
-          const bool v5557 = v5555 >= v9;  // kernels/convolution/im2col_a.hpp:126
-          const bool v5558 = v5522 && v5557;
-          const bool v5559 = v5555 < v128;
-          const bool v5560 = v5558 && v5559;
-          const bool v5561 = v5556 >= v10;
-          const bool v5562 = v5560 && v5561;
-          const bool v5563 = v5556 < v5524;
-          const bool v5564 = v5562 && v5563;
-          const unsigned int v5565 = max(v5555, v9);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v5566 = v5565 - v9;
-          const unsigned int v5567 = max(v5556, v10);  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v5568 = v5567 - v10;
-          const unsigned int v5569 = v156 + v5566;  // kernels/convolution/im2col_a.hpp:129
-          const unsigned int v5570 = v5569 * v2;
-          const unsigned int v5571 = v5570 + v5568;
-          const unsigned int v5572 = v5571 * v3;
-          const unsigned int v5573 = v5572 + v5521;
-          const unsigned int v5575 = v5564 ? v5573 : 0u;  // kernels/convolution/im2col_a.hpp:131
-          const unsigned int v5578 = v5553 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-          iron_copy_async<16>(shm0 + (v5578 ^ (((v5578 >> 6u) & 7u) << 3u)), x + v5575, v5564);
-          const unsigned int v5579 = v166 + v5517;  // kernels/convolution/im2col_a.hpp:124
-          const unsigned int v5580 = v171 + v5520;  // kernels/convolution/im2col_a.hpp:125
-          const bool v5581 = v5579 >= v9;  // kernels/convolution/im2col_a.hpp:126
-          const bool v5582 = v5522 && v5581;
-          const bool v5583 = v5579 < v128;
-          const bool v5584 = v5582 && v5583;
-          const bool v5585 = v5580 >= v10;
-          const bool v5586 = v5584 && v5585;
-          const bool v5587 = v5580 < v5524;
-          const bool v5588 = v5586 && v5587;
-          const unsigned int v5589 = max(v5579, v9);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v5590 = v5589 - v9;
-          const unsigned int v5591 = max(v5580, v10);  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v5592 = v5591 - v10;
-          const unsigned int v5593 = v174 + v5590;  // kernels/convolution/im2col_a.hpp:129
-          const unsigned int v5594 = v5593 * v2;
-          const unsigned int v5595 = v5594 + v5592;
-          const unsigned int v5596 = v5595 * v3;
-          const unsigned int v5597 = v5596 + v5521;
-          const unsigned int v5599 = v5588 ? v5597 : 0u;  // kernels/convolution/im2col_a.hpp:131
-          const unsigned int v5602 = v5553 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-          iron_copy_async<16>(shm0 + (v5602 ^ (((v5602 >> 6u) & 7u) << 3u)), x + v5599, v5588);
-          const unsigned int v5603 = v184 + v5517;  // kernels/convolution/im2col_a.hpp:124
-          const unsigned int v5604 = v189 + v5520;  // kernels/convolution/im2col_a.hpp:125
-          const bool v5605 = v5603 >= v9;  // kernels/convolution/im2col_a.hpp:126
-          const bool v5606 = v5522 && v5605;
-          const bool v5607 = v5603 < v128;
-          const bool v5608 = v5606 && v5607;
-          const bool v5609 = v5604 >= v10;
-          const bool v5610 = v5608 && v5609;
-          const bool v5611 = v5604 < v5524;
-          const bool v5612 = v5610 && v5611;
-          const unsigned int v5613 = max(v5603, v9);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v5614 = v5613 - v9;
-          const unsigned int v5615 = max(v5604, v10);  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v5616 = v5615 - v10;
-          const unsigned int v5617 = v192 + v5614;  // kernels/convolution/im2col_a.hpp:129
-          const unsigned int v5618 = v5617 * v2;
-          const unsigned int v5619 = v5618 + v5616;
-          const unsigned int v5620 = v5619 * v3;
-          const unsigned int v5621 = v5620 + v5521;
-          const unsigned int v5623 = v5612 ? v5621 : 0u;  // kernels/convolution/im2col_a.hpp:131
-          const unsigned int v5626 = v5553 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-          iron_copy_async<16>(shm0 + (v5626 ^ (((v5626 >> 6u) & 7u) << 3u)), x + v5623, v5612);
-          const unsigned int v5627 = v202 + v5517;  // kernels/convolution/im2col_a.hpp:124
-          const unsigned int v5628 = v207 + v5520;  // kernels/convolution/im2col_a.hpp:125
-          const bool v5629 = v5627 >= v9;  // kernels/convolution/im2col_a.hpp:126
-          const bool v5630 = v5522 && v5629;
-          const bool v5631 = v5627 < v128;
-          const bool v5632 = v5630 && v5631;
-          const bool v5633 = v5628 >= v10;
-          const bool v5634 = v5632 && v5633;
-          const bool v5635 = v5628 < v5524;
-          const bool v5636 = v5634 && v5635;
-          const unsigned int v5637 = max(v5627, v9);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v5638 = v5637 - v9;
-          const unsigned int v5639 = max(v5628, v10);  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v5640 = v5639 - v10;
-          const unsigned int v5641 = v210 + v5638;  // kernels/convolution/im2col_a.hpp:129
-          const unsigned int v5642 = v5641 * v2;
-          const unsigned int v5643 = v5642 + v5640;
-          const unsigned int v5644 = v5643 * v3;
-          const unsigned int v5645 = v5644 + v5521;
-          const unsigned int v5647 = v5636 ? v5645 : 0u;  // kernels/convolution/im2col_a.hpp:131
-          const unsigned int v5650 = v5553 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-          iron_copy_async<16>(shm0 + (v5650 ^ (((v5650 >> 6u) & 7u) << 3u)), x + v5647, v5636);
-          const unsigned int v5651 = v220 + v5517;  // kernels/convolution/im2col_a.hpp:124
-          const unsigned int v5652 = v225 + v5520;  // kernels/convolution/im2col_a.hpp:125
-          const bool v5653 = v5651 >= v9;  // kernels/convolution/im2col_a.hpp:126
-          const bool v5654 = v5522 && v5653;
-          const bool v5655 = v5651 < v128;
-          const bool v5656 = v5654 && v5655;
-          const bool v5657 = v5652 >= v10;
-          const bool v5658 = v5656 && v5657;
-          const bool v5659 = v5652 < v5524;
-          const bool v5660 = v5658 && v5659;
-          const unsigned int v5661 = max(v5651, v9);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v5662 = v5661 - v9;
-          const unsigned int v5663 = max(v5652, v10);  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v5664 = v5663 - v10;
-          const unsigned int v5665 = v228 + v5662;  // kernels/convolution/im2col_a.hpp:129
-          const unsigned int v5666 = v5665 * v2;
-          const unsigned int v5667 = v5666 + v5664;
-          const unsigned int v5668 = v5667 * v3;
-          const unsigned int v5669 = v5668 + v5521;
-          const unsigned int v5671 = v5660 ? v5669 : 0u;  // kernels/convolution/im2col_a.hpp:131
-          const unsigned int v5674 = v5553 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-          iron_copy_async<16>(shm0 + (v5674 ^ (((v5674 >> 6u) & 7u) << 3u)), x + v5671, v5660);
-          const unsigned int v5675 = v238 + v5517;  // kernels/convolution/im2col_a.hpp:124
-          const unsigned int v5676 = v243 + v5520;  // kernels/convolution/im2col_a.hpp:125
-          const bool v5677 = v5675 >= v9;  // kernels/convolution/im2col_a.hpp:126
-          const bool v5678 = v5522 && v5677;
-          const bool v5679 = v5675 < v128;
-          const bool v5680 = v5678 && v5679;
-          const bool v5681 = v5676 >= v10;
-          const bool v5682 = v5680 && v5681;
-          const bool v5683 = v5676 < v5524;
-          const bool v5684 = v5682 && v5683;
-          const unsigned int v5685 = max(v5675, v9);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v5686 = v5685 - v9;
-          const unsigned int v5687 = max(v5676, v10);  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v5688 = v5687 - v10;
-          const unsigned int v5689 = v246 + v5686;  // kernels/convolution/im2col_a.hpp:129
-          const unsigned int v5690 = v5689 * v2;
-          const unsigned int v5691 = v5690 + v5688;
-          const unsigned int v5692 = v5691 * v3;
-          const unsigned int v5693 = v5692 + v5521;
-          const unsigned int v5695 = v5684 ? v5693 : 0u;  // kernels/convolution/im2col_a.hpp:131
-          const unsigned int v5698 = v5553 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-          iron_copy_async<16>(shm0 + (v5698 ^ (((v5698 >> 6u) & 7u) << 3u)), x + v5695, v5684);
-          const unsigned int v5699 = v256 + v5517;  // kernels/convolution/im2col_a.hpp:124
-          const unsigned int v5700 = v261 + v5520;  // kernels/convolution/im2col_a.hpp:125
-          const bool v5701 = v5699 >= v9;  // kernels/convolution/im2col_a.hpp:126
-          const bool v5702 = v5522 && v5701;
-          const bool v5703 = v5699 < v128;
-          const bool v5704 = v5702 && v5703;
-          const bool v5705 = v5700 >= v10;
-          const bool v5706 = v5704 && v5705;
-          const bool v5707 = v5700 < v5524;
-          const bool v5708 = v5706 && v5707;
-          const unsigned int v5709 = max(v5699, v9);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v5710 = v5709 - v9;
-          const unsigned int v5711 = max(v5700, v10);  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v5712 = v5711 - v10;
-          const unsigned int v5713 = v264 + v5710;  // kernels/convolution/im2col_a.hpp:129
-          const unsigned int v5714 = v5713 * v2;
-          const unsigned int v5715 = v5714 + v5712;
-          const unsigned int v5716 = v5715 * v3;
-          const unsigned int v5717 = v5716 + v5521;
-          const unsigned int v5719 = v5708 ? v5717 : 0u;  // kernels/convolution/im2col_a.hpp:131
-          const unsigned int v5722 = v5553 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-          iron_copy_async<16>(shm0 + (v5722 ^ (((v5722 >> 6u) & 7u) << 3u)), x + v5719, v5708);
+  const unsigned int v72 = v14 * v16;  // kernels/convolution/conv_tiles.hpp:80
+  const bool v74 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:176
+  const bool v76 = v6 == 1u;
+  const bool v77 = v74 && v76;
+  const bool v79 = v7 == 1u;
+  const bool v80 = v77 && v79;
+  const bool v82 = v8 == 1u;
+  const bool v83 = v80 && v82;
+  const bool v85 = v9 == 0u;
+  const bool v86 = v83 && v85;
+  const bool v88 = v10 == 0u;  // kernels/convolution/im2col_a.hpp:177
+  const bool v89 = v86 && v88;  // kernels/convolution/im2col_a.hpp:176
+  const bool v91 = v13 == 1u;  // kernels/convolution/im2col_a.hpp:177
+  const bool v92 = v89 && v91;
+  const unsigned int v117 = v42 * v30;  // kernels/convolution/im2col_a.hpp:181
+  const unsigned int v119 = threadIdx.x;  // kernels/convolution/im2col_a.hpp:182
+  const unsigned int v120 = v119 >> 3u;
+  const unsigned int v121 = v63 + v120;
+  const unsigned int v124 = v121 / v117;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v125 = v124 * v117;  // kernels/convolution/im2col_a.hpp:186
+  const unsigned int v126 = v121 - v125;
+  const unsigned int v127 = v126 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v128 = v121 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v129 = v1 + v9;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v130 = v127 * v7;
+  const unsigned int v131 = v128 ? v130 : v129;
+  const unsigned int v133 = v127 * v30;  // kernels/convolution/im2col_a.hpp:190
+  const unsigned int v134 = v126 - v133;
+  const unsigned int v135 = v134 * v8;
+  const unsigned int v136 = v128 ? v135 : 0u;
+  const unsigned int v138 = v124 * v1;  // kernels/convolution/im2col_a.hpp:191
+  const unsigned int v139 = v128 ? v138 : 0u;
+  const unsigned int v141 = v121 + 16u;  // kernels/convolution/im2col_a.hpp:184
+  const unsigned int v142 = v141 / v117;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v143 = v142 * v117;  // kernels/convolution/im2col_a.hpp:186
+  const unsigned int v144 = v141 - v143;
+  const unsigned int v145 = v144 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v146 = v141 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v148 = v145 * v7;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v149 = v146 ? v148 : v129;
+  const unsigned int v151 = v145 * v30;  // kernels/convolution/im2col_a.hpp:190
+  const unsigned int v152 = v144 - v151;
+  const unsigned int v153 = v152 * v8;
+  const unsigned int v154 = v146 ? v153 : 0u;
+  const unsigned int v156 = v142 * v1;  // kernels/convolution/im2col_a.hpp:191
+  const unsigned int v157 = v146 ? v156 : 0u;
+  const unsigned int v159 = v121 + 32u;  // kernels/convolution/im2col_a.hpp:184
+  const unsigned int v160 = v159 / v117;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v161 = v160 * v117;  // kernels/convolution/im2col_a.hpp:186
+  const unsigned int v162 = v159 - v161;
+  const unsigned int v163 = v162 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v164 = v159 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v166 = v163 * v7;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v167 = v164 ? v166 : v129;
+  const unsigned int v169 = v163 * v30;  // kernels/convolution/im2col_a.hpp:190
+  const unsigned int v170 = v162 - v169;
+  const unsigned int v171 = v170 * v8;
+  const unsigned int v172 = v164 ? v171 : 0u;
+  const unsigned int v174 = v160 * v1;  // kernels/convolution/im2col_a.hpp:191
+  const unsigned int v175 = v164 ? v174 : 0u;
+  const unsigned int v177 = v121 + 48u;  // kernels/convolution/im2col_a.hpp:184
+  const unsigned int v178 = v177 / v117;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v179 = v178 * v117;  // kernels/convolution/im2col_a.hpp:186
+  const unsigned int v180 = v177 - v179;
+  const unsigned int v181 = v180 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v182 = v177 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v184 = v181 * v7;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v185 = v182 ? v184 : v129;
+  const unsigned int v187 = v181 * v30;  // kernels/convolution/im2col_a.hpp:190
+  const unsigned int v188 = v180 - v187;
+  const unsigned int v189 = v188 * v8;
+  const unsigned int v190 = v182 ? v189 : 0u;
+  const unsigned int v192 = v178 * v1;  // kernels/convolution/im2col_a.hpp:191
+  const unsigned int v193 = v182 ? v192 : 0u;
+  const unsigned int v195 = v121 + 64u;  // kernels/convolution/im2col_a.hpp:184
+  const unsigned int v196 = v195 / v117;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v197 = v196 * v117;  // kernels/convolution/im2col_a.hpp:186
+  const unsigned int v198 = v195 - v197;
+  const unsigned int v199 = v198 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v200 = v195 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v202 = v199 * v7;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v203 = v200 ? v202 : v129;
+  const unsigned int v205 = v199 * v30;  // kernels/convolution/im2col_a.hpp:190
+  const unsigned int v206 = v198 - v205;
+  const unsigned int v207 = v206 * v8;
+  const unsigned int v208 = v200 ? v207 : 0u;
+  const unsigned int v210 = v196 * v1;  // kernels/convolution/im2col_a.hpp:191
+  const unsigned int v211 = v200 ? v210 : 0u;
+  const unsigned int v213 = v121 + 80u;  // kernels/convolution/im2col_a.hpp:184
+  const unsigned int v214 = v213 / v117;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v215 = v214 * v117;  // kernels/convolution/im2col_a.hpp:186
+  const unsigned int v216 = v213 - v215;
+  const unsigned int v217 = v216 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v218 = v213 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v220 = v217 * v7;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v221 = v218 ? v220 : v129;
+  const unsigned int v223 = v217 * v30;  // kernels/convolution/im2col_a.hpp:190
+  const unsigned int v224 = v216 - v223;
+  const unsigned int v225 = v224 * v8;
+  const unsigned int v226 = v218 ? v225 : 0u;
+  const unsigned int v228 = v214 * v1;  // kernels/convolution/im2col_a.hpp:191
+  const unsigned int v229 = v218 ? v228 : 0u;
+  const unsigned int v231 = v121 + 96u;  // kernels/convolution/im2col_a.hpp:184
+  const unsigned int v232 = v231 / v117;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v233 = v232 * v117;  // kernels/convolution/im2col_a.hpp:186
+  const unsigned int v234 = v231 - v233;
+  const unsigned int v235 = v234 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v236 = v231 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v238 = v235 * v7;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v239 = v236 ? v238 : v129;
+  const unsigned int v241 = v235 * v30;  // kernels/convolution/im2col_a.hpp:190
+  const unsigned int v242 = v234 - v241;
+  const unsigned int v243 = v242 * v8;
+  const unsigned int v244 = v236 ? v243 : 0u;
+  const unsigned int v246 = v232 * v1;  // kernels/convolution/im2col_a.hpp:191
+  const unsigned int v247 = v236 ? v246 : 0u;
+  const unsigned int v249 = v121 + 112u;  // kernels/convolution/im2col_a.hpp:184
+  const unsigned int v250 = v249 / v117;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v251 = v250 * v117;  // kernels/convolution/im2col_a.hpp:186
+  const unsigned int v252 = v249 - v251;
+  const unsigned int v253 = v252 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v254 = v249 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v256 = v253 * v7;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v257 = v254 ? v256 : v129;
+  const unsigned int v259 = v253 * v30;  // kernels/convolution/im2col_a.hpp:190
+  const unsigned int v260 = v252 - v259;
+  const unsigned int v261 = v260 * v8;
+  const unsigned int v262 = v254 ? v261 : 0u;
+  const unsigned int v264 = v250 * v1;  // kernels/convolution/im2col_a.hpp:191
+  const unsigned int v265 = v254 ? v264 : 0u;
+  const unsigned int v266 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:242
+  const unsigned int v269 = v266 >> 1u;  // kernels/gemm/gemm_tiles.hpp:243
+  const unsigned int v270 = v269 << 6u;
+  const unsigned int v273 = v266 & 1u;  // kernels/gemm/gemm_tiles.hpp:244
+  const unsigned int v274 = v273 << 6u;
+  iron_frag<float, 2, 64, 64> v276;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag_fill(v276, 0.0f);
+  iron_frag<iron_bf16, 0, 64, 16> v278;  // kernels/gemm/gemm_tiles.hpp:247
+  iron_frag_fill(v278, iron_f32_to_bf16(0.0f));
+  iron_frag<iron_bf16, 1, 16, 64> v280;  // kernels/gemm/gemm_tiles.hpp:248
+  iron_frag_fill(v280, iron_f32_to_bf16(0.0f));
+  const unsigned int v283 = v3 & 7u;  // kernels/convolution/im2col_a.hpp:51
+  const bool v284 = v283 == 0u;
+  const unsigned int v288 = v16 & 7u;
+  const bool v289 = v288 == 0u;
+  const bool v290 = v284 && v289;
+  const unsigned int v293 = v18 & 7u;  // kernels/gemm/gemm_tiles.hpp:160
+  const bool v294 = v293 == 0u;
+  const unsigned int v297 = v70 & 7u;
+  const bool v298 = v297 == 0u;
+  const bool v299 = v294 && v298;
+  const bool v300 = v290 && v299;  // kernels/gemm/gemm_tiles.hpp:261
+  if (v300) {
+    for (unsigned int v2343 = 0u; v2343 < 2u; v2343 += 1u) {  // kernels/gemm/gemm_tiles.hpp:268
+      const unsigned int v2344 = v2343 << 6u;
+      const bool v2346 = v2344 < v18;
+      if (v2346) {
+        const unsigned int v2348 = v2343 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
+        const bool v2349 = !v92;  // kernels/convolution/im2col_a.hpp:90
+        if (v2349) {
+          const unsigned int v2353 = v119 & 7u;  // kernels/convolution/im2col_a.hpp:109
+          const unsigned int v2354 = v2353 << 3u;
+          const unsigned int v2355 = v2344 + v2354;  // kernels/convolution/im2col_a.hpp:110
+          const unsigned int v2357 = v2355 / v16;  // kernels/convolution/im2col_a.hpp:112
+          const unsigned int v2359 = v2357 * v16;  // kernels/convolution/im2col_a.hpp:113
+          const unsigned int v2360 = v2355 - v2359;
+          const unsigned int v2361 = v2357 / v6;  // kernels/convolution/im2col_a.hpp:114
+          const unsigned int v2362 = v2361 * v11;  // kernels/convolution/im2col_a.hpp:115
+          const unsigned int v2363 = v2361 * v6;  // kernels/convolution/im2col_a.hpp:116
+          const unsigned int v2364 = v2357 - v2363;
+          const unsigned int v2365 = v2364 * v12;
+          const unsigned int v2366 = v72 + v2360;  // kernels/convolution/im2col_a.hpp:117
+          const bool v2367 = v2355 < v18;  // kernels/convolution/im2col_a.hpp:118
+          const unsigned int v2369 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+          const unsigned int v2374 = v120 << 6u;  // kernels/convolution/im2col_a.hpp:121
+          const unsigned int v2375 = v2374 + v2354;
+          const unsigned int v2376 = v131 + v2362;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v2377 = v136 + v2365;  // kernels/convolution/im2col_a.hpp:125
+          const bool v2378 = v2376 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v2379 = v2367 && v2378;
+          const bool v2380 = v2376 < v129;
+          const bool v2381 = v2379 && v2380;
+          const bool v2382 = v2377 >= v10;
+          const bool v2383 = v2381 && v2382;
+          const bool v2384 = v2377 < v2369;
+          const bool v2385 = v2383 && v2384;
+          const unsigned int v2386 = max(v2376, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v2387 = v2386 - v9;
+          const unsigned int v2388 = max(v2377, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v2389 = v2388 - v10;
+          const unsigned int v2390 = v139 + v2387;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v2391 = v2390 * v2;
+          const unsigned int v2392 = v2391 + v2389;
+          const unsigned int v2393 = v2392 * v3;
+          const unsigned int v2394 = v2393 + v2366;
+          const unsigned int v2396 = v2385 ? v2394 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v2398 = v2348 + v2375;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v2398 ^ (((v2398 >> 6u) & 7u) << 3u)), x + v2396, v2385);
+          const unsigned int v2400 = v149 + v2362;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v2401 = v154 + v2365;  // kernels/convolution/im2col_a.hpp:125
+          const bool v2402 = v2400 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v2403 = v2367 && v2402;
+          const bool v2404 = v2400 < v129;
+          const bool v2405 = v2403 && v2404;
+          const bool v2406 = v2401 >= v10;
+          const bool v2407 = v2405 && v2406;
+          const bool v2408 = v2401 < v2369;
+          const bool v2409 = v2407 && v2408;
+          const unsigned int v2410 = max(v2400, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v2411 = v2410 - v9;
+          const unsigned int v2412 = max(v2401, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v2413 = v2412 - v10;
+          const unsigned int v2414 = v157 + v2411;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v2415 = v2414 * v2;
+          const unsigned int v2416 = v2415 + v2413;
+          const unsigned int v2417 = v2416 * v3;
+          const unsigned int v2418 = v2417 + v2366;
+          const unsigned int v2420 = v2409 ? v2418 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v2423 = v2398 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v2423 ^ (((v2423 >> 6u) & 7u) << 3u)), x + v2420, v2409);
+          const unsigned int v2424 = v167 + v2362;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v2425 = v172 + v2365;  // kernels/convolution/im2col_a.hpp:125
+          const bool v2426 = v2424 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v2427 = v2367 && v2426;
+          const bool v2428 = v2424 < v129;
+          const bool v2429 = v2427 && v2428;
+          const bool v2430 = v2425 >= v10;
+          const bool v2431 = v2429 && v2430;
+          const bool v2432 = v2425 < v2369;
+          const bool v2433 = v2431 && v2432;
+          const unsigned int v2434 = max(v2424, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v2435 = v2434 - v9;
+          const unsigned int v2436 = max(v2425, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v2437 = v2436 - v10;
+          const unsigned int v2438 = v175 + v2435;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v2439 = v2438 * v2;
+          const unsigned int v2440 = v2439 + v2437;
+          const unsigned int v2441 = v2440 * v3;
+          const unsigned int v2442 = v2441 + v2366;
+          const unsigned int v2444 = v2433 ? v2442 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v2447 = v2398 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v2447 ^ (((v2447 >> 6u) & 7u) << 3u)), x + v2444, v2433);
+          const unsigned int v2448 = v185 + v2362;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v2449 = v190 + v2365;  // kernels/convolution/im2col_a.hpp:125
+          const bool v2450 = v2448 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v2451 = v2367 && v2450;
+          const bool v2452 = v2448 < v129;
+          const bool v2453 = v2451 && v2452;
+          const bool v2454 = v2449 >= v10;
+          const bool v2455 = v2453 && v2454;
+          const bool v2456 = v2449 < v2369;
+          const bool v2457 = v2455 && v2456;
+          const unsigned int v2458 = max(v2448, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v2459 = v2458 - v9;
+          const unsigned int v2460 = max(v2449, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v2461 = v2460 - v10;
+          const unsigned int v2462 = v193 + v2459;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v2463 = v2462 * v2;
+          const unsigned int v2464 = v2463 + v2461;
+          const unsigned int v2465 = v2464 * v3;
+          const unsigned int v2466 = v2465 + v2366;
+          const unsigned int v2468 = v2457 ? v2466 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v2471 = v2398 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v2471 ^ (((v2471 >> 6u) & 7u) << 3u)), x + v2468, v2457);
+          const unsigned int v2472 = v203 + v2362;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v2473 = v208 + v2365;  // kernels/convolution/im2col_a.hpp:125
+          const bool v2474 = v2472 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v2475 = v2367 && v2474;
+          const bool v2476 = v2472 < v129;
+          const bool v2477 = v2475 && v2476;
+          const bool v2478 = v2473 >= v10;
+          const bool v2479 = v2477 && v2478;
+          const bool v2480 = v2473 < v2369;
+          const bool v2481 = v2479 && v2480;
+          const unsigned int v2482 = max(v2472, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v2483 = v2482 - v9;
+          const unsigned int v2484 = max(v2473, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v2485 = v2484 - v10;
+          const unsigned int v2486 = v211 + v2483;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v2487 = v2486 * v2;
+          const unsigned int v2488 = v2487 + v2485;
+          const unsigned int v2489 = v2488 * v3;
+          const unsigned int v2490 = v2489 + v2366;
+          const unsigned int v2492 = v2481 ? v2490 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v2495 = v2398 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v2495 ^ (((v2495 >> 6u) & 7u) << 3u)), x + v2492, v2481);
+          const unsigned int v2496 = v221 + v2362;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v2497 = v226 + v2365;  // kernels/convolution/im2col_a.hpp:125
+          const bool v2498 = v2496 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v2499 = v2367 && v2498;
+          const bool v2500 = v2496 < v129;
+          const bool v2501 = v2499 && v2500;
+          const bool v2502 = v2497 >= v10;
+          const bool v2503 = v2501 && v2502;
+          const bool v2504 = v2497 < v2369;
+          const bool v2505 = v2503 && v2504;
+          const unsigned int v2506 = max(v2496, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v2507 = v2506 - v9;
+          const unsigned int v2508 = max(v2497, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v2509 = v2508 - v10;
+          const unsigned int v2510 = v229 + v2507;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v2511 = v2510 * v2;
+          const unsigned int v2512 = v2511 + v2509;
+          const unsigned int v2513 = v2512 * v3;
+          const unsigned int v2514 = v2513 + v2366;
+          const unsigned int v2516 = v2505 ? v2514 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v2519 = v2398 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v2519 ^ (((v2519 >> 6u) & 7u) << 3u)), x + v2516, v2505);
+          const unsigned int v2520 = v239 + v2362;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v2521 = v244 + v2365;  // kernels/convolution/im2col_a.hpp:125
+          const bool v2522 = v2520 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v2523 = v2367 && v2522;
+          const bool v2524 = v2520 < v129;
+          const bool v2525 = v2523 && v2524;
+          const bool v2526 = v2521 >= v10;
+          const bool v2527 = v2525 && v2526;
+          const bool v2528 = v2521 < v2369;
+          const bool v2529 = v2527 && v2528;
+          const unsigned int v2530 = max(v2520, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v2531 = v2530 - v9;
+          const unsigned int v2532 = max(v2521, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v2533 = v2532 - v10;
+          const unsigned int v2534 = v247 + v2531;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v2535 = v2534 * v2;
+          const unsigned int v2536 = v2535 + v2533;
+          const unsigned int v2537 = v2536 * v3;
+          const unsigned int v2538 = v2537 + v2366;
+          const unsigned int v2540 = v2529 ? v2538 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v2543 = v2398 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v2543 ^ (((v2543 >> 6u) & 7u) << 3u)), x + v2540, v2529);
+          const unsigned int v2544 = v257 + v2362;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v2545 = v262 + v2365;  // kernels/convolution/im2col_a.hpp:125
+          const bool v2546 = v2544 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v2547 = v2367 && v2546;
+          const bool v2548 = v2544 < v129;
+          const bool v2549 = v2547 && v2548;
+          const bool v2550 = v2545 >= v10;
+          const bool v2551 = v2549 && v2550;
+          const bool v2552 = v2545 < v2369;
+          const bool v2553 = v2551 && v2552;
+          const unsigned int v2554 = max(v2544, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v2555 = v2554 - v9;
+          const unsigned int v2556 = max(v2545, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v2557 = v2556 - v10;
+          const unsigned int v2558 = v265 + v2555;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v2559 = v2558 * v2;
+          const unsigned int v2560 = v2559 + v2557;
+          const unsigned int v2561 = v2560 * v3;
+          const unsigned int v2562 = v2561 + v2366;
+          const unsigned int v2564 = v2553 ? v2562 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v2567 = v2398 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v2567 ^ (((v2567 >> 6u) & 7u) << 3u)), x + v2564, v2553);
         } else {
-          const unsigned int v5731 = v118 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v5732 = v5731 << 3u;
-          const unsigned int v5735 = v5499 + v5732;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v5736 = v5735 < v18;
-          const bool v5737 = v127 && v5736;
-          const unsigned int v5739 = v120 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v5741 = v5739 + v5499;
-          const unsigned int v5742 = v5741 + v5732;
-          const unsigned int v5743 = v5737 ? v5742 : 0u;
-          const unsigned int v5745 = v119 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v5746 = v5503 + v5745;
-          const unsigned int v5747 = v5746 + v5732;
-          iron_copy_async<16>(shm0 + (v5747 ^ (((v5747 >> 6u) & 7u) << 3u)), x + v5743, v5737);
-          const unsigned int v5750 = v118 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v5752 = v5750 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v5755 = v5750 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v5756 = v5755 << 3u;
-          const unsigned int v5757 = v63 + v5752;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v5758 = v5757 < v44;
-          const unsigned int v5759 = v5499 + v5756;
-          const bool v5760 = v5759 < v18;
-          const bool v5761 = v5758 && v5760;
-          const unsigned int v5763 = v5757 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v5765 = v5763 + v5499;
-          const unsigned int v5766 = v5765 + v5756;
-          const unsigned int v5767 = v5761 ? v5766 : 0u;
-          const unsigned int v5769 = v5752 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v5770 = v5503 + v5769;
-          const unsigned int v5771 = v5770 + v5756;
-          iron_copy_async<16>(shm0 + (v5771 ^ (((v5771 >> 6u) & 7u) << 3u)), x + v5767, v5761);
-          const unsigned int v5774 = v118 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v5776 = v5774 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v5779 = v5774 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v5780 = v5779 << 3u;
-          const unsigned int v5781 = v63 + v5776;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v5782 = v5781 < v44;
-          const unsigned int v5783 = v5499 + v5780;
-          const bool v5784 = v5783 < v18;
-          const bool v5785 = v5782 && v5784;
-          const unsigned int v5787 = v5781 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v5789 = v5787 + v5499;
-          const unsigned int v5790 = v5789 + v5780;
-          const unsigned int v5791 = v5785 ? v5790 : 0u;
-          const unsigned int v5793 = v5776 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v5794 = v5503 + v5793;
-          const unsigned int v5795 = v5794 + v5780;
-          iron_copy_async<16>(shm0 + (v5795 ^ (((v5795 >> 6u) & 7u) << 3u)), x + v5791, v5785);
-          const unsigned int v5798 = v118 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v5800 = v5798 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v5803 = v5798 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v5804 = v5803 << 3u;
-          const unsigned int v5805 = v63 + v5800;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v5806 = v5805 < v44;
-          const unsigned int v5807 = v5499 + v5804;
-          const bool v5808 = v5807 < v18;
-          const bool v5809 = v5806 && v5808;
-          const unsigned int v5811 = v5805 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v5813 = v5811 + v5499;
-          const unsigned int v5814 = v5813 + v5804;
-          const unsigned int v5815 = v5809 ? v5814 : 0u;
-          const unsigned int v5817 = v5800 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v5818 = v5503 + v5817;
-          const unsigned int v5819 = v5818 + v5804;
-          iron_copy_async<16>(shm0 + (v5819 ^ (((v5819 >> 6u) & 7u) << 3u)), x + v5815, v5809);
-          const unsigned int v5822 = v118 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v5824 = v5822 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v5827 = v5822 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v5828 = v5827 << 3u;
-          const unsigned int v5829 = v63 + v5824;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v5830 = v5829 < v44;
-          const unsigned int v5831 = v5499 + v5828;
-          const bool v5832 = v5831 < v18;
-          const bool v5833 = v5830 && v5832;
-          const unsigned int v5835 = v5829 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v5837 = v5835 + v5499;
-          const unsigned int v5838 = v5837 + v5828;
-          const unsigned int v5839 = v5833 ? v5838 : 0u;
-          const unsigned int v5841 = v5824 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v5842 = v5503 + v5841;
-          const unsigned int v5843 = v5842 + v5828;
-          iron_copy_async<16>(shm0 + (v5843 ^ (((v5843 >> 6u) & 7u) << 3u)), x + v5839, v5833);
-          const unsigned int v5846 = v118 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v5848 = v5846 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v5851 = v5846 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v5852 = v5851 << 3u;
-          const unsigned int v5853 = v63 + v5848;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v5854 = v5853 < v44;
-          const unsigned int v5855 = v5499 + v5852;
-          const bool v5856 = v5855 < v18;
-          const bool v5857 = v5854 && v5856;
-          const unsigned int v5859 = v5853 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v5861 = v5859 + v5499;
-          const unsigned int v5862 = v5861 + v5852;
-          const unsigned int v5863 = v5857 ? v5862 : 0u;
-          const unsigned int v5865 = v5848 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v5866 = v5503 + v5865;
-          const unsigned int v5867 = v5866 + v5852;
-          iron_copy_async<16>(shm0 + (v5867 ^ (((v5867 >> 6u) & 7u) << 3u)), x + v5863, v5857);
-          const unsigned int v5870 = v118 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v5872 = v5870 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v5875 = v5870 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v5876 = v5875 << 3u;
-          const unsigned int v5877 = v63 + v5872;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v5878 = v5877 < v44;
-          const unsigned int v5879 = v5499 + v5876;
-          const bool v5880 = v5879 < v18;
-          const bool v5881 = v5878 && v5880;
-          const unsigned int v5883 = v5877 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v5885 = v5883 + v5499;
-          const unsigned int v5886 = v5885 + v5876;
-          const unsigned int v5887 = v5881 ? v5886 : 0u;
-          const unsigned int v5889 = v5872 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v5890 = v5503 + v5889;
-          const unsigned int v5891 = v5890 + v5876;
-          iron_copy_async<16>(shm0 + (v5891 ^ (((v5891 >> 6u) & 7u) << 3u)), x + v5887, v5881);
-          const unsigned int v5894 = v118 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v5896 = v5894 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v5899 = v5894 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v5900 = v5899 << 3u;
-          const unsigned int v5901 = v63 + v5896;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v5902 = v5901 < v44;
-          const unsigned int v5903 = v5499 + v5900;
-          const bool v5904 = v5903 < v18;
-          const bool v5905 = v5902 && v5904;
-          const unsigned int v5907 = v5901 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v5909 = v5907 + v5499;
-          const unsigned int v5910 = v5909 + v5900;
-          const unsigned int v5911 = v5905 ? v5910 : 0u;
-          const unsigned int v5913 = v5896 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v5914 = v5503 + v5913;
-          const unsigned int v5915 = v5914 + v5900;
-          iron_copy_async<16>(shm0 + (v5915 ^ (((v5915 >> 6u) & 7u) << 3u)), x + v5911, v5905);
+          const unsigned int v2576 = v119 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v2577 = v2576 << 3u;
+          const unsigned int v2580 = v2344 + v2577;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v2581 = v2580 < v18;
+          const bool v2582 = v128 && v2581;
+          const unsigned int v2584 = v121 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v2586 = v2584 + v2344;
+          const unsigned int v2587 = v2586 + v2577;
+          const unsigned int v2588 = v2582 ? v2587 : 0u;
+          const unsigned int v2590 = v120 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v2591 = v2348 + v2590;
+          const unsigned int v2592 = v2591 + v2577;
+          iron_copy_async<16>(shm0 + (v2592 ^ (((v2592 >> 6u) & 7u) << 3u)), x + v2588, v2582);
+          const unsigned int v2595 = v119 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v2597 = v2595 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v2600 = v2595 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v2601 = v2600 << 3u;
+          const unsigned int v2602 = v63 + v2597;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v2603 = v2602 < v44;
+          const unsigned int v2604 = v2344 + v2601;
+          const bool v2605 = v2604 < v18;
+          const bool v2606 = v2603 && v2605;
+          const unsigned int v2608 = v2602 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v2610 = v2608 + v2344;
+          const unsigned int v2611 = v2610 + v2601;
+          const unsigned int v2612 = v2606 ? v2611 : 0u;
+          const unsigned int v2614 = v2597 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v2615 = v2348 + v2614;
+          const unsigned int v2616 = v2615 + v2601;
+          iron_copy_async<16>(shm0 + (v2616 ^ (((v2616 >> 6u) & 7u) << 3u)), x + v2612, v2606);
+          const unsigned int v2619 = v119 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v2621 = v2619 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v2624 = v2619 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v2625 = v2624 << 3u;
+          const unsigned int v2626 = v63 + v2621;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v2627 = v2626 < v44;
+          const unsigned int v2628 = v2344 + v2625;
+          const bool v2629 = v2628 < v18;
+          const bool v2630 = v2627 && v2629;
+          const unsigned int v2632 = v2626 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v2634 = v2632 + v2344;
+          const unsigned int v2635 = v2634 + v2625;
+          const unsigned int v2636 = v2630 ? v2635 : 0u;
+          const unsigned int v2638 = v2621 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v2639 = v2348 + v2638;
+          const unsigned int v2640 = v2639 + v2625;
+          iron_copy_async<16>(shm0 + (v2640 ^ (((v2640 >> 6u) & 7u) << 3u)), x + v2636, v2630);
+          const unsigned int v2643 = v119 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v2645 = v2643 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v2648 = v2643 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v2649 = v2648 << 3u;
+          const unsigned int v2650 = v63 + v2645;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v2651 = v2650 < v44;
+          const unsigned int v2652 = v2344 + v2649;
+          const bool v2653 = v2652 < v18;
+          const bool v2654 = v2651 && v2653;
+          const unsigned int v2656 = v2650 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v2658 = v2656 + v2344;
+          const unsigned int v2659 = v2658 + v2649;
+          const unsigned int v2660 = v2654 ? v2659 : 0u;
+          const unsigned int v2662 = v2645 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v2663 = v2348 + v2662;
+          const unsigned int v2664 = v2663 + v2649;
+          iron_copy_async<16>(shm0 + (v2664 ^ (((v2664 >> 6u) & 7u) << 3u)), x + v2660, v2654);
+          const unsigned int v2667 = v119 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v2669 = v2667 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v2672 = v2667 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v2673 = v2672 << 3u;
+          const unsigned int v2674 = v63 + v2669;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v2675 = v2674 < v44;
+          const unsigned int v2676 = v2344 + v2673;
+          const bool v2677 = v2676 < v18;
+          const bool v2678 = v2675 && v2677;
+          const unsigned int v2680 = v2674 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v2682 = v2680 + v2344;
+          const unsigned int v2683 = v2682 + v2673;
+          const unsigned int v2684 = v2678 ? v2683 : 0u;
+          const unsigned int v2686 = v2669 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v2687 = v2348 + v2686;
+          const unsigned int v2688 = v2687 + v2673;
+          iron_copy_async<16>(shm0 + (v2688 ^ (((v2688 >> 6u) & 7u) << 3u)), x + v2684, v2678);
+          const unsigned int v2691 = v119 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v2693 = v2691 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v2696 = v2691 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v2697 = v2696 << 3u;
+          const unsigned int v2698 = v63 + v2693;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v2699 = v2698 < v44;
+          const unsigned int v2700 = v2344 + v2697;
+          const bool v2701 = v2700 < v18;
+          const bool v2702 = v2699 && v2701;
+          const unsigned int v2704 = v2698 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v2706 = v2704 + v2344;
+          const unsigned int v2707 = v2706 + v2697;
+          const unsigned int v2708 = v2702 ? v2707 : 0u;
+          const unsigned int v2710 = v2693 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v2711 = v2348 + v2710;
+          const unsigned int v2712 = v2711 + v2697;
+          iron_copy_async<16>(shm0 + (v2712 ^ (((v2712 >> 6u) & 7u) << 3u)), x + v2708, v2702);
+          const unsigned int v2715 = v119 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v2717 = v2715 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v2720 = v2715 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v2721 = v2720 << 3u;
+          const unsigned int v2722 = v63 + v2717;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v2723 = v2722 < v44;
+          const unsigned int v2724 = v2344 + v2721;
+          const bool v2725 = v2724 < v18;
+          const bool v2726 = v2723 && v2725;
+          const unsigned int v2728 = v2722 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v2730 = v2728 + v2344;
+          const unsigned int v2731 = v2730 + v2721;
+          const unsigned int v2732 = v2726 ? v2731 : 0u;
+          const unsigned int v2734 = v2717 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v2735 = v2348 + v2734;
+          const unsigned int v2736 = v2735 + v2721;
+          iron_copy_async<16>(shm0 + (v2736 ^ (((v2736 >> 6u) & 7u) << 3u)), x + v2732, v2726);
+          const unsigned int v2739 = v119 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v2741 = v2739 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v2744 = v2739 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v2745 = v2744 << 3u;
+          const unsigned int v2746 = v63 + v2741;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v2747 = v2746 < v44;
+          const unsigned int v2748 = v2344 + v2745;
+          const bool v2749 = v2748 < v18;
+          const bool v2750 = v2747 && v2749;
+          const unsigned int v2752 = v2746 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v2754 = v2752 + v2344;
+          const unsigned int v2755 = v2754 + v2745;
+          const unsigned int v2756 = v2750 ? v2755 : 0u;
+          const unsigned int v2758 = v2741 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v2759 = v2348 + v2758;
+          const unsigned int v2760 = v2759 + v2745;
+          iron_copy_async<16>(shm0 + (v2760 ^ (((v2760 >> 6u) & 7u) << 3u)), x + v2756, v2750);
         }
-        const unsigned int v5925 = v118 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v5926 = v5925 << 3u;
-        const unsigned int v5927 = v67 + v119;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v5928 = v5927 < v15;
-        const unsigned int v5929 = v5499 + v5926;
-        const bool v5930 = v5929 < v18;
-        const bool v5931 = v5928 && v5930;
-        const unsigned int v5933 = v5927 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v5934 = v69 + v5933;
-        const unsigned int v5935 = v5934 + v5499;
-        const unsigned int v5936 = v5935 + v5926;
-        const unsigned int v5937 = v5931 ? v5936 : v69;
-        const unsigned int v5939 = v119 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v5940 = v5503 + v5939;
-        const unsigned int v5941 = v5940 + v5926;
-        iron_copy_async<16>(shm1 + (v5941 ^ (((v5941 >> 6u) & 7u) << 3u)), weight + v5937, v5931);
-        const unsigned int v5944 = v118 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v5946 = v5944 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v5949 = v5944 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v5950 = v5949 << 3u;
-        const unsigned int v5951 = v67 + v5946;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v5952 = v5951 < v15;
-        const unsigned int v5953 = v5499 + v5950;
-        const bool v5954 = v5953 < v18;
-        const bool v5955 = v5952 && v5954;
-        const unsigned int v5957 = v5951 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v5958 = v69 + v5957;
-        const unsigned int v5959 = v5958 + v5499;
-        const unsigned int v5960 = v5959 + v5950;
-        const unsigned int v5961 = v5955 ? v5960 : v69;
-        const unsigned int v5963 = v5946 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v5964 = v5503 + v5963;
-        const unsigned int v5965 = v5964 + v5950;
-        iron_copy_async<16>(shm1 + (v5965 ^ (((v5965 >> 6u) & 7u) << 3u)), weight + v5961, v5955);
-        const unsigned int v5968 = v118 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v5970 = v5968 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v5973 = v5968 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v5974 = v5973 << 3u;
-        const unsigned int v5975 = v67 + v5970;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v5976 = v5975 < v15;
-        const unsigned int v5977 = v5499 + v5974;
-        const bool v5978 = v5977 < v18;
-        const bool v5979 = v5976 && v5978;
-        const unsigned int v5981 = v5975 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v5982 = v69 + v5981;
-        const unsigned int v5983 = v5982 + v5499;
-        const unsigned int v5984 = v5983 + v5974;
-        const unsigned int v5985 = v5979 ? v5984 : v69;
-        const unsigned int v5987 = v5970 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v5988 = v5503 + v5987;
-        const unsigned int v5989 = v5988 + v5974;
-        iron_copy_async<16>(shm1 + (v5989 ^ (((v5989 >> 6u) & 7u) << 3u)), weight + v5985, v5979);
-        const unsigned int v5992 = v118 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v5994 = v5992 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v5997 = v5992 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v5998 = v5997 << 3u;
-        const unsigned int v5999 = v67 + v5994;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6000 = v5999 < v15;
-        const unsigned int v6001 = v5499 + v5998;
-        const bool v6002 = v6001 < v18;
-        const bool v6003 = v6000 && v6002;
-        const unsigned int v6005 = v5999 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6006 = v69 + v6005;
-        const unsigned int v6007 = v6006 + v5499;
-        const unsigned int v6008 = v6007 + v5998;
-        const unsigned int v6009 = v6003 ? v6008 : v69;
-        const unsigned int v6011 = v5994 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6012 = v5503 + v6011;
-        const unsigned int v6013 = v6012 + v5998;
-        iron_copy_async<16>(shm1 + (v6013 ^ (((v6013 >> 6u) & 7u) << 3u)), weight + v6009, v6003);
-        const unsigned int v6016 = v118 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6018 = v6016 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v6021 = v6016 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6022 = v6021 << 3u;
-        const unsigned int v6023 = v67 + v6018;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6024 = v6023 < v15;
-        const unsigned int v6025 = v5499 + v6022;
-        const bool v6026 = v6025 < v18;
-        const bool v6027 = v6024 && v6026;
-        const unsigned int v6029 = v6023 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6030 = v69 + v6029;
-        const unsigned int v6031 = v6030 + v5499;
-        const unsigned int v6032 = v6031 + v6022;
-        const unsigned int v6033 = v6027 ? v6032 : v69;
-        const unsigned int v6035 = v6018 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6036 = v5503 + v6035;
-        const unsigned int v6037 = v6036 + v6022;
-        iron_copy_async<16>(shm1 + (v6037 ^ (((v6037 >> 6u) & 7u) << 3u)), weight + v6033, v6027);
-        const unsigned int v6040 = v118 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6042 = v6040 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v6045 = v6040 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6046 = v6045 << 3u;
-        const unsigned int v6047 = v67 + v6042;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6048 = v6047 < v15;
-        const unsigned int v6049 = v5499 + v6046;
-        const bool v6050 = v6049 < v18;
-        const bool v6051 = v6048 && v6050;
-        const unsigned int v6053 = v6047 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6054 = v69 + v6053;
-        const unsigned int v6055 = v6054 + v5499;
-        const unsigned int v6056 = v6055 + v6046;
-        const unsigned int v6057 = v6051 ? v6056 : v69;
-        const unsigned int v6059 = v6042 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6060 = v5503 + v6059;
-        const unsigned int v6061 = v6060 + v6046;
-        iron_copy_async<16>(shm1 + (v6061 ^ (((v6061 >> 6u) & 7u) << 3u)), weight + v6057, v6051);
-        const unsigned int v6064 = v118 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6066 = v6064 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v6069 = v6064 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6070 = v6069 << 3u;
-        const unsigned int v6071 = v67 + v6066;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6072 = v6071 < v15;
-        const unsigned int v6073 = v5499 + v6070;
-        const bool v6074 = v6073 < v18;
-        const bool v6075 = v6072 && v6074;
-        const unsigned int v6077 = v6071 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6078 = v69 + v6077;
-        const unsigned int v6079 = v6078 + v5499;
-        const unsigned int v6080 = v6079 + v6070;
-        const unsigned int v6081 = v6075 ? v6080 : v69;
-        const unsigned int v6083 = v6066 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6084 = v5503 + v6083;
-        const unsigned int v6085 = v6084 + v6070;
-        iron_copy_async<16>(shm1 + (v6085 ^ (((v6085 >> 6u) & 7u) << 3u)), weight + v6081, v6075);
-        const unsigned int v6088 = v118 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6090 = v6088 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v6093 = v6088 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6094 = v6093 << 3u;
-        const unsigned int v6095 = v67 + v6090;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6096 = v6095 < v15;
-        const unsigned int v6097 = v5499 + v6094;
-        const bool v6098 = v6097 < v18;
-        const bool v6099 = v6096 && v6098;
-        const unsigned int v6101 = v6095 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6102 = v69 + v6101;
-        const unsigned int v6103 = v6102 + v5499;
-        const unsigned int v6104 = v6103 + v6094;
-        const unsigned int v6105 = v6099 ? v6104 : v69;
-        const unsigned int v6107 = v6090 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6108 = v5503 + v6107;
-        const unsigned int v6109 = v6108 + v6094;
-        iron_copy_async<16>(shm1 + (v6109 ^ (((v6109 >> 6u) & 7u) << 3u)), weight + v6105, v6099);
+        const unsigned int v2770 = v119 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2771 = v2770 << 3u;
+        const unsigned int v2772 = v67 + v120;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2773 = v2772 < v15;
+        const unsigned int v2774 = v2344 + v2771;
+        const bool v2775 = v2774 < v18;
+        const bool v2776 = v2773 && v2775;
+        const unsigned int v2778 = v2772 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2779 = v69 + v2778;
+        const unsigned int v2780 = v2779 + v2344;
+        const unsigned int v2781 = v2780 + v2771;
+        const unsigned int v2782 = v2776 ? v2781 : v69;
+        const unsigned int v2784 = v120 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2785 = v2348 + v2784;
+        const unsigned int v2786 = v2785 + v2771;
+        iron_copy_async<16>(shm1 + (v2786 ^ (((v2786 >> 6u) & 7u) << 3u)), weight + v2782, v2776);
+        const unsigned int v2789 = v119 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2791 = v2789 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2794 = v2789 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2795 = v2794 << 3u;
+        const unsigned int v2796 = v67 + v2791;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2797 = v2796 < v15;
+        const unsigned int v2798 = v2344 + v2795;
+        const bool v2799 = v2798 < v18;
+        const bool v2800 = v2797 && v2799;
+        const unsigned int v2802 = v2796 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2803 = v69 + v2802;
+        const unsigned int v2804 = v2803 + v2344;
+        const unsigned int v2805 = v2804 + v2795;
+        const unsigned int v2806 = v2800 ? v2805 : v69;
+        const unsigned int v2808 = v2791 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2809 = v2348 + v2808;
+        const unsigned int v2810 = v2809 + v2795;
+        iron_copy_async<16>(shm1 + (v2810 ^ (((v2810 >> 6u) & 7u) << 3u)), weight + v2806, v2800);
+        const unsigned int v2813 = v119 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2815 = v2813 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2818 = v2813 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2819 = v2818 << 3u;
+        const unsigned int v2820 = v67 + v2815;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2821 = v2820 < v15;
+        const unsigned int v2822 = v2344 + v2819;
+        const bool v2823 = v2822 < v18;
+        const bool v2824 = v2821 && v2823;
+        const unsigned int v2826 = v2820 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2827 = v69 + v2826;
+        const unsigned int v2828 = v2827 + v2344;
+        const unsigned int v2829 = v2828 + v2819;
+        const unsigned int v2830 = v2824 ? v2829 : v69;
+        const unsigned int v2832 = v2815 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2833 = v2348 + v2832;
+        const unsigned int v2834 = v2833 + v2819;
+        iron_copy_async<16>(shm1 + (v2834 ^ (((v2834 >> 6u) & 7u) << 3u)), weight + v2830, v2824);
+        const unsigned int v2837 = v119 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2839 = v2837 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2842 = v2837 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2843 = v2842 << 3u;
+        const unsigned int v2844 = v67 + v2839;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2845 = v2844 < v15;
+        const unsigned int v2846 = v2344 + v2843;
+        const bool v2847 = v2846 < v18;
+        const bool v2848 = v2845 && v2847;
+        const unsigned int v2850 = v2844 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2851 = v69 + v2850;
+        const unsigned int v2852 = v2851 + v2344;
+        const unsigned int v2853 = v2852 + v2843;
+        const unsigned int v2854 = v2848 ? v2853 : v69;
+        const unsigned int v2856 = v2839 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2857 = v2348 + v2856;
+        const unsigned int v2858 = v2857 + v2843;
+        iron_copy_async<16>(shm1 + (v2858 ^ (((v2858 >> 6u) & 7u) << 3u)), weight + v2854, v2848);
+        const unsigned int v2861 = v119 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2863 = v2861 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2866 = v2861 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2867 = v2866 << 3u;
+        const unsigned int v2868 = v67 + v2863;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2869 = v2868 < v15;
+        const unsigned int v2870 = v2344 + v2867;
+        const bool v2871 = v2870 < v18;
+        const bool v2872 = v2869 && v2871;
+        const unsigned int v2874 = v2868 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2875 = v69 + v2874;
+        const unsigned int v2876 = v2875 + v2344;
+        const unsigned int v2877 = v2876 + v2867;
+        const unsigned int v2878 = v2872 ? v2877 : v69;
+        const unsigned int v2880 = v2863 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2881 = v2348 + v2880;
+        const unsigned int v2882 = v2881 + v2867;
+        iron_copy_async<16>(shm1 + (v2882 ^ (((v2882 >> 6u) & 7u) << 3u)), weight + v2878, v2872);
+        const unsigned int v2885 = v119 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2887 = v2885 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2890 = v2885 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2891 = v2890 << 3u;
+        const unsigned int v2892 = v67 + v2887;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2893 = v2892 < v15;
+        const unsigned int v2894 = v2344 + v2891;
+        const bool v2895 = v2894 < v18;
+        const bool v2896 = v2893 && v2895;
+        const unsigned int v2898 = v2892 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2899 = v69 + v2898;
+        const unsigned int v2900 = v2899 + v2344;
+        const unsigned int v2901 = v2900 + v2891;
+        const unsigned int v2902 = v2896 ? v2901 : v69;
+        const unsigned int v2904 = v2887 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2905 = v2348 + v2904;
+        const unsigned int v2906 = v2905 + v2891;
+        iron_copy_async<16>(shm1 + (v2906 ^ (((v2906 >> 6u) & 7u) << 3u)), weight + v2902, v2896);
+        const unsigned int v2909 = v119 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2911 = v2909 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2914 = v2909 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2915 = v2914 << 3u;
+        const unsigned int v2916 = v67 + v2911;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2917 = v2916 < v15;
+        const unsigned int v2918 = v2344 + v2915;
+        const bool v2919 = v2918 < v18;
+        const bool v2920 = v2917 && v2919;
+        const unsigned int v2922 = v2916 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2923 = v69 + v2922;
+        const unsigned int v2924 = v2923 + v2344;
+        const unsigned int v2925 = v2924 + v2915;
+        const unsigned int v2926 = v2920 ? v2925 : v69;
+        const unsigned int v2928 = v2911 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2929 = v2348 + v2928;
+        const unsigned int v2930 = v2929 + v2915;
+        iron_copy_async<16>(shm1 + (v2930 ^ (((v2930 >> 6u) & 7u) << 3u)), weight + v2926, v2920);
+        const unsigned int v2933 = v119 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2935 = v2933 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2938 = v2933 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2939 = v2938 << 3u;
+        const unsigned int v2940 = v67 + v2935;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2941 = v2940 < v15;
+        const unsigned int v2942 = v2344 + v2939;
+        const bool v2943 = v2942 < v18;
+        const bool v2944 = v2941 && v2943;
+        const unsigned int v2946 = v2940 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2947 = v69 + v2946;
+        const unsigned int v2948 = v2947 + v2344;
+        const unsigned int v2949 = v2948 + v2939;
+        const unsigned int v2950 = v2944 ? v2949 : v69;
+        const unsigned int v2952 = v2935 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2953 = v2348 + v2952;
+        const unsigned int v2954 = v2953 + v2939;
+        iron_copy_async<16>(shm1 + (v2954 ^ (((v2954 >> 6u) & 7u) << 3u)), weight + v2950, v2944);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:268
     }
-    const unsigned int v6122 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:252
-    const unsigned int v6128 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:256
+    const unsigned int v2967 = v270 << 6u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v2973 = v274 << 6u;  // kernels/gemm/gemm_tiles.hpp:256
 
-    for (unsigned int v6110 = 0u; v6110 < v18; v6110 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
-      const unsigned int v6112 = v6110 >> 6u;
-      const unsigned int v6114 = v6112 % 3u;
+    for (unsigned int v2955 = 0u; v2955 < v18; v2955 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      const unsigned int v2957 = v2955 >> 6u;
+      const unsigned int v2959 = v2957 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v6116 = v6114 << 13u;  // kernels/gemm/gemm_tiles.hpp:270
-      const unsigned int v6123 = v6116 + v6122;  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v6123, 64u);
-      const unsigned int v6129 = v6116 + v6128;  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v6129, 64u);
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
-      const unsigned int v6136 = v6123 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v6136, 64u);
-      const unsigned int v6142 = v6129 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v6142, 64u);
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
-      const unsigned int v6148 = v6123 + 32u;  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v6148, 64u);
-      const unsigned int v6154 = v6129 + 32u;  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v6154, 64u);
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
-      const unsigned int v6160 = v6123 + 48u;  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v6160, 64u);
-      const unsigned int v6166 = v6129 + 48u;  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v6166, 64u);
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
-      const unsigned int v6169 = v6110 + 128u;  // kernels/gemm/gemm_tiles.hpp:268
-      const unsigned int v6171 = v6112 + 2u;
-      const unsigned int v6172 = v6171 % 3u;
-      const bool v6173 = v6169 < v18;
-      if (v6173) {
-        const unsigned int v6175 = v6172 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
-        const bool v6176 = !v91;  // kernels/convolution/im2col_a.hpp:90
-        if (v6176) {
-          const unsigned int v6180 = v118 & 7u;  // kernels/convolution/im2col_a.hpp:109
-          const unsigned int v6181 = v6180 << 3u;
-          const unsigned int v6182 = v6169 + v6181;  // kernels/convolution/im2col_a.hpp:110
-          const unsigned int v6184 = v6182 / v16;  // kernels/convolution/im2col_a.hpp:112
-          const unsigned int v6186 = v6184 * v16;  // kernels/convolution/im2col_a.hpp:113
-          const unsigned int v6187 = v6182 - v6186;
-          const unsigned int v6188 = v6184 / v6;  // kernels/convolution/im2col_a.hpp:114
-          const unsigned int v6189 = v6188 * v11;  // kernels/convolution/im2col_a.hpp:115
-          const unsigned int v6190 = v6188 * v6;  // kernels/convolution/im2col_a.hpp:116
-          const unsigned int v6191 = v6184 - v6190;
-          const unsigned int v6192 = v6191 * v12;
-          const unsigned int v6193 = v71 + v6187;  // kernels/convolution/im2col_a.hpp:117
-          const bool v6194 = v6182 < v18;  // kernels/convolution/im2col_a.hpp:118
-          const unsigned int v6196 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-          const unsigned int v6201 = v119 << 6u;  // kernels/convolution/im2col_a.hpp:121
-          const unsigned int v6202 = v6201 + v6181;
-          const unsigned int v6203 = v130 + v6189;  // kernels/convolution/im2col_a.hpp:124
-          const unsigned int v6204 = v135 + v6192;  // kernels/convolution/im2col_a.hpp:125
-          const bool v6205 = v6203 >= v9;  // kernels/convolution/im2col_a.hpp:126
-          const bool v6206 = v6194 && v6205;
-          const bool v6207 = v6203 < v128;
-          const bool v6208 = v6206 && v6207;
-          const bool v6209 = v6204 >= v10;
-          const bool v6210 = v6208 && v6209;
-          const bool v6211 = v6204 < v6196;
-          const bool v6212 = v6210 && v6211;
-          const unsigned int v6213 = max(v6203, v9);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v6214 = v6213 - v9;
-          const unsigned int v6215 = max(v6204, v10);  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v6216 = v6215 - v10;
-          const unsigned int v6217 = v138 + v6214;  // kernels/convolution/im2col_a.hpp:129
-          const unsigned int v6218 = v6217 * v2;
-          const unsigned int v6219 = v6218 + v6216;
-          const unsigned int v6220 = v6219 * v3;
-          const unsigned int v6221 = v6220 + v6193;
-          const unsigned int v6223 = v6212 ? v6221 : 0u;  // kernels/convolution/im2col_a.hpp:131
-          const unsigned int v6225 = v6175 + v6202;  // kernels/convolution/im2col_a.hpp:130
-          iron_copy_async<16>(shm0 + (v6225 ^ (((v6225 >> 6u) & 7u) << 3u)), x + v6223, v6212);
-          const unsigned int v6227 = v148 + v6189;  // kernels/convolution/im2col_a.hpp:124
-          const unsigned int v6228 = v153 + v6192;  // kernels/convolution/im2col_a.hpp:125
-          const bool v6229 = v6227 >= v9;  // kernels/convolution/im2col_a.hpp:126
-          const bool v6230 = v6194 && v6229;
-          const bool v6231 = v6227 < v128;
-          const bool v6232 = v6230 && v6231;
-          const bool v6233 = v6228 >= v10;
-          const bool v6234 = v6232 && v6233;
-          const bool v6235 = v6228 < v6196;
-          const bool v6236 = v6234 && v6235;
-          const unsigned int v6237 = max(v6227, v9);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v6238 = v6237 - v9;
-          const unsigned int v6239 = max(v6228, v10);  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v6240 = v6239 - v10;
-          const unsigned int v6241 = v156 + v6238;  // kernels/convolution/im2col_a.hpp:129
-          const unsigned int v6242 = v6241 * v2;
-          const unsigned int v6243 = v6242 + v6240;
-          const unsigned int v6244 = v6243 * v3;
-          const unsigned int v6245 = v6244 + v6193;
-          const unsigned int v6247 = v6236 ? v6245 : 0u;  // kernels/convolution/im2col_a.hpp:131
-          const unsigned int v6250 = v6225 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-          iron_copy_async<16>(shm0 + (v6250 ^ (((v6250 >> 6u) & 7u) << 3u)), x + v6247, v6236);
-          const unsigned int v6251 = v166 + v6189;  // kernels/convolution/im2col_a.hpp:124
-          const unsigned int v6252 = v171 + v6192;  // kernels/convolution/im2col_a.hpp:125
-          const bool v6253 = v6251 >= v9;  // kernels/convolution/im2col_a.hpp:126
-          const bool v6254 = v6194 && v6253;
-          const bool v6255 = v6251 < v128;
-          const bool v6256 = v6254 && v6255;
-          const bool v6257 = v6252 >= v10;
-          const bool v6258 = v6256 && v6257;
-          const bool v6259 = v6252 < v6196;
-          const bool v6260 = v6258 && v6259;
-          const unsigned int v6261 = max(v6251, v9);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v6262 = v6261 - v9;
-          const unsigned int v6263 = max(v6252, v10);  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v6264 = v6263 - v10;
-          const unsigned int v6265 = v174 + v6262;  // kernels/convolution/im2col_a.hpp:129
-          const unsigned int v6266 = v6265 * v2;
-          const unsigned int v6267 = v6266 + v6264;
-          const unsigned int v6268 = v6267 * v3;
-          const unsigned int v6269 = v6268 + v6193;
-          const unsigned int v6271 = v6260 ? v6269 : 0u;  // kernels/convolution/im2col_a.hpp:131
-          const unsigned int v6274 = v6225 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-          iron_copy_async<16>(shm0 + (v6274 ^ (((v6274 >> 6u) & 7u) << 3u)), x + v6271, v6260);
-          const unsigned int v6275 = v184 + v6189;  // kernels/convolution/im2col_a.hpp:124
-          const unsigned int v6276 = v189 + v6192;  // kernels/convolution/im2col_a.hpp:125
-          const bool v6277 = v6275 >= v9;  // kernels/convolution/im2col_a.hpp:126
-          const bool v6278 = v6194 && v6277;
-          const bool v6279 = v6275 < v128;
-          const bool v6280 = v6278 && v6279;
-          const bool v6281 = v6276 >= v10;
-          const bool v6282 = v6280 && v6281;
-          const bool v6283 = v6276 < v6196;
-          const bool v6284 = v6282 && v6283;
-          const unsigned int v6285 = max(v6275, v9);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v6286 = v6285 - v9;
-          const unsigned int v6287 = max(v6276, v10);  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v6288 = v6287 - v10;
-          const unsigned int v6289 = v192 + v6286;  // kernels/convolution/im2col_a.hpp:129
-          const unsigned int v6290 = v6289 * v2;
-          const unsigned int v6291 = v6290 + v6288;
-          const unsigned int v6292 = v6291 * v3;
-          const unsigned int v6293 = v6292 + v6193;
-          const unsigned int v6295 = v6284 ? v6293 : 0u;  // kernels/convolution/im2col_a.hpp:131
-          const unsigned int v6298 = v6225 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-          iron_copy_async<16>(shm0 + (v6298 ^ (((v6298 >> 6u) & 7u) << 3u)), x + v6295, v6284);
-          const unsigned int v6299 = v202 + v6189;  // kernels/convolution/im2col_a.hpp:124
-          const unsigned int v6300 = v207 + v6192;  // kernels/convolution/im2col_a.hpp:125
-          const bool v6301 = v6299 >= v9;  // kernels/convolution/im2col_a.hpp:126
-          const bool v6302 = v6194 && v6301;
-          const bool v6303 = v6299 < v128;
-          const bool v6304 = v6302 && v6303;
-          const bool v6305 = v6300 >= v10;
-          const bool v6306 = v6304 && v6305;
-          const bool v6307 = v6300 < v6196;
-          const bool v6308 = v6306 && v6307;
-          const unsigned int v6309 = max(v6299, v9);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v6310 = v6309 - v9;
-          const unsigned int v6311 = max(v6300, v10);  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v6312 = v6311 - v10;
-          const unsigned int v6313 = v210 + v6310;  // kernels/convolution/im2col_a.hpp:129
-          const unsigned int v6314 = v6313 * v2;
-          const unsigned int v6315 = v6314 + v6312;
-          const unsigned int v6316 = v6315 * v3;
-          const unsigned int v6317 = v6316 + v6193;
-          const unsigned int v6319 = v6308 ? v6317 : 0u;  // kernels/convolution/im2col_a.hpp:131
-          const unsigned int v6322 = v6225 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-          iron_copy_async<16>(shm0 + (v6322 ^ (((v6322 >> 6u) & 7u) << 3u)), x + v6319, v6308);
-          const unsigned int v6323 = v220 + v6189;  // kernels/convolution/im2col_a.hpp:124
-          const unsigned int v6324 = v225 + v6192;  // kernels/convolution/im2col_a.hpp:125
-          const bool v6325 = v6323 >= v9;  // kernels/convolution/im2col_a.hpp:126
-          const bool v6326 = v6194 && v6325;
-          const bool v6327 = v6323 < v128;
-          const bool v6328 = v6326 && v6327;
-          const bool v6329 = v6324 >= v10;
-          const bool v6330 = v6328 && v6329;
-          const bool v6331 = v6324 < v6196;
-          const bool v6332 = v6330 && v6331;
-          const unsigned int v6333 = max(v6323, v9);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v6334 = v6333 - v9;
-          const unsigned int v6335 = max(v6324, v10);  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v6336 = v6335 - v10;
-          const unsigned int v6337 = v228 + v6334;  // kernels/convolution/im2col_a.hpp:129
-          const unsigned int v6338 = v6337 * v2;
-          const unsigned int v6339 = v6338 + v6336;
-          const unsigned int v6340 = v6339 * v3;
-          const unsigned int v6341 = v6340 + v6193;
-          const unsigned int v6343 = v6332 ? v6341 : 0u;  // kernels/convolution/im2col_a.hpp:131
-          const unsigned int v6346 = v6225 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-          iron_copy_async<16>(shm0 + (v6346 ^ (((v6346 >> 6u) & 7u) << 3u)), x + v6343, v6332);
-          const unsigned int v6347 = v238 + v6189;  // kernels/convolution/im2col_a.hpp:124
-          const unsigned int v6348 = v243 + v6192;  // kernels/convolution/im2col_a.hpp:125
-          const bool v6349 = v6347 >= v9;  // kernels/convolution/im2col_a.hpp:126
-          const bool v6350 = v6194 && v6349;
-          const bool v6351 = v6347 < v128;
-          const bool v6352 = v6350 && v6351;
-          const bool v6353 = v6348 >= v10;
-          const bool v6354 = v6352 && v6353;
-          const bool v6355 = v6348 < v6196;
-          const bool v6356 = v6354 && v6355;
-          const unsigned int v6357 = max(v6347, v9);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v6358 = v6357 - v9;
-          const unsigned int v6359 = max(v6348, v10);  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v6360 = v6359 - v10;
-          const unsigned int v6361 = v246 + v6358;  // kernels/convolution/im2col_a.hpp:129
-          const unsigned int v6362 = v6361 * v2;
-          const unsigned int v6363 = v6362 + v6360;
-          const unsigned int v6364 = v6363 * v3;
-          const unsigned int v6365 = v6364 + v6193;
-          const unsigned int v6367 = v6356 ? v6365 : 0u;  // kernels/convolution/im2col_a.hpp:131
-          const unsigned int v6370 = v6225 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-          iron_copy_async<16>(shm0 + (v6370 ^ (((v6370 >> 6u) & 7u) << 3u)), x + v6367, v6356);
-          const unsigned int v6371 = v256 + v6189;  // kernels/convolution/im2col_a.hpp:124
-          const unsigned int v6372 = v261 + v6192;  // kernels/convolution/im2col_a.hpp:125
-          const bool v6373 = v6371 >= v9;  // kernels/convolution/im2col_a.hpp:126
-          const bool v6374 = v6194 && v6373;
-          const bool v6375 = v6371 < v128;
-          const bool v6376 = v6374 && v6375;
-          const bool v6377 = v6372 >= v10;
-          const bool v6378 = v6376 && v6377;
-          const bool v6379 = v6372 < v6196;
-          const bool v6380 = v6378 && v6379;
-          const unsigned int v6381 = max(v6371, v9);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v6382 = v6381 - v9;
-          const unsigned int v6383 = max(v6372, v10);  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v6384 = v6383 - v10;
-          const unsigned int v6385 = v264 + v6382;  // kernels/convolution/im2col_a.hpp:129
-          const unsigned int v6386 = v6385 * v2;
-          const unsigned int v6387 = v6386 + v6384;
-          const unsigned int v6388 = v6387 * v3;
-          const unsigned int v6389 = v6388 + v6193;
-          const unsigned int v6391 = v6380 ? v6389 : 0u;  // kernels/convolution/im2col_a.hpp:131
-          const unsigned int v6394 = v6225 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-          iron_copy_async<16>(shm0 + (v6394 ^ (((v6394 >> 6u) & 7u) << 3u)), x + v6391, v6380);
+      const unsigned int v2961 = v2959 << 13u;  // kernels/gemm/gemm_tiles.hpp:270
+      const unsigned int v2968 = v2961 + v2967;  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<false, 6, 3>(v278, shm0, v2968, 64u);
+      const unsigned int v2974 = v2961 + v2973;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load_shared<true, 6, 3>(v280, shm1, v2974, 64u);
+      iron_frag_mma_sync(v276, v278, v280);  // kernels/gemm/gemm_tiles.hpp:258
+      const unsigned int v2981 = v2968 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<false, 6, 3>(v278, shm0, v2981, 64u);
+      const unsigned int v2987 = v2974 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load_shared<true, 6, 3>(v280, shm1, v2987, 64u);
+      iron_frag_mma_sync(v276, v278, v280);  // kernels/gemm/gemm_tiles.hpp:258
+      const unsigned int v2993 = v2968 + 32u;  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<false, 6, 3>(v278, shm0, v2993, 64u);
+      const unsigned int v2999 = v2974 + 32u;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load_shared<true, 6, 3>(v280, shm1, v2999, 64u);
+      iron_frag_mma_sync(v276, v278, v280);  // kernels/gemm/gemm_tiles.hpp:258
+      const unsigned int v3005 = v2968 + 48u;  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<false, 6, 3>(v278, shm0, v3005, 64u);
+      const unsigned int v3011 = v2974 + 48u;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load_shared<true, 6, 3>(v280, shm1, v3011, 64u);
+      iron_frag_mma_sync(v276, v278, v280);  // kernels/gemm/gemm_tiles.hpp:258
+      const unsigned int v3014 = v2955 + 128u;  // kernels/gemm/gemm_tiles.hpp:268
+      const unsigned int v3016 = v2957 + 2u;
+      const unsigned int v3017 = v3016 % 3u;
+      const bool v3018 = v3014 < v18;
+      if (v3018) {
+        const unsigned int v3020 = v3017 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
+        const bool v3021 = !v92;  // kernels/convolution/im2col_a.hpp:90
+        if (v3021) {
+          const unsigned int v3025 = v119 & 7u;  // kernels/convolution/im2col_a.hpp:109
+          const unsigned int v3026 = v3025 << 3u;
+          const unsigned int v3027 = v3014 + v3026;  // kernels/convolution/im2col_a.hpp:110
+          const unsigned int v3029 = v3027 / v16;  // kernels/convolution/im2col_a.hpp:112
+          const unsigned int v3031 = v3029 * v16;  // kernels/convolution/im2col_a.hpp:113
+          const unsigned int v3032 = v3027 - v3031;
+          const unsigned int v3033 = v3029 / v6;  // kernels/convolution/im2col_a.hpp:114
+          const unsigned int v3034 = v3033 * v11;  // kernels/convolution/im2col_a.hpp:115
+          const unsigned int v3035 = v3033 * v6;  // kernels/convolution/im2col_a.hpp:116
+          const unsigned int v3036 = v3029 - v3035;
+          const unsigned int v3037 = v3036 * v12;
+          const unsigned int v3038 = v72 + v3032;  // kernels/convolution/im2col_a.hpp:117
+          const bool v3039 = v3027 < v18;  // kernels/convolution/im2col_a.hpp:118
+          const unsigned int v3041 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+          const unsigned int v3046 = v120 << 6u;  // kernels/convolution/im2col_a.hpp:121
+          const unsigned int v3047 = v3046 + v3026;
+          const unsigned int v3048 = v131 + v3034;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v3049 = v136 + v3037;  // kernels/convolution/im2col_a.hpp:125
+          const bool v3050 = v3048 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v3051 = v3039 && v3050;
+          const bool v3052 = v3048 < v129;
+          const bool v3053 = v3051 && v3052;
+          const bool v3054 = v3049 >= v10;
+          const bool v3055 = v3053 && v3054;
+          const bool v3056 = v3049 < v3041;
+          const bool v3057 = v3055 && v3056;
+          const unsigned int v3058 = max(v3048, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v3059 = v3058 - v9;
+          const unsigned int v3060 = max(v3049, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v3061 = v3060 - v10;
+          const unsigned int v3062 = v139 + v3059;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v3063 = v3062 * v2;
+          const unsigned int v3064 = v3063 + v3061;
+          const unsigned int v3065 = v3064 * v3;
+          const unsigned int v3066 = v3065 + v3038;
+          const unsigned int v3068 = v3057 ? v3066 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v3070 = v3020 + v3047;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v3070 ^ (((v3070 >> 6u) & 7u) << 3u)), x + v3068, v3057);
+          const unsigned int v3072 = v149 + v3034;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v3073 = v154 + v3037;  // kernels/convolution/im2col_a.hpp:125
+          const bool v3074 = v3072 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v3075 = v3039 && v3074;
+          const bool v3076 = v3072 < v129;
+          const bool v3077 = v3075 && v3076;
+          const bool v3078 = v3073 >= v10;
+          const bool v3079 = v3077 && v3078;
+          const bool v3080 = v3073 < v3041;
+          const bool v3081 = v3079 && v3080;
+          const unsigned int v3082 = max(v3072, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v3083 = v3082 - v9;
+          const unsigned int v3084 = max(v3073, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v3085 = v3084 - v10;
+          const unsigned int v3086 = v157 + v3083;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v3087 = v3086 * v2;
+          const unsigned int v3088 = v3087 + v3085;
+          const unsigned int v3089 = v3088 * v3;
+          const unsigned int v3090 = v3089 + v3038;
+          const unsigned int v3092 = v3081 ? v3090 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v3095 = v3070 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v3095 ^ (((v3095 >> 6u) & 7u) << 3u)), x + v3092, v3081);
+          const unsigned int v3096 = v167 + v3034;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v3097 = v172 + v3037;  // kernels/convolution/im2col_a.hpp:125
+          const bool v3098 = v3096 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v3099 = v3039 && v3098;
+          const bool v3100 = v3096 < v129;
+          const bool v3101 = v3099 && v3100;
+          const bool v3102 = v3097 >= v10;
+          const bool v3103 = v3101 && v3102;
+          const bool v3104 = v3097 < v3041;
+          const bool v3105 = v3103 && v3104;
+          const unsigned int v3106 = max(v3096, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v3107 = v3106 - v9;
+          const unsigned int v3108 = max(v3097, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v3109 = v3108 - v10;
+          const unsigned int v3110 = v175 + v3107;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v3111 = v3110 * v2;
+          const unsigned int v3112 = v3111 + v3109;
+          const unsigned int v3113 = v3112 * v3;
+          const unsigned int v3114 = v3113 + v3038;
+          const unsigned int v3116 = v3105 ? v3114 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v3119 = v3070 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v3119 ^ (((v3119 >> 6u) & 7u) << 3u)), x + v3116, v3105);
+          const unsigned int v3120 = v185 + v3034;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v3121 = v190 + v3037;  // kernels/convolution/im2col_a.hpp:125
+          const bool v3122 = v3120 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v3123 = v3039 && v3122;
+          const bool v3124 = v3120 < v129;
+          const bool v3125 = v3123 && v3124;
+          const bool v3126 = v3121 >= v10;
+          const bool v3127 = v3125 && v3126;
+          const bool v3128 = v3121 < v3041;
+          const bool v3129 = v3127 && v3128;
+          const unsigned int v3130 = max(v3120, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v3131 = v3130 - v9;
+          const unsigned int v3132 = max(v3121, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v3133 = v3132 - v10;
+          const unsigned int v3134 = v193 + v3131;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v3135 = v3134 * v2;
+          const unsigned int v3136 = v3135 + v3133;
+          const unsigned int v3137 = v3136 * v3;
+          const unsigned int v3138 = v3137 + v3038;
+          const unsigned int v3140 = v3129 ? v3138 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v3143 = v3070 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v3143 ^ (((v3143 >> 6u) & 7u) << 3u)), x + v3140, v3129);
+          const unsigned int v3144 = v203 + v3034;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v3145 = v208 + v3037;  // kernels/convolution/im2col_a.hpp:125
+          const bool v3146 = v3144 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v3147 = v3039 && v3146;
+          const bool v3148 = v3144 < v129;
+          const bool v3149 = v3147 && v3148;
+          const bool v3150 = v3145 >= v10;
+          const bool v3151 = v3149 && v3150;
+          const bool v3152 = v3145 < v3041;
+          const bool v3153 = v3151 && v3152;
+          const unsigned int v3154 = max(v3144, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v3155 = v3154 - v9;
+          const unsigned int v3156 = max(v3145, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v3157 = v3156 - v10;
+          const unsigned int v3158 = v211 + v3155;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v3159 = v3158 * v2;
+          const unsigned int v3160 = v3159 + v3157;
+          const unsigned int v3161 = v3160 * v3;
+          const unsigned int v3162 = v3161 + v3038;
+          const unsigned int v3164 = v3153 ? v3162 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v3167 = v3070 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v3167 ^ (((v3167 >> 6u) & 7u) << 3u)), x + v3164, v3153);
+          const unsigned int v3168 = v221 + v3034;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v3169 = v226 + v3037;  // kernels/convolution/im2col_a.hpp:125
+          const bool v3170 = v3168 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v3171 = v3039 && v3170;
+          const bool v3172 = v3168 < v129;
+          const bool v3173 = v3171 && v3172;
+          const bool v3174 = v3169 >= v10;
+          const bool v3175 = v3173 && v3174;
+          const bool v3176 = v3169 < v3041;
+          const bool v3177 = v3175 && v3176;
+          const unsigned int v3178 = max(v3168, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v3179 = v3178 - v9;
+          const unsigned int v3180 = max(v3169, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v3181 = v3180 - v10;
+          const unsigned int v3182 = v229 + v3179;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v3183 = v3182 * v2;
+          const unsigned int v3184 = v3183 + v3181;
+          const unsigned int v3185 = v3184 * v3;
+          const unsigned int v3186 = v3185 + v3038;
+          const unsigned int v3188 = v3177 ? v3186 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v3191 = v3070 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v3191 ^ (((v3191 >> 6u) & 7u) << 3u)), x + v3188, v3177);
+          const unsigned int v3192 = v239 + v3034;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v3193 = v244 + v3037;  // kernels/convolution/im2col_a.hpp:125
+          const bool v3194 = v3192 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v3195 = v3039 && v3194;
+          const bool v3196 = v3192 < v129;
+          const bool v3197 = v3195 && v3196;
+          const bool v3198 = v3193 >= v10;
+          const bool v3199 = v3197 && v3198;
+          const bool v3200 = v3193 < v3041;
+          const bool v3201 = v3199 && v3200;
+          const unsigned int v3202 = max(v3192, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v3203 = v3202 - v9;
+          const unsigned int v3204 = max(v3193, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v3205 = v3204 - v10;
+          const unsigned int v3206 = v247 + v3203;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v3207 = v3206 * v2;
+          const unsigned int v3208 = v3207 + v3205;
+          const unsigned int v3209 = v3208 * v3;
+          const unsigned int v3210 = v3209 + v3038;
+          const unsigned int v3212 = v3201 ? v3210 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v3215 = v3070 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v3215 ^ (((v3215 >> 6u) & 7u) << 3u)), x + v3212, v3201);
+          const unsigned int v3216 = v257 + v3034;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v3217 = v262 + v3037;  // kernels/convolution/im2col_a.hpp:125
+          const bool v3218 = v3216 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v3219 = v3039 && v3218;
+          const bool v3220 = v3216 < v129;
+          const bool v3221 = v3219 && v3220;
+          const bool v3222 = v3217 >= v10;
+          const bool v3223 = v3221 && v3222;
+          const bool v3224 = v3217 < v3041;
+          const bool v3225 = v3223 && v3224;
+          const unsigned int v3226 = max(v3216, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v3227 = v3226 - v9;
+          const unsigned int v3228 = max(v3217, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v3229 = v3228 - v10;
+          const unsigned int v3230 = v265 + v3227;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v3231 = v3230 * v2;
+          const unsigned int v3232 = v3231 + v3229;
+          const unsigned int v3233 = v3232 * v3;
+          const unsigned int v3234 = v3233 + v3038;
+          const unsigned int v3236 = v3225 ? v3234 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v3239 = v3070 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v3239 ^ (((v3239 >> 6u) & 7u) << 3u)), x + v3236, v3225);
         } else {
-          const unsigned int v6403 = v118 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v6404 = v6403 << 3u;
-          const unsigned int v6407 = v6169 + v6404;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v6408 = v6407 < v18;
-          const bool v6409 = v127 && v6408;
-          const unsigned int v6411 = v120 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v6413 = v6411 + v6169;
-          const unsigned int v6414 = v6413 + v6404;
-          const unsigned int v6415 = v6409 ? v6414 : 0u;
-          const unsigned int v6417 = v119 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v6418 = v6175 + v6417;
-          const unsigned int v6419 = v6418 + v6404;
-          iron_copy_async<16>(shm0 + (v6419 ^ (((v6419 >> 6u) & 7u) << 3u)), x + v6415, v6409);
-          const unsigned int v6422 = v118 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6424 = v6422 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v6427 = v6422 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v6428 = v6427 << 3u;
-          const unsigned int v6429 = v63 + v6424;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v6430 = v6429 < v44;
-          const unsigned int v6431 = v6169 + v6428;
-          const bool v6432 = v6431 < v18;
-          const bool v6433 = v6430 && v6432;
-          const unsigned int v6435 = v6429 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v6437 = v6435 + v6169;
-          const unsigned int v6438 = v6437 + v6428;
-          const unsigned int v6439 = v6433 ? v6438 : 0u;
-          const unsigned int v6441 = v6424 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v6442 = v6175 + v6441;
-          const unsigned int v6443 = v6442 + v6428;
-          iron_copy_async<16>(shm0 + (v6443 ^ (((v6443 >> 6u) & 7u) << 3u)), x + v6439, v6433);
-          const unsigned int v6446 = v118 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6448 = v6446 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v6451 = v6446 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v6452 = v6451 << 3u;
-          const unsigned int v6453 = v63 + v6448;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v6454 = v6453 < v44;
-          const unsigned int v6455 = v6169 + v6452;
-          const bool v6456 = v6455 < v18;
-          const bool v6457 = v6454 && v6456;
-          const unsigned int v6459 = v6453 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v6461 = v6459 + v6169;
-          const unsigned int v6462 = v6461 + v6452;
-          const unsigned int v6463 = v6457 ? v6462 : 0u;
-          const unsigned int v6465 = v6448 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v6466 = v6175 + v6465;
-          const unsigned int v6467 = v6466 + v6452;
-          iron_copy_async<16>(shm0 + (v6467 ^ (((v6467 >> 6u) & 7u) << 3u)), x + v6463, v6457);
-          const unsigned int v6470 = v118 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6472 = v6470 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v6475 = v6470 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v6476 = v6475 << 3u;
-          const unsigned int v6477 = v63 + v6472;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v6478 = v6477 < v44;
-          const unsigned int v6479 = v6169 + v6476;
-          const bool v6480 = v6479 < v18;
-          const bool v6481 = v6478 && v6480;
-          const unsigned int v6483 = v6477 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v6485 = v6483 + v6169;
-          const unsigned int v6486 = v6485 + v6476;
-          const unsigned int v6487 = v6481 ? v6486 : 0u;
-          const unsigned int v6489 = v6472 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v6490 = v6175 + v6489;
-          const unsigned int v6491 = v6490 + v6476;
-          iron_copy_async<16>(shm0 + (v6491 ^ (((v6491 >> 6u) & 7u) << 3u)), x + v6487, v6481);
-          const unsigned int v6494 = v118 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6496 = v6494 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v6499 = v6494 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v6500 = v6499 << 3u;
-          const unsigned int v6501 = v63 + v6496;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v6502 = v6501 < v44;
-          const unsigned int v6503 = v6169 + v6500;
-          const bool v6504 = v6503 < v18;
-          const bool v6505 = v6502 && v6504;
-          const unsigned int v6507 = v6501 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v6509 = v6507 + v6169;
-          const unsigned int v6510 = v6509 + v6500;
-          const unsigned int v6511 = v6505 ? v6510 : 0u;
-          const unsigned int v6513 = v6496 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v6514 = v6175 + v6513;
-          const unsigned int v6515 = v6514 + v6500;
-          iron_copy_async<16>(shm0 + (v6515 ^ (((v6515 >> 6u) & 7u) << 3u)), x + v6511, v6505);
-          const unsigned int v6518 = v118 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6520 = v6518 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v6523 = v6518 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v6524 = v6523 << 3u;
-          const unsigned int v6525 = v63 + v6520;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v6526 = v6525 < v44;
-          const unsigned int v6527 = v6169 + v6524;
-          const bool v6528 = v6527 < v18;
-          const bool v6529 = v6526 && v6528;
-          const unsigned int v6531 = v6525 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v6533 = v6531 + v6169;
-          const unsigned int v6534 = v6533 + v6524;
-          const unsigned int v6535 = v6529 ? v6534 : 0u;
-          const unsigned int v6537 = v6520 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v6538 = v6175 + v6537;
-          const unsigned int v6539 = v6538 + v6524;
-          iron_copy_async<16>(shm0 + (v6539 ^ (((v6539 >> 6u) & 7u) << 3u)), x + v6535, v6529);
-          const unsigned int v6542 = v118 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6544 = v6542 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v6547 = v6542 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v6548 = v6547 << 3u;
-          const unsigned int v6549 = v63 + v6544;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v6550 = v6549 < v44;
-          const unsigned int v6551 = v6169 + v6548;
-          const bool v6552 = v6551 < v18;
-          const bool v6553 = v6550 && v6552;
-          const unsigned int v6555 = v6549 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v6557 = v6555 + v6169;
-          const unsigned int v6558 = v6557 + v6548;
-          const unsigned int v6559 = v6553 ? v6558 : 0u;
-          const unsigned int v6561 = v6544 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v6562 = v6175 + v6561;
-          const unsigned int v6563 = v6562 + v6548;
-          iron_copy_async<16>(shm0 + (v6563 ^ (((v6563 >> 6u) & 7u) << 3u)), x + v6559, v6553);
-          const unsigned int v6566 = v118 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6568 = v6566 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v6571 = v6566 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v6572 = v6571 << 3u;
-          const unsigned int v6573 = v63 + v6568;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v6574 = v6573 < v44;
-          const unsigned int v6575 = v6169 + v6572;
-          const bool v6576 = v6575 < v18;
-          const bool v6577 = v6574 && v6576;
-          const unsigned int v6579 = v6573 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v6581 = v6579 + v6169;
-          const unsigned int v6582 = v6581 + v6572;
-          const unsigned int v6583 = v6577 ? v6582 : 0u;
-          const unsigned int v6585 = v6568 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v6586 = v6175 + v6585;
-          const unsigned int v6587 = v6586 + v6572;
-          iron_copy_async<16>(shm0 + (v6587 ^ (((v6587 >> 6u) & 7u) << 3u)), x + v6583, v6577);
+          const unsigned int v3248 = v119 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3249 = v3248 << 3u;
+          const unsigned int v3252 = v3014 + v3249;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3253 = v3252 < v18;
+          const bool v3254 = v128 && v3253;
+          const unsigned int v3256 = v121 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3258 = v3256 + v3014;
+          const unsigned int v3259 = v3258 + v3249;
+          const unsigned int v3260 = v3254 ? v3259 : 0u;
+          const unsigned int v3262 = v120 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3263 = v3020 + v3262;
+          const unsigned int v3264 = v3263 + v3249;
+          iron_copy_async<16>(shm0 + (v3264 ^ (((v3264 >> 6u) & 7u) << 3u)), x + v3260, v3254);
+          const unsigned int v3267 = v119 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3269 = v3267 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3272 = v3267 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3273 = v3272 << 3u;
+          const unsigned int v3274 = v63 + v3269;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3275 = v3274 < v44;
+          const unsigned int v3276 = v3014 + v3273;
+          const bool v3277 = v3276 < v18;
+          const bool v3278 = v3275 && v3277;
+          const unsigned int v3280 = v3274 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3282 = v3280 + v3014;
+          const unsigned int v3283 = v3282 + v3273;
+          const unsigned int v3284 = v3278 ? v3283 : 0u;
+          const unsigned int v3286 = v3269 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3287 = v3020 + v3286;
+          const unsigned int v3288 = v3287 + v3273;
+          iron_copy_async<16>(shm0 + (v3288 ^ (((v3288 >> 6u) & 7u) << 3u)), x + v3284, v3278);
+          const unsigned int v3291 = v119 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3293 = v3291 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3296 = v3291 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3297 = v3296 << 3u;
+          const unsigned int v3298 = v63 + v3293;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3299 = v3298 < v44;
+          const unsigned int v3300 = v3014 + v3297;
+          const bool v3301 = v3300 < v18;
+          const bool v3302 = v3299 && v3301;
+          const unsigned int v3304 = v3298 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3306 = v3304 + v3014;
+          const unsigned int v3307 = v3306 + v3297;
+          const unsigned int v3308 = v3302 ? v3307 : 0u;
+          const unsigned int v3310 = v3293 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3311 = v3020 + v3310;
+          const unsigned int v3312 = v3311 + v3297;
+          iron_copy_async<16>(shm0 + (v3312 ^ (((v3312 >> 6u) & 7u) << 3u)), x + v3308, v3302);
+          const unsigned int v3315 = v119 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3317 = v3315 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3320 = v3315 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3321 = v3320 << 3u;
+          const unsigned int v3322 = v63 + v3317;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3323 = v3322 < v44;
+          const unsigned int v3324 = v3014 + v3321;
+          const bool v3325 = v3324 < v18;
+          const bool v3326 = v3323 && v3325;
+          const unsigned int v3328 = v3322 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3330 = v3328 + v3014;
+          const unsigned int v3331 = v3330 + v3321;
+          const unsigned int v3332 = v3326 ? v3331 : 0u;
+          const unsigned int v3334 = v3317 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3335 = v3020 + v3334;
+          const unsigned int v3336 = v3335 + v3321;
+          iron_copy_async<16>(shm0 + (v3336 ^ (((v3336 >> 6u) & 7u) << 3u)), x + v3332, v3326);
+          const unsigned int v3339 = v119 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3341 = v3339 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3344 = v3339 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3345 = v3344 << 3u;
+          const unsigned int v3346 = v63 + v3341;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3347 = v3346 < v44;
+          const unsigned int v3348 = v3014 + v3345;
+          const bool v3349 = v3348 < v18;
+          const bool v3350 = v3347 && v3349;
+          const unsigned int v3352 = v3346 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3354 = v3352 + v3014;
+          const unsigned int v3355 = v3354 + v3345;
+          const unsigned int v3356 = v3350 ? v3355 : 0u;
+          const unsigned int v3358 = v3341 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3359 = v3020 + v3358;
+          const unsigned int v3360 = v3359 + v3345;
+          iron_copy_async<16>(shm0 + (v3360 ^ (((v3360 >> 6u) & 7u) << 3u)), x + v3356, v3350);
+          const unsigned int v3363 = v119 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3365 = v3363 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3368 = v3363 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3369 = v3368 << 3u;
+          const unsigned int v3370 = v63 + v3365;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3371 = v3370 < v44;
+          const unsigned int v3372 = v3014 + v3369;
+          const bool v3373 = v3372 < v18;
+          const bool v3374 = v3371 && v3373;
+          const unsigned int v3376 = v3370 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3378 = v3376 + v3014;
+          const unsigned int v3379 = v3378 + v3369;
+          const unsigned int v3380 = v3374 ? v3379 : 0u;
+          const unsigned int v3382 = v3365 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3383 = v3020 + v3382;
+          const unsigned int v3384 = v3383 + v3369;
+          iron_copy_async<16>(shm0 + (v3384 ^ (((v3384 >> 6u) & 7u) << 3u)), x + v3380, v3374);
+          const unsigned int v3387 = v119 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3389 = v3387 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3392 = v3387 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3393 = v3392 << 3u;
+          const unsigned int v3394 = v63 + v3389;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3395 = v3394 < v44;
+          const unsigned int v3396 = v3014 + v3393;
+          const bool v3397 = v3396 < v18;
+          const bool v3398 = v3395 && v3397;
+          const unsigned int v3400 = v3394 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3402 = v3400 + v3014;
+          const unsigned int v3403 = v3402 + v3393;
+          const unsigned int v3404 = v3398 ? v3403 : 0u;
+          const unsigned int v3406 = v3389 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3407 = v3020 + v3406;
+          const unsigned int v3408 = v3407 + v3393;
+          iron_copy_async<16>(shm0 + (v3408 ^ (((v3408 >> 6u) & 7u) << 3u)), x + v3404, v3398);
+          const unsigned int v3411 = v119 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3413 = v3411 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3416 = v3411 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3417 = v3416 << 3u;
+          const unsigned int v3418 = v63 + v3413;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3419 = v3418 < v44;
+          const unsigned int v3420 = v3014 + v3417;
+          const bool v3421 = v3420 < v18;
+          const bool v3422 = v3419 && v3421;
+          const unsigned int v3424 = v3418 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3426 = v3424 + v3014;
+          const unsigned int v3427 = v3426 + v3417;
+          const unsigned int v3428 = v3422 ? v3427 : 0u;
+          const unsigned int v3430 = v3413 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3431 = v3020 + v3430;
+          const unsigned int v3432 = v3431 + v3417;
+          iron_copy_async<16>(shm0 + (v3432 ^ (((v3432 >> 6u) & 7u) << 3u)), x + v3428, v3422);
         }
-        const unsigned int v6597 = v118 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6598 = v6597 << 3u;
-        const unsigned int v6599 = v67 + v119;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6600 = v6599 < v15;
-        const unsigned int v6601 = v6169 + v6598;
-        const bool v6602 = v6601 < v18;
-        const bool v6603 = v6600 && v6602;
-        const unsigned int v6605 = v6599 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6606 = v69 + v6605;
-        const unsigned int v6607 = v6606 + v6169;
-        const unsigned int v6608 = v6607 + v6598;
-        const unsigned int v6609 = v6603 ? v6608 : v69;
-        const unsigned int v6611 = v119 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6612 = v6175 + v6611;
-        const unsigned int v6613 = v6612 + v6598;
-        iron_copy_async<16>(shm1 + (v6613 ^ (((v6613 >> 6u) & 7u) << 3u)), weight + v6609, v6603);
-        const unsigned int v6616 = v118 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6618 = v6616 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v6621 = v6616 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6622 = v6621 << 3u;
-        const unsigned int v6623 = v67 + v6618;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6624 = v6623 < v15;
-        const unsigned int v6625 = v6169 + v6622;
-        const bool v6626 = v6625 < v18;
-        const bool v6627 = v6624 && v6626;
-        const unsigned int v6629 = v6623 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6630 = v69 + v6629;
-        const unsigned int v6631 = v6630 + v6169;
-        const unsigned int v6632 = v6631 + v6622;
-        const unsigned int v6633 = v6627 ? v6632 : v69;
-        const unsigned int v6635 = v6618 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6636 = v6175 + v6635;
-        const unsigned int v6637 = v6636 + v6622;
-        iron_copy_async<16>(shm1 + (v6637 ^ (((v6637 >> 6u) & 7u) << 3u)), weight + v6633, v6627);
-        const unsigned int v6640 = v118 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6642 = v6640 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v6645 = v6640 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6646 = v6645 << 3u;
-        const unsigned int v6647 = v67 + v6642;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6648 = v6647 < v15;
-        const unsigned int v6649 = v6169 + v6646;
-        const bool v6650 = v6649 < v18;
-        const bool v6651 = v6648 && v6650;
-        const unsigned int v6653 = v6647 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6654 = v69 + v6653;
-        const unsigned int v6655 = v6654 + v6169;
-        const unsigned int v6656 = v6655 + v6646;
-        const unsigned int v6657 = v6651 ? v6656 : v69;
-        const unsigned int v6659 = v6642 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6660 = v6175 + v6659;
-        const unsigned int v6661 = v6660 + v6646;
-        iron_copy_async<16>(shm1 + (v6661 ^ (((v6661 >> 6u) & 7u) << 3u)), weight + v6657, v6651);
-        const unsigned int v6664 = v118 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6666 = v6664 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v6669 = v6664 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6670 = v6669 << 3u;
-        const unsigned int v6671 = v67 + v6666;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6672 = v6671 < v15;
-        const unsigned int v6673 = v6169 + v6670;
-        const bool v6674 = v6673 < v18;
-        const bool v6675 = v6672 && v6674;
-        const unsigned int v6677 = v6671 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6678 = v69 + v6677;
-        const unsigned int v6679 = v6678 + v6169;
-        const unsigned int v6680 = v6679 + v6670;
-        const unsigned int v6681 = v6675 ? v6680 : v69;
-        const unsigned int v6683 = v6666 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6684 = v6175 + v6683;
-        const unsigned int v6685 = v6684 + v6670;
-        iron_copy_async<16>(shm1 + (v6685 ^ (((v6685 >> 6u) & 7u) << 3u)), weight + v6681, v6675);
-        const unsigned int v6688 = v118 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6690 = v6688 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v6693 = v6688 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6694 = v6693 << 3u;
-        const unsigned int v6695 = v67 + v6690;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6696 = v6695 < v15;
-        const unsigned int v6697 = v6169 + v6694;
-        const bool v6698 = v6697 < v18;
-        const bool v6699 = v6696 && v6698;
-        const unsigned int v6701 = v6695 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6702 = v69 + v6701;
-        const unsigned int v6703 = v6702 + v6169;
-        const unsigned int v6704 = v6703 + v6694;
-        const unsigned int v6705 = v6699 ? v6704 : v69;
-        const unsigned int v6707 = v6690 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6708 = v6175 + v6707;
-        const unsigned int v6709 = v6708 + v6694;
-        iron_copy_async<16>(shm1 + (v6709 ^ (((v6709 >> 6u) & 7u) << 3u)), weight + v6705, v6699);
-        const unsigned int v6712 = v118 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6714 = v6712 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v6717 = v6712 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6718 = v6717 << 3u;
-        const unsigned int v6719 = v67 + v6714;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6720 = v6719 < v15;
-        const unsigned int v6721 = v6169 + v6718;
-        const bool v6722 = v6721 < v18;
-        const bool v6723 = v6720 && v6722;
-        const unsigned int v6725 = v6719 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6726 = v69 + v6725;
-        const unsigned int v6727 = v6726 + v6169;
-        const unsigned int v6728 = v6727 + v6718;
-        const unsigned int v6729 = v6723 ? v6728 : v69;
-        const unsigned int v6731 = v6714 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6732 = v6175 + v6731;
-        const unsigned int v6733 = v6732 + v6718;
-        iron_copy_async<16>(shm1 + (v6733 ^ (((v6733 >> 6u) & 7u) << 3u)), weight + v6729, v6723);
-        const unsigned int v6736 = v118 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6738 = v6736 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v6741 = v6736 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6742 = v6741 << 3u;
-        const unsigned int v6743 = v67 + v6738;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6744 = v6743 < v15;
-        const unsigned int v6745 = v6169 + v6742;
-        const bool v6746 = v6745 < v18;
-        const bool v6747 = v6744 && v6746;
-        const unsigned int v6749 = v6743 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6750 = v69 + v6749;
-        const unsigned int v6751 = v6750 + v6169;
-        const unsigned int v6752 = v6751 + v6742;
-        const unsigned int v6753 = v6747 ? v6752 : v69;
-        const unsigned int v6755 = v6738 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6756 = v6175 + v6755;
-        const unsigned int v6757 = v6756 + v6742;
-        iron_copy_async<16>(shm1 + (v6757 ^ (((v6757 >> 6u) & 7u) << 3u)), weight + v6753, v6747);
-        const unsigned int v6760 = v118 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6762 = v6760 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v6765 = v6760 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6766 = v6765 << 3u;
-        const unsigned int v6767 = v67 + v6762;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6768 = v6767 < v15;
-        const unsigned int v6769 = v6169 + v6766;
-        const bool v6770 = v6769 < v18;
-        const bool v6771 = v6768 && v6770;
-        const unsigned int v6773 = v6767 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6774 = v69 + v6773;
-        const unsigned int v6775 = v6774 + v6169;
-        const unsigned int v6776 = v6775 + v6766;
-        const unsigned int v6777 = v6771 ? v6776 : v69;
-        const unsigned int v6779 = v6762 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6780 = v6175 + v6779;
-        const unsigned int v6781 = v6780 + v6766;
-        iron_copy_async<16>(shm1 + (v6781 ^ (((v6781 >> 6u) & 7u) << 3u)), weight + v6777, v6771);
+        const unsigned int v3442 = v119 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3443 = v3442 << 3u;
+        const unsigned int v3444 = v67 + v120;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3445 = v3444 < v15;
+        const unsigned int v3446 = v3014 + v3443;
+        const bool v3447 = v3446 < v18;
+        const bool v3448 = v3445 && v3447;
+        const unsigned int v3450 = v3444 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3451 = v69 + v3450;
+        const unsigned int v3452 = v3451 + v3014;
+        const unsigned int v3453 = v3452 + v3443;
+        const unsigned int v3454 = v3448 ? v3453 : v69;
+        const unsigned int v3456 = v120 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3457 = v3020 + v3456;
+        const unsigned int v3458 = v3457 + v3443;
+        iron_copy_async<16>(shm1 + (v3458 ^ (((v3458 >> 6u) & 7u) << 3u)), weight + v3454, v3448);
+        const unsigned int v3461 = v119 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3463 = v3461 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3466 = v3461 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3467 = v3466 << 3u;
+        const unsigned int v3468 = v67 + v3463;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3469 = v3468 < v15;
+        const unsigned int v3470 = v3014 + v3467;
+        const bool v3471 = v3470 < v18;
+        const bool v3472 = v3469 && v3471;
+        const unsigned int v3474 = v3468 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3475 = v69 + v3474;
+        const unsigned int v3476 = v3475 + v3014;
+        const unsigned int v3477 = v3476 + v3467;
+        const unsigned int v3478 = v3472 ? v3477 : v69;
+        const unsigned int v3480 = v3463 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3481 = v3020 + v3480;
+        const unsigned int v3482 = v3481 + v3467;
+        iron_copy_async<16>(shm1 + (v3482 ^ (((v3482 >> 6u) & 7u) << 3u)), weight + v3478, v3472);
+        const unsigned int v3485 = v119 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3487 = v3485 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3490 = v3485 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3491 = v3490 << 3u;
+        const unsigned int v3492 = v67 + v3487;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3493 = v3492 < v15;
+        const unsigned int v3494 = v3014 + v3491;
+        const bool v3495 = v3494 < v18;
+        const bool v3496 = v3493 && v3495;
+        const unsigned int v3498 = v3492 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3499 = v69 + v3498;
+        const unsigned int v3500 = v3499 + v3014;
+        const unsigned int v3501 = v3500 + v3491;
+        const unsigned int v3502 = v3496 ? v3501 : v69;
+        const unsigned int v3504 = v3487 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3505 = v3020 + v3504;
+        const unsigned int v3506 = v3505 + v3491;
+        iron_copy_async<16>(shm1 + (v3506 ^ (((v3506 >> 6u) & 7u) << 3u)), weight + v3502, v3496);
+        const unsigned int v3509 = v119 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3511 = v3509 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3514 = v3509 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3515 = v3514 << 3u;
+        const unsigned int v3516 = v67 + v3511;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3517 = v3516 < v15;
+        const unsigned int v3518 = v3014 + v3515;
+        const bool v3519 = v3518 < v18;
+        const bool v3520 = v3517 && v3519;
+        const unsigned int v3522 = v3516 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3523 = v69 + v3522;
+        const unsigned int v3524 = v3523 + v3014;
+        const unsigned int v3525 = v3524 + v3515;
+        const unsigned int v3526 = v3520 ? v3525 : v69;
+        const unsigned int v3528 = v3511 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3529 = v3020 + v3528;
+        const unsigned int v3530 = v3529 + v3515;
+        iron_copy_async<16>(shm1 + (v3530 ^ (((v3530 >> 6u) & 7u) << 3u)), weight + v3526, v3520);
+        const unsigned int v3533 = v119 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3535 = v3533 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3538 = v3533 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3539 = v3538 << 3u;
+        const unsigned int v3540 = v67 + v3535;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3541 = v3540 < v15;
+        const unsigned int v3542 = v3014 + v3539;
+        const bool v3543 = v3542 < v18;
+        const bool v3544 = v3541 && v3543;
+        const unsigned int v3546 = v3540 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3547 = v69 + v3546;
+        const unsigned int v3548 = v3547 + v3014;
+        const unsigned int v3549 = v3548 + v3539;
+        const unsigned int v3550 = v3544 ? v3549 : v69;
+        const unsigned int v3552 = v3535 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3553 = v3020 + v3552;
+        const unsigned int v3554 = v3553 + v3539;
+        iron_copy_async<16>(shm1 + (v3554 ^ (((v3554 >> 6u) & 7u) << 3u)), weight + v3550, v3544);
+        const unsigned int v3557 = v119 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3559 = v3557 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3562 = v3557 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3563 = v3562 << 3u;
+        const unsigned int v3564 = v67 + v3559;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3565 = v3564 < v15;
+        const unsigned int v3566 = v3014 + v3563;
+        const bool v3567 = v3566 < v18;
+        const bool v3568 = v3565 && v3567;
+        const unsigned int v3570 = v3564 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3571 = v69 + v3570;
+        const unsigned int v3572 = v3571 + v3014;
+        const unsigned int v3573 = v3572 + v3563;
+        const unsigned int v3574 = v3568 ? v3573 : v69;
+        const unsigned int v3576 = v3559 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3577 = v3020 + v3576;
+        const unsigned int v3578 = v3577 + v3563;
+        iron_copy_async<16>(shm1 + (v3578 ^ (((v3578 >> 6u) & 7u) << 3u)), weight + v3574, v3568);
+        const unsigned int v3581 = v119 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3583 = v3581 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3586 = v3581 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3587 = v3586 << 3u;
+        const unsigned int v3588 = v67 + v3583;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3589 = v3588 < v15;
+        const unsigned int v3590 = v3014 + v3587;
+        const bool v3591 = v3590 < v18;
+        const bool v3592 = v3589 && v3591;
+        const unsigned int v3594 = v3588 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3595 = v69 + v3594;
+        const unsigned int v3596 = v3595 + v3014;
+        const unsigned int v3597 = v3596 + v3587;
+        const unsigned int v3598 = v3592 ? v3597 : v69;
+        const unsigned int v3600 = v3583 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3601 = v3020 + v3600;
+        const unsigned int v3602 = v3601 + v3587;
+        iron_copy_async<16>(shm1 + (v3602 ^ (((v3602 >> 6u) & 7u) << 3u)), weight + v3598, v3592);
+        const unsigned int v3605 = v119 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3607 = v3605 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3610 = v3605 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3611 = v3610 << 3u;
+        const unsigned int v3612 = v67 + v3607;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3613 = v3612 < v15;
+        const unsigned int v3614 = v3014 + v3611;
+        const bool v3615 = v3614 < v18;
+        const bool v3616 = v3613 && v3615;
+        const unsigned int v3618 = v3612 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3619 = v69 + v3618;
+        const unsigned int v3620 = v3619 + v3014;
+        const unsigned int v3621 = v3620 + v3611;
+        const unsigned int v3622 = v3616 ? v3621 : v69;
+        const unsigned int v3624 = v3607 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3625 = v3020 + v3624;
+        const unsigned int v3626 = v3625 + v3611;
+        iron_copy_async<16>(shm1 + (v3626 ^ (((v3626 >> 6u) & 7u) << 3u)), weight + v3622, v3616);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:268
     }
     __syncthreads();
   } else {
-    const unsigned int v971 = blockDim.x;  // kernels/convolution/im2col_a.hpp:156
-    const unsigned int v1030 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
-    const unsigned int v1084 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:252
-    const unsigned int v1090 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:256
-    const unsigned int v1098 = v1084 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
-    const unsigned int v1104 = v1090 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
-    const unsigned int v1110 = v1084 + 32u;  // kernels/gemm/gemm_tiles.hpp:252
-    const unsigned int v1116 = v1090 + 32u;  // kernels/gemm/gemm_tiles.hpp:256
-    const unsigned int v1122 = v1084 + 48u;  // kernels/gemm/gemm_tiles.hpp:252
-    const unsigned int v1128 = v1090 + 48u;  // kernels/gemm/gemm_tiles.hpp:256
+    const unsigned int v972 = blockDim.x;  // kernels/convolution/im2col_a.hpp:156
+    const unsigned int v1031 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
+    const unsigned int v1085 = v270 << 6u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v1091 = v274 << 6u;  // kernels/gemm/gemm_tiles.hpp:256
+    const unsigned int v1099 = v1085 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v1105 = v1091 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
+    const unsigned int v1111 = v1085 + 32u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v1117 = v1091 + 32u;  // kernels/gemm/gemm_tiles.hpp:256
+    const unsigned int v1123 = v1085 + 48u;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v1129 = v1091 + 48u;  // kernels/gemm/gemm_tiles.hpp:256
 
-    for (unsigned int v970 = 0u; v970 < v18; v970 += 64u) {  // kernels/gemm/gemm_tiles.hpp:273
-      for (unsigned int v974 = v118; v974 < 8192u; v974 += v971) {  // kernels/convolution/im2col_a.hpp:156
-        const unsigned int v976 = v974 >> 6u;  // kernels/convolution/im2col_a.hpp:157
-        const unsigned int v978 = v974 & 63u;  // kernels/convolution/im2col_a.hpp:158
-        const unsigned int v979 = v970 + v978;  // kernels/convolution/im2col_a.hpp:159
-        const unsigned int v980 = v63 + v976;
-        const unsigned int v1006 = v980 / v116;  // kernels/convolution/im2col_a.hpp:63
-        const unsigned int v1007 = v980 % v116;  // kernels/convolution/im2col_a.hpp:64
-        const unsigned int v1009 = v979 / v16;  // kernels/convolution/im2col_a.hpp:66
-        const unsigned int v1010 = v1009 / v6;  // kernels/convolution/im2col_a.hpp:68
-        const unsigned int v1011 = v1010 * v11;
-        const unsigned int v1012 = v1007 / v30;
-        const unsigned int v1013 = v1012 * v7;
-        const unsigned int v1014 = v1013 + v1011;
-        const unsigned int v1015 = v1009 % v6;  // kernels/convolution/im2col_a.hpp:69
-        const unsigned int v1016 = v1015 * v12;
-        const unsigned int v1017 = v1007 % v30;
-        const unsigned int v1018 = v1017 * v8;
-        const unsigned int v1019 = v1018 + v1016;
-        const bool v1020 = v980 < v44;  // kernels/convolution/im2col_a.hpp:71
-        const bool v1021 = v979 < v18;
-        const bool v1022 = v1020 && v1021;
-        const bool v1023 = v1014 >= v9;
-        const bool v1024 = v1022 && v1023;
-        const bool v1026 = v1014 < v128;
-        const bool v1027 = v1024 && v1026;
-        const bool v1028 = v1019 >= v10;
-        const bool v1029 = v1027 && v1028;
-        const bool v1031 = v1019 < v1030;
-        const bool v1032 = v1029 && v1031;
-        const unsigned int v1033 = max(v1014, v9);  // kernels/convolution/im2col_a.hpp:72
-        const unsigned int v1034 = v1033 - v9;
-        const unsigned int v1035 = max(v1019, v10);  // kernels/convolution/im2col_a.hpp:73
-        const unsigned int v1036 = v1035 - v10;
-        const unsigned int v1037 = v979 % v16;  // kernels/convolution/im2col_a.hpp:74
-        const unsigned int v1038 = v1006 * v1;
-        const unsigned int v1039 = v1038 + v1034;
-        const unsigned int v1040 = v1039 * v2;
-        const unsigned int v1041 = v1040 + v1036;
-        const unsigned int v1042 = v1041 * v3;
-        const unsigned int v1043 = v1042 + v71;
-        const unsigned int v1044 = v1043 + v1037;
-        if (v1032) {  // kernels/convolution/im2col_a.hpp:160
-          const iron_bf16 v1045 = x[v1044];
-          const unsigned int v1047 = v976 << 6u;
-          const unsigned int v1048 = v1047 + v978;
-          shm0[(v1048 ^ (((v1048 >> 6u) & 7u) << 3u))] = v1045;
+    for (unsigned int v971 = 0u; v971 < v18; v971 += 64u) {  // kernels/gemm/gemm_tiles.hpp:273
+      for (unsigned int v975 = v119; v975 < 8192u; v975 += v972) {  // kernels/convolution/im2col_a.hpp:156
+        const unsigned int v977 = v975 >> 6u;  // kernels/convolution/im2col_a.hpp:157
+        const unsigned int v979 = v975 & 63u;  // kernels/convolution/im2col_a.hpp:158
+        const unsigned int v980 = v971 + v979;  // kernels/convolution/im2col_a.hpp:159
+        const unsigned int v981 = v63 + v977;
+        const unsigned int v1007 = v981 / v117;  // kernels/convolution/im2col_a.hpp:63
+        const unsigned int v1008 = v981 % v117;  // kernels/convolution/im2col_a.hpp:64
+        const unsigned int v1010 = v980 / v16;  // kernels/convolution/im2col_a.hpp:66
+        const unsigned int v1011 = v1010 / v6;  // kernels/convolution/im2col_a.hpp:68
+        const unsigned int v1012 = v1011 * v11;
+        const unsigned int v1013 = v1008 / v30;
+        const unsigned int v1014 = v1013 * v7;
+        const unsigned int v1015 = v1014 + v1012;
+        const unsigned int v1016 = v1010 % v6;  // kernels/convolution/im2col_a.hpp:69
+        const unsigned int v1017 = v1016 * v12;
+        const unsigned int v1018 = v1008 % v30;
+        const unsigned int v1019 = v1018 * v8;
+        const unsigned int v1020 = v1019 + v1017;
+        const bool v1021 = v981 < v44;  // kernels/convolution/im2col_a.hpp:71
+        const bool v1022 = v980 < v18;
+        const bool v1023 = v1021 && v1022;
+        const bool v1024 = v1015 >= v9;
+        const bool v1025 = v1023 && v1024;
+        const bool v1027 = v1015 < v129;
+        const bool v1028 = v1025 && v1027;
+        const bool v1029 = v1020 >= v10;
+        const bool v1030 = v1028 && v1029;
+        const bool v1032 = v1020 < v1031;
+        const bool v1033 = v1030 && v1032;
+        const unsigned int v1034 = max(v1015, v9);  // kernels/convolution/im2col_a.hpp:72
+        const unsigned int v1035 = v1034 - v9;
+        const unsigned int v1036 = max(v1020, v10);  // kernels/convolution/im2col_a.hpp:73
+        const unsigned int v1037 = v1036 - v10;
+        const unsigned int v1038 = v980 % v16;  // kernels/convolution/im2col_a.hpp:74
+        const unsigned int v1039 = v1007 * v1;
+        const unsigned int v1040 = v1039 + v1035;
+        const unsigned int v1041 = v1040 * v2;
+        const unsigned int v1042 = v1041 + v1037;
+        const unsigned int v1043 = v1042 * v3;
+        const unsigned int v1044 = v1043 + v72;
+        const unsigned int v1045 = v1044 + v1038;
+        if (v1033) {  // kernels/convolution/im2col_a.hpp:160
+          const iron_bf16 v1046 = x[v1045];
+          const unsigned int v1048 = v977 << 6u;
+          const unsigned int v1049 = v1048 + v979;
+          shm0[(v1049 ^ (((v1049 >> 6u) & 7u) << 3u))] = v1046;
         } else {
-          const unsigned int v1050 = v976 << 6u;  // kernels/convolution/im2col_a.hpp:161
-          const unsigned int v1051 = v1050 + v978;
-          shm0[(v1051 ^ (((v1051 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v1051 = v977 << 6u;  // kernels/convolution/im2col_a.hpp:161
+          const unsigned int v1052 = v1051 + v979;
+          shm0[(v1052 ^ (((v1052 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v1056 = v118; v1056 < 8192u; v1056 += v971) {  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v1058 = v1056 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v1060 = v1056 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v1061 = v67 + v1058;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v1062 = v1061 < v15;
-        const unsigned int v1063 = v970 + v1060;
-        const bool v1064 = v1063 < v18;
-        const bool v1065 = v1062 && v1064;
-        if (v1065) {
-          const unsigned int v1067 = v1061 * v18;  // kernels/gemm/gemm_tiles.hpp:99
-          const unsigned int v1068 = v69 + v1067;
-          const unsigned int v1069 = v1068 + v970;
-          const unsigned int v1070 = v1069 + v1060;
-          const iron_bf16 v1071 = weight[v1070];
-          const unsigned int v1073 = v1058 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const unsigned int v1074 = v1073 + v1060;
-          shm1[(v1074 ^ (((v1074 >> 6u) & 7u) << 3u))] = v1071;
+      for (unsigned int v1057 = v119; v1057 < 8192u; v1057 += v972) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v1059 = v1057 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v1061 = v1057 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v1062 = v67 + v1059;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v1063 = v1062 < v15;
+        const unsigned int v1064 = v971 + v1061;
+        const bool v1065 = v1064 < v18;
+        const bool v1066 = v1063 && v1065;
+        if (v1066) {
+          const unsigned int v1068 = v1062 * v18;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v1069 = v69 + v1068;
+          const unsigned int v1070 = v1069 + v971;
+          const unsigned int v1071 = v1070 + v1061;
+          const iron_bf16 v1072 = weight[v1071];
+          const unsigned int v1074 = v1059 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const unsigned int v1075 = v1074 + v1061;
+          shm1[(v1075 ^ (((v1075 >> 6u) & 7u) << 3u))] = v1072;
         } else {
-          const unsigned int v1076 = v1058 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const unsigned int v1077 = v1076 + v1060;
-          shm1[(v1077 ^ (((v1077 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v1077 = v1059 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const unsigned int v1078 = v1077 + v1061;
+          shm1[(v1078 ^ (((v1078 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:276
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1084, 64u);  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1090, 64u);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1098, 64u);  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1104, 64u);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1110, 64u);  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1116, 64u);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1122, 64u);  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1128, 64u);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load_shared<false, 6, 3>(v278, shm0, v1085, 64u);  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<true, 6, 3>(v280, shm1, v1091, 64u);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v276, v278, v280);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load_shared<false, 6, 3>(v278, shm0, v1099, 64u);  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<true, 6, 3>(v280, shm1, v1105, 64u);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v276, v278, v280);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load_shared<false, 6, 3>(v278, shm0, v1111, 64u);  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<true, 6, 3>(v280, shm1, v1117, 64u);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v276, v278, v280);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load_shared<false, 6, 3>(v278, shm0, v1123, 64u);  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load_shared<true, 6, 3>(v280, shm1, v1129, 64u);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v276, v278, v280);  // kernels/gemm/gemm_tiles.hpp:258
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:278
     }
   }
-  const unsigned int v1129 = v67 + v273;  // kernels/gemm/gemm_tiles.hpp:285
-  const unsigned int v1130 = v63 + v269;
-  const unsigned int v1135 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-  const bool v1136 = v1135 == 0u;
-  const unsigned int v1139 = v15 & 1u;
-  const bool v1140 = v1139 == 0u;
-  const bool v1141 = v1136 && v1140;
-  if (v1141) {
-    const unsigned int v1143 = static_cast<unsigned int>(v275.row(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1144 = v1130 + v1143;
-    const unsigned int v1145 = static_cast<unsigned int>(v275.col(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1146 = v1129 + v1145;
-    const bool v1147 = v1144 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1148 = v1146 < v15;
-    const bool v1149 = v1147 && v1148;
-    if (v1149) {
-      const unsigned int v1150 = v68 + v1146;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1151 = v275.x[0];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1152 = iron_f32_to_bf16(v1151);
-      const float v1153 = v275.x[1];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1156 = iron_f32_to_bf16(v1153);
-      const unsigned int v1157 = v1144 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1158 = v1157 + v1150;
-      *reinterpret_cast<iron_bf16x2*>(out + v1158) = iron_bf16x2{{v1152, v1156}};
-    }
-    const unsigned int v1159 = static_cast<unsigned int>(v275.row(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1160 = v1130 + v1159;
-    const unsigned int v1161 = static_cast<unsigned int>(v275.col(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1162 = v1129 + v1161;
-    const bool v1163 = v1160 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1164 = v1162 < v15;
-    const bool v1165 = v1163 && v1164;
-    if (v1165) {
-      const unsigned int v1166 = v68 + v1162;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1167 = v275.x[2];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1168 = iron_f32_to_bf16(v1167);
-      const float v1169 = v275.x[3];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1172 = iron_f32_to_bf16(v1169);
-      const unsigned int v1173 = v1160 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1174 = v1173 + v1166;
-      *reinterpret_cast<iron_bf16x2*>(out + v1174) = iron_bf16x2{{v1168, v1172}};
-    }
-    const unsigned int v1175 = static_cast<unsigned int>(v275.row(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1176 = v1130 + v1175;
-    const unsigned int v1177 = static_cast<unsigned int>(v275.col(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1178 = v1129 + v1177;
-    const bool v1179 = v1176 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1180 = v1178 < v15;
-    const bool v1181 = v1179 && v1180;
-    if (v1181) {
-      const unsigned int v1182 = v68 + v1178;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1183 = v275.x[4];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1184 = iron_f32_to_bf16(v1183);
-      const float v1185 = v275.x[5];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1188 = iron_f32_to_bf16(v1185);
-      const unsigned int v1189 = v1176 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1190 = v1189 + v1182;
-      *reinterpret_cast<iron_bf16x2*>(out + v1190) = iron_bf16x2{{v1184, v1188}};
-    }
-    const unsigned int v1191 = static_cast<unsigned int>(v275.row(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1192 = v1130 + v1191;
-    const unsigned int v1193 = static_cast<unsigned int>(v275.col(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1194 = v1129 + v1193;
-    const bool v1195 = v1192 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1196 = v1194 < v15;
-    const bool v1197 = v1195 && v1196;
-    if (v1197) {
-      const unsigned int v1198 = v68 + v1194;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1199 = v275.x[6];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1200 = iron_f32_to_bf16(v1199);
-      const float v1201 = v275.x[7];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1204 = iron_f32_to_bf16(v1201);
-      const unsigned int v1205 = v1192 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1206 = v1205 + v1198;
-      *reinterpret_cast<iron_bf16x2*>(out + v1206) = iron_bf16x2{{v1200, v1204}};
-    }
-    const unsigned int v1207 = static_cast<unsigned int>(v275.row(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1208 = v1130 + v1207;
-    const unsigned int v1209 = static_cast<unsigned int>(v275.col(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1210 = v1129 + v1209;
-    const bool v1211 = v1208 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1212 = v1210 < v15;
-    const bool v1213 = v1211 && v1212;
-    if (v1213) {
-      const unsigned int v1214 = v68 + v1210;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1215 = v275.x[8];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1216 = iron_f32_to_bf16(v1215);
-      const float v1217 = v275.x[9];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1220 = iron_f32_to_bf16(v1217);
-      const unsigned int v1221 = v1208 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1222 = v1221 + v1214;
-      *reinterpret_cast<iron_bf16x2*>(out + v1222) = iron_bf16x2{{v1216, v1220}};
-    }
-    const unsigned int v1223 = static_cast<unsigned int>(v275.row(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1224 = v1130 + v1223;
-    const unsigned int v1225 = static_cast<unsigned int>(v275.col(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1226 = v1129 + v1225;
-    const bool v1227 = v1224 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1228 = v1226 < v15;
-    const bool v1229 = v1227 && v1228;
-    if (v1229) {
-      const unsigned int v1230 = v68 + v1226;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1231 = v275.x[10];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1232 = iron_f32_to_bf16(v1231);
-      const float v1233 = v275.x[11];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1236 = iron_f32_to_bf16(v1233);
-      const unsigned int v1237 = v1224 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1238 = v1237 + v1230;
-      *reinterpret_cast<iron_bf16x2*>(out + v1238) = iron_bf16x2{{v1232, v1236}};
-    }
-    const unsigned int v1239 = static_cast<unsigned int>(v275.row(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1240 = v1130 + v1239;
-    const unsigned int v1241 = static_cast<unsigned int>(v275.col(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1242 = v1129 + v1241;
-    const bool v1243 = v1240 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1244 = v1242 < v15;
-    const bool v1245 = v1243 && v1244;
-    if (v1245) {
-      const unsigned int v1246 = v68 + v1242;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1247 = v275.x[12];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1248 = iron_f32_to_bf16(v1247);
-      const float v1249 = v275.x[13];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1252 = iron_f32_to_bf16(v1249);
-      const unsigned int v1253 = v1240 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1254 = v1253 + v1246;
-      *reinterpret_cast<iron_bf16x2*>(out + v1254) = iron_bf16x2{{v1248, v1252}};
-    }
-    const unsigned int v1255 = static_cast<unsigned int>(v275.row(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1256 = v1130 + v1255;
-    const unsigned int v1257 = static_cast<unsigned int>(v275.col(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1258 = v1129 + v1257;
-    const bool v1259 = v1256 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1260 = v1258 < v15;
-    const bool v1261 = v1259 && v1260;
-    if (v1261) {
-      const unsigned int v1262 = v68 + v1258;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1263 = v275.x[14];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1264 = iron_f32_to_bf16(v1263);
-      const float v1265 = v275.x[15];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1268 = iron_f32_to_bf16(v1265);
-      const unsigned int v1269 = v1256 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1270 = v1269 + v1262;
-      *reinterpret_cast<iron_bf16x2*>(out + v1270) = iron_bf16x2{{v1264, v1268}};
-    }
-    const unsigned int v1271 = static_cast<unsigned int>(v275.row(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1272 = v1130 + v1271;
-    const unsigned int v1273 = static_cast<unsigned int>(v275.col(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1274 = v1129 + v1273;
-    const bool v1275 = v1272 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1276 = v1274 < v15;
-    const bool v1277 = v1275 && v1276;
-    if (v1277) {
-      const unsigned int v1278 = v68 + v1274;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1279 = v275.x[16];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1280 = iron_f32_to_bf16(v1279);
-      const float v1281 = v275.x[17];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1284 = iron_f32_to_bf16(v1281);
-      const unsigned int v1285 = v1272 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1286 = v1285 + v1278;
-      *reinterpret_cast<iron_bf16x2*>(out + v1286) = iron_bf16x2{{v1280, v1284}};
-    }
-    const unsigned int v1287 = static_cast<unsigned int>(v275.row(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1288 = v1130 + v1287;
-    const unsigned int v1289 = static_cast<unsigned int>(v275.col(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1290 = v1129 + v1289;
-    const bool v1291 = v1288 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1292 = v1290 < v15;
-    const bool v1293 = v1291 && v1292;
-    if (v1293) {
-      const unsigned int v1294 = v68 + v1290;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1295 = v275.x[18];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1296 = iron_f32_to_bf16(v1295);
-      const float v1297 = v275.x[19];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1300 = iron_f32_to_bf16(v1297);
-      const unsigned int v1301 = v1288 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1302 = v1301 + v1294;
-      *reinterpret_cast<iron_bf16x2*>(out + v1302) = iron_bf16x2{{v1296, v1300}};
-    }
-    const unsigned int v1303 = static_cast<unsigned int>(v275.row(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1304 = v1130 + v1303;
-    const unsigned int v1305 = static_cast<unsigned int>(v275.col(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1306 = v1129 + v1305;
-    const bool v1307 = v1304 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1308 = v1306 < v15;
-    const bool v1309 = v1307 && v1308;
-    if (v1309) {
-      const unsigned int v1310 = v68 + v1306;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1311 = v275.x[20];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1312 = iron_f32_to_bf16(v1311);
-      const float v1313 = v275.x[21];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1316 = iron_f32_to_bf16(v1313);
-      const unsigned int v1317 = v1304 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1318 = v1317 + v1310;
-      *reinterpret_cast<iron_bf16x2*>(out + v1318) = iron_bf16x2{{v1312, v1316}};
-    }
-    const unsigned int v1319 = static_cast<unsigned int>(v275.row(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1320 = v1130 + v1319;
-    const unsigned int v1321 = static_cast<unsigned int>(v275.col(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1322 = v1129 + v1321;
-    const bool v1323 = v1320 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1324 = v1322 < v15;
-    const bool v1325 = v1323 && v1324;
-    if (v1325) {
-      const unsigned int v1326 = v68 + v1322;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1327 = v275.x[22];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1328 = iron_f32_to_bf16(v1327);
-      const float v1329 = v275.x[23];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1332 = iron_f32_to_bf16(v1329);
-      const unsigned int v1333 = v1320 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1334 = v1333 + v1326;
-      *reinterpret_cast<iron_bf16x2*>(out + v1334) = iron_bf16x2{{v1328, v1332}};
-    }
-    const unsigned int v1335 = static_cast<unsigned int>(v275.row(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1336 = v1130 + v1335;
-    const unsigned int v1337 = static_cast<unsigned int>(v275.col(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1338 = v1129 + v1337;
-    const bool v1339 = v1336 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1340 = v1338 < v15;
-    const bool v1341 = v1339 && v1340;
-    if (v1341) {
-      const unsigned int v1342 = v68 + v1338;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1343 = v275.x[24];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1344 = iron_f32_to_bf16(v1343);
-      const float v1345 = v275.x[25];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1348 = iron_f32_to_bf16(v1345);
-      const unsigned int v1349 = v1336 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1350 = v1349 + v1342;
-      *reinterpret_cast<iron_bf16x2*>(out + v1350) = iron_bf16x2{{v1344, v1348}};
-    }
-    const unsigned int v1351 = static_cast<unsigned int>(v275.row(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1352 = v1130 + v1351;
-    const unsigned int v1353 = static_cast<unsigned int>(v275.col(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1354 = v1129 + v1353;
-    const bool v1355 = v1352 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1356 = v1354 < v15;
-    const bool v1357 = v1355 && v1356;
-    if (v1357) {
-      const unsigned int v1358 = v68 + v1354;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1359 = v275.x[26];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1360 = iron_f32_to_bf16(v1359);
-      const float v1361 = v275.x[27];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1364 = iron_f32_to_bf16(v1361);
-      const unsigned int v1365 = v1352 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1366 = v1365 + v1358;
-      *reinterpret_cast<iron_bf16x2*>(out + v1366) = iron_bf16x2{{v1360, v1364}};
-    }
-    const unsigned int v1367 = static_cast<unsigned int>(v275.row(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1368 = v1130 + v1367;
-    const unsigned int v1369 = static_cast<unsigned int>(v275.col(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1370 = v1129 + v1369;
-    const bool v1371 = v1368 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1372 = v1370 < v15;
-    const bool v1373 = v1371 && v1372;
-    if (v1373) {
-      const unsigned int v1374 = v68 + v1370;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1375 = v275.x[28];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1376 = iron_f32_to_bf16(v1375);
-      const float v1377 = v275.x[29];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1380 = iron_f32_to_bf16(v1377);
-      const unsigned int v1381 = v1368 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1382 = v1381 + v1374;
-      *reinterpret_cast<iron_bf16x2*>(out + v1382) = iron_bf16x2{{v1376, v1380}};
-    }
-    const unsigned int v1383 = static_cast<unsigned int>(v275.row(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1384 = v1130 + v1383;
-    const unsigned int v1385 = static_cast<unsigned int>(v275.col(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1386 = v1129 + v1385;
-    const bool v1387 = v1384 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1388 = v1386 < v15;
-    const bool v1389 = v1387 && v1388;
-    if (v1389) {
-      const unsigned int v1390 = v68 + v1386;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1391 = v275.x[30];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1392 = iron_f32_to_bf16(v1391);
-      const float v1393 = v275.x[31];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1396 = iron_f32_to_bf16(v1393);
-      const unsigned int v1397 = v1384 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1398 = v1397 + v1390;
-      *reinterpret_cast<iron_bf16x2*>(out + v1398) = iron_bf16x2{{v1392, v1396}};
-    }
-    const unsigned int v1399 = static_cast<unsigned int>(v275.row(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1400 = v1130 + v1399;
-    const unsigned int v1401 = static_cast<unsigned int>(v275.col(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1402 = v1129 + v1401;
-    const bool v1403 = v1400 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1404 = v1402 < v15;
-    const bool v1405 = v1403 && v1404;
-    if (v1405) {
-      const unsigned int v1406 = v68 + v1402;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1407 = v275.x[32];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1408 = iron_f32_to_bf16(v1407);
-      const float v1409 = v275.x[33];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1412 = iron_f32_to_bf16(v1409);
-      const unsigned int v1413 = v1400 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1414 = v1413 + v1406;
-      *reinterpret_cast<iron_bf16x2*>(out + v1414) = iron_bf16x2{{v1408, v1412}};
-    }
-    const unsigned int v1415 = static_cast<unsigned int>(v275.row(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1416 = v1130 + v1415;
-    const unsigned int v1417 = static_cast<unsigned int>(v275.col(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1418 = v1129 + v1417;
-    const bool v1419 = v1416 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1420 = v1418 < v15;
-    const bool v1421 = v1419 && v1420;
-    if (v1421) {
-      const unsigned int v1422 = v68 + v1418;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1423 = v275.x[34];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1424 = iron_f32_to_bf16(v1423);
-      const float v1425 = v275.x[35];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1428 = iron_f32_to_bf16(v1425);
-      const unsigned int v1429 = v1416 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1430 = v1429 + v1422;
-      *reinterpret_cast<iron_bf16x2*>(out + v1430) = iron_bf16x2{{v1424, v1428}};
-    }
-    const unsigned int v1431 = static_cast<unsigned int>(v275.row(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1432 = v1130 + v1431;
-    const unsigned int v1433 = static_cast<unsigned int>(v275.col(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1434 = v1129 + v1433;
-    const bool v1435 = v1432 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1436 = v1434 < v15;
-    const bool v1437 = v1435 && v1436;
-    if (v1437) {
-      const unsigned int v1438 = v68 + v1434;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1439 = v275.x[36];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1440 = iron_f32_to_bf16(v1439);
-      const float v1441 = v275.x[37];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1444 = iron_f32_to_bf16(v1441);
-      const unsigned int v1445 = v1432 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1446 = v1445 + v1438;
-      *reinterpret_cast<iron_bf16x2*>(out + v1446) = iron_bf16x2{{v1440, v1444}};
-    }
-    const unsigned int v1447 = static_cast<unsigned int>(v275.row(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1448 = v1130 + v1447;
-    const unsigned int v1449 = static_cast<unsigned int>(v275.col(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1450 = v1129 + v1449;
-    const bool v1451 = v1448 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1452 = v1450 < v15;
-    const bool v1453 = v1451 && v1452;
-    if (v1453) {
-      const unsigned int v1454 = v68 + v1450;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1455 = v275.x[38];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1456 = iron_f32_to_bf16(v1455);
-      const float v1457 = v275.x[39];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1460 = iron_f32_to_bf16(v1457);
-      const unsigned int v1461 = v1448 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1462 = v1461 + v1454;
-      *reinterpret_cast<iron_bf16x2*>(out + v1462) = iron_bf16x2{{v1456, v1460}};
-    }
-    const unsigned int v1463 = static_cast<unsigned int>(v275.row(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1464 = v1130 + v1463;
-    const unsigned int v1465 = static_cast<unsigned int>(v275.col(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1466 = v1129 + v1465;
-    const bool v1467 = v1464 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1468 = v1466 < v15;
-    const bool v1469 = v1467 && v1468;
-    if (v1469) {
-      const unsigned int v1470 = v68 + v1466;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1471 = v275.x[40];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1472 = iron_f32_to_bf16(v1471);
-      const float v1473 = v275.x[41];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1476 = iron_f32_to_bf16(v1473);
-      const unsigned int v1477 = v1464 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1478 = v1477 + v1470;
-      *reinterpret_cast<iron_bf16x2*>(out + v1478) = iron_bf16x2{{v1472, v1476}};
-    }
-    const unsigned int v1479 = static_cast<unsigned int>(v275.row(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1480 = v1130 + v1479;
-    const unsigned int v1481 = static_cast<unsigned int>(v275.col(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1482 = v1129 + v1481;
-    const bool v1483 = v1480 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1484 = v1482 < v15;
-    const bool v1485 = v1483 && v1484;
-    if (v1485) {
-      const unsigned int v1486 = v68 + v1482;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1487 = v275.x[42];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1488 = iron_f32_to_bf16(v1487);
-      const float v1489 = v275.x[43];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1492 = iron_f32_to_bf16(v1489);
-      const unsigned int v1493 = v1480 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1494 = v1493 + v1486;
-      *reinterpret_cast<iron_bf16x2*>(out + v1494) = iron_bf16x2{{v1488, v1492}};
-    }
-    const unsigned int v1495 = static_cast<unsigned int>(v275.row(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1496 = v1130 + v1495;
-    const unsigned int v1497 = static_cast<unsigned int>(v275.col(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1498 = v1129 + v1497;
-    const bool v1499 = v1496 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1500 = v1498 < v15;
-    const bool v1501 = v1499 && v1500;
-    if (v1501) {
-      const unsigned int v1502 = v68 + v1498;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1503 = v275.x[44];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1504 = iron_f32_to_bf16(v1503);
-      const float v1505 = v275.x[45];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1508 = iron_f32_to_bf16(v1505);
-      const unsigned int v1509 = v1496 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1510 = v1509 + v1502;
-      *reinterpret_cast<iron_bf16x2*>(out + v1510) = iron_bf16x2{{v1504, v1508}};
-    }
-    const unsigned int v1511 = static_cast<unsigned int>(v275.row(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1512 = v1130 + v1511;
-    const unsigned int v1513 = static_cast<unsigned int>(v275.col(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1514 = v1129 + v1513;
-    const bool v1515 = v1512 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1516 = v1514 < v15;
-    const bool v1517 = v1515 && v1516;
-    if (v1517) {
-      const unsigned int v1518 = v68 + v1514;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1519 = v275.x[46];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1520 = iron_f32_to_bf16(v1519);
-      const float v1521 = v275.x[47];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1524 = iron_f32_to_bf16(v1521);
-      const unsigned int v1525 = v1512 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1526 = v1525 + v1518;
-      *reinterpret_cast<iron_bf16x2*>(out + v1526) = iron_bf16x2{{v1520, v1524}};
-    }
-    const unsigned int v1527 = static_cast<unsigned int>(v275.row(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1528 = v1130 + v1527;
-    const unsigned int v1529 = static_cast<unsigned int>(v275.col(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1530 = v1129 + v1529;
-    const bool v1531 = v1528 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1532 = v1530 < v15;
-    const bool v1533 = v1531 && v1532;
-    if (v1533) {
-      const unsigned int v1534 = v68 + v1530;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1535 = v275.x[48];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1536 = iron_f32_to_bf16(v1535);
-      const float v1537 = v275.x[49];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1540 = iron_f32_to_bf16(v1537);
-      const unsigned int v1541 = v1528 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1542 = v1541 + v1534;
-      *reinterpret_cast<iron_bf16x2*>(out + v1542) = iron_bf16x2{{v1536, v1540}};
-    }
-    const unsigned int v1543 = static_cast<unsigned int>(v275.row(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1544 = v1130 + v1543;
-    const unsigned int v1545 = static_cast<unsigned int>(v275.col(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1546 = v1129 + v1545;
-    const bool v1547 = v1544 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1548 = v1546 < v15;
-    const bool v1549 = v1547 && v1548;
-    if (v1549) {
-      const unsigned int v1550 = v68 + v1546;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1551 = v275.x[50];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1552 = iron_f32_to_bf16(v1551);
-      const float v1553 = v275.x[51];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1556 = iron_f32_to_bf16(v1553);
-      const unsigned int v1557 = v1544 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1558 = v1557 + v1550;
-      *reinterpret_cast<iron_bf16x2*>(out + v1558) = iron_bf16x2{{v1552, v1556}};
-    }
-    const unsigned int v1559 = static_cast<unsigned int>(v275.row(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1560 = v1130 + v1559;
-    const unsigned int v1561 = static_cast<unsigned int>(v275.col(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1562 = v1129 + v1561;
-    const bool v1563 = v1560 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1564 = v1562 < v15;
-    const bool v1565 = v1563 && v1564;
-    if (v1565) {
-      const unsigned int v1566 = v68 + v1562;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1567 = v275.x[52];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1568 = iron_f32_to_bf16(v1567);
-      const float v1569 = v275.x[53];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1572 = iron_f32_to_bf16(v1569);
-      const unsigned int v1573 = v1560 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1574 = v1573 + v1566;
-      *reinterpret_cast<iron_bf16x2*>(out + v1574) = iron_bf16x2{{v1568, v1572}};
-    }
-    const unsigned int v1575 = static_cast<unsigned int>(v275.row(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1576 = v1130 + v1575;
-    const unsigned int v1577 = static_cast<unsigned int>(v275.col(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1578 = v1129 + v1577;
-    const bool v1579 = v1576 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1580 = v1578 < v15;
-    const bool v1581 = v1579 && v1580;
-    if (v1581) {
-      const unsigned int v1582 = v68 + v1578;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1583 = v275.x[54];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1584 = iron_f32_to_bf16(v1583);
-      const float v1585 = v275.x[55];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1588 = iron_f32_to_bf16(v1585);
-      const unsigned int v1589 = v1576 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1590 = v1589 + v1582;
-      *reinterpret_cast<iron_bf16x2*>(out + v1590) = iron_bf16x2{{v1584, v1588}};
-    }
-    const unsigned int v1591 = static_cast<unsigned int>(v275.row(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1592 = v1130 + v1591;
-    const unsigned int v1593 = static_cast<unsigned int>(v275.col(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1594 = v1129 + v1593;
-    const bool v1595 = v1592 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1596 = v1594 < v15;
-    const bool v1597 = v1595 && v1596;
-    if (v1597) {
-      const unsigned int v1598 = v68 + v1594;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1599 = v275.x[56];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1600 = iron_f32_to_bf16(v1599);
-      const float v1601 = v275.x[57];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1604 = iron_f32_to_bf16(v1601);
-      const unsigned int v1605 = v1592 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1606 = v1605 + v1598;
-      *reinterpret_cast<iron_bf16x2*>(out + v1606) = iron_bf16x2{{v1600, v1604}};
-    }
-    const unsigned int v1607 = static_cast<unsigned int>(v275.row(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1608 = v1130 + v1607;
-    const unsigned int v1609 = static_cast<unsigned int>(v275.col(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1610 = v1129 + v1609;
-    const bool v1611 = v1608 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1612 = v1610 < v15;
-    const bool v1613 = v1611 && v1612;
-    if (v1613) {
-      const unsigned int v1614 = v68 + v1610;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1615 = v275.x[58];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1616 = iron_f32_to_bf16(v1615);
-      const float v1617 = v275.x[59];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1620 = iron_f32_to_bf16(v1617);
-      const unsigned int v1621 = v1608 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1622 = v1621 + v1614;
-      *reinterpret_cast<iron_bf16x2*>(out + v1622) = iron_bf16x2{{v1616, v1620}};
-    }
-    const unsigned int v1623 = static_cast<unsigned int>(v275.row(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1624 = v1130 + v1623;
-    const unsigned int v1625 = static_cast<unsigned int>(v275.col(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1626 = v1129 + v1625;
-    const bool v1627 = v1624 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1628 = v1626 < v15;
-    const bool v1629 = v1627 && v1628;
-    if (v1629) {
-      const unsigned int v1630 = v68 + v1626;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1631 = v275.x[60];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1632 = iron_f32_to_bf16(v1631);
-      const float v1633 = v275.x[61];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1636 = iron_f32_to_bf16(v1633);
-      const unsigned int v1637 = v1624 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1638 = v1637 + v1630;
-      *reinterpret_cast<iron_bf16x2*>(out + v1638) = iron_bf16x2{{v1632, v1636}};
-    }
-    const unsigned int v1639 = static_cast<unsigned int>(v275.row(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1640 = v1130 + v1639;
-    const unsigned int v1641 = static_cast<unsigned int>(v275.col(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1642 = v1129 + v1641;
-    const bool v1643 = v1640 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1644 = v1642 < v15;
-    const bool v1645 = v1643 && v1644;
-    if (v1645) {
-      const unsigned int v1646 = v68 + v1642;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1647 = v275.x[62];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1648 = iron_f32_to_bf16(v1647);
-      const float v1649 = v275.x[63];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1652 = iron_f32_to_bf16(v1649);
-      const unsigned int v1653 = v1640 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1654 = v1653 + v1646;
-      *reinterpret_cast<iron_bf16x2*>(out + v1654) = iron_bf16x2{{v1648, v1652}};
-    }
-    const unsigned int v1655 = static_cast<unsigned int>(v275.row(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1656 = v1130 + v1655;
-    const unsigned int v1657 = static_cast<unsigned int>(v275.col(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1658 = v1129 + v1657;
-    const bool v1659 = v1656 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1660 = v1658 < v15;
-    const bool v1661 = v1659 && v1660;
-    if (v1661) {
-      const unsigned int v1662 = v68 + v1658;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1663 = v275.x[64];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1664 = iron_f32_to_bf16(v1663);
-      const float v1665 = v275.x[65];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1668 = iron_f32_to_bf16(v1665);
-      const unsigned int v1669 = v1656 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1670 = v1669 + v1662;
-      *reinterpret_cast<iron_bf16x2*>(out + v1670) = iron_bf16x2{{v1664, v1668}};
-    }
-    const unsigned int v1671 = static_cast<unsigned int>(v275.row(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1672 = v1130 + v1671;
-    const unsigned int v1673 = static_cast<unsigned int>(v275.col(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1674 = v1129 + v1673;
-    const bool v1675 = v1672 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1676 = v1674 < v15;
-    const bool v1677 = v1675 && v1676;
-    if (v1677) {
-      const unsigned int v1678 = v68 + v1674;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1679 = v275.x[66];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1680 = iron_f32_to_bf16(v1679);
-      const float v1681 = v275.x[67];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1684 = iron_f32_to_bf16(v1681);
-      const unsigned int v1685 = v1672 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1686 = v1685 + v1678;
-      *reinterpret_cast<iron_bf16x2*>(out + v1686) = iron_bf16x2{{v1680, v1684}};
-    }
-    const unsigned int v1687 = static_cast<unsigned int>(v275.row(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1688 = v1130 + v1687;
-    const unsigned int v1689 = static_cast<unsigned int>(v275.col(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1690 = v1129 + v1689;
-    const bool v1691 = v1688 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1692 = v1690 < v15;
-    const bool v1693 = v1691 && v1692;
-    if (v1693) {
-      const unsigned int v1694 = v68 + v1690;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1695 = v275.x[68];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1696 = iron_f32_to_bf16(v1695);
-      const float v1697 = v275.x[69];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1700 = iron_f32_to_bf16(v1697);
-      const unsigned int v1701 = v1688 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1702 = v1701 + v1694;
-      *reinterpret_cast<iron_bf16x2*>(out + v1702) = iron_bf16x2{{v1696, v1700}};
-    }
-    const unsigned int v1703 = static_cast<unsigned int>(v275.row(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1704 = v1130 + v1703;
-    const unsigned int v1705 = static_cast<unsigned int>(v275.col(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1706 = v1129 + v1705;
-    const bool v1707 = v1704 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1708 = v1706 < v15;
-    const bool v1709 = v1707 && v1708;
-    if (v1709) {
-      const unsigned int v1710 = v68 + v1706;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1711 = v275.x[70];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1712 = iron_f32_to_bf16(v1711);
-      const float v1713 = v275.x[71];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1716 = iron_f32_to_bf16(v1713);
-      const unsigned int v1717 = v1704 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1718 = v1717 + v1710;
-      *reinterpret_cast<iron_bf16x2*>(out + v1718) = iron_bf16x2{{v1712, v1716}};
-    }
-    const unsigned int v1719 = static_cast<unsigned int>(v275.row(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1720 = v1130 + v1719;
-    const unsigned int v1721 = static_cast<unsigned int>(v275.col(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1722 = v1129 + v1721;
-    const bool v1723 = v1720 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1724 = v1722 < v15;
-    const bool v1725 = v1723 && v1724;
-    if (v1725) {
-      const unsigned int v1726 = v68 + v1722;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1727 = v275.x[72];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1728 = iron_f32_to_bf16(v1727);
-      const float v1729 = v275.x[73];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1732 = iron_f32_to_bf16(v1729);
-      const unsigned int v1733 = v1720 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1734 = v1733 + v1726;
-      *reinterpret_cast<iron_bf16x2*>(out + v1734) = iron_bf16x2{{v1728, v1732}};
-    }
-    const unsigned int v1735 = static_cast<unsigned int>(v275.row(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1736 = v1130 + v1735;
-    const unsigned int v1737 = static_cast<unsigned int>(v275.col(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1738 = v1129 + v1737;
-    const bool v1739 = v1736 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1740 = v1738 < v15;
-    const bool v1741 = v1739 && v1740;
-    if (v1741) {
-      const unsigned int v1742 = v68 + v1738;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1743 = v275.x[74];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1744 = iron_f32_to_bf16(v1743);
-      const float v1745 = v275.x[75];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1748 = iron_f32_to_bf16(v1745);
-      const unsigned int v1749 = v1736 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1750 = v1749 + v1742;
-      *reinterpret_cast<iron_bf16x2*>(out + v1750) = iron_bf16x2{{v1744, v1748}};
-    }
-    const unsigned int v1751 = static_cast<unsigned int>(v275.row(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1752 = v1130 + v1751;
-    const unsigned int v1753 = static_cast<unsigned int>(v275.col(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1754 = v1129 + v1753;
-    const bool v1755 = v1752 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1756 = v1754 < v15;
-    const bool v1757 = v1755 && v1756;
-    if (v1757) {
-      const unsigned int v1758 = v68 + v1754;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1759 = v275.x[76];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1760 = iron_f32_to_bf16(v1759);
-      const float v1761 = v275.x[77];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1764 = iron_f32_to_bf16(v1761);
-      const unsigned int v1765 = v1752 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1766 = v1765 + v1758;
-      *reinterpret_cast<iron_bf16x2*>(out + v1766) = iron_bf16x2{{v1760, v1764}};
-    }
-    const unsigned int v1767 = static_cast<unsigned int>(v275.row(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1768 = v1130 + v1767;
-    const unsigned int v1769 = static_cast<unsigned int>(v275.col(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1770 = v1129 + v1769;
-    const bool v1771 = v1768 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1772 = v1770 < v15;
-    const bool v1773 = v1771 && v1772;
-    if (v1773) {
-      const unsigned int v1774 = v68 + v1770;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1775 = v275.x[78];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1776 = iron_f32_to_bf16(v1775);
-      const float v1777 = v275.x[79];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1780 = iron_f32_to_bf16(v1777);
-      const unsigned int v1781 = v1768 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1782 = v1781 + v1774;
-      *reinterpret_cast<iron_bf16x2*>(out + v1782) = iron_bf16x2{{v1776, v1780}};
-    }
-    const unsigned int v1783 = static_cast<unsigned int>(v275.row(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1784 = v1130 + v1783;
-    const unsigned int v1785 = static_cast<unsigned int>(v275.col(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1786 = v1129 + v1785;
-    const bool v1787 = v1784 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1788 = v1786 < v15;
-    const bool v1789 = v1787 && v1788;
-    if (v1789) {
-      const unsigned int v1790 = v68 + v1786;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1791 = v275.x[80];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1792 = iron_f32_to_bf16(v1791);
-      const float v1793 = v275.x[81];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1796 = iron_f32_to_bf16(v1793);
-      const unsigned int v1797 = v1784 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1798 = v1797 + v1790;
-      *reinterpret_cast<iron_bf16x2*>(out + v1798) = iron_bf16x2{{v1792, v1796}};
-    }
-    const unsigned int v1799 = static_cast<unsigned int>(v275.row(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1800 = v1130 + v1799;
-    const unsigned int v1801 = static_cast<unsigned int>(v275.col(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1802 = v1129 + v1801;
-    const bool v1803 = v1800 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1804 = v1802 < v15;
-    const bool v1805 = v1803 && v1804;
-    if (v1805) {
-      const unsigned int v1806 = v68 + v1802;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1807 = v275.x[82];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1808 = iron_f32_to_bf16(v1807);
-      const float v1809 = v275.x[83];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1812 = iron_f32_to_bf16(v1809);
-      const unsigned int v1813 = v1800 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1814 = v1813 + v1806;
-      *reinterpret_cast<iron_bf16x2*>(out + v1814) = iron_bf16x2{{v1808, v1812}};
-    }
-    const unsigned int v1815 = static_cast<unsigned int>(v275.row(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1816 = v1130 + v1815;
-    const unsigned int v1817 = static_cast<unsigned int>(v275.col(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1818 = v1129 + v1817;
-    const bool v1819 = v1816 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1820 = v1818 < v15;
-    const bool v1821 = v1819 && v1820;
-    if (v1821) {
-      const unsigned int v1822 = v68 + v1818;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1823 = v275.x[84];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1824 = iron_f32_to_bf16(v1823);
-      const float v1825 = v275.x[85];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1828 = iron_f32_to_bf16(v1825);
-      const unsigned int v1829 = v1816 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1830 = v1829 + v1822;
-      *reinterpret_cast<iron_bf16x2*>(out + v1830) = iron_bf16x2{{v1824, v1828}};
-    }
-    const unsigned int v1831 = static_cast<unsigned int>(v275.row(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1832 = v1130 + v1831;
-    const unsigned int v1833 = static_cast<unsigned int>(v275.col(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1834 = v1129 + v1833;
-    const bool v1835 = v1832 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1836 = v1834 < v15;
-    const bool v1837 = v1835 && v1836;
-    if (v1837) {
-      const unsigned int v1838 = v68 + v1834;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1839 = v275.x[86];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1840 = iron_f32_to_bf16(v1839);
-      const float v1841 = v275.x[87];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1844 = iron_f32_to_bf16(v1841);
-      const unsigned int v1845 = v1832 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1846 = v1845 + v1838;
-      *reinterpret_cast<iron_bf16x2*>(out + v1846) = iron_bf16x2{{v1840, v1844}};
-    }
-    const unsigned int v1847 = static_cast<unsigned int>(v275.row(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1848 = v1130 + v1847;
-    const unsigned int v1849 = static_cast<unsigned int>(v275.col(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1850 = v1129 + v1849;
-    const bool v1851 = v1848 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1852 = v1850 < v15;
-    const bool v1853 = v1851 && v1852;
-    if (v1853) {
-      const unsigned int v1854 = v68 + v1850;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1855 = v275.x[88];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1856 = iron_f32_to_bf16(v1855);
-      const float v1857 = v275.x[89];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1860 = iron_f32_to_bf16(v1857);
-      const unsigned int v1861 = v1848 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1862 = v1861 + v1854;
-      *reinterpret_cast<iron_bf16x2*>(out + v1862) = iron_bf16x2{{v1856, v1860}};
-    }
-    const unsigned int v1863 = static_cast<unsigned int>(v275.row(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1864 = v1130 + v1863;
-    const unsigned int v1865 = static_cast<unsigned int>(v275.col(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1866 = v1129 + v1865;
-    const bool v1867 = v1864 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1868 = v1866 < v15;
-    const bool v1869 = v1867 && v1868;
-    if (v1869) {
-      const unsigned int v1870 = v68 + v1866;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1871 = v275.x[90];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1872 = iron_f32_to_bf16(v1871);
-      const float v1873 = v275.x[91];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1876 = iron_f32_to_bf16(v1873);
-      const unsigned int v1877 = v1864 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1878 = v1877 + v1870;
-      *reinterpret_cast<iron_bf16x2*>(out + v1878) = iron_bf16x2{{v1872, v1876}};
-    }
-    const unsigned int v1879 = static_cast<unsigned int>(v275.row(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1880 = v1130 + v1879;
-    const unsigned int v1881 = static_cast<unsigned int>(v275.col(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1882 = v1129 + v1881;
-    const bool v1883 = v1880 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1884 = v1882 < v15;
-    const bool v1885 = v1883 && v1884;
-    if (v1885) {
-      const unsigned int v1886 = v68 + v1882;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1887 = v275.x[92];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1888 = iron_f32_to_bf16(v1887);
-      const float v1889 = v275.x[93];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1892 = iron_f32_to_bf16(v1889);
-      const unsigned int v1893 = v1880 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1894 = v1893 + v1886;
-      *reinterpret_cast<iron_bf16x2*>(out + v1894) = iron_bf16x2{{v1888, v1892}};
-    }
-    const unsigned int v1895 = static_cast<unsigned int>(v275.row(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1896 = v1130 + v1895;
-    const unsigned int v1897 = static_cast<unsigned int>(v275.col(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1898 = v1129 + v1897;
-    const bool v1899 = v1896 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1900 = v1898 < v15;
-    const bool v1901 = v1899 && v1900;
-    if (v1901) {
-      const unsigned int v1902 = v68 + v1898;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1903 = v275.x[94];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1904 = iron_f32_to_bf16(v1903);
-      const float v1905 = v275.x[95];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1908 = iron_f32_to_bf16(v1905);
-      const unsigned int v1909 = v1896 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1910 = v1909 + v1902;
-      *reinterpret_cast<iron_bf16x2*>(out + v1910) = iron_bf16x2{{v1904, v1908}};
-    }
-    const unsigned int v1911 = static_cast<unsigned int>(v275.row(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1912 = v1130 + v1911;
-    const unsigned int v1913 = static_cast<unsigned int>(v275.col(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1914 = v1129 + v1913;
-    const bool v1915 = v1912 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1916 = v1914 < v15;
-    const bool v1917 = v1915 && v1916;
-    if (v1917) {
-      const unsigned int v1918 = v68 + v1914;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1919 = v275.x[96];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1920 = iron_f32_to_bf16(v1919);
-      const float v1921 = v275.x[97];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1924 = iron_f32_to_bf16(v1921);
-      const unsigned int v1925 = v1912 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1926 = v1925 + v1918;
-      *reinterpret_cast<iron_bf16x2*>(out + v1926) = iron_bf16x2{{v1920, v1924}};
-    }
-    const unsigned int v1927 = static_cast<unsigned int>(v275.row(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1928 = v1130 + v1927;
-    const unsigned int v1929 = static_cast<unsigned int>(v275.col(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1930 = v1129 + v1929;
-    const bool v1931 = v1928 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1932 = v1930 < v15;
-    const bool v1933 = v1931 && v1932;
-    if (v1933) {
-      const unsigned int v1934 = v68 + v1930;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1935 = v275.x[98];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1936 = iron_f32_to_bf16(v1935);
-      const float v1937 = v275.x[99];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1940 = iron_f32_to_bf16(v1937);
-      const unsigned int v1941 = v1928 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1942 = v1941 + v1934;
-      *reinterpret_cast<iron_bf16x2*>(out + v1942) = iron_bf16x2{{v1936, v1940}};
-    }
-    const unsigned int v1943 = static_cast<unsigned int>(v275.row(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1944 = v1130 + v1943;
-    const unsigned int v1945 = static_cast<unsigned int>(v275.col(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1946 = v1129 + v1945;
-    const bool v1947 = v1944 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1948 = v1946 < v15;
-    const bool v1949 = v1947 && v1948;
-    if (v1949) {
-      const unsigned int v1950 = v68 + v1946;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1951 = v275.x[100];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1952 = iron_f32_to_bf16(v1951);
-      const float v1953 = v275.x[101];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1956 = iron_f32_to_bf16(v1953);
-      const unsigned int v1957 = v1944 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1958 = v1957 + v1950;
-      *reinterpret_cast<iron_bf16x2*>(out + v1958) = iron_bf16x2{{v1952, v1956}};
-    }
-    const unsigned int v1959 = static_cast<unsigned int>(v275.row(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1960 = v1130 + v1959;
-    const unsigned int v1961 = static_cast<unsigned int>(v275.col(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1962 = v1129 + v1961;
-    const bool v1963 = v1960 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1964 = v1962 < v15;
-    const bool v1965 = v1963 && v1964;
-    if (v1965) {
-      const unsigned int v1966 = v68 + v1962;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1967 = v275.x[102];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1968 = iron_f32_to_bf16(v1967);
-      const float v1969 = v275.x[103];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1972 = iron_f32_to_bf16(v1969);
-      const unsigned int v1973 = v1960 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1974 = v1973 + v1966;
-      *reinterpret_cast<iron_bf16x2*>(out + v1974) = iron_bf16x2{{v1968, v1972}};
-    }
-    const unsigned int v1975 = static_cast<unsigned int>(v275.row(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1976 = v1130 + v1975;
-    const unsigned int v1977 = static_cast<unsigned int>(v275.col(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1978 = v1129 + v1977;
-    const bool v1979 = v1976 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1980 = v1978 < v15;
-    const bool v1981 = v1979 && v1980;
-    if (v1981) {
-      const unsigned int v1982 = v68 + v1978;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1983 = v275.x[104];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v1984 = iron_f32_to_bf16(v1983);
-      const float v1985 = v275.x[105];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v1988 = iron_f32_to_bf16(v1985);
-      const unsigned int v1989 = v1976 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v1990 = v1989 + v1982;
-      *reinterpret_cast<iron_bf16x2*>(out + v1990) = iron_bf16x2{{v1984, v1988}};
-    }
-    const unsigned int v1991 = static_cast<unsigned int>(v275.row(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v1992 = v1130 + v1991;
-    const unsigned int v1993 = static_cast<unsigned int>(v275.col(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v1994 = v1129 + v1993;
-    const bool v1995 = v1992 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1996 = v1994 < v15;
-    const bool v1997 = v1995 && v1996;
-    if (v1997) {
-      const unsigned int v1998 = v68 + v1994;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1999 = v275.x[106];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v2000 = iron_f32_to_bf16(v1999);
-      const float v2001 = v275.x[107];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v2004 = iron_f32_to_bf16(v2001);
-      const unsigned int v2005 = v1992 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v2006 = v2005 + v1998;
-      *reinterpret_cast<iron_bf16x2*>(out + v2006) = iron_bf16x2{{v2000, v2004}};
-    }
-    const unsigned int v2007 = static_cast<unsigned int>(v275.row(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v2008 = v1130 + v2007;
-    const unsigned int v2009 = static_cast<unsigned int>(v275.col(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v2010 = v1129 + v2009;
-    const bool v2011 = v2008 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v2012 = v2010 < v15;
-    const bool v2013 = v2011 && v2012;
-    if (v2013) {
-      const unsigned int v2014 = v68 + v2010;  // kernels/convolution/conv_tiles.hpp:93
-      const float v2015 = v275.x[108];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v2016 = iron_f32_to_bf16(v2015);
-      const float v2017 = v275.x[109];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v2020 = iron_f32_to_bf16(v2017);
-      const unsigned int v2021 = v2008 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v2022 = v2021 + v2014;
-      *reinterpret_cast<iron_bf16x2*>(out + v2022) = iron_bf16x2{{v2016, v2020}};
-    }
-    const unsigned int v2023 = static_cast<unsigned int>(v275.row(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v2024 = v1130 + v2023;
-    const unsigned int v2025 = static_cast<unsigned int>(v275.col(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v2026 = v1129 + v2025;
-    const bool v2027 = v2024 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v2028 = v2026 < v15;
-    const bool v2029 = v2027 && v2028;
-    if (v2029) {
-      const unsigned int v2030 = v68 + v2026;  // kernels/convolution/conv_tiles.hpp:93
-      const float v2031 = v275.x[110];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v2032 = iron_f32_to_bf16(v2031);
-      const float v2033 = v275.x[111];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v2036 = iron_f32_to_bf16(v2033);
-      const unsigned int v2037 = v2024 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v2038 = v2037 + v2030;
-      *reinterpret_cast<iron_bf16x2*>(out + v2038) = iron_bf16x2{{v2032, v2036}};
-    }
-    const unsigned int v2039 = static_cast<unsigned int>(v275.row(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v2040 = v1130 + v2039;
-    const unsigned int v2041 = static_cast<unsigned int>(v275.col(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v2042 = v1129 + v2041;
-    const bool v2043 = v2040 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v2044 = v2042 < v15;
-    const bool v2045 = v2043 && v2044;
-    if (v2045) {
-      const unsigned int v2046 = v68 + v2042;  // kernels/convolution/conv_tiles.hpp:93
-      const float v2047 = v275.x[112];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v2048 = iron_f32_to_bf16(v2047);
-      const float v2049 = v275.x[113];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v2052 = iron_f32_to_bf16(v2049);
-      const unsigned int v2053 = v2040 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v2054 = v2053 + v2046;
-      *reinterpret_cast<iron_bf16x2*>(out + v2054) = iron_bf16x2{{v2048, v2052}};
-    }
-    const unsigned int v2055 = static_cast<unsigned int>(v275.row(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v2056 = v1130 + v2055;
-    const unsigned int v2057 = static_cast<unsigned int>(v275.col(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v2058 = v1129 + v2057;
-    const bool v2059 = v2056 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v2060 = v2058 < v15;
-    const bool v2061 = v2059 && v2060;
-    if (v2061) {
-      const unsigned int v2062 = v68 + v2058;  // kernels/convolution/conv_tiles.hpp:93
-      const float v2063 = v275.x[114];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v2064 = iron_f32_to_bf16(v2063);
-      const float v2065 = v275.x[115];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v2068 = iron_f32_to_bf16(v2065);
-      const unsigned int v2069 = v2056 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v2070 = v2069 + v2062;
-      *reinterpret_cast<iron_bf16x2*>(out + v2070) = iron_bf16x2{{v2064, v2068}};
-    }
-    const unsigned int v2071 = static_cast<unsigned int>(v275.row(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v2072 = v1130 + v2071;
-    const unsigned int v2073 = static_cast<unsigned int>(v275.col(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v2074 = v1129 + v2073;
-    const bool v2075 = v2072 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v2076 = v2074 < v15;
-    const bool v2077 = v2075 && v2076;
-    if (v2077) {
-      const unsigned int v2078 = v68 + v2074;  // kernels/convolution/conv_tiles.hpp:93
-      const float v2079 = v275.x[116];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v2080 = iron_f32_to_bf16(v2079);
-      const float v2081 = v275.x[117];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v2084 = iron_f32_to_bf16(v2081);
-      const unsigned int v2085 = v2072 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v2086 = v2085 + v2078;
-      *reinterpret_cast<iron_bf16x2*>(out + v2086) = iron_bf16x2{{v2080, v2084}};
-    }
-    const unsigned int v2087 = static_cast<unsigned int>(v275.row(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v2088 = v1130 + v2087;
-    const unsigned int v2089 = static_cast<unsigned int>(v275.col(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v2090 = v1129 + v2089;
-    const bool v2091 = v2088 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v2092 = v2090 < v15;
-    const bool v2093 = v2091 && v2092;
-    if (v2093) {
-      const unsigned int v2094 = v68 + v2090;  // kernels/convolution/conv_tiles.hpp:93
-      const float v2095 = v275.x[118];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v2096 = iron_f32_to_bf16(v2095);
-      const float v2097 = v275.x[119];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v2100 = iron_f32_to_bf16(v2097);
-      const unsigned int v2101 = v2088 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v2102 = v2101 + v2094;
-      *reinterpret_cast<iron_bf16x2*>(out + v2102) = iron_bf16x2{{v2096, v2100}};
-    }
-    const unsigned int v2103 = static_cast<unsigned int>(v275.row(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v2104 = v1130 + v2103;
-    const unsigned int v2105 = static_cast<unsigned int>(v275.col(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v2106 = v1129 + v2105;
-    const bool v2107 = v2104 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v2108 = v2106 < v15;
-    const bool v2109 = v2107 && v2108;
-    if (v2109) {
-      const unsigned int v2110 = v68 + v2106;  // kernels/convolution/conv_tiles.hpp:93
-      const float v2111 = v275.x[120];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v2112 = iron_f32_to_bf16(v2111);
-      const float v2113 = v275.x[121];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v2116 = iron_f32_to_bf16(v2113);
-      const unsigned int v2117 = v2104 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v2118 = v2117 + v2110;
-      *reinterpret_cast<iron_bf16x2*>(out + v2118) = iron_bf16x2{{v2112, v2116}};
-    }
-    const unsigned int v2119 = static_cast<unsigned int>(v275.row(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v2120 = v1130 + v2119;
-    const unsigned int v2121 = static_cast<unsigned int>(v275.col(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v2122 = v1129 + v2121;
-    const bool v2123 = v2120 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v2124 = v2122 < v15;
-    const bool v2125 = v2123 && v2124;
-    if (v2125) {
-      const unsigned int v2126 = v68 + v2122;  // kernels/convolution/conv_tiles.hpp:93
-      const float v2127 = v275.x[122];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v2128 = iron_f32_to_bf16(v2127);
-      const float v2129 = v275.x[123];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v2132 = iron_f32_to_bf16(v2129);
-      const unsigned int v2133 = v2120 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v2134 = v2133 + v2126;
-      *reinterpret_cast<iron_bf16x2*>(out + v2134) = iron_bf16x2{{v2128, v2132}};
-    }
-    const unsigned int v2135 = static_cast<unsigned int>(v275.row(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v2136 = v1130 + v2135;
-    const unsigned int v2137 = static_cast<unsigned int>(v275.col(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v2138 = v1129 + v2137;
-    const bool v2139 = v2136 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v2140 = v2138 < v15;
-    const bool v2141 = v2139 && v2140;
-    if (v2141) {
-      const unsigned int v2142 = v68 + v2138;  // kernels/convolution/conv_tiles.hpp:93
-      const float v2143 = v275.x[124];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v2144 = iron_f32_to_bf16(v2143);
-      const float v2145 = v275.x[125];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v2148 = iron_f32_to_bf16(v2145);
-      const unsigned int v2149 = v2136 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v2150 = v2149 + v2142;
-      *reinterpret_cast<iron_bf16x2*>(out + v2150) = iron_bf16x2{{v2144, v2148}};
-    }
-    const unsigned int v2151 = static_cast<unsigned int>(v275.row(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
-    const unsigned int v2152 = v1130 + v2151;
-    const unsigned int v2153 = static_cast<unsigned int>(v275.col(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
-    const unsigned int v2154 = v1129 + v2153;
-    const bool v2155 = v2152 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v2156 = v2154 < v15;
-    const bool v2157 = v2155 && v2156;
-    if (v2157) {
-      const unsigned int v2158 = v68 + v2154;  // kernels/convolution/conv_tiles.hpp:93
-      const float v2159 = v275.x[126];  // kernels/convolution/conv_tiles.hpp:95
-      const iron_bf16 v2160 = iron_f32_to_bf16(v2159);
-      const float v2161 = v275.x[127];  // kernels/convolution/conv_tiles.hpp:96
-      const iron_bf16 v2164 = iron_f32_to_bf16(v2161);
-      const unsigned int v2165 = v2152 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const unsigned int v2166 = v2165 + v2158;
-      *reinterpret_cast<iron_bf16x2*>(out + v2166) = iron_bf16x2{{v2160, v2164}};
-    }
-  } else {
-    const unsigned int v2167 = static_cast<unsigned int>(v275.row(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2168 = v1130 + v2167;
-    const unsigned int v2169 = static_cast<unsigned int>(v275.col(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2170 = v1129 + v2169;
-    const bool v2171 = v2168 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2172 = v2170 < v15;
-    const bool v2173 = v2171 && v2172;
-    if (v2173) {
-      const float v2174 = v275.x[0];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2176 = iron_f32_to_bf16(v2174);
-      const unsigned int v2177 = v2168 * v4;
-      const unsigned int v2178 = v2177 + v68;
-      const unsigned int v2179 = v2178 + v2170;
-      out[v2179] = v2176;
-    }
-    const unsigned int v2180 = static_cast<unsigned int>(v275.row(1, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2181 = v1130 + v2180;
-    const unsigned int v2182 = static_cast<unsigned int>(v275.col(1, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2183 = v1129 + v2182;
-    const bool v2184 = v2181 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2185 = v2183 < v15;
-    const bool v2186 = v2184 && v2185;
-    if (v2186) {
-      const float v2187 = v275.x[1];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2189 = iron_f32_to_bf16(v2187);
-      const unsigned int v2190 = v2181 * v4;
-      const unsigned int v2191 = v2190 + v68;
-      const unsigned int v2192 = v2191 + v2183;
-      out[v2192] = v2189;
-    }
-    const unsigned int v2193 = static_cast<unsigned int>(v275.row(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2194 = v1130 + v2193;
-    const unsigned int v2195 = static_cast<unsigned int>(v275.col(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2196 = v1129 + v2195;
-    const bool v2197 = v2194 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2198 = v2196 < v15;
-    const bool v2199 = v2197 && v2198;
-    if (v2199) {
-      const float v2200 = v275.x[2];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2202 = iron_f32_to_bf16(v2200);
-      const unsigned int v2203 = v2194 * v4;
-      const unsigned int v2204 = v2203 + v68;
-      const unsigned int v2205 = v2204 + v2196;
-      out[v2205] = v2202;
-    }
-    const unsigned int v2206 = static_cast<unsigned int>(v275.row(3, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2207 = v1130 + v2206;
-    const unsigned int v2208 = static_cast<unsigned int>(v275.col(3, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2209 = v1129 + v2208;
-    const bool v2210 = v2207 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2211 = v2209 < v15;
-    const bool v2212 = v2210 && v2211;
-    if (v2212) {
-      const float v2213 = v275.x[3];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2215 = iron_f32_to_bf16(v2213);
-      const unsigned int v2216 = v2207 * v4;
-      const unsigned int v2217 = v2216 + v68;
-      const unsigned int v2218 = v2217 + v2209;
-      out[v2218] = v2215;
-    }
-    const unsigned int v2219 = static_cast<unsigned int>(v275.row(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2220 = v1130 + v2219;
-    const unsigned int v2221 = static_cast<unsigned int>(v275.col(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2222 = v1129 + v2221;
-    const bool v2223 = v2220 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2224 = v2222 < v15;
-    const bool v2225 = v2223 && v2224;
-    if (v2225) {
-      const float v2226 = v275.x[4];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2228 = iron_f32_to_bf16(v2226);
-      const unsigned int v2229 = v2220 * v4;
-      const unsigned int v2230 = v2229 + v68;
-      const unsigned int v2231 = v2230 + v2222;
-      out[v2231] = v2228;
-    }
-    const unsigned int v2232 = static_cast<unsigned int>(v275.row(5, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2233 = v1130 + v2232;
-    const unsigned int v2234 = static_cast<unsigned int>(v275.col(5, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2235 = v1129 + v2234;
-    const bool v2236 = v2233 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2237 = v2235 < v15;
-    const bool v2238 = v2236 && v2237;
-    if (v2238) {
-      const float v2239 = v275.x[5];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2241 = iron_f32_to_bf16(v2239);
-      const unsigned int v2242 = v2233 * v4;
-      const unsigned int v2243 = v2242 + v68;
-      const unsigned int v2244 = v2243 + v2235;
-      out[v2244] = v2241;
-    }
-    const unsigned int v2245 = static_cast<unsigned int>(v275.row(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2246 = v1130 + v2245;
-    const unsigned int v2247 = static_cast<unsigned int>(v275.col(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2248 = v1129 + v2247;
-    const bool v2249 = v2246 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2250 = v2248 < v15;
-    const bool v2251 = v2249 && v2250;
-    if (v2251) {
-      const float v2252 = v275.x[6];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2254 = iron_f32_to_bf16(v2252);
-      const unsigned int v2255 = v2246 * v4;
-      const unsigned int v2256 = v2255 + v68;
-      const unsigned int v2257 = v2256 + v2248;
-      out[v2257] = v2254;
-    }
-    const unsigned int v2258 = static_cast<unsigned int>(v275.row(7, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2259 = v1130 + v2258;
-    const unsigned int v2260 = static_cast<unsigned int>(v275.col(7, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2261 = v1129 + v2260;
-    const bool v2262 = v2259 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2263 = v2261 < v15;
-    const bool v2264 = v2262 && v2263;
-    if (v2264) {
-      const float v2265 = v275.x[7];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2267 = iron_f32_to_bf16(v2265);
-      const unsigned int v2268 = v2259 * v4;
-      const unsigned int v2269 = v2268 + v68;
-      const unsigned int v2270 = v2269 + v2261;
-      out[v2270] = v2267;
-    }
-    const unsigned int v2271 = static_cast<unsigned int>(v275.row(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2272 = v1130 + v2271;
-    const unsigned int v2273 = static_cast<unsigned int>(v275.col(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2274 = v1129 + v2273;
-    const bool v2275 = v2272 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2276 = v2274 < v15;
-    const bool v2277 = v2275 && v2276;
-    if (v2277) {
-      const float v2278 = v275.x[8];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2280 = iron_f32_to_bf16(v2278);
-      const unsigned int v2281 = v2272 * v4;
-      const unsigned int v2282 = v2281 + v68;
-      const unsigned int v2283 = v2282 + v2274;
-      out[v2283] = v2280;
-    }
-    const unsigned int v2284 = static_cast<unsigned int>(v275.row(9, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2285 = v1130 + v2284;
-    const unsigned int v2286 = static_cast<unsigned int>(v275.col(9, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2287 = v1129 + v2286;
-    const bool v2288 = v2285 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2289 = v2287 < v15;
-    const bool v2290 = v2288 && v2289;
-    if (v2290) {
-      const float v2291 = v275.x[9];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2293 = iron_f32_to_bf16(v2291);
-      const unsigned int v2294 = v2285 * v4;
-      const unsigned int v2295 = v2294 + v68;
-      const unsigned int v2296 = v2295 + v2287;
-      out[v2296] = v2293;
-    }
-    const unsigned int v2297 = static_cast<unsigned int>(v275.row(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2298 = v1130 + v2297;
-    const unsigned int v2299 = static_cast<unsigned int>(v275.col(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2300 = v1129 + v2299;
-    const bool v2301 = v2298 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2302 = v2300 < v15;
-    const bool v2303 = v2301 && v2302;
-    if (v2303) {
-      const float v2304 = v275.x[10];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2306 = iron_f32_to_bf16(v2304);
-      const unsigned int v2307 = v2298 * v4;
-      const unsigned int v2308 = v2307 + v68;
-      const unsigned int v2309 = v2308 + v2300;
-      out[v2309] = v2306;
-    }
-    const unsigned int v2310 = static_cast<unsigned int>(v275.row(11, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2311 = v1130 + v2310;
-    const unsigned int v2312 = static_cast<unsigned int>(v275.col(11, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2313 = v1129 + v2312;
-    const bool v2314 = v2311 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2315 = v2313 < v15;
-    const bool v2316 = v2314 && v2315;
-    if (v2316) {
-      const float v2317 = v275.x[11];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2319 = iron_f32_to_bf16(v2317);
-      const unsigned int v2320 = v2311 * v4;
-      const unsigned int v2321 = v2320 + v68;
-      const unsigned int v2322 = v2321 + v2313;
-      out[v2322] = v2319;
-    }
-    const unsigned int v2323 = static_cast<unsigned int>(v275.row(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2324 = v1130 + v2323;
-    const unsigned int v2325 = static_cast<unsigned int>(v275.col(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2326 = v1129 + v2325;
-    const bool v2327 = v2324 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2328 = v2326 < v15;
-    const bool v2329 = v2327 && v2328;
-    if (v2329) {
-      const float v2330 = v275.x[12];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2332 = iron_f32_to_bf16(v2330);
-      const unsigned int v2333 = v2324 * v4;
-      const unsigned int v2334 = v2333 + v68;
-      const unsigned int v2335 = v2334 + v2326;
-      out[v2335] = v2332;
-    }
-    const unsigned int v2336 = static_cast<unsigned int>(v275.row(13, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2337 = v1130 + v2336;
-    const unsigned int v2338 = static_cast<unsigned int>(v275.col(13, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2339 = v1129 + v2338;
-    const bool v2340 = v2337 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2341 = v2339 < v15;
-    const bool v2342 = v2340 && v2341;
-    if (v2342) {
-      const float v2343 = v275.x[13];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2345 = iron_f32_to_bf16(v2343);
-      const unsigned int v2346 = v2337 * v4;
-      const unsigned int v2347 = v2346 + v68;
-      const unsigned int v2348 = v2347 + v2339;
-      out[v2348] = v2345;
-    }
-    const unsigned int v2349 = static_cast<unsigned int>(v275.row(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2350 = v1130 + v2349;
-    const unsigned int v2351 = static_cast<unsigned int>(v275.col(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2352 = v1129 + v2351;
-    const bool v2353 = v2350 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2354 = v2352 < v15;
-    const bool v2355 = v2353 && v2354;
-    if (v2355) {
-      const float v2356 = v275.x[14];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2358 = iron_f32_to_bf16(v2356);
-      const unsigned int v2359 = v2350 * v4;
-      const unsigned int v2360 = v2359 + v68;
-      const unsigned int v2361 = v2360 + v2352;
-      out[v2361] = v2358;
-    }
-    const unsigned int v2362 = static_cast<unsigned int>(v275.row(15, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2363 = v1130 + v2362;
-    const unsigned int v2364 = static_cast<unsigned int>(v275.col(15, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2365 = v1129 + v2364;
-    const bool v2366 = v2363 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2367 = v2365 < v15;
-    const bool v2368 = v2366 && v2367;
-    if (v2368) {
-      const float v2369 = v275.x[15];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2371 = iron_f32_to_bf16(v2369);
-      const unsigned int v2372 = v2363 * v4;
-      const unsigned int v2373 = v2372 + v68;
-      const unsigned int v2374 = v2373 + v2365;
-      out[v2374] = v2371;
-    }
-    const unsigned int v2375 = static_cast<unsigned int>(v275.row(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2376 = v1130 + v2375;
-    const unsigned int v2377 = static_cast<unsigned int>(v275.col(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2378 = v1129 + v2377;
-    const bool v2379 = v2376 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2380 = v2378 < v15;
-    const bool v2381 = v2379 && v2380;
-    if (v2381) {
-      const float v2382 = v275.x[16];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2384 = iron_f32_to_bf16(v2382);
-      const unsigned int v2385 = v2376 * v4;
-      const unsigned int v2386 = v2385 + v68;
-      const unsigned int v2387 = v2386 + v2378;
-      out[v2387] = v2384;
-    }
-    const unsigned int v2388 = static_cast<unsigned int>(v275.row(17, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2389 = v1130 + v2388;
-    const unsigned int v2390 = static_cast<unsigned int>(v275.col(17, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2391 = v1129 + v2390;
-    const bool v2392 = v2389 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2393 = v2391 < v15;
-    const bool v2394 = v2392 && v2393;
-    if (v2394) {
-      const float v2395 = v275.x[17];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2397 = iron_f32_to_bf16(v2395);
-      const unsigned int v2398 = v2389 * v4;
-      const unsigned int v2399 = v2398 + v68;
-      const unsigned int v2400 = v2399 + v2391;
-      out[v2400] = v2397;
-    }
-    const unsigned int v2401 = static_cast<unsigned int>(v275.row(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2402 = v1130 + v2401;
-    const unsigned int v2403 = static_cast<unsigned int>(v275.col(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2404 = v1129 + v2403;
-    const bool v2405 = v2402 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2406 = v2404 < v15;
-    const bool v2407 = v2405 && v2406;
-    if (v2407) {
-      const float v2408 = v275.x[18];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2410 = iron_f32_to_bf16(v2408);
-      const unsigned int v2411 = v2402 * v4;
-      const unsigned int v2412 = v2411 + v68;
-      const unsigned int v2413 = v2412 + v2404;
-      out[v2413] = v2410;
-    }
-    const unsigned int v2414 = static_cast<unsigned int>(v275.row(19, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2415 = v1130 + v2414;
-    const unsigned int v2416 = static_cast<unsigned int>(v275.col(19, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2417 = v1129 + v2416;
-    const bool v2418 = v2415 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2419 = v2417 < v15;
-    const bool v2420 = v2418 && v2419;
-    if (v2420) {
-      const float v2421 = v275.x[19];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2423 = iron_f32_to_bf16(v2421);
-      const unsigned int v2424 = v2415 * v4;
-      const unsigned int v2425 = v2424 + v68;
-      const unsigned int v2426 = v2425 + v2417;
-      out[v2426] = v2423;
-    }
-    const unsigned int v2427 = static_cast<unsigned int>(v275.row(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2428 = v1130 + v2427;
-    const unsigned int v2429 = static_cast<unsigned int>(v275.col(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2430 = v1129 + v2429;
-    const bool v2431 = v2428 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2432 = v2430 < v15;
-    const bool v2433 = v2431 && v2432;
-    if (v2433) {
-      const float v2434 = v275.x[20];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2436 = iron_f32_to_bf16(v2434);
-      const unsigned int v2437 = v2428 * v4;
-      const unsigned int v2438 = v2437 + v68;
-      const unsigned int v2439 = v2438 + v2430;
-      out[v2439] = v2436;
-    }
-    const unsigned int v2440 = static_cast<unsigned int>(v275.row(21, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2441 = v1130 + v2440;
-    const unsigned int v2442 = static_cast<unsigned int>(v275.col(21, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2443 = v1129 + v2442;
-    const bool v2444 = v2441 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2445 = v2443 < v15;
-    const bool v2446 = v2444 && v2445;
-    if (v2446) {
-      const float v2447 = v275.x[21];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2449 = iron_f32_to_bf16(v2447);
-      const unsigned int v2450 = v2441 * v4;
-      const unsigned int v2451 = v2450 + v68;
-      const unsigned int v2452 = v2451 + v2443;
-      out[v2452] = v2449;
-    }
-    const unsigned int v2453 = static_cast<unsigned int>(v275.row(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2454 = v1130 + v2453;
-    const unsigned int v2455 = static_cast<unsigned int>(v275.col(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2456 = v1129 + v2455;
-    const bool v2457 = v2454 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2458 = v2456 < v15;
-    const bool v2459 = v2457 && v2458;
-    if (v2459) {
-      const float v2460 = v275.x[22];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2462 = iron_f32_to_bf16(v2460);
-      const unsigned int v2463 = v2454 * v4;
-      const unsigned int v2464 = v2463 + v68;
-      const unsigned int v2465 = v2464 + v2456;
-      out[v2465] = v2462;
-    }
-    const unsigned int v2466 = static_cast<unsigned int>(v275.row(23, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2467 = v1130 + v2466;
-    const unsigned int v2468 = static_cast<unsigned int>(v275.col(23, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2469 = v1129 + v2468;
-    const bool v2470 = v2467 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2471 = v2469 < v15;
-    const bool v2472 = v2470 && v2471;
-    if (v2472) {
-      const float v2473 = v275.x[23];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2475 = iron_f32_to_bf16(v2473);
-      const unsigned int v2476 = v2467 * v4;
-      const unsigned int v2477 = v2476 + v68;
-      const unsigned int v2478 = v2477 + v2469;
-      out[v2478] = v2475;
-    }
-    const unsigned int v2479 = static_cast<unsigned int>(v275.row(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2480 = v1130 + v2479;
-    const unsigned int v2481 = static_cast<unsigned int>(v275.col(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2482 = v1129 + v2481;
-    const bool v2483 = v2480 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2484 = v2482 < v15;
-    const bool v2485 = v2483 && v2484;
-    if (v2485) {
-      const float v2486 = v275.x[24];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2488 = iron_f32_to_bf16(v2486);
-      const unsigned int v2489 = v2480 * v4;
-      const unsigned int v2490 = v2489 + v68;
-      const unsigned int v2491 = v2490 + v2482;
-      out[v2491] = v2488;
-    }
-    const unsigned int v2492 = static_cast<unsigned int>(v275.row(25, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2493 = v1130 + v2492;
-    const unsigned int v2494 = static_cast<unsigned int>(v275.col(25, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2495 = v1129 + v2494;
-    const bool v2496 = v2493 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2497 = v2495 < v15;
-    const bool v2498 = v2496 && v2497;
-    if (v2498) {
-      const float v2499 = v275.x[25];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2501 = iron_f32_to_bf16(v2499);
-      const unsigned int v2502 = v2493 * v4;
-      const unsigned int v2503 = v2502 + v68;
-      const unsigned int v2504 = v2503 + v2495;
-      out[v2504] = v2501;
-    }
-    const unsigned int v2505 = static_cast<unsigned int>(v275.row(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2506 = v1130 + v2505;
-    const unsigned int v2507 = static_cast<unsigned int>(v275.col(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2508 = v1129 + v2507;
-    const bool v2509 = v2506 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2510 = v2508 < v15;
-    const bool v2511 = v2509 && v2510;
-    if (v2511) {
-      const float v2512 = v275.x[26];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2514 = iron_f32_to_bf16(v2512);
-      const unsigned int v2515 = v2506 * v4;
-      const unsigned int v2516 = v2515 + v68;
-      const unsigned int v2517 = v2516 + v2508;
-      out[v2517] = v2514;
-    }
-    const unsigned int v2518 = static_cast<unsigned int>(v275.row(27, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2519 = v1130 + v2518;
-    const unsigned int v2520 = static_cast<unsigned int>(v275.col(27, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2521 = v1129 + v2520;
-    const bool v2522 = v2519 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2523 = v2521 < v15;
-    const bool v2524 = v2522 && v2523;
-    if (v2524) {
-      const float v2525 = v275.x[27];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2527 = iron_f32_to_bf16(v2525);
-      const unsigned int v2528 = v2519 * v4;
-      const unsigned int v2529 = v2528 + v68;
-      const unsigned int v2530 = v2529 + v2521;
-      out[v2530] = v2527;
-    }
-    const unsigned int v2531 = static_cast<unsigned int>(v275.row(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2532 = v1130 + v2531;
-    const unsigned int v2533 = static_cast<unsigned int>(v275.col(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2534 = v1129 + v2533;
-    const bool v2535 = v2532 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2536 = v2534 < v15;
-    const bool v2537 = v2535 && v2536;
-    if (v2537) {
-      const float v2538 = v275.x[28];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2540 = iron_f32_to_bf16(v2538);
-      const unsigned int v2541 = v2532 * v4;
-      const unsigned int v2542 = v2541 + v68;
-      const unsigned int v2543 = v2542 + v2534;
-      out[v2543] = v2540;
-    }
-    const unsigned int v2544 = static_cast<unsigned int>(v275.row(29, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2545 = v1130 + v2544;
-    const unsigned int v2546 = static_cast<unsigned int>(v275.col(29, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2547 = v1129 + v2546;
-    const bool v2548 = v2545 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2549 = v2547 < v15;
-    const bool v2550 = v2548 && v2549;
-    if (v2550) {
-      const float v2551 = v275.x[29];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2553 = iron_f32_to_bf16(v2551);
-      const unsigned int v2554 = v2545 * v4;
-      const unsigned int v2555 = v2554 + v68;
-      const unsigned int v2556 = v2555 + v2547;
-      out[v2556] = v2553;
-    }
-    const unsigned int v2557 = static_cast<unsigned int>(v275.row(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2558 = v1130 + v2557;
-    const unsigned int v2559 = static_cast<unsigned int>(v275.col(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2560 = v1129 + v2559;
-    const bool v2561 = v2558 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2562 = v2560 < v15;
-    const bool v2563 = v2561 && v2562;
-    if (v2563) {
-      const float v2564 = v275.x[30];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2566 = iron_f32_to_bf16(v2564);
-      const unsigned int v2567 = v2558 * v4;
-      const unsigned int v2568 = v2567 + v68;
-      const unsigned int v2569 = v2568 + v2560;
-      out[v2569] = v2566;
-    }
-    const unsigned int v2570 = static_cast<unsigned int>(v275.row(31, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2571 = v1130 + v2570;
-    const unsigned int v2572 = static_cast<unsigned int>(v275.col(31, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2573 = v1129 + v2572;
-    const bool v2574 = v2571 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2575 = v2573 < v15;
-    const bool v2576 = v2574 && v2575;
-    if (v2576) {
-      const float v2577 = v275.x[31];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2579 = iron_f32_to_bf16(v2577);
-      const unsigned int v2580 = v2571 * v4;
-      const unsigned int v2581 = v2580 + v68;
-      const unsigned int v2582 = v2581 + v2573;
-      out[v2582] = v2579;
-    }
-    const unsigned int v2583 = static_cast<unsigned int>(v275.row(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2584 = v1130 + v2583;
-    const unsigned int v2585 = static_cast<unsigned int>(v275.col(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2586 = v1129 + v2585;
-    const bool v2587 = v2584 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2588 = v2586 < v15;
-    const bool v2589 = v2587 && v2588;
-    if (v2589) {
-      const float v2590 = v275.x[32];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2592 = iron_f32_to_bf16(v2590);
-      const unsigned int v2593 = v2584 * v4;
-      const unsigned int v2594 = v2593 + v68;
-      const unsigned int v2595 = v2594 + v2586;
-      out[v2595] = v2592;
-    }
-    const unsigned int v2596 = static_cast<unsigned int>(v275.row(33, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2597 = v1130 + v2596;
-    const unsigned int v2598 = static_cast<unsigned int>(v275.col(33, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2599 = v1129 + v2598;
-    const bool v2600 = v2597 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2601 = v2599 < v15;
-    const bool v2602 = v2600 && v2601;
-    if (v2602) {
-      const float v2603 = v275.x[33];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2605 = iron_f32_to_bf16(v2603);
-      const unsigned int v2606 = v2597 * v4;
-      const unsigned int v2607 = v2606 + v68;
-      const unsigned int v2608 = v2607 + v2599;
-      out[v2608] = v2605;
-    }
-    const unsigned int v2609 = static_cast<unsigned int>(v275.row(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2610 = v1130 + v2609;
-    const unsigned int v2611 = static_cast<unsigned int>(v275.col(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2612 = v1129 + v2611;
-    const bool v2613 = v2610 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2614 = v2612 < v15;
-    const bool v2615 = v2613 && v2614;
-    if (v2615) {
-      const float v2616 = v275.x[34];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2618 = iron_f32_to_bf16(v2616);
-      const unsigned int v2619 = v2610 * v4;
-      const unsigned int v2620 = v2619 + v68;
-      const unsigned int v2621 = v2620 + v2612;
-      out[v2621] = v2618;
-    }
-    const unsigned int v2622 = static_cast<unsigned int>(v275.row(35, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2623 = v1130 + v2622;
-    const unsigned int v2624 = static_cast<unsigned int>(v275.col(35, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2625 = v1129 + v2624;
-    const bool v2626 = v2623 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2627 = v2625 < v15;
-    const bool v2628 = v2626 && v2627;
-    if (v2628) {
-      const float v2629 = v275.x[35];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2631 = iron_f32_to_bf16(v2629);
-      const unsigned int v2632 = v2623 * v4;
-      const unsigned int v2633 = v2632 + v68;
-      const unsigned int v2634 = v2633 + v2625;
-      out[v2634] = v2631;
-    }
-    const unsigned int v2635 = static_cast<unsigned int>(v275.row(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2636 = v1130 + v2635;
-    const unsigned int v2637 = static_cast<unsigned int>(v275.col(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2638 = v1129 + v2637;
-    const bool v2639 = v2636 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2640 = v2638 < v15;
-    const bool v2641 = v2639 && v2640;
-    if (v2641) {
-      const float v2642 = v275.x[36];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2644 = iron_f32_to_bf16(v2642);
-      const unsigned int v2645 = v2636 * v4;
-      const unsigned int v2646 = v2645 + v68;
-      const unsigned int v2647 = v2646 + v2638;
-      out[v2647] = v2644;
-    }
-    const unsigned int v2648 = static_cast<unsigned int>(v275.row(37, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2649 = v1130 + v2648;
-    const unsigned int v2650 = static_cast<unsigned int>(v275.col(37, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2651 = v1129 + v2650;
-    const bool v2652 = v2649 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2653 = v2651 < v15;
-    const bool v2654 = v2652 && v2653;
-    if (v2654) {
-      const float v2655 = v275.x[37];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2657 = iron_f32_to_bf16(v2655);
-      const unsigned int v2658 = v2649 * v4;
-      const unsigned int v2659 = v2658 + v68;
-      const unsigned int v2660 = v2659 + v2651;
-      out[v2660] = v2657;
-    }
-    const unsigned int v2661 = static_cast<unsigned int>(v275.row(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2662 = v1130 + v2661;
-    const unsigned int v2663 = static_cast<unsigned int>(v275.col(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2664 = v1129 + v2663;
-    const bool v2665 = v2662 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2666 = v2664 < v15;
-    const bool v2667 = v2665 && v2666;
-    if (v2667) {
-      const float v2668 = v275.x[38];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2670 = iron_f32_to_bf16(v2668);
-      const unsigned int v2671 = v2662 * v4;
-      const unsigned int v2672 = v2671 + v68;
-      const unsigned int v2673 = v2672 + v2664;
-      out[v2673] = v2670;
-    }
-    const unsigned int v2674 = static_cast<unsigned int>(v275.row(39, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2675 = v1130 + v2674;
-    const unsigned int v2676 = static_cast<unsigned int>(v275.col(39, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2677 = v1129 + v2676;
-    const bool v2678 = v2675 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2679 = v2677 < v15;
-    const bool v2680 = v2678 && v2679;
-    if (v2680) {
-      const float v2681 = v275.x[39];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2683 = iron_f32_to_bf16(v2681);
-      const unsigned int v2684 = v2675 * v4;
-      const unsigned int v2685 = v2684 + v68;
-      const unsigned int v2686 = v2685 + v2677;
-      out[v2686] = v2683;
-    }
-    const unsigned int v2687 = static_cast<unsigned int>(v275.row(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2688 = v1130 + v2687;
-    const unsigned int v2689 = static_cast<unsigned int>(v275.col(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2690 = v1129 + v2689;
-    const bool v2691 = v2688 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2692 = v2690 < v15;
-    const bool v2693 = v2691 && v2692;
-    if (v2693) {
-      const float v2694 = v275.x[40];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2696 = iron_f32_to_bf16(v2694);
-      const unsigned int v2697 = v2688 * v4;
-      const unsigned int v2698 = v2697 + v68;
-      const unsigned int v2699 = v2698 + v2690;
-      out[v2699] = v2696;
-    }
-    const unsigned int v2700 = static_cast<unsigned int>(v275.row(41, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2701 = v1130 + v2700;
-    const unsigned int v2702 = static_cast<unsigned int>(v275.col(41, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2703 = v1129 + v2702;
-    const bool v2704 = v2701 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2705 = v2703 < v15;
-    const bool v2706 = v2704 && v2705;
-    if (v2706) {
-      const float v2707 = v275.x[41];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2709 = iron_f32_to_bf16(v2707);
-      const unsigned int v2710 = v2701 * v4;
-      const unsigned int v2711 = v2710 + v68;
-      const unsigned int v2712 = v2711 + v2703;
-      out[v2712] = v2709;
-    }
-    const unsigned int v2713 = static_cast<unsigned int>(v275.row(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2714 = v1130 + v2713;
-    const unsigned int v2715 = static_cast<unsigned int>(v275.col(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2716 = v1129 + v2715;
-    const bool v2717 = v2714 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2718 = v2716 < v15;
-    const bool v2719 = v2717 && v2718;
-    if (v2719) {
-      const float v2720 = v275.x[42];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2722 = iron_f32_to_bf16(v2720);
-      const unsigned int v2723 = v2714 * v4;
-      const unsigned int v2724 = v2723 + v68;
-      const unsigned int v2725 = v2724 + v2716;
-      out[v2725] = v2722;
-    }
-    const unsigned int v2726 = static_cast<unsigned int>(v275.row(43, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2727 = v1130 + v2726;
-    const unsigned int v2728 = static_cast<unsigned int>(v275.col(43, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2729 = v1129 + v2728;
-    const bool v2730 = v2727 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2731 = v2729 < v15;
-    const bool v2732 = v2730 && v2731;
-    if (v2732) {
-      const float v2733 = v275.x[43];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2735 = iron_f32_to_bf16(v2733);
-      const unsigned int v2736 = v2727 * v4;
-      const unsigned int v2737 = v2736 + v68;
-      const unsigned int v2738 = v2737 + v2729;
-      out[v2738] = v2735;
-    }
-    const unsigned int v2739 = static_cast<unsigned int>(v275.row(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2740 = v1130 + v2739;
-    const unsigned int v2741 = static_cast<unsigned int>(v275.col(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2742 = v1129 + v2741;
-    const bool v2743 = v2740 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2744 = v2742 < v15;
-    const bool v2745 = v2743 && v2744;
-    if (v2745) {
-      const float v2746 = v275.x[44];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2748 = iron_f32_to_bf16(v2746);
-      const unsigned int v2749 = v2740 * v4;
-      const unsigned int v2750 = v2749 + v68;
-      const unsigned int v2751 = v2750 + v2742;
-      out[v2751] = v2748;
-    }
-    const unsigned int v2752 = static_cast<unsigned int>(v275.row(45, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2753 = v1130 + v2752;
-    const unsigned int v2754 = static_cast<unsigned int>(v275.col(45, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2755 = v1129 + v2754;
-    const bool v2756 = v2753 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2757 = v2755 < v15;
-    const bool v2758 = v2756 && v2757;
-    if (v2758) {
-      const float v2759 = v275.x[45];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2761 = iron_f32_to_bf16(v2759);
-      const unsigned int v2762 = v2753 * v4;
-      const unsigned int v2763 = v2762 + v68;
-      const unsigned int v2764 = v2763 + v2755;
-      out[v2764] = v2761;
-    }
-    const unsigned int v2765 = static_cast<unsigned int>(v275.row(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2766 = v1130 + v2765;
-    const unsigned int v2767 = static_cast<unsigned int>(v275.col(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2768 = v1129 + v2767;
-    const bool v2769 = v2766 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2770 = v2768 < v15;
-    const bool v2771 = v2769 && v2770;
-    if (v2771) {
-      const float v2772 = v275.x[46];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2774 = iron_f32_to_bf16(v2772);
-      const unsigned int v2775 = v2766 * v4;
-      const unsigned int v2776 = v2775 + v68;
-      const unsigned int v2777 = v2776 + v2768;
-      out[v2777] = v2774;
-    }
-    const unsigned int v2778 = static_cast<unsigned int>(v275.row(47, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2779 = v1130 + v2778;
-    const unsigned int v2780 = static_cast<unsigned int>(v275.col(47, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2781 = v1129 + v2780;
-    const bool v2782 = v2779 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2783 = v2781 < v15;
-    const bool v2784 = v2782 && v2783;
-    if (v2784) {
-      const float v2785 = v275.x[47];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2787 = iron_f32_to_bf16(v2785);
-      const unsigned int v2788 = v2779 * v4;
-      const unsigned int v2789 = v2788 + v68;
-      const unsigned int v2790 = v2789 + v2781;
-      out[v2790] = v2787;
-    }
-    const unsigned int v2791 = static_cast<unsigned int>(v275.row(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2792 = v1130 + v2791;
-    const unsigned int v2793 = static_cast<unsigned int>(v275.col(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2794 = v1129 + v2793;
-    const bool v2795 = v2792 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2796 = v2794 < v15;
-    const bool v2797 = v2795 && v2796;
-    if (v2797) {
-      const float v2798 = v275.x[48];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2800 = iron_f32_to_bf16(v2798);
-      const unsigned int v2801 = v2792 * v4;
-      const unsigned int v2802 = v2801 + v68;
-      const unsigned int v2803 = v2802 + v2794;
-      out[v2803] = v2800;
-    }
-    const unsigned int v2804 = static_cast<unsigned int>(v275.row(49, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2805 = v1130 + v2804;
-    const unsigned int v2806 = static_cast<unsigned int>(v275.col(49, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2807 = v1129 + v2806;
-    const bool v2808 = v2805 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2809 = v2807 < v15;
-    const bool v2810 = v2808 && v2809;
-    if (v2810) {
-      const float v2811 = v275.x[49];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2813 = iron_f32_to_bf16(v2811);
-      const unsigned int v2814 = v2805 * v4;
-      const unsigned int v2815 = v2814 + v68;
-      const unsigned int v2816 = v2815 + v2807;
-      out[v2816] = v2813;
-    }
-    const unsigned int v2817 = static_cast<unsigned int>(v275.row(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2818 = v1130 + v2817;
-    const unsigned int v2819 = static_cast<unsigned int>(v275.col(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2820 = v1129 + v2819;
-    const bool v2821 = v2818 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2822 = v2820 < v15;
-    const bool v2823 = v2821 && v2822;
-    if (v2823) {
-      const float v2824 = v275.x[50];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2826 = iron_f32_to_bf16(v2824);
-      const unsigned int v2827 = v2818 * v4;
-      const unsigned int v2828 = v2827 + v68;
-      const unsigned int v2829 = v2828 + v2820;
-      out[v2829] = v2826;
-    }
-    const unsigned int v2830 = static_cast<unsigned int>(v275.row(51, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2831 = v1130 + v2830;
-    const unsigned int v2832 = static_cast<unsigned int>(v275.col(51, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2833 = v1129 + v2832;
-    const bool v2834 = v2831 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2835 = v2833 < v15;
-    const bool v2836 = v2834 && v2835;
-    if (v2836) {
-      const float v2837 = v275.x[51];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2839 = iron_f32_to_bf16(v2837);
-      const unsigned int v2840 = v2831 * v4;
-      const unsigned int v2841 = v2840 + v68;
-      const unsigned int v2842 = v2841 + v2833;
-      out[v2842] = v2839;
-    }
-    const unsigned int v2843 = static_cast<unsigned int>(v275.row(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2844 = v1130 + v2843;
-    const unsigned int v2845 = static_cast<unsigned int>(v275.col(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2846 = v1129 + v2845;
-    const bool v2847 = v2844 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2848 = v2846 < v15;
-    const bool v2849 = v2847 && v2848;
-    if (v2849) {
-      const float v2850 = v275.x[52];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2852 = iron_f32_to_bf16(v2850);
-      const unsigned int v2853 = v2844 * v4;
-      const unsigned int v2854 = v2853 + v68;
-      const unsigned int v2855 = v2854 + v2846;
-      out[v2855] = v2852;
-    }
-    const unsigned int v2856 = static_cast<unsigned int>(v275.row(53, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2857 = v1130 + v2856;
-    const unsigned int v2858 = static_cast<unsigned int>(v275.col(53, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2859 = v1129 + v2858;
-    const bool v2860 = v2857 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2861 = v2859 < v15;
-    const bool v2862 = v2860 && v2861;
-    if (v2862) {
-      const float v2863 = v275.x[53];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2865 = iron_f32_to_bf16(v2863);
-      const unsigned int v2866 = v2857 * v4;
-      const unsigned int v2867 = v2866 + v68;
-      const unsigned int v2868 = v2867 + v2859;
-      out[v2868] = v2865;
-    }
-    const unsigned int v2869 = static_cast<unsigned int>(v275.row(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2870 = v1130 + v2869;
-    const unsigned int v2871 = static_cast<unsigned int>(v275.col(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2872 = v1129 + v2871;
-    const bool v2873 = v2870 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2874 = v2872 < v15;
-    const bool v2875 = v2873 && v2874;
-    if (v2875) {
-      const float v2876 = v275.x[54];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2878 = iron_f32_to_bf16(v2876);
-      const unsigned int v2879 = v2870 * v4;
-      const unsigned int v2880 = v2879 + v68;
-      const unsigned int v2881 = v2880 + v2872;
-      out[v2881] = v2878;
-    }
-    const unsigned int v2882 = static_cast<unsigned int>(v275.row(55, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2883 = v1130 + v2882;
-    const unsigned int v2884 = static_cast<unsigned int>(v275.col(55, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2885 = v1129 + v2884;
-    const bool v2886 = v2883 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2887 = v2885 < v15;
-    const bool v2888 = v2886 && v2887;
-    if (v2888) {
-      const float v2889 = v275.x[55];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2891 = iron_f32_to_bf16(v2889);
-      const unsigned int v2892 = v2883 * v4;
-      const unsigned int v2893 = v2892 + v68;
-      const unsigned int v2894 = v2893 + v2885;
-      out[v2894] = v2891;
-    }
-    const unsigned int v2895 = static_cast<unsigned int>(v275.row(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2896 = v1130 + v2895;
-    const unsigned int v2897 = static_cast<unsigned int>(v275.col(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2898 = v1129 + v2897;
-    const bool v2899 = v2896 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2900 = v2898 < v15;
-    const bool v2901 = v2899 && v2900;
-    if (v2901) {
-      const float v2902 = v275.x[56];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2904 = iron_f32_to_bf16(v2902);
-      const unsigned int v2905 = v2896 * v4;
-      const unsigned int v2906 = v2905 + v68;
-      const unsigned int v2907 = v2906 + v2898;
-      out[v2907] = v2904;
-    }
-    const unsigned int v2908 = static_cast<unsigned int>(v275.row(57, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2909 = v1130 + v2908;
-    const unsigned int v2910 = static_cast<unsigned int>(v275.col(57, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2911 = v1129 + v2910;
-    const bool v2912 = v2909 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2913 = v2911 < v15;
-    const bool v2914 = v2912 && v2913;
-    if (v2914) {
-      const float v2915 = v275.x[57];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2917 = iron_f32_to_bf16(v2915);
-      const unsigned int v2918 = v2909 * v4;
-      const unsigned int v2919 = v2918 + v68;
-      const unsigned int v2920 = v2919 + v2911;
-      out[v2920] = v2917;
-    }
-    const unsigned int v2921 = static_cast<unsigned int>(v275.row(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2922 = v1130 + v2921;
-    const unsigned int v2923 = static_cast<unsigned int>(v275.col(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2924 = v1129 + v2923;
-    const bool v2925 = v2922 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2926 = v2924 < v15;
-    const bool v2927 = v2925 && v2926;
-    if (v2927) {
-      const float v2928 = v275.x[58];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2930 = iron_f32_to_bf16(v2928);
-      const unsigned int v2931 = v2922 * v4;
-      const unsigned int v2932 = v2931 + v68;
-      const unsigned int v2933 = v2932 + v2924;
-      out[v2933] = v2930;
-    }
-    const unsigned int v2934 = static_cast<unsigned int>(v275.row(59, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2935 = v1130 + v2934;
-    const unsigned int v2936 = static_cast<unsigned int>(v275.col(59, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2937 = v1129 + v2936;
-    const bool v2938 = v2935 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2939 = v2937 < v15;
-    const bool v2940 = v2938 && v2939;
-    if (v2940) {
-      const float v2941 = v275.x[59];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2943 = iron_f32_to_bf16(v2941);
-      const unsigned int v2944 = v2935 * v4;
-      const unsigned int v2945 = v2944 + v68;
-      const unsigned int v2946 = v2945 + v2937;
-      out[v2946] = v2943;
-    }
-    const unsigned int v2947 = static_cast<unsigned int>(v275.row(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2948 = v1130 + v2947;
-    const unsigned int v2949 = static_cast<unsigned int>(v275.col(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2950 = v1129 + v2949;
-    const bool v2951 = v2948 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2952 = v2950 < v15;
-    const bool v2953 = v2951 && v2952;
-    if (v2953) {
-      const float v2954 = v275.x[60];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2956 = iron_f32_to_bf16(v2954);
-      const unsigned int v2957 = v2948 * v4;
-      const unsigned int v2958 = v2957 + v68;
-      const unsigned int v2959 = v2958 + v2950;
-      out[v2959] = v2956;
-    }
-    const unsigned int v2960 = static_cast<unsigned int>(v275.row(61, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2961 = v1130 + v2960;
-    const unsigned int v2962 = static_cast<unsigned int>(v275.col(61, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2963 = v1129 + v2962;
-    const bool v2964 = v2961 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2965 = v2963 < v15;
-    const bool v2966 = v2964 && v2965;
-    if (v2966) {
-      const float v2967 = v275.x[61];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2969 = iron_f32_to_bf16(v2967);
-      const unsigned int v2970 = v2961 * v4;
-      const unsigned int v2971 = v2970 + v68;
-      const unsigned int v2972 = v2971 + v2963;
-      out[v2972] = v2969;
-    }
-    const unsigned int v2973 = static_cast<unsigned int>(v275.row(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2974 = v1130 + v2973;
-    const unsigned int v2975 = static_cast<unsigned int>(v275.col(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2976 = v1129 + v2975;
-    const bool v2977 = v2974 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2978 = v2976 < v15;
-    const bool v2979 = v2977 && v2978;
-    if (v2979) {
-      const float v2980 = v275.x[62];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2982 = iron_f32_to_bf16(v2980);
-      const unsigned int v2983 = v2974 * v4;
-      const unsigned int v2984 = v2983 + v68;
-      const unsigned int v2985 = v2984 + v2976;
-      out[v2985] = v2982;
-    }
-    const unsigned int v2986 = static_cast<unsigned int>(v275.row(63, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v2987 = v1130 + v2986;
-    const unsigned int v2988 = static_cast<unsigned int>(v275.col(63, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v2989 = v1129 + v2988;
-    const bool v2990 = v2987 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2991 = v2989 < v15;
-    const bool v2992 = v2990 && v2991;
-    if (v2992) {
-      const float v2993 = v275.x[63];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v2995 = iron_f32_to_bf16(v2993);
-      const unsigned int v2996 = v2987 * v4;
-      const unsigned int v2997 = v2996 + v68;
-      const unsigned int v2998 = v2997 + v2989;
-      out[v2998] = v2995;
-    }
-    const unsigned int v2999 = static_cast<unsigned int>(v275.row(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3000 = v1130 + v2999;
-    const unsigned int v3001 = static_cast<unsigned int>(v275.col(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3002 = v1129 + v3001;
-    const bool v3003 = v3000 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3004 = v3002 < v15;
-    const bool v3005 = v3003 && v3004;
-    if (v3005) {
-      const float v3006 = v275.x[64];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3008 = iron_f32_to_bf16(v3006);
-      const unsigned int v3009 = v3000 * v4;
-      const unsigned int v3010 = v3009 + v68;
-      const unsigned int v3011 = v3010 + v3002;
-      out[v3011] = v3008;
-    }
-    const unsigned int v3012 = static_cast<unsigned int>(v275.row(65, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3013 = v1130 + v3012;
-    const unsigned int v3014 = static_cast<unsigned int>(v275.col(65, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3015 = v1129 + v3014;
-    const bool v3016 = v3013 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3017 = v3015 < v15;
-    const bool v3018 = v3016 && v3017;
-    if (v3018) {
-      const float v3019 = v275.x[65];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3021 = iron_f32_to_bf16(v3019);
-      const unsigned int v3022 = v3013 * v4;
-      const unsigned int v3023 = v3022 + v68;
-      const unsigned int v3024 = v3023 + v3015;
-      out[v3024] = v3021;
-    }
-    const unsigned int v3025 = static_cast<unsigned int>(v275.row(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3026 = v1130 + v3025;
-    const unsigned int v3027 = static_cast<unsigned int>(v275.col(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3028 = v1129 + v3027;
-    const bool v3029 = v3026 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3030 = v3028 < v15;
-    const bool v3031 = v3029 && v3030;
-    if (v3031) {
-      const float v3032 = v275.x[66];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3034 = iron_f32_to_bf16(v3032);
-      const unsigned int v3035 = v3026 * v4;
-      const unsigned int v3036 = v3035 + v68;
-      const unsigned int v3037 = v3036 + v3028;
-      out[v3037] = v3034;
-    }
-    const unsigned int v3038 = static_cast<unsigned int>(v275.row(67, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3039 = v1130 + v3038;
-    const unsigned int v3040 = static_cast<unsigned int>(v275.col(67, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3041 = v1129 + v3040;
-    const bool v3042 = v3039 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3043 = v3041 < v15;
-    const bool v3044 = v3042 && v3043;
-    if (v3044) {
-      const float v3045 = v275.x[67];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3047 = iron_f32_to_bf16(v3045);
-      const unsigned int v3048 = v3039 * v4;
-      const unsigned int v3049 = v3048 + v68;
-      const unsigned int v3050 = v3049 + v3041;
-      out[v3050] = v3047;
-    }
-    const unsigned int v3051 = static_cast<unsigned int>(v275.row(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3052 = v1130 + v3051;
-    const unsigned int v3053 = static_cast<unsigned int>(v275.col(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3054 = v1129 + v3053;
-    const bool v3055 = v3052 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3056 = v3054 < v15;
-    const bool v3057 = v3055 && v3056;
-    if (v3057) {
-      const float v3058 = v275.x[68];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3060 = iron_f32_to_bf16(v3058);
-      const unsigned int v3061 = v3052 * v4;
-      const unsigned int v3062 = v3061 + v68;
-      const unsigned int v3063 = v3062 + v3054;
-      out[v3063] = v3060;
-    }
-    const unsigned int v3064 = static_cast<unsigned int>(v275.row(69, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3065 = v1130 + v3064;
-    const unsigned int v3066 = static_cast<unsigned int>(v275.col(69, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3067 = v1129 + v3066;
-    const bool v3068 = v3065 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3069 = v3067 < v15;
-    const bool v3070 = v3068 && v3069;
-    if (v3070) {
-      const float v3071 = v275.x[69];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3073 = iron_f32_to_bf16(v3071);
-      const unsigned int v3074 = v3065 * v4;
-      const unsigned int v3075 = v3074 + v68;
-      const unsigned int v3076 = v3075 + v3067;
-      out[v3076] = v3073;
-    }
-    const unsigned int v3077 = static_cast<unsigned int>(v275.row(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3078 = v1130 + v3077;
-    const unsigned int v3079 = static_cast<unsigned int>(v275.col(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3080 = v1129 + v3079;
-    const bool v3081 = v3078 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3082 = v3080 < v15;
-    const bool v3083 = v3081 && v3082;
-    if (v3083) {
-      const float v3084 = v275.x[70];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3086 = iron_f32_to_bf16(v3084);
-      const unsigned int v3087 = v3078 * v4;
-      const unsigned int v3088 = v3087 + v68;
-      const unsigned int v3089 = v3088 + v3080;
-      out[v3089] = v3086;
-    }
-    const unsigned int v3090 = static_cast<unsigned int>(v275.row(71, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3091 = v1130 + v3090;
-    const unsigned int v3092 = static_cast<unsigned int>(v275.col(71, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3093 = v1129 + v3092;
-    const bool v3094 = v3091 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3095 = v3093 < v15;
-    const bool v3096 = v3094 && v3095;
-    if (v3096) {
-      const float v3097 = v275.x[71];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3099 = iron_f32_to_bf16(v3097);
-      const unsigned int v3100 = v3091 * v4;
-      const unsigned int v3101 = v3100 + v68;
-      const unsigned int v3102 = v3101 + v3093;
-      out[v3102] = v3099;
-    }
-    const unsigned int v3103 = static_cast<unsigned int>(v275.row(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3104 = v1130 + v3103;
-    const unsigned int v3105 = static_cast<unsigned int>(v275.col(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3106 = v1129 + v3105;
-    const bool v3107 = v3104 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3108 = v3106 < v15;
-    const bool v3109 = v3107 && v3108;
-    if (v3109) {
-      const float v3110 = v275.x[72];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3112 = iron_f32_to_bf16(v3110);
-      const unsigned int v3113 = v3104 * v4;
-      const unsigned int v3114 = v3113 + v68;
-      const unsigned int v3115 = v3114 + v3106;
-      out[v3115] = v3112;
-    }
-    const unsigned int v3116 = static_cast<unsigned int>(v275.row(73, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3117 = v1130 + v3116;
-    const unsigned int v3118 = static_cast<unsigned int>(v275.col(73, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3119 = v1129 + v3118;
-    const bool v3120 = v3117 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3121 = v3119 < v15;
-    const bool v3122 = v3120 && v3121;
-    if (v3122) {
-      const float v3123 = v275.x[73];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3125 = iron_f32_to_bf16(v3123);
-      const unsigned int v3126 = v3117 * v4;
-      const unsigned int v3127 = v3126 + v68;
-      const unsigned int v3128 = v3127 + v3119;
-      out[v3128] = v3125;
-    }
-    const unsigned int v3129 = static_cast<unsigned int>(v275.row(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3130 = v1130 + v3129;
-    const unsigned int v3131 = static_cast<unsigned int>(v275.col(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3132 = v1129 + v3131;
-    const bool v3133 = v3130 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3134 = v3132 < v15;
-    const bool v3135 = v3133 && v3134;
-    if (v3135) {
-      const float v3136 = v275.x[74];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3138 = iron_f32_to_bf16(v3136);
-      const unsigned int v3139 = v3130 * v4;
-      const unsigned int v3140 = v3139 + v68;
-      const unsigned int v3141 = v3140 + v3132;
-      out[v3141] = v3138;
-    }
-    const unsigned int v3142 = static_cast<unsigned int>(v275.row(75, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3143 = v1130 + v3142;
-    const unsigned int v3144 = static_cast<unsigned int>(v275.col(75, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3145 = v1129 + v3144;
-    const bool v3146 = v3143 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3147 = v3145 < v15;
-    const bool v3148 = v3146 && v3147;
-    if (v3148) {
-      const float v3149 = v275.x[75];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3151 = iron_f32_to_bf16(v3149);
-      const unsigned int v3152 = v3143 * v4;
-      const unsigned int v3153 = v3152 + v68;
-      const unsigned int v3154 = v3153 + v3145;
-      out[v3154] = v3151;
-    }
-    const unsigned int v3155 = static_cast<unsigned int>(v275.row(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3156 = v1130 + v3155;
-    const unsigned int v3157 = static_cast<unsigned int>(v275.col(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3158 = v1129 + v3157;
-    const bool v3159 = v3156 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3160 = v3158 < v15;
-    const bool v3161 = v3159 && v3160;
-    if (v3161) {
-      const float v3162 = v275.x[76];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3164 = iron_f32_to_bf16(v3162);
-      const unsigned int v3165 = v3156 * v4;
-      const unsigned int v3166 = v3165 + v68;
-      const unsigned int v3167 = v3166 + v3158;
-      out[v3167] = v3164;
-    }
-    const unsigned int v3168 = static_cast<unsigned int>(v275.row(77, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3169 = v1130 + v3168;
-    const unsigned int v3170 = static_cast<unsigned int>(v275.col(77, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3171 = v1129 + v3170;
-    const bool v3172 = v3169 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3173 = v3171 < v15;
-    const bool v3174 = v3172 && v3173;
-    if (v3174) {
-      const float v3175 = v275.x[77];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3177 = iron_f32_to_bf16(v3175);
-      const unsigned int v3178 = v3169 * v4;
-      const unsigned int v3179 = v3178 + v68;
-      const unsigned int v3180 = v3179 + v3171;
-      out[v3180] = v3177;
-    }
-    const unsigned int v3181 = static_cast<unsigned int>(v275.row(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3182 = v1130 + v3181;
-    const unsigned int v3183 = static_cast<unsigned int>(v275.col(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3184 = v1129 + v3183;
-    const bool v3185 = v3182 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3186 = v3184 < v15;
-    const bool v3187 = v3185 && v3186;
-    if (v3187) {
-      const float v3188 = v275.x[78];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3190 = iron_f32_to_bf16(v3188);
-      const unsigned int v3191 = v3182 * v4;
-      const unsigned int v3192 = v3191 + v68;
-      const unsigned int v3193 = v3192 + v3184;
-      out[v3193] = v3190;
-    }
-    const unsigned int v3194 = static_cast<unsigned int>(v275.row(79, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3195 = v1130 + v3194;
-    const unsigned int v3196 = static_cast<unsigned int>(v275.col(79, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3197 = v1129 + v3196;
-    const bool v3198 = v3195 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3199 = v3197 < v15;
-    const bool v3200 = v3198 && v3199;
-    if (v3200) {
-      const float v3201 = v275.x[79];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3203 = iron_f32_to_bf16(v3201);
-      const unsigned int v3204 = v3195 * v4;
-      const unsigned int v3205 = v3204 + v68;
-      const unsigned int v3206 = v3205 + v3197;
-      out[v3206] = v3203;
-    }
-    const unsigned int v3207 = static_cast<unsigned int>(v275.row(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3208 = v1130 + v3207;
-    const unsigned int v3209 = static_cast<unsigned int>(v275.col(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3210 = v1129 + v3209;
-    const bool v3211 = v3208 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3212 = v3210 < v15;
-    const bool v3213 = v3211 && v3212;
-    if (v3213) {
-      const float v3214 = v275.x[80];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3216 = iron_f32_to_bf16(v3214);
-      const unsigned int v3217 = v3208 * v4;
-      const unsigned int v3218 = v3217 + v68;
-      const unsigned int v3219 = v3218 + v3210;
-      out[v3219] = v3216;
-    }
-    const unsigned int v3220 = static_cast<unsigned int>(v275.row(81, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3221 = v1130 + v3220;
-    const unsigned int v3222 = static_cast<unsigned int>(v275.col(81, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3223 = v1129 + v3222;
-    const bool v3224 = v3221 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3225 = v3223 < v15;
-    const bool v3226 = v3224 && v3225;
-    if (v3226) {
-      const float v3227 = v275.x[81];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3229 = iron_f32_to_bf16(v3227);
-      const unsigned int v3230 = v3221 * v4;
-      const unsigned int v3231 = v3230 + v68;
-      const unsigned int v3232 = v3231 + v3223;
-      out[v3232] = v3229;
-    }
-    const unsigned int v3233 = static_cast<unsigned int>(v275.row(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3234 = v1130 + v3233;
-    const unsigned int v3235 = static_cast<unsigned int>(v275.col(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3236 = v1129 + v3235;
-    const bool v3237 = v3234 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3238 = v3236 < v15;
-    const bool v3239 = v3237 && v3238;
-    if (v3239) {
-      const float v3240 = v275.x[82];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3242 = iron_f32_to_bf16(v3240);
-      const unsigned int v3243 = v3234 * v4;
-      const unsigned int v3244 = v3243 + v68;
-      const unsigned int v3245 = v3244 + v3236;
-      out[v3245] = v3242;
-    }
-    const unsigned int v3246 = static_cast<unsigned int>(v275.row(83, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3247 = v1130 + v3246;
-    const unsigned int v3248 = static_cast<unsigned int>(v275.col(83, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3249 = v1129 + v3248;
-    const bool v3250 = v3247 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3251 = v3249 < v15;
-    const bool v3252 = v3250 && v3251;
-    if (v3252) {
-      const float v3253 = v275.x[83];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3255 = iron_f32_to_bf16(v3253);
-      const unsigned int v3256 = v3247 * v4;
-      const unsigned int v3257 = v3256 + v68;
-      const unsigned int v3258 = v3257 + v3249;
-      out[v3258] = v3255;
-    }
-    const unsigned int v3259 = static_cast<unsigned int>(v275.row(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3260 = v1130 + v3259;
-    const unsigned int v3261 = static_cast<unsigned int>(v275.col(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3262 = v1129 + v3261;
-    const bool v3263 = v3260 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3264 = v3262 < v15;
-    const bool v3265 = v3263 && v3264;
-    if (v3265) {
-      const float v3266 = v275.x[84];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3268 = iron_f32_to_bf16(v3266);
-      const unsigned int v3269 = v3260 * v4;
-      const unsigned int v3270 = v3269 + v68;
-      const unsigned int v3271 = v3270 + v3262;
-      out[v3271] = v3268;
-    }
-    const unsigned int v3272 = static_cast<unsigned int>(v275.row(85, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3273 = v1130 + v3272;
-    const unsigned int v3274 = static_cast<unsigned int>(v275.col(85, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3275 = v1129 + v3274;
-    const bool v3276 = v3273 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3277 = v3275 < v15;
-    const bool v3278 = v3276 && v3277;
-    if (v3278) {
-      const float v3279 = v275.x[85];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3281 = iron_f32_to_bf16(v3279);
-      const unsigned int v3282 = v3273 * v4;
-      const unsigned int v3283 = v3282 + v68;
-      const unsigned int v3284 = v3283 + v3275;
-      out[v3284] = v3281;
-    }
-    const unsigned int v3285 = static_cast<unsigned int>(v275.row(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3286 = v1130 + v3285;
-    const unsigned int v3287 = static_cast<unsigned int>(v275.col(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3288 = v1129 + v3287;
-    const bool v3289 = v3286 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3290 = v3288 < v15;
-    const bool v3291 = v3289 && v3290;
-    if (v3291) {
-      const float v3292 = v275.x[86];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3294 = iron_f32_to_bf16(v3292);
-      const unsigned int v3295 = v3286 * v4;
-      const unsigned int v3296 = v3295 + v68;
-      const unsigned int v3297 = v3296 + v3288;
-      out[v3297] = v3294;
-    }
-    const unsigned int v3298 = static_cast<unsigned int>(v275.row(87, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3299 = v1130 + v3298;
-    const unsigned int v3300 = static_cast<unsigned int>(v275.col(87, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3301 = v1129 + v3300;
-    const bool v3302 = v3299 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3303 = v3301 < v15;
-    const bool v3304 = v3302 && v3303;
-    if (v3304) {
-      const float v3305 = v275.x[87];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3307 = iron_f32_to_bf16(v3305);
-      const unsigned int v3308 = v3299 * v4;
-      const unsigned int v3309 = v3308 + v68;
-      const unsigned int v3310 = v3309 + v3301;
-      out[v3310] = v3307;
-    }
-    const unsigned int v3311 = static_cast<unsigned int>(v275.row(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3312 = v1130 + v3311;
-    const unsigned int v3313 = static_cast<unsigned int>(v275.col(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3314 = v1129 + v3313;
-    const bool v3315 = v3312 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3316 = v3314 < v15;
-    const bool v3317 = v3315 && v3316;
-    if (v3317) {
-      const float v3318 = v275.x[88];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3320 = iron_f32_to_bf16(v3318);
-      const unsigned int v3321 = v3312 * v4;
-      const unsigned int v3322 = v3321 + v68;
-      const unsigned int v3323 = v3322 + v3314;
-      out[v3323] = v3320;
-    }
-    const unsigned int v3324 = static_cast<unsigned int>(v275.row(89, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3325 = v1130 + v3324;
-    const unsigned int v3326 = static_cast<unsigned int>(v275.col(89, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3327 = v1129 + v3326;
-    const bool v3328 = v3325 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3329 = v3327 < v15;
-    const bool v3330 = v3328 && v3329;
-    if (v3330) {
-      const float v3331 = v275.x[89];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3333 = iron_f32_to_bf16(v3331);
-      const unsigned int v3334 = v3325 * v4;
-      const unsigned int v3335 = v3334 + v68;
-      const unsigned int v3336 = v3335 + v3327;
-      out[v3336] = v3333;
-    }
-    const unsigned int v3337 = static_cast<unsigned int>(v275.row(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3338 = v1130 + v3337;
-    const unsigned int v3339 = static_cast<unsigned int>(v275.col(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3340 = v1129 + v3339;
-    const bool v3341 = v3338 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3342 = v3340 < v15;
-    const bool v3343 = v3341 && v3342;
-    if (v3343) {
-      const float v3344 = v275.x[90];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3346 = iron_f32_to_bf16(v3344);
-      const unsigned int v3347 = v3338 * v4;
-      const unsigned int v3348 = v3347 + v68;
-      const unsigned int v3349 = v3348 + v3340;
-      out[v3349] = v3346;
-    }
-    const unsigned int v3350 = static_cast<unsigned int>(v275.row(91, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3351 = v1130 + v3350;
-    const unsigned int v3352 = static_cast<unsigned int>(v275.col(91, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3353 = v1129 + v3352;
-    const bool v3354 = v3351 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3355 = v3353 < v15;
-    const bool v3356 = v3354 && v3355;
-    if (v3356) {
-      const float v3357 = v275.x[91];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3359 = iron_f32_to_bf16(v3357);
-      const unsigned int v3360 = v3351 * v4;
-      const unsigned int v3361 = v3360 + v68;
-      const unsigned int v3362 = v3361 + v3353;
-      out[v3362] = v3359;
-    }
-    const unsigned int v3363 = static_cast<unsigned int>(v275.row(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3364 = v1130 + v3363;
-    const unsigned int v3365 = static_cast<unsigned int>(v275.col(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3366 = v1129 + v3365;
-    const bool v3367 = v3364 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3368 = v3366 < v15;
-    const bool v3369 = v3367 && v3368;
-    if (v3369) {
-      const float v3370 = v275.x[92];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3372 = iron_f32_to_bf16(v3370);
-      const unsigned int v3373 = v3364 * v4;
-      const unsigned int v3374 = v3373 + v68;
-      const unsigned int v3375 = v3374 + v3366;
-      out[v3375] = v3372;
-    }
-    const unsigned int v3376 = static_cast<unsigned int>(v275.row(93, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3377 = v1130 + v3376;
-    const unsigned int v3378 = static_cast<unsigned int>(v275.col(93, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3379 = v1129 + v3378;
-    const bool v3380 = v3377 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3381 = v3379 < v15;
-    const bool v3382 = v3380 && v3381;
-    if (v3382) {
-      const float v3383 = v275.x[93];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3385 = iron_f32_to_bf16(v3383);
-      const unsigned int v3386 = v3377 * v4;
-      const unsigned int v3387 = v3386 + v68;
-      const unsigned int v3388 = v3387 + v3379;
-      out[v3388] = v3385;
-    }
-    const unsigned int v3389 = static_cast<unsigned int>(v275.row(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3390 = v1130 + v3389;
-    const unsigned int v3391 = static_cast<unsigned int>(v275.col(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3392 = v1129 + v3391;
-    const bool v3393 = v3390 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3394 = v3392 < v15;
-    const bool v3395 = v3393 && v3394;
-    if (v3395) {
-      const float v3396 = v275.x[94];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3398 = iron_f32_to_bf16(v3396);
-      const unsigned int v3399 = v3390 * v4;
-      const unsigned int v3400 = v3399 + v68;
-      const unsigned int v3401 = v3400 + v3392;
-      out[v3401] = v3398;
-    }
-    const unsigned int v3402 = static_cast<unsigned int>(v275.row(95, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3403 = v1130 + v3402;
-    const unsigned int v3404 = static_cast<unsigned int>(v275.col(95, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3405 = v1129 + v3404;
-    const bool v3406 = v3403 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3407 = v3405 < v15;
-    const bool v3408 = v3406 && v3407;
-    if (v3408) {
-      const float v3409 = v275.x[95];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3411 = iron_f32_to_bf16(v3409);
-      const unsigned int v3412 = v3403 * v4;
-      const unsigned int v3413 = v3412 + v68;
-      const unsigned int v3414 = v3413 + v3405;
-      out[v3414] = v3411;
-    }
-    const unsigned int v3415 = static_cast<unsigned int>(v275.row(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3416 = v1130 + v3415;
-    const unsigned int v3417 = static_cast<unsigned int>(v275.col(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3418 = v1129 + v3417;
-    const bool v3419 = v3416 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3420 = v3418 < v15;
-    const bool v3421 = v3419 && v3420;
-    if (v3421) {
-      const float v3422 = v275.x[96];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3424 = iron_f32_to_bf16(v3422);
-      const unsigned int v3425 = v3416 * v4;
-      const unsigned int v3426 = v3425 + v68;
-      const unsigned int v3427 = v3426 + v3418;
-      out[v3427] = v3424;
-    }
-    const unsigned int v3428 = static_cast<unsigned int>(v275.row(97, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3429 = v1130 + v3428;
-    const unsigned int v3430 = static_cast<unsigned int>(v275.col(97, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3431 = v1129 + v3430;
-    const bool v3432 = v3429 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3433 = v3431 < v15;
-    const bool v3434 = v3432 && v3433;
-    if (v3434) {
-      const float v3435 = v275.x[97];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3437 = iron_f32_to_bf16(v3435);
-      const unsigned int v3438 = v3429 * v4;
-      const unsigned int v3439 = v3438 + v68;
-      const unsigned int v3440 = v3439 + v3431;
-      out[v3440] = v3437;
-    }
-    const unsigned int v3441 = static_cast<unsigned int>(v275.row(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3442 = v1130 + v3441;
-    const unsigned int v3443 = static_cast<unsigned int>(v275.col(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3444 = v1129 + v3443;
-    const bool v3445 = v3442 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3446 = v3444 < v15;
-    const bool v3447 = v3445 && v3446;
-    if (v3447) {
-      const float v3448 = v275.x[98];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3450 = iron_f32_to_bf16(v3448);
-      const unsigned int v3451 = v3442 * v4;
-      const unsigned int v3452 = v3451 + v68;
-      const unsigned int v3453 = v3452 + v3444;
-      out[v3453] = v3450;
-    }
-    const unsigned int v3454 = static_cast<unsigned int>(v275.row(99, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3455 = v1130 + v3454;
-    const unsigned int v3456 = static_cast<unsigned int>(v275.col(99, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3457 = v1129 + v3456;
-    const bool v3458 = v3455 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3459 = v3457 < v15;
-    const bool v3460 = v3458 && v3459;
-    if (v3460) {
-      const float v3461 = v275.x[99];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3463 = iron_f32_to_bf16(v3461);
-      const unsigned int v3464 = v3455 * v4;
-      const unsigned int v3465 = v3464 + v68;
-      const unsigned int v3466 = v3465 + v3457;
-      out[v3466] = v3463;
-    }
-    const unsigned int v3467 = static_cast<unsigned int>(v275.row(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3468 = v1130 + v3467;
-    const unsigned int v3469 = static_cast<unsigned int>(v275.col(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3470 = v1129 + v3469;
-    const bool v3471 = v3468 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3472 = v3470 < v15;
-    const bool v3473 = v3471 && v3472;
-    if (v3473) {
-      const float v3474 = v275.x[100];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3476 = iron_f32_to_bf16(v3474);
-      const unsigned int v3477 = v3468 * v4;
-      const unsigned int v3478 = v3477 + v68;
-      const unsigned int v3479 = v3478 + v3470;
-      out[v3479] = v3476;
-    }
-    const unsigned int v3480 = static_cast<unsigned int>(v275.row(101, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3481 = v1130 + v3480;
-    const unsigned int v3482 = static_cast<unsigned int>(v275.col(101, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3483 = v1129 + v3482;
-    const bool v3484 = v3481 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3485 = v3483 < v15;
-    const bool v3486 = v3484 && v3485;
-    if (v3486) {
-      const float v3487 = v275.x[101];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3489 = iron_f32_to_bf16(v3487);
-      const unsigned int v3490 = v3481 * v4;
-      const unsigned int v3491 = v3490 + v68;
-      const unsigned int v3492 = v3491 + v3483;
-      out[v3492] = v3489;
-    }
-    const unsigned int v3493 = static_cast<unsigned int>(v275.row(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3494 = v1130 + v3493;
-    const unsigned int v3495 = static_cast<unsigned int>(v275.col(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3496 = v1129 + v3495;
-    const bool v3497 = v3494 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3498 = v3496 < v15;
-    const bool v3499 = v3497 && v3498;
-    if (v3499) {
-      const float v3500 = v275.x[102];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3502 = iron_f32_to_bf16(v3500);
-      const unsigned int v3503 = v3494 * v4;
-      const unsigned int v3504 = v3503 + v68;
-      const unsigned int v3505 = v3504 + v3496;
-      out[v3505] = v3502;
-    }
-    const unsigned int v3506 = static_cast<unsigned int>(v275.row(103, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3507 = v1130 + v3506;
-    const unsigned int v3508 = static_cast<unsigned int>(v275.col(103, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3509 = v1129 + v3508;
-    const bool v3510 = v3507 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3511 = v3509 < v15;
-    const bool v3512 = v3510 && v3511;
-    if (v3512) {
-      const float v3513 = v275.x[103];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3515 = iron_f32_to_bf16(v3513);
-      const unsigned int v3516 = v3507 * v4;
-      const unsigned int v3517 = v3516 + v68;
-      const unsigned int v3518 = v3517 + v3509;
-      out[v3518] = v3515;
-    }
-    const unsigned int v3519 = static_cast<unsigned int>(v275.row(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3520 = v1130 + v3519;
-    const unsigned int v3521 = static_cast<unsigned int>(v275.col(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3522 = v1129 + v3521;
-    const bool v3523 = v3520 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3524 = v3522 < v15;
-    const bool v3525 = v3523 && v3524;
-    if (v3525) {
-      const float v3526 = v275.x[104];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3528 = iron_f32_to_bf16(v3526);
-      const unsigned int v3529 = v3520 * v4;
-      const unsigned int v3530 = v3529 + v68;
-      const unsigned int v3531 = v3530 + v3522;
-      out[v3531] = v3528;
-    }
-    const unsigned int v3532 = static_cast<unsigned int>(v275.row(105, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3533 = v1130 + v3532;
-    const unsigned int v3534 = static_cast<unsigned int>(v275.col(105, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3535 = v1129 + v3534;
-    const bool v3536 = v3533 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3537 = v3535 < v15;
-    const bool v3538 = v3536 && v3537;
-    if (v3538) {
-      const float v3539 = v275.x[105];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3541 = iron_f32_to_bf16(v3539);
-      const unsigned int v3542 = v3533 * v4;
-      const unsigned int v3543 = v3542 + v68;
-      const unsigned int v3544 = v3543 + v3535;
-      out[v3544] = v3541;
-    }
-    const unsigned int v3545 = static_cast<unsigned int>(v275.row(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3546 = v1130 + v3545;
-    const unsigned int v3547 = static_cast<unsigned int>(v275.col(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3548 = v1129 + v3547;
-    const bool v3549 = v3546 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3550 = v3548 < v15;
-    const bool v3551 = v3549 && v3550;
-    if (v3551) {
-      const float v3552 = v275.x[106];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3554 = iron_f32_to_bf16(v3552);
-      const unsigned int v3555 = v3546 * v4;
-      const unsigned int v3556 = v3555 + v68;
-      const unsigned int v3557 = v3556 + v3548;
-      out[v3557] = v3554;
-    }
-    const unsigned int v3558 = static_cast<unsigned int>(v275.row(107, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3559 = v1130 + v3558;
-    const unsigned int v3560 = static_cast<unsigned int>(v275.col(107, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3561 = v1129 + v3560;
-    const bool v3562 = v3559 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3563 = v3561 < v15;
-    const bool v3564 = v3562 && v3563;
-    if (v3564) {
-      const float v3565 = v275.x[107];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3567 = iron_f32_to_bf16(v3565);
-      const unsigned int v3568 = v3559 * v4;
-      const unsigned int v3569 = v3568 + v68;
-      const unsigned int v3570 = v3569 + v3561;
-      out[v3570] = v3567;
-    }
-    const unsigned int v3571 = static_cast<unsigned int>(v275.row(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3572 = v1130 + v3571;
-    const unsigned int v3573 = static_cast<unsigned int>(v275.col(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3574 = v1129 + v3573;
-    const bool v3575 = v3572 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3576 = v3574 < v15;
-    const bool v3577 = v3575 && v3576;
-    if (v3577) {
-      const float v3578 = v275.x[108];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3580 = iron_f32_to_bf16(v3578);
-      const unsigned int v3581 = v3572 * v4;
-      const unsigned int v3582 = v3581 + v68;
-      const unsigned int v3583 = v3582 + v3574;
-      out[v3583] = v3580;
-    }
-    const unsigned int v3584 = static_cast<unsigned int>(v275.row(109, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3585 = v1130 + v3584;
-    const unsigned int v3586 = static_cast<unsigned int>(v275.col(109, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3587 = v1129 + v3586;
-    const bool v3588 = v3585 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3589 = v3587 < v15;
-    const bool v3590 = v3588 && v3589;
-    if (v3590) {
-      const float v3591 = v275.x[109];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3593 = iron_f32_to_bf16(v3591);
-      const unsigned int v3594 = v3585 * v4;
-      const unsigned int v3595 = v3594 + v68;
-      const unsigned int v3596 = v3595 + v3587;
-      out[v3596] = v3593;
-    }
-    const unsigned int v3597 = static_cast<unsigned int>(v275.row(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3598 = v1130 + v3597;
-    const unsigned int v3599 = static_cast<unsigned int>(v275.col(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3600 = v1129 + v3599;
-    const bool v3601 = v3598 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3602 = v3600 < v15;
-    const bool v3603 = v3601 && v3602;
-    if (v3603) {
-      const float v3604 = v275.x[110];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3606 = iron_f32_to_bf16(v3604);
-      const unsigned int v3607 = v3598 * v4;
-      const unsigned int v3608 = v3607 + v68;
-      const unsigned int v3609 = v3608 + v3600;
-      out[v3609] = v3606;
-    }
-    const unsigned int v3610 = static_cast<unsigned int>(v275.row(111, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3611 = v1130 + v3610;
-    const unsigned int v3612 = static_cast<unsigned int>(v275.col(111, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3613 = v1129 + v3612;
-    const bool v3614 = v3611 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3615 = v3613 < v15;
-    const bool v3616 = v3614 && v3615;
-    if (v3616) {
-      const float v3617 = v275.x[111];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3619 = iron_f32_to_bf16(v3617);
-      const unsigned int v3620 = v3611 * v4;
-      const unsigned int v3621 = v3620 + v68;
-      const unsigned int v3622 = v3621 + v3613;
-      out[v3622] = v3619;
-    }
-    const unsigned int v3623 = static_cast<unsigned int>(v275.row(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3624 = v1130 + v3623;
-    const unsigned int v3625 = static_cast<unsigned int>(v275.col(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3626 = v1129 + v3625;
-    const bool v3627 = v3624 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3628 = v3626 < v15;
-    const bool v3629 = v3627 && v3628;
-    if (v3629) {
-      const float v3630 = v275.x[112];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3632 = iron_f32_to_bf16(v3630);
-      const unsigned int v3633 = v3624 * v4;
-      const unsigned int v3634 = v3633 + v68;
-      const unsigned int v3635 = v3634 + v3626;
-      out[v3635] = v3632;
-    }
-    const unsigned int v3636 = static_cast<unsigned int>(v275.row(113, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3637 = v1130 + v3636;
-    const unsigned int v3638 = static_cast<unsigned int>(v275.col(113, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3639 = v1129 + v3638;
-    const bool v3640 = v3637 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3641 = v3639 < v15;
-    const bool v3642 = v3640 && v3641;
-    if (v3642) {
-      const float v3643 = v275.x[113];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3645 = iron_f32_to_bf16(v3643);
-      const unsigned int v3646 = v3637 * v4;
-      const unsigned int v3647 = v3646 + v68;
-      const unsigned int v3648 = v3647 + v3639;
-      out[v3648] = v3645;
-    }
-    const unsigned int v3649 = static_cast<unsigned int>(v275.row(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3650 = v1130 + v3649;
-    const unsigned int v3651 = static_cast<unsigned int>(v275.col(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3652 = v1129 + v3651;
-    const bool v3653 = v3650 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3654 = v3652 < v15;
-    const bool v3655 = v3653 && v3654;
-    if (v3655) {
-      const float v3656 = v275.x[114];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3658 = iron_f32_to_bf16(v3656);
-      const unsigned int v3659 = v3650 * v4;
-      const unsigned int v3660 = v3659 + v68;
-      const unsigned int v3661 = v3660 + v3652;
-      out[v3661] = v3658;
-    }
-    const unsigned int v3662 = static_cast<unsigned int>(v275.row(115, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3663 = v1130 + v3662;
-    const unsigned int v3664 = static_cast<unsigned int>(v275.col(115, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3665 = v1129 + v3664;
-    const bool v3666 = v3663 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3667 = v3665 < v15;
-    const bool v3668 = v3666 && v3667;
-    if (v3668) {
-      const float v3669 = v275.x[115];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3671 = iron_f32_to_bf16(v3669);
-      const unsigned int v3672 = v3663 * v4;
-      const unsigned int v3673 = v3672 + v68;
-      const unsigned int v3674 = v3673 + v3665;
-      out[v3674] = v3671;
-    }
-    const unsigned int v3675 = static_cast<unsigned int>(v275.row(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3676 = v1130 + v3675;
-    const unsigned int v3677 = static_cast<unsigned int>(v275.col(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3678 = v1129 + v3677;
-    const bool v3679 = v3676 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3680 = v3678 < v15;
-    const bool v3681 = v3679 && v3680;
-    if (v3681) {
-      const float v3682 = v275.x[116];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3684 = iron_f32_to_bf16(v3682);
-      const unsigned int v3685 = v3676 * v4;
-      const unsigned int v3686 = v3685 + v68;
-      const unsigned int v3687 = v3686 + v3678;
-      out[v3687] = v3684;
-    }
-    const unsigned int v3688 = static_cast<unsigned int>(v275.row(117, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3689 = v1130 + v3688;
-    const unsigned int v3690 = static_cast<unsigned int>(v275.col(117, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3691 = v1129 + v3690;
-    const bool v3692 = v3689 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3693 = v3691 < v15;
-    const bool v3694 = v3692 && v3693;
-    if (v3694) {
-      const float v3695 = v275.x[117];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3697 = iron_f32_to_bf16(v3695);
-      const unsigned int v3698 = v3689 * v4;
-      const unsigned int v3699 = v3698 + v68;
-      const unsigned int v3700 = v3699 + v3691;
-      out[v3700] = v3697;
-    }
-    const unsigned int v3701 = static_cast<unsigned int>(v275.row(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3702 = v1130 + v3701;
-    const unsigned int v3703 = static_cast<unsigned int>(v275.col(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3704 = v1129 + v3703;
-    const bool v3705 = v3702 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3706 = v3704 < v15;
-    const bool v3707 = v3705 && v3706;
-    if (v3707) {
-      const float v3708 = v275.x[118];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3710 = iron_f32_to_bf16(v3708);
-      const unsigned int v3711 = v3702 * v4;
-      const unsigned int v3712 = v3711 + v68;
-      const unsigned int v3713 = v3712 + v3704;
-      out[v3713] = v3710;
-    }
-    const unsigned int v3714 = static_cast<unsigned int>(v275.row(119, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3715 = v1130 + v3714;
-    const unsigned int v3716 = static_cast<unsigned int>(v275.col(119, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3717 = v1129 + v3716;
-    const bool v3718 = v3715 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3719 = v3717 < v15;
-    const bool v3720 = v3718 && v3719;
-    if (v3720) {
-      const float v3721 = v275.x[119];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3723 = iron_f32_to_bf16(v3721);
-      const unsigned int v3724 = v3715 * v4;
-      const unsigned int v3725 = v3724 + v68;
-      const unsigned int v3726 = v3725 + v3717;
-      out[v3726] = v3723;
-    }
-    const unsigned int v3727 = static_cast<unsigned int>(v275.row(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3728 = v1130 + v3727;
-    const unsigned int v3729 = static_cast<unsigned int>(v275.col(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3730 = v1129 + v3729;
-    const bool v3731 = v3728 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3732 = v3730 < v15;
-    const bool v3733 = v3731 && v3732;
-    if (v3733) {
-      const float v3734 = v275.x[120];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3736 = iron_f32_to_bf16(v3734);
-      const unsigned int v3737 = v3728 * v4;
-      const unsigned int v3738 = v3737 + v68;
-      const unsigned int v3739 = v3738 + v3730;
-      out[v3739] = v3736;
-    }
-    const unsigned int v3740 = static_cast<unsigned int>(v275.row(121, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3741 = v1130 + v3740;
-    const unsigned int v3742 = static_cast<unsigned int>(v275.col(121, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3743 = v1129 + v3742;
-    const bool v3744 = v3741 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3745 = v3743 < v15;
-    const bool v3746 = v3744 && v3745;
-    if (v3746) {
-      const float v3747 = v275.x[121];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3749 = iron_f32_to_bf16(v3747);
-      const unsigned int v3750 = v3741 * v4;
-      const unsigned int v3751 = v3750 + v68;
-      const unsigned int v3752 = v3751 + v3743;
-      out[v3752] = v3749;
-    }
-    const unsigned int v3753 = static_cast<unsigned int>(v275.row(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3754 = v1130 + v3753;
-    const unsigned int v3755 = static_cast<unsigned int>(v275.col(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3756 = v1129 + v3755;
-    const bool v3757 = v3754 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3758 = v3756 < v15;
-    const bool v3759 = v3757 && v3758;
-    if (v3759) {
-      const float v3760 = v275.x[122];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3762 = iron_f32_to_bf16(v3760);
-      const unsigned int v3763 = v3754 * v4;
-      const unsigned int v3764 = v3763 + v68;
-      const unsigned int v3765 = v3764 + v3756;
-      out[v3765] = v3762;
-    }
-    const unsigned int v3766 = static_cast<unsigned int>(v275.row(123, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3767 = v1130 + v3766;
-    const unsigned int v3768 = static_cast<unsigned int>(v275.col(123, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3769 = v1129 + v3768;
-    const bool v3770 = v3767 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3771 = v3769 < v15;
-    const bool v3772 = v3770 && v3771;
-    if (v3772) {
-      const float v3773 = v275.x[123];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3775 = iron_f32_to_bf16(v3773);
-      const unsigned int v3776 = v3767 * v4;
-      const unsigned int v3777 = v3776 + v68;
-      const unsigned int v3778 = v3777 + v3769;
-      out[v3778] = v3775;
-    }
-    const unsigned int v3779 = static_cast<unsigned int>(v275.row(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3780 = v1130 + v3779;
-    const unsigned int v3781 = static_cast<unsigned int>(v275.col(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3782 = v1129 + v3781;
-    const bool v3783 = v3780 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3784 = v3782 < v15;
-    const bool v3785 = v3783 && v3784;
-    if (v3785) {
-      const float v3786 = v275.x[124];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3788 = iron_f32_to_bf16(v3786);
-      const unsigned int v3789 = v3780 * v4;
-      const unsigned int v3790 = v3789 + v68;
-      const unsigned int v3791 = v3790 + v3782;
-      out[v3791] = v3788;
-    }
-    const unsigned int v3792 = static_cast<unsigned int>(v275.row(125, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3793 = v1130 + v3792;
-    const unsigned int v3794 = static_cast<unsigned int>(v275.col(125, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3795 = v1129 + v3794;
-    const bool v3796 = v3793 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3797 = v3795 < v15;
-    const bool v3798 = v3796 && v3797;
-    if (v3798) {
-      const float v3799 = v275.x[125];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3801 = iron_f32_to_bf16(v3799);
-      const unsigned int v3802 = v3793 * v4;
-      const unsigned int v3803 = v3802 + v68;
-      const unsigned int v3804 = v3803 + v3795;
-      out[v3804] = v3801;
-    }
-    const unsigned int v3805 = static_cast<unsigned int>(v275.row(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3806 = v1130 + v3805;
-    const unsigned int v3807 = static_cast<unsigned int>(v275.col(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3808 = v1129 + v3807;
-    const bool v3809 = v3806 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3810 = v3808 < v15;
-    const bool v3811 = v3809 && v3810;
-    if (v3811) {
-      const float v3812 = v275.x[126];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3814 = iron_f32_to_bf16(v3812);
-      const unsigned int v3815 = v3806 * v4;
-      const unsigned int v3816 = v3815 + v68;
-      const unsigned int v3817 = v3816 + v3808;
-      out[v3817] = v3814;
-    }
-    const unsigned int v3818 = static_cast<unsigned int>(v275.row(127, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
-    const unsigned int v3819 = v1130 + v3818;
-    const unsigned int v3820 = static_cast<unsigned int>(v275.col(127, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
-    const unsigned int v3821 = v1129 + v3820;
-    const bool v3822 = v3819 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3823 = v3821 < v15;
-    const bool v3824 = v3822 && v3823;
-    if (v3824) {
-      const float v3825 = v275.x[127];  // kernels/convolution/conv_tiles.hpp:83
-      const iron_bf16 v3827 = iron_f32_to_bf16(v3825);
-      const unsigned int v3828 = v3819 * v4;
-      const unsigned int v3829 = v3828 + v68;
-      const unsigned int v3830 = v3829 + v3821;
-      out[v3830] = v3827;
-    }
+  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:315
+
+  for (unsigned int v1136 = 0u; v1136 < 8u; v1136 += 1u) {  // kernels/gemm/gemm_tiles.hpp:316
+    const unsigned int v1138 = v1136 >> 2u;  // kernels/gemm/gemm_tiles.hpp:317
+    const unsigned int v1140 = v1136 & 3u;  // kernels/gemm/gemm_tiles.hpp:318
+    const bool v1143 = v269 == v1138;  // kernels/gemm/gemm_tiles.hpp:319
+    if (v1143) {
+      const bool v1149 = v1140 == 0u;  // kernels/gemm/gemm_tiles.hpp:322
+      if (v1149) {
+        const float v1150 = v276.x[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1151 = static_cast<unsigned int>(v276.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1154 = static_cast<unsigned int>(v276.row(0, iron_linear_thread() & 31u));
+        const unsigned int v1156 = v1154 * 132u;
+        const unsigned int v1157 = v1156 + v274;
+        const unsigned int v1158 = v1157 + v1151;
+        shm2[v1158] = v1150;
+        const float v1159 = v276.x[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1160 = static_cast<unsigned int>(v276.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1163 = static_cast<unsigned int>(v276.row(1, iron_linear_thread() & 31u));
+        const unsigned int v1165 = v1163 * 132u;
+        const unsigned int v1166 = v1165 + v274;
+        const unsigned int v1167 = v1166 + v1160;
+        shm2[v1167] = v1159;
+        const float v1168 = v276.x[2];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1169 = static_cast<unsigned int>(v276.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1172 = static_cast<unsigned int>(v276.row(2, iron_linear_thread() & 31u));
+        const unsigned int v1174 = v1172 * 132u;
+        const unsigned int v1175 = v1174 + v274;
+        const unsigned int v1176 = v1175 + v1169;
+        shm2[v1176] = v1168;
+        const float v1177 = v276.x[3];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1178 = static_cast<unsigned int>(v276.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1181 = static_cast<unsigned int>(v276.row(3, iron_linear_thread() & 31u));
+        const unsigned int v1183 = v1181 * 132u;
+        const unsigned int v1184 = v1183 + v274;
+        const unsigned int v1185 = v1184 + v1178;
+        shm2[v1185] = v1177;
+        const float v1186 = v276.x[4];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1187 = static_cast<unsigned int>(v276.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1190 = static_cast<unsigned int>(v276.row(4, iron_linear_thread() & 31u));
+        const unsigned int v1192 = v1190 * 132u;
+        const unsigned int v1193 = v1192 + v274;
+        const unsigned int v1194 = v1193 + v1187;
+        shm2[v1194] = v1186;
+        const float v1195 = v276.x[5];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1196 = static_cast<unsigned int>(v276.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1199 = static_cast<unsigned int>(v276.row(5, iron_linear_thread() & 31u));
+        const unsigned int v1201 = v1199 * 132u;
+        const unsigned int v1202 = v1201 + v274;
+        const unsigned int v1203 = v1202 + v1196;
+        shm2[v1203] = v1195;
+        const float v1204 = v276.x[6];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1205 = static_cast<unsigned int>(v276.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1208 = static_cast<unsigned int>(v276.row(6, iron_linear_thread() & 31u));
+        const unsigned int v1210 = v1208 * 132u;
+        const unsigned int v1211 = v1210 + v274;
+        const unsigned int v1212 = v1211 + v1205;
+        shm2[v1212] = v1204;
+        const float v1213 = v276.x[7];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1214 = static_cast<unsigned int>(v276.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1217 = static_cast<unsigned int>(v276.row(7, iron_linear_thread() & 31u));
+        const unsigned int v1219 = v1217 * 132u;
+        const unsigned int v1220 = v1219 + v274;
+        const unsigned int v1221 = v1220 + v1214;
+        shm2[v1221] = v1213;
+        const float v1222 = v276.x[8];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1223 = static_cast<unsigned int>(v276.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1226 = static_cast<unsigned int>(v276.row(8, iron_linear_thread() & 31u));
+        const unsigned int v1228 = v1226 * 132u;
+        const unsigned int v1229 = v1228 + v274;
+        const unsigned int v1230 = v1229 + v1223;
+        shm2[v1230] = v1222;
+        const float v1231 = v276.x[9];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1232 = static_cast<unsigned int>(v276.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1235 = static_cast<unsigned int>(v276.row(9, iron_linear_thread() & 31u));
+        const unsigned int v1237 = v1235 * 132u;
+        const unsigned int v1238 = v1237 + v274;
+        const unsigned int v1239 = v1238 + v1232;
+        shm2[v1239] = v1231;
+        const float v1240 = v276.x[10];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1241 = static_cast<unsigned int>(v276.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1244 = static_cast<unsigned int>(v276.row(10, iron_linear_thread() & 31u));
+        const unsigned int v1246 = v1244 * 132u;
+        const unsigned int v1247 = v1246 + v274;
+        const unsigned int v1248 = v1247 + v1241;
+        shm2[v1248] = v1240;
+        const float v1249 = v276.x[11];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1250 = static_cast<unsigned int>(v276.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1253 = static_cast<unsigned int>(v276.row(11, iron_linear_thread() & 31u));
+        const unsigned int v1255 = v1253 * 132u;
+        const unsigned int v1256 = v1255 + v274;
+        const unsigned int v1257 = v1256 + v1250;
+        shm2[v1257] = v1249;
+        const float v1258 = v276.x[12];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1259 = static_cast<unsigned int>(v276.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1262 = static_cast<unsigned int>(v276.row(12, iron_linear_thread() & 31u));
+        const unsigned int v1264 = v1262 * 132u;
+        const unsigned int v1265 = v1264 + v274;
+        const unsigned int v1266 = v1265 + v1259;
+        shm2[v1266] = v1258;
+        const float v1267 = v276.x[13];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1268 = static_cast<unsigned int>(v276.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1271 = static_cast<unsigned int>(v276.row(13, iron_linear_thread() & 31u));
+        const unsigned int v1273 = v1271 * 132u;
+        const unsigned int v1274 = v1273 + v274;
+        const unsigned int v1275 = v1274 + v1268;
+        shm2[v1275] = v1267;
+        const float v1276 = v276.x[14];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1277 = static_cast<unsigned int>(v276.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1280 = static_cast<unsigned int>(v276.row(14, iron_linear_thread() & 31u));
+        const unsigned int v1282 = v1280 * 132u;
+        const unsigned int v1283 = v1282 + v274;
+        const unsigned int v1284 = v1283 + v1277;
+        shm2[v1284] = v1276;
+        const float v1285 = v276.x[15];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1286 = static_cast<unsigned int>(v276.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1289 = static_cast<unsigned int>(v276.row(15, iron_linear_thread() & 31u));
+        const unsigned int v1291 = v1289 * 132u;
+        const unsigned int v1292 = v1291 + v274;
+        const unsigned int v1293 = v1292 + v1286;
+        shm2[v1293] = v1285;
+        const float v1294 = v276.x[16];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1295 = static_cast<unsigned int>(v276.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1298 = static_cast<unsigned int>(v276.row(16, iron_linear_thread() & 31u));
+        const unsigned int v1300 = v1298 * 132u;
+        const unsigned int v1301 = v1300 + v274;
+        const unsigned int v1302 = v1301 + v1295;
+        shm2[v1302] = v1294;
+        const float v1303 = v276.x[17];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1304 = static_cast<unsigned int>(v276.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1307 = static_cast<unsigned int>(v276.row(17, iron_linear_thread() & 31u));
+        const unsigned int v1309 = v1307 * 132u;
+        const unsigned int v1310 = v1309 + v274;
+        const unsigned int v1311 = v1310 + v1304;
+        shm2[v1311] = v1303;
+        const float v1312 = v276.x[18];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1313 = static_cast<unsigned int>(v276.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1316 = static_cast<unsigned int>(v276.row(18, iron_linear_thread() & 31u));
+        const unsigned int v1318 = v1316 * 132u;
+        const unsigned int v1319 = v1318 + v274;
+        const unsigned int v1320 = v1319 + v1313;
+        shm2[v1320] = v1312;
+        const float v1321 = v276.x[19];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1322 = static_cast<unsigned int>(v276.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1325 = static_cast<unsigned int>(v276.row(19, iron_linear_thread() & 31u));
+        const unsigned int v1327 = v1325 * 132u;
+        const unsigned int v1328 = v1327 + v274;
+        const unsigned int v1329 = v1328 + v1322;
+        shm2[v1329] = v1321;
+        const float v1330 = v276.x[20];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1331 = static_cast<unsigned int>(v276.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1334 = static_cast<unsigned int>(v276.row(20, iron_linear_thread() & 31u));
+        const unsigned int v1336 = v1334 * 132u;
+        const unsigned int v1337 = v1336 + v274;
+        const unsigned int v1338 = v1337 + v1331;
+        shm2[v1338] = v1330;
+        const float v1339 = v276.x[21];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1340 = static_cast<unsigned int>(v276.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1343 = static_cast<unsigned int>(v276.row(21, iron_linear_thread() & 31u));
+        const unsigned int v1345 = v1343 * 132u;
+        const unsigned int v1346 = v1345 + v274;
+        const unsigned int v1347 = v1346 + v1340;
+        shm2[v1347] = v1339;
+        const float v1348 = v276.x[22];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1349 = static_cast<unsigned int>(v276.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1352 = static_cast<unsigned int>(v276.row(22, iron_linear_thread() & 31u));
+        const unsigned int v1354 = v1352 * 132u;
+        const unsigned int v1355 = v1354 + v274;
+        const unsigned int v1356 = v1355 + v1349;
+        shm2[v1356] = v1348;
+        const float v1357 = v276.x[23];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1358 = static_cast<unsigned int>(v276.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1361 = static_cast<unsigned int>(v276.row(23, iron_linear_thread() & 31u));
+        const unsigned int v1363 = v1361 * 132u;
+        const unsigned int v1364 = v1363 + v274;
+        const unsigned int v1365 = v1364 + v1358;
+        shm2[v1365] = v1357;
+        const float v1366 = v276.x[24];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1367 = static_cast<unsigned int>(v276.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1370 = static_cast<unsigned int>(v276.row(24, iron_linear_thread() & 31u));
+        const unsigned int v1372 = v1370 * 132u;
+        const unsigned int v1373 = v1372 + v274;
+        const unsigned int v1374 = v1373 + v1367;
+        shm2[v1374] = v1366;
+        const float v1375 = v276.x[25];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1376 = static_cast<unsigned int>(v276.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1379 = static_cast<unsigned int>(v276.row(25, iron_linear_thread() & 31u));
+        const unsigned int v1381 = v1379 * 132u;
+        const unsigned int v1382 = v1381 + v274;
+        const unsigned int v1383 = v1382 + v1376;
+        shm2[v1383] = v1375;
+        const float v1384 = v276.x[26];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1385 = static_cast<unsigned int>(v276.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1388 = static_cast<unsigned int>(v276.row(26, iron_linear_thread() & 31u));
+        const unsigned int v1390 = v1388 * 132u;
+        const unsigned int v1391 = v1390 + v274;
+        const unsigned int v1392 = v1391 + v1385;
+        shm2[v1392] = v1384;
+        const float v1393 = v276.x[27];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1394 = static_cast<unsigned int>(v276.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1397 = static_cast<unsigned int>(v276.row(27, iron_linear_thread() & 31u));
+        const unsigned int v1399 = v1397 * 132u;
+        const unsigned int v1400 = v1399 + v274;
+        const unsigned int v1401 = v1400 + v1394;
+        shm2[v1401] = v1393;
+        const float v1402 = v276.x[28];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1403 = static_cast<unsigned int>(v276.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1406 = static_cast<unsigned int>(v276.row(28, iron_linear_thread() & 31u));
+        const unsigned int v1408 = v1406 * 132u;
+        const unsigned int v1409 = v1408 + v274;
+        const unsigned int v1410 = v1409 + v1403;
+        shm2[v1410] = v1402;
+        const float v1411 = v276.x[29];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1412 = static_cast<unsigned int>(v276.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1415 = static_cast<unsigned int>(v276.row(29, iron_linear_thread() & 31u));
+        const unsigned int v1417 = v1415 * 132u;
+        const unsigned int v1418 = v1417 + v274;
+        const unsigned int v1419 = v1418 + v1412;
+        shm2[v1419] = v1411;
+        const float v1420 = v276.x[30];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1421 = static_cast<unsigned int>(v276.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1424 = static_cast<unsigned int>(v276.row(30, iron_linear_thread() & 31u));
+        const unsigned int v1426 = v1424 * 132u;
+        const unsigned int v1427 = v1426 + v274;
+        const unsigned int v1428 = v1427 + v1421;
+        shm2[v1428] = v1420;
+        const float v1429 = v276.x[31];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1430 = static_cast<unsigned int>(v276.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1433 = static_cast<unsigned int>(v276.row(31, iron_linear_thread() & 31u));
+        const unsigned int v1435 = v1433 * 132u;
+        const unsigned int v1436 = v1435 + v274;
+        const unsigned int v1437 = v1436 + v1430;
+        shm2[v1437] = v1429;
+      }
+      const bool v1439 = v1140 == 1u;  // kernels/gemm/gemm_tiles.hpp:322
+      if (v1439) {
+        const float v1440 = v276.x[32];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1441 = static_cast<unsigned int>(v276.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1444 = static_cast<unsigned int>(v276.row(32, iron_linear_thread() & 31u));
+        const unsigned int v1445 = v1444 - 16u;
+        const unsigned int v1446 = v1445 * 132u;
+        const unsigned int v1447 = v1446 + v274;
+        const unsigned int v1448 = v1447 + v1441;
+        shm2[v1448] = v1440;
+        const float v1449 = v276.x[33];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1450 = static_cast<unsigned int>(v276.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1453 = static_cast<unsigned int>(v276.row(33, iron_linear_thread() & 31u));
+        const unsigned int v1454 = v1453 - 16u;
+        const unsigned int v1455 = v1454 * 132u;
+        const unsigned int v1456 = v1455 + v274;
+        const unsigned int v1457 = v1456 + v1450;
+        shm2[v1457] = v1449;
+        const float v1458 = v276.x[34];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1459 = static_cast<unsigned int>(v276.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1462 = static_cast<unsigned int>(v276.row(34, iron_linear_thread() & 31u));
+        const unsigned int v1463 = v1462 - 16u;
+        const unsigned int v1464 = v1463 * 132u;
+        const unsigned int v1465 = v1464 + v274;
+        const unsigned int v1466 = v1465 + v1459;
+        shm2[v1466] = v1458;
+        const float v1467 = v276.x[35];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1468 = static_cast<unsigned int>(v276.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1471 = static_cast<unsigned int>(v276.row(35, iron_linear_thread() & 31u));
+        const unsigned int v1472 = v1471 - 16u;
+        const unsigned int v1473 = v1472 * 132u;
+        const unsigned int v1474 = v1473 + v274;
+        const unsigned int v1475 = v1474 + v1468;
+        shm2[v1475] = v1467;
+        const float v1476 = v276.x[36];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1477 = static_cast<unsigned int>(v276.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1480 = static_cast<unsigned int>(v276.row(36, iron_linear_thread() & 31u));
+        const unsigned int v1481 = v1480 - 16u;
+        const unsigned int v1482 = v1481 * 132u;
+        const unsigned int v1483 = v1482 + v274;
+        const unsigned int v1484 = v1483 + v1477;
+        shm2[v1484] = v1476;
+        const float v1485 = v276.x[37];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1486 = static_cast<unsigned int>(v276.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1489 = static_cast<unsigned int>(v276.row(37, iron_linear_thread() & 31u));
+        const unsigned int v1490 = v1489 - 16u;
+        const unsigned int v1491 = v1490 * 132u;
+        const unsigned int v1492 = v1491 + v274;
+        const unsigned int v1493 = v1492 + v1486;
+        shm2[v1493] = v1485;
+        const float v1494 = v276.x[38];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1495 = static_cast<unsigned int>(v276.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1498 = static_cast<unsigned int>(v276.row(38, iron_linear_thread() & 31u));
+        const unsigned int v1499 = v1498 - 16u;
+        const unsigned int v1500 = v1499 * 132u;
+        const unsigned int v1501 = v1500 + v274;
+        const unsigned int v1502 = v1501 + v1495;
+        shm2[v1502] = v1494;
+        const float v1503 = v276.x[39];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1504 = static_cast<unsigned int>(v276.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1507 = static_cast<unsigned int>(v276.row(39, iron_linear_thread() & 31u));
+        const unsigned int v1508 = v1507 - 16u;
+        const unsigned int v1509 = v1508 * 132u;
+        const unsigned int v1510 = v1509 + v274;
+        const unsigned int v1511 = v1510 + v1504;
+        shm2[v1511] = v1503;
+        const float v1512 = v276.x[40];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1513 = static_cast<unsigned int>(v276.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1516 = static_cast<unsigned int>(v276.row(40, iron_linear_thread() & 31u));
+        const unsigned int v1517 = v1516 - 16u;
+        const unsigned int v1518 = v1517 * 132u;
+        const unsigned int v1519 = v1518 + v274;
+        const unsigned int v1520 = v1519 + v1513;
+        shm2[v1520] = v1512;
+        const float v1521 = v276.x[41];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1522 = static_cast<unsigned int>(v276.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1525 = static_cast<unsigned int>(v276.row(41, iron_linear_thread() & 31u));
+        const unsigned int v1526 = v1525 - 16u;
+        const unsigned int v1527 = v1526 * 132u;
+        const unsigned int v1528 = v1527 + v274;
+        const unsigned int v1529 = v1528 + v1522;
+        shm2[v1529] = v1521;
+        const float v1530 = v276.x[42];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1531 = static_cast<unsigned int>(v276.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1534 = static_cast<unsigned int>(v276.row(42, iron_linear_thread() & 31u));
+        const unsigned int v1535 = v1534 - 16u;
+        const unsigned int v1536 = v1535 * 132u;
+        const unsigned int v1537 = v1536 + v274;
+        const unsigned int v1538 = v1537 + v1531;
+        shm2[v1538] = v1530;
+        const float v1539 = v276.x[43];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1540 = static_cast<unsigned int>(v276.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1543 = static_cast<unsigned int>(v276.row(43, iron_linear_thread() & 31u));
+        const unsigned int v1544 = v1543 - 16u;
+        const unsigned int v1545 = v1544 * 132u;
+        const unsigned int v1546 = v1545 + v274;
+        const unsigned int v1547 = v1546 + v1540;
+        shm2[v1547] = v1539;
+        const float v1548 = v276.x[44];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1549 = static_cast<unsigned int>(v276.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1552 = static_cast<unsigned int>(v276.row(44, iron_linear_thread() & 31u));
+        const unsigned int v1553 = v1552 - 16u;
+        const unsigned int v1554 = v1553 * 132u;
+        const unsigned int v1555 = v1554 + v274;
+        const unsigned int v1556 = v1555 + v1549;
+        shm2[v1556] = v1548;
+        const float v1557 = v276.x[45];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1558 = static_cast<unsigned int>(v276.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1561 = static_cast<unsigned int>(v276.row(45, iron_linear_thread() & 31u));
+        const unsigned int v1562 = v1561 - 16u;
+        const unsigned int v1563 = v1562 * 132u;
+        const unsigned int v1564 = v1563 + v274;
+        const unsigned int v1565 = v1564 + v1558;
+        shm2[v1565] = v1557;
+        const float v1566 = v276.x[46];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1567 = static_cast<unsigned int>(v276.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1570 = static_cast<unsigned int>(v276.row(46, iron_linear_thread() & 31u));
+        const unsigned int v1571 = v1570 - 16u;
+        const unsigned int v1572 = v1571 * 132u;
+        const unsigned int v1573 = v1572 + v274;
+        const unsigned int v1574 = v1573 + v1567;
+        shm2[v1574] = v1566;
+        const float v1575 = v276.x[47];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1576 = static_cast<unsigned int>(v276.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1579 = static_cast<unsigned int>(v276.row(47, iron_linear_thread() & 31u));
+        const unsigned int v1580 = v1579 - 16u;
+        const unsigned int v1581 = v1580 * 132u;
+        const unsigned int v1582 = v1581 + v274;
+        const unsigned int v1583 = v1582 + v1576;
+        shm2[v1583] = v1575;
+        const float v1584 = v276.x[48];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1585 = static_cast<unsigned int>(v276.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1588 = static_cast<unsigned int>(v276.row(48, iron_linear_thread() & 31u));
+        const unsigned int v1589 = v1588 - 16u;
+        const unsigned int v1590 = v1589 * 132u;
+        const unsigned int v1591 = v1590 + v274;
+        const unsigned int v1592 = v1591 + v1585;
+        shm2[v1592] = v1584;
+        const float v1593 = v276.x[49];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1594 = static_cast<unsigned int>(v276.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1597 = static_cast<unsigned int>(v276.row(49, iron_linear_thread() & 31u));
+        const unsigned int v1598 = v1597 - 16u;
+        const unsigned int v1599 = v1598 * 132u;
+        const unsigned int v1600 = v1599 + v274;
+        const unsigned int v1601 = v1600 + v1594;
+        shm2[v1601] = v1593;
+        const float v1602 = v276.x[50];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1603 = static_cast<unsigned int>(v276.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1606 = static_cast<unsigned int>(v276.row(50, iron_linear_thread() & 31u));
+        const unsigned int v1607 = v1606 - 16u;
+        const unsigned int v1608 = v1607 * 132u;
+        const unsigned int v1609 = v1608 + v274;
+        const unsigned int v1610 = v1609 + v1603;
+        shm2[v1610] = v1602;
+        const float v1611 = v276.x[51];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1612 = static_cast<unsigned int>(v276.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1615 = static_cast<unsigned int>(v276.row(51, iron_linear_thread() & 31u));
+        const unsigned int v1616 = v1615 - 16u;
+        const unsigned int v1617 = v1616 * 132u;
+        const unsigned int v1618 = v1617 + v274;
+        const unsigned int v1619 = v1618 + v1612;
+        shm2[v1619] = v1611;
+        const float v1620 = v276.x[52];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1621 = static_cast<unsigned int>(v276.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1624 = static_cast<unsigned int>(v276.row(52, iron_linear_thread() & 31u));
+        const unsigned int v1625 = v1624 - 16u;
+        const unsigned int v1626 = v1625 * 132u;
+        const unsigned int v1627 = v1626 + v274;
+        const unsigned int v1628 = v1627 + v1621;
+        shm2[v1628] = v1620;
+        const float v1629 = v276.x[53];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1630 = static_cast<unsigned int>(v276.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1633 = static_cast<unsigned int>(v276.row(53, iron_linear_thread() & 31u));
+        const unsigned int v1634 = v1633 - 16u;
+        const unsigned int v1635 = v1634 * 132u;
+        const unsigned int v1636 = v1635 + v274;
+        const unsigned int v1637 = v1636 + v1630;
+        shm2[v1637] = v1629;
+        const float v1638 = v276.x[54];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1639 = static_cast<unsigned int>(v276.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1642 = static_cast<unsigned int>(v276.row(54, iron_linear_thread() & 31u));
+        const unsigned int v1643 = v1642 - 16u;
+        const unsigned int v1644 = v1643 * 132u;
+        const unsigned int v1645 = v1644 + v274;
+        const unsigned int v1646 = v1645 + v1639;
+        shm2[v1646] = v1638;
+        const float v1647 = v276.x[55];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1648 = static_cast<unsigned int>(v276.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1651 = static_cast<unsigned int>(v276.row(55, iron_linear_thread() & 31u));
+        const unsigned int v1652 = v1651 - 16u;
+        const unsigned int v1653 = v1652 * 132u;
+        const unsigned int v1654 = v1653 + v274;
+        const unsigned int v1655 = v1654 + v1648;
+        shm2[v1655] = v1647;
+        const float v1656 = v276.x[56];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1657 = static_cast<unsigned int>(v276.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1660 = static_cast<unsigned int>(v276.row(56, iron_linear_thread() & 31u));
+        const unsigned int v1661 = v1660 - 16u;
+        const unsigned int v1662 = v1661 * 132u;
+        const unsigned int v1663 = v1662 + v274;
+        const unsigned int v1664 = v1663 + v1657;
+        shm2[v1664] = v1656;
+        const float v1665 = v276.x[57];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1666 = static_cast<unsigned int>(v276.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1669 = static_cast<unsigned int>(v276.row(57, iron_linear_thread() & 31u));
+        const unsigned int v1670 = v1669 - 16u;
+        const unsigned int v1671 = v1670 * 132u;
+        const unsigned int v1672 = v1671 + v274;
+        const unsigned int v1673 = v1672 + v1666;
+        shm2[v1673] = v1665;
+        const float v1674 = v276.x[58];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1675 = static_cast<unsigned int>(v276.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1678 = static_cast<unsigned int>(v276.row(58, iron_linear_thread() & 31u));
+        const unsigned int v1679 = v1678 - 16u;
+        const unsigned int v1680 = v1679 * 132u;
+        const unsigned int v1681 = v1680 + v274;
+        const unsigned int v1682 = v1681 + v1675;
+        shm2[v1682] = v1674;
+        const float v1683 = v276.x[59];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1684 = static_cast<unsigned int>(v276.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1687 = static_cast<unsigned int>(v276.row(59, iron_linear_thread() & 31u));
+        const unsigned int v1688 = v1687 - 16u;
+        const unsigned int v1689 = v1688 * 132u;
+        const unsigned int v1690 = v1689 + v274;
+        const unsigned int v1691 = v1690 + v1684;
+        shm2[v1691] = v1683;
+        const float v1692 = v276.x[60];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1693 = static_cast<unsigned int>(v276.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1696 = static_cast<unsigned int>(v276.row(60, iron_linear_thread() & 31u));
+        const unsigned int v1697 = v1696 - 16u;
+        const unsigned int v1698 = v1697 * 132u;
+        const unsigned int v1699 = v1698 + v274;
+        const unsigned int v1700 = v1699 + v1693;
+        shm2[v1700] = v1692;
+        const float v1701 = v276.x[61];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1702 = static_cast<unsigned int>(v276.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1705 = static_cast<unsigned int>(v276.row(61, iron_linear_thread() & 31u));
+        const unsigned int v1706 = v1705 - 16u;
+        const unsigned int v1707 = v1706 * 132u;
+        const unsigned int v1708 = v1707 + v274;
+        const unsigned int v1709 = v1708 + v1702;
+        shm2[v1709] = v1701;
+        const float v1710 = v276.x[62];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1711 = static_cast<unsigned int>(v276.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1714 = static_cast<unsigned int>(v276.row(62, iron_linear_thread() & 31u));
+        const unsigned int v1715 = v1714 - 16u;
+        const unsigned int v1716 = v1715 * 132u;
+        const unsigned int v1717 = v1716 + v274;
+        const unsigned int v1718 = v1717 + v1711;
+        shm2[v1718] = v1710;
+        const float v1719 = v276.x[63];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1720 = static_cast<unsigned int>(v276.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1723 = static_cast<unsigned int>(v276.row(63, iron_linear_thread() & 31u));
+        const unsigned int v1724 = v1723 - 16u;
+        const unsigned int v1725 = v1724 * 132u;
+        const unsigned int v1726 = v1725 + v274;
+        const unsigned int v1727 = v1726 + v1720;
+        shm2[v1727] = v1719;
+      }
+      const bool v1729 = v1140 == 2u;  // kernels/gemm/gemm_tiles.hpp:322
+      if (v1729) {
+        const float v1730 = v276.x[64];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1731 = static_cast<unsigned int>(v276.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1734 = static_cast<unsigned int>(v276.row(64, iron_linear_thread() & 31u));
+        const unsigned int v1735 = v1734 - 32u;
+        const unsigned int v1736 = v1735 * 132u;
+        const unsigned int v1737 = v1736 + v274;
+        const unsigned int v1738 = v1737 + v1731;
+        shm2[v1738] = v1730;
+        const float v1739 = v276.x[65];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1740 = static_cast<unsigned int>(v276.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1743 = static_cast<unsigned int>(v276.row(65, iron_linear_thread() & 31u));
+        const unsigned int v1744 = v1743 - 32u;
+        const unsigned int v1745 = v1744 * 132u;
+        const unsigned int v1746 = v1745 + v274;
+        const unsigned int v1747 = v1746 + v1740;
+        shm2[v1747] = v1739;
+        const float v1748 = v276.x[66];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1749 = static_cast<unsigned int>(v276.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1752 = static_cast<unsigned int>(v276.row(66, iron_linear_thread() & 31u));
+        const unsigned int v1753 = v1752 - 32u;
+        const unsigned int v1754 = v1753 * 132u;
+        const unsigned int v1755 = v1754 + v274;
+        const unsigned int v1756 = v1755 + v1749;
+        shm2[v1756] = v1748;
+        const float v1757 = v276.x[67];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1758 = static_cast<unsigned int>(v276.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1761 = static_cast<unsigned int>(v276.row(67, iron_linear_thread() & 31u));
+        const unsigned int v1762 = v1761 - 32u;
+        const unsigned int v1763 = v1762 * 132u;
+        const unsigned int v1764 = v1763 + v274;
+        const unsigned int v1765 = v1764 + v1758;
+        shm2[v1765] = v1757;
+        const float v1766 = v276.x[68];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1767 = static_cast<unsigned int>(v276.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1770 = static_cast<unsigned int>(v276.row(68, iron_linear_thread() & 31u));
+        const unsigned int v1771 = v1770 - 32u;
+        const unsigned int v1772 = v1771 * 132u;
+        const unsigned int v1773 = v1772 + v274;
+        const unsigned int v1774 = v1773 + v1767;
+        shm2[v1774] = v1766;
+        const float v1775 = v276.x[69];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1776 = static_cast<unsigned int>(v276.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1779 = static_cast<unsigned int>(v276.row(69, iron_linear_thread() & 31u));
+        const unsigned int v1780 = v1779 - 32u;
+        const unsigned int v1781 = v1780 * 132u;
+        const unsigned int v1782 = v1781 + v274;
+        const unsigned int v1783 = v1782 + v1776;
+        shm2[v1783] = v1775;
+        const float v1784 = v276.x[70];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1785 = static_cast<unsigned int>(v276.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1788 = static_cast<unsigned int>(v276.row(70, iron_linear_thread() & 31u));
+        const unsigned int v1789 = v1788 - 32u;
+        const unsigned int v1790 = v1789 * 132u;
+        const unsigned int v1791 = v1790 + v274;
+        const unsigned int v1792 = v1791 + v1785;
+        shm2[v1792] = v1784;
+        const float v1793 = v276.x[71];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1794 = static_cast<unsigned int>(v276.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1797 = static_cast<unsigned int>(v276.row(71, iron_linear_thread() & 31u));
+        const unsigned int v1798 = v1797 - 32u;
+        const unsigned int v1799 = v1798 * 132u;
+        const unsigned int v1800 = v1799 + v274;
+        const unsigned int v1801 = v1800 + v1794;
+        shm2[v1801] = v1793;
+        const float v1802 = v276.x[72];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1803 = static_cast<unsigned int>(v276.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1806 = static_cast<unsigned int>(v276.row(72, iron_linear_thread() & 31u));
+        const unsigned int v1807 = v1806 - 32u;
+        const unsigned int v1808 = v1807 * 132u;
+        const unsigned int v1809 = v1808 + v274;
+        const unsigned int v1810 = v1809 + v1803;
+        shm2[v1810] = v1802;
+        const float v1811 = v276.x[73];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1812 = static_cast<unsigned int>(v276.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1815 = static_cast<unsigned int>(v276.row(73, iron_linear_thread() & 31u));
+        const unsigned int v1816 = v1815 - 32u;
+        const unsigned int v1817 = v1816 * 132u;
+        const unsigned int v1818 = v1817 + v274;
+        const unsigned int v1819 = v1818 + v1812;
+        shm2[v1819] = v1811;
+        const float v1820 = v276.x[74];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1821 = static_cast<unsigned int>(v276.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1824 = static_cast<unsigned int>(v276.row(74, iron_linear_thread() & 31u));
+        const unsigned int v1825 = v1824 - 32u;
+        const unsigned int v1826 = v1825 * 132u;
+        const unsigned int v1827 = v1826 + v274;
+        const unsigned int v1828 = v1827 + v1821;
+        shm2[v1828] = v1820;
+        const float v1829 = v276.x[75];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1830 = static_cast<unsigned int>(v276.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1833 = static_cast<unsigned int>(v276.row(75, iron_linear_thread() & 31u));
+        const unsigned int v1834 = v1833 - 32u;
+        const unsigned int v1835 = v1834 * 132u;
+        const unsigned int v1836 = v1835 + v274;
+        const unsigned int v1837 = v1836 + v1830;
+        shm2[v1837] = v1829;
+        const float v1838 = v276.x[76];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1839 = static_cast<unsigned int>(v276.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1842 = static_cast<unsigned int>(v276.row(76, iron_linear_thread() & 31u));
+        const unsigned int v1843 = v1842 - 32u;
+        const unsigned int v1844 = v1843 * 132u;
+        const unsigned int v1845 = v1844 + v274;
+        const unsigned int v1846 = v1845 + v1839;
+        shm2[v1846] = v1838;
+        const float v1847 = v276.x[77];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1848 = static_cast<unsigned int>(v276.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1851 = static_cast<unsigned int>(v276.row(77, iron_linear_thread() & 31u));
+        const unsigned int v1852 = v1851 - 32u;
+        const unsigned int v1853 = v1852 * 132u;
+        const unsigned int v1854 = v1853 + v274;
+        const unsigned int v1855 = v1854 + v1848;
+        shm2[v1855] = v1847;
+        const float v1856 = v276.x[78];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1857 = static_cast<unsigned int>(v276.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1860 = static_cast<unsigned int>(v276.row(78, iron_linear_thread() & 31u));
+        const unsigned int v1861 = v1860 - 32u;
+        const unsigned int v1862 = v1861 * 132u;
+        const unsigned int v1863 = v1862 + v274;
+        const unsigned int v1864 = v1863 + v1857;
+        shm2[v1864] = v1856;
+        const float v1865 = v276.x[79];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1866 = static_cast<unsigned int>(v276.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1869 = static_cast<unsigned int>(v276.row(79, iron_linear_thread() & 31u));
+        const unsigned int v1870 = v1869 - 32u;
+        const unsigned int v1871 = v1870 * 132u;
+        const unsigned int v1872 = v1871 + v274;
+        const unsigned int v1873 = v1872 + v1866;
+        shm2[v1873] = v1865;
+        const float v1874 = v276.x[80];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1875 = static_cast<unsigned int>(v276.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1878 = static_cast<unsigned int>(v276.row(80, iron_linear_thread() & 31u));
+        const unsigned int v1879 = v1878 - 32u;
+        const unsigned int v1880 = v1879 * 132u;
+        const unsigned int v1881 = v1880 + v274;
+        const unsigned int v1882 = v1881 + v1875;
+        shm2[v1882] = v1874;
+        const float v1883 = v276.x[81];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1884 = static_cast<unsigned int>(v276.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1887 = static_cast<unsigned int>(v276.row(81, iron_linear_thread() & 31u));
+        const unsigned int v1888 = v1887 - 32u;
+        const unsigned int v1889 = v1888 * 132u;
+        const unsigned int v1890 = v1889 + v274;
+        const unsigned int v1891 = v1890 + v1884;
+        shm2[v1891] = v1883;
+        const float v1892 = v276.x[82];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1893 = static_cast<unsigned int>(v276.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1896 = static_cast<unsigned int>(v276.row(82, iron_linear_thread() & 31u));
+        const unsigned int v1897 = v1896 - 32u;
+        const unsigned int v1898 = v1897 * 132u;
+        const unsigned int v1899 = v1898 + v274;
+        const unsigned int v1900 = v1899 + v1893;
+        shm2[v1900] = v1892;
+        const float v1901 = v276.x[83];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1902 = static_cast<unsigned int>(v276.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1905 = static_cast<unsigned int>(v276.row(83, iron_linear_thread() & 31u));
+        const unsigned int v1906 = v1905 - 32u;
+        const unsigned int v1907 = v1906 * 132u;
+        const unsigned int v1908 = v1907 + v274;
+        const unsigned int v1909 = v1908 + v1902;
+        shm2[v1909] = v1901;
+        const float v1910 = v276.x[84];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1911 = static_cast<unsigned int>(v276.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1914 = static_cast<unsigned int>(v276.row(84, iron_linear_thread() & 31u));
+        const unsigned int v1915 = v1914 - 32u;
+        const unsigned int v1916 = v1915 * 132u;
+        const unsigned int v1917 = v1916 + v274;
+        const unsigned int v1918 = v1917 + v1911;
+        shm2[v1918] = v1910;
+        const float v1919 = v276.x[85];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1920 = static_cast<unsigned int>(v276.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1923 = static_cast<unsigned int>(v276.row(85, iron_linear_thread() & 31u));
+        const unsigned int v1924 = v1923 - 32u;
+        const unsigned int v1925 = v1924 * 132u;
+        const unsigned int v1926 = v1925 + v274;
+        const unsigned int v1927 = v1926 + v1920;
+        shm2[v1927] = v1919;
+        const float v1928 = v276.x[86];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1929 = static_cast<unsigned int>(v276.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1932 = static_cast<unsigned int>(v276.row(86, iron_linear_thread() & 31u));
+        const unsigned int v1933 = v1932 - 32u;
+        const unsigned int v1934 = v1933 * 132u;
+        const unsigned int v1935 = v1934 + v274;
+        const unsigned int v1936 = v1935 + v1929;
+        shm2[v1936] = v1928;
+        const float v1937 = v276.x[87];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1938 = static_cast<unsigned int>(v276.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1941 = static_cast<unsigned int>(v276.row(87, iron_linear_thread() & 31u));
+        const unsigned int v1942 = v1941 - 32u;
+        const unsigned int v1943 = v1942 * 132u;
+        const unsigned int v1944 = v1943 + v274;
+        const unsigned int v1945 = v1944 + v1938;
+        shm2[v1945] = v1937;
+        const float v1946 = v276.x[88];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1947 = static_cast<unsigned int>(v276.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1950 = static_cast<unsigned int>(v276.row(88, iron_linear_thread() & 31u));
+        const unsigned int v1951 = v1950 - 32u;
+        const unsigned int v1952 = v1951 * 132u;
+        const unsigned int v1953 = v1952 + v274;
+        const unsigned int v1954 = v1953 + v1947;
+        shm2[v1954] = v1946;
+        const float v1955 = v276.x[89];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1956 = static_cast<unsigned int>(v276.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1959 = static_cast<unsigned int>(v276.row(89, iron_linear_thread() & 31u));
+        const unsigned int v1960 = v1959 - 32u;
+        const unsigned int v1961 = v1960 * 132u;
+        const unsigned int v1962 = v1961 + v274;
+        const unsigned int v1963 = v1962 + v1956;
+        shm2[v1963] = v1955;
+        const float v1964 = v276.x[90];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1965 = static_cast<unsigned int>(v276.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1968 = static_cast<unsigned int>(v276.row(90, iron_linear_thread() & 31u));
+        const unsigned int v1969 = v1968 - 32u;
+        const unsigned int v1970 = v1969 * 132u;
+        const unsigned int v1971 = v1970 + v274;
+        const unsigned int v1972 = v1971 + v1965;
+        shm2[v1972] = v1964;
+        const float v1973 = v276.x[91];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1974 = static_cast<unsigned int>(v276.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1977 = static_cast<unsigned int>(v276.row(91, iron_linear_thread() & 31u));
+        const unsigned int v1978 = v1977 - 32u;
+        const unsigned int v1979 = v1978 * 132u;
+        const unsigned int v1980 = v1979 + v274;
+        const unsigned int v1981 = v1980 + v1974;
+        shm2[v1981] = v1973;
+        const float v1982 = v276.x[92];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1983 = static_cast<unsigned int>(v276.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1986 = static_cast<unsigned int>(v276.row(92, iron_linear_thread() & 31u));
+        const unsigned int v1987 = v1986 - 32u;
+        const unsigned int v1988 = v1987 * 132u;
+        const unsigned int v1989 = v1988 + v274;
+        const unsigned int v1990 = v1989 + v1983;
+        shm2[v1990] = v1982;
+        const float v1991 = v276.x[93];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v1992 = static_cast<unsigned int>(v276.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v1995 = static_cast<unsigned int>(v276.row(93, iron_linear_thread() & 31u));
+        const unsigned int v1996 = v1995 - 32u;
+        const unsigned int v1997 = v1996 * 132u;
+        const unsigned int v1998 = v1997 + v274;
+        const unsigned int v1999 = v1998 + v1992;
+        shm2[v1999] = v1991;
+        const float v2000 = v276.x[94];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2001 = static_cast<unsigned int>(v276.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2004 = static_cast<unsigned int>(v276.row(94, iron_linear_thread() & 31u));
+        const unsigned int v2005 = v2004 - 32u;
+        const unsigned int v2006 = v2005 * 132u;
+        const unsigned int v2007 = v2006 + v274;
+        const unsigned int v2008 = v2007 + v2001;
+        shm2[v2008] = v2000;
+        const float v2009 = v276.x[95];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2010 = static_cast<unsigned int>(v276.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2013 = static_cast<unsigned int>(v276.row(95, iron_linear_thread() & 31u));
+        const unsigned int v2014 = v2013 - 32u;
+        const unsigned int v2015 = v2014 * 132u;
+        const unsigned int v2016 = v2015 + v274;
+        const unsigned int v2017 = v2016 + v2010;
+        shm2[v2017] = v2009;
+      }
+      const bool v2019 = v1140 == 3u;  // kernels/gemm/gemm_tiles.hpp:322
+      if (v2019) {
+        const float v2020 = v276.x[96];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2021 = static_cast<unsigned int>(v276.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2024 = static_cast<unsigned int>(v276.row(96, iron_linear_thread() & 31u));
+        const unsigned int v2025 = v2024 - 48u;
+        const unsigned int v2026 = v2025 * 132u;
+        const unsigned int v2027 = v2026 + v274;
+        const unsigned int v2028 = v2027 + v2021;
+        shm2[v2028] = v2020;
+        const float v2029 = v276.x[97];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2030 = static_cast<unsigned int>(v276.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2033 = static_cast<unsigned int>(v276.row(97, iron_linear_thread() & 31u));
+        const unsigned int v2034 = v2033 - 48u;
+        const unsigned int v2035 = v2034 * 132u;
+        const unsigned int v2036 = v2035 + v274;
+        const unsigned int v2037 = v2036 + v2030;
+        shm2[v2037] = v2029;
+        const float v2038 = v276.x[98];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2039 = static_cast<unsigned int>(v276.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2042 = static_cast<unsigned int>(v276.row(98, iron_linear_thread() & 31u));
+        const unsigned int v2043 = v2042 - 48u;
+        const unsigned int v2044 = v2043 * 132u;
+        const unsigned int v2045 = v2044 + v274;
+        const unsigned int v2046 = v2045 + v2039;
+        shm2[v2046] = v2038;
+        const float v2047 = v276.x[99];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2048 = static_cast<unsigned int>(v276.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2051 = static_cast<unsigned int>(v276.row(99, iron_linear_thread() & 31u));
+        const unsigned int v2052 = v2051 - 48u;
+        const unsigned int v2053 = v2052 * 132u;
+        const unsigned int v2054 = v2053 + v274;
+        const unsigned int v2055 = v2054 + v2048;
+        shm2[v2055] = v2047;
+        const float v2056 = v276.x[100];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2057 = static_cast<unsigned int>(v276.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2060 = static_cast<unsigned int>(v276.row(100, iron_linear_thread() & 31u));
+        const unsigned int v2061 = v2060 - 48u;
+        const unsigned int v2062 = v2061 * 132u;
+        const unsigned int v2063 = v2062 + v274;
+        const unsigned int v2064 = v2063 + v2057;
+        shm2[v2064] = v2056;
+        const float v2065 = v276.x[101];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2066 = static_cast<unsigned int>(v276.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2069 = static_cast<unsigned int>(v276.row(101, iron_linear_thread() & 31u));
+        const unsigned int v2070 = v2069 - 48u;
+        const unsigned int v2071 = v2070 * 132u;
+        const unsigned int v2072 = v2071 + v274;
+        const unsigned int v2073 = v2072 + v2066;
+        shm2[v2073] = v2065;
+        const float v2074 = v276.x[102];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2075 = static_cast<unsigned int>(v276.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2078 = static_cast<unsigned int>(v276.row(102, iron_linear_thread() & 31u));
+        const unsigned int v2079 = v2078 - 48u;
+        const unsigned int v2080 = v2079 * 132u;
+        const unsigned int v2081 = v2080 + v274;
+        const unsigned int v2082 = v2081 + v2075;
+        shm2[v2082] = v2074;
+        const float v2083 = v276.x[103];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2084 = static_cast<unsigned int>(v276.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2087 = static_cast<unsigned int>(v276.row(103, iron_linear_thread() & 31u));
+        const unsigned int v2088 = v2087 - 48u;
+        const unsigned int v2089 = v2088 * 132u;
+        const unsigned int v2090 = v2089 + v274;
+        const unsigned int v2091 = v2090 + v2084;
+        shm2[v2091] = v2083;
+        const float v2092 = v276.x[104];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2093 = static_cast<unsigned int>(v276.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2096 = static_cast<unsigned int>(v276.row(104, iron_linear_thread() & 31u));
+        const unsigned int v2097 = v2096 - 48u;
+        const unsigned int v2098 = v2097 * 132u;
+        const unsigned int v2099 = v2098 + v274;
+        const unsigned int v2100 = v2099 + v2093;
+        shm2[v2100] = v2092;
+        const float v2101 = v276.x[105];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2102 = static_cast<unsigned int>(v276.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2105 = static_cast<unsigned int>(v276.row(105, iron_linear_thread() & 31u));
+        const unsigned int v2106 = v2105 - 48u;
+        const unsigned int v2107 = v2106 * 132u;
+        const unsigned int v2108 = v2107 + v274;
+        const unsigned int v2109 = v2108 + v2102;
+        shm2[v2109] = v2101;
+        const float v2110 = v276.x[106];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2111 = static_cast<unsigned int>(v276.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2114 = static_cast<unsigned int>(v276.row(106, iron_linear_thread() & 31u));
+        const unsigned int v2115 = v2114 - 48u;
+        const unsigned int v2116 = v2115 * 132u;
+        const unsigned int v2117 = v2116 + v274;
+        const unsigned int v2118 = v2117 + v2111;
+        shm2[v2118] = v2110;
+        const float v2119 = v276.x[107];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2120 = static_cast<unsigned int>(v276.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2123 = static_cast<unsigned int>(v276.row(107, iron_linear_thread() & 31u));
+        const unsigned int v2124 = v2123 - 48u;
+        const unsigned int v2125 = v2124 * 132u;
+        const unsigned int v2126 = v2125 + v274;
+        const unsigned int v2127 = v2126 + v2120;
+        shm2[v2127] = v2119;
+        const float v2128 = v276.x[108];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2129 = static_cast<unsigned int>(v276.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2132 = static_cast<unsigned int>(v276.row(108, iron_linear_thread() & 31u));
+        const unsigned int v2133 = v2132 - 48u;
+        const unsigned int v2134 = v2133 * 132u;
+        const unsigned int v2135 = v2134 + v274;
+        const unsigned int v2136 = v2135 + v2129;
+        shm2[v2136] = v2128;
+        const float v2137 = v276.x[109];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2138 = static_cast<unsigned int>(v276.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2141 = static_cast<unsigned int>(v276.row(109, iron_linear_thread() & 31u));
+        const unsigned int v2142 = v2141 - 48u;
+        const unsigned int v2143 = v2142 * 132u;
+        const unsigned int v2144 = v2143 + v274;
+        const unsigned int v2145 = v2144 + v2138;
+        shm2[v2145] = v2137;
+        const float v2146 = v276.x[110];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2147 = static_cast<unsigned int>(v276.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2150 = static_cast<unsigned int>(v276.row(110, iron_linear_thread() & 31u));
+        const unsigned int v2151 = v2150 - 48u;
+        const unsigned int v2152 = v2151 * 132u;
+        const unsigned int v2153 = v2152 + v274;
+        const unsigned int v2154 = v2153 + v2147;
+        shm2[v2154] = v2146;
+        const float v2155 = v276.x[111];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2156 = static_cast<unsigned int>(v276.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2159 = static_cast<unsigned int>(v276.row(111, iron_linear_thread() & 31u));
+        const unsigned int v2160 = v2159 - 48u;
+        const unsigned int v2161 = v2160 * 132u;
+        const unsigned int v2162 = v2161 + v274;
+        const unsigned int v2163 = v2162 + v2156;
+        shm2[v2163] = v2155;
+        const float v2164 = v276.x[112];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2165 = static_cast<unsigned int>(v276.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2168 = static_cast<unsigned int>(v276.row(112, iron_linear_thread() & 31u));
+        const unsigned int v2169 = v2168 - 48u;
+        const unsigned int v2170 = v2169 * 132u;
+        const unsigned int v2171 = v2170 + v274;
+        const unsigned int v2172 = v2171 + v2165;
+        shm2[v2172] = v2164;
+        const float v2173 = v276.x[113];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2174 = static_cast<unsigned int>(v276.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2177 = static_cast<unsigned int>(v276.row(113, iron_linear_thread() & 31u));
+        const unsigned int v2178 = v2177 - 48u;
+        const unsigned int v2179 = v2178 * 132u;
+        const unsigned int v2180 = v2179 + v274;
+        const unsigned int v2181 = v2180 + v2174;
+        shm2[v2181] = v2173;
+        const float v2182 = v276.x[114];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2183 = static_cast<unsigned int>(v276.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2186 = static_cast<unsigned int>(v276.row(114, iron_linear_thread() & 31u));
+        const unsigned int v2187 = v2186 - 48u;
+        const unsigned int v2188 = v2187 * 132u;
+        const unsigned int v2189 = v2188 + v274;
+        const unsigned int v2190 = v2189 + v2183;
+        shm2[v2190] = v2182;
+        const float v2191 = v276.x[115];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2192 = static_cast<unsigned int>(v276.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2195 = static_cast<unsigned int>(v276.row(115, iron_linear_thread() & 31u));
+        const unsigned int v2196 = v2195 - 48u;
+        const unsigned int v2197 = v2196 * 132u;
+        const unsigned int v2198 = v2197 + v274;
+        const unsigned int v2199 = v2198 + v2192;
+        shm2[v2199] = v2191;
+        const float v2200 = v276.x[116];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2201 = static_cast<unsigned int>(v276.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2204 = static_cast<unsigned int>(v276.row(116, iron_linear_thread() & 31u));
+        const unsigned int v2205 = v2204 - 48u;
+        const unsigned int v2206 = v2205 * 132u;
+        const unsigned int v2207 = v2206 + v274;
+        const unsigned int v2208 = v2207 + v2201;
+        shm2[v2208] = v2200;
+        const float v2209 = v276.x[117];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2210 = static_cast<unsigned int>(v276.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2213 = static_cast<unsigned int>(v276.row(117, iron_linear_thread() & 31u));
+        const unsigned int v2214 = v2213 - 48u;
+        const unsigned int v2215 = v2214 * 132u;
+        const unsigned int v2216 = v2215 + v274;
+        const unsigned int v2217 = v2216 + v2210;
+        shm2[v2217] = v2209;
+        const float v2218 = v276.x[118];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2219 = static_cast<unsigned int>(v276.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2222 = static_cast<unsigned int>(v276.row(118, iron_linear_thread() & 31u));
+        const unsigned int v2223 = v2222 - 48u;
+        const unsigned int v2224 = v2223 * 132u;
+        const unsigned int v2225 = v2224 + v274;
+        const unsigned int v2226 = v2225 + v2219;
+        shm2[v2226] = v2218;
+        const float v2227 = v276.x[119];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2228 = static_cast<unsigned int>(v276.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2231 = static_cast<unsigned int>(v276.row(119, iron_linear_thread() & 31u));
+        const unsigned int v2232 = v2231 - 48u;
+        const unsigned int v2233 = v2232 * 132u;
+        const unsigned int v2234 = v2233 + v274;
+        const unsigned int v2235 = v2234 + v2228;
+        shm2[v2235] = v2227;
+        const float v2236 = v276.x[120];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2237 = static_cast<unsigned int>(v276.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2240 = static_cast<unsigned int>(v276.row(120, iron_linear_thread() & 31u));
+        const unsigned int v2241 = v2240 - 48u;
+        const unsigned int v2242 = v2241 * 132u;
+        const unsigned int v2243 = v2242 + v274;
+        const unsigned int v2244 = v2243 + v2237;
+        shm2[v2244] = v2236;
+        const float v2245 = v276.x[121];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2246 = static_cast<unsigned int>(v276.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2249 = static_cast<unsigned int>(v276.row(121, iron_linear_thread() & 31u));
+        const unsigned int v2250 = v2249 - 48u;
+        const unsigned int v2251 = v2250 * 132u;
+        const unsigned int v2252 = v2251 + v274;
+        const unsigned int v2253 = v2252 + v2246;
+        shm2[v2253] = v2245;
+        const float v2254 = v276.x[122];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2255 = static_cast<unsigned int>(v276.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2258 = static_cast<unsigned int>(v276.row(122, iron_linear_thread() & 31u));
+        const unsigned int v2259 = v2258 - 48u;
+        const unsigned int v2260 = v2259 * 132u;
+        const unsigned int v2261 = v2260 + v274;
+        const unsigned int v2262 = v2261 + v2255;
+        shm2[v2262] = v2254;
+        const float v2263 = v276.x[123];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2264 = static_cast<unsigned int>(v276.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2267 = static_cast<unsigned int>(v276.row(123, iron_linear_thread() & 31u));
+        const unsigned int v2268 = v2267 - 48u;
+        const unsigned int v2269 = v2268 * 132u;
+        const unsigned int v2270 = v2269 + v274;
+        const unsigned int v2271 = v2270 + v2264;
+        shm2[v2271] = v2263;
+        const float v2272 = v276.x[124];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2273 = static_cast<unsigned int>(v276.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2276 = static_cast<unsigned int>(v276.row(124, iron_linear_thread() & 31u));
+        const unsigned int v2277 = v2276 - 48u;
+        const unsigned int v2278 = v2277 * 132u;
+        const unsigned int v2279 = v2278 + v274;
+        const unsigned int v2280 = v2279 + v2273;
+        shm2[v2280] = v2272;
+        const float v2281 = v276.x[125];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2282 = static_cast<unsigned int>(v276.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2285 = static_cast<unsigned int>(v276.row(125, iron_linear_thread() & 31u));
+        const unsigned int v2286 = v2285 - 48u;
+        const unsigned int v2287 = v2286 * 132u;
+        const unsigned int v2288 = v2287 + v274;
+        const unsigned int v2289 = v2288 + v2282;
+        shm2[v2289] = v2281;
+        const float v2290 = v276.x[126];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2291 = static_cast<unsigned int>(v276.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2294 = static_cast<unsigned int>(v276.row(126, iron_linear_thread() & 31u));
+        const unsigned int v2295 = v2294 - 48u;
+        const unsigned int v2296 = v2295 * 132u;
+        const unsigned int v2297 = v2296 + v274;
+        const unsigned int v2298 = v2297 + v2291;
+        shm2[v2298] = v2290;
+        const float v2299 = v276.x[127];  // kernels/gemm/gemm_tiles.hpp:326
+        const unsigned int v2300 = static_cast<unsigned int>(v276.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:325
+        const unsigned int v2303 = static_cast<unsigned int>(v276.row(127, iron_linear_thread() & 31u));
+        const unsigned int v2304 = v2303 - 48u;
+        const unsigned int v2305 = v2304 * 132u;
+        const unsigned int v2306 = v2305 + v274;
+        const unsigned int v2307 = v2306 + v2300;
+        shm2[v2307] = v2299;
+      }
+    }
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:331
+    const unsigned int v2315 = v1140 << 4u;  // kernels/gemm/gemm_tiles.hpp:333
+    const unsigned int v2317 = v1138 << 6u;
+    const unsigned int v2318 = v63 + v2317;
+    const unsigned int v2319 = v2318 + v2315;
+
+    for (unsigned int v2311 = v119; v2311 < 2048u; v2311 += 128u) {  // kernels/gemm/gemm_tiles.hpp:332
+      const unsigned int v2313 = v2311 >> 7u;  // kernels/gemm/gemm_tiles.hpp:333
+      const unsigned int v2320 = v2319 + v2313;
+      const unsigned int v2322 = v2311 & 127u;  // kernels/gemm/gemm_tiles.hpp:334
+      const unsigned int v2323 = v67 + v2322;
+      const bool v2324 = v2320 < v44;  // kernels/gemm/gemm_tiles.hpp:335
+      const bool v2325 = v2323 < v15;
+      const bool v2326 = v2324 && v2325;
+      if (v2326) {
+        const unsigned int v2332 = v2313 * 132u;
+        const unsigned int v2333 = v2332 + v2322;
+        const float v2334 = shm2[v2333];
+        const iron_bf16 v2336 = iron_f32_to_bf16(v2334);  // kernels/convolution/conv_tiles.hpp:82
+        const unsigned int v2337 = v2320 * v4;
+        const unsigned int v2338 = v2337 + v68;
+        const unsigned int v2339 = v2338 + v2323;
+        out[v2339] = v2336;
+      }
+    }
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:337
   }
 }

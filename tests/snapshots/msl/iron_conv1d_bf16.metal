@@ -89,6 +89,7 @@ kernel void iron_conv1d_bf16(
     uint iron_sg [[simdgroup_index_in_threadgroup]]) {
   alignas(16) threadgroup bfloat shm0[8192];
   alignas(16) threadgroup bfloat shm1[8192];
+  threadgroup float* shm2 = reinterpret_cast<threadgroup float*>(shm0);
 
   const uint v0 = batch;  // kernels/convolution/conv2d.cpp:76
   const uint v1 = length;
@@ -100,10 +101,10 @@ kernel void iron_conv1d_bf16(
   const uint v7 = dilation;
   const uint v8 = group_count;
   uint v10 = 0u;  // kernels/convolution/conv2d.cpp:86
-  const uint v11 = iron_gid.z;  // kernels/convolution/conv_tiles.hpp:112
+  const uint v11 = iron_gid.z;  // kernels/convolution/conv_tiles.hpp:70
   const uint v12 = v3 / v8;  // kernels/convolution/conv_shape.hpp:26
   const uint v13 = v2 / v8;  // kernels/convolution/conv_shape.hpp:25
-  const uint v15 = v4 * v13;  // kernels/convolution/conv_tiles.hpp:115
+  const uint v15 = v4 * v13;  // kernels/convolution/conv_tiles.hpp:73
   const uint v19 = v4 - 1u;  // kernels/convolution/conv_shape.hpp:23
   const uint v20 = v7 * v19;
   const uint v22 = v6 << 1u;
@@ -112,7 +113,7 @@ kernel void iron_conv1d_bf16(
   const uint v25 = v24 - 1u;
   const uint v26 = v25 / v5;
   const uint v27 = v26 + 1u;
-  const uint v41 = v0 * v27;  // kernels/convolution/conv_tiles.hpp:116
+  const uint v41 = v0 * v27;  // kernels/convolution/conv_tiles.hpp:74
   const uint v42 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:132
   const uint v43 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:133
   const uint v44 = iron_gid.y;
@@ -130,3756 +131,1777 @@ kernel void iron_conv1d_bf16(
   const uint v60 = v59 << 7u;
   const uint v63 = v57 / v55;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v64 = v63 << 7u;
-  const uint v65 = v11 * v12;  // kernels/convolution/conv_tiles.hpp:136
+  const uint v65 = v11 * v12;  // kernels/convolution/conv_tiles.hpp:95
   const uint v66 = v65 * v15;
   const uint v67 = v12 * v15;
-  const uint v68 = v11 * v13;  // kernels/convolution/conv_tiles.hpp:121
-  const bool v72 = v4 == 1u;  // kernels/convolution/im2col_a.hpp:176
-  const bool v78 = v5 == 1u;
-  const bool v79 = v72 && v78;
-  const bool v84 = v6 == v10;  // kernels/convolution/im2col_a.hpp:177
-  const bool v85 = v79 && v84;  // kernels/convolution/im2col_a.hpp:176
-  const bool v87 = v8 == 1u;  // kernels/convolution/im2col_a.hpp:177
-  const bool v88 = v85 && v87;
-  const uint v115 = iron_tid.x;  // kernels/convolution/im2col_a.hpp:182
-  const uint v116 = v115 >> 3u;
-  const uint v117 = v60 + v116;
-  const uint v120 = v117 / v27;  // kernels/convolution/im2col_a.hpp:185
-  const uint v121 = v120 * v27;  // kernels/convolution/im2col_a.hpp:186
-  const uint v122 = v117 - v121;
-  const uint v123 = v122 / v27;  // kernels/convolution/im2col_a.hpp:187
-  const bool v124 = v117 < v41;  // kernels/convolution/im2col_a.hpp:188
-  const uint v127 = v124 ? v123 : 1u;  // kernels/convolution/im2col_a.hpp:189
-  const uint v129 = v123 * v27;  // kernels/convolution/im2col_a.hpp:190
-  const uint v130 = v122 - v129;
-  const uint v131 = v130 * v5;
-  const uint v132 = v124 ? v131 : v10;
-  const uint v135 = v124 ? v120 : v10;  // kernels/convolution/im2col_a.hpp:191
-  const uint v137 = v117 + 16u;  // kernels/convolution/im2col_a.hpp:184
-  const uint v138 = v137 / v27;  // kernels/convolution/im2col_a.hpp:185
-  const uint v139 = v138 * v27;  // kernels/convolution/im2col_a.hpp:186
-  const uint v140 = v137 - v139;
-  const uint v141 = v140 / v27;  // kernels/convolution/im2col_a.hpp:187
-  const bool v142 = v137 < v41;  // kernels/convolution/im2col_a.hpp:188
-  const uint v145 = v142 ? v141 : 1u;  // kernels/convolution/im2col_a.hpp:189
-  const uint v147 = v141 * v27;  // kernels/convolution/im2col_a.hpp:190
-  const uint v148 = v140 - v147;
-  const uint v149 = v148 * v5;
-  const uint v150 = v142 ? v149 : v10;
-  const uint v153 = v142 ? v138 : v10;  // kernels/convolution/im2col_a.hpp:191
-  const uint v155 = v117 + 32u;  // kernels/convolution/im2col_a.hpp:184
-  const uint v156 = v155 / v27;  // kernels/convolution/im2col_a.hpp:185
-  const uint v157 = v156 * v27;  // kernels/convolution/im2col_a.hpp:186
-  const uint v158 = v155 - v157;
-  const uint v159 = v158 / v27;  // kernels/convolution/im2col_a.hpp:187
-  const bool v160 = v155 < v41;  // kernels/convolution/im2col_a.hpp:188
-  const uint v163 = v160 ? v159 : 1u;  // kernels/convolution/im2col_a.hpp:189
-  const uint v165 = v159 * v27;  // kernels/convolution/im2col_a.hpp:190
-  const uint v166 = v158 - v165;
-  const uint v167 = v166 * v5;
-  const uint v168 = v160 ? v167 : v10;
-  const uint v171 = v160 ? v156 : v10;  // kernels/convolution/im2col_a.hpp:191
-  const uint v173 = v117 + 48u;  // kernels/convolution/im2col_a.hpp:184
-  const uint v174 = v173 / v27;  // kernels/convolution/im2col_a.hpp:185
-  const uint v175 = v174 * v27;  // kernels/convolution/im2col_a.hpp:186
-  const uint v176 = v173 - v175;
-  const uint v177 = v176 / v27;  // kernels/convolution/im2col_a.hpp:187
-  const bool v178 = v173 < v41;  // kernels/convolution/im2col_a.hpp:188
-  const uint v181 = v178 ? v177 : 1u;  // kernels/convolution/im2col_a.hpp:189
-  const uint v183 = v177 * v27;  // kernels/convolution/im2col_a.hpp:190
-  const uint v184 = v176 - v183;
-  const uint v185 = v184 * v5;
-  const uint v186 = v178 ? v185 : v10;
-  const uint v189 = v178 ? v174 : v10;  // kernels/convolution/im2col_a.hpp:191
-  const uint v191 = v117 + 64u;  // kernels/convolution/im2col_a.hpp:184
-  const uint v192 = v191 / v27;  // kernels/convolution/im2col_a.hpp:185
-  const uint v193 = v192 * v27;  // kernels/convolution/im2col_a.hpp:186
-  const uint v194 = v191 - v193;
-  const uint v195 = v194 / v27;  // kernels/convolution/im2col_a.hpp:187
-  const bool v196 = v191 < v41;  // kernels/convolution/im2col_a.hpp:188
-  const uint v199 = v196 ? v195 : 1u;  // kernels/convolution/im2col_a.hpp:189
-  const uint v201 = v195 * v27;  // kernels/convolution/im2col_a.hpp:190
-  const uint v202 = v194 - v201;
-  const uint v203 = v202 * v5;
-  const uint v204 = v196 ? v203 : v10;
-  const uint v207 = v196 ? v192 : v10;  // kernels/convolution/im2col_a.hpp:191
-  const uint v209 = v117 + 80u;  // kernels/convolution/im2col_a.hpp:184
-  const uint v210 = v209 / v27;  // kernels/convolution/im2col_a.hpp:185
-  const uint v211 = v210 * v27;  // kernels/convolution/im2col_a.hpp:186
-  const uint v212 = v209 - v211;
-  const uint v213 = v212 / v27;  // kernels/convolution/im2col_a.hpp:187
-  const bool v214 = v209 < v41;  // kernels/convolution/im2col_a.hpp:188
-  const uint v217 = v214 ? v213 : 1u;  // kernels/convolution/im2col_a.hpp:189
-  const uint v219 = v213 * v27;  // kernels/convolution/im2col_a.hpp:190
-  const uint v220 = v212 - v219;
-  const uint v221 = v220 * v5;
-  const uint v222 = v214 ? v221 : v10;
-  const uint v225 = v214 ? v210 : v10;  // kernels/convolution/im2col_a.hpp:191
-  const uint v227 = v117 + 96u;  // kernels/convolution/im2col_a.hpp:184
-  const uint v228 = v227 / v27;  // kernels/convolution/im2col_a.hpp:185
-  const uint v229 = v228 * v27;  // kernels/convolution/im2col_a.hpp:186
-  const uint v230 = v227 - v229;
-  const uint v231 = v230 / v27;  // kernels/convolution/im2col_a.hpp:187
-  const bool v232 = v227 < v41;  // kernels/convolution/im2col_a.hpp:188
-  const uint v235 = v232 ? v231 : 1u;  // kernels/convolution/im2col_a.hpp:189
-  const uint v237 = v231 * v27;  // kernels/convolution/im2col_a.hpp:190
-  const uint v238 = v230 - v237;
-  const uint v239 = v238 * v5;
-  const uint v240 = v232 ? v239 : v10;
-  const uint v243 = v232 ? v228 : v10;  // kernels/convolution/im2col_a.hpp:191
-  const uint v245 = v117 + 112u;  // kernels/convolution/im2col_a.hpp:184
-  const uint v246 = v245 / v27;  // kernels/convolution/im2col_a.hpp:185
-  const uint v247 = v246 * v27;  // kernels/convolution/im2col_a.hpp:186
-  const uint v248 = v245 - v247;
-  const uint v249 = v248 / v27;  // kernels/convolution/im2col_a.hpp:187
-  const bool v250 = v245 < v41;  // kernels/convolution/im2col_a.hpp:188
-  const uint v253 = v250 ? v249 : 1u;  // kernels/convolution/im2col_a.hpp:189
-  const uint v255 = v249 * v27;  // kernels/convolution/im2col_a.hpp:190
-  const uint v256 = v248 - v255;
-  const uint v257 = v256 * v5;
-  const uint v258 = v250 ? v257 : v10;
-  const uint v261 = v250 ? v246 : v10;  // kernels/convolution/im2col_a.hpp:191
-  const uint v262 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:242
-  const uint v265 = v262 >> 1u;  // kernels/gemm/gemm_tiles.hpp:243
-  const uint v266 = v265 << 6u;
-  const uint v269 = v262 & 1u;  // kernels/gemm/gemm_tiles.hpp:244
-  const uint v270 = v269 << 6u;
-  iron_frag<float, 64, 64> v272;  // kernels/gemm/gemm_tiles.hpp:246
-  iron_frag_fill(v272, float(0.0f));
-  iron_frag<bfloat, 64, 16> v274;  // kernels/gemm/gemm_tiles.hpp:247
-  iron_frag_fill(v274, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v276;  // kernels/gemm/gemm_tiles.hpp:248
-  iron_frag_fill(v276, bfloat(bfloat(0.0f)));
-  const uint v279 = v2 & 7u;  // kernels/convolution/im2col_a.hpp:51
-  const bool v280 = v279 == v10;
-  const uint v284 = v13 & 7u;
-  const bool v285 = v284 == v10;
-  const bool v286 = v280 && v285;
-  const uint v289 = v15 & 7u;  // kernels/gemm/gemm_tiles.hpp:160
-  const bool v290 = v289 == v10;
-  const uint v293 = v67 & 7u;
-  const bool v294 = v293 == v10;
-  const bool v295 = v290 && v294;
-  const bool v296 = v286 && v295;  // kernels/gemm/gemm_tiles.hpp:261
-  if (v296) {
-    const bool v5499 = !v88;  // kernels/convolution/im2col_a.hpp:90
-    const uint v5920 = v115 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v5921 = v5920 << 3u;
-    const uint v5922 = v64 + v116;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v5923 = v5922 < v12;
-    const uint v5928 = v5922 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v5929 = v66 + v5928;
-    const uint v5934 = v116 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v5939 = v115 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v5941 = v5939 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v5944 = v5939 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v5945 = v5944 << 3u;
-    const uint v5946 = v64 + v5941;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v5947 = v5946 < v12;
-    const uint v5952 = v5946 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v5953 = v66 + v5952;
-    const uint v5958 = v5941 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v5963 = v115 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v5965 = v5963 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v5968 = v5963 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v5969 = v5968 << 3u;
-    const uint v5970 = v64 + v5965;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v5971 = v5970 < v12;
-    const uint v5976 = v5970 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v5977 = v66 + v5976;
-    const uint v5982 = v5965 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v5987 = v115 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v5989 = v5987 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v5992 = v5987 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v5993 = v5992 << 3u;
-    const uint v5994 = v64 + v5989;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v5995 = v5994 < v12;
-    const uint v6000 = v5994 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6001 = v66 + v6000;
-    const uint v6006 = v5989 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v6011 = v115 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6013 = v6011 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v6016 = v6011 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v6017 = v6016 << 3u;
-    const uint v6018 = v64 + v6013;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v6019 = v6018 < v12;
-    const uint v6024 = v6018 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6025 = v66 + v6024;
-    const uint v6030 = v6013 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v6035 = v115 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6037 = v6035 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v6040 = v6035 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v6041 = v6040 << 3u;
-    const uint v6042 = v64 + v6037;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v6043 = v6042 < v12;
-    const uint v6048 = v6042 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6049 = v66 + v6048;
-    const uint v6054 = v6037 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v6059 = v115 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6061 = v6059 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v6064 = v6059 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v6065 = v6064 << 3u;
-    const uint v6066 = v64 + v6061;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v6067 = v6066 < v12;
-    const uint v6072 = v6066 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6073 = v66 + v6072;
-    const uint v6078 = v6061 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v6083 = v115 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6085 = v6083 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v6088 = v6083 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v6089 = v6088 << 3u;
-    const uint v6090 = v64 + v6085;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v6091 = v6090 < v12;
-    const uint v6096 = v6090 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6097 = v66 + v6096;
-    const uint v6102 = v6085 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v6112 = v266 << 6u;  // kernels/gemm/gemm_tiles.hpp:252
-    const uint v6118 = v270 << 6u;  // kernels/gemm/gemm_tiles.hpp:256
+  const uint v69 = v11 * v13;  // kernels/convolution/conv_tiles.hpp:80
+  const bool v73 = v4 == 1u;  // kernels/convolution/im2col_a.hpp:176
+  const bool v79 = v5 == 1u;
+  const bool v80 = v73 && v79;
+  const bool v85 = v6 == v10;  // kernels/convolution/im2col_a.hpp:177
+  const bool v86 = v80 && v85;  // kernels/convolution/im2col_a.hpp:176
+  const bool v88 = v8 == 1u;  // kernels/convolution/im2col_a.hpp:177
+  const bool v89 = v86 && v88;
+  const uint v116 = iron_tid.x;  // kernels/convolution/im2col_a.hpp:182
+  const uint v117 = v116 >> 3u;
+  const uint v118 = v60 + v117;
+  const uint v121 = v118 / v27;  // kernels/convolution/im2col_a.hpp:185
+  const uint v122 = v121 * v27;  // kernels/convolution/im2col_a.hpp:186
+  const uint v123 = v118 - v122;
+  const uint v124 = v123 / v27;  // kernels/convolution/im2col_a.hpp:187
+  const bool v125 = v118 < v41;  // kernels/convolution/im2col_a.hpp:188
+  const uint v128 = v125 ? v124 : 1u;  // kernels/convolution/im2col_a.hpp:189
+  const uint v130 = v124 * v27;  // kernels/convolution/im2col_a.hpp:190
+  const uint v131 = v123 - v130;
+  const uint v132 = v131 * v5;
+  const uint v133 = v125 ? v132 : v10;
+  const uint v136 = v125 ? v121 : v10;  // kernels/convolution/im2col_a.hpp:191
+  const uint v138 = v118 + 16u;  // kernels/convolution/im2col_a.hpp:184
+  const uint v139 = v138 / v27;  // kernels/convolution/im2col_a.hpp:185
+  const uint v140 = v139 * v27;  // kernels/convolution/im2col_a.hpp:186
+  const uint v141 = v138 - v140;
+  const uint v142 = v141 / v27;  // kernels/convolution/im2col_a.hpp:187
+  const bool v143 = v138 < v41;  // kernels/convolution/im2col_a.hpp:188
+  const uint v146 = v143 ? v142 : 1u;  // kernels/convolution/im2col_a.hpp:189
+  const uint v148 = v142 * v27;  // kernels/convolution/im2col_a.hpp:190
+  const uint v149 = v141 - v148;
+  const uint v150 = v149 * v5;
+  const uint v151 = v143 ? v150 : v10;
+  const uint v154 = v143 ? v139 : v10;  // kernels/convolution/im2col_a.hpp:191
+  const uint v156 = v118 + 32u;  // kernels/convolution/im2col_a.hpp:184
+  const uint v157 = v156 / v27;  // kernels/convolution/im2col_a.hpp:185
+  const uint v158 = v157 * v27;  // kernels/convolution/im2col_a.hpp:186
+  const uint v159 = v156 - v158;
+  const uint v160 = v159 / v27;  // kernels/convolution/im2col_a.hpp:187
+  const bool v161 = v156 < v41;  // kernels/convolution/im2col_a.hpp:188
+  const uint v164 = v161 ? v160 : 1u;  // kernels/convolution/im2col_a.hpp:189
+  const uint v166 = v160 * v27;  // kernels/convolution/im2col_a.hpp:190
+  const uint v167 = v159 - v166;
+  const uint v168 = v167 * v5;
+  const uint v169 = v161 ? v168 : v10;
+  const uint v172 = v161 ? v157 : v10;  // kernels/convolution/im2col_a.hpp:191
+  const uint v174 = v118 + 48u;  // kernels/convolution/im2col_a.hpp:184
+  const uint v175 = v174 / v27;  // kernels/convolution/im2col_a.hpp:185
+  const uint v176 = v175 * v27;  // kernels/convolution/im2col_a.hpp:186
+  const uint v177 = v174 - v176;
+  const uint v178 = v177 / v27;  // kernels/convolution/im2col_a.hpp:187
+  const bool v179 = v174 < v41;  // kernels/convolution/im2col_a.hpp:188
+  const uint v182 = v179 ? v178 : 1u;  // kernels/convolution/im2col_a.hpp:189
+  const uint v184 = v178 * v27;  // kernels/convolution/im2col_a.hpp:190
+  const uint v185 = v177 - v184;
+  const uint v186 = v185 * v5;
+  const uint v187 = v179 ? v186 : v10;
+  const uint v190 = v179 ? v175 : v10;  // kernels/convolution/im2col_a.hpp:191
+  const uint v192 = v118 + 64u;  // kernels/convolution/im2col_a.hpp:184
+  const uint v193 = v192 / v27;  // kernels/convolution/im2col_a.hpp:185
+  const uint v194 = v193 * v27;  // kernels/convolution/im2col_a.hpp:186
+  const uint v195 = v192 - v194;
+  const uint v196 = v195 / v27;  // kernels/convolution/im2col_a.hpp:187
+  const bool v197 = v192 < v41;  // kernels/convolution/im2col_a.hpp:188
+  const uint v200 = v197 ? v196 : 1u;  // kernels/convolution/im2col_a.hpp:189
+  const uint v202 = v196 * v27;  // kernels/convolution/im2col_a.hpp:190
+  const uint v203 = v195 - v202;
+  const uint v204 = v203 * v5;
+  const uint v205 = v197 ? v204 : v10;
+  const uint v208 = v197 ? v193 : v10;  // kernels/convolution/im2col_a.hpp:191
+  const uint v210 = v118 + 80u;  // kernels/convolution/im2col_a.hpp:184
+  const uint v211 = v210 / v27;  // kernels/convolution/im2col_a.hpp:185
+  const uint v212 = v211 * v27;  // kernels/convolution/im2col_a.hpp:186
+  const uint v213 = v210 - v212;
+  const uint v214 = v213 / v27;  // kernels/convolution/im2col_a.hpp:187
+  const bool v215 = v210 < v41;  // kernels/convolution/im2col_a.hpp:188
+  const uint v218 = v215 ? v214 : 1u;  // kernels/convolution/im2col_a.hpp:189
+  const uint v220 = v214 * v27;  // kernels/convolution/im2col_a.hpp:190
+  const uint v221 = v213 - v220;
+  const uint v222 = v221 * v5;
+  const uint v223 = v215 ? v222 : v10;
+  const uint v226 = v215 ? v211 : v10;  // kernels/convolution/im2col_a.hpp:191
+  const uint v228 = v118 + 96u;  // kernels/convolution/im2col_a.hpp:184
+  const uint v229 = v228 / v27;  // kernels/convolution/im2col_a.hpp:185
+  const uint v230 = v229 * v27;  // kernels/convolution/im2col_a.hpp:186
+  const uint v231 = v228 - v230;
+  const uint v232 = v231 / v27;  // kernels/convolution/im2col_a.hpp:187
+  const bool v233 = v228 < v41;  // kernels/convolution/im2col_a.hpp:188
+  const uint v236 = v233 ? v232 : 1u;  // kernels/convolution/im2col_a.hpp:189
+  const uint v238 = v232 * v27;  // kernels/convolution/im2col_a.hpp:190
+  const uint v239 = v231 - v238;
+  const uint v240 = v239 * v5;
+  const uint v241 = v233 ? v240 : v10;
+  const uint v244 = v233 ? v229 : v10;  // kernels/convolution/im2col_a.hpp:191
+  const uint v246 = v118 + 112u;  // kernels/convolution/im2col_a.hpp:184
+  const uint v247 = v246 / v27;  // kernels/convolution/im2col_a.hpp:185
+  const uint v248 = v247 * v27;  // kernels/convolution/im2col_a.hpp:186
+  const uint v249 = v246 - v248;
+  const uint v250 = v249 / v27;  // kernels/convolution/im2col_a.hpp:187
+  const bool v251 = v246 < v41;  // kernels/convolution/im2col_a.hpp:188
+  const uint v254 = v251 ? v250 : 1u;  // kernels/convolution/im2col_a.hpp:189
+  const uint v256 = v250 * v27;  // kernels/convolution/im2col_a.hpp:190
+  const uint v257 = v249 - v256;
+  const uint v258 = v257 * v5;
+  const uint v259 = v251 ? v258 : v10;
+  const uint v262 = v251 ? v247 : v10;  // kernels/convolution/im2col_a.hpp:191
+  const uint v263 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:242
+  const uint v266 = v263 >> 1u;  // kernels/gemm/gemm_tiles.hpp:243
+  const uint v267 = v266 << 6u;
+  const uint v270 = v263 & 1u;  // kernels/gemm/gemm_tiles.hpp:244
+  const uint v271 = v270 << 6u;
+  iron_frag<float, 64, 64> v273;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag_fill(v273, float(0.0f));
+  iron_frag<bfloat, 64, 16> v275;  // kernels/gemm/gemm_tiles.hpp:247
+  iron_frag_fill(v275, bfloat(bfloat(0.0f)));
+  iron_frag<bfloat, 16, 64> v277;  // kernels/gemm/gemm_tiles.hpp:248
+  iron_frag_fill(v277, bfloat(bfloat(0.0f)));
+  const uint v280 = v2 & 7u;  // kernels/convolution/im2col_a.hpp:51
+  const bool v281 = v280 == v10;
+  const uint v285 = v13 & 7u;
+  const bool v286 = v285 == v10;
+  const bool v287 = v281 && v286;
+  const uint v290 = v15 & 7u;  // kernels/gemm/gemm_tiles.hpp:160
+  const bool v291 = v290 == v10;
+  const uint v294 = v67 & 7u;
+  const bool v295 = v294 == v10;
+  const bool v296 = v291 && v295;
+  const bool v297 = v287 && v296;  // kernels/gemm/gemm_tiles.hpp:261
+  if (v297) {
+    const bool v2344 = !v89;  // kernels/convolution/im2col_a.hpp:90
+    const uint v2765 = v116 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2766 = v2765 << 3u;
+    const uint v2767 = v64 + v117;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2768 = v2767 < v12;
+    const uint v2773 = v2767 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2774 = v66 + v2773;
+    const uint v2779 = v117 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2784 = v116 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2786 = v2784 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2789 = v2784 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2790 = v2789 << 3u;
+    const uint v2791 = v64 + v2786;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2792 = v2791 < v12;
+    const uint v2797 = v2791 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2798 = v66 + v2797;
+    const uint v2803 = v2786 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2808 = v116 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2810 = v2808 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2813 = v2808 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2814 = v2813 << 3u;
+    const uint v2815 = v64 + v2810;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2816 = v2815 < v12;
+    const uint v2821 = v2815 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2822 = v66 + v2821;
+    const uint v2827 = v2810 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2832 = v116 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2834 = v2832 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2837 = v2832 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2838 = v2837 << 3u;
+    const uint v2839 = v64 + v2834;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2840 = v2839 < v12;
+    const uint v2845 = v2839 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2846 = v66 + v2845;
+    const uint v2851 = v2834 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2856 = v116 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2858 = v2856 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2861 = v2856 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2862 = v2861 << 3u;
+    const uint v2863 = v64 + v2858;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2864 = v2863 < v12;
+    const uint v2869 = v2863 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2870 = v66 + v2869;
+    const uint v2875 = v2858 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2880 = v116 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2882 = v2880 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2885 = v2880 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2886 = v2885 << 3u;
+    const uint v2887 = v64 + v2882;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2888 = v2887 < v12;
+    const uint v2893 = v2887 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2894 = v66 + v2893;
+    const uint v2899 = v2882 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2904 = v116 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2906 = v2904 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2909 = v2904 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2910 = v2909 << 3u;
+    const uint v2911 = v64 + v2906;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2912 = v2911 < v12;
+    const uint v2917 = v2911 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2918 = v66 + v2917;
+    const uint v2923 = v2906 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2928 = v116 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2930 = v2928 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2933 = v2928 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2934 = v2933 << 3u;
+    const uint v2935 = v64 + v2930;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2936 = v2935 < v12;
+    const uint v2941 = v2935 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2942 = v66 + v2941;
+    const uint v2947 = v2930 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2957 = v267 << 6u;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v2963 = v271 << 6u;  // kernels/gemm/gemm_tiles.hpp:256
 
-    for (uint v5492 = v10; v5492 < v15; v5492 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
-      const uint v5494 = v5492 >> 6u;
-      const uint v5496 = v5494 % 1u;
+    for (uint v2337 = v10; v2337 < v15; v2337 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      const uint v2339 = v2337 >> 6u;
+      const uint v2341 = v2339 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v5498 = v5496 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
-      if (v5499) {  // kernels/convolution/im2col_a.hpp:90
-        const uint v5505 = v5492 + v5921;  // kernels/convolution/im2col_a.hpp:110
-        const uint v5507 = v5505 / v13;  // kernels/convolution/im2col_a.hpp:112
-        const uint v5509 = v5507 * v13;  // kernels/convolution/im2col_a.hpp:113
-        const uint v5510 = v5505 - v5509;
-        const uint v5511 = v5507 / v4;  // kernels/convolution/im2col_a.hpp:114
-        const uint v5513 = v5511 * v4;  // kernels/convolution/im2col_a.hpp:116
-        const uint v5514 = v5507 - v5513;
-        const uint v5515 = v5514 * v7;
-        const uint v5516 = v68 + v5510;  // kernels/convolution/im2col_a.hpp:117
-        const bool v5517 = v5505 < v15;  // kernels/convolution/im2col_a.hpp:118
-        const uint v5519 = v1 + v6;  // kernels/convolution/im2col_a.hpp:120
-        const uint v5525 = v5934 + v5921;  // kernels/convolution/im2col_a.hpp:121
-        const uint v5526 = v127 + v5511;  // kernels/convolution/im2col_a.hpp:124
-        const uint v5527 = v132 + v5515;  // kernels/convolution/im2col_a.hpp:125
-        const bool v5528 = v5526 >= v10;  // kernels/convolution/im2col_a.hpp:126
-        const bool v5529 = v5517 && v5528;
-        const bool v5530 = v5526 < 1u;
-        const bool v5531 = v5529 && v5530;
-        const bool v5532 = v5527 >= v6;
-        const bool v5533 = v5531 && v5532;
-        const bool v5534 = v5527 < v5519;
-        const bool v5535 = v5533 && v5534;
-        const uint v5536 = max(v5526, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v5538 = max(v5527, v6);  // kernels/convolution/im2col_a.hpp:128
-        const uint v5539 = v5538 - v6;
-        const uint v5540 = v135 + v5536;  // kernels/convolution/im2col_a.hpp:129
-        const uint v5541 = v5540 * v1;
-        const uint v5542 = v5541 + v5539;
-        const uint v5543 = v5542 * v2;
-        const uint v5544 = v5543 + v5516;
-        const uint v5546 = v5535 ? v5544 : v10;  // kernels/convolution/im2col_a.hpp:131
-        const uint v5548 = v5498 + v5525;  // kernels/convolution/im2col_a.hpp:130
+      const uint v2343 = v2341 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
+      if (v2344) {  // kernels/convolution/im2col_a.hpp:90
+        const uint v2350 = v2337 + v2766;  // kernels/convolution/im2col_a.hpp:110
+        const uint v2352 = v2350 / v13;  // kernels/convolution/im2col_a.hpp:112
+        const uint v2354 = v2352 * v13;  // kernels/convolution/im2col_a.hpp:113
+        const uint v2355 = v2350 - v2354;
+        const uint v2356 = v2352 / v4;  // kernels/convolution/im2col_a.hpp:114
+        const uint v2358 = v2356 * v4;  // kernels/convolution/im2col_a.hpp:116
+        const uint v2359 = v2352 - v2358;
+        const uint v2360 = v2359 * v7;
+        const uint v2361 = v69 + v2355;  // kernels/convolution/im2col_a.hpp:117
+        const bool v2362 = v2350 < v15;  // kernels/convolution/im2col_a.hpp:118
+        const uint v2364 = v1 + v6;  // kernels/convolution/im2col_a.hpp:120
+        const uint v2370 = v2779 + v2766;  // kernels/convolution/im2col_a.hpp:121
+        const uint v2371 = v128 + v2356;  // kernels/convolution/im2col_a.hpp:124
+        const uint v2372 = v133 + v2360;  // kernels/convolution/im2col_a.hpp:125
+        const bool v2373 = v2371 >= v10;  // kernels/convolution/im2col_a.hpp:126
+        const bool v2374 = v2362 && v2373;
+        const bool v2375 = v2371 < 1u;
+        const bool v2376 = v2374 && v2375;
+        const bool v2377 = v2372 >= v6;
+        const bool v2378 = v2376 && v2377;
+        const bool v2379 = v2372 < v2364;
+        const bool v2380 = v2378 && v2379;
+        const uint v2381 = max(v2371, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v2383 = max(v2372, v6);  // kernels/convolution/im2col_a.hpp:128
+        const uint v2384 = v2383 - v6;
+        const uint v2385 = v136 + v2381;  // kernels/convolution/im2col_a.hpp:129
+        const uint v2386 = v2385 * v1;
+        const uint v2387 = v2386 + v2384;
+        const uint v2388 = v2387 * v2;
+        const uint v2389 = v2388 + v2361;
+        const uint v2391 = v2380 ? v2389 : v10;  // kernels/convolution/im2col_a.hpp:131
+        const uint v2393 = v2343 + v2370;  // kernels/convolution/im2col_a.hpp:130
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v5548 + e] = v5535 ? x[v5546 + e] : bfloat(0);
+          shm0[v2393 + e] = v2380 ? x[v2391 + e] : bfloat(0);
         }
-        const uint v5550 = v145 + v5511;  // kernels/convolution/im2col_a.hpp:124
-        const uint v5551 = v150 + v5515;  // kernels/convolution/im2col_a.hpp:125
-        const bool v5552 = v5550 >= v10;  // kernels/convolution/im2col_a.hpp:126
-        const bool v5553 = v5517 && v5552;
-        const bool v5554 = v5550 < 1u;
-        const bool v5555 = v5553 && v5554;
-        const bool v5556 = v5551 >= v6;
-        const bool v5557 = v5555 && v5556;
-        const bool v5558 = v5551 < v5519;
-        const bool v5559 = v5557 && v5558;
-        const uint v5560 = max(v5550, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v5562 = max(v5551, v6);  // kernels/convolution/im2col_a.hpp:128
-        const uint v5563 = v5562 - v6;
-        const uint v5564 = v153 + v5560;  // kernels/convolution/im2col_a.hpp:129
-        const uint v5565 = v5564 * v1;
-        const uint v5566 = v5565 + v5563;
-        const uint v5567 = v5566 * v2;
-        const uint v5568 = v5567 + v5516;
-        const uint v5570 = v5559 ? v5568 : v10;  // kernels/convolution/im2col_a.hpp:131
-        const uint v5573 = v5548 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v2395 = v146 + v2356;  // kernels/convolution/im2col_a.hpp:124
+        const uint v2396 = v151 + v2360;  // kernels/convolution/im2col_a.hpp:125
+        const bool v2397 = v2395 >= v10;  // kernels/convolution/im2col_a.hpp:126
+        const bool v2398 = v2362 && v2397;
+        const bool v2399 = v2395 < 1u;
+        const bool v2400 = v2398 && v2399;
+        const bool v2401 = v2396 >= v6;
+        const bool v2402 = v2400 && v2401;
+        const bool v2403 = v2396 < v2364;
+        const bool v2404 = v2402 && v2403;
+        const uint v2405 = max(v2395, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v2407 = max(v2396, v6);  // kernels/convolution/im2col_a.hpp:128
+        const uint v2408 = v2407 - v6;
+        const uint v2409 = v154 + v2405;  // kernels/convolution/im2col_a.hpp:129
+        const uint v2410 = v2409 * v1;
+        const uint v2411 = v2410 + v2408;
+        const uint v2412 = v2411 * v2;
+        const uint v2413 = v2412 + v2361;
+        const uint v2415 = v2404 ? v2413 : v10;  // kernels/convolution/im2col_a.hpp:131
+        const uint v2418 = v2393 + 1024u;  // kernels/convolution/im2col_a.hpp:130
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v5573 + e] = v5559 ? x[v5570 + e] : bfloat(0);
+          shm0[v2418 + e] = v2404 ? x[v2415 + e] : bfloat(0);
         }
-        const uint v5574 = v163 + v5511;  // kernels/convolution/im2col_a.hpp:124
-        const uint v5575 = v168 + v5515;  // kernels/convolution/im2col_a.hpp:125
-        const bool v5576 = v5574 >= v10;  // kernels/convolution/im2col_a.hpp:126
-        const bool v5577 = v5517 && v5576;
-        const bool v5578 = v5574 < 1u;
-        const bool v5579 = v5577 && v5578;
-        const bool v5580 = v5575 >= v6;
-        const bool v5581 = v5579 && v5580;
-        const bool v5582 = v5575 < v5519;
-        const bool v5583 = v5581 && v5582;
-        const uint v5584 = max(v5574, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v5586 = max(v5575, v6);  // kernels/convolution/im2col_a.hpp:128
-        const uint v5587 = v5586 - v6;
-        const uint v5588 = v171 + v5584;  // kernels/convolution/im2col_a.hpp:129
-        const uint v5589 = v5588 * v1;
-        const uint v5590 = v5589 + v5587;
-        const uint v5591 = v5590 * v2;
-        const uint v5592 = v5591 + v5516;
-        const uint v5594 = v5583 ? v5592 : v10;  // kernels/convolution/im2col_a.hpp:131
-        const uint v5597 = v5548 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v2419 = v164 + v2356;  // kernels/convolution/im2col_a.hpp:124
+        const uint v2420 = v169 + v2360;  // kernels/convolution/im2col_a.hpp:125
+        const bool v2421 = v2419 >= v10;  // kernels/convolution/im2col_a.hpp:126
+        const bool v2422 = v2362 && v2421;
+        const bool v2423 = v2419 < 1u;
+        const bool v2424 = v2422 && v2423;
+        const bool v2425 = v2420 >= v6;
+        const bool v2426 = v2424 && v2425;
+        const bool v2427 = v2420 < v2364;
+        const bool v2428 = v2426 && v2427;
+        const uint v2429 = max(v2419, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v2431 = max(v2420, v6);  // kernels/convolution/im2col_a.hpp:128
+        const uint v2432 = v2431 - v6;
+        const uint v2433 = v172 + v2429;  // kernels/convolution/im2col_a.hpp:129
+        const uint v2434 = v2433 * v1;
+        const uint v2435 = v2434 + v2432;
+        const uint v2436 = v2435 * v2;
+        const uint v2437 = v2436 + v2361;
+        const uint v2439 = v2428 ? v2437 : v10;  // kernels/convolution/im2col_a.hpp:131
+        const uint v2442 = v2393 + 2048u;  // kernels/convolution/im2col_a.hpp:130
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v5597 + e] = v5583 ? x[v5594 + e] : bfloat(0);
+          shm0[v2442 + e] = v2428 ? x[v2439 + e] : bfloat(0);
         }
-        const uint v5598 = v181 + v5511;  // kernels/convolution/im2col_a.hpp:124
-        const uint v5599 = v186 + v5515;  // kernels/convolution/im2col_a.hpp:125
-        const bool v5600 = v5598 >= v10;  // kernels/convolution/im2col_a.hpp:126
-        const bool v5601 = v5517 && v5600;
-        const bool v5602 = v5598 < 1u;
-        const bool v5603 = v5601 && v5602;
-        const bool v5604 = v5599 >= v6;
-        const bool v5605 = v5603 && v5604;
-        const bool v5606 = v5599 < v5519;
-        const bool v5607 = v5605 && v5606;
-        const uint v5608 = max(v5598, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v5610 = max(v5599, v6);  // kernels/convolution/im2col_a.hpp:128
-        const uint v5611 = v5610 - v6;
-        const uint v5612 = v189 + v5608;  // kernels/convolution/im2col_a.hpp:129
-        const uint v5613 = v5612 * v1;
-        const uint v5614 = v5613 + v5611;
-        const uint v5615 = v5614 * v2;
-        const uint v5616 = v5615 + v5516;
-        const uint v5618 = v5607 ? v5616 : v10;  // kernels/convolution/im2col_a.hpp:131
-        const uint v5621 = v5548 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v2443 = v182 + v2356;  // kernels/convolution/im2col_a.hpp:124
+        const uint v2444 = v187 + v2360;  // kernels/convolution/im2col_a.hpp:125
+        const bool v2445 = v2443 >= v10;  // kernels/convolution/im2col_a.hpp:126
+        const bool v2446 = v2362 && v2445;
+        const bool v2447 = v2443 < 1u;
+        const bool v2448 = v2446 && v2447;
+        const bool v2449 = v2444 >= v6;
+        const bool v2450 = v2448 && v2449;
+        const bool v2451 = v2444 < v2364;
+        const bool v2452 = v2450 && v2451;
+        const uint v2453 = max(v2443, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v2455 = max(v2444, v6);  // kernels/convolution/im2col_a.hpp:128
+        const uint v2456 = v2455 - v6;
+        const uint v2457 = v190 + v2453;  // kernels/convolution/im2col_a.hpp:129
+        const uint v2458 = v2457 * v1;
+        const uint v2459 = v2458 + v2456;
+        const uint v2460 = v2459 * v2;
+        const uint v2461 = v2460 + v2361;
+        const uint v2463 = v2452 ? v2461 : v10;  // kernels/convolution/im2col_a.hpp:131
+        const uint v2466 = v2393 + 3072u;  // kernels/convolution/im2col_a.hpp:130
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v5621 + e] = v5607 ? x[v5618 + e] : bfloat(0);
+          shm0[v2466 + e] = v2452 ? x[v2463 + e] : bfloat(0);
         }
-        const uint v5622 = v199 + v5511;  // kernels/convolution/im2col_a.hpp:124
-        const uint v5623 = v204 + v5515;  // kernels/convolution/im2col_a.hpp:125
-        const bool v5624 = v5622 >= v10;  // kernels/convolution/im2col_a.hpp:126
-        const bool v5625 = v5517 && v5624;
-        const bool v5626 = v5622 < 1u;
-        const bool v5627 = v5625 && v5626;
-        const bool v5628 = v5623 >= v6;
-        const bool v5629 = v5627 && v5628;
-        const bool v5630 = v5623 < v5519;
-        const bool v5631 = v5629 && v5630;
-        const uint v5632 = max(v5622, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v5634 = max(v5623, v6);  // kernels/convolution/im2col_a.hpp:128
-        const uint v5635 = v5634 - v6;
-        const uint v5636 = v207 + v5632;  // kernels/convolution/im2col_a.hpp:129
-        const uint v5637 = v5636 * v1;
-        const uint v5638 = v5637 + v5635;
-        const uint v5639 = v5638 * v2;
-        const uint v5640 = v5639 + v5516;
-        const uint v5642 = v5631 ? v5640 : v10;  // kernels/convolution/im2col_a.hpp:131
-        const uint v5645 = v5548 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v2467 = v200 + v2356;  // kernels/convolution/im2col_a.hpp:124
+        const uint v2468 = v205 + v2360;  // kernels/convolution/im2col_a.hpp:125
+        const bool v2469 = v2467 >= v10;  // kernels/convolution/im2col_a.hpp:126
+        const bool v2470 = v2362 && v2469;
+        const bool v2471 = v2467 < 1u;
+        const bool v2472 = v2470 && v2471;
+        const bool v2473 = v2468 >= v6;
+        const bool v2474 = v2472 && v2473;
+        const bool v2475 = v2468 < v2364;
+        const bool v2476 = v2474 && v2475;
+        const uint v2477 = max(v2467, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v2479 = max(v2468, v6);  // kernels/convolution/im2col_a.hpp:128
+        const uint v2480 = v2479 - v6;
+        const uint v2481 = v208 + v2477;  // kernels/convolution/im2col_a.hpp:129
+        const uint v2482 = v2481 * v1;
+        const uint v2483 = v2482 + v2480;
+        const uint v2484 = v2483 * v2;
+        const uint v2485 = v2484 + v2361;
+        const uint v2487 = v2476 ? v2485 : v10;  // kernels/convolution/im2col_a.hpp:131
+        const uint v2490 = v2393 + 4096u;  // kernels/convolution/im2col_a.hpp:130
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v5645 + e] = v5631 ? x[v5642 + e] : bfloat(0);
+          shm0[v2490 + e] = v2476 ? x[v2487 + e] : bfloat(0);
         }
-        const uint v5646 = v217 + v5511;  // kernels/convolution/im2col_a.hpp:124
-        const uint v5647 = v222 + v5515;  // kernels/convolution/im2col_a.hpp:125
-        const bool v5648 = v5646 >= v10;  // kernels/convolution/im2col_a.hpp:126
-        const bool v5649 = v5517 && v5648;
-        const bool v5650 = v5646 < 1u;
-        const bool v5651 = v5649 && v5650;
-        const bool v5652 = v5647 >= v6;
-        const bool v5653 = v5651 && v5652;
-        const bool v5654 = v5647 < v5519;
-        const bool v5655 = v5653 && v5654;
-        const uint v5656 = max(v5646, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v5658 = max(v5647, v6);  // kernels/convolution/im2col_a.hpp:128
-        const uint v5659 = v5658 - v6;
-        const uint v5660 = v225 + v5656;  // kernels/convolution/im2col_a.hpp:129
-        const uint v5661 = v5660 * v1;
-        const uint v5662 = v5661 + v5659;
-        const uint v5663 = v5662 * v2;
-        const uint v5664 = v5663 + v5516;
-        const uint v5666 = v5655 ? v5664 : v10;  // kernels/convolution/im2col_a.hpp:131
-        const uint v5669 = v5548 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v2491 = v218 + v2356;  // kernels/convolution/im2col_a.hpp:124
+        const uint v2492 = v223 + v2360;  // kernels/convolution/im2col_a.hpp:125
+        const bool v2493 = v2491 >= v10;  // kernels/convolution/im2col_a.hpp:126
+        const bool v2494 = v2362 && v2493;
+        const bool v2495 = v2491 < 1u;
+        const bool v2496 = v2494 && v2495;
+        const bool v2497 = v2492 >= v6;
+        const bool v2498 = v2496 && v2497;
+        const bool v2499 = v2492 < v2364;
+        const bool v2500 = v2498 && v2499;
+        const uint v2501 = max(v2491, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v2503 = max(v2492, v6);  // kernels/convolution/im2col_a.hpp:128
+        const uint v2504 = v2503 - v6;
+        const uint v2505 = v226 + v2501;  // kernels/convolution/im2col_a.hpp:129
+        const uint v2506 = v2505 * v1;
+        const uint v2507 = v2506 + v2504;
+        const uint v2508 = v2507 * v2;
+        const uint v2509 = v2508 + v2361;
+        const uint v2511 = v2500 ? v2509 : v10;  // kernels/convolution/im2col_a.hpp:131
+        const uint v2514 = v2393 + 5120u;  // kernels/convolution/im2col_a.hpp:130
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v5669 + e] = v5655 ? x[v5666 + e] : bfloat(0);
+          shm0[v2514 + e] = v2500 ? x[v2511 + e] : bfloat(0);
         }
-        const uint v5670 = v235 + v5511;  // kernels/convolution/im2col_a.hpp:124
-        const uint v5671 = v240 + v5515;  // kernels/convolution/im2col_a.hpp:125
-        const bool v5672 = v5670 >= v10;  // kernels/convolution/im2col_a.hpp:126
-        const bool v5673 = v5517 && v5672;
-        const bool v5674 = v5670 < 1u;
-        const bool v5675 = v5673 && v5674;
-        const bool v5676 = v5671 >= v6;
-        const bool v5677 = v5675 && v5676;
-        const bool v5678 = v5671 < v5519;
-        const bool v5679 = v5677 && v5678;
-        const uint v5680 = max(v5670, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v5682 = max(v5671, v6);  // kernels/convolution/im2col_a.hpp:128
-        const uint v5683 = v5682 - v6;
-        const uint v5684 = v243 + v5680;  // kernels/convolution/im2col_a.hpp:129
-        const uint v5685 = v5684 * v1;
-        const uint v5686 = v5685 + v5683;
-        const uint v5687 = v5686 * v2;
-        const uint v5688 = v5687 + v5516;
-        const uint v5690 = v5679 ? v5688 : v10;  // kernels/convolution/im2col_a.hpp:131
-        const uint v5693 = v5548 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v2515 = v236 + v2356;  // kernels/convolution/im2col_a.hpp:124
+        const uint v2516 = v241 + v2360;  // kernels/convolution/im2col_a.hpp:125
+        const bool v2517 = v2515 >= v10;  // kernels/convolution/im2col_a.hpp:126
+        const bool v2518 = v2362 && v2517;
+        const bool v2519 = v2515 < 1u;
+        const bool v2520 = v2518 && v2519;
+        const bool v2521 = v2516 >= v6;
+        const bool v2522 = v2520 && v2521;
+        const bool v2523 = v2516 < v2364;
+        const bool v2524 = v2522 && v2523;
+        const uint v2525 = max(v2515, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v2527 = max(v2516, v6);  // kernels/convolution/im2col_a.hpp:128
+        const uint v2528 = v2527 - v6;
+        const uint v2529 = v244 + v2525;  // kernels/convolution/im2col_a.hpp:129
+        const uint v2530 = v2529 * v1;
+        const uint v2531 = v2530 + v2528;
+        const uint v2532 = v2531 * v2;
+        const uint v2533 = v2532 + v2361;
+        const uint v2535 = v2524 ? v2533 : v10;  // kernels/convolution/im2col_a.hpp:131
+        const uint v2538 = v2393 + 6144u;  // kernels/convolution/im2col_a.hpp:130
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v5693 + e] = v5679 ? x[v5690 + e] : bfloat(0);
+          shm0[v2538 + e] = v2524 ? x[v2535 + e] : bfloat(0);
         }
-        const uint v5694 = v253 + v5511;  // kernels/convolution/im2col_a.hpp:124
-        const uint v5695 = v258 + v5515;  // kernels/convolution/im2col_a.hpp:125
-        const bool v5696 = v5694 >= v10;  // kernels/convolution/im2col_a.hpp:126
-        const bool v5697 = v5517 && v5696;
-        const bool v5698 = v5694 < 1u;
-        const bool v5699 = v5697 && v5698;
-        const bool v5700 = v5695 >= v6;
-        const bool v5701 = v5699 && v5700;
-        const bool v5702 = v5695 < v5519;
-        const bool v5703 = v5701 && v5702;
-        const uint v5704 = max(v5694, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v5706 = max(v5695, v6);  // kernels/convolution/im2col_a.hpp:128
-        const uint v5707 = v5706 - v6;
-        const uint v5708 = v261 + v5704;  // kernels/convolution/im2col_a.hpp:129
-        const uint v5709 = v5708 * v1;
-        const uint v5710 = v5709 + v5707;
-        const uint v5711 = v5710 * v2;
-        const uint v5712 = v5711 + v5516;
-        const uint v5714 = v5703 ? v5712 : v10;  // kernels/convolution/im2col_a.hpp:131
-        const uint v5717 = v5548 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v2539 = v254 + v2356;  // kernels/convolution/im2col_a.hpp:124
+        const uint v2540 = v259 + v2360;  // kernels/convolution/im2col_a.hpp:125
+        const bool v2541 = v2539 >= v10;  // kernels/convolution/im2col_a.hpp:126
+        const bool v2542 = v2362 && v2541;
+        const bool v2543 = v2539 < 1u;
+        const bool v2544 = v2542 && v2543;
+        const bool v2545 = v2540 >= v6;
+        const bool v2546 = v2544 && v2545;
+        const bool v2547 = v2540 < v2364;
+        const bool v2548 = v2546 && v2547;
+        const uint v2549 = max(v2539, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v2551 = max(v2540, v6);  // kernels/convolution/im2col_a.hpp:128
+        const uint v2552 = v2551 - v6;
+        const uint v2553 = v262 + v2549;  // kernels/convolution/im2col_a.hpp:129
+        const uint v2554 = v2553 * v1;
+        const uint v2555 = v2554 + v2552;
+        const uint v2556 = v2555 * v2;
+        const uint v2557 = v2556 + v2361;
+        const uint v2559 = v2548 ? v2557 : v10;  // kernels/convolution/im2col_a.hpp:131
+        const uint v2562 = v2393 + 7168u;  // kernels/convolution/im2col_a.hpp:130
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v5717 + e] = v5703 ? x[v5714 + e] : bfloat(0);
+          shm0[v2562 + e] = v2548 ? x[v2559 + e] : bfloat(0);
         }
       } else {
-        const uint v5730 = v5492 + v5921;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v5731 = v5730 < v15;
-        const bool v5732 = v124 && v5731;
-        const uint v5734 = v117 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v5736 = v5734 + v5492;
-        const uint v5737 = v5736 + v5921;
-        const uint v5738 = v5732 ? v5737 : v10;
-        const uint v5741 = v5498 + v5934;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v5742 = v5741 + v5921;
+        const uint v2575 = v2337 + v2766;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2576 = v2575 < v15;
+        const bool v2577 = v125 && v2576;
+        const uint v2579 = v118 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v2581 = v2579 + v2337;
+        const uint v2582 = v2581 + v2766;
+        const uint v2583 = v2577 ? v2582 : v10;
+        const uint v2586 = v2343 + v2779;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v2587 = v2586 + v2766;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v5742 + e] = v5732 ? x[v5738 + e] : bfloat(0);
+          shm0[v2587 + e] = v2577 ? x[v2583 + e] : bfloat(0);
         }
-        const uint v5752 = v60 + v5941;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v5753 = v5752 < v41;
-        const uint v5754 = v5492 + v5945;
-        const bool v5755 = v5754 < v15;
-        const bool v5756 = v5753 && v5755;
-        const uint v5758 = v5752 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v5760 = v5758 + v5492;
-        const uint v5761 = v5760 + v5945;
-        const uint v5762 = v5756 ? v5761 : v10;
-        const uint v5765 = v5498 + v5958;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v5766 = v5765 + v5945;
+        const uint v2597 = v60 + v2786;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2598 = v2597 < v41;
+        const uint v2599 = v2337 + v2790;
+        const bool v2600 = v2599 < v15;
+        const bool v2601 = v2598 && v2600;
+        const uint v2603 = v2597 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v2605 = v2603 + v2337;
+        const uint v2606 = v2605 + v2790;
+        const uint v2607 = v2601 ? v2606 : v10;
+        const uint v2610 = v2343 + v2803;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v2611 = v2610 + v2790;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v5766 + e] = v5756 ? x[v5762 + e] : bfloat(0);
+          shm0[v2611 + e] = v2601 ? x[v2607 + e] : bfloat(0);
         }
-        const uint v5776 = v60 + v5965;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v5777 = v5776 < v41;
-        const uint v5778 = v5492 + v5969;
-        const bool v5779 = v5778 < v15;
-        const bool v5780 = v5777 && v5779;
-        const uint v5782 = v5776 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v5784 = v5782 + v5492;
-        const uint v5785 = v5784 + v5969;
-        const uint v5786 = v5780 ? v5785 : v10;
-        const uint v5789 = v5498 + v5982;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v5790 = v5789 + v5969;
+        const uint v2621 = v60 + v2810;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2622 = v2621 < v41;
+        const uint v2623 = v2337 + v2814;
+        const bool v2624 = v2623 < v15;
+        const bool v2625 = v2622 && v2624;
+        const uint v2627 = v2621 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v2629 = v2627 + v2337;
+        const uint v2630 = v2629 + v2814;
+        const uint v2631 = v2625 ? v2630 : v10;
+        const uint v2634 = v2343 + v2827;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v2635 = v2634 + v2814;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v5790 + e] = v5780 ? x[v5786 + e] : bfloat(0);
+          shm0[v2635 + e] = v2625 ? x[v2631 + e] : bfloat(0);
         }
-        const uint v5800 = v60 + v5989;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v5801 = v5800 < v41;
-        const uint v5802 = v5492 + v5993;
-        const bool v5803 = v5802 < v15;
-        const bool v5804 = v5801 && v5803;
-        const uint v5806 = v5800 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v5808 = v5806 + v5492;
-        const uint v5809 = v5808 + v5993;
-        const uint v5810 = v5804 ? v5809 : v10;
-        const uint v5813 = v5498 + v6006;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v5814 = v5813 + v5993;
+        const uint v2645 = v60 + v2834;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2646 = v2645 < v41;
+        const uint v2647 = v2337 + v2838;
+        const bool v2648 = v2647 < v15;
+        const bool v2649 = v2646 && v2648;
+        const uint v2651 = v2645 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v2653 = v2651 + v2337;
+        const uint v2654 = v2653 + v2838;
+        const uint v2655 = v2649 ? v2654 : v10;
+        const uint v2658 = v2343 + v2851;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v2659 = v2658 + v2838;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v5814 + e] = v5804 ? x[v5810 + e] : bfloat(0);
+          shm0[v2659 + e] = v2649 ? x[v2655 + e] : bfloat(0);
         }
-        const uint v5824 = v60 + v6013;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v5825 = v5824 < v41;
-        const uint v5826 = v5492 + v6017;
-        const bool v5827 = v5826 < v15;
-        const bool v5828 = v5825 && v5827;
-        const uint v5830 = v5824 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v5832 = v5830 + v5492;
-        const uint v5833 = v5832 + v6017;
-        const uint v5834 = v5828 ? v5833 : v10;
-        const uint v5837 = v5498 + v6030;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v5838 = v5837 + v6017;
+        const uint v2669 = v60 + v2858;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2670 = v2669 < v41;
+        const uint v2671 = v2337 + v2862;
+        const bool v2672 = v2671 < v15;
+        const bool v2673 = v2670 && v2672;
+        const uint v2675 = v2669 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v2677 = v2675 + v2337;
+        const uint v2678 = v2677 + v2862;
+        const uint v2679 = v2673 ? v2678 : v10;
+        const uint v2682 = v2343 + v2875;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v2683 = v2682 + v2862;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v5838 + e] = v5828 ? x[v5834 + e] : bfloat(0);
+          shm0[v2683 + e] = v2673 ? x[v2679 + e] : bfloat(0);
         }
-        const uint v5848 = v60 + v6037;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v5849 = v5848 < v41;
-        const uint v5850 = v5492 + v6041;
-        const bool v5851 = v5850 < v15;
-        const bool v5852 = v5849 && v5851;
-        const uint v5854 = v5848 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v5856 = v5854 + v5492;
-        const uint v5857 = v5856 + v6041;
-        const uint v5858 = v5852 ? v5857 : v10;
-        const uint v5861 = v5498 + v6054;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v5862 = v5861 + v6041;
+        const uint v2693 = v60 + v2882;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2694 = v2693 < v41;
+        const uint v2695 = v2337 + v2886;
+        const bool v2696 = v2695 < v15;
+        const bool v2697 = v2694 && v2696;
+        const uint v2699 = v2693 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v2701 = v2699 + v2337;
+        const uint v2702 = v2701 + v2886;
+        const uint v2703 = v2697 ? v2702 : v10;
+        const uint v2706 = v2343 + v2899;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v2707 = v2706 + v2886;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v5862 + e] = v5852 ? x[v5858 + e] : bfloat(0);
+          shm0[v2707 + e] = v2697 ? x[v2703 + e] : bfloat(0);
         }
-        const uint v5872 = v60 + v6061;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v5873 = v5872 < v41;
-        const uint v5874 = v5492 + v6065;
-        const bool v5875 = v5874 < v15;
-        const bool v5876 = v5873 && v5875;
-        const uint v5878 = v5872 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v5880 = v5878 + v5492;
-        const uint v5881 = v5880 + v6065;
-        const uint v5882 = v5876 ? v5881 : v10;
-        const uint v5885 = v5498 + v6078;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v5886 = v5885 + v6065;
+        const uint v2717 = v60 + v2906;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2718 = v2717 < v41;
+        const uint v2719 = v2337 + v2910;
+        const bool v2720 = v2719 < v15;
+        const bool v2721 = v2718 && v2720;
+        const uint v2723 = v2717 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v2725 = v2723 + v2337;
+        const uint v2726 = v2725 + v2910;
+        const uint v2727 = v2721 ? v2726 : v10;
+        const uint v2730 = v2343 + v2923;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v2731 = v2730 + v2910;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v5886 + e] = v5876 ? x[v5882 + e] : bfloat(0);
+          shm0[v2731 + e] = v2721 ? x[v2727 + e] : bfloat(0);
         }
-        const uint v5896 = v60 + v6085;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v5897 = v5896 < v41;
-        const uint v5898 = v5492 + v6089;
-        const bool v5899 = v5898 < v15;
-        const bool v5900 = v5897 && v5899;
-        const uint v5902 = v5896 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v5904 = v5902 + v5492;
-        const uint v5905 = v5904 + v6089;
-        const uint v5906 = v5900 ? v5905 : v10;
-        const uint v5909 = v5498 + v6102;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v5910 = v5909 + v6089;
+        const uint v2741 = v60 + v2930;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2742 = v2741 < v41;
+        const uint v2743 = v2337 + v2934;
+        const bool v2744 = v2743 < v15;
+        const bool v2745 = v2742 && v2744;
+        const uint v2747 = v2741 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v2749 = v2747 + v2337;
+        const uint v2750 = v2749 + v2934;
+        const uint v2751 = v2745 ? v2750 : v10;
+        const uint v2754 = v2343 + v2947;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v2755 = v2754 + v2934;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v5910 + e] = v5900 ? x[v5906 + e] : bfloat(0);
+          shm0[v2755 + e] = v2745 ? x[v2751 + e] : bfloat(0);
         }
       }
-      const uint v5924 = v5492 + v5921;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v5925 = v5924 < v15;
-      const bool v5926 = v5923 && v5925;
-      const uint v5930 = v5929 + v5492;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v5931 = v5930 + v5921;
-      const uint v5932 = v5926 ? v5931 : v66;
-      const uint v5935 = v5498 + v5934;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v5936 = v5935 + v5921;
+      const uint v2769 = v2337 + v2766;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2770 = v2769 < v15;
+      const bool v2771 = v2768 && v2770;
+      const uint v2775 = v2774 + v2337;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2776 = v2775 + v2766;
+      const uint v2777 = v2771 ? v2776 : v66;
+      const uint v2780 = v2343 + v2779;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2781 = v2780 + v2766;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v5936 + e] = v5926 ? weight[v5932 + e] : bfloat(0);
+        shm1[v2781 + e] = v2771 ? weight[v2777 + e] : bfloat(0);
       }
-      const uint v5948 = v5492 + v5945;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v5949 = v5948 < v15;
-      const bool v5950 = v5947 && v5949;
-      const uint v5954 = v5953 + v5492;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v5955 = v5954 + v5945;
-      const uint v5956 = v5950 ? v5955 : v66;
-      const uint v5959 = v5498 + v5958;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v5960 = v5959 + v5945;
+      const uint v2793 = v2337 + v2790;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2794 = v2793 < v15;
+      const bool v2795 = v2792 && v2794;
+      const uint v2799 = v2798 + v2337;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2800 = v2799 + v2790;
+      const uint v2801 = v2795 ? v2800 : v66;
+      const uint v2804 = v2343 + v2803;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2805 = v2804 + v2790;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v5960 + e] = v5950 ? weight[v5956 + e] : bfloat(0);
+        shm1[v2805 + e] = v2795 ? weight[v2801 + e] : bfloat(0);
       }
-      const uint v5972 = v5492 + v5969;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v5973 = v5972 < v15;
-      const bool v5974 = v5971 && v5973;
-      const uint v5978 = v5977 + v5492;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v5979 = v5978 + v5969;
-      const uint v5980 = v5974 ? v5979 : v66;
-      const uint v5983 = v5498 + v5982;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v5984 = v5983 + v5969;
+      const uint v2817 = v2337 + v2814;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2818 = v2817 < v15;
+      const bool v2819 = v2816 && v2818;
+      const uint v2823 = v2822 + v2337;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2824 = v2823 + v2814;
+      const uint v2825 = v2819 ? v2824 : v66;
+      const uint v2828 = v2343 + v2827;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2829 = v2828 + v2814;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v5984 + e] = v5974 ? weight[v5980 + e] : bfloat(0);
+        shm1[v2829 + e] = v2819 ? weight[v2825 + e] : bfloat(0);
       }
-      const uint v5996 = v5492 + v5993;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v5997 = v5996 < v15;
-      const bool v5998 = v5995 && v5997;
-      const uint v6002 = v6001 + v5492;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v6003 = v6002 + v5993;
-      const uint v6004 = v5998 ? v6003 : v66;
-      const uint v6007 = v5498 + v6006;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v6008 = v6007 + v5993;
+      const uint v2841 = v2337 + v2838;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2842 = v2841 < v15;
+      const bool v2843 = v2840 && v2842;
+      const uint v2847 = v2846 + v2337;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2848 = v2847 + v2838;
+      const uint v2849 = v2843 ? v2848 : v66;
+      const uint v2852 = v2343 + v2851;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2853 = v2852 + v2838;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v6008 + e] = v5998 ? weight[v6004 + e] : bfloat(0);
+        shm1[v2853 + e] = v2843 ? weight[v2849 + e] : bfloat(0);
       }
-      const uint v6020 = v5492 + v6017;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v6021 = v6020 < v15;
-      const bool v6022 = v6019 && v6021;
-      const uint v6026 = v6025 + v5492;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v6027 = v6026 + v6017;
-      const uint v6028 = v6022 ? v6027 : v66;
-      const uint v6031 = v5498 + v6030;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v6032 = v6031 + v6017;
+      const uint v2865 = v2337 + v2862;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2866 = v2865 < v15;
+      const bool v2867 = v2864 && v2866;
+      const uint v2871 = v2870 + v2337;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2872 = v2871 + v2862;
+      const uint v2873 = v2867 ? v2872 : v66;
+      const uint v2876 = v2343 + v2875;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2877 = v2876 + v2862;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v6032 + e] = v6022 ? weight[v6028 + e] : bfloat(0);
+        shm1[v2877 + e] = v2867 ? weight[v2873 + e] : bfloat(0);
       }
-      const uint v6044 = v5492 + v6041;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v6045 = v6044 < v15;
-      const bool v6046 = v6043 && v6045;
-      const uint v6050 = v6049 + v5492;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v6051 = v6050 + v6041;
-      const uint v6052 = v6046 ? v6051 : v66;
-      const uint v6055 = v5498 + v6054;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v6056 = v6055 + v6041;
+      const uint v2889 = v2337 + v2886;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2890 = v2889 < v15;
+      const bool v2891 = v2888 && v2890;
+      const uint v2895 = v2894 + v2337;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2896 = v2895 + v2886;
+      const uint v2897 = v2891 ? v2896 : v66;
+      const uint v2900 = v2343 + v2899;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2901 = v2900 + v2886;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v6056 + e] = v6046 ? weight[v6052 + e] : bfloat(0);
+        shm1[v2901 + e] = v2891 ? weight[v2897 + e] : bfloat(0);
       }
-      const uint v6068 = v5492 + v6065;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v6069 = v6068 < v15;
-      const bool v6070 = v6067 && v6069;
-      const uint v6074 = v6073 + v5492;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v6075 = v6074 + v6065;
-      const uint v6076 = v6070 ? v6075 : v66;
-      const uint v6079 = v5498 + v6078;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v6080 = v6079 + v6065;
+      const uint v2913 = v2337 + v2910;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2914 = v2913 < v15;
+      const bool v2915 = v2912 && v2914;
+      const uint v2919 = v2918 + v2337;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2920 = v2919 + v2910;
+      const uint v2921 = v2915 ? v2920 : v66;
+      const uint v2924 = v2343 + v2923;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2925 = v2924 + v2910;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v6080 + e] = v6070 ? weight[v6076 + e] : bfloat(0);
+        shm1[v2925 + e] = v2915 ? weight[v2921 + e] : bfloat(0);
       }
-      const uint v6092 = v5492 + v6089;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v6093 = v6092 < v15;
-      const bool v6094 = v6091 && v6093;
-      const uint v6098 = v6097 + v5492;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v6099 = v6098 + v6089;
-      const uint v6100 = v6094 ? v6099 : v66;
-      const uint v6103 = v5498 + v6102;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v6104 = v6103 + v6089;
+      const uint v2937 = v2337 + v2934;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2938 = v2937 < v15;
+      const bool v2939 = v2936 && v2938;
+      const uint v2943 = v2942 + v2337;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2944 = v2943 + v2934;
+      const uint v2945 = v2939 ? v2944 : v66;
+      const uint v2948 = v2343 + v2947;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2949 = v2948 + v2934;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v6104 + e] = v6094 ? weight[v6100 + e] : bfloat(0);
+        shm1[v2949 + e] = v2939 ? weight[v2945 + e] : bfloat(0);
       }
       // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:268
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v6113 = v5498 + v6112;  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_load<false>(v274, shm0, long(v6113), long(64u));
-      const uint v6119 = v5498 + v6118;  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load<true>(v276, shm1, long(v6119), long(64u));
-      iron_frag_mma(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:258
-      const uint v6126 = v6113 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_load<false>(v274, shm0, long(v6126), long(64u));
-      const uint v6132 = v6119 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load<true>(v276, shm1, long(v6132), long(64u));
-      iron_frag_mma(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:258
-      const uint v6138 = v6113 + 32u;  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_load<false>(v274, shm0, long(v6138), long(64u));
-      const uint v6144 = v6119 + 32u;  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load<true>(v276, shm1, long(v6144), long(64u));
-      iron_frag_mma(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:258
-      const uint v6150 = v6113 + 48u;  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_load<false>(v274, shm0, long(v6150), long(64u));
-      const uint v6156 = v6119 + 48u;  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load<true>(v276, shm1, long(v6156), long(64u));
-      iron_frag_mma(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:258
+      const uint v2958 = v2343 + v2957;  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<false>(v275, shm0, long(v2958), long(64u));
+      const uint v2964 = v2343 + v2963;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load<true>(v277, shm1, long(v2964), long(64u));
+      iron_frag_mma(v273, v275, v277);  // kernels/gemm/gemm_tiles.hpp:258
+      const uint v2971 = v2958 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<false>(v275, shm0, long(v2971), long(64u));
+      const uint v2977 = v2964 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load<true>(v277, shm1, long(v2977), long(64u));
+      iron_frag_mma(v273, v275, v277);  // kernels/gemm/gemm_tiles.hpp:258
+      const uint v2983 = v2958 + 32u;  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<false>(v275, shm0, long(v2983), long(64u));
+      const uint v2989 = v2964 + 32u;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load<true>(v277, shm1, long(v2989), long(64u));
+      iron_frag_mma(v273, v275, v277);  // kernels/gemm/gemm_tiles.hpp:258
+      const uint v2995 = v2958 + 48u;  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<false>(v275, shm0, long(v2995), long(64u));
+      const uint v3001 = v2964 + 48u;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load<true>(v277, shm1, long(v3001), long(64u));
+      iron_frag_mma(v273, v275, v277);  // kernels/gemm/gemm_tiles.hpp:258
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:268
   } else {
-    const uint v968 = iron_tpg.x;  // kernels/convolution/im2col_a.hpp:156
-    const uint v1027 = v1 + v6;  // kernels/convolution/im2col_a.hpp:71
-    const uint v1081 = v266 << 6u;  // kernels/gemm/gemm_tiles.hpp:252
-    const uint v1087 = v270 << 6u;  // kernels/gemm/gemm_tiles.hpp:256
-    const uint v1095 = v1081 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
-    const uint v1101 = v1087 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
-    const uint v1107 = v1081 + 32u;  // kernels/gemm/gemm_tiles.hpp:252
-    const uint v1113 = v1087 + 32u;  // kernels/gemm/gemm_tiles.hpp:256
-    const uint v1119 = v1081 + 48u;  // kernels/gemm/gemm_tiles.hpp:252
-    const uint v1125 = v1087 + 48u;  // kernels/gemm/gemm_tiles.hpp:256
+    const uint v969 = iron_tpg.x;  // kernels/convolution/im2col_a.hpp:156
+    const uint v1028 = v1 + v6;  // kernels/convolution/im2col_a.hpp:71
+    const uint v1082 = v267 << 6u;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v1088 = v271 << 6u;  // kernels/gemm/gemm_tiles.hpp:256
+    const uint v1096 = v1082 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v1102 = v1088 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
+    const uint v1108 = v1082 + 32u;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v1114 = v1088 + 32u;  // kernels/gemm/gemm_tiles.hpp:256
+    const uint v1120 = v1082 + 48u;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v1126 = v1088 + 48u;  // kernels/gemm/gemm_tiles.hpp:256
 
-    for (uint v967 = v10; v967 < v15; v967 += 64u) {  // kernels/gemm/gemm_tiles.hpp:273
-      for (uint v971 = v115; v971 < 8192u; v971 += v968) {  // kernels/convolution/im2col_a.hpp:156
-        const uint v973 = v971 >> 6u;  // kernels/convolution/im2col_a.hpp:157
-        const uint v975 = v971 & 63u;  // kernels/convolution/im2col_a.hpp:158
-        const uint v976 = v967 + v975;  // kernels/convolution/im2col_a.hpp:159
-        const uint v977 = v60 + v973;
-        const uint v1003 = v977 / v27;  // kernels/convolution/im2col_a.hpp:63
-        const uint v1004 = v977 % v27;  // kernels/convolution/im2col_a.hpp:64
-        const uint v1006 = v976 / v13;  // kernels/convolution/im2col_a.hpp:66
-        const uint v1007 = v1006 / v4;  // kernels/convolution/im2col_a.hpp:68
-        const uint v1009 = v1004 / v27;
-        const uint v1011 = v1009 + v1007;
-        const uint v1012 = v1006 % v4;  // kernels/convolution/im2col_a.hpp:69
-        const uint v1013 = v1012 * v7;
-        const uint v1014 = v1004 % v27;
-        const uint v1015 = v1014 * v5;
-        const uint v1016 = v1015 + v1013;
-        const bool v1017 = v977 < v41;  // kernels/convolution/im2col_a.hpp:71
-        const bool v1018 = v976 < v15;
-        const bool v1019 = v1017 && v1018;
-        const bool v1020 = v1011 >= v10;
-        const bool v1021 = v1019 && v1020;
-        const bool v1023 = v1011 < 1u;
-        const bool v1024 = v1021 && v1023;
-        const bool v1025 = v1016 >= v6;
-        const bool v1026 = v1024 && v1025;
-        const bool v1028 = v1016 < v1027;
-        const bool v1029 = v1026 && v1028;
-        const uint v1030 = max(v1011, v10);  // kernels/convolution/im2col_a.hpp:72
-        const uint v1032 = max(v1016, v6);  // kernels/convolution/im2col_a.hpp:73
-        const uint v1033 = v1032 - v6;
-        const uint v1034 = v976 % v13;  // kernels/convolution/im2col_a.hpp:74
-        const uint v1036 = v1003 + v1030;
-        const uint v1037 = v1036 * v1;
-        const uint v1038 = v1037 + v1033;
-        const uint v1039 = v1038 * v2;
-        const uint v1040 = v1039 + v68;
-        const uint v1041 = v1040 + v1034;
-        if (v1029) {  // kernels/convolution/im2col_a.hpp:160
-          const bfloat v1042 = x[v1041];
-          const uint v1044 = v973 << 6u;
-          const uint v1045 = v1044 + v975;
-          shm0[v1045] = v1042;
+    for (uint v968 = v10; v968 < v15; v968 += 64u) {  // kernels/gemm/gemm_tiles.hpp:273
+      for (uint v972 = v116; v972 < 8192u; v972 += v969) {  // kernels/convolution/im2col_a.hpp:156
+        const uint v974 = v972 >> 6u;  // kernels/convolution/im2col_a.hpp:157
+        const uint v976 = v972 & 63u;  // kernels/convolution/im2col_a.hpp:158
+        const uint v977 = v968 + v976;  // kernels/convolution/im2col_a.hpp:159
+        const uint v978 = v60 + v974;
+        const uint v1004 = v978 / v27;  // kernels/convolution/im2col_a.hpp:63
+        const uint v1005 = v978 % v27;  // kernels/convolution/im2col_a.hpp:64
+        const uint v1007 = v977 / v13;  // kernels/convolution/im2col_a.hpp:66
+        const uint v1008 = v1007 / v4;  // kernels/convolution/im2col_a.hpp:68
+        const uint v1010 = v1005 / v27;
+        const uint v1012 = v1010 + v1008;
+        const uint v1013 = v1007 % v4;  // kernels/convolution/im2col_a.hpp:69
+        const uint v1014 = v1013 * v7;
+        const uint v1015 = v1005 % v27;
+        const uint v1016 = v1015 * v5;
+        const uint v1017 = v1016 + v1014;
+        const bool v1018 = v978 < v41;  // kernels/convolution/im2col_a.hpp:71
+        const bool v1019 = v977 < v15;
+        const bool v1020 = v1018 && v1019;
+        const bool v1021 = v1012 >= v10;
+        const bool v1022 = v1020 && v1021;
+        const bool v1024 = v1012 < 1u;
+        const bool v1025 = v1022 && v1024;
+        const bool v1026 = v1017 >= v6;
+        const bool v1027 = v1025 && v1026;
+        const bool v1029 = v1017 < v1028;
+        const bool v1030 = v1027 && v1029;
+        const uint v1031 = max(v1012, v10);  // kernels/convolution/im2col_a.hpp:72
+        const uint v1033 = max(v1017, v6);  // kernels/convolution/im2col_a.hpp:73
+        const uint v1034 = v1033 - v6;
+        const uint v1035 = v977 % v13;  // kernels/convolution/im2col_a.hpp:74
+        const uint v1037 = v1004 + v1031;
+        const uint v1038 = v1037 * v1;
+        const uint v1039 = v1038 + v1034;
+        const uint v1040 = v1039 * v2;
+        const uint v1041 = v1040 + v69;
+        const uint v1042 = v1041 + v1035;
+        if (v1030) {  // kernels/convolution/im2col_a.hpp:160
+          const bfloat v1043 = x[v1042];
+          const uint v1045 = v974 << 6u;
+          const uint v1046 = v1045 + v976;
+          shm0[v1046] = v1043;
         } else {
-          const uint v1047 = v973 << 6u;  // kernels/convolution/im2col_a.hpp:161
-          const uint v1048 = v1047 + v975;
-          shm0[v1048] = bfloat(0.0f);
+          const uint v1048 = v974 << 6u;  // kernels/convolution/im2col_a.hpp:161
+          const uint v1049 = v1048 + v976;
+          shm0[v1049] = bfloat(0.0f);
         }
       }
 
-      for (uint v1053 = v115; v1053 < 8192u; v1053 += v968) {  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v1055 = v1053 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v1057 = v1053 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v1058 = v64 + v1055;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v1059 = v1058 < v12;
-        const uint v1060 = v967 + v1057;
-        const bool v1061 = v1060 < v15;
-        const bool v1062 = v1059 && v1061;
-        if (v1062) {
-          const uint v1064 = v1058 * v15;  // kernels/gemm/gemm_tiles.hpp:99
-          const uint v1065 = v66 + v1064;
-          const uint v1066 = v1065 + v967;
-          const uint v1067 = v1066 + v1057;
-          const bfloat v1068 = weight[v1067];
-          const uint v1070 = v1055 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const uint v1071 = v1070 + v1057;
-          shm1[v1071] = v1068;
+      for (uint v1054 = v116; v1054 < 8192u; v1054 += v969) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v1056 = v1054 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v1058 = v1054 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v1059 = v64 + v1056;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v1060 = v1059 < v12;
+        const uint v1061 = v968 + v1058;
+        const bool v1062 = v1061 < v15;
+        const bool v1063 = v1060 && v1062;
+        if (v1063) {
+          const uint v1065 = v1059 * v15;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v1066 = v66 + v1065;
+          const uint v1067 = v1066 + v968;
+          const uint v1068 = v1067 + v1058;
+          const bfloat v1069 = weight[v1068];
+          const uint v1071 = v1056 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const uint v1072 = v1071 + v1058;
+          shm1[v1072] = v1069;
         } else {
-          const uint v1073 = v1055 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const uint v1074 = v1073 + v1057;
-          shm1[v1074] = bfloat(0.0f);
+          const uint v1074 = v1056 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const uint v1075 = v1074 + v1058;
+          shm1[v1075] = bfloat(0.0f);
         }
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:276
-      iron_frag_load<false>(v274, shm0, long(v1081), long(64u));  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_load<true>(v276, shm1, long(v1087), long(64u));  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_mma(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:258
-      iron_frag_load<false>(v274, shm0, long(v1095), long(64u));  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_load<true>(v276, shm1, long(v1101), long(64u));  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_mma(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:258
-      iron_frag_load<false>(v274, shm0, long(v1107), long(64u));  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_load<true>(v276, shm1, long(v1113), long(64u));  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_mma(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:258
-      iron_frag_load<false>(v274, shm0, long(v1119), long(64u));  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_load<true>(v276, shm1, long(v1125), long(64u));  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_mma(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load<false>(v275, shm0, long(v1082), long(64u));  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<true>(v277, shm1, long(v1088), long(64u));  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma(v273, v275, v277);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load<false>(v275, shm0, long(v1096), long(64u));  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<true>(v277, shm1, long(v1102), long(64u));  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma(v273, v275, v277);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load<false>(v275, shm0, long(v1108), long(64u));  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<true>(v277, shm1, long(v1114), long(64u));  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma(v273, v275, v277);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load<false>(v275, shm0, long(v1120), long(64u));  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<true>(v277, shm1, long(v1126), long(64u));  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma(v273, v275, v277);  // kernels/gemm/gemm_tiles.hpp:258
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:278
     }
   }
-  const uint v1126 = v64 + v270;  // kernels/gemm/gemm_tiles.hpp:285
-  const uint v1127 = v60 + v266;
-  const uint v1132 = v3 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-  const bool v1133 = v1132 == v10;
-  const uint v1136 = v12 & 1u;
-  const bool v1137 = v1136 == v10;
-  const bool v1138 = v1133 && v1137;
-  if (v1138) {
-    const uint v1140 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1141 = v1127 + v1140;
-    const uint v1142 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1143 = v1126 + v1142;
-    const bool v1144 = v1141 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1145 = v1143 < v12;
-    const bool v1146 = v1144 && v1145;
-    if (v1146) {
-      const uint v1147 = v65 + v1143;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1148 = v272.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1149 = bfloat(v1148);
-      const float v1150 = v272.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1153 = bfloat(v1150);
-      const uint v1154 = v1141 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1155 = v1154 + v1147;
-      *(device bfloat2*)(out + v1155) = bfloat2(v1149, v1153);
-    }
-    const uint v1156 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1157 = v1127 + v1156;
-    const uint v1158 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1159 = v1126 + v1158;
-    const bool v1160 = v1157 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1161 = v1159 < v12;
-    const bool v1162 = v1160 && v1161;
-    if (v1162) {
-      const uint v1163 = v65 + v1159;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1164 = v272.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1165 = bfloat(v1164);
-      const float v1166 = v272.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1169 = bfloat(v1166);
-      const uint v1170 = v1157 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1171 = v1170 + v1163;
-      *(device bfloat2*)(out + v1171) = bfloat2(v1165, v1169);
-    }
-    const uint v1172 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1173 = v1127 + v1172;
-    const uint v1174 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1175 = v1126 + v1174;
-    const bool v1176 = v1173 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1177 = v1175 < v12;
-    const bool v1178 = v1176 && v1177;
-    if (v1178) {
-      const uint v1179 = v65 + v1175;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1180 = v272.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1181 = bfloat(v1180);
-      const float v1182 = v272.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1185 = bfloat(v1182);
-      const uint v1186 = v1173 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1187 = v1186 + v1179;
-      *(device bfloat2*)(out + v1187) = bfloat2(v1181, v1185);
-    }
-    const uint v1188 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1189 = v1127 + v1188;
-    const uint v1190 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1191 = v1126 + v1190;
-    const bool v1192 = v1189 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1193 = v1191 < v12;
-    const bool v1194 = v1192 && v1193;
-    if (v1194) {
-      const uint v1195 = v65 + v1191;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1196 = v272.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1197 = bfloat(v1196);
-      const float v1198 = v272.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1201 = bfloat(v1198);
-      const uint v1202 = v1189 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1203 = v1202 + v1195;
-      *(device bfloat2*)(out + v1203) = bfloat2(v1197, v1201);
-    }
-    const uint v1204 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1205 = v1127 + v1204;
-    const uint v1206 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1207 = v1126 + v1206;
-    const bool v1208 = v1205 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1209 = v1207 < v12;
-    const bool v1210 = v1208 && v1209;
-    if (v1210) {
-      const uint v1211 = v65 + v1207;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1212 = v272.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1213 = bfloat(v1212);
-      const float v1214 = v272.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1217 = bfloat(v1214);
-      const uint v1218 = v1205 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1219 = v1218 + v1211;
-      *(device bfloat2*)(out + v1219) = bfloat2(v1213, v1217);
-    }
-    const uint v1220 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1221 = v1127 + v1220;
-    const uint v1222 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1223 = v1126 + v1222;
-    const bool v1224 = v1221 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1225 = v1223 < v12;
-    const bool v1226 = v1224 && v1225;
-    if (v1226) {
-      const uint v1227 = v65 + v1223;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1228 = v272.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1229 = bfloat(v1228);
-      const float v1230 = v272.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1233 = bfloat(v1230);
-      const uint v1234 = v1221 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1235 = v1234 + v1227;
-      *(device bfloat2*)(out + v1235) = bfloat2(v1229, v1233);
-    }
-    const uint v1236 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1237 = v1127 + v1236;
-    const uint v1238 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1239 = v1126 + v1238;
-    const bool v1240 = v1237 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1241 = v1239 < v12;
-    const bool v1242 = v1240 && v1241;
-    if (v1242) {
-      const uint v1243 = v65 + v1239;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1244 = v272.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1245 = bfloat(v1244);
-      const float v1246 = v272.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1249 = bfloat(v1246);
-      const uint v1250 = v1237 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1251 = v1250 + v1243;
-      *(device bfloat2*)(out + v1251) = bfloat2(v1245, v1249);
-    }
-    const uint v1252 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1253 = v1127 + v1252;
-    const uint v1254 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1255 = v1126 + v1254;
-    const bool v1256 = v1253 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1257 = v1255 < v12;
-    const bool v1258 = v1256 && v1257;
-    if (v1258) {
-      const uint v1259 = v65 + v1255;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1260 = v272.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1261 = bfloat(v1260);
-      const float v1262 = v272.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1265 = bfloat(v1262);
-      const uint v1266 = v1253 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1267 = v1266 + v1259;
-      *(device bfloat2*)(out + v1267) = bfloat2(v1261, v1265);
-    }
-    const uint v1268 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1269 = v1127 + v1268;
-    const uint v1270 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1271 = v1126 + v1270;
-    const bool v1272 = v1269 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1273 = v1271 < v12;
-    const bool v1274 = v1272 && v1273;
-    if (v1274) {
-      const uint v1275 = v65 + v1271;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1276 = v272.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1277 = bfloat(v1276);
-      const float v1278 = v272.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1281 = bfloat(v1278);
-      const uint v1282 = v1269 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1283 = v1282 + v1275;
-      *(device bfloat2*)(out + v1283) = bfloat2(v1277, v1281);
-    }
-    const uint v1284 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1285 = v1127 + v1284;
-    const uint v1286 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1287 = v1126 + v1286;
-    const bool v1288 = v1285 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1289 = v1287 < v12;
-    const bool v1290 = v1288 && v1289;
-    if (v1290) {
-      const uint v1291 = v65 + v1287;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1292 = v272.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1293 = bfloat(v1292);
-      const float v1294 = v272.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1297 = bfloat(v1294);
-      const uint v1298 = v1285 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1299 = v1298 + v1291;
-      *(device bfloat2*)(out + v1299) = bfloat2(v1293, v1297);
-    }
-    const uint v1300 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1301 = v1127 + v1300;
-    const uint v1302 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1303 = v1126 + v1302;
-    const bool v1304 = v1301 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1305 = v1303 < v12;
-    const bool v1306 = v1304 && v1305;
-    if (v1306) {
-      const uint v1307 = v65 + v1303;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1308 = v272.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1309 = bfloat(v1308);
-      const float v1310 = v272.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1313 = bfloat(v1310);
-      const uint v1314 = v1301 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1315 = v1314 + v1307;
-      *(device bfloat2*)(out + v1315) = bfloat2(v1309, v1313);
-    }
-    const uint v1316 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1317 = v1127 + v1316;
-    const uint v1318 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1319 = v1126 + v1318;
-    const bool v1320 = v1317 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1321 = v1319 < v12;
-    const bool v1322 = v1320 && v1321;
-    if (v1322) {
-      const uint v1323 = v65 + v1319;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1324 = v272.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1325 = bfloat(v1324);
-      const float v1326 = v272.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1329 = bfloat(v1326);
-      const uint v1330 = v1317 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1331 = v1330 + v1323;
-      *(device bfloat2*)(out + v1331) = bfloat2(v1325, v1329);
-    }
-    const uint v1332 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1333 = v1127 + v1332;
-    const uint v1334 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1335 = v1126 + v1334;
-    const bool v1336 = v1333 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1337 = v1335 < v12;
-    const bool v1338 = v1336 && v1337;
-    if (v1338) {
-      const uint v1339 = v65 + v1335;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1340 = v272.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1341 = bfloat(v1340);
-      const float v1342 = v272.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1345 = bfloat(v1342);
-      const uint v1346 = v1333 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1347 = v1346 + v1339;
-      *(device bfloat2*)(out + v1347) = bfloat2(v1341, v1345);
-    }
-    const uint v1348 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1349 = v1127 + v1348;
-    const uint v1350 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1351 = v1126 + v1350;
-    const bool v1352 = v1349 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1353 = v1351 < v12;
-    const bool v1354 = v1352 && v1353;
-    if (v1354) {
-      const uint v1355 = v65 + v1351;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1356 = v272.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1357 = bfloat(v1356);
-      const float v1358 = v272.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1361 = bfloat(v1358);
-      const uint v1362 = v1349 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1363 = v1362 + v1355;
-      *(device bfloat2*)(out + v1363) = bfloat2(v1357, v1361);
-    }
-    const uint v1364 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1365 = v1127 + v1364;
-    const uint v1366 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1367 = v1126 + v1366;
-    const bool v1368 = v1365 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1369 = v1367 < v12;
-    const bool v1370 = v1368 && v1369;
-    if (v1370) {
-      const uint v1371 = v65 + v1367;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1372 = v272.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1373 = bfloat(v1372);
-      const float v1374 = v272.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1377 = bfloat(v1374);
-      const uint v1378 = v1365 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1379 = v1378 + v1371;
-      *(device bfloat2*)(out + v1379) = bfloat2(v1373, v1377);
-    }
-    const uint v1380 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1381 = v1127 + v1380;
-    const uint v1382 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1383 = v1126 + v1382;
-    const bool v1384 = v1381 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1385 = v1383 < v12;
-    const bool v1386 = v1384 && v1385;
-    if (v1386) {
-      const uint v1387 = v65 + v1383;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1388 = v272.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1389 = bfloat(v1388);
-      const float v1390 = v272.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1393 = bfloat(v1390);
-      const uint v1394 = v1381 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1395 = v1394 + v1387;
-      *(device bfloat2*)(out + v1395) = bfloat2(v1389, v1393);
-    }
-    const uint v1396 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1397 = v1127 + v1396;
-    const uint v1398 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1399 = v1126 + v1398;
-    const bool v1400 = v1397 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1401 = v1399 < v12;
-    const bool v1402 = v1400 && v1401;
-    if (v1402) {
-      const uint v1403 = v65 + v1399;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1404 = v272.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1405 = bfloat(v1404);
-      const float v1406 = v272.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1409 = bfloat(v1406);
-      const uint v1410 = v1397 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1411 = v1410 + v1403;
-      *(device bfloat2*)(out + v1411) = bfloat2(v1405, v1409);
-    }
-    const uint v1412 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1413 = v1127 + v1412;
-    const uint v1414 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1415 = v1126 + v1414;
-    const bool v1416 = v1413 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1417 = v1415 < v12;
-    const bool v1418 = v1416 && v1417;
-    if (v1418) {
-      const uint v1419 = v65 + v1415;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1420 = v272.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1421 = bfloat(v1420);
-      const float v1422 = v272.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1425 = bfloat(v1422);
-      const uint v1426 = v1413 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1427 = v1426 + v1419;
-      *(device bfloat2*)(out + v1427) = bfloat2(v1421, v1425);
-    }
-    const uint v1428 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1429 = v1127 + v1428;
-    const uint v1430 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1431 = v1126 + v1430;
-    const bool v1432 = v1429 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1433 = v1431 < v12;
-    const bool v1434 = v1432 && v1433;
-    if (v1434) {
-      const uint v1435 = v65 + v1431;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1436 = v272.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1437 = bfloat(v1436);
-      const float v1438 = v272.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1441 = bfloat(v1438);
-      const uint v1442 = v1429 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1443 = v1442 + v1435;
-      *(device bfloat2*)(out + v1443) = bfloat2(v1437, v1441);
-    }
-    const uint v1444 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1445 = v1127 + v1444;
-    const uint v1446 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1447 = v1126 + v1446;
-    const bool v1448 = v1445 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1449 = v1447 < v12;
-    const bool v1450 = v1448 && v1449;
-    if (v1450) {
-      const uint v1451 = v65 + v1447;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1452 = v272.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1453 = bfloat(v1452);
-      const float v1454 = v272.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1457 = bfloat(v1454);
-      const uint v1458 = v1445 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1459 = v1458 + v1451;
-      *(device bfloat2*)(out + v1459) = bfloat2(v1453, v1457);
-    }
-    const uint v1460 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1461 = v1127 + v1460;
-    const uint v1462 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1463 = v1126 + v1462;
-    const bool v1464 = v1461 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1465 = v1463 < v12;
-    const bool v1466 = v1464 && v1465;
-    if (v1466) {
-      const uint v1467 = v65 + v1463;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1468 = v272.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1469 = bfloat(v1468);
-      const float v1470 = v272.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1473 = bfloat(v1470);
-      const uint v1474 = v1461 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1475 = v1474 + v1467;
-      *(device bfloat2*)(out + v1475) = bfloat2(v1469, v1473);
-    }
-    const uint v1476 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1477 = v1127 + v1476;
-    const uint v1478 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1479 = v1126 + v1478;
-    const bool v1480 = v1477 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1481 = v1479 < v12;
-    const bool v1482 = v1480 && v1481;
-    if (v1482) {
-      const uint v1483 = v65 + v1479;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1484 = v272.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1485 = bfloat(v1484);
-      const float v1486 = v272.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1489 = bfloat(v1486);
-      const uint v1490 = v1477 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1491 = v1490 + v1483;
-      *(device bfloat2*)(out + v1491) = bfloat2(v1485, v1489);
-    }
-    const uint v1492 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1493 = v1127 + v1492;
-    const uint v1494 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1495 = v1126 + v1494;
-    const bool v1496 = v1493 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1497 = v1495 < v12;
-    const bool v1498 = v1496 && v1497;
-    if (v1498) {
-      const uint v1499 = v65 + v1495;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1500 = v272.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1501 = bfloat(v1500);
-      const float v1502 = v272.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1505 = bfloat(v1502);
-      const uint v1506 = v1493 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1507 = v1506 + v1499;
-      *(device bfloat2*)(out + v1507) = bfloat2(v1501, v1505);
-    }
-    const uint v1508 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1509 = v1127 + v1508;
-    const uint v1510 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1511 = v1126 + v1510;
-    const bool v1512 = v1509 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1513 = v1511 < v12;
-    const bool v1514 = v1512 && v1513;
-    if (v1514) {
-      const uint v1515 = v65 + v1511;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1516 = v272.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1517 = bfloat(v1516);
-      const float v1518 = v272.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1521 = bfloat(v1518);
-      const uint v1522 = v1509 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1523 = v1522 + v1515;
-      *(device bfloat2*)(out + v1523) = bfloat2(v1517, v1521);
-    }
-    const uint v1524 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1525 = v1127 + v1524;
-    const uint v1526 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1527 = v1126 + v1526;
-    const bool v1528 = v1525 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1529 = v1527 < v12;
-    const bool v1530 = v1528 && v1529;
-    if (v1530) {
-      const uint v1531 = v65 + v1527;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1532 = v272.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1533 = bfloat(v1532);
-      const float v1534 = v272.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1537 = bfloat(v1534);
-      const uint v1538 = v1525 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1539 = v1538 + v1531;
-      *(device bfloat2*)(out + v1539) = bfloat2(v1533, v1537);
-    }
-    const uint v1540 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1541 = v1127 + v1540;
-    const uint v1542 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1543 = v1126 + v1542;
-    const bool v1544 = v1541 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1545 = v1543 < v12;
-    const bool v1546 = v1544 && v1545;
-    if (v1546) {
-      const uint v1547 = v65 + v1543;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1548 = v272.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1549 = bfloat(v1548);
-      const float v1550 = v272.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1553 = bfloat(v1550);
-      const uint v1554 = v1541 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1555 = v1554 + v1547;
-      *(device bfloat2*)(out + v1555) = bfloat2(v1549, v1553);
-    }
-    const uint v1556 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1557 = v1127 + v1556;
-    const uint v1558 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1559 = v1126 + v1558;
-    const bool v1560 = v1557 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1561 = v1559 < v12;
-    const bool v1562 = v1560 && v1561;
-    if (v1562) {
-      const uint v1563 = v65 + v1559;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1564 = v272.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1565 = bfloat(v1564);
-      const float v1566 = v272.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1569 = bfloat(v1566);
-      const uint v1570 = v1557 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1571 = v1570 + v1563;
-      *(device bfloat2*)(out + v1571) = bfloat2(v1565, v1569);
-    }
-    const uint v1572 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1573 = v1127 + v1572;
-    const uint v1574 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1575 = v1126 + v1574;
-    const bool v1576 = v1573 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1577 = v1575 < v12;
-    const bool v1578 = v1576 && v1577;
-    if (v1578) {
-      const uint v1579 = v65 + v1575;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1580 = v272.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1581 = bfloat(v1580);
-      const float v1582 = v272.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1585 = bfloat(v1582);
-      const uint v1586 = v1573 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1587 = v1586 + v1579;
-      *(device bfloat2*)(out + v1587) = bfloat2(v1581, v1585);
-    }
-    const uint v1588 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1589 = v1127 + v1588;
-    const uint v1590 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1591 = v1126 + v1590;
-    const bool v1592 = v1589 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1593 = v1591 < v12;
-    const bool v1594 = v1592 && v1593;
-    if (v1594) {
-      const uint v1595 = v65 + v1591;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1596 = v272.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1597 = bfloat(v1596);
-      const float v1598 = v272.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1601 = bfloat(v1598);
-      const uint v1602 = v1589 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1603 = v1602 + v1595;
-      *(device bfloat2*)(out + v1603) = bfloat2(v1597, v1601);
-    }
-    const uint v1604 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1605 = v1127 + v1604;
-    const uint v1606 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1607 = v1126 + v1606;
-    const bool v1608 = v1605 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1609 = v1607 < v12;
-    const bool v1610 = v1608 && v1609;
-    if (v1610) {
-      const uint v1611 = v65 + v1607;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1612 = v272.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1613 = bfloat(v1612);
-      const float v1614 = v272.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1617 = bfloat(v1614);
-      const uint v1618 = v1605 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1619 = v1618 + v1611;
-      *(device bfloat2*)(out + v1619) = bfloat2(v1613, v1617);
-    }
-    const uint v1620 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1621 = v1127 + v1620;
-    const uint v1622 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1623 = v1126 + v1622;
-    const bool v1624 = v1621 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1625 = v1623 < v12;
-    const bool v1626 = v1624 && v1625;
-    if (v1626) {
-      const uint v1627 = v65 + v1623;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1628 = v272.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1629 = bfloat(v1628);
-      const float v1630 = v272.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1633 = bfloat(v1630);
-      const uint v1634 = v1621 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1635 = v1634 + v1627;
-      *(device bfloat2*)(out + v1635) = bfloat2(v1629, v1633);
-    }
-    const uint v1636 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1637 = v1127 + v1636;
-    const uint v1638 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1639 = v1126 + v1638;
-    const bool v1640 = v1637 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1641 = v1639 < v12;
-    const bool v1642 = v1640 && v1641;
-    if (v1642) {
-      const uint v1643 = v65 + v1639;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1644 = v272.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1645 = bfloat(v1644);
-      const float v1646 = v272.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1649 = bfloat(v1646);
-      const uint v1650 = v1637 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1651 = v1650 + v1643;
-      *(device bfloat2*)(out + v1651) = bfloat2(v1645, v1649);
-    }
-    const uint v1652 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1653 = v1127 + v1652;
-    const uint v1654 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1655 = v1126 + v1654;
-    const bool v1656 = v1653 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1657 = v1655 < v12;
-    const bool v1658 = v1656 && v1657;
-    if (v1658) {
-      const uint v1659 = v65 + v1655;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1660 = v272.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1661 = bfloat(v1660);
-      const float v1662 = v272.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1665 = bfloat(v1662);
-      const uint v1666 = v1653 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1667 = v1666 + v1659;
-      *(device bfloat2*)(out + v1667) = bfloat2(v1661, v1665);
-    }
-    const uint v1668 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1669 = v1127 + v1668;
-    const uint v1670 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1671 = v1126 + v1670;
-    const bool v1672 = v1669 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1673 = v1671 < v12;
-    const bool v1674 = v1672 && v1673;
-    if (v1674) {
-      const uint v1675 = v65 + v1671;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1676 = v272.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1677 = bfloat(v1676);
-      const float v1678 = v272.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1681 = bfloat(v1678);
-      const uint v1682 = v1669 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1683 = v1682 + v1675;
-      *(device bfloat2*)(out + v1683) = bfloat2(v1677, v1681);
-    }
-    const uint v1684 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1685 = v1127 + v1684;
-    const uint v1686 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1687 = v1126 + v1686;
-    const bool v1688 = v1685 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1689 = v1687 < v12;
-    const bool v1690 = v1688 && v1689;
-    if (v1690) {
-      const uint v1691 = v65 + v1687;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1692 = v272.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1693 = bfloat(v1692);
-      const float v1694 = v272.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1697 = bfloat(v1694);
-      const uint v1698 = v1685 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1699 = v1698 + v1691;
-      *(device bfloat2*)(out + v1699) = bfloat2(v1693, v1697);
-    }
-    const uint v1700 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1701 = v1127 + v1700;
-    const uint v1702 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1703 = v1126 + v1702;
-    const bool v1704 = v1701 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1705 = v1703 < v12;
-    const bool v1706 = v1704 && v1705;
-    if (v1706) {
-      const uint v1707 = v65 + v1703;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1708 = v272.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1709 = bfloat(v1708);
-      const float v1710 = v272.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1713 = bfloat(v1710);
-      const uint v1714 = v1701 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1715 = v1714 + v1707;
-      *(device bfloat2*)(out + v1715) = bfloat2(v1709, v1713);
-    }
-    const uint v1716 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1717 = v1127 + v1716;
-    const uint v1718 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1719 = v1126 + v1718;
-    const bool v1720 = v1717 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1721 = v1719 < v12;
-    const bool v1722 = v1720 && v1721;
-    if (v1722) {
-      const uint v1723 = v65 + v1719;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1724 = v272.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1725 = bfloat(v1724);
-      const float v1726 = v272.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1729 = bfloat(v1726);
-      const uint v1730 = v1717 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1731 = v1730 + v1723;
-      *(device bfloat2*)(out + v1731) = bfloat2(v1725, v1729);
-    }
-    const uint v1732 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1733 = v1127 + v1732;
-    const uint v1734 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1735 = v1126 + v1734;
-    const bool v1736 = v1733 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1737 = v1735 < v12;
-    const bool v1738 = v1736 && v1737;
-    if (v1738) {
-      const uint v1739 = v65 + v1735;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1740 = v272.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1741 = bfloat(v1740);
-      const float v1742 = v272.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1745 = bfloat(v1742);
-      const uint v1746 = v1733 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1747 = v1746 + v1739;
-      *(device bfloat2*)(out + v1747) = bfloat2(v1741, v1745);
-    }
-    const uint v1748 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1749 = v1127 + v1748;
-    const uint v1750 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1751 = v1126 + v1750;
-    const bool v1752 = v1749 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1753 = v1751 < v12;
-    const bool v1754 = v1752 && v1753;
-    if (v1754) {
-      const uint v1755 = v65 + v1751;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1756 = v272.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1757 = bfloat(v1756);
-      const float v1758 = v272.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1761 = bfloat(v1758);
-      const uint v1762 = v1749 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1763 = v1762 + v1755;
-      *(device bfloat2*)(out + v1763) = bfloat2(v1757, v1761);
-    }
-    const uint v1764 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1765 = v1127 + v1764;
-    const uint v1766 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1767 = v1126 + v1766;
-    const bool v1768 = v1765 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1769 = v1767 < v12;
-    const bool v1770 = v1768 && v1769;
-    if (v1770) {
-      const uint v1771 = v65 + v1767;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1772 = v272.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1773 = bfloat(v1772);
-      const float v1774 = v272.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1777 = bfloat(v1774);
-      const uint v1778 = v1765 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1779 = v1778 + v1771;
-      *(device bfloat2*)(out + v1779) = bfloat2(v1773, v1777);
-    }
-    const uint v1780 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1781 = v1127 + v1780;
-    const uint v1782 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1783 = v1126 + v1782;
-    const bool v1784 = v1781 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1785 = v1783 < v12;
-    const bool v1786 = v1784 && v1785;
-    if (v1786) {
-      const uint v1787 = v65 + v1783;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1788 = v272.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1789 = bfloat(v1788);
-      const float v1790 = v272.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1793 = bfloat(v1790);
-      const uint v1794 = v1781 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1795 = v1794 + v1787;
-      *(device bfloat2*)(out + v1795) = bfloat2(v1789, v1793);
-    }
-    const uint v1796 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1797 = v1127 + v1796;
-    const uint v1798 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1799 = v1126 + v1798;
-    const bool v1800 = v1797 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1801 = v1799 < v12;
-    const bool v1802 = v1800 && v1801;
-    if (v1802) {
-      const uint v1803 = v65 + v1799;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1804 = v272.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1805 = bfloat(v1804);
-      const float v1806 = v272.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1809 = bfloat(v1806);
-      const uint v1810 = v1797 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1811 = v1810 + v1803;
-      *(device bfloat2*)(out + v1811) = bfloat2(v1805, v1809);
-    }
-    const uint v1812 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1813 = v1127 + v1812;
-    const uint v1814 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1815 = v1126 + v1814;
-    const bool v1816 = v1813 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1817 = v1815 < v12;
-    const bool v1818 = v1816 && v1817;
-    if (v1818) {
-      const uint v1819 = v65 + v1815;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1820 = v272.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1821 = bfloat(v1820);
-      const float v1822 = v272.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1825 = bfloat(v1822);
-      const uint v1826 = v1813 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1827 = v1826 + v1819;
-      *(device bfloat2*)(out + v1827) = bfloat2(v1821, v1825);
-    }
-    const uint v1828 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1829 = v1127 + v1828;
-    const uint v1830 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1831 = v1126 + v1830;
-    const bool v1832 = v1829 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1833 = v1831 < v12;
-    const bool v1834 = v1832 && v1833;
-    if (v1834) {
-      const uint v1835 = v65 + v1831;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1836 = v272.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1837 = bfloat(v1836);
-      const float v1838 = v272.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1841 = bfloat(v1838);
-      const uint v1842 = v1829 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1843 = v1842 + v1835;
-      *(device bfloat2*)(out + v1843) = bfloat2(v1837, v1841);
-    }
-    const uint v1844 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1845 = v1127 + v1844;
-    const uint v1846 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1847 = v1126 + v1846;
-    const bool v1848 = v1845 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1849 = v1847 < v12;
-    const bool v1850 = v1848 && v1849;
-    if (v1850) {
-      const uint v1851 = v65 + v1847;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1852 = v272.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1853 = bfloat(v1852);
-      const float v1854 = v272.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1857 = bfloat(v1854);
-      const uint v1858 = v1845 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1859 = v1858 + v1851;
-      *(device bfloat2*)(out + v1859) = bfloat2(v1853, v1857);
-    }
-    const uint v1860 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1861 = v1127 + v1860;
-    const uint v1862 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1863 = v1126 + v1862;
-    const bool v1864 = v1861 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1865 = v1863 < v12;
-    const bool v1866 = v1864 && v1865;
-    if (v1866) {
-      const uint v1867 = v65 + v1863;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1868 = v272.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1869 = bfloat(v1868);
-      const float v1870 = v272.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1873 = bfloat(v1870);
-      const uint v1874 = v1861 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1875 = v1874 + v1867;
-      *(device bfloat2*)(out + v1875) = bfloat2(v1869, v1873);
-    }
-    const uint v1876 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1877 = v1127 + v1876;
-    const uint v1878 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1879 = v1126 + v1878;
-    const bool v1880 = v1877 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1881 = v1879 < v12;
-    const bool v1882 = v1880 && v1881;
-    if (v1882) {
-      const uint v1883 = v65 + v1879;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1884 = v272.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1885 = bfloat(v1884);
-      const float v1886 = v272.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1889 = bfloat(v1886);
-      const uint v1890 = v1877 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1891 = v1890 + v1883;
-      *(device bfloat2*)(out + v1891) = bfloat2(v1885, v1889);
-    }
-    const uint v1892 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1893 = v1127 + v1892;
-    const uint v1894 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1895 = v1126 + v1894;
-    const bool v1896 = v1893 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1897 = v1895 < v12;
-    const bool v1898 = v1896 && v1897;
-    if (v1898) {
-      const uint v1899 = v65 + v1895;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1900 = v272.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1901 = bfloat(v1900);
-      const float v1902 = v272.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1905 = bfloat(v1902);
-      const uint v1906 = v1893 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1907 = v1906 + v1899;
-      *(device bfloat2*)(out + v1907) = bfloat2(v1901, v1905);
-    }
-    const uint v1908 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1909 = v1127 + v1908;
-    const uint v1910 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1911 = v1126 + v1910;
-    const bool v1912 = v1909 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1913 = v1911 < v12;
-    const bool v1914 = v1912 && v1913;
-    if (v1914) {
-      const uint v1915 = v65 + v1911;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1916 = v272.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1917 = bfloat(v1916);
-      const float v1918 = v272.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1921 = bfloat(v1918);
-      const uint v1922 = v1909 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1923 = v1922 + v1915;
-      *(device bfloat2*)(out + v1923) = bfloat2(v1917, v1921);
-    }
-    const uint v1924 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1925 = v1127 + v1924;
-    const uint v1926 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1927 = v1126 + v1926;
-    const bool v1928 = v1925 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1929 = v1927 < v12;
-    const bool v1930 = v1928 && v1929;
-    if (v1930) {
-      const uint v1931 = v65 + v1927;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1932 = v272.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1933 = bfloat(v1932);
-      const float v1934 = v272.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1937 = bfloat(v1934);
-      const uint v1938 = v1925 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1939 = v1938 + v1931;
-      *(device bfloat2*)(out + v1939) = bfloat2(v1933, v1937);
-    }
-    const uint v1940 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1941 = v1127 + v1940;
-    const uint v1942 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1943 = v1126 + v1942;
-    const bool v1944 = v1941 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1945 = v1943 < v12;
-    const bool v1946 = v1944 && v1945;
-    if (v1946) {
-      const uint v1947 = v65 + v1943;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1948 = v272.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1949 = bfloat(v1948);
-      const float v1950 = v272.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1953 = bfloat(v1950);
-      const uint v1954 = v1941 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1955 = v1954 + v1947;
-      *(device bfloat2*)(out + v1955) = bfloat2(v1949, v1953);
-    }
-    const uint v1956 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1957 = v1127 + v1956;
-    const uint v1958 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1959 = v1126 + v1958;
-    const bool v1960 = v1957 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1961 = v1959 < v12;
-    const bool v1962 = v1960 && v1961;
-    if (v1962) {
-      const uint v1963 = v65 + v1959;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1964 = v272.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1965 = bfloat(v1964);
-      const float v1966 = v272.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1969 = bfloat(v1966);
-      const uint v1970 = v1957 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1971 = v1970 + v1963;
-      *(device bfloat2*)(out + v1971) = bfloat2(v1965, v1969);
-    }
-    const uint v1972 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1973 = v1127 + v1972;
-    const uint v1974 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1975 = v1126 + v1974;
-    const bool v1976 = v1973 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1977 = v1975 < v12;
-    const bool v1978 = v1976 && v1977;
-    if (v1978) {
-      const uint v1979 = v65 + v1975;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1980 = v272.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1981 = bfloat(v1980);
-      const float v1982 = v272.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1985 = bfloat(v1982);
-      const uint v1986 = v1973 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1987 = v1986 + v1979;
-      *(device bfloat2*)(out + v1987) = bfloat2(v1981, v1985);
-    }
-    const uint v1988 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1989 = v1127 + v1988;
-    const uint v1990 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1991 = v1126 + v1990;
-    const bool v1992 = v1989 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1993 = v1991 < v12;
-    const bool v1994 = v1992 && v1993;
-    if (v1994) {
-      const uint v1995 = v65 + v1991;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1996 = v272.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1997 = bfloat(v1996);
-      const float v1998 = v272.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v2001 = bfloat(v1998);
-      const uint v2002 = v1989 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v2003 = v2002 + v1995;
-      *(device bfloat2*)(out + v2003) = bfloat2(v1997, v2001);
-    }
-    const uint v2004 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v2005 = v1127 + v2004;
-    const uint v2006 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v2007 = v1126 + v2006;
-    const bool v2008 = v2005 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v2009 = v2007 < v12;
-    const bool v2010 = v2008 && v2009;
-    if (v2010) {
-      const uint v2011 = v65 + v2007;  // kernels/convolution/conv_tiles.hpp:93
-      const float v2012 = v272.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v2013 = bfloat(v2012);
-      const float v2014 = v272.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v2017 = bfloat(v2014);
-      const uint v2018 = v2005 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v2019 = v2018 + v2011;
-      *(device bfloat2*)(out + v2019) = bfloat2(v2013, v2017);
-    }
-    const uint v2020 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v2021 = v1127 + v2020;
-    const uint v2022 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v2023 = v1126 + v2022;
-    const bool v2024 = v2021 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v2025 = v2023 < v12;
-    const bool v2026 = v2024 && v2025;
-    if (v2026) {
-      const uint v2027 = v65 + v2023;  // kernels/convolution/conv_tiles.hpp:93
-      const float v2028 = v272.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v2029 = bfloat(v2028);
-      const float v2030 = v272.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v2033 = bfloat(v2030);
-      const uint v2034 = v2021 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v2035 = v2034 + v2027;
-      *(device bfloat2*)(out + v2035) = bfloat2(v2029, v2033);
-    }
-    const uint v2036 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v2037 = v1127 + v2036;
-    const uint v2038 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v2039 = v1126 + v2038;
-    const bool v2040 = v2037 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v2041 = v2039 < v12;
-    const bool v2042 = v2040 && v2041;
-    if (v2042) {
-      const uint v2043 = v65 + v2039;  // kernels/convolution/conv_tiles.hpp:93
-      const float v2044 = v272.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v2045 = bfloat(v2044);
-      const float v2046 = v272.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v2049 = bfloat(v2046);
-      const uint v2050 = v2037 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v2051 = v2050 + v2043;
-      *(device bfloat2*)(out + v2051) = bfloat2(v2045, v2049);
-    }
-    const uint v2052 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v2053 = v1127 + v2052;
-    const uint v2054 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v2055 = v1126 + v2054;
-    const bool v2056 = v2053 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v2057 = v2055 < v12;
-    const bool v2058 = v2056 && v2057;
-    if (v2058) {
-      const uint v2059 = v65 + v2055;  // kernels/convolution/conv_tiles.hpp:93
-      const float v2060 = v272.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v2061 = bfloat(v2060);
-      const float v2062 = v272.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v2065 = bfloat(v2062);
-      const uint v2066 = v2053 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v2067 = v2066 + v2059;
-      *(device bfloat2*)(out + v2067) = bfloat2(v2061, v2065);
-    }
-    const uint v2068 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v2069 = v1127 + v2068;
-    const uint v2070 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v2071 = v1126 + v2070;
-    const bool v2072 = v2069 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v2073 = v2071 < v12;
-    const bool v2074 = v2072 && v2073;
-    if (v2074) {
-      const uint v2075 = v65 + v2071;  // kernels/convolution/conv_tiles.hpp:93
-      const float v2076 = v272.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v2077 = bfloat(v2076);
-      const float v2078 = v272.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v2081 = bfloat(v2078);
-      const uint v2082 = v2069 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v2083 = v2082 + v2075;
-      *(device bfloat2*)(out + v2083) = bfloat2(v2077, v2081);
-    }
-    const uint v2084 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v2085 = v1127 + v2084;
-    const uint v2086 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v2087 = v1126 + v2086;
-    const bool v2088 = v2085 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v2089 = v2087 < v12;
-    const bool v2090 = v2088 && v2089;
-    if (v2090) {
-      const uint v2091 = v65 + v2087;  // kernels/convolution/conv_tiles.hpp:93
-      const float v2092 = v272.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v2093 = bfloat(v2092);
-      const float v2094 = v272.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v2097 = bfloat(v2094);
-      const uint v2098 = v2085 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v2099 = v2098 + v2091;
-      *(device bfloat2*)(out + v2099) = bfloat2(v2093, v2097);
-    }
-    const uint v2100 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v2101 = v1127 + v2100;
-    const uint v2102 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v2103 = v1126 + v2102;
-    const bool v2104 = v2101 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v2105 = v2103 < v12;
-    const bool v2106 = v2104 && v2105;
-    if (v2106) {
-      const uint v2107 = v65 + v2103;  // kernels/convolution/conv_tiles.hpp:93
-      const float v2108 = v272.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v2109 = bfloat(v2108);
-      const float v2110 = v272.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v2113 = bfloat(v2110);
-      const uint v2114 = v2101 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v2115 = v2114 + v2107;
-      *(device bfloat2*)(out + v2115) = bfloat2(v2109, v2113);
-    }
-    const uint v2116 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v2117 = v1127 + v2116;
-    const uint v2118 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v2119 = v1126 + v2118;
-    const bool v2120 = v2117 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v2121 = v2119 < v12;
-    const bool v2122 = v2120 && v2121;
-    if (v2122) {
-      const uint v2123 = v65 + v2119;  // kernels/convolution/conv_tiles.hpp:93
-      const float v2124 = v272.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v2125 = bfloat(v2124);
-      const float v2126 = v272.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v2129 = bfloat(v2126);
-      const uint v2130 = v2117 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v2131 = v2130 + v2123;
-      *(device bfloat2*)(out + v2131) = bfloat2(v2125, v2129);
-    }
-    const uint v2132 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v2133 = v1127 + v2132;
-    const uint v2134 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v2135 = v1126 + v2134;
-    const bool v2136 = v2133 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v2137 = v2135 < v12;
-    const bool v2138 = v2136 && v2137;
-    if (v2138) {
-      const uint v2139 = v65 + v2135;  // kernels/convolution/conv_tiles.hpp:93
-      const float v2140 = v272.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v2141 = bfloat(v2140);
-      const float v2142 = v272.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v2145 = bfloat(v2142);
-      const uint v2146 = v2133 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v2147 = v2146 + v2139;
-      *(device bfloat2*)(out + v2147) = bfloat2(v2141, v2145);
-    }
-    const uint v2148 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v2149 = v1127 + v2148;
-    const uint v2150 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v2151 = v1126 + v2150;
-    const bool v2152 = v2149 < v41;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v2153 = v2151 < v12;
-    const bool v2154 = v2152 && v2153;
-    if (v2154) {
-      const uint v2155 = v65 + v2151;  // kernels/convolution/conv_tiles.hpp:93
-      const float v2156 = v272.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v2157 = bfloat(v2156);
-      const float v2158 = v272.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v2161 = bfloat(v2158);
-      const uint v2162 = v2149 * v3;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v2163 = v2162 + v2155;
-      *(device bfloat2*)(out + v2163) = bfloat2(v2157, v2161);
-    }
-  } else {
-    const uint v2164 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2165 = v1127 + v2164;
-    const uint v2166 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2167 = v1126 + v2166;
-    const bool v2168 = v2165 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2169 = v2167 < v12;
-    const bool v2170 = v2168 && v2169;
-    if (v2170) {
-      const float v2171 = v272.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2173 = bfloat(v2171);
-      const uint v2174 = v2165 * v3;
-      const uint v2175 = v2174 + v65;
-      const uint v2176 = v2175 + v2167;
-      out[v2176] = v2173;
-    }
-    const uint v2177 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2178 = v1127 + v2177;
-    const uint v2179 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2180 = v1126 + v2179;
-    const bool v2181 = v2178 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2182 = v2180 < v12;
-    const bool v2183 = v2181 && v2182;
-    if (v2183) {
-      const float v2184 = v272.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2186 = bfloat(v2184);
-      const uint v2187 = v2178 * v3;
-      const uint v2188 = v2187 + v65;
-      const uint v2189 = v2188 + v2180;
-      out[v2189] = v2186;
-    }
-    const uint v2190 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2191 = v1127 + v2190;
-    const uint v2192 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2193 = v1126 + v2192;
-    const bool v2194 = v2191 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2195 = v2193 < v12;
-    const bool v2196 = v2194 && v2195;
-    if (v2196) {
-      const float v2197 = v272.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2199 = bfloat(v2197);
-      const uint v2200 = v2191 * v3;
-      const uint v2201 = v2200 + v65;
-      const uint v2202 = v2201 + v2193;
-      out[v2202] = v2199;
-    }
-    const uint v2203 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2204 = v1127 + v2203;
-    const uint v2205 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2206 = v1126 + v2205;
-    const bool v2207 = v2204 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2208 = v2206 < v12;
-    const bool v2209 = v2207 && v2208;
-    if (v2209) {
-      const float v2210 = v272.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2212 = bfloat(v2210);
-      const uint v2213 = v2204 * v3;
-      const uint v2214 = v2213 + v65;
-      const uint v2215 = v2214 + v2206;
-      out[v2215] = v2212;
-    }
-    const uint v2216 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2217 = v1127 + v2216;
-    const uint v2218 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2219 = v1126 + v2218;
-    const bool v2220 = v2217 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2221 = v2219 < v12;
-    const bool v2222 = v2220 && v2221;
-    if (v2222) {
-      const float v2223 = v272.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2225 = bfloat(v2223);
-      const uint v2226 = v2217 * v3;
-      const uint v2227 = v2226 + v65;
-      const uint v2228 = v2227 + v2219;
-      out[v2228] = v2225;
-    }
-    const uint v2229 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2230 = v1127 + v2229;
-    const uint v2231 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2232 = v1126 + v2231;
-    const bool v2233 = v2230 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2234 = v2232 < v12;
-    const bool v2235 = v2233 && v2234;
-    if (v2235) {
-      const float v2236 = v272.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2238 = bfloat(v2236);
-      const uint v2239 = v2230 * v3;
-      const uint v2240 = v2239 + v65;
-      const uint v2241 = v2240 + v2232;
-      out[v2241] = v2238;
-    }
-    const uint v2242 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2243 = v1127 + v2242;
-    const uint v2244 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2245 = v1126 + v2244;
-    const bool v2246 = v2243 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2247 = v2245 < v12;
-    const bool v2248 = v2246 && v2247;
-    if (v2248) {
-      const float v2249 = v272.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2251 = bfloat(v2249);
-      const uint v2252 = v2243 * v3;
-      const uint v2253 = v2252 + v65;
-      const uint v2254 = v2253 + v2245;
-      out[v2254] = v2251;
-    }
-    const uint v2255 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2256 = v1127 + v2255;
-    const uint v2257 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2258 = v1126 + v2257;
-    const bool v2259 = v2256 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2260 = v2258 < v12;
-    const bool v2261 = v2259 && v2260;
-    if (v2261) {
-      const float v2262 = v272.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2264 = bfloat(v2262);
-      const uint v2265 = v2256 * v3;
-      const uint v2266 = v2265 + v65;
-      const uint v2267 = v2266 + v2258;
-      out[v2267] = v2264;
-    }
-    const uint v2268 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2269 = v1127 + v2268;
-    const uint v2270 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2271 = v1126 + v2270;
-    const bool v2272 = v2269 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2273 = v2271 < v12;
-    const bool v2274 = v2272 && v2273;
-    if (v2274) {
-      const float v2275 = v272.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2277 = bfloat(v2275);
-      const uint v2278 = v2269 * v3;
-      const uint v2279 = v2278 + v65;
-      const uint v2280 = v2279 + v2271;
-      out[v2280] = v2277;
-    }
-    const uint v2281 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2282 = v1127 + v2281;
-    const uint v2283 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2284 = v1126 + v2283;
-    const bool v2285 = v2282 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2286 = v2284 < v12;
-    const bool v2287 = v2285 && v2286;
-    if (v2287) {
-      const float v2288 = v272.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2290 = bfloat(v2288);
-      const uint v2291 = v2282 * v3;
-      const uint v2292 = v2291 + v65;
-      const uint v2293 = v2292 + v2284;
-      out[v2293] = v2290;
-    }
-    const uint v2294 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2295 = v1127 + v2294;
-    const uint v2296 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2297 = v1126 + v2296;
-    const bool v2298 = v2295 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2299 = v2297 < v12;
-    const bool v2300 = v2298 && v2299;
-    if (v2300) {
-      const float v2301 = v272.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2303 = bfloat(v2301);
-      const uint v2304 = v2295 * v3;
-      const uint v2305 = v2304 + v65;
-      const uint v2306 = v2305 + v2297;
-      out[v2306] = v2303;
-    }
-    const uint v2307 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2308 = v1127 + v2307;
-    const uint v2309 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2310 = v1126 + v2309;
-    const bool v2311 = v2308 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2312 = v2310 < v12;
-    const bool v2313 = v2311 && v2312;
-    if (v2313) {
-      const float v2314 = v272.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2316 = bfloat(v2314);
-      const uint v2317 = v2308 * v3;
-      const uint v2318 = v2317 + v65;
-      const uint v2319 = v2318 + v2310;
-      out[v2319] = v2316;
-    }
-    const uint v2320 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2321 = v1127 + v2320;
-    const uint v2322 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2323 = v1126 + v2322;
-    const bool v2324 = v2321 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2325 = v2323 < v12;
-    const bool v2326 = v2324 && v2325;
-    if (v2326) {
-      const float v2327 = v272.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2329 = bfloat(v2327);
-      const uint v2330 = v2321 * v3;
-      const uint v2331 = v2330 + v65;
-      const uint v2332 = v2331 + v2323;
-      out[v2332] = v2329;
-    }
-    const uint v2333 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2334 = v1127 + v2333;
-    const uint v2335 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2336 = v1126 + v2335;
-    const bool v2337 = v2334 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2338 = v2336 < v12;
-    const bool v2339 = v2337 && v2338;
-    if (v2339) {
-      const float v2340 = v272.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2342 = bfloat(v2340);
-      const uint v2343 = v2334 * v3;
-      const uint v2344 = v2343 + v65;
-      const uint v2345 = v2344 + v2336;
-      out[v2345] = v2342;
-    }
-    const uint v2346 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2347 = v1127 + v2346;
-    const uint v2348 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2349 = v1126 + v2348;
-    const bool v2350 = v2347 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2351 = v2349 < v12;
-    const bool v2352 = v2350 && v2351;
-    if (v2352) {
-      const float v2353 = v272.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2355 = bfloat(v2353);
-      const uint v2356 = v2347 * v3;
-      const uint v2357 = v2356 + v65;
-      const uint v2358 = v2357 + v2349;
-      out[v2358] = v2355;
-    }
-    const uint v2359 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2360 = v1127 + v2359;
-    const uint v2361 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2362 = v1126 + v2361;
-    const bool v2363 = v2360 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2364 = v2362 < v12;
-    const bool v2365 = v2363 && v2364;
-    if (v2365) {
-      const float v2366 = v272.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2368 = bfloat(v2366);
-      const uint v2369 = v2360 * v3;
-      const uint v2370 = v2369 + v65;
-      const uint v2371 = v2370 + v2362;
-      out[v2371] = v2368;
-    }
-    const uint v2372 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2373 = v1127 + v2372;
-    const uint v2374 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2375 = v1126 + v2374;
-    const bool v2376 = v2373 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2377 = v2375 < v12;
-    const bool v2378 = v2376 && v2377;
-    if (v2378) {
-      const float v2379 = v272.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2381 = bfloat(v2379);
-      const uint v2382 = v2373 * v3;
-      const uint v2383 = v2382 + v65;
-      const uint v2384 = v2383 + v2375;
-      out[v2384] = v2381;
-    }
-    const uint v2385 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2386 = v1127 + v2385;
-    const uint v2387 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2388 = v1126 + v2387;
-    const bool v2389 = v2386 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2390 = v2388 < v12;
-    const bool v2391 = v2389 && v2390;
-    if (v2391) {
-      const float v2392 = v272.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2394 = bfloat(v2392);
-      const uint v2395 = v2386 * v3;
-      const uint v2396 = v2395 + v65;
-      const uint v2397 = v2396 + v2388;
-      out[v2397] = v2394;
-    }
-    const uint v2398 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2399 = v1127 + v2398;
-    const uint v2400 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2401 = v1126 + v2400;
-    const bool v2402 = v2399 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2403 = v2401 < v12;
-    const bool v2404 = v2402 && v2403;
-    if (v2404) {
-      const float v2405 = v272.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2407 = bfloat(v2405);
-      const uint v2408 = v2399 * v3;
-      const uint v2409 = v2408 + v65;
-      const uint v2410 = v2409 + v2401;
-      out[v2410] = v2407;
-    }
-    const uint v2411 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2412 = v1127 + v2411;
-    const uint v2413 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2414 = v1126 + v2413;
-    const bool v2415 = v2412 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2416 = v2414 < v12;
-    const bool v2417 = v2415 && v2416;
-    if (v2417) {
-      const float v2418 = v272.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2420 = bfloat(v2418);
-      const uint v2421 = v2412 * v3;
-      const uint v2422 = v2421 + v65;
-      const uint v2423 = v2422 + v2414;
-      out[v2423] = v2420;
-    }
-    const uint v2424 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2425 = v1127 + v2424;
-    const uint v2426 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2427 = v1126 + v2426;
-    const bool v2428 = v2425 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2429 = v2427 < v12;
-    const bool v2430 = v2428 && v2429;
-    if (v2430) {
-      const float v2431 = v272.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2433 = bfloat(v2431);
-      const uint v2434 = v2425 * v3;
-      const uint v2435 = v2434 + v65;
-      const uint v2436 = v2435 + v2427;
-      out[v2436] = v2433;
-    }
-    const uint v2437 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2438 = v1127 + v2437;
-    const uint v2439 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2440 = v1126 + v2439;
-    const bool v2441 = v2438 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2442 = v2440 < v12;
-    const bool v2443 = v2441 && v2442;
-    if (v2443) {
-      const float v2444 = v272.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2446 = bfloat(v2444);
-      const uint v2447 = v2438 * v3;
-      const uint v2448 = v2447 + v65;
-      const uint v2449 = v2448 + v2440;
-      out[v2449] = v2446;
-    }
-    const uint v2450 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2451 = v1127 + v2450;
-    const uint v2452 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2453 = v1126 + v2452;
-    const bool v2454 = v2451 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2455 = v2453 < v12;
-    const bool v2456 = v2454 && v2455;
-    if (v2456) {
-      const float v2457 = v272.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2459 = bfloat(v2457);
-      const uint v2460 = v2451 * v3;
-      const uint v2461 = v2460 + v65;
-      const uint v2462 = v2461 + v2453;
-      out[v2462] = v2459;
-    }
-    const uint v2463 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2464 = v1127 + v2463;
-    const uint v2465 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2466 = v1126 + v2465;
-    const bool v2467 = v2464 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2468 = v2466 < v12;
-    const bool v2469 = v2467 && v2468;
-    if (v2469) {
-      const float v2470 = v272.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2472 = bfloat(v2470);
-      const uint v2473 = v2464 * v3;
-      const uint v2474 = v2473 + v65;
-      const uint v2475 = v2474 + v2466;
-      out[v2475] = v2472;
-    }
-    const uint v2476 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2477 = v1127 + v2476;
-    const uint v2478 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2479 = v1126 + v2478;
-    const bool v2480 = v2477 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2481 = v2479 < v12;
-    const bool v2482 = v2480 && v2481;
-    if (v2482) {
-      const float v2483 = v272.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2485 = bfloat(v2483);
-      const uint v2486 = v2477 * v3;
-      const uint v2487 = v2486 + v65;
-      const uint v2488 = v2487 + v2479;
-      out[v2488] = v2485;
-    }
-    const uint v2489 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2490 = v1127 + v2489;
-    const uint v2491 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2492 = v1126 + v2491;
-    const bool v2493 = v2490 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2494 = v2492 < v12;
-    const bool v2495 = v2493 && v2494;
-    if (v2495) {
-      const float v2496 = v272.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2498 = bfloat(v2496);
-      const uint v2499 = v2490 * v3;
-      const uint v2500 = v2499 + v65;
-      const uint v2501 = v2500 + v2492;
-      out[v2501] = v2498;
-    }
-    const uint v2502 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2503 = v1127 + v2502;
-    const uint v2504 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2505 = v1126 + v2504;
-    const bool v2506 = v2503 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2507 = v2505 < v12;
-    const bool v2508 = v2506 && v2507;
-    if (v2508) {
-      const float v2509 = v272.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2511 = bfloat(v2509);
-      const uint v2512 = v2503 * v3;
-      const uint v2513 = v2512 + v65;
-      const uint v2514 = v2513 + v2505;
-      out[v2514] = v2511;
-    }
-    const uint v2515 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2516 = v1127 + v2515;
-    const uint v2517 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2518 = v1126 + v2517;
-    const bool v2519 = v2516 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2520 = v2518 < v12;
-    const bool v2521 = v2519 && v2520;
-    if (v2521) {
-      const float v2522 = v272.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2524 = bfloat(v2522);
-      const uint v2525 = v2516 * v3;
-      const uint v2526 = v2525 + v65;
-      const uint v2527 = v2526 + v2518;
-      out[v2527] = v2524;
-    }
-    const uint v2528 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2529 = v1127 + v2528;
-    const uint v2530 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2531 = v1126 + v2530;
-    const bool v2532 = v2529 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2533 = v2531 < v12;
-    const bool v2534 = v2532 && v2533;
-    if (v2534) {
-      const float v2535 = v272.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2537 = bfloat(v2535);
-      const uint v2538 = v2529 * v3;
-      const uint v2539 = v2538 + v65;
-      const uint v2540 = v2539 + v2531;
-      out[v2540] = v2537;
-    }
-    const uint v2541 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2542 = v1127 + v2541;
-    const uint v2543 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2544 = v1126 + v2543;
-    const bool v2545 = v2542 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2546 = v2544 < v12;
-    const bool v2547 = v2545 && v2546;
-    if (v2547) {
-      const float v2548 = v272.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2550 = bfloat(v2548);
-      const uint v2551 = v2542 * v3;
-      const uint v2552 = v2551 + v65;
-      const uint v2553 = v2552 + v2544;
-      out[v2553] = v2550;
-    }
-    const uint v2554 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2555 = v1127 + v2554;
-    const uint v2556 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2557 = v1126 + v2556;
-    const bool v2558 = v2555 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2559 = v2557 < v12;
-    const bool v2560 = v2558 && v2559;
-    if (v2560) {
-      const float v2561 = v272.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2563 = bfloat(v2561);
-      const uint v2564 = v2555 * v3;
-      const uint v2565 = v2564 + v65;
-      const uint v2566 = v2565 + v2557;
-      out[v2566] = v2563;
-    }
-    const uint v2567 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2568 = v1127 + v2567;
-    const uint v2569 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2570 = v1126 + v2569;
-    const bool v2571 = v2568 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2572 = v2570 < v12;
-    const bool v2573 = v2571 && v2572;
-    if (v2573) {
-      const float v2574 = v272.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2576 = bfloat(v2574);
-      const uint v2577 = v2568 * v3;
-      const uint v2578 = v2577 + v65;
-      const uint v2579 = v2578 + v2570;
-      out[v2579] = v2576;
-    }
-    const uint v2580 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2581 = v1127 + v2580;
-    const uint v2582 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2583 = v1126 + v2582;
-    const bool v2584 = v2581 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2585 = v2583 < v12;
-    const bool v2586 = v2584 && v2585;
-    if (v2586) {
-      const float v2587 = v272.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2589 = bfloat(v2587);
-      const uint v2590 = v2581 * v3;
-      const uint v2591 = v2590 + v65;
-      const uint v2592 = v2591 + v2583;
-      out[v2592] = v2589;
-    }
-    const uint v2593 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2594 = v1127 + v2593;
-    const uint v2595 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2596 = v1126 + v2595;
-    const bool v2597 = v2594 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2598 = v2596 < v12;
-    const bool v2599 = v2597 && v2598;
-    if (v2599) {
-      const float v2600 = v272.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2602 = bfloat(v2600);
-      const uint v2603 = v2594 * v3;
-      const uint v2604 = v2603 + v65;
-      const uint v2605 = v2604 + v2596;
-      out[v2605] = v2602;
-    }
-    const uint v2606 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2607 = v1127 + v2606;
-    const uint v2608 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2609 = v1126 + v2608;
-    const bool v2610 = v2607 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2611 = v2609 < v12;
-    const bool v2612 = v2610 && v2611;
-    if (v2612) {
-      const float v2613 = v272.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2615 = bfloat(v2613);
-      const uint v2616 = v2607 * v3;
-      const uint v2617 = v2616 + v65;
-      const uint v2618 = v2617 + v2609;
-      out[v2618] = v2615;
-    }
-    const uint v2619 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2620 = v1127 + v2619;
-    const uint v2621 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2622 = v1126 + v2621;
-    const bool v2623 = v2620 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2624 = v2622 < v12;
-    const bool v2625 = v2623 && v2624;
-    if (v2625) {
-      const float v2626 = v272.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2628 = bfloat(v2626);
-      const uint v2629 = v2620 * v3;
-      const uint v2630 = v2629 + v65;
-      const uint v2631 = v2630 + v2622;
-      out[v2631] = v2628;
-    }
-    const uint v2632 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2633 = v1127 + v2632;
-    const uint v2634 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2635 = v1126 + v2634;
-    const bool v2636 = v2633 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2637 = v2635 < v12;
-    const bool v2638 = v2636 && v2637;
-    if (v2638) {
-      const float v2639 = v272.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2641 = bfloat(v2639);
-      const uint v2642 = v2633 * v3;
-      const uint v2643 = v2642 + v65;
-      const uint v2644 = v2643 + v2635;
-      out[v2644] = v2641;
-    }
-    const uint v2645 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2646 = v1127 + v2645;
-    const uint v2647 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2648 = v1126 + v2647;
-    const bool v2649 = v2646 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2650 = v2648 < v12;
-    const bool v2651 = v2649 && v2650;
-    if (v2651) {
-      const float v2652 = v272.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2654 = bfloat(v2652);
-      const uint v2655 = v2646 * v3;
-      const uint v2656 = v2655 + v65;
-      const uint v2657 = v2656 + v2648;
-      out[v2657] = v2654;
-    }
-    const uint v2658 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2659 = v1127 + v2658;
-    const uint v2660 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2661 = v1126 + v2660;
-    const bool v2662 = v2659 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2663 = v2661 < v12;
-    const bool v2664 = v2662 && v2663;
-    if (v2664) {
-      const float v2665 = v272.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2667 = bfloat(v2665);
-      const uint v2668 = v2659 * v3;
-      const uint v2669 = v2668 + v65;
-      const uint v2670 = v2669 + v2661;
-      out[v2670] = v2667;
-    }
-    const uint v2671 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2672 = v1127 + v2671;
-    const uint v2673 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2674 = v1126 + v2673;
-    const bool v2675 = v2672 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2676 = v2674 < v12;
-    const bool v2677 = v2675 && v2676;
-    if (v2677) {
-      const float v2678 = v272.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2680 = bfloat(v2678);
-      const uint v2681 = v2672 * v3;
-      const uint v2682 = v2681 + v65;
-      const uint v2683 = v2682 + v2674;
-      out[v2683] = v2680;
-    }
-    const uint v2684 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2685 = v1127 + v2684;
-    const uint v2686 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2687 = v1126 + v2686;
-    const bool v2688 = v2685 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2689 = v2687 < v12;
-    const bool v2690 = v2688 && v2689;
-    if (v2690) {
-      const float v2691 = v272.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2693 = bfloat(v2691);
-      const uint v2694 = v2685 * v3;
-      const uint v2695 = v2694 + v65;
-      const uint v2696 = v2695 + v2687;
-      out[v2696] = v2693;
-    }
-    const uint v2697 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2698 = v1127 + v2697;
-    const uint v2699 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2700 = v1126 + v2699;
-    const bool v2701 = v2698 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2702 = v2700 < v12;
-    const bool v2703 = v2701 && v2702;
-    if (v2703) {
-      const float v2704 = v272.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2706 = bfloat(v2704);
-      const uint v2707 = v2698 * v3;
-      const uint v2708 = v2707 + v65;
-      const uint v2709 = v2708 + v2700;
-      out[v2709] = v2706;
-    }
-    const uint v2710 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2711 = v1127 + v2710;
-    const uint v2712 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2713 = v1126 + v2712;
-    const bool v2714 = v2711 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2715 = v2713 < v12;
-    const bool v2716 = v2714 && v2715;
-    if (v2716) {
-      const float v2717 = v272.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2719 = bfloat(v2717);
-      const uint v2720 = v2711 * v3;
-      const uint v2721 = v2720 + v65;
-      const uint v2722 = v2721 + v2713;
-      out[v2722] = v2719;
-    }
-    const uint v2723 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2724 = v1127 + v2723;
-    const uint v2725 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2726 = v1126 + v2725;
-    const bool v2727 = v2724 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2728 = v2726 < v12;
-    const bool v2729 = v2727 && v2728;
-    if (v2729) {
-      const float v2730 = v272.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2732 = bfloat(v2730);
-      const uint v2733 = v2724 * v3;
-      const uint v2734 = v2733 + v65;
-      const uint v2735 = v2734 + v2726;
-      out[v2735] = v2732;
-    }
-    const uint v2736 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2737 = v1127 + v2736;
-    const uint v2738 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2739 = v1126 + v2738;
-    const bool v2740 = v2737 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2741 = v2739 < v12;
-    const bool v2742 = v2740 && v2741;
-    if (v2742) {
-      const float v2743 = v272.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2745 = bfloat(v2743);
-      const uint v2746 = v2737 * v3;
-      const uint v2747 = v2746 + v65;
-      const uint v2748 = v2747 + v2739;
-      out[v2748] = v2745;
-    }
-    const uint v2749 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2750 = v1127 + v2749;
-    const uint v2751 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2752 = v1126 + v2751;
-    const bool v2753 = v2750 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2754 = v2752 < v12;
-    const bool v2755 = v2753 && v2754;
-    if (v2755) {
-      const float v2756 = v272.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2758 = bfloat(v2756);
-      const uint v2759 = v2750 * v3;
-      const uint v2760 = v2759 + v65;
-      const uint v2761 = v2760 + v2752;
-      out[v2761] = v2758;
-    }
-    const uint v2762 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2763 = v1127 + v2762;
-    const uint v2764 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2765 = v1126 + v2764;
-    const bool v2766 = v2763 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2767 = v2765 < v12;
-    const bool v2768 = v2766 && v2767;
-    if (v2768) {
-      const float v2769 = v272.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2771 = bfloat(v2769);
-      const uint v2772 = v2763 * v3;
-      const uint v2773 = v2772 + v65;
-      const uint v2774 = v2773 + v2765;
-      out[v2774] = v2771;
-    }
-    const uint v2775 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2776 = v1127 + v2775;
-    const uint v2777 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2778 = v1126 + v2777;
-    const bool v2779 = v2776 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2780 = v2778 < v12;
-    const bool v2781 = v2779 && v2780;
-    if (v2781) {
-      const float v2782 = v272.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2784 = bfloat(v2782);
-      const uint v2785 = v2776 * v3;
-      const uint v2786 = v2785 + v65;
-      const uint v2787 = v2786 + v2778;
-      out[v2787] = v2784;
-    }
-    const uint v2788 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2789 = v1127 + v2788;
-    const uint v2790 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2791 = v1126 + v2790;
-    const bool v2792 = v2789 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2793 = v2791 < v12;
-    const bool v2794 = v2792 && v2793;
-    if (v2794) {
-      const float v2795 = v272.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2797 = bfloat(v2795);
-      const uint v2798 = v2789 * v3;
-      const uint v2799 = v2798 + v65;
-      const uint v2800 = v2799 + v2791;
-      out[v2800] = v2797;
-    }
-    const uint v2801 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2802 = v1127 + v2801;
-    const uint v2803 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2804 = v1126 + v2803;
-    const bool v2805 = v2802 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2806 = v2804 < v12;
-    const bool v2807 = v2805 && v2806;
-    if (v2807) {
-      const float v2808 = v272.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2810 = bfloat(v2808);
-      const uint v2811 = v2802 * v3;
-      const uint v2812 = v2811 + v65;
-      const uint v2813 = v2812 + v2804;
-      out[v2813] = v2810;
-    }
-    const uint v2814 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2815 = v1127 + v2814;
-    const uint v2816 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2817 = v1126 + v2816;
-    const bool v2818 = v2815 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2819 = v2817 < v12;
-    const bool v2820 = v2818 && v2819;
-    if (v2820) {
-      const float v2821 = v272.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2823 = bfloat(v2821);
-      const uint v2824 = v2815 * v3;
-      const uint v2825 = v2824 + v65;
-      const uint v2826 = v2825 + v2817;
-      out[v2826] = v2823;
-    }
-    const uint v2827 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2828 = v1127 + v2827;
-    const uint v2829 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2830 = v1126 + v2829;
-    const bool v2831 = v2828 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2832 = v2830 < v12;
-    const bool v2833 = v2831 && v2832;
-    if (v2833) {
-      const float v2834 = v272.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2836 = bfloat(v2834);
-      const uint v2837 = v2828 * v3;
-      const uint v2838 = v2837 + v65;
-      const uint v2839 = v2838 + v2830;
-      out[v2839] = v2836;
-    }
-    const uint v2840 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2841 = v1127 + v2840;
-    const uint v2842 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2843 = v1126 + v2842;
-    const bool v2844 = v2841 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2845 = v2843 < v12;
-    const bool v2846 = v2844 && v2845;
-    if (v2846) {
-      const float v2847 = v272.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2849 = bfloat(v2847);
-      const uint v2850 = v2841 * v3;
-      const uint v2851 = v2850 + v65;
-      const uint v2852 = v2851 + v2843;
-      out[v2852] = v2849;
-    }
-    const uint v2853 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2854 = v1127 + v2853;
-    const uint v2855 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2856 = v1126 + v2855;
-    const bool v2857 = v2854 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2858 = v2856 < v12;
-    const bool v2859 = v2857 && v2858;
-    if (v2859) {
-      const float v2860 = v272.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2862 = bfloat(v2860);
-      const uint v2863 = v2854 * v3;
-      const uint v2864 = v2863 + v65;
-      const uint v2865 = v2864 + v2856;
-      out[v2865] = v2862;
-    }
-    const uint v2866 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2867 = v1127 + v2866;
-    const uint v2868 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2869 = v1126 + v2868;
-    const bool v2870 = v2867 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2871 = v2869 < v12;
-    const bool v2872 = v2870 && v2871;
-    if (v2872) {
-      const float v2873 = v272.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2875 = bfloat(v2873);
-      const uint v2876 = v2867 * v3;
-      const uint v2877 = v2876 + v65;
-      const uint v2878 = v2877 + v2869;
-      out[v2878] = v2875;
-    }
-    const uint v2879 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2880 = v1127 + v2879;
-    const uint v2881 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2882 = v1126 + v2881;
-    const bool v2883 = v2880 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2884 = v2882 < v12;
-    const bool v2885 = v2883 && v2884;
-    if (v2885) {
-      const float v2886 = v272.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2888 = bfloat(v2886);
-      const uint v2889 = v2880 * v3;
-      const uint v2890 = v2889 + v65;
-      const uint v2891 = v2890 + v2882;
-      out[v2891] = v2888;
-    }
-    const uint v2892 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2893 = v1127 + v2892;
-    const uint v2894 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2895 = v1126 + v2894;
-    const bool v2896 = v2893 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2897 = v2895 < v12;
-    const bool v2898 = v2896 && v2897;
-    if (v2898) {
-      const float v2899 = v272.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2901 = bfloat(v2899);
-      const uint v2902 = v2893 * v3;
-      const uint v2903 = v2902 + v65;
-      const uint v2904 = v2903 + v2895;
-      out[v2904] = v2901;
-    }
-    const uint v2905 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2906 = v1127 + v2905;
-    const uint v2907 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2908 = v1126 + v2907;
-    const bool v2909 = v2906 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2910 = v2908 < v12;
-    const bool v2911 = v2909 && v2910;
-    if (v2911) {
-      const float v2912 = v272.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2914 = bfloat(v2912);
-      const uint v2915 = v2906 * v3;
-      const uint v2916 = v2915 + v65;
-      const uint v2917 = v2916 + v2908;
-      out[v2917] = v2914;
-    }
-    const uint v2918 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2919 = v1127 + v2918;
-    const uint v2920 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2921 = v1126 + v2920;
-    const bool v2922 = v2919 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2923 = v2921 < v12;
-    const bool v2924 = v2922 && v2923;
-    if (v2924) {
-      const float v2925 = v272.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2927 = bfloat(v2925);
-      const uint v2928 = v2919 * v3;
-      const uint v2929 = v2928 + v65;
-      const uint v2930 = v2929 + v2921;
-      out[v2930] = v2927;
-    }
-    const uint v2931 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2932 = v1127 + v2931;
-    const uint v2933 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2934 = v1126 + v2933;
-    const bool v2935 = v2932 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2936 = v2934 < v12;
-    const bool v2937 = v2935 && v2936;
-    if (v2937) {
-      const float v2938 = v272.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2940 = bfloat(v2938);
-      const uint v2941 = v2932 * v3;
-      const uint v2942 = v2941 + v65;
-      const uint v2943 = v2942 + v2934;
-      out[v2943] = v2940;
-    }
-    const uint v2944 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2945 = v1127 + v2944;
-    const uint v2946 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2947 = v1126 + v2946;
-    const bool v2948 = v2945 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2949 = v2947 < v12;
-    const bool v2950 = v2948 && v2949;
-    if (v2950) {
-      const float v2951 = v272.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2953 = bfloat(v2951);
-      const uint v2954 = v2945 * v3;
-      const uint v2955 = v2954 + v65;
-      const uint v2956 = v2955 + v2947;
-      out[v2956] = v2953;
-    }
-    const uint v2957 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2958 = v1127 + v2957;
-    const uint v2959 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2960 = v1126 + v2959;
-    const bool v2961 = v2958 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2962 = v2960 < v12;
-    const bool v2963 = v2961 && v2962;
-    if (v2963) {
-      const float v2964 = v272.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2966 = bfloat(v2964);
-      const uint v2967 = v2958 * v3;
-      const uint v2968 = v2967 + v65;
-      const uint v2969 = v2968 + v2960;
-      out[v2969] = v2966;
-    }
-    const uint v2970 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2971 = v1127 + v2970;
-    const uint v2972 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2973 = v1126 + v2972;
-    const bool v2974 = v2971 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2975 = v2973 < v12;
-    const bool v2976 = v2974 && v2975;
-    if (v2976) {
-      const float v2977 = v272.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2979 = bfloat(v2977);
-      const uint v2980 = v2971 * v3;
-      const uint v2981 = v2980 + v65;
-      const uint v2982 = v2981 + v2973;
-      out[v2982] = v2979;
-    }
-    const uint v2983 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2984 = v1127 + v2983;
-    const uint v2985 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2986 = v1126 + v2985;
-    const bool v2987 = v2984 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2988 = v2986 < v12;
-    const bool v2989 = v2987 && v2988;
-    if (v2989) {
-      const float v2990 = v272.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2992 = bfloat(v2990);
-      const uint v2993 = v2984 * v3;
-      const uint v2994 = v2993 + v65;
-      const uint v2995 = v2994 + v2986;
-      out[v2995] = v2992;
-    }
-    const uint v2996 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2997 = v1127 + v2996;
-    const uint v2998 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2999 = v1126 + v2998;
-    const bool v3000 = v2997 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3001 = v2999 < v12;
-    const bool v3002 = v3000 && v3001;
-    if (v3002) {
-      const float v3003 = v272.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3005 = bfloat(v3003);
-      const uint v3006 = v2997 * v3;
-      const uint v3007 = v3006 + v65;
-      const uint v3008 = v3007 + v2999;
-      out[v3008] = v3005;
-    }
-    const uint v3009 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3010 = v1127 + v3009;
-    const uint v3011 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3012 = v1126 + v3011;
-    const bool v3013 = v3010 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3014 = v3012 < v12;
-    const bool v3015 = v3013 && v3014;
-    if (v3015) {
-      const float v3016 = v272.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3018 = bfloat(v3016);
-      const uint v3019 = v3010 * v3;
-      const uint v3020 = v3019 + v65;
-      const uint v3021 = v3020 + v3012;
-      out[v3021] = v3018;
-    }
-    const uint v3022 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3023 = v1127 + v3022;
-    const uint v3024 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3025 = v1126 + v3024;
-    const bool v3026 = v3023 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3027 = v3025 < v12;
-    const bool v3028 = v3026 && v3027;
-    if (v3028) {
-      const float v3029 = v272.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3031 = bfloat(v3029);
-      const uint v3032 = v3023 * v3;
-      const uint v3033 = v3032 + v65;
-      const uint v3034 = v3033 + v3025;
-      out[v3034] = v3031;
-    }
-    const uint v3035 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3036 = v1127 + v3035;
-    const uint v3037 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3038 = v1126 + v3037;
-    const bool v3039 = v3036 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3040 = v3038 < v12;
-    const bool v3041 = v3039 && v3040;
-    if (v3041) {
-      const float v3042 = v272.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3044 = bfloat(v3042);
-      const uint v3045 = v3036 * v3;
-      const uint v3046 = v3045 + v65;
-      const uint v3047 = v3046 + v3038;
-      out[v3047] = v3044;
-    }
-    const uint v3048 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3049 = v1127 + v3048;
-    const uint v3050 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3051 = v1126 + v3050;
-    const bool v3052 = v3049 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3053 = v3051 < v12;
-    const bool v3054 = v3052 && v3053;
-    if (v3054) {
-      const float v3055 = v272.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3057 = bfloat(v3055);
-      const uint v3058 = v3049 * v3;
-      const uint v3059 = v3058 + v65;
-      const uint v3060 = v3059 + v3051;
-      out[v3060] = v3057;
-    }
-    const uint v3061 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3062 = v1127 + v3061;
-    const uint v3063 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3064 = v1126 + v3063;
-    const bool v3065 = v3062 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3066 = v3064 < v12;
-    const bool v3067 = v3065 && v3066;
-    if (v3067) {
-      const float v3068 = v272.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3070 = bfloat(v3068);
-      const uint v3071 = v3062 * v3;
-      const uint v3072 = v3071 + v65;
-      const uint v3073 = v3072 + v3064;
-      out[v3073] = v3070;
-    }
-    const uint v3074 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3075 = v1127 + v3074;
-    const uint v3076 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3077 = v1126 + v3076;
-    const bool v3078 = v3075 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3079 = v3077 < v12;
-    const bool v3080 = v3078 && v3079;
-    if (v3080) {
-      const float v3081 = v272.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3083 = bfloat(v3081);
-      const uint v3084 = v3075 * v3;
-      const uint v3085 = v3084 + v65;
-      const uint v3086 = v3085 + v3077;
-      out[v3086] = v3083;
-    }
-    const uint v3087 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3088 = v1127 + v3087;
-    const uint v3089 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3090 = v1126 + v3089;
-    const bool v3091 = v3088 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3092 = v3090 < v12;
-    const bool v3093 = v3091 && v3092;
-    if (v3093) {
-      const float v3094 = v272.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3096 = bfloat(v3094);
-      const uint v3097 = v3088 * v3;
-      const uint v3098 = v3097 + v65;
-      const uint v3099 = v3098 + v3090;
-      out[v3099] = v3096;
-    }
-    const uint v3100 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3101 = v1127 + v3100;
-    const uint v3102 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3103 = v1126 + v3102;
-    const bool v3104 = v3101 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3105 = v3103 < v12;
-    const bool v3106 = v3104 && v3105;
-    if (v3106) {
-      const float v3107 = v272.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3109 = bfloat(v3107);
-      const uint v3110 = v3101 * v3;
-      const uint v3111 = v3110 + v65;
-      const uint v3112 = v3111 + v3103;
-      out[v3112] = v3109;
-    }
-    const uint v3113 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3114 = v1127 + v3113;
-    const uint v3115 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3116 = v1126 + v3115;
-    const bool v3117 = v3114 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3118 = v3116 < v12;
-    const bool v3119 = v3117 && v3118;
-    if (v3119) {
-      const float v3120 = v272.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3122 = bfloat(v3120);
-      const uint v3123 = v3114 * v3;
-      const uint v3124 = v3123 + v65;
-      const uint v3125 = v3124 + v3116;
-      out[v3125] = v3122;
-    }
-    const uint v3126 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3127 = v1127 + v3126;
-    const uint v3128 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3129 = v1126 + v3128;
-    const bool v3130 = v3127 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3131 = v3129 < v12;
-    const bool v3132 = v3130 && v3131;
-    if (v3132) {
-      const float v3133 = v272.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3135 = bfloat(v3133);
-      const uint v3136 = v3127 * v3;
-      const uint v3137 = v3136 + v65;
-      const uint v3138 = v3137 + v3129;
-      out[v3138] = v3135;
-    }
-    const uint v3139 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3140 = v1127 + v3139;
-    const uint v3141 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3142 = v1126 + v3141;
-    const bool v3143 = v3140 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3144 = v3142 < v12;
-    const bool v3145 = v3143 && v3144;
-    if (v3145) {
-      const float v3146 = v272.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3148 = bfloat(v3146);
-      const uint v3149 = v3140 * v3;
-      const uint v3150 = v3149 + v65;
-      const uint v3151 = v3150 + v3142;
-      out[v3151] = v3148;
-    }
-    const uint v3152 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3153 = v1127 + v3152;
-    const uint v3154 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3155 = v1126 + v3154;
-    const bool v3156 = v3153 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3157 = v3155 < v12;
-    const bool v3158 = v3156 && v3157;
-    if (v3158) {
-      const float v3159 = v272.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3161 = bfloat(v3159);
-      const uint v3162 = v3153 * v3;
-      const uint v3163 = v3162 + v65;
-      const uint v3164 = v3163 + v3155;
-      out[v3164] = v3161;
-    }
-    const uint v3165 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3166 = v1127 + v3165;
-    const uint v3167 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3168 = v1126 + v3167;
-    const bool v3169 = v3166 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3170 = v3168 < v12;
-    const bool v3171 = v3169 && v3170;
-    if (v3171) {
-      const float v3172 = v272.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3174 = bfloat(v3172);
-      const uint v3175 = v3166 * v3;
-      const uint v3176 = v3175 + v65;
-      const uint v3177 = v3176 + v3168;
-      out[v3177] = v3174;
-    }
-    const uint v3178 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3179 = v1127 + v3178;
-    const uint v3180 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3181 = v1126 + v3180;
-    const bool v3182 = v3179 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3183 = v3181 < v12;
-    const bool v3184 = v3182 && v3183;
-    if (v3184) {
-      const float v3185 = v272.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3187 = bfloat(v3185);
-      const uint v3188 = v3179 * v3;
-      const uint v3189 = v3188 + v65;
-      const uint v3190 = v3189 + v3181;
-      out[v3190] = v3187;
-    }
-    const uint v3191 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3192 = v1127 + v3191;
-    const uint v3193 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3194 = v1126 + v3193;
-    const bool v3195 = v3192 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3196 = v3194 < v12;
-    const bool v3197 = v3195 && v3196;
-    if (v3197) {
-      const float v3198 = v272.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3200 = bfloat(v3198);
-      const uint v3201 = v3192 * v3;
-      const uint v3202 = v3201 + v65;
-      const uint v3203 = v3202 + v3194;
-      out[v3203] = v3200;
-    }
-    const uint v3204 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3205 = v1127 + v3204;
-    const uint v3206 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3207 = v1126 + v3206;
-    const bool v3208 = v3205 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3209 = v3207 < v12;
-    const bool v3210 = v3208 && v3209;
-    if (v3210) {
-      const float v3211 = v272.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3213 = bfloat(v3211);
-      const uint v3214 = v3205 * v3;
-      const uint v3215 = v3214 + v65;
-      const uint v3216 = v3215 + v3207;
-      out[v3216] = v3213;
-    }
-    const uint v3217 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3218 = v1127 + v3217;
-    const uint v3219 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3220 = v1126 + v3219;
-    const bool v3221 = v3218 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3222 = v3220 < v12;
-    const bool v3223 = v3221 && v3222;
-    if (v3223) {
-      const float v3224 = v272.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3226 = bfloat(v3224);
-      const uint v3227 = v3218 * v3;
-      const uint v3228 = v3227 + v65;
-      const uint v3229 = v3228 + v3220;
-      out[v3229] = v3226;
-    }
-    const uint v3230 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3231 = v1127 + v3230;
-    const uint v3232 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3233 = v1126 + v3232;
-    const bool v3234 = v3231 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3235 = v3233 < v12;
-    const bool v3236 = v3234 && v3235;
-    if (v3236) {
-      const float v3237 = v272.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3239 = bfloat(v3237);
-      const uint v3240 = v3231 * v3;
-      const uint v3241 = v3240 + v65;
-      const uint v3242 = v3241 + v3233;
-      out[v3242] = v3239;
-    }
-    const uint v3243 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3244 = v1127 + v3243;
-    const uint v3245 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3246 = v1126 + v3245;
-    const bool v3247 = v3244 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3248 = v3246 < v12;
-    const bool v3249 = v3247 && v3248;
-    if (v3249) {
-      const float v3250 = v272.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3252 = bfloat(v3250);
-      const uint v3253 = v3244 * v3;
-      const uint v3254 = v3253 + v65;
-      const uint v3255 = v3254 + v3246;
-      out[v3255] = v3252;
-    }
-    const uint v3256 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3257 = v1127 + v3256;
-    const uint v3258 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3259 = v1126 + v3258;
-    const bool v3260 = v3257 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3261 = v3259 < v12;
-    const bool v3262 = v3260 && v3261;
-    if (v3262) {
-      const float v3263 = v272.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3265 = bfloat(v3263);
-      const uint v3266 = v3257 * v3;
-      const uint v3267 = v3266 + v65;
-      const uint v3268 = v3267 + v3259;
-      out[v3268] = v3265;
-    }
-    const uint v3269 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3270 = v1127 + v3269;
-    const uint v3271 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3272 = v1126 + v3271;
-    const bool v3273 = v3270 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3274 = v3272 < v12;
-    const bool v3275 = v3273 && v3274;
-    if (v3275) {
-      const float v3276 = v272.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3278 = bfloat(v3276);
-      const uint v3279 = v3270 * v3;
-      const uint v3280 = v3279 + v65;
-      const uint v3281 = v3280 + v3272;
-      out[v3281] = v3278;
-    }
-    const uint v3282 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3283 = v1127 + v3282;
-    const uint v3284 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3285 = v1126 + v3284;
-    const bool v3286 = v3283 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3287 = v3285 < v12;
-    const bool v3288 = v3286 && v3287;
-    if (v3288) {
-      const float v3289 = v272.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3291 = bfloat(v3289);
-      const uint v3292 = v3283 * v3;
-      const uint v3293 = v3292 + v65;
-      const uint v3294 = v3293 + v3285;
-      out[v3294] = v3291;
-    }
-    const uint v3295 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3296 = v1127 + v3295;
-    const uint v3297 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3298 = v1126 + v3297;
-    const bool v3299 = v3296 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3300 = v3298 < v12;
-    const bool v3301 = v3299 && v3300;
-    if (v3301) {
-      const float v3302 = v272.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3304 = bfloat(v3302);
-      const uint v3305 = v3296 * v3;
-      const uint v3306 = v3305 + v65;
-      const uint v3307 = v3306 + v3298;
-      out[v3307] = v3304;
-    }
-    const uint v3308 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3309 = v1127 + v3308;
-    const uint v3310 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3311 = v1126 + v3310;
-    const bool v3312 = v3309 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3313 = v3311 < v12;
-    const bool v3314 = v3312 && v3313;
-    if (v3314) {
-      const float v3315 = v272.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3317 = bfloat(v3315);
-      const uint v3318 = v3309 * v3;
-      const uint v3319 = v3318 + v65;
-      const uint v3320 = v3319 + v3311;
-      out[v3320] = v3317;
-    }
-    const uint v3321 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3322 = v1127 + v3321;
-    const uint v3323 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3324 = v1126 + v3323;
-    const bool v3325 = v3322 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3326 = v3324 < v12;
-    const bool v3327 = v3325 && v3326;
-    if (v3327) {
-      const float v3328 = v272.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3330 = bfloat(v3328);
-      const uint v3331 = v3322 * v3;
-      const uint v3332 = v3331 + v65;
-      const uint v3333 = v3332 + v3324;
-      out[v3333] = v3330;
-    }
-    const uint v3334 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3335 = v1127 + v3334;
-    const uint v3336 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3337 = v1126 + v3336;
-    const bool v3338 = v3335 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3339 = v3337 < v12;
-    const bool v3340 = v3338 && v3339;
-    if (v3340) {
-      const float v3341 = v272.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3343 = bfloat(v3341);
-      const uint v3344 = v3335 * v3;
-      const uint v3345 = v3344 + v65;
-      const uint v3346 = v3345 + v3337;
-      out[v3346] = v3343;
-    }
-    const uint v3347 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3348 = v1127 + v3347;
-    const uint v3349 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3350 = v1126 + v3349;
-    const bool v3351 = v3348 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3352 = v3350 < v12;
-    const bool v3353 = v3351 && v3352;
-    if (v3353) {
-      const float v3354 = v272.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3356 = bfloat(v3354);
-      const uint v3357 = v3348 * v3;
-      const uint v3358 = v3357 + v65;
-      const uint v3359 = v3358 + v3350;
-      out[v3359] = v3356;
-    }
-    const uint v3360 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3361 = v1127 + v3360;
-    const uint v3362 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3363 = v1126 + v3362;
-    const bool v3364 = v3361 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3365 = v3363 < v12;
-    const bool v3366 = v3364 && v3365;
-    if (v3366) {
-      const float v3367 = v272.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3369 = bfloat(v3367);
-      const uint v3370 = v3361 * v3;
-      const uint v3371 = v3370 + v65;
-      const uint v3372 = v3371 + v3363;
-      out[v3372] = v3369;
-    }
-    const uint v3373 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3374 = v1127 + v3373;
-    const uint v3375 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3376 = v1126 + v3375;
-    const bool v3377 = v3374 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3378 = v3376 < v12;
-    const bool v3379 = v3377 && v3378;
-    if (v3379) {
-      const float v3380 = v272.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3382 = bfloat(v3380);
-      const uint v3383 = v3374 * v3;
-      const uint v3384 = v3383 + v65;
-      const uint v3385 = v3384 + v3376;
-      out[v3385] = v3382;
-    }
-    const uint v3386 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3387 = v1127 + v3386;
-    const uint v3388 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3389 = v1126 + v3388;
-    const bool v3390 = v3387 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3391 = v3389 < v12;
-    const bool v3392 = v3390 && v3391;
-    if (v3392) {
-      const float v3393 = v272.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3395 = bfloat(v3393);
-      const uint v3396 = v3387 * v3;
-      const uint v3397 = v3396 + v65;
-      const uint v3398 = v3397 + v3389;
-      out[v3398] = v3395;
-    }
-    const uint v3399 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3400 = v1127 + v3399;
-    const uint v3401 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3402 = v1126 + v3401;
-    const bool v3403 = v3400 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3404 = v3402 < v12;
-    const bool v3405 = v3403 && v3404;
-    if (v3405) {
-      const float v3406 = v272.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3408 = bfloat(v3406);
-      const uint v3409 = v3400 * v3;
-      const uint v3410 = v3409 + v65;
-      const uint v3411 = v3410 + v3402;
-      out[v3411] = v3408;
-    }
-    const uint v3412 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3413 = v1127 + v3412;
-    const uint v3414 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3415 = v1126 + v3414;
-    const bool v3416 = v3413 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3417 = v3415 < v12;
-    const bool v3418 = v3416 && v3417;
-    if (v3418) {
-      const float v3419 = v272.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3421 = bfloat(v3419);
-      const uint v3422 = v3413 * v3;
-      const uint v3423 = v3422 + v65;
-      const uint v3424 = v3423 + v3415;
-      out[v3424] = v3421;
-    }
-    const uint v3425 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3426 = v1127 + v3425;
-    const uint v3427 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3428 = v1126 + v3427;
-    const bool v3429 = v3426 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3430 = v3428 < v12;
-    const bool v3431 = v3429 && v3430;
-    if (v3431) {
-      const float v3432 = v272.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3434 = bfloat(v3432);
-      const uint v3435 = v3426 * v3;
-      const uint v3436 = v3435 + v65;
-      const uint v3437 = v3436 + v3428;
-      out[v3437] = v3434;
-    }
-    const uint v3438 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3439 = v1127 + v3438;
-    const uint v3440 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3441 = v1126 + v3440;
-    const bool v3442 = v3439 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3443 = v3441 < v12;
-    const bool v3444 = v3442 && v3443;
-    if (v3444) {
-      const float v3445 = v272.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3447 = bfloat(v3445);
-      const uint v3448 = v3439 * v3;
-      const uint v3449 = v3448 + v65;
-      const uint v3450 = v3449 + v3441;
-      out[v3450] = v3447;
-    }
-    const uint v3451 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3452 = v1127 + v3451;
-    const uint v3453 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3454 = v1126 + v3453;
-    const bool v3455 = v3452 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3456 = v3454 < v12;
-    const bool v3457 = v3455 && v3456;
-    if (v3457) {
-      const float v3458 = v272.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3460 = bfloat(v3458);
-      const uint v3461 = v3452 * v3;
-      const uint v3462 = v3461 + v65;
-      const uint v3463 = v3462 + v3454;
-      out[v3463] = v3460;
-    }
-    const uint v3464 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3465 = v1127 + v3464;
-    const uint v3466 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3467 = v1126 + v3466;
-    const bool v3468 = v3465 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3469 = v3467 < v12;
-    const bool v3470 = v3468 && v3469;
-    if (v3470) {
-      const float v3471 = v272.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3473 = bfloat(v3471);
-      const uint v3474 = v3465 * v3;
-      const uint v3475 = v3474 + v65;
-      const uint v3476 = v3475 + v3467;
-      out[v3476] = v3473;
-    }
-    const uint v3477 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3478 = v1127 + v3477;
-    const uint v3479 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3480 = v1126 + v3479;
-    const bool v3481 = v3478 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3482 = v3480 < v12;
-    const bool v3483 = v3481 && v3482;
-    if (v3483) {
-      const float v3484 = v272.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3486 = bfloat(v3484);
-      const uint v3487 = v3478 * v3;
-      const uint v3488 = v3487 + v65;
-      const uint v3489 = v3488 + v3480;
-      out[v3489] = v3486;
-    }
-    const uint v3490 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3491 = v1127 + v3490;
-    const uint v3492 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3493 = v1126 + v3492;
-    const bool v3494 = v3491 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3495 = v3493 < v12;
-    const bool v3496 = v3494 && v3495;
-    if (v3496) {
-      const float v3497 = v272.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3499 = bfloat(v3497);
-      const uint v3500 = v3491 * v3;
-      const uint v3501 = v3500 + v65;
-      const uint v3502 = v3501 + v3493;
-      out[v3502] = v3499;
-    }
-    const uint v3503 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3504 = v1127 + v3503;
-    const uint v3505 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3506 = v1126 + v3505;
-    const bool v3507 = v3504 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3508 = v3506 < v12;
-    const bool v3509 = v3507 && v3508;
-    if (v3509) {
-      const float v3510 = v272.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3512 = bfloat(v3510);
-      const uint v3513 = v3504 * v3;
-      const uint v3514 = v3513 + v65;
-      const uint v3515 = v3514 + v3506;
-      out[v3515] = v3512;
-    }
-    const uint v3516 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3517 = v1127 + v3516;
-    const uint v3518 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3519 = v1126 + v3518;
-    const bool v3520 = v3517 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3521 = v3519 < v12;
-    const bool v3522 = v3520 && v3521;
-    if (v3522) {
-      const float v3523 = v272.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3525 = bfloat(v3523);
-      const uint v3526 = v3517 * v3;
-      const uint v3527 = v3526 + v65;
-      const uint v3528 = v3527 + v3519;
-      out[v3528] = v3525;
-    }
-    const uint v3529 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3530 = v1127 + v3529;
-    const uint v3531 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3532 = v1126 + v3531;
-    const bool v3533 = v3530 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3534 = v3532 < v12;
-    const bool v3535 = v3533 && v3534;
-    if (v3535) {
-      const float v3536 = v272.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3538 = bfloat(v3536);
-      const uint v3539 = v3530 * v3;
-      const uint v3540 = v3539 + v65;
-      const uint v3541 = v3540 + v3532;
-      out[v3541] = v3538;
-    }
-    const uint v3542 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3543 = v1127 + v3542;
-    const uint v3544 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3545 = v1126 + v3544;
-    const bool v3546 = v3543 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3547 = v3545 < v12;
-    const bool v3548 = v3546 && v3547;
-    if (v3548) {
-      const float v3549 = v272.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3551 = bfloat(v3549);
-      const uint v3552 = v3543 * v3;
-      const uint v3553 = v3552 + v65;
-      const uint v3554 = v3553 + v3545;
-      out[v3554] = v3551;
-    }
-    const uint v3555 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3556 = v1127 + v3555;
-    const uint v3557 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3558 = v1126 + v3557;
-    const bool v3559 = v3556 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3560 = v3558 < v12;
-    const bool v3561 = v3559 && v3560;
-    if (v3561) {
-      const float v3562 = v272.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3564 = bfloat(v3562);
-      const uint v3565 = v3556 * v3;
-      const uint v3566 = v3565 + v65;
-      const uint v3567 = v3566 + v3558;
-      out[v3567] = v3564;
-    }
-    const uint v3568 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3569 = v1127 + v3568;
-    const uint v3570 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3571 = v1126 + v3570;
-    const bool v3572 = v3569 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3573 = v3571 < v12;
-    const bool v3574 = v3572 && v3573;
-    if (v3574) {
-      const float v3575 = v272.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3577 = bfloat(v3575);
-      const uint v3578 = v3569 * v3;
-      const uint v3579 = v3578 + v65;
-      const uint v3580 = v3579 + v3571;
-      out[v3580] = v3577;
-    }
-    const uint v3581 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3582 = v1127 + v3581;
-    const uint v3583 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3584 = v1126 + v3583;
-    const bool v3585 = v3582 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3586 = v3584 < v12;
-    const bool v3587 = v3585 && v3586;
-    if (v3587) {
-      const float v3588 = v272.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3590 = bfloat(v3588);
-      const uint v3591 = v3582 * v3;
-      const uint v3592 = v3591 + v65;
-      const uint v3593 = v3592 + v3584;
-      out[v3593] = v3590;
-    }
-    const uint v3594 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3595 = v1127 + v3594;
-    const uint v3596 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3597 = v1126 + v3596;
-    const bool v3598 = v3595 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3599 = v3597 < v12;
-    const bool v3600 = v3598 && v3599;
-    if (v3600) {
-      const float v3601 = v272.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3603 = bfloat(v3601);
-      const uint v3604 = v3595 * v3;
-      const uint v3605 = v3604 + v65;
-      const uint v3606 = v3605 + v3597;
-      out[v3606] = v3603;
-    }
-    const uint v3607 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3608 = v1127 + v3607;
-    const uint v3609 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3610 = v1126 + v3609;
-    const bool v3611 = v3608 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3612 = v3610 < v12;
-    const bool v3613 = v3611 && v3612;
-    if (v3613) {
-      const float v3614 = v272.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3616 = bfloat(v3614);
-      const uint v3617 = v3608 * v3;
-      const uint v3618 = v3617 + v65;
-      const uint v3619 = v3618 + v3610;
-      out[v3619] = v3616;
-    }
-    const uint v3620 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3621 = v1127 + v3620;
-    const uint v3622 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3623 = v1126 + v3622;
-    const bool v3624 = v3621 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3625 = v3623 < v12;
-    const bool v3626 = v3624 && v3625;
-    if (v3626) {
-      const float v3627 = v272.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3629 = bfloat(v3627);
-      const uint v3630 = v3621 * v3;
-      const uint v3631 = v3630 + v65;
-      const uint v3632 = v3631 + v3623;
-      out[v3632] = v3629;
-    }
-    const uint v3633 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3634 = v1127 + v3633;
-    const uint v3635 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3636 = v1126 + v3635;
-    const bool v3637 = v3634 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3638 = v3636 < v12;
-    const bool v3639 = v3637 && v3638;
-    if (v3639) {
-      const float v3640 = v272.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3642 = bfloat(v3640);
-      const uint v3643 = v3634 * v3;
-      const uint v3644 = v3643 + v65;
-      const uint v3645 = v3644 + v3636;
-      out[v3645] = v3642;
-    }
-    const uint v3646 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3647 = v1127 + v3646;
-    const uint v3648 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3649 = v1126 + v3648;
-    const bool v3650 = v3647 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3651 = v3649 < v12;
-    const bool v3652 = v3650 && v3651;
-    if (v3652) {
-      const float v3653 = v272.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3655 = bfloat(v3653);
-      const uint v3656 = v3647 * v3;
-      const uint v3657 = v3656 + v65;
-      const uint v3658 = v3657 + v3649;
-      out[v3658] = v3655;
-    }
-    const uint v3659 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3660 = v1127 + v3659;
-    const uint v3661 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3662 = v1126 + v3661;
-    const bool v3663 = v3660 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3664 = v3662 < v12;
-    const bool v3665 = v3663 && v3664;
-    if (v3665) {
-      const float v3666 = v272.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3668 = bfloat(v3666);
-      const uint v3669 = v3660 * v3;
-      const uint v3670 = v3669 + v65;
-      const uint v3671 = v3670 + v3662;
-      out[v3671] = v3668;
-    }
-    const uint v3672 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3673 = v1127 + v3672;
-    const uint v3674 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3675 = v1126 + v3674;
-    const bool v3676 = v3673 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3677 = v3675 < v12;
-    const bool v3678 = v3676 && v3677;
-    if (v3678) {
-      const float v3679 = v272.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3681 = bfloat(v3679);
-      const uint v3682 = v3673 * v3;
-      const uint v3683 = v3682 + v65;
-      const uint v3684 = v3683 + v3675;
-      out[v3684] = v3681;
-    }
-    const uint v3685 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3686 = v1127 + v3685;
-    const uint v3687 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3688 = v1126 + v3687;
-    const bool v3689 = v3686 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3690 = v3688 < v12;
-    const bool v3691 = v3689 && v3690;
-    if (v3691) {
-      const float v3692 = v272.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3694 = bfloat(v3692);
-      const uint v3695 = v3686 * v3;
-      const uint v3696 = v3695 + v65;
-      const uint v3697 = v3696 + v3688;
-      out[v3697] = v3694;
-    }
-    const uint v3698 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3699 = v1127 + v3698;
-    const uint v3700 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3701 = v1126 + v3700;
-    const bool v3702 = v3699 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3703 = v3701 < v12;
-    const bool v3704 = v3702 && v3703;
-    if (v3704) {
-      const float v3705 = v272.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3707 = bfloat(v3705);
-      const uint v3708 = v3699 * v3;
-      const uint v3709 = v3708 + v65;
-      const uint v3710 = v3709 + v3701;
-      out[v3710] = v3707;
-    }
-    const uint v3711 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3712 = v1127 + v3711;
-    const uint v3713 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3714 = v1126 + v3713;
-    const bool v3715 = v3712 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3716 = v3714 < v12;
-    const bool v3717 = v3715 && v3716;
-    if (v3717) {
-      const float v3718 = v272.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3720 = bfloat(v3718);
-      const uint v3721 = v3712 * v3;
-      const uint v3722 = v3721 + v65;
-      const uint v3723 = v3722 + v3714;
-      out[v3723] = v3720;
-    }
-    const uint v3724 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3725 = v1127 + v3724;
-    const uint v3726 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3727 = v1126 + v3726;
-    const bool v3728 = v3725 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3729 = v3727 < v12;
-    const bool v3730 = v3728 && v3729;
-    if (v3730) {
-      const float v3731 = v272.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3733 = bfloat(v3731);
-      const uint v3734 = v3725 * v3;
-      const uint v3735 = v3734 + v65;
-      const uint v3736 = v3735 + v3727;
-      out[v3736] = v3733;
-    }
-    const uint v3737 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3738 = v1127 + v3737;
-    const uint v3739 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3740 = v1126 + v3739;
-    const bool v3741 = v3738 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3742 = v3740 < v12;
-    const bool v3743 = v3741 && v3742;
-    if (v3743) {
-      const float v3744 = v272.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3746 = bfloat(v3744);
-      const uint v3747 = v3738 * v3;
-      const uint v3748 = v3747 + v65;
-      const uint v3749 = v3748 + v3740;
-      out[v3749] = v3746;
-    }
-    const uint v3750 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3751 = v1127 + v3750;
-    const uint v3752 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3753 = v1126 + v3752;
-    const bool v3754 = v3751 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3755 = v3753 < v12;
-    const bool v3756 = v3754 && v3755;
-    if (v3756) {
-      const float v3757 = v272.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3759 = bfloat(v3757);
-      const uint v3760 = v3751 * v3;
-      const uint v3761 = v3760 + v65;
-      const uint v3762 = v3761 + v3753;
-      out[v3762] = v3759;
-    }
-    const uint v3763 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3764 = v1127 + v3763;
-    const uint v3765 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3766 = v1126 + v3765;
-    const bool v3767 = v3764 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3768 = v3766 < v12;
-    const bool v3769 = v3767 && v3768;
-    if (v3769) {
-      const float v3770 = v272.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3772 = bfloat(v3770);
-      const uint v3773 = v3764 * v3;
-      const uint v3774 = v3773 + v65;
-      const uint v3775 = v3774 + v3766;
-      out[v3775] = v3772;
-    }
-    const uint v3776 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3777 = v1127 + v3776;
-    const uint v3778 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3779 = v1126 + v3778;
-    const bool v3780 = v3777 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3781 = v3779 < v12;
-    const bool v3782 = v3780 && v3781;
-    if (v3782) {
-      const float v3783 = v272.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3785 = bfloat(v3783);
-      const uint v3786 = v3777 * v3;
-      const uint v3787 = v3786 + v65;
-      const uint v3788 = v3787 + v3779;
-      out[v3788] = v3785;
-    }
-    const uint v3789 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3790 = v1127 + v3789;
-    const uint v3791 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3792 = v1126 + v3791;
-    const bool v3793 = v3790 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3794 = v3792 < v12;
-    const bool v3795 = v3793 && v3794;
-    if (v3795) {
-      const float v3796 = v272.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3798 = bfloat(v3796);
-      const uint v3799 = v3790 * v3;
-      const uint v3800 = v3799 + v65;
-      const uint v3801 = v3800 + v3792;
-      out[v3801] = v3798;
-    }
-    const uint v3802 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3803 = v1127 + v3802;
-    const uint v3804 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3805 = v1126 + v3804;
-    const bool v3806 = v3803 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3807 = v3805 < v12;
-    const bool v3808 = v3806 && v3807;
-    if (v3808) {
-      const float v3809 = v272.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3811 = bfloat(v3809);
-      const uint v3812 = v3803 * v3;
-      const uint v3813 = v3812 + v65;
-      const uint v3814 = v3813 + v3805;
-      out[v3814] = v3811;
-    }
-    const uint v3815 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3816 = v1127 + v3815;
-    const uint v3817 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3818 = v1126 + v3817;
-    const bool v3819 = v3816 < v41;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3820 = v3818 < v12;
-    const bool v3821 = v3819 && v3820;
-    if (v3821) {
-      const float v3822 = v272.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3824 = bfloat(v3822);
-      const uint v3825 = v3816 * v3;
-      const uint v3826 = v3825 + v65;
-      const uint v3827 = v3826 + v3818;
-      out[v3827] = v3824;
-    }
+  threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:315
+
+  for (uint v1133 = v10; v1133 < 8u; v1133 += 1u) {  // kernels/gemm/gemm_tiles.hpp:316
+    const uint v1135 = v1133 >> 2u;  // kernels/gemm/gemm_tiles.hpp:317
+    const uint v1137 = v1133 & 3u;  // kernels/gemm/gemm_tiles.hpp:318
+    const bool v1140 = v266 == v1135;  // kernels/gemm/gemm_tiles.hpp:319
+    if (v1140) {
+      const bool v1146 = v1137 == v10;  // kernels/gemm/gemm_tiles.hpp:322
+      if (v1146) {
+        const float v1147 = v273.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1148 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1151 = iron_frag_coord<64>(0u, iron_lane, false);
+        const uint v1153 = v1151 * 132u;
+        const uint v1154 = v1153 + v271;
+        const uint v1155 = v1154 + v1148;
+        shm2[v1155] = v1147;
+        const float v1156 = v273.m[0][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1157 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1160 = iron_frag_coord<64>(1u, iron_lane, false);
+        const uint v1162 = v1160 * 132u;
+        const uint v1163 = v1162 + v271;
+        const uint v1164 = v1163 + v1157;
+        shm2[v1164] = v1156;
+        const float v1165 = v273.m[0][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1166 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1169 = iron_frag_coord<64>(2u, iron_lane, false);
+        const uint v1171 = v1169 * 132u;
+        const uint v1172 = v1171 + v271;
+        const uint v1173 = v1172 + v1166;
+        shm2[v1173] = v1165;
+        const float v1174 = v273.m[0][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1175 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1178 = iron_frag_coord<64>(3u, iron_lane, false);
+        const uint v1180 = v1178 * 132u;
+        const uint v1181 = v1180 + v271;
+        const uint v1182 = v1181 + v1175;
+        shm2[v1182] = v1174;
+        const float v1183 = v273.m[0][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1184 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1187 = iron_frag_coord<64>(4u, iron_lane, false);
+        const uint v1189 = v1187 * 132u;
+        const uint v1190 = v1189 + v271;
+        const uint v1191 = v1190 + v1184;
+        shm2[v1191] = v1183;
+        const float v1192 = v273.m[0][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1193 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1196 = iron_frag_coord<64>(5u, iron_lane, false);
+        const uint v1198 = v1196 * 132u;
+        const uint v1199 = v1198 + v271;
+        const uint v1200 = v1199 + v1193;
+        shm2[v1200] = v1192;
+        const float v1201 = v273.m[0][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1202 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1205 = iron_frag_coord<64>(6u, iron_lane, false);
+        const uint v1207 = v1205 * 132u;
+        const uint v1208 = v1207 + v271;
+        const uint v1209 = v1208 + v1202;
+        shm2[v1209] = v1201;
+        const float v1210 = v273.m[0][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1211 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1214 = iron_frag_coord<64>(7u, iron_lane, false);
+        const uint v1216 = v1214 * 132u;
+        const uint v1217 = v1216 + v271;
+        const uint v1218 = v1217 + v1211;
+        shm2[v1218] = v1210;
+        const float v1219 = v273.m[0][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1220 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1223 = iron_frag_coord<64>(8u, iron_lane, false);
+        const uint v1225 = v1223 * 132u;
+        const uint v1226 = v1225 + v271;
+        const uint v1227 = v1226 + v1220;
+        shm2[v1227] = v1219;
+        const float v1228 = v273.m[0][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1229 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1232 = iron_frag_coord<64>(9u, iron_lane, false);
+        const uint v1234 = v1232 * 132u;
+        const uint v1235 = v1234 + v271;
+        const uint v1236 = v1235 + v1229;
+        shm2[v1236] = v1228;
+        const float v1237 = v273.m[0][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1238 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1241 = iron_frag_coord<64>(10u, iron_lane, false);
+        const uint v1243 = v1241 * 132u;
+        const uint v1244 = v1243 + v271;
+        const uint v1245 = v1244 + v1238;
+        shm2[v1245] = v1237;
+        const float v1246 = v273.m[0][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1247 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1250 = iron_frag_coord<64>(11u, iron_lane, false);
+        const uint v1252 = v1250 * 132u;
+        const uint v1253 = v1252 + v271;
+        const uint v1254 = v1253 + v1247;
+        shm2[v1254] = v1246;
+        const float v1255 = v273.m[0][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1256 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1259 = iron_frag_coord<64>(12u, iron_lane, false);
+        const uint v1261 = v1259 * 132u;
+        const uint v1262 = v1261 + v271;
+        const uint v1263 = v1262 + v1256;
+        shm2[v1263] = v1255;
+        const float v1264 = v273.m[0][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1265 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1268 = iron_frag_coord<64>(13u, iron_lane, false);
+        const uint v1270 = v1268 * 132u;
+        const uint v1271 = v1270 + v271;
+        const uint v1272 = v1271 + v1265;
+        shm2[v1272] = v1264;
+        const float v1273 = v273.m[0][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1274 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1277 = iron_frag_coord<64>(14u, iron_lane, false);
+        const uint v1279 = v1277 * 132u;
+        const uint v1280 = v1279 + v271;
+        const uint v1281 = v1280 + v1274;
+        shm2[v1281] = v1273;
+        const float v1282 = v273.m[0][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1283 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1286 = iron_frag_coord<64>(15u, iron_lane, false);
+        const uint v1288 = v1286 * 132u;
+        const uint v1289 = v1288 + v271;
+        const uint v1290 = v1289 + v1283;
+        shm2[v1290] = v1282;
+        const float v1291 = v273.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1292 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1295 = iron_frag_coord<64>(16u, iron_lane, false);
+        const uint v1297 = v1295 * 132u;
+        const uint v1298 = v1297 + v271;
+        const uint v1299 = v1298 + v1292;
+        shm2[v1299] = v1291;
+        const float v1300 = v273.m[1][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1301 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1304 = iron_frag_coord<64>(17u, iron_lane, false);
+        const uint v1306 = v1304 * 132u;
+        const uint v1307 = v1306 + v271;
+        const uint v1308 = v1307 + v1301;
+        shm2[v1308] = v1300;
+        const float v1309 = v273.m[1][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1310 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1313 = iron_frag_coord<64>(18u, iron_lane, false);
+        const uint v1315 = v1313 * 132u;
+        const uint v1316 = v1315 + v271;
+        const uint v1317 = v1316 + v1310;
+        shm2[v1317] = v1309;
+        const float v1318 = v273.m[1][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1319 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1322 = iron_frag_coord<64>(19u, iron_lane, false);
+        const uint v1324 = v1322 * 132u;
+        const uint v1325 = v1324 + v271;
+        const uint v1326 = v1325 + v1319;
+        shm2[v1326] = v1318;
+        const float v1327 = v273.m[1][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1328 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1331 = iron_frag_coord<64>(20u, iron_lane, false);
+        const uint v1333 = v1331 * 132u;
+        const uint v1334 = v1333 + v271;
+        const uint v1335 = v1334 + v1328;
+        shm2[v1335] = v1327;
+        const float v1336 = v273.m[1][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1337 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1340 = iron_frag_coord<64>(21u, iron_lane, false);
+        const uint v1342 = v1340 * 132u;
+        const uint v1343 = v1342 + v271;
+        const uint v1344 = v1343 + v1337;
+        shm2[v1344] = v1336;
+        const float v1345 = v273.m[1][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1346 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1349 = iron_frag_coord<64>(22u, iron_lane, false);
+        const uint v1351 = v1349 * 132u;
+        const uint v1352 = v1351 + v271;
+        const uint v1353 = v1352 + v1346;
+        shm2[v1353] = v1345;
+        const float v1354 = v273.m[1][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1355 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1358 = iron_frag_coord<64>(23u, iron_lane, false);
+        const uint v1360 = v1358 * 132u;
+        const uint v1361 = v1360 + v271;
+        const uint v1362 = v1361 + v1355;
+        shm2[v1362] = v1354;
+        const float v1363 = v273.m[1][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1364 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1367 = iron_frag_coord<64>(24u, iron_lane, false);
+        const uint v1369 = v1367 * 132u;
+        const uint v1370 = v1369 + v271;
+        const uint v1371 = v1370 + v1364;
+        shm2[v1371] = v1363;
+        const float v1372 = v273.m[1][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1373 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1376 = iron_frag_coord<64>(25u, iron_lane, false);
+        const uint v1378 = v1376 * 132u;
+        const uint v1379 = v1378 + v271;
+        const uint v1380 = v1379 + v1373;
+        shm2[v1380] = v1372;
+        const float v1381 = v273.m[1][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1382 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1385 = iron_frag_coord<64>(26u, iron_lane, false);
+        const uint v1387 = v1385 * 132u;
+        const uint v1388 = v1387 + v271;
+        const uint v1389 = v1388 + v1382;
+        shm2[v1389] = v1381;
+        const float v1390 = v273.m[1][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1391 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1394 = iron_frag_coord<64>(27u, iron_lane, false);
+        const uint v1396 = v1394 * 132u;
+        const uint v1397 = v1396 + v271;
+        const uint v1398 = v1397 + v1391;
+        shm2[v1398] = v1390;
+        const float v1399 = v273.m[1][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1400 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1403 = iron_frag_coord<64>(28u, iron_lane, false);
+        const uint v1405 = v1403 * 132u;
+        const uint v1406 = v1405 + v271;
+        const uint v1407 = v1406 + v1400;
+        shm2[v1407] = v1399;
+        const float v1408 = v273.m[1][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1409 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1412 = iron_frag_coord<64>(29u, iron_lane, false);
+        const uint v1414 = v1412 * 132u;
+        const uint v1415 = v1414 + v271;
+        const uint v1416 = v1415 + v1409;
+        shm2[v1416] = v1408;
+        const float v1417 = v273.m[1][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1418 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1421 = iron_frag_coord<64>(30u, iron_lane, false);
+        const uint v1423 = v1421 * 132u;
+        const uint v1424 = v1423 + v271;
+        const uint v1425 = v1424 + v1418;
+        shm2[v1425] = v1417;
+        const float v1426 = v273.m[1][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1427 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1430 = iron_frag_coord<64>(31u, iron_lane, false);
+        const uint v1432 = v1430 * 132u;
+        const uint v1433 = v1432 + v271;
+        const uint v1434 = v1433 + v1427;
+        shm2[v1434] = v1426;
+      }
+      const bool v1436 = v1137 == 1u;  // kernels/gemm/gemm_tiles.hpp:322
+      if (v1436) {
+        const float v1437 = v273.m[2][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1438 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1441 = iron_frag_coord<64>(32u, iron_lane, false);
+        const uint v1442 = v1441 - 16u;
+        const uint v1443 = v1442 * 132u;
+        const uint v1444 = v1443 + v271;
+        const uint v1445 = v1444 + v1438;
+        shm2[v1445] = v1437;
+        const float v1446 = v273.m[2][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1447 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1450 = iron_frag_coord<64>(33u, iron_lane, false);
+        const uint v1451 = v1450 - 16u;
+        const uint v1452 = v1451 * 132u;
+        const uint v1453 = v1452 + v271;
+        const uint v1454 = v1453 + v1447;
+        shm2[v1454] = v1446;
+        const float v1455 = v273.m[2][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1456 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1459 = iron_frag_coord<64>(34u, iron_lane, false);
+        const uint v1460 = v1459 - 16u;
+        const uint v1461 = v1460 * 132u;
+        const uint v1462 = v1461 + v271;
+        const uint v1463 = v1462 + v1456;
+        shm2[v1463] = v1455;
+        const float v1464 = v273.m[2][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1465 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1468 = iron_frag_coord<64>(35u, iron_lane, false);
+        const uint v1469 = v1468 - 16u;
+        const uint v1470 = v1469 * 132u;
+        const uint v1471 = v1470 + v271;
+        const uint v1472 = v1471 + v1465;
+        shm2[v1472] = v1464;
+        const float v1473 = v273.m[2][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1474 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1477 = iron_frag_coord<64>(36u, iron_lane, false);
+        const uint v1478 = v1477 - 16u;
+        const uint v1479 = v1478 * 132u;
+        const uint v1480 = v1479 + v271;
+        const uint v1481 = v1480 + v1474;
+        shm2[v1481] = v1473;
+        const float v1482 = v273.m[2][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1483 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1486 = iron_frag_coord<64>(37u, iron_lane, false);
+        const uint v1487 = v1486 - 16u;
+        const uint v1488 = v1487 * 132u;
+        const uint v1489 = v1488 + v271;
+        const uint v1490 = v1489 + v1483;
+        shm2[v1490] = v1482;
+        const float v1491 = v273.m[2][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1492 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1495 = iron_frag_coord<64>(38u, iron_lane, false);
+        const uint v1496 = v1495 - 16u;
+        const uint v1497 = v1496 * 132u;
+        const uint v1498 = v1497 + v271;
+        const uint v1499 = v1498 + v1492;
+        shm2[v1499] = v1491;
+        const float v1500 = v273.m[2][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1501 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1504 = iron_frag_coord<64>(39u, iron_lane, false);
+        const uint v1505 = v1504 - 16u;
+        const uint v1506 = v1505 * 132u;
+        const uint v1507 = v1506 + v271;
+        const uint v1508 = v1507 + v1501;
+        shm2[v1508] = v1500;
+        const float v1509 = v273.m[2][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1510 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1513 = iron_frag_coord<64>(40u, iron_lane, false);
+        const uint v1514 = v1513 - 16u;
+        const uint v1515 = v1514 * 132u;
+        const uint v1516 = v1515 + v271;
+        const uint v1517 = v1516 + v1510;
+        shm2[v1517] = v1509;
+        const float v1518 = v273.m[2][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1519 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1522 = iron_frag_coord<64>(41u, iron_lane, false);
+        const uint v1523 = v1522 - 16u;
+        const uint v1524 = v1523 * 132u;
+        const uint v1525 = v1524 + v271;
+        const uint v1526 = v1525 + v1519;
+        shm2[v1526] = v1518;
+        const float v1527 = v273.m[2][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1528 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1531 = iron_frag_coord<64>(42u, iron_lane, false);
+        const uint v1532 = v1531 - 16u;
+        const uint v1533 = v1532 * 132u;
+        const uint v1534 = v1533 + v271;
+        const uint v1535 = v1534 + v1528;
+        shm2[v1535] = v1527;
+        const float v1536 = v273.m[2][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1537 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1540 = iron_frag_coord<64>(43u, iron_lane, false);
+        const uint v1541 = v1540 - 16u;
+        const uint v1542 = v1541 * 132u;
+        const uint v1543 = v1542 + v271;
+        const uint v1544 = v1543 + v1537;
+        shm2[v1544] = v1536;
+        const float v1545 = v273.m[2][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1546 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1549 = iron_frag_coord<64>(44u, iron_lane, false);
+        const uint v1550 = v1549 - 16u;
+        const uint v1551 = v1550 * 132u;
+        const uint v1552 = v1551 + v271;
+        const uint v1553 = v1552 + v1546;
+        shm2[v1553] = v1545;
+        const float v1554 = v273.m[2][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1555 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1558 = iron_frag_coord<64>(45u, iron_lane, false);
+        const uint v1559 = v1558 - 16u;
+        const uint v1560 = v1559 * 132u;
+        const uint v1561 = v1560 + v271;
+        const uint v1562 = v1561 + v1555;
+        shm2[v1562] = v1554;
+        const float v1563 = v273.m[2][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1564 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1567 = iron_frag_coord<64>(46u, iron_lane, false);
+        const uint v1568 = v1567 - 16u;
+        const uint v1569 = v1568 * 132u;
+        const uint v1570 = v1569 + v271;
+        const uint v1571 = v1570 + v1564;
+        shm2[v1571] = v1563;
+        const float v1572 = v273.m[2][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1573 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1576 = iron_frag_coord<64>(47u, iron_lane, false);
+        const uint v1577 = v1576 - 16u;
+        const uint v1578 = v1577 * 132u;
+        const uint v1579 = v1578 + v271;
+        const uint v1580 = v1579 + v1573;
+        shm2[v1580] = v1572;
+        const float v1581 = v273.m[3][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1582 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1585 = iron_frag_coord<64>(48u, iron_lane, false);
+        const uint v1586 = v1585 - 16u;
+        const uint v1587 = v1586 * 132u;
+        const uint v1588 = v1587 + v271;
+        const uint v1589 = v1588 + v1582;
+        shm2[v1589] = v1581;
+        const float v1590 = v273.m[3][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1591 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1594 = iron_frag_coord<64>(49u, iron_lane, false);
+        const uint v1595 = v1594 - 16u;
+        const uint v1596 = v1595 * 132u;
+        const uint v1597 = v1596 + v271;
+        const uint v1598 = v1597 + v1591;
+        shm2[v1598] = v1590;
+        const float v1599 = v273.m[3][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1600 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1603 = iron_frag_coord<64>(50u, iron_lane, false);
+        const uint v1604 = v1603 - 16u;
+        const uint v1605 = v1604 * 132u;
+        const uint v1606 = v1605 + v271;
+        const uint v1607 = v1606 + v1600;
+        shm2[v1607] = v1599;
+        const float v1608 = v273.m[3][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1609 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1612 = iron_frag_coord<64>(51u, iron_lane, false);
+        const uint v1613 = v1612 - 16u;
+        const uint v1614 = v1613 * 132u;
+        const uint v1615 = v1614 + v271;
+        const uint v1616 = v1615 + v1609;
+        shm2[v1616] = v1608;
+        const float v1617 = v273.m[3][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1618 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1621 = iron_frag_coord<64>(52u, iron_lane, false);
+        const uint v1622 = v1621 - 16u;
+        const uint v1623 = v1622 * 132u;
+        const uint v1624 = v1623 + v271;
+        const uint v1625 = v1624 + v1618;
+        shm2[v1625] = v1617;
+        const float v1626 = v273.m[3][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1627 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1630 = iron_frag_coord<64>(53u, iron_lane, false);
+        const uint v1631 = v1630 - 16u;
+        const uint v1632 = v1631 * 132u;
+        const uint v1633 = v1632 + v271;
+        const uint v1634 = v1633 + v1627;
+        shm2[v1634] = v1626;
+        const float v1635 = v273.m[3][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1636 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1639 = iron_frag_coord<64>(54u, iron_lane, false);
+        const uint v1640 = v1639 - 16u;
+        const uint v1641 = v1640 * 132u;
+        const uint v1642 = v1641 + v271;
+        const uint v1643 = v1642 + v1636;
+        shm2[v1643] = v1635;
+        const float v1644 = v273.m[3][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1645 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1648 = iron_frag_coord<64>(55u, iron_lane, false);
+        const uint v1649 = v1648 - 16u;
+        const uint v1650 = v1649 * 132u;
+        const uint v1651 = v1650 + v271;
+        const uint v1652 = v1651 + v1645;
+        shm2[v1652] = v1644;
+        const float v1653 = v273.m[3][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1654 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1657 = iron_frag_coord<64>(56u, iron_lane, false);
+        const uint v1658 = v1657 - 16u;
+        const uint v1659 = v1658 * 132u;
+        const uint v1660 = v1659 + v271;
+        const uint v1661 = v1660 + v1654;
+        shm2[v1661] = v1653;
+        const float v1662 = v273.m[3][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1663 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1666 = iron_frag_coord<64>(57u, iron_lane, false);
+        const uint v1667 = v1666 - 16u;
+        const uint v1668 = v1667 * 132u;
+        const uint v1669 = v1668 + v271;
+        const uint v1670 = v1669 + v1663;
+        shm2[v1670] = v1662;
+        const float v1671 = v273.m[3][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1672 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1675 = iron_frag_coord<64>(58u, iron_lane, false);
+        const uint v1676 = v1675 - 16u;
+        const uint v1677 = v1676 * 132u;
+        const uint v1678 = v1677 + v271;
+        const uint v1679 = v1678 + v1672;
+        shm2[v1679] = v1671;
+        const float v1680 = v273.m[3][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1681 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1684 = iron_frag_coord<64>(59u, iron_lane, false);
+        const uint v1685 = v1684 - 16u;
+        const uint v1686 = v1685 * 132u;
+        const uint v1687 = v1686 + v271;
+        const uint v1688 = v1687 + v1681;
+        shm2[v1688] = v1680;
+        const float v1689 = v273.m[3][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1690 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1693 = iron_frag_coord<64>(60u, iron_lane, false);
+        const uint v1694 = v1693 - 16u;
+        const uint v1695 = v1694 * 132u;
+        const uint v1696 = v1695 + v271;
+        const uint v1697 = v1696 + v1690;
+        shm2[v1697] = v1689;
+        const float v1698 = v273.m[3][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1699 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1702 = iron_frag_coord<64>(61u, iron_lane, false);
+        const uint v1703 = v1702 - 16u;
+        const uint v1704 = v1703 * 132u;
+        const uint v1705 = v1704 + v271;
+        const uint v1706 = v1705 + v1699;
+        shm2[v1706] = v1698;
+        const float v1707 = v273.m[3][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1708 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1711 = iron_frag_coord<64>(62u, iron_lane, false);
+        const uint v1712 = v1711 - 16u;
+        const uint v1713 = v1712 * 132u;
+        const uint v1714 = v1713 + v271;
+        const uint v1715 = v1714 + v1708;
+        shm2[v1715] = v1707;
+        const float v1716 = v273.m[3][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1717 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1720 = iron_frag_coord<64>(63u, iron_lane, false);
+        const uint v1721 = v1720 - 16u;
+        const uint v1722 = v1721 * 132u;
+        const uint v1723 = v1722 + v271;
+        const uint v1724 = v1723 + v1717;
+        shm2[v1724] = v1716;
+      }
+      const bool v1726 = v1137 == 2u;  // kernels/gemm/gemm_tiles.hpp:322
+      if (v1726) {
+        const float v1727 = v273.m[4][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1728 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1731 = iron_frag_coord<64>(64u, iron_lane, false);
+        const uint v1732 = v1731 - 32u;
+        const uint v1733 = v1732 * 132u;
+        const uint v1734 = v1733 + v271;
+        const uint v1735 = v1734 + v1728;
+        shm2[v1735] = v1727;
+        const float v1736 = v273.m[4][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1737 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1740 = iron_frag_coord<64>(65u, iron_lane, false);
+        const uint v1741 = v1740 - 32u;
+        const uint v1742 = v1741 * 132u;
+        const uint v1743 = v1742 + v271;
+        const uint v1744 = v1743 + v1737;
+        shm2[v1744] = v1736;
+        const float v1745 = v273.m[4][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1746 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1749 = iron_frag_coord<64>(66u, iron_lane, false);
+        const uint v1750 = v1749 - 32u;
+        const uint v1751 = v1750 * 132u;
+        const uint v1752 = v1751 + v271;
+        const uint v1753 = v1752 + v1746;
+        shm2[v1753] = v1745;
+        const float v1754 = v273.m[4][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1755 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1758 = iron_frag_coord<64>(67u, iron_lane, false);
+        const uint v1759 = v1758 - 32u;
+        const uint v1760 = v1759 * 132u;
+        const uint v1761 = v1760 + v271;
+        const uint v1762 = v1761 + v1755;
+        shm2[v1762] = v1754;
+        const float v1763 = v273.m[4][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1764 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1767 = iron_frag_coord<64>(68u, iron_lane, false);
+        const uint v1768 = v1767 - 32u;
+        const uint v1769 = v1768 * 132u;
+        const uint v1770 = v1769 + v271;
+        const uint v1771 = v1770 + v1764;
+        shm2[v1771] = v1763;
+        const float v1772 = v273.m[4][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1773 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1776 = iron_frag_coord<64>(69u, iron_lane, false);
+        const uint v1777 = v1776 - 32u;
+        const uint v1778 = v1777 * 132u;
+        const uint v1779 = v1778 + v271;
+        const uint v1780 = v1779 + v1773;
+        shm2[v1780] = v1772;
+        const float v1781 = v273.m[4][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1782 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1785 = iron_frag_coord<64>(70u, iron_lane, false);
+        const uint v1786 = v1785 - 32u;
+        const uint v1787 = v1786 * 132u;
+        const uint v1788 = v1787 + v271;
+        const uint v1789 = v1788 + v1782;
+        shm2[v1789] = v1781;
+        const float v1790 = v273.m[4][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1791 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1794 = iron_frag_coord<64>(71u, iron_lane, false);
+        const uint v1795 = v1794 - 32u;
+        const uint v1796 = v1795 * 132u;
+        const uint v1797 = v1796 + v271;
+        const uint v1798 = v1797 + v1791;
+        shm2[v1798] = v1790;
+        const float v1799 = v273.m[4][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1800 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1803 = iron_frag_coord<64>(72u, iron_lane, false);
+        const uint v1804 = v1803 - 32u;
+        const uint v1805 = v1804 * 132u;
+        const uint v1806 = v1805 + v271;
+        const uint v1807 = v1806 + v1800;
+        shm2[v1807] = v1799;
+        const float v1808 = v273.m[4][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1809 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1812 = iron_frag_coord<64>(73u, iron_lane, false);
+        const uint v1813 = v1812 - 32u;
+        const uint v1814 = v1813 * 132u;
+        const uint v1815 = v1814 + v271;
+        const uint v1816 = v1815 + v1809;
+        shm2[v1816] = v1808;
+        const float v1817 = v273.m[4][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1818 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1821 = iron_frag_coord<64>(74u, iron_lane, false);
+        const uint v1822 = v1821 - 32u;
+        const uint v1823 = v1822 * 132u;
+        const uint v1824 = v1823 + v271;
+        const uint v1825 = v1824 + v1818;
+        shm2[v1825] = v1817;
+        const float v1826 = v273.m[4][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1827 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1830 = iron_frag_coord<64>(75u, iron_lane, false);
+        const uint v1831 = v1830 - 32u;
+        const uint v1832 = v1831 * 132u;
+        const uint v1833 = v1832 + v271;
+        const uint v1834 = v1833 + v1827;
+        shm2[v1834] = v1826;
+        const float v1835 = v273.m[4][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1836 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1839 = iron_frag_coord<64>(76u, iron_lane, false);
+        const uint v1840 = v1839 - 32u;
+        const uint v1841 = v1840 * 132u;
+        const uint v1842 = v1841 + v271;
+        const uint v1843 = v1842 + v1836;
+        shm2[v1843] = v1835;
+        const float v1844 = v273.m[4][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1845 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1848 = iron_frag_coord<64>(77u, iron_lane, false);
+        const uint v1849 = v1848 - 32u;
+        const uint v1850 = v1849 * 132u;
+        const uint v1851 = v1850 + v271;
+        const uint v1852 = v1851 + v1845;
+        shm2[v1852] = v1844;
+        const float v1853 = v273.m[4][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1854 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1857 = iron_frag_coord<64>(78u, iron_lane, false);
+        const uint v1858 = v1857 - 32u;
+        const uint v1859 = v1858 * 132u;
+        const uint v1860 = v1859 + v271;
+        const uint v1861 = v1860 + v1854;
+        shm2[v1861] = v1853;
+        const float v1862 = v273.m[4][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1863 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1866 = iron_frag_coord<64>(79u, iron_lane, false);
+        const uint v1867 = v1866 - 32u;
+        const uint v1868 = v1867 * 132u;
+        const uint v1869 = v1868 + v271;
+        const uint v1870 = v1869 + v1863;
+        shm2[v1870] = v1862;
+        const float v1871 = v273.m[5][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1872 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1875 = iron_frag_coord<64>(80u, iron_lane, false);
+        const uint v1876 = v1875 - 32u;
+        const uint v1877 = v1876 * 132u;
+        const uint v1878 = v1877 + v271;
+        const uint v1879 = v1878 + v1872;
+        shm2[v1879] = v1871;
+        const float v1880 = v273.m[5][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1881 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1884 = iron_frag_coord<64>(81u, iron_lane, false);
+        const uint v1885 = v1884 - 32u;
+        const uint v1886 = v1885 * 132u;
+        const uint v1887 = v1886 + v271;
+        const uint v1888 = v1887 + v1881;
+        shm2[v1888] = v1880;
+        const float v1889 = v273.m[5][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1890 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1893 = iron_frag_coord<64>(82u, iron_lane, false);
+        const uint v1894 = v1893 - 32u;
+        const uint v1895 = v1894 * 132u;
+        const uint v1896 = v1895 + v271;
+        const uint v1897 = v1896 + v1890;
+        shm2[v1897] = v1889;
+        const float v1898 = v273.m[5][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1899 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1902 = iron_frag_coord<64>(83u, iron_lane, false);
+        const uint v1903 = v1902 - 32u;
+        const uint v1904 = v1903 * 132u;
+        const uint v1905 = v1904 + v271;
+        const uint v1906 = v1905 + v1899;
+        shm2[v1906] = v1898;
+        const float v1907 = v273.m[5][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1908 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1911 = iron_frag_coord<64>(84u, iron_lane, false);
+        const uint v1912 = v1911 - 32u;
+        const uint v1913 = v1912 * 132u;
+        const uint v1914 = v1913 + v271;
+        const uint v1915 = v1914 + v1908;
+        shm2[v1915] = v1907;
+        const float v1916 = v273.m[5][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1917 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1920 = iron_frag_coord<64>(85u, iron_lane, false);
+        const uint v1921 = v1920 - 32u;
+        const uint v1922 = v1921 * 132u;
+        const uint v1923 = v1922 + v271;
+        const uint v1924 = v1923 + v1917;
+        shm2[v1924] = v1916;
+        const float v1925 = v273.m[5][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1926 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1929 = iron_frag_coord<64>(86u, iron_lane, false);
+        const uint v1930 = v1929 - 32u;
+        const uint v1931 = v1930 * 132u;
+        const uint v1932 = v1931 + v271;
+        const uint v1933 = v1932 + v1926;
+        shm2[v1933] = v1925;
+        const float v1934 = v273.m[5][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1935 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1938 = iron_frag_coord<64>(87u, iron_lane, false);
+        const uint v1939 = v1938 - 32u;
+        const uint v1940 = v1939 * 132u;
+        const uint v1941 = v1940 + v271;
+        const uint v1942 = v1941 + v1935;
+        shm2[v1942] = v1934;
+        const float v1943 = v273.m[5][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1944 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1947 = iron_frag_coord<64>(88u, iron_lane, false);
+        const uint v1948 = v1947 - 32u;
+        const uint v1949 = v1948 * 132u;
+        const uint v1950 = v1949 + v271;
+        const uint v1951 = v1950 + v1944;
+        shm2[v1951] = v1943;
+        const float v1952 = v273.m[5][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1953 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1956 = iron_frag_coord<64>(89u, iron_lane, false);
+        const uint v1957 = v1956 - 32u;
+        const uint v1958 = v1957 * 132u;
+        const uint v1959 = v1958 + v271;
+        const uint v1960 = v1959 + v1953;
+        shm2[v1960] = v1952;
+        const float v1961 = v273.m[5][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1962 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1965 = iron_frag_coord<64>(90u, iron_lane, false);
+        const uint v1966 = v1965 - 32u;
+        const uint v1967 = v1966 * 132u;
+        const uint v1968 = v1967 + v271;
+        const uint v1969 = v1968 + v1962;
+        shm2[v1969] = v1961;
+        const float v1970 = v273.m[5][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1971 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1974 = iron_frag_coord<64>(91u, iron_lane, false);
+        const uint v1975 = v1974 - 32u;
+        const uint v1976 = v1975 * 132u;
+        const uint v1977 = v1976 + v271;
+        const uint v1978 = v1977 + v1971;
+        shm2[v1978] = v1970;
+        const float v1979 = v273.m[5][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1980 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1983 = iron_frag_coord<64>(92u, iron_lane, false);
+        const uint v1984 = v1983 - 32u;
+        const uint v1985 = v1984 * 132u;
+        const uint v1986 = v1985 + v271;
+        const uint v1987 = v1986 + v1980;
+        shm2[v1987] = v1979;
+        const float v1988 = v273.m[5][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1989 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1992 = iron_frag_coord<64>(93u, iron_lane, false);
+        const uint v1993 = v1992 - 32u;
+        const uint v1994 = v1993 * 132u;
+        const uint v1995 = v1994 + v271;
+        const uint v1996 = v1995 + v1989;
+        shm2[v1996] = v1988;
+        const float v1997 = v273.m[5][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1998 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2001 = iron_frag_coord<64>(94u, iron_lane, false);
+        const uint v2002 = v2001 - 32u;
+        const uint v2003 = v2002 * 132u;
+        const uint v2004 = v2003 + v271;
+        const uint v2005 = v2004 + v1998;
+        shm2[v2005] = v1997;
+        const float v2006 = v273.m[5][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2007 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2010 = iron_frag_coord<64>(95u, iron_lane, false);
+        const uint v2011 = v2010 - 32u;
+        const uint v2012 = v2011 * 132u;
+        const uint v2013 = v2012 + v271;
+        const uint v2014 = v2013 + v2007;
+        shm2[v2014] = v2006;
+      }
+      const bool v2016 = v1137 == 3u;  // kernels/gemm/gemm_tiles.hpp:322
+      if (v2016) {
+        const float v2017 = v273.m[6][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2018 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2021 = iron_frag_coord<64>(96u, iron_lane, false);
+        const uint v2022 = v2021 - 48u;
+        const uint v2023 = v2022 * 132u;
+        const uint v2024 = v2023 + v271;
+        const uint v2025 = v2024 + v2018;
+        shm2[v2025] = v2017;
+        const float v2026 = v273.m[6][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2027 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2030 = iron_frag_coord<64>(97u, iron_lane, false);
+        const uint v2031 = v2030 - 48u;
+        const uint v2032 = v2031 * 132u;
+        const uint v2033 = v2032 + v271;
+        const uint v2034 = v2033 + v2027;
+        shm2[v2034] = v2026;
+        const float v2035 = v273.m[6][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2036 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2039 = iron_frag_coord<64>(98u, iron_lane, false);
+        const uint v2040 = v2039 - 48u;
+        const uint v2041 = v2040 * 132u;
+        const uint v2042 = v2041 + v271;
+        const uint v2043 = v2042 + v2036;
+        shm2[v2043] = v2035;
+        const float v2044 = v273.m[6][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2045 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2048 = iron_frag_coord<64>(99u, iron_lane, false);
+        const uint v2049 = v2048 - 48u;
+        const uint v2050 = v2049 * 132u;
+        const uint v2051 = v2050 + v271;
+        const uint v2052 = v2051 + v2045;
+        shm2[v2052] = v2044;
+        const float v2053 = v273.m[6][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2054 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2057 = iron_frag_coord<64>(100u, iron_lane, false);
+        const uint v2058 = v2057 - 48u;
+        const uint v2059 = v2058 * 132u;
+        const uint v2060 = v2059 + v271;
+        const uint v2061 = v2060 + v2054;
+        shm2[v2061] = v2053;
+        const float v2062 = v273.m[6][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2063 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2066 = iron_frag_coord<64>(101u, iron_lane, false);
+        const uint v2067 = v2066 - 48u;
+        const uint v2068 = v2067 * 132u;
+        const uint v2069 = v2068 + v271;
+        const uint v2070 = v2069 + v2063;
+        shm2[v2070] = v2062;
+        const float v2071 = v273.m[6][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2072 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2075 = iron_frag_coord<64>(102u, iron_lane, false);
+        const uint v2076 = v2075 - 48u;
+        const uint v2077 = v2076 * 132u;
+        const uint v2078 = v2077 + v271;
+        const uint v2079 = v2078 + v2072;
+        shm2[v2079] = v2071;
+        const float v2080 = v273.m[6][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2081 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2084 = iron_frag_coord<64>(103u, iron_lane, false);
+        const uint v2085 = v2084 - 48u;
+        const uint v2086 = v2085 * 132u;
+        const uint v2087 = v2086 + v271;
+        const uint v2088 = v2087 + v2081;
+        shm2[v2088] = v2080;
+        const float v2089 = v273.m[6][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2090 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2093 = iron_frag_coord<64>(104u, iron_lane, false);
+        const uint v2094 = v2093 - 48u;
+        const uint v2095 = v2094 * 132u;
+        const uint v2096 = v2095 + v271;
+        const uint v2097 = v2096 + v2090;
+        shm2[v2097] = v2089;
+        const float v2098 = v273.m[6][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2099 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2102 = iron_frag_coord<64>(105u, iron_lane, false);
+        const uint v2103 = v2102 - 48u;
+        const uint v2104 = v2103 * 132u;
+        const uint v2105 = v2104 + v271;
+        const uint v2106 = v2105 + v2099;
+        shm2[v2106] = v2098;
+        const float v2107 = v273.m[6][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2108 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2111 = iron_frag_coord<64>(106u, iron_lane, false);
+        const uint v2112 = v2111 - 48u;
+        const uint v2113 = v2112 * 132u;
+        const uint v2114 = v2113 + v271;
+        const uint v2115 = v2114 + v2108;
+        shm2[v2115] = v2107;
+        const float v2116 = v273.m[6][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2117 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2120 = iron_frag_coord<64>(107u, iron_lane, false);
+        const uint v2121 = v2120 - 48u;
+        const uint v2122 = v2121 * 132u;
+        const uint v2123 = v2122 + v271;
+        const uint v2124 = v2123 + v2117;
+        shm2[v2124] = v2116;
+        const float v2125 = v273.m[6][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2126 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2129 = iron_frag_coord<64>(108u, iron_lane, false);
+        const uint v2130 = v2129 - 48u;
+        const uint v2131 = v2130 * 132u;
+        const uint v2132 = v2131 + v271;
+        const uint v2133 = v2132 + v2126;
+        shm2[v2133] = v2125;
+        const float v2134 = v273.m[6][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2135 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2138 = iron_frag_coord<64>(109u, iron_lane, false);
+        const uint v2139 = v2138 - 48u;
+        const uint v2140 = v2139 * 132u;
+        const uint v2141 = v2140 + v271;
+        const uint v2142 = v2141 + v2135;
+        shm2[v2142] = v2134;
+        const float v2143 = v273.m[6][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2144 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2147 = iron_frag_coord<64>(110u, iron_lane, false);
+        const uint v2148 = v2147 - 48u;
+        const uint v2149 = v2148 * 132u;
+        const uint v2150 = v2149 + v271;
+        const uint v2151 = v2150 + v2144;
+        shm2[v2151] = v2143;
+        const float v2152 = v273.m[6][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2153 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2156 = iron_frag_coord<64>(111u, iron_lane, false);
+        const uint v2157 = v2156 - 48u;
+        const uint v2158 = v2157 * 132u;
+        const uint v2159 = v2158 + v271;
+        const uint v2160 = v2159 + v2153;
+        shm2[v2160] = v2152;
+        const float v2161 = v273.m[7][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2162 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2165 = iron_frag_coord<64>(112u, iron_lane, false);
+        const uint v2166 = v2165 - 48u;
+        const uint v2167 = v2166 * 132u;
+        const uint v2168 = v2167 + v271;
+        const uint v2169 = v2168 + v2162;
+        shm2[v2169] = v2161;
+        const float v2170 = v273.m[7][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2171 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2174 = iron_frag_coord<64>(113u, iron_lane, false);
+        const uint v2175 = v2174 - 48u;
+        const uint v2176 = v2175 * 132u;
+        const uint v2177 = v2176 + v271;
+        const uint v2178 = v2177 + v2171;
+        shm2[v2178] = v2170;
+        const float v2179 = v273.m[7][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2180 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2183 = iron_frag_coord<64>(114u, iron_lane, false);
+        const uint v2184 = v2183 - 48u;
+        const uint v2185 = v2184 * 132u;
+        const uint v2186 = v2185 + v271;
+        const uint v2187 = v2186 + v2180;
+        shm2[v2187] = v2179;
+        const float v2188 = v273.m[7][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2189 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2192 = iron_frag_coord<64>(115u, iron_lane, false);
+        const uint v2193 = v2192 - 48u;
+        const uint v2194 = v2193 * 132u;
+        const uint v2195 = v2194 + v271;
+        const uint v2196 = v2195 + v2189;
+        shm2[v2196] = v2188;
+        const float v2197 = v273.m[7][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2198 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2201 = iron_frag_coord<64>(116u, iron_lane, false);
+        const uint v2202 = v2201 - 48u;
+        const uint v2203 = v2202 * 132u;
+        const uint v2204 = v2203 + v271;
+        const uint v2205 = v2204 + v2198;
+        shm2[v2205] = v2197;
+        const float v2206 = v273.m[7][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2207 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2210 = iron_frag_coord<64>(117u, iron_lane, false);
+        const uint v2211 = v2210 - 48u;
+        const uint v2212 = v2211 * 132u;
+        const uint v2213 = v2212 + v271;
+        const uint v2214 = v2213 + v2207;
+        shm2[v2214] = v2206;
+        const float v2215 = v273.m[7][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2216 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2219 = iron_frag_coord<64>(118u, iron_lane, false);
+        const uint v2220 = v2219 - 48u;
+        const uint v2221 = v2220 * 132u;
+        const uint v2222 = v2221 + v271;
+        const uint v2223 = v2222 + v2216;
+        shm2[v2223] = v2215;
+        const float v2224 = v273.m[7][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2225 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2228 = iron_frag_coord<64>(119u, iron_lane, false);
+        const uint v2229 = v2228 - 48u;
+        const uint v2230 = v2229 * 132u;
+        const uint v2231 = v2230 + v271;
+        const uint v2232 = v2231 + v2225;
+        shm2[v2232] = v2224;
+        const float v2233 = v273.m[7][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2234 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2237 = iron_frag_coord<64>(120u, iron_lane, false);
+        const uint v2238 = v2237 - 48u;
+        const uint v2239 = v2238 * 132u;
+        const uint v2240 = v2239 + v271;
+        const uint v2241 = v2240 + v2234;
+        shm2[v2241] = v2233;
+        const float v2242 = v273.m[7][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2243 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2246 = iron_frag_coord<64>(121u, iron_lane, false);
+        const uint v2247 = v2246 - 48u;
+        const uint v2248 = v2247 * 132u;
+        const uint v2249 = v2248 + v271;
+        const uint v2250 = v2249 + v2243;
+        shm2[v2250] = v2242;
+        const float v2251 = v273.m[7][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2252 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2255 = iron_frag_coord<64>(122u, iron_lane, false);
+        const uint v2256 = v2255 - 48u;
+        const uint v2257 = v2256 * 132u;
+        const uint v2258 = v2257 + v271;
+        const uint v2259 = v2258 + v2252;
+        shm2[v2259] = v2251;
+        const float v2260 = v273.m[7][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2261 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2264 = iron_frag_coord<64>(123u, iron_lane, false);
+        const uint v2265 = v2264 - 48u;
+        const uint v2266 = v2265 * 132u;
+        const uint v2267 = v2266 + v271;
+        const uint v2268 = v2267 + v2261;
+        shm2[v2268] = v2260;
+        const float v2269 = v273.m[7][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2270 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2273 = iron_frag_coord<64>(124u, iron_lane, false);
+        const uint v2274 = v2273 - 48u;
+        const uint v2275 = v2274 * 132u;
+        const uint v2276 = v2275 + v271;
+        const uint v2277 = v2276 + v2270;
+        shm2[v2277] = v2269;
+        const float v2278 = v273.m[7][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2279 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2282 = iron_frag_coord<64>(125u, iron_lane, false);
+        const uint v2283 = v2282 - 48u;
+        const uint v2284 = v2283 * 132u;
+        const uint v2285 = v2284 + v271;
+        const uint v2286 = v2285 + v2279;
+        shm2[v2286] = v2278;
+        const float v2287 = v273.m[7][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2288 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2291 = iron_frag_coord<64>(126u, iron_lane, false);
+        const uint v2292 = v2291 - 48u;
+        const uint v2293 = v2292 * 132u;
+        const uint v2294 = v2293 + v271;
+        const uint v2295 = v2294 + v2288;
+        shm2[v2295] = v2287;
+        const float v2296 = v273.m[7][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2297 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2300 = iron_frag_coord<64>(127u, iron_lane, false);
+        const uint v2301 = v2300 - 48u;
+        const uint v2302 = v2301 * 132u;
+        const uint v2303 = v2302 + v271;
+        const uint v2304 = v2303 + v2297;
+        shm2[v2304] = v2296;
+      }
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:331
+    const uint v2312 = v1137 << 4u;  // kernels/gemm/gemm_tiles.hpp:333
+    const uint v2314 = v1135 << 6u;
+    const uint v2315 = v60 + v2314;
+    const uint v2316 = v2315 + v2312;
+
+    for (uint v2308 = v116; v2308 < 2048u; v2308 += 128u) {  // kernels/gemm/gemm_tiles.hpp:332
+      const uint v2310 = v2308 >> 7u;  // kernels/gemm/gemm_tiles.hpp:333
+      const uint v2317 = v2316 + v2310;
+      const uint v2319 = v2308 & 127u;  // kernels/gemm/gemm_tiles.hpp:334
+      const uint v2320 = v64 + v2319;
+      const bool v2321 = v2317 < v41;  // kernels/gemm/gemm_tiles.hpp:335
+      const bool v2322 = v2320 < v12;
+      const bool v2323 = v2321 && v2322;
+      if (v2323) {
+        const uint v2329 = v2310 * 132u;
+        const uint v2330 = v2329 + v2319;
+        const float v2331 = shm2[v2330];
+        const bfloat v2333 = bfloat(v2331);  // kernels/convolution/conv_tiles.hpp:82
+        const uint v2334 = v2317 * v3;
+        const uint v2335 = v2334 + v65;
+        const uint v2336 = v2335 + v2320;
+        out[v2336] = v2333;
+      }
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:337
   }
 }

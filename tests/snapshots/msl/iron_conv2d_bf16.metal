@@ -99,6 +99,7 @@ kernel void iron_conv2d_bf16(
     uint iron_sg [[simdgroup_index_in_threadgroup]]) {
   alignas(16) threadgroup bfloat shm0[8192];
   alignas(16) threadgroup bfloat shm1[8192];
+  threadgroup float* shm2 = reinterpret_cast<threadgroup float*>(shm0);
 
   const uint v0 = batch;  // kernels/convolution/conv2d.cpp:59
   const uint v1 = h;
@@ -114,10 +115,10 @@ kernel void iron_conv2d_bf16(
   const uint v11 = dil_h;
   const uint v12 = dil_w;
   const uint v13 = group_count;
-  const uint v14 = iron_gid.z;  // kernels/convolution/conv_tiles.hpp:112
+  const uint v14 = iron_gid.z;  // kernels/convolution/conv_tiles.hpp:70
   const uint v15 = v4 / v13;  // kernels/convolution/conv_shape.hpp:26
   const uint v16 = v3 / v13;  // kernels/convolution/conv_shape.hpp:25
-  const uint v17 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:115
+  const uint v17 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:73
   const uint v18 = v17 * v16;
   const uint v22 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
   const uint v23 = v12 * v22;
@@ -135,7 +136,7 @@ kernel void iron_conv2d_bf16(
   const uint v40 = v39 - 1u;
   const uint v41 = v40 / v7;
   const uint v42 = v41 + 1u;
-  const uint v43 = v0 * v42;  // kernels/convolution/conv_tiles.hpp:116
+  const uint v43 = v0 * v42;  // kernels/convolution/conv_tiles.hpp:74
   const uint v44 = v43 * v30;
   const uint v45 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:132
   const uint v46 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:133
@@ -154,3793 +155,1814 @@ kernel void iron_conv2d_bf16(
   const uint v63 = v62 << 7u;
   const uint v66 = v60 / v58;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v67 = v66 << 7u;
-  const uint v68 = v14 * v15;  // kernels/convolution/conv_tiles.hpp:136
+  const uint v68 = v14 * v15;  // kernels/convolution/conv_tiles.hpp:95
   const uint v69 = v68 * v18;
   const uint v70 = v15 * v18;
-  const uint v71 = v14 * v16;  // kernels/convolution/conv_tiles.hpp:121
-  const bool v73 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:176
-  const bool v75 = v6 == 1u;
-  const bool v76 = v73 && v75;
-  const bool v78 = v7 == 1u;
-  const bool v79 = v76 && v78;
-  const bool v81 = v8 == 1u;
-  const bool v82 = v79 && v81;
-  const bool v84 = v9 == 0u;
-  const bool v85 = v82 && v84;
-  const bool v87 = v10 == 0u;  // kernels/convolution/im2col_a.hpp:177
-  const bool v88 = v85 && v87;  // kernels/convolution/im2col_a.hpp:176
-  const bool v90 = v13 == 1u;  // kernels/convolution/im2col_a.hpp:177
-  const bool v91 = v88 && v90;
-  const uint v116 = v42 * v30;  // kernels/convolution/im2col_a.hpp:181
-  const uint v118 = iron_tid.x;  // kernels/convolution/im2col_a.hpp:182
-  const uint v119 = v118 >> 3u;
-  const uint v120 = v63 + v119;
-  const uint v123 = v120 / v116;  // kernels/convolution/im2col_a.hpp:185
-  const uint v124 = v123 * v116;  // kernels/convolution/im2col_a.hpp:186
-  const uint v125 = v120 - v124;
-  const uint v126 = v125 / v30;  // kernels/convolution/im2col_a.hpp:187
-  const bool v127 = v120 < v44;  // kernels/convolution/im2col_a.hpp:188
-  const uint v128 = v1 + v9;  // kernels/convolution/im2col_a.hpp:189
-  const uint v129 = v126 * v7;
-  const uint v130 = v127 ? v129 : v128;
-  const uint v132 = v126 * v30;  // kernels/convolution/im2col_a.hpp:190
-  const uint v133 = v125 - v132;
-  const uint v134 = v133 * v8;
-  const uint v135 = v127 ? v134 : 0u;
-  const uint v137 = v123 * v1;  // kernels/convolution/im2col_a.hpp:191
-  const uint v138 = v127 ? v137 : 0u;
-  const uint v140 = v120 + 16u;  // kernels/convolution/im2col_a.hpp:184
-  const uint v141 = v140 / v116;  // kernels/convolution/im2col_a.hpp:185
-  const uint v142 = v141 * v116;  // kernels/convolution/im2col_a.hpp:186
-  const uint v143 = v140 - v142;
-  const uint v144 = v143 / v30;  // kernels/convolution/im2col_a.hpp:187
-  const bool v145 = v140 < v44;  // kernels/convolution/im2col_a.hpp:188
-  const uint v147 = v144 * v7;  // kernels/convolution/im2col_a.hpp:189
-  const uint v148 = v145 ? v147 : v128;
-  const uint v150 = v144 * v30;  // kernels/convolution/im2col_a.hpp:190
-  const uint v151 = v143 - v150;
-  const uint v152 = v151 * v8;
-  const uint v153 = v145 ? v152 : 0u;
-  const uint v155 = v141 * v1;  // kernels/convolution/im2col_a.hpp:191
-  const uint v156 = v145 ? v155 : 0u;
-  const uint v158 = v120 + 32u;  // kernels/convolution/im2col_a.hpp:184
-  const uint v159 = v158 / v116;  // kernels/convolution/im2col_a.hpp:185
-  const uint v160 = v159 * v116;  // kernels/convolution/im2col_a.hpp:186
-  const uint v161 = v158 - v160;
-  const uint v162 = v161 / v30;  // kernels/convolution/im2col_a.hpp:187
-  const bool v163 = v158 < v44;  // kernels/convolution/im2col_a.hpp:188
-  const uint v165 = v162 * v7;  // kernels/convolution/im2col_a.hpp:189
-  const uint v166 = v163 ? v165 : v128;
-  const uint v168 = v162 * v30;  // kernels/convolution/im2col_a.hpp:190
-  const uint v169 = v161 - v168;
-  const uint v170 = v169 * v8;
-  const uint v171 = v163 ? v170 : 0u;
-  const uint v173 = v159 * v1;  // kernels/convolution/im2col_a.hpp:191
-  const uint v174 = v163 ? v173 : 0u;
-  const uint v176 = v120 + 48u;  // kernels/convolution/im2col_a.hpp:184
-  const uint v177 = v176 / v116;  // kernels/convolution/im2col_a.hpp:185
-  const uint v178 = v177 * v116;  // kernels/convolution/im2col_a.hpp:186
-  const uint v179 = v176 - v178;
-  const uint v180 = v179 / v30;  // kernels/convolution/im2col_a.hpp:187
-  const bool v181 = v176 < v44;  // kernels/convolution/im2col_a.hpp:188
-  const uint v183 = v180 * v7;  // kernels/convolution/im2col_a.hpp:189
-  const uint v184 = v181 ? v183 : v128;
-  const uint v186 = v180 * v30;  // kernels/convolution/im2col_a.hpp:190
-  const uint v187 = v179 - v186;
-  const uint v188 = v187 * v8;
-  const uint v189 = v181 ? v188 : 0u;
-  const uint v191 = v177 * v1;  // kernels/convolution/im2col_a.hpp:191
-  const uint v192 = v181 ? v191 : 0u;
-  const uint v194 = v120 + 64u;  // kernels/convolution/im2col_a.hpp:184
-  const uint v195 = v194 / v116;  // kernels/convolution/im2col_a.hpp:185
-  const uint v196 = v195 * v116;  // kernels/convolution/im2col_a.hpp:186
-  const uint v197 = v194 - v196;
-  const uint v198 = v197 / v30;  // kernels/convolution/im2col_a.hpp:187
-  const bool v199 = v194 < v44;  // kernels/convolution/im2col_a.hpp:188
-  const uint v201 = v198 * v7;  // kernels/convolution/im2col_a.hpp:189
-  const uint v202 = v199 ? v201 : v128;
-  const uint v204 = v198 * v30;  // kernels/convolution/im2col_a.hpp:190
-  const uint v205 = v197 - v204;
-  const uint v206 = v205 * v8;
-  const uint v207 = v199 ? v206 : 0u;
-  const uint v209 = v195 * v1;  // kernels/convolution/im2col_a.hpp:191
-  const uint v210 = v199 ? v209 : 0u;
-  const uint v212 = v120 + 80u;  // kernels/convolution/im2col_a.hpp:184
-  const uint v213 = v212 / v116;  // kernels/convolution/im2col_a.hpp:185
-  const uint v214 = v213 * v116;  // kernels/convolution/im2col_a.hpp:186
-  const uint v215 = v212 - v214;
-  const uint v216 = v215 / v30;  // kernels/convolution/im2col_a.hpp:187
-  const bool v217 = v212 < v44;  // kernels/convolution/im2col_a.hpp:188
-  const uint v219 = v216 * v7;  // kernels/convolution/im2col_a.hpp:189
-  const uint v220 = v217 ? v219 : v128;
-  const uint v222 = v216 * v30;  // kernels/convolution/im2col_a.hpp:190
-  const uint v223 = v215 - v222;
-  const uint v224 = v223 * v8;
-  const uint v225 = v217 ? v224 : 0u;
-  const uint v227 = v213 * v1;  // kernels/convolution/im2col_a.hpp:191
-  const uint v228 = v217 ? v227 : 0u;
-  const uint v230 = v120 + 96u;  // kernels/convolution/im2col_a.hpp:184
-  const uint v231 = v230 / v116;  // kernels/convolution/im2col_a.hpp:185
-  const uint v232 = v231 * v116;  // kernels/convolution/im2col_a.hpp:186
-  const uint v233 = v230 - v232;
-  const uint v234 = v233 / v30;  // kernels/convolution/im2col_a.hpp:187
-  const bool v235 = v230 < v44;  // kernels/convolution/im2col_a.hpp:188
-  const uint v237 = v234 * v7;  // kernels/convolution/im2col_a.hpp:189
-  const uint v238 = v235 ? v237 : v128;
-  const uint v240 = v234 * v30;  // kernels/convolution/im2col_a.hpp:190
-  const uint v241 = v233 - v240;
-  const uint v242 = v241 * v8;
-  const uint v243 = v235 ? v242 : 0u;
-  const uint v245 = v231 * v1;  // kernels/convolution/im2col_a.hpp:191
-  const uint v246 = v235 ? v245 : 0u;
-  const uint v248 = v120 + 112u;  // kernels/convolution/im2col_a.hpp:184
-  const uint v249 = v248 / v116;  // kernels/convolution/im2col_a.hpp:185
-  const uint v250 = v249 * v116;  // kernels/convolution/im2col_a.hpp:186
-  const uint v251 = v248 - v250;
-  const uint v252 = v251 / v30;  // kernels/convolution/im2col_a.hpp:187
-  const bool v253 = v248 < v44;  // kernels/convolution/im2col_a.hpp:188
-  const uint v255 = v252 * v7;  // kernels/convolution/im2col_a.hpp:189
-  const uint v256 = v253 ? v255 : v128;
-  const uint v258 = v252 * v30;  // kernels/convolution/im2col_a.hpp:190
-  const uint v259 = v251 - v258;
-  const uint v260 = v259 * v8;
-  const uint v261 = v253 ? v260 : 0u;
-  const uint v263 = v249 * v1;  // kernels/convolution/im2col_a.hpp:191
-  const uint v264 = v253 ? v263 : 0u;
-  const uint v265 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:242
-  const uint v268 = v265 >> 1u;  // kernels/gemm/gemm_tiles.hpp:243
-  const uint v269 = v268 << 6u;
-  const uint v272 = v265 & 1u;  // kernels/gemm/gemm_tiles.hpp:244
-  const uint v273 = v272 << 6u;
-  iron_frag<float, 64, 64> v275;  // kernels/gemm/gemm_tiles.hpp:246
-  iron_frag_fill(v275, float(0.0f));
-  iron_frag<bfloat, 64, 16> v277;  // kernels/gemm/gemm_tiles.hpp:247
-  iron_frag_fill(v277, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v279;  // kernels/gemm/gemm_tiles.hpp:248
-  iron_frag_fill(v279, bfloat(bfloat(0.0f)));
-  const uint v282 = v3 & 7u;  // kernels/convolution/im2col_a.hpp:51
-  const bool v283 = v282 == 0u;
-  const uint v287 = v16 & 7u;
-  const bool v288 = v287 == 0u;
-  const bool v289 = v283 && v288;
-  const uint v292 = v18 & 7u;  // kernels/gemm/gemm_tiles.hpp:160
-  const bool v293 = v292 == 0u;
-  const uint v296 = v70 & 7u;
-  const bool v297 = v296 == 0u;
-  const bool v298 = v293 && v297;
-  const bool v299 = v289 && v298;  // kernels/gemm/gemm_tiles.hpp:261
-  if (v299) {
-    const bool v5502 = !v91;  // kernels/convolution/im2col_a.hpp:90
-    const uint v5923 = v118 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v5924 = v5923 << 3u;
-    const uint v5925 = v67 + v119;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v5926 = v5925 < v15;
-    const uint v5931 = v5925 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v5932 = v69 + v5931;
-    const uint v5937 = v119 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v5942 = v118 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v5944 = v5942 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v5947 = v5942 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v5948 = v5947 << 3u;
-    const uint v5949 = v67 + v5944;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v5950 = v5949 < v15;
-    const uint v5955 = v5949 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v5956 = v69 + v5955;
-    const uint v5961 = v5944 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v5966 = v118 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v5968 = v5966 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v5971 = v5966 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v5972 = v5971 << 3u;
-    const uint v5973 = v67 + v5968;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v5974 = v5973 < v15;
-    const uint v5979 = v5973 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v5980 = v69 + v5979;
-    const uint v5985 = v5968 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v5990 = v118 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v5992 = v5990 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v5995 = v5990 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v5996 = v5995 << 3u;
-    const uint v5997 = v67 + v5992;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v5998 = v5997 < v15;
-    const uint v6003 = v5997 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6004 = v69 + v6003;
-    const uint v6009 = v5992 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v6014 = v118 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6016 = v6014 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v6019 = v6014 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v6020 = v6019 << 3u;
-    const uint v6021 = v67 + v6016;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v6022 = v6021 < v15;
-    const uint v6027 = v6021 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6028 = v69 + v6027;
-    const uint v6033 = v6016 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v6038 = v118 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6040 = v6038 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v6043 = v6038 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v6044 = v6043 << 3u;
-    const uint v6045 = v67 + v6040;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v6046 = v6045 < v15;
-    const uint v6051 = v6045 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6052 = v69 + v6051;
-    const uint v6057 = v6040 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v6062 = v118 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6064 = v6062 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v6067 = v6062 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v6068 = v6067 << 3u;
-    const uint v6069 = v67 + v6064;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v6070 = v6069 < v15;
-    const uint v6075 = v6069 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6076 = v69 + v6075;
-    const uint v6081 = v6064 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v6086 = v118 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6088 = v6086 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v6091 = v6086 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v6092 = v6091 << 3u;
-    const uint v6093 = v67 + v6088;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v6094 = v6093 < v15;
-    const uint v6099 = v6093 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6100 = v69 + v6099;
-    const uint v6105 = v6088 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v6115 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:252
-    const uint v6121 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:256
+  const uint v72 = v14 * v16;  // kernels/convolution/conv_tiles.hpp:80
+  const bool v74 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:176
+  const bool v76 = v6 == 1u;
+  const bool v77 = v74 && v76;
+  const bool v79 = v7 == 1u;
+  const bool v80 = v77 && v79;
+  const bool v82 = v8 == 1u;
+  const bool v83 = v80 && v82;
+  const bool v85 = v9 == 0u;
+  const bool v86 = v83 && v85;
+  const bool v88 = v10 == 0u;  // kernels/convolution/im2col_a.hpp:177
+  const bool v89 = v86 && v88;  // kernels/convolution/im2col_a.hpp:176
+  const bool v91 = v13 == 1u;  // kernels/convolution/im2col_a.hpp:177
+  const bool v92 = v89 && v91;
+  const uint v117 = v42 * v30;  // kernels/convolution/im2col_a.hpp:181
+  const uint v119 = iron_tid.x;  // kernels/convolution/im2col_a.hpp:182
+  const uint v120 = v119 >> 3u;
+  const uint v121 = v63 + v120;
+  const uint v124 = v121 / v117;  // kernels/convolution/im2col_a.hpp:185
+  const uint v125 = v124 * v117;  // kernels/convolution/im2col_a.hpp:186
+  const uint v126 = v121 - v125;
+  const uint v127 = v126 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v128 = v121 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const uint v129 = v1 + v9;  // kernels/convolution/im2col_a.hpp:189
+  const uint v130 = v127 * v7;
+  const uint v131 = v128 ? v130 : v129;
+  const uint v133 = v127 * v30;  // kernels/convolution/im2col_a.hpp:190
+  const uint v134 = v126 - v133;
+  const uint v135 = v134 * v8;
+  const uint v136 = v128 ? v135 : 0u;
+  const uint v138 = v124 * v1;  // kernels/convolution/im2col_a.hpp:191
+  const uint v139 = v128 ? v138 : 0u;
+  const uint v141 = v121 + 16u;  // kernels/convolution/im2col_a.hpp:184
+  const uint v142 = v141 / v117;  // kernels/convolution/im2col_a.hpp:185
+  const uint v143 = v142 * v117;  // kernels/convolution/im2col_a.hpp:186
+  const uint v144 = v141 - v143;
+  const uint v145 = v144 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v146 = v141 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const uint v148 = v145 * v7;  // kernels/convolution/im2col_a.hpp:189
+  const uint v149 = v146 ? v148 : v129;
+  const uint v151 = v145 * v30;  // kernels/convolution/im2col_a.hpp:190
+  const uint v152 = v144 - v151;
+  const uint v153 = v152 * v8;
+  const uint v154 = v146 ? v153 : 0u;
+  const uint v156 = v142 * v1;  // kernels/convolution/im2col_a.hpp:191
+  const uint v157 = v146 ? v156 : 0u;
+  const uint v159 = v121 + 32u;  // kernels/convolution/im2col_a.hpp:184
+  const uint v160 = v159 / v117;  // kernels/convolution/im2col_a.hpp:185
+  const uint v161 = v160 * v117;  // kernels/convolution/im2col_a.hpp:186
+  const uint v162 = v159 - v161;
+  const uint v163 = v162 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v164 = v159 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const uint v166 = v163 * v7;  // kernels/convolution/im2col_a.hpp:189
+  const uint v167 = v164 ? v166 : v129;
+  const uint v169 = v163 * v30;  // kernels/convolution/im2col_a.hpp:190
+  const uint v170 = v162 - v169;
+  const uint v171 = v170 * v8;
+  const uint v172 = v164 ? v171 : 0u;
+  const uint v174 = v160 * v1;  // kernels/convolution/im2col_a.hpp:191
+  const uint v175 = v164 ? v174 : 0u;
+  const uint v177 = v121 + 48u;  // kernels/convolution/im2col_a.hpp:184
+  const uint v178 = v177 / v117;  // kernels/convolution/im2col_a.hpp:185
+  const uint v179 = v178 * v117;  // kernels/convolution/im2col_a.hpp:186
+  const uint v180 = v177 - v179;
+  const uint v181 = v180 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v182 = v177 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const uint v184 = v181 * v7;  // kernels/convolution/im2col_a.hpp:189
+  const uint v185 = v182 ? v184 : v129;
+  const uint v187 = v181 * v30;  // kernels/convolution/im2col_a.hpp:190
+  const uint v188 = v180 - v187;
+  const uint v189 = v188 * v8;
+  const uint v190 = v182 ? v189 : 0u;
+  const uint v192 = v178 * v1;  // kernels/convolution/im2col_a.hpp:191
+  const uint v193 = v182 ? v192 : 0u;
+  const uint v195 = v121 + 64u;  // kernels/convolution/im2col_a.hpp:184
+  const uint v196 = v195 / v117;  // kernels/convolution/im2col_a.hpp:185
+  const uint v197 = v196 * v117;  // kernels/convolution/im2col_a.hpp:186
+  const uint v198 = v195 - v197;
+  const uint v199 = v198 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v200 = v195 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const uint v202 = v199 * v7;  // kernels/convolution/im2col_a.hpp:189
+  const uint v203 = v200 ? v202 : v129;
+  const uint v205 = v199 * v30;  // kernels/convolution/im2col_a.hpp:190
+  const uint v206 = v198 - v205;
+  const uint v207 = v206 * v8;
+  const uint v208 = v200 ? v207 : 0u;
+  const uint v210 = v196 * v1;  // kernels/convolution/im2col_a.hpp:191
+  const uint v211 = v200 ? v210 : 0u;
+  const uint v213 = v121 + 80u;  // kernels/convolution/im2col_a.hpp:184
+  const uint v214 = v213 / v117;  // kernels/convolution/im2col_a.hpp:185
+  const uint v215 = v214 * v117;  // kernels/convolution/im2col_a.hpp:186
+  const uint v216 = v213 - v215;
+  const uint v217 = v216 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v218 = v213 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const uint v220 = v217 * v7;  // kernels/convolution/im2col_a.hpp:189
+  const uint v221 = v218 ? v220 : v129;
+  const uint v223 = v217 * v30;  // kernels/convolution/im2col_a.hpp:190
+  const uint v224 = v216 - v223;
+  const uint v225 = v224 * v8;
+  const uint v226 = v218 ? v225 : 0u;
+  const uint v228 = v214 * v1;  // kernels/convolution/im2col_a.hpp:191
+  const uint v229 = v218 ? v228 : 0u;
+  const uint v231 = v121 + 96u;  // kernels/convolution/im2col_a.hpp:184
+  const uint v232 = v231 / v117;  // kernels/convolution/im2col_a.hpp:185
+  const uint v233 = v232 * v117;  // kernels/convolution/im2col_a.hpp:186
+  const uint v234 = v231 - v233;
+  const uint v235 = v234 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v236 = v231 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const uint v238 = v235 * v7;  // kernels/convolution/im2col_a.hpp:189
+  const uint v239 = v236 ? v238 : v129;
+  const uint v241 = v235 * v30;  // kernels/convolution/im2col_a.hpp:190
+  const uint v242 = v234 - v241;
+  const uint v243 = v242 * v8;
+  const uint v244 = v236 ? v243 : 0u;
+  const uint v246 = v232 * v1;  // kernels/convolution/im2col_a.hpp:191
+  const uint v247 = v236 ? v246 : 0u;
+  const uint v249 = v121 + 112u;  // kernels/convolution/im2col_a.hpp:184
+  const uint v250 = v249 / v117;  // kernels/convolution/im2col_a.hpp:185
+  const uint v251 = v250 * v117;  // kernels/convolution/im2col_a.hpp:186
+  const uint v252 = v249 - v251;
+  const uint v253 = v252 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v254 = v249 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const uint v256 = v253 * v7;  // kernels/convolution/im2col_a.hpp:189
+  const uint v257 = v254 ? v256 : v129;
+  const uint v259 = v253 * v30;  // kernels/convolution/im2col_a.hpp:190
+  const uint v260 = v252 - v259;
+  const uint v261 = v260 * v8;
+  const uint v262 = v254 ? v261 : 0u;
+  const uint v264 = v250 * v1;  // kernels/convolution/im2col_a.hpp:191
+  const uint v265 = v254 ? v264 : 0u;
+  const uint v266 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:242
+  const uint v269 = v266 >> 1u;  // kernels/gemm/gemm_tiles.hpp:243
+  const uint v270 = v269 << 6u;
+  const uint v273 = v266 & 1u;  // kernels/gemm/gemm_tiles.hpp:244
+  const uint v274 = v273 << 6u;
+  iron_frag<float, 64, 64> v276;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag_fill(v276, float(0.0f));
+  iron_frag<bfloat, 64, 16> v278;  // kernels/gemm/gemm_tiles.hpp:247
+  iron_frag_fill(v278, bfloat(bfloat(0.0f)));
+  iron_frag<bfloat, 16, 64> v280;  // kernels/gemm/gemm_tiles.hpp:248
+  iron_frag_fill(v280, bfloat(bfloat(0.0f)));
+  const uint v283 = v3 & 7u;  // kernels/convolution/im2col_a.hpp:51
+  const bool v284 = v283 == 0u;
+  const uint v288 = v16 & 7u;
+  const bool v289 = v288 == 0u;
+  const bool v290 = v284 && v289;
+  const uint v293 = v18 & 7u;  // kernels/gemm/gemm_tiles.hpp:160
+  const bool v294 = v293 == 0u;
+  const uint v297 = v70 & 7u;
+  const bool v298 = v297 == 0u;
+  const bool v299 = v294 && v298;
+  const bool v300 = v290 && v299;  // kernels/gemm/gemm_tiles.hpp:261
+  if (v300) {
+    const bool v2347 = !v92;  // kernels/convolution/im2col_a.hpp:90
+    const uint v2768 = v119 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2769 = v2768 << 3u;
+    const uint v2770 = v67 + v120;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2771 = v2770 < v15;
+    const uint v2776 = v2770 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2777 = v69 + v2776;
+    const uint v2782 = v120 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2787 = v119 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2789 = v2787 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2792 = v2787 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2793 = v2792 << 3u;
+    const uint v2794 = v67 + v2789;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2795 = v2794 < v15;
+    const uint v2800 = v2794 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2801 = v69 + v2800;
+    const uint v2806 = v2789 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2811 = v119 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2813 = v2811 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2816 = v2811 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2817 = v2816 << 3u;
+    const uint v2818 = v67 + v2813;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2819 = v2818 < v15;
+    const uint v2824 = v2818 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2825 = v69 + v2824;
+    const uint v2830 = v2813 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2835 = v119 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2837 = v2835 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2840 = v2835 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2841 = v2840 << 3u;
+    const uint v2842 = v67 + v2837;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2843 = v2842 < v15;
+    const uint v2848 = v2842 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2849 = v69 + v2848;
+    const uint v2854 = v2837 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2859 = v119 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2861 = v2859 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2864 = v2859 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2865 = v2864 << 3u;
+    const uint v2866 = v67 + v2861;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2867 = v2866 < v15;
+    const uint v2872 = v2866 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2873 = v69 + v2872;
+    const uint v2878 = v2861 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2883 = v119 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2885 = v2883 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2888 = v2883 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2889 = v2888 << 3u;
+    const uint v2890 = v67 + v2885;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2891 = v2890 < v15;
+    const uint v2896 = v2890 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2897 = v69 + v2896;
+    const uint v2902 = v2885 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2907 = v119 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2909 = v2907 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2912 = v2907 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2913 = v2912 << 3u;
+    const uint v2914 = v67 + v2909;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2915 = v2914 < v15;
+    const uint v2920 = v2914 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2921 = v69 + v2920;
+    const uint v2926 = v2909 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2931 = v119 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2933 = v2931 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2936 = v2931 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2937 = v2936 << 3u;
+    const uint v2938 = v67 + v2933;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2939 = v2938 < v15;
+    const uint v2944 = v2938 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2945 = v69 + v2944;
+    const uint v2950 = v2933 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2960 = v270 << 6u;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v2966 = v274 << 6u;  // kernels/gemm/gemm_tiles.hpp:256
 
-    for (uint v5495 = 0u; v5495 < v18; v5495 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
-      const uint v5497 = v5495 >> 6u;
-      const uint v5499 = v5497 % 1u;
+    for (uint v2340 = 0u; v2340 < v18; v2340 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      const uint v2342 = v2340 >> 6u;
+      const uint v2344 = v2342 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v5501 = v5499 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
-      if (v5502) {  // kernels/convolution/im2col_a.hpp:90
-        const uint v5508 = v5495 + v5924;  // kernels/convolution/im2col_a.hpp:110
-        const uint v5510 = v5508 / v16;  // kernels/convolution/im2col_a.hpp:112
-        const uint v5512 = v5510 * v16;  // kernels/convolution/im2col_a.hpp:113
-        const uint v5513 = v5508 - v5512;
-        const uint v5514 = v5510 / v6;  // kernels/convolution/im2col_a.hpp:114
-        const uint v5515 = v5514 * v11;  // kernels/convolution/im2col_a.hpp:115
-        const uint v5516 = v5514 * v6;  // kernels/convolution/im2col_a.hpp:116
-        const uint v5517 = v5510 - v5516;
-        const uint v5518 = v5517 * v12;
-        const uint v5519 = v71 + v5513;  // kernels/convolution/im2col_a.hpp:117
-        const bool v5520 = v5508 < v18;  // kernels/convolution/im2col_a.hpp:118
-        const uint v5522 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-        const uint v5528 = v5937 + v5924;  // kernels/convolution/im2col_a.hpp:121
-        const uint v5529 = v130 + v5515;  // kernels/convolution/im2col_a.hpp:124
-        const uint v5530 = v135 + v5518;  // kernels/convolution/im2col_a.hpp:125
-        const bool v5531 = v5529 >= v9;  // kernels/convolution/im2col_a.hpp:126
-        const bool v5532 = v5520 && v5531;
-        const bool v5533 = v5529 < v128;
-        const bool v5534 = v5532 && v5533;
-        const bool v5535 = v5530 >= v10;
-        const bool v5536 = v5534 && v5535;
-        const bool v5537 = v5530 < v5522;
-        const bool v5538 = v5536 && v5537;
-        const uint v5539 = max(v5529, v9);  // kernels/convolution/im2col_a.hpp:127
-        const uint v5540 = v5539 - v9;
-        const uint v5541 = max(v5530, v10);  // kernels/convolution/im2col_a.hpp:128
-        const uint v5542 = v5541 - v10;
-        const uint v5543 = v138 + v5540;  // kernels/convolution/im2col_a.hpp:129
-        const uint v5544 = v5543 * v2;
-        const uint v5545 = v5544 + v5542;
-        const uint v5546 = v5545 * v3;
-        const uint v5547 = v5546 + v5519;
-        const uint v5549 = v5538 ? v5547 : 0u;  // kernels/convolution/im2col_a.hpp:131
-        const uint v5551 = v5501 + v5528;  // kernels/convolution/im2col_a.hpp:130
+      const uint v2346 = v2344 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
+      if (v2347) {  // kernels/convolution/im2col_a.hpp:90
+        const uint v2353 = v2340 + v2769;  // kernels/convolution/im2col_a.hpp:110
+        const uint v2355 = v2353 / v16;  // kernels/convolution/im2col_a.hpp:112
+        const uint v2357 = v2355 * v16;  // kernels/convolution/im2col_a.hpp:113
+        const uint v2358 = v2353 - v2357;
+        const uint v2359 = v2355 / v6;  // kernels/convolution/im2col_a.hpp:114
+        const uint v2360 = v2359 * v11;  // kernels/convolution/im2col_a.hpp:115
+        const uint v2361 = v2359 * v6;  // kernels/convolution/im2col_a.hpp:116
+        const uint v2362 = v2355 - v2361;
+        const uint v2363 = v2362 * v12;
+        const uint v2364 = v72 + v2358;  // kernels/convolution/im2col_a.hpp:117
+        const bool v2365 = v2353 < v18;  // kernels/convolution/im2col_a.hpp:118
+        const uint v2367 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+        const uint v2373 = v2782 + v2769;  // kernels/convolution/im2col_a.hpp:121
+        const uint v2374 = v131 + v2360;  // kernels/convolution/im2col_a.hpp:124
+        const uint v2375 = v136 + v2363;  // kernels/convolution/im2col_a.hpp:125
+        const bool v2376 = v2374 >= v9;  // kernels/convolution/im2col_a.hpp:126
+        const bool v2377 = v2365 && v2376;
+        const bool v2378 = v2374 < v129;
+        const bool v2379 = v2377 && v2378;
+        const bool v2380 = v2375 >= v10;
+        const bool v2381 = v2379 && v2380;
+        const bool v2382 = v2375 < v2367;
+        const bool v2383 = v2381 && v2382;
+        const uint v2384 = max(v2374, v9);  // kernels/convolution/im2col_a.hpp:127
+        const uint v2385 = v2384 - v9;
+        const uint v2386 = max(v2375, v10);  // kernels/convolution/im2col_a.hpp:128
+        const uint v2387 = v2386 - v10;
+        const uint v2388 = v139 + v2385;  // kernels/convolution/im2col_a.hpp:129
+        const uint v2389 = v2388 * v2;
+        const uint v2390 = v2389 + v2387;
+        const uint v2391 = v2390 * v3;
+        const uint v2392 = v2391 + v2364;
+        const uint v2394 = v2383 ? v2392 : 0u;  // kernels/convolution/im2col_a.hpp:131
+        const uint v2396 = v2346 + v2373;  // kernels/convolution/im2col_a.hpp:130
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v5551 + e] = v5538 ? x[v5549 + e] : bfloat(0);
+          shm0[v2396 + e] = v2383 ? x[v2394 + e] : bfloat(0);
         }
-        const uint v5553 = v148 + v5515;  // kernels/convolution/im2col_a.hpp:124
-        const uint v5554 = v153 + v5518;  // kernels/convolution/im2col_a.hpp:125
-        const bool v5555 = v5553 >= v9;  // kernels/convolution/im2col_a.hpp:126
-        const bool v5556 = v5520 && v5555;
-        const bool v5557 = v5553 < v128;
-        const bool v5558 = v5556 && v5557;
-        const bool v5559 = v5554 >= v10;
-        const bool v5560 = v5558 && v5559;
-        const bool v5561 = v5554 < v5522;
-        const bool v5562 = v5560 && v5561;
-        const uint v5563 = max(v5553, v9);  // kernels/convolution/im2col_a.hpp:127
-        const uint v5564 = v5563 - v9;
-        const uint v5565 = max(v5554, v10);  // kernels/convolution/im2col_a.hpp:128
-        const uint v5566 = v5565 - v10;
-        const uint v5567 = v156 + v5564;  // kernels/convolution/im2col_a.hpp:129
-        const uint v5568 = v5567 * v2;
-        const uint v5569 = v5568 + v5566;
-        const uint v5570 = v5569 * v3;
-        const uint v5571 = v5570 + v5519;
-        const uint v5573 = v5562 ? v5571 : 0u;  // kernels/convolution/im2col_a.hpp:131
-        const uint v5576 = v5551 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v2398 = v149 + v2360;  // kernels/convolution/im2col_a.hpp:124
+        const uint v2399 = v154 + v2363;  // kernels/convolution/im2col_a.hpp:125
+        const bool v2400 = v2398 >= v9;  // kernels/convolution/im2col_a.hpp:126
+        const bool v2401 = v2365 && v2400;
+        const bool v2402 = v2398 < v129;
+        const bool v2403 = v2401 && v2402;
+        const bool v2404 = v2399 >= v10;
+        const bool v2405 = v2403 && v2404;
+        const bool v2406 = v2399 < v2367;
+        const bool v2407 = v2405 && v2406;
+        const uint v2408 = max(v2398, v9);  // kernels/convolution/im2col_a.hpp:127
+        const uint v2409 = v2408 - v9;
+        const uint v2410 = max(v2399, v10);  // kernels/convolution/im2col_a.hpp:128
+        const uint v2411 = v2410 - v10;
+        const uint v2412 = v157 + v2409;  // kernels/convolution/im2col_a.hpp:129
+        const uint v2413 = v2412 * v2;
+        const uint v2414 = v2413 + v2411;
+        const uint v2415 = v2414 * v3;
+        const uint v2416 = v2415 + v2364;
+        const uint v2418 = v2407 ? v2416 : 0u;  // kernels/convolution/im2col_a.hpp:131
+        const uint v2421 = v2396 + 1024u;  // kernels/convolution/im2col_a.hpp:130
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v5576 + e] = v5562 ? x[v5573 + e] : bfloat(0);
+          shm0[v2421 + e] = v2407 ? x[v2418 + e] : bfloat(0);
         }
-        const uint v5577 = v166 + v5515;  // kernels/convolution/im2col_a.hpp:124
-        const uint v5578 = v171 + v5518;  // kernels/convolution/im2col_a.hpp:125
-        const bool v5579 = v5577 >= v9;  // kernels/convolution/im2col_a.hpp:126
-        const bool v5580 = v5520 && v5579;
-        const bool v5581 = v5577 < v128;
-        const bool v5582 = v5580 && v5581;
-        const bool v5583 = v5578 >= v10;
-        const bool v5584 = v5582 && v5583;
-        const bool v5585 = v5578 < v5522;
-        const bool v5586 = v5584 && v5585;
-        const uint v5587 = max(v5577, v9);  // kernels/convolution/im2col_a.hpp:127
-        const uint v5588 = v5587 - v9;
-        const uint v5589 = max(v5578, v10);  // kernels/convolution/im2col_a.hpp:128
-        const uint v5590 = v5589 - v10;
-        const uint v5591 = v174 + v5588;  // kernels/convolution/im2col_a.hpp:129
-        const uint v5592 = v5591 * v2;
-        const uint v5593 = v5592 + v5590;
-        const uint v5594 = v5593 * v3;
-        const uint v5595 = v5594 + v5519;
-        const uint v5597 = v5586 ? v5595 : 0u;  // kernels/convolution/im2col_a.hpp:131
-        const uint v5600 = v5551 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v2422 = v167 + v2360;  // kernels/convolution/im2col_a.hpp:124
+        const uint v2423 = v172 + v2363;  // kernels/convolution/im2col_a.hpp:125
+        const bool v2424 = v2422 >= v9;  // kernels/convolution/im2col_a.hpp:126
+        const bool v2425 = v2365 && v2424;
+        const bool v2426 = v2422 < v129;
+        const bool v2427 = v2425 && v2426;
+        const bool v2428 = v2423 >= v10;
+        const bool v2429 = v2427 && v2428;
+        const bool v2430 = v2423 < v2367;
+        const bool v2431 = v2429 && v2430;
+        const uint v2432 = max(v2422, v9);  // kernels/convolution/im2col_a.hpp:127
+        const uint v2433 = v2432 - v9;
+        const uint v2434 = max(v2423, v10);  // kernels/convolution/im2col_a.hpp:128
+        const uint v2435 = v2434 - v10;
+        const uint v2436 = v175 + v2433;  // kernels/convolution/im2col_a.hpp:129
+        const uint v2437 = v2436 * v2;
+        const uint v2438 = v2437 + v2435;
+        const uint v2439 = v2438 * v3;
+        const uint v2440 = v2439 + v2364;
+        const uint v2442 = v2431 ? v2440 : 0u;  // kernels/convolution/im2col_a.hpp:131
+        const uint v2445 = v2396 + 2048u;  // kernels/convolution/im2col_a.hpp:130
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v5600 + e] = v5586 ? x[v5597 + e] : bfloat(0);
+          shm0[v2445 + e] = v2431 ? x[v2442 + e] : bfloat(0);
         }
-        const uint v5601 = v184 + v5515;  // kernels/convolution/im2col_a.hpp:124
-        const uint v5602 = v189 + v5518;  // kernels/convolution/im2col_a.hpp:125
-        const bool v5603 = v5601 >= v9;  // kernels/convolution/im2col_a.hpp:126
-        const bool v5604 = v5520 && v5603;
-        const bool v5605 = v5601 < v128;
-        const bool v5606 = v5604 && v5605;
-        const bool v5607 = v5602 >= v10;
-        const bool v5608 = v5606 && v5607;
-        const bool v5609 = v5602 < v5522;
-        const bool v5610 = v5608 && v5609;
-        const uint v5611 = max(v5601, v9);  // kernels/convolution/im2col_a.hpp:127
-        const uint v5612 = v5611 - v9;
-        const uint v5613 = max(v5602, v10);  // kernels/convolution/im2col_a.hpp:128
-        const uint v5614 = v5613 - v10;
-        const uint v5615 = v192 + v5612;  // kernels/convolution/im2col_a.hpp:129
-        const uint v5616 = v5615 * v2;
-        const uint v5617 = v5616 + v5614;
-        const uint v5618 = v5617 * v3;
-        const uint v5619 = v5618 + v5519;
-        const uint v5621 = v5610 ? v5619 : 0u;  // kernels/convolution/im2col_a.hpp:131
-        const uint v5624 = v5551 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v2446 = v185 + v2360;  // kernels/convolution/im2col_a.hpp:124
+        const uint v2447 = v190 + v2363;  // kernels/convolution/im2col_a.hpp:125
+        const bool v2448 = v2446 >= v9;  // kernels/convolution/im2col_a.hpp:126
+        const bool v2449 = v2365 && v2448;
+        const bool v2450 = v2446 < v129;
+        const bool v2451 = v2449 && v2450;
+        const bool v2452 = v2447 >= v10;
+        const bool v2453 = v2451 && v2452;
+        const bool v2454 = v2447 < v2367;
+        const bool v2455 = v2453 && v2454;
+        const uint v2456 = max(v2446, v9);  // kernels/convolution/im2col_a.hpp:127
+        const uint v2457 = v2456 - v9;
+        const uint v2458 = max(v2447, v10);  // kernels/convolution/im2col_a.hpp:128
+        const uint v2459 = v2458 - v10;
+        const uint v2460 = v193 + v2457;  // kernels/convolution/im2col_a.hpp:129
+        const uint v2461 = v2460 * v2;
+        const uint v2462 = v2461 + v2459;
+        const uint v2463 = v2462 * v3;
+        const uint v2464 = v2463 + v2364;
+        const uint v2466 = v2455 ? v2464 : 0u;  // kernels/convolution/im2col_a.hpp:131
+        const uint v2469 = v2396 + 3072u;  // kernels/convolution/im2col_a.hpp:130
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v5624 + e] = v5610 ? x[v5621 + e] : bfloat(0);
+          shm0[v2469 + e] = v2455 ? x[v2466 + e] : bfloat(0);
         }
-        const uint v5625 = v202 + v5515;  // kernels/convolution/im2col_a.hpp:124
-        const uint v5626 = v207 + v5518;  // kernels/convolution/im2col_a.hpp:125
-        const bool v5627 = v5625 >= v9;  // kernels/convolution/im2col_a.hpp:126
-        const bool v5628 = v5520 && v5627;
-        const bool v5629 = v5625 < v128;
-        const bool v5630 = v5628 && v5629;
-        const bool v5631 = v5626 >= v10;
-        const bool v5632 = v5630 && v5631;
-        const bool v5633 = v5626 < v5522;
-        const bool v5634 = v5632 && v5633;
-        const uint v5635 = max(v5625, v9);  // kernels/convolution/im2col_a.hpp:127
-        const uint v5636 = v5635 - v9;
-        const uint v5637 = max(v5626, v10);  // kernels/convolution/im2col_a.hpp:128
-        const uint v5638 = v5637 - v10;
-        const uint v5639 = v210 + v5636;  // kernels/convolution/im2col_a.hpp:129
-        const uint v5640 = v5639 * v2;
-        const uint v5641 = v5640 + v5638;
-        const uint v5642 = v5641 * v3;
-        const uint v5643 = v5642 + v5519;
-        const uint v5645 = v5634 ? v5643 : 0u;  // kernels/convolution/im2col_a.hpp:131
-        const uint v5648 = v5551 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v2470 = v203 + v2360;  // kernels/convolution/im2col_a.hpp:124
+        const uint v2471 = v208 + v2363;  // kernels/convolution/im2col_a.hpp:125
+        const bool v2472 = v2470 >= v9;  // kernels/convolution/im2col_a.hpp:126
+        const bool v2473 = v2365 && v2472;
+        const bool v2474 = v2470 < v129;
+        const bool v2475 = v2473 && v2474;
+        const bool v2476 = v2471 >= v10;
+        const bool v2477 = v2475 && v2476;
+        const bool v2478 = v2471 < v2367;
+        const bool v2479 = v2477 && v2478;
+        const uint v2480 = max(v2470, v9);  // kernels/convolution/im2col_a.hpp:127
+        const uint v2481 = v2480 - v9;
+        const uint v2482 = max(v2471, v10);  // kernels/convolution/im2col_a.hpp:128
+        const uint v2483 = v2482 - v10;
+        const uint v2484 = v211 + v2481;  // kernels/convolution/im2col_a.hpp:129
+        const uint v2485 = v2484 * v2;
+        const uint v2486 = v2485 + v2483;
+        const uint v2487 = v2486 * v3;
+        const uint v2488 = v2487 + v2364;
+        const uint v2490 = v2479 ? v2488 : 0u;  // kernels/convolution/im2col_a.hpp:131
+        const uint v2493 = v2396 + 4096u;  // kernels/convolution/im2col_a.hpp:130
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v5648 + e] = v5634 ? x[v5645 + e] : bfloat(0);
+          shm0[v2493 + e] = v2479 ? x[v2490 + e] : bfloat(0);
         }
-        const uint v5649 = v220 + v5515;  // kernels/convolution/im2col_a.hpp:124
-        const uint v5650 = v225 + v5518;  // kernels/convolution/im2col_a.hpp:125
-        const bool v5651 = v5649 >= v9;  // kernels/convolution/im2col_a.hpp:126
-        const bool v5652 = v5520 && v5651;
-        const bool v5653 = v5649 < v128;
-        const bool v5654 = v5652 && v5653;
-        const bool v5655 = v5650 >= v10;
-        const bool v5656 = v5654 && v5655;
-        const bool v5657 = v5650 < v5522;
-        const bool v5658 = v5656 && v5657;
-        const uint v5659 = max(v5649, v9);  // kernels/convolution/im2col_a.hpp:127
-        const uint v5660 = v5659 - v9;
-        const uint v5661 = max(v5650, v10);  // kernels/convolution/im2col_a.hpp:128
-        const uint v5662 = v5661 - v10;
-        const uint v5663 = v228 + v5660;  // kernels/convolution/im2col_a.hpp:129
-        const uint v5664 = v5663 * v2;
-        const uint v5665 = v5664 + v5662;
-        const uint v5666 = v5665 * v3;
-        const uint v5667 = v5666 + v5519;
-        const uint v5669 = v5658 ? v5667 : 0u;  // kernels/convolution/im2col_a.hpp:131
-        const uint v5672 = v5551 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v2494 = v221 + v2360;  // kernels/convolution/im2col_a.hpp:124
+        const uint v2495 = v226 + v2363;  // kernels/convolution/im2col_a.hpp:125
+        const bool v2496 = v2494 >= v9;  // kernels/convolution/im2col_a.hpp:126
+        const bool v2497 = v2365 && v2496;
+        const bool v2498 = v2494 < v129;
+        const bool v2499 = v2497 && v2498;
+        const bool v2500 = v2495 >= v10;
+        const bool v2501 = v2499 && v2500;
+        const bool v2502 = v2495 < v2367;
+        const bool v2503 = v2501 && v2502;
+        const uint v2504 = max(v2494, v9);  // kernels/convolution/im2col_a.hpp:127
+        const uint v2505 = v2504 - v9;
+        const uint v2506 = max(v2495, v10);  // kernels/convolution/im2col_a.hpp:128
+        const uint v2507 = v2506 - v10;
+        const uint v2508 = v229 + v2505;  // kernels/convolution/im2col_a.hpp:129
+        const uint v2509 = v2508 * v2;
+        const uint v2510 = v2509 + v2507;
+        const uint v2511 = v2510 * v3;
+        const uint v2512 = v2511 + v2364;
+        const uint v2514 = v2503 ? v2512 : 0u;  // kernels/convolution/im2col_a.hpp:131
+        const uint v2517 = v2396 + 5120u;  // kernels/convolution/im2col_a.hpp:130
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v5672 + e] = v5658 ? x[v5669 + e] : bfloat(0);
+          shm0[v2517 + e] = v2503 ? x[v2514 + e] : bfloat(0);
         }
-        const uint v5673 = v238 + v5515;  // kernels/convolution/im2col_a.hpp:124
-        const uint v5674 = v243 + v5518;  // kernels/convolution/im2col_a.hpp:125
-        const bool v5675 = v5673 >= v9;  // kernels/convolution/im2col_a.hpp:126
-        const bool v5676 = v5520 && v5675;
-        const bool v5677 = v5673 < v128;
-        const bool v5678 = v5676 && v5677;
-        const bool v5679 = v5674 >= v10;
-        const bool v5680 = v5678 && v5679;
-        const bool v5681 = v5674 < v5522;
-        const bool v5682 = v5680 && v5681;
-        const uint v5683 = max(v5673, v9);  // kernels/convolution/im2col_a.hpp:127
-        const uint v5684 = v5683 - v9;
-        const uint v5685 = max(v5674, v10);  // kernels/convolution/im2col_a.hpp:128
-        const uint v5686 = v5685 - v10;
-        const uint v5687 = v246 + v5684;  // kernels/convolution/im2col_a.hpp:129
-        const uint v5688 = v5687 * v2;
-        const uint v5689 = v5688 + v5686;
-        const uint v5690 = v5689 * v3;
-        const uint v5691 = v5690 + v5519;
-        const uint v5693 = v5682 ? v5691 : 0u;  // kernels/convolution/im2col_a.hpp:131
-        const uint v5696 = v5551 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v2518 = v239 + v2360;  // kernels/convolution/im2col_a.hpp:124
+        const uint v2519 = v244 + v2363;  // kernels/convolution/im2col_a.hpp:125
+        const bool v2520 = v2518 >= v9;  // kernels/convolution/im2col_a.hpp:126
+        const bool v2521 = v2365 && v2520;
+        const bool v2522 = v2518 < v129;
+        const bool v2523 = v2521 && v2522;
+        const bool v2524 = v2519 >= v10;
+        const bool v2525 = v2523 && v2524;
+        const bool v2526 = v2519 < v2367;
+        const bool v2527 = v2525 && v2526;
+        const uint v2528 = max(v2518, v9);  // kernels/convolution/im2col_a.hpp:127
+        const uint v2529 = v2528 - v9;
+        const uint v2530 = max(v2519, v10);  // kernels/convolution/im2col_a.hpp:128
+        const uint v2531 = v2530 - v10;
+        const uint v2532 = v247 + v2529;  // kernels/convolution/im2col_a.hpp:129
+        const uint v2533 = v2532 * v2;
+        const uint v2534 = v2533 + v2531;
+        const uint v2535 = v2534 * v3;
+        const uint v2536 = v2535 + v2364;
+        const uint v2538 = v2527 ? v2536 : 0u;  // kernels/convolution/im2col_a.hpp:131
+        const uint v2541 = v2396 + 6144u;  // kernels/convolution/im2col_a.hpp:130
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v5696 + e] = v5682 ? x[v5693 + e] : bfloat(0);
+          shm0[v2541 + e] = v2527 ? x[v2538 + e] : bfloat(0);
         }
-        const uint v5697 = v256 + v5515;  // kernels/convolution/im2col_a.hpp:124
-        const uint v5698 = v261 + v5518;  // kernels/convolution/im2col_a.hpp:125
-        const bool v5699 = v5697 >= v9;  // kernels/convolution/im2col_a.hpp:126
-        const bool v5700 = v5520 && v5699;
-        const bool v5701 = v5697 < v128;
-        const bool v5702 = v5700 && v5701;
-        const bool v5703 = v5698 >= v10;
-        const bool v5704 = v5702 && v5703;
-        const bool v5705 = v5698 < v5522;
-        const bool v5706 = v5704 && v5705;
-        const uint v5707 = max(v5697, v9);  // kernels/convolution/im2col_a.hpp:127
-        const uint v5708 = v5707 - v9;
-        const uint v5709 = max(v5698, v10);  // kernels/convolution/im2col_a.hpp:128
-        const uint v5710 = v5709 - v10;
-        const uint v5711 = v264 + v5708;  // kernels/convolution/im2col_a.hpp:129
-        const uint v5712 = v5711 * v2;
-        const uint v5713 = v5712 + v5710;
-        const uint v5714 = v5713 * v3;
-        const uint v5715 = v5714 + v5519;
-        const uint v5717 = v5706 ? v5715 : 0u;  // kernels/convolution/im2col_a.hpp:131
-        const uint v5720 = v5551 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v2542 = v257 + v2360;  // kernels/convolution/im2col_a.hpp:124
+        const uint v2543 = v262 + v2363;  // kernels/convolution/im2col_a.hpp:125
+        const bool v2544 = v2542 >= v9;  // kernels/convolution/im2col_a.hpp:126
+        const bool v2545 = v2365 && v2544;
+        const bool v2546 = v2542 < v129;
+        const bool v2547 = v2545 && v2546;
+        const bool v2548 = v2543 >= v10;
+        const bool v2549 = v2547 && v2548;
+        const bool v2550 = v2543 < v2367;
+        const bool v2551 = v2549 && v2550;
+        const uint v2552 = max(v2542, v9);  // kernels/convolution/im2col_a.hpp:127
+        const uint v2553 = v2552 - v9;
+        const uint v2554 = max(v2543, v10);  // kernels/convolution/im2col_a.hpp:128
+        const uint v2555 = v2554 - v10;
+        const uint v2556 = v265 + v2553;  // kernels/convolution/im2col_a.hpp:129
+        const uint v2557 = v2556 * v2;
+        const uint v2558 = v2557 + v2555;
+        const uint v2559 = v2558 * v3;
+        const uint v2560 = v2559 + v2364;
+        const uint v2562 = v2551 ? v2560 : 0u;  // kernels/convolution/im2col_a.hpp:131
+        const uint v2565 = v2396 + 7168u;  // kernels/convolution/im2col_a.hpp:130
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v5720 + e] = v5706 ? x[v5717 + e] : bfloat(0);
+          shm0[v2565 + e] = v2551 ? x[v2562 + e] : bfloat(0);
         }
       } else {
-        const uint v5733 = v5495 + v5924;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v5734 = v5733 < v18;
-        const bool v5735 = v127 && v5734;
-        const uint v5737 = v120 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v5739 = v5737 + v5495;
-        const uint v5740 = v5739 + v5924;
-        const uint v5741 = v5735 ? v5740 : 0u;
-        const uint v5744 = v5501 + v5937;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v5745 = v5744 + v5924;
+        const uint v2578 = v2340 + v2769;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2579 = v2578 < v18;
+        const bool v2580 = v128 && v2579;
+        const uint v2582 = v121 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v2584 = v2582 + v2340;
+        const uint v2585 = v2584 + v2769;
+        const uint v2586 = v2580 ? v2585 : 0u;
+        const uint v2589 = v2346 + v2782;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v2590 = v2589 + v2769;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v5745 + e] = v5735 ? x[v5741 + e] : bfloat(0);
+          shm0[v2590 + e] = v2580 ? x[v2586 + e] : bfloat(0);
         }
-        const uint v5755 = v63 + v5944;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v5756 = v5755 < v44;
-        const uint v5757 = v5495 + v5948;
-        const bool v5758 = v5757 < v18;
-        const bool v5759 = v5756 && v5758;
-        const uint v5761 = v5755 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v5763 = v5761 + v5495;
-        const uint v5764 = v5763 + v5948;
-        const uint v5765 = v5759 ? v5764 : 0u;
-        const uint v5768 = v5501 + v5961;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v5769 = v5768 + v5948;
+        const uint v2600 = v63 + v2789;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2601 = v2600 < v44;
+        const uint v2602 = v2340 + v2793;
+        const bool v2603 = v2602 < v18;
+        const bool v2604 = v2601 && v2603;
+        const uint v2606 = v2600 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v2608 = v2606 + v2340;
+        const uint v2609 = v2608 + v2793;
+        const uint v2610 = v2604 ? v2609 : 0u;
+        const uint v2613 = v2346 + v2806;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v2614 = v2613 + v2793;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v5769 + e] = v5759 ? x[v5765 + e] : bfloat(0);
+          shm0[v2614 + e] = v2604 ? x[v2610 + e] : bfloat(0);
         }
-        const uint v5779 = v63 + v5968;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v5780 = v5779 < v44;
-        const uint v5781 = v5495 + v5972;
-        const bool v5782 = v5781 < v18;
-        const bool v5783 = v5780 && v5782;
-        const uint v5785 = v5779 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v5787 = v5785 + v5495;
-        const uint v5788 = v5787 + v5972;
-        const uint v5789 = v5783 ? v5788 : 0u;
-        const uint v5792 = v5501 + v5985;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v5793 = v5792 + v5972;
+        const uint v2624 = v63 + v2813;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2625 = v2624 < v44;
+        const uint v2626 = v2340 + v2817;
+        const bool v2627 = v2626 < v18;
+        const bool v2628 = v2625 && v2627;
+        const uint v2630 = v2624 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v2632 = v2630 + v2340;
+        const uint v2633 = v2632 + v2817;
+        const uint v2634 = v2628 ? v2633 : 0u;
+        const uint v2637 = v2346 + v2830;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v2638 = v2637 + v2817;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v5793 + e] = v5783 ? x[v5789 + e] : bfloat(0);
+          shm0[v2638 + e] = v2628 ? x[v2634 + e] : bfloat(0);
         }
-        const uint v5803 = v63 + v5992;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v5804 = v5803 < v44;
-        const uint v5805 = v5495 + v5996;
-        const bool v5806 = v5805 < v18;
-        const bool v5807 = v5804 && v5806;
-        const uint v5809 = v5803 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v5811 = v5809 + v5495;
-        const uint v5812 = v5811 + v5996;
-        const uint v5813 = v5807 ? v5812 : 0u;
-        const uint v5816 = v5501 + v6009;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v5817 = v5816 + v5996;
+        const uint v2648 = v63 + v2837;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2649 = v2648 < v44;
+        const uint v2650 = v2340 + v2841;
+        const bool v2651 = v2650 < v18;
+        const bool v2652 = v2649 && v2651;
+        const uint v2654 = v2648 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v2656 = v2654 + v2340;
+        const uint v2657 = v2656 + v2841;
+        const uint v2658 = v2652 ? v2657 : 0u;
+        const uint v2661 = v2346 + v2854;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v2662 = v2661 + v2841;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v5817 + e] = v5807 ? x[v5813 + e] : bfloat(0);
+          shm0[v2662 + e] = v2652 ? x[v2658 + e] : bfloat(0);
         }
-        const uint v5827 = v63 + v6016;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v5828 = v5827 < v44;
-        const uint v5829 = v5495 + v6020;
-        const bool v5830 = v5829 < v18;
-        const bool v5831 = v5828 && v5830;
-        const uint v5833 = v5827 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v5835 = v5833 + v5495;
-        const uint v5836 = v5835 + v6020;
-        const uint v5837 = v5831 ? v5836 : 0u;
-        const uint v5840 = v5501 + v6033;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v5841 = v5840 + v6020;
+        const uint v2672 = v63 + v2861;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2673 = v2672 < v44;
+        const uint v2674 = v2340 + v2865;
+        const bool v2675 = v2674 < v18;
+        const bool v2676 = v2673 && v2675;
+        const uint v2678 = v2672 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v2680 = v2678 + v2340;
+        const uint v2681 = v2680 + v2865;
+        const uint v2682 = v2676 ? v2681 : 0u;
+        const uint v2685 = v2346 + v2878;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v2686 = v2685 + v2865;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v5841 + e] = v5831 ? x[v5837 + e] : bfloat(0);
+          shm0[v2686 + e] = v2676 ? x[v2682 + e] : bfloat(0);
         }
-        const uint v5851 = v63 + v6040;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v5852 = v5851 < v44;
-        const uint v5853 = v5495 + v6044;
-        const bool v5854 = v5853 < v18;
-        const bool v5855 = v5852 && v5854;
-        const uint v5857 = v5851 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v5859 = v5857 + v5495;
-        const uint v5860 = v5859 + v6044;
-        const uint v5861 = v5855 ? v5860 : 0u;
-        const uint v5864 = v5501 + v6057;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v5865 = v5864 + v6044;
+        const uint v2696 = v63 + v2885;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2697 = v2696 < v44;
+        const uint v2698 = v2340 + v2889;
+        const bool v2699 = v2698 < v18;
+        const bool v2700 = v2697 && v2699;
+        const uint v2702 = v2696 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v2704 = v2702 + v2340;
+        const uint v2705 = v2704 + v2889;
+        const uint v2706 = v2700 ? v2705 : 0u;
+        const uint v2709 = v2346 + v2902;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v2710 = v2709 + v2889;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v5865 + e] = v5855 ? x[v5861 + e] : bfloat(0);
+          shm0[v2710 + e] = v2700 ? x[v2706 + e] : bfloat(0);
         }
-        const uint v5875 = v63 + v6064;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v5876 = v5875 < v44;
-        const uint v5877 = v5495 + v6068;
-        const bool v5878 = v5877 < v18;
-        const bool v5879 = v5876 && v5878;
-        const uint v5881 = v5875 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v5883 = v5881 + v5495;
-        const uint v5884 = v5883 + v6068;
-        const uint v5885 = v5879 ? v5884 : 0u;
-        const uint v5888 = v5501 + v6081;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v5889 = v5888 + v6068;
+        const uint v2720 = v63 + v2909;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2721 = v2720 < v44;
+        const uint v2722 = v2340 + v2913;
+        const bool v2723 = v2722 < v18;
+        const bool v2724 = v2721 && v2723;
+        const uint v2726 = v2720 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v2728 = v2726 + v2340;
+        const uint v2729 = v2728 + v2913;
+        const uint v2730 = v2724 ? v2729 : 0u;
+        const uint v2733 = v2346 + v2926;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v2734 = v2733 + v2913;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v5889 + e] = v5879 ? x[v5885 + e] : bfloat(0);
+          shm0[v2734 + e] = v2724 ? x[v2730 + e] : bfloat(0);
         }
-        const uint v5899 = v63 + v6088;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v5900 = v5899 < v44;
-        const uint v5901 = v5495 + v6092;
-        const bool v5902 = v5901 < v18;
-        const bool v5903 = v5900 && v5902;
-        const uint v5905 = v5899 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v5907 = v5905 + v5495;
-        const uint v5908 = v5907 + v6092;
-        const uint v5909 = v5903 ? v5908 : 0u;
-        const uint v5912 = v5501 + v6105;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v5913 = v5912 + v6092;
+        const uint v2744 = v63 + v2933;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2745 = v2744 < v44;
+        const uint v2746 = v2340 + v2937;
+        const bool v2747 = v2746 < v18;
+        const bool v2748 = v2745 && v2747;
+        const uint v2750 = v2744 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v2752 = v2750 + v2340;
+        const uint v2753 = v2752 + v2937;
+        const uint v2754 = v2748 ? v2753 : 0u;
+        const uint v2757 = v2346 + v2950;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v2758 = v2757 + v2937;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v5913 + e] = v5903 ? x[v5909 + e] : bfloat(0);
+          shm0[v2758 + e] = v2748 ? x[v2754 + e] : bfloat(0);
         }
       }
-      const uint v5927 = v5495 + v5924;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v5928 = v5927 < v18;
-      const bool v5929 = v5926 && v5928;
-      const uint v5933 = v5932 + v5495;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v5934 = v5933 + v5924;
-      const uint v5935 = v5929 ? v5934 : v69;
-      const uint v5938 = v5501 + v5937;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v5939 = v5938 + v5924;
+      const uint v2772 = v2340 + v2769;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2773 = v2772 < v18;
+      const bool v2774 = v2771 && v2773;
+      const uint v2778 = v2777 + v2340;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2779 = v2778 + v2769;
+      const uint v2780 = v2774 ? v2779 : v69;
+      const uint v2783 = v2346 + v2782;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2784 = v2783 + v2769;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v5939 + e] = v5929 ? weight[v5935 + e] : bfloat(0);
+        shm1[v2784 + e] = v2774 ? weight[v2780 + e] : bfloat(0);
       }
-      const uint v5951 = v5495 + v5948;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v5952 = v5951 < v18;
-      const bool v5953 = v5950 && v5952;
-      const uint v5957 = v5956 + v5495;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v5958 = v5957 + v5948;
-      const uint v5959 = v5953 ? v5958 : v69;
-      const uint v5962 = v5501 + v5961;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v5963 = v5962 + v5948;
+      const uint v2796 = v2340 + v2793;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2797 = v2796 < v18;
+      const bool v2798 = v2795 && v2797;
+      const uint v2802 = v2801 + v2340;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2803 = v2802 + v2793;
+      const uint v2804 = v2798 ? v2803 : v69;
+      const uint v2807 = v2346 + v2806;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2808 = v2807 + v2793;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v5963 + e] = v5953 ? weight[v5959 + e] : bfloat(0);
+        shm1[v2808 + e] = v2798 ? weight[v2804 + e] : bfloat(0);
       }
-      const uint v5975 = v5495 + v5972;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v5976 = v5975 < v18;
-      const bool v5977 = v5974 && v5976;
-      const uint v5981 = v5980 + v5495;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v5982 = v5981 + v5972;
-      const uint v5983 = v5977 ? v5982 : v69;
-      const uint v5986 = v5501 + v5985;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v5987 = v5986 + v5972;
+      const uint v2820 = v2340 + v2817;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2821 = v2820 < v18;
+      const bool v2822 = v2819 && v2821;
+      const uint v2826 = v2825 + v2340;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2827 = v2826 + v2817;
+      const uint v2828 = v2822 ? v2827 : v69;
+      const uint v2831 = v2346 + v2830;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2832 = v2831 + v2817;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v5987 + e] = v5977 ? weight[v5983 + e] : bfloat(0);
+        shm1[v2832 + e] = v2822 ? weight[v2828 + e] : bfloat(0);
       }
-      const uint v5999 = v5495 + v5996;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v6000 = v5999 < v18;
-      const bool v6001 = v5998 && v6000;
-      const uint v6005 = v6004 + v5495;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v6006 = v6005 + v5996;
-      const uint v6007 = v6001 ? v6006 : v69;
-      const uint v6010 = v5501 + v6009;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v6011 = v6010 + v5996;
+      const uint v2844 = v2340 + v2841;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2845 = v2844 < v18;
+      const bool v2846 = v2843 && v2845;
+      const uint v2850 = v2849 + v2340;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2851 = v2850 + v2841;
+      const uint v2852 = v2846 ? v2851 : v69;
+      const uint v2855 = v2346 + v2854;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2856 = v2855 + v2841;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v6011 + e] = v6001 ? weight[v6007 + e] : bfloat(0);
+        shm1[v2856 + e] = v2846 ? weight[v2852 + e] : bfloat(0);
       }
-      const uint v6023 = v5495 + v6020;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v6024 = v6023 < v18;
-      const bool v6025 = v6022 && v6024;
-      const uint v6029 = v6028 + v5495;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v6030 = v6029 + v6020;
-      const uint v6031 = v6025 ? v6030 : v69;
-      const uint v6034 = v5501 + v6033;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v6035 = v6034 + v6020;
+      const uint v2868 = v2340 + v2865;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2869 = v2868 < v18;
+      const bool v2870 = v2867 && v2869;
+      const uint v2874 = v2873 + v2340;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2875 = v2874 + v2865;
+      const uint v2876 = v2870 ? v2875 : v69;
+      const uint v2879 = v2346 + v2878;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2880 = v2879 + v2865;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v6035 + e] = v6025 ? weight[v6031 + e] : bfloat(0);
+        shm1[v2880 + e] = v2870 ? weight[v2876 + e] : bfloat(0);
       }
-      const uint v6047 = v5495 + v6044;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v6048 = v6047 < v18;
-      const bool v6049 = v6046 && v6048;
-      const uint v6053 = v6052 + v5495;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v6054 = v6053 + v6044;
-      const uint v6055 = v6049 ? v6054 : v69;
-      const uint v6058 = v5501 + v6057;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v6059 = v6058 + v6044;
+      const uint v2892 = v2340 + v2889;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2893 = v2892 < v18;
+      const bool v2894 = v2891 && v2893;
+      const uint v2898 = v2897 + v2340;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2899 = v2898 + v2889;
+      const uint v2900 = v2894 ? v2899 : v69;
+      const uint v2903 = v2346 + v2902;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2904 = v2903 + v2889;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v6059 + e] = v6049 ? weight[v6055 + e] : bfloat(0);
+        shm1[v2904 + e] = v2894 ? weight[v2900 + e] : bfloat(0);
       }
-      const uint v6071 = v5495 + v6068;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v6072 = v6071 < v18;
-      const bool v6073 = v6070 && v6072;
-      const uint v6077 = v6076 + v5495;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v6078 = v6077 + v6068;
-      const uint v6079 = v6073 ? v6078 : v69;
-      const uint v6082 = v5501 + v6081;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v6083 = v6082 + v6068;
+      const uint v2916 = v2340 + v2913;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2917 = v2916 < v18;
+      const bool v2918 = v2915 && v2917;
+      const uint v2922 = v2921 + v2340;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2923 = v2922 + v2913;
+      const uint v2924 = v2918 ? v2923 : v69;
+      const uint v2927 = v2346 + v2926;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2928 = v2927 + v2913;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v6083 + e] = v6073 ? weight[v6079 + e] : bfloat(0);
+        shm1[v2928 + e] = v2918 ? weight[v2924 + e] : bfloat(0);
       }
-      const uint v6095 = v5495 + v6092;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v6096 = v6095 < v18;
-      const bool v6097 = v6094 && v6096;
-      const uint v6101 = v6100 + v5495;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v6102 = v6101 + v6092;
-      const uint v6103 = v6097 ? v6102 : v69;
-      const uint v6106 = v5501 + v6105;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v6107 = v6106 + v6092;
+      const uint v2940 = v2340 + v2937;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2941 = v2940 < v18;
+      const bool v2942 = v2939 && v2941;
+      const uint v2946 = v2945 + v2340;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2947 = v2946 + v2937;
+      const uint v2948 = v2942 ? v2947 : v69;
+      const uint v2951 = v2346 + v2950;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2952 = v2951 + v2937;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v6107 + e] = v6097 ? weight[v6103 + e] : bfloat(0);
+        shm1[v2952 + e] = v2942 ? weight[v2948 + e] : bfloat(0);
       }
       // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:268
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v6116 = v5501 + v6115;  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_load<false>(v277, shm0, long(v6116), long(64u));
-      const uint v6122 = v5501 + v6121;  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load<true>(v279, shm1, long(v6122), long(64u));
-      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
-      const uint v6129 = v6116 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_load<false>(v277, shm0, long(v6129), long(64u));
-      const uint v6135 = v6122 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load<true>(v279, shm1, long(v6135), long(64u));
-      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
-      const uint v6141 = v6116 + 32u;  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_load<false>(v277, shm0, long(v6141), long(64u));
-      const uint v6147 = v6122 + 32u;  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load<true>(v279, shm1, long(v6147), long(64u));
-      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
-      const uint v6153 = v6116 + 48u;  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_load<false>(v277, shm0, long(v6153), long(64u));
-      const uint v6159 = v6122 + 48u;  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load<true>(v279, shm1, long(v6159), long(64u));
-      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
+      const uint v2961 = v2346 + v2960;  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<false>(v278, shm0, long(v2961), long(64u));
+      const uint v2967 = v2346 + v2966;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load<true>(v280, shm1, long(v2967), long(64u));
+      iron_frag_mma(v276, v278, v280);  // kernels/gemm/gemm_tiles.hpp:258
+      const uint v2974 = v2961 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<false>(v278, shm0, long(v2974), long(64u));
+      const uint v2980 = v2967 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load<true>(v280, shm1, long(v2980), long(64u));
+      iron_frag_mma(v276, v278, v280);  // kernels/gemm/gemm_tiles.hpp:258
+      const uint v2986 = v2961 + 32u;  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<false>(v278, shm0, long(v2986), long(64u));
+      const uint v2992 = v2967 + 32u;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load<true>(v280, shm1, long(v2992), long(64u));
+      iron_frag_mma(v276, v278, v280);  // kernels/gemm/gemm_tiles.hpp:258
+      const uint v2998 = v2961 + 48u;  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<false>(v278, shm0, long(v2998), long(64u));
+      const uint v3004 = v2967 + 48u;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load<true>(v280, shm1, long(v3004), long(64u));
+      iron_frag_mma(v276, v278, v280);  // kernels/gemm/gemm_tiles.hpp:258
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:268
   } else {
-    const uint v971 = iron_tpg.x;  // kernels/convolution/im2col_a.hpp:156
-    const uint v1030 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
-    const uint v1084 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:252
-    const uint v1090 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:256
-    const uint v1098 = v1084 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
-    const uint v1104 = v1090 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
-    const uint v1110 = v1084 + 32u;  // kernels/gemm/gemm_tiles.hpp:252
-    const uint v1116 = v1090 + 32u;  // kernels/gemm/gemm_tiles.hpp:256
-    const uint v1122 = v1084 + 48u;  // kernels/gemm/gemm_tiles.hpp:252
-    const uint v1128 = v1090 + 48u;  // kernels/gemm/gemm_tiles.hpp:256
+    const uint v972 = iron_tpg.x;  // kernels/convolution/im2col_a.hpp:156
+    const uint v1031 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
+    const uint v1085 = v270 << 6u;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v1091 = v274 << 6u;  // kernels/gemm/gemm_tiles.hpp:256
+    const uint v1099 = v1085 + 16u;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v1105 = v1091 + 16u;  // kernels/gemm/gemm_tiles.hpp:256
+    const uint v1111 = v1085 + 32u;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v1117 = v1091 + 32u;  // kernels/gemm/gemm_tiles.hpp:256
+    const uint v1123 = v1085 + 48u;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v1129 = v1091 + 48u;  // kernels/gemm/gemm_tiles.hpp:256
 
-    for (uint v970 = 0u; v970 < v18; v970 += 64u) {  // kernels/gemm/gemm_tiles.hpp:273
-      for (uint v974 = v118; v974 < 8192u; v974 += v971) {  // kernels/convolution/im2col_a.hpp:156
-        const uint v976 = v974 >> 6u;  // kernels/convolution/im2col_a.hpp:157
-        const uint v978 = v974 & 63u;  // kernels/convolution/im2col_a.hpp:158
-        const uint v979 = v970 + v978;  // kernels/convolution/im2col_a.hpp:159
-        const uint v980 = v63 + v976;
-        const uint v1006 = v980 / v116;  // kernels/convolution/im2col_a.hpp:63
-        const uint v1007 = v980 % v116;  // kernels/convolution/im2col_a.hpp:64
-        const uint v1009 = v979 / v16;  // kernels/convolution/im2col_a.hpp:66
-        const uint v1010 = v1009 / v6;  // kernels/convolution/im2col_a.hpp:68
-        const uint v1011 = v1010 * v11;
-        const uint v1012 = v1007 / v30;
-        const uint v1013 = v1012 * v7;
-        const uint v1014 = v1013 + v1011;
-        const uint v1015 = v1009 % v6;  // kernels/convolution/im2col_a.hpp:69
-        const uint v1016 = v1015 * v12;
-        const uint v1017 = v1007 % v30;
-        const uint v1018 = v1017 * v8;
-        const uint v1019 = v1018 + v1016;
-        const bool v1020 = v980 < v44;  // kernels/convolution/im2col_a.hpp:71
-        const bool v1021 = v979 < v18;
-        const bool v1022 = v1020 && v1021;
-        const bool v1023 = v1014 >= v9;
-        const bool v1024 = v1022 && v1023;
-        const bool v1026 = v1014 < v128;
-        const bool v1027 = v1024 && v1026;
-        const bool v1028 = v1019 >= v10;
-        const bool v1029 = v1027 && v1028;
-        const bool v1031 = v1019 < v1030;
-        const bool v1032 = v1029 && v1031;
-        const uint v1033 = max(v1014, v9);  // kernels/convolution/im2col_a.hpp:72
-        const uint v1034 = v1033 - v9;
-        const uint v1035 = max(v1019, v10);  // kernels/convolution/im2col_a.hpp:73
-        const uint v1036 = v1035 - v10;
-        const uint v1037 = v979 % v16;  // kernels/convolution/im2col_a.hpp:74
-        const uint v1038 = v1006 * v1;
-        const uint v1039 = v1038 + v1034;
-        const uint v1040 = v1039 * v2;
-        const uint v1041 = v1040 + v1036;
-        const uint v1042 = v1041 * v3;
-        const uint v1043 = v1042 + v71;
-        const uint v1044 = v1043 + v1037;
-        if (v1032) {  // kernels/convolution/im2col_a.hpp:160
-          const bfloat v1045 = x[v1044];
-          const uint v1047 = v976 << 6u;
-          const uint v1048 = v1047 + v978;
-          shm0[v1048] = v1045;
+    for (uint v971 = 0u; v971 < v18; v971 += 64u) {  // kernels/gemm/gemm_tiles.hpp:273
+      for (uint v975 = v119; v975 < 8192u; v975 += v972) {  // kernels/convolution/im2col_a.hpp:156
+        const uint v977 = v975 >> 6u;  // kernels/convolution/im2col_a.hpp:157
+        const uint v979 = v975 & 63u;  // kernels/convolution/im2col_a.hpp:158
+        const uint v980 = v971 + v979;  // kernels/convolution/im2col_a.hpp:159
+        const uint v981 = v63 + v977;
+        const uint v1007 = v981 / v117;  // kernels/convolution/im2col_a.hpp:63
+        const uint v1008 = v981 % v117;  // kernels/convolution/im2col_a.hpp:64
+        const uint v1010 = v980 / v16;  // kernels/convolution/im2col_a.hpp:66
+        const uint v1011 = v1010 / v6;  // kernels/convolution/im2col_a.hpp:68
+        const uint v1012 = v1011 * v11;
+        const uint v1013 = v1008 / v30;
+        const uint v1014 = v1013 * v7;
+        const uint v1015 = v1014 + v1012;
+        const uint v1016 = v1010 % v6;  // kernels/convolution/im2col_a.hpp:69
+        const uint v1017 = v1016 * v12;
+        const uint v1018 = v1008 % v30;
+        const uint v1019 = v1018 * v8;
+        const uint v1020 = v1019 + v1017;
+        const bool v1021 = v981 < v44;  // kernels/convolution/im2col_a.hpp:71
+        const bool v1022 = v980 < v18;
+        const bool v1023 = v1021 && v1022;
+        const bool v1024 = v1015 >= v9;
+        const bool v1025 = v1023 && v1024;
+        const bool v1027 = v1015 < v129;
+        const bool v1028 = v1025 && v1027;
+        const bool v1029 = v1020 >= v10;
+        const bool v1030 = v1028 && v1029;
+        const bool v1032 = v1020 < v1031;
+        const bool v1033 = v1030 && v1032;
+        const uint v1034 = max(v1015, v9);  // kernels/convolution/im2col_a.hpp:72
+        const uint v1035 = v1034 - v9;
+        const uint v1036 = max(v1020, v10);  // kernels/convolution/im2col_a.hpp:73
+        const uint v1037 = v1036 - v10;
+        const uint v1038 = v980 % v16;  // kernels/convolution/im2col_a.hpp:74
+        const uint v1039 = v1007 * v1;
+        const uint v1040 = v1039 + v1035;
+        const uint v1041 = v1040 * v2;
+        const uint v1042 = v1041 + v1037;
+        const uint v1043 = v1042 * v3;
+        const uint v1044 = v1043 + v72;
+        const uint v1045 = v1044 + v1038;
+        if (v1033) {  // kernels/convolution/im2col_a.hpp:160
+          const bfloat v1046 = x[v1045];
+          const uint v1048 = v977 << 6u;
+          const uint v1049 = v1048 + v979;
+          shm0[v1049] = v1046;
         } else {
-          const uint v1050 = v976 << 6u;  // kernels/convolution/im2col_a.hpp:161
-          const uint v1051 = v1050 + v978;
-          shm0[v1051] = bfloat(0.0f);
+          const uint v1051 = v977 << 6u;  // kernels/convolution/im2col_a.hpp:161
+          const uint v1052 = v1051 + v979;
+          shm0[v1052] = bfloat(0.0f);
         }
       }
 
-      for (uint v1056 = v118; v1056 < 8192u; v1056 += v971) {  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v1058 = v1056 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v1060 = v1056 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v1061 = v67 + v1058;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v1062 = v1061 < v15;
-        const uint v1063 = v970 + v1060;
-        const bool v1064 = v1063 < v18;
-        const bool v1065 = v1062 && v1064;
-        if (v1065) {
-          const uint v1067 = v1061 * v18;  // kernels/gemm/gemm_tiles.hpp:99
-          const uint v1068 = v69 + v1067;
-          const uint v1069 = v1068 + v970;
-          const uint v1070 = v1069 + v1060;
-          const bfloat v1071 = weight[v1070];
-          const uint v1073 = v1058 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const uint v1074 = v1073 + v1060;
-          shm1[v1074] = v1071;
+      for (uint v1057 = v119; v1057 < 8192u; v1057 += v972) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v1059 = v1057 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v1061 = v1057 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v1062 = v67 + v1059;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v1063 = v1062 < v15;
+        const uint v1064 = v971 + v1061;
+        const bool v1065 = v1064 < v18;
+        const bool v1066 = v1063 && v1065;
+        if (v1066) {
+          const uint v1068 = v1062 * v18;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v1069 = v69 + v1068;
+          const uint v1070 = v1069 + v971;
+          const uint v1071 = v1070 + v1061;
+          const bfloat v1072 = weight[v1071];
+          const uint v1074 = v1059 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const uint v1075 = v1074 + v1061;
+          shm1[v1075] = v1072;
         } else {
-          const uint v1076 = v1058 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const uint v1077 = v1076 + v1060;
-          shm1[v1077] = bfloat(0.0f);
+          const uint v1077 = v1059 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const uint v1078 = v1077 + v1061;
+          shm1[v1078] = bfloat(0.0f);
         }
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:276
-      iron_frag_load<false>(v277, shm0, long(v1084), long(64u));  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_load<true>(v279, shm1, long(v1090), long(64u));  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
-      iron_frag_load<false>(v277, shm0, long(v1098), long(64u));  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_load<true>(v279, shm1, long(v1104), long(64u));  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
-      iron_frag_load<false>(v277, shm0, long(v1110), long(64u));  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_load<true>(v279, shm1, long(v1116), long(64u));  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
-      iron_frag_load<false>(v277, shm0, long(v1122), long(64u));  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_load<true>(v279, shm1, long(v1128), long(64u));  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load<false>(v278, shm0, long(v1085), long(64u));  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<true>(v280, shm1, long(v1091), long(64u));  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma(v276, v278, v280);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load<false>(v278, shm0, long(v1099), long(64u));  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<true>(v280, shm1, long(v1105), long(64u));  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma(v276, v278, v280);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load<false>(v278, shm0, long(v1111), long(64u));  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<true>(v280, shm1, long(v1117), long(64u));  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma(v276, v278, v280);  // kernels/gemm/gemm_tiles.hpp:258
+      iron_frag_load<false>(v278, shm0, long(v1123), long(64u));  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_load<true>(v280, shm1, long(v1129), long(64u));  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma(v276, v278, v280);  // kernels/gemm/gemm_tiles.hpp:258
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:278
     }
   }
-  const uint v1129 = v67 + v273;  // kernels/gemm/gemm_tiles.hpp:285
-  const uint v1130 = v63 + v269;
-  const uint v1135 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-  const bool v1136 = v1135 == 0u;
-  const uint v1139 = v15 & 1u;
-  const bool v1140 = v1139 == 0u;
-  const bool v1141 = v1136 && v1140;
-  if (v1141) {
-    const uint v1143 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1144 = v1130 + v1143;
-    const uint v1145 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1146 = v1129 + v1145;
-    const bool v1147 = v1144 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1148 = v1146 < v15;
-    const bool v1149 = v1147 && v1148;
-    if (v1149) {
-      const uint v1150 = v68 + v1146;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1151 = v275.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1152 = bfloat(v1151);
-      const float v1153 = v275.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1156 = bfloat(v1153);
-      const uint v1157 = v1144 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1158 = v1157 + v1150;
-      *(device bfloat2*)(out + v1158) = bfloat2(v1152, v1156);
-    }
-    const uint v1159 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1160 = v1130 + v1159;
-    const uint v1161 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1162 = v1129 + v1161;
-    const bool v1163 = v1160 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1164 = v1162 < v15;
-    const bool v1165 = v1163 && v1164;
-    if (v1165) {
-      const uint v1166 = v68 + v1162;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1167 = v275.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1168 = bfloat(v1167);
-      const float v1169 = v275.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1172 = bfloat(v1169);
-      const uint v1173 = v1160 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1174 = v1173 + v1166;
-      *(device bfloat2*)(out + v1174) = bfloat2(v1168, v1172);
-    }
-    const uint v1175 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1176 = v1130 + v1175;
-    const uint v1177 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1178 = v1129 + v1177;
-    const bool v1179 = v1176 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1180 = v1178 < v15;
-    const bool v1181 = v1179 && v1180;
-    if (v1181) {
-      const uint v1182 = v68 + v1178;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1183 = v275.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1184 = bfloat(v1183);
-      const float v1185 = v275.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1188 = bfloat(v1185);
-      const uint v1189 = v1176 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1190 = v1189 + v1182;
-      *(device bfloat2*)(out + v1190) = bfloat2(v1184, v1188);
-    }
-    const uint v1191 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1192 = v1130 + v1191;
-    const uint v1193 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1194 = v1129 + v1193;
-    const bool v1195 = v1192 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1196 = v1194 < v15;
-    const bool v1197 = v1195 && v1196;
-    if (v1197) {
-      const uint v1198 = v68 + v1194;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1199 = v275.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1200 = bfloat(v1199);
-      const float v1201 = v275.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1204 = bfloat(v1201);
-      const uint v1205 = v1192 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1206 = v1205 + v1198;
-      *(device bfloat2*)(out + v1206) = bfloat2(v1200, v1204);
-    }
-    const uint v1207 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1208 = v1130 + v1207;
-    const uint v1209 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1210 = v1129 + v1209;
-    const bool v1211 = v1208 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1212 = v1210 < v15;
-    const bool v1213 = v1211 && v1212;
-    if (v1213) {
-      const uint v1214 = v68 + v1210;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1215 = v275.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1216 = bfloat(v1215);
-      const float v1217 = v275.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1220 = bfloat(v1217);
-      const uint v1221 = v1208 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1222 = v1221 + v1214;
-      *(device bfloat2*)(out + v1222) = bfloat2(v1216, v1220);
-    }
-    const uint v1223 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1224 = v1130 + v1223;
-    const uint v1225 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1226 = v1129 + v1225;
-    const bool v1227 = v1224 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1228 = v1226 < v15;
-    const bool v1229 = v1227 && v1228;
-    if (v1229) {
-      const uint v1230 = v68 + v1226;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1231 = v275.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1232 = bfloat(v1231);
-      const float v1233 = v275.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1236 = bfloat(v1233);
-      const uint v1237 = v1224 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1238 = v1237 + v1230;
-      *(device bfloat2*)(out + v1238) = bfloat2(v1232, v1236);
-    }
-    const uint v1239 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1240 = v1130 + v1239;
-    const uint v1241 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1242 = v1129 + v1241;
-    const bool v1243 = v1240 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1244 = v1242 < v15;
-    const bool v1245 = v1243 && v1244;
-    if (v1245) {
-      const uint v1246 = v68 + v1242;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1247 = v275.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1248 = bfloat(v1247);
-      const float v1249 = v275.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1252 = bfloat(v1249);
-      const uint v1253 = v1240 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1254 = v1253 + v1246;
-      *(device bfloat2*)(out + v1254) = bfloat2(v1248, v1252);
-    }
-    const uint v1255 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1256 = v1130 + v1255;
-    const uint v1257 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1258 = v1129 + v1257;
-    const bool v1259 = v1256 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1260 = v1258 < v15;
-    const bool v1261 = v1259 && v1260;
-    if (v1261) {
-      const uint v1262 = v68 + v1258;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1263 = v275.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1264 = bfloat(v1263);
-      const float v1265 = v275.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1268 = bfloat(v1265);
-      const uint v1269 = v1256 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1270 = v1269 + v1262;
-      *(device bfloat2*)(out + v1270) = bfloat2(v1264, v1268);
-    }
-    const uint v1271 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1272 = v1130 + v1271;
-    const uint v1273 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1274 = v1129 + v1273;
-    const bool v1275 = v1272 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1276 = v1274 < v15;
-    const bool v1277 = v1275 && v1276;
-    if (v1277) {
-      const uint v1278 = v68 + v1274;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1279 = v275.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1280 = bfloat(v1279);
-      const float v1281 = v275.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1284 = bfloat(v1281);
-      const uint v1285 = v1272 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1286 = v1285 + v1278;
-      *(device bfloat2*)(out + v1286) = bfloat2(v1280, v1284);
-    }
-    const uint v1287 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1288 = v1130 + v1287;
-    const uint v1289 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1290 = v1129 + v1289;
-    const bool v1291 = v1288 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1292 = v1290 < v15;
-    const bool v1293 = v1291 && v1292;
-    if (v1293) {
-      const uint v1294 = v68 + v1290;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1295 = v275.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1296 = bfloat(v1295);
-      const float v1297 = v275.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1300 = bfloat(v1297);
-      const uint v1301 = v1288 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1302 = v1301 + v1294;
-      *(device bfloat2*)(out + v1302) = bfloat2(v1296, v1300);
-    }
-    const uint v1303 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1304 = v1130 + v1303;
-    const uint v1305 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1306 = v1129 + v1305;
-    const bool v1307 = v1304 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1308 = v1306 < v15;
-    const bool v1309 = v1307 && v1308;
-    if (v1309) {
-      const uint v1310 = v68 + v1306;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1311 = v275.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1312 = bfloat(v1311);
-      const float v1313 = v275.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1316 = bfloat(v1313);
-      const uint v1317 = v1304 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1318 = v1317 + v1310;
-      *(device bfloat2*)(out + v1318) = bfloat2(v1312, v1316);
-    }
-    const uint v1319 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1320 = v1130 + v1319;
-    const uint v1321 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1322 = v1129 + v1321;
-    const bool v1323 = v1320 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1324 = v1322 < v15;
-    const bool v1325 = v1323 && v1324;
-    if (v1325) {
-      const uint v1326 = v68 + v1322;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1327 = v275.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1328 = bfloat(v1327);
-      const float v1329 = v275.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1332 = bfloat(v1329);
-      const uint v1333 = v1320 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1334 = v1333 + v1326;
-      *(device bfloat2*)(out + v1334) = bfloat2(v1328, v1332);
-    }
-    const uint v1335 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1336 = v1130 + v1335;
-    const uint v1337 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1338 = v1129 + v1337;
-    const bool v1339 = v1336 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1340 = v1338 < v15;
-    const bool v1341 = v1339 && v1340;
-    if (v1341) {
-      const uint v1342 = v68 + v1338;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1343 = v275.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1344 = bfloat(v1343);
-      const float v1345 = v275.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1348 = bfloat(v1345);
-      const uint v1349 = v1336 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1350 = v1349 + v1342;
-      *(device bfloat2*)(out + v1350) = bfloat2(v1344, v1348);
-    }
-    const uint v1351 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1352 = v1130 + v1351;
-    const uint v1353 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1354 = v1129 + v1353;
-    const bool v1355 = v1352 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1356 = v1354 < v15;
-    const bool v1357 = v1355 && v1356;
-    if (v1357) {
-      const uint v1358 = v68 + v1354;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1359 = v275.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1360 = bfloat(v1359);
-      const float v1361 = v275.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1364 = bfloat(v1361);
-      const uint v1365 = v1352 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1366 = v1365 + v1358;
-      *(device bfloat2*)(out + v1366) = bfloat2(v1360, v1364);
-    }
-    const uint v1367 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1368 = v1130 + v1367;
-    const uint v1369 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1370 = v1129 + v1369;
-    const bool v1371 = v1368 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1372 = v1370 < v15;
-    const bool v1373 = v1371 && v1372;
-    if (v1373) {
-      const uint v1374 = v68 + v1370;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1375 = v275.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1376 = bfloat(v1375);
-      const float v1377 = v275.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1380 = bfloat(v1377);
-      const uint v1381 = v1368 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1382 = v1381 + v1374;
-      *(device bfloat2*)(out + v1382) = bfloat2(v1376, v1380);
-    }
-    const uint v1383 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1384 = v1130 + v1383;
-    const uint v1385 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1386 = v1129 + v1385;
-    const bool v1387 = v1384 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1388 = v1386 < v15;
-    const bool v1389 = v1387 && v1388;
-    if (v1389) {
-      const uint v1390 = v68 + v1386;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1391 = v275.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1392 = bfloat(v1391);
-      const float v1393 = v275.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1396 = bfloat(v1393);
-      const uint v1397 = v1384 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1398 = v1397 + v1390;
-      *(device bfloat2*)(out + v1398) = bfloat2(v1392, v1396);
-    }
-    const uint v1399 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1400 = v1130 + v1399;
-    const uint v1401 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1402 = v1129 + v1401;
-    const bool v1403 = v1400 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1404 = v1402 < v15;
-    const bool v1405 = v1403 && v1404;
-    if (v1405) {
-      const uint v1406 = v68 + v1402;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1407 = v275.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1408 = bfloat(v1407);
-      const float v1409 = v275.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1412 = bfloat(v1409);
-      const uint v1413 = v1400 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1414 = v1413 + v1406;
-      *(device bfloat2*)(out + v1414) = bfloat2(v1408, v1412);
-    }
-    const uint v1415 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1416 = v1130 + v1415;
-    const uint v1417 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1418 = v1129 + v1417;
-    const bool v1419 = v1416 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1420 = v1418 < v15;
-    const bool v1421 = v1419 && v1420;
-    if (v1421) {
-      const uint v1422 = v68 + v1418;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1423 = v275.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1424 = bfloat(v1423);
-      const float v1425 = v275.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1428 = bfloat(v1425);
-      const uint v1429 = v1416 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1430 = v1429 + v1422;
-      *(device bfloat2*)(out + v1430) = bfloat2(v1424, v1428);
-    }
-    const uint v1431 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1432 = v1130 + v1431;
-    const uint v1433 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1434 = v1129 + v1433;
-    const bool v1435 = v1432 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1436 = v1434 < v15;
-    const bool v1437 = v1435 && v1436;
-    if (v1437) {
-      const uint v1438 = v68 + v1434;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1439 = v275.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1440 = bfloat(v1439);
-      const float v1441 = v275.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1444 = bfloat(v1441);
-      const uint v1445 = v1432 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1446 = v1445 + v1438;
-      *(device bfloat2*)(out + v1446) = bfloat2(v1440, v1444);
-    }
-    const uint v1447 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1448 = v1130 + v1447;
-    const uint v1449 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1450 = v1129 + v1449;
-    const bool v1451 = v1448 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1452 = v1450 < v15;
-    const bool v1453 = v1451 && v1452;
-    if (v1453) {
-      const uint v1454 = v68 + v1450;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1455 = v275.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1456 = bfloat(v1455);
-      const float v1457 = v275.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1460 = bfloat(v1457);
-      const uint v1461 = v1448 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1462 = v1461 + v1454;
-      *(device bfloat2*)(out + v1462) = bfloat2(v1456, v1460);
-    }
-    const uint v1463 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1464 = v1130 + v1463;
-    const uint v1465 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1466 = v1129 + v1465;
-    const bool v1467 = v1464 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1468 = v1466 < v15;
-    const bool v1469 = v1467 && v1468;
-    if (v1469) {
-      const uint v1470 = v68 + v1466;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1471 = v275.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1472 = bfloat(v1471);
-      const float v1473 = v275.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1476 = bfloat(v1473);
-      const uint v1477 = v1464 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1478 = v1477 + v1470;
-      *(device bfloat2*)(out + v1478) = bfloat2(v1472, v1476);
-    }
-    const uint v1479 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1480 = v1130 + v1479;
-    const uint v1481 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1482 = v1129 + v1481;
-    const bool v1483 = v1480 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1484 = v1482 < v15;
-    const bool v1485 = v1483 && v1484;
-    if (v1485) {
-      const uint v1486 = v68 + v1482;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1487 = v275.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1488 = bfloat(v1487);
-      const float v1489 = v275.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1492 = bfloat(v1489);
-      const uint v1493 = v1480 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1494 = v1493 + v1486;
-      *(device bfloat2*)(out + v1494) = bfloat2(v1488, v1492);
-    }
-    const uint v1495 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1496 = v1130 + v1495;
-    const uint v1497 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1498 = v1129 + v1497;
-    const bool v1499 = v1496 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1500 = v1498 < v15;
-    const bool v1501 = v1499 && v1500;
-    if (v1501) {
-      const uint v1502 = v68 + v1498;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1503 = v275.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1504 = bfloat(v1503);
-      const float v1505 = v275.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1508 = bfloat(v1505);
-      const uint v1509 = v1496 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1510 = v1509 + v1502;
-      *(device bfloat2*)(out + v1510) = bfloat2(v1504, v1508);
-    }
-    const uint v1511 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1512 = v1130 + v1511;
-    const uint v1513 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1514 = v1129 + v1513;
-    const bool v1515 = v1512 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1516 = v1514 < v15;
-    const bool v1517 = v1515 && v1516;
-    if (v1517) {
-      const uint v1518 = v68 + v1514;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1519 = v275.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1520 = bfloat(v1519);
-      const float v1521 = v275.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1524 = bfloat(v1521);
-      const uint v1525 = v1512 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1526 = v1525 + v1518;
-      *(device bfloat2*)(out + v1526) = bfloat2(v1520, v1524);
-    }
-    const uint v1527 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1528 = v1130 + v1527;
-    const uint v1529 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1530 = v1129 + v1529;
-    const bool v1531 = v1528 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1532 = v1530 < v15;
-    const bool v1533 = v1531 && v1532;
-    if (v1533) {
-      const uint v1534 = v68 + v1530;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1535 = v275.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1536 = bfloat(v1535);
-      const float v1537 = v275.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1540 = bfloat(v1537);
-      const uint v1541 = v1528 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1542 = v1541 + v1534;
-      *(device bfloat2*)(out + v1542) = bfloat2(v1536, v1540);
-    }
-    const uint v1543 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1544 = v1130 + v1543;
-    const uint v1545 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1546 = v1129 + v1545;
-    const bool v1547 = v1544 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1548 = v1546 < v15;
-    const bool v1549 = v1547 && v1548;
-    if (v1549) {
-      const uint v1550 = v68 + v1546;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1551 = v275.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1552 = bfloat(v1551);
-      const float v1553 = v275.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1556 = bfloat(v1553);
-      const uint v1557 = v1544 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1558 = v1557 + v1550;
-      *(device bfloat2*)(out + v1558) = bfloat2(v1552, v1556);
-    }
-    const uint v1559 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1560 = v1130 + v1559;
-    const uint v1561 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1562 = v1129 + v1561;
-    const bool v1563 = v1560 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1564 = v1562 < v15;
-    const bool v1565 = v1563 && v1564;
-    if (v1565) {
-      const uint v1566 = v68 + v1562;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1567 = v275.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1568 = bfloat(v1567);
-      const float v1569 = v275.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1572 = bfloat(v1569);
-      const uint v1573 = v1560 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1574 = v1573 + v1566;
-      *(device bfloat2*)(out + v1574) = bfloat2(v1568, v1572);
-    }
-    const uint v1575 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1576 = v1130 + v1575;
-    const uint v1577 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1578 = v1129 + v1577;
-    const bool v1579 = v1576 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1580 = v1578 < v15;
-    const bool v1581 = v1579 && v1580;
-    if (v1581) {
-      const uint v1582 = v68 + v1578;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1583 = v275.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1584 = bfloat(v1583);
-      const float v1585 = v275.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1588 = bfloat(v1585);
-      const uint v1589 = v1576 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1590 = v1589 + v1582;
-      *(device bfloat2*)(out + v1590) = bfloat2(v1584, v1588);
-    }
-    const uint v1591 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1592 = v1130 + v1591;
-    const uint v1593 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1594 = v1129 + v1593;
-    const bool v1595 = v1592 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1596 = v1594 < v15;
-    const bool v1597 = v1595 && v1596;
-    if (v1597) {
-      const uint v1598 = v68 + v1594;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1599 = v275.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1600 = bfloat(v1599);
-      const float v1601 = v275.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1604 = bfloat(v1601);
-      const uint v1605 = v1592 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1606 = v1605 + v1598;
-      *(device bfloat2*)(out + v1606) = bfloat2(v1600, v1604);
-    }
-    const uint v1607 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1608 = v1130 + v1607;
-    const uint v1609 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1610 = v1129 + v1609;
-    const bool v1611 = v1608 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1612 = v1610 < v15;
-    const bool v1613 = v1611 && v1612;
-    if (v1613) {
-      const uint v1614 = v68 + v1610;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1615 = v275.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1616 = bfloat(v1615);
-      const float v1617 = v275.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1620 = bfloat(v1617);
-      const uint v1621 = v1608 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1622 = v1621 + v1614;
-      *(device bfloat2*)(out + v1622) = bfloat2(v1616, v1620);
-    }
-    const uint v1623 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1624 = v1130 + v1623;
-    const uint v1625 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1626 = v1129 + v1625;
-    const bool v1627 = v1624 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1628 = v1626 < v15;
-    const bool v1629 = v1627 && v1628;
-    if (v1629) {
-      const uint v1630 = v68 + v1626;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1631 = v275.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1632 = bfloat(v1631);
-      const float v1633 = v275.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1636 = bfloat(v1633);
-      const uint v1637 = v1624 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1638 = v1637 + v1630;
-      *(device bfloat2*)(out + v1638) = bfloat2(v1632, v1636);
-    }
-    const uint v1639 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1640 = v1130 + v1639;
-    const uint v1641 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1642 = v1129 + v1641;
-    const bool v1643 = v1640 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1644 = v1642 < v15;
-    const bool v1645 = v1643 && v1644;
-    if (v1645) {
-      const uint v1646 = v68 + v1642;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1647 = v275.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1648 = bfloat(v1647);
-      const float v1649 = v275.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1652 = bfloat(v1649);
-      const uint v1653 = v1640 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1654 = v1653 + v1646;
-      *(device bfloat2*)(out + v1654) = bfloat2(v1648, v1652);
-    }
-    const uint v1655 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1656 = v1130 + v1655;
-    const uint v1657 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1658 = v1129 + v1657;
-    const bool v1659 = v1656 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1660 = v1658 < v15;
-    const bool v1661 = v1659 && v1660;
-    if (v1661) {
-      const uint v1662 = v68 + v1658;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1663 = v275.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1664 = bfloat(v1663);
-      const float v1665 = v275.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1668 = bfloat(v1665);
-      const uint v1669 = v1656 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1670 = v1669 + v1662;
-      *(device bfloat2*)(out + v1670) = bfloat2(v1664, v1668);
-    }
-    const uint v1671 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1672 = v1130 + v1671;
-    const uint v1673 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1674 = v1129 + v1673;
-    const bool v1675 = v1672 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1676 = v1674 < v15;
-    const bool v1677 = v1675 && v1676;
-    if (v1677) {
-      const uint v1678 = v68 + v1674;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1679 = v275.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1680 = bfloat(v1679);
-      const float v1681 = v275.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1684 = bfloat(v1681);
-      const uint v1685 = v1672 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1686 = v1685 + v1678;
-      *(device bfloat2*)(out + v1686) = bfloat2(v1680, v1684);
-    }
-    const uint v1687 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1688 = v1130 + v1687;
-    const uint v1689 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1690 = v1129 + v1689;
-    const bool v1691 = v1688 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1692 = v1690 < v15;
-    const bool v1693 = v1691 && v1692;
-    if (v1693) {
-      const uint v1694 = v68 + v1690;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1695 = v275.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1696 = bfloat(v1695);
-      const float v1697 = v275.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1700 = bfloat(v1697);
-      const uint v1701 = v1688 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1702 = v1701 + v1694;
-      *(device bfloat2*)(out + v1702) = bfloat2(v1696, v1700);
-    }
-    const uint v1703 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1704 = v1130 + v1703;
-    const uint v1705 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1706 = v1129 + v1705;
-    const bool v1707 = v1704 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1708 = v1706 < v15;
-    const bool v1709 = v1707 && v1708;
-    if (v1709) {
-      const uint v1710 = v68 + v1706;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1711 = v275.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1712 = bfloat(v1711);
-      const float v1713 = v275.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1716 = bfloat(v1713);
-      const uint v1717 = v1704 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1718 = v1717 + v1710;
-      *(device bfloat2*)(out + v1718) = bfloat2(v1712, v1716);
-    }
-    const uint v1719 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1720 = v1130 + v1719;
-    const uint v1721 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1722 = v1129 + v1721;
-    const bool v1723 = v1720 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1724 = v1722 < v15;
-    const bool v1725 = v1723 && v1724;
-    if (v1725) {
-      const uint v1726 = v68 + v1722;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1727 = v275.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1728 = bfloat(v1727);
-      const float v1729 = v275.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1732 = bfloat(v1729);
-      const uint v1733 = v1720 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1734 = v1733 + v1726;
-      *(device bfloat2*)(out + v1734) = bfloat2(v1728, v1732);
-    }
-    const uint v1735 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1736 = v1130 + v1735;
-    const uint v1737 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1738 = v1129 + v1737;
-    const bool v1739 = v1736 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1740 = v1738 < v15;
-    const bool v1741 = v1739 && v1740;
-    if (v1741) {
-      const uint v1742 = v68 + v1738;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1743 = v275.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1744 = bfloat(v1743);
-      const float v1745 = v275.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1748 = bfloat(v1745);
-      const uint v1749 = v1736 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1750 = v1749 + v1742;
-      *(device bfloat2*)(out + v1750) = bfloat2(v1744, v1748);
-    }
-    const uint v1751 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1752 = v1130 + v1751;
-    const uint v1753 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1754 = v1129 + v1753;
-    const bool v1755 = v1752 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1756 = v1754 < v15;
-    const bool v1757 = v1755 && v1756;
-    if (v1757) {
-      const uint v1758 = v68 + v1754;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1759 = v275.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1760 = bfloat(v1759);
-      const float v1761 = v275.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1764 = bfloat(v1761);
-      const uint v1765 = v1752 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1766 = v1765 + v1758;
-      *(device bfloat2*)(out + v1766) = bfloat2(v1760, v1764);
-    }
-    const uint v1767 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1768 = v1130 + v1767;
-    const uint v1769 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1770 = v1129 + v1769;
-    const bool v1771 = v1768 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1772 = v1770 < v15;
-    const bool v1773 = v1771 && v1772;
-    if (v1773) {
-      const uint v1774 = v68 + v1770;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1775 = v275.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1776 = bfloat(v1775);
-      const float v1777 = v275.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1780 = bfloat(v1777);
-      const uint v1781 = v1768 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1782 = v1781 + v1774;
-      *(device bfloat2*)(out + v1782) = bfloat2(v1776, v1780);
-    }
-    const uint v1783 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1784 = v1130 + v1783;
-    const uint v1785 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1786 = v1129 + v1785;
-    const bool v1787 = v1784 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1788 = v1786 < v15;
-    const bool v1789 = v1787 && v1788;
-    if (v1789) {
-      const uint v1790 = v68 + v1786;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1791 = v275.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1792 = bfloat(v1791);
-      const float v1793 = v275.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1796 = bfloat(v1793);
-      const uint v1797 = v1784 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1798 = v1797 + v1790;
-      *(device bfloat2*)(out + v1798) = bfloat2(v1792, v1796);
-    }
-    const uint v1799 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1800 = v1130 + v1799;
-    const uint v1801 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1802 = v1129 + v1801;
-    const bool v1803 = v1800 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1804 = v1802 < v15;
-    const bool v1805 = v1803 && v1804;
-    if (v1805) {
-      const uint v1806 = v68 + v1802;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1807 = v275.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1808 = bfloat(v1807);
-      const float v1809 = v275.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1812 = bfloat(v1809);
-      const uint v1813 = v1800 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1814 = v1813 + v1806;
-      *(device bfloat2*)(out + v1814) = bfloat2(v1808, v1812);
-    }
-    const uint v1815 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1816 = v1130 + v1815;
-    const uint v1817 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1818 = v1129 + v1817;
-    const bool v1819 = v1816 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1820 = v1818 < v15;
-    const bool v1821 = v1819 && v1820;
-    if (v1821) {
-      const uint v1822 = v68 + v1818;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1823 = v275.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1824 = bfloat(v1823);
-      const float v1825 = v275.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1828 = bfloat(v1825);
-      const uint v1829 = v1816 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1830 = v1829 + v1822;
-      *(device bfloat2*)(out + v1830) = bfloat2(v1824, v1828);
-    }
-    const uint v1831 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1832 = v1130 + v1831;
-    const uint v1833 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1834 = v1129 + v1833;
-    const bool v1835 = v1832 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1836 = v1834 < v15;
-    const bool v1837 = v1835 && v1836;
-    if (v1837) {
-      const uint v1838 = v68 + v1834;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1839 = v275.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1840 = bfloat(v1839);
-      const float v1841 = v275.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1844 = bfloat(v1841);
-      const uint v1845 = v1832 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1846 = v1845 + v1838;
-      *(device bfloat2*)(out + v1846) = bfloat2(v1840, v1844);
-    }
-    const uint v1847 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1848 = v1130 + v1847;
-    const uint v1849 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1850 = v1129 + v1849;
-    const bool v1851 = v1848 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1852 = v1850 < v15;
-    const bool v1853 = v1851 && v1852;
-    if (v1853) {
-      const uint v1854 = v68 + v1850;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1855 = v275.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1856 = bfloat(v1855);
-      const float v1857 = v275.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1860 = bfloat(v1857);
-      const uint v1861 = v1848 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1862 = v1861 + v1854;
-      *(device bfloat2*)(out + v1862) = bfloat2(v1856, v1860);
-    }
-    const uint v1863 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1864 = v1130 + v1863;
-    const uint v1865 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1866 = v1129 + v1865;
-    const bool v1867 = v1864 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1868 = v1866 < v15;
-    const bool v1869 = v1867 && v1868;
-    if (v1869) {
-      const uint v1870 = v68 + v1866;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1871 = v275.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1872 = bfloat(v1871);
-      const float v1873 = v275.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1876 = bfloat(v1873);
-      const uint v1877 = v1864 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1878 = v1877 + v1870;
-      *(device bfloat2*)(out + v1878) = bfloat2(v1872, v1876);
-    }
-    const uint v1879 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1880 = v1130 + v1879;
-    const uint v1881 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1882 = v1129 + v1881;
-    const bool v1883 = v1880 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1884 = v1882 < v15;
-    const bool v1885 = v1883 && v1884;
-    if (v1885) {
-      const uint v1886 = v68 + v1882;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1887 = v275.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1888 = bfloat(v1887);
-      const float v1889 = v275.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1892 = bfloat(v1889);
-      const uint v1893 = v1880 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1894 = v1893 + v1886;
-      *(device bfloat2*)(out + v1894) = bfloat2(v1888, v1892);
-    }
-    const uint v1895 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1896 = v1130 + v1895;
-    const uint v1897 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1898 = v1129 + v1897;
-    const bool v1899 = v1896 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1900 = v1898 < v15;
-    const bool v1901 = v1899 && v1900;
-    if (v1901) {
-      const uint v1902 = v68 + v1898;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1903 = v275.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1904 = bfloat(v1903);
-      const float v1905 = v275.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1908 = bfloat(v1905);
-      const uint v1909 = v1896 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1910 = v1909 + v1902;
-      *(device bfloat2*)(out + v1910) = bfloat2(v1904, v1908);
-    }
-    const uint v1911 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1912 = v1130 + v1911;
-    const uint v1913 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1914 = v1129 + v1913;
-    const bool v1915 = v1912 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1916 = v1914 < v15;
-    const bool v1917 = v1915 && v1916;
-    if (v1917) {
-      const uint v1918 = v68 + v1914;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1919 = v275.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1920 = bfloat(v1919);
-      const float v1921 = v275.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1924 = bfloat(v1921);
-      const uint v1925 = v1912 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1926 = v1925 + v1918;
-      *(device bfloat2*)(out + v1926) = bfloat2(v1920, v1924);
-    }
-    const uint v1927 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1928 = v1130 + v1927;
-    const uint v1929 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1930 = v1129 + v1929;
-    const bool v1931 = v1928 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1932 = v1930 < v15;
-    const bool v1933 = v1931 && v1932;
-    if (v1933) {
-      const uint v1934 = v68 + v1930;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1935 = v275.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1936 = bfloat(v1935);
-      const float v1937 = v275.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1940 = bfloat(v1937);
-      const uint v1941 = v1928 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1942 = v1941 + v1934;
-      *(device bfloat2*)(out + v1942) = bfloat2(v1936, v1940);
-    }
-    const uint v1943 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1944 = v1130 + v1943;
-    const uint v1945 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1946 = v1129 + v1945;
-    const bool v1947 = v1944 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1948 = v1946 < v15;
-    const bool v1949 = v1947 && v1948;
-    if (v1949) {
-      const uint v1950 = v68 + v1946;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1951 = v275.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1952 = bfloat(v1951);
-      const float v1953 = v275.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1956 = bfloat(v1953);
-      const uint v1957 = v1944 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1958 = v1957 + v1950;
-      *(device bfloat2*)(out + v1958) = bfloat2(v1952, v1956);
-    }
-    const uint v1959 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1960 = v1130 + v1959;
-    const uint v1961 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1962 = v1129 + v1961;
-    const bool v1963 = v1960 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1964 = v1962 < v15;
-    const bool v1965 = v1963 && v1964;
-    if (v1965) {
-      const uint v1966 = v68 + v1962;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1967 = v275.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1968 = bfloat(v1967);
-      const float v1969 = v275.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1972 = bfloat(v1969);
-      const uint v1973 = v1960 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1974 = v1973 + v1966;
-      *(device bfloat2*)(out + v1974) = bfloat2(v1968, v1972);
-    }
-    const uint v1975 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1976 = v1130 + v1975;
-    const uint v1977 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1978 = v1129 + v1977;
-    const bool v1979 = v1976 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1980 = v1978 < v15;
-    const bool v1981 = v1979 && v1980;
-    if (v1981) {
-      const uint v1982 = v68 + v1978;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1983 = v275.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v1984 = bfloat(v1983);
-      const float v1985 = v275.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v1988 = bfloat(v1985);
-      const uint v1989 = v1976 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v1990 = v1989 + v1982;
-      *(device bfloat2*)(out + v1990) = bfloat2(v1984, v1988);
-    }
-    const uint v1991 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v1992 = v1130 + v1991;
-    const uint v1993 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v1994 = v1129 + v1993;
-    const bool v1995 = v1992 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v1996 = v1994 < v15;
-    const bool v1997 = v1995 && v1996;
-    if (v1997) {
-      const uint v1998 = v68 + v1994;  // kernels/convolution/conv_tiles.hpp:93
-      const float v1999 = v275.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v2000 = bfloat(v1999);
-      const float v2001 = v275.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v2004 = bfloat(v2001);
-      const uint v2005 = v1992 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v2006 = v2005 + v1998;
-      *(device bfloat2*)(out + v2006) = bfloat2(v2000, v2004);
-    }
-    const uint v2007 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v2008 = v1130 + v2007;
-    const uint v2009 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v2010 = v1129 + v2009;
-    const bool v2011 = v2008 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v2012 = v2010 < v15;
-    const bool v2013 = v2011 && v2012;
-    if (v2013) {
-      const uint v2014 = v68 + v2010;  // kernels/convolution/conv_tiles.hpp:93
-      const float v2015 = v275.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v2016 = bfloat(v2015);
-      const float v2017 = v275.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v2020 = bfloat(v2017);
-      const uint v2021 = v2008 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v2022 = v2021 + v2014;
-      *(device bfloat2*)(out + v2022) = bfloat2(v2016, v2020);
-    }
-    const uint v2023 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v2024 = v1130 + v2023;
-    const uint v2025 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v2026 = v1129 + v2025;
-    const bool v2027 = v2024 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v2028 = v2026 < v15;
-    const bool v2029 = v2027 && v2028;
-    if (v2029) {
-      const uint v2030 = v68 + v2026;  // kernels/convolution/conv_tiles.hpp:93
-      const float v2031 = v275.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v2032 = bfloat(v2031);
-      const float v2033 = v275.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v2036 = bfloat(v2033);
-      const uint v2037 = v2024 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v2038 = v2037 + v2030;
-      *(device bfloat2*)(out + v2038) = bfloat2(v2032, v2036);
-    }
-    const uint v2039 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v2040 = v1130 + v2039;
-    const uint v2041 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v2042 = v1129 + v2041;
-    const bool v2043 = v2040 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v2044 = v2042 < v15;
-    const bool v2045 = v2043 && v2044;
-    if (v2045) {
-      const uint v2046 = v68 + v2042;  // kernels/convolution/conv_tiles.hpp:93
-      const float v2047 = v275.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v2048 = bfloat(v2047);
-      const float v2049 = v275.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v2052 = bfloat(v2049);
-      const uint v2053 = v2040 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v2054 = v2053 + v2046;
-      *(device bfloat2*)(out + v2054) = bfloat2(v2048, v2052);
-    }
-    const uint v2055 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v2056 = v1130 + v2055;
-    const uint v2057 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v2058 = v1129 + v2057;
-    const bool v2059 = v2056 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v2060 = v2058 < v15;
-    const bool v2061 = v2059 && v2060;
-    if (v2061) {
-      const uint v2062 = v68 + v2058;  // kernels/convolution/conv_tiles.hpp:93
-      const float v2063 = v275.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v2064 = bfloat(v2063);
-      const float v2065 = v275.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v2068 = bfloat(v2065);
-      const uint v2069 = v2056 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v2070 = v2069 + v2062;
-      *(device bfloat2*)(out + v2070) = bfloat2(v2064, v2068);
-    }
-    const uint v2071 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v2072 = v1130 + v2071;
-    const uint v2073 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v2074 = v1129 + v2073;
-    const bool v2075 = v2072 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v2076 = v2074 < v15;
-    const bool v2077 = v2075 && v2076;
-    if (v2077) {
-      const uint v2078 = v68 + v2074;  // kernels/convolution/conv_tiles.hpp:93
-      const float v2079 = v275.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v2080 = bfloat(v2079);
-      const float v2081 = v275.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v2084 = bfloat(v2081);
-      const uint v2085 = v2072 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v2086 = v2085 + v2078;
-      *(device bfloat2*)(out + v2086) = bfloat2(v2080, v2084);
-    }
-    const uint v2087 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v2088 = v1130 + v2087;
-    const uint v2089 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v2090 = v1129 + v2089;
-    const bool v2091 = v2088 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v2092 = v2090 < v15;
-    const bool v2093 = v2091 && v2092;
-    if (v2093) {
-      const uint v2094 = v68 + v2090;  // kernels/convolution/conv_tiles.hpp:93
-      const float v2095 = v275.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v2096 = bfloat(v2095);
-      const float v2097 = v275.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v2100 = bfloat(v2097);
-      const uint v2101 = v2088 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v2102 = v2101 + v2094;
-      *(device bfloat2*)(out + v2102) = bfloat2(v2096, v2100);
-    }
-    const uint v2103 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v2104 = v1130 + v2103;
-    const uint v2105 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v2106 = v1129 + v2105;
-    const bool v2107 = v2104 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v2108 = v2106 < v15;
-    const bool v2109 = v2107 && v2108;
-    if (v2109) {
-      const uint v2110 = v68 + v2106;  // kernels/convolution/conv_tiles.hpp:93
-      const float v2111 = v275.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v2112 = bfloat(v2111);
-      const float v2113 = v275.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v2116 = bfloat(v2113);
-      const uint v2117 = v2104 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v2118 = v2117 + v2110;
-      *(device bfloat2*)(out + v2118) = bfloat2(v2112, v2116);
-    }
-    const uint v2119 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v2120 = v1130 + v2119;
-    const uint v2121 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v2122 = v1129 + v2121;
-    const bool v2123 = v2120 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v2124 = v2122 < v15;
-    const bool v2125 = v2123 && v2124;
-    if (v2125) {
-      const uint v2126 = v68 + v2122;  // kernels/convolution/conv_tiles.hpp:93
-      const float v2127 = v275.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v2128 = bfloat(v2127);
-      const float v2129 = v275.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v2132 = bfloat(v2129);
-      const uint v2133 = v2120 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v2134 = v2133 + v2126;
-      *(device bfloat2*)(out + v2134) = bfloat2(v2128, v2132);
-    }
-    const uint v2135 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v2136 = v1130 + v2135;
-    const uint v2137 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v2138 = v1129 + v2137;
-    const bool v2139 = v2136 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v2140 = v2138 < v15;
-    const bool v2141 = v2139 && v2140;
-    if (v2141) {
-      const uint v2142 = v68 + v2138;  // kernels/convolution/conv_tiles.hpp:93
-      const float v2143 = v275.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v2144 = bfloat(v2143);
-      const float v2145 = v275.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v2148 = bfloat(v2145);
-      const uint v2149 = v2136 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v2150 = v2149 + v2142;
-      *(device bfloat2*)(out + v2150) = bfloat2(v2144, v2148);
-    }
-    const uint v2151 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
-    const uint v2152 = v1130 + v2151;
-    const uint v2153 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
-    const uint v2154 = v1129 + v2153;
-    const bool v2155 = v2152 < v44;  // kernels/convolution/conv_tiles.hpp:92
-    const bool v2156 = v2154 < v15;
-    const bool v2157 = v2155 && v2156;
-    if (v2157) {
-      const uint v2158 = v68 + v2154;  // kernels/convolution/conv_tiles.hpp:93
-      const float v2159 = v275.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
-      const bfloat v2160 = bfloat(v2159);
-      const float v2161 = v275.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
-      const bfloat v2164 = bfloat(v2161);
-      const uint v2165 = v2152 * v4;  // kernels/convolution/conv_tiles.hpp:94
-      const uint v2166 = v2165 + v2158;
-      *(device bfloat2*)(out + v2166) = bfloat2(v2160, v2164);
-    }
-  } else {
-    const uint v2167 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2168 = v1130 + v2167;
-    const uint v2169 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2170 = v1129 + v2169;
-    const bool v2171 = v2168 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2172 = v2170 < v15;
-    const bool v2173 = v2171 && v2172;
-    if (v2173) {
-      const float v2174 = v275.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2176 = bfloat(v2174);
-      const uint v2177 = v2168 * v4;
-      const uint v2178 = v2177 + v68;
-      const uint v2179 = v2178 + v2170;
-      out[v2179] = v2176;
-    }
-    const uint v2180 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2181 = v1130 + v2180;
-    const uint v2182 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2183 = v1129 + v2182;
-    const bool v2184 = v2181 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2185 = v2183 < v15;
-    const bool v2186 = v2184 && v2185;
-    if (v2186) {
-      const float v2187 = v275.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2189 = bfloat(v2187);
-      const uint v2190 = v2181 * v4;
-      const uint v2191 = v2190 + v68;
-      const uint v2192 = v2191 + v2183;
-      out[v2192] = v2189;
-    }
-    const uint v2193 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2194 = v1130 + v2193;
-    const uint v2195 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2196 = v1129 + v2195;
-    const bool v2197 = v2194 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2198 = v2196 < v15;
-    const bool v2199 = v2197 && v2198;
-    if (v2199) {
-      const float v2200 = v275.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2202 = bfloat(v2200);
-      const uint v2203 = v2194 * v4;
-      const uint v2204 = v2203 + v68;
-      const uint v2205 = v2204 + v2196;
-      out[v2205] = v2202;
-    }
-    const uint v2206 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2207 = v1130 + v2206;
-    const uint v2208 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2209 = v1129 + v2208;
-    const bool v2210 = v2207 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2211 = v2209 < v15;
-    const bool v2212 = v2210 && v2211;
-    if (v2212) {
-      const float v2213 = v275.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2215 = bfloat(v2213);
-      const uint v2216 = v2207 * v4;
-      const uint v2217 = v2216 + v68;
-      const uint v2218 = v2217 + v2209;
-      out[v2218] = v2215;
-    }
-    const uint v2219 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2220 = v1130 + v2219;
-    const uint v2221 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2222 = v1129 + v2221;
-    const bool v2223 = v2220 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2224 = v2222 < v15;
-    const bool v2225 = v2223 && v2224;
-    if (v2225) {
-      const float v2226 = v275.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2228 = bfloat(v2226);
-      const uint v2229 = v2220 * v4;
-      const uint v2230 = v2229 + v68;
-      const uint v2231 = v2230 + v2222;
-      out[v2231] = v2228;
-    }
-    const uint v2232 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2233 = v1130 + v2232;
-    const uint v2234 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2235 = v1129 + v2234;
-    const bool v2236 = v2233 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2237 = v2235 < v15;
-    const bool v2238 = v2236 && v2237;
-    if (v2238) {
-      const float v2239 = v275.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2241 = bfloat(v2239);
-      const uint v2242 = v2233 * v4;
-      const uint v2243 = v2242 + v68;
-      const uint v2244 = v2243 + v2235;
-      out[v2244] = v2241;
-    }
-    const uint v2245 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2246 = v1130 + v2245;
-    const uint v2247 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2248 = v1129 + v2247;
-    const bool v2249 = v2246 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2250 = v2248 < v15;
-    const bool v2251 = v2249 && v2250;
-    if (v2251) {
-      const float v2252 = v275.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2254 = bfloat(v2252);
-      const uint v2255 = v2246 * v4;
-      const uint v2256 = v2255 + v68;
-      const uint v2257 = v2256 + v2248;
-      out[v2257] = v2254;
-    }
-    const uint v2258 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2259 = v1130 + v2258;
-    const uint v2260 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2261 = v1129 + v2260;
-    const bool v2262 = v2259 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2263 = v2261 < v15;
-    const bool v2264 = v2262 && v2263;
-    if (v2264) {
-      const float v2265 = v275.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2267 = bfloat(v2265);
-      const uint v2268 = v2259 * v4;
-      const uint v2269 = v2268 + v68;
-      const uint v2270 = v2269 + v2261;
-      out[v2270] = v2267;
-    }
-    const uint v2271 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2272 = v1130 + v2271;
-    const uint v2273 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2274 = v1129 + v2273;
-    const bool v2275 = v2272 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2276 = v2274 < v15;
-    const bool v2277 = v2275 && v2276;
-    if (v2277) {
-      const float v2278 = v275.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2280 = bfloat(v2278);
-      const uint v2281 = v2272 * v4;
-      const uint v2282 = v2281 + v68;
-      const uint v2283 = v2282 + v2274;
-      out[v2283] = v2280;
-    }
-    const uint v2284 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2285 = v1130 + v2284;
-    const uint v2286 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2287 = v1129 + v2286;
-    const bool v2288 = v2285 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2289 = v2287 < v15;
-    const bool v2290 = v2288 && v2289;
-    if (v2290) {
-      const float v2291 = v275.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2293 = bfloat(v2291);
-      const uint v2294 = v2285 * v4;
-      const uint v2295 = v2294 + v68;
-      const uint v2296 = v2295 + v2287;
-      out[v2296] = v2293;
-    }
-    const uint v2297 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2298 = v1130 + v2297;
-    const uint v2299 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2300 = v1129 + v2299;
-    const bool v2301 = v2298 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2302 = v2300 < v15;
-    const bool v2303 = v2301 && v2302;
-    if (v2303) {
-      const float v2304 = v275.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2306 = bfloat(v2304);
-      const uint v2307 = v2298 * v4;
-      const uint v2308 = v2307 + v68;
-      const uint v2309 = v2308 + v2300;
-      out[v2309] = v2306;
-    }
-    const uint v2310 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2311 = v1130 + v2310;
-    const uint v2312 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2313 = v1129 + v2312;
-    const bool v2314 = v2311 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2315 = v2313 < v15;
-    const bool v2316 = v2314 && v2315;
-    if (v2316) {
-      const float v2317 = v275.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2319 = bfloat(v2317);
-      const uint v2320 = v2311 * v4;
-      const uint v2321 = v2320 + v68;
-      const uint v2322 = v2321 + v2313;
-      out[v2322] = v2319;
-    }
-    const uint v2323 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2324 = v1130 + v2323;
-    const uint v2325 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2326 = v1129 + v2325;
-    const bool v2327 = v2324 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2328 = v2326 < v15;
-    const bool v2329 = v2327 && v2328;
-    if (v2329) {
-      const float v2330 = v275.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2332 = bfloat(v2330);
-      const uint v2333 = v2324 * v4;
-      const uint v2334 = v2333 + v68;
-      const uint v2335 = v2334 + v2326;
-      out[v2335] = v2332;
-    }
-    const uint v2336 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2337 = v1130 + v2336;
-    const uint v2338 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2339 = v1129 + v2338;
-    const bool v2340 = v2337 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2341 = v2339 < v15;
-    const bool v2342 = v2340 && v2341;
-    if (v2342) {
-      const float v2343 = v275.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2345 = bfloat(v2343);
-      const uint v2346 = v2337 * v4;
-      const uint v2347 = v2346 + v68;
-      const uint v2348 = v2347 + v2339;
-      out[v2348] = v2345;
-    }
-    const uint v2349 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2350 = v1130 + v2349;
-    const uint v2351 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2352 = v1129 + v2351;
-    const bool v2353 = v2350 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2354 = v2352 < v15;
-    const bool v2355 = v2353 && v2354;
-    if (v2355) {
-      const float v2356 = v275.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2358 = bfloat(v2356);
-      const uint v2359 = v2350 * v4;
-      const uint v2360 = v2359 + v68;
-      const uint v2361 = v2360 + v2352;
-      out[v2361] = v2358;
-    }
-    const uint v2362 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2363 = v1130 + v2362;
-    const uint v2364 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2365 = v1129 + v2364;
-    const bool v2366 = v2363 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2367 = v2365 < v15;
-    const bool v2368 = v2366 && v2367;
-    if (v2368) {
-      const float v2369 = v275.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2371 = bfloat(v2369);
-      const uint v2372 = v2363 * v4;
-      const uint v2373 = v2372 + v68;
-      const uint v2374 = v2373 + v2365;
-      out[v2374] = v2371;
-    }
-    const uint v2375 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2376 = v1130 + v2375;
-    const uint v2377 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2378 = v1129 + v2377;
-    const bool v2379 = v2376 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2380 = v2378 < v15;
-    const bool v2381 = v2379 && v2380;
-    if (v2381) {
-      const float v2382 = v275.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2384 = bfloat(v2382);
-      const uint v2385 = v2376 * v4;
-      const uint v2386 = v2385 + v68;
-      const uint v2387 = v2386 + v2378;
-      out[v2387] = v2384;
-    }
-    const uint v2388 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2389 = v1130 + v2388;
-    const uint v2390 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2391 = v1129 + v2390;
-    const bool v2392 = v2389 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2393 = v2391 < v15;
-    const bool v2394 = v2392 && v2393;
-    if (v2394) {
-      const float v2395 = v275.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2397 = bfloat(v2395);
-      const uint v2398 = v2389 * v4;
-      const uint v2399 = v2398 + v68;
-      const uint v2400 = v2399 + v2391;
-      out[v2400] = v2397;
-    }
-    const uint v2401 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2402 = v1130 + v2401;
-    const uint v2403 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2404 = v1129 + v2403;
-    const bool v2405 = v2402 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2406 = v2404 < v15;
-    const bool v2407 = v2405 && v2406;
-    if (v2407) {
-      const float v2408 = v275.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2410 = bfloat(v2408);
-      const uint v2411 = v2402 * v4;
-      const uint v2412 = v2411 + v68;
-      const uint v2413 = v2412 + v2404;
-      out[v2413] = v2410;
-    }
-    const uint v2414 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2415 = v1130 + v2414;
-    const uint v2416 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2417 = v1129 + v2416;
-    const bool v2418 = v2415 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2419 = v2417 < v15;
-    const bool v2420 = v2418 && v2419;
-    if (v2420) {
-      const float v2421 = v275.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2423 = bfloat(v2421);
-      const uint v2424 = v2415 * v4;
-      const uint v2425 = v2424 + v68;
-      const uint v2426 = v2425 + v2417;
-      out[v2426] = v2423;
-    }
-    const uint v2427 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2428 = v1130 + v2427;
-    const uint v2429 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2430 = v1129 + v2429;
-    const bool v2431 = v2428 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2432 = v2430 < v15;
-    const bool v2433 = v2431 && v2432;
-    if (v2433) {
-      const float v2434 = v275.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2436 = bfloat(v2434);
-      const uint v2437 = v2428 * v4;
-      const uint v2438 = v2437 + v68;
-      const uint v2439 = v2438 + v2430;
-      out[v2439] = v2436;
-    }
-    const uint v2440 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2441 = v1130 + v2440;
-    const uint v2442 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2443 = v1129 + v2442;
-    const bool v2444 = v2441 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2445 = v2443 < v15;
-    const bool v2446 = v2444 && v2445;
-    if (v2446) {
-      const float v2447 = v275.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2449 = bfloat(v2447);
-      const uint v2450 = v2441 * v4;
-      const uint v2451 = v2450 + v68;
-      const uint v2452 = v2451 + v2443;
-      out[v2452] = v2449;
-    }
-    const uint v2453 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2454 = v1130 + v2453;
-    const uint v2455 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2456 = v1129 + v2455;
-    const bool v2457 = v2454 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2458 = v2456 < v15;
-    const bool v2459 = v2457 && v2458;
-    if (v2459) {
-      const float v2460 = v275.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2462 = bfloat(v2460);
-      const uint v2463 = v2454 * v4;
-      const uint v2464 = v2463 + v68;
-      const uint v2465 = v2464 + v2456;
-      out[v2465] = v2462;
-    }
-    const uint v2466 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2467 = v1130 + v2466;
-    const uint v2468 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2469 = v1129 + v2468;
-    const bool v2470 = v2467 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2471 = v2469 < v15;
-    const bool v2472 = v2470 && v2471;
-    if (v2472) {
-      const float v2473 = v275.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2475 = bfloat(v2473);
-      const uint v2476 = v2467 * v4;
-      const uint v2477 = v2476 + v68;
-      const uint v2478 = v2477 + v2469;
-      out[v2478] = v2475;
-    }
-    const uint v2479 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2480 = v1130 + v2479;
-    const uint v2481 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2482 = v1129 + v2481;
-    const bool v2483 = v2480 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2484 = v2482 < v15;
-    const bool v2485 = v2483 && v2484;
-    if (v2485) {
-      const float v2486 = v275.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2488 = bfloat(v2486);
-      const uint v2489 = v2480 * v4;
-      const uint v2490 = v2489 + v68;
-      const uint v2491 = v2490 + v2482;
-      out[v2491] = v2488;
-    }
-    const uint v2492 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2493 = v1130 + v2492;
-    const uint v2494 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2495 = v1129 + v2494;
-    const bool v2496 = v2493 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2497 = v2495 < v15;
-    const bool v2498 = v2496 && v2497;
-    if (v2498) {
-      const float v2499 = v275.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2501 = bfloat(v2499);
-      const uint v2502 = v2493 * v4;
-      const uint v2503 = v2502 + v68;
-      const uint v2504 = v2503 + v2495;
-      out[v2504] = v2501;
-    }
-    const uint v2505 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2506 = v1130 + v2505;
-    const uint v2507 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2508 = v1129 + v2507;
-    const bool v2509 = v2506 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2510 = v2508 < v15;
-    const bool v2511 = v2509 && v2510;
-    if (v2511) {
-      const float v2512 = v275.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2514 = bfloat(v2512);
-      const uint v2515 = v2506 * v4;
-      const uint v2516 = v2515 + v68;
-      const uint v2517 = v2516 + v2508;
-      out[v2517] = v2514;
-    }
-    const uint v2518 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2519 = v1130 + v2518;
-    const uint v2520 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2521 = v1129 + v2520;
-    const bool v2522 = v2519 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2523 = v2521 < v15;
-    const bool v2524 = v2522 && v2523;
-    if (v2524) {
-      const float v2525 = v275.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2527 = bfloat(v2525);
-      const uint v2528 = v2519 * v4;
-      const uint v2529 = v2528 + v68;
-      const uint v2530 = v2529 + v2521;
-      out[v2530] = v2527;
-    }
-    const uint v2531 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2532 = v1130 + v2531;
-    const uint v2533 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2534 = v1129 + v2533;
-    const bool v2535 = v2532 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2536 = v2534 < v15;
-    const bool v2537 = v2535 && v2536;
-    if (v2537) {
-      const float v2538 = v275.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2540 = bfloat(v2538);
-      const uint v2541 = v2532 * v4;
-      const uint v2542 = v2541 + v68;
-      const uint v2543 = v2542 + v2534;
-      out[v2543] = v2540;
-    }
-    const uint v2544 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2545 = v1130 + v2544;
-    const uint v2546 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2547 = v1129 + v2546;
-    const bool v2548 = v2545 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2549 = v2547 < v15;
-    const bool v2550 = v2548 && v2549;
-    if (v2550) {
-      const float v2551 = v275.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2553 = bfloat(v2551);
-      const uint v2554 = v2545 * v4;
-      const uint v2555 = v2554 + v68;
-      const uint v2556 = v2555 + v2547;
-      out[v2556] = v2553;
-    }
-    const uint v2557 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2558 = v1130 + v2557;
-    const uint v2559 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2560 = v1129 + v2559;
-    const bool v2561 = v2558 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2562 = v2560 < v15;
-    const bool v2563 = v2561 && v2562;
-    if (v2563) {
-      const float v2564 = v275.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2566 = bfloat(v2564);
-      const uint v2567 = v2558 * v4;
-      const uint v2568 = v2567 + v68;
-      const uint v2569 = v2568 + v2560;
-      out[v2569] = v2566;
-    }
-    const uint v2570 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2571 = v1130 + v2570;
-    const uint v2572 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2573 = v1129 + v2572;
-    const bool v2574 = v2571 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2575 = v2573 < v15;
-    const bool v2576 = v2574 && v2575;
-    if (v2576) {
-      const float v2577 = v275.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2579 = bfloat(v2577);
-      const uint v2580 = v2571 * v4;
-      const uint v2581 = v2580 + v68;
-      const uint v2582 = v2581 + v2573;
-      out[v2582] = v2579;
-    }
-    const uint v2583 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2584 = v1130 + v2583;
-    const uint v2585 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2586 = v1129 + v2585;
-    const bool v2587 = v2584 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2588 = v2586 < v15;
-    const bool v2589 = v2587 && v2588;
-    if (v2589) {
-      const float v2590 = v275.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2592 = bfloat(v2590);
-      const uint v2593 = v2584 * v4;
-      const uint v2594 = v2593 + v68;
-      const uint v2595 = v2594 + v2586;
-      out[v2595] = v2592;
-    }
-    const uint v2596 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2597 = v1130 + v2596;
-    const uint v2598 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2599 = v1129 + v2598;
-    const bool v2600 = v2597 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2601 = v2599 < v15;
-    const bool v2602 = v2600 && v2601;
-    if (v2602) {
-      const float v2603 = v275.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2605 = bfloat(v2603);
-      const uint v2606 = v2597 * v4;
-      const uint v2607 = v2606 + v68;
-      const uint v2608 = v2607 + v2599;
-      out[v2608] = v2605;
-    }
-    const uint v2609 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2610 = v1130 + v2609;
-    const uint v2611 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2612 = v1129 + v2611;
-    const bool v2613 = v2610 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2614 = v2612 < v15;
-    const bool v2615 = v2613 && v2614;
-    if (v2615) {
-      const float v2616 = v275.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2618 = bfloat(v2616);
-      const uint v2619 = v2610 * v4;
-      const uint v2620 = v2619 + v68;
-      const uint v2621 = v2620 + v2612;
-      out[v2621] = v2618;
-    }
-    const uint v2622 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2623 = v1130 + v2622;
-    const uint v2624 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2625 = v1129 + v2624;
-    const bool v2626 = v2623 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2627 = v2625 < v15;
-    const bool v2628 = v2626 && v2627;
-    if (v2628) {
-      const float v2629 = v275.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2631 = bfloat(v2629);
-      const uint v2632 = v2623 * v4;
-      const uint v2633 = v2632 + v68;
-      const uint v2634 = v2633 + v2625;
-      out[v2634] = v2631;
-    }
-    const uint v2635 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2636 = v1130 + v2635;
-    const uint v2637 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2638 = v1129 + v2637;
-    const bool v2639 = v2636 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2640 = v2638 < v15;
-    const bool v2641 = v2639 && v2640;
-    if (v2641) {
-      const float v2642 = v275.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2644 = bfloat(v2642);
-      const uint v2645 = v2636 * v4;
-      const uint v2646 = v2645 + v68;
-      const uint v2647 = v2646 + v2638;
-      out[v2647] = v2644;
-    }
-    const uint v2648 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2649 = v1130 + v2648;
-    const uint v2650 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2651 = v1129 + v2650;
-    const bool v2652 = v2649 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2653 = v2651 < v15;
-    const bool v2654 = v2652 && v2653;
-    if (v2654) {
-      const float v2655 = v275.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2657 = bfloat(v2655);
-      const uint v2658 = v2649 * v4;
-      const uint v2659 = v2658 + v68;
-      const uint v2660 = v2659 + v2651;
-      out[v2660] = v2657;
-    }
-    const uint v2661 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2662 = v1130 + v2661;
-    const uint v2663 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2664 = v1129 + v2663;
-    const bool v2665 = v2662 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2666 = v2664 < v15;
-    const bool v2667 = v2665 && v2666;
-    if (v2667) {
-      const float v2668 = v275.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2670 = bfloat(v2668);
-      const uint v2671 = v2662 * v4;
-      const uint v2672 = v2671 + v68;
-      const uint v2673 = v2672 + v2664;
-      out[v2673] = v2670;
-    }
-    const uint v2674 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2675 = v1130 + v2674;
-    const uint v2676 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2677 = v1129 + v2676;
-    const bool v2678 = v2675 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2679 = v2677 < v15;
-    const bool v2680 = v2678 && v2679;
-    if (v2680) {
-      const float v2681 = v275.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2683 = bfloat(v2681);
-      const uint v2684 = v2675 * v4;
-      const uint v2685 = v2684 + v68;
-      const uint v2686 = v2685 + v2677;
-      out[v2686] = v2683;
-    }
-    const uint v2687 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2688 = v1130 + v2687;
-    const uint v2689 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2690 = v1129 + v2689;
-    const bool v2691 = v2688 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2692 = v2690 < v15;
-    const bool v2693 = v2691 && v2692;
-    if (v2693) {
-      const float v2694 = v275.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2696 = bfloat(v2694);
-      const uint v2697 = v2688 * v4;
-      const uint v2698 = v2697 + v68;
-      const uint v2699 = v2698 + v2690;
-      out[v2699] = v2696;
-    }
-    const uint v2700 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2701 = v1130 + v2700;
-    const uint v2702 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2703 = v1129 + v2702;
-    const bool v2704 = v2701 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2705 = v2703 < v15;
-    const bool v2706 = v2704 && v2705;
-    if (v2706) {
-      const float v2707 = v275.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2709 = bfloat(v2707);
-      const uint v2710 = v2701 * v4;
-      const uint v2711 = v2710 + v68;
-      const uint v2712 = v2711 + v2703;
-      out[v2712] = v2709;
-    }
-    const uint v2713 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2714 = v1130 + v2713;
-    const uint v2715 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2716 = v1129 + v2715;
-    const bool v2717 = v2714 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2718 = v2716 < v15;
-    const bool v2719 = v2717 && v2718;
-    if (v2719) {
-      const float v2720 = v275.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2722 = bfloat(v2720);
-      const uint v2723 = v2714 * v4;
-      const uint v2724 = v2723 + v68;
-      const uint v2725 = v2724 + v2716;
-      out[v2725] = v2722;
-    }
-    const uint v2726 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2727 = v1130 + v2726;
-    const uint v2728 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2729 = v1129 + v2728;
-    const bool v2730 = v2727 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2731 = v2729 < v15;
-    const bool v2732 = v2730 && v2731;
-    if (v2732) {
-      const float v2733 = v275.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2735 = bfloat(v2733);
-      const uint v2736 = v2727 * v4;
-      const uint v2737 = v2736 + v68;
-      const uint v2738 = v2737 + v2729;
-      out[v2738] = v2735;
-    }
-    const uint v2739 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2740 = v1130 + v2739;
-    const uint v2741 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2742 = v1129 + v2741;
-    const bool v2743 = v2740 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2744 = v2742 < v15;
-    const bool v2745 = v2743 && v2744;
-    if (v2745) {
-      const float v2746 = v275.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2748 = bfloat(v2746);
-      const uint v2749 = v2740 * v4;
-      const uint v2750 = v2749 + v68;
-      const uint v2751 = v2750 + v2742;
-      out[v2751] = v2748;
-    }
-    const uint v2752 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2753 = v1130 + v2752;
-    const uint v2754 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2755 = v1129 + v2754;
-    const bool v2756 = v2753 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2757 = v2755 < v15;
-    const bool v2758 = v2756 && v2757;
-    if (v2758) {
-      const float v2759 = v275.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2761 = bfloat(v2759);
-      const uint v2762 = v2753 * v4;
-      const uint v2763 = v2762 + v68;
-      const uint v2764 = v2763 + v2755;
-      out[v2764] = v2761;
-    }
-    const uint v2765 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2766 = v1130 + v2765;
-    const uint v2767 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2768 = v1129 + v2767;
-    const bool v2769 = v2766 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2770 = v2768 < v15;
-    const bool v2771 = v2769 && v2770;
-    if (v2771) {
-      const float v2772 = v275.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2774 = bfloat(v2772);
-      const uint v2775 = v2766 * v4;
-      const uint v2776 = v2775 + v68;
-      const uint v2777 = v2776 + v2768;
-      out[v2777] = v2774;
-    }
-    const uint v2778 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2779 = v1130 + v2778;
-    const uint v2780 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2781 = v1129 + v2780;
-    const bool v2782 = v2779 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2783 = v2781 < v15;
-    const bool v2784 = v2782 && v2783;
-    if (v2784) {
-      const float v2785 = v275.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2787 = bfloat(v2785);
-      const uint v2788 = v2779 * v4;
-      const uint v2789 = v2788 + v68;
-      const uint v2790 = v2789 + v2781;
-      out[v2790] = v2787;
-    }
-    const uint v2791 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2792 = v1130 + v2791;
-    const uint v2793 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2794 = v1129 + v2793;
-    const bool v2795 = v2792 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2796 = v2794 < v15;
-    const bool v2797 = v2795 && v2796;
-    if (v2797) {
-      const float v2798 = v275.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2800 = bfloat(v2798);
-      const uint v2801 = v2792 * v4;
-      const uint v2802 = v2801 + v68;
-      const uint v2803 = v2802 + v2794;
-      out[v2803] = v2800;
-    }
-    const uint v2804 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2805 = v1130 + v2804;
-    const uint v2806 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2807 = v1129 + v2806;
-    const bool v2808 = v2805 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2809 = v2807 < v15;
-    const bool v2810 = v2808 && v2809;
-    if (v2810) {
-      const float v2811 = v275.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2813 = bfloat(v2811);
-      const uint v2814 = v2805 * v4;
-      const uint v2815 = v2814 + v68;
-      const uint v2816 = v2815 + v2807;
-      out[v2816] = v2813;
-    }
-    const uint v2817 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2818 = v1130 + v2817;
-    const uint v2819 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2820 = v1129 + v2819;
-    const bool v2821 = v2818 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2822 = v2820 < v15;
-    const bool v2823 = v2821 && v2822;
-    if (v2823) {
-      const float v2824 = v275.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2826 = bfloat(v2824);
-      const uint v2827 = v2818 * v4;
-      const uint v2828 = v2827 + v68;
-      const uint v2829 = v2828 + v2820;
-      out[v2829] = v2826;
-    }
-    const uint v2830 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2831 = v1130 + v2830;
-    const uint v2832 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2833 = v1129 + v2832;
-    const bool v2834 = v2831 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2835 = v2833 < v15;
-    const bool v2836 = v2834 && v2835;
-    if (v2836) {
-      const float v2837 = v275.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2839 = bfloat(v2837);
-      const uint v2840 = v2831 * v4;
-      const uint v2841 = v2840 + v68;
-      const uint v2842 = v2841 + v2833;
-      out[v2842] = v2839;
-    }
-    const uint v2843 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2844 = v1130 + v2843;
-    const uint v2845 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2846 = v1129 + v2845;
-    const bool v2847 = v2844 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2848 = v2846 < v15;
-    const bool v2849 = v2847 && v2848;
-    if (v2849) {
-      const float v2850 = v275.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2852 = bfloat(v2850);
-      const uint v2853 = v2844 * v4;
-      const uint v2854 = v2853 + v68;
-      const uint v2855 = v2854 + v2846;
-      out[v2855] = v2852;
-    }
-    const uint v2856 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2857 = v1130 + v2856;
-    const uint v2858 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2859 = v1129 + v2858;
-    const bool v2860 = v2857 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2861 = v2859 < v15;
-    const bool v2862 = v2860 && v2861;
-    if (v2862) {
-      const float v2863 = v275.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2865 = bfloat(v2863);
-      const uint v2866 = v2857 * v4;
-      const uint v2867 = v2866 + v68;
-      const uint v2868 = v2867 + v2859;
-      out[v2868] = v2865;
-    }
-    const uint v2869 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2870 = v1130 + v2869;
-    const uint v2871 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2872 = v1129 + v2871;
-    const bool v2873 = v2870 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2874 = v2872 < v15;
-    const bool v2875 = v2873 && v2874;
-    if (v2875) {
-      const float v2876 = v275.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2878 = bfloat(v2876);
-      const uint v2879 = v2870 * v4;
-      const uint v2880 = v2879 + v68;
-      const uint v2881 = v2880 + v2872;
-      out[v2881] = v2878;
-    }
-    const uint v2882 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2883 = v1130 + v2882;
-    const uint v2884 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2885 = v1129 + v2884;
-    const bool v2886 = v2883 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2887 = v2885 < v15;
-    const bool v2888 = v2886 && v2887;
-    if (v2888) {
-      const float v2889 = v275.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2891 = bfloat(v2889);
-      const uint v2892 = v2883 * v4;
-      const uint v2893 = v2892 + v68;
-      const uint v2894 = v2893 + v2885;
-      out[v2894] = v2891;
-    }
-    const uint v2895 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2896 = v1130 + v2895;
-    const uint v2897 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2898 = v1129 + v2897;
-    const bool v2899 = v2896 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2900 = v2898 < v15;
-    const bool v2901 = v2899 && v2900;
-    if (v2901) {
-      const float v2902 = v275.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2904 = bfloat(v2902);
-      const uint v2905 = v2896 * v4;
-      const uint v2906 = v2905 + v68;
-      const uint v2907 = v2906 + v2898;
-      out[v2907] = v2904;
-    }
-    const uint v2908 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2909 = v1130 + v2908;
-    const uint v2910 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2911 = v1129 + v2910;
-    const bool v2912 = v2909 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2913 = v2911 < v15;
-    const bool v2914 = v2912 && v2913;
-    if (v2914) {
-      const float v2915 = v275.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2917 = bfloat(v2915);
-      const uint v2918 = v2909 * v4;
-      const uint v2919 = v2918 + v68;
-      const uint v2920 = v2919 + v2911;
-      out[v2920] = v2917;
-    }
-    const uint v2921 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2922 = v1130 + v2921;
-    const uint v2923 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2924 = v1129 + v2923;
-    const bool v2925 = v2922 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2926 = v2924 < v15;
-    const bool v2927 = v2925 && v2926;
-    if (v2927) {
-      const float v2928 = v275.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2930 = bfloat(v2928);
-      const uint v2931 = v2922 * v4;
-      const uint v2932 = v2931 + v68;
-      const uint v2933 = v2932 + v2924;
-      out[v2933] = v2930;
-    }
-    const uint v2934 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2935 = v1130 + v2934;
-    const uint v2936 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2937 = v1129 + v2936;
-    const bool v2938 = v2935 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2939 = v2937 < v15;
-    const bool v2940 = v2938 && v2939;
-    if (v2940) {
-      const float v2941 = v275.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2943 = bfloat(v2941);
-      const uint v2944 = v2935 * v4;
-      const uint v2945 = v2944 + v68;
-      const uint v2946 = v2945 + v2937;
-      out[v2946] = v2943;
-    }
-    const uint v2947 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2948 = v1130 + v2947;
-    const uint v2949 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2950 = v1129 + v2949;
-    const bool v2951 = v2948 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2952 = v2950 < v15;
-    const bool v2953 = v2951 && v2952;
-    if (v2953) {
-      const float v2954 = v275.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2956 = bfloat(v2954);
-      const uint v2957 = v2948 * v4;
-      const uint v2958 = v2957 + v68;
-      const uint v2959 = v2958 + v2950;
-      out[v2959] = v2956;
-    }
-    const uint v2960 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2961 = v1130 + v2960;
-    const uint v2962 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2963 = v1129 + v2962;
-    const bool v2964 = v2961 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2965 = v2963 < v15;
-    const bool v2966 = v2964 && v2965;
-    if (v2966) {
-      const float v2967 = v275.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2969 = bfloat(v2967);
-      const uint v2970 = v2961 * v4;
-      const uint v2971 = v2970 + v68;
-      const uint v2972 = v2971 + v2963;
-      out[v2972] = v2969;
-    }
-    const uint v2973 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2974 = v1130 + v2973;
-    const uint v2975 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2976 = v1129 + v2975;
-    const bool v2977 = v2974 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2978 = v2976 < v15;
-    const bool v2979 = v2977 && v2978;
-    if (v2979) {
-      const float v2980 = v275.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2982 = bfloat(v2980);
-      const uint v2983 = v2974 * v4;
-      const uint v2984 = v2983 + v68;
-      const uint v2985 = v2984 + v2976;
-      out[v2985] = v2982;
-    }
-    const uint v2986 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v2987 = v1130 + v2986;
-    const uint v2988 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v2989 = v1129 + v2988;
-    const bool v2990 = v2987 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v2991 = v2989 < v15;
-    const bool v2992 = v2990 && v2991;
-    if (v2992) {
-      const float v2993 = v275.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v2995 = bfloat(v2993);
-      const uint v2996 = v2987 * v4;
-      const uint v2997 = v2996 + v68;
-      const uint v2998 = v2997 + v2989;
-      out[v2998] = v2995;
-    }
-    const uint v2999 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3000 = v1130 + v2999;
-    const uint v3001 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3002 = v1129 + v3001;
-    const bool v3003 = v3000 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3004 = v3002 < v15;
-    const bool v3005 = v3003 && v3004;
-    if (v3005) {
-      const float v3006 = v275.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3008 = bfloat(v3006);
-      const uint v3009 = v3000 * v4;
-      const uint v3010 = v3009 + v68;
-      const uint v3011 = v3010 + v3002;
-      out[v3011] = v3008;
-    }
-    const uint v3012 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3013 = v1130 + v3012;
-    const uint v3014 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3015 = v1129 + v3014;
-    const bool v3016 = v3013 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3017 = v3015 < v15;
-    const bool v3018 = v3016 && v3017;
-    if (v3018) {
-      const float v3019 = v275.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3021 = bfloat(v3019);
-      const uint v3022 = v3013 * v4;
-      const uint v3023 = v3022 + v68;
-      const uint v3024 = v3023 + v3015;
-      out[v3024] = v3021;
-    }
-    const uint v3025 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3026 = v1130 + v3025;
-    const uint v3027 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3028 = v1129 + v3027;
-    const bool v3029 = v3026 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3030 = v3028 < v15;
-    const bool v3031 = v3029 && v3030;
-    if (v3031) {
-      const float v3032 = v275.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3034 = bfloat(v3032);
-      const uint v3035 = v3026 * v4;
-      const uint v3036 = v3035 + v68;
-      const uint v3037 = v3036 + v3028;
-      out[v3037] = v3034;
-    }
-    const uint v3038 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3039 = v1130 + v3038;
-    const uint v3040 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3041 = v1129 + v3040;
-    const bool v3042 = v3039 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3043 = v3041 < v15;
-    const bool v3044 = v3042 && v3043;
-    if (v3044) {
-      const float v3045 = v275.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3047 = bfloat(v3045);
-      const uint v3048 = v3039 * v4;
-      const uint v3049 = v3048 + v68;
-      const uint v3050 = v3049 + v3041;
-      out[v3050] = v3047;
-    }
-    const uint v3051 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3052 = v1130 + v3051;
-    const uint v3053 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3054 = v1129 + v3053;
-    const bool v3055 = v3052 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3056 = v3054 < v15;
-    const bool v3057 = v3055 && v3056;
-    if (v3057) {
-      const float v3058 = v275.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3060 = bfloat(v3058);
-      const uint v3061 = v3052 * v4;
-      const uint v3062 = v3061 + v68;
-      const uint v3063 = v3062 + v3054;
-      out[v3063] = v3060;
-    }
-    const uint v3064 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3065 = v1130 + v3064;
-    const uint v3066 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3067 = v1129 + v3066;
-    const bool v3068 = v3065 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3069 = v3067 < v15;
-    const bool v3070 = v3068 && v3069;
-    if (v3070) {
-      const float v3071 = v275.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3073 = bfloat(v3071);
-      const uint v3074 = v3065 * v4;
-      const uint v3075 = v3074 + v68;
-      const uint v3076 = v3075 + v3067;
-      out[v3076] = v3073;
-    }
-    const uint v3077 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3078 = v1130 + v3077;
-    const uint v3079 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3080 = v1129 + v3079;
-    const bool v3081 = v3078 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3082 = v3080 < v15;
-    const bool v3083 = v3081 && v3082;
-    if (v3083) {
-      const float v3084 = v275.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3086 = bfloat(v3084);
-      const uint v3087 = v3078 * v4;
-      const uint v3088 = v3087 + v68;
-      const uint v3089 = v3088 + v3080;
-      out[v3089] = v3086;
-    }
-    const uint v3090 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3091 = v1130 + v3090;
-    const uint v3092 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3093 = v1129 + v3092;
-    const bool v3094 = v3091 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3095 = v3093 < v15;
-    const bool v3096 = v3094 && v3095;
-    if (v3096) {
-      const float v3097 = v275.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3099 = bfloat(v3097);
-      const uint v3100 = v3091 * v4;
-      const uint v3101 = v3100 + v68;
-      const uint v3102 = v3101 + v3093;
-      out[v3102] = v3099;
-    }
-    const uint v3103 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3104 = v1130 + v3103;
-    const uint v3105 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3106 = v1129 + v3105;
-    const bool v3107 = v3104 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3108 = v3106 < v15;
-    const bool v3109 = v3107 && v3108;
-    if (v3109) {
-      const float v3110 = v275.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3112 = bfloat(v3110);
-      const uint v3113 = v3104 * v4;
-      const uint v3114 = v3113 + v68;
-      const uint v3115 = v3114 + v3106;
-      out[v3115] = v3112;
-    }
-    const uint v3116 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3117 = v1130 + v3116;
-    const uint v3118 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3119 = v1129 + v3118;
-    const bool v3120 = v3117 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3121 = v3119 < v15;
-    const bool v3122 = v3120 && v3121;
-    if (v3122) {
-      const float v3123 = v275.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3125 = bfloat(v3123);
-      const uint v3126 = v3117 * v4;
-      const uint v3127 = v3126 + v68;
-      const uint v3128 = v3127 + v3119;
-      out[v3128] = v3125;
-    }
-    const uint v3129 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3130 = v1130 + v3129;
-    const uint v3131 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3132 = v1129 + v3131;
-    const bool v3133 = v3130 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3134 = v3132 < v15;
-    const bool v3135 = v3133 && v3134;
-    if (v3135) {
-      const float v3136 = v275.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3138 = bfloat(v3136);
-      const uint v3139 = v3130 * v4;
-      const uint v3140 = v3139 + v68;
-      const uint v3141 = v3140 + v3132;
-      out[v3141] = v3138;
-    }
-    const uint v3142 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3143 = v1130 + v3142;
-    const uint v3144 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3145 = v1129 + v3144;
-    const bool v3146 = v3143 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3147 = v3145 < v15;
-    const bool v3148 = v3146 && v3147;
-    if (v3148) {
-      const float v3149 = v275.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3151 = bfloat(v3149);
-      const uint v3152 = v3143 * v4;
-      const uint v3153 = v3152 + v68;
-      const uint v3154 = v3153 + v3145;
-      out[v3154] = v3151;
-    }
-    const uint v3155 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3156 = v1130 + v3155;
-    const uint v3157 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3158 = v1129 + v3157;
-    const bool v3159 = v3156 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3160 = v3158 < v15;
-    const bool v3161 = v3159 && v3160;
-    if (v3161) {
-      const float v3162 = v275.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3164 = bfloat(v3162);
-      const uint v3165 = v3156 * v4;
-      const uint v3166 = v3165 + v68;
-      const uint v3167 = v3166 + v3158;
-      out[v3167] = v3164;
-    }
-    const uint v3168 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3169 = v1130 + v3168;
-    const uint v3170 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3171 = v1129 + v3170;
-    const bool v3172 = v3169 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3173 = v3171 < v15;
-    const bool v3174 = v3172 && v3173;
-    if (v3174) {
-      const float v3175 = v275.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3177 = bfloat(v3175);
-      const uint v3178 = v3169 * v4;
-      const uint v3179 = v3178 + v68;
-      const uint v3180 = v3179 + v3171;
-      out[v3180] = v3177;
-    }
-    const uint v3181 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3182 = v1130 + v3181;
-    const uint v3183 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3184 = v1129 + v3183;
-    const bool v3185 = v3182 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3186 = v3184 < v15;
-    const bool v3187 = v3185 && v3186;
-    if (v3187) {
-      const float v3188 = v275.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3190 = bfloat(v3188);
-      const uint v3191 = v3182 * v4;
-      const uint v3192 = v3191 + v68;
-      const uint v3193 = v3192 + v3184;
-      out[v3193] = v3190;
-    }
-    const uint v3194 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3195 = v1130 + v3194;
-    const uint v3196 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3197 = v1129 + v3196;
-    const bool v3198 = v3195 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3199 = v3197 < v15;
-    const bool v3200 = v3198 && v3199;
-    if (v3200) {
-      const float v3201 = v275.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3203 = bfloat(v3201);
-      const uint v3204 = v3195 * v4;
-      const uint v3205 = v3204 + v68;
-      const uint v3206 = v3205 + v3197;
-      out[v3206] = v3203;
-    }
-    const uint v3207 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3208 = v1130 + v3207;
-    const uint v3209 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3210 = v1129 + v3209;
-    const bool v3211 = v3208 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3212 = v3210 < v15;
-    const bool v3213 = v3211 && v3212;
-    if (v3213) {
-      const float v3214 = v275.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3216 = bfloat(v3214);
-      const uint v3217 = v3208 * v4;
-      const uint v3218 = v3217 + v68;
-      const uint v3219 = v3218 + v3210;
-      out[v3219] = v3216;
-    }
-    const uint v3220 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3221 = v1130 + v3220;
-    const uint v3222 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3223 = v1129 + v3222;
-    const bool v3224 = v3221 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3225 = v3223 < v15;
-    const bool v3226 = v3224 && v3225;
-    if (v3226) {
-      const float v3227 = v275.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3229 = bfloat(v3227);
-      const uint v3230 = v3221 * v4;
-      const uint v3231 = v3230 + v68;
-      const uint v3232 = v3231 + v3223;
-      out[v3232] = v3229;
-    }
-    const uint v3233 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3234 = v1130 + v3233;
-    const uint v3235 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3236 = v1129 + v3235;
-    const bool v3237 = v3234 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3238 = v3236 < v15;
-    const bool v3239 = v3237 && v3238;
-    if (v3239) {
-      const float v3240 = v275.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3242 = bfloat(v3240);
-      const uint v3243 = v3234 * v4;
-      const uint v3244 = v3243 + v68;
-      const uint v3245 = v3244 + v3236;
-      out[v3245] = v3242;
-    }
-    const uint v3246 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3247 = v1130 + v3246;
-    const uint v3248 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3249 = v1129 + v3248;
-    const bool v3250 = v3247 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3251 = v3249 < v15;
-    const bool v3252 = v3250 && v3251;
-    if (v3252) {
-      const float v3253 = v275.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3255 = bfloat(v3253);
-      const uint v3256 = v3247 * v4;
-      const uint v3257 = v3256 + v68;
-      const uint v3258 = v3257 + v3249;
-      out[v3258] = v3255;
-    }
-    const uint v3259 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3260 = v1130 + v3259;
-    const uint v3261 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3262 = v1129 + v3261;
-    const bool v3263 = v3260 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3264 = v3262 < v15;
-    const bool v3265 = v3263 && v3264;
-    if (v3265) {
-      const float v3266 = v275.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3268 = bfloat(v3266);
-      const uint v3269 = v3260 * v4;
-      const uint v3270 = v3269 + v68;
-      const uint v3271 = v3270 + v3262;
-      out[v3271] = v3268;
-    }
-    const uint v3272 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3273 = v1130 + v3272;
-    const uint v3274 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3275 = v1129 + v3274;
-    const bool v3276 = v3273 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3277 = v3275 < v15;
-    const bool v3278 = v3276 && v3277;
-    if (v3278) {
-      const float v3279 = v275.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3281 = bfloat(v3279);
-      const uint v3282 = v3273 * v4;
-      const uint v3283 = v3282 + v68;
-      const uint v3284 = v3283 + v3275;
-      out[v3284] = v3281;
-    }
-    const uint v3285 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3286 = v1130 + v3285;
-    const uint v3287 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3288 = v1129 + v3287;
-    const bool v3289 = v3286 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3290 = v3288 < v15;
-    const bool v3291 = v3289 && v3290;
-    if (v3291) {
-      const float v3292 = v275.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3294 = bfloat(v3292);
-      const uint v3295 = v3286 * v4;
-      const uint v3296 = v3295 + v68;
-      const uint v3297 = v3296 + v3288;
-      out[v3297] = v3294;
-    }
-    const uint v3298 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3299 = v1130 + v3298;
-    const uint v3300 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3301 = v1129 + v3300;
-    const bool v3302 = v3299 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3303 = v3301 < v15;
-    const bool v3304 = v3302 && v3303;
-    if (v3304) {
-      const float v3305 = v275.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3307 = bfloat(v3305);
-      const uint v3308 = v3299 * v4;
-      const uint v3309 = v3308 + v68;
-      const uint v3310 = v3309 + v3301;
-      out[v3310] = v3307;
-    }
-    const uint v3311 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3312 = v1130 + v3311;
-    const uint v3313 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3314 = v1129 + v3313;
-    const bool v3315 = v3312 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3316 = v3314 < v15;
-    const bool v3317 = v3315 && v3316;
-    if (v3317) {
-      const float v3318 = v275.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3320 = bfloat(v3318);
-      const uint v3321 = v3312 * v4;
-      const uint v3322 = v3321 + v68;
-      const uint v3323 = v3322 + v3314;
-      out[v3323] = v3320;
-    }
-    const uint v3324 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3325 = v1130 + v3324;
-    const uint v3326 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3327 = v1129 + v3326;
-    const bool v3328 = v3325 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3329 = v3327 < v15;
-    const bool v3330 = v3328 && v3329;
-    if (v3330) {
-      const float v3331 = v275.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3333 = bfloat(v3331);
-      const uint v3334 = v3325 * v4;
-      const uint v3335 = v3334 + v68;
-      const uint v3336 = v3335 + v3327;
-      out[v3336] = v3333;
-    }
-    const uint v3337 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3338 = v1130 + v3337;
-    const uint v3339 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3340 = v1129 + v3339;
-    const bool v3341 = v3338 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3342 = v3340 < v15;
-    const bool v3343 = v3341 && v3342;
-    if (v3343) {
-      const float v3344 = v275.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3346 = bfloat(v3344);
-      const uint v3347 = v3338 * v4;
-      const uint v3348 = v3347 + v68;
-      const uint v3349 = v3348 + v3340;
-      out[v3349] = v3346;
-    }
-    const uint v3350 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3351 = v1130 + v3350;
-    const uint v3352 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3353 = v1129 + v3352;
-    const bool v3354 = v3351 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3355 = v3353 < v15;
-    const bool v3356 = v3354 && v3355;
-    if (v3356) {
-      const float v3357 = v275.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3359 = bfloat(v3357);
-      const uint v3360 = v3351 * v4;
-      const uint v3361 = v3360 + v68;
-      const uint v3362 = v3361 + v3353;
-      out[v3362] = v3359;
-    }
-    const uint v3363 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3364 = v1130 + v3363;
-    const uint v3365 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3366 = v1129 + v3365;
-    const bool v3367 = v3364 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3368 = v3366 < v15;
-    const bool v3369 = v3367 && v3368;
-    if (v3369) {
-      const float v3370 = v275.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3372 = bfloat(v3370);
-      const uint v3373 = v3364 * v4;
-      const uint v3374 = v3373 + v68;
-      const uint v3375 = v3374 + v3366;
-      out[v3375] = v3372;
-    }
-    const uint v3376 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3377 = v1130 + v3376;
-    const uint v3378 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3379 = v1129 + v3378;
-    const bool v3380 = v3377 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3381 = v3379 < v15;
-    const bool v3382 = v3380 && v3381;
-    if (v3382) {
-      const float v3383 = v275.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3385 = bfloat(v3383);
-      const uint v3386 = v3377 * v4;
-      const uint v3387 = v3386 + v68;
-      const uint v3388 = v3387 + v3379;
-      out[v3388] = v3385;
-    }
-    const uint v3389 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3390 = v1130 + v3389;
-    const uint v3391 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3392 = v1129 + v3391;
-    const bool v3393 = v3390 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3394 = v3392 < v15;
-    const bool v3395 = v3393 && v3394;
-    if (v3395) {
-      const float v3396 = v275.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3398 = bfloat(v3396);
-      const uint v3399 = v3390 * v4;
-      const uint v3400 = v3399 + v68;
-      const uint v3401 = v3400 + v3392;
-      out[v3401] = v3398;
-    }
-    const uint v3402 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3403 = v1130 + v3402;
-    const uint v3404 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3405 = v1129 + v3404;
-    const bool v3406 = v3403 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3407 = v3405 < v15;
-    const bool v3408 = v3406 && v3407;
-    if (v3408) {
-      const float v3409 = v275.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3411 = bfloat(v3409);
-      const uint v3412 = v3403 * v4;
-      const uint v3413 = v3412 + v68;
-      const uint v3414 = v3413 + v3405;
-      out[v3414] = v3411;
-    }
-    const uint v3415 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3416 = v1130 + v3415;
-    const uint v3417 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3418 = v1129 + v3417;
-    const bool v3419 = v3416 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3420 = v3418 < v15;
-    const bool v3421 = v3419 && v3420;
-    if (v3421) {
-      const float v3422 = v275.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3424 = bfloat(v3422);
-      const uint v3425 = v3416 * v4;
-      const uint v3426 = v3425 + v68;
-      const uint v3427 = v3426 + v3418;
-      out[v3427] = v3424;
-    }
-    const uint v3428 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3429 = v1130 + v3428;
-    const uint v3430 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3431 = v1129 + v3430;
-    const bool v3432 = v3429 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3433 = v3431 < v15;
-    const bool v3434 = v3432 && v3433;
-    if (v3434) {
-      const float v3435 = v275.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3437 = bfloat(v3435);
-      const uint v3438 = v3429 * v4;
-      const uint v3439 = v3438 + v68;
-      const uint v3440 = v3439 + v3431;
-      out[v3440] = v3437;
-    }
-    const uint v3441 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3442 = v1130 + v3441;
-    const uint v3443 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3444 = v1129 + v3443;
-    const bool v3445 = v3442 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3446 = v3444 < v15;
-    const bool v3447 = v3445 && v3446;
-    if (v3447) {
-      const float v3448 = v275.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3450 = bfloat(v3448);
-      const uint v3451 = v3442 * v4;
-      const uint v3452 = v3451 + v68;
-      const uint v3453 = v3452 + v3444;
-      out[v3453] = v3450;
-    }
-    const uint v3454 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3455 = v1130 + v3454;
-    const uint v3456 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3457 = v1129 + v3456;
-    const bool v3458 = v3455 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3459 = v3457 < v15;
-    const bool v3460 = v3458 && v3459;
-    if (v3460) {
-      const float v3461 = v275.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3463 = bfloat(v3461);
-      const uint v3464 = v3455 * v4;
-      const uint v3465 = v3464 + v68;
-      const uint v3466 = v3465 + v3457;
-      out[v3466] = v3463;
-    }
-    const uint v3467 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3468 = v1130 + v3467;
-    const uint v3469 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3470 = v1129 + v3469;
-    const bool v3471 = v3468 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3472 = v3470 < v15;
-    const bool v3473 = v3471 && v3472;
-    if (v3473) {
-      const float v3474 = v275.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3476 = bfloat(v3474);
-      const uint v3477 = v3468 * v4;
-      const uint v3478 = v3477 + v68;
-      const uint v3479 = v3478 + v3470;
-      out[v3479] = v3476;
-    }
-    const uint v3480 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3481 = v1130 + v3480;
-    const uint v3482 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3483 = v1129 + v3482;
-    const bool v3484 = v3481 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3485 = v3483 < v15;
-    const bool v3486 = v3484 && v3485;
-    if (v3486) {
-      const float v3487 = v275.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3489 = bfloat(v3487);
-      const uint v3490 = v3481 * v4;
-      const uint v3491 = v3490 + v68;
-      const uint v3492 = v3491 + v3483;
-      out[v3492] = v3489;
-    }
-    const uint v3493 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3494 = v1130 + v3493;
-    const uint v3495 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3496 = v1129 + v3495;
-    const bool v3497 = v3494 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3498 = v3496 < v15;
-    const bool v3499 = v3497 && v3498;
-    if (v3499) {
-      const float v3500 = v275.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3502 = bfloat(v3500);
-      const uint v3503 = v3494 * v4;
-      const uint v3504 = v3503 + v68;
-      const uint v3505 = v3504 + v3496;
-      out[v3505] = v3502;
-    }
-    const uint v3506 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3507 = v1130 + v3506;
-    const uint v3508 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3509 = v1129 + v3508;
-    const bool v3510 = v3507 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3511 = v3509 < v15;
-    const bool v3512 = v3510 && v3511;
-    if (v3512) {
-      const float v3513 = v275.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3515 = bfloat(v3513);
-      const uint v3516 = v3507 * v4;
-      const uint v3517 = v3516 + v68;
-      const uint v3518 = v3517 + v3509;
-      out[v3518] = v3515;
-    }
-    const uint v3519 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3520 = v1130 + v3519;
-    const uint v3521 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3522 = v1129 + v3521;
-    const bool v3523 = v3520 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3524 = v3522 < v15;
-    const bool v3525 = v3523 && v3524;
-    if (v3525) {
-      const float v3526 = v275.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3528 = bfloat(v3526);
-      const uint v3529 = v3520 * v4;
-      const uint v3530 = v3529 + v68;
-      const uint v3531 = v3530 + v3522;
-      out[v3531] = v3528;
-    }
-    const uint v3532 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3533 = v1130 + v3532;
-    const uint v3534 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3535 = v1129 + v3534;
-    const bool v3536 = v3533 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3537 = v3535 < v15;
-    const bool v3538 = v3536 && v3537;
-    if (v3538) {
-      const float v3539 = v275.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3541 = bfloat(v3539);
-      const uint v3542 = v3533 * v4;
-      const uint v3543 = v3542 + v68;
-      const uint v3544 = v3543 + v3535;
-      out[v3544] = v3541;
-    }
-    const uint v3545 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3546 = v1130 + v3545;
-    const uint v3547 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3548 = v1129 + v3547;
-    const bool v3549 = v3546 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3550 = v3548 < v15;
-    const bool v3551 = v3549 && v3550;
-    if (v3551) {
-      const float v3552 = v275.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3554 = bfloat(v3552);
-      const uint v3555 = v3546 * v4;
-      const uint v3556 = v3555 + v68;
-      const uint v3557 = v3556 + v3548;
-      out[v3557] = v3554;
-    }
-    const uint v3558 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3559 = v1130 + v3558;
-    const uint v3560 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3561 = v1129 + v3560;
-    const bool v3562 = v3559 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3563 = v3561 < v15;
-    const bool v3564 = v3562 && v3563;
-    if (v3564) {
-      const float v3565 = v275.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3567 = bfloat(v3565);
-      const uint v3568 = v3559 * v4;
-      const uint v3569 = v3568 + v68;
-      const uint v3570 = v3569 + v3561;
-      out[v3570] = v3567;
-    }
-    const uint v3571 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3572 = v1130 + v3571;
-    const uint v3573 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3574 = v1129 + v3573;
-    const bool v3575 = v3572 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3576 = v3574 < v15;
-    const bool v3577 = v3575 && v3576;
-    if (v3577) {
-      const float v3578 = v275.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3580 = bfloat(v3578);
-      const uint v3581 = v3572 * v4;
-      const uint v3582 = v3581 + v68;
-      const uint v3583 = v3582 + v3574;
-      out[v3583] = v3580;
-    }
-    const uint v3584 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3585 = v1130 + v3584;
-    const uint v3586 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3587 = v1129 + v3586;
-    const bool v3588 = v3585 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3589 = v3587 < v15;
-    const bool v3590 = v3588 && v3589;
-    if (v3590) {
-      const float v3591 = v275.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3593 = bfloat(v3591);
-      const uint v3594 = v3585 * v4;
-      const uint v3595 = v3594 + v68;
-      const uint v3596 = v3595 + v3587;
-      out[v3596] = v3593;
-    }
-    const uint v3597 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3598 = v1130 + v3597;
-    const uint v3599 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3600 = v1129 + v3599;
-    const bool v3601 = v3598 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3602 = v3600 < v15;
-    const bool v3603 = v3601 && v3602;
-    if (v3603) {
-      const float v3604 = v275.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3606 = bfloat(v3604);
-      const uint v3607 = v3598 * v4;
-      const uint v3608 = v3607 + v68;
-      const uint v3609 = v3608 + v3600;
-      out[v3609] = v3606;
-    }
-    const uint v3610 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3611 = v1130 + v3610;
-    const uint v3612 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3613 = v1129 + v3612;
-    const bool v3614 = v3611 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3615 = v3613 < v15;
-    const bool v3616 = v3614 && v3615;
-    if (v3616) {
-      const float v3617 = v275.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3619 = bfloat(v3617);
-      const uint v3620 = v3611 * v4;
-      const uint v3621 = v3620 + v68;
-      const uint v3622 = v3621 + v3613;
-      out[v3622] = v3619;
-    }
-    const uint v3623 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3624 = v1130 + v3623;
-    const uint v3625 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3626 = v1129 + v3625;
-    const bool v3627 = v3624 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3628 = v3626 < v15;
-    const bool v3629 = v3627 && v3628;
-    if (v3629) {
-      const float v3630 = v275.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3632 = bfloat(v3630);
-      const uint v3633 = v3624 * v4;
-      const uint v3634 = v3633 + v68;
-      const uint v3635 = v3634 + v3626;
-      out[v3635] = v3632;
-    }
-    const uint v3636 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3637 = v1130 + v3636;
-    const uint v3638 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3639 = v1129 + v3638;
-    const bool v3640 = v3637 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3641 = v3639 < v15;
-    const bool v3642 = v3640 && v3641;
-    if (v3642) {
-      const float v3643 = v275.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3645 = bfloat(v3643);
-      const uint v3646 = v3637 * v4;
-      const uint v3647 = v3646 + v68;
-      const uint v3648 = v3647 + v3639;
-      out[v3648] = v3645;
-    }
-    const uint v3649 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3650 = v1130 + v3649;
-    const uint v3651 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3652 = v1129 + v3651;
-    const bool v3653 = v3650 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3654 = v3652 < v15;
-    const bool v3655 = v3653 && v3654;
-    if (v3655) {
-      const float v3656 = v275.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3658 = bfloat(v3656);
-      const uint v3659 = v3650 * v4;
-      const uint v3660 = v3659 + v68;
-      const uint v3661 = v3660 + v3652;
-      out[v3661] = v3658;
-    }
-    const uint v3662 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3663 = v1130 + v3662;
-    const uint v3664 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3665 = v1129 + v3664;
-    const bool v3666 = v3663 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3667 = v3665 < v15;
-    const bool v3668 = v3666 && v3667;
-    if (v3668) {
-      const float v3669 = v275.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3671 = bfloat(v3669);
-      const uint v3672 = v3663 * v4;
-      const uint v3673 = v3672 + v68;
-      const uint v3674 = v3673 + v3665;
-      out[v3674] = v3671;
-    }
-    const uint v3675 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3676 = v1130 + v3675;
-    const uint v3677 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3678 = v1129 + v3677;
-    const bool v3679 = v3676 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3680 = v3678 < v15;
-    const bool v3681 = v3679 && v3680;
-    if (v3681) {
-      const float v3682 = v275.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3684 = bfloat(v3682);
-      const uint v3685 = v3676 * v4;
-      const uint v3686 = v3685 + v68;
-      const uint v3687 = v3686 + v3678;
-      out[v3687] = v3684;
-    }
-    const uint v3688 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3689 = v1130 + v3688;
-    const uint v3690 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3691 = v1129 + v3690;
-    const bool v3692 = v3689 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3693 = v3691 < v15;
-    const bool v3694 = v3692 && v3693;
-    if (v3694) {
-      const float v3695 = v275.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3697 = bfloat(v3695);
-      const uint v3698 = v3689 * v4;
-      const uint v3699 = v3698 + v68;
-      const uint v3700 = v3699 + v3691;
-      out[v3700] = v3697;
-    }
-    const uint v3701 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3702 = v1130 + v3701;
-    const uint v3703 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3704 = v1129 + v3703;
-    const bool v3705 = v3702 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3706 = v3704 < v15;
-    const bool v3707 = v3705 && v3706;
-    if (v3707) {
-      const float v3708 = v275.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3710 = bfloat(v3708);
-      const uint v3711 = v3702 * v4;
-      const uint v3712 = v3711 + v68;
-      const uint v3713 = v3712 + v3704;
-      out[v3713] = v3710;
-    }
-    const uint v3714 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3715 = v1130 + v3714;
-    const uint v3716 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3717 = v1129 + v3716;
-    const bool v3718 = v3715 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3719 = v3717 < v15;
-    const bool v3720 = v3718 && v3719;
-    if (v3720) {
-      const float v3721 = v275.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3723 = bfloat(v3721);
-      const uint v3724 = v3715 * v4;
-      const uint v3725 = v3724 + v68;
-      const uint v3726 = v3725 + v3717;
-      out[v3726] = v3723;
-    }
-    const uint v3727 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3728 = v1130 + v3727;
-    const uint v3729 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3730 = v1129 + v3729;
-    const bool v3731 = v3728 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3732 = v3730 < v15;
-    const bool v3733 = v3731 && v3732;
-    if (v3733) {
-      const float v3734 = v275.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3736 = bfloat(v3734);
-      const uint v3737 = v3728 * v4;
-      const uint v3738 = v3737 + v68;
-      const uint v3739 = v3738 + v3730;
-      out[v3739] = v3736;
-    }
-    const uint v3740 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3741 = v1130 + v3740;
-    const uint v3742 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3743 = v1129 + v3742;
-    const bool v3744 = v3741 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3745 = v3743 < v15;
-    const bool v3746 = v3744 && v3745;
-    if (v3746) {
-      const float v3747 = v275.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3749 = bfloat(v3747);
-      const uint v3750 = v3741 * v4;
-      const uint v3751 = v3750 + v68;
-      const uint v3752 = v3751 + v3743;
-      out[v3752] = v3749;
-    }
-    const uint v3753 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3754 = v1130 + v3753;
-    const uint v3755 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3756 = v1129 + v3755;
-    const bool v3757 = v3754 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3758 = v3756 < v15;
-    const bool v3759 = v3757 && v3758;
-    if (v3759) {
-      const float v3760 = v275.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3762 = bfloat(v3760);
-      const uint v3763 = v3754 * v4;
-      const uint v3764 = v3763 + v68;
-      const uint v3765 = v3764 + v3756;
-      out[v3765] = v3762;
-    }
-    const uint v3766 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3767 = v1130 + v3766;
-    const uint v3768 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3769 = v1129 + v3768;
-    const bool v3770 = v3767 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3771 = v3769 < v15;
-    const bool v3772 = v3770 && v3771;
-    if (v3772) {
-      const float v3773 = v275.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3775 = bfloat(v3773);
-      const uint v3776 = v3767 * v4;
-      const uint v3777 = v3776 + v68;
-      const uint v3778 = v3777 + v3769;
-      out[v3778] = v3775;
-    }
-    const uint v3779 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3780 = v1130 + v3779;
-    const uint v3781 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3782 = v1129 + v3781;
-    const bool v3783 = v3780 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3784 = v3782 < v15;
-    const bool v3785 = v3783 && v3784;
-    if (v3785) {
-      const float v3786 = v275.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3788 = bfloat(v3786);
-      const uint v3789 = v3780 * v4;
-      const uint v3790 = v3789 + v68;
-      const uint v3791 = v3790 + v3782;
-      out[v3791] = v3788;
-    }
-    const uint v3792 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3793 = v1130 + v3792;
-    const uint v3794 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3795 = v1129 + v3794;
-    const bool v3796 = v3793 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3797 = v3795 < v15;
-    const bool v3798 = v3796 && v3797;
-    if (v3798) {
-      const float v3799 = v275.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3801 = bfloat(v3799);
-      const uint v3802 = v3793 * v4;
-      const uint v3803 = v3802 + v68;
-      const uint v3804 = v3803 + v3795;
-      out[v3804] = v3801;
-    }
-    const uint v3805 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3806 = v1130 + v3805;
-    const uint v3807 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3808 = v1129 + v3807;
-    const bool v3809 = v3806 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3810 = v3808 < v15;
-    const bool v3811 = v3809 && v3810;
-    if (v3811) {
-      const float v3812 = v275.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3814 = bfloat(v3812);
-      const uint v3815 = v3806 * v4;
-      const uint v3816 = v3815 + v68;
-      const uint v3817 = v3816 + v3808;
-      out[v3817] = v3814;
-    }
-    const uint v3818 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
-    const uint v3819 = v1130 + v3818;
-    const uint v3820 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
-    const uint v3821 = v1129 + v3820;
-    const bool v3822 = v3819 < v44;  // kernels/convolution/conv_tiles.hpp:82
-    const bool v3823 = v3821 < v15;
-    const bool v3824 = v3822 && v3823;
-    if (v3824) {
-      const float v3825 = v275.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
-      const bfloat v3827 = bfloat(v3825);
-      const uint v3828 = v3819 * v4;
-      const uint v3829 = v3828 + v68;
-      const uint v3830 = v3829 + v3821;
-      out[v3830] = v3827;
-    }
+  threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:315
+
+  for (uint v1136 = 0u; v1136 < 8u; v1136 += 1u) {  // kernels/gemm/gemm_tiles.hpp:316
+    const uint v1138 = v1136 >> 2u;  // kernels/gemm/gemm_tiles.hpp:317
+    const uint v1140 = v1136 & 3u;  // kernels/gemm/gemm_tiles.hpp:318
+    const bool v1143 = v269 == v1138;  // kernels/gemm/gemm_tiles.hpp:319
+    if (v1143) {
+      const bool v1149 = v1140 == 0u;  // kernels/gemm/gemm_tiles.hpp:322
+      if (v1149) {
+        const float v1150 = v276.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1151 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1154 = iron_frag_coord<64>(0u, iron_lane, false);
+        const uint v1156 = v1154 * 132u;
+        const uint v1157 = v1156 + v274;
+        const uint v1158 = v1157 + v1151;
+        shm2[v1158] = v1150;
+        const float v1159 = v276.m[0][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1160 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1163 = iron_frag_coord<64>(1u, iron_lane, false);
+        const uint v1165 = v1163 * 132u;
+        const uint v1166 = v1165 + v274;
+        const uint v1167 = v1166 + v1160;
+        shm2[v1167] = v1159;
+        const float v1168 = v276.m[0][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1169 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1172 = iron_frag_coord<64>(2u, iron_lane, false);
+        const uint v1174 = v1172 * 132u;
+        const uint v1175 = v1174 + v274;
+        const uint v1176 = v1175 + v1169;
+        shm2[v1176] = v1168;
+        const float v1177 = v276.m[0][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1178 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1181 = iron_frag_coord<64>(3u, iron_lane, false);
+        const uint v1183 = v1181 * 132u;
+        const uint v1184 = v1183 + v274;
+        const uint v1185 = v1184 + v1178;
+        shm2[v1185] = v1177;
+        const float v1186 = v276.m[0][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1187 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1190 = iron_frag_coord<64>(4u, iron_lane, false);
+        const uint v1192 = v1190 * 132u;
+        const uint v1193 = v1192 + v274;
+        const uint v1194 = v1193 + v1187;
+        shm2[v1194] = v1186;
+        const float v1195 = v276.m[0][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1196 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1199 = iron_frag_coord<64>(5u, iron_lane, false);
+        const uint v1201 = v1199 * 132u;
+        const uint v1202 = v1201 + v274;
+        const uint v1203 = v1202 + v1196;
+        shm2[v1203] = v1195;
+        const float v1204 = v276.m[0][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1205 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1208 = iron_frag_coord<64>(6u, iron_lane, false);
+        const uint v1210 = v1208 * 132u;
+        const uint v1211 = v1210 + v274;
+        const uint v1212 = v1211 + v1205;
+        shm2[v1212] = v1204;
+        const float v1213 = v276.m[0][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1214 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1217 = iron_frag_coord<64>(7u, iron_lane, false);
+        const uint v1219 = v1217 * 132u;
+        const uint v1220 = v1219 + v274;
+        const uint v1221 = v1220 + v1214;
+        shm2[v1221] = v1213;
+        const float v1222 = v276.m[0][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1223 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1226 = iron_frag_coord<64>(8u, iron_lane, false);
+        const uint v1228 = v1226 * 132u;
+        const uint v1229 = v1228 + v274;
+        const uint v1230 = v1229 + v1223;
+        shm2[v1230] = v1222;
+        const float v1231 = v276.m[0][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1232 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1235 = iron_frag_coord<64>(9u, iron_lane, false);
+        const uint v1237 = v1235 * 132u;
+        const uint v1238 = v1237 + v274;
+        const uint v1239 = v1238 + v1232;
+        shm2[v1239] = v1231;
+        const float v1240 = v276.m[0][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1241 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1244 = iron_frag_coord<64>(10u, iron_lane, false);
+        const uint v1246 = v1244 * 132u;
+        const uint v1247 = v1246 + v274;
+        const uint v1248 = v1247 + v1241;
+        shm2[v1248] = v1240;
+        const float v1249 = v276.m[0][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1250 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1253 = iron_frag_coord<64>(11u, iron_lane, false);
+        const uint v1255 = v1253 * 132u;
+        const uint v1256 = v1255 + v274;
+        const uint v1257 = v1256 + v1250;
+        shm2[v1257] = v1249;
+        const float v1258 = v276.m[0][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1259 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1262 = iron_frag_coord<64>(12u, iron_lane, false);
+        const uint v1264 = v1262 * 132u;
+        const uint v1265 = v1264 + v274;
+        const uint v1266 = v1265 + v1259;
+        shm2[v1266] = v1258;
+        const float v1267 = v276.m[0][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1268 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1271 = iron_frag_coord<64>(13u, iron_lane, false);
+        const uint v1273 = v1271 * 132u;
+        const uint v1274 = v1273 + v274;
+        const uint v1275 = v1274 + v1268;
+        shm2[v1275] = v1267;
+        const float v1276 = v276.m[0][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1277 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1280 = iron_frag_coord<64>(14u, iron_lane, false);
+        const uint v1282 = v1280 * 132u;
+        const uint v1283 = v1282 + v274;
+        const uint v1284 = v1283 + v1277;
+        shm2[v1284] = v1276;
+        const float v1285 = v276.m[0][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1286 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1289 = iron_frag_coord<64>(15u, iron_lane, false);
+        const uint v1291 = v1289 * 132u;
+        const uint v1292 = v1291 + v274;
+        const uint v1293 = v1292 + v1286;
+        shm2[v1293] = v1285;
+        const float v1294 = v276.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1295 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1298 = iron_frag_coord<64>(16u, iron_lane, false);
+        const uint v1300 = v1298 * 132u;
+        const uint v1301 = v1300 + v274;
+        const uint v1302 = v1301 + v1295;
+        shm2[v1302] = v1294;
+        const float v1303 = v276.m[1][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1304 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1307 = iron_frag_coord<64>(17u, iron_lane, false);
+        const uint v1309 = v1307 * 132u;
+        const uint v1310 = v1309 + v274;
+        const uint v1311 = v1310 + v1304;
+        shm2[v1311] = v1303;
+        const float v1312 = v276.m[1][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1313 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1316 = iron_frag_coord<64>(18u, iron_lane, false);
+        const uint v1318 = v1316 * 132u;
+        const uint v1319 = v1318 + v274;
+        const uint v1320 = v1319 + v1313;
+        shm2[v1320] = v1312;
+        const float v1321 = v276.m[1][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1322 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1325 = iron_frag_coord<64>(19u, iron_lane, false);
+        const uint v1327 = v1325 * 132u;
+        const uint v1328 = v1327 + v274;
+        const uint v1329 = v1328 + v1322;
+        shm2[v1329] = v1321;
+        const float v1330 = v276.m[1][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1331 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1334 = iron_frag_coord<64>(20u, iron_lane, false);
+        const uint v1336 = v1334 * 132u;
+        const uint v1337 = v1336 + v274;
+        const uint v1338 = v1337 + v1331;
+        shm2[v1338] = v1330;
+        const float v1339 = v276.m[1][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1340 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1343 = iron_frag_coord<64>(21u, iron_lane, false);
+        const uint v1345 = v1343 * 132u;
+        const uint v1346 = v1345 + v274;
+        const uint v1347 = v1346 + v1340;
+        shm2[v1347] = v1339;
+        const float v1348 = v276.m[1][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1349 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1352 = iron_frag_coord<64>(22u, iron_lane, false);
+        const uint v1354 = v1352 * 132u;
+        const uint v1355 = v1354 + v274;
+        const uint v1356 = v1355 + v1349;
+        shm2[v1356] = v1348;
+        const float v1357 = v276.m[1][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1358 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1361 = iron_frag_coord<64>(23u, iron_lane, false);
+        const uint v1363 = v1361 * 132u;
+        const uint v1364 = v1363 + v274;
+        const uint v1365 = v1364 + v1358;
+        shm2[v1365] = v1357;
+        const float v1366 = v276.m[1][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1367 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1370 = iron_frag_coord<64>(24u, iron_lane, false);
+        const uint v1372 = v1370 * 132u;
+        const uint v1373 = v1372 + v274;
+        const uint v1374 = v1373 + v1367;
+        shm2[v1374] = v1366;
+        const float v1375 = v276.m[1][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1376 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1379 = iron_frag_coord<64>(25u, iron_lane, false);
+        const uint v1381 = v1379 * 132u;
+        const uint v1382 = v1381 + v274;
+        const uint v1383 = v1382 + v1376;
+        shm2[v1383] = v1375;
+        const float v1384 = v276.m[1][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1385 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1388 = iron_frag_coord<64>(26u, iron_lane, false);
+        const uint v1390 = v1388 * 132u;
+        const uint v1391 = v1390 + v274;
+        const uint v1392 = v1391 + v1385;
+        shm2[v1392] = v1384;
+        const float v1393 = v276.m[1][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1394 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1397 = iron_frag_coord<64>(27u, iron_lane, false);
+        const uint v1399 = v1397 * 132u;
+        const uint v1400 = v1399 + v274;
+        const uint v1401 = v1400 + v1394;
+        shm2[v1401] = v1393;
+        const float v1402 = v276.m[1][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1403 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1406 = iron_frag_coord<64>(28u, iron_lane, false);
+        const uint v1408 = v1406 * 132u;
+        const uint v1409 = v1408 + v274;
+        const uint v1410 = v1409 + v1403;
+        shm2[v1410] = v1402;
+        const float v1411 = v276.m[1][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1412 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1415 = iron_frag_coord<64>(29u, iron_lane, false);
+        const uint v1417 = v1415 * 132u;
+        const uint v1418 = v1417 + v274;
+        const uint v1419 = v1418 + v1412;
+        shm2[v1419] = v1411;
+        const float v1420 = v276.m[1][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1421 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1424 = iron_frag_coord<64>(30u, iron_lane, false);
+        const uint v1426 = v1424 * 132u;
+        const uint v1427 = v1426 + v274;
+        const uint v1428 = v1427 + v1421;
+        shm2[v1428] = v1420;
+        const float v1429 = v276.m[1][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1430 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1433 = iron_frag_coord<64>(31u, iron_lane, false);
+        const uint v1435 = v1433 * 132u;
+        const uint v1436 = v1435 + v274;
+        const uint v1437 = v1436 + v1430;
+        shm2[v1437] = v1429;
+      }
+      const bool v1439 = v1140 == 1u;  // kernels/gemm/gemm_tiles.hpp:322
+      if (v1439) {
+        const float v1440 = v276.m[2][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1441 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1444 = iron_frag_coord<64>(32u, iron_lane, false);
+        const uint v1445 = v1444 - 16u;
+        const uint v1446 = v1445 * 132u;
+        const uint v1447 = v1446 + v274;
+        const uint v1448 = v1447 + v1441;
+        shm2[v1448] = v1440;
+        const float v1449 = v276.m[2][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1450 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1453 = iron_frag_coord<64>(33u, iron_lane, false);
+        const uint v1454 = v1453 - 16u;
+        const uint v1455 = v1454 * 132u;
+        const uint v1456 = v1455 + v274;
+        const uint v1457 = v1456 + v1450;
+        shm2[v1457] = v1449;
+        const float v1458 = v276.m[2][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1459 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1462 = iron_frag_coord<64>(34u, iron_lane, false);
+        const uint v1463 = v1462 - 16u;
+        const uint v1464 = v1463 * 132u;
+        const uint v1465 = v1464 + v274;
+        const uint v1466 = v1465 + v1459;
+        shm2[v1466] = v1458;
+        const float v1467 = v276.m[2][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1468 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1471 = iron_frag_coord<64>(35u, iron_lane, false);
+        const uint v1472 = v1471 - 16u;
+        const uint v1473 = v1472 * 132u;
+        const uint v1474 = v1473 + v274;
+        const uint v1475 = v1474 + v1468;
+        shm2[v1475] = v1467;
+        const float v1476 = v276.m[2][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1477 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1480 = iron_frag_coord<64>(36u, iron_lane, false);
+        const uint v1481 = v1480 - 16u;
+        const uint v1482 = v1481 * 132u;
+        const uint v1483 = v1482 + v274;
+        const uint v1484 = v1483 + v1477;
+        shm2[v1484] = v1476;
+        const float v1485 = v276.m[2][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1486 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1489 = iron_frag_coord<64>(37u, iron_lane, false);
+        const uint v1490 = v1489 - 16u;
+        const uint v1491 = v1490 * 132u;
+        const uint v1492 = v1491 + v274;
+        const uint v1493 = v1492 + v1486;
+        shm2[v1493] = v1485;
+        const float v1494 = v276.m[2][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1495 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1498 = iron_frag_coord<64>(38u, iron_lane, false);
+        const uint v1499 = v1498 - 16u;
+        const uint v1500 = v1499 * 132u;
+        const uint v1501 = v1500 + v274;
+        const uint v1502 = v1501 + v1495;
+        shm2[v1502] = v1494;
+        const float v1503 = v276.m[2][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1504 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1507 = iron_frag_coord<64>(39u, iron_lane, false);
+        const uint v1508 = v1507 - 16u;
+        const uint v1509 = v1508 * 132u;
+        const uint v1510 = v1509 + v274;
+        const uint v1511 = v1510 + v1504;
+        shm2[v1511] = v1503;
+        const float v1512 = v276.m[2][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1513 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1516 = iron_frag_coord<64>(40u, iron_lane, false);
+        const uint v1517 = v1516 - 16u;
+        const uint v1518 = v1517 * 132u;
+        const uint v1519 = v1518 + v274;
+        const uint v1520 = v1519 + v1513;
+        shm2[v1520] = v1512;
+        const float v1521 = v276.m[2][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1522 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1525 = iron_frag_coord<64>(41u, iron_lane, false);
+        const uint v1526 = v1525 - 16u;
+        const uint v1527 = v1526 * 132u;
+        const uint v1528 = v1527 + v274;
+        const uint v1529 = v1528 + v1522;
+        shm2[v1529] = v1521;
+        const float v1530 = v276.m[2][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1531 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1534 = iron_frag_coord<64>(42u, iron_lane, false);
+        const uint v1535 = v1534 - 16u;
+        const uint v1536 = v1535 * 132u;
+        const uint v1537 = v1536 + v274;
+        const uint v1538 = v1537 + v1531;
+        shm2[v1538] = v1530;
+        const float v1539 = v276.m[2][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1540 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1543 = iron_frag_coord<64>(43u, iron_lane, false);
+        const uint v1544 = v1543 - 16u;
+        const uint v1545 = v1544 * 132u;
+        const uint v1546 = v1545 + v274;
+        const uint v1547 = v1546 + v1540;
+        shm2[v1547] = v1539;
+        const float v1548 = v276.m[2][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1549 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1552 = iron_frag_coord<64>(44u, iron_lane, false);
+        const uint v1553 = v1552 - 16u;
+        const uint v1554 = v1553 * 132u;
+        const uint v1555 = v1554 + v274;
+        const uint v1556 = v1555 + v1549;
+        shm2[v1556] = v1548;
+        const float v1557 = v276.m[2][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1558 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1561 = iron_frag_coord<64>(45u, iron_lane, false);
+        const uint v1562 = v1561 - 16u;
+        const uint v1563 = v1562 * 132u;
+        const uint v1564 = v1563 + v274;
+        const uint v1565 = v1564 + v1558;
+        shm2[v1565] = v1557;
+        const float v1566 = v276.m[2][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1567 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1570 = iron_frag_coord<64>(46u, iron_lane, false);
+        const uint v1571 = v1570 - 16u;
+        const uint v1572 = v1571 * 132u;
+        const uint v1573 = v1572 + v274;
+        const uint v1574 = v1573 + v1567;
+        shm2[v1574] = v1566;
+        const float v1575 = v276.m[2][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1576 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1579 = iron_frag_coord<64>(47u, iron_lane, false);
+        const uint v1580 = v1579 - 16u;
+        const uint v1581 = v1580 * 132u;
+        const uint v1582 = v1581 + v274;
+        const uint v1583 = v1582 + v1576;
+        shm2[v1583] = v1575;
+        const float v1584 = v276.m[3][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1585 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1588 = iron_frag_coord<64>(48u, iron_lane, false);
+        const uint v1589 = v1588 - 16u;
+        const uint v1590 = v1589 * 132u;
+        const uint v1591 = v1590 + v274;
+        const uint v1592 = v1591 + v1585;
+        shm2[v1592] = v1584;
+        const float v1593 = v276.m[3][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1594 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1597 = iron_frag_coord<64>(49u, iron_lane, false);
+        const uint v1598 = v1597 - 16u;
+        const uint v1599 = v1598 * 132u;
+        const uint v1600 = v1599 + v274;
+        const uint v1601 = v1600 + v1594;
+        shm2[v1601] = v1593;
+        const float v1602 = v276.m[3][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1603 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1606 = iron_frag_coord<64>(50u, iron_lane, false);
+        const uint v1607 = v1606 - 16u;
+        const uint v1608 = v1607 * 132u;
+        const uint v1609 = v1608 + v274;
+        const uint v1610 = v1609 + v1603;
+        shm2[v1610] = v1602;
+        const float v1611 = v276.m[3][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1612 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1615 = iron_frag_coord<64>(51u, iron_lane, false);
+        const uint v1616 = v1615 - 16u;
+        const uint v1617 = v1616 * 132u;
+        const uint v1618 = v1617 + v274;
+        const uint v1619 = v1618 + v1612;
+        shm2[v1619] = v1611;
+        const float v1620 = v276.m[3][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1621 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1624 = iron_frag_coord<64>(52u, iron_lane, false);
+        const uint v1625 = v1624 - 16u;
+        const uint v1626 = v1625 * 132u;
+        const uint v1627 = v1626 + v274;
+        const uint v1628 = v1627 + v1621;
+        shm2[v1628] = v1620;
+        const float v1629 = v276.m[3][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1630 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1633 = iron_frag_coord<64>(53u, iron_lane, false);
+        const uint v1634 = v1633 - 16u;
+        const uint v1635 = v1634 * 132u;
+        const uint v1636 = v1635 + v274;
+        const uint v1637 = v1636 + v1630;
+        shm2[v1637] = v1629;
+        const float v1638 = v276.m[3][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1639 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1642 = iron_frag_coord<64>(54u, iron_lane, false);
+        const uint v1643 = v1642 - 16u;
+        const uint v1644 = v1643 * 132u;
+        const uint v1645 = v1644 + v274;
+        const uint v1646 = v1645 + v1639;
+        shm2[v1646] = v1638;
+        const float v1647 = v276.m[3][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1648 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1651 = iron_frag_coord<64>(55u, iron_lane, false);
+        const uint v1652 = v1651 - 16u;
+        const uint v1653 = v1652 * 132u;
+        const uint v1654 = v1653 + v274;
+        const uint v1655 = v1654 + v1648;
+        shm2[v1655] = v1647;
+        const float v1656 = v276.m[3][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1657 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1660 = iron_frag_coord<64>(56u, iron_lane, false);
+        const uint v1661 = v1660 - 16u;
+        const uint v1662 = v1661 * 132u;
+        const uint v1663 = v1662 + v274;
+        const uint v1664 = v1663 + v1657;
+        shm2[v1664] = v1656;
+        const float v1665 = v276.m[3][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1666 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1669 = iron_frag_coord<64>(57u, iron_lane, false);
+        const uint v1670 = v1669 - 16u;
+        const uint v1671 = v1670 * 132u;
+        const uint v1672 = v1671 + v274;
+        const uint v1673 = v1672 + v1666;
+        shm2[v1673] = v1665;
+        const float v1674 = v276.m[3][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1675 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1678 = iron_frag_coord<64>(58u, iron_lane, false);
+        const uint v1679 = v1678 - 16u;
+        const uint v1680 = v1679 * 132u;
+        const uint v1681 = v1680 + v274;
+        const uint v1682 = v1681 + v1675;
+        shm2[v1682] = v1674;
+        const float v1683 = v276.m[3][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1684 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1687 = iron_frag_coord<64>(59u, iron_lane, false);
+        const uint v1688 = v1687 - 16u;
+        const uint v1689 = v1688 * 132u;
+        const uint v1690 = v1689 + v274;
+        const uint v1691 = v1690 + v1684;
+        shm2[v1691] = v1683;
+        const float v1692 = v276.m[3][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1693 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1696 = iron_frag_coord<64>(60u, iron_lane, false);
+        const uint v1697 = v1696 - 16u;
+        const uint v1698 = v1697 * 132u;
+        const uint v1699 = v1698 + v274;
+        const uint v1700 = v1699 + v1693;
+        shm2[v1700] = v1692;
+        const float v1701 = v276.m[3][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1702 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1705 = iron_frag_coord<64>(61u, iron_lane, false);
+        const uint v1706 = v1705 - 16u;
+        const uint v1707 = v1706 * 132u;
+        const uint v1708 = v1707 + v274;
+        const uint v1709 = v1708 + v1702;
+        shm2[v1709] = v1701;
+        const float v1710 = v276.m[3][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1711 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1714 = iron_frag_coord<64>(62u, iron_lane, false);
+        const uint v1715 = v1714 - 16u;
+        const uint v1716 = v1715 * 132u;
+        const uint v1717 = v1716 + v274;
+        const uint v1718 = v1717 + v1711;
+        shm2[v1718] = v1710;
+        const float v1719 = v276.m[3][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1720 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1723 = iron_frag_coord<64>(63u, iron_lane, false);
+        const uint v1724 = v1723 - 16u;
+        const uint v1725 = v1724 * 132u;
+        const uint v1726 = v1725 + v274;
+        const uint v1727 = v1726 + v1720;
+        shm2[v1727] = v1719;
+      }
+      const bool v1729 = v1140 == 2u;  // kernels/gemm/gemm_tiles.hpp:322
+      if (v1729) {
+        const float v1730 = v276.m[4][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1731 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1734 = iron_frag_coord<64>(64u, iron_lane, false);
+        const uint v1735 = v1734 - 32u;
+        const uint v1736 = v1735 * 132u;
+        const uint v1737 = v1736 + v274;
+        const uint v1738 = v1737 + v1731;
+        shm2[v1738] = v1730;
+        const float v1739 = v276.m[4][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1740 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1743 = iron_frag_coord<64>(65u, iron_lane, false);
+        const uint v1744 = v1743 - 32u;
+        const uint v1745 = v1744 * 132u;
+        const uint v1746 = v1745 + v274;
+        const uint v1747 = v1746 + v1740;
+        shm2[v1747] = v1739;
+        const float v1748 = v276.m[4][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1749 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1752 = iron_frag_coord<64>(66u, iron_lane, false);
+        const uint v1753 = v1752 - 32u;
+        const uint v1754 = v1753 * 132u;
+        const uint v1755 = v1754 + v274;
+        const uint v1756 = v1755 + v1749;
+        shm2[v1756] = v1748;
+        const float v1757 = v276.m[4][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1758 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1761 = iron_frag_coord<64>(67u, iron_lane, false);
+        const uint v1762 = v1761 - 32u;
+        const uint v1763 = v1762 * 132u;
+        const uint v1764 = v1763 + v274;
+        const uint v1765 = v1764 + v1758;
+        shm2[v1765] = v1757;
+        const float v1766 = v276.m[4][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1767 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1770 = iron_frag_coord<64>(68u, iron_lane, false);
+        const uint v1771 = v1770 - 32u;
+        const uint v1772 = v1771 * 132u;
+        const uint v1773 = v1772 + v274;
+        const uint v1774 = v1773 + v1767;
+        shm2[v1774] = v1766;
+        const float v1775 = v276.m[4][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1776 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1779 = iron_frag_coord<64>(69u, iron_lane, false);
+        const uint v1780 = v1779 - 32u;
+        const uint v1781 = v1780 * 132u;
+        const uint v1782 = v1781 + v274;
+        const uint v1783 = v1782 + v1776;
+        shm2[v1783] = v1775;
+        const float v1784 = v276.m[4][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1785 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1788 = iron_frag_coord<64>(70u, iron_lane, false);
+        const uint v1789 = v1788 - 32u;
+        const uint v1790 = v1789 * 132u;
+        const uint v1791 = v1790 + v274;
+        const uint v1792 = v1791 + v1785;
+        shm2[v1792] = v1784;
+        const float v1793 = v276.m[4][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1794 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1797 = iron_frag_coord<64>(71u, iron_lane, false);
+        const uint v1798 = v1797 - 32u;
+        const uint v1799 = v1798 * 132u;
+        const uint v1800 = v1799 + v274;
+        const uint v1801 = v1800 + v1794;
+        shm2[v1801] = v1793;
+        const float v1802 = v276.m[4][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1803 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1806 = iron_frag_coord<64>(72u, iron_lane, false);
+        const uint v1807 = v1806 - 32u;
+        const uint v1808 = v1807 * 132u;
+        const uint v1809 = v1808 + v274;
+        const uint v1810 = v1809 + v1803;
+        shm2[v1810] = v1802;
+        const float v1811 = v276.m[4][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1812 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1815 = iron_frag_coord<64>(73u, iron_lane, false);
+        const uint v1816 = v1815 - 32u;
+        const uint v1817 = v1816 * 132u;
+        const uint v1818 = v1817 + v274;
+        const uint v1819 = v1818 + v1812;
+        shm2[v1819] = v1811;
+        const float v1820 = v276.m[4][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1821 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1824 = iron_frag_coord<64>(74u, iron_lane, false);
+        const uint v1825 = v1824 - 32u;
+        const uint v1826 = v1825 * 132u;
+        const uint v1827 = v1826 + v274;
+        const uint v1828 = v1827 + v1821;
+        shm2[v1828] = v1820;
+        const float v1829 = v276.m[4][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1830 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1833 = iron_frag_coord<64>(75u, iron_lane, false);
+        const uint v1834 = v1833 - 32u;
+        const uint v1835 = v1834 * 132u;
+        const uint v1836 = v1835 + v274;
+        const uint v1837 = v1836 + v1830;
+        shm2[v1837] = v1829;
+        const float v1838 = v276.m[4][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1839 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1842 = iron_frag_coord<64>(76u, iron_lane, false);
+        const uint v1843 = v1842 - 32u;
+        const uint v1844 = v1843 * 132u;
+        const uint v1845 = v1844 + v274;
+        const uint v1846 = v1845 + v1839;
+        shm2[v1846] = v1838;
+        const float v1847 = v276.m[4][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1848 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1851 = iron_frag_coord<64>(77u, iron_lane, false);
+        const uint v1852 = v1851 - 32u;
+        const uint v1853 = v1852 * 132u;
+        const uint v1854 = v1853 + v274;
+        const uint v1855 = v1854 + v1848;
+        shm2[v1855] = v1847;
+        const float v1856 = v276.m[4][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1857 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1860 = iron_frag_coord<64>(78u, iron_lane, false);
+        const uint v1861 = v1860 - 32u;
+        const uint v1862 = v1861 * 132u;
+        const uint v1863 = v1862 + v274;
+        const uint v1864 = v1863 + v1857;
+        shm2[v1864] = v1856;
+        const float v1865 = v276.m[4][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1866 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1869 = iron_frag_coord<64>(79u, iron_lane, false);
+        const uint v1870 = v1869 - 32u;
+        const uint v1871 = v1870 * 132u;
+        const uint v1872 = v1871 + v274;
+        const uint v1873 = v1872 + v1866;
+        shm2[v1873] = v1865;
+        const float v1874 = v276.m[5][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1875 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1878 = iron_frag_coord<64>(80u, iron_lane, false);
+        const uint v1879 = v1878 - 32u;
+        const uint v1880 = v1879 * 132u;
+        const uint v1881 = v1880 + v274;
+        const uint v1882 = v1881 + v1875;
+        shm2[v1882] = v1874;
+        const float v1883 = v276.m[5][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1884 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1887 = iron_frag_coord<64>(81u, iron_lane, false);
+        const uint v1888 = v1887 - 32u;
+        const uint v1889 = v1888 * 132u;
+        const uint v1890 = v1889 + v274;
+        const uint v1891 = v1890 + v1884;
+        shm2[v1891] = v1883;
+        const float v1892 = v276.m[5][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1893 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1896 = iron_frag_coord<64>(82u, iron_lane, false);
+        const uint v1897 = v1896 - 32u;
+        const uint v1898 = v1897 * 132u;
+        const uint v1899 = v1898 + v274;
+        const uint v1900 = v1899 + v1893;
+        shm2[v1900] = v1892;
+        const float v1901 = v276.m[5][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1902 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1905 = iron_frag_coord<64>(83u, iron_lane, false);
+        const uint v1906 = v1905 - 32u;
+        const uint v1907 = v1906 * 132u;
+        const uint v1908 = v1907 + v274;
+        const uint v1909 = v1908 + v1902;
+        shm2[v1909] = v1901;
+        const float v1910 = v276.m[5][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1911 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1914 = iron_frag_coord<64>(84u, iron_lane, false);
+        const uint v1915 = v1914 - 32u;
+        const uint v1916 = v1915 * 132u;
+        const uint v1917 = v1916 + v274;
+        const uint v1918 = v1917 + v1911;
+        shm2[v1918] = v1910;
+        const float v1919 = v276.m[5][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1920 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1923 = iron_frag_coord<64>(85u, iron_lane, false);
+        const uint v1924 = v1923 - 32u;
+        const uint v1925 = v1924 * 132u;
+        const uint v1926 = v1925 + v274;
+        const uint v1927 = v1926 + v1920;
+        shm2[v1927] = v1919;
+        const float v1928 = v276.m[5][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1929 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1932 = iron_frag_coord<64>(86u, iron_lane, false);
+        const uint v1933 = v1932 - 32u;
+        const uint v1934 = v1933 * 132u;
+        const uint v1935 = v1934 + v274;
+        const uint v1936 = v1935 + v1929;
+        shm2[v1936] = v1928;
+        const float v1937 = v276.m[5][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1938 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1941 = iron_frag_coord<64>(87u, iron_lane, false);
+        const uint v1942 = v1941 - 32u;
+        const uint v1943 = v1942 * 132u;
+        const uint v1944 = v1943 + v274;
+        const uint v1945 = v1944 + v1938;
+        shm2[v1945] = v1937;
+        const float v1946 = v276.m[5][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1947 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1950 = iron_frag_coord<64>(88u, iron_lane, false);
+        const uint v1951 = v1950 - 32u;
+        const uint v1952 = v1951 * 132u;
+        const uint v1953 = v1952 + v274;
+        const uint v1954 = v1953 + v1947;
+        shm2[v1954] = v1946;
+        const float v1955 = v276.m[5][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1956 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1959 = iron_frag_coord<64>(89u, iron_lane, false);
+        const uint v1960 = v1959 - 32u;
+        const uint v1961 = v1960 * 132u;
+        const uint v1962 = v1961 + v274;
+        const uint v1963 = v1962 + v1956;
+        shm2[v1963] = v1955;
+        const float v1964 = v276.m[5][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1965 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1968 = iron_frag_coord<64>(90u, iron_lane, false);
+        const uint v1969 = v1968 - 32u;
+        const uint v1970 = v1969 * 132u;
+        const uint v1971 = v1970 + v274;
+        const uint v1972 = v1971 + v1965;
+        shm2[v1972] = v1964;
+        const float v1973 = v276.m[5][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1974 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1977 = iron_frag_coord<64>(91u, iron_lane, false);
+        const uint v1978 = v1977 - 32u;
+        const uint v1979 = v1978 * 132u;
+        const uint v1980 = v1979 + v274;
+        const uint v1981 = v1980 + v1974;
+        shm2[v1981] = v1973;
+        const float v1982 = v276.m[5][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1983 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1986 = iron_frag_coord<64>(92u, iron_lane, false);
+        const uint v1987 = v1986 - 32u;
+        const uint v1988 = v1987 * 132u;
+        const uint v1989 = v1988 + v274;
+        const uint v1990 = v1989 + v1983;
+        shm2[v1990] = v1982;
+        const float v1991 = v276.m[5][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v1992 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v1995 = iron_frag_coord<64>(93u, iron_lane, false);
+        const uint v1996 = v1995 - 32u;
+        const uint v1997 = v1996 * 132u;
+        const uint v1998 = v1997 + v274;
+        const uint v1999 = v1998 + v1992;
+        shm2[v1999] = v1991;
+        const float v2000 = v276.m[5][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2001 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2004 = iron_frag_coord<64>(94u, iron_lane, false);
+        const uint v2005 = v2004 - 32u;
+        const uint v2006 = v2005 * 132u;
+        const uint v2007 = v2006 + v274;
+        const uint v2008 = v2007 + v2001;
+        shm2[v2008] = v2000;
+        const float v2009 = v276.m[5][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2010 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2013 = iron_frag_coord<64>(95u, iron_lane, false);
+        const uint v2014 = v2013 - 32u;
+        const uint v2015 = v2014 * 132u;
+        const uint v2016 = v2015 + v274;
+        const uint v2017 = v2016 + v2010;
+        shm2[v2017] = v2009;
+      }
+      const bool v2019 = v1140 == 3u;  // kernels/gemm/gemm_tiles.hpp:322
+      if (v2019) {
+        const float v2020 = v276.m[6][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2021 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2024 = iron_frag_coord<64>(96u, iron_lane, false);
+        const uint v2025 = v2024 - 48u;
+        const uint v2026 = v2025 * 132u;
+        const uint v2027 = v2026 + v274;
+        const uint v2028 = v2027 + v2021;
+        shm2[v2028] = v2020;
+        const float v2029 = v276.m[6][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2030 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2033 = iron_frag_coord<64>(97u, iron_lane, false);
+        const uint v2034 = v2033 - 48u;
+        const uint v2035 = v2034 * 132u;
+        const uint v2036 = v2035 + v274;
+        const uint v2037 = v2036 + v2030;
+        shm2[v2037] = v2029;
+        const float v2038 = v276.m[6][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2039 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2042 = iron_frag_coord<64>(98u, iron_lane, false);
+        const uint v2043 = v2042 - 48u;
+        const uint v2044 = v2043 * 132u;
+        const uint v2045 = v2044 + v274;
+        const uint v2046 = v2045 + v2039;
+        shm2[v2046] = v2038;
+        const float v2047 = v276.m[6][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2048 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2051 = iron_frag_coord<64>(99u, iron_lane, false);
+        const uint v2052 = v2051 - 48u;
+        const uint v2053 = v2052 * 132u;
+        const uint v2054 = v2053 + v274;
+        const uint v2055 = v2054 + v2048;
+        shm2[v2055] = v2047;
+        const float v2056 = v276.m[6][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2057 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2060 = iron_frag_coord<64>(100u, iron_lane, false);
+        const uint v2061 = v2060 - 48u;
+        const uint v2062 = v2061 * 132u;
+        const uint v2063 = v2062 + v274;
+        const uint v2064 = v2063 + v2057;
+        shm2[v2064] = v2056;
+        const float v2065 = v276.m[6][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2066 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2069 = iron_frag_coord<64>(101u, iron_lane, false);
+        const uint v2070 = v2069 - 48u;
+        const uint v2071 = v2070 * 132u;
+        const uint v2072 = v2071 + v274;
+        const uint v2073 = v2072 + v2066;
+        shm2[v2073] = v2065;
+        const float v2074 = v276.m[6][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2075 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2078 = iron_frag_coord<64>(102u, iron_lane, false);
+        const uint v2079 = v2078 - 48u;
+        const uint v2080 = v2079 * 132u;
+        const uint v2081 = v2080 + v274;
+        const uint v2082 = v2081 + v2075;
+        shm2[v2082] = v2074;
+        const float v2083 = v276.m[6][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2084 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2087 = iron_frag_coord<64>(103u, iron_lane, false);
+        const uint v2088 = v2087 - 48u;
+        const uint v2089 = v2088 * 132u;
+        const uint v2090 = v2089 + v274;
+        const uint v2091 = v2090 + v2084;
+        shm2[v2091] = v2083;
+        const float v2092 = v276.m[6][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2093 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2096 = iron_frag_coord<64>(104u, iron_lane, false);
+        const uint v2097 = v2096 - 48u;
+        const uint v2098 = v2097 * 132u;
+        const uint v2099 = v2098 + v274;
+        const uint v2100 = v2099 + v2093;
+        shm2[v2100] = v2092;
+        const float v2101 = v276.m[6][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2102 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2105 = iron_frag_coord<64>(105u, iron_lane, false);
+        const uint v2106 = v2105 - 48u;
+        const uint v2107 = v2106 * 132u;
+        const uint v2108 = v2107 + v274;
+        const uint v2109 = v2108 + v2102;
+        shm2[v2109] = v2101;
+        const float v2110 = v276.m[6][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2111 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2114 = iron_frag_coord<64>(106u, iron_lane, false);
+        const uint v2115 = v2114 - 48u;
+        const uint v2116 = v2115 * 132u;
+        const uint v2117 = v2116 + v274;
+        const uint v2118 = v2117 + v2111;
+        shm2[v2118] = v2110;
+        const float v2119 = v276.m[6][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2120 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2123 = iron_frag_coord<64>(107u, iron_lane, false);
+        const uint v2124 = v2123 - 48u;
+        const uint v2125 = v2124 * 132u;
+        const uint v2126 = v2125 + v274;
+        const uint v2127 = v2126 + v2120;
+        shm2[v2127] = v2119;
+        const float v2128 = v276.m[6][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2129 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2132 = iron_frag_coord<64>(108u, iron_lane, false);
+        const uint v2133 = v2132 - 48u;
+        const uint v2134 = v2133 * 132u;
+        const uint v2135 = v2134 + v274;
+        const uint v2136 = v2135 + v2129;
+        shm2[v2136] = v2128;
+        const float v2137 = v276.m[6][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2138 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2141 = iron_frag_coord<64>(109u, iron_lane, false);
+        const uint v2142 = v2141 - 48u;
+        const uint v2143 = v2142 * 132u;
+        const uint v2144 = v2143 + v274;
+        const uint v2145 = v2144 + v2138;
+        shm2[v2145] = v2137;
+        const float v2146 = v276.m[6][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2147 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2150 = iron_frag_coord<64>(110u, iron_lane, false);
+        const uint v2151 = v2150 - 48u;
+        const uint v2152 = v2151 * 132u;
+        const uint v2153 = v2152 + v274;
+        const uint v2154 = v2153 + v2147;
+        shm2[v2154] = v2146;
+        const float v2155 = v276.m[6][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2156 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2159 = iron_frag_coord<64>(111u, iron_lane, false);
+        const uint v2160 = v2159 - 48u;
+        const uint v2161 = v2160 * 132u;
+        const uint v2162 = v2161 + v274;
+        const uint v2163 = v2162 + v2156;
+        shm2[v2163] = v2155;
+        const float v2164 = v276.m[7][0].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2165 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2168 = iron_frag_coord<64>(112u, iron_lane, false);
+        const uint v2169 = v2168 - 48u;
+        const uint v2170 = v2169 * 132u;
+        const uint v2171 = v2170 + v274;
+        const uint v2172 = v2171 + v2165;
+        shm2[v2172] = v2164;
+        const float v2173 = v276.m[7][0].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2174 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2177 = iron_frag_coord<64>(113u, iron_lane, false);
+        const uint v2178 = v2177 - 48u;
+        const uint v2179 = v2178 * 132u;
+        const uint v2180 = v2179 + v274;
+        const uint v2181 = v2180 + v2174;
+        shm2[v2181] = v2173;
+        const float v2182 = v276.m[7][1].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2183 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2186 = iron_frag_coord<64>(114u, iron_lane, false);
+        const uint v2187 = v2186 - 48u;
+        const uint v2188 = v2187 * 132u;
+        const uint v2189 = v2188 + v274;
+        const uint v2190 = v2189 + v2183;
+        shm2[v2190] = v2182;
+        const float v2191 = v276.m[7][1].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2192 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2195 = iron_frag_coord<64>(115u, iron_lane, false);
+        const uint v2196 = v2195 - 48u;
+        const uint v2197 = v2196 * 132u;
+        const uint v2198 = v2197 + v274;
+        const uint v2199 = v2198 + v2192;
+        shm2[v2199] = v2191;
+        const float v2200 = v276.m[7][2].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2201 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2204 = iron_frag_coord<64>(116u, iron_lane, false);
+        const uint v2205 = v2204 - 48u;
+        const uint v2206 = v2205 * 132u;
+        const uint v2207 = v2206 + v274;
+        const uint v2208 = v2207 + v2201;
+        shm2[v2208] = v2200;
+        const float v2209 = v276.m[7][2].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2210 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2213 = iron_frag_coord<64>(117u, iron_lane, false);
+        const uint v2214 = v2213 - 48u;
+        const uint v2215 = v2214 * 132u;
+        const uint v2216 = v2215 + v274;
+        const uint v2217 = v2216 + v2210;
+        shm2[v2217] = v2209;
+        const float v2218 = v276.m[7][3].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2219 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2222 = iron_frag_coord<64>(118u, iron_lane, false);
+        const uint v2223 = v2222 - 48u;
+        const uint v2224 = v2223 * 132u;
+        const uint v2225 = v2224 + v274;
+        const uint v2226 = v2225 + v2219;
+        shm2[v2226] = v2218;
+        const float v2227 = v276.m[7][3].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2228 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2231 = iron_frag_coord<64>(119u, iron_lane, false);
+        const uint v2232 = v2231 - 48u;
+        const uint v2233 = v2232 * 132u;
+        const uint v2234 = v2233 + v274;
+        const uint v2235 = v2234 + v2228;
+        shm2[v2235] = v2227;
+        const float v2236 = v276.m[7][4].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2237 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2240 = iron_frag_coord<64>(120u, iron_lane, false);
+        const uint v2241 = v2240 - 48u;
+        const uint v2242 = v2241 * 132u;
+        const uint v2243 = v2242 + v274;
+        const uint v2244 = v2243 + v2237;
+        shm2[v2244] = v2236;
+        const float v2245 = v276.m[7][4].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2246 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2249 = iron_frag_coord<64>(121u, iron_lane, false);
+        const uint v2250 = v2249 - 48u;
+        const uint v2251 = v2250 * 132u;
+        const uint v2252 = v2251 + v274;
+        const uint v2253 = v2252 + v2246;
+        shm2[v2253] = v2245;
+        const float v2254 = v276.m[7][5].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2255 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2258 = iron_frag_coord<64>(122u, iron_lane, false);
+        const uint v2259 = v2258 - 48u;
+        const uint v2260 = v2259 * 132u;
+        const uint v2261 = v2260 + v274;
+        const uint v2262 = v2261 + v2255;
+        shm2[v2262] = v2254;
+        const float v2263 = v276.m[7][5].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2264 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2267 = iron_frag_coord<64>(123u, iron_lane, false);
+        const uint v2268 = v2267 - 48u;
+        const uint v2269 = v2268 * 132u;
+        const uint v2270 = v2269 + v274;
+        const uint v2271 = v2270 + v2264;
+        shm2[v2271] = v2263;
+        const float v2272 = v276.m[7][6].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2273 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2276 = iron_frag_coord<64>(124u, iron_lane, false);
+        const uint v2277 = v2276 - 48u;
+        const uint v2278 = v2277 * 132u;
+        const uint v2279 = v2278 + v274;
+        const uint v2280 = v2279 + v2273;
+        shm2[v2280] = v2272;
+        const float v2281 = v276.m[7][6].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2282 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2285 = iron_frag_coord<64>(125u, iron_lane, false);
+        const uint v2286 = v2285 - 48u;
+        const uint v2287 = v2286 * 132u;
+        const uint v2288 = v2287 + v274;
+        const uint v2289 = v2288 + v2282;
+        shm2[v2289] = v2281;
+        const float v2290 = v276.m[7][7].thread_elements()[0];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2291 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2294 = iron_frag_coord<64>(126u, iron_lane, false);
+        const uint v2295 = v2294 - 48u;
+        const uint v2296 = v2295 * 132u;
+        const uint v2297 = v2296 + v274;
+        const uint v2298 = v2297 + v2291;
+        shm2[v2298] = v2290;
+        const float v2299 = v276.m[7][7].thread_elements()[1];  // kernels/gemm/gemm_tiles.hpp:326
+        const uint v2300 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:325
+        const uint v2303 = iron_frag_coord<64>(127u, iron_lane, false);
+        const uint v2304 = v2303 - 48u;
+        const uint v2305 = v2304 * 132u;
+        const uint v2306 = v2305 + v274;
+        const uint v2307 = v2306 + v2300;
+        shm2[v2307] = v2299;
+      }
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:331
+    const uint v2315 = v1140 << 4u;  // kernels/gemm/gemm_tiles.hpp:333
+    const uint v2317 = v1138 << 6u;
+    const uint v2318 = v63 + v2317;
+    const uint v2319 = v2318 + v2315;
+
+    for (uint v2311 = v119; v2311 < 2048u; v2311 += 128u) {  // kernels/gemm/gemm_tiles.hpp:332
+      const uint v2313 = v2311 >> 7u;  // kernels/gemm/gemm_tiles.hpp:333
+      const uint v2320 = v2319 + v2313;
+      const uint v2322 = v2311 & 127u;  // kernels/gemm/gemm_tiles.hpp:334
+      const uint v2323 = v67 + v2322;
+      const bool v2324 = v2320 < v44;  // kernels/gemm/gemm_tiles.hpp:335
+      const bool v2325 = v2323 < v15;
+      const bool v2326 = v2324 && v2325;
+      if (v2326) {
+        const uint v2332 = v2313 * 132u;
+        const uint v2333 = v2332 + v2322;
+        const float v2334 = shm2[v2333];
+        const bfloat v2336 = bfloat(v2334);  // kernels/convolution/conv_tiles.hpp:82
+        const uint v2337 = v2320 * v4;
+        const uint v2338 = v2337 + v68;
+        const uint v2339 = v2338 + v2323;
+        out[v2339] = v2336;
+      }
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:337
   }
 }
