@@ -297,8 +297,8 @@ static_assert(ir::slots_in_row_bands({ir::FragmentRole::Acc, kWM, kWN}, kStagedR
 /// store one kStagedRows band of their accumulators (all kBN columns) to an overlay of the spent
 /// a ring, and the whole group hands the band on, each simdgroup 32 consecutive columns of a row
 /// at a time. The epilogue is then traced once, in a loop, instead of once an accumulator slot
-/// (128 a lane): NVRTC compiles the GEMMs ~40% faster (bench/NOTES.md §45), and the stores of a
-/// simdgroup cover one row's consecutive columns instead of eight rows' pairs.
+/// (128 a lane): NVRTC spends ~90 ms less on a GEMM, ~270 on a fused activation (bench/NOTES.md
+/// §45), and a simdgroup's stores cover one row's consecutive columns, not eight rows' pairs.
 template <class T, class Epilogue>
 void staged_epilogue(const dsl::FragAcc<kWM, kWN>& acc, const dsl::Shared<T>& spent,
                      const dsl::Expr<dsl::u32>& m, const dsl::Expr<dsl::u32>& n,
