@@ -306,9 +306,13 @@ void attend(const dsl::Tensor<T>& q, const Kv& kv, const dsl::Tensor<dsl::u32>& 
         }
       },
       [&](const Expr<u32>& p, const Expr<u32>& slot) {
-        IRON_IF(block_rows == 1u) { step(std::integral_constant<u32, 1>{}, p, slot); }
+        // lk is a launch constant: a module holds the one-row step and one of the block steps.
+        IRON_IF(specialized(lk_log == 4u)) {
+          IRON_IF(block_rows == 1u) { step(std::integral_constant<u32, 1>{}, p, slot); }
+          IRON_ELSE { fast_step(p, slot); }
+        }
         IRON_ELSE {
-          IRON_IF(fast) { fast_step(p, slot); }
+          IRON_IF(block_rows == 1u) { step(std::integral_constant<u32, 1>{}, p, slot); }
           IRON_ELSE { step(std::integral_constant<u32, kRows>{}, p, slot); }
         }
       });
