@@ -142,24 +142,26 @@ KeyRange key_range(const dsl::Expr<dsl::u32>& q0, const dsl::Expr<dsl::u32>& q_h
 }
 
 /// A step's scores s (keys p … p + N − 1 for the simdgroup's rows warp_row …) scaled by scale2
-/// (log2 units) and, where an edge cuts the tile's rows q0 … q_hi − 1, masked keys set to −inf.
-template <std::uint32_t R, std::uint32_t N>
+/// (log2 units) when SCALE, and, where an edge cuts the tile's rows q0 … q_hi − 1, masked keys
+/// set to −inf.
+template <bool SCALE, std::uint32_t R, std::uint32_t N>
 void scale_and_mask(dsl::FragAcc<R, N>& s, const dsl::Expr<dsl::u32>& p,
                     const dsl::Expr<dsl::u32>& q0, const dsl::Expr<dsl::u32>& q_hi,
                     const dsl::Expr<dsl::u32>& warp_row, const dsl::Expr<dsl::u32>& q_len,
                     const dsl::Expr<dsl::u32>& keys, const Masks& masks,
                     const dsl::Expr<dsl::f32>& scale2) {
   using namespace iron::dsl;
-  // Every row of the tile sees every key of the step (the common case): no mask.
-  auto whole = p + N <= keys && (masks.causal == 0u || p + N + q_len <= q0 + keys + 1u) &&
-               (masks.window == 0u || q_hi + keys <= p + masks.window + q_len);
-  IRON_IF(whole) {
-    s.map([&](const Expr<f32>& x, const Expr<u32>&, const Expr<u32>&) { return x * scale2; });
-  }
-  IRON_ELSE {
-    // Row i sees keys [lo_i, hi_i) (see key_bounds): each row's bounds relative to p, clamped to
-    // [0, N], are computed once a row and kept in row vectors (their bits: fragments hold f32),
-    // so that an element only compares its column with its row's two.
+  const auto scaled = [&](const Expr<f32>& x) -> Expr<f32> {
+    if constexpr (SCALE) {
+      return x * scale2;
+    } else {
+      return x;
+    }
+  };
+  // Row i sees keys [lo_i, hi_i) (see key_bounds): each row's bounds relative to p, clamped to
+  // [0, N], are computed once a row and kept in row vectors (their bits: fragments hold f32), so
+  // that an element only compares its column with its row's two.
+  const auto mask = [&] {
     FragAcc<R, 8> lo;
     FragAcc<R, 8> hi;
     const auto relative = [&](const Expr<u32>& bound) {
@@ -173,8 +175,19 @@ void scale_and_mask(dsl::FragAcc<R, N>& s, const dsl::Expr<dsl::u32>& p,
     });
     s.map([&](const Expr<f32>& x, const Expr<u32>&, const Expr<u32>& c, std::uint32_t e) {
       auto seen = c >= bitcast<u32>(s.row_value(lo, e)) && c < bitcast<u32>(s.row_value(hi, e));
-      return select(seen, x * scale2, Expr<f32>(-infinity));
+      return select(seen, scaled(x), Expr<f32>(-infinity));
     });
+  };
+  // Every row of the tile sees every key of the step (the common case): no mask.
+  auto whole = p + N <= keys && (masks.causal == 0u || p + N + q_len <= q0 + keys + 1u) &&
+               (masks.window == 0u || q_hi + keys <= p + masks.window + q_len);
+  if constexpr (SCALE) {
+    IRON_IF(whole) {
+      s.map([&](const Expr<f32>& x, const Expr<u32>&, const Expr<u32>&) { return scaled(x); });
+    }
+    IRON_ELSE { mask(); }
+  } else {
+    IRON_IF(!whole) { mask(); }
   }
 }
 
@@ -185,21 +198,20 @@ struct RowState {
   dsl::FragAcc<R, 8> m{-dsl::infinity};
   dsl::FragAcc<R, 8> l;
 
-  /// Takes a step's scaled scores s: rescales l and every accumulator of `o` by exp2(m_old −
-  /// m_new) and leaves in s the step's weights exp2(s − m_new).
-  template <std::uint32_t N, class Acc, std::size_t C>
-  void absorb(dsl::FragAcc<R, N>& s, std::array<Acc, C>& o) {
-    dsl::FragAcc<R, 8> alpha;
-    step(s, alpha);
-    rescale(o, alpha);
-  }
-
-  /// The part of absorb that leaves the accumulators alone: m and l move to the step, s becomes
-  /// its weights, alpha each row's factor exp2(m_old − m_new), which rescale applies to o.
-  template <std::uint32_t N>
-  void step(dsl::FragAcc<R, N>& s, dsl::FragAcc<R, 8>& alpha) {
+  /// Takes a step's scores s, in log2 units, or (FOLDED) unscaled, to be scaled by scale2 > 0
+  /// inside the weights' exponent: m and l move to the step, s becomes its weights
+  /// exp2(s − m_new) (exp2(fma(s, scale2, −m_new)) when FOLDED, one rounding fewer and no
+  /// multiply of its own), alpha each row's factor exp2(m_old − m_new), which rescale applies to
+  /// the accumulators. A positive scale keeps each row's order, so the maximum of the unscaled
+  /// scores, scaled, is the maximum of the scaled ones.
+  template <bool FOLDED, std::uint32_t N>
+  void step(dsl::FragAcc<R, N>& s, dsl::FragAcc<R, 8>& alpha, const dsl::Expr<dsl::f32>& scale2) {
     using namespace iron::dsl;
-    const auto m_step = s.row_max();
+    auto m_step = s.row_max();
+    if constexpr (FOLDED) {
+      m_step.map(
+          [&](const Expr<f32>& x, const Expr<u32>&, const Expr<u32>&) { return x * scale2; });
+    }
     // Each row's shift, once a row: the new maximum, 0 while the row has seen no key.
     FragAcc<R, 8> shift;
     shift.map([&](const Expr<f32>&, const Expr<u32>&, const Expr<u32>&, std::uint32_t e) {
@@ -212,7 +224,11 @@ struct RowState {
       return max(x, m_step.get(e));
     });
     s.map([&](const Expr<f32>& x, const Expr<u32>&, const Expr<u32>&, std::uint32_t e) {
-      return exp2_approx(x - s.row_value(shift, e));
+      if constexpr (FOLDED) {
+        return exp2_approx(fma(x, scale2, -s.row_value(shift, e)));
+      } else {
+        return exp2_approx(x - s.row_value(shift, e));
+      }
     });
     const auto l_step = s.row_sum();
     l.map([&](const Expr<f32>& x, const Expr<u32>&, const Expr<u32>&, std::uint32_t e) {
@@ -270,6 +286,30 @@ struct RowState {
   }
 };
 
+/// A step's scores s (unscaled, keys p … for the simdgroup's rows warp_row …) into the online
+/// softmax: masked where an edge cuts the tile (scale_and_mask), the rows' state moved on, s
+/// turned into the step's weights and the accumulators of `o` rescaled. With a positive scale (a
+/// launch constant: specialized, the usual binding) the scale folds into the weights' exponent
+/// (RowState::step); otherwise the scores are scaled first.
+template <std::uint32_t R, std::uint32_t N, class Acc, std::size_t C>
+void softmax_step(RowState<R>& rows, dsl::FragAcc<R, N>& s, std::array<Acc, C>& o,
+                  const dsl::Expr<dsl::u32>& p, const dsl::Expr<dsl::u32>& q0,
+                  const dsl::Expr<dsl::u32>& q_hi, const dsl::Expr<dsl::u32>& warp_row,
+                  const dsl::Expr<dsl::u32>& q_len, const dsl::Expr<dsl::u32>& keys,
+                  const Masks& masks, const dsl::Expr<dsl::f32>& scale2) {
+  using namespace iron::dsl;
+  FragAcc<R, 8> alpha;
+  IRON_IF(specialized(scale2 > 0.0f)) {
+    scale_and_mask<false>(s, p, q0, q_hi, warp_row, q_len, keys, masks, scale2);
+    rows.template step<true>(s, alpha, scale2);
+  }
+  IRON_ELSE {
+    scale_and_mask<true>(s, p, q0, q_hi, warp_row, q_len, keys, masks, scale2);
+    rows.template step<false>(s, alpha, scale2);
+  }
+  RowState<R>::rescale(o, alpha);
+}
+
 /// Runs the group's tile: query rows q0 … q0 + block_q − 1 of a sequence of q_len rows whose row i
 /// is at q_row(i) (D elements), against `kv`. Calls store(i, c, value) for each output element of a
 /// row i < q_len (c < D, value the normalized f32 output) and lse(i, value) once per such row
@@ -320,7 +360,7 @@ void attend(const dsl::Tensor<T>& q, QRow&& q_row, const dsl::Expr<dsl::u32>& q0
         });
       },
       [&](const Expr<u32>& p, const Expr<u32>& slot) {
-        // s = q · kᵀ, scaled to log2 units, masked keys −inf.
+        // s = q · kᵀ, masked keys −inf, then the online softmax's step in log2 units.
         FragAcc<kWarpRows, kBlockK> s;
         for (std::uint32_t i = 0; i < D / 16; ++i) {
           FragB<T, 16, kBlockK> kb;
@@ -333,8 +373,7 @@ void attend(const dsl::Tensor<T>& q, QRow&& q_row, const dsl::Expr<dsl::u32>& q0
             mma(s, qa, kb);
           }
         }
-        scale_and_mask(s, p, q0, q_hi, warp_row, q_len, keys, masks, scale2);
-        rows.absorb(s, o);
+        softmax_step(rows, s, o, p, q0, q_hi, warp_row, q_len, keys, masks, scale2);
         // o += p · v.
         const auto pa = s.template to_a<T>();
         for (std::uint32_t n = 0; n < D / kValueCols; ++n) {

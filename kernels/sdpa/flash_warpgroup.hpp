@@ -101,8 +101,8 @@ void attend(const dsl::Tensor<T>& q, QRow&& q_row, const dsl::Expr<dsl::u32>& q0
         });
       },
       [&](const Expr<u32>& p, const Expr<u32>& slot) {
-        // s = q · kᵀ over the head_dim panels, then scaled to log2 units, masked, and the
-        // online softmax's step.
+        // s = q · kᵀ over the head_dim panels, then masked and the online softmax's step in
+        // log2 units (softmax_step).
         FragAcc<16, kBlockK> s;
         for (std::uint32_t c = 0; c < kPanels; ++c) {
           warpgroup_mma<kPanel>(s, q_tile, c * kBlockQ * kPanel + group * 64u * kPanel, kPanel,
@@ -110,8 +110,7 @@ void attend(const dsl::Tensor<T>& q, QRow&& q_row, const dsl::Expr<dsl::u32>& q0
         }
         warpgroup_commit();
         warpgroup_wait(0, s);
-        scale_and_mask(s, p, q0, q_hi, warp_row, q_len, keys, masks, scale2);
-        rows.absorb(s, o);
+        softmax_step(rows, s, o, p, q0, q_hi, warp_row, q_len, keys, masks, scale2);
         // o += p · v, v's columns a panel at a time: on Hopper the weights, rounded to T, stay
         // in registers; elsewhere they go through shared memory, whose fragment loads are the
         // same on every lane map.

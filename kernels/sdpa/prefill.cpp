@@ -43,11 +43,12 @@
 /// of 64 keys (16-bit, head_dim 64), 32 (16-bit beyond) or 16 (f32) over the keys some row sees
 /// (the causal diagonal and the window bound the range), a two-stage `pipelined` ring receives
 /// the next step's K and V rows by 16-byte asynchronous copies (swizzled rows for 16-bit types)
-/// while this step is computed: s = q·kᵀ on fragments, scaled to log2 units and masked to −inf
-/// (only in steps an edge cuts); the online
-/// softmax (row maxima, exp2, row sums on fragment rows) rescales the row sums and the
-/// accumulators; p (rounded to T) times v adds to the accumulators. At the end each row's
-/// weight gains the sink, and each lane stores its elements, skipping rows past q_len. Query
+/// while this step is computed: s = q·kᵀ on fragments, masked to −inf (only in steps an edge
+/// cuts); the online softmax (row maxima, exp2, row sums on fragment rows) works in log2 units,
+/// the scale folded into each weight's exponent as exp2(fma(s, scale·log2 e, −max)) when it is
+/// positive (a specialization: otherwise the scores are scaled first), and rescales the row
+/// sums and the accumulators; p (rounded to T) times v adds to the accumulators. At the end each
+/// row's weight gains the sink, and each lane stores its elements, skipping rows past q_len. Query
 /// tiles run last-first along x, so a causal batch starts its longest tiles first.
 ///
 /// ## Layout
@@ -511,6 +512,13 @@ IRON_TEST(iron_sdpa_prefill_lse_d128, window_masked_rows, F32, F16, BF16) {
 IRON_TEST(iron_sdpa_prefill_lse_d64, large_logits_causal, F32, F16, BF16) {
   const PrefillCase c{{130}, {130}, 1, 1, 64, true, 0, 0.5};
   return prefill_setup(c, {2.0f}, true, dt, rng, 4.0f);
+}
+
+// A negative scale (the module whose scores are scaled before the softmax, not folded into
+// its exponent: a positive scale is the usual binding), causal, with lse.
+IRON_TEST(iron_sdpa_prefill_lse_d64, negative_scale, F32, F16, BF16) {
+  const PrefillCase c{{70}, {70}, 2, 1, 64, true, 0, -0.125};
+  return prefill_setup(c, no_sinks(2), true, dt, rng);
 }
 
 // Head dim 256, non-causal with a window, one query against 130 keys and three against one.
