@@ -286,8 +286,8 @@ void product_tile_from(const ASource& asrc, const BSource& bsrc, const dsl::Expr
   }
 }
 
-/// Accumulator rows product_from's epilogue stages at a band: whole tiles of both lane maps and of
-/// wmma's 16×16 tiles (slot s in tile s / 8, row-major), so a band's slots are every target's.
+/// The rows of a band that product_from's epilogue stages at a time: whole tiles of both lane
+/// maps and of wmma's 16×16 ones (slot s in tile s / 8), so a band's slots are every target's.
 inline constexpr std::uint32_t kStagedRows = 16;
 static_assert(ir::slots_in_row_bands({ir::FragmentRole::Acc, kWM, kWN}, kStagedRows),
               "a band's slots are named statically");
