@@ -44,16 +44,6 @@ int target_sm(int asked) {
   return report.devices.front().sm();
 }
 
-/// Whether `kernel` multiplies on tensor cores (fragment or warpgroup products): the forms the
-/// JIT latency targets count apart from the memory-bound library (bench/NOTES.md §10).
-bool uses_tensor_cores(const ir::Kernel& kernel) {
-  bool any = false;
-  ir::walk(kernel.body, [&](const ir::Op& op) {
-    any |= op.kind == ir::OpKind::FragMma || op.kind == ir::OpKind::WgMma;
-  });
-  return any;
-}
-
 /// "N forms, median M ms" of `ms`, or "none".
 std::string summary(const std::vector<double>& ms) {
   if (ms.empty()) return "none";
@@ -136,7 +126,7 @@ int warmup(const WarmupOptions& o) {
   std::size_t failed = 0;
   for (std::size_t i = 0; i < results.size(); ++i) {
     const runtime::WarmupResult& r = results[i];
-    const bool tensor_cores = uses_tensor_cores(forms[i].kernel);
+    const bool tensor_cores = r.products;
     const std::string shape = chosen.shapes[i].empty() ? "" : "  for " + chosen.shapes[i];
     if (!r.error.empty()) {
       ++failed;

@@ -12,6 +12,7 @@
 
 #include "cuda_test_support.hpp"
 #include "iron/core/error.hpp"
+#include "iron/core/specialization.hpp"
 #include "iron/dsl/kernel.hpp"
 #include "iron/runtime/compile_records.hpp"
 #include "iron/runtime/module_cache.hpp"
@@ -58,6 +59,29 @@ TEST(Warmup, CompilesOnceThenFindsTheCache) {
   std::sort(recorded.begin(), recorded.end());
   EXPECT_EQ(recorded, (std::vector<std::string>{"iron_scale_bf16 sm_90", "iron_scale_f32 sm_80",
                                                 "iron_scale_f32 sm_90"}));
+}
+
+// A form counts as a tensor-core form by the module it compiles: the quantized GEMV's usual
+// (few-row) module multiplies on CUDA cores, its many-row module on fragments.
+TEST(Warmup, ProductsAreTheCompiledModules) {
+  if (!nvrtc_status().available) GTEST_SKIP() << "no NVRTC: " << nvrtc_status().reason;
+  const TempDir dir;
+  const ScopedEnv cache("IRON_CACHE_DIR", dir.path().string());
+  const ir::Kernel gemv = dsl::kernel_ir_for("iron_gemv_affine_b4_g32", DType::BF16);
+  const ir::Kernel scale = dsl::kernel_ir_for("iron_scale", DType::BF16);
+  const std::vector<bool> many_rows =
+      ir::specialization_for(gemv, {{"m", 64.0}, {"n", 4096.0}, {"k", 4096.0}});
+  ASSERT_EQ(many_rows, std::vector<bool>{false});
+  const auto results =
+      warm_module_cache(std::vector<WarmupForm>{{gemv, ir::usual_specialization(gemv)},
+                                                {gemv, many_rows},
+                                                {scale, ir::usual_specialization(scale)}},
+                        90, 2);
+  ASSERT_EQ(results.size(), 3u);
+  for (const WarmupResult& r : results) EXPECT_EQ(r.error, "") << r.symbol;
+  EXPECT_FALSE(results[0].products);
+  EXPECT_TRUE(results[1].products);
+  EXPECT_FALSE(results[2].products);
 }
 
 TEST(CompileRecords, RoundTripAndADamagedRecordIsNone) {

@@ -17,6 +17,7 @@ namespace iron::runtime {
 struct WarmupResult {
   std::string symbol;     ///< "<kernel>_<dtype>"
   bool compiled = false;  ///< false: its cubin was already in the cache
+  bool products = false;  ///< its module multiplies fragments or warpgroups (tensor-core forms)
   double ms = 0.0;        ///< the pipeline, NVRTC and the store (or the cache check)
   std::string error;      ///< non-empty: it failed, and why
 };

@@ -26,6 +26,16 @@ double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
+/// Whether the module multiplies fragments or warpgroups: the paths its specialization and
+/// target keep, so a form whose launch takes a CUDA-core path counts with the memory-bound ones.
+bool has_products(const ir::Kernel& lowered) {
+  bool any = false;
+  ir::walk(lowered.body, [&](const ir::Op& op) {
+    any |= op.kind == ir::OpKind::FragMma || op.kind == ir::OpKind::WgMma;
+  });
+  return any;
+}
+
 WarmupResult warm_one(const WarmupForm& form, int sm, const BlobStore& store) {
   const ir::Kernel& kernel = form.kernel;
   const Clock::time_point start = Clock::now();
@@ -34,6 +44,7 @@ WarmupResult warm_one(const WarmupForm& form, int sm, const BlobStore& store) {
     const codegen::CompiledKernel compiled =
         codegen::compile_for_cuda_device(kernel, sm, form.specialization);
     result.symbol = compiled.symbol;
+    result.products = has_products(compiled.lowered);
     const std::string key = cuda::module_key(compiled, sm);
     if (store.load(key).outcome != BlobStore::Loaded::Outcome::Hit) {
       const Clock::time_point compile_start = Clock::now();
