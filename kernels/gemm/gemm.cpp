@@ -18,8 +18,10 @@
 /// 16-byte pieces (k, and n for [k, n], multiples of 8), the copies are asynchronous 16-byte ones
 /// in a `pipelined` loop of up to 4 stages (80 KB of shared memory for 16-bit tiles on sm_90,
 /// fewer stages where the target holds less): later steps' tiles land while this step's are
-/// multiplied (bench/NOTES.md §7). Each lane then scales and writes the accumulator elements it
-/// holds (the fragment gives each one's row and column), skipping those past the edges.
+/// multiplied (bench/NOTES.md §7). The sums then reach `out` through an overlay of the spent a
+/// ring, 16 rows of two simdgroups at a time, scaled and written by the whole group from a loop
+/// (gemm::staged_epilogue), skipping those past the edges. The knob `slices` (docs/tuning.md)
+/// traces a step's 16-column k slices as one loop (1) instead of one copy each (0, the default).
 ///
 /// ## Layout
 /// - `a [m, k]` T
@@ -63,10 +65,15 @@ IRON_KERNEL_TEMPLATE(iron_gemm, (MatrixLayout B_LAYOUT),
   layout(a, "[m, k]");
   layout(b, B_LAYOUT == row_major ? "[k, n]" : "[n, k]");
   layout(out, "[m, n]");
-  gemm::product(a, gemm::DenseB<T, B_LAYOUT>{b, Expr<u32>(0u)}, m, n, k, Expr<u32>(0u),
-                [&](const auto& r, const auto& c, const Expr<f32>& sum) {
-                  store(out[r * n + c], cast<T>(sum * alpha));
-                });
+  const auto write = [&](const auto& r, const auto& c, const Expr<f32>& sum) {
+    store(out[r * n + c], cast<T>(sum * alpha));
+  };
+  const gemm::DenseB<T, B_LAYOUT> bsrc{b, Expr<u32>(0u)};
+  if (tuned("slices") == 1) {
+    gemm::product<gemm::Slices::Rolled>(a, bsrc, m, n, k, Expr<u32>(0u), write);
+  } else {
+    gemm::product(a, bsrc, m, n, k, Expr<u32>(0u), write);
+  }
 }
 IRON_KERNEL_VARIANT(iron_gemm, kn, MatrixLayout::RowMajor);
 IRON_KERNEL_VARIANT(iron_gemm, nk, MatrixLayout::ColMajor);
@@ -111,6 +118,8 @@ IRON_KERNEL_VARIANT(iron_gemm_batched, nk, MatrixLayout::ColMajor);
 
 IRON_GEOMETRY(iron_gemm_kn) { return gemm::geometry(q); }
 IRON_GEOMETRY(iron_gemm_nk) { return gemm::geometry(q); }
+IRON_TUNING(iron_gemm_kn) { return gemm::slices_tuning_space(); }
+IRON_TUNING(iron_gemm_nk) { return gemm::slices_tuning_space(); }
 IRON_GEOMETRY(iron_gemm_warpgroup_nk) {
   return q.dtype == DType::F32 ? gemm::geometry(q)
                                : gemm::warpgroup::geometry(q, tuned("bm"), tuned("bn"));
@@ -297,6 +306,14 @@ IRON_TEST(iron_gemm_nk, bands_1153x300x16, BF16) {
 IRON_TEST(iron_gemm_kn, ones_1x1x1, F32, F16, BF16) { return gemm_setup(true, 1, 1, 1, dt, rng); }
 IRON_TEST(iron_gemm_nk, vector_1x200x8, F32, F16, BF16) {
   return gemm_setup(false, 1, 200, 8, dt, rng);
+}
+// The k slices as one loop (knob `slices`): whole tiles over several steps, and a ring that wraps
+// with a partial last step past the tile edges.
+IRON_TEST(iron_gemm_kn, tuned_rolled_slices_256x128x96, F32, F16, BF16) {
+  return gemm_setup(true, 256, 128, 96, dt, rng, 1.0, nullptr, {{"slices", 1}});
+}
+IRON_TEST(iron_gemm_nk, tuned_rolled_slices_130x136x328, F32, F16, BF16) {
+  return gemm_setup(false, 130, 136, 328, dt, rng, 0.5, nullptr, {{"slices", 1}});
 }
 
 // The warpgroup form: whole tiles over five steps (both rings wrap), sizes past a tile with a

@@ -215,13 +215,21 @@ struct DenseA {
   }
 };
 
+/// How a step's 16-column k slices are traced: one copy each (each slice's fragment loads can be
+/// scheduled under the previous slice's products) or one loop over them (a quarter of the code:
+/// NVRTC ~70 ms less a GEMM and ~30 fewer registers, bench/NOTES.md §46).
+enum class Slices { Unrolled, Rolled };
+
+/// The knob of a fragment GEMM that offers both (`slices`: 0 unrolled, the default; 1 rolled).
+inline dsl::TuningSpace slices_tuning_space() { return dsl::TuningSpace{}.knob("slices", {0, 1}); }
+
 /// Computes the kBM×kBN tile of a · op(b) at (row0, col0) (`asrc` an a source such as DenseA, of
 /// m rows and k columns; `bsrc` a b source such as DenseB) and hands each simdgroup's kWM × kWN
 /// accumulator on whole: finish(acc, first_row, first_col), the row and column of its element
 /// (0, 0), for an epilogue that writes several elements at once (the convolutions' paired
 /// stores); or finish(acc, first_row, first_col, spent), `spent` the a ring, which no product
 /// reads any more once every simdgroup has passed a barrier (an epilogue may overlay it).
-template <class ASource, class BSource, class Finish>
+template <Slices SLICES = Slices::Unrolled, class ASource, class BSource, class Finish>
 void product_tile_from(const ASource& asrc, const BSource& bsrc, const dsl::Expr<dsl::u32>& m,
                        const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k,
                        const dsl::Expr<dsl::u32>& row0, const dsl::Expr<dsl::u32>& col0,
@@ -247,15 +255,20 @@ void product_tile_from(const ASource& asrc, const BSource& bsrc, const dsl::Expr
   FragA<T, kWM, 16> fa;
   FragB<T, 16, kWN> fb;
   // Multiplies the stage at `a0`, `b0` in shared memory into each simdgroup's accumulator.
+  const auto slice = [&](const Expr<u32>& a0, const Expr<u32>& b0, const Expr<u32>& kk) {
+    fa.load(tile_a, a0 + warp_row * kPitchA + kk, kPitchA);
+    if constexpr (kb_rows) {
+      fb.load(tile_b, b0 + kk * kPitchB + warp_col, kPitchB);
+    } else {
+      fb.load(tile_b, b0 + warp_col * kPitchB + kk, kPitchB, col_major);
+    }
+    mma(acc, fa, fb);
+  };
   const auto multiply = [&](const Expr<u32>& a0, const Expr<u32>& b0) {
-    for (std::uint32_t kk = 0; kk < kBK; kk += 16) {
-      fa.load(tile_a, a0 + warp_row * kPitchA + kk, kPitchA);
-      if constexpr (kb_rows) {
-        fb.load(tile_b, b0 + kk * kPitchB + warp_col, kPitchB);
-      } else {
-        fb.load(tile_b, b0 + warp_col * kPitchB + kk, kPitchB, col_major);
-      }
-      mma(acc, fa, fb);
+    if constexpr (SLICES == Slices::Rolled) {
+      for (auto kk : range(0u, kBK, 16u)) slice(a0, b0, kk);
+    } else {
+      for (std::uint32_t kk = 0; kk < kBK; kk += 16) slice(a0, b0, Expr<u32>(kk));
     }
   };
   IRON_IF(specialized(asrc.async_ok(m, k) && bsrc.async_ok(n, k))) {
@@ -340,14 +353,14 @@ void staged_epilogue(const dsl::FragAcc<kWM, kWN>& acc, const dsl::Shared<T>& sp
 
 /// product_tile_from with an element-by-element epilogue: epilogue(r, c, sum) for every element
 /// (r, c) of the tile inside out, with sum the f32 Σ_p a(r, p) · b(p, c) (staged_epilogue).
-template <class ASource, class BSource, class Epilogue>
+template <Slices SLICES = Slices::Unrolled, class ASource, class BSource, class Epilogue>
 void product_from(const ASource& asrc, const BSource& bsrc, const dsl::Expr<dsl::u32>& m,
                   const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k,
                   const dsl::Expr<dsl::u32>& row0, const dsl::Expr<dsl::u32>& col0,
                   Epilogue&& epilogue) {
   using namespace iron::dsl;
   using T = typename ASource::type;
-  product_tile_from(
+  product_tile_from<SLICES>(
       asrc, bsrc, m, n, k, row0, col0,
       [&](const FragAcc<kWM, kWN>& acc, const Expr<u32>&, const Expr<u32>&,
           const Shared<T>& spent) { staged_epilogue(acc, spent, m, n, row0, col0, epilogue); });
@@ -356,21 +369,22 @@ void product_from(const ASource& asrc, const BSource& bsrc, const dsl::Expr<dsl:
 /// Computes the kBM×kBN tile of a · op(b) at (row0, col0) (`a` [m, k] from `a_base`; `b` a b
 /// source such as DenseB) and calls epilogue(r, c, sum) for every element (r, c) of the tile
 /// inside out, with sum the f32 Σ_p a[r, p] · b(p, c): product_from with a DenseA.
-template <class T, class BSource, class Epilogue>
+template <Slices SLICES = Slices::Unrolled, class T, class BSource, class Epilogue>
 void product_at(const dsl::Tensor<T>& a, const BSource& bsrc, const dsl::Expr<dsl::u32>& m,
                 const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k,
                 const dsl::Expr<dsl::u32>& a_base, const dsl::Expr<dsl::u32>& row0,
                 const dsl::Expr<dsl::u32>& col0, Epilogue&& epilogue) {
-  product_from(DenseA<T>{a, a_base}, bsrc, m, n, k, row0, col0, std::forward<Epilogue>(epilogue));
+  product_from<SLICES>(DenseA<T>{a, a_base}, bsrc, m, n, k, row0, col0,
+                       std::forward<Epilogue>(epilogue));
 }
 
 /// This group's tile of a · op(b) in the banded launch order (banded_tile), as product_at.
-template <class T, class BSource, class Epilogue>
+template <Slices SLICES = Slices::Unrolled, class T, class BSource, class Epilogue>
 void product(const dsl::Tensor<T>& a, const BSource& bsrc, const dsl::Expr<dsl::u32>& m,
              const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k,
              const dsl::Expr<dsl::u32>& a_base, Epilogue&& epilogue) {
   const auto [row0, col0] = banded_tile(kBM, kBN);
-  product_at(a, bsrc, m, n, k, a_base, row0, col0, epilogue);
+  product_at<SLICES>(a, bsrc, m, n, k, a_base, row0, col0, epilogue);
 }
 
 /// The launch of every form: a group per kBM×kBN tile of out, `batches` along z.
