@@ -15,6 +15,7 @@
 #include <variant>
 #include <vector>
 
+#include "iron/core/hash.hpp"
 #include "iron/core/ir.hpp"
 #include "iron/runtime/dispatch_guard.hpp"
 #include "iron/runtime/launch.hpp"
@@ -101,8 +102,9 @@ using DeviceArg = std::variant<const DeviceTensor*, Scalar>;
 void launch_async(const ir::Kernel& kernel, const std::vector<DeviceArg>& args, const Grid& grid,
                   const Stream& stream);
 
-/// A kernel kept for repeated launches: launch_async on it finds its compiled function once and
-/// derives the guard's facts once (kernel_facts, at construction), where the overload on a plain
+/// A kernel kept for repeated launches: launch_async on it finds its compiled function once (once
+/// per specialization its launches bind, by the hash taken at construction) and derives the
+/// guard's facts once (kernel_facts, at construction), where the overload on a plain
 /// ir::Kernel hashes the whole IR at every launch to find it and copies and walks it for the
 /// guard (for a large kernel with target paths, such as the warpgroup GEMMs, over a
 /// millisecond a launch). Needs no CUDA to construct; the module is compiled or loaded at the
@@ -110,7 +112,9 @@ void launch_async(const ir::Kernel& kernel, const std::vector<DeviceArg>& args, 
 class DeviceKernel {
  public:
   explicit DeviceKernel(ir::Kernel kernel)
-      : kernel_(std::move(kernel)), facts_(kernel_facts(kernel_)) {}
+      : kernel_(std::move(kernel)),
+        facts_(kernel_facts(kernel_)),
+        hash_(ir::structural_hash(kernel_)) {}
   DeviceKernel(const DeviceKernel&) = delete;
   DeviceKernel& operator=(const DeviceKernel&) = delete;
   const ir::Kernel& ir() const { return kernel_; }
@@ -119,7 +123,9 @@ class DeviceKernel {
   friend void launch_async(const DeviceKernel& kernel, const std::vector<DeviceArg>& args,
                            const Grid& grid, const Stream& stream);
   ir::Kernel kernel_;
-  KernelFacts facts_;  ///< what the guard derives from the IR, derived once
+  KernelFacts facts_;   ///< what the guard derives from the IR, derived once
+  std::uint64_t hash_;  ///< ir::structural_hash, the key of its modules: a launch that binds
+                        ///< specializations finds its module without walking the IR again
   mutable std::atomic<const cuda::PreparedKernel*> prepared_{nullptr};
 };
 

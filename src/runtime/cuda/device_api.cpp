@@ -70,11 +70,12 @@ void check_wait(cuda::CUresult result, std::string_view call, std::string_view w
 
 /// Every kernel launched through the API, prepared once per process for each specialization
 /// its launches bind.
-const cuda::PreparedKernel& prepared(const ir::Kernel& kernel,
+/// `hash` is the kernel's ir::structural_hash.
+const cuda::PreparedKernel& prepared(const ir::Kernel& kernel, std::uint64_t hash,
                                      const std::vector<bool>& specialization) {
   static std::mutex mutex;
   static std::map<std::pair<std::uint64_t, std::uint64_t>, cuda::PreparedKernel> kernels;
-  const std::pair key{ir::structural_hash(kernel), specialization_key(specialization)};
+  const std::pair key{hash, specialization_key(specialization)};
   const std::lock_guard lock(mutex);
   if (const auto found = kernels.find(key); found != kernels.end()) return found->second;
   return kernels
@@ -266,7 +267,8 @@ void launch_async(const ir::Kernel& kernel, const std::vector<DeviceArg>& args, 
                   const Stream& stream) {
   const KernelFacts facts = kernel_facts(kernel);
   launch_with(kernel, facts, args, grid, stream, [&]() -> const cuda::PreparedKernel& {
-    return prepared(kernel, launch_specialization(facts.specializations, args));
+    return prepared(kernel, ir::structural_hash(kernel),
+                    launch_specialization(facts.specializations, args));
   });
 }
 
@@ -274,11 +276,12 @@ void launch_async(const DeviceKernel& kernel, const std::vector<DeviceArg>& args
                   const Stream& stream) {
   launch_with(kernel.ir(), kernel.facts_, args, grid, stream, [&]() -> const cuda::PreparedKernel& {
     if (kernel.facts_.specializations.size() > 0) {  // the module depends on the arguments
-      return prepared(kernel.ir(), launch_specialization(kernel.facts_.specializations, args));
+      return prepared(kernel.ir(), kernel.hash_,
+                      launch_specialization(kernel.facts_.specializations, args));
     }
     const cuda::PreparedKernel* known = kernel.prepared_.load(std::memory_order_acquire);
     if (known == nullptr) {
-      known = &prepared(kernel.ir(), {});  // entries of the process's map never move
+      known = &prepared(kernel.ir(), kernel.hash_, {});  // entries of the map never move
       kernel.prepared_.store(known, std::memory_order_release);
     }
     return *known;
