@@ -4,7 +4,7 @@
 # simulator's sanitizer, then the GPU) and every backend compared, then the fragment kernels
 # (probes and the gemm family) under each other CUDA strategy, compared with the simulator, then
 # the SASS of the forms with warpgroup products (scripts/check_hopper_sass.sh, on a 9.0 device),
-# and write a log with the device, the date and the commit.
+# then the unit tests that need a GPU, and write a log with the device, the date and the commit.
 # Usage: scripts/gpu_test.sh [LOG_DIR]   (default: build/gpu-logs)
 # The commit comes from git, or from $IRON_COMMIT where the tree has no .git.
 set -euo pipefail
@@ -57,6 +57,10 @@ if build/iron device | grep -q 'sm_90a for kernels with warpgroup products'; the
 else
   echo "no compute capability 9.0 device: skipped"
 fi
+echo
+echo "## the unit tests that need a GPU (the device API, the CUDA backend and driver)"
+build/tests/iron_unit_tests --gtest_brief=1 \
+  --gtest_filter='DeviceApi*:CudaBackend*:CudaDriver*' || status=1
 echo
 echo "## module cache"
 build/iron cache info
