@@ -217,7 +217,8 @@ struct DenseA {
 
 /// How a step's 16-column k slices are traced: one copy each (each slice's fragment loads can be
 /// scheduled under the previous slice's products) or one loop over them (a quarter of the code:
-/// NVRTC ~70 ms less a GEMM and ~30 fewer registers, bench/NOTES.md §46).
+/// NVRTC ~70 ms less a GEMM and ~30 fewer registers, but 14% slower on the H200, bench/NOTES.md
+/// §46).
 enum class Slices { Unrolled, Rolled };
 
 /// The knob of a fragment GEMM that offers both (`slices`: 0 unrolled, the default; 1 rolled).
