@@ -162,12 +162,13 @@ TEST(DeviceApiGpu, AKeptSpecializedKernelLaunchesWithoutWalkingItsIr) {
   const ir::Kernel traced = dsl::kernel_ir_for("iron_gemm_nk", DType::F32);
   const DeviceKernel kept(traced);
   constexpr std::uint32_t kSide = 64;
-  DeviceTensor a = DeviceTensor::allocate(DType::F32, kSide * kSide);
-  DeviceTensor b = DeviceTensor::allocate(DType::F32, kSide * kSide);
-  DeviceTensor out = DeviceTensor::allocate(DType::F32, kSide * kSide);
+  constexpr std::size_t kElements = std::size_t{kSide} * kSide;
+  DeviceTensor a = DeviceTensor::allocate(DType::F32, kElements);
+  DeviceTensor b = DeviceTensor::allocate(DType::F32, kElements);
+  DeviceTensor out = DeviceTensor::allocate(DType::F32, kElements);
   dsl::GeometryQuery query;
   query.constants = {{"m", kSide}, {"n", kSide}, {"k", kSide}, {"alpha", 1.0}};
-  query.elements = {{"a", kSide * kSide}, {"b", kSide * kSide}, {"out", kSide * kSide}};
+  query.elements = {{"a", kElements}, {"b", kElements}, {"out", kElements}};
   query.device.multiprocessors = cuda_multiprocessors();
   const auto g = dsl::geometry_for("iron_gemm_nk", query);
   ASSERT_TRUE(g.has_value());
