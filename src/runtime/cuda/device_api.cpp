@@ -69,8 +69,8 @@ void check_wait(cuda::CUresult result, std::string_view call, std::string_view w
 }
 
 /// Every kernel launched through the API, prepared once per process for each specialization
-/// its launches bind.
-/// `hash` is the kernel's ir::structural_hash.
+/// its launches bind, found by `hash` (the kernel's ir::structural_hash, which a caller that
+/// keeps the kernel takes once).
 const cuda::PreparedKernel& prepared(const ir::Kernel& kernel, std::uint64_t hash,
                                      const std::vector<bool>& specialization) {
   static std::mutex mutex;
