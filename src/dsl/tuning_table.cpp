@@ -217,10 +217,21 @@ const TuningEntry* TuningTable::find(std::string_view kernel, DType dtype,
 TuningConfig TuningTable::config_for(const ir::Kernel& kernel,
                                      const std::map<std::string, double, std::less<>>& constants,
                                      std::string_view device, std::string_view driver) const {
-  if (entries_.empty() || !tuning_space(kernel.name)) return {};
+  if (entries_.empty()) return {};
+  const std::optional<TuningSpace> space = tuning_space(kernel.name);
+  if (!space) return {};
   const TuningEntry* entry =
       find(kernel.name, kernel.dtype, shape_bucket(kernel, constants), device, driver);
-  return entry == nullptr ? TuningConfig{} : entry->config;
+  if (entry == nullptr) return {};
+  // A knob at its default is left out, so that the defaults have one spelling (the empty
+  // configuration) and a launcher keeps one traced kernel for them.
+  const TuningConfig defaults = space->defaults();
+  TuningConfig config;
+  for (const auto& [name, value] : entry->config) {
+    const auto d = defaults.find(name);
+    if (d == defaults.end() || d->second != value) config.emplace(name, value);
+  }
+  return config;
 }
 
 void TuningTable::put(TuningEntry entry) {

@@ -91,6 +91,21 @@ TEST(TuningTable, ConfigForALaunchIsItsBucketsEntryOrTheDefaults) {
             TuningConfig{});  // no knobs: no lookup
 }
 
+TEST(TuningTable, ConfigForLeavesOutTheKnobsAtTheirDefaults) {
+  const iron::ir::Kernel gemm = kernel_ir_for("iron_gemm_warpgroup_nk", DType::BF16);
+  const TuningConfig defaults = tuning_space("iron_gemm_warpgroup_nk")->defaults();
+  const std::map<std::string, double, std::less<>> shape{
+      {"m", 100}, {"n", 4000}, {"k", 4096}, {"alpha", 1}};
+  TuningTable t;
+  TuningEntry all_defaults = entry(128, defaults.at("bn"));
+  t.put(all_defaults);
+  EXPECT_EQ(t.config_for(gemm, shape, "NVIDIA H200", "13.0"), TuningConfig{});
+  TuningEntry mixed = all_defaults;
+  mixed.config["stages"] = 3;
+  t.put(mixed);
+  EXPECT_EQ(t.config_for(gemm, shape, "NVIDIA H200", "13.0"), (TuningConfig{{"stages", 3}}));
+}
+
 TEST(TuningTable, MalformedLinesAreNamed) {
   const std::string head = "# comment\n\n";
   const std::string good =

@@ -52,8 +52,9 @@ class TuningTable {
   const TuningEntry* find(std::string_view kernel, DType dtype, const ShapeBucket& bucket,
                           std::string_view device, std::string_view driver) const;
   /// The configuration of the entry for a launch of `kernel` with these constexprs on the device
-  /// named `device` under CUDA driver `driver` ("13.0"); the empty configuration (the kernel's
-  /// defaults) when the kernel has no knobs or the table no entry.
+  /// named `device` under CUDA driver `driver` ("13.0"), less the knobs it sets to their
+  /// defaults; the empty configuration (the kernel's defaults) when the kernel has no knobs or
+  /// the table no entry.
   TuningConfig config_for(const ir::Kernel& kernel,
                           const std::map<std::string, double, std::less<>>& constants,
                           std::string_view device, std::string_view driver) const;
