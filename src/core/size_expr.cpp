@@ -293,21 +293,22 @@ SizeValue fail_value(std::string why) { return {0, std::move(why)}; }
 
 SizeValue apply(const SizeExpr& e, std::int64_t a, std::int64_t b) {
   std::int64_t r = 0;
-  const std::string text = print_size_expr(e);
+  // The expression's text only for a failure: evaluation runs at every guarded launch.
+  const auto fail = [&e](const char* why) { return fail_value(print_size_expr(e) + why); };
   switch (e.kind) {
     case Kind::Add:
-      if (__builtin_add_overflow(a, b, &r)) return fail_value(text + " overflows 64 bits");
+      if (__builtin_add_overflow(a, b, &r)) return fail(" overflows 64 bits");
       return {r, {}};
     case Kind::Sub:
-      if (__builtin_sub_overflow(a, b, &r)) return fail_value(text + " overflows 64 bits");
+      if (__builtin_sub_overflow(a, b, &r)) return fail(" overflows 64 bits");
       return {r, {}};
     case Kind::Mul:
-      if (__builtin_mul_overflow(a, b, &r)) return fail_value(text + " overflows 64 bits");
+      if (__builtin_mul_overflow(a, b, &r)) return fail(" overflows 64 bits");
       return {r, {}};
     case Kind::Div:
     case Kind::CeilDiv: {
-      if (b == 0) return fail_value(text + " divides by zero");
-      if (b == -1 && a == INT64_MIN) return fail_value(text + " overflows 64 bits");
+      if (b == 0) return fail(" divides by zero");
+      if (b == -1 && a == INT64_MIN) return fail(" overflows 64 bits");
       std::int64_t q = a / b;
       if (e.kind == Kind::CeilDiv && a % b != 0 && ((a < 0) == (b < 0))) ++q;
       return {q, {}};

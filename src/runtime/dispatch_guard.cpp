@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <string>
@@ -137,14 +138,26 @@ std::string contract_note(const ir::Kernel& kernel) {
   throw_refusal(kernel, why, contract_note(kernel));
 }
 
+/// A group-size rule's bound at this launch, and how it came about (for the message, which is
+/// made only on a refusal).
 struct Bound {
   std::int64_t value = 0;
-  std::string text;  // how the value came about, for the message
+  std::string_view constexpr_name;  // empty for a literal bound
+  std::int64_t constexpr_value = 0;
+  std::int64_t divisor = 1;
+
+  std::string text() const {
+    if (constexpr_name.empty()) return std::to_string(value);
+    if (divisor == 1)
+      return fmt::format("{} (constexpr {} = {})", value, constexpr_name, constexpr_value);
+    return fmt::format("{} (constexpr {} = {}, / {})", value, constexpr_name, constexpr_value,
+                       divisor);
+  }
 };
 
 Bound rule_bound(const ir::Kernel& kernel, const std::vector<GuardArg>& args,
                  const ir::SizeRule& r) {
-  if (r.constexpr_name.empty()) return {r.value, std::to_string(r.value)};
+  if (r.constexpr_name.empty()) return {r.value, {}, 0, 1};
   const int index = kernel.find_param(r.constexpr_name);
   if (index < 0 || kernel.params[index].kind != ir::ParamKind::Constexpr) {
     refuse(kernel, fmt::format("a group-size rule names '{}', which is not a constexpr parameter",
@@ -160,9 +173,7 @@ Bound rule_bound(const ir::Kernel& kernel, const std::vector<GuardArg>& args,
     refuse(kernel, fmt::format("a group-size rule divides constexpr '{}' by {}", r.constexpr_name,
                                r.divisor));
   }
-  const std::int64_t v = s.i / r.divisor;
-  if (r.divisor == 1) return {v, fmt::format("{} (constexpr {} = {})", v, r.constexpr_name, s.i)};
-  return {v, fmt::format("{} (constexpr {} = {}, / {})", v, r.constexpr_name, s.i, r.divisor)};
+  return {s.i / r.divisor, r.constexpr_name, s.i, r.divisor};
 }
 
 void check_rule(const ir::Kernel& kernel, const std::vector<GuardArg>& args, std::uint64_t threads,
@@ -199,7 +210,7 @@ void check_rule(const ir::Kernel& kernel, const std::vector<GuardArg>& args, std
       break;
   }
   if (!ok) {
-    refuse_rule(kernel, fmt::format("threads per group ({}) must be {} {}", n, relation, b.text));
+    refuse_rule(kernel, fmt::format("threads per group ({}) must be {} {}", n, relation, b.text()));
   }
 }
 
@@ -240,24 +251,37 @@ class Values {
       }
       case ir::SizeExpr::Kind::ThreadsPerGroup:
         return static_cast<std::int64_t>(threads_per_group(grid_.group_size));
-      case ir::SizeExpr::Kind::Constexpr: {
-        const int index = kernel_.find_param(leaf.name);
-        if (index < 0) return std::nullopt;
-        const Scalar* s = std::get_if<Scalar>(&args_[static_cast<std::size_t>(index)]);
-        if (s == nullptr || !is_integer(s->dtype)) return std::nullopt;
-        return s->i;
-      }
+      case ir::SizeExpr::Kind::Constexpr:
+        return constexpr_value(leaf.name);
       default:
         return leaf.value;
     }
   }
 
-  /// The expression's value; refuses naming `what` and the declaration when it has none.
-  std::int64_t evaluate(const ir::SizeExpr& e, std::string_view what, std::string_view declaration,
+  /// The launch's value of integer constexpr `name`, or nullopt.
+  std::optional<std::int64_t> constexpr_value(std::string_view name) const {
+    const int index = kernel_.find_param(name);
+    if (index < 0) return std::nullopt;
+    const Scalar* s = std::get_if<Scalar>(&args_[static_cast<std::size_t>(index)]);
+    if (s == nullptr || !is_integer(s->dtype)) return std::nullopt;
+    return s->i;
+  }
+
+  /// The expression's value, or nullopt when it has none.
+  std::optional<std::int64_t> value_of(const ir::SizeExpr& e) const {
+    const ir::SizeValue v = ir::evaluate_size_expr(e, leaf());
+    if (!v.ok()) return std::nullopt;
+    return v.value;
+  }
+
+  /// The expression's value; refuses naming `what()` (made only then: this runs at every
+  /// launch) and the declaration when it has none.
+  template <class What>
+  std::int64_t evaluate(const ir::SizeExpr& e, const What& what, std::string_view declaration,
                         const ir::SourceLoc& loc) const {
-    const ir::SizeValue v = ir::evaluate_size_expr(e, *this);
+    const ir::SizeValue v = ir::evaluate_size_expr(e, leaf());
     if (!v.ok()) {
-      refuse(kernel_, fmt::format("{} cannot be evaluated: {}", what, v.error), declaration, loc);
+      refuse(kernel_, fmt::format("{} cannot be evaluated: {}", what(), v.error), declaration, loc);
     }
     return v.value;
   }
@@ -265,8 +289,8 @@ class Values {
   /// "EXPR = VALUES = VALUE", leaving out the parts that repeat (`n = 1000`, `8`).
   std::string explain(const ir::SizeExpr& e, std::int64_t value) const {
     const std::string text = ir::print_size_expr(e);
-    const std::string values = ir::print_size_expr(e, [&](const ir::SizeExpr& leaf) {
-      const auto v = (*this)(leaf);
+    const std::string values = ir::print_size_expr(e, [&](const ir::SizeExpr& l) {
+      const auto v = (*this)(l);
       return v ? std::to_string(*v) : "?";
     });
     const std::string result = std::to_string(value);
@@ -277,6 +301,11 @@ class Values {
   }
 
  private:
+  /// The leaves' values as evaluate_size_expr takes them (one pointer: no allocation).
+  std::function<std::optional<std::int64_t>(const ir::SizeExpr&)> leaf() const {
+    return [this](const ir::SizeExpr& l) { return (*this)(l); };
+  }
+
   const ir::Kernel& kernel_;
   const std::vector<GuardArg>& args_;
   const Grid& grid_;
@@ -299,8 +328,8 @@ void check_grid_rule(const ir::Kernel& kernel, const Values& values, const Grid&
   const char axis = "xyz"[rule.axis % 3];
   const std::uint32_t counts[3] = {grid.groups.x, grid.groups.y, grid.groups.z};
   const std::int64_t count = counts[rule.axis % 3];
-  const std::int64_t bound =
-      values.evaluate(rule.bound, fmt::format("the bound of groups.{}", axis), kDecl, rule.loc);
+  const std::int64_t bound = values.evaluate(
+      rule.bound, [axis] { return fmt::format("the bound of groups.{}", axis); }, kDecl, rule.loc);
   if (holds(rule.relation, count, bound)) return;
   const std::string_view relation = rule.relation == ir::GridRule::Relation::Equal    ? ""
                                     : rule.relation == ir::GridRule::Relation::AtMost ? "at most "
@@ -321,13 +350,17 @@ void check_constexpr_bound(const ir::Kernel& kernel, const Values& values,
                            const ir::ConstexprBound& rule) {
   const bool at_most = rule.relation == ir::GridRule::Relation::AtMost;
   const std::string_view decl = at_most ? "require_at_most(...)" : "require_at_least(...)";
-  ir::SizeExpr name;
-  name.kind = ir::SizeExpr::Kind::Constexpr;
-  name.name = rule.constexpr_name;
-  const std::int64_t value =
-      values.evaluate(name, fmt::format("constexpr {}", rule.constexpr_name), decl, rule.loc);
+  const std::optional<std::int64_t> known = values.constexpr_value(rule.constexpr_name);
+  if (!known) {
+    refuse(kernel,
+           fmt::format("constexpr {} cannot be evaluated: '{}' has no value", rule.constexpr_name,
+                       rule.constexpr_name),
+           decl, rule.loc);
+  }
+  const std::int64_t value = *known;
   const std::int64_t bound = values.evaluate(
-      rule.bound, fmt::format("the bound of constexpr {}", rule.constexpr_name), decl, rule.loc);
+      rule.bound, [&] { return fmt::format("the bound of constexpr {}", rule.constexpr_name); },
+      decl, rule.loc);
   if (holds(rule.relation, value, bound)) return;
   refuse(kernel,
          fmt::format("constexpr {} ({}) must be {} {}", rule.constexpr_name, value,
@@ -338,6 +371,18 @@ void check_constexpr_bound(const ir::Kernel& kernel, const Values& values,
 /// Elements of a tensor argument (already checked to be whole elements).
 std::uint64_t element_count(const ir::Param& p, const GuardArg& arg) {
   return std::get<TensorExtent>(arg).bytes / dtype_size(p.dtype);
+}
+
+/// The element count a layout's dims give at this launch (their product), or nullopt when a dim
+/// has no value, is negative or the product overflows (check_layout then says which).
+std::optional<std::uint64_t> layout_elements(const Values& values,
+                                             const std::vector<ir::SizeExpr>& dims) {
+  std::int64_t product = 1;
+  for (const ir::SizeExpr& d : dims) {
+    const std::optional<std::int64_t> v = values.value_of(d);
+    if (!v || *v < 0 || __builtin_mul_overflow(product, *v, &product)) return std::nullopt;
+  }
+  return static_cast<std::uint64_t>(product);
 }
 
 void check_layout(const ir::Kernel& kernel, const KernelFacts& facts, const Values& values,
@@ -351,17 +396,22 @@ void check_layout(const ir::Kernel& kernel, const KernelFacts& facts, const Valu
         decl, layout.loc);
   }
   const ir::Param& p = kernel.params[index];
+  const std::uint64_t count = element_count(p, args[index]);
+  const std::uint64_t limit = facts.index_limits.at(static_cast<std::size_t>(index));
+  if (const std::optional<std::uint64_t> need = layout_elements(values, layout.dims)) {
+    if ((layout.exact ? count == *need : count >= *need) && *need <= limit) return;
+  }
+  // Refused: the same evaluation again, as one expression, for the message.
   const std::string dims = ir::print_size_dims(layout.dims);
   const ir::SizeExpr product = ir::product_of(layout.dims);
-  const std::int64_t need =
-      values.evaluate(product, fmt::format("the layout {} of {}", dims, p.name), decl, layout.loc);
+  const std::int64_t need = values.evaluate(
+      product, [&] { return fmt::format("the layout {} of {}", dims, p.name); }, decl, layout.loc);
   if (need < 0) {
     refuse(kernel,
            fmt::format("the layout {} of {} needs {}, a negative element count", dims, p.name,
                        values.explain(product, need)),
            decl, layout.loc);
   }
-  const std::uint64_t count = element_count(p, args[index]);
   const auto needed = static_cast<std::uint64_t>(need);
   const bool ok = layout.exact ? count == needed : count >= needed;
   if (!ok) {
@@ -370,7 +420,6 @@ void check_layout(const ir::Kernel& kernel, const KernelFacts& facts, const Valu
                        layout.exact ? "" : "at least ", values.explain(product, need)),
            decl, layout.loc);
   }
-  const std::uint64_t limit = facts.index_limits.at(static_cast<std::size_t>(index));
   if (needed > limit) {
     refuse(kernel,
            fmt::format("the layout {} of {} needs {} elements, more than its indices can "
