@@ -217,7 +217,11 @@ const TuningEntry* TuningTable::find(std::string_view kernel, DType dtype,
 TuningConfig TuningTable::config_for(const ir::Kernel& kernel,
                                      const std::map<std::string, double, std::less<>>& constants,
                                      std::string_view device, std::string_view driver) const {
-  if (entries_.empty()) return {};
+  // Most launches are of kernels without an entry: say so before making the bucket and space.
+  const bool listed = std::any_of(entries_.begin(), entries_.end(), [&](const TuningEntry& e) {
+    return e.kernel == kernel.name && e.dtype == kernel.dtype;
+  });
+  if (!listed) return {};
   const std::optional<TuningSpace> space = tuning_space(kernel.name);
   if (!space) return {};
   const TuningEntry* entry =
