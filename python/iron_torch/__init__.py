@@ -57,13 +57,13 @@ def _torch():
     return _torch_module
 
 
-def _current_stream(torch, device):
-    """The CUstream torch runs on now on `device` (its raw handle, without making a Stream
-    object when torch offers that)."""
+def _current_stream(torch, index):
+    """The CUstream torch runs on now on CUDA device `index` (its raw handle, without making a
+    Stream object when torch offers that)."""
     raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
     if raw is not None:
-        return raw(device.index or 0)
-    return torch.cuda.current_stream(device).cuda_stream
+        return raw(index)
+    return torch.cuda.current_stream(index).cuda_stream
 
 
 @functools.cache
@@ -130,6 +130,12 @@ def _form_for(kernel, tensor_dtypes):
     raise ValueError(f"{kernel}: no form matches the tensors' element types")
 
 
+@functools.cache
+def _tensor_flags(kernel):
+    """Whether each parameter of the kernel is a tensor, in order."""
+    return tuple(p.is_tensor for p in _params(kernel))
+
+
 def run(kernel, *args, **kwargs):
     """Runs Iron kernel `kernel` on torch tensors and numbers, in parameter order (or by name).
     The kernel writes its output tensors in place; nothing is returned. CUDA tensors: enqueued on
@@ -138,32 +144,43 @@ def run(kernel, *args, **kwargs):
     failure."""
     torch = _torch()
     params, bound = _bind(kernel, args, kwargs)
-    device = None
-    for p, value in zip(params, bound):
-        if not p.is_tensor:
+    names = _iron_dtypes()
+    where = None  # the first tensor's device: its CUDA index, or -1 for the CPU
+    raw = []
+    tensor_dtypes = []
+    for p, is_tensor, value in zip(params, _tensor_flags(kernel), bound):
+        if not is_tensor:
+            raw.append(value)
             continue
         if not isinstance(value, torch.Tensor):
             raise TypeError(f"{kernel}: argument '{p.name}' must be a torch.Tensor, got "
                             f"{type(value).__name__}")
-        if value.device.type not in ("cuda", "cpu"):
+        if value.is_cuda:
+            here = value.get_device()
+        elif value.is_cpu:
+            here = -1
+        else:
             raise ValueError(f"{kernel}: argument '{p.name}' is on {value.device}; Iron runs "
                              f"CUDA tensors on the GPU and CPU tensors on its simulator")
-        if device is None:
-            device = value.device
-        elif value.device != device:
+        if where is None:
+            where, first = here, value
+        elif here != where:
             raise ValueError(f"{kernel}: argument '{p.name}' is on {value.device}, the first "
-                             f"tensor on {device}")
+                             f"tensor on {first.device}")
         if not value.is_contiguous():
             raise ValueError(f"{kernel}: argument '{p.name}' is not contiguous (strides "
                              f"{tuple(value.stride())}); pass .contiguous()")
-    if device is not None and device.type == "cuda" and (device.index or 0) != 0:
-        raise ValueError(f"{kernel}: the tensors are on {device}; Iron launches on cuda:0")
-    raw = [_Raw(v.data_ptr(), v.numel(), _iron_dtype(kernel, p.name, v)) if p.is_tensor else v
-           for p, v in zip(params, bound)]
-    dtype = _form_for(kernel, tuple(r.dtype for r in raw if isinstance(r, _Raw)))
-    on_device = device is not None and device.type == "cuda"
-    stream = _current_stream(torch, device) if on_device else 0
-    _launch(kernel, dtype, raw, on_device, stream)
+        dtype = names.get(value.dtype)
+        if dtype is None:
+            dtype = _iron_dtype(kernel, p.name, value)  # raises, naming the argument
+        tensor_dtypes.append(dtype)
+        raw.append(_Raw(value.data_ptr(), value.numel(), dtype))
+    if where is not None and where > 0:
+        raise ValueError(f"{kernel}: the tensors are on {first.device}; Iron launches on cuda:0")
+    form = _form_for(kernel, tuple(tensor_dtypes))
+    on_device = where is not None and where >= 0
+    stream = _current_stream(torch, where) if on_device else 0
+    _launch(kernel, form, raw, on_device, stream)
 
 
 _ops = {}       # kernel name -> its torch.ops.iron op

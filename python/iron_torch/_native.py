@@ -8,7 +8,9 @@ import json
 import math
 import os
 import pathlib
+import struct
 from dataclasses import dataclass
+from typing import NamedTuple
 
 LIBRARY_NAME = "libiron_python.so"
 
@@ -25,10 +27,10 @@ class IronError(RuntimeError):
     """A kernel failed to compile, launch or run (the message says which and why)."""
 
 
-class _Arg(ctypes.Structure):
-    _fields_ = [("is_tensor", ctypes.c_uint32), ("dtype", ctypes.c_uint32),
-                ("address", ctypes.c_uint64), ("count", ctypes.c_uint64),
-                ("number", ctypes.c_double), ("integer", ctypes.c_int64)]
+# One argument as iron_py_launch reads it (struct IronPyArg): is_tensor, dtype code, address,
+# count, number, integer; an array of them is packed with struct, much faster than ctypes'
+# Structure array for the launch path.
+_ARG_FORMAT = "IIQQdq"
 
 
 def library_path():
@@ -49,7 +51,7 @@ def library():
     lib.iron_py_signature.restype = ctypes.c_char_p
     lib.iron_py_signature.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
     lib.iron_py_launch.restype = ctypes.c_int
-    lib.iron_py_launch.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(_Arg),
+    lib.iron_py_launch.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p,
                                    ctypes.c_size_t, ctypes.c_int, ctypes.c_void_p,
                                    ctypes.POINTER(ctypes.c_char_p)]
     return lib
@@ -98,9 +100,9 @@ def signature(kernel, dtype):
     return tuple(Param(p["name"], p["kind"], p["dtype"]) for p in parsed)
 
 
-@dataclass
-class Tensor:
-    """A tensor argument: `count` elements of `dtype` at `address`."""
+class Tensor(NamedTuple):
+    """A tensor argument: `count` elements of `dtype` at `address` (a tuple: cheap to make at
+    every launch)."""
     address: int
     count: int
     dtype: str
@@ -127,35 +129,49 @@ def number_argument(kernel, param, value):
     return int(value)
 
 
+_TENSOR, _FLOAT, _INTEGER = 0, 1, 2
+
+
+@functools.cache
+def _plan(kernel, dtype):
+    """The form's parameters as launch packs them: (param, kind, dtype code, integer range),
+    the struct that packs their arguments, and the kernel's and dtype's names as bytes."""
+    rows = []
+    for p in signature(kernel, dtype):
+        kind = _TENSOR if p.is_tensor else _FLOAT if p.dtype in FLOAT_DTYPES else _INTEGER
+        rows.append((p, kind, DTYPES[p.dtype][0], INTEGER_RANGES.get(p.dtype)))
+    packer = struct.Struct("=" + _ARG_FORMAT * len(rows))
+    return tuple(rows), packer, kernel.encode(), dtype.encode()
+
+
 def launch(kernel, dtype, arguments, on_device, stream=0):
     """Runs the form (kernel, dtype) with `arguments` in parameter order, each a Tensor or a
     number. On the device (`on_device`): tensors are device addresses, launched on the CUstream
     `stream` (0: the legacy default stream), returning before the kernel ends. Else on the
     simulator: tensors are host addresses, written when this returns. ValueError when refused
     (nothing ran), IronError when it failed."""
-    params = signature(kernel, dtype)
-    if len(arguments) != len(params):
-        names = ", ".join(p.name for p in params)
-        raise TypeError(f"{kernel}: {len(arguments)} arguments given, it takes {len(params)} "
+    plan, packer, kernel_name, dtype_name = _plan(kernel, dtype)
+    if len(arguments) != len(plan):
+        names = ", ".join(row[0].name for row in plan)
+        raise TypeError(f"{kernel}: {len(arguments)} arguments given, it takes {len(plan)} "
                         f"({names})")
-    packed = (_Arg * max(len(params), 1))()
-    for slot, param, value in zip(packed, params, arguments):
-        if param.is_tensor:
+    slots = []
+    for (param, kind, code, limits), value in zip(plan, arguments):
+        if kind == _TENSOR:
             if not isinstance(value, Tensor):
                 raise TypeError(f"{kernel}: argument '{param.name}' must be a tensor, "
                                 f"got {type(value).__name__}")
-            slot.is_tensor = 1
-            slot.dtype = DTYPES[value.dtype][0]
-            slot.address = value.address
-            slot.count = value.count
-        elif param.dtype in FLOAT_DTYPES:
-            slot.dtype = DTYPES[param.dtype][0]
-            slot.number = number_argument(kernel, param, value)
+            slots += (1, DTYPES[value.dtype][0], value.address, value.count, 0.0, 0)
+        elif kind == _FLOAT:
+            if type(value) is not float or not math.isfinite(value):
+                value = number_argument(kernel, param, value)
+            slots += (0, code, 0, 0, value, 0)
         else:
-            slot.dtype = DTYPES[param.dtype][0]
-            slot.integer = number_argument(kernel, param, value)
+            if type(value) is not int or not limits[0] <= value <= limits[1]:
+                value = number_argument(kernel, param, value)
+            slots += (0, code, 0, 0, 0.0, value)
     error = ctypes.c_char_p()
-    outcome = library().iron_py_launch(kernel.encode(), dtype.encode(), packed, len(params),
+    outcome = library().iron_py_launch(kernel_name, dtype_name, packer.pack(*slots), len(plan),
                                        1 if on_device else 0, ctypes.c_void_p(stream or None),
                                        ctypes.byref(error))
     if outcome == 1:
