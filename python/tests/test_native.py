@@ -46,6 +46,18 @@ class OnTheSimulator(unittest.TestCase):
         _native.launch("iron_scale", "f32", [tensor(inp), tensor(out), -2.0, 300], False)
         self.assertEqual(list(out), [-2.0 * v for v in x])
 
+    def test_numbers_of_other_python_types_are_converted(self):
+        # An int where a float constexpr goes is converted; u32's largest value is packed (the
+        # guard then refuses the count, larger than the tensors); a bool is refused.
+        x = [float(i) for i in range(64)]
+        inp, out = floats(x), floats([float("nan")] * 64)
+        _native.launch("iron_scale", "f32", [tensor(inp), tensor(out), 3, 64], False)
+        self.assertEqual(list(out), [3.0 * v for v in x])
+        with self.assertRaisesRegex(ValueError, "dispatch refused"):
+            _native.launch("iron_scale", "f32", [tensor(inp), tensor(out), 1.0, 2**32 - 1], False)
+        with self.assertRaisesRegex(TypeError, "argument 'n' must be a number, got a bool"):
+            _native.launch("iron_scale", "f32", [tensor(inp), tensor(out), 1.0, True], False)
+
     def test_softmax_f16_rows(self):
         rows, n = 3, 70
         x = [((i * 7) % 23) * 0.25 - 2.0 for i in range(rows * n)]
