@@ -148,8 +148,9 @@ struct Bound {
 
   std::string text() const {
     if (constexpr_name.empty()) return std::to_string(value);
-    if (divisor == 1)
+    if (divisor == 1) {
       return fmt::format("{} (constexpr {} = {})", value, constexpr_name, constexpr_value);
+    }
     return fmt::format("{} (constexpr {} = {}, / {})", value, constexpr_name, constexpr_value,
                        divisor);
   }
