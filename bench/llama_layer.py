@@ -6,7 +6,7 @@
 The layer: RMSNorm → q, k, v projections → RoPE (NeoX) on q and k → KV-cache append → causal
 attention (GQA, 32 query heads on 8 KV heads) → output projection → residual and RMSNorm → gate
 and up projections → SwiGLU → down projection → residual. Iron's prefill runs iron_rms_norm,
-iron_gemm_warpgroup_nk, iron_rope_inplace_neox, iron_kv_append, iron_sdpa_prefill_d128,
+iron_gemm_warpgroup_nk, iron_rope_qk_inplace_neox, iron_kv_append, iron_sdpa_prefill_d128,
 iron_add_rms_norm, iron_swiglu and iron_add; its decode step runs iron_gemv for the projections
 and iron_sdpa_decode with iron_sdpa_decode_combine for attention, launched one by one and
 replayed as a CUDA graph.
@@ -133,9 +133,8 @@ class IronLayer:
         self.project(self.h, w["q"], self.q, HEADS * HEAD_DIM, HIDDEN)
         self.project(self.h, w["k"], self.k, KV_HEADS * HEAD_DIM, HIDDEN)
         self.project(self.h, w["v"], self.v, KV_HEADS * HEAD_DIM, HIDDEN)
-        run("iron_rope_inplace_neox", self.q, positions, t, HEADS, HEAD_DIM, HEAD_DIM, ROPE_BASE)
-        run("iron_rope_inplace_neox", self.k, positions, t, KV_HEADS, HEAD_DIM, HEAD_DIM,
-            ROPE_BASE)
+        run("iron_rope_qk_inplace_neox", self.q, self.k, positions, t, HEADS, KV_HEADS, HEAD_DIM,
+            HEAD_DIM, ROPE_BASE)
         run("iron_kv_append", self.k, self.v, positions, k_cache, v_cache, t, KV_HEADS, HEAD_DIM,
             MAX_SEQ)
         scale = HEAD_DIM ** -0.5

@@ -393,6 +393,23 @@ def _rope_inputs(dims, dtype, gen):
     return (uniform((tokens, heads, head_dim), dtype, gen), positions, table)
 
 
+def _rope_qk_inputs(dims, dtype, gen):
+    q, positions, table = _rope_inputs(dict(dims, heads=dims["heads_q"]), dtype, gen)
+    k = uniform((d(dims, "tokens"), d(dims, "heads_kv"), d(dims, "head_dim")), dtype, gen)
+    return (q, k, positions, table)
+
+
+def _rope_qk_peers(dims, dtype):
+    """The queries and the keys rotated in place one after the other, as a model's layer does."""
+    rope = _rope_peers(False)(dict(dims, in_place=1), dtype)["torch eager composite"]()
+
+    def eager(q, k, positions, table):
+        rope(q, positions, table)
+        rope(k, positions, table)
+        return q, k
+    return {"torch eager composite": lambda: eager, "torch.compile": compiled(eager)}
+
+
 def _rope_peers(interleaved):
     def peers(dims, dtype):
         rot = d(dims, "rot_dim")
@@ -1260,6 +1277,7 @@ CASES = {
     "hadamard": (_rows, _hadamard_peers),
     "rope_neox": (_rope_inputs, _rope_peers(False)),
     "rope_gptj": (_rope_inputs, _rope_peers(True)),
+    "rope_qk_neox": (_rope_qk_inputs, _rope_qk_peers),
     "kv_append": (_kv_append_inputs, _kv_append_peers),
     "kv_append_paged": (_kv_append_paged_inputs, _kv_append_paged_peers),
     "sdpa_prefill": (_sdpa_prefill_inputs, _sdpa_prefill_peers),

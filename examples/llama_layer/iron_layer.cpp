@@ -101,10 +101,8 @@ void IronLayer::enqueue(const Stream& stream, const DeviceWeights& w, const Devi
   project(stream, h_, w.q, q_, s.q_width(), s.hidden);
   project(stream, h_, w.k, k_, s.kv_width(), s.hidden);
   project(stream, h_, w.v, v_, s.kv_width(), s.hidden);
-  lib::iron_rope_inplace_neox_bf16(stream, q_, positions, t, s.heads, s.head_dim, s.head_dim,
-                                   s.rope_base);
-  lib::iron_rope_inplace_neox_bf16(stream, k_, positions, t, s.kv_heads, s.head_dim, s.head_dim,
-                                   s.rope_base);
+  lib::iron_rope_qk_inplace_neox_bf16(stream, q_, k_, positions, t, s.heads, s.kv_heads, s.head_dim,
+                                      s.head_dim, s.rope_base);
   lib::iron_kv_append_bf16(stream, k_, v_, positions, k_cache, v_cache, t, s.kv_heads, s.head_dim,
                            s.max_seq);
   const float scale = 1.0f / std::sqrt(static_cast<float>(s.head_dim));

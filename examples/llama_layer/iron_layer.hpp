@@ -26,7 +26,7 @@ struct DeviceWeights {
 };
 
 /// The layer for `tokens` new tokens: q/k/v, output and feed-forward projections on
-/// iron_gemm_warpgroup_nk (iron_gemv for one token), iron_rope_inplace_neox, iron_kv_append,
+/// iron_gemm_warpgroup_nk (iron_gemv for one token), iron_rope_qk_inplace_neox, iron_kv_append,
 /// iron_sdpa_prefill_d128 over the new tokens (a prefill into an empty cache) or
 /// iron_sdpa_decode + iron_sdpa_decode_combine over the cache (one token), iron_rms_norm,
 /// iron_add_rms_norm, iron_swiglu and iron_add.

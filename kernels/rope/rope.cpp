@@ -5,11 +5,15 @@
 /// where (lo, hi) = (p, p + rot_dim / 2) in the NeoX layout (rotate halves) and (2p, 2p + 1) in
 /// the GPT-J layout (interleaved). Dims from rot_dim to head_dim are not rotated.
 ///
-/// Eight kernels, named iron_rope[_table][_inplace]_{neox,gptj}:
+/// Ten kernels, named iron_rope[_table][_inplace]_{neox,gptj} and
+/// iron_rope_qk_inplace_{neox,gptj}:
 /// - iron_rope_{neox,gptj}: cos/sin computed from theta, inv_freq_p = base^(-2p / rot_dim),
 ///   out of place (the dims past rot_dim are copied to `out`).
 /// - iron_rope_inplace_{neox,gptj}: the same, rotating `x` in place (dims past rot_dim untouched).
 /// - iron_rope_table_{neox,gptj}, iron_rope_table_inplace_{neox,gptj}: cos/sin read from a table.
+/// - iron_rope_qk_inplace_{neox,gptj}: the queries `q` and the keys `k` of an attention layer
+///   (their own head counts, the same positions) rotated in place by one launch, as
+///   iron_rope_inplace does each: what a layer would otherwise launch twice.
 ///
 /// Precision: the angle is computed in f32 (as PyTorch's f32 composite does), so it carries a
 /// relative error of a few 2^-24 of the position. The table variants are exact up to the
@@ -31,14 +35,15 @@
 /// positions[t] · (5u / e_0 + 5u) < 7u · positions[t], for any base.
 ///
 /// ## Layout
-/// - `inp [tokens, heads, head_dim]` T, `out` the same (out of place); or `x` (in place, InOut)
+/// - `inp [tokens, heads, head_dim]` T, `out` the same (out of place); or `x` (in place, InOut);
+///   or `q [tokens, heads_q, head_dim]` and `k [tokens, heads_kv, head_dim]` (qk, both InOut)
 /// - `positions [tokens]` u32, each < max_pos for the table variants
 /// - `cos_sin [max_pos, rot_dim]` f32 (table variants): cos of pair p at [pos, p], sin at
 ///   [pos, rot_dim / 2 + p]
-/// - constexprs: tokens, heads, head_dim (a multiple of 8), rot_dim (a multiple of 16,
-///   16 ≤ rot_dim ≤ head_dim), base (theta variants). The guard checks both multiples: every
-///   model's head and rotary dims are, and they make each half of the rotated dims and the
-///   copied dims whole 16-byte vectors.
+/// - constexprs: tokens, heads (heads_q and heads_kv for qk), head_dim (a multiple of 8),
+///   rot_dim (a multiple of 16, 16 ≤ rot_dim ≤ head_dim), base (theta variants). The guard
+///   checks both multiples: every model's head and rotary dims are, and they make each half of
+///   the rotated dims and the copied dims whole 16-byte vectors.
 ///
 /// ## Dispatch
 /// Elementwise, grid-stride: any grid. With L elements in a 16-byte vector (8 f16/bf16, 4 f32)
@@ -56,7 +61,8 @@
 /// items the same way. Best: tokens · ceil(heads / 4) · W threads (one item each). The in-place
 /// kernels and the out-of-place theta ones take at most 256 threads a group, which leaves ptxas
 /// the registers to hold a block's 8 vectors (48–80); the out-of-place table ones fit 64 with
-/// the next head's loads issued before the current head's stores.
+/// the next head's loads issued before the current head's stores. The qk kernels run the in-place
+/// loop over q's items, then over k's: best with the larger of the two counts of threads.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -284,6 +290,26 @@ Geometry rope_geometry(const GeometryQuery& q, bool copies) {
   return Geometry::elementwise(std::max<std::uint64_t>(items, 1), q.threads_per_group(256));
 }
 
+/// The qk kernels' grid rule: at most one group per tpg items of the larger of q's and k's
+/// rotations.
+template <class T>
+std::string rope_qk_grid() {
+  const std::string per_head_block = "ceil_div(heads_q, " + std::to_string(kHeads) +
+                                     "), ceil_div(heads_kv, " + std::to_string(kHeads) + ")";
+  return "[<= ceil_div(tokens * max(" + per_head_block + ") * rot_dim / " +
+         std::to_string(2 * kLanes<T>) + ", tpg), 1, 1]";
+}
+
+/// One work item per thread of the larger rotation (q's, unless k has more heads), in groups of
+/// 256.
+Geometry rope_qk_geometry(const GeometryQuery& q) {
+  const std::uint64_t lanes = 16 / dtype_size(q.dtype);
+  const std::uint64_t heads = std::max(q.constant("heads_q"), q.constant("heads_kv"));
+  const std::uint64_t items = q.constant("tokens") * ((heads + kHeads - 1) / kHeads) *
+                              (q.constant("rot_dim") / (2 * lanes));
+  return Geometry::elementwise(std::max<std::uint64_t>(items, 1), q.threads_per_group(256));
+}
+
 }  // namespace
 
 IRON_KERNEL_TEMPLATE(iron_rope, (bool Interleaved),
@@ -369,6 +395,31 @@ IRON_KERNEL_VARIANT(iron_rope_table_inplace, neox, false);
 IRON_KERNEL_VARIANT(iron_rope_table_inplace, gptj, true);
 IRON_GEOMETRY(iron_rope_table_inplace_neox) { return rope_geometry(q, false); }
 IRON_GEOMETRY(iron_rope_table_inplace_gptj) { return rope_geometry(q, false); }
+
+IRON_KERNEL_TEMPLATE(iron_rope_qk_inplace, (bool Interleaved),
+                     (InOut<T> q, InOut<T> k, Tensor<u32> positions, Constexpr<u32> tokens,
+                      Constexpr<u32> heads_q, Constexpr<u32> heads_kv, Constexpr<u32> head_dim,
+                      Constexpr<u32> rot_dim, Constexpr<f32> base)) {
+  dispatch(elementwise, {at_most(256)});
+  grid(rope_qk_grid<T>());
+  layout(q, "[tokens, heads_q, head_dim]");
+  layout(k, "[tokens, heads_kv, head_dim]");
+  layout(positions, "[tokens]");
+  require_whole_vectors(head_dim, rot_dim);
+  const auto step = theta_step(base, rot_dim);
+  const auto rotate = [&](const auto& x, const Expr<u32>& heads) {
+    const RopeShape s{tokens, heads, head_dim, rot_dim};
+    rotate_pairs<T, Interleaved>(x, positions, x, s, [&](auto pos, auto col) {
+      return theta_cos_sin<T, Interleaved>(pos, col, s, step);
+    });
+  };
+  rotate(q, heads_q);
+  rotate(k, heads_kv);
+}
+IRON_KERNEL_VARIANT(iron_rope_qk_inplace, neox, false);
+IRON_KERNEL_VARIANT(iron_rope_qk_inplace, gptj, true);
+IRON_GEOMETRY(iron_rope_qk_inplace_neox) { return rope_qk_geometry(q); }
+IRON_GEOMETRY(iron_rope_qk_inplace_gptj) { return rope_qk_geometry(q); }
 
 }  // namespace iron::kernels
 
@@ -474,6 +525,37 @@ testing::TestSetup rope_setup(const RopeCase& c, std::uint32_t groups, std::uint
       .constant("rot_dim", static_cast<double>(c.rot_dim))
       .expect(data, rope_oracle(x, pos, c))
       .tolerance(data, rope_tolerance(c, x, pos, dt))
+      .grid({{groups}, {tpg}});
+}
+
+/// A test of iron_rope_qk_inplace_{neox,gptj} (the layout c.interleaved says): queries of
+/// c.heads heads and keys of `heads_kv`, each expected as the definition rotates its own heads.
+testing::TestSetup rope_qk_setup(const RopeCase& c, std::size_t heads_kv, std::uint32_t groups,
+                                 std::uint32_t tpg, DType dt, testing::Rng& rng) {
+  RopeCase keys = c;
+  keys.heads = heads_kv;
+  const std::size_t q_count = c.tokens * c.heads * c.head_dim;
+  const std::size_t k_count = keys.tokens * keys.heads * keys.head_dim;
+  const auto q = testing::round_through(rng.uniform(q_count, -2.0f, 2.0f), dt);
+  const auto k = testing::round_through(rng.uniform(k_count, -2.0f, 2.0f), dt);
+  const auto pos = rng.integers(c.tokens, 0, c.max_pos);
+  return testing::TestSetup(
+             c.interleaved ? "iron_rope_qk_inplace_gptj" : "iron_rope_qk_inplace_neox", dt)
+      .initial("q", q)
+      .initial("k", k)
+      .input_u32("positions", pos)
+      .output("q", q_count)
+      .output("k", k_count)
+      .constant("tokens", static_cast<double>(c.tokens))
+      .constant("heads_q", static_cast<double>(c.heads))
+      .constant("heads_kv", static_cast<double>(heads_kv))
+      .constant("head_dim", static_cast<double>(c.head_dim))
+      .constant("rot_dim", static_cast<double>(c.rot_dim))
+      .constant("base", kBase)
+      .expect("q", rope_oracle(q, pos, c))
+      .expect("k", rope_oracle(k, pos, keys))
+      .tolerance("q", rope_tolerance(c, q, pos, dt))
+      .tolerance("k", rope_tolerance(keys, k, pos, dt))
       .grid({{groups}, {tpg}});
 }
 
@@ -630,6 +712,28 @@ IRON_TEST(iron_rope_table_inplace_gptj, partial_head_block, F32, F16, BF16) {
   return rope_setup({3, 7, 64, 64, 300, true, true, true}, 2, 20, dt, rng);
 }
 
+// Grouped-query heads (8 query heads on 2 key heads), full rotary: 7 tokens · 2 head blocks · 8
+// vector columns = 112 items for q and 56 for k in f16/bf16 (twice that in f32), on 32 threads.
+IRON_TEST(iron_rope_qk_inplace_neox, grouped_heads, F32, F16, BF16) {
+  return rope_qk_setup({7, 8, 128, 128, 2048}, 2, 1, 32, dt, rng);
+}
+
+// Partial rotary (dims 32 .. 80 keep their values) and partial head blocks in both tensors
+// (6 query heads: 4 and 2; 3 key heads).
+IRON_TEST(iron_rope_qk_inplace_neox, partial_rotary, F32, F16, BF16) {
+  return rope_qk_setup({5, 6, 80, 32, 2048}, 3, 1, 32, dt, rng);
+}
+
+// More key heads than query heads: k's rotation has the more items.
+IRON_TEST(iron_rope_qk_inplace_gptj, more_key_heads, F32, F16, BF16) {
+  return rope_qk_setup({9, 1, 64, 16, 2048, true}, 5, 1, 32, dt, rng);
+}
+
+// One token, one head of 16 dims in each: the smallest problem the rules allow.
+IRON_TEST(iron_rope_qk_inplace_gptj, single_chunk, F32, F16, BF16) {
+  return rope_qk_setup({1, 1, 16, 16, 2048, true}, 1, 1, 32, dt, rng);
+}
+
 IRON_BENCH(iron_rope_neox, tokens8k_heads32_dim128, F32, F16, BF16) {
   return rope_bench(anchor(false, false, false), dt);
 }
@@ -653,6 +757,33 @@ IRON_BENCH(iron_rope_table_inplace_neox, tokens8k_heads32_dim128, BF16) {
 }
 IRON_BENCH(iron_rope_table_inplace_gptj, tokens8k_heads32_dim128, BF16) {
   return rope_bench(anchor(true, true, true), dt);
+}
+
+// The Llama-3-8B prefill's q and k: 8192 tokens, 32 query heads on 8 key heads of 128. bytes_moved
+// counts q and k once each way and the positions.
+IRON_BENCH(iron_rope_qk_inplace_neox, tokens8k_heads32_kv8_dim128, BF16) {
+  constexpr std::size_t kTokens = 8192, kHeadsQ = 32, kHeadsKv = 8, kDim = 128;
+  std::vector<std::uint32_t> positions(kTokens);
+  std::iota(positions.begin(), positions.end(), 0u);
+  auto bench = bench::BenchSetup("iron_rope_qk_inplace_neox", dt);
+  bench.output("q", kTokens * kHeadsQ * kDim)
+      .output("k", kTokens * kHeadsKv * kDim)
+      .input_u32("positions", positions)
+      .constant("tokens", kTokens)
+      .constant("heads_q", kHeadsQ)
+      .constant("heads_kv", kHeadsKv)
+      .constant("head_dim", kDim)
+      .constant("rot_dim", kDim)
+      .constant("base", kBase);
+  return bench.grid(bench::geometry_grid(bench))
+      .bytes_moved(2 * kTokens * (kHeadsQ + kHeadsKv) * kDim * dtype_size(dt) +
+                   kTokens * sizeof(std::uint32_t))
+      .peer("rope_qk_neox", {{"tokens", kTokens},
+                             {"heads_q", kHeadsQ},
+                             {"heads_kv", kHeadsKv},
+                             {"head_dim", kDim},
+                             {"rot_dim", kDim},
+                             {"base", kBase}});
 }
 
 }  // namespace iron::kernels
