@@ -399,15 +399,17 @@ def _rope_qk_inputs(dims, dtype, gen):
     return (q, k, positions, table)
 
 
-def _rope_qk_peers(dims, dtype):
-    """The queries and the keys rotated in place one after the other, as a model's layer does."""
-    rope = _rope_peers(False)(dict(dims, in_place=1), dtype)["torch eager composite"]()
+def _rope_qk_peers(interleaved):
+    def peers(dims, dtype):
+        """The queries and the keys rotated in place one after the other, as a layer does."""
+        rope = _rope_peers(interleaved)(dict(dims, in_place=1), dtype)["torch eager composite"]()
 
-    def eager(q, k, positions, table):
-        rope(q, positions, table)
-        rope(k, positions, table)
-        return q, k
-    return {"torch eager composite": lambda: eager, "torch.compile": compiled(eager)}
+        def eager(q, k, positions, table):
+            rope(q, positions, table)
+            rope(k, positions, table)
+            return q, k
+        return {"torch eager composite": lambda: eager, "torch.compile": compiled(eager)}
+    return peers
 
 
 def _rope_peers(interleaved):
@@ -1277,7 +1279,8 @@ CASES = {
     "hadamard": (_rows, _hadamard_peers),
     "rope_neox": (_rope_inputs, _rope_peers(False)),
     "rope_gptj": (_rope_inputs, _rope_peers(True)),
-    "rope_qk_neox": (_rope_qk_inputs, _rope_qk_peers),
+    "rope_qk_neox": (_rope_qk_inputs, _rope_qk_peers(False)),
+    "rope_qk_gptj": (_rope_qk_inputs, _rope_qk_peers(True)),
     "kv_append": (_kv_append_inputs, _kv_append_peers),
     "kv_append_paged": (_kv_append_paged_inputs, _kv_append_paged_peers),
     "sdpa_prefill": (_sdpa_prefill_inputs, _sdpa_prefill_peers),

@@ -759,13 +759,16 @@ IRON_BENCH(iron_rope_table_inplace_gptj, tokens8k_heads32_dim128, BF16) {
   return rope_bench(anchor(true, true, true), dt);
 }
 
-// The Llama-3-8B prefill's q and k: 8192 tokens, 32 query heads on 8 key heads of 128. bytes_moved
-// counts q and k once each way and the positions.
-IRON_BENCH(iron_rope_qk_inplace_neox, tokens8k_heads32_kv8_dim128, BF16) {
+namespace {
+
+/// The Llama-3-8B prefill's q and k for iron_rope_qk_inplace_{neox,gptj}: 8192 tokens, 32 query
+/// heads on 8 key heads of 128. bytes_moved counts q and k once each way and the positions.
+bench::BenchSetup rope_qk_bench(bool interleaved, DType dt) {
   constexpr std::size_t kTokens = 8192, kHeadsQ = 32, kHeadsKv = 8, kDim = 128;
   std::vector<std::uint32_t> positions(kTokens);
   std::iota(positions.begin(), positions.end(), 0u);
-  auto bench = bench::BenchSetup("iron_rope_qk_inplace_neox", dt);
+  auto bench = bench::BenchSetup(
+      interleaved ? "iron_rope_qk_inplace_gptj" : "iron_rope_qk_inplace_neox", dt);
   bench.output("q", kTokens * kHeadsQ * kDim)
       .output("k", kTokens * kHeadsKv * kDim)
       .input_u32("positions", positions)
@@ -778,12 +781,21 @@ IRON_BENCH(iron_rope_qk_inplace_neox, tokens8k_heads32_kv8_dim128, BF16) {
   return bench.grid(bench::geometry_grid(bench))
       .bytes_moved(2 * kTokens * (kHeadsQ + kHeadsKv) * kDim * dtype_size(dt) +
                    kTokens * sizeof(std::uint32_t))
-      .peer("rope_qk_neox", {{"tokens", kTokens},
-                             {"heads_q", kHeadsQ},
-                             {"heads_kv", kHeadsKv},
-                             {"head_dim", kDim},
-                             {"rot_dim", kDim},
-                             {"base", kBase}});
+      .peer(interleaved ? "rope_qk_gptj" : "rope_qk_neox", {{"tokens", kTokens},
+                                                            {"heads_q", kHeadsQ},
+                                                            {"heads_kv", kHeadsKv},
+                                                            {"head_dim", kDim},
+                                                            {"rot_dim", kDim},
+                                                            {"base", kBase}});
+}
+
+}  // namespace
+
+IRON_BENCH(iron_rope_qk_inplace_neox, tokens8k_heads32_kv8_dim128, BF16) {
+  return rope_qk_bench(false, dt);
+}
+IRON_BENCH(iron_rope_qk_inplace_gptj, tokens8k_heads32_kv8_dim128, BF16) {
+  return rope_qk_bench(true, dt);
 }
 
 }  // namespace iron::kernels
