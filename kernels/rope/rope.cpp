@@ -764,7 +764,10 @@ namespace {
 /// The Llama-3-8B prefill's q and k for iron_rope_qk_inplace_{neox,gptj}: 8192 tokens, 32 query
 /// heads on 8 key heads of 128. bytes_moved counts q and k once each way and the positions.
 bench::BenchSetup rope_qk_bench(bool interleaved, DType dt) {
-  constexpr std::size_t kTokens = 8192, kHeadsQ = 32, kHeadsKv = 8, kDim = 128;
+  constexpr std::size_t kTokens = 8192;
+  constexpr std::size_t kHeadsQ = 32;
+  constexpr std::size_t kHeadsKv = 8;
+  constexpr std::size_t kDim = 128;
   std::vector<std::uint32_t> positions(kTokens);
   std::iota(positions.begin(), positions.end(), 0u);
   auto bench = bench::BenchSetup(
