@@ -56,6 +56,24 @@ void start_panels(const dsl::Shared<T>& dst, const dsl::Expr<dsl::u32>& at,
       });
 }
 
+/// Whether a form's group has a third warpgroup, a producer (docs/tensor-cores.md, "Specialized
+/// pipelines"): on sm_90a it issues each step's key and value copies (TMA) as soon as both
+/// consumers have freed the step's slot, and each warpgroup of queries takes a step once its
+/// copies have landed, with no group barrier, so one's softmax can run under the other's
+/// products (bench/NOTES.md §51). For packed keys and values (a tile copy reads rows of one
+/// matrix; a paged cache's rows come through its table) up to head_dim 128 (the consumers'
+/// share of the registers, 232, holds the body's ~197; head_dim 256 takes 245).
+template <std::uint32_t D, class Kv>
+constexpr bool has_producer() {
+  return Kv::kTileCopies && D <= 128;
+}
+
+/// The group's threads: the two warpgroups of queries, and the producer where there is one.
+template <std::uint32_t D, class Kv>
+constexpr std::uint32_t threads() {
+  return has_producer<D, Kv>() ? kThreads + 128 : kThreads;
+}
+
 /// As sdpa::attend, on warpgroup products: the group's 128 query rows q0 … of a sequence of
 /// q_len rows (row i at q_row(i)) against `kv`; store(i, c, value) per output element of a row
 /// i < q_len, lse(i, value) per row unless lse is NoLse; BLOCK_K keys a step.
@@ -71,13 +89,22 @@ void attend(const dsl::Tensor<T>& q, QRow&& q_row, const dsl::Expr<dsl::u32>& q0
   constexpr std::uint32_t kBlockK = BLOCK_K;
   constexpr std::uint32_t kStage = kBlockK * D;
   constexpr std::uint32_t kPanels = D / kPanel;
+  constexpr bool kProducer = has_producer<D, Kv>();
   const auto keys = kv.keys;
   auto group = simdgroup_id() / 4u;  // the warpgroup: rows 64·group … of the tile
   auto warp_row = q0 + simdgroup_id() * 16u;
+  // Runs f in the two warpgroups of queries only (the producer, where there is one, skips it).
+  const auto in_consumers = [&](auto&& f) {
+    if constexpr (kProducer) {
+      IRON_IF(simdgroup_id() < kThreads / 32u) { f(); }
+    } else {
+      f();
+    }
+  };
 
   // The tile's queries, published to the asynchronous proxy that reads them.
   auto q_tile = panels<T, D>(kBlockQ, false);
-  start_panels<T, D, kBlockQ>(q_tile, Expr<u32>(0u), q, q0, q_len, q_row);
+  in_consumers([&] { start_panels<T, D, kBlockQ>(q_tile, Expr<u32>(0u), q, q0, q_len, q_row); });
   async_commit();
   async_wait(0);
   fence_async_proxy();
@@ -92,50 +119,103 @@ void attend(const dsl::Tensor<T>& q, QRow&& q_row, const dsl::Expr<dsl::u32>& q0
   auto k_ring = panels<T, D>(kBlockK, true);
   auto v_ring = panels<T, D>(kBlockK, true);
   auto p_tile = shared<T>(kBlockQ * kBlockK);  // the weights, where they cannot stay in registers
-  pipelined(
-      range.begin, range.end, Expr<u32>(kBlockK), kStages,
-      [&](const Expr<u32>& p, const Expr<u32>& slot) {
-        kv.with_rows([&](const auto& row) {
-          start_panels<T, D, kBlockK>(k_ring, slot * kStage, kv.k, p, keys, row);
-          start_panels<T, D, kBlockK>(v_ring, slot * kStage, kv.v, p, keys, row);
-        });
-      },
-      [&](const Expr<u32>& p, const Expr<u32>& slot) {
-        // s = q · kᵀ over the head_dim panels, then masked and the online softmax's step in
-        // log2 units (softmax_step).
-        FragAcc<16, kBlockK> s;
-        for (std::uint32_t c = 0; c < kPanels; ++c) {
-          warpgroup_mma<kPanel>(s, q_tile, c * kBlockQ * kPanel + group * 64u * kPanel, kPanel,
-                                k_ring, slot * kStage + c * kBlockK * kPanel, kPanel);
-        }
-        warpgroup_commit();
-        warpgroup_wait(0, s);
-        softmax_step(rows, s, o, p, q0, q_hi, warp_row, q_len, keys, masks, scale2);
-        // o += p · v, v's columns a panel at a time: on Hopper the weights, rounded to T, stay
-        // in registers; elsewhere they go through shared memory, whose fragment loads are the
-        // same on every lane map.
-        const auto pa = s.template to_a<T>();
-        IRON_IF(target_has(TargetFeature::WarpgroupProducts)) {
-          for (std::uint32_t c = 0; c < kPanels; ++c) {
-            warpgroup_mma(o[c], pa, v_ring, slot * kStage + c * kBlockK * kPanel, kPanel);
-          }
-        }
-        IRON_ELSE {
-          pa.store(p_tile, simdgroup_id() * 16u * kBlockK, kBlockK);
-          fence_async_proxy();
-          barrier();
-          for (std::uint32_t c = 0; c < kPanels; ++c) {
-            for (std::uint32_t kc = 0; kc < kBlockK; kc += kPanel) {
-              warpgroup_mma<kPanel>(o[c], p_tile, group * 64u * kBlockK + kc, kBlockK, v_ring,
-                                    slot * kStage + c * kBlockK * kPanel + kc * kPanel, kPanel,
-                                    row_major);
+
+  // Step p's key and value rows into `slot`, 16-byte copies by the warpgroups of queries.
+  const auto copy_rows = [&](const Expr<u32>& p, const Expr<u32>& slot) {
+    kv.with_rows([&](const auto& row) {
+      start_panels<T, D, kBlockK>(k_ring, slot * kStage, kv.k, p, keys, row);
+      start_panels<T, D, kBlockK>(v_ring, slot * kStage, kv.v, p, keys, row);
+    });
+  };
+  // s = q · kᵀ over the head_dim panels, then masked and the online softmax's step in log2 units
+  // (softmax_step): s becomes the step's weights.
+  const auto weigh = [&](FragAcc<16, kBlockK>& s, const Expr<u32>& p, const Expr<u32>& slot) {
+    for (std::uint32_t c = 0; c < kPanels; ++c) {
+      warpgroup_mma<kPanel>(s, q_tile, c * kBlockQ * kPanel + group * 64u * kPanel, kPanel, k_ring,
+                            slot * kStage + c * kBlockK * kPanel, kPanel);
+    }
+    warpgroup_commit();
+    warpgroup_wait(0, s);
+    softmax_step(rows, s, o, p, q0, q_hi, warp_row, q_len, keys, masks, scale2);
+  };
+  const auto wait_values = [&] {
+    warpgroup_commit();
+    for (auto& oc : o) warpgroup_wait(0, oc);
+  };
+  // o += p · v, v's columns a panel at a time, the weights rounded to T and left in registers
+  // (the register form, on Hopper).
+  const auto add_values = [&](const FragAcc<16, kBlockK>& s, const Expr<u32>& slot) {
+    const auto pa = s.template to_a<T>();
+    for (std::uint32_t c = 0; c < kPanels; ++c) {
+      warpgroup_mma(o[c], pa, v_ring, slot * kStage + c * kBlockK * kPanel, kPanel);
+    }
+    wait_values();
+  };
+  // Elsewhere the weights go through shared memory, whose fragment loads are the same on every
+  // lane map: store_weights, a group barrier, then add_stored_values.
+  const auto store_weights = [&](const FragAcc<16, kBlockK>& s) {
+    s.template to_a<T>().store(p_tile, simdgroup_id() * 16u * kBlockK, kBlockK);
+    fence_async_proxy();
+  };
+  const auto add_stored_values = [&](const Expr<u32>& slot) {
+    for (std::uint32_t c = 0; c < kPanels; ++c) {
+      for (std::uint32_t kc = 0; kc < kBlockK; kc += kPanel) {
+        warpgroup_mma<kPanel>(o[c], p_tile, group * 64u * kBlockK + kc, kBlockK, v_ring,
+                              slot * kStage + c * kBlockK * kPanel + kc * kPanel, kPanel,
+                              row_major);
+      }
+    }
+    wait_values();
+  };
+
+  if constexpr (kProducer) {
+    IRON_IF(target_has(TargetFeature::WarpgroupProducts)) {
+      pipelined(
+          range.begin, range.end, Expr<u32>(kBlockK), kStages,
+          [&](const Expr<u32>& p, const Expr<u32>& slot) {
+            for (std::uint32_t c = 0; c < kPanels; ++c) {
+              const auto at = slot * kStage + c * kBlockK * kPanel;
+              kv.template copy_rows<kBlockK, kPanel>(k_ring, at, kv.k, p, Expr<u32>(c * kPanel));
+              kv.template copy_rows<kBlockK, kPanel>(v_ring, at, kv.v, p, Expr<u32>(c * kPanel));
             }
-          }
-        }
-        warpgroup_commit();
-        for (auto& oc : o) warpgroup_wait(0, oc);
-      });
-  rows.finish(o, kPanel, warp_row, q_len, sink, store, lse);
+          },
+          [&](const Expr<u32>& p, const Expr<u32>& slot) {
+            FragAcc<16, kBlockK> s;
+            weigh(s, p, slot);
+            add_values(s, slot);
+          },
+          0, Specialized{kThreads});
+    }
+    IRON_ELSE {
+      // Every warpgroup meets the barrier between the weights' stores and their loads; the
+      // producer's threads copy and compute nothing.
+      pipelined(
+          range.begin, range.end, Expr<u32>(kBlockK), kStages,
+          [&](const Expr<u32>& p, const Expr<u32>& slot) { in_consumers([&] { copy_rows(p, slot); }); },
+          [&](const Expr<u32>& p, const Expr<u32>& slot) {
+            in_consumers([&] {
+              FragAcc<16, kBlockK> s;
+              weigh(s, p, slot);
+              store_weights(s);
+            });
+            barrier();
+            in_consumers([&] { add_stored_values(slot); });
+          });
+    }
+  } else {
+    pipelined(range.begin, range.end, Expr<u32>(kBlockK), kStages, copy_rows,
+              [&](const Expr<u32>& p, const Expr<u32>& slot) {
+                FragAcc<16, kBlockK> s;
+                weigh(s, p, slot);
+                IRON_IF(target_has(TargetFeature::WarpgroupProducts)) { add_values(s, slot); }
+                IRON_ELSE {
+                  store_weights(s);
+                  barrier();
+                  add_stored_values(slot);
+                }
+              });
+  }
+  in_consumers([&] { rows.finish(o, kPanel, warp_row, q_len, sink, store, lse); });
 }
 
 }  // namespace iron::kernels::sdpa::warpgroup

@@ -12,26 +12,42 @@ namespace iron::kernels::sdpa {
 /// cu_seqlens_k[b + 1] (read clamped to total_k, so a bad offset cannot reach past the tensor).
 template <class T, std::uint32_t D>
 struct PackedKv {
+  /// Every key's row is a row of one matrix, [total_k, heads_kv · D]: tile copies reach them.
+  static constexpr bool kTileCopies = true;
+
   const dsl::Tensor<T>& k;
   const dsl::Tensor<T>& v;
   dsl::Expr<dsl::u32> first;  ///< the sequence's first row
   dsl::Expr<dsl::u32> keys;   ///< its keys
   dsl::Expr<dsl::u32> heads_kv;
   dsl::Expr<dsl::u32> head;  ///< the KV head read
+  dsl::Expr<dsl::u32> total;  ///< total_k, the rows of k and v
 
   PackedKv(const dsl::Tensor<T>& k_, const dsl::Tensor<T>& v_, const dsl::Tensor<dsl::u32>& cu,
-           const dsl::Expr<dsl::u32>& batch_index, const dsl::Expr<dsl::u32>& total,
+           const dsl::Expr<dsl::u32>& batch_index, const dsl::Expr<dsl::u32>& total_,
            const dsl::Expr<dsl::u32>& heads_kv_, const dsl::Expr<dsl::u32>& head_)
       : k(k_),
         v(v_),
-        first(dsl::min(dsl::load(cu[batch_index]), total)),
-        keys(dsl::min(dsl::max(dsl::load(cu[batch_index + 1u]), first), total) - first),
+        first(dsl::min(dsl::load(cu[batch_index]), total_)),
+        keys(dsl::min(dsl::max(dsl::load(cu[batch_index + 1u]), first), total_) - first),
         heads_kv(heads_kv_),
-        head(head_) {}
+        head(head_),
+        total(total_) {}
 
   /// The element where key j's row starts (j < keys).
   dsl::Expr<dsl::u32> row(const dsl::Expr<dsl::u32>& j) const {
     return ((first + j) * heads_kv + head) * D;
+  }
+  /// Starts copying columns col … col + COLS − 1 of keys j … j + ROWS − 1 of `src` (k or v)
+  /// to dst[at …], a row of COLS elements a key (copy_tile_async: TMA on sm_90a). Rows past the
+  /// sequence's keys are the next sequence's (zeros past total_k): a step that holds them masks
+  /// their weights to 0, so they add nothing where they are finite.
+  template <std::uint32_t ROWS, std::uint32_t COLS>
+  void copy_rows(const dsl::Shared<T>& dst, const dsl::Expr<dsl::u32>& at,
+                 const dsl::Tensor<T>& src, const dsl::Expr<dsl::u32>& j,
+                 const dsl::Expr<dsl::u32>& col) const {
+    dsl::copy_tile_async<ROWS, COLS>(dst, at, src, dsl::Expr<dsl::u32>(0u), total, heads_kv * D,
+                                     first + j, head * D + col);
   }
   /// Calls f(row) with row(j) as above: the copy loops of a KV tile are traced once.
   template <class F>
@@ -50,6 +66,9 @@ struct PackedKv {
 /// caller's loop under one uniform branch (`with_rows`).
 template <class T, std::uint32_t D>
 struct PagedKv {
+  /// A key's row is found through the block table, row by row: no tile copies.
+  static constexpr bool kTileCopies = false;
+
   const dsl::Tensor<T>& k;
   const dsl::Tensor<T>& v;
   const dsl::Tensor<dsl::u32>& block_table;

@@ -79,11 +79,16 @@ using namespace iron::dsl;
 
 namespace {
 
-/// Threads per group: two warpgroups where the warpgroup body runs the form, else four
+/// Threads per group reading keys and values from a source Kv (kv_sources.hpp): two
+/// warpgroups, and a producer where it has one, when the warpgroup body runs the form, else four
 /// simdgroups.
-template <class T, std::uint32_t D>
+template <class T, std::uint32_t D, template <class, std::uint32_t> class Kv>
 constexpr std::uint32_t prefill_threads() {
-  return sdpa::warpgroup::runs<T, D>() ? sdpa::warpgroup::kThreads : sdpa::kThreads;
+  if constexpr (sdpa::warpgroup::runs<T, D>()) {
+    return sdpa::warpgroup::threads<D, Kv<T, D>>();
+  } else {
+    return sdpa::kThreads;
+  }
 }
 
 /// Query rows per group: 128 where the warpgroup body runs the form, else the fragment body's.
@@ -93,10 +98,10 @@ constexpr std::uint32_t prefill_rows() {
 }
 
 /// The dispatch, grid and the layouts every prefill form shares.
-template <class T, std::uint32_t D>
+template <class T, std::uint32_t D, template <class, std::uint32_t> class Kv>
 void declare_prefill(const Tensor<T>& q, const Tensor<f32>& sinks, const Out<T>& out,
                      const Tensor<u32>& cu_seqlens_q) {
-  dispatch(tiled, {exactly(prefill_threads<T, D>())});
+  dispatch(tiled, {exactly(prefill_threads<T, D, Kv>())});
   grid("[ceil_div(max_seqlen_q, " + std::to_string(prefill_rows<T, D>()) + "), heads_q, batch]");
   const std::string rows = "[total_q, heads_q, " + std::to_string(D) + "]";
   layout(q, rows);
@@ -156,7 +161,7 @@ IRON_KERNEL_TEMPLATE(iron_sdpa_prefill, (u32 D),
                       Constexpr<u32> heads_q, Constexpr<u32> heads_kv, Constexpr<u32> total_q,
                       Constexpr<u32> total_k, Constexpr<u32> max_seqlen_q, Constexpr<u32> causal,
                       Constexpr<u32> window, Constexpr<f32> scale)) {
-  declare_prefill<T, D>(q, sinks, out, cu_seqlens_q);
+  declare_prefill<T, D, sdpa::PackedKv>(q, sinks, out, cu_seqlens_q);
   const std::string kv_rows = "[total_k, heads_kv, " + std::to_string(D) + "]";
   layout(k, kv_rows);
   layout(v, kv_rows);
@@ -176,7 +181,7 @@ IRON_KERNEL_TEMPLATE(iron_sdpa_prefill_lse, (u32 D),
                       Constexpr<u32> batch, Constexpr<u32> heads_q, Constexpr<u32> heads_kv,
                       Constexpr<u32> total_q, Constexpr<u32> total_k, Constexpr<u32> max_seqlen_q,
                       Constexpr<u32> causal, Constexpr<u32> window, Constexpr<f32> scale)) {
-  declare_prefill<T, D>(q, sinks, out, cu_seqlens_q);
+  declare_prefill<T, D, sdpa::PackedKv>(q, sinks, out, cu_seqlens_q);
   const std::string kv_rows = "[total_k, heads_kv, " + std::to_string(D) + "]";
   layout(k, kv_rows);
   layout(v, kv_rows);
@@ -202,7 +207,7 @@ IRON_KERNEL_TEMPLATE(iron_sdpa_prefill_paged, (u32 D),
                       Constexpr<u32> num_pages, Constexpr<u32> page_size,
                       Constexpr<u32> pages_per_seq, Constexpr<u32> causal, Constexpr<u32> window,
                       Constexpr<f32> scale)) {
-  declare_prefill<T, D>(q, sinks, out, cu_seqlens_q);
+  declare_prefill<T, D, sdpa::PagedKv>(q, sinks, out, cu_seqlens_q);
   const std::string pages = "[num_pages, heads_kv, page_size, " + std::to_string(D) + "]";
   layout(k_pages, pages);
   layout(v_pages, pages);
@@ -221,26 +226,26 @@ IRON_KERNEL_VARIANT(iron_sdpa_prefill_paged, d256, 256);
 namespace {
 /// A group per prefill_rows query rows of each head of each sequence, of prefill_threads: the
 /// warpgroup body's for 16-bit types.
-template <std::uint32_t D>
+template <std::uint32_t D, template <class, std::uint32_t> class Kv>
 Geometry prefill_geometry(const GeometryQuery& q) {
   const bool wide = dtype_size(q.dtype) == 2;
   return {{tile_count(q.constant("max_seqlen_q"),
                       wide ? prefill_rows<f16, D>() : prefill_rows<f32, D>()),
            static_cast<std::uint32_t>(q.constant("heads_q")),
            static_cast<std::uint32_t>(q.constant("batch"))},
-          {wide ? prefill_threads<f16, D>() : prefill_threads<f32, D>(), 1, 1}};
+          {wide ? prefill_threads<f16, D, Kv>() : prefill_threads<f32, D, Kv>(), 1, 1}};
 }
 }  // namespace
 
-IRON_GEOMETRY(iron_sdpa_prefill_d64) { return prefill_geometry<64>(q); }
-IRON_GEOMETRY(iron_sdpa_prefill_d128) { return prefill_geometry<128>(q); }
-IRON_GEOMETRY(iron_sdpa_prefill_d256) { return prefill_geometry<256>(q); }
-IRON_GEOMETRY(iron_sdpa_prefill_lse_d64) { return prefill_geometry<64>(q); }
-IRON_GEOMETRY(iron_sdpa_prefill_lse_d128) { return prefill_geometry<128>(q); }
-IRON_GEOMETRY(iron_sdpa_prefill_lse_d256) { return prefill_geometry<256>(q); }
-IRON_GEOMETRY(iron_sdpa_prefill_paged_d64) { return prefill_geometry<64>(q); }
-IRON_GEOMETRY(iron_sdpa_prefill_paged_d128) { return prefill_geometry<128>(q); }
-IRON_GEOMETRY(iron_sdpa_prefill_paged_d256) { return prefill_geometry<256>(q); }
+IRON_GEOMETRY(iron_sdpa_prefill_d64) { return prefill_geometry<64, sdpa::PackedKv>(q); }
+IRON_GEOMETRY(iron_sdpa_prefill_d128) { return prefill_geometry<128, sdpa::PackedKv>(q); }
+IRON_GEOMETRY(iron_sdpa_prefill_d256) { return prefill_geometry<256, sdpa::PackedKv>(q); }
+IRON_GEOMETRY(iron_sdpa_prefill_lse_d64) { return prefill_geometry<64, sdpa::PackedKv>(q); }
+IRON_GEOMETRY(iron_sdpa_prefill_lse_d128) { return prefill_geometry<128, sdpa::PackedKv>(q); }
+IRON_GEOMETRY(iron_sdpa_prefill_lse_d256) { return prefill_geometry<256, sdpa::PackedKv>(q); }
+IRON_GEOMETRY(iron_sdpa_prefill_paged_d64) { return prefill_geometry<64, sdpa::PagedKv>(q); }
+IRON_GEOMETRY(iron_sdpa_prefill_paged_d128) { return prefill_geometry<128, sdpa::PagedKv>(q); }
+IRON_GEOMETRY(iron_sdpa_prefill_paged_d256) { return prefill_geometry<256, sdpa::PagedKv>(q); }
 namespace {
 /// The head_dim 128 forms' steps on the warpgroup body (16-bit types): 128 keys by default
 /// (bench/NOTES.md §33), or 64, which NVRTC compiles in ~70% of the time (§44).
