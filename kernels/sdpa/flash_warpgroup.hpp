@@ -127,28 +127,42 @@ void attend(const dsl::Tensor<T>& q, QRow&& q_row, const dsl::Expr<dsl::u32>& q0
       start_panels<T, D, kBlockK>(v_ring, slot * kStage, kv.v, p, keys, row);
     });
   };
-  // s = q · kᵀ over the head_dim panels, then masked and the online softmax's step in log2 units
-  // (softmax_step): s becomes the step's weights.
-  const auto weigh = [&](FragAcc<16, kBlockK>& s, const Expr<u32>& p, const Expr<u32>& slot) {
-    for (std::uint32_t c = 0; c < kPanels; ++c) {
-      warpgroup_mma<kPanel>(s, q_tile, c * kBlockQ * kPanel + group * 64u * kPanel, kPanel, k_ring,
-                            slot * kStage + c * kBlockK * kPanel, kPanel);
+  // Runs `issue` (products started, then committed) in the warpgroup's turn where `turns`.
+  const auto in_turn = [&](bool turns, auto&& issue) {
+    if (turns) {
+      take_turn<2>(issue);
+    } else {
+      issue();
     }
-    warpgroup_commit();
+  };
+  // s = q · kᵀ over the head_dim panels (in the warpgroup's turn where `turns`), then masked and
+  // the online softmax's step in log2 units (softmax_step): s becomes the step's weights.
+  const auto weigh = [&](FragAcc<16, kBlockK>& s, const Expr<u32>& p, const Expr<u32>& slot,
+                         bool turns = false) {
+    in_turn(turns, [&] {
+      for (std::uint32_t c = 0; c < kPanels; ++c) {
+        warpgroup_mma<kPanel>(s, q_tile, c * kBlockQ * kPanel + group * 64u * kPanel, kPanel,
+                              k_ring, slot * kStage + c * kBlockK * kPanel, kPanel);
+      }
+      warpgroup_commit();
+    });
     warpgroup_wait(0, s);
     softmax_step(rows, s, o, p, q0, q_hi, warp_row, q_len, keys, masks, scale2);
   };
   const auto wait_values = [&] {
-    warpgroup_commit();
     for (auto& oc : o) warpgroup_wait(0, oc);
   };
   // o += p · v, v's columns a panel at a time, the weights rounded to T and left in registers
   // (the register form, on Hopper).
-  const auto add_values = [&](const FragAcc<16, kBlockK>& s, const Expr<u32>& slot) {
+  const auto add_values = [&](const FragAcc<16, kBlockK>& s, const Expr<u32>& slot,
+                              bool turns = false) {
     const auto pa = s.template to_a<T>();
-    for (std::uint32_t c = 0; c < kPanels; ++c) {
-      warpgroup_mma(o[c], pa, v_ring, slot * kStage + c * kBlockK * kPanel, kPanel);
-    }
+    in_turn(turns, [&] {
+      for (std::uint32_t c = 0; c < kPanels; ++c) {
+        warpgroup_mma(o[c], pa, v_ring, slot * kStage + c * kBlockK * kPanel, kPanel);
+      }
+      warpgroup_commit();
+    });
     wait_values();
   };
   // Elsewhere the weights go through shared memory, whose fragment loads are the same on every
@@ -165,11 +179,16 @@ void attend(const dsl::Tensor<T>& q, QRow&& q_row, const dsl::Expr<dsl::u32>& q0
                               row_major);
       }
     }
+    warpgroup_commit();
     wait_values();
   };
 
   if constexpr (kProducer) {
     IRON_IF(target_has(TargetFeature::WarpgroupProducts)) {
+      // The knob `turns` (1, the default): the two warpgroups take turns at starting their
+      // products (FlashAttention-3's ping-pong), so one's softmax runs under the other's.
+      const bool turns = tuned("turns") != 0;
+      if (turns) in_consumers([&] { begin_turns<2>(); });
       pipelined(
           range.begin, range.end, Expr<u32>(kBlockK), kStages,
           [&](const Expr<u32>& p, const Expr<u32>& slot) {
@@ -181,8 +200,8 @@ void attend(const dsl::Tensor<T>& q, QRow&& q_row, const dsl::Expr<dsl::u32>& q0
           },
           [&](const Expr<u32>& p, const Expr<u32>& slot) {
             FragAcc<16, kBlockK> s;
-            weigh(s, p, slot);
-            add_values(s, slot);
+            weigh(s, p, slot, turns);
+            add_values(s, slot, turns);
           },
           0, Specialized{kThreads});
     }

@@ -249,11 +249,16 @@ IRON_GEOMETRY(iron_sdpa_prefill_paged_d256) { return prefill_geometry<256, sdpa:
 namespace {
 /// The head_dim 128 forms' steps on the warpgroup body (16-bit types): 128 keys by default
 /// (bench/NOTES.md §33), or 64, which NVRTC compiles in ~70% of the time (§44).
-TuningSpace prefill_tuning_space() { return TuningSpace{}.knob("block_k", {128, 64}); }
+TuningSpace steps_space() { return TuningSpace{}.knob("block_k", {128, 64}); }
+/// The forms with a producer warpgroup (packed, head_dim up to 128) also take `turns`: whether
+/// their two warpgroups of queries take turns at starting their products (§51).
+TuningSpace turns_space(TuningSpace space = {}) { return space.knob("turns", {1, 0}); }
 }  // namespace
-IRON_TUNING(iron_sdpa_prefill_d128) { return prefill_tuning_space(); }
-IRON_TUNING(iron_sdpa_prefill_lse_d128) { return prefill_tuning_space(); }
-IRON_TUNING(iron_sdpa_prefill_paged_d128) { return prefill_tuning_space(); }
+IRON_TUNING(iron_sdpa_prefill_d64) { return turns_space(); }
+IRON_TUNING(iron_sdpa_prefill_lse_d64) { return turns_space(); }
+IRON_TUNING(iron_sdpa_prefill_d128) { return turns_space(steps_space()); }
+IRON_TUNING(iron_sdpa_prefill_lse_d128) { return turns_space(steps_space()); }
+IRON_TUNING(iron_sdpa_prefill_paged_d128) { return steps_space(); }
 
 }  // namespace iron::kernels
 

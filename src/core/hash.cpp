@@ -164,6 +164,7 @@ class Hasher {
       case OpAttributes::FragmentSlot:
       case OpAttributes::StageIndex:
       case OpAttributes::RegisterBudget:
+      case OpAttributes::Turn:
         u64(static_cast<std::uint64_t>(op.ivalue));
         u64(op.axis);
         return;

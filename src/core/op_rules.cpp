@@ -113,6 +113,7 @@ class TypeCheck {
         break;
       case TypeRule::NoOperands:
         if (op_.kind == OpKind::WgRegisters) register_budget();
+        if (op_.kind == OpKind::WgTurn) turn();
         break;
       case TypeRule::RegisterArray:
         same({t_[0], op_.type});
@@ -356,6 +357,16 @@ class TypeCheck {
     }
     if (op_.kind == OpKind::MbarExpect && (op_.ivalue < 0 || op_.ivalue >= (1 << 20))) {
       fail("expects 0 to 2^20 - 1 bytes, not {}", op_.ivalue);
+    }
+  }
+
+  /// wg.turn: begin, wait or pass among 2 … kMaxTurnWarpgroups warpgroups.
+  void turn() {
+    if (op_.ivalue < 2 || op_.ivalue > kMaxTurnWarpgroups) {
+      fail("2 to {} warpgroups take turns, not {}", kMaxTurnWarpgroups, op_.ivalue);
+    }
+    if (op_.axis > static_cast<std::uint8_t>(TurnStep::Pass)) {
+      fail("a turn is begun (axis 0), waited for (1) or passed (2), not axis {}", op_.axis);
     }
   }
 

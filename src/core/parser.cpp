@@ -646,6 +646,17 @@ class Parser {
         op.ivalue = c.integer<std::int64_t>("the registers a thread");
         break;
       }
+      case OpAttributes::Turn: {
+        const std::string_view step = c.word("begin, wait or pass");
+        if (step != "begin" && step != "wait" && step != "pass") {
+          c.fail_here(fmt::format("'{}': a turn is 'begin', 'wait' or 'pass'", step));
+        }
+        op.axis = static_cast<std::uint8_t>(step == "begin"  ? TurnStep::Begin
+                                            : step == "wait" ? TurnStep::Wait
+                                                             : TurnStep::Pass);
+        op.ivalue = c.integer<std::int64_t>("the warpgroups that take turns");
+        break;
+      }
       case OpAttributes::TileBox:
         tile_box(c, op);
         break;

@@ -206,6 +206,8 @@ class Printer {
         return fmt::format(" {}", target_feature_name(static_cast<TargetFeature>(op.ivalue)));
       case OpAttributes::RegisterBudget:
         return fmt::format(" {} {}", op.axis == 1 ? "inc" : "dec", op.ivalue);
+      case OpAttributes::Turn:
+        return fmt::format(" {} {}", turn_step_name(static_cast<TurnStep>(op.axis)), op.ivalue);
       case OpAttributes::TileBox:
         IRON_INTERNAL_ASSERT(op.args.size() == 6, "copy.tile without its six operands");
         return fmt::format(" {}[{}], {}[{}], {}, {}, {}, {}, box {}, {}", shared_name(op.shared),

@@ -141,6 +141,12 @@ void record_wg_wait(ir::ValueId d, std::int64_t pending) {
   Tracer::current().record(ir::OpKind::WgWait, DType::U32, {d}).ivalue = pending;
 }
 
+void record_wg_turn(ir::TurnStep step, std::uint32_t warpgroups) {
+  ir::Op& op = Tracer::current().record(ir::OpKind::WgTurn, DType::U32, {});
+  op.axis = static_cast<std::uint8_t>(step);
+  op.ivalue = warpgroups;
+}
+
 ir::ValueId record_target_has(ir::TargetFeature feature) {
   ir::Op& op = Tracer::current().record(ir::OpKind::TargetHas, DType::Bool, {});
   op.ivalue = static_cast<std::int64_t>(feature);

@@ -452,6 +452,7 @@ namespace detail {
     case OpKind::MbarInval:
     case OpKind::MbarArrive:
     case OpKind::WgRegisters:
+    case OpKind::WgTurn:
     case OpKind::Exit:
       break;
   }

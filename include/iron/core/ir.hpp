@@ -115,6 +115,11 @@ struct Block {
 ///   (its lanes' earlier shared-memory accesses done first).
 ///   WgRegisters: the warpgroup's threads raise (axis 1) or lower (axis 0) the registers each
 ///   owns to ivalue (Hopper's setmaxnreg; a multiple of 8 from 24 to 256).
+///   WgTurn (axis = a TurnStep, ivalue = W): warpgroups 0 … W-1 take turns (named barriers
+///   1 … W of two warpgroups each). Begin: warpgroup W-1 gives warpgroup 0 its first turn;
+///   Wait: each warpgroup waits for its turn; Pass: each gives the next warpgroup (0 after W-1)
+///   its turn. Every thread of the W warpgroups reaches each, none other; after Begin they
+///   alternate Wait, Pass. Only an order of issue: no memory is published by it.
 ///   Exit: the thread is done (a specialized pipeline's producer on sm_90a, so that none of the
 ///   consumers' registers stay live in it); a later group barrier waits for the others alone.
 ///   FenceProxyAsync orders the thread's earlier shared-memory writes before later reads by the

@@ -82,6 +82,13 @@ inline constexpr std::uint32_t kWarpgroupThreads = 128;
 /// The registers a thread may own after wg.registers: multiples of 8 from 24 to 256.
 inline constexpr std::int64_t kMinRegisterBudget = 24;
 inline constexpr std::int64_t kMaxRegisterBudget = 256;
+/// wg.turn's steps (its axis) and the most warpgroups that take turns (each warpgroup's turn is
+/// one of the hardware's 16 named barriers, after the group barrier's 0).
+enum class TurnStep : std::uint8_t { Begin, Wait, Pass };
+constexpr std::string_view turn_step_name(TurnStep s) {
+  return s == TurnStep::Begin ? "begin" : s == TurnStep::Wait ? "wait" : "pass";
+}
+inline constexpr std::int64_t kMaxTurnWarpgroups = 4;
 
 /// The most elements one register array (`regs`) may hold: beyond it, registers run out and
 /// the compiler would move the array to local memory.
@@ -217,6 +224,7 @@ inline constexpr std::uint8_t kFragmentUpdate =
   X(MbarInval,              "mbar.inval",                Other,   1, 0, Forbidden, Mbarrier,         kEffect | kWritesMemory, "") \
   X(MbarArrive,             "mbar.arrive",               Other,   1, 0, Forbidden, Mbarrier,         kEffect | kReadsMemory | kWritesMemory, "") \
   X(WgRegisters,            "wg.registers",              Other,   0, 0, Forbidden, NoOperands,       kEffect | kConvergent, "") \
+  X(WgTurn,                 "wg.turn",                   Other,   0, 0, Forbidden, NoOperands,       kEffect | kConvergent, "") \
   X(Exit,                   "exit",                      Other,   0, 0, Forbidden, NoOperands,       kEffect, "")
 // clang-format on
 
@@ -330,7 +338,7 @@ constexpr bool op_has_type(OpKind k) {
          k != OpKind::WgCommit && k != OpKind::WgWait && k != OpKind::FenceProxyAsync &&
          k != OpKind::MbarInit && k != OpKind::MbarExpect && k != OpKind::MbarWait &&
          k != OpKind::MbarInval && k != OpKind::MbarArrive && k != OpKind::WgRegisters &&
-         k != OpKind::Exit;
+         k != OpKind::WgTurn && k != OpKind::Exit;
 }
 
 /// What an op holds besides its operands and blocks: the part of an op that the text form
@@ -360,6 +368,7 @@ enum class OpAttributes : std::uint8_t {
   TensorBox,       ///< copy.tensor: the allocation (shared), the map (ivalue), mbarriers (shared_b)
   Barrier,         ///< mbar.*: the mbarrier allocation (shared); init/expect: a count (ivalue)
   RegisterBudget,  ///< wg.registers: the registers a thread (ivalue), raised or lowered (axis 1/0)
+  Turn,            ///< wg.turn: begin, wait or pass (axis 0/1/2) among ivalue warpgroups
 };
 
 /// The attributes of ops of kind `k`, which follow from its type rule.
@@ -411,6 +420,7 @@ constexpr OpAttributes op_attributes(OpKind k) {
     case TypeRule::Mbarrier:
       return OpAttributes::Barrier;
     case TypeRule::NoOperands:
+      if (k == OpKind::WgTurn) return OpAttributes::Turn;
       return k == OpKind::WgRegisters ? OpAttributes::RegisterBudget : OpAttributes::None;
     case TypeRule::FloatOrSigned:
     case TypeRule::IntegerOrBool:

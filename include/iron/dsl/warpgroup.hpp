@@ -32,6 +32,7 @@ void record_wg_mma_registers(ir::ValueId d, ir::ValueId a, int b_alloc, ir::Valu
 void record_wg_commit();
 void record_wg_wait(ir::ValueId d, std::int64_t pending);
 void record_fence_proxy_async();
+void record_wg_turn(ir::TurnStep step, std::uint32_t warpgroups);
 }  // namespace detail
 
 /// The columns of K one Hopper instruction takes for operands of T (32 bytes of 8-bit floats, 16
@@ -101,6 +102,31 @@ void warpgroup_wait(std::int64_t pending, FragAcc<16, N>& d,
 inline void fence_async_proxy(SourceLocation where = SourceLocation::current()) {
   detail::at(where);
   detail::record_fence_proxy_async();
+}
+
+/// Warpgroups 0 … W-1 take turns (FlashAttention-3's ping-pong): begin_turns<W>() once, then
+/// take_turn<W>(f) as often as each needs: a warpgroup waits for its turn (warpgroup 0 first,
+/// then 1, …, W-1, then 0 again), runs f and passes the turn on. Products started in one's turn
+/// run on the tensor cores while the others do what lies between their turns (a softmax), so
+/// their issue alternates instead of colliding. Every thread of the W warpgroups, and no other,
+/// reaches each call (so each warpgroup takes as many turns as the others); the simulator
+/// reports a breach, which would hang the group on a GPU. Only an order of issue (named barriers
+/// on Hopper): it publishes no memory, and targets whose warpgroup products are each simdgroup's
+/// fragment products drop it.
+template <std::uint32_t W>
+requires(W >= 2 && W <= ir::kMaxTurnWarpgroups) void begin_turns(
+    SourceLocation where = SourceLocation::current()) {
+  detail::at(where);
+  detail::record_wg_turn(ir::TurnStep::Begin, W);
+}
+template <std::uint32_t W, class F>
+requires(W >= 2 && W <= ir::kMaxTurnWarpgroups) void take_turn(
+    F&& f, SourceLocation where = SourceLocation::current()) {
+  detail::at(where);
+  detail::record_wg_turn(ir::TurnStep::Wait, W);
+  f();
+  detail::at(where);
+  detail::record_wg_turn(ir::TurnStep::Pass, W);
 }
 
 }  // namespace iron::dsl

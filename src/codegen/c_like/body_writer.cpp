@@ -93,6 +93,7 @@ class BodyWriter {
         {OpKind::MbarInval, &BodyWriter::mbarrier},
         {OpKind::MbarArrive, &BodyWriter::mbarrier},
         {OpKind::WgRegisters, &BodyWriter::warpgroup},
+        {OpKind::WgTurn, &BodyWriter::warpgroup},
         {OpKind::Exit, &BodyWriter::exit},
     };
     for (const auto& [kind, writer] : kStatements) {
@@ -180,6 +181,11 @@ class BodyWriter {
     }
     if (op.kind == OpKind::WgRegisters) {
       return line(cx_.dialect.register_budget(op.ivalue, op.axis == 1, needs), op.loc);
+    }
+    if (op.kind == OpKind::WgTurn) {
+      return line(cx_.dialect.turn(static_cast<ir::TurnStep>(op.axis),
+                                   static_cast<std::uint32_t>(op.ivalue), needs),
+                  op.loc);
     }
     line(cx_.dialect.proxy_fence(needs), op.loc);
   }

@@ -57,6 +57,7 @@ std::string Dialect::warpgroup_wait(const std::string&, std::uint32_t, int, Need
   no_warpgroup_products();
 }
 std::string Dialect::proxy_fence(Needs&) const { no_warpgroup_products(); }
+std::string Dialect::turn(ir::TurnStep, std::uint32_t, Needs&) const { no_warpgroup_products(); }
 std::string Dialect::register_budget(std::int64_t, bool, Needs&) const {
   IRON_INTERNAL_ERROR(
       "a register budget reached a target without them (only sm_90a's pipelines "

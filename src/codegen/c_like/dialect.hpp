@@ -175,6 +175,8 @@ class Dialect {
   virtual std::string proxy_fence(Needs& needs) const;
   /// wg.registers: the warpgroup raises (`raise`) or lowers its threads' registers to `count`.
   virtual std::string register_budget(std::int64_t count, bool raise, Needs& needs) const;
+  /// wg.turn among `warpgroups`: the step `step` (begin, wait or pass) of their turns.
+  virtual std::string turn(ir::TurnStep step, std::uint32_t warpgroups, Needs& needs) const;
   /// Hopper's tensor-memory-accelerator copies and mbarriers (CUDA's sm_90a alone; the others
   /// never see them): the k-th tensor map parameter and its name; copy.tensor of the box at
   /// (row0, col0) of map `map` to `dst` (a pointer) completing mbarrier `bar` (a pointer to its

@@ -184,6 +184,7 @@ std::string value_expression(const ir::Op& op, const Context& cx) {
     case OpKind::MbarInval:
     case OpKind::MbarArrive:
     case OpKind::WgRegisters:
+    case OpKind::WgTurn:
     case OpKind::Exit:
     case OpKind::FragRowReduce:
     case OpKind::FragConvert:

@@ -51,6 +51,8 @@ class CudaDialect final : public c_like::Dialect {
                              c_like::Needs& needs) const override;
   std::string proxy_fence(c_like::Needs& needs) const override;
   std::string register_budget(std::int64_t count, bool raise, c_like::Needs& needs) const override;
+  std::string turn(ir::TurnStep step, std::uint32_t warpgroups,
+                   c_like::Needs& needs) const override;
   std::string tensor_map_param(std::size_t k) const override;
   std::string tensor_map_name(std::size_t k) const override;
   std::string tensor_copy(const std::string& dst, std::size_t map, const std::string& row0,

@@ -400,6 +400,28 @@ std::string CudaDialect::register_budget(std::int64_t count, bool raise, c_like:
                      raise ? "inc" : "dec", count);
 }
 
+// Warpgroup g's turn is named barrier 1 + g, of 256 threads: g's own, which wait at it, and the
+// previous warpgroup's, which arrive there when they pass.
+std::string CudaDialect::turn(ir::TurnStep step, std::uint32_t warpgroups,
+                              c_like::Needs& needs) const {
+  needs.helpers.insert("iron_linear_thread");
+  const std::string group = "(iron_linear_thread() >> 7)";
+  switch (step) {
+    case ir::TurnStep::Begin:
+      return fmt::format(
+          R"(if ({} == {}u) asm volatile("bar.arrive 1, 256;" ::: "memory");)", group,
+          warpgroups - 1);
+    case ir::TurnStep::Wait:
+      return fmt::format(R"(asm volatile("bar.sync %0, 256;" :: "r"(1u + {}) : "memory");)",
+                         group);
+    case ir::TurnStep::Pass:
+      return fmt::format(
+          R"(asm volatile("bar.arrive %0, 256;" :: "r"(1u + ({} + 1u) % {}u) : "memory");)",
+          group, warpgroups);
+  }
+  IRON_INTERNAL_ERROR("a turn step that is not begin, wait or pass");
+}
+
 std::string CudaDialect::async_commit(c_like::Needs&) const {
   return R"(asm volatile("cp.async.commit_group;" ::: "memory");)";
 }

@@ -8,8 +8,8 @@
 /// (the register form's A: columns kk … kk + 15 of the simdgroup's A fragment, moved slot by
 /// slot into a 16×16 one), the same sums in the same order (the simulator's contract),
 /// synchronous, so the warpgroup's
-/// commits, waits and proxy fences have nothing left to order and are dropped once no wg.mma
-/// remains. Fragments hold no 8-bit floats: a wg.mma of them that cannot run as wgmma is an
+/// commits, waits, proxy fences and turns (wg.turn) have nothing left to order and are dropped
+/// once no wg.mma remains. Fragments hold no 8-bit floats: a wg.mma of them that cannot run as wgmma is an
 /// Error naming the op and the target.
 #include "iron/codegen/passes/lower_warpgroup_products.hpp"
 
@@ -190,10 +190,17 @@ class Lowering {
   const std::unordered_map<ValueId, std::uint32_t> fragment_cols_;
 };
 
+void drop_turns(ir::Block& b) {
+  std::erase_if(b.ops, [](const ir::Op& op) { return op.kind == OpKind::WgTurn; });
+  for (ir::Op& op : b.ops) {
+    for (ir::Block& inner : op.blocks) drop_turns(inner);
+  }
+}
+
 void drop_warpgroup_ordering(ir::Block& b) {
   std::erase_if(b.ops, [](const ir::Op& op) {
     return op.kind == OpKind::WgCommit || op.kind == OpKind::WgWait ||
-           op.kind == OpKind::FenceProxyAsync;
+           op.kind == OpKind::FenceProxyAsync || op.kind == OpKind::WgTurn;
   });
   for (ir::Op& op : b.ops) {
     for (ir::Block& inner : op.blocks) drop_warpgroup_ordering(inner);
@@ -214,7 +221,10 @@ bool has_warpgroup_products(const ir::Kernel& kernel) {
 }
 
 void lower_warpgroup_products(ir::Kernel& kernel, const TargetProfile& target) {
-  if (!has_warpgroup_products(kernel)) return;
+  if (!has_warpgroup_products(kernel)) {
+    drop_turns(kernel.body);  // nothing to take turns at
+    return;
+  }
   if (!Lowering(kernel, target).block(kernel.body)) drop_warpgroup_ordering(kernel.body);
 }
 

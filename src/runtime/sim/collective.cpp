@@ -80,6 +80,28 @@ void GroupRunner::barrier(const Instr& in, Active active) {
   ++interval_;
 }
 
+void GroupRunner::turn(const Instr& in, Active active) {
+  const std::uint32_t takers = in.inner * ir::kWarpgroupThreads;
+  if (takers > threads_) throw report_.turn_out_of_order(in, "the group has fewer warpgroups");
+  if (active.size() != takers || active[active.size() - 1] != takers - 1) {
+    throw report_.divergent_barrier(in, active, takers);
+  }
+  const auto step = static_cast<ir::TurnStep>(in.axis);
+  const bool in_order = step == ir::TurnStep::Begin  ? !turns_begun_
+                        : step == ir::TurnStep::Wait ? turns_begun_ && turn_ != ir::TurnStep::Wait
+                                                     : turn_ == ir::TurnStep::Wait;
+  if (!in_order) {
+    throw report_.turn_out_of_order(in, step == ir::TurnStep::Begin ? "turns begun twice"
+                                        : step == ir::TurnStep::Wait
+                                            ? (turns_begun_ ? "a second wait before a pass"
+                                                            : "a wait before the turns begin")
+                                            : "a pass without a wait");
+  }
+  turns_begun_ = true;
+  turn_ = step;
+  last_turn_ = &in;
+}
+
 void GroupRunner::simd(const Instr& in, Active active) {
   const Slot* a = row(in.args[0]);
   const Slot* operand = row(in.args[1]);  // unused by ops without a lane operand

@@ -51,7 +51,12 @@ void GroupRunner::run(const Dim3& group, std::uint64_t linear) {
   for (auto& open : open_products_) open.clear();
   for (auto& committed : committed_products_) committed.clear();
   pending_products_ = 0;
+  turn_ = ir::TurnStep::Pass;
+  turns_begun_ = false;
   exec(program_.main, all_, 0);
+  if (turn_ == ir::TurnStep::Wait) {
+    throw report_.turn_out_of_order(*last_turn_, "the group ends inside a turn, never passed");
+  }
   check_copies_landed();
   check_products_waited();
 }
@@ -129,6 +134,8 @@ void GroupRunner::exec_op(const Instr& in, Active active, std::uint32_t depth) {
       return atomic(in, active);
     case Exec::Barrier:
       return barrier(in, active);
+    case Exec::Turn:
+      return turn(in, active);
     case Exec::Simd:
       return simd(in, active);
     case Exec::Reduce:

@@ -165,6 +165,10 @@ class GroupRunner {
   template <class Fn>
   void each_simdgroup(const Instr& in, Active active, Fn&& fn);
   void barrier(const Instr& in, Active active);
+  /// wg.turn: every thread of its warpgroups and none other reaches it (so each warpgroup takes
+  /// as many turns as the others), begun once, then waits and passes in turn; each breach is a
+  /// DivergentBarrier finding (on a GPU it would hang the group).
+  void turn(const Instr& in, Active active);
   void simd(const Instr& in, Active active);
   void reduce(const Instr& in, Active active);
 
@@ -209,6 +213,9 @@ class GroupRunner {
   std::uint32_t first_id_ = 1;  ///< Actor::id of the group's thread 0
   std::uint32_t interval_ = 0;  ///< barrier interval, counted over every group run here
   std::uint64_t trips_ = 0;
+  ir::TurnStep turn_ = ir::TurnStep::Pass;  ///< the group's last wg.turn step
+  bool turns_begun_ = false;
+  const Instr* last_turn_ = nullptr;
 };
 
 template <class Fn>

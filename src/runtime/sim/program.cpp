@@ -57,6 +57,7 @@ constexpr Exec exec_of(OpKind k) {
     case TypeRule::Condition:
       return Exec::If;
     case TypeRule::NoOperands:
+      if (k == OpKind::WgTurn) return Exec::Turn;
       return k == OpKind::FenceProxyAsync ? Exec::ProxyFence : Exec::Barrier;
     case TypeRule::RegisterArray:
       return Exec::RegsDecl;
@@ -243,6 +244,10 @@ class Compiler {
         in.args[0] = vectors_[op.args[0]].first_row;
         if (ir::WgMmaOp(op).a_in_registers()) in.args[1] = vectors_[op.args[1]].first_row;
         p_.warpgroup_products = true;
+        break;
+      case Exec::Turn:
+        in.inner = static_cast<std::uint32_t>(op.ivalue);
+        in.axis = op.axis;
         break;
       case Exec::WgWait:
         in.fragment = fragments_[op.args[0]];

@@ -49,6 +49,7 @@ enum class Exec : std::uint8_t {
   Store,         ///< store, shared.store
   Atomic,        ///< atomic.*
   Barrier,       ///< barrier
+  Turn,          ///< wg.turn: checks who takes turns, and in which order (no wait to model)
   Simd,          ///< simd.*
   Reduce,        ///< reduce.*
   For,           ///< for
@@ -74,6 +75,7 @@ struct Instr {
                                ///< frag.rowvalue/rowreduce/convert: the accumulator's
   std::uint32_t inner = 0;     ///< frag.mma, wg.mma: K, the columns of a and the rows of b;
                                ///< wg.wait: the groups that may stay pending;
+                               ///< wg.turn: the warpgroups that take turns (axis: the step);
                                ///< frag.get/set/coord/rowvalue: the slot; frag.rowreduce: the
                                ///< RowReduction
   ir::MatrixLayout layout = ir::MatrixLayout::RowMajor;  ///< frag.load/store; wg.mma: B's

@@ -50,6 +50,7 @@ class Reporter {
                           const std::string& what) const;
   /// A barrier or reduce op reached by only `active` of the group's `threads`.
   SimError divergent_barrier(const Instr& in, Active active, std::uint32_t threads) const;
+  SimError turn_out_of_order(const Instr& in, std::string_view why) const;
   /// A simd op reached by `here` but not by `missing`, of the same simdgroup.
   SimError divergent_simdgroup(const Instr& in, std::uint32_t active_lanes, std::uint32_t lanes,
                                std::uint32_t here, std::uint32_t missing) const;

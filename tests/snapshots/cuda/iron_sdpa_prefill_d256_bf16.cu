@@ -721,7 +721,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d256_bf16(
     iron_frag_fill(v604, 0.0f);
     iron_frag<float, 2, 16, 64> v606;
     iron_frag_fill(v606, 0.0f);
-    const bool v11144 = v592 < v579;  // kernels/sdpa/flash_warpgroup.hpp:206
+    const bool v11144 = v592 < v579;  // kernels/sdpa/flash_warpgroup.hpp:225
     if (v11144) {
       const unsigned int v11148 = v592 + v52;  // kernels/sdpa/flash_tile.hpp:84
       const bool v11149 = v11148 < v37;
@@ -828,8 +828,8 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d256_bf16(
       iron_copy_async<16>(shm2 + (v11233 ^ (((v11233 >> 6u) & 7u) << 3u)), v + v11229, v11223);
       iron_copy_async<16>(shm2 + (v11245 ^ (((v11245 >> 6u) & 7u) << 3u)), v + v11241, v11235);
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:206
-    const unsigned int v7272 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:134
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:225
+    const unsigned int v7272 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:144
     const unsigned int v7273 = v7272 << 6u;
     const unsigned int v10176 = v41 & 3u;
     const unsigned int v10178 = v10176 << 4u;
@@ -1110,9 +1110,9 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d256_bf16(
     const unsigned int v10100 = static_cast<unsigned int>(v606.row(30, iron_linear_thread() & 31u));
     const unsigned int v10104 = static_cast<unsigned int>(v606.col(31, iron_linear_thread() & 31u));
     const unsigned int v10105 = static_cast<unsigned int>(v606.row(31, iron_linear_thread() & 31u));
-    const unsigned int v10117 = v45 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:157
+    const unsigned int v10117 = v45 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:171
 
-    for (unsigned int v6750 = v592; v6750 < v579; v6750 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:206
+    for (unsigned int v6750 = v592; v6750 < v579; v6750 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:225
       const unsigned int v6751 = v6750 - v592;
       const unsigned int v6752 = v6751 >> 6u;
       const unsigned int v6754 = v6752 & 1u;
@@ -1237,11 +1237,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d256_bf16(
         iron_copy_async<16>(shm2 + (v6980 ^ (((v6980 >> 6u) & 7u) << 3u)), v + v6969, v6960);
         iron_copy_async<16>(shm2 + (v7011 ^ (((v7011 >> 6u) & 7u) << 3u)), v + v7000, v6991);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:206
-      iron_frag<float, 2, 16, 64> v7263;  // kernels/sdpa/flash_warpgroup.hpp:208
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:225
+      iron_frag<float, 2, 16, 64> v7263;  // kernels/sdpa/flash_warpgroup.hpp:227
       iron_frag_fill(v7263, 0.0f);
-      const unsigned int v7267 = v6754 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:135
-      iron_frag<iron_bf16, 0, 16, 16> v10189;  // kernels/sdpa/flash_warpgroup.hpp:134
+      const unsigned int v7267 = v6754 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:145
+      iron_frag<iron_bf16, 0, 16, 16> v10189;  // kernels/sdpa/flash_warpgroup.hpp:144
       iron_frag_fill(v10189, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false, 6, 3>(v10189, shm0, v10182, 64u);
       iron_frag<iron_bf16, 1, 16, 64> v10191;
@@ -1272,8 +1272,8 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d256_bf16(
       iron_frag_fill(v10218, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<true, 6, 3>(v10218, shm1, v10214, 64u);
       iron_frag_mma_sync(v7263, v10216, v10218);
-      const unsigned int v7280 = v7267 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:135
-      iron_frag<iron_bf16, 0, 16, 16> v10234;  // kernels/sdpa/flash_warpgroup.hpp:134
+      const unsigned int v7280 = v7267 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:145
+      iron_frag<iron_bf16, 0, 16, 16> v10234;  // kernels/sdpa/flash_warpgroup.hpp:144
       iron_frag_fill(v10234, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false, 6, 3>(v10234, shm0, v10227, 64u);
       iron_frag<iron_bf16, 1, 16, 64> v10236;
@@ -1304,8 +1304,8 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d256_bf16(
       iron_frag_fill(v10263, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<true, 6, 3>(v10263, shm1, v10259, 64u);
       iron_frag_mma_sync(v7263, v10261, v10263);
-      const unsigned int v7292 = v7267 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:135
-      iron_frag<iron_bf16, 0, 16, 16> v10279;  // kernels/sdpa/flash_warpgroup.hpp:134
+      const unsigned int v7292 = v7267 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:145
+      iron_frag<iron_bf16, 0, 16, 16> v10279;  // kernels/sdpa/flash_warpgroup.hpp:144
       iron_frag_fill(v10279, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false, 6, 3>(v10279, shm0, v10272, 64u);
       iron_frag<iron_bf16, 1, 16, 64> v10281;
@@ -1336,8 +1336,8 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d256_bf16(
       iron_frag_fill(v10308, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<true, 6, 3>(v10308, shm1, v10304, 64u);
       iron_frag_mma_sync(v7263, v10306, v10308);
-      const unsigned int v7304 = v7267 + 12288u;  // kernels/sdpa/flash_warpgroup.hpp:135
-      iron_frag<iron_bf16, 0, 16, 16> v10324;  // kernels/sdpa/flash_warpgroup.hpp:134
+      const unsigned int v7304 = v7267 + 12288u;  // kernels/sdpa/flash_warpgroup.hpp:145
+      iron_frag<iron_bf16, 0, 16, 16> v10324;  // kernels/sdpa/flash_warpgroup.hpp:144
       iron_frag_fill(v10324, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false, 6, 3>(v10324, shm0, v10317, 64u);
       iron_frag<iron_bf16, 1, 16, 64> v10326;
@@ -3523,12 +3523,12 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d256_bf16(
       const float v10107 = v7313.x[2];  // kernels/sdpa/flash_tile.hpp:245
       const float v10108 = v10106 * v10107;
       v606.x[31] = v10108;  // kernels/sdpa/flash_tile.hpp:244
-      iron_frag<iron_bf16, 0, 16, 64> v10111;  // kernels/sdpa/flash_warpgroup.hpp:157
+      iron_frag<iron_bf16, 0, 16, 64> v10111;  // kernels/sdpa/flash_warpgroup.hpp:171
       iron_frag_fill(v10111, iron_f32_to_bf16(0.0f));
       iron_frag_convert(v10111, v7263);
       iron_frag_store<false>(v10111, shm3, v10117, 64u);
-      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:213
-      iron_frag<iron_bf16, 0, 16, 16> v10371;  // kernels/sdpa/flash_warpgroup.hpp:163
+      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:232
+      iron_frag<iron_bf16, 0, 16, 16> v10371;  // kernels/sdpa/flash_warpgroup.hpp:177
       iron_frag_fill(v10371, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false>(v10371, shm3, v10182, 64u);
       iron_frag<iron_bf16, 1, 16, 64> v10373;
@@ -3653,7 +3653,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d256_bf16(
       iron_frag_load_shared<false, 6, 3>(v10565, shm2, v10561, 64u);
       iron_frag_mma_sync(v606, v10563, v10565);
     }
-    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:206
+    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:225
     const float v4048 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:258
     iron_frag<float, 2, 16, 8> v4050;  // kernels/sdpa/flash_tile.hpp:259
     iron_frag_fill(v4050, 0.0f);

@@ -723,7 +723,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
     iron_frag_fill(v604, 0.0f);
     iron_frag<float, 2, 16, 64> v606;
     iron_frag_fill(v606, 0.0f);
-    const bool v11208 = v592 < v579;  // kernels/sdpa/flash_warpgroup.hpp:206
+    const bool v11208 = v592 < v579;  // kernels/sdpa/flash_warpgroup.hpp:225
     if (v11208) {
       const unsigned int v11212 = v592 + v52;  // kernels/sdpa/flash_tile.hpp:84
       const bool v11213 = v11212 < v37;
@@ -830,8 +830,8 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       iron_copy_async<16>(shm2 + (v11297 ^ (((v11297 >> 6u) & 7u) << 3u)), v + v11293, v11287);
       iron_copy_async<16>(shm2 + (v11309 ^ (((v11309 >> 6u) & 7u) << 3u)), v + v11305, v11299);
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:206
-    const unsigned int v7336 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:134
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:225
+    const unsigned int v7336 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:144
     const unsigned int v7337 = v7336 << 6u;
     const unsigned int v10240 = v41 & 3u;
     const unsigned int v10242 = v10240 << 4u;
@@ -1112,9 +1112,9 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
     const unsigned int v10164 = static_cast<unsigned int>(v606.row(30, iron_linear_thread() & 31u));
     const unsigned int v10168 = static_cast<unsigned int>(v606.col(31, iron_linear_thread() & 31u));
     const unsigned int v10169 = static_cast<unsigned int>(v606.row(31, iron_linear_thread() & 31u));
-    const unsigned int v10181 = v45 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:157
+    const unsigned int v10181 = v45 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:171
 
-    for (unsigned int v6814 = v592; v6814 < v579; v6814 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:206
+    for (unsigned int v6814 = v592; v6814 < v579; v6814 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:225
       const unsigned int v6815 = v6814 - v592;
       const unsigned int v6816 = v6815 >> 6u;
       const unsigned int v6818 = v6816 & 1u;
@@ -1239,11 +1239,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
         iron_copy_async<16>(shm2 + (v7044 ^ (((v7044 >> 6u) & 7u) << 3u)), v + v7033, v7024);
         iron_copy_async<16>(shm2 + (v7075 ^ (((v7075 >> 6u) & 7u) << 3u)), v + v7064, v7055);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:206
-      iron_frag<float, 2, 16, 64> v7327;  // kernels/sdpa/flash_warpgroup.hpp:208
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:225
+      iron_frag<float, 2, 16, 64> v7327;  // kernels/sdpa/flash_warpgroup.hpp:227
       iron_frag_fill(v7327, 0.0f);
-      const unsigned int v7331 = v6818 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:135
-      iron_frag<iron_bf16, 0, 16, 16> v10253;  // kernels/sdpa/flash_warpgroup.hpp:134
+      const unsigned int v7331 = v6818 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:145
+      iron_frag<iron_bf16, 0, 16, 16> v10253;  // kernels/sdpa/flash_warpgroup.hpp:144
       iron_frag_fill(v10253, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false, 6, 3>(v10253, shm0, v10246, 64u);
       iron_frag<iron_bf16, 1, 16, 64> v10255;
@@ -1274,8 +1274,8 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       iron_frag_fill(v10282, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<true, 6, 3>(v10282, shm1, v10278, 64u);
       iron_frag_mma_sync(v7327, v10280, v10282);
-      const unsigned int v7344 = v7331 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:135
-      iron_frag<iron_bf16, 0, 16, 16> v10298;  // kernels/sdpa/flash_warpgroup.hpp:134
+      const unsigned int v7344 = v7331 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:145
+      iron_frag<iron_bf16, 0, 16, 16> v10298;  // kernels/sdpa/flash_warpgroup.hpp:144
       iron_frag_fill(v10298, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false, 6, 3>(v10298, shm0, v10291, 64u);
       iron_frag<iron_bf16, 1, 16, 64> v10300;
@@ -1306,8 +1306,8 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       iron_frag_fill(v10327, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<true, 6, 3>(v10327, shm1, v10323, 64u);
       iron_frag_mma_sync(v7327, v10325, v10327);
-      const unsigned int v7356 = v7331 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:135
-      iron_frag<iron_bf16, 0, 16, 16> v10343;  // kernels/sdpa/flash_warpgroup.hpp:134
+      const unsigned int v7356 = v7331 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:145
+      iron_frag<iron_bf16, 0, 16, 16> v10343;  // kernels/sdpa/flash_warpgroup.hpp:144
       iron_frag_fill(v10343, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false, 6, 3>(v10343, shm0, v10336, 64u);
       iron_frag<iron_bf16, 1, 16, 64> v10345;
@@ -1338,8 +1338,8 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       iron_frag_fill(v10372, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<true, 6, 3>(v10372, shm1, v10368, 64u);
       iron_frag_mma_sync(v7327, v10370, v10372);
-      const unsigned int v7368 = v7331 + 12288u;  // kernels/sdpa/flash_warpgroup.hpp:135
-      iron_frag<iron_bf16, 0, 16, 16> v10388;  // kernels/sdpa/flash_warpgroup.hpp:134
+      const unsigned int v7368 = v7331 + 12288u;  // kernels/sdpa/flash_warpgroup.hpp:145
+      iron_frag<iron_bf16, 0, 16, 16> v10388;  // kernels/sdpa/flash_warpgroup.hpp:144
       iron_frag_fill(v10388, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false, 6, 3>(v10388, shm0, v10381, 64u);
       iron_frag<iron_bf16, 1, 16, 64> v10390;
@@ -3525,12 +3525,12 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const float v10171 = v7377.x[2];  // kernels/sdpa/flash_tile.hpp:245
       const float v10172 = v10170 * v10171;
       v606.x[31] = v10172;  // kernels/sdpa/flash_tile.hpp:244
-      iron_frag<iron_bf16, 0, 16, 64> v10175;  // kernels/sdpa/flash_warpgroup.hpp:157
+      iron_frag<iron_bf16, 0, 16, 64> v10175;  // kernels/sdpa/flash_warpgroup.hpp:171
       iron_frag_fill(v10175, iron_f32_to_bf16(0.0f));
       iron_frag_convert(v10175, v7327);
       iron_frag_store<false>(v10175, shm3, v10181, 64u);
-      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:213
-      iron_frag<iron_bf16, 0, 16, 16> v10435;  // kernels/sdpa/flash_warpgroup.hpp:163
+      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:232
+      iron_frag<iron_bf16, 0, 16, 16> v10435;  // kernels/sdpa/flash_warpgroup.hpp:177
       iron_frag_fill(v10435, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false>(v10435, shm3, v10246, 64u);
       iron_frag<iron_bf16, 1, 16, 64> v10437;
@@ -3655,7 +3655,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       iron_frag_load_shared<false, 6, 3>(v10629, shm2, v10625, 64u);
       iron_frag_mma_sync(v606, v10627, v10629);
     }
-    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:206
+    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:225
     const float v4048 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:258
     iron_frag<float, 2, 16, 8> v4050;  // kernels/sdpa/flash_tile.hpp:259
     iron_frag_fill(v4050, 0.0f);

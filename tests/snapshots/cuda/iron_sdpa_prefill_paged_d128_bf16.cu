@@ -579,7 +579,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
     iron_frag<float, 2, 16, 64> v364;
     iron_frag_fill(v364, 0.0f);
 
-    for (unsigned int v6663 = v42; v6663 < 1u; v6663 += 1u) {  // kernels/sdpa/flash_warpgroup.hpp:206
+    for (unsigned int v6663 = v42; v6663 < 1u; v6663 += 1u) {  // kernels/sdpa/flash_warpgroup.hpp:225
       const unsigned int v6664 = v6663 << 7u;
       const unsigned int v6665 = v354 + v6664;
       const bool v6666 = v6665 < v341;
@@ -991,9 +991,9 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
           iron_copy_async<16>(shm2 + (v7568 ^ (((v7568 >> 6u) & 7u) << 3u)), v_pages + v7847, v7543);  // kernels/sdpa/flash_tile.hpp:86
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:206
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:225
     }
-    const unsigned int v9073 = v52 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:134
+    const unsigned int v9073 = v52 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:144
     const unsigned int v9074 = v9073 << 6u;
     const unsigned int v12977 = v51 & 3u;
     const unsigned int v12979 = v12977 << 4u;
@@ -1136,8 +1136,8 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
     const unsigned int v12901 = static_cast<unsigned int>(v364.row(30, iron_linear_thread() & 31u));
     const unsigned int v12905 = static_cast<unsigned int>(v364.col(31, iron_linear_thread() & 31u));
     const unsigned int v12906 = static_cast<unsigned int>(v364.row(31, iron_linear_thread() & 31u));
-    const unsigned int v12918 = v55 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:157
-    const unsigned int v12931 = v9073 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:163
+    const unsigned int v12918 = v55 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:171
+    const unsigned int v12931 = v9073 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:177
     const unsigned int v13071 = v12979 << 7u;
     const unsigned int v13073 = v12931 + v13071;
     const unsigned int v13086 = v13073 + 16u;
@@ -1149,7 +1149,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
     const unsigned int v13150 = v13126 + 32u;
     const unsigned int v13161 = v13126 + 48u;
 
-    for (unsigned int v7859 = v354; v7859 < v341; v7859 += 128u) {  // kernels/sdpa/flash_warpgroup.hpp:206
+    for (unsigned int v7859 = v354; v7859 < v341; v7859 += 128u) {  // kernels/sdpa/flash_warpgroup.hpp:225
       const unsigned int v7860 = v7859 - v354;
       const unsigned int v7861 = v7860 >> 7u;
       const unsigned int v7863 = v7861 & 1u;
@@ -1567,11 +1567,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
           iron_copy_async<16>(shm2 + (v8772 ^ (((v8772 >> 6u) & 7u) << 3u)), v_pages + v9051, v8747);  // kernels/sdpa/flash_tile.hpp:86
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:206
-      iron_frag<float, 2, 16, 128> v9064;  // kernels/sdpa/flash_warpgroup.hpp:208
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:225
+      iron_frag<float, 2, 16, 128> v9064;  // kernels/sdpa/flash_warpgroup.hpp:227
       iron_frag_fill(v9064, 0.0f);
-      const unsigned int v9068 = v7863 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:135
-      iron_frag<iron_bf16, 0, 16, 16> v12990;  // kernels/sdpa/flash_warpgroup.hpp:134
+      const unsigned int v9068 = v7863 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:145
+      iron_frag<iron_bf16, 0, 16, 16> v12990;  // kernels/sdpa/flash_warpgroup.hpp:144
       iron_frag_fill(v12990, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false, 6, 3>(v12990, shm0, v12983, 64u);
       iron_frag<iron_bf16, 1, 16, 128> v12992;
@@ -1602,8 +1602,8 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
       iron_frag_fill(v13019, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<true, 6, 3>(v13019, shm1, v13015, 64u);
       iron_frag_mma_sync(v9064, v13017, v13019);
-      const unsigned int v9081 = v9068 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:135
-      iron_frag<iron_bf16, 0, 16, 16> v13035;  // kernels/sdpa/flash_warpgroup.hpp:134
+      const unsigned int v9081 = v9068 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:145
+      iron_frag<iron_bf16, 0, 16, 16> v13035;  // kernels/sdpa/flash_warpgroup.hpp:144
       iron_frag_fill(v13035, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false, 6, 3>(v13035, shm0, v13028, 64u);
       iron_frag<iron_bf16, 1, 16, 128> v13037;
@@ -4717,12 +4717,12 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
       const float v12908 = v9090.x[2];  // kernels/sdpa/flash_tile.hpp:245
       const float v12909 = v12907 * v12908;
       v364.x[31] = v12909;  // kernels/sdpa/flash_tile.hpp:244
-      iron_frag<iron_bf16, 0, 16, 128> v12912;  // kernels/sdpa/flash_warpgroup.hpp:157
+      iron_frag<iron_bf16, 0, 16, 128> v12912;  // kernels/sdpa/flash_warpgroup.hpp:171
       iron_frag_fill(v12912, iron_f32_to_bf16(0.0f));
       iron_frag_convert(v12912, v9064);
       iron_frag_store<false>(v12912, shm3, v12918, 128u);
-      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:213
-      iron_frag<iron_bf16, 0, 16, 16> v13082;  // kernels/sdpa/flash_warpgroup.hpp:163
+      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:232
+      iron_frag<iron_bf16, 0, 16, 16> v13082;  // kernels/sdpa/flash_warpgroup.hpp:177
       iron_frag_fill(v13082, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false>(v13082, shm3, v13073, 128u);
       iron_frag<iron_bf16, 1, 16, 64> v13084;
@@ -4753,8 +4753,8 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
       iron_frag_fill(v13117, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false, 6, 3>(v13117, shm2, v13113, 64u);
       iron_frag_mma_sync(v362, v13115, v13117);
-      const unsigned int v12939 = v9068 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:164
-      iron_frag<iron_bf16, 0, 16, 16> v13135;  // kernels/sdpa/flash_warpgroup.hpp:163
+      const unsigned int v12939 = v9068 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:178
+      iron_frag<iron_bf16, 0, 16, 16> v13135;  // kernels/sdpa/flash_warpgroup.hpp:177
       iron_frag_fill(v13135, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false>(v13135, shm3, v13126, 128u);
       iron_frag<iron_bf16, 1, 16, 64> v13137;
@@ -4816,8 +4816,8 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
       iron_frag_fill(v13223, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false, 6, 3>(v13223, shm2, v13219, 64u);
       iron_frag_mma_sync(v364, v13221, v13223);
-      const unsigned int v12967 = v9081 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:164
-      iron_frag<iron_bf16, 0, 16, 16> v13241;  // kernels/sdpa/flash_warpgroup.hpp:163
+      const unsigned int v12967 = v9081 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:178
+      iron_frag<iron_bf16, 0, 16, 16> v13241;  // kernels/sdpa/flash_warpgroup.hpp:177
       iron_frag_fill(v13241, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false>(v13241, shm3, v13126, 128u);
       iron_frag<iron_bf16, 1, 16, 64> v13243;
@@ -4849,7 +4849,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
       iron_frag_load_shared<false, 6, 3>(v13276, shm2, v13272, 64u);
       iron_frag_mma_sync(v364, v13274, v13276);
     }
-    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:206
+    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:225
     const float v5489 = v49 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:258
     iron_frag<float, 2, 16, 8> v5491;  // kernels/sdpa/flash_tile.hpp:259
     iron_frag_fill(v5491, 0.0f);

@@ -735,7 +735,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
     iron_frag<float, 2, 16, 64> v616;
     iron_frag_fill(v616, 0.0f);
 
-    for (unsigned int v6949 = v42; v6949 < 1u; v6949 += 1u) {  // kernels/sdpa/flash_warpgroup.hpp:206
+    for (unsigned int v6949 = v42; v6949 < 1u; v6949 += 1u) {  // kernels/sdpa/flash_warpgroup.hpp:225
       const unsigned int v6950 = v6949 << 6u;
       const unsigned int v6951 = v602 + v6950;
       const bool v6952 = v6951 < v589;
@@ -1163,9 +1163,9 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
           iron_copy_async<16>(shm2 + (v7854 ^ (((v7854 >> 6u) & 7u) << 3u)), v_pages + v8133, v7829);  // kernels/sdpa/flash_tile.hpp:86
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:206
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:225
     }
-    const unsigned int v9359 = v52 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:134
+    const unsigned int v9359 = v52 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:144
     const unsigned int v9360 = v9359 << 6u;
     const unsigned int v12263 = v51 & 3u;
     const unsigned int v12265 = v12263 << 4u;
@@ -1446,9 +1446,9 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
     const unsigned int v12187 = static_cast<unsigned int>(v616.row(30, iron_linear_thread() & 31u));
     const unsigned int v12191 = static_cast<unsigned int>(v616.col(31, iron_linear_thread() & 31u));
     const unsigned int v12192 = static_cast<unsigned int>(v616.row(31, iron_linear_thread() & 31u));
-    const unsigned int v12204 = v55 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:157
+    const unsigned int v12204 = v55 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:171
 
-    for (unsigned int v8145 = v602; v8145 < v589; v8145 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:206
+    for (unsigned int v8145 = v602; v8145 < v589; v8145 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:225
       const unsigned int v8146 = v8145 - v602;
       const unsigned int v8147 = v8146 >> 6u;
       const unsigned int v8149 = v8147 & 1u;
@@ -1882,11 +1882,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
           iron_copy_async<16>(shm2 + (v9058 ^ (((v9058 >> 6u) & 7u) << 3u)), v_pages + v9337, v9033);  // kernels/sdpa/flash_tile.hpp:86
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:206
-      iron_frag<float, 2, 16, 64> v9350;  // kernels/sdpa/flash_warpgroup.hpp:208
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:225
+      iron_frag<float, 2, 16, 64> v9350;  // kernels/sdpa/flash_warpgroup.hpp:227
       iron_frag_fill(v9350, 0.0f);
-      const unsigned int v9354 = v8149 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:135
-      iron_frag<iron_bf16, 0, 16, 16> v12276;  // kernels/sdpa/flash_warpgroup.hpp:134
+      const unsigned int v9354 = v8149 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:145
+      iron_frag<iron_bf16, 0, 16, 16> v12276;  // kernels/sdpa/flash_warpgroup.hpp:144
       iron_frag_fill(v12276, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false, 6, 3>(v12276, shm0, v12269, 64u);
       iron_frag<iron_bf16, 1, 16, 64> v12278;
@@ -1917,8 +1917,8 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       iron_frag_fill(v12305, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<true, 6, 3>(v12305, shm1, v12301, 64u);
       iron_frag_mma_sync(v9350, v12303, v12305);
-      const unsigned int v9367 = v9354 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:135
-      iron_frag<iron_bf16, 0, 16, 16> v12321;  // kernels/sdpa/flash_warpgroup.hpp:134
+      const unsigned int v9367 = v9354 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:145
+      iron_frag<iron_bf16, 0, 16, 16> v12321;  // kernels/sdpa/flash_warpgroup.hpp:144
       iron_frag_fill(v12321, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false, 6, 3>(v12321, shm0, v12314, 64u);
       iron_frag<iron_bf16, 1, 16, 64> v12323;
@@ -1949,8 +1949,8 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       iron_frag_fill(v12350, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<true, 6, 3>(v12350, shm1, v12346, 64u);
       iron_frag_mma_sync(v9350, v12348, v12350);
-      const unsigned int v9379 = v9354 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:135
-      iron_frag<iron_bf16, 0, 16, 16> v12366;  // kernels/sdpa/flash_warpgroup.hpp:134
+      const unsigned int v9379 = v9354 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:145
+      iron_frag<iron_bf16, 0, 16, 16> v12366;  // kernels/sdpa/flash_warpgroup.hpp:144
       iron_frag_fill(v12366, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false, 6, 3>(v12366, shm0, v12359, 64u);
       iron_frag<iron_bf16, 1, 16, 64> v12368;
@@ -1981,8 +1981,8 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       iron_frag_fill(v12395, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<true, 6, 3>(v12395, shm1, v12391, 64u);
       iron_frag_mma_sync(v9350, v12393, v12395);
-      const unsigned int v9391 = v9354 + 12288u;  // kernels/sdpa/flash_warpgroup.hpp:135
-      iron_frag<iron_bf16, 0, 16, 16> v12411;  // kernels/sdpa/flash_warpgroup.hpp:134
+      const unsigned int v9391 = v9354 + 12288u;  // kernels/sdpa/flash_warpgroup.hpp:145
+      iron_frag<iron_bf16, 0, 16, 16> v12411;  // kernels/sdpa/flash_warpgroup.hpp:144
       iron_frag_fill(v12411, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false, 6, 3>(v12411, shm0, v12404, 64u);
       iron_frag<iron_bf16, 1, 16, 64> v12413;
@@ -4168,12 +4168,12 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const float v12194 = v9400.x[2];  // kernels/sdpa/flash_tile.hpp:245
       const float v12195 = v12193 * v12194;
       v616.x[31] = v12195;  // kernels/sdpa/flash_tile.hpp:244
-      iron_frag<iron_bf16, 0, 16, 64> v12198;  // kernels/sdpa/flash_warpgroup.hpp:157
+      iron_frag<iron_bf16, 0, 16, 64> v12198;  // kernels/sdpa/flash_warpgroup.hpp:171
       iron_frag_fill(v12198, iron_f32_to_bf16(0.0f));
       iron_frag_convert(v12198, v9350);
       iron_frag_store<false>(v12198, shm3, v12204, 64u);
-      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:213
-      iron_frag<iron_bf16, 0, 16, 16> v12458;  // kernels/sdpa/flash_warpgroup.hpp:163
+      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:232
+      iron_frag<iron_bf16, 0, 16, 16> v12458;  // kernels/sdpa/flash_warpgroup.hpp:177
       iron_frag_fill(v12458, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false>(v12458, shm3, v12269, 64u);
       iron_frag<iron_bf16, 1, 16, 64> v12460;
@@ -4298,7 +4298,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       iron_frag_load_shared<false, 6, 3>(v12652, shm2, v12648, 64u);
       iron_frag_mma_sync(v616, v12650, v12652);
     }
-    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:206
+    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:225
     const float v4751 = v49 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:258
     iron_frag<float, 2, 16, 8> v4753;  // kernels/sdpa/flash_tile.hpp:259
     iron_frag_fill(v4753, 0.0f);

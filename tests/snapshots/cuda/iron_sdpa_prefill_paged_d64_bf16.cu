@@ -500,7 +500,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d64_bf
     iron_frag_fill(v236, 0.0f);
     iron_frag<float, 2, 16, 64> v238;  // /usr/include/c++/12/array:99
     iron_frag_fill(v238, 0.0f);
-    const bool v6876 = v230 < v217;  // kernels/sdpa/flash_warpgroup.hpp:206
+    const bool v6876 = v230 < v217;  // kernels/sdpa/flash_warpgroup.hpp:225
     if (v6876) {
       if (v47) {  // kernels/sdpa/kv_sources.hpp:106
         const unsigned int v6880 = v230 + v62;  // kernels/sdpa/flash_tile.hpp:84
@@ -607,8 +607,8 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d64_bf
         iron_copy_async<16>(shm2 + (v6965 ^ (((v6965 >> 6u) & 7u) << 3u)), v_pages + v6979, v6950);  // kernels/sdpa/flash_tile.hpp:86
       }
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:206
-    const unsigned int v4208 = v52 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:134
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:225
+    const unsigned int v4208 = v52 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:144
     const unsigned int v4209 = v4208 << 6u;
     const unsigned int v6554 = v51 & 3u;
     const unsigned int v6556 = v6554 << 4u;
@@ -682,9 +682,9 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d64_bf
     const unsigned int v6520 = static_cast<unsigned int>(v238.row(30, iron_linear_thread() & 31u));
     const unsigned int v6524 = static_cast<unsigned int>(v238.col(31, iron_linear_thread() & 31u));
     const unsigned int v6525 = static_cast<unsigned int>(v238.row(31, iron_linear_thread() & 31u));
-    const unsigned int v6537 = v55 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:157
+    const unsigned int v6537 = v55 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:171
 
-    for (unsigned int v3882 = v230; v3882 < v217; v3882 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:206
+    for (unsigned int v3882 = v230; v3882 < v217; v3882 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:225
       const unsigned int v3883 = v3882 - v230;
       const unsigned int v3884 = v3883 >> 6u;
       const unsigned int v3886 = v3884 & 1u;
@@ -806,11 +806,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d64_bf
           iron_copy_async<16>(shm2 + (v4123 ^ (((v4123 >> 6u) & 7u) << 3u)), v_pages + v4186, v4098);  // kernels/sdpa/flash_tile.hpp:86
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:206
-      iron_frag<float, 2, 16, 64> v4199;  // kernels/sdpa/flash_warpgroup.hpp:208
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:225
+      iron_frag<float, 2, 16, 64> v4199;  // kernels/sdpa/flash_warpgroup.hpp:227
       iron_frag_fill(v4199, 0.0f);
-      const unsigned int v4203 = v3886 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:135
-      iron_frag<iron_bf16, 0, 16, 16> v6567;  // kernels/sdpa/flash_warpgroup.hpp:134
+      const unsigned int v4203 = v3886 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:145
+      iron_frag<iron_bf16, 0, 16, 16> v6567;  // kernels/sdpa/flash_warpgroup.hpp:144
       iron_frag_fill(v6567, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false, 6, 3>(v6567, shm0, v6560, 64u);
       iron_frag<iron_bf16, 1, 16, 64> v6569;
@@ -2612,12 +2612,12 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d64_bf
       const float v6527 = v4213.x[2];  // kernels/sdpa/flash_tile.hpp:245
       const float v6528 = v6526 * v6527;
       v238.x[31] = v6528;  // kernels/sdpa/flash_tile.hpp:244
-      iron_frag<iron_bf16, 0, 16, 64> v6531;  // kernels/sdpa/flash_warpgroup.hpp:157
+      iron_frag<iron_bf16, 0, 16, 64> v6531;  // kernels/sdpa/flash_warpgroup.hpp:171
       iron_frag_fill(v6531, iron_f32_to_bf16(0.0f));
       iron_frag_convert(v6531, v4199);
       iron_frag_store<false>(v6531, shm3, v6537, 64u);
-      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:213
-      iron_frag<iron_bf16, 0, 16, 16> v6614;  // kernels/sdpa/flash_warpgroup.hpp:163
+      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:232
+      iron_frag<iron_bf16, 0, 16, 16> v6614;  // kernels/sdpa/flash_warpgroup.hpp:177
       iron_frag_fill(v6614, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false>(v6614, shm3, v6560, 64u);
       iron_frag<iron_bf16, 1, 16, 64> v6616;
@@ -2649,7 +2649,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d64_bf
       iron_frag_load_shared<false, 6, 3>(v6649, shm2, v6645, 64u);
       iron_frag_mma_sync(v238, v6647, v6649);
     }
-    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:206
+    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:225
     const float v2912 = v49 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:258
     iron_frag<float, 2, 16, 8> v2914;  // kernels/sdpa/flash_tile.hpp:259
     iron_frag_fill(v2914, 0.0f);
